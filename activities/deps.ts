@@ -1,0 +1,12 @@
+import type { Client } from '@temporalio/client';
+import type { Config } from '../config';
+import type { Orm } from '../db/orm';
+import type { RateSource } from '../domain/rates';
+
+/** What activities may touch. Each activity forks its own EntityManager from `orm`. */
+export interface ActivityDeps {
+  config: Config;
+  orm: Orm;
+  rates: RateSource;
+  temporal: Client;
+}

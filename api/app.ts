@@ -1,0 +1,56 @@
+import Koa from 'koa';
+import Router from '@koa/router';
+import { jwks } from './services/signing-keys';
+import { bearerAuth } from './middleware/auth';
+import { jsonBody, DEFAULT_BODY_LIMIT } from './middleware/json-body';
+import { requestContext } from './middleware/request-context';
+import { openApiDocument } from './openapi';
+import { DEFAULT_VERSION, versionDispatcher } from './versions';
+import type { ServiceContext } from './services/context';
+
+// Documents carry up to 5 MiB decoded as base64 (4/3 larger) plus the JSON around them.
+const DOCUMENT_BODY_LIMIT = 7 * 1024 * 1024 + 64 * 1024;
+const isDocumentUpload = (ctx: Koa.Context) => ctx.method === 'POST' && /^\/api\/accounts\/[^/]+\/documents$/.test(ctx.path);
+
+export function createApp(services: ServiceContext): Koa {
+  const app = new Koa();
+  app.proxy = true;
+  const { middleware: versioned, tables } = versionDispatcher(services, bearerAuth(services.config, services.orm, services.signingKey));
+
+  const platform = new Router();
+  platform.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  platform.get('/readyz', async (ctx) => {
+    const checks = await readiness(services);
+    ctx.status = checks.postgres === 'ok' && checks.temporal === 'ok' ? 200 : 503;
+    ctx.body = { status: ctx.status === 200 ? 'ready' : 'not ready', checks };
+  });
+  platform.get('/.well-known/jwks.json', (ctx) => {
+    ctx.body = jwks(services.signingKey);
+  });
+  platform.get('/openapi.json', (ctx) => {
+    const version = tables[ctx.get('X-Service-Version').trim()] ? ctx.get('X-Service-Version').trim() : DEFAULT_VERSION;
+    ctx.set('X-Service-Version', version);
+    ctx.body = openApiDocument(tables[version], version, `${ctx.protocol}://${ctx.host}`);
+  });
+
+  app.use(requestContext(services.log));
+  app.use(jsonBody((ctx) => (isDocumentUpload(ctx) ? DOCUMENT_BODY_LIMIT : DEFAULT_BODY_LIMIT)));
+  app.use(platform.routes());
+  app.use(versioned);
+  return app;
+}
+
+async function readiness(services: ServiceContext) {
+  const withTimeout = <T>(p: Promise<T>) =>
+    Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000))]);
+  const [postgres, temporal] = await Promise.allSettled([
+    withTimeout(services.orm.em.fork().getConnection().execute('select 1')),
+    withTimeout(services.temporal.connection.workflowService.getSystemInfo({})),
+  ]);
+  return {
+    postgres: postgres.status === 'fulfilled' ? 'ok' : 'unavailable',
+    temporal: temporal.status === 'fulfilled' ? 'ok' : 'unavailable',
+  };
+}

@@ -1,0 +1,33 @@
+import { Client, Connection } from '@temporalio/client';
+import pino, { Logger } from 'pino';
+import { Config } from '../config';
+import { openOrm, Orm } from '../db/orm';
+import { RateSource, TableRateSource, DEFAULT_MID_RATES } from '../domain/rates';
+
+/** Everything a service needs from the outside world, built once per process (API, CLI, tests). */
+export interface Deps {
+  config: Config;
+  orm: Orm;
+  temporal: Client;
+  rates: RateSource;
+  log: Logger;
+  close(): Promise<void>;
+}
+
+export async function createDeps(config: Config, opts: { log?: Logger; poolMax?: number } = {}): Promise<Deps> {
+  const log = opts.log ?? pino({ level: config.logLevel, base: { service: 'cambio-api' } });
+  const orm = await openOrm(config.databaseUrl, { poolMax: opts.poolMax });
+  const connection = await Connection.connect({ address: config.temporalAddress });
+  const temporal = new Client({ connection, namespace: config.temporalNamespace });
+  return {
+    config,
+    orm,
+    temporal,
+    rates: new TableRateSource(DEFAULT_MID_RATES),
+    log,
+    async close() {
+      await connection.close();
+      await orm.close(true);
+    },
+  };
+}

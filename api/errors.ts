@@ -1,0 +1,51 @@
+import { CambioError, ErrorCode } from '../domain/errors';
+
+export { CambioError };
+
+// The only place a code becomes an HTTP status (docs/decisions.md, "Errors").
+const STATUS: Record<ErrorCode, number> = {
+  VALIDATION_ERROR: 400,
+  INVALID_AMOUNT_PRECISION: 400,
+  INVALID_AMOUNT: 400,
+  INLINE_BENEFICIARY_NOT_SUPPORTED: 400,
+  INVALID_FILTER: 400,
+  INVALID_CURSOR: 400,
+  MISSING_IDEMPOTENCY_KEY: 400,
+  UNAUTHORIZED: 401,
+  INVALID_CLIENT: 401,
+  NOT_FOUND: 404,
+  IDEMPOTENCY_KEY_IN_USE: 409,
+  QUOTE_ALREADY_CONSUMED: 409,
+  INVALID_STATE: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  QUOTE_EXPIRED: 422,
+  QUOTE_NOT_FOUND: 422,
+  QUOTE_ACCOUNT_MISMATCH: 422,
+  INSUFFICIENT_FUNDS: 422,
+  ACCOUNT_NOT_ACTIVE: 422,
+  ASSET_NOT_ENABLED: 422,
+  SAME_ACCOUNT_TRANSFER: 422,
+  RAIL_ASSET_MISMATCH: 422,
+  PAYMENT_INSTRUCTION_NOT_APPROVED: 422,
+  REQUIREMENTS_NOT_MET: 422,
+  IDEMPOTENCY_KEY_REUSED: 422,
+  RATE_LIMITED: 429,
+  SANDBOX_DISABLED: 404,
+  INTERNAL_ERROR: 500,
+};
+
+export const statusOf = (code: ErrorCode): number => STATUS[code];
+
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  details: Record<string, unknown>;
+}
+
+export const errorBody = (err: CambioError): ErrorBody => ({ code: err.code, message: err.message, details: err.details });
+
+export const notFound = (what: string) => new CambioError('NOT_FOUND', `${what} not found`);
+
+export const validationError = (path: string, message: string) =>
+  new CambioError('VALIDATION_ERROR', `${path} ${message}`, { errors: [{ path, message }] });

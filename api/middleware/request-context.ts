@@ -1,0 +1,37 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type Koa from 'koa';
+import { CambioError, errorBody, statusOf } from '../errors';
+
+const INCOMING_ID = /^[A-Za-z0-9._-]{8,128}$/;
+
+/**
+ * First middleware: gives every request an id (echoed in X-Request-Id), renders CambioErrors as
+ * `{code, message, details}`, and turns anything else into a generic 500 that never leaks a stack.
+ */
+export function requestContext(log: Logger): Koa.Middleware {
+  return async (ctx, next) => {
+    const incoming = ctx.get('X-Request-Id');
+    const requestId = INCOMING_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw new CambioError('NOT_FOUND', `no route for ${ctx.method} ${ctx.path}`);
+    } catch (err) {
+      if (err instanceof CambioError) {
+        ctx.status = statusOf(err.code);
+        ctx.body = errorBody(err);
+        if (err.code === 'RATE_LIMITED' && err.details.retryAfterSeconds) ctx.set('Retry-After', String(err.details.retryAfterSeconds));
+      } else {
+        log.error({ err, requestId, method: ctx.method, path: ctx.path }, 'unhandled error');
+        ctx.status = 500;
+        ctx.body = { code: 'INTERNAL_ERROR', message: `internal error; quote request id ${requestId}`, details: { requestId } };
+      }
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      log.debug({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms }, 'request');
+    }
+  };
+}

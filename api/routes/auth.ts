@@ -1,0 +1,32 @@
+import type { RouteTable } from './define';
+import type { ServiceContext } from '../services/context';
+import { issueToken } from '../services/auth';
+
+const tokenRequest = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['clientId', 'clientSecret'],
+  properties: { clientId: { type: 'string', minLength: 1, maxLength: 200 }, clientSecret: { type: 'string', minLength: 1, maxLength: 500 } },
+};
+
+const tokenResponse = {
+  type: 'object',
+  properties: { accessToken: { type: 'string' }, tokenType: { const: 'Bearer' }, expiresIn: { type: 'integer' } },
+};
+
+export function authRoutes(table: RouteTable, s: ServiceContext): void {
+  table.add({
+    method: 'post',
+    path: '/api/oauth/client/token',
+    summary: 'Exchange client credentials for a bearer token (valid 3600 s)',
+    tag: 'Authentication',
+    public: true,
+    body: tokenRequest,
+    bodyRequired: true,
+    response: { status: 200, schema: tokenResponse },
+    async handler(ctx) {
+      const { clientId, clientSecret } = ctx.request.body as { clientId: string; clientSecret: string };
+      ctx.body = await issueToken(s.orm, s.config, s.signingKey, clientId, clientSecret);
+    },
+  });
+}

@@ -1,0 +1,63 @@
+import type Koa from 'koa';
+import type Router from '@koa/router';
+import { idempotent, requireIdempotencyKey } from '../middleware/idempotency';
+import { validateWith } from '../schemas/ajv';
+
+/** Sets `ctx.state.customerId` and the tenant-scoped `ctx.state.em`, or throws UNAUTHORIZED. */
+export type Authenticate = (ctx: Koa.Context) => void;
+
+type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
+
+export interface RouteSpec {
+  method: Method;
+  /** Koa path, e.g. `/api/accounts/:accountId`. */
+  path: string;
+  summary: string;
+  tag: string;
+  params?: object;
+  query?: object;
+  body?: object;
+  /** Whether a body must be present (POST /review takes none). */
+  bodyRequired?: boolean;
+  response?: { status: number; schema?: object; description?: string };
+  public?: boolean;
+  handler: (ctx: Koa.Context) => Promise<void>;
+}
+
+/** Every route of a version, kept so /openapi.json is generated from the same schemas Ajv enforces. */
+export class RouteTable {
+  readonly routes: RouteSpec[] = [];
+
+  add(spec: RouteSpec): void {
+    this.routes.push(spec);
+  }
+
+  mount(router: Router, authenticate: Authenticate): void {
+    for (const spec of this.routes) router[spec.method](spec.path, compose(spec, authenticate));
+  }
+}
+
+/**
+ * auth → idempotency key present → schemas → idempotency claim → handler. A schema 400 happens before the
+ * claim, so it is never stored as the key's result.
+ */
+function compose(spec: RouteSpec, authenticate: Authenticate): Koa.Middleware {
+  const mutating = spec.method !== 'get' && spec.method !== 'delete';
+  return async (ctx) => {
+    if (!spec.public) authenticate(ctx);
+    const key = mutating && !spec.public ? requireIdempotencyKey(ctx) : undefined;
+    if (spec.params) validateWith('params', spec.params, ctx.params);
+    if (spec.query) {
+      const query = { ...ctx.query };
+      validateWith('query', spec.query, query);
+      ctx.state.query = query;
+    }
+    if (spec.body) {
+      const body = ctx.request.body === undefined && !spec.bodyRequired ? {} : ctx.request.body;
+      validateWith('body', spec.body, body ?? null);
+      ctx.request.body = body;
+    }
+    if (key) await idempotent(ctx, key, () => spec.handler(ctx));
+    else await spec.handler(ctx);
+  };
+}

@@ -1,0 +1,86 @@
+import { randomBytes, randomUUID, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
+import jwt from 'jsonwebtoken';
+import type { Config } from '../../config';
+import type { Orm } from '../../db/orm';
+import { ApiClientSchema, CustomerSchema } from '../../db/entities';
+import { CambioError } from '../errors';
+import type { KeyPair } from './signing-keys';
+
+const scrypt = promisify(scryptCb) as (secret: string, salt: Buffer, keylen: number) => Promise<Buffer>;
+
+export const TOKEN_LIFETIME_SECONDS = 3600;
+
+async function hashSecret(secret: string): Promise<string> {
+  const salt = randomBytes(16);
+  const hash = await scrypt(secret, salt, 32);
+  return `scrypt$${salt.toString('base64')}$${hash.toString('base64')}`;
+}
+
+async function secretMatches(secret: string, stored: string): Promise<boolean> {
+  const [scheme, salt, hash] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64');
+  const actual = await scrypt(secret, Buffer.from(salt, 'base64'), expected.length);
+  return timingSafeEqual(actual, expected);
+}
+
+export interface CreatedCustomer {
+  customerId: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+/** Operator action: a customer and its first credentials. The secret is returned once and stored hashed. */
+export async function createCustomer(orm: Orm, name: string): Promise<CreatedCustomer> {
+  if (!name.trim()) throw new CambioError('VALIDATION_ERROR', 'name must not be empty', { errors: [{ path: '/name', message: 'must not be empty' }] });
+  const customerId = randomUUID();
+  const clientId = `cli_${randomBytes(12).toString('hex')}`;
+  const clientSecret = `sec_${randomBytes(24).toString('base64url')}`;
+  const secretHash = await hashSecret(clientSecret);
+  await orm.em.fork().transactional(async (em) => {
+    em.create(CustomerSchema, { id: customerId, name: name.trim(), createdAt: new Date() });
+    em.create(ApiClientSchema, { clientId, customerId, secretHash, createdAt: new Date() });
+  });
+  return { customerId, clientId, clientSecret };
+}
+
+export interface IssuedToken {
+  accessToken: string;
+  tokenType: 'Bearer';
+  expiresIn: number;
+}
+
+export async function issueToken(orm: Orm, config: Config, key: KeyPair, clientId: string, clientSecret: string): Promise<IssuedToken> {
+  const client = await orm.em.fork().findOne(ApiClientSchema, { clientId });
+  // Same answer for an unknown client and a wrong secret: the caller learns nothing about which ids exist.
+  if (!client || !(await secretMatches(clientSecret, client.secretHash))) {
+    throw new CambioError('INVALID_CLIENT', 'unknown client or wrong secret');
+  }
+  const accessToken = jwt.sign({ client_id: clientId }, key.privateKey, {
+    algorithm: 'RS256',
+    keyid: key.kid,
+    subject: client.customerId,
+    issuer: config.jwtIssuer,
+    audience: config.jwtAudience,
+    expiresIn: TOKEN_LIFETIME_SECONDS,
+    jwtid: randomUUID(),
+  });
+  return { accessToken, tokenType: 'Bearer', expiresIn: TOKEN_LIFETIME_SECONDS };
+}
+
+/** Returns the customer id a valid token was issued to. Algorithm, issuer and audience are pinned. */
+export function verifyToken(config: Config, key: KeyPair, token: string): string {
+  try {
+    const claims = jwt.verify(token, key.publicKey, {
+      algorithms: ['RS256'],
+      issuer: config.jwtIssuer,
+      audience: config.jwtAudience,
+    });
+    if (typeof claims === 'string' || typeof claims.sub !== 'string') throw new Error('no subject');
+    return claims.sub;
+  } catch (err) {
+    const expired = err instanceof jwt.TokenExpiredError;
+    throw new CambioError('UNAUTHORIZED', expired ? 'access token expired' : 'invalid access token');
+  }
+}

@@ -1,0 +1,76 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { SearchAttributeType, TypedSearchAttributes, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
+import { defineSearchAttributeKey } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
+import type { Em, Orm } from '../../db/orm';
+import { WorkflowStartSchema } from '../../db/entities';
+
+export interface WorkflowStartRequest {
+  workflowId: string;
+  workflowType: string;
+  args: unknown[];
+  /** Keyword search attributes by name (CustomerId, OperationType, OperationStatus). */
+  searchAttributes: Record<string, string>;
+}
+
+/**
+ * Outbox, step 1: inside the business transaction, record that a workflow must run. If the process dies
+ * after COMMIT and before the start below, the relay in the worker finds this row and starts it.
+ */
+export function enqueueWorkflowStart(em: Em, req: WorkflowStartRequest): void {
+  em.create(WorkflowStartSchema, { ...req, createdAt: new Date() });
+}
+
+/** Outbox, step 2: start (or find) the workflow, then forget the row. Safe to run twice. */
+export async function startWorkflow(temporal: Client, taskQueue: string, req: WorkflowStartRequest): Promise<void> {
+  try {
+    await temporal.workflow.start(req.workflowType, {
+      taskQueue,
+      workflowId: req.workflowId,
+      args: req.args,
+      // Running already: that is the one. Closed already: never run the business twice.
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      typedSearchAttributes: new TypedSearchAttributes(
+        Object.entries(req.searchAttributes).map(([name, value]) => ({
+          key: defineSearchAttributeKey(name, SearchAttributeType.KEYWORD),
+          value,
+        })),
+      ),
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}
+
+export async function forgetWorkflowStart(orm: Orm, workflowId: string): Promise<void> {
+  await orm.em.fork().getConnection().execute('delete from workflow_starts where workflow_id = ?', [workflowId]);
+}
+
+/** After COMMIT: start now rather than waiting for the relay. A failure here is left to the relay. */
+export async function startAfterCommit(orm: Orm, temporal: Client, taskQueue: string, req: WorkflowStartRequest): Promise<boolean> {
+  try {
+    await startWorkflow(temporal, taskQueue, req);
+    await forgetWorkflowStart(orm, req.workflowId);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The relay: starts what a crash left in the outbox. Rows younger than `minAgeSeconds` belong to a live request. */
+export async function relayWorkflowStarts(orm: Orm, temporal: Client, taskQueue: string, minAgeSeconds = 5, batch = 50): Promise<number> {
+  const rows = await orm.em.fork().getConnection().execute(
+    `select workflow_id, workflow_type, args, search_attributes from workflow_starts
+     where created_at < now() - make_interval(secs => ?) order by created_at limit ?`,
+    [minAgeSeconds, batch],
+  );
+  let started = 0;
+  for (const row of rows) {
+    const req: WorkflowStartRequest = { workflowId: row.workflow_id, workflowType: row.workflow_type, args: row.args, searchAttributes: row.search_attributes };
+    await startWorkflow(temporal, taskQueue, req);
+    await forgetWorkflowStart(orm, req.workflowId);
+    started++;
+  }
+  return started;
+}

@@ -1,0 +1,16 @@
+import { Command } from 'commander';
+import { CambioError } from '../domain/errors';
+import { customerCommands } from './commands/customer';
+
+const program = new Command();
+program.name('cambio').description('Cambio operator CLI: acts through the same services and workflows as the API');
+customerCommands(program);
+
+program.parseAsync(process.argv).catch((err) => {
+  if (err instanceof CambioError) {
+    console.error(JSON.stringify({ code: err.code, message: err.message, details: err.details }));
+  } else {
+    console.error(err instanceof Error ? err.message : err);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,52 @@
+// The one place environment variables are read; everything else receives a Config.
+// Defaults follow docs/decisions.md and ../shared/spec/decisions.md.
+export interface Config {
+  port: number;
+  databaseUrl: string;
+  temporalAddress: string;
+  temporalNamespace: string;
+  taskQueue: string;
+  authUrl: string;
+  sandbox: boolean;
+  quoteTtlSeconds: number;
+  depositWindowSeconds: number;
+  replayWindowSeconds: number;
+  withdrawalReviewThresholdUsd: string;
+  webhookAllowPrivateUrls: boolean;
+  logLevel: string;
+  jwtIssuer: string;
+  jwtAudience: string;
+  cursorSecret: string;
+}
+
+const bool = (v: string | undefined, fallback: boolean) =>
+  v === undefined || v === '' ? fallback : ['1', 'true', 'yes', 'on'].includes(v.toLowerCase());
+
+const int = (v: string | undefined, fallback: number, name: string) => {
+  if (v === undefined || v === '') return fallback;
+  if (!/^\d+$/.test(v)) throw new Error(`${name} must be a whole number, got "${v}"`);
+  return Number.parseInt(v, 10);
+};
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = int(env.PORT, 3000, 'PORT');
+  return {
+    port,
+    databaseUrl: env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/cambio',
+    temporalAddress: env.TEMPORAL_ADDRESS || '127.0.0.1:7233',
+    temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
+    taskQueue: env.TEMPORAL_TASK_QUEUE || 'cambio',
+    authUrl: env.AUTH_URL || `http://127.0.0.1:${port}`,
+    sandbox: bool(env.SANDBOX, env.NODE_ENV !== 'production'),
+    quoteTtlSeconds: int(env.QUOTE_TTL_SECONDS, 30, 'QUOTE_TTL_SECONDS'),
+    depositWindowSeconds: int(env.DEPOSIT_WINDOW_SECONDS, 86400, 'DEPOSIT_WINDOW_SECONDS'),
+    replayWindowSeconds: int(env.REPLAY_WINDOW_SECONDS, 604800, 'REPLAY_WINDOW_SECONDS'),
+    withdrawalReviewThresholdUsd: env.WITHDRAWAL_REVIEW_THRESHOLD_USD || '10000',
+    webhookAllowPrivateUrls: bool(env.WEBHOOK_ALLOW_PRIVATE_URLS, false),
+    logLevel: env.LOG_LEVEL || 'info',
+    jwtIssuer: env.JWT_ISSUER || 'cambio',
+    jwtAudience: env.JWT_AUDIENCE || 'cambio-api',
+    // Cursors are HMAC-signed so a client cannot forge a position; the key only needs to be stable per deployment.
+    cursorSecret: env.CURSOR_SECRET || 'cambio-dev-cursor-secret',
+  };
+}

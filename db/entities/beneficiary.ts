@@ -1,0 +1,58 @@
+import { EntitySchema } from '@mikro-orm/core';
+import { StateEntry, tenantFilter, timestamp } from './common';
+
+export interface Beneficiary {
+  id: string;
+  customerId: string;
+  holder: Record<string, unknown>;
+  relationshipType: 'SELF_OWNED' | 'THIRD_PARTY';
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const BeneficiarySchema = new EntitySchema<Beneficiary>({
+  name: 'Beneficiary',
+  tableName: 'beneficiaries',
+  filters: tenantFilter,
+  properties: {
+    id: { type: 'uuid', primary: true },
+    customerId: { type: 'uuid' },
+    holder: { type: 'json' },
+    relationshipType: { type: 'string' },
+    createdAt: { ...timestamp },
+    updatedAt: { ...timestamp },
+  },
+});
+
+export interface PaymentInstruction {
+  id: string;
+  beneficiaryId: string;
+  customerId: string;
+  asset: string;
+  rail: 'PIX_KEY';
+  dictKeyType: string;
+  dictKey: string;
+  status: 'PENDING_REVIEW' | 'APPROVED' | 'REJECTED';
+  states: StateEntry[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const PaymentInstructionSchema = new EntitySchema<PaymentInstruction>({
+  name: 'PaymentInstruction',
+  tableName: 'payment_instructions',
+  filters: tenantFilter,
+  properties: {
+    id: { type: 'uuid', primary: true },
+    beneficiaryId: { type: 'uuid', index: true },
+    customerId: { type: 'uuid' },
+    asset: { type: 'string' },
+    rail: { type: 'string' },
+    dictKeyType: { type: 'string' },
+    dictKey: { type: 'string' },
+    status: { type: 'string' },
+    states: { type: 'json' },
+    createdAt: { ...timestamp },
+    updatedAt: { ...timestamp },
+  },
+});

@@ -1,0 +1,56 @@
+import { EntitySchema } from '@mikro-orm/core';
+import { timestamp } from './common';
+
+export interface Customer {
+  id: string;
+  name: string;
+  createdAt: Date;
+}
+
+export const CustomerSchema = new EntitySchema<Customer>({
+  name: 'Customer',
+  tableName: 'customers',
+  properties: {
+    id: { type: 'uuid', primary: true },
+    name: { type: 'string' },
+    createdAt: { ...timestamp },
+  },
+});
+
+/** OAuth client credentials; the secret is kept only as a scrypt hash. */
+export interface ApiClient {
+  clientId: string;
+  customerId: string;
+  secretHash: string;
+  createdAt: Date;
+}
+
+export const ApiClientSchema = new EntitySchema<ApiClient>({
+  name: 'ApiClient',
+  tableName: 'api_clients',
+  properties: {
+    clientId: { type: 'string', primary: true },
+    customerId: { type: 'uuid', index: true },
+    secretHash: { type: 'string' },
+    createdAt: { ...timestamp },
+  },
+});
+
+/** The RS256 key pair that signs access tokens: generated once, kept here so every API instance shares it. */
+export interface SigningKey {
+  kid: string;
+  privatePem: string;
+  publicPem: string;
+  createdAt: Date;
+}
+
+export const SigningKeySchema = new EntitySchema<SigningKey>({
+  name: 'SigningKey',
+  tableName: 'signing_keys',
+  properties: {
+    kid: { type: 'string', primary: true },
+    privatePem: { type: 'text' },
+    publicPem: { type: 'text' },
+    createdAt: { ...timestamp },
+  },
+});

@@ -1,0 +1,36 @@
+export * from './common';
+export * from './customer';
+export * from './account';
+export * from './quote';
+export * from './operation';
+export * from './ledger';
+export * from './beneficiary';
+export * from './platform';
+
+import { AccountDocumentSchema, AccountSchema, UboSchema } from './account';
+import { BeneficiarySchema, PaymentInstructionSchema } from './beneficiary';
+import { ApiClientSchema, CustomerSchema, SigningKeySchema } from './customer';
+import { BalanceSchema, LedgerEntrySchema, LedgerTransactionSchema } from './ledger';
+import { InboundPaymentSchema, OperationSchema } from './operation';
+import { DomainEventSchema, IdempotencyRecordSchema, WorkflowStartSchema } from './platform';
+import { QuoteSchema } from './quote';
+
+export const ALL_ENTITIES = [
+  CustomerSchema,
+  ApiClientSchema,
+  SigningKeySchema,
+  AccountSchema,
+  UboSchema,
+  AccountDocumentSchema,
+  QuoteSchema,
+  OperationSchema,
+  InboundPaymentSchema,
+  LedgerTransactionSchema,
+  LedgerEntrySchema,
+  BalanceSchema,
+  BeneficiarySchema,
+  PaymentInstructionSchema,
+  DomainEventSchema,
+  WorkflowStartSchema,
+  IdempotencyRecordSchema,
+];

@@ -1,0 +1,99 @@
+import { EntitySchema } from '@mikro-orm/core';
+import type { Dec } from '../../domain/money';
+import { MoneyType } from '../types/money';
+import { StateEntry, Tag, tenantFilter, timestamp } from './common';
+
+export type OperationType = 'DEPOSIT' | 'WITHDRAWAL' | 'SWAP' | 'TRANSFER';
+export type OperationStatus = 'REQUESTED' | 'PROCESSING' | 'ON_HOLD' | 'ACTION_REQUIRED' | 'COMPLETED' | 'FAILED';
+
+export interface OperationFee {
+  amount: { value: string; asset: string; decimals: number };
+  source: 'FX_SPREAD';
+  type: 'PERCENTAGE' | 'ABSOLUTE';
+  percentage?: string;
+  createdAt: string;
+}
+
+export interface OperationTransaction {
+  id: string;
+  type: 'PIX';
+  direction: 'CREDIT' | 'DEBIT';
+  amount: { value: string; asset: string; decimals: number };
+  status: string;
+  endToEnd: string;
+  createdAt: string;
+  reason?: string;
+}
+
+export interface Operation {
+  id: string;
+  customerId: string;
+  accountId: string;
+  type: OperationType;
+  status: OperationStatus;
+  states: StateEntry[];
+  intent: Record<string, unknown>;
+  quoteId: string;
+  sourceAsset: string;
+  sourceAmount: Dec;
+  targetAsset: string;
+  targetAmount: Dec;
+  targetAccountId: string | null;
+  fees: OperationFee[];
+  transactions: OperationTransaction[];
+  tags: Tag[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const OperationSchema = new EntitySchema<Operation>({
+  name: 'Operation',
+  tableName: 'operations',
+  filters: tenantFilter,
+  properties: {
+    id: { type: 'uuid', primary: true },
+    customerId: { type: 'uuid' },
+    accountId: { type: 'uuid' },
+    type: { type: 'string' },
+    status: { type: 'string' },
+    states: { type: 'json' },
+    intent: { type: 'json' },
+    quoteId: { type: 'uuid', unique: true },
+    sourceAsset: { type: 'string' },
+    sourceAmount: { type: MoneyType },
+    targetAsset: { type: 'string' },
+    targetAmount: { type: MoneyType },
+    targetAccountId: { type: 'uuid', nullable: true },
+    fees: { type: 'json' },
+    transactions: { type: 'json' },
+    tags: { type: 'json' },
+    createdAt: { ...timestamp },
+    updatedAt: { ...timestamp },
+  },
+});
+
+/** A payment received for a deposit, recorded before the workflow is told, so replays see every one. */
+export interface InboundPayment {
+  id: string;
+  operationId: string;
+  customerId: string;
+  amount: Dec;
+  asset: string;
+  endToEndId: string;
+  createdAt: Date;
+}
+
+export const InboundPaymentSchema = new EntitySchema<InboundPayment>({
+  name: 'InboundPayment',
+  tableName: 'inbound_payments',
+  filters: tenantFilter,
+  properties: {
+    id: { type: 'uuid', primary: true },
+    operationId: { type: 'uuid', index: true },
+    customerId: { type: 'uuid' },
+    amount: { type: MoneyType },
+    asset: { type: 'string' },
+    endToEndId: { type: 'string', unique: true },
+    createdAt: { ...timestamp },
+  },
+});

@@ -1,0 +1,48 @@
+import { Client } from 'pg';
+import { openOrm } from './orm';
+
+/** Creates the database named in the URL when it does not exist yet (a fresh machine has none). */
+export async function ensureDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  if (!/^[A-Za-z0-9_]+$/.test(name)) throw new Error(`unsupported database name "${name}"`);
+  url.pathname = '/postgres';
+  const client = new Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (found.rowCount === 0) {
+      try {
+        await client.query(`CREATE DATABASE "${name}"`);
+      } catch (err) {
+        // Two processes starting at once: the loser sees duplicate_database and carries on.
+        if ((err as { code?: string }).code !== '42P04') throw err;
+      }
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+export async function migrate(databaseUrl: string): Promise<string[]> {
+  await ensureDatabase(databaseUrl);
+  const orm = await openOrm(databaseUrl, { poolMax: 2 });
+  try {
+    const applied = await orm.getMigrator().up();
+    return applied.map((m) => m.name);
+  } finally {
+    await orm.close(true);
+  }
+}
+
+if (require.main === module) {
+  const url = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/cambio';
+  migrate(url)
+    .then((names) => {
+      console.log(names.length ? `migrated: ${names.join(', ')}` : 'database is up to date');
+    })
+    .catch((err) => {
+      console.error(`migration failed for ${url.replace(/\/\/[^@]*@/, '//***@')}:`, err);
+      process.exit(1);
+    });
+}

@@ -1,0 +1,47 @@
+import { Migrator } from '@mikro-orm/migrations';
+import { defineConfig, EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import path from 'node:path';
+import { ALL_ENTITIES } from './entities';
+
+export type Orm = MikroORM;
+export type Em = EntityManager;
+
+export function ormConfig(databaseUrl: string, opts: { poolMax?: number } = {}) {
+  return defineConfig({
+    clientUrl: databaseUrl,
+    entities: ALL_ENTITIES,
+    extensions: [Migrator],
+    // We always run TypeScript through tsx; migrations are .ts files.
+    preferTs: true,
+    discovery: { warnWhenNoEntities: true },
+    forceUtcTimezone: true,
+    // A request or activity forks its own EntityManager; the global one must never be used directly.
+    allowGlobalContext: false,
+    pool: { min: 0, max: opts.poolMax ?? 20 },
+    migrations: {
+      path: path.join(__dirname, 'migrations'),
+      pathTs: path.join(__dirname, 'migrations'),
+      glob: '!(*.d).{js,ts}',
+      transactional: true,
+      snapshot: false,
+    },
+  });
+}
+
+export async function openOrm(databaseUrl: string, opts: { poolMax?: number } = {}): Promise<Orm> {
+  return MikroORM.init(ormConfig(databaseUrl, opts));
+}
+
+/** An EntityManager that sees one customer's rows only (the tenant filter). */
+export function tenantEm(orm: Orm, customerId: string): Em {
+  const em = orm.em.fork();
+  em.setFilterParams('tenant', { customerId });
+  return em;
+}
+
+/** An EntityManager for workers and operators, which act across customers on purpose. */
+export function systemEm(orm: Orm): Em {
+  const em = orm.em.fork();
+  em.setFilterParams('tenant', { system: true });
+  return em;
+}

@@ -1,0 +1,51 @@
+// PIX DICT key validation. DICT keys are looked up verbatim, so every type must arrive in its
+// canonical form: no masks, no surrounding whitespace, no case folding done for the caller.
+import { isValidCnpj, isValidCpf } from './tax-id';
+
+export type DictKeyType = 'CPF' | 'CNPJ' | 'EMAIL' | 'PHONE' | 'EVP';
+
+// DICT limit for e-mail keys.
+const EMAIL_MAX_LENGTH = 77;
+// Local part: the RFC 5322 "atext" characters plus dots, which is also what the DICT allows.
+const EMAIL_LOCAL = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+$/;
+// One DNS label: letters, digits, hyphens, never empty.
+const DOMAIN_LABEL = /^[A-Za-z0-9-]+$/;
+// E.164 with Brazil's country code: 2-digit area code, then an 8-digit landline or 9-digit mobile.
+const PHONE = /^\+55[1-9][0-9]\d{8,9}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function isValidEmailKey(key: string): boolean {
+  if (key.length > EMAIL_MAX_LENGTH) return false;
+  const parts = key.split('@');
+  if (parts.length !== 2) return false;
+  const [local, domain] = parts;
+  if (!EMAIL_LOCAL.test(local)) return false;
+  const labels = domain.split('.');
+  // At least "example.com": two labels, none empty (rules out "a@.com", "a@b.", "a@b..c").
+  return labels.length >= 2 && labels.every((label) => DOMAIN_LABEL.test(label));
+}
+
+function isValidPhoneKey(key: string): boolean {
+  // The regex alone admits area code 10, which is outside the 11–99 range Anatel assigns.
+  return PHONE.test(key) && key.slice(3, 5) !== '10';
+}
+
+export function isValidDictKey(type: DictKeyType, key: string): boolean {
+  switch (type) {
+    case 'CPF':
+      // isValidCpf also accepts the masked form; a DICT key must be the 11 bare digits.
+      return /^\d{11}$/.test(key) && isValidCpf(key);
+    case 'CNPJ':
+      // Upper case only: isValidCnpj folds lowercase, but the key itself must be canonical.
+      return /^[0-9A-Z]{12}\d{2}$/.test(key) && isValidCnpj(key);
+    case 'EMAIL':
+      return isValidEmailKey(key);
+    case 'PHONE':
+      return isValidPhoneKey(key);
+    case 'EVP':
+      return UUID.test(key);
+    default:
+      // Unreachable for typed callers; untyped input (e.g. parsed JSON) must not get `undefined`.
+      return false;
+  }
+}

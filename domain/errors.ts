@@ -1,0 +1,49 @@
+// Every business failure is a CambioError carrying a code the spec or docs/decisions.md names.
+// api/errors.ts is the only place a code becomes an HTTP status; activities turn it into a
+// non-retryable ApplicationFailure whose `type` is the code.
+export const ERROR_CODES = [
+  'VALIDATION_ERROR',
+  'INVALID_AMOUNT_PRECISION',
+  'INVALID_AMOUNT',
+  'INLINE_BENEFICIARY_NOT_SUPPORTED',
+  'INVALID_FILTER',
+  'INVALID_CURSOR',
+  'MISSING_IDEMPOTENCY_KEY',
+  'UNAUTHORIZED',
+  'INVALID_CLIENT',
+  'NOT_FOUND',
+  'IDEMPOTENCY_KEY_IN_USE',
+  'QUOTE_ALREADY_CONSUMED',
+  'QUOTE_EXPIRED',
+  'QUOTE_NOT_FOUND',
+  'QUOTE_ACCOUNT_MISMATCH',
+  'INSUFFICIENT_FUNDS',
+  'ACCOUNT_NOT_ACTIVE',
+  'ASSET_NOT_ENABLED',
+  'SAME_ACCOUNT_TRANSFER',
+  'RAIL_ASSET_MISMATCH',
+  'PAYMENT_INSTRUCTION_NOT_APPROVED',
+  'REQUIREMENTS_NOT_MET',
+  'IDEMPOTENCY_KEY_REUSED',
+  'INVALID_STATE',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'RATE_LIMITED',
+  'SANDBOX_DISABLED',
+  'INTERNAL_ERROR',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export class CambioError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'CambioError';
+  }
+}
+
+export const isCambioError = (err: unknown): err is CambioError => err instanceof CambioError;

@@ -1,0 +1,94 @@
+// Mid-market rates. Every source quotes against USD only; cross rates are derived through USD
+// so a table of N entries prices all N² pairs consistently (no triangular arbitrage).
+import { type AssetCode, type FiatCode, FIAT_ASSETS, pegOf } from './assets';
+import { Dec, divDown } from './money';
+
+export interface RateSource {
+  /** Units of `asset` per 1 USD at mid. Stablecoins answer with their peg's rate. */
+  midPerUsd(asset: AssetCode): Dec;
+}
+
+// Indicative mid rates (units per 1 USD), late 2026. Strings, never numbers: a rate typed as
+// a JS number is already rounded to binary before Decimal ever sees it.
+export const DEFAULT_MID_RATES: Readonly<Record<FiatCode, string>> = {
+  USD: '1',
+  BRL: '5.40',
+  EUR: '0.8620',
+  CAD: '1.3850',
+  AUD: '1.5200',
+  GBP: '0.7480',
+  MXN: '18.60',
+  HKD: '7.7800',
+  SGD: '1.2900',
+  PHP: '57.50',
+  NZD: '1.7000',
+  CHF: '0.8050',
+  NOK: '10.10',
+  DKK: '6.4300',
+  PLN: '3.6600',
+  SEK: '9.4500',
+};
+
+const RATE_PATTERN = /^\d+(\.\d+)?$/;
+
+export class TableRateSource implements RateSource {
+  private readonly table: ReadonlyMap<FiatCode, Dec>;
+
+  // Validated eagerly so a bad config fails at startup, not on the first quote in production.
+  constructor(rates: Readonly<Record<FiatCode, string>> = DEFAULT_MID_RATES) {
+    const table = new Map<FiatCode, Dec>();
+    for (const code of FIAT_ASSETS) {
+      const raw = rates[code];
+      if (typeof raw !== 'string' || !RATE_PATTERN.test(raw)) {
+        throw new Error(`mid rate for ${code} must be a positive decimal string, got ${JSON.stringify(raw)}`);
+      }
+      const rate = new Dec(raw);
+      if (!rate.gt('0')) throw new Error(`mid rate for ${code} must be greater than zero`);
+      table.set(code, rate);
+    }
+    // The table is "per 1 USD"; any other USD entry would silently skew every USD pair.
+    if (!table.get('USD')?.eq('1')) throw new Error('mid rate for USD must be exactly 1');
+    this.table = table;
+  }
+
+  midPerUsd(asset: AssetCode): Dec {
+    const rate = this.table.get(pegOf(asset));
+    if (!rate) throw new Error(`no mid rate for ${asset}`);
+    return rate;
+  }
+}
+
+/**
+ * Mid rate base→quote (units of quote per 1 unit of base) = midPerUsd[quote] / midPerUsd[base].
+ * Rounded toward zero at 40 significant digits so the mid is never overstated. Same asset or
+ * same peg is exactly 1 without dividing.
+ */
+export function midRate(source: RateSource, base: AssetCode, quote: AssetCode): Dec {
+  if (base === quote || pegOf(base) === pegOf(quote)) return new Dec('1');
+  return divDown(source.midPerUsd(quote), source.midPerUsd(base));
+}
+
+// Basis points are a configured integer count (not an amount), so they arrive as a number;
+// they become a Decimal only after the integer check, where the conversion is exact.
+const BPS_PER_UNIT = 10_000;
+
+/**
+ * Spread as a fraction (0.005 for 50 bps). Zero when nothing is really exchanged: same asset,
+ * or a stablecoin against its own peg (USDC↔USD, USDC↔USDT, EURC↔EUR, BRLT↔BRL).
+ */
+export function spreadFor(base: AssetCode, quote: AssetCode, defaultBps = 50): Dec {
+  if (!Number.isInteger(defaultBps) || defaultBps < 0 || defaultBps >= BPS_PER_UNIT) {
+    throw new RangeError(`spread must be an integer number of bps in [0, ${BPS_PER_UNIT}), got ${defaultBps}`);
+  }
+  if (pegOf(base) === pegOf(quote)) return new Dec('0');
+  return new Dec(defaultBps.toString()).div(BPS_PER_UNIT.toString());
+}
+
+/**
+ * Value of `amount` of `asset` in USD at mid, not quantized to cents (callers compare it to a
+ * review threshold, and rounding to cents first could flip a borderline result).
+ */
+export function usdValue(source: RateSource, amount: Dec, asset: AssetCode): Dec {
+  if (pegOf(asset) === 'USD') return new Dec(amount);
+  return new Dec(amount).div(source.midPerUsd(asset));
+}

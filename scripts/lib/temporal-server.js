@@ -1,0 +1,199 @@
+'use strict';
+// The Temporal side of `npm start` and `npm test`:
+//  - startDevServer(): runs `temporal server start-dev` with Cambio's search attributes registered;
+//  - waitForTemporal() / ensureSearchAttributes(): for an external server named by TEMPORAL_ADDRESS.
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { ROOT, preferredOrFreePort, waitForPort } = require('./temporal-binary');
+const { spawnChild, describeExit } = require('./children');
+
+const SEARCH_ATTRIBUTES_FILE = path.join(ROOT, 'workflows', 'search-attributes.ts');
+// Only used when workflows/search-attributes.ts cannot be loaded or parsed; keep in step with that file.
+const FALLBACK_SEARCH_ATTRIBUTES = { CustomerId: 'Keyword', OperationType: 'Keyword', OperationStatus: 'Keyword' };
+// temporal.api.enums.v1.IndexedValueType, as the operator service expects it.
+const INDEXED_VALUE_TYPE = {
+  Text: 1,
+  Keyword: 2,
+  Int: 3,
+  Double: 4,
+  Bool: 5,
+  Datetime: 6,
+  KeywordList: 7,
+};
+const GRPC_ALREADY_EXISTS = 6;
+
+let cachedAttributes;
+
+/** `{ CustomerId: 'Keyword', ... }` from workflows/search-attributes.ts (the single source of truth). */
+function loadSearchAttributes() {
+  if (cachedAttributes) return cachedAttributes;
+  try {
+    const { require: tsxRequire } = require('tsx/cjs/api');
+    const mod = tsxRequire(SEARCH_ATTRIBUTES_FILE, __filename);
+    if (mod && mod.SEARCH_ATTRIBUTES && Object.keys(mod.SEARCH_ATTRIBUTES).length) {
+      cachedAttributes = { ...mod.SEARCH_ATTRIBUTES };
+      return cachedAttributes;
+    }
+  } catch {
+    // fall through to a plain parse of the source
+  }
+  try {
+    const src = fs.readFileSync(SEARCH_ATTRIBUTES_FILE, 'utf8');
+    const block = /SEARCH_ATTRIBUTES[^=]*=\s*\{([^}]*)\}/.exec(src);
+    if (block) {
+      const parsed = {};
+      for (const m of block[1].matchAll(/['"]?(\w+)['"]?\s*:\s*['"](\w+)['"]/g)) parsed[m[1]] = m[2];
+      if (Object.keys(parsed).length) {
+        cachedAttributes = parsed;
+        return cachedAttributes;
+      }
+    }
+  } catch {
+    // fall through to the constant
+  }
+  cachedAttributes = { ...FALLBACK_SEARCH_ATTRIBUTES };
+  return cachedAttributes;
+}
+
+function splitAddress(address) {
+  const m = /^(.*):(\d+)$/.exec(address);
+  if (!m) return { host: address, port: 7233 };
+  return { host: m[1].replace(/^\[(.*)\]$/, '$1'), port: Number(m[2]) };
+}
+
+async function connect(address, timeoutMs = 5000) {
+  const { Connection } = require('@temporalio/client');
+  return Connection.connect({ address, connectTimeout: timeoutMs });
+}
+
+/**
+ * Resolves once the Temporal frontend at `address` answers DescribeNamespace for `namespace`; rejects after
+ * timeoutMs with the last error, or as soon as `abort()` returns a reason.
+ */
+async function waitForTemporal(address, namespace = 'default', timeoutMs = 60000, abort) {
+  const deadline = Date.now() + timeoutMs;
+  let lastError;
+  for (;;) {
+    const reason = abort && abort();
+    if (reason) throw new Error(`Temporal at ${address} did not come up: ${reason}`);
+    let connection;
+    try {
+      connection = await connect(address, Math.min(5000, Math.max(1000, deadline - Date.now())));
+      await connection.workflowService.describeNamespace({ namespace });
+      return;
+    } catch (err) {
+      lastError = err;
+    } finally {
+      if (connection) await connection.close().catch(() => {});
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `Temporal at ${address} (namespace "${namespace}") did not answer within ${timeoutMs} ms: ` +
+          `${lastError ? lastError.message : 'no answer'}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/**
+ * Registers the search attributes of workflows/search-attributes.ts on an external server where they are missing
+ * (operator service ListSearchAttributes / AddSearchAttributes). Returns the names it added.
+ */
+async function ensureSearchAttributes(address, namespace = 'default', options = {}) {
+  const log = options.log || ((msg) => console.log(msg));
+  const wanted = loadSearchAttributes();
+  const connection = await connect(address);
+  try {
+    const listed = await connection.operatorService.listSearchAttributes({ namespace });
+    const existing = new Map([
+      ...Object.entries(listed.systemAttributes || {}),
+      ...Object.entries(listed.customAttributes || {}),
+    ]);
+    const missing = {};
+    for (const [name, type] of Object.entries(wanted)) {
+      const want = INDEXED_VALUE_TYPE[type];
+      if (want === undefined) throw new Error(`Unknown search attribute type ${type} for ${name}`);
+      if (!existing.has(name)) {
+        missing[name] = want;
+      } else if (Number(existing.get(name)) !== want) {
+        log(`Warning: search attribute ${name} exists on ${address} with another type (${existing.get(name)}); ` +
+          `Cambio expects ${type}`);
+      }
+    }
+    const names = Object.keys(missing);
+    if (!names.length) return [];
+    log(`Registering search attributes on ${address} (namespace ${namespace}): ${names.join(', ')}`);
+    try {
+      await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing });
+    } catch (err) {
+      // Someone else registered them between our list and add.
+      if (err && err.code === GRPC_ALREADY_EXISTS) return [];
+      throw new Error(
+        `Could not register search attributes ${names.join(', ')} on ${address}: ${err.message}. Register them ` +
+          `yourself: ${names.map((n) => `temporal operator search-attribute create --address ${address} ` +
+          `--namespace ${namespace} --name ${n} --type ${wanted[n]}`).join(' ; ')}`,
+      );
+    }
+    return names;
+  } finally {
+    await connection.close().catch(() => {});
+  }
+}
+
+/**
+ * Starts `temporal server start-dev` on 127.0.0.1 with the search attributes registered.
+ * Options: temporal (binary path, required), dbFile (persist there; omitted = in memory), port / uiPort (default:
+ * 7233 / 8233 when free, otherwise free ports), headless (no Web UI), namespace, log, onChild(child) (called at
+ * spawn, so a caller can stop a server that is still starting).
+ * Resolves `{ address, uiUrl, child, stop() }` once the frontend answers for the namespace.
+ */
+async function startDevServer(options) {
+  const { temporal, dbFile, headless = false, namespace = 'default' } = options;
+  const log = options.log || ((msg) => console.log(msg));
+  const host = '127.0.0.1';
+  const port = options.port || (await preferredOrFreePort(7233, host));
+  const uiPort = headless ? undefined : options.uiPort || (await preferredOrFreePort(port === 7233 ? 8233 : 0, host));
+  const args = ['server', 'start-dev', '--ip', host, '--port', String(port), '--namespace', namespace,
+    '--log-level', 'warn'];
+  if (headless) args.push('--headless');
+  else args.push('--ui-port', String(uiPort));
+  if (dbFile) {
+    fs.mkdirSync(path.dirname(dbFile), { recursive: true });
+    args.push('--db-filename', dbFile);
+  }
+  for (const [name, type] of Object.entries(loadSearchAttributes())) args.push('--search-attribute', `${name}=${type}`);
+
+  log(`Starting Temporal dev server on ${host}:${port}${dbFile ? ` (state in ${dbFile.startsWith(ROOT + path.sep) ? path.relative(ROOT, dbFile) : dbFile})` : ' (in memory)'}`);
+  const child = spawnChild('temporal', temporal, args, { cwd: ROOT, quietAfterStop: true });
+  if (options.onChild) options.onChild(child);
+  const address = `${host}:${port}`;
+  let exitInfo;
+  child.exited.then((info) => {
+    exitInfo = info;
+  });
+  const abort = () => (exitInfo ? `temporal server start-dev exited (${describeExit(exitInfo)})` : undefined);
+  try {
+    await waitForPort(host, port, 60000, abort);
+    await waitForTemporal(address, namespace, 60000, abort);
+  } catch (err) {
+    await child.stop(5000);
+    const hint = dbFile ? ` If its state file is damaged, delete ${dbFile} to start over.` : '';
+    throw new Error(`${err.message}.${hint}`);
+  }
+  return {
+    address,
+    uiUrl: uiPort ? `http://${host}:${uiPort}` : undefined,
+    child,
+    stop: (timeoutMs = 10000) => child.stop(timeoutMs),
+  };
+}
+
+module.exports = {
+  startDevServer,
+  ensureSearchAttributes,
+  waitForTemporal,
+  loadSearchAttributes,
+  splitAddress,
+};

@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import pino from 'pino';
+import supertest from 'supertest';
+import type Koa from 'koa';
+import { loadConfig, Config } from '../../config';
+import { createDeps } from '../../api/deps';
+import { createApp } from '../../api/app';
+import { loadSigningKey } from '../../api/services/signing-keys';
+import { createCustomer } from '../../api/services/auth';
+import type { ServiceContext } from '../../api/services/context';
+import { migrate } from '../../db/migrate';
+import { createActivities } from '../../activities';
+
+/**
+ * One real stack per test run: the fresh database `npm test` created (DATABASE_URL), the Temporal server it
+ * started (TEMPORAL_ADDRESS), the Koa app driven in-process through supertest, and a worker on a task queue
+ * of this run. Built on first use, shared by every integration file, stopped by the root hook.
+ */
+export interface Stack {
+  services: ServiceContext;
+  app: Koa;
+  http: ReturnType<typeof supertest>;
+  worker: Worker;
+  config: Config;
+}
+
+let stackPromise: Promise<Stack> | undefined;
+let running: Promise<void> | undefined;
+
+export function stack(): Promise<Stack> {
+  stackPromise ??= build();
+  return stackPromise;
+}
+
+async function build(): Promise<Stack> {
+  if (!process.env.DATABASE_URL || !process.env.TEMPORAL_ADDRESS) {
+    throw new Error('integration tests need DATABASE_URL and TEMPORAL_ADDRESS: run them through `npm test`');
+  }
+  const config: Config = {
+    ...loadConfig(),
+    taskQueue: `cambio-test-${randomUUID()}`,
+    sandbox: true,
+    webhookAllowPrivateUrls: true,
+  };
+  await migrate(config.databaseUrl);
+  const deps = await createDeps(config, { log: pino({ level: process.env.LOG_LEVEL || 'silent' }) });
+  const signingKey = await loadSigningKey(deps.orm);
+  const services: ServiceContext = { ...deps, signingKey };
+  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  const worker = await Worker.create({
+    connection,
+    namespace: config.temporalNamespace,
+    taskQueue: config.taskQueue,
+    workflowsPath: require.resolve('../../workflows'),
+    activities: createActivities({ config, orm: deps.orm, rates: deps.rates, temporal: deps.temporal }),
+  });
+  running = worker.run();
+  const app = createApp(services);
+  return { services, app, http: supertest(app.callback()), worker, config };
+}
+
+export async function stopStack(): Promise<void> {
+  if (!stackPromise) return;
+  const s = await stackPromise;
+  s.worker.shutdown();
+  await running;
+  await s.services.close();
+}
+
+export interface TestCustomer {
+  customerId: string;
+  clientId: string;
+  clientSecret: string;
+  token: string;
+  auth: { Authorization: string };
+}
+
+/** A customer with credentials and a token, obtained the way a client would: through the token endpoint. */
+export async function newCustomer(name = 'Acme Ltda'): Promise<TestCustomer> {
+  const s = await stack();
+  const created = await createCustomer(s.services.orm, name);
+  const res = await s.http.post('/api/oauth/client/token').send({ clientId: created.clientId, clientSecret: created.clientSecret });
+  if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return { ...created, token: res.body.accessToken, auth: { Authorization: `Bearer ${res.body.accessToken}` } };
+}
+
+export const idem = () => ({ 'X-Idempotency-Key': randomUUID() });
+
+/** Polls until `fn` returns a value that satisfies `ok`, or fails with the last value seen. */
+export async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20000, stepMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T;
+  do {
+    last = await fn();
+    if (ok(last)) return last;
+    await new Promise((r) => setTimeout(r, stepMs));
+  } while (Date.now() < deadline);
+  throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(last)}`);
+}

@@ -1,0 +1,52 @@
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import pino from 'pino';
+import { loadConfig } from '../config';
+import { openOrm } from '../db/orm';
+import { DEFAULT_MID_RATES, TableRateSource } from '../domain/rates';
+import { createActivities } from '../activities';
+import { relayWorkflowStarts } from '../api/services/workflow-starts';
+
+// How often the outbox relay looks for workflow starts that a crashed API left behind.
+const RELAY_INTERVAL_MS = 2000;
+
+export async function runWorker(opts: { shutdownSignals?: NodeJS.Signals[] } = {}) {
+  const config = loadConfig();
+  const log = pino({ level: config.logLevel, base: { service: 'cambio-worker' } });
+  const orm = await openOrm(config.databaseUrl);
+  const clientConnection = await Connection.connect({ address: config.temporalAddress });
+  const temporal = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
+  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  const worker = await Worker.create({
+    connection,
+    namespace: config.temporalNamespace,
+    taskQueue: config.taskQueue,
+    workflowsPath: require.resolve('../workflows'),
+    activities: createActivities({ config, orm, rates: new TableRateSource(DEFAULT_MID_RATES), temporal }),
+    shutdownGraceTime: '10s',
+  });
+
+  const relay = setInterval(() => {
+    relayWorkflowStarts(orm, temporal, config.taskQueue).catch((err) => log.warn({ err }, 'outbox relay pass failed'));
+  }, RELAY_INTERVAL_MS);
+
+  log.info({ taskQueue: config.taskQueue, address: config.temporalAddress }, 'Cambio worker running');
+  try {
+    await worker.run();
+  } finally {
+    clearInterval(relay);
+    await clientConnection.close();
+    await connection.close();
+    await orm.close(true);
+  }
+}
+
+if (require.main === module) {
+  runWorker().then(
+    () => process.exit(0),
+    (err) => {
+      console.error('worker failed:', err);
+      process.exit(1);
+    },
+  );
+}

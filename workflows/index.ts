@@ -1,0 +1,1 @@
+// The worker's workflow bundle: every workflow type Cambio runs.
