@@ -1,0 +1,29 @@
+import type { StateEntry } from '../db/entities/common';
+
+export interface Reason {
+  code: string;
+  message: string;
+  details: Record<string, unknown>;
+}
+
+/**
+ * Moves a stateful record to `status`, appending to its history: `currentState` is always the last entry
+ * of `states` (spec). Returns false, changing nothing, when it is already there, which is what makes a
+ * retried activity harmless.
+ */
+export function transition(
+  record: { status: string; states: StateEntry[]; updatedAt?: Date },
+  status: string,
+  at: Date,
+  reason?: Reason,
+): boolean {
+  if (record.status === status) return false;
+  record.status = status;
+  record.states = [...record.states, { status, createdAt: at.toISOString(), ...(reason ? { reason } : {}) }];
+  if ('updatedAt' in record) record.updatedAt = at;
+  return true;
+}
+
+export const initialStates = (status: string, at: Date): StateEntry[] => [{ status, createdAt: at.toISOString() }];
+
+export const currentState = (states: StateEntry[]): StateEntry => states[states.length - 1];

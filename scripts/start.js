@@ -1,0 +1,176 @@
+#!/usr/bin/env node
+'use strict';
+// `npm start`: everything Cambio needs on one machine, in the foreground.
+//   Postgres (started if local and down) → migrations → Temporal (TEMPORAL_ADDRESS, or a dev server of our own that
+//   keeps its state in .cambio/temporal-dev.db) → worker + API → waits for GET /readyz = 200 → prints the URLs.
+// Ctrl-C / SIGTERM stops what it started (API, worker, then the dev server). When any of them dies on its own,
+// everything is stopped and the exit code is 1.
+
+const fs = require('node:fs');
+const http = require('node:http');
+const path = require('node:path');
+const { ensureTemporalBinaries, isPortFree, ROOT } = require('./lib/temporal-binary');
+const { ensurePostgres, redact } = require('./lib/postgres');
+const { startDevServer, waitForTemporal, ensureSearchAttributes } = require('./lib/temporal-server');
+const { spawnChild, describeExit } = require('./lib/children');
+
+const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/cambio';
+const READY_TIMEOUT_MS = Number(process.env.START_READY_TIMEOUT_MS || 120000);
+const DEV_SERVER_DB = path.join(ROOT, '.cambio', 'temporal-dev.db');
+
+const log = (msg) => console.log(`[start] ${msg}`);
+const fail = (msg) => console.error(`[start] ${msg}`);
+
+const env = { ...process.env };
+env.PORT = env.PORT || '3000';
+env.DATABASE_URL = env.DATABASE_URL || DEFAULT_DATABASE_URL;
+const namespace = env.TEMPORAL_NAMESPACE || 'default';
+const taskQueue = env.TEMPORAL_TASK_QUEUE || 'cambio';
+const port = Number(env.PORT);
+
+/** Started processes, in start order; stopped in reverse (API before worker before Temporal). */
+const started = [];
+let stopping = false;
+
+async function stopAll(code, reason) {
+  if (stopping) return;
+  stopping = true;
+  if (reason) (code ? fail : log)(reason);
+  const running = started.filter((c) => c.running());
+  if (running.length) log(`stopping ${running.map((c) => c.name).reverse().join(', ')}`);
+  const apps = running.filter((c) => c.name !== 'temporal');
+  await Promise.all(apps.map((c) => c.stop(15000)));
+  const temporal = running.find((c) => c.name === 'temporal');
+  if (temporal) await temporal.stop(10000);
+  if (running.length) log('stopped');
+  process.exit(code);
+}
+
+let signals = 0;
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => {
+    signals += 1;
+    if (signals > 1) {
+      // Second Ctrl-C: no more waiting.
+      for (const c of started) if (c.running()) c.proc.kill('SIGKILL');
+      process.exit(1);
+    }
+    stopAll(0, `${signal} received`);
+  });
+}
+
+/** Exit the whole thing when a long-running child dies while we are not stopping. */
+function watch(child) {
+  child.exited.then((info) => {
+    if (!stopping) stopAll(1, `${child.name} exited unexpectedly (${describeExit(info)}); stopping everything`);
+  });
+}
+
+function tsxChild(name, entry, childEnv) {
+  const file = path.join(ROOT, entry);
+  if (!fs.existsSync(file)) throw new Error(`${entry} is missing; it is the ${name} entry point`);
+  // Same as `npx tsx <entry>`, in one process so that signals reach the application directly.
+  const child = spawnChild(name, process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env: childEnv });
+  started.push(child);
+  return child;
+}
+
+function getStatus(url) {
+  return new Promise((resolve) => {
+    const req = http.get(url, { timeout: 3000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => {
+        if (body.length < 2000) body += d;
+      });
+      res.on('end', () => resolve({ status: res.statusCode, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (err) => resolve({ status: 0, body: err.message }));
+  });
+}
+
+async function waitForReady(url) {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  let last = { status: 0, body: 'no answer yet' };
+  while (!stopping) {
+    last = await getStatus(url);
+    if (last.status === 200) return;
+    if (Date.now() > deadline) {
+      throw new Error(`${url} did not answer 200 within ${READY_TIMEOUT_MS / 1000} s ` +
+        `(last: ${last.status || 'no connection'} ${String(last.body).trim().slice(0, 500)})`);
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+async function main() {
+  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`PORT must be a TCP port, got "${env.PORT}"`);
+  if (!(await isPortFree(port))) {
+    throw new Error(`Port ${port} is already in use (another Cambio running?). Stop it, or choose another: PORT=3001 npm start`);
+  }
+
+  log(`Postgres: ${redact(env.DATABASE_URL)}`);
+  await ensurePostgres(env.DATABASE_URL, { log });
+
+  log('Applying database migrations');
+  const migrate = tsxChild('migrate', 'db/migrate.ts', env);
+  const migrated = await migrate.exited;
+  if (stopping) return;
+  if (migrated.code !== 0) throw new Error(`Migrations failed (${describeExit(migrated)}); see the [migrate] lines above`);
+
+  let temporalAddress = env.TEMPORAL_ADDRESS;
+  let uiUrl;
+  if (temporalAddress) {
+    log(`Temporal: external server at ${temporalAddress} (namespace ${namespace})`);
+    await waitForTemporal(temporalAddress, namespace, 60000);
+    await ensureSearchAttributes(temporalAddress, namespace, { log });
+  } else {
+    const { temporal } = ensureTemporalBinaries({ log });
+    const server = await startDevServer({
+      temporal,
+      dbFile: DEV_SERVER_DB,
+      namespace,
+      log,
+      onChild: (child) => started.push(child),
+    });
+    if (stopping) return;
+    watch(server.child);
+    temporalAddress = server.address;
+    uiUrl = server.uiUrl;
+  }
+  if (stopping) return;
+
+  const childEnv = { ...env, TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_NAMESPACE: namespace };
+  watch(tsxChild('worker', 'worker/main.ts', childEnv));
+  watch(tsxChild('api', 'api/main.ts', childEnv));
+
+  const base = `http://127.0.0.1:${port}`;
+  log(`Waiting for ${base}/readyz`);
+  await waitForReady(`${base}/readyz`);
+  if (stopping) return;
+
+  const cliEnv = [];
+  if (env.DATABASE_URL !== DEFAULT_DATABASE_URL) cliEnv.push(`DATABASE_URL=${env.DATABASE_URL}`);
+  if (temporalAddress !== '127.0.0.1:7233') cliEnv.push(`TEMPORAL_ADDRESS=${temporalAddress}`);
+  const lines = [
+    '',
+    'Cambio is ready.',
+    `  API            ${base}`,
+    `  OpenAPI        ${base}/openapi.json`,
+    `  JWKS           ${base}/.well-known/jwks.json`,
+    `  Temporal       ${temporalAddress} (namespace ${namespace}, task queue ${taskQueue})`,
+    `  Temporal UI    ${uiUrl || 'not started here (external Temporal server; use its own Web UI)'}`,
+    '',
+    'Create a customer and its API credentials (the secret is shown once):',
+    `  ${cliEnv.length ? `${cliEnv.join(' ')} ` : ''}npx cambio customer create --name Acme --json`,
+    'then see README.md "Quickstart" for a token, an account and a quote.',
+    'Ctrl-C stops everything.',
+    '',
+  ];
+  console.log(lines.join('\n'));
+}
+
+main().catch((err) => {
+  stopAll(1, err && err.message ? err.message : String(err));
+});
