@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Em } from '../db/orm';
-import { DomainEventSchema, DomainEvent } from '../db/entities';
+import type { Em } from '../orm';
+import { DomainEventSchema, DomainEvent } from '../entities';
 
 /**
  * Records an event in the caller's transaction. `dedupeKey` (unique) names the transition, e.g.
