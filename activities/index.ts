@@ -1,8 +1,14 @@
+import { createAccountReviewActivities } from './account-review';
 import type { ActivityDeps } from './deps';
+import { createInstructionReviewActivities } from './instruction-review';
+import { createOperationActivities } from './operations';
 
 /** All activities, bound to their dependencies. Workflows `import type` this to proxy them. */
 export function createActivities(deps: ActivityDeps) {
   return {
+    ...createAccountReviewActivities(deps),
+    ...createInstructionReviewActivities(deps),
+    ...createOperationActivities(deps),
   };
 }
 

@@ -4,8 +4,8 @@ import { CambioError } from '../errors';
 
 // Bodies are validated strictly (no coercion, no unknown properties); query strings arrive as strings, so
 // their validator coerces `limit=10` to a number and nothing else.
-const bodyAjv = addFormats(new Ajv({ strict: true, allErrors: true, coerceTypes: false, useDefaults: false }));
-const queryAjv = addFormats(new Ajv({ strict: true, allErrors: true, coerceTypes: true, useDefaults: true }));
+const bodyAjv = addFormats(new Ajv({ strict: true, strictRequired: false, allErrors: true, coerceTypes: false, useDefaults: false }));
+const queryAjv = addFormats(new Ajv({ strict: true, strictRequired: false, allErrors: true, coerceTypes: true, useDefaults: true }));
 
 const cache = new WeakMap<object, ValidateFunction>();
 

@@ -3,8 +3,10 @@ import type { Dec } from '../../domain/money';
 import { MoneyType } from '../types/money';
 import { StateEntry, Tag, tenantFilter, timestamp } from './common';
 
-export type OperationType = 'DEPOSIT' | 'WITHDRAWAL' | 'SWAP' | 'TRANSFER';
-export type OperationStatus = 'REQUESTED' | 'PROCESSING' | 'ON_HOLD' | 'ACTION_REQUIRED' | 'COMPLETED' | 'FAILED';
+export const OPERATION_TYPES = ['DEPOSIT', 'WITHDRAWAL', 'SWAP', 'TRANSFER'] as const;
+export type OperationType = (typeof OPERATION_TYPES)[number];
+export const OPERATION_STATUSES = ['REQUESTED', 'PROCESSING', 'ON_HOLD', 'ACTION_REQUIRED', 'COMPLETED', 'FAILED'] as const;
+export type OperationStatus = (typeof OPERATION_STATUSES)[number];
 
 export interface OperationFee {
   amount: { value: string; asset: string; decimals: number };
@@ -16,7 +18,8 @@ export interface OperationFee {
 
 export interface OperationTransaction {
   id: string;
-  type: 'PIX';
+  /** PIX for PIX payments; the rail's name (TED, BOLETO, CRYPTO) for the others. */
+  type: string;
   direction: 'CREDIT' | 'DEBIT';
   amount: { value: string; asset: string; decimals: number };
   status: string;

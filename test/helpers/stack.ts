@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import pino from 'pino';
 import supertest from 'supertest';
 import type Koa from 'koa';
@@ -43,6 +43,8 @@ async function build(): Promise<Stack> {
     sandbox: true,
     webhookAllowPrivateUrls: true,
   };
+  // The SDK logs every worker state change at INFO; tests want its warnings only.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
   await migrate(config.databaseUrl);
   const deps = await createDeps(config, { log: pino({ level: process.env.LOG_LEVEL || 'silent' }) });
   const signingKey = await loadSigningKey(deps.orm);

@@ -1,0 +1,166 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { LockMode } from '@mikro-orm/core';
+import type { Em } from '../db/orm';
+import { systemEm } from '../db/orm';
+import { AccountSchema, InboundPaymentSchema, Operation, OperationSchema, OperationStatus, QuoteSchema } from '../db/entities';
+import { recordEvent } from '../db/repositories/events';
+import { post } from '../db/repositories/ledger';
+import { Dec } from '../domain/money';
+import { releasePostings, settlePostings } from '../domain/postings';
+import { Reason, transition } from '../domain/states';
+import { operationEventPayload } from '../api/presenters/operation-event';
+import { amount } from '../api/presenters/amount';
+import type { ActivityDeps } from './deps';
+import { asActivity } from './failures';
+
+const FINAL: readonly OperationStatus[] = ['COMPLETED', 'FAILED'];
+// docs/decisions.md: sandbox PIX payouts to this key are rejected by the "bank".
+export const FAILING_PAYOUT_KEY = 'payout-fails@example.com';
+
+export type ReconcileOutcome = 'COMPLETED' | 'FAILED';
+
+/**
+ * Operation steps. Each runs in one database transaction holding the operation's row lock, checks the state
+ * it finds first (so a retry after a crash past COMMIT changes nothing), and writes the ledger with a unique
+ * key per step (`${id}:settle`, `${id}:release`), the state change and its event together.
+ */
+export function createOperationActivities(deps: ActivityDeps) {
+  const inTx = <T>(fn: (em: Em) => Promise<T>) => asActivity(() => systemEm(deps.orm).transactional(fn));
+  const lock = (em: Em, id: string) => em.findOneOrFail(OperationSchema, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+
+  async function emitEvent(em: Em, op: Operation, type: string, at: Date) {
+    const [quote, account] = await Promise.all([
+      em.findOneOrFail(QuoteSchema, { id: op.quoteId }),
+      em.findOneOrFail(AccountSchema, { id: op.accountId }),
+    ]);
+    recordEvent(em, {
+      customerId: op.customerId,
+      type,
+      resourceType: 'OPERATION',
+      resourceId: op.id,
+      dedupeKey: `${op.id}:${type.replace('OPERATION_', '')}`,
+      atTime: at,
+      payload: operationEventPayload(op, quote, account.legalName, at),
+    });
+  }
+
+  async function complete(em: Em, op: Operation) {
+    await post(em, { key: `${op.id}:settle`, operationId: op.id, customerId: op.customerId, description: `${op.type} settlement`, postings: settlePostings(op) });
+    const at = new Date();
+    transition(op, 'COMPLETED', at);
+    await emitEvent(em, op, 'OPERATION_COMPLETED', at);
+  }
+
+  return {
+    /** PROCESSING and ON_HOLD are read through GET only: no event (spec). */
+    async setOperationStatus(input: { operationId: string; status: 'PROCESSING' | 'ON_HOLD' }): Promise<OperationStatus> {
+      return inTx(async (em) => {
+        const op = await lock(em, input.operationId);
+        if (!FINAL.includes(op.status)) transition(op, input.status, new Date());
+        return op.status;
+      });
+    },
+
+    async completeOperation(input: { operationId: string }): Promise<OperationStatus> {
+      return inTx(async (em) => {
+        const op = await lock(em, input.operationId);
+        if (FINAL.includes(op.status)) return op.status;
+        await complete(em, op);
+        return op.status;
+      });
+    },
+
+    /** Fails the operation and gives back what it reserved. */
+    async failOperation(input: { operationId: string; reason: Reason }): Promise<OperationStatus> {
+      return inTx(async (em) => {
+        const op = await lock(em, input.operationId);
+        if (FINAL.includes(op.status)) return op.status;
+        if (op.type !== 'DEPOSIT') {
+          await post(em, { key: `${op.id}:release`, operationId: op.id, customerId: op.customerId, description: `${op.type} release`, postings: releasePostings(op) });
+        }
+        const at = new Date();
+        transition(op, 'FAILED', at, input.reason);
+        await emitEvent(em, op, 'OPERATION_FAILED', at);
+        return op.status;
+      });
+    },
+
+    /**
+     * Matches every inbound payment recorded for a deposit against its quote: the payer must send exactly the
+     * quote's source amount in its source asset. Runs again on replay, over all payments, late ones included.
+     */
+    async reconcileDeposit(input: { operationId: string }): Promise<ReconcileOutcome> {
+      return inTx(async (em) => {
+        const op = await lock(em, input.operationId);
+        if (op.status === 'COMPLETED') return 'COMPLETED';
+        const payments = await em.find(InboundPaymentSchema, { operationId: op.id }, { orderBy: { createdAt: 'asc' } });
+        const wrongAsset = payments.find((p) => p.asset !== op.sourceAsset);
+        const received = payments.filter((p) => p.asset === op.sourceAsset).reduce((sum, p) => sum.plus(p.amount), new Dec(0));
+        const matched = !wrongAsset && received.eq(op.sourceAmount);
+        const rail = (op.intent.fundingInstruction as { rail: string }).rail;
+        op.transactions = payments.map((p) => ({
+          id: p.id,
+          type: rail === 'PIX_KEY' ? 'PIX' : rail,
+          direction: 'CREDIT',
+          amount: amount(p.amount, p.asset),
+          status: matched ? 'COMPLETED' : 'FAILED',
+          endToEnd: p.endToEndId,
+          createdAt: p.createdAt.toISOString(),
+        }));
+        if (matched) {
+          transition(op, 'PROCESSING', new Date());
+          await complete(em, op);
+          return 'COMPLETED';
+        }
+        if (op.status !== 'FAILED') {
+          const reason: Reason = wrongAsset
+            ? { code: 'ASSET_MISMATCH', message: `expected ${op.sourceAsset}, received ${wrongAsset.asset}`, details: { expectedAsset: op.sourceAsset, receivedAsset: wrongAsset.asset } }
+            : { code: 'AMOUNT_MISMATCH', message: `expected ${op.sourceAmount.toFixed()} ${op.sourceAsset}, received ${received.toFixed()}`, details: { expected: amount(op.sourceAmount, op.sourceAsset), received: amount(received, op.sourceAsset) } };
+          const at = new Date();
+          transition(op, 'FAILED', at, reason);
+          await emitEvent(em, op, 'OPERATION_FAILED', at);
+        }
+        op.updatedAt = new Date();
+        return 'FAILED';
+      });
+    },
+
+    /**
+     * Sandbox PIX payout. The result is stored on the operation as its PIX transaction before returning, so
+     * a retry reads the stored result instead of paying out again.
+     */
+    async executePayout(input: { operationId: string }): Promise<{ ok: boolean; endToEnd: string }> {
+      return inTx(async (em) => {
+        const op = await lock(em, input.operationId);
+        const existing = op.transactions.find((t) => t.direction === 'DEBIT');
+        if (existing) return { ok: existing.status === 'COMPLETED', endToEnd: existing.endToEnd };
+        const instruction = (op.intent.beneficiary as { paymentInstruction: { keyType: string; key: string } }).paymentInstruction;
+        const ok = !(instruction.keyType === 'EMAIL' && instruction.key.toLowerCase() === FAILING_PAYOUT_KEY);
+        const at = new Date();
+        const endToEnd = endToEndId(op.id, at);
+        op.transactions = [
+          ...op.transactions,
+          {
+            id: randomUUID(),
+            type: 'PIX',
+            direction: 'DEBIT',
+            amount: amount(op.targetAmount, op.targetAsset),
+            status: ok ? 'COMPLETED' : 'FAILED',
+            endToEnd,
+            createdAt: at.toISOString(),
+            ...(ok ? {} : { reason: 'PAYOUT_REJECTED' }),
+          },
+        ];
+        op.updatedAt = at;
+        return { ok, endToEnd };
+      });
+    },
+  };
+}
+
+/** A PIX end-to-end id: E + participant ISPB (8) + yyyyMMddHHmm + 11 characters, 32 in all. */
+function endToEndId(operationId: string, at: Date): string {
+  const stamp = at.toISOString().replace(/[-:T]/g, '').slice(0, 12);
+  const tail = createHash('sha256').update(operationId).digest('hex').slice(0, 11);
+  return `E12345678${stamp}${tail}`;
+}

@@ -1,0 +1,26 @@
+import type { Operation, Quote } from '../../db/entities';
+import { currentState } from '../../domain/states';
+import { amount } from './amount';
+import { quoteReference } from './quote';
+
+/** Spec Operation. `accountOwner` is the registered owner name of the operation's account. */
+export function presentOperation(op: Operation, quote: Quote, accountOwner: string) {
+  return {
+    id: op.id,
+    customerId: op.customerId,
+    account: { id: op.accountId, owner: accountOwner },
+    sourceAmount: amount(op.sourceAmount, op.sourceAsset),
+    targetAmount: amount(op.targetAmount, op.targetAsset),
+    intent: op.intent,
+    quote: quoteReference(quote),
+    fees: op.fees.map(({ amount: a, source, createdAt }) => ({ amount: a, source, createdAt })),
+    transactions: op.transactions.map(({ id, direction, amount: a, status }) => ({ id, direction, amount: a, status })),
+    currentState: currentState(op.states),
+    states: op.states,
+    tags: op.tags,
+    createdAt: op.createdAt.toISOString(),
+    updatedAt: op.updatedAt.toISOString(),
+  };
+}
+
+export type PresentedOperation = ReturnType<typeof presentOperation>;

@@ -1,0 +1,35 @@
+import type { RouteTable } from './define';
+import type { ServiceContext } from '../services/context';
+import { idParams } from '../schemas/common';
+import { decisionBody, inboundPaymentBody } from '../schemas/operations';
+import { decideHold, recordInboundPayment } from '../services/operations/signals';
+import { requireSandbox } from './sandbox';
+
+export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): void {
+  table.add({
+    method: 'post',
+    path: '/api/sandbox/operations/:operationId/inbound-payment',
+    summary: 'Sandbox: simulate a payment received for a deposit',
+    tag: 'Sandbox',
+    params: idParams('operationId'),
+    body: inboundPaymentBody,
+    bodyRequired: true,
+    async handler(ctx) {
+      requireSandbox(s);
+      ctx.body = await recordInboundPayment(s, ctx.state.em, ctx.params.operationId, ctx.request.body as never);
+    },
+  });
+  table.add({
+    method: 'post',
+    path: '/api/sandbox/operations/:operationId/hold-review',
+    summary: 'Sandbox: approve or reject a withdrawal held for review',
+    tag: 'Sandbox',
+    params: idParams('operationId'),
+    body: decisionBody,
+    bodyRequired: true,
+    async handler(ctx) {
+      requireSandbox(s);
+      ctx.body = await decideHold(s, ctx.state.em, ctx.params.operationId, ctx.request.body as never);
+    },
+  });
+}

@@ -1,0 +1,20 @@
+import type { RouteTable } from './define';
+import type { ServiceContext } from '../services/context';
+import { createQuoteBody } from '../schemas/quotes';
+import { createQuote, CreateQuote } from '../services/quotes';
+
+export function quoteRoutes(table: RouteTable, s: ServiceContext): void {
+  table.add({
+    method: 'post',
+    path: '/api/quotes',
+    summary: 'Lock a rate for one operation on an account (fixed source or fixed target amount)',
+    tag: 'Quotes',
+    body: createQuoteBody,
+    bodyRequired: true,
+    response: { status: 201, description: 'The quote' },
+    async handler(ctx) {
+      ctx.body = await createQuote(ctx.state.em, s.rates, s.config.quoteTtlSeconds, ctx.request.body as CreateQuote);
+      ctx.status = 201;
+    },
+  });
+}

@@ -1,0 +1,178 @@
+// Ajv schemas of the account endpoints (strict: no unknown properties, no coercion). Rules Ajv cannot express
+// (tax id check digits, unique asset codes, base64 content size) are checked in api/services/accounts.ts
+// with the same VALIDATION_ERROR shape.
+import { ASSETS } from '../../domain/assets';
+import { DOCUMENT_TYPES } from '../../domain/requirements';
+
+export const INDUSTRIES = [
+  'AGRICULTURE', 'CONSTRUCTION', 'EDUCATION', 'ENERGY', 'FINANCIAL_SERVICES', 'HEALTHCARE', 'HOSPITALITY',
+  'MANUFACTURING', 'MEDIA', 'NON_PROFIT', 'PROFESSIONAL_SERVICES', 'REAL_ESTATE', 'RETAIL', 'TECHNOLOGY',
+  'TRANSPORTATION', 'WHOLESALE', 'OTHER',
+] as const;
+
+export const ACCOUNT_STATUSES = ['ACTION_REQUIRED', 'UNDER_REVIEW', 'ACTIVE'] as const;
+export type AccountStatus = (typeof ACCOUNT_STATUSES)[number];
+
+// Reasons land in a varchar(255) column of account_documents; longer text is refused, not truncated.
+export const MAX_REASON_LENGTH = 255;
+
+const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength }) as const;
+const uuid = { type: 'string', format: 'uuid' } as const;
+
+export const taxIdSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['value', 'type'],
+  properties: { value: text(32), type: { type: 'string', enum: ['CPF', 'CNPJ'] } },
+} as const;
+
+export const addressSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['addressLine1', 'city', 'country', 'postalCode'],
+  properties: {
+    addressLine1: text(200),
+    addressLine2: text(200),
+    city: text(100),
+    state: text(100),
+    country: { type: 'string', pattern: '^[A-Z]{2}$' },
+    postalCode: text(20),
+  },
+} as const;
+
+const ownershipPercentage = { type: 'number', minimum: 0, maximum: 100 } as const;
+
+export const createAccountBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['assets', 'owner'],
+  properties: {
+    assets: {
+      type: 'array',
+      minItems: 1,
+      maxItems: ASSETS.length,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['code', 'isVirtual'],
+        properties: { code: { type: 'string', enum: [...ASSETS] }, isVirtual: { type: 'boolean' } },
+      },
+    },
+    owner: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['type', 'legalName', 'taxId', 'industry', 'incorporateDate', 'address'],
+      properties: {
+        type: { type: 'string', enum: ['COMPANY'] },
+        legalName: text(200),
+        taxId: taxIdSchema,
+        industry: { type: 'string', enum: [...INDUSTRIES] },
+        incorporateDate: { type: 'string', format: 'date' },
+        address: addressSchema,
+      },
+    },
+  },
+} as const;
+
+export const createUboBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'taxId', 'address'],
+  properties: { name: text(200), taxId: taxIdSchema, address: addressSchema, ownershipPercentage },
+} as const;
+
+// An empty patch is almost certainly a client bug, so at least one field must be named.
+export const patchUboBody = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    name: text(200),
+    taxId: taxIdSchema,
+    address: addressSchema,
+    ownershipPercentage: { anyOf: [ownershipPercentage, { type: 'null' }] },
+  },
+} as const;
+
+export const uploadDocumentBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['documentType', 'fileName', 'contentType', 'content'],
+  properties: {
+    documentType: { type: 'string', enum: [...DOCUMENT_TYPES] },
+    uboId: uuid,
+    fileName: text(255),
+    // type/subtype as in RFC 6838, optionally with parameters.
+    contentType: { type: 'string', maxLength: 255, pattern: '^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(;.*)?$' },
+    // Size and alphabet are checked after decoding (the service), not here: a 7 MiB string through Ajv is slow.
+    content: { type: 'string', minLength: 1 },
+  },
+} as const;
+
+export const reviewDecisionBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['decision'],
+  properties: { decision: { type: 'string', enum: ['APPROVE', 'REJECT'] }, reason: text(MAX_REASON_LENGTH) },
+} as const;
+
+export const accountParams = {
+  type: 'object',
+  required: ['accountId'],
+  properties: { accountId: uuid },
+} as const;
+
+export const uboParams = {
+  type: 'object',
+  required: ['accountId', 'uboId'],
+  properties: { accountId: uuid, uboId: uuid },
+} as const;
+
+// Response schemas, for /openapi.json only (responses are built by the presenter, not validated).
+const stateEntry = {
+  type: 'object',
+  properties: { status: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' }, reason: { type: 'object' } },
+} as const;
+
+export const uboResponse = {
+  type: 'object',
+  properties: {
+    id: uuid,
+    name: { type: 'string' },
+    taxId: taxIdSchema,
+    address: addressSchema,
+    currentState: stateEntry,
+    ownershipPercentage: { type: ['number', 'null'] },
+  },
+} as const;
+
+export const accountResponse = {
+  type: 'object',
+  properties: {
+    id: uuid,
+    customer: { type: 'object', properties: { id: uuid } },
+    owner: { type: 'object' },
+    assets: { type: 'array', items: { type: 'object' } },
+    requirements: { type: 'object' },
+    tags: { type: 'array', items: { type: 'object', properties: { key: { type: ['string', 'null'] }, value: { type: 'string' } } } },
+    currentState: stateEntry,
+    states: { type: 'array', items: stateEntry },
+    createdAt: { type: 'string', format: 'date-time' },
+    updatedAt: { type: 'string', format: 'date-time' },
+    sourceAccountId: { type: ['string', 'null'] },
+  },
+} as const;
+
+export const documentResponse = {
+  type: 'object',
+  properties: {
+    id: uuid,
+    documentType: { type: 'string' },
+    uboId: { type: ['string', 'null'] },
+    fileName: { type: 'string' },
+    contentType: { type: 'string' },
+    size: { type: 'integer' },
+    status: { type: 'string' },
+    createdAt: { type: 'string', format: 'date-time' },
+  },
+} as const;

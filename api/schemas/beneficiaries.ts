@@ -1,0 +1,153 @@
+import { assetCode, idParams } from './common';
+
+// Free text is bounded so a stored beneficiary (and every event that copies its holder) stays small.
+const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength, pattern: '\\S' }) as const;
+
+export const addressSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['addressLine1', 'city', 'country', 'postalCode'],
+  properties: {
+    addressLine1: text(200),
+    addressLine2: text(200),
+    city: text(100),
+    state: text(100),
+    // ISO 3166-1 alpha-2, upper case as the spec's examples write it.
+    country: { type: 'string', pattern: '^[A-Z]{2}$' },
+    postalCode: text(20),
+  },
+} as const;
+
+// The check digits are verified by the service (VALIDATION_ERROR at /holder/taxId/value).
+const taxIdOf = (type: 'CPF' | 'CNPJ') =>
+  ({
+    type: 'object',
+    additionalProperties: false,
+    required: ['value', 'type'],
+    properties: { value: { type: 'string', minLength: 1, maxLength: 32 }, type: { type: 'string', enum: [type] } },
+  }) as const;
+
+const individualHolder = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'firstName', 'lastName', 'taxId', 'dateOfBirth', 'address'],
+  properties: {
+    type: { const: 'INDIVIDUAL' },
+    firstName: text(100),
+    lastName: text(100),
+    taxId: taxIdOf('CPF'),
+    // "In the past" is checked by the service: a schema cannot know today's date.
+    dateOfBirth: { type: 'string', format: 'date' },
+    address: addressSchema,
+  },
+} as const;
+
+// Not shown by the spec; ours mirrors the account owner: a legal name and a CNPJ (docs/decisions.md).
+const companyHolder = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'legalName', 'taxId', 'address'],
+  properties: {
+    type: { const: 'COMPANY' },
+    legalName: text(200),
+    taxId: taxIdOf('CNPJ'),
+    address: addressSchema,
+  },
+} as const;
+
+const whenType = (type: string, then: object) => ({
+  if: { type: 'object', required: ['type'], properties: { type: { const: type } } },
+  then,
+});
+
+// if/then rather than oneOf: a holder with one wrong field then gets that field's error, not a list of
+// every way it fails to match the other variant.
+export const holderSchema = {
+  type: 'object',
+  required: ['type'],
+  properties: { type: { type: 'string', enum: ['INDIVIDUAL', 'COMPANY'] } },
+  allOf: [whenType('INDIVIDUAL', individualHolder), whenType('COMPANY', companyHolder)],
+} as const;
+
+export const DICT_KEY_TYPES = ['CPF', 'CNPJ', 'EMAIL', 'PHONE', 'EVP'] as const;
+export const RELATIONSHIP_TYPES = ['SELF_OWNED', 'THIRD_PARTY'] as const;
+
+// The key itself is checked per type by the service (domain/dict-key.ts); 77 is the DICT's longest key.
+export const paymentInstructionBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'asset', 'dictKeyType', 'dictKey'],
+  properties: {
+    type: { type: 'string', enum: ['PIX'] },
+    asset: assetCode,
+    dictKeyType: { type: 'string', enum: [...DICT_KEY_TYPES] },
+    dictKey: { type: 'string', minLength: 1, maxLength: 77 },
+  },
+} as const;
+
+export const createBeneficiaryBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['holder', 'relationshipType', 'paymentInstruction'],
+  properties: {
+    holder: holderSchema,
+    relationshipType: { type: 'string', enum: [...RELATIONSHIP_TYPES] },
+    paymentInstruction: paymentInstructionBody,
+  },
+} as const;
+
+export const instructionReviewBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['decision'],
+  properties: { decision: { type: 'string', enum: ['APPROVE', 'REJECT'] }, reason: text(500) },
+} as const;
+
+export const beneficiaryParams = idParams('beneficiaryId');
+export const instructionParams = idParams('instructionId');
+
+// Response shapes, for /openapi.json only (responses are built by api/presenters/beneficiary.ts).
+const stateEntry = {
+  type: 'object',
+  properties: { status: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' }, reason: { type: 'object' } },
+};
+const beneficiaryBase = {
+  id: { type: 'string', format: 'uuid' },
+  customerId: { type: 'string', format: 'uuid' },
+  holder: { type: 'object' },
+  relationshipType: { type: 'string', enum: [...RELATIONSHIP_TYPES] },
+  createdAt: { type: 'string', format: 'date-time' },
+  updatedAt: { type: 'string', format: 'date-time' },
+};
+export const beneficiaryResponse = {
+  type: 'object',
+  properties: {
+    ...beneficiaryBase,
+    paymentInstructions: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          id: { type: 'string', format: 'uuid' },
+          asset: { type: 'string' },
+          currentState: stateEntry,
+          address: {
+            type: 'object',
+            properties: { rail: { const: 'PIX_KEY' }, dictKeyType: { type: 'string', enum: [...DICT_KEY_TYPES] }, dictKey: { type: 'string' } },
+          },
+          createdAt: { type: 'string', format: 'date-time' },
+        },
+      },
+    },
+  },
+};
+export const beneficiaryListResponse = {
+  type: 'object',
+  properties: {
+    data: { type: 'array', items: { type: 'object', properties: { ...beneficiaryBase, instructionCount: { type: 'integer' } } } },
+    meta: {
+      type: 'object',
+      properties: { previousCursor: { type: ['string', 'null'] }, nextCursor: { type: ['string', 'null'] }, total: { type: 'integer' } },
+    },
+  },
+};

@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import type { Em } from '../../../db/orm';
+import { InboundPaymentSchema, Operation, OperationSchema } from '../../../db/entities';
+import type { AssetCode } from '../../../domain/assets';
+import { CambioError } from '../../../domain/errors';
+import { parseAmountValue } from '../../../domain/money';
+import { currentState } from '../../../domain/states';
+import { operationWorkflowId } from '../../../workflows/ids';
+import { holdDecisionSignal, HoldDecision, inboundPaymentSignal, replaySignal } from '../../../workflows/operation';
+import { notFound } from '../../errors';
+import type { ServiceContext } from '../context';
+import { getOperation } from './read';
+
+// How long a sandbox or CLI call waits for the workflow to act before answering with what it sees.
+const SETTLE_WAIT_MS = 10_000;
+
+async function load(em: Em, id: string): Promise<Operation> {
+  const op = await em.fork().findOne(OperationSchema, { id });
+  if (!op) throw notFound('operation');
+  return op;
+}
+
+async function waitFor(em: Em, id: string, done: (op: Operation) => boolean): Promise<void> {
+  const deadline = Date.now() + SETTLE_WAIT_MS;
+  while (Date.now() < deadline) {
+    if (done(await load(em, id))) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const invalidState = (op: Operation, wanted: string) =>
+  new CambioError('INVALID_STATE', `operation is ${op.type} in ${op.status}; this needs ${wanted}`, { status: op.status, type: op.type });
+
+/**
+ * Records a payment received for a deposit, then tells its workflow. The payment is written first so that
+ * a replay sees it even if the signal were lost; recorded after a failed reconciliation, it waits for replay.
+ */
+export async function recordInboundPayment(s: ServiceContext, em: Em, operationId: string, body: { amount: { value: string; asset: AssetCode }; endToEndId?: string }) {
+  const op = await load(em, operationId);
+  if (op.type !== 'DEPOSIT') throw invalidState(op, 'a DEPOSIT');
+  const expired = op.status === 'FAILED' && currentState(op.states).reason?.code === 'DEPOSIT_EXPIRED';
+  if (op.status === 'COMPLETED' || expired) throw invalidState(op, 'an open deposit');
+  const value = parseAmountValue(body.amount.value, body.amount.asset, { path: '/amount/value' });
+  const before = op.states.length;
+  const fork = em.fork();
+  fork.create(InboundPaymentSchema, {
+    id: randomUUID(),
+    operationId,
+    customerId: op.customerId,
+    amount: value,
+    asset: body.amount.asset,
+    endToEndId: body.endToEndId ?? `E${randomUUID().replace(/-/g, '').slice(0, 31)}`,
+    createdAt: new Date(),
+  });
+  try {
+    await fork.flush();
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505') throw new CambioError('VALIDATION_ERROR', 'endToEndId was already recorded', { errors: [{ path: '/endToEndId', message: 'already recorded' }] });
+    throw err;
+  }
+  await s.temporal.workflow.getHandle(operationWorkflowId(operationId)).signal(inboundPaymentSignal, { paymentId: operationId });
+  if (op.status !== 'FAILED') await waitFor(em, operationId, (o) => o.states.length > before && o.status !== 'PROCESSING');
+  return getOperation(em.fork(), operationId);
+}
+
+/** Operator: re-run a failed deposit's reconciliation over every payment recorded so far. */
+export async function replayDeposit(s: ServiceContext, em: Em, operationId: string) {
+  const op = await load(em, operationId);
+  const reason = currentState(op.states).reason?.code;
+  if (op.type !== 'DEPOSIT' || op.status !== 'FAILED' || reason === 'DEPOSIT_EXPIRED') throw invalidState(op, 'a DEPOSIT whose reconciliation FAILED');
+  const before = op.updatedAt.getTime();
+  await s.temporal.workflow.getHandle(operationWorkflowId(operationId)).signal(replaySignal);
+  await waitFor(em, operationId, (o) => o.status === 'COMPLETED' || o.updatedAt.getTime() > before);
+  return getOperation(em.fork(), operationId);
+}
+
+/** Operator: approve or reject a withdrawal held for review. */
+export async function decideHold(s: ServiceContext, em: Em, operationId: string, decision: HoldDecision) {
+  const op = await load(em, operationId);
+  if (op.type !== 'WITHDRAWAL' || op.status !== 'ON_HOLD') throw invalidState(op, 'a WITHDRAWAL ON_HOLD');
+  await s.temporal.workflow.getHandle(operationWorkflowId(operationId)).signal(holdDecisionSignal, decision);
+  await waitFor(em, operationId, (o) => o.status === 'COMPLETED' || o.status === 'FAILED');
+  return getOperation(em.fork(), operationId);
+}

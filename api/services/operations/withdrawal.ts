@@ -1,0 +1,59 @@
+import type { Em } from '../../../db/orm';
+import { BeneficiarySchema, PaymentInstructionSchema } from '../../../db/entities';
+import type { AssetCode } from '../../../domain/assets';
+import { CambioError } from '../../../domain/errors';
+import { Dec } from '../../../domain/money';
+import { usdValue } from '../../../domain/rates';
+import { notFound } from '../../errors';
+import type { ServiceContext } from '../context';
+import { requireAssetEnabled } from './checks';
+import { createOperation } from './create';
+
+export interface WithdrawalBody {
+  accountId: string;
+  quoteId: string;
+  beneficiary: { type: 'REFERENCE' | 'INLINE'; id?: string; paymentInstruction?: { type: 'REFERENCE'; id: string } };
+}
+
+/**
+ * A payout to a saved beneficiary through one of its APPROVED instructions. The quote's source is debited
+ * from the account, its target is the instruction's asset. Above the review threshold (USD value of the
+ * target at mid) the workflow holds it for an operator.
+ */
+export function createWithdrawal(s: ServiceContext, em: Em, body: WithdrawalBody) {
+  if (body.beneficiary.type === 'INLINE') {
+    throw new CambioError('INLINE_BENEFICIARY_NOT_SUPPORTED', 'inline beneficiaries are not supported; save the beneficiary and reference it');
+  }
+  const ref = body.beneficiary as Required<Pick<WithdrawalBody['beneficiary'], 'id' | 'paymentInstruction'>>;
+  return createOperation(s, em, {
+    type: 'WITHDRAWAL',
+    accountId: body.accountId,
+    quoteId: body.quoteId,
+    async plan(tx, account, quote) {
+      const beneficiary = await tx.findOne(BeneficiarySchema, { id: ref.id });
+      if (!beneficiary) throw notFound('beneficiary');
+      const instruction = await tx.findOne(PaymentInstructionSchema, { id: ref.paymentInstruction.id, beneficiaryId: beneficiary.id });
+      if (!instruction) throw notFound('payment instruction');
+      if (instruction.status !== 'APPROVED') {
+        throw new CambioError('PAYMENT_INSTRUCTION_NOT_APPROVED', `the payment instruction is ${instruction.status}`, { paymentInstructionId: instruction.id, status: instruction.status });
+      }
+      if (quote.targetAsset !== instruction.asset) {
+        throw new CambioError('RAIL_ASSET_MISMATCH', `the instruction pays out ${instruction.asset}, the quote delivers ${quote.targetAsset}`, { asset: quote.targetAsset, instructionAsset: instruction.asset });
+      }
+      requireAssetEnabled(account, quote.sourceAsset);
+      const usd = usdValue(s.rates, quote.targetAmount, quote.targetAsset as AssetCode);
+      const requiresReview = usd.gt(new Dec(s.config.withdrawalReviewThresholdUsd));
+      return {
+        intent: {
+          type: 'WITHDRAWAL',
+          beneficiary: {
+            id: beneficiary.id,
+            holder: beneficiary.holder,
+            paymentInstruction: { id: instruction.id, rail: instruction.rail, keyType: instruction.dictKeyType, key: instruction.dictKey },
+          },
+        },
+        workflowInput: { requiresReview },
+      };
+    },
+  });
+}

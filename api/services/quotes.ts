@@ -1,0 +1,54 @@
+import { randomUUID } from 'node:crypto';
+import type { Em } from '../../db/orm';
+import { AccountSchema, QuoteSchema } from '../../db/entities';
+import type { AssetCode } from '../../domain/assets';
+import { parseAmountValue } from '../../domain/money';
+import { computeQuote, formatRate } from '../../domain/quote-math';
+import type { RateSource } from '../../domain/rates';
+import { notFound } from '../errors';
+import { presentQuote } from '../presenters/quote';
+
+export interface CreateQuote {
+  accountId: string;
+  sourceAsset: AssetCode;
+  targetAsset: AssetCode;
+  sourceAmount?: string;
+  targetAmount?: string;
+}
+
+/**
+ * Locks a rate for `ttlSeconds`. The quote is bound to one account of the caller's; which assets an
+ * operation may use is checked when the quote is consumed, because a deposit's source asset is the one
+ * paid in, not one the account holds.
+ */
+export async function createQuote(em: Em, rates: RateSource, ttlSeconds: number, input: CreateQuote) {
+  const account = await em.findOne(AccountSchema, { id: input.accountId });
+  if (!account) throw notFound('account');
+  const result = computeQuote({
+    rates,
+    sourceAsset: input.sourceAsset,
+    targetAsset: input.targetAsset,
+    sourceAmount: input.sourceAmount === undefined ? undefined : parseAmountValue(input.sourceAmount, input.sourceAsset, { path: '/sourceAmount' }),
+    targetAmount: input.targetAmount === undefined ? undefined : parseAmountValue(input.targetAmount, input.targetAsset, { path: '/targetAmount' }),
+  });
+  const now = new Date();
+  const quote = em.create(QuoteSchema, {
+    id: randomUUID(),
+    customerId: account.customerId,
+    accountId: account.id,
+    sourceAsset: input.sourceAsset,
+    sourceAmount: result.sourceAmount,
+    targetAsset: input.targetAsset,
+    targetAmount: result.targetAmount,
+    midRate: formatRate(result.midRate),
+    effectiveRate: formatRate(result.effectiveRate),
+    spread: result.spread.toFixed(),
+    feeAmount: result.fee ? result.fee.amount : null,
+    expiresAt: new Date(now.getTime() + ttlSeconds * 1000),
+    consumedAt: null,
+    consumedBy: null,
+    createdAt: now,
+  });
+  await em.flush();
+  return presentQuote(quote, account.legalName);
+}

@@ -1,0 +1,52 @@
+import type { Command } from 'commander';
+import { systemEm, tenantEm } from '../../db/orm';
+import { OperationSchema } from '../../db/entities';
+import { notFound } from '../../api/errors';
+import type { ServiceContext } from '../../api/services/context';
+import { decideHold, recordInboundPayment, replayDeposit } from '../../api/services/operations/signals';
+import { output, withServices } from '../context';
+
+/** Operators act across customers: find the operation's customer, then act in that customer's scope. */
+async function scopeOf(s: ServiceContext, operationId: string) {
+  const op = await systemEm(s.orm).findOne(OperationSchema, { id: operationId });
+  if (!op) throw notFound('operation');
+  return tenantEm(s.orm, op.customerId);
+}
+
+const print = (json: boolean | undefined) => (op: { id: string; currentState: { status: string } }) =>
+  output(!!json, op, `operation ${op.id} is ${op.currentState.status}`);
+
+export function operationCommands(program: Command): void {
+  const deposit = program.command('deposit').description('deposits');
+  deposit
+    .command('replay <operationId>')
+    .description('re-run a failed deposit reconciliation over every payment recorded so far')
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      print(opts.json)(await withServices(async (s) => replayDeposit(s, await scopeOf(s, id), id)));
+    });
+  deposit
+    .command('pay <operationId>')
+    .description('record an inbound payment for a deposit')
+    .requiredOption('--amount <value>', 'amount paid, e.g. 100.00')
+    .requiredOption('--asset <asset>', 'asset paid, e.g. BRL')
+    .option('--end-to-end <id>', 'end-to-end id of the payment')
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: { amount: string; asset: string; endToEnd?: string; json?: boolean }) => {
+      const body = { amount: { value: opts.amount, asset: opts.asset as never }, endToEndId: opts.endToEnd };
+      print(opts.json)(await withServices(async (s) => recordInboundPayment(s, await scopeOf(s, id), id, body)));
+    });
+
+  const withdrawal = program.command('withdrawal').description('withdrawals held for review');
+  for (const decision of ['approve', 'reject'] as const) {
+    withdrawal
+      .command(`${decision} <operationId>`)
+      .description(`${decision} a withdrawal that is ON_HOLD`)
+      .option('--reason <reason>', 'why')
+      .option('--json', 'print JSON')
+      .action(async (id: string, opts: { reason?: string; json?: boolean }) => {
+        const d = { decision: decision === 'approve' ? 'APPROVE' : 'REJECT', reason: opts.reason } as const;
+        print(opts.json)(await withServices(async (s) => decideHold(s, await scopeOf(s, id), id, d)));
+      });
+  }
+}

@@ -1,0 +1,61 @@
+import type { Operation } from '../db/entities';
+import type { Posting } from '../db/repositories/ledger';
+import { Dec } from './money';
+
+/**
+ * The ledger legs of each operation step. Customer money lives in an account's `available` and `held`
+ * books; the system books stand for the outside world: `world:<rail>` (money that arrived or left through
+ * a payment rail), `world:fx` (our conversion desk) and `revenue:fx_spread` (the spread we keep). Every
+ * function returns legs that balance per asset.
+ */
+
+const feeOf = (op: Operation): Dec => {
+  const fee = op.fees.find((f) => f.source === 'FX_SPREAD');
+  return fee ? new Dec(fee.amount.value) : new Dec(0);
+};
+
+/** Reserve the source amount: available → held on the operation's account. */
+export function holdPostings(op: Operation): Posting[] {
+  return [
+    { accountId: op.accountId, book: 'available', asset: op.sourceAsset, amount: op.sourceAmount.neg() },
+    { accountId: op.accountId, book: 'held', asset: op.sourceAsset, amount: op.sourceAmount },
+  ];
+}
+
+/** Undo the reservation: the mirror of holdPostings. */
+export const releasePostings = (op: Operation): Posting[] => holdPostings(op).map((p) => ({ ...p, amount: p.amount.neg() }));
+
+/** Convert `from` (source asset, leaving `fromBook`) into the target asset arriving in `to`; the spread is revenue. */
+function convert(op: Operation, from: Omit<Posting, 'asset' | 'amount'>, to: Omit<Posting, 'asset' | 'amount'>): Posting[] {
+  if (op.sourceAsset === op.targetAsset && op.sourceAmount.eq(op.targetAmount)) {
+    return [
+      { ...from, asset: op.sourceAsset, amount: op.sourceAmount.neg() },
+      { ...to, asset: op.targetAsset, amount: op.targetAmount },
+    ];
+  }
+  const fee = feeOf(op);
+  return [
+    { ...from, asset: op.sourceAsset, amount: op.sourceAmount.neg() },
+    { accountId: null, book: 'revenue:fx_spread', asset: op.sourceAsset, amount: fee },
+    { accountId: null, book: 'world:fx', asset: op.sourceAsset, amount: op.sourceAmount.minus(fee) },
+    { accountId: null, book: 'world:fx', asset: op.targetAsset, amount: op.targetAmount.neg() },
+    { ...to, asset: op.targetAsset, amount: op.targetAmount },
+  ].filter((p) => !p.amount.isZero());
+}
+
+/** Complete the operation: the held source leaves, the target lands where the operation sends it. */
+export function settlePostings(op: Operation): Posting[] {
+  const held = { accountId: op.accountId, book: 'held' };
+  switch (op.type) {
+    case 'SWAP':
+      return convert(op, held, { accountId: op.accountId, book: 'available' });
+    case 'TRANSFER':
+      return convert(op, held, { accountId: op.targetAccountId, book: 'available' });
+    case 'WITHDRAWAL':
+      return convert(op, held, { accountId: null, book: 'world:pix' });
+    case 'DEPOSIT': {
+      const rail = String((op.intent.fundingInstruction as { rail: string }).rail).toLowerCase();
+      return convert(op, { accountId: null, book: `world:${rail}` }, { accountId: op.accountId, book: 'available' });
+    }
+  }
+}

@@ -1,0 +1,99 @@
+import * as wf from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { operationStatusKey } from './search-attributes';
+
+export interface OperationWorkflowInput {
+  operationId: string;
+  type: 'DEPOSIT' | 'WITHDRAWAL' | 'SWAP' | 'TRANSFER';
+  /** Deposit: how long to wait for a payment, and how long a failed reconciliation stays replayable. */
+  depositWindowSeconds?: number;
+  replayWindowSeconds?: number;
+  /** Withdrawal: above the review threshold, an operator decides before the payout. */
+  requiresReview?: boolean;
+}
+
+export interface HoldDecision {
+  decision: 'APPROVE' | 'REJECT';
+  reason?: string;
+}
+
+export const inboundPaymentSignal = wf.defineSignal<[{ paymentId: string }]>('inboundPayment');
+export const replaySignal = wf.defineSignal('replay');
+export const holdDecisionSignal = wf.defineSignal<[HoldDecision]>('holdDecision');
+export const statusQuery = wf.defineQuery<string>('status');
+
+const acts = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '30s',
+  // Infrastructure hiccups retry forever with a capped back-off; business failures are non-retryable.
+  retry: { initialInterval: '200ms', maximumInterval: '10s', backoffCoefficient: 2 },
+});
+
+/** One workflow per operation (id `operation-${id}`): the operation's state machine. */
+export async function operationWorkflow(input: OperationWorkflowInput): Promise<string> {
+  let status = 'REQUESTED';
+  let payments = 0;
+  let replays = 0;
+  let decision: HoldDecision | undefined;
+  wf.setHandler(statusQuery, () => status);
+  wf.setHandler(inboundPaymentSignal, () => void payments++);
+  wf.setHandler(replaySignal, () => void replays++);
+  wf.setHandler(holdDecisionSignal, (d) => {
+    decision ??= d;
+  });
+
+  const track = (next: string) => {
+    status = next;
+    wf.upsertSearchAttributes([{ key: operationStatusKey, value: next }]);
+  };
+  const { operationId } = input;
+  const fail = async (code: string, message: string) => track(await acts.failOperation({ operationId, reason: { code, message, details: {} } }));
+
+  switch (input.type) {
+    case 'DEPOSIT': {
+      if (!(await wf.condition(() => payments > 0, seconds(input.depositWindowSeconds)))) {
+        await fail('DEPOSIT_EXPIRED', 'no payment arrived within the deposit window');
+        return status;
+      }
+      for (;;) {
+        track(await acts.reconcileDeposit({ operationId }));
+        if (status === 'COMPLETED') return status;
+        // A failed reconciliation stays open: later payments are recorded, an operator's replay re-runs it.
+        const seen = replays;
+        if (!(await wf.condition(() => replays > seen, seconds(input.replayWindowSeconds)))) return status;
+      }
+    }
+    case 'WITHDRAWAL': {
+      if (input.requiresReview) {
+        track(await acts.setOperationStatus({ operationId, status: 'ON_HOLD' }));
+        await wf.condition(() => decision !== undefined);
+        if (decision!.decision === 'REJECT') {
+          await fail('HOLD_REJECTED', decision!.reason ?? 'the withdrawal was rejected in review');
+          return status;
+        }
+      }
+      track(await acts.setOperationStatus({ operationId, status: 'PROCESSING' }));
+      const payout = await acts.executePayout({ operationId });
+      if (!payout.ok) {
+        await fail('PAYOUT_REJECTED', 'the receiving institution rejected the PIX payout');
+        return status;
+      }
+      track(await acts.completeOperation({ operationId }));
+      return status;
+    }
+    case 'SWAP':
+    case 'TRANSFER': {
+      track(await acts.setOperationStatus({ operationId, status: 'PROCESSING' }));
+      try {
+        track(await acts.completeOperation({ operationId }));
+      } catch (err) {
+        // Settlement refused for a business reason: give the reserved funds back.
+        const cause = err instanceof wf.ActivityFailure && err.cause instanceof wf.ApplicationFailure ? err.cause : undefined;
+        if (!cause) throw err;
+        await fail(cause.type ?? 'SETTLEMENT_FAILED', cause.message);
+      }
+      return status;
+    }
+  }
+}
+
+const seconds = (s: number | undefined) => (s ?? 86400) * 1000;
