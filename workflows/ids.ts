@@ -1,4 +1,4 @@
 // Workflow ids come from business ids, so a retried start finds the workflow it already started.
 export const operationWorkflowId = (operationId: string) => `operation-${operationId}`;
-export const accountReviewWorkflowId = (accountId: string) => `account-review-${accountId}`;
+export const accountReviewWorkflowId = (accountId: string, round: number) => `account-review-${accountId}-${round}`;
 export const instructionReviewWorkflowId = (instructionId: string) => `instruction-review-${instructionId}`;

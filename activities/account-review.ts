@@ -1,0 +1,72 @@
+import { LockMode } from '@mikro-orm/core';
+import { systemEm } from '../db/orm';
+import { AccountDocumentSchema, AccountSchema, UboSchema } from '../db/entities/account';
+import type { Em } from '../db/orm';
+import type { Account } from '../db/entities/account';
+import { recordEvent } from '../db/repositories/events';
+import { CambioError } from '../domain/errors';
+import { transition } from '../domain/states';
+import type { ActivityDeps } from './deps';
+import { asActivity } from './failures';
+
+export interface ApplyAccountReview {
+  accountId: string;
+  decision: 'APPROVE' | 'REJECT';
+  reason?: string;
+}
+
+const DEFAULT_REJECTION = 'rejected by compliance';
+
+export function createAccountReviewActivities(deps: ActivityDeps) {
+  return {
+    /**
+     * Applies a review decision in one transaction and returns the account's status afterwards. A retry after
+     * the commit finds the account no longer UNDER_REVIEW and changes nothing (events are deduped as well).
+     */
+    async applyAccountReview(input: ApplyAccountReview): Promise<string> {
+      return asActivity(() =>
+        systemEm(deps.orm).transactional(async (em) => {
+          const account = await em.findOne(AccountSchema, { id: input.accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+          if (!account) throw new CambioError('NOT_FOUND', `account ${input.accountId} not found`);
+          if (account.status !== 'UNDER_REVIEW') return account.status;
+          const now = new Date();
+          if (input.decision === 'APPROVE') await approve(em, account, now);
+          else await reject(em, account, input.reason ?? DEFAULT_REJECTION, now);
+          return account.status;
+        }),
+      );
+    },
+  };
+}
+
+export type AccountReviewActivities = ReturnType<typeof createAccountReviewActivities>;
+
+async function approve(em: Em, account: Account, now: Date): Promise<void> {
+  transition(account, 'ACTIVE', now);
+  // Assets activate together with the account: an account-level review covers every asset it asked for.
+  account.assets = account.assets.map((a) => ({ ...a, status: 'ACTIVE' as const }));
+  for (const ubo of await em.find(UboSchema, { accountId: account.id })) transition(ubo, 'VERIFIED', now);
+  for (const doc of await em.find(AccountDocumentSchema, { accountId: account.id, status: 'PENDING_VERIFICATION' })) doc.status = 'ACCEPTED';
+  for (const { asset } of account.assets) {
+    recordEvent(em, {
+      customerId: account.customerId,
+      type: 'ASSET_ACTIVATED',
+      resourceType: 'ASSET',
+      resourceId: account.id,
+      dedupeKey: `${account.id}:${asset}:ASSET_ACTIVATED`,
+      payload: { customerId: account.customerId, accountId: account.id, asset, status: 'ACTIVE', atTime: now.toISOString() },
+      atTime: now,
+    });
+  }
+}
+
+async function reject(em: Em, account: Account, reason: string, now: Date): Promise<void> {
+  const rejected = { code: 'REVIEW_REJECTED', message: reason, details: {} };
+  transition(account, 'ACTION_REQUIRED', now, rejected);
+  for (const ubo of await em.find(UboSchema, { accountId: account.id })) transition(ubo, 'REJECTED', now, rejected);
+  // Rejected documents surface under requirements.errors with this reason until the customer re-uploads.
+  for (const doc of await em.find(AccountDocumentSchema, { accountId: account.id, status: 'PENDING_VERIFICATION' })) {
+    doc.status = 'REJECTED';
+    doc.reason = reason;
+  }
+}

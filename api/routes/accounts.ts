@@ -1,0 +1,143 @@
+import type Koa from 'koa';
+import type { RouteTable } from './define';
+import type { ServiceContext } from '../services/context';
+import type { Em } from '../../db/orm';
+import { CambioError } from '../errors';
+import { listQuerySchema, ListQuery } from '../lists/run-list';
+import { createAccount, CreateAccountInput, getAccount, listAccounts } from '../services/accounts';
+import { addUbo, DocumentInput, patchUbo, uploadDocument, UboInput, UboPatch } from '../services/account-onboarding';
+import { decideAccountReview, submitReview } from '../services/account-review';
+import type { AccountDecision } from '../../workflows/account-review';
+import {
+  accountParams, accountResponse, createAccountBody, createUboBody, documentResponse, patchUboBody, reviewDecisionBody, uboParams,
+  uboResponse, uploadDocumentBody,
+} from '../schemas/accounts';
+
+const TAG = 'Accounts';
+const em = (ctx: Koa.Context): Em => ctx.state.em;
+const body = <T>(ctx: Koa.Context) => ctx.request.body as T;
+
+const listResponse = {
+  type: 'object',
+  properties: {
+    data: { type: 'array', items: accountResponse },
+    meta: { type: 'object', properties: { previousCursor: { type: ['string', 'null'] }, nextCursor: { type: ['string', 'null'] }, total: { type: 'integer' } } },
+  },
+};
+
+export function accountRoutes(table: RouteTable, s: ServiceContext): void {
+  table.add({
+    method: 'post',
+    path: '/api/accounts',
+    summary: 'Create an account owned by a company; it starts ACTION_REQUIRED with its assets ONBOARDING',
+    tag: TAG,
+    body: createAccountBody,
+    bodyRequired: true,
+    response: { status: 201, schema: accountResponse },
+    async handler(ctx) {
+      ctx.body = await createAccount(em(ctx), ctx.state.customerId, body<CreateAccountInput>(ctx));
+      ctx.status = 201;
+    },
+  });
+
+  table.add({
+    method: 'get',
+    path: '/api/accounts',
+    summary: 'List accounts (filters: currentState.status, owner.legalName, createdAt, tags.key, tags.value, assets.asset)',
+    tag: TAG,
+    query: listQuerySchema,
+    response: { status: 200, schema: listResponse },
+    async handler(ctx) {
+      ctx.body = await listAccounts(em(ctx), ctx.state.query as ListQuery, s.config.cursorSecret);
+    },
+  });
+
+  table.add({
+    method: 'get',
+    path: '/api/accounts/:accountId',
+    summary: 'Retrieve an account with its UBOs and requirements',
+    tag: TAG,
+    params: accountParams,
+    response: { status: 200, schema: accountResponse },
+    async handler(ctx) {
+      ctx.body = await getAccount(em(ctx), ctx.params.accountId);
+    },
+  });
+
+  table.add({
+    method: 'post',
+    path: '/api/accounts/:accountId/ubos',
+    summary: 'Add a beneficial owner (PENDING); it adds an ID_DOCUMENT requirement',
+    tag: TAG,
+    params: accountParams,
+    body: createUboBody,
+    bodyRequired: true,
+    response: { status: 201, schema: uboResponse },
+    async handler(ctx) {
+      ctx.body = await addUbo(em(ctx), ctx.params.accountId, body<UboInput>(ctx));
+      ctx.status = 201;
+    },
+  });
+
+  table.add({
+    method: 'patch',
+    path: '/api/accounts/:accountId/ubos/:uboId',
+    summary: 'Change a beneficial owner (only given fields change; ownershipPercentage may be null)',
+    tag: TAG,
+    params: uboParams,
+    body: patchUboBody,
+    bodyRequired: true,
+    response: { status: 200, schema: uboResponse },
+    async handler(ctx) {
+      ctx.body = await patchUbo(em(ctx), ctx.params.accountId, ctx.params.uboId, body<UboPatch>(ctx));
+    },
+  });
+
+  table.add({
+    method: 'post',
+    path: '/api/accounts/:accountId/documents',
+    summary: 'Upload an onboarding document (base64, at most 5 MiB decoded) for one of the requirements',
+    tag: TAG,
+    params: accountParams,
+    body: uploadDocumentBody,
+    bodyRequired: true,
+    response: { status: 201, schema: documentResponse },
+    async handler(ctx) {
+      ctx.body = await uploadDocument(em(ctx), ctx.params.accountId, body<DocumentInput>(ctx));
+      ctx.status = 201;
+    },
+  });
+
+  table.add({
+    method: 'post',
+    path: '/api/accounts/:accountId/review',
+    summary: 'Submit the account for compliance review once nothing is currently due',
+    tag: TAG,
+    params: accountParams,
+    // No body is expected; an empty object is tolerated, anything else is refused.
+    body: { type: 'object', additionalProperties: false, maxProperties: 0 },
+    bodyRequired: false,
+    response: { status: 202, schema: accountResponse, description: 'Accepted: the account is UNDER_REVIEW' },
+    async handler(ctx) {
+      ctx.body = await submitReview(s, em(ctx), ctx.params.accountId);
+      ctx.status = 202;
+    },
+  });
+
+  table.add({
+    method: 'post',
+    path: '/api/sandbox/accounts/:accountId/review',
+    summary: 'Sandbox only: approve or reject an account UNDER_REVIEW as a compliance reviewer would',
+    tag: 'Sandbox',
+    params: accountParams,
+    body: reviewDecisionBody,
+    bodyRequired: true,
+    response: { status: 200, schema: accountResponse },
+    async handler(ctx) {
+      // Production answers as if the route did not exist.
+      if (!s.config.sandbox) throw new CambioError('SANDBOX_DISABLED', 'sandbox endpoints are disabled');
+      const { decision, reason } = body<AccountDecision>(ctx);
+      ctx.body = await decideAccountReview(s, em(ctx), ctx.params.accountId, decision, reason);
+    },
+  });
+}

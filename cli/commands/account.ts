@@ -1,0 +1,58 @@
+import type { Command } from 'commander';
+import { AccountSchema } from '../../db/entities/account';
+import { systemEm, tenantEm } from '../../db/orm';
+import type { Em } from '../../db/orm';
+import { notFound } from '../../api/errors';
+import type { ServiceContext } from '../../api/services/context';
+import type { AccountView } from '../../api/presenters/account';
+import { tagAccount } from '../../api/services/accounts';
+import { decideAccountReview } from '../../api/services/account-review';
+import { output, withServices } from '../context';
+
+/**
+ * Operators act across customers, but the services then run in the account's own tenant scope: the same
+ * code path, and the same isolation, as the customer's API calls.
+ */
+async function accountScope(s: ServiceContext, accountId: string): Promise<Em> {
+  const account = await systemEm(s.orm).findOne(AccountSchema, { id: accountId });
+  if (!account) throw notFound('account');
+  return tenantEm(s.orm, account.customerId);
+}
+
+const summary = (a: AccountView) => `account ${a.id} ${a.currentState.status}`;
+
+export function accountCommands(program: Command): void {
+  const account = program.command('account').description('account onboarding reviews and tags');
+
+  account
+    .command('approve <accountId>')
+    .description('approve an account UNDER_REVIEW: it becomes ACTIVE with all its assets')
+    .option('--json', 'print JSON')
+    .action(async (accountId: string, opts: { json?: boolean }) => {
+      const view = await withServices(async (s) => decideAccountReview(s, await accountScope(s, accountId), accountId, 'APPROVE'));
+      output(!!opts.json, view, summary(view));
+    });
+
+  account
+    .command('reject <accountId>')
+    .description('reject an account UNDER_REVIEW: it returns to ACTION_REQUIRED with the reason')
+    .requiredOption('--reason <reason>', 'why, shown to the customer (at most 255 characters)')
+    .option('--json', 'print JSON')
+    .action(async (accountId: string, opts: { reason: string; json?: boolean }) => {
+      const view = await withServices(async (s) => decideAccountReview(s, await accountScope(s, accountId), accountId, 'REJECT', opts.reason));
+      output(!!opts.json, view, `${summary(view)}: ${opts.reason}`);
+    });
+
+  account
+    .command('tag <accountId>')
+    .description('add or replace (by key) a tag on an account')
+    .requiredOption('--key <key>', 'tag key')
+    .requiredOption('--value <value>', 'tag value')
+    .option('--propagate', 'copy the tag onto every operation created on the account from now on')
+    .option('--json', 'print JSON')
+    .action(async (accountId: string, opts: { key: string; value: string; propagate?: boolean; json?: boolean }) => {
+      const tag = { key: opts.key, value: opts.value, propagate: !!opts.propagate };
+      const view = await withServices(async (s) => tagAccount(await accountScope(s, accountId), accountId, tag));
+      output(!!opts.json, view, `${summary(view)} tagged ${opts.key}=${opts.value}${tag.propagate ? ' (propagates)' : ''}`);
+    });
+}

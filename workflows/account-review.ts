@@ -1,0 +1,46 @@
+// One compliance review round of an account: started when the customer submits the account (UNDER_REVIEW),
+// it waits for a reviewer's decision (an operator through the CLI, or the customer in sandbox mode) and applies
+// it in one activity. A rejected account is resubmitted as a new round with a new workflow id.
+import * as wf from '@temporalio/workflow';
+import type { AccountReviewActivities } from '../activities/account-review';
+
+export interface AccountReviewInput {
+  accountId: string;
+  customerId: string;
+}
+
+export interface AccountDecision {
+  decision: 'APPROVE' | 'REJECT';
+  reason?: string;
+}
+
+export type AccountReviewStatus = 'AWAITING_DECISION' | 'APPLYING' | 'ACTIVE' | 'ACTION_REQUIRED';
+
+export const accountDecisionSignal = wf.defineSignal<[AccountDecision]>('accountDecision');
+// Named apart from other workflows' status queries so `export *` in workflows/index.ts stays unambiguous.
+export const accountReviewStatusQuery = wf.defineQuery<AccountReviewStatus>('status');
+
+// The activity is one short transaction; retried (with the default backoff) until it commits, and idempotent.
+const { applyAccountReview } = wf.proxyActivities<AccountReviewActivities>({ startToCloseTimeout: '30s' });
+
+export async function accountReviewWorkflow(input: AccountReviewInput): Promise<AccountReviewStatus> {
+  let status: AccountReviewStatus = 'AWAITING_DECISION';
+  let decision: AccountDecision | undefined;
+  wf.setHandler(accountReviewStatusQuery, () => status);
+  wf.setHandler(accountDecisionSignal, (d) => {
+    // The first decision wins; a second reviewer racing the first is ignored rather than flipping the outcome.
+    if (decision) {
+      wf.log.warn('ignoring a second decision for the same review round', { accountId: input.accountId, decision: d.decision });
+      return;
+    }
+    decision = d;
+  });
+
+  // No timeout: a review waits for a human as long as it takes.
+  await wf.condition(() => decision !== undefined);
+  const { decision: verdict, reason } = decision!;
+  status = 'APPLYING';
+  const applied = await applyAccountReview({ accountId: input.accountId, decision: verdict, reason });
+  status = applied === 'ACTIVE' ? 'ACTIVE' : 'ACTION_REQUIRED';
+  return status;
+}
