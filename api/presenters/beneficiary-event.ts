@@ -1,0 +1,38 @@
+import type { Beneficiary, PaymentInstruction } from '../../db/entities';
+import { currentState } from '../../domain/states';
+import { holderOf } from './beneficiary';
+
+export type InstructionEventType =
+  | 'BENEFICIARY_PAYMENT_INSTRUCTION_CREATED'
+  | 'BENEFICIARY_PAYMENT_INSTRUCTION_APPROVED'
+  | 'BENEFICIARY_PAYMENT_INSTRUCTION_REJECTED';
+
+/**
+ * The spec's beneficiary instruction event payload, shared by CREATED / APPROVED / REJECTED. It carries the
+ * affected instruction only. Beyond the spec's fields it names `beneficiaryId` and `instruction.id`: without
+ * them a receiver could not make the beneficiary retrieval call the spec sends it to. `taxId` is flattened to
+ * its value, as the spec shows. Pure: the caller passes the transition moment.
+ */
+export function instructionEventPayload(b: Beneficiary, pi: PaymentInstruction, atTime: Date) {
+  return {
+    customerId: b.customerId,
+    beneficiaryId: b.id,
+    holder: eventHolder(b),
+    relationshipType: b.relationshipType,
+    instruction: {
+      id: pi.id,
+      asset: pi.asset,
+      currentState: currentState(pi.states),
+      address: { type: 'PIX', rail: pi.rail, keyType: pi.dictKeyType, key: pi.dictKey },
+    },
+    atTime: atTime.toISOString(),
+  };
+}
+
+// The spec shows the individual holder; a company holder carries its legal name in place of the
+// person's names and birth date.
+function eventHolder(b: Beneficiary) {
+  const h = holderOf(b);
+  if (h.type === 'COMPANY') return { type: h.type, legalName: h.legalName, taxId: h.taxId.value, address: h.address };
+  return { type: h.type, firstName: h.firstName, lastName: h.lastName, taxId: h.taxId.value, dateOfBirth: h.dateOfBirth, address: h.address };
+}

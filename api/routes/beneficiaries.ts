@@ -1,0 +1,94 @@
+import type { RouteTable } from './define';
+import type { ServiceContext } from '../services/context';
+import { CambioError } from '../errors';
+import { listQuerySchema } from '../lists/run-list';
+import {
+  beneficiaryListResponse,
+  beneficiaryParams,
+  beneficiaryResponse,
+  createBeneficiaryBody,
+  instructionParams,
+  instructionReviewBody,
+  paymentInstructionBody,
+} from '../schemas/beneficiaries';
+import {
+  addPaymentInstruction,
+  createBeneficiary,
+  CreateBeneficiary,
+  getBeneficiary,
+  listBeneficiaries,
+  PixInstructionInput,
+} from '../services/beneficiaries';
+import { decideInstruction } from '../services/instruction-review';
+import type { InstructionDecisionRequest } from '../../workflows/instruction-review';
+
+export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
+  table.add({
+    method: 'post',
+    path: '/api/beneficiaries',
+    summary: 'Save a payee with its first PIX payment instruction (PENDING_REVIEW)',
+    tag: 'Beneficiaries',
+    body: createBeneficiaryBody,
+    bodyRequired: true,
+    response: { status: 201, schema: beneficiaryResponse, description: 'The Beneficiary' },
+    async handler(ctx) {
+      ctx.body = await createBeneficiary(s, ctx.state.em, ctx.request.body as CreateBeneficiary);
+      ctx.status = 201;
+    },
+  });
+
+  table.add({
+    method: 'post',
+    path: '/api/beneficiaries/:beneficiaryId/payment-instructions',
+    summary: 'Add a PIX payment instruction (PENDING_REVIEW) to a beneficiary',
+    tag: 'Beneficiaries',
+    params: beneficiaryParams,
+    body: paymentInstructionBody,
+    bodyRequired: true,
+    response: { status: 201, schema: beneficiaryResponse, description: 'The full Beneficiary' },
+    async handler(ctx) {
+      ctx.body = await addPaymentInstruction(s, ctx.state.em, ctx.params.beneficiaryId, ctx.request.body as PixInstructionInput);
+      ctx.status = 201;
+    },
+  });
+
+  table.add({
+    method: 'get',
+    path: '/api/beneficiaries',
+    summary: 'List beneficiaries (summaries); filters on relationshipType and createdAt',
+    tag: 'Beneficiaries',
+    query: listQuerySchema,
+    response: { status: 200, schema: beneficiaryListResponse },
+    async handler(ctx) {
+      ctx.body = await listBeneficiaries(ctx.state.em, ctx.state.query, s.config.cursorSecret);
+    },
+  });
+
+  table.add({
+    method: 'get',
+    path: '/api/beneficiaries/:beneficiaryId',
+    summary: 'Retrieve a beneficiary with all its payment instructions',
+    tag: 'Beneficiaries',
+    params: beneficiaryParams,
+    response: { status: 200, schema: beneficiaryResponse },
+    async handler(ctx) {
+      ctx.body = await getBeneficiary(ctx.state.em, ctx.params.beneficiaryId);
+    },
+  });
+
+  table.add({
+    method: 'post',
+    path: '/api/sandbox/payment-instructions/:instructionId/review',
+    summary: 'Sandbox: approve or reject a PENDING_REVIEW payment instruction as compliance would',
+    tag: 'Sandbox',
+    params: instructionParams,
+    body: instructionReviewBody,
+    bodyRequired: true,
+    response: { status: 200, schema: beneficiaryResponse, description: 'The updated Beneficiary' },
+    async handler(ctx) {
+      if (!s.config.sandbox) throw new CambioError('SANDBOX_DISABLED', 'sandbox endpoints are disabled on this deployment');
+      const { decision, reason } = ctx.request.body as InstructionDecisionRequest;
+      ctx.body = await decideInstruction(s, ctx.state.em, ctx.params.instructionId, decision, reason);
+    },
+  });
+}

@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto';
+import { LockMode } from '@mikro-orm/core';
+import type { Em } from '../../db/orm';
+import { Beneficiary, BeneficiarySchema, PaymentInstruction, PaymentInstructionSchema } from '../../db/entities';
+import { recordEvent } from '../../db/repositories/events';
+import { DictKeyType, isValidDictKey } from '../../domain/dict-key';
+import { initialStates } from '../../domain/states';
+import { isValidTaxId, normalizeTaxId } from '../../domain/tax-id';
+import { CambioError, notFound, validationError } from '../errors';
+import { FieldCatalogue } from '../lists/filter-fields';
+import { ListQuery, Page, runList } from '../lists/run-list';
+import { Holder, presentBeneficiary, presentBeneficiarySummary } from '../presenters/beneficiary';
+import { instructionEventPayload } from '../presenters/beneficiary-event';
+import { RELATIONSHIP_TYPES } from '../schemas/beneficiaries';
+import { instructionReviewWorkflowId } from '../../workflows/ids';
+import type { ServiceContext } from './context';
+import { enqueueWorkflowStart, startAfterCommit, WorkflowStartRequest } from './workflow-starts';
+
+export interface PixInstructionInput {
+  type: 'PIX';
+  asset: string;
+  dictKeyType: DictKeyType;
+  dictKey: string;
+}
+
+export interface CreateBeneficiary {
+  holder: Holder;
+  relationshipType: Beneficiary['relationshipType'];
+  paymentInstruction: PixInstructionInput;
+}
+
+// PIX settles in reais only (docs/decisions.md, Onboarding).
+const PIX_ASSET = 'BRL';
+
+/** Creates a beneficiary with its first instruction (PENDING_REVIEW) and starts that instruction's review. */
+export async function createBeneficiary(s: ServiceContext, em: Em, input: CreateBeneficiary) {
+  const holder = checkHolder(input.holder);
+  checkInstruction(input.paymentInstruction, '/paymentInstruction');
+  const now = new Date();
+  const beneficiaryId = randomUUID();
+  const start = await em.transactional(async (tx) => {
+    const b = tx.create(BeneficiarySchema, {
+      id: beneficiaryId,
+      customerId: customerIdOf(em),
+      holder: holder as unknown as Record<string, unknown>,
+      relationshipType: input.relationshipType,
+      createdAt: now,
+      updatedAt: now,
+    });
+    return newInstruction(tx, b, input.paymentInstruction, now);
+  });
+  await startAfterCommit(s.orm, s.temporal, s.config.taskQueue, start);
+  return getBeneficiary(em, beneficiaryId);
+}
+
+/** Adds a PIX instruction (PENDING_REVIEW) to a beneficiary of the caller; returns the full beneficiary. */
+export async function addPaymentInstruction(s: ServiceContext, em: Em, beneficiaryId: string, input: PixInstructionInput) {
+  checkInstruction(input, '');
+  const now = new Date();
+  const start = await em.transactional(async (tx) => {
+    // The lock serialises concurrent additions, so the duplicate check below cannot race.
+    const b = await tx.findOne(BeneficiarySchema, { id: beneficiaryId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!b) throw notFound('beneficiary');
+    // The same key twice would be two reviews of one payee; once rejected, it may be submitted again.
+    const same = await tx.findOne(PaymentInstructionSchema, {
+      beneficiaryId,
+      dictKeyType: input.dictKeyType,
+      dictKey: input.dictKey,
+      status: { $ne: 'REJECTED' },
+    });
+    if (same) {
+      throw new CambioError('INVALID_STATE', `this beneficiary already has a ${same.status} instruction for that DICT key`, {
+        instructionId: same.id,
+        status: same.status,
+      });
+    }
+    b.updatedAt = now;
+    return newInstruction(tx, b, input, now);
+  });
+  await startAfterCommit(s.orm, s.temporal, s.config.taskQueue, start);
+  return getBeneficiary(em, beneficiaryId);
+}
+
+/** The full beneficiary, re-read from the database (`refresh`: a review may have changed it meanwhile). */
+export async function getBeneficiary(em: Em, beneficiaryId: string) {
+  const b = await em.findOne(BeneficiarySchema, { id: beneficiaryId }, { refresh: true });
+  if (!b) throw notFound('beneficiary');
+  const instructions = await em.find(
+    PaymentInstructionSchema,
+    { beneficiaryId },
+    { orderBy: { createdAt: 'asc', id: 'asc' }, refresh: true },
+  );
+  return presentBeneficiary(b, instructions);
+}
+
+// docs/decisions.md, "Lists and filters": beneficiaries filter on relationshipType and createdAt.
+const CATALOGUE: FieldCatalogue = {
+  relationshipType: { type: 'enum', values: RELATIONSHIP_TYPES, sql: 'b.relationship_type' },
+  createdAt: { type: 'timestamp', sql: 'b.created_at' },
+};
+
+export async function listBeneficiaries(em: Em, query: ListQuery, cursorSecret: string) {
+  const page: Page<Beneficiary> = await runList(em, { entity: BeneficiarySchema, from: 'beneficiaries b', alias: 'b', catalogue: CATALOGUE }, query, cursorSecret);
+  const counts = await instructionCounts(em, page.data.map((b) => b.id));
+  return { data: page.data.map((b) => presentBeneficiarySummary(b, counts.get(b.id) ?? 0)), meta: page.meta };
+}
+
+async function instructionCounts(em: Em, beneficiaryIds: string[]): Promise<Map<string, number>> {
+  if (beneficiaryIds.length === 0) return new Map();
+  // One grouped query per page; the customer condition repeats the tenant scope the ids came from.
+  const rows: { beneficiary_id: string; n: number }[] = await em.getConnection().execute(
+    `select beneficiary_id, count(*)::int as n from payment_instructions
+     where customer_id = ? and beneficiary_id in (${beneficiaryIds.map(() => '?').join(', ')}) group by beneficiary_id`,
+    [customerIdOf(em), ...beneficiaryIds],
+  );
+  return new Map(rows.map((r) => [r.beneficiary_id, r.n]));
+}
+
+/**
+ * Inserts the instruction, its CREATED event and its review workflow's outbox row in the caller's
+ * transaction; returns the start request to run after COMMIT.
+ */
+function newInstruction(tx: Em, b: Beneficiary, input: PixInstructionInput, now: Date): WorkflowStartRequest {
+  const pi: PaymentInstruction = tx.create(PaymentInstructionSchema, {
+    id: randomUUID(),
+    beneficiaryId: b.id,
+    customerId: b.customerId,
+    asset: input.asset,
+    rail: 'PIX_KEY',
+    dictKeyType: input.dictKeyType,
+    dictKey: input.dictKey,
+    status: 'PENDING_REVIEW',
+    states: initialStates('PENDING_REVIEW', now),
+    createdAt: now,
+    updatedAt: now,
+  });
+  recordEvent(tx, {
+    customerId: b.customerId,
+    type: 'BENEFICIARY_PAYMENT_INSTRUCTION_CREATED',
+    resourceType: 'BENEFICIARY',
+    resourceId: pi.id,
+    payload: instructionEventPayload(b, pi, now),
+    dedupeKey: `${pi.id}:CREATED`,
+    atTime: now,
+  });
+  const start = instructionReviewStart(pi.id, b.customerId);
+  enqueueWorkflowStart(tx, start);
+  return start;
+}
+
+/** The review workflow of one instruction: one id per instruction, so a retried start finds the same run. */
+export function instructionReviewStart(instructionId: string, customerId: string): WorkflowStartRequest {
+  return {
+    workflowId: instructionReviewWorkflowId(instructionId),
+    workflowType: 'instructionReviewWorkflow',
+    args: [{ instructionId, customerId }],
+    searchAttributes: { CustomerId: customerId },
+  };
+}
+
+/** Check digits and birth date (beyond the schema); returns the holder with its tax id in bare form. */
+function checkHolder(holder: Holder): Holder {
+  if (!isValidTaxId(holder.taxId.type, holder.taxId.value)) {
+    throw validationError('/holder/taxId/value', `is not a valid ${holder.taxId.type}`);
+  }
+  const value = normalizeTaxId(holder.taxId.type, holder.taxId.value);
+  if (holder.type === 'INDIVIDUAL') {
+    // Compared as YYYY-MM-DD strings in UTC: a person born today is not accepted until tomorrow.
+    if (holder.dateOfBirth >= new Date().toISOString().slice(0, 10)) throw validationError('/holder/dateOfBirth', 'must be in the past');
+    return { ...holder, taxId: { type: 'CPF', value } };
+  }
+  return { ...holder, taxId: { type: 'CNPJ', value } };
+}
+
+/** `path` is where the instruction sits in the body: `/paymentInstruction` on create, the root on add. */
+function checkInstruction(input: PixInstructionInput, path: string): void {
+  if (!isValidDictKey(input.dictKeyType, input.dictKey)) {
+    throw validationError(`${path}/dictKey`, `is not a valid ${input.dictKeyType} DICT key`);
+  }
+  if (input.asset !== PIX_ASSET) {
+    throw new CambioError('RAIL_ASSET_MISMATCH', `PIX instructions pay out in ${PIX_ASSET}, not ${input.asset}`, {
+      rail: 'PIX_KEY',
+      asset: input.asset,
+      allowedAssets: [PIX_ASSET],
+    });
+  }
+}
+
+function customerIdOf(em: Em): string {
+  const scope = em.getFilterParams<{ customerId?: string }>('tenant');
+  if (!scope?.customerId) throw new Error('beneficiaries are written in a customer scope only');
+  return scope.customerId;
+}

@@ -1,0 +1,46 @@
+import type { Command } from 'commander';
+import { PaymentInstructionSchema } from '../../db/entities';
+import { systemEm, tenantEm } from '../../db/orm';
+import { CambioError } from '../../domain/errors';
+import { isUuid } from '../../api/lists/filter-fields';
+import type { ServiceContext } from '../../api/services/context';
+import { decideInstruction } from '../../api/services/instruction-review';
+import type { InstructionDecision } from '../../workflows/instruction-review';
+import { output, withServices } from '../context';
+
+/**
+ * Operators act across customers: the instruction is found with the system scope, then decided through the
+ * same service as the sandbox route, in the scope of the customer that owns it.
+ */
+async function decide(s: ServiceContext, instructionId: string, decision: InstructionDecision, reason?: string) {
+  if (!isUuid(instructionId)) throw new CambioError('VALIDATION_ERROR', `instruction id must be a UUID, got "${instructionId}"`);
+  const found = await systemEm(s.orm).findOne(PaymentInstructionSchema, { id: instructionId });
+  if (!found) throw new CambioError('NOT_FOUND', `payment instruction ${instructionId} not found`);
+  return decideInstruction(s, tenantEm(s.orm, found.customerId), instructionId, decision, reason);
+}
+
+function report(json: boolean, instructionId: string, beneficiary: Awaited<ReturnType<typeof decide>>): void {
+  const pi = beneficiary.paymentInstructions.find((p) => p.id === instructionId);
+  output(json, beneficiary, `instruction ${instructionId} ${pi?.currentState.status ?? 'unknown'} (beneficiary ${beneficiary.id})`);
+}
+
+export function instructionCommands(program: Command): void {
+  const instruction = program.command('instruction').description('review beneficiary payment instructions');
+  instruction
+    .command('approve <instructionId>')
+    .description('approve a PENDING_REVIEW payment instruction')
+    .option('--json', 'print the updated beneficiary as JSON')
+    .action(async (instructionId: string, opts: { json?: boolean }) => {
+      const beneficiary = await withServices((s) => decide(s, instructionId, 'APPROVE'));
+      report(!!opts.json, instructionId, beneficiary);
+    });
+  instruction
+    .command('reject <instructionId>')
+    .description('reject a PENDING_REVIEW payment instruction')
+    .requiredOption('--reason <reason>', 'why; stored as the rejection reason message')
+    .option('--json', 'print the updated beneficiary as JSON')
+    .action(async (instructionId: string, opts: { reason: string; json?: boolean }) => {
+      const beneficiary = await withServices((s) => decide(s, instructionId, 'REJECT', opts.reason));
+      report(!!opts.json, instructionId, beneficiary);
+    });
+}

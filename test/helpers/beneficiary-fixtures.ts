@@ -1,0 +1,65 @@
+import { randomInt } from 'node:crypto';
+import { cnpjCheckDigits, cpfCheckDigits } from '../../domain/tax-id';
+import type { DictKeyType } from '../../domain/dict-key';
+import { eventually, idem, stack, TestCustomer } from './stack';
+
+// Any 9 (CPF) or 12 (CNPJ) base digits get valid check digits; a repeated digit is rejected by design.
+const digits = (n: number) => Array.from({ length: n }, () => String(randomInt(10))).join('');
+const notAllSame = (s: string) => s.split('').some((c) => c !== s[0]);
+
+export function validCpf(): string {
+  let base = digits(9);
+  while (!notAllSame(base)) base = digits(9);
+  return base + cpfCheckDigits(base);
+}
+
+export function validCnpj(): string {
+  let base = digits(12);
+  while (!notAllSame(base)) base = digits(12);
+  return base + cnpjCheckDigits(base);
+}
+
+export const testAddress = { addressLine1: 'Av. Paulista, 1000', addressLine2: 'Conj. 12', city: 'São Paulo', state: 'SP', country: 'BR', postalCode: '01310-100' };
+
+export function individualHolder(overrides: Record<string, unknown> = {}) {
+  return {
+    type: 'INDIVIDUAL',
+    firstName: 'Maria',
+    lastName: 'Silva',
+    taxId: { value: validCpf(), type: 'CPF' },
+    dateOfBirth: '1988-04-12',
+    address: testAddress,
+    ...overrides,
+  };
+}
+
+export function pixInstruction(dictKeyType: DictKeyType, dictKey: string, asset = 'BRL') {
+  return { type: 'PIX', asset, dictKeyType, dictKey };
+}
+
+export function beneficiaryBody(instruction: Record<string, unknown> = pixInstruction('EMAIL', 'maria@example.com'), extra: Record<string, unknown> = {}) {
+  return { holder: individualHolder(), relationshipType: 'THIRD_PARTY', paymentInstruction: instruction, ...extra };
+}
+
+/**
+ * A beneficiary whose one PIX instruction is APPROVED, reached the way a client would: create, then the
+ * sandbox review. For withdrawal tests, which need an approved instruction to pay out to.
+ */
+export async function approvedInstruction(customer: TestCustomer, key: { dictKeyType: DictKeyType; dictKey: string }) {
+  const { http } = await stack();
+  const created = await http.post('/api/beneficiaries').set(customer.auth).set(idem()).send(beneficiaryBody(pixInstruction(key.dictKeyType, key.dictKey)));
+  if (created.status !== 201) throw new Error(`beneficiary creation failed: ${created.status} ${JSON.stringify(created.body)}`);
+  const beneficiaryId: string = created.body.id;
+  const instructionId: string = created.body.paymentInstructions[0].id;
+  const reviewed = await http
+    .post(`/api/sandbox/payment-instructions/${instructionId}/review`)
+    .set(customer.auth)
+    .set(idem())
+    .send({ decision: 'APPROVE' });
+  if (reviewed.status !== 200) throw new Error(`instruction approval failed: ${reviewed.status} ${JSON.stringify(reviewed.body)}`);
+  const beneficiary = await eventually(
+    async () => (await http.get(`/api/beneficiaries/${beneficiaryId}`).set(customer.auth)).body,
+    (b) => b.paymentInstructions?.[0]?.currentState?.status === 'APPROVED',
+  );
+  return { beneficiaryId, instructionId, beneficiary };
+}
