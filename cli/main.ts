@@ -1,10 +1,16 @@
 import { Command } from 'commander';
 import { CambioError } from '../domain/errors';
 import { customerCommands } from './commands/customer';
+import { accountCommands } from './commands/account';
+import { instructionCommands } from './commands/instruction';
+import { operationCommands } from './commands/operation';
 
 const program = new Command();
 program.name('cambio').description('Cambio operator CLI: acts through the same services and workflows as the API');
 customerCommands(program);
+accountCommands(program);
+instructionCommands(program);
+operationCommands(program);
 
 program.parseAsync(process.argv).catch((err) => {
   if (err instanceof CambioError) {

@@ -1,1 +1,4 @@
 // The worker's workflow bundle: every workflow type Cambio runs.
+export * from './instruction-review';
+export * from './account-review';
+export * from './operation';

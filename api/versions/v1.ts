@@ -2,6 +2,12 @@ import { RouteTable } from '../routes/define';
 import type { ServiceContext } from '../services/context';
 import type { ApiVersion } from './index';
 import { authRoutes } from '../routes/auth';
+import { accountRoutes } from '../routes/accounts';
+import { beneficiaryRoutes } from '../routes/beneficiaries';
+import { quoteRoutes } from '../routes/quotes';
+import { operationRoutes } from '../routes/operations';
+import { operationSandboxRoutes } from '../routes/operation-sandbox';
+import { balanceRoutes } from '../routes/balances';
 
 /** Version 1: the interface of ../shared/spec/interface.md with docs/decisions.md. */
 export const v1: ApiVersion = {
@@ -9,6 +15,12 @@ export const v1: ApiVersion = {
   routes(services: ServiceContext) {
     const table = new RouteTable();
     authRoutes(table, services);
+    accountRoutes(table, services);
+    beneficiaryRoutes(table, services);
+    quoteRoutes(table, services);
+    operationRoutes(table, services);
+    operationSandboxRoutes(table, services);
+    balanceRoutes(table);
     return table;
   },
 };

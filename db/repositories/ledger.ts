@@ -57,12 +57,17 @@ export async function post(em: Em, write: LedgerWrite): Promise<boolean> {
     if (p.book !== 'available' && p.book !== 'held') throw new Error(`unknown customer book ${p.book}`);
     const available = p.book === 'available' ? p.amount.toFixed() : '0';
     const held = p.book === 'held' ? p.amount.toFixed() : '0';
+    // A zero row first, then the delta: Postgres checks CHECK constraints on an INSERT's proposed row even
+    // when ON CONFLICT turns it into an update, so a negative delta cannot ride on the insert.
+    await em.execute(
+      `insert into balances (account_id, asset, customer_id, available, held, updated_at) values (?, ?, ?, 0, 0, now())
+       on conflict (account_id, asset) do nothing`,
+      [p.accountId, p.asset, write.customerId],
+    );
     try {
       await em.execute(
-        `insert into balances (account_id, asset, customer_id, available, held, updated_at) values (?, ?, ?, ?, ?, now())
-         on conflict (account_id, asset) do update
-           set available = balances.available + excluded.available, held = balances.held + excluded.held, updated_at = now()`,
-        [p.accountId, p.asset, write.customerId, available, held],
+        `update balances set available = available + ?, held = held + ?, updated_at = now() where account_id = ? and asset = ?`,
+        [available, held, p.accountId, p.asset],
       );
     } catch (err) {
       if ((err as { code?: string }).code === '23514') {

@@ -18,14 +18,18 @@ export async function getOp(c: TestCustomer, id: string) {
 export const untilStatus = (c: TestCustomer, id: string, status: string, timeoutMs = 20000) =>
   eventually(() => getOp(c, id), (op) => op.currentState?.status === status, timeoutMs);
 
-/** Funds an account the way money really arrives: a same-asset deposit paid through PIX and reconciled. */
+/**
+ * Funds an account the way money really arrives: a deposit paid through a rail and reconciled. Stablecoins
+ * arrive through CRYPTO, BRL through PIX, other fiat as BRL paid by PIX and converted at a fixed target.
+ */
 export async function fund(c: TestCustomer, accountId: string, asset: string, value: string) {
   const { http } = await stack();
-  const q = await quote(c, { accountId, sourceAsset: asset, targetAsset: asset, sourceAmount: value });
-  const rail = ['USDC', 'USDT', 'EURC', 'BRLT'].includes(asset) ? 'CRYPTO' : 'PIX_KEY';
-  const dep = await http.post('/api/operations/deposit').set(c.auth).set(idem()).send({ accountId, quoteId: q.id, fundingInstruction: { rail } });
+  const crypto = ['USDC', 'USDT', 'EURC', 'BRLT'].includes(asset);
+  const paidIn = crypto || asset === 'BRL' ? asset : 'BRL';
+  const q = await quote(c, { accountId, sourceAsset: paidIn, targetAsset: asset, targetAmount: value });
+  const dep = await http.post('/api/operations/deposit').set(c.auth).set(idem()).send({ accountId, quoteId: q.id, fundingInstruction: { rail: crypto ? 'CRYPTO' : 'PIX_KEY' } });
   if (dep.status !== 201) throw new Error(`deposit failed: ${dep.status} ${JSON.stringify(dep.body)}`);
-  const paid = await http.post(`/api/sandbox/operations/${dep.body.id}/inbound-payment`).set(c.auth).set(idem()).send({ amount: { value, asset } });
+  const paid = await http.post(`/api/sandbox/operations/${dep.body.id}/inbound-payment`).set(c.auth).set(idem()).send({ amount: { value: q.sourceAmount.value, asset: q.sourceAmount.asset } });
   if (paid.status !== 200) throw new Error(`inbound payment failed: ${paid.status} ${JSON.stringify(paid.body)}`);
   await untilStatus(c, dep.body.id, 'COMPLETED');
 }
