@@ -11,12 +11,15 @@ const http = require('node:http');
 const path = require('node:path');
 const { ensureTemporalBinaries, isPortFree, ROOT } = require('./lib/temporal-binary');
 const { ensurePostgres, redact } = require('./lib/postgres');
-const { startDevServer, waitForTemporal, ensureSearchAttributes } = require('./lib/temporal-server');
+const { startDevServer, waitForTemporal, waitForWorker, ensureSearchAttributes } = require('./lib/temporal-server');
 const { spawnChild, describeExit } = require('./lib/children');
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/cambio';
 const READY_TIMEOUT_MS = Number(process.env.START_READY_TIMEOUT_MS || 120000);
 const DEV_SERVER_DB = path.join(ROOT, '.cambio', 'temporal-dev.db');
+
+// A closed pipe (`npm start | head`) must not kill us before we stop the children.
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
 
 const log = (msg) => console.log(`[start] ${msg}`);
 const fail = (msg) => console.error(`[start] ${msg}`);
@@ -46,15 +49,18 @@ async function stopAll(code, reason) {
   process.exit(code);
 }
 
-let signals = 0;
+// Ctrl-C reaches every process of the terminal's group, and npm forwards it to us once more: a repeat within a
+// second is the same request. A later one means "stop waiting": kill what is left and leave.
+let firstSignalAt = 0;
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(signal, () => {
-    signals += 1;
-    if (signals > 1) {
-      // Second Ctrl-C: no more waiting.
+    if (firstSignalAt) {
+      if (Date.now() - firstSignalAt < 1000) return;
+      fail(`${signal} received again; killing what is left`);
       for (const c of started) if (c.running()) c.proc.kill('SIGKILL');
       process.exit(1);
     }
+    firstSignalAt = Date.now();
     stopAll(0, `${signal} received`);
   });
 }
@@ -148,6 +154,9 @@ async function main() {
   const base = `http://127.0.0.1:${port}`;
   log(`Waiting for ${base}/readyz`);
   await waitForReady(`${base}/readyz`);
+  if (stopping) return;
+  // /readyz speaks for the API; workflows also need the worker to poll its task queue.
+  await waitForWorker(temporalAddress, namespace, taskQueue, READY_TIMEOUT_MS, () => (stopping ? 'stopping' : undefined));
   if (stopping) return;
 
   const cliEnv = [];

@@ -21,7 +21,8 @@ function prefixLines(stream, prefix, out) {
 }
 
 /**
- * Spawns `command args` with stdout/stderr prefixed by `[name]`. Returns
+ * Spawns `command args` with stdout/stderr prefixed by `[name]` (options: cwd, env, quietStdout to drop stdout,
+ * quietAfterStop to drop all output once stop() was called). Returns
  * `{ name, proc, exited, running(), stop(timeoutMs) }`; `exited` resolves to `{ code, signal }` and never rejects
  * (a spawn error resolves with code 127 after printing the error).
  */
@@ -37,7 +38,8 @@ function spawnChild(name, command, args, options = {}) {
   // quietAfterStop: drop the output a process writes while shutting down on our request (the Temporal dev
   // server logs a screenful of harmless connection warnings then).
   const sink = (out) => ({ write: (s) => (options.quietAfterStop && stopping ? true : out.write(s)) });
-  prefixLines(proc.stdout, prefix, sink(process.stdout));
+  if (options.quietStdout) proc.stdout.resume();
+  else prefixLines(proc.stdout, prefix, sink(process.stdout));
   prefixLines(proc.stderr, prefix, sink(process.stderr));
   const exited = new Promise((resolve) => {
     proc.once('error', (err) => {

@@ -98,6 +98,35 @@ async function waitForTemporal(address, namespace = 'default', timeoutMs = 60000
 }
 
 /**
+ * Resolves once some worker polls `taskQueue` for workflow tasks (DescribeTaskQueue lists a poller); rejects after
+ * timeoutMs, or as soon as `abort()` returns a reason.
+ */
+async function waitForWorker(address, namespace, taskQueue, timeoutMs = 60000, abort) {
+  const deadline = Date.now() + timeoutMs;
+  const connection = await connect(address);
+  try {
+    for (;;) {
+      const reason = abort && abort();
+      if (reason) throw new Error(`No worker polled task queue ${taskQueue}: ${reason}`);
+      try {
+        const res = await connection.workflowService.describeTaskQueue({
+          namespace,
+          taskQueue: { name: taskQueue, kind: 1 /* TASK_QUEUE_KIND_NORMAL */ },
+          taskQueueType: 1 /* TASK_QUEUE_TYPE_WORKFLOW */,
+        });
+        if (res.pollers && res.pollers.length) return;
+      } catch {
+        // not there yet
+      }
+      if (Date.now() > deadline) throw new Error(`No worker polled task queue ${taskQueue} within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  } finally {
+    await connection.close().catch(() => {});
+  }
+}
+
+/**
  * Registers the search attributes of workflows/search-attributes.ts on an external server where they are missing
  * (operator service ListSearchAttributes / AddSearchAttributes). Returns the names it added.
  */
@@ -145,18 +174,19 @@ async function ensureSearchAttributes(address, namespace = 'default', options = 
 /**
  * Starts `temporal server start-dev` on 127.0.0.1 with the search attributes registered.
  * Options: temporal (binary path, required), dbFile (persist there; omitted = in memory), port / uiPort (default:
- * 7233 / 8233 when free, otherwise free ports), headless (no Web UI), namespace, log, onChild(child) (called at
+ * 7233 / 8233 when free, otherwise free ports), headless (no Web UI), namespace, logLevel (server log level,
+ * default warn), quiet (drop the server's stdout banner), log, onChild(child) (called at
  * spawn, so a caller can stop a server that is still starting).
  * Resolves `{ address, uiUrl, child, stop() }` once the frontend answers for the namespace.
  */
 async function startDevServer(options) {
-  const { temporal, dbFile, headless = false, namespace = 'default' } = options;
+  const { temporal, dbFile, headless = false, namespace = 'default', logLevel = 'warn', quiet = false } = options;
   const log = options.log || ((msg) => console.log(msg));
   const host = '127.0.0.1';
   const port = options.port || (await preferredOrFreePort(7233, host));
   const uiPort = headless ? undefined : options.uiPort || (await preferredOrFreePort(port === 7233 ? 8233 : 0, host));
   const args = ['server', 'start-dev', '--ip', host, '--port', String(port), '--namespace', namespace,
-    '--log-level', 'warn'];
+    '--log-level', logLevel];
   if (headless) args.push('--headless');
   else args.push('--ui-port', String(uiPort));
   if (dbFile) {
@@ -166,7 +196,7 @@ async function startDevServer(options) {
   for (const [name, type] of Object.entries(loadSearchAttributes())) args.push('--search-attribute', `${name}=${type}`);
 
   log(`Starting Temporal dev server on ${host}:${port}${dbFile ? ` (state in ${dbFile.startsWith(ROOT + path.sep) ? path.relative(ROOT, dbFile) : dbFile})` : ' (in memory)'}`);
-  const child = spawnChild('temporal', temporal, args, { cwd: ROOT, quietAfterStop: true });
+  const child = spawnChild('temporal', temporal, args, { cwd: ROOT, quietAfterStop: true, quietStdout: quiet });
   if (options.onChild) options.onChild(child);
   const address = `${host}:${port}`;
   let exitInfo;
@@ -194,6 +224,7 @@ module.exports = {
   startDevServer,
   ensureSearchAttributes,
   waitForTemporal,
+  waitForWorker,
   loadSearchAttributes,
   splitAddress,
 };

@@ -1,0 +1,160 @@
+#!/usr/bin/env node
+'use strict';
+// `npm test`: unit and integration tests against real services, nothing shared with `npm start`.
+//   Postgres of DATABASE_URL (started if local and down) → a fresh database cambio_test_<pid>_<time> →
+//   Temporal (TEMPORAL_ADDRESS, or an in-memory dev server on free ports) → mocha → dev server stopped and the
+//   database dropped. Exit code: mocha's. Extra arguments go to mocha: `npm test -- --grep quotes`,
+//   `npm test -- test/unit/money.test.ts` (explicit files replace the default globs).
+// The last line of output reads `N passed, N failed`.
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
+const { ensureTemporalBinaries, freePort, ROOT } = require('./lib/temporal-binary');
+const { ensurePostgres, createDatabase, dropDatabase, withDatabase, databaseName, redact } = require('./lib/postgres');
+const { startDevServer, waitForTemporal, ensureSearchAttributes } = require('./lib/temporal-server');
+
+const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/cambio';
+const DEFAULT_SPECS = ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'];
+const MOCHA_BIN = path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js');
+const REPORTER = path.join(__dirname, 'lib', 'mocha-summary-reporter.js');
+const SUMMARY_LINE = /^\d+ passed, \d+ failed$/m;
+
+// A closed pipe (`npm test | head`) must not kill us before we clean up.
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
+
+const log = (msg) => console.error(`[test] ${msg}`);
+
+let devServer; // the dev server's child process, known from the moment it is spawned
+let testDatabaseUrl;
+let mocha;
+let interrupted = false;
+
+let cleaning;
+/** Stops the dev server and drops the test database; every caller awaits the same single run. */
+function cleanup() {
+  cleaning ??= (async () => {
+    if (devServer) await devServer.stop(10000);
+    if (testDatabaseUrl) {
+      await dropDatabase(testDatabaseUrl).catch((err) =>
+        log(`could not drop database ${databaseName(testDatabaseUrl)}: ${err.message}`));
+    }
+  })();
+  return cleaning;
+}
+
+// Ctrl-C reaches every process of the terminal's group and npm forwards it once more: repeats within a second
+// are the same request; a later one exits at once.
+let firstSignalAt = 0;
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => {
+    if (interrupted) {
+      if (Date.now() - firstSignalAt >= 1000) process.exit(130);
+      return;
+    }
+    interrupted = true;
+    firstSignalAt = Date.now();
+    log(`${signal} received; cleaning up`);
+    if (mocha && mocha.exitCode === null) mocha.kill('SIGTERM');
+    cleanup().finally(() => process.exit(130));
+  });
+}
+
+/** Mocha arguments: default globs unless the caller named spec files, our reporter unless they chose one. */
+function mochaArgs(extra) {
+  const namesSpecs = extra.some((a) => !a.startsWith('-') && (a.includes('*') || fs.existsSync(path.resolve(ROOT, a))));
+  const choosesReporter = extra.some((a) => a === '-R' || a === '--reporter' || a.startsWith('--reporter='));
+  const choosesColor = extra.some((a) => /^--(no-)?colou?rs?$|^-c$|^-C$/.test(a));
+  return [
+    ...(namesSpecs ? [] : DEFAULT_SPECS),
+    ...(choosesReporter ? [] : ['--reporter', REPORTER]),
+    ...(!choosesColor && process.stdout.isTTY ? ['--color'] : []),
+    ...extra,
+  ];
+}
+
+function runMocha(args, env) {
+  return new Promise((resolve) => {
+    let sawSummary = false;
+    let tail = '';
+    mocha = spawn(process.execPath, [MOCHA_BIN, ...args], { cwd: ROOT, env, stdio: ['inherit', 'pipe', 'inherit'] });
+    mocha.stdout.on('data', (chunk) => {
+      process.stdout.write(chunk);
+      tail = (tail + chunk.toString('utf8')).slice(-4000);
+      if (SUMMARY_LINE.test(tail.replace(/\x1b\[[0-9;]*m/g, ''))) sawSummary = true;
+    });
+    mocha.on('error', (err) => {
+      log(`could not run mocha: ${err.message}`);
+      resolve({ code: 1, sawSummary });
+    });
+    mocha.on('close', (code, signal) => resolve({ code: code === null ? 1 : code, signal, sawSummary }));
+  });
+}
+
+async function main() {
+  const extra = process.argv.slice(2);
+  const baseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
+  await ensurePostgres(baseUrl, { log });
+  const { testServer, temporal } = ensureTemporalBinaries({ log });
+
+  let temporalAddress = process.env.TEMPORAL_ADDRESS;
+  const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
+  if (temporalAddress) {
+    log(`Temporal: external server at ${temporalAddress}`);
+    await waitForTemporal(temporalAddress, namespace, 60000);
+    await ensureSearchAttributes(temporalAddress, namespace, { log });
+  } else {
+    // In memory, headless, on a free port: independent of a running `npm start` and of other test runs.
+    const server = await startDevServer({
+      temporal,
+      port: await freePort(),
+      headless: true,
+      namespace,
+      logLevel: 'error',
+      quiet: true,
+      log,
+      onChild: (child) => {
+        devServer = child;
+      },
+    });
+    temporalAddress = server.address;
+  }
+  if (interrupted) return 130;
+
+  testDatabaseUrl = withDatabase(baseUrl, `cambio_test_${process.pid}_${Date.now()}`);
+  await createDatabase(testDatabaseUrl);
+  log(`Database ${redact(testDatabaseUrl)} (dropped afterwards)`);
+  if (interrupted) return 130;
+
+  const env = {
+    ...process.env,
+    DATABASE_URL: testDatabaseUrl,
+    TEMPORAL_ADDRESS: temporalAddress,
+    TEMPORAL_NAMESPACE: namespace,
+    TEMPORAL_TEST_SERVER_PATH: testServer,
+    CI: process.env.CI || 'true',
+  };
+  const result = await runMocha(mochaArgs(extra), env);
+  await cleanup();
+  if (interrupted) return 130;
+  if (!result.sawSummary) {
+    // Mocha died before its reporter finished (a test file that does not compile, for one): say so plainly.
+    log(`mocha exited (${result.signal ? `signal ${result.signal}` : `code ${result.code}`}) before reporting results`);
+    console.log('0 passed, 1 failed');
+    return result.code || 1;
+  }
+  return result.code;
+}
+
+main().then(
+  async (code) => {
+    await cleanup();
+    process.exit(interrupted ? 130 : code);
+  },
+  async (err) => {
+    log(err && err.message ? err.message : String(err));
+    await cleanup();
+    console.log('0 passed, 1 failed');
+    process.exit(1);
+  },
+);
