@@ -2,6 +2,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { jwks } from './services/signing-keys';
 import { bearerAuth } from './middleware/auth';
+import { customerRateLimiter } from './middleware/rate-limit';
 import { jsonBody, DEFAULT_BODY_LIMIT } from './middleware/json-body';
 import { requestContext } from './middleware/request-context';
 import { openApiDocument } from './openapi';
@@ -15,7 +16,9 @@ const isDocumentUpload = (ctx: Koa.Context) => ctx.method === 'POST' && /^\/api\
 export function createApp(services: ServiceContext): Koa {
   const app = new Koa();
   app.proxy = true;
-  const { middleware: versioned, tables } = versionDispatcher(services, bearerAuth(services.config, services.orm, services.signingKey));
+  const limiter = customerRateLimiter({ perSecond: services.config.rateLimitPerSecond, burst: services.config.rateLimitBurst });
+  const authenticate = bearerAuth(services.config, services.orm, services.signingKey, limiter);
+  const { middleware: versioned, tables } = versionDispatcher(services, authenticate);
 
   const platform = new Router();
   platform.get('/healthz', (ctx) => {

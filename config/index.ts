@@ -17,6 +17,8 @@ export interface Config {
   jwtIssuer: string;
   jwtAudience: string;
   cursorSecret: string;
+  rateLimitPerSecond: number;
+  rateLimitBurst: number;
 }
 
 const bool = (v: string | undefined, fallback: boolean) =>
@@ -48,5 +50,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jwtAudience: env.JWT_AUDIENCE || 'cambio-api',
     // Cursors are HMAC-signed so a client cannot forge a position; the key only needs to be stable per deployment.
     cursorSecret: env.CURSOR_SECRET || 'cambio-dev-cursor-secret',
+    rateLimitPerSecond: int(env.RATE_LIMIT_PER_SECOND, 500, 'RATE_LIMIT_PER_SECOND'),
+    rateLimitBurst: int(env.RATE_LIMIT_BURST, 1000, 'RATE_LIMIT_BURST'),
   };
 }

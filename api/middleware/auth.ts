@@ -9,12 +9,13 @@ import type { KeyPair } from '../services/signing-keys';
  * Bearer auth. On success the request gets its customer id and an EntityManager scoped to that customer
  * by the tenant filter: handlers cannot forget isolation because they never hold another scope.
  */
-export function bearerAuth(config: Config, orm: Orm, key: KeyPair) {
+export function bearerAuth(config: Config, orm: Orm, key: KeyPair, afterAuth: (ctx: Koa.Context) => void = () => {}) {
   return (ctx: Koa.Context): void => {
     const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(ctx.get('Authorization'));
     if (!match) throw new CambioError('UNAUTHORIZED', 'missing or malformed Authorization: Bearer header');
     const customerId = verifyToken(config, key, match[1]);
     ctx.state.customerId = customerId;
     ctx.state.em = tenantEm(orm, customerId);
+    afterAuth(ctx);
   };
 }
