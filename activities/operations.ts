@@ -5,7 +5,8 @@ import { systemEm } from '../db/orm';
 import { AccountSchema, InboundPaymentSchema, Operation, OperationSchema, OperationStatus, QuoteSchema } from '../db/entities';
 import { recordEvent } from '../db/repositories/events';
 import { post } from '../db/repositories/ledger';
-import { Dec } from '../domain/money';
+import type { AssetCode } from '../domain/assets';
+import { Dec, formatAmount } from '../domain/money';
 import { releasePostings, settlePostings } from '../domain/postings';
 import { Reason, transition } from '../domain/states';
 import { operationEventPayload } from '../api/presenters/operation-event';
@@ -115,7 +116,7 @@ export function createOperationActivities(deps: ActivityDeps) {
         if (op.status !== 'FAILED') {
           const reason: Reason = wrongAsset
             ? { code: 'ASSET_MISMATCH', message: `expected ${op.sourceAsset}, received ${wrongAsset.asset}`, details: { expectedAsset: op.sourceAsset, receivedAsset: wrongAsset.asset } }
-            : { code: 'AMOUNT_MISMATCH', message: `expected ${op.sourceAmount.toFixed()} ${op.sourceAsset}, received ${received.toFixed()}`, details: { expected: amount(op.sourceAmount, op.sourceAsset), received: amount(received, op.sourceAsset) } };
+            : { code: 'AMOUNT_MISMATCH', message: `expected ${formatAmount(op.sourceAmount, op.sourceAsset as AssetCode)} ${op.sourceAsset}, received ${formatAmount(received, op.sourceAsset as AssetCode)}`, details: { expected: amount(op.sourceAmount, op.sourceAsset), received: amount(received, op.sourceAsset) } };
           const at = new Date();
           transition(op, 'FAILED', at, reason);
           await emitEvent(em, op, 'OPERATION_FAILED', at);
