@@ -23,7 +23,8 @@ export const holdDecisionSignal = wf.defineSignal<[HoldDecision]>('holdDecision'
 export const statusQuery = wf.defineQuery<string>('status');
 
 const acts = wf.proxyActivities<Activities>({
-  startToCloseTimeout: '30s',
+  // Each activity is one short database transaction; a worker that died holding one is noticed after this.
+  startToCloseTimeout: '10s',
   // Infrastructure hiccups retry forever with a capped back-off; business failures are non-retryable.
   retry: { initialInterval: '200ms', maximumInterval: '10s', backoffCoefficient: 2 },
 });

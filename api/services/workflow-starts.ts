@@ -43,15 +43,31 @@ export async function startWorkflow(temporal: Client, taskQueue: string, req: Wo
   }
 }
 
-export async function forgetWorkflowStart(orm: Orm, workflowId: string): Promise<void> {
+async function forgetWorkflowStart(orm: Orm, workflowId: string): Promise<void> {
   await orm.em.fork().getConnection().execute('delete from workflow_starts where workflow_id = ?', [workflowId]);
 }
+
+/** Outbox, step 2 and 3: start (or find) the workflow, then forget the row. Safe to repeat. */
+async function startAndForget(orm: Orm, temporal: Client, taskQueue: string, req: WorkflowStartRequest): Promise<void> {
+  await startWorkflow(temporal, taskQueue, req);
+  await forgetWorkflowStart(orm, req.workflowId);
+}
+
+const PENDING = 'select workflow_id, workflow_type, args, search_attributes from workflow_starts';
+
+type PendingRow = { workflow_id: string; workflow_type: string; args: unknown[]; search_attributes: Record<string, string> };
+
+const toRequest = (row: PendingRow): WorkflowStartRequest => ({
+  workflowId: row.workflow_id,
+  workflowType: row.workflow_type,
+  args: row.args,
+  searchAttributes: row.search_attributes,
+});
 
 /** After COMMIT: start now rather than waiting for the relay. A failure here is left to the relay. */
 export async function startAfterCommit(orm: Orm, temporal: Client, taskQueue: string, req: WorkflowStartRequest): Promise<boolean> {
   try {
-    await startWorkflow(temporal, taskQueue, req);
-    await forgetWorkflowStart(orm, req.workflowId);
+    await startAndForget(orm, temporal, taskQueue, req);
     return true;
   } catch {
     return false;
@@ -60,17 +76,18 @@ export async function startAfterCommit(orm: Orm, temporal: Client, taskQueue: st
 
 /** The relay: starts what a crash left in the outbox. Rows younger than `minAgeSeconds` belong to a live request. */
 export async function relayWorkflowStarts(orm: Orm, temporal: Client, taskQueue: string, minAgeSeconds = 5, batch = 50): Promise<number> {
-  const rows = await orm.em.fork().getConnection().execute(
-    `select workflow_id, workflow_type, args, search_attributes from workflow_starts
-     where created_at < now() - make_interval(secs => ?) order by created_at limit ?`,
+  const rows = (await orm.em.fork().getConnection().execute(
+    `${PENDING} where created_at < now() - make_interval(secs => ?) order by created_at limit ?`,
     [minAgeSeconds, batch],
-  );
-  let started = 0;
-  for (const row of rows) {
-    const req: WorkflowStartRequest = { workflowId: row.workflow_id, workflowType: row.workflow_type, args: row.args, searchAttributes: row.search_attributes };
-    await startWorkflow(temporal, taskQueue, req);
-    await forgetWorkflowStart(orm, req.workflowId);
-    started++;
-  }
-  return started;
+  )) as PendingRow[];
+  for (const row of rows) await startAndForget(orm, temporal, taskQueue, toRequest(row));
+  return rows.length;
+}
+
+/** Starts the workflow an outbox row still waits for, now. False when there is no such row. */
+export async function startPendingWorkflow(orm: Orm, temporal: Client, taskQueue: string, workflowId: string): Promise<boolean> {
+  const rows = (await orm.em.fork().getConnection().execute(`${PENDING} where workflow_id = ?`, [workflowId])) as PendingRow[];
+  if (!rows[0]) return false;
+  await startAndForget(orm, temporal, taskQueue, toRequest(rows[0]));
+  return true;
 }

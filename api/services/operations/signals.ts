@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Em } from '../../../db/orm';
 import { InboundPaymentSchema, Operation, OperationSchema } from '../../../db/entities';
 import type { AssetCode } from '../../../domain/assets';
@@ -10,6 +11,7 @@ import { holdDecisionSignal, HoldDecision, inboundPaymentSignal, replaySignal } 
 import { notFound } from '../../errors';
 import type { ServiceContext } from '../context';
 import { getOperation } from './read';
+import { startPendingWorkflow } from '../workflow-starts';
 
 // How long a sandbox or CLI call waits for the workflow to act before answering with what it sees.
 const SETTLE_WAIT_MS = 10_000;
@@ -43,8 +45,9 @@ export async function recordInboundPayment(s: ServiceContext, em: Em, operationI
   const value = parseAmountValue(body.amount.value, body.amount.asset, { path: '/amount/value' });
   const before = op.states.length;
   const fork = em.fork();
+  const paymentId = randomUUID();
   fork.create(InboundPaymentSchema, {
-    id: randomUUID(),
+    id: paymentId,
     operationId,
     customerId: op.customerId,
     amount: value,
@@ -58,9 +61,30 @@ export async function recordInboundPayment(s: ServiceContext, em: Em, operationI
     if ((err as { code?: string }).code === '23505') throw new CambioError('VALIDATION_ERROR', 'endToEndId was already recorded', { errors: [{ path: '/endToEndId', message: 'already recorded' }] });
     throw err;
   }
-  await s.temporal.workflow.getHandle(operationWorkflowId(operationId)).signal(inboundPaymentSignal, { paymentId: operationId });
+  try {
+    await signalDeposit(s, operationId, paymentId);
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+    // The workflow finished: its replay window closed. Nothing will ever reconcile this payment, so refuse it.
+    await em.fork().nativeDelete(InboundPaymentSchema, { id: paymentId });
+    throw new CambioError('INVALID_STATE', 'the replay window of this deposit has closed', { status: op.status, type: op.type });
+  }
   if (op.status !== 'FAILED') await waitFor(em, operationId, (o) => o.states.length > before && o.status !== 'PROCESSING');
   return getOperation(em.fork(), operationId);
+}
+
+/**
+ * Signals a deposit's workflow. If it was never started (the API died between COMMIT and the start, and the
+ * relay has not run yet), start it from its outbox row first rather than refusing the payment.
+ */
+async function signalDeposit(s: ServiceContext, operationId: string, paymentId: string): Promise<void> {
+  const handle = s.temporal.workflow.getHandle(operationWorkflowId(operationId));
+  try {
+    await handle.signal(inboundPaymentSignal, { paymentId });
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError) || !(await startPendingWorkflow(s.orm, s.temporal, s.config.taskQueue, operationWorkflowId(operationId)))) throw err;
+    await handle.signal(inboundPaymentSignal, { paymentId });
+  }
 }
 
 /** Operator: re-run a failed deposit's reconciliation over every payment recorded so far. */
@@ -69,7 +93,13 @@ export async function replayDeposit(s: ServiceContext, em: Em, operationId: stri
   const reason = currentState(op.states).reason?.code;
   if (op.type !== 'DEPOSIT' || op.status !== 'FAILED' || reason === 'DEPOSIT_EXPIRED') throw invalidState(op, 'a DEPOSIT whose reconciliation FAILED');
   const before = op.updatedAt.getTime();
-  await s.temporal.workflow.getHandle(operationWorkflowId(operationId)).signal(replaySignal);
+  try {
+    await s.temporal.workflow.getHandle(operationWorkflowId(operationId)).signal(replaySignal);
+  } catch (err) {
+    // A FAILED reconciliation ran in the workflow, so it started: gone now means its replay window closed.
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+    throw new CambioError('INVALID_STATE', 'the replay window of this deposit has closed', { status: op.status, type: op.type });
+  }
   await waitFor(em, operationId, (o) => o.status === 'COMPLETED' || o.updatedAt.getTime() > before);
   return getOperation(em.fork(), operationId);
 }

@@ -1,0 +1,157 @@
+// The deposit's timers on a time-skipping Temporal test server: the 24 h deposit window expires an unpaid
+// deposit, a failed reconciliation stays replayable for 7 days, and after that a replay is refused.
+// Postgres is the real shared one; only Temporal's clock is virtual.
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import Decimal from 'decimal.js';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, DefaultLogger, Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { systemEm, tenantEm } from '../../db/orm';
+import { CambioError } from '../../domain/errors';
+import { createActivities } from '../../activities';
+import type { ServiceContext } from '../../api/services/context';
+import { createDeposit } from '../../api/services/operations/deposit';
+import { recordInboundPayment, replayDeposit } from '../../api/services/operations/signals';
+import { operationWorkflowId } from '../../workflows/ids';
+import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { activeAccount } from '../helpers/fixtures';
+import { balance, getOp, quote } from '../helpers/money';
+import { newCustomer, stack, TestCustomer } from '../helpers/stack';
+
+const DAY = 86400;
+// temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD (every attribute of ours is a Keyword).
+const INDEXED_VALUE_KEYWORD = 2;
+
+describe('deposit timers (time skipping)', () => {
+  let env: TestWorkflowEnvironment;
+  let bundle: WorkflowBundleWithSourceMap;
+  let ctx: ServiceContext;
+  let c: TestCustomer;
+  let accountId: string;
+  const taskQueue = `cambio-timers-${randomUUID()}`;
+
+  before(async function () {
+    const serverPath = process.env.TEMPORAL_TEST_SERVER_PATH;
+    if (!serverPath) {
+      process.stderr.write('deposit timers: skipped, TEMPORAL_TEST_SERVER_PATH is not set (`npm test` sets it to the time-skipping test server)\n');
+      this.skip();
+    }
+    this.timeout(120000);
+    // The stack installs the SDK runtime (with its logger): it must exist before the test environment's.
+    const { services, config } = await stack();
+    env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: serverPath! } } });
+    // The test server rejects starts carrying unregistered search attributes; register ours as npm test does.
+    await env.connection.operatorService.addSearchAttributes({
+      namespace: env.namespace ?? 'default',
+      searchAttributes: Object.fromEntries(Object.keys(SEARCH_ATTRIBUTES).map((name) => [name, INDEXED_VALUE_KEYWORD])),
+    });
+    bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
+    // The windows the spec names, whatever the environment configures.
+    ctx = { ...services, temporal: env.client, config: { ...config, taskQueue, depositWindowSeconds: DAY, replayWindowSeconds: 7 * DAY } };
+    c = await newCustomer('Timers Ltda');
+    accountId = (await activeAccount(c, ['BRL'])).id;
+  });
+
+  after(async () => {
+    await env?.teardown();
+  });
+
+  /** Runs `fn` while a worker on the test server serves this file's task queue. */
+  async function withWorker<T>(fn: () => Promise<T>): Promise<T> {
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: bundle,
+      activities: createActivities({ config: ctx.config, orm: ctx.orm, rates: ctx.rates, temporal: env.client }),
+    });
+    return worker.runUntil(fn);
+  }
+
+  const em = () => tenantEm(ctx.orm, c.customerId);
+  const workflow = (operationId: string) => env.client.workflow.getHandle<() => Promise<string>>(operationWorkflowId(operationId));
+  const statuses = (op: { states: Array<{ status: string }> }) => op.states.map((s) => s.status);
+  const count = async (query: string, params: unknown[]) => Number(((await systemEm(ctx.orm).execute(query, params)) as Array<{ n: string }>)[0].n);
+
+  /** A BRL deposit of `value` through PIX, its workflow started on the test server. */
+  async function openDeposit(value: string) {
+    const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: value });
+    const dep = await createDeposit(ctx, em(), { accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
+    expect(dep.currentState.status).to.equal('REQUESTED');
+    expect(await count('select count(*) as n from workflow_starts where workflow_id = ?', [operationWorkflowId(dep.id)]), 'started, not left to the relay').to.equal(0);
+    return dep;
+  }
+
+  it('expires an unpaid deposit after the 24 h window: FAILED with DEPOSIT_EXPIRED and its event', async () => {
+    const before = await balance(c, accountId, 'BRL');
+    await withWorker(async () => {
+      const dep = await openDeposit('100.00');
+      await env.sleep('23 hours');
+      expect((await getOp(c, dep.id)).currentState.status, 'still open an hour before the window closes').to.equal('REQUESTED');
+
+      expect(await workflow(dep.id).result()).to.equal('FAILED');
+      const op = await getOp(c, dep.id);
+      expect(statuses(op)).to.deep.equal(['REQUESTED', 'FAILED']);
+      expect(op.currentState.reason.code).to.equal('DEPOSIT_EXPIRED');
+      expect(await count(`select count(*) as n from events where resource_id = ? and type = 'OPERATION_FAILED'`, [dep.id])).to.equal(1);
+      expect(await count(`select count(*) as n from ledger_transactions where operation_id = ?`, [dep.id])).to.equal(0);
+
+      // A payment arriving after expiry is refused, not recorded.
+      const late = await recordInboundPayment(ctx, em(), dep.id, { amount: { value: '100.00', asset: 'BRL' } }).catch((e: unknown) => e);
+      expect(late).to.be.instanceOf(CambioError).and.to.have.property('code', 'INVALID_STATE');
+      expect(await count('select count(*) as n from inbound_payments where operation_id = ?', [dep.id])).to.equal(0);
+    });
+    expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
+  });
+
+  it('keeps a short-paid deposit replayable: 3 days later a top-up and a replay complete it, credited once', async () => {
+    const before = await balance(c, accountId, 'BRL');
+    await withWorker(async () => {
+      const dep = await openDeposit('100.00');
+      const short = await recordInboundPayment(ctx, em(), dep.id, { amount: { value: '60.00', asset: 'BRL' } });
+      expect(short.currentState.status).to.equal('FAILED');
+      expect(short.currentState.reason?.code).to.equal('AMOUNT_MISMATCH');
+
+      await env.sleep('3 days');
+      expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
+      expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
+
+      // Recorded after the failure, the top-up waits for an operator's replay.
+      const topUp = await recordInboundPayment(ctx, em(), dep.id, { amount: { value: '40.00', asset: 'BRL' } });
+      expect(topUp.currentState.status).to.equal('FAILED');
+      const replayed = await replayDeposit(ctx, em(), dep.id);
+      expect(replayed.currentState.status).to.equal('COMPLETED');
+      expect(statuses(replayed)).to.deep.equal(['REQUESTED', 'FAILED', 'PROCESSING', 'COMPLETED']);
+      expect(replayed.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal(['60.00', '40.00']);
+      expect(await workflow(dep.id).result()).to.equal('COMPLETED');
+      expect(await count(`select count(*) as n from ledger_transactions where key = ?`, [`${dep.id}:settle`])).to.equal(1);
+      expect(await count(`select count(*) as n from events where resource_id = ? and type = 'OPERATION_COMPLETED'`, [dep.id])).to.equal(1);
+    });
+    expect(await balance(c, accountId, 'BRL')).to.deep.include({ available: new Decimal(before.available).plus('100.00').toFixed(2), held: before.held });
+  });
+
+  it('refuses a replay once the 7-day replay window has passed', async () => {
+    const before = await balance(c, accountId, 'BRL');
+    await withWorker(async () => {
+      const dep = await openDeposit('100.00');
+      await recordInboundPayment(ctx, em(), dep.id, { amount: { value: '60.00', asset: 'BRL' } });
+      await recordInboundPayment(ctx, em(), dep.id, { amount: { value: '40.00', asset: 'BRL' } });
+      const start = await env.currentTimeMs();
+      // The workflow closes when the replay window's timer fires.
+      expect(await workflow(dep.id).result()).to.equal('FAILED');
+      expect((await env.currentTimeMs()) - start).to.be.at.least(7 * DAY * 1000 - 60_000);
+
+      const refused = await replayDeposit(ctx, em(), dep.id).catch((e: unknown) => e);
+      expect(refused).to.be.instanceOf(CambioError);
+      expect(refused).to.have.property('code', 'INVALID_STATE');
+      // A payment arriving after the window closed is refused and not kept: nothing could reconcile it.
+      const late = await recordInboundPayment(ctx, em(), dep.id, { amount: { value: '1.00', asset: 'BRL' } }).catch((e: unknown) => e);
+      expect(late).to.have.property('code', 'INVALID_STATE');
+      expect(await count(`select count(*) as n from inbound_payments where operation_id = ?`, [dep.id])).to.equal(2);
+      const op = await getOp(c, dep.id);
+      expect(statuses(op)).to.deep.equal(['REQUESTED', 'FAILED']);
+      expect(op.currentState.reason.code).to.equal('AMOUNT_MISMATCH');
+      expect(await count(`select count(*) as n from ledger_transactions where operation_id = ?`, [dep.id])).to.equal(0);
+    });
+    expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
+  });
+});
