@@ -3,6 +3,7 @@
 // with the same VALIDATION_ERROR shape.
 import { ASSETS } from '../../domain/assets';
 import { DOCUMENT_TYPES } from '../../domain/requirements';
+import { addressSchema, text } from './common';
 
 export const INDUSTRIES = [
   'AGRICULTURE', 'CONSTRUCTION', 'EDUCATION', 'ENERGY', 'FINANCIAL_SERVICES', 'HEALTHCARE', 'HOSPITALITY',
@@ -16,7 +17,6 @@ export type AccountStatus = (typeof ACCOUNT_STATUSES)[number];
 // Reasons land in a varchar(255) column of account_documents; longer text is refused, not truncated.
 export const MAX_REASON_LENGTH = 255;
 
-const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength }) as const;
 const uuid = { type: 'string', format: 'uuid' } as const;
 
 export const taxIdSchema = {
@@ -26,19 +26,6 @@ export const taxIdSchema = {
   properties: { value: text(32), type: { type: 'string', enum: ['CPF', 'CNPJ'] } },
 } as const;
 
-export const addressSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['addressLine1', 'city', 'country', 'postalCode'],
-  properties: {
-    addressLine1: text(200),
-    addressLine2: text(200),
-    city: text(100),
-    state: text(100),
-    country: { type: 'string', pattern: '^[A-Z]{2}$' },
-    postalCode: text(20),
-  },
-} as const;
 
 const ownershipPercentage = { type: 'number', minimum: 0, maximum: 100 } as const;
 

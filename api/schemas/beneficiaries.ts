@@ -1,22 +1,4 @@
-import { assetCode, idParams } from './common';
-
-// Free text is bounded so a stored beneficiary (and every event that copies its holder) stays small.
-const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength, pattern: '\\S' }) as const;
-
-export const addressSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['addressLine1', 'city', 'country', 'postalCode'],
-  properties: {
-    addressLine1: text(200),
-    addressLine2: text(200),
-    city: text(100),
-    state: text(100),
-    // ISO 3166-1 alpha-2, upper case as the spec's examples write it.
-    country: { type: 'string', pattern: '^[A-Z]{2}$' },
-    postalCode: text(20),
-  },
-} as const;
+import { addressSchema, assetCode, idParams, text } from './common';
 
 // The check digits are verified by the service (VALIDATION_ERROR at /holder/taxId/value).
 const taxIdOf = (type: 'CPF' | 'CNPJ') =>

@@ -16,3 +16,22 @@ export const idParams = (...names: string[]) => ({
   required: names,
   properties: Object.fromEntries(names.map((n) => [n, uuid])),
 });
+
+// Free text is bounded and must hold something besides blanks, so stored records (and every event that copies
+// them) stay small and meaningful.
+export const text = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength, pattern: '\\S' }) as const;
+
+export const addressSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['addressLine1', 'city', 'country', 'postalCode'],
+  properties: {
+    addressLine1: text(200),
+    addressLine2: text(200),
+    city: text(100),
+    state: text(100),
+    // ISO 3166-1 alpha-2, upper case as the spec's examples write it.
+    country: { type: 'string', pattern: '^[A-Z]{2}$' },
+    postalCode: text(20),
+  },
+} as const;
