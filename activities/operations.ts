@@ -62,10 +62,12 @@ export function createOperationActivities(deps: ActivityDeps) {
       });
     },
 
+    /** PROCESSING, settlement and COMPLETED in one transaction: the history shows each step, one round trip. */
     async completeOperation(input: { operationId: string }): Promise<OperationStatus> {
       return inTx(async (em) => {
         const op = await lock(em, input.operationId);
         if (FINAL.includes(op.status)) return op.status;
+        transition(op, 'PROCESSING', new Date());
         await complete(em, op);
         return op.status;
       });

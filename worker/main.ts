@@ -1,11 +1,12 @@
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import pino from 'pino';
 import { loadConfig } from '../config';
 import { openOrm } from '../db/orm';
 import { DEFAULT_MID_RATES, TableRateSource } from '../domain/rates';
 import { createActivities } from '../activities';
 import { relayWorkflowStarts } from '../api/services/workflow-starts';
+import { buildWorkflowBundle } from './build-bundle';
 
 // How often the outbox relay looks for workflow starts that a crashed API left behind.
 const RELAY_INTERVAL_MS = 2000;
@@ -13,6 +14,7 @@ const RELAY_INTERVAL_MS = 2000;
 export async function runWorker(opts: { shutdownSignals?: NodeJS.Signals[] } = {}) {
   const config = loadConfig();
   const log = pino({ level: config.logLevel, base: { service: 'cambio-worker' } });
+  Runtime.install({ logger: new DefaultLogger(sdkLevel(config.logLevel)) });
   const orm = await openOrm(config.databaseUrl);
   const clientConnection = await Connection.connect({ address: config.temporalAddress });
   const temporal = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
@@ -21,7 +23,7 @@ export async function runWorker(opts: { shutdownSignals?: NodeJS.Signals[] } = {
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.taskQueue,
-    workflowsPath: require.resolve('../workflows'),
+    workflowBundle: { codePath: await buildWorkflowBundle() },
     activities: createActivities({ config, orm, rates: new TableRateSource(DEFAULT_MID_RATES), temporal }),
     shutdownGraceTime: '10s',
   });
@@ -39,6 +41,12 @@ export async function runWorker(opts: { shutdownSignals?: NodeJS.Signals[] } = {
     await connection.close();
     await orm.close(true);
   }
+}
+
+/** The SDK's own log lines follow LOG_LEVEL too (its levels are a subset of pino's). */
+function sdkLevel(level: string): LogLevel {
+  const map: Record<string, LogLevel> = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', fatal: 'ERROR', silent: 'ERROR' };
+  return map[level] ?? 'INFO';
 }
 
 if (require.main === module) {

@@ -56,10 +56,12 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
         return status;
       }
       for (;;) {
+        // Counted before the activity: a replay sent right after its FAILED commit may be delivered in the same
+        // activation as the activity's result, and signals are applied first.
+        const seen = replays;
         track(await acts.reconcileDeposit({ operationId }));
         if (status === 'COMPLETED') return status;
         // A failed reconciliation stays open: later payments are recorded, an operator's replay re-runs it.
-        const seen = replays;
         if (!(await wf.condition(() => replays > seen, seconds(input.replayWindowSeconds)))) return status;
       }
     }
@@ -83,7 +85,6 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
     }
     case 'SWAP':
     case 'TRANSFER': {
-      track(await acts.setOperationStatus({ operationId, status: 'PROCESSING' }));
       try {
         track(await acts.completeOperation({ operationId }));
       } catch (err) {

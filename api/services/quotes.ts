@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Em } from '../../db/orm';
-import { AccountSchema, QuoteSchema } from '../../db/entities';
+import { AccountSchema, Quote, QuoteSchema } from '../../db/entities';
 import type { AssetCode } from '../../domain/assets';
 import { parseAmountValue } from '../../domain/money';
 import { computeQuote, formatRate } from '../../domain/quote-math';
@@ -22,7 +22,7 @@ export interface CreateQuote {
  * paid in, not one the account holds.
  */
 export async function createQuote(em: Em, rates: RateSource, ttlSeconds: number, input: CreateQuote) {
-  const account = await em.findOne(AccountSchema, { id: input.accountId });
+  const account = await em.findOne(AccountSchema, { id: input.accountId }, { fields: ['id', 'customerId', 'legalName'] });
   if (!account) throw notFound('account');
   const result = computeQuote({
     rates,
@@ -32,7 +32,7 @@ export async function createQuote(em: Em, rates: RateSource, ttlSeconds: number,
     targetAmount: input.targetAmount === undefined ? undefined : parseAmountValue(input.targetAmount, input.targetAsset, { path: '/targetAmount' }),
   });
   const now = new Date();
-  const quote = em.create(QuoteSchema, {
+  const quote: Quote = {
     id: randomUUID(),
     customerId: account.customerId,
     accountId: account.id,
@@ -48,7 +48,8 @@ export async function createQuote(em: Em, rates: RateSource, ttlSeconds: number,
     consumedAt: null,
     consumedBy: null,
     createdAt: now,
-  });
-  await em.flush();
+  };
+  // A plain insert: one statement, no unit-of-work flush or transaction around a single row.
+  await em.insert(QuoteSchema, quote);
   return presentQuote(quote, account.legalName);
 }

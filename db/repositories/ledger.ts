@@ -46,37 +46,47 @@ export async function post(em: Em, write: LedgerWrite): Promise<boolean> {
     [txId, write.key, write.operationId, write.description],
   );
   if (inserted.length === 0) return false;
-  for (const p of write.postings) {
-    await em.execute(
-      `insert into ledger_entries (id, transaction_id, account_id, book, asset, amount, created_at) values (?, ?, ?, ?, ?, ?, now())`,
-      [randomUUID(), txId, p.accountId, p.book, p.asset, p.amount.toFixed()],
-    );
-  }
+  await em.execute(
+    `insert into ledger_entries (id, transaction_id, account_id, book, asset, amount, created_at) values ${write.postings.map(() => '(?, ?, ?, ?, ?, ?, now())').join(', ')}`,
+    write.postings.flatMap((p) => [randomUUID(), txId, p.accountId, p.book, p.asset, p.amount.toFixed()]),
+  );
+  // One update per (account, asset): a hold moves available and held of the same row together.
+  const moves = new Map<string, { accountId: string; asset: string; available: Dec; held: Dec }>();
   for (const p of write.postings) {
     if (!p.accountId) continue;
     if (p.book !== 'available' && p.book !== 'held') throw new Error(`unknown customer book ${p.book}`);
-    const available = p.book === 'available' ? p.amount.toFixed() : '0';
-    const held = p.book === 'held' ? p.amount.toFixed() : '0';
-    // A zero row first, then the delta: Postgres checks CHECK constraints on an INSERT's proposed row even
-    // when ON CONFLICT turns it into an update, so a negative delta cannot ride on the insert.
-    await em.execute(
-      `insert into balances (account_id, asset, customer_id, available, held, updated_at) values (?, ?, ?, 0, 0, now())
-       on conflict (account_id, asset) do nothing`,
-      [p.accountId, p.asset, write.customerId],
-    );
-    try {
-      await em.execute(
-        `update balances set available = available + ?, held = held + ?, updated_at = now() where account_id = ? and asset = ?`,
-        [available, held, p.accountId, p.asset],
-      );
-    } catch (err) {
-      if ((err as { code?: string }).code === '23514') {
-        throw new CambioError('INSUFFICIENT_FUNDS', `insufficient available ${p.asset} balance`, { asset: p.asset });
-      }
-      throw err;
-    }
+    const key = `${p.accountId}:${p.asset}`;
+    const move = moves.get(key) ?? { accountId: p.accountId, asset: p.asset, available: new Dec(0), held: new Dec(0) };
+    move[p.book] = move[p.book].plus(p.amount);
+    moves.set(key, move);
+  }
+  for (const m of moves.values()) {
+    await moveBalance(em, write.customerId, m.accountId, m.asset, m.available.toFixed(), m.held.toFixed());
   }
   return true;
+}
+
+/**
+ * Adds the deltas to a running balance. The row is updated in place; only the first movement of an asset on an
+ * account inserts it (a zero row, then the update), because Postgres checks CHECK constraints on an INSERT's
+ * proposed row even when ON CONFLICT turns it into an update.
+ */
+async function moveBalance(em: Em, customerId: string, accountId: string, asset: string, available: string, held: string): Promise<void> {
+  const update = () =>
+    em.execute(`update balances set available = available + ?, held = held + ?, updated_at = now() where account_id = ? and asset = ? returning 1`, [available, held, accountId, asset]);
+  try {
+    if ((await update()).length > 0) return;
+    await em.execute(
+      `insert into balances (account_id, asset, customer_id, available, held, updated_at) values (?, ?, ?, 0, 0, now()) on conflict (account_id, asset) do nothing`,
+      [accountId, asset, customerId],
+    );
+    await update();
+  } catch (err) {
+    if ((err as { code?: string }).code === '23514') {
+      throw new CambioError('INSUFFICIENT_FUNDS', `insufficient available ${asset} balance`, { asset });
+    }
+    throw err;
+  }
 }
 
 export interface BalanceRow {
