@@ -1,0 +1,148 @@
+// npm run bench:api — POST /api/quotes and GET /api/accounts at 20 concurrent clients against the real stack
+// (API and worker as child processes, Postgres, a Temporal dev server), and in the same run the ceiling: a bare
+// Koa route doing one `pg` insert of a quote-sized row (bench/ceiling-server.ts, its own process and port).
+// Targets: quotes >= 0.7x the ceiling's requests/s, quotes p99 < 50 ms, API and worker RSS < 400 MB each.
+// Knobs: BENCH_CONCURRENCY (20), BENCH_REQUESTS (3000 per measured phase, at least), BENCH_MIN_PHASE_MS (5000:
+// a phase also runs until this long has passed, so the fast ceiling is not measured over half a second),
+// BENCH_WARMUP (300). The per-customer rate limit is lifted in the bench (see bench/lib/stack.ts).
+import { Client } from 'pg';
+import { CpuMeter, CpuReport, postgresPids, rssOf, waitForQuiet } from './lib/proc';
+import { closedLoop, LoadResult, now, Recorder } from './lib/load';
+import { expectStatus, JsonClient } from './lib/http';
+import { activeAccount, createAccount, newCustomer } from './lib/cambio';
+import { Child, log, Stack, waitFor200, withStack } from './lib/stack';
+import { banner, cpuTable, fmt, ok, rssLine, table } from './lib/report';
+
+/* eslint-disable @typescript-eslint/no-var-requires */
+const { freePort } = require('../scripts/lib/temporal-binary');
+
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 20);
+const REQUESTS = Number(process.env.BENCH_REQUESTS || 3000);
+const WARMUP = Number(process.env.BENCH_WARMUP || 300);
+const MIN_PHASE_MS = Number(process.env.BENCH_MIN_PHASE_MS || 5000);
+
+const emptyCpu: CpuReport = { wallSeconds: 0, cores: 0, groups: [], machineBusyPct: NaN, otherPctOfCore: NaN };
+
+interface Phase {
+  name: string;
+  result: LoadResult;
+  cpu: CpuReport;
+  /** API RSS (MiB) right after the phase: growth from phase to phase is visible. */
+  apiRssMb?: number;
+}
+
+async function main(stack: Stack) {
+  const rssAtStart = { api: rssOf(stack.api!.proc.pid), worker: rssOf(stack.worker!.proc.pid) };
+  // --- set-up: a customer, one ACTIVE account to quote on, and nine more so the list returns a full page of 10.
+  const customer = await newCustomer(stack.databaseUrl, stack.apiUrl, 'Bench Ltda', CONCURRENCY);
+  const accountId = await activeAccount(customer, ['BRL', 'USD']);
+  for (let i = 0; i < 9; i++) await createAccount(customer, ['BRL', 'USD'], `Bench Filial ${i + 1} Ltda`);
+  log(`customer ${customer.customerId}, account ${accountId} ACTIVE (+9 more accounts)`);
+
+  // --- the ceiling: a scratch table shaped like quotes, served by a bare Koa process.
+  const pg = new Client({ connectionString: stack.databaseUrl });
+  await pg.connect();
+  await pg.query('create table bench_ceiling (like quotes including all)');
+  await pg.end();
+  const ceilingPort = await freePort();
+  const ceilingChild: Child = stack.spawnTsx('ceiling', 'bench/ceiling-server.ts', {
+    ...(process.env as Record<string, string>),
+    DATABASE_URL: stack.databaseUrl,
+    PORT: String(ceilingPort),
+  });
+  await waitFor200(`http://127.0.0.1:${ceilingPort}/readyz`, 60000, () => (ceilingChild.running() ? undefined : 'ceiling server exited'));
+  const ceiling = new JsonClient(`http://127.0.0.1:${ceilingPort}`, { maxSockets: CONCURRENCY });
+
+  const meter = new CpuMeter({
+    api: () => [stack.api!.proc.pid!],
+    worker: () => [stack.worker!.proc.pid!],
+    'ceiling server': () => (ceilingChild.running() ? [ceilingChild.proc.pid!] : []),
+    temporal: () => (stack.temporal?.proc.pid ? [stack.temporal.proc.pid] : []),
+    postgres: () => postgresPids([stack.databaseName]),
+  });
+
+  const quoteBody = { accountId, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '1000.00' };
+  const ceilingBody = { customerId: customer.customerId, accountId, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '1000.00' };
+  const calls: Record<string, () => Promise<unknown>> = {
+    'bare Koa + pg insert (ceiling)': async () => expectStatus(await ceiling.request('POST', '/ceiling', ceilingBody), 201, 'ceiling'),
+    'POST /api/quotes': async () => expectStatus(await customer.http.post('/api/quotes', quoteBody), 201, 'quote'),
+    'GET /api/accounts': async () => expectStatus(await customer.http.get('/api/accounts'), 200, 'list accounts'),
+  };
+
+  const run = async (name: string): Promise<Phase> => {
+    stack.assertAlive();
+    const call = calls[name];
+    const idle = await waitForQuiet();
+    if (idle >= 25) log(`machine still ${fmt(idle)}% busy before "${name}" (other tenants); measuring anyway`);
+    await closedLoop({ concurrency: CONCURRENCY, total: WARMUP, task: async () => void (await call()) });
+    meter.start();
+    const result = await closedLoop({
+      concurrency: CONCURRENCY,
+      total: REQUESTS,
+      minMs: MIN_PHASE_MS,
+      task: async (_i, rec) => {
+        const t0 = now();
+        await call();
+        rec.add('latency', now() - t0);
+      },
+    });
+    const cpu = meter.stop();
+    if (result.errors) log(`${name}: ${result.errors} errors, e.g. ${result.errorSamples.join(' | ')}`);
+    log(`${name}: ${fmt(result.perSecond)} req/s, p50 ${fmt(result.rec.stats('latency').p50)} ms, p99 ${fmt(result.rec.stats('latency').p99)} ms`);
+    return { name, result, cpu, apiRssMb: rssOf(stack.api!.proc.pid)?.rssMb };
+  };
+
+  // Ceiling before and after the API phases: the machine is shared, so drift shows up as a gap between the two.
+  // BENCH_PHASES=quotes (or accounts, ceiling; comma-separated) runs only those, e.g. for a clean CPU profile.
+  const only = (process.env.BENCH_PHASES || 'ceiling,quotes,accounts').split(',');
+  const skipped = (name: string): Phase => ({ name: `${name} (skipped)`, result: { ok: 0, errors: 0, errorSamples: [], wallMs: 0, perSecond: NaN, rec: new Recorder() }, cpu: emptyCpu });
+  const phases: Phase[] = [];
+  phases.push(only.includes('ceiling') ? await run('bare Koa + pg insert (ceiling)') : skipped('ceiling'));
+  phases.push(only.includes('quotes') ? await run('POST /api/quotes') : skipped('POST /api/quotes'));
+  phases.push(only.includes('accounts') ? await run('GET /api/accounts') : skipped('GET /api/accounts'));
+  const ceilingAgain = only.includes('ceiling') ? await run('bare Koa + pg insert (ceiling)') : skipped('ceiling');
+  phases.push({ ...ceilingAgain, name: 'bare Koa + pg insert (ceiling, again)' });
+  stack.assertAlive();
+
+  const apiRss = rssOf(stack.api!.proc.pid);
+  const workerRss = rssOf(stack.worker!.proc.pid);
+  const ceilingRss = rssOf(ceilingChild.proc.pid);
+  ceiling.close();
+  customer.http.close();
+
+  // --- report
+  banner(`bench:api — ${CONCURRENCY} concurrent clients, >= ${REQUESTS} requests and >= ${MIN_PHASE_MS / 1000} s per phase (after ${WARMUP} warm-up)`);
+  console.log(
+    table(
+      ['phase', 'requests', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'errors', 'API RSS MB after'],
+      phases.map(({ name, result, apiRssMb }) => {
+        const s = result.rec.stats('latency');
+        return [name, String(result.ok), result.perSecond, s.p50, s.p90, s.p99, s.max, String(result.errors), apiRssMb ?? NaN];
+      }),
+    ),
+  );
+  const ceilingRps = (phases[0].result.perSecond + phases[3].result.perSecond) / 2;
+  const quotes = phases[1].result;
+  const ratio = quotes.perSecond / ceilingRps;
+  const quotesP99 = quotes.rec.stats('latency').p99;
+  console.log('');
+  console.log(
+    table(
+      ['target', 'measured', 'goal', ''],
+      [
+        ['quotes req/s vs ceiling (mean of both runs)', `${fmt(ratio, 2)}x (${fmt(quotes.perSecond)} / ${fmt(ceilingRps)})`, '>= 0.70x', ok(ratio >= 0.7)],
+        ['quotes p99', `${fmt(quotesP99)} ms`, '< 50 ms', ok(quotesP99 < 50)],
+        ['API RSS after the run', `${fmt(apiRss?.rssMb ?? NaN)} MB`, '< 400 MB', ok((apiRss?.rssMb ?? Infinity) < 400)],
+        ['worker RSS after the run', `${fmt(workerRss?.rssMb ?? NaN)} MB`, '< 400 MB', ok((workerRss?.rssMb ?? Infinity) < 400)],
+      ],
+    ),
+  );
+  console.log('');
+  console.log(table(['process', 'RSS MB (VmRSS)', 'peak MB (VmHWM)', 'RSS MB when the stack came up'], [[...rssLine('api', apiRss), fmt(rssAtStart.api?.rssMb ?? NaN)], [...rssLine('worker', workerRss), fmt(rssAtStart.worker?.rssMb ?? NaN)], rssLine('ceiling server', ceilingRss)]));
+  for (const p of phases.filter((x) => x.cpu.groups.length)) {
+    console.log(`\n${p.name}:`);
+    console.log(cpuTable(p.cpu));
+  }
+}
+
+withStack({ database: 'cambio_bench_api', worker: true, api: true }, main);

@@ -1,0 +1,230 @@
+// Starts the real stack for a bench, the way `npm start` does, but on its own database and ports:
+//   Postgres check (scripts/lib/postgres.js) → a fresh database → migrations (`tsx db/migrate.ts`) →
+//   Temporal (TEMPORAL_ADDRESS, else an in-memory dev server on a free port via scripts/lib/temporal-server.js)
+//   → worker (`tsx worker/main.ts`) and API (`tsx api/main.ts`) as child processes → /readyz 200 and a worker
+//   polling. stop() undoes all of it (and drops the database unless BENCH_KEEP_DB=1).
+// The worker uses a task queue of its own (cambio-bench-<pid>), so a Cambio worker already polling the same
+// external Temporal server can never pick up the bench's workflows.
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+
+/* eslint-disable @typescript-eslint/no-var-requires */
+const { ensurePostgres, createDatabase, dropDatabase, withDatabase, redact } = require('../../scripts/lib/postgres');
+const { ensureTemporalBinaries, freePort, ROOT } = require('../../scripts/lib/temporal-binary');
+const { startDevServer, waitForTemporal, waitForWorker, ensureSearchAttributes } = require('../../scripts/lib/temporal-server');
+const { spawnChild, describeExit } = require('../../scripts/lib/children');
+
+export const REPO_ROOT: string = ROOT;
+const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/cambio';
+
+export interface Child {
+  name: string;
+  proc: { pid?: number; kill(signal?: string): boolean };
+  exited: Promise<{ code: number | null; signal: string | null }>;
+  running(): boolean;
+  stop(timeoutMs?: number): Promise<unknown>;
+}
+
+export interface StackOptions {
+  /** Database name, e.g. cambio_bench_api; dropped and created fresh. */
+  database: string;
+  worker: boolean;
+  api: boolean;
+  /** Extra environment for the worker and the API. */
+  env?: Record<string, string>;
+}
+
+export interface Stack {
+  databaseUrl: string;
+  databaseName: string;
+  temporalAddress: string;
+  namespace: string;
+  taskQueue: string;
+  apiUrl: string;
+  api?: Child;
+  worker?: Child;
+  temporal?: Child;
+  /** Throws when a child we started died on its own (a bench calls it between phases). */
+  assertAlive(): void;
+  /** Spawns `node --import tsx <entry>` as a child; it is stopped with the stack. */
+  spawnTsx(name: string, entry: string, env: Record<string, string>): Child;
+  stop(): Promise<void>;
+}
+
+export const log = (msg: string) => console.log(`[bench] ${msg}`);
+
+function getStatus(url: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = http.get(url, { timeout: 3000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', () => resolve(0));
+  });
+}
+
+export async function waitFor200(url: string, timeoutMs: number, abort: () => string | undefined): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const reason = abort();
+    if (reason) throw new Error(`gave up waiting for ${url}: ${reason}`);
+    if ((await getStatus(url)) === 200) return;
+    if (Date.now() > deadline) throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+let current: Stack | undefined;
+let stoppingAll = false;
+
+// A closed pipe (`npm run bench:api | head`) must not kill us before we stop the children and drop the database.
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
+
+// Ctrl-C: stop what we started, then leave.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stoppingAll) process.exit(130);
+    stoppingAll = true;
+    log(`${signal} received; stopping`);
+    (current ? current.stop() : Promise.resolve()).finally(() => process.exit(130));
+  });
+}
+
+export async function startStack(opts: StackOptions): Promise<Stack> {
+  const baseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
+  await ensurePostgres(baseUrl, { log });
+  const databaseUrl: string = withDatabase(baseUrl, opts.database);
+  const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
+  const taskQueue = `cambio-bench-${process.pid}`;
+  const children: Child[] = [];
+  let unexpected: string | undefined;
+  let stopped = false;
+
+  const watch = (child: Child) => {
+    child.exited.then((info) => {
+      if (!stopped) {
+        unexpected = `${child.name} exited unexpectedly (${describeExit(info)})`;
+        log(unexpected);
+      }
+    });
+  };
+
+  const spawnTsx = (name: string, entry: string, env: Record<string, string>): Child => {
+    const file = path.join(REPO_ROOT, entry);
+    if (!fs.existsSync(file)) throw new Error(`${entry} is missing`);
+    const nodeArgs = ['--import', 'tsx'];
+    // BENCH_CPU_PROF=1: V8 CPU profiles of each child in bench/.profiles/<name>/ (one file per thread: the main
+    // thread's is the large one); summarise with `npx tsx bench/profile-summary.ts <file>` or open in DevTools.
+    if (process.env.BENCH_CPU_PROF === '1') nodeArgs.push('--cpu-prof', '--cpu-prof-dir', path.join(REPO_ROOT, 'bench', '.profiles', name));
+    const child: Child = spawnChild(name, process.execPath, [...nodeArgs, entry], { cwd: REPO_ROOT, env });
+    children.push(child);
+    return child;
+  };
+
+  const stack: Stack = {
+    databaseUrl,
+    databaseName: opts.database,
+    temporalAddress: '',
+    namespace,
+    taskQueue,
+    apiUrl: '',
+    spawnTsx,
+    assertAlive() {
+      if (unexpected) throw new Error(unexpected);
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      const apps = children.filter((c) => c.running() && c.name !== 'temporal');
+      if (apps.length) log(`stopping ${apps.map((c) => c.name).join(', ')}`);
+      await Promise.all(apps.map((c) => c.stop(15000)));
+      if (stack.temporal && stack.temporal.running()) await stack.temporal.stop(10000);
+      if (process.env.BENCH_KEEP_DB === '1') {
+        log(`keeping database ${opts.database} (BENCH_KEEP_DB=1)`);
+      } else {
+        await dropDatabase(databaseUrl).catch((err: Error) => log(`could not drop ${opts.database}: ${err.message}`));
+        log(`dropped database ${opts.database}`);
+      }
+    },
+  };
+  current = stack;
+
+  try {
+    await dropDatabase(databaseUrl);
+    await createDatabase(databaseUrl);
+    log(`database ${redact(databaseUrl)} (fresh; dropped afterwards)`);
+    const migrate = spawnTsx('migrate', 'db/migrate.ts', { ...(process.env as Record<string, string>), DATABASE_URL: databaseUrl });
+    const migrated = await migrate.exited;
+    if (migrated.code !== 0) throw new Error(`migrations failed (${describeExit(migrated)})`);
+
+    if (process.env.TEMPORAL_ADDRESS) {
+      stack.temporalAddress = process.env.TEMPORAL_ADDRESS;
+      log(`Temporal: external server at ${stack.temporalAddress}`);
+      await waitForTemporal(stack.temporalAddress, namespace, 60000);
+      await ensureSearchAttributes(stack.temporalAddress, namespace, { log });
+    } else {
+      const { temporal } = ensureTemporalBinaries({ log });
+      const server = await startDevServer({
+        temporal,
+        port: await freePort(),
+        headless: true,
+        namespace,
+        logLevel: 'error',
+        quiet: true,
+        log,
+        onChild: (child: Child) => {
+          children.push(child);
+          stack.temporal = child;
+        },
+      });
+      stack.temporalAddress = server.address;
+      watch(server.child);
+    }
+
+    const port = await freePort();
+    stack.apiUrl = `http://127.0.0.1:${port}`;
+    const env: Record<string, string> = {
+      ...(process.env as Record<string, string>),
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: stack.temporalAddress,
+      TEMPORAL_NAMESPACE: namespace,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      PORT: String(port),
+      SANDBOX: 'true',
+      // Per-request logs are debug-level anyway; warn keeps the bench output to the figures.
+      LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
+      // One customer drives all the load here; the per-customer limiter (500/s by default) would measure itself.
+      // It still runs on every request, it just never says no. BENCH_RATE_LIMIT=default keeps the real limit.
+      ...(process.env.BENCH_RATE_LIMIT === 'default' ? {} : { RATE_LIMIT_PER_SECOND: '1000000', RATE_LIMIT_BURST: '1000000' }),
+      ...(opts.env ?? {}),
+    };
+    if (opts.worker) watch((stack.worker = spawnTsx('worker', 'worker/main.ts', env)));
+    if (opts.api) watch((stack.api = spawnTsx('api', 'api/main.ts', env)));
+    const abort = () => unexpected;
+    if (opts.api) await waitFor200(`${stack.apiUrl}/readyz`, 120000, abort);
+    if (opts.worker) await waitForWorker(stack.temporalAddress, namespace, taskQueue, 120000, abort);
+    log(`stack up: API ${stack.apiUrl}${opts.worker ? `, worker on task queue ${taskQueue}` : ''}, Temporal ${stack.temporalAddress}`);
+    return stack;
+  } catch (err) {
+    await stack.stop();
+    throw err;
+  }
+}
+
+/** Runs `main(stack)` and always stops the stack; exits 1 on failure. */
+export async function withStack(opts: StackOptions, main: (stack: Stack) => Promise<void>): Promise<void> {
+  let stack: Stack | undefined;
+  let code = 0;
+  try {
+    stack = await startStack(opts);
+    await main(stack);
+  } catch (err) {
+    code = 1;
+    console.error(`[bench] failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+  } finally {
+    if (stack) await stack.stop();
+  }
+  process.exit(code);
+}

@@ -1,0 +1,224 @@
+// npm run bench:lists — GET /api/accounts over 1,000,000 accounts of ONE customer, seeded straight into
+// Postgres (INSERT ... SELECT generate_series) in a dedicated database, cambio_bench_lists, dropped afterwards.
+// Times page 1 and page 1000 (limit 10, default DESCENDING order, `total` included as always) with the filter
+// currentState.status[eq]=ACTIVE, and without a filter, as the median of several sequential runs.
+// Page 1000 is reached with a cursor computed directly: the position of row 9990 of the filtered, ordered set
+// (the last row of page 999), encoded with encodeCursor (api/lists/cursor.ts) and the API's CURSOR_SECRET —
+// and cross-checked against a walked cursor (page 2) and against SQL OFFSET (first row of page 1000).
+// Target: page 1000 within 1.2x of page 1. Knobs: BENCH_ROWS (1000000), BENCH_RUNS (9).
+import { Client } from 'pg';
+import { loadConfig } from '../config';
+import { encodeCursor } from '../api/lists/cursor';
+import { parseFilters } from '../api/lists/filter-parser';
+import { compileFilters } from '../api/lists/filter-sql';
+import { ACCOUNT_FIELDS } from '../api/services/accounts';
+import { expectStatus } from './lib/http';
+import { newCustomer } from './lib/cambio';
+import { median, now } from './lib/load';
+import { CpuMeter, postgresPids, rssOf, waitForQuiet } from './lib/proc';
+import { log, Stack, withStack } from './lib/stack';
+import { banner, cpuTable, fmt, ok, table } from './lib/report';
+
+const ROWS = Number(process.env.BENCH_ROWS || 1_000_000);
+const RUNS = Number(process.env.BENCH_RUNS || 9);
+const LIMIT = 10;
+const PAGE = 1000;
+const FILTER = 'currentState.status[eq]=ACTIVE';
+
+// One customer's accounts, physically in creation order as a live table would be. created_at advances 31.5 s
+// every 3 rows (so ties on created_at exist and the id tie-break is exercised); status is spread by a hash
+// of the row number: 50% ACTIVE, 30% ACTION_REQUIRED, 20% UNDER_REVIEW, with a states history to match.
+const SEED_SQL = `
+insert into accounts (id, customer_id, owner, legal_name, status, states, assets, tags, source_account_id, created_at, updated_at)
+select gen_random_uuid(), $1::uuid,
+  jsonb_build_object('type', 'COMPANY', 'legalName', 'Bench Company ' || g || ' Ltda',
+    'taxId', jsonb_build_object('value', lpad(g::text, 14, '0'), 'type', 'CNPJ'), 'industry', 'TECHNOLOGY',
+    'incorporateDate', '2015-03-10',
+    'address', jsonb_build_object('addressLine1', 'Av. Paulista, ' || (g % 5000), 'city', 'São Paulo', 'state', 'SP',
+      'country', 'BR', 'postalCode', '01310-100')),
+  'Bench Company ' || g || ' Ltda',
+  st,
+  case st
+    when 'ACTION_REQUIRED' then jsonb_build_array(jsonb_build_object('status', 'ACTION_REQUIRED', 'createdAt', ts_text))
+    when 'UNDER_REVIEW' then jsonb_build_array(jsonb_build_object('status', 'ACTION_REQUIRED', 'createdAt', ts_text),
+      jsonb_build_object('status', 'UNDER_REVIEW', 'createdAt', ts_text))
+    else jsonb_build_array(jsonb_build_object('status', 'ACTION_REQUIRED', 'createdAt', ts_text),
+      jsonb_build_object('status', 'UNDER_REVIEW', 'createdAt', ts_text), jsonb_build_object('status', 'ACTIVE', 'createdAt', ts_text))
+  end,
+  jsonb_build_array(
+    jsonb_build_object('asset', 'BRL', 'allowsVirtualAccounts', false, 'status', case when st = 'ACTIVE' then 'ACTIVE' else 'ONBOARDING' end),
+    jsonb_build_object('asset', 'USD', 'allowsVirtualAccounts', false, 'status', case when st = 'ACTIVE' then 'ACTIVE' else 'ONBOARDING' end)),
+  '[]'::jsonb, null, ts, ts
+from (
+  select g, ts, to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as ts_text,
+    case when h < 5 then 'ACTIVE' when h < 8 then 'ACTION_REQUIRED' else 'UNDER_REVIEW' end as st
+  from (
+    select g, timestamptz '2025-01-01 00:00:00+00' + ((g / 3) * interval '31.5 seconds') as ts, abs(hashint4(g)) % 10 as h
+    from generate_series(1, $2::int) g
+  ) s0
+) s`;
+
+/** `?` placeholders (knex style, as runList writes them) → `$n` for pg. */
+const numbered = (sql: string) => {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+};
+
+async function main(stack: Stack) {
+  const secret = loadConfig().cursorSecret; // the API's: same environment (CURSOR_SECRET or the default)
+  const customer = await newCustomer(stack.databaseUrl, stack.apiUrl, 'Bench Lists Ltda', 1);
+
+  const pg = new Client({ connectionString: stack.databaseUrl });
+  await pg.connect();
+  try {
+    log(`seeding ${ROWS.toLocaleString('en')} accounts for customer ${customer.customerId}`);
+    let t0 = now();
+    await pg.query(SEED_SQL, [customer.customerId, ROWS]);
+    const seedMs = now() - t0;
+    t0 = now();
+    await pg.query('vacuum analyze accounts');
+    log(`seeded in ${fmt(seedMs / 1000)} s, vacuum analyze ${fmt((now() - t0) / 1000)} s`);
+    const counts = await pg.query(`select status, count(*)::int as n from accounts where customer_id = $1 group by status order by status`, [customer.customerId]);
+    const tableSize = await pg.query(`select pg_size_pretty(pg_total_relation_size('accounts')) as size`);
+    log(`rows by status: ${counts.rows.map((r) => `${r.status} ${r.n}`).join(', ')}; accounts table + indexes ${tableSize.rows[0].size}`);
+
+    // --- page 1000 cursors, computed from the data: the position of row (PAGE-1)*LIMIT (1-based), i.e. OFFSET 9989.
+    const positionAt = async (offset: number, filtered: boolean) => {
+      const res = await pg.query(
+        `select id, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created_at from accounts
+         where customer_id = $1 ${filtered ? `and status = 'ACTIVE'` : ''} order by created_at desc, id desc offset $2 limit 1`,
+        [customer.customerId, offset],
+      );
+      return res.rows[0] as { id: string; created_at: string };
+    };
+    const cursorAt = async (offset: number, filtered: boolean) => {
+      const row = await positionAt(offset, filtered);
+      return encodeCursor({ createdAt: row.created_at, id: row.id, sortOrder: 'DESCENDING' }, secret);
+    };
+
+    const path = (filtered: boolean, cursor?: string) => {
+      const q = new URLSearchParams({ limit: String(LIMIT) });
+      if (filtered) q.set('filters', FILTER);
+      if (cursor) q.set('cursor', cursor);
+      return `/api/accounts?${q}`;
+    };
+    const getPage = async (p: string) => expectStatus(await customer.http.get(p), 200, `GET ${p}`);
+
+    // Cross-checks: a computed cursor lands where walking lands, and page 1000 starts at SQL OFFSET 9990.
+    for (const filtered of [true, false]) {
+      const page1 = await getPage(path(filtered));
+      const walked2 = await getPage(path(filtered, page1.meta.nextCursor));
+      const computed2 = await getPage(path(filtered, await cursorAt(LIMIT - 1, filtered)));
+      const same = JSON.stringify(walked2.data.map((a: { id: string }) => a.id)) === JSON.stringify(computed2.data.map((a: { id: string }) => a.id));
+      if (!same) throw new Error(`computed cursor for page 2 (${filtered ? 'filtered' : 'unfiltered'}) does not match the walked one`);
+      const p1000 = await getPage(path(filtered, await cursorAt((PAGE - 1) * LIMIT - 1, filtered)));
+      const expected = await positionAt((PAGE - 1) * LIMIT, filtered);
+      if (p1000.data[0]?.id !== expected.id) throw new Error(`page ${PAGE} starts at ${p1000.data[0]?.id}, SQL OFFSET says ${expected.id}`);
+      if (filtered && p1000.data.some((a: { currentState: { status: string } }) => a.currentState.status !== 'ACTIVE')) throw new Error('filter leaked');
+    }
+    log('cursor cross-checks passed (computed page-2 cursor = walked cursor; page 1000 first row = SQL OFFSET 9990)');
+
+    // --- timings
+    const cases = [
+      { name: `filtered (${FILTER}), page 1`, filtered: true, page: 1 },
+      { name: `filtered (${FILTER}), page ${PAGE}`, filtered: true, page: PAGE },
+      { name: 'no filter, page 1', filtered: false, page: 1 },
+      { name: `no filter, page ${PAGE}`, filtered: false, page: PAGE },
+    ];
+    const meter = new CpuMeter({ api: () => [stack.api!.proc.pid!], postgres: () => postgresPids([stack.databaseName]) });
+    // Rounds interleave the cases (page 1, page 1000, ...), so drift from other tenants of the machine hits
+    // every case alike; each round first waits (briefly) for a quiet machine. The first two rounds are warm-up.
+    const paths = await Promise.all(cases.map(async (c) => path(c.filtered, c.page === 1 ? undefined : await cursorAt((c.page - 1) * LIMIT - 1, c.filtered))));
+    const results = cases.map((c) => ({ name: c.name, ms: [] as number[], total: 0, rows: 0 }));
+    let noisyRounds = 0;
+    for (let round = 0; round < RUNS + 2; round++) {
+      if ((await waitForQuiet(25, 10000)) >= 25) noisyRounds++;
+      if (round === 2) meter.start();
+      for (let k = 0; k < cases.length; k++) {
+        const t = now();
+        const page = await getPage(paths[k]);
+        if (round >= 2) results[k].ms.push(now() - t);
+        results[k].total = page.meta.total;
+        results[k].rows = page.data.length;
+      }
+    }
+    if (noisyRounds) log(`${noisyRounds} of ${RUNS + 2} rounds started on a busy machine (other tenants)`);
+    const cpu = meter.stop();
+
+    // --- where the time goes, database side: the two statements runList issues for filtered page 1000.
+    const filter = compileFilters(parseFilters(FILTER), ACCOUNT_FIELDS);
+    const cursor1000 = await positionAt((PAGE - 1) * LIMIT - 1, true);
+    const base = `from accounts a where a.customer_id = ? and (true) and ${filter.sql}`;
+    const pageSql = numbered(`select a.* ${base} and (a.created_at, a.id) < (?::timestamptz, ?) order by a.created_at DESC, a.id DESC limit ?`);
+    const countSql = numbered(`select count(*)::int as total ${base}`);
+    const explain = async (sql: string, params: unknown[]) => {
+      const res = await pg.query(`explain (analyze, buffers, format json) ${sql}`, params);
+      const plan = res.rows[0]['QUERY PLAN'][0];
+      return { ms: plan['Execution Time'] as number, node: describePlan(plan.Plan) };
+    };
+    const pageExplain = await explain(pageSql, [customer.customerId, ...filter.params, cursor1000.created_at, cursor1000.id, LIMIT + 1]);
+    const page1Explain = await explain(numbered(`select a.* ${base} order by a.created_at DESC, a.id DESC limit ?`), [customer.customerId, ...filter.params, LIMIT + 1]);
+    const countExplain = await explain(countSql, [customer.customerId, ...filter.params]);
+
+    // --- report
+    banner(`bench:lists — GET /api/accounts, ${ROWS.toLocaleString('en')} accounts of one customer, limit ${LIMIT}, median of ${RUNS} runs`);
+    console.log(
+      table(
+        ['case', 'median ms', 'min ms', 'max ms', 'rows', 'total'],
+        results.map((r) => [r.name, median(r.ms), Math.min(...r.ms), Math.max(...r.ms), String(r.rows), String(r.total)]),
+      ),
+    );
+    const ratio = median(results[1].ms) / median(results[0].ms);
+    const ratioUnfiltered = median(results[3].ms) / median(results[2].ms);
+    console.log('');
+    console.log(
+      table(
+        ['target', 'measured', 'goal', ''],
+        [
+          [`filtered page ${PAGE} / page 1`, `${fmt(ratio, 2)}x`, '<= 1.20x', ok(ratio <= 1.2)],
+          [`(info) unfiltered page ${PAGE} / page 1`, `${fmt(ratioUnfiltered, 2)}x`, '', ''],
+        ],
+      ),
+    );
+    console.log('\nDatabase side, filtered (EXPLAIN ANALYZE of the statements runList runs, in parallel, per request):');
+    console.log(
+      table(
+        ['statement', 'exec ms', 'plan'],
+        [
+          ['page 1 rows (limit 11)', fmt(page1Explain.ms, 3), page1Explain.node],
+          [`page ${PAGE} rows (keyset, limit 11)`, fmt(pageExplain.ms, 3), pageExplain.node],
+          ['total (count(*))', fmt(countExplain.ms, 3), countExplain.node],
+        ],
+      ),
+    );
+    console.log(`\nAPI RSS after the run: ${fmt(rssOf(stack.api!.proc.pid)?.rssMb ?? NaN)} MB`);
+    const timed = RUNS * cases.length;
+    console.log(`\nCPU over the timed rounds (wall includes the quiet-machine waits; per request: ${cpu.groups
+      .map((g) => `${g.name} ${fmt((1000 * g.cpuSeconds) / timed)} ms`).join(', ')}):`);
+    console.log(cpuTable(cpu));
+    log('page 1000 reached with a computed cursor (row 9990 of the ordered set, encodeCursor + CURSOR_SECRET), cross-checked against walking and SQL OFFSET');
+  } finally {
+    await pg.end();
+    customer.http.close();
+  }
+}
+
+/** "Index Scan using accounts_list_index (rows 11)" and its children, compactly. */
+function describePlan(node: any): string {
+  const parts: string[] = [];
+  const walk = (n: any) => {
+    let s = n['Node Type'];
+    if (n['Scan Direction'] === 'Backward') s += ' Backward';
+    if (n['Index Name']) s += ` ${n['Index Name']}`;
+    if (n['Workers Launched'] !== undefined) s += ` x${n['Workers Launched'] + 1}`;
+    s += ` rows=${n['Actual Rows']}`;
+    if (n['Rows Removed by Filter']) s += ` removed=${n['Rows Removed by Filter']}`;
+    if (n['Heap Fetches'] !== undefined) s += ` heapFetches=${n['Heap Fetches']}`;
+    parts.push(s);
+    for (const child of n.Plans ?? []) walk(child);
+  };
+  walk(node);
+  return parts.join(' > ');
+}
+
+withStack({ database: 'cambio_bench_lists', worker: false, api: true }, main);
