@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { Em } from '../db/orm';
 import { systemEm } from '../db/orm';
-import { AccountSchema, InboundPaymentSchema, Operation, OperationSchema, OperationStatus, QuoteSchema } from '../db/entities';
+import { InboundPaymentSchema, Operation, OperationSchema, OperationStatus } from '../db/entities';
 import { recordEvent } from '../db/repositories/events';
 import { post } from '../db/repositories/ledger';
 import type { AssetCode } from '../domain/assets';
@@ -29,11 +29,7 @@ export function createOperationActivities(deps: ActivityDeps) {
   const inTx = <T>(fn: (em: Em) => Promise<T>) => asActivity(() => systemEm(deps.orm).transactional(fn));
   const lock = (em: Em, id: string) => em.findOneOrFail(OperationSchema, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
 
-  async function emitEvent(em: Em, op: Operation, type: string, at: Date) {
-    const [quote, account] = await Promise.all([
-      em.findOneOrFail(QuoteSchema, { id: op.quoteId }),
-      em.findOneOrFail(AccountSchema, { id: op.accountId }),
-    ]);
+  function emitEvent(em: Em, op: Operation, type: string, at: Date) {
     recordEvent(em, {
       customerId: op.customerId,
       type,
@@ -41,7 +37,7 @@ export function createOperationActivities(deps: ActivityDeps) {
       resourceId: op.id,
       dedupeKey: `${op.id}:${type.replace('OPERATION_', '')}`,
       atTime: at,
-      payload: operationEventPayload(op, quote, account.legalName, at),
+      payload: operationEventPayload(op, at),
     });
   }
 
@@ -49,7 +45,7 @@ export function createOperationActivities(deps: ActivityDeps) {
     await post(em, { key: `${op.id}:settle`, operationId: op.id, customerId: op.customerId, description: `${op.type} settlement`, postings: settlePostings(op) });
     const at = new Date();
     transition(op, 'COMPLETED', at);
-    await emitEvent(em, op, 'OPERATION_COMPLETED', at);
+    emitEvent(em, op, 'OPERATION_COMPLETED', at);
   }
 
   return {
@@ -83,7 +79,7 @@ export function createOperationActivities(deps: ActivityDeps) {
         }
         const at = new Date();
         transition(op, 'FAILED', at, input.reason);
-        await emitEvent(em, op, 'OPERATION_FAILED', at);
+        emitEvent(em, op, 'OPERATION_FAILED', at);
         return op.status;
       });
     },
@@ -121,7 +117,7 @@ export function createOperationActivities(deps: ActivityDeps) {
             : { code: 'AMOUNT_MISMATCH', message: `expected ${formatAmount(op.sourceAmount, op.sourceAsset as AssetCode)} ${op.sourceAsset}, received ${formatAmount(received, op.sourceAsset as AssetCode)}`, details: { expected: amount(op.sourceAmount, op.sourceAsset), received: amount(received, op.sourceAsset) } };
           const at = new Date();
           transition(op, 'FAILED', at, reason);
-          await emitEvent(em, op, 'OPERATION_FAILED', at);
+          emitEvent(em, op, 'OPERATION_FAILED', at);
         }
         op.updatedAt = new Date();
         return 'FAILED';

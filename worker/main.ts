@@ -26,6 +26,9 @@ export async function runWorker(opts: { shutdownSignals?: NodeJS.Signals[] } = {
     workflowBundle: { codePath: await buildWorkflowBundle() },
     activities: createActivities({ config, orm, rates: new TableRateSource(DEFAULT_MID_RATES), temporal }),
     shutdownGraceTime: '10s',
+    // Operations finish in seconds; deposits and reviews that wait for days are replayed from history when they
+    // wake. Bounding the sticky cache bounds the worker's memory (bench:operations measures it).
+    maxCachedWorkflows: 500,
   });
 
   const relay = setInterval(() => {

@@ -1,17 +1,16 @@
-import type { Operation, Quote } from '../../db/entities';
+import type { Operation } from '../../db/entities';
 import { currentState } from '../../domain/states';
 import { amount } from './amount';
-import { presentRate } from './quote';
 
 /**
  * The spec's operation event payload, shared by OPERATION_REQUESTED / COMPLETED / FAILED. `atTime` is the
  * moment of the transition. `quote` is null for same-asset operations.
  */
-export function operationEventPayload(op: Operation, quote: Quote, accountOwner: string, atTime: Date) {
+export function operationEventPayload(op: Operation, atTime: Date) {
   return {
     id: op.id,
     customerId: op.customerId,
-    account: { id: op.accountId, owner: accountOwner },
+    account: { id: op.accountId, owner: op.accountOwner },
     sourceAmount: amount(op.sourceAmount, op.sourceAsset),
     destinationAmount: amount(op.targetAmount, op.targetAsset),
     intent: eventIntent(op),
@@ -25,7 +24,7 @@ export function operationEventPayload(op: Operation, quote: Quote, accountOwner:
     })),
     currentState: currentState(op.states),
     atTime: atTime.toISOString(),
-    quote: op.sourceAsset === op.targetAsset ? null : { id: quote.id, effectiveRate: presentRate(quote), expiresAt: quote.expiresAt.toISOString() },
+    quote: op.sourceAsset === op.targetAsset ? null : { id: op.quoteRef.id, effectiveRate: op.quoteRef.effectiveRate, expiresAt: op.quoteRef.expiresAt },
     tags: op.tags,
   };
 }

@@ -1,18 +1,17 @@
-import type { Operation, Quote } from '../../db/entities';
+import type { Operation } from '../../db/entities';
 import { currentState } from '../../domain/states';
 import { amount } from './amount';
-import { quoteReference } from './quote';
 
-/** Spec Operation. `accountOwner` is the registered owner name of the operation's account. */
-export function presentOperation(op: Operation, quote: Quote, accountOwner: string) {
+/** Spec Operation, from its row alone. */
+export function presentOperation(op: Operation) {
   return {
     id: op.id,
     customerId: op.customerId,
-    account: { id: op.accountId, owner: accountOwner },
+    account: { id: op.accountId, owner: op.accountOwner },
     sourceAmount: amount(op.sourceAmount, op.sourceAsset),
     targetAmount: amount(op.targetAmount, op.targetAsset),
     intent: op.intent,
-    quote: quoteReference(quote),
+    quote: op.quoteRef,
     fees: op.fees.map(({ amount: a, source, createdAt }) => ({ amount: a, source, createdAt })),
     transactions: op.transactions.map(({ id, direction, amount: a, status }) => ({ id, direction, amount: a, status })),
     currentState: currentState(op.states),

@@ -28,6 +28,14 @@ export interface OperationTransaction {
   reason?: string;
 }
 
+/** How the operation's quote appears inside it (spec), kept with the operation. */
+export interface QuoteReference {
+  id: string;
+  effectiveRate: { value: string; base: string; quote: string };
+  expiresAt: string;
+  consumedAt: string | null;
+}
+
 export interface Operation {
   id: string;
   customerId: string;
@@ -37,6 +45,9 @@ export interface Operation {
   states: StateEntry[];
   intent: Record<string, unknown>;
   quoteId: string;
+  quoteRef: QuoteReference;
+  /** The account's registered owner name at creation. */
+  accountOwner: string;
   sourceAsset: string;
   sourceAmount: Dec;
   targetAsset: string;
@@ -62,6 +73,8 @@ export const OperationSchema = new EntitySchema<Operation>({
     states: { type: 'json' },
     intent: { type: 'json' },
     quoteId: { type: 'uuid', unique: true },
+    quoteRef: { type: 'json' },
+    accountOwner: { type: 'string' },
     sourceAsset: { type: 'string' },
     sourceAmount: { type: MoneyType },
     targetAsset: { type: 'string' },

@@ -180,7 +180,7 @@ describe('resilience', () => {
       expect(await eventsWithKey(`${op.id}:COMPLETED`)).to.equal(1);
       expect(await eventTypes(op.id)).to.deep.equal(['OPERATION_COMPLETED', 'OPERATION_REQUESTED']);
       const view = await getOp(c, op.id);
-      expect(view.states.map((s: { status: string }) => s.status)).to.deep.equal(['REQUESTED', 'COMPLETED']);
+      expect(view.states.map((s: { status: string }) => s.status)).to.deep.equal(['REQUESTED', 'PROCESSING', 'COMPLETED']);
       const brl = await balance(c, accountId, 'BRL');
       expect(brl.available).to.equal(new Decimal(brlBefore.available).minus('100.00').toFixed(2));
       expect(brl.held).to.equal(brlBefore.held);

@@ -10,6 +10,7 @@ import { operationWorkflowId } from '../../../workflows/ids';
 import { notFound } from '../../errors';
 import { operationEventPayload } from '../../presenters/operation-event';
 import { presentOperation } from '../../presenters/operation';
+import { quoteReference } from '../../presenters/quote';
 import { amount } from '../../presenters/amount';
 import type { ServiceContext } from '../context';
 import { enqueueWorkflowStart, startAfterCommit, WorkflowStartRequest } from '../workflow-starts';
@@ -46,7 +47,7 @@ const REQUESTED_EVENT: Record<OperationType, boolean> = { DEPOSIT: true, WITHDRA
 export async function createOperation(s: ServiceContext, em: Em, req: OperationRequest) {
   const id = randomUUID();
   const now = new Date();
-  const { operation, quote, account, start } = await em.transactional(async (tx) => {
+  const { operation, start } = await em.transactional(async (tx) => {
     const account = await tx.findOne(AccountSchema, { id: req.accountId });
     if (!account) throw notFound('account');
     const quote = req.quoteId ? await lockQuote(tx, req.quoteId, account.id, now) : req.generateQuote!(tx, account, now);
@@ -63,6 +64,8 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
       states: initialStates('REQUESTED', now),
       intent: plan.intent,
       quoteId: quote.id,
+      quoteRef: quoteReference(quote),
+      accountOwner: account.legalName,
       sourceAsset: quote.sourceAsset,
       sourceAmount: quote.sourceAmount,
       targetAsset: quote.targetAsset,
@@ -87,7 +90,7 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
         resourceId: id,
         dedupeKey: `${id}:REQUESTED`,
         atTime: now,
-        payload: operationEventPayload(operation, quote, account.legalName, now),
+        payload: operationEventPayload(operation, now),
       });
     }
     const start: WorkflowStartRequest = {
@@ -97,10 +100,10 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
       searchAttributes: { CustomerId: account.customerId, OperationType: req.type, OperationStatus: 'REQUESTED' },
     };
     enqueueWorkflowStart(tx, start);
-    return { operation, quote, account, start };
+    return { operation, start };
   });
   await startAfterCommit(s.orm, s.temporal, s.config.taskQueue, start);
-  return presentOperation(operation, quote, account.legalName);
+  return presentOperation(operation);
 }
 
 /** The spread the quote priced in, disclosed as the FX_SPREAD fee in the source asset. */
