@@ -42,7 +42,8 @@ const REQUESTED_EVENT: Record<OperationType, boolean> = { DEPOSIT: true, WITHDRA
 /**
  * Creates any operation in one transaction: consume the quote (row lock, so racers queue and then see it
  * consumed), check the account, reserve funds, insert the operation, its OPERATION_REQUESTED event and the
- * outbox row for its workflow. After COMMIT the workflow is started; a crash in between is the relay's.
+ * outbox row for its workflow. After COMMIT the workflow is started in the background; a crash before that is
+ * the relay's.
  */
 export async function createOperation(s: ServiceContext, em: Em, req: OperationRequest) {
   const id = randomUUID();
@@ -102,7 +103,9 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
     enqueueWorkflowStart(tx, start);
     return { operation, start };
   });
-  await startAfterCommit(s.orm, s.temporal, s.config.taskQueue, start);
+  // The outbox row already guarantees the start, so the client is not kept waiting for Temporal: the start runs
+  // after the response, and whatever it does not finish (a crash, Temporal down) the relay does.
+  void startAfterCommit(s.orm, s.temporal, s.config.taskQueue, start);
   return presentOperation(operation);
 }
 
