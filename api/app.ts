@@ -6,7 +6,7 @@ import { customerRateLimiter } from './middleware/rate-limit';
 import { jsonBody, DEFAULT_BODY_LIMIT } from './middleware/json-body';
 import { requestContext } from './middleware/request-context';
 import { openApiDocument } from './openapi';
-import { DEFAULT_VERSION, versionDispatcher } from './versions';
+import { selectVersion, versionDispatcher } from './versions';
 import type { ServiceContext } from './services/context';
 
 // Documents carry up to 5 MiB decoded as base64 (4/3 larger) plus the JSON around them.
@@ -33,12 +33,11 @@ export function createApp(services: ServiceContext): Koa {
     ctx.body = jwks(services.signingKey);
   });
   platform.get('/openapi.json', (ctx) => {
-    const version = tables[ctx.get('X-Service-Version').trim()] ? ctx.get('X-Service-Version').trim() : DEFAULT_VERSION;
-    ctx.set('X-Service-Version', version);
-    ctx.body = openApiDocument(tables[version], version, `${ctx.protocol}://${ctx.host}`);
+    ctx.body = openApiDocument(tables[ctx.state.version], ctx.state.version, `${ctx.protocol}://${ctx.host}`);
   });
 
   app.use(requestContext(services.log));
+  app.use(selectVersion);
   app.use(jsonBody((ctx) => (isDocumentUpload(ctx) ? DOCUMENT_BODY_LIMIT : DEFAULT_BODY_LIMIT)));
   app.use(platform.routes());
   app.use(versioned);

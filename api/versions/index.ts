@@ -14,9 +14,17 @@ export const VERSIONS: Record<string, ApiVersion> = { '1': v1 };
 export const DEFAULT_VERSION = '1';
 
 /**
- * Picks the version from `X-Service-Version` (missing, empty or unknown: the default) and echoes the one
- * that served the request on every response.
+ * Picks the version from `X-Service-Version` (missing, empty or unknown: the default) and echoes the one that
+ * serves the request on every response, errors included. Runs before body parsing and routing.
  */
+export const selectVersion: Koa.Middleware = async (ctx, next) => {
+  const asked = ctx.get('X-Service-Version').trim();
+  ctx.state.version = VERSIONS[asked] ? asked : DEFAULT_VERSION;
+  ctx.set('X-Service-Version', ctx.state.version);
+  await next();
+};
+
+/** Routes a request to the route table of the version `selectVersion` chose. */
 export function versionDispatcher(services: ServiceContext, authenticate: Authenticate): { middleware: Koa.Middleware; tables: Record<string, RouteTable> } {
   const tables: Record<string, RouteTable> = {};
   const routers: Record<string, Koa.Middleware> = {};
@@ -27,12 +35,6 @@ export function versionDispatcher(services: ServiceContext, authenticate: Authen
     tables[name] = table;
     routers[name] = router.routes() as unknown as Koa.Middleware;
   }
-  const middleware: Koa.Middleware = async (ctx, next) => {
-    const asked = ctx.get('X-Service-Version').trim();
-    const served = VERSIONS[asked] ? asked : DEFAULT_VERSION;
-    ctx.state.version = served;
-    ctx.set('X-Service-Version', served);
-    await routers[served](ctx, next);
-  };
+  const middleware: Koa.Middleware = (ctx, next) => routers[ctx.state.version](ctx, next);
   return { middleware, tables };
 }

@@ -131,6 +131,7 @@ describe('accounts', () => {
       const { http } = await stack();
       const text = await http.post('/api/accounts').set(c.auth).set(idem()).set('Content-Type', 'text/plain').send('hello');
       expect([text.status, text.body.code]).to.deep.equal([415, 'UNSUPPORTED_MEDIA_TYPE']);
+      expect(text.headers['x-service-version'], 'errors carry the served version too').to.equal('1');
       const big = { ...accountBody(), padding: 'x'.repeat(1024 * 1024 + 10) };
       const large = await http.post('/api/accounts').set(c.auth).set(idem()).send(big);
       expect([large.status, large.body.code]).to.deep.equal([413, 'PAYLOAD_TOO_LARGE']);

@@ -9,7 +9,9 @@ import { newCustomer, stack } from '../helpers/stack';
 describe('platform', () => {
   it('serves liveness and readiness with both dependencies checked', async () => {
     const { http } = await stack();
-    expect((await http.get('/healthz')).status).to.equal(200);
+    const live = await http.get('/healthz');
+    expect(live.status).to.equal(200);
+    expect(live.headers['x-service-version']).to.equal('1');
     const ready = await http.get('/readyz');
     expect(ready.status).to.equal(200);
     expect(ready.body.checks).to.deep.equal({ postgres: 'ok', temporal: 'ok' });
