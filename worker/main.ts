@@ -11,7 +11,7 @@ import { buildWorkflowBundle } from './build-bundle';
 // How often the outbox relay looks for workflow starts that a crashed API left behind.
 const RELAY_INTERVAL_MS = 2000;
 
-export async function runWorker(opts: { shutdownSignals?: NodeJS.Signals[] } = {}) {
+export async function runWorker() {
   const config = loadConfig();
   const log = pino({ level: config.logLevel, base: { service: 'cambio-worker' } });
   Runtime.install({ logger: new DefaultLogger(sdkLevel(config.logLevel)) });

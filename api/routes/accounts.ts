@@ -2,12 +2,12 @@ import type Koa from 'koa';
 import type { RouteTable } from './define';
 import type { ServiceContext } from '../services/context';
 import type { Em } from '../../db/orm';
-import { CambioError } from '../errors';
 import { listQuerySchema, ListQuery } from '../lists/run-list';
 import { createAccount, CreateAccountInput, getAccount, listAccounts } from '../services/accounts';
 import { addUbo, DocumentInput, patchUbo, uploadDocument, UboInput, UboPatch } from '../services/account-onboarding';
 import { decideAccountReview, submitReview } from '../services/account-review';
 import type { AccountDecision } from '../../workflows/account-review';
+import { requireSandbox } from './sandbox';
 import {
   accountParams, accountResponse, createAccountBody, createUboBody, documentResponse, patchUboBody, reviewDecisionBody, uboParams,
   uboResponse, uploadDocumentBody,
@@ -135,7 +135,7 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     response: { status: 200, schema: accountResponse },
     async handler(ctx) {
       // Production answers as if the route did not exist.
-      if (!s.config.sandbox) throw new CambioError('SANDBOX_DISABLED', 'sandbox endpoints are disabled');
+      requireSandbox(s);
       const { decision, reason } = body<AccountDecision>(ctx);
       ctx.body = await decideAccountReview(s, em(ctx), ctx.params.accountId, decision, reason);
     },

@@ -1,6 +1,5 @@
 import type { RouteTable } from './define';
 import type { ServiceContext } from '../services/context';
-import { CambioError } from '../errors';
 import { listQuerySchema } from '../lists/run-list';
 import {
   beneficiaryListResponse,
@@ -21,6 +20,7 @@ import {
 } from '../services/beneficiaries';
 import { decideInstruction } from '../services/instruction-review';
 import type { InstructionDecisionRequest } from '../../workflows/instruction-review';
+import { requireSandbox } from './sandbox';
 
 export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
   table.add({
@@ -86,7 +86,7 @@ export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
     bodyRequired: true,
     response: { status: 200, schema: beneficiaryResponse, description: 'The updated Beneficiary' },
     async handler(ctx) {
-      if (!s.config.sandbox) throw new CambioError('SANDBOX_DISABLED', 'sandbox endpoints are disabled on this deployment');
+      requireSandbox(s);
       const { decision, reason } = ctx.request.body as InstructionDecisionRequest;
       ctx.body = await decideInstruction(s, ctx.state.em, ctx.params.instructionId, decision, reason);
     },

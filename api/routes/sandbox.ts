@@ -1,4 +1,3 @@
-import type Koa from 'koa';
 import { CambioError } from '../errors';
 import type { ServiceContext } from '../services/context';
 
@@ -6,5 +5,3 @@ import type { ServiceContext } from '../services/context';
 export function requireSandbox(s: ServiceContext): void {
   if (!s.config.sandbox) throw new CambioError('SANDBOX_DISABLED', 'sandbox routes are disabled');
 }
-
-export type SandboxHandler = (ctx: Koa.Context) => Promise<void>;
