@@ -62,6 +62,9 @@ async function build(): Promise<Stack> {
   return { services, app, http: supertest(app.callback()), worker, config };
 }
 
+/** Whether any test has used the real stack yet (unit tests never do). */
+export const stackStarted = (): boolean => stackPromise !== undefined;
+
 export async function stopStack(): Promise<void> {
   if (!stackPromise) return;
   const s = await stackPromise;
