@@ -1,0 +1,62 @@
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { activeAccount } from '../helpers/fixtures';
+import { quote, untilStatus } from '../helpers/money';
+import { idem, newCustomer, stack } from '../helpers/stack';
+
+const run = promisify(execFile);
+const BIN = path.join(__dirname, '..', '..', 'bin', 'cambio.js');
+
+/** The operator CLI exactly as installed: the package bin, its own process, the stack's database and Temporal. */
+async function cambio(...args: string[]) {
+  const { config } = await stack();
+  return run(process.execPath, [BIN, ...args], { env: { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, LOG_LEVEL: 'warn' } });
+}
+
+describe('operator CLI', function () {
+  this.timeout(60000);
+
+  it('creates a customer whose printed credentials obtain a token; the secret is stored only as a hash', async () => {
+    const { http, services } = await stack();
+    const created = JSON.parse((await cambio('customer', 'create', '--name', 'Acme CLI', '--json')).stdout);
+    expect(created).to.have.all.keys('customerId', 'clientId', 'clientSecret');
+    const token = await http.post('/api/oauth/client/token').send({ clientId: created.clientId, clientSecret: created.clientSecret });
+    expect(token.status).to.equal(200);
+    const [row] = await services.orm.em.fork().getConnection().execute('select secret_hash from api_clients where client_id = ?', [created.clientId]);
+    expect(row.secret_hash).to.match(/^scrypt\$/);
+    expect(row.secret_hash).not.to.contain(created.clientSecret);
+  });
+
+  it('records a payment and replays a failed deposit to COMPLETED', async () => {
+    const { http } = await stack();
+    const c = await newCustomer();
+    const account = await activeAccount(c, ['BRL']);
+    const q = await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '75.00' });
+    const dep = await http.post('/api/operations/deposit').set(c.auth).set(idem()).send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
+    expect(dep.status).to.equal(201);
+    const short = JSON.parse((await cambio('deposit', 'pay', dep.body.id, '--amount', '50.00', '--asset', 'BRL', '--json')).stdout);
+    expect(short.currentState).to.deep.include({ status: 'FAILED' });
+    expect(short.currentState.reason.code).to.equal('AMOUNT_MISMATCH');
+    await cambio('deposit', 'pay', dep.body.id, '--amount', '25.00', '--asset', 'BRL');
+    const replayed = await cambio('deposit', 'replay', dep.body.id);
+    expect(replayed.stdout.trim()).to.equal(`operation ${dep.body.id} is COMPLETED`);
+    await untilStatus(c, dep.body.id, 'COMPLETED');
+  });
+
+  it('refuses a replay of a deposit that did not fail, with the error code and a non-zero exit', async () => {
+    const { http } = await stack();
+    const c = await newCustomer();
+    const account = await activeAccount(c, ['BRL']);
+    const q = await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '10.00' });
+    const dep = await http.post('/api/operations/deposit').set(c.auth).set(idem()).send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'TED' } });
+    const failure = await cambio('deposit', 'replay', dep.body.id).then(
+      () => undefined,
+      (err: { code: number; stderr: string }) => err,
+    );
+    expect(failure, 'the command fails').to.not.equal(undefined);
+    expect(failure!.code).to.equal(1);
+    expect(JSON.parse(failure!.stderr.trim().split('\n').pop()!).code).to.equal('INVALID_STATE');
+  });
+});
