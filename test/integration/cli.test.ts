@@ -60,3 +60,41 @@ describe('operator CLI', function () {
     expect(JSON.parse(failure!.stderr.trim().split('\n').pop()!).code).to.equal('INVALID_STATE');
   });
 });
+
+describe('operator CLI: tags and held withdrawals', function () {
+  this.timeout(60000);
+
+  it('tags an account; propagating tags are stamped on its new operations and filter them', async () => {
+    const { http } = await stack();
+    const c = await newCustomer();
+    const account = await activeAccount(c, ['BRL']);
+    const tagged = JSON.parse((await cambio('account', 'tag', account.id, '--key', 'cost-center', '--value', 'treasury', '--propagate', '--json')).stdout);
+    expect(tagged.tags).to.deep.equal([{ key: 'cost-center', value: 'treasury' }]);
+    await cambio('account', 'tag', account.id, '--key', 'internal', '--value', 'not-copied');
+    const q = await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '10.00' });
+    const dep = await http.post('/api/operations/deposit').set(c.auth).set(idem()).send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
+    expect(dep.body.tags).to.deep.equal([{ key: 'cost-center', value: 'treasury' }]);
+    const listed = await http.get('/api/operations').query({ filters: 'and(tags.key[eq]=cost-center,tags.value[eq]=treasury)' }).set(c.auth);
+    expect(listed.body.data.map((o: { id: string }) => o.id)).to.deep.equal([dep.body.id]);
+  });
+
+  it('approves a withdrawal held for review', async () => {
+    const { http } = await stack();
+    const { fund } = await import('../helpers/money');
+    const { approvedInstruction } = await import('../helpers/beneficiary-fixtures');
+    const c = await newCustomer();
+    const account = await activeAccount(c, ['BRL']);
+    await fund(c, account.id, 'BRL', '60000.00');
+    const { beneficiaryId, instructionId } = await approvedInstruction(c, { dictKeyType: 'EMAIL', dictKey: 'big@example.com' });
+    const q = await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '55000.00' });
+    const res = await http.post('/api/operations/withdrawal').set(c.auth).set(idem()).send({
+      accountId: account.id,
+      quoteId: q.id,
+      beneficiary: { type: 'REFERENCE', id: beneficiaryId, paymentInstruction: { type: 'REFERENCE', id: instructionId } },
+    });
+    expect(res.status).to.equal(201);
+    await untilStatus(c, res.body.id, 'ON_HOLD');
+    const approved = await cambio('withdrawal', 'approve', res.body.id);
+    expect(approved.stdout.trim()).to.equal(`operation ${res.body.id} is COMPLETED`);
+  });
+});
