@@ -10,9 +10,9 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
-const { ensureTemporalBinaries, freePort, ROOT } = require('./lib/temporal-binary');
+const { ensureTemporalBinaries, ROOT } = require('./lib/temporal-binary');
 const { ensurePostgres, createDatabase, dropDatabase, withDatabase, databaseName, redact } = require('./lib/postgres');
-const { startDevServer, waitForTemporal, ensureSearchAttributes } = require('./lib/temporal-server');
+const { temporalForRun } = require('./lib/temporal-server');
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/cambio';
 const DEFAULT_SPECS = ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'];
@@ -97,28 +97,16 @@ async function main() {
   await ensurePostgres(baseUrl, { log });
   const { testServer, temporal } = ensureTemporalBinaries({ log });
 
-  let temporalAddress = process.env.TEMPORAL_ADDRESS;
   const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
-  if (temporalAddress) {
-    log(`Temporal: external server at ${temporalAddress}`);
-    await waitForTemporal(temporalAddress, namespace, 60000);
-    await ensureSearchAttributes(temporalAddress, namespace, { log });
-  } else {
-    // In memory, headless, on a free port: independent of a running `npm start` and of other test runs.
-    const server = await startDevServer({
-      temporal,
-      port: await freePort(),
-      headless: true,
-      namespace,
-      logLevel: 'error',
-      quiet: true,
-      log,
-      onChild: (child) => {
-        devServer = child;
-      },
-    });
-    temporalAddress = server.address;
-  }
+  // In memory, headless, on a free port: independent of a running `npm start` and of other test runs.
+  const { address: temporalAddress } = await temporalForRun({
+    temporal,
+    namespace,
+    log,
+    onChild: (child) => {
+      devServer = child;
+    },
+  });
   if (interrupted) return 130;
 
   testDatabaseUrl = withDatabase(baseUrl, `cambio_test_${process.pid}_${Date.now()}`);

@@ -11,8 +11,8 @@ import path from 'node:path';
 
 /* eslint-disable @typescript-eslint/no-var-requires */
 const { ensurePostgres, createDatabase, dropDatabase, withDatabase, redact } = require('../../scripts/lib/postgres');
-const { ensureTemporalBinaries, freePort, ROOT } = require('../../scripts/lib/temporal-binary');
-const { startDevServer, waitForTemporal, waitForWorker, ensureSearchAttributes } = require('../../scripts/lib/temporal-server');
+const { freePort, ROOT } = require('../../scripts/lib/temporal-binary');
+const { temporalForRun, waitForWorker } = require('../../scripts/lib/temporal-server');
 const { spawnChild, describeExit } = require('../../scripts/lib/children');
 
 export const REPO_ROOT: string = ROOT;
@@ -159,29 +159,16 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const migrated = await migrate.exited;
     if (migrated.code !== 0) throw new Error(`migrations failed (${describeExit(migrated)})`);
 
-    if (process.env.TEMPORAL_ADDRESS) {
-      stack.temporalAddress = process.env.TEMPORAL_ADDRESS;
-      log(`Temporal: external server at ${stack.temporalAddress}`);
-      await waitForTemporal(stack.temporalAddress, namespace, 60000);
-      await ensureSearchAttributes(stack.temporalAddress, namespace, { log });
-    } else {
-      const { temporal } = ensureTemporalBinaries({ log });
-      const server = await startDevServer({
-        temporal,
-        port: await freePort(),
-        headless: true,
-        namespace,
-        logLevel: 'error',
-        quiet: true,
-        log,
-        onChild: (child: Child) => {
-          children.push(child);
-          stack.temporal = child;
-        },
-      });
-      stack.temporalAddress = server.address;
-      watch(server.child);
-    }
+    const temporal = await temporalForRun({
+      namespace,
+      log,
+      onChild: (child: Child) => {
+        children.push(child);
+        stack.temporal = child;
+      },
+    });
+    stack.temporalAddress = temporal.address;
+    if (temporal.child) watch(temporal.child);
 
     const port = await freePort();
     stack.apiUrl = `http://127.0.0.1:${port}`;

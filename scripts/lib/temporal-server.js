@@ -220,7 +220,36 @@ async function startDevServer(options) {
   };
 }
 
+/**
+ * Temporal for a run that must not touch anything else (tests, benchmarks): the server at TEMPORAL_ADDRESS,
+ * made ready with our search attributes, or else an in-memory, headless dev server on a free port.
+ * Returns `{ address, child }` (child: the dev server we started, if any); `onChild` receives that process as
+ * soon as it is spawned, so a caller interrupted mid-start can still stop it.
+ */
+async function temporalForRun({ temporal, namespace, log, onChild }) {
+  const external = process.env.TEMPORAL_ADDRESS;
+  if (external) {
+    log(`Temporal: external server at ${external}`);
+    await waitForTemporal(external, namespace, 60000);
+    await ensureSearchAttributes(external, namespace, { log });
+    return { address: external, child: undefined };
+  }
+  const { ensureTemporalBinaries, freePort } = require('./temporal-binary');
+  const server = await startDevServer({
+    temporal: temporal || ensureTemporalBinaries({ log }).temporal,
+    port: await freePort(),
+    headless: true,
+    namespace,
+    logLevel: 'error',
+    quiet: true,
+    log,
+    onChild,
+  });
+  return { address: server.address, child: server.child };
+}
+
 module.exports = {
+  temporalForRun,
   startDevServer,
   ensureSearchAttributes,
   waitForTemporal,
