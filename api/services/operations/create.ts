@@ -105,7 +105,9 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
   });
   // The outbox row already guarantees the start, so the client is not kept waiting for Temporal: the start runs
   // after the response, and whatever it does not finish (a crash, Temporal down) the relay does.
-  void startAfterCommit(s.orm, s.temporal, s.config.taskQueue, start);
+  void startAfterCommit(s.orm, s.temporal, s.config.taskQueue, start).then((started) => {
+    if (!started) s.log.warn({ workflowId: start.workflowId }, 'workflow start failed after commit; the outbox relay will start it');
+  });
   return presentOperation(operation);
 }
 
