@@ -15,13 +15,10 @@ import { presentAccount, AccountView } from '../presenters/account';
 import { MAX_REASON_LENGTH } from '../schemas/accounts';
 import { enqueueWorkflowStart, startAfterCommit, startWorkflow, WorkflowStartRequest } from './workflow-starts';
 import { findAccount, loadParts, viewOf } from './accounts';
+import { pollUntil } from './poll';
 
 type ReviewServices = Pick<Deps, 'orm' | 'temporal' | 'config'>;
 
-// The sandbox route answers with the decided account; the worker normally applies a decision in well under a
-// second, and past this the caller gets the account as it stands (still UNDER_REVIEW) rather than an error.
-const DECISION_WAIT_MS = 10_000;
-const DECISION_POLL_MS = 100;
 
 /** Round n is the n-th time the account entered UNDER_REVIEW. */
 const reviewRound = (account: Account) => account.states.filter((s) => s.status === 'UNDER_REVIEW').length;
@@ -107,12 +104,13 @@ function assertUnderReview(account: Account): void {
 }
 
 async function waitUntilDecided(em: Em, accountId: string): Promise<AccountView> {
-  const deadline = Date.now() + DECISION_WAIT_MS;
-  for (;;) {
-    // A fresh fork per poll: the identity map would otherwise keep serving the row read before the signal.
-    const fresh = em.fork();
-    const account = await findAccount(fresh, accountId);
-    if (account.status !== 'UNDER_REVIEW' || Date.now() >= deadline) return viewOf(fresh, account);
-    await new Promise((resolve) => setTimeout(resolve, DECISION_POLL_MS));
-  }
+  // A fresh fork per read: the identity map would otherwise keep serving the row read before the signal.
+  const { fresh, account } = await pollUntil(
+    async () => {
+      const fork = em.fork();
+      return { fresh: fork, account: await findAccount(fork, accountId) };
+    },
+    ({ account: a }) => a.status !== 'UNDER_REVIEW',
+  );
+  return viewOf(fresh, account);
 }

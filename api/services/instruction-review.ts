@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Em } from '../../db/orm';
@@ -6,13 +5,10 @@ import { PaymentInstructionSchema } from '../../db/entities';
 import { instructionDecisionSignal, InstructionDecision } from '../../workflows/instruction-review';
 import { customerIdKey } from '../../workflows/search-attributes';
 import { CambioError, notFound } from '../errors';
+import { pollUntil } from './poll';
 import type { ServiceContext } from './context';
 import { getBeneficiary, instructionReviewStart } from './beneficiaries';
 
-// The sandbox route and the CLI answer with the decided instruction; the worker normally applies a decision
-// in well under a second, and past this the caller gets the beneficiary as it stands (still PENDING_REVIEW).
-const DECISION_WAIT_MS = 10_000;
-const DECISION_POLL_MS = 100;
 
 const OUTCOME: Record<InstructionDecision, string> = { APPROVE: 'APPROVED', REJECT: 'REJECTED' };
 
@@ -48,14 +44,8 @@ export async function decideInstruction(s: ServiceContext, em: Em, instructionId
   return getBeneficiary(em, pi.beneficiaryId);
 }
 
-async function waitWhilePending(em: Em, instructionId: string): Promise<string> {
-  const deadline = Date.now() + DECISION_WAIT_MS;
-  for (;;) {
-    const status = await statusOf(em, instructionId);
-    if (status !== 'PENDING_REVIEW' || Date.now() >= deadline) return status;
-    await sleep(DECISION_POLL_MS);
-  }
-}
+const waitWhilePending = (em: Em, instructionId: string): Promise<string> =>
+  pollUntil(() => statusOf(em, instructionId), (status) => status !== 'PENDING_REVIEW');
 
 // A plain read, past the identity map, which would otherwise keep answering with the first status it saw.
 async function statusOf(em: Em, instructionId: string): Promise<string> {

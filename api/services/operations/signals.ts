@@ -9,12 +9,10 @@ import { currentState } from '../../../domain/states';
 import { operationWorkflowId } from '../../../workflows/ids';
 import { holdDecisionSignal, HoldDecision, inboundPaymentSignal, replaySignal } from '../../../workflows/operation';
 import { notFound } from '../../errors';
+import { pollUntil } from '../poll';
 import type { ServiceContext } from '../context';
 import { getOperation } from './read';
 import { startPendingWorkflow } from '../workflow-starts';
-
-// How long a sandbox or CLI call waits for the workflow to act before answering with what it sees.
-const SETTLE_WAIT_MS = 10_000;
 
 async function load(em: Em, id: string): Promise<Operation> {
   const op = await em.fork().findOne(OperationSchema, { id });
@@ -22,13 +20,7 @@ async function load(em: Em, id: string): Promise<Operation> {
   return op;
 }
 
-async function waitFor(em: Em, id: string, done: (op: Operation) => boolean): Promise<void> {
-  const deadline = Date.now() + SETTLE_WAIT_MS;
-  while (Date.now() < deadline) {
-    if (done(await load(em, id))) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const waitFor = (em: Em, id: string, done: (op: Operation) => boolean) => pollUntil(() => load(em, id), done, { intervalMs: 50 });
 
 const invalidState = (op: Operation, wanted: string) =>
   new CambioError('INVALID_STATE', `operation is ${op.type} in ${op.status}; this needs ${wanted}`, { status: op.status, type: op.type });
