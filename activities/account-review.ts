@@ -1,5 +1,4 @@
 import { LockMode } from '@mikro-orm/core';
-import { systemEm } from '../db/orm';
 import { AccountDocumentSchema, AccountSchema, UboSchema } from '../db/entities/account';
 import type { Em } from '../db/orm';
 import type { Account } from '../db/entities/account';
@@ -7,7 +6,7 @@ import { recordEvent } from '../db/repositories/events';
 import { CambioError } from '../domain/errors';
 import { transition } from '../domain/states';
 import type { ActivityDeps } from './deps';
-import { asActivity } from './failures';
+import { inActivityTransaction } from './failures';
 
 export interface ApplyAccountReview {
   accountId: string;
@@ -24,17 +23,15 @@ export function createAccountReviewActivities(deps: ActivityDeps) {
      * the commit finds the account no longer UNDER_REVIEW and changes nothing (events are deduped as well).
      */
     async applyAccountReview(input: ApplyAccountReview): Promise<string> {
-      return asActivity(() =>
-        systemEm(deps.orm).transactional(async (em) => {
-          const account = await em.findOne(AccountSchema, { id: input.accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-          if (!account) throw new CambioError('NOT_FOUND', `account ${input.accountId} not found`);
-          if (account.status !== 'UNDER_REVIEW') return account.status;
-          const now = new Date();
-          if (input.decision === 'APPROVE') await approve(em, account, now);
-          else await reject(em, account, input.reason ?? DEFAULT_REJECTION, now);
-          return account.status;
-        }),
-      );
+      return inActivityTransaction(deps.orm, async (em) => {
+        const account = await em.findOne(AccountSchema, { id: input.accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        if (!account) throw new CambioError('NOT_FOUND', `account ${input.accountId} not found`);
+        if (account.status !== 'UNDER_REVIEW') return account.status;
+        const now = new Date();
+        if (input.decision === 'APPROVE') await approve(em, account, now);
+        else await reject(em, account, input.reason ?? DEFAULT_REJECTION, now);
+        return account.status;
+      });
     },
   };
 }

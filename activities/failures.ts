@@ -1,4 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { systemEm } from '../db/orm';
+import type { Em, Orm } from '../db/orm';
 import { CambioError } from '../domain/errors';
 
 /**
@@ -12,4 +14,12 @@ export async function asActivity<T>(fn: () => Promise<T>): Promise<T> {
     if (err instanceof CambioError) throw ApplicationFailure.nonRetryable(err.message, err.code, err.details);
     throw err;
   }
+}
+
+/**
+ * The shape of every Cambio activity: one database transaction in the system scope (activities act across
+ * customers), its business failures made non-retryable.
+ */
+export function inActivityTransaction<T>(orm: Orm, fn: (em: Em) => Promise<T>): Promise<T> {
+  return asActivity(() => systemEm(orm).transactional(fn));
 }

@@ -1,7 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { Em } from '../db/orm';
-import { systemEm } from '../db/orm';
 import { InboundPaymentSchema, Operation, OperationSchema, OperationStatus } from '../db/entities';
 import { recordEvent } from '../db/repositories/events';
 import { post } from '../db/repositories/ledger';
@@ -12,7 +11,7 @@ import { Reason, transition } from '../domain/states';
 import { operationEventPayload } from '../api/presenters/operation-event';
 import { amount } from '../api/presenters/amount';
 import type { ActivityDeps } from './deps';
-import { asActivity } from './failures';
+import { inActivityTransaction } from './failures';
 
 const FINAL: readonly OperationStatus[] = ['COMPLETED', 'FAILED'];
 // docs/decisions.md: sandbox PIX payouts to this key are rejected by the "bank".
@@ -26,7 +25,7 @@ export type ReconcileOutcome = 'COMPLETED' | 'FAILED';
  * key per step (`${id}:settle`, `${id}:release`), the state change and its event together.
  */
 export function createOperationActivities(deps: ActivityDeps) {
-  const inTx = <T>(fn: (em: Em) => Promise<T>) => asActivity(() => systemEm(deps.orm).transactional(fn));
+  const inTx = <T>(fn: (em: Em) => Promise<T>) => inActivityTransaction(deps.orm, fn);
   const lock = (em: Em, id: string) => em.findOneOrFail(OperationSchema, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
 
   function emitEvent(em: Em, op: Operation, type: string, at: Date) {
