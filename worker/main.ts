@@ -23,7 +23,7 @@ export async function runWorker() {
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.taskQueue,
-    workflowBundle: { codePath: await buildWorkflowBundle() },
+    workflowBundle: { code: await buildWorkflowBundle() },
     activities: createActivities({ config, orm, rates: new TableRateSource(DEFAULT_MID_RATES), temporal }),
     shutdownGraceTime: '10s',
     // Operations finish in seconds; deposits and reviews that wait for days are replayed from history when they
