@@ -5,6 +5,7 @@ import type { Em } from '../../db/orm';
 import { lockKey, storeResponse } from '../../db/repositories/idempotency';
 import { inTransaction } from '../../db/transaction';
 import { CambioError, errorBody, statusOf } from '../errors';
+import { crashPoint } from './crash-point';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -82,6 +83,7 @@ export async function idempotent(ctx: Koa.Context, key: string, handler: () => P
         // Handlers answer through CambioError; a 5xx set by hand must not commit half a story.
         if (ctx.status >= 500) throw new Error(`handler answered ${ctx.status}`);
         await storeResponse(tx, customerId, key, { requestHash, status: ctx.status, body: ctx.body });
+        crashPoint('before-commit');
         return { kind: 'done' };
       },
       {
@@ -92,6 +94,7 @@ export async function idempotent(ctx: Koa.Context, key: string, handler: () => P
   } finally {
     ctx.state.em = requestEm;
   }
+  crashPoint('after-commit');
   if (outcome.kind === 'failed') throw outcome.error;
   if (outcome.kind === 'replay') {
     ctx.status = outcome.status;
