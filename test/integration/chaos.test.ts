@@ -95,7 +95,7 @@ describe('chaos: 2 APIs and 2 workers, one of each SIGKILLed mid-load', function
     const client = new ChaosClient([api1, api2], c);
 
     type Kind = 'A_TO_B' | 'B_TO_A' | 'SWAP';
-    const creates = new Map<string, { kind: Kind; answer: Answer }>();
+    const creates = new Map<string, { kind: Kind; path: string; body: Record<string, unknown>; answer: Answer }>();
     let accepted = 0;
     let acceptedAtKill = -1;
 
@@ -113,7 +113,7 @@ describe('chaos: 2 APIs and 2 workers, one of each SIGKILLed mid-load', function
         body = { sourceAccountId: from, targetAccountId: to, amount: { value, asset: 'BRL' } };
       }
       const answer = await client.send(path, body, key, preferred);
-      creates.set(key, { kind, answer });
+      creates.set(key, { kind, path, body, answer });
       if (answer.status === 201) accepted++;
     }
 
@@ -159,6 +159,10 @@ describe('chaos: 2 APIs and 2 workers, one of each SIGKILLed mid-load', function
     });
     expect(rows.map((r) => r.id).sort(), 'the operations are exactly those answered 2xx').to.deep.equal([...idsByKey.values()].sort());
     expect(rows.filter((r) => r.status !== 'COMPLETED'), 'every accepted operation completed').to.deep.equal([]);
+
+    // Asked again now, every key answers the same operation (a replay), never a second one.
+    const again = await Promise.all(answers.map(([key, v]) => client.send(v.path, v.body, key, 1)));
+    expect(again.map((r) => [r.status, r.body.id]), 'replays name the same operations').to.deep.equal(answers.map(([, v]) => [201, v.answer.body.id]));
 
     // Exactly one hold and one settle per operation, no release.
     const postings = await sql<{ key: string; n: string }>(`select key, count(*) as n from ledger_transactions where operation_id in (?) group by key`, [[...idsByKey.values()]]);
