@@ -64,7 +64,7 @@ function status(url: string): Promise<number> {
 /** An API process on a free port; resolves once /readyz answers 200. */
 export async function spawnApi(name: string, taskQueue: string, env: Record<string, string> = {}): Promise<ApiProc> {
   const port = await freePort();
-  const proc = spawnTsx(name, 'api/main.ts', { ...baseEnv(taskQueue), PORT: String(port), ...env });
+  const proc = spawnTsx(name, 'api/main.ts', { ...baseEnv(taskQueue), PORT: String(port), HOST: '127.0.0.1', ...env });
   const url = `http://127.0.0.1:${port}`;
   await eventually(
     async () => {
