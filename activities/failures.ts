@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { systemEm } from '../db/orm';
 import type { Em, Orm } from '../db/orm';
 import { CambioError } from '../domain/errors';
+import { inTransaction } from '../db/transaction';
 
 /**
  * Business failures must not be retried: turn a CambioError into a non-retryable ApplicationFailure whose
@@ -21,5 +22,7 @@ export async function asActivity<T>(fn: () => Promise<T>): Promise<T> {
  * customers), its business failures made non-retryable.
  */
 export function inActivityTransaction<T>(orm: Orm, fn: (em: Em) => Promise<T>): Promise<T> {
-  return asActivity(() => systemEm(orm).transactional(fn));
+  // inTransaction: a deadlock victim runs again at once instead of waiting for Temporal's retry back-off, and
+  // after-commit work registered by services runs after this transaction's COMMIT.
+  return asActivity(() => inTransaction(systemEm(orm), fn));
 }

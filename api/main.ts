@@ -8,7 +8,7 @@ async function main() {
   const deps = await createDeps(config);
   const signingKey = await loadSigningKey(deps.orm);
   const app = createApp({ ...deps, signingKey });
-  const server = app.listen(config.port, '0.0.0.0', () => {
+  const server = app.listen(config.port, config.host, () => {
     deps.log.info({ port: config.port }, `Cambio API listening on http://127.0.0.1:${config.port}`);
   });
   const stop = async (signal: string) => {

@@ -2,6 +2,8 @@
 // Defaults follow docs/decisions.md and ../shared/spec/decisions.md.
 export interface Config {
   port: number;
+  /** Interface the API binds (HOST); tests bind loopback only. */
+  host: string;
   databaseUrl: string;
   temporalAddress: string;
   temporalNamespace: string;
@@ -34,6 +36,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env.PORT, 3000, 'PORT');
   return {
     port,
+    host: env.HOST || '0.0.0.0',
     databaseUrl: env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/cambio',
     temporalAddress: env.TEMPORAL_ADDRESS || '127.0.0.1:7233',
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',

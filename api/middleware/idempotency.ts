@@ -1,8 +1,11 @@
 import { createHash } from 'node:crypto';
 import type Koa from 'koa';
+import type { Logger } from 'pino';
 import type { Em } from '../../db/orm';
-import { claimKey, completeKey, releaseKey } from '../../db/repositories/idempotency';
-import { CambioError, statusOf } from '../errors';
+import { lockKey, storeResponse } from '../../db/repositories/idempotency';
+import { inTransaction } from '../../db/transaction';
+import { CambioError, errorBody, statusOf } from '../errors';
+import { crashPoint } from './crash-point';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -26,33 +29,76 @@ export function requireIdempotencyKey(ctx: Koa.Context): string {
 }
 
 /**
- * Runs a mutating handler at most once per (customer, key). Same key and same request: the stored status
- * and body replay with `Idempotent-Replayed: true`. Same key, other request: 422. Still running: 409.
- * Stored: 2xx and business 4xx. Released (client may retry): 5xx. Schema 400s never reach here.
+ * A UUID fixed by (customer, idempotency key, purpose): what a handler names a row it must commit before an
+ * outside effect (a signal), so that the retry of a request that died after that commit finds its own row
+ * instead of writing a second one.
  */
-export async function idempotent(ctx: Koa.Context, key: string, handler: () => Promise<void>): Promise<void> {
+export function requestScopedId(ctx: Koa.Context, purpose: string): string {
+  const hex = createHash('sha256').update(`${ctx.state.customerId}:${ctx.state.idempotencyKey}:${purpose}`).digest('hex');
+  // Shaped as a version-5-style UUID (name-based), so it passes every uuid column and check.
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+const isStoredError = (err: unknown): err is CambioError => err instanceof CambioError && err.code !== 'INTERNAL_ERROR' && err.code !== 'VALIDATION_ERROR';
+
+type Outcome = { kind: 'replay'; status: number; body: unknown } | { kind: 'done' } | { kind: 'failed'; error: CambioError };
+
+/**
+ * Runs a mutating handler at most once per (customer, key), in ONE transaction with its result:
+ *   BEGIN → advisory lock on the key (taken: 409 IDEMPOTENCY_KEY_IN_USE, nothing stored) → stored response?
+ *   replay it (other request: 422 IDEMPOTENCY_KEY_REUSED) : SAVEPOINT → handler → RELEASE → store the response
+ *   → COMMIT → after-commit hooks (workflow starts).
+ * A business error rolls back to the savepoint and its response is stored and committed; a 5xx rolls back
+ * everything and stores nothing. A crash before COMMIT leaves nothing (the lock dies with the connection), a
+ * crash after it leaves the result: a retry with the key replays it or runs for the first time, at once.
+ * A deadlock or serialization failure runs the whole transaction again (`inTransaction`).
+ * Services see the request's transaction as `ctx.state.em`; their own `inTransaction` calls nest as savepoints.
+ */
+export async function idempotent(ctx: Koa.Context, key: string, handler: () => Promise<void>, log?: Logger): Promise<void> {
   const customerId: string = ctx.state.customerId;
-  const em: Em = ctx.state.em;
-  const hash = createHash('sha256').update(`${ctx.method} ${ctx.path}\n${canonical(ctx.request.body)}`).digest('hex');
-  const claim = await claimKey(em, customerId, key, hash);
-  if (claim.kind !== 'claimed') {
-    if (!claim.sameRequest) throw new CambioError('IDEMPOTENCY_KEY_REUSED', 'this X-Idempotency-Key was used for a different request');
-    if (claim.kind === 'in-progress') throw new CambioError('IDEMPOTENCY_KEY_IN_USE', 'a request with this X-Idempotency-Key is still being processed');
-    ctx.status = claim.status;
-    ctx.body = claim.body;
-    ctx.set('Idempotent-Replayed', 'true');
-    return;
-  }
+  const requestEm: Em = ctx.state.em;
+  const requestHash = createHash('sha256').update(`${ctx.method} ${ctx.path}\n${canonical(ctx.request.body)}`).digest('hex');
+  ctx.state.idempotencyKey = key;
+  let outcome: Outcome;
   try {
-    await handler();
-  } catch (err) {
-    if (err instanceof CambioError && err.code !== 'INTERNAL_ERROR' && err.code !== 'VALIDATION_ERROR') {
-      await completeKey(em, customerId, key, statusOf(err.code), { code: err.code, message: err.message, details: err.details });
-    } else {
-      await releaseKey(em, customerId, key);
-    }
-    throw err;
+    outcome = await inTransaction(
+      requestEm,
+      async (tx): Promise<Outcome> => {
+        const lock = await lockKey(tx, customerId, key);
+        if (!lock.locked) throw new CambioError('IDEMPOTENCY_KEY_IN_USE', 'a request with this X-Idempotency-Key is still being processed');
+        if (lock.stored) {
+          if (lock.stored.requestHash !== requestHash) throw new CambioError('IDEMPOTENCY_KEY_REUSED', 'this X-Idempotency-Key was used for a different request');
+          return { kind: 'replay', status: lock.stored.status, body: lock.stored.body };
+        }
+        try {
+          await inTransaction(tx, async (inner) => {
+            ctx.state.em = inner;
+            await handler();
+          });
+        } catch (err) {
+          if (!isStoredError(err)) throw err;
+          await storeResponse(tx, customerId, key, { requestHash, status: statusOf(err.code), body: errorBody(err) });
+          return { kind: 'failed', error: err };
+        }
+        // Handlers answer through CambioError; a 5xx set by hand must not commit half a story.
+        if (ctx.status >= 500) throw new Error(`handler answered ${ctx.status}`);
+        await storeResponse(tx, customerId, key, { requestHash, status: ctx.status, body: ctx.body });
+        crashPoint('before-commit');
+        return { kind: 'done' };
+      },
+      {
+        onRetry: (err, attempt) => log?.warn({ err, attempt, requestId: ctx.state.requestId }, 'request transaction retried after a deadlock or serialization failure'),
+        onHookError: (err) => log?.warn({ err, requestId: ctx.state.requestId }, 'after-commit action failed; its outbox row finishes it'),
+      },
+    );
+  } finally {
+    ctx.state.em = requestEm;
   }
-  if (ctx.status >= 500) await releaseKey(em, customerId, key);
-  else await completeKey(em, customerId, key, ctx.status, ctx.body);
+  crashPoint('after-commit');
+  if (outcome.kind === 'failed') throw outcome.error;
+  if (outcome.kind === 'replay') {
+    ctx.status = outcome.status;
+    ctx.body = outcome.body;
+    ctx.set('Idempotent-Replayed', 'true');
+  }
 }

@@ -14,6 +14,7 @@ export function requestContext(log: Logger): Koa.Middleware {
     const incoming = ctx.get('X-Request-Id');
     const requestId = INCOMING_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = requestId;
+    ctx.state.log = log;
     ctx.set('X-Request-Id', requestId);
     const started = process.hrtime.bigint();
     try {

@@ -38,8 +38,8 @@ export class RouteTable {
 }
 
 /**
- * auth → idempotency key present → schemas → idempotency claim → handler. A schema 400 happens before the
- * claim, so it is never stored as the key's result.
+ * auth → idempotency key present → schemas → (mutating routes) one transaction holding the key's lock, the
+ * handler and its stored result. A schema 400 happens before it, so it is never stored as the key's result.
  */
 function compose(spec: RouteSpec, authenticate: Authenticate): Koa.Middleware {
   const mutating = spec.method !== 'get' && spec.method !== 'delete';
@@ -57,7 +57,7 @@ function compose(spec: RouteSpec, authenticate: Authenticate): Koa.Middleware {
       validateWith('body', spec.body, body ?? null);
       ctx.request.body = body;
     }
-    if (key) await idempotent(ctx, key, () => spec.handler(ctx));
+    if (key) await idempotent(ctx, key, () => spec.handler(ctx), ctx.state.log);
     else await spec.handler(ctx);
   };
 }

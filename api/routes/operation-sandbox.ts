@@ -4,6 +4,7 @@ import { idParams } from '../schemas/common';
 import { decisionBody, inboundPaymentBody } from '../schemas/operations';
 import { decideHold, recordInboundPayment } from '../services/operations/signals';
 import { requireSandbox } from './sandbox';
+import { requestScopedId } from '../middleware/idempotency';
 
 export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): void {
   table.add({
@@ -16,7 +17,8 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
     bodyRequired: true,
     async handler(ctx) {
       requireSandbox(s);
-      ctx.body = await recordInboundPayment(s, ctx.state.em, ctx.params.operationId, ctx.request.body as never);
+      // Named by the idempotency key: a retry after a crash finds the payment its first attempt committed.
+      ctx.body = await recordInboundPayment(s, ctx.state.em, ctx.params.operationId, ctx.request.body as never, { paymentId: requestScopedId(ctx, 'inbound-payment') });
     },
   });
   table.add({

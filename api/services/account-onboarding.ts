@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import Decimal from 'decimal.js';
 import type { Em } from '../../db/orm';
+import { inTransaction } from '../../db/transaction';
 import { Account, AccountDocumentSchema, Ubo, UboSchema } from '../../db/entities/account';
 import { isRequired } from '../../domain/requirements';
 import { initialStates } from '../../domain/states';
@@ -68,7 +69,7 @@ function checkOwnership(ubos: Ubo[], candidate: { id: string; taxId: Ubo['taxId'
 
 export async function addUbo(em: Em, accountId: string, input: UboInput): Promise<UboView> {
   const taxId = checkTaxId('/taxId', input.taxId);
-  const ubo = await em.transactional(async (tx) => {
+  const ubo = await inTransaction(em, async (tx) => {
     const account = await lockEditable(tx, accountId);
     const id = randomUUID();
     const ownershipPercentage = input.ownershipPercentage ?? null;
@@ -95,7 +96,7 @@ export async function addUbo(em: Em, accountId: string, input: UboInput): Promis
 
 export async function patchUbo(em: Em, accountId: string, uboId: string, patch: UboPatch): Promise<UboView> {
   const taxId = patch.taxId ? checkTaxId('/taxId', patch.taxId) : undefined;
-  const ubo = await em.transactional(async (tx) => {
+  const ubo = await inTransaction(em, async (tx) => {
     const account = await lockEditable(tx, accountId);
     const ubos = await tx.find(UboSchema, { accountId });
     const found = ubos.find((u) => u.id === uboId);
@@ -131,7 +132,7 @@ function decodeContent(content: string): Buffer {
 export async function uploadDocument(em: Em, accountId: string, input: DocumentInput): Promise<DocumentView> {
   const content = decodeContent(input.content);
   const uboId = input.uboId?.toLowerCase() ?? null;
-  const doc = await em.transactional(async (tx) => {
+  const doc = await inTransaction(em, async (tx) => {
     const account = await lockEditable(tx, accountId);
     const uboIds = (await tx.find(UboSchema, { accountId })).map((u) => u.id);
     if (!isRequired(uboIds, input.documentType, uboId)) throw requirementMismatch(input.documentType, uboId, uboIds);

@@ -16,6 +16,7 @@ import { MAX_REASON_LENGTH } from '../schemas/accounts';
 import { enqueueWorkflowStart, startAfterCommit, startWorkflow, WorkflowStartRequest } from './workflow-starts';
 import { findAccount, loadParts, viewOf } from './accounts';
 import { pollUntil } from './poll';
+import { afterCommit, freshEm, inTransaction } from '../../db/transaction';
 
 type ReviewServices = Pick<Deps, 'orm' | 'temporal' | 'config'>;
 
@@ -39,7 +40,7 @@ const brief = (r: Requirement) => ({ documentType: r.documentType, uboId: r.uboI
  * itself. Rejected UBOs go back to PENDING: they are up for verification again in the new round.
  */
 export async function submitReview(services: ReviewServices, em: Em, accountId: string): Promise<AccountView> {
-  const { view, start } = await em.transactional(async (tx) => {
+  const { view, start } = await inTransaction(em, async (tx) => {
     const account = await findAccount(tx, accountId, true);
     if (account.status !== 'ACTION_REQUIRED') {
       throw new CambioError('INVALID_STATE', `account is ${account.status}; only an ACTION_REQUIRED account can be submitted for review`, {
@@ -61,7 +62,7 @@ export async function submitReview(services: ReviewServices, em: Em, accountId: 
     enqueueWorkflowStart(tx, req);
     return { view: presentAccount(account, ubos, documents), start: req };
   });
-  await startAfterCommit(services.orm, services.temporal, services.config.taskQueue, start);
+  await afterCommit(() => startAfterCommit(services.orm, services.temporal, services.config.taskQueue, start));
   return view;
 }
 
@@ -90,7 +91,7 @@ export async function decideAccountReview(
     if (!(err instanceof WorkflowNotFoundError)) throw err;
     // Either a racing decision already closed this round, or the start is still in the outbox (the API died
     // between COMMIT and start); in the second case start it now, exactly as the relay would.
-    assertUnderReview(await findAccount(em.fork(), accountId));
+    assertUnderReview(await findAccount(freshEm(em), accountId));
     await startWorkflow(services.temporal, services.config.taskQueue, start);
     await handle.signal(accountDecisionSignal, payload);
   }
@@ -104,10 +105,10 @@ function assertUnderReview(account: Account): void {
 }
 
 async function waitUntilDecided(em: Em, accountId: string): Promise<AccountView> {
-  // A fresh fork per read: the identity map would otherwise keep serving the row read before the signal.
+  // A fresh identity map per read (same connection): the old one would keep serving the row read before the signal.
   const { fresh, account } = await pollUntil(
     async () => {
-      const fork = em.fork();
+      const fork = freshEm(em);
       return { fresh: fork, account: await findAccount(fork, accountId) };
     },
     ({ account: a }) => a.status !== 'UNDER_REVIEW',

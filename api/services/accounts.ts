@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { Em } from '../../db/orm';
+import { inTransaction } from '../../db/transaction';
 import { Account, AccountDocumentSchema, AccountSchema, AccountTag, CompanyOwner, Ubo, UboSchema } from '../../db/entities/account';
 import { isValidTaxId, normalizeTaxId, TaxIdType } from '../../domain/tax-id';
 import { initialStates } from '../../domain/states';
@@ -119,7 +120,7 @@ export async function listAccounts(em: Em, query: ListQuery, cursorSecret: strin
  * account afterwards; the flag itself is internal and never shown.
  */
 export async function tagAccount(em: Em, accountId: string, tag: AccountTag): Promise<AccountView> {
-  return em.transactional(async (tx) => {
+  return inTransaction(em, async (tx) => {
     const found = await findAccount(tx, accountId, true);
     found.tags = [...found.tags.filter((t) => t.key !== tag.key), { key: tag.key, value: tag.value, propagate: tag.propagate }];
     found.updatedAt = new Date();

@@ -15,6 +15,7 @@ import { RELATIONSHIP_TYPES } from '../schemas/beneficiaries';
 import { instructionReviewWorkflowId } from '../../workflows/ids';
 import type { ServiceContext } from './context';
 import { enqueueWorkflowStart, startAfterCommit, WorkflowStartRequest } from './workflow-starts';
+import { afterCommit, inTransaction } from '../../db/transaction';
 
 export interface PixInstructionInput {
   type: 'PIX';
@@ -38,7 +39,7 @@ export async function createBeneficiary(s: ServiceContext, em: Em, input: Create
   checkInstruction(input.paymentInstruction, '/paymentInstruction');
   const now = new Date();
   const beneficiaryId = randomUUID();
-  const start = await em.transactional(async (tx) => {
+  const start = await inTransaction(em, async (tx) => {
     const b = tx.create(BeneficiarySchema, {
       id: beneficiaryId,
       customerId: customerIdOf(em),
@@ -49,7 +50,7 @@ export async function createBeneficiary(s: ServiceContext, em: Em, input: Create
     });
     return newInstruction(tx, b, input.paymentInstruction, now);
   });
-  await startAfterCommit(s.orm, s.temporal, s.config.taskQueue, start);
+  await afterCommit(() => startAfterCommit(s.orm, s.temporal, s.config.taskQueue, start));
   return getBeneficiary(em, beneficiaryId);
 }
 
@@ -57,7 +58,7 @@ export async function createBeneficiary(s: ServiceContext, em: Em, input: Create
 export async function addPaymentInstruction(s: ServiceContext, em: Em, beneficiaryId: string, input: PixInstructionInput) {
   checkInstruction(input, '');
   const now = new Date();
-  const start = await em.transactional(async (tx) => {
+  const start = await inTransaction(em, async (tx) => {
     // The lock serialises concurrent additions, so the duplicate check below cannot race.
     const b = await tx.findOne(BeneficiarySchema, { id: beneficiaryId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!b) throw notFound('beneficiary');
@@ -77,7 +78,7 @@ export async function addPaymentInstruction(s: ServiceContext, em: Em, beneficia
     b.updatedAt = now;
     return newInstruction(tx, b, input, now);
   });
-  await startAfterCommit(s.orm, s.temporal, s.config.taskQueue, start);
+  await afterCommit(() => startAfterCommit(s.orm, s.temporal, s.config.taskQueue, start));
   return getBeneficiary(em, beneficiaryId);
 }
 

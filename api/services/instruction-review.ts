@@ -47,9 +47,10 @@ export async function decideInstruction(s: ServiceContext, em: Em, instructionId
 const waitWhilePending = (em: Em, instructionId: string): Promise<string> =>
   pollUntil(() => statusOf(em, instructionId), (status) => status !== 'PENDING_REVIEW');
 
-// A plain read, past the identity map, which would otherwise keep answering with the first status it saw.
+// A plain read, past the identity map, which would otherwise keep answering with the first status it saw; on the
+// caller's connection, so a request polling inside its transaction does not take a second one.
 async function statusOf(em: Em, instructionId: string): Promise<string> {
-  const rows: { status: string }[] = await em.getConnection().execute('select status from payment_instructions where id = ?', [instructionId]);
+  const rows: { status: string }[] = await em.execute('select status from payment_instructions where id = ?', [instructionId]);
   return rows[0]?.status ?? 'PENDING_REVIEW';
 }
 

@@ -1,52 +1,57 @@
+import { createHash } from 'node:crypto';
 import type { Em } from '../orm';
 
 // docs/decisions.md: keys are kept 24 h.
 export const IDEMPOTENCY_TTL_HOURS = 24;
-// A request that started but never finished (its process died) frees its key after this long, so the
-// client is not locked out for a day; business rules (a quote is consumed once) still stop a double effect.
-export const ABANDONED_AFTER_SECONDS = 120;
 
-export type Claim =
-  | { kind: 'claimed' }
-  | { kind: 'in-progress'; sameRequest: boolean }
-  | { kind: 'done'; sameRequest: boolean; status: number; body: unknown };
+export interface StoredResponse {
+  requestHash: string;
+  status: number;
+  body: unknown;
+}
 
-/** Claims (customer, key) for a request, or reports what already holds it. One statement decides a race. */
-export async function claimKey(em: Em, customerId: string, key: string, requestHash: string): Promise<Claim> {
-  const conn = em.getConnection();
-  const inserted = await conn.execute(
-    `insert into idempotency_keys (customer_id, key, request_hash, state, created_at, expires_at)
-     values (?, ?, ?, 'IN_PROGRESS', now(), now() + interval '${IDEMPOTENCY_TTL_HOURS} hours')
-     on conflict (customer_id, key) do update
-       set request_hash = excluded.request_hash, state = 'IN_PROGRESS', response_status = null,
-           response_body = null, created_at = now(), expires_at = excluded.expires_at
-       where idempotency_keys.expires_at < now()
-          or (idempotency_keys.state = 'IN_PROGRESS'
-              and idempotency_keys.request_hash = excluded.request_hash
-              and idempotency_keys.created_at < now() - interval '${ABANDONED_AFTER_SECONDS} seconds')
-     returning key`,
-    [customerId, key, requestHash],
-  );
-  if (inserted.length > 0) return { kind: 'claimed' };
-  const rows = await conn.execute(
-    `select request_hash, state, response_status, response_body from idempotency_keys where customer_id = ? and key = ?`,
-    [customerId, key],
-  );
+export type KeyLock = { locked: false } | { locked: true; stored?: StoredResponse };
+
+/**
+ * A signed 64-bit number for (customer, key): the id of the advisory lock that marks the key as taken by a
+ * live request. A collision of two keys would only make one of them wait for the other (a 409), never mix
+ * their results: the row is looked up by the key itself.
+ */
+export function advisoryLockId(customerId: string, key: string): string {
+  return createHash('sha256').update(`idempotency:${customerId}:${key}`).digest().readBigInt64BE(0).toString();
+}
+
+/**
+ * In the request's transaction: takes the key's transaction-scoped advisory lock without waiting and, if it
+ * got it, reads the key's unexpired stored response. One round trip. The lock is released by the COMMIT or
+ * ROLLBACK, or by Postgres when the connection of a process that died drops: a dead request never blocks
+ * its retry.
+ */
+export async function lockKey(em: Em, customerId: string, key: string): Promise<KeyLock> {
+  const rows = (await em.execute(
+    `select l.locked, k.request_hash, k.response_status, k.response_body
+     from (select pg_try_advisory_xact_lock(?::bigint) as locked) l
+     left join idempotency_keys k
+       on l.locked and k.customer_id = ? and k.key = ? and k.state = 'DONE' and k.expires_at > now()`,
+    [advisoryLockId(customerId, key), customerId, key],
+  )) as Array<{ locked: boolean; request_hash: string | null; response_status: number | null; response_body: unknown }>;
   const row = rows[0];
-  if (!row) return claimKey(em, customerId, key, requestHash); // released between the two statements
-  const sameRequest = row.request_hash === requestHash;
-  if (row.state === 'IN_PROGRESS') return { kind: 'in-progress', sameRequest };
-  return { kind: 'done', sameRequest, status: row.response_status, body: row.response_body };
+  if (!row.locked) return { locked: false };
+  if (row.request_hash === null) return { locked: true };
+  return { locked: true, stored: { requestHash: row.request_hash, status: row.response_status!, body: row.response_body } };
 }
 
-export async function completeKey(em: Em, customerId: string, key: string, status: number, body: unknown): Promise<void> {
-  await em.getConnection().execute(
-    `update idempotency_keys set state = 'DONE', response_status = ?, response_body = ?::jsonb
-     where customer_id = ? and key = ?`,
-    [status, JSON.stringify(body ?? null), customerId, key],
+/**
+ * Stores the response in the request's transaction, so it commits with the business write or not at all.
+ * Replaces an expired row of the same key (its 24 h are over: the key is new again).
+ */
+export async function storeResponse(em: Em, customerId: string, key: string, response: StoredResponse): Promise<void> {
+  await em.execute(
+    `insert into idempotency_keys (customer_id, key, request_hash, state, response_status, response_body, created_at, expires_at)
+     values (?, ?, ?, 'DONE', ?, ?::jsonb, now(), now() + interval '${IDEMPOTENCY_TTL_HOURS} hours')
+     on conflict (customer_id, key) do update
+       set request_hash = excluded.request_hash, state = 'DONE', response_status = excluded.response_status,
+           response_body = excluded.response_body, created_at = excluded.created_at, expires_at = excluded.expires_at`,
+    [customerId, key, response.requestHash, response.status, JSON.stringify(response.body ?? null)],
   );
-}
-
-export async function releaseKey(em: Em, customerId: string, key: string): Promise<void> {
-  await em.getConnection().execute(`delete from idempotency_keys where customer_id = ? and key = ? and state = 'IN_PROGRESS'`, [customerId, key]);
 }

@@ -60,10 +60,18 @@ export async function post(em: Em, write: LedgerWrite): Promise<boolean> {
     move[p.book] = move[p.book].plus(p.amount);
     moves.set(key, move);
   }
-  for (const m of moves.values()) {
+  // Every transaction takes balance rows in one global order, (account id, asset): two that touch the same rows
+  // queue behind each other instead of each holding the row the other waits for (transfers A→B and B→A).
+  for (const m of [...moves.values()].sort(byBalanceRow)) {
     await moveBalance(em, write.customerId, m.accountId, m.asset, m.available.toFixed(), m.held.toFixed());
   }
   return true;
+}
+
+/** The global lock order of balance rows. Plain code-point comparison: the same in every process and locale. */
+export function byBalanceRow(a: { accountId: string; asset: string }, b: { accountId: string; asset: string }): number {
+  if (a.accountId !== b.accountId) return a.accountId < b.accountId ? -1 : 1;
+  return a.asset < b.asset ? -1 : a.asset > b.asset ? 1 : 0;
 }
 
 /**

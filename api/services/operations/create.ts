@@ -15,6 +15,7 @@ import { amount } from '../../presenters/amount';
 import type { ServiceContext } from '../context';
 import { enqueueWorkflowStart, startAfterCommit, WorkflowStartRequest } from '../workflow-starts';
 import { holdPostings } from '../../../domain/postings';
+import { afterCommit, inTransaction } from '../../../db/transaction';
 
 export interface OperationPlan {
   intent: Record<string, unknown>;
@@ -42,13 +43,13 @@ const REQUESTED_EVENT: Record<OperationType, boolean> = { DEPOSIT: true, WITHDRA
 /**
  * Creates any operation in one transaction: consume the quote (row lock, so racers queue and then see it
  * consumed), check the account, reserve funds, insert the operation, its OPERATION_REQUESTED event and the
- * outbox row for its workflow. After COMMIT the workflow is started in the background; a crash before that is
- * the relay's.
+ * outbox row for its workflow. After the outermost COMMIT the workflow is started in the background; a crash
+ * before that is the relay's.
  */
 export async function createOperation(s: ServiceContext, em: Em, req: OperationRequest) {
   const id = randomUUID();
   const now = new Date();
-  const { operation, start } = await em.transactional(async (tx) => {
+  const { operation, start } = await inTransaction(em, async (tx) => {
     const account = await tx.findOne(AccountSchema, { id: req.accountId });
     if (!account) throw notFound('account');
     const quote = req.quoteId ? await lockQuote(tx, req.quoteId, account.id, now) : req.generateQuote!(tx, account, now);
@@ -103,10 +104,14 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
     enqueueWorkflowStart(tx, start);
     return { operation, start };
   });
-  // The outbox row already guarantees the start, so the client is not kept waiting for Temporal: the start runs
-  // after the response, and whatever it does not finish (a crash, Temporal down) the relay does.
-  void startAfterCommit(s.orm, s.temporal, s.config.taskQueue, start).then((started) => {
-    if (!started) s.log.warn({ workflowId: start.workflowId }, 'workflow start failed after commit; the outbox relay will start it');
+  // After the OUTERMOST commit (a request's transaction commits later than this one): a workflow started earlier
+  // could act on rows that then roll back. The outbox row already guarantees the start, so the client is not kept
+  // waiting for Temporal: the start runs after the response, and whatever it does not finish (a crash, Temporal
+  // down) the relay does.
+  await afterCommit(() => {
+    void startAfterCommit(s.orm, s.temporal, s.config.taskQueue, start).then((started) => {
+      if (!started) s.log.warn({ workflowId: start.workflowId }, 'workflow start failed after commit; the outbox relay will start it');
+    });
   });
   return presentOperation(operation);
 }

@@ -13,9 +13,12 @@ import { pollUntil } from '../poll';
 import type { ServiceContext } from '../context';
 import { getOperation } from './read';
 import { startPendingWorkflow } from '../workflow-starts';
+import { freshEm, inTransaction } from '../../../db/transaction';
 
+// Reads past the identity map on the caller's connection: a request polling inside its transaction must not
+// take a second pool connection per read (db/transaction.ts, freshEm).
 async function load(em: Em, id: string): Promise<Operation> {
-  const op = await em.fork().findOne(OperationSchema, { id });
+  const op = await freshEm(em).findOne(OperationSchema, { id });
   if (!op) throw notFound('operation');
   return op;
 }
@@ -26,43 +29,69 @@ const invalidState = (op: Operation, wanted: string) =>
   new CambioError('INVALID_STATE', `operation is ${op.type} in ${op.status}; this needs ${wanted}`, { status: op.status, type: op.type });
 
 /**
- * Records a payment received for a deposit, then tells its workflow. The payment is written first so that
- * a replay sees it even if the signal were lost; recorded after a failed reconciliation, it waits for replay.
+ * Records a payment received for a deposit, then tells its workflow. The payment is committed first, in its own
+ * transaction, so that the reconciliation the signal triggers sees it (and a replay sees it even if the signal
+ * were lost); recorded after a failed reconciliation, it waits for replay.
+ *
+ * `paymentId` names the payment. The API derives it from the request's idempotency key: a request that died
+ * after the payment's COMMIT and is retried with its key finds its own payment, signals again (the workflow only
+ * counts signals; reconciliation reads the payment rows) and answers as the first attempt would have, instead of
+ * recording the money twice. The CLI, which has no key, records a new payment per call.
  */
-export async function recordInboundPayment(s: ServiceContext, em: Em, operationId: string, body: { amount: { value: string; asset: AssetCode }; endToEndId?: string }) {
+export async function recordInboundPayment(
+  s: ServiceContext,
+  em: Em,
+  operationId: string,
+  body: { amount: { value: string; asset: AssetCode }; endToEndId?: string },
+  opts: { paymentId?: string } = {},
+) {
   const op = await load(em, operationId);
-  if (op.type !== 'DEPOSIT') throw invalidState(op, 'a DEPOSIT');
-  const expired = op.status === 'FAILED' && currentState(op.states).reason?.code === 'DEPOSIT_EXPIRED';
-  if (op.status === 'COMPLETED' || expired) throw invalidState(op, 'an open deposit');
-  const value = parseAmountValue(body.amount.value, body.amount.asset, { path: '/amount/value' });
+  const paymentId = opts.paymentId ?? randomUUID();
   const before = op.states.length;
-  const fork = em.fork();
-  const paymentId = randomUUID();
-  fork.create(InboundPaymentSchema, {
-    id: paymentId,
-    operationId,
-    customerId: op.customerId,
-    amount: value,
-    asset: body.amount.asset,
-    endToEndId: body.endToEndId ?? `E${randomUUID().replace(/-/g, '').slice(0, 31)}`,
-    createdAt: new Date(),
-  });
-  try {
-    await fork.flush();
-  } catch (err) {
-    if ((err as { code?: string }).code === '23505') throw new CambioError('VALIDATION_ERROR', 'endToEndId was already recorded', { errors: [{ path: '/endToEndId', message: 'already recorded' }] });
-    throw err;
+  const earlier = opts.paymentId ? await freshEm(em).findOne(InboundPaymentSchema, { id: paymentId }) : null;
+  if (earlier && earlier.operationId !== operationId) throw new Error(`payment id ${paymentId} belongs to another operation`);
+  if (!earlier) {
+    if (op.type !== 'DEPOSIT') throw invalidState(op, 'a DEPOSIT');
+    const expired = op.status === 'FAILED' && currentState(op.states).reason?.code === 'DEPOSIT_EXPIRED';
+    if (op.status === 'COMPLETED' || expired) throw invalidState(op, 'an open deposit');
+    const value = parseAmountValue(body.amount.value, body.amount.asset, { path: '/amount/value' });
+    try {
+      // Its own transaction on its own connection: it must be committed before the workflow looks for it,
+      // whatever transaction the caller holds open.
+      await inTransaction(em.fork(), async (tx) => {
+        tx.create(InboundPaymentSchema, {
+          id: paymentId,
+          operationId,
+          customerId: op.customerId,
+          amount: value,
+          asset: body.amount.asset,
+          endToEndId: body.endToEndId ?? `E${randomUUID().replace(/-/g, '').slice(0, 31)}`,
+          createdAt: new Date(),
+        });
+      });
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505') throw new CambioError('VALIDATION_ERROR', 'endToEndId was already recorded', { errors: [{ path: '/endToEndId', message: 'already recorded' }] });
+      throw err;
+    }
   }
-  try {
-    await signalDeposit(s, operationId, paymentId);
-  } catch (err) {
-    if (!(err instanceof WorkflowNotFoundError)) throw err;
-    // The workflow finished: its replay window closed. Nothing will ever reconcile this payment, so refuse it.
-    await em.fork().nativeDelete(InboundPaymentSchema, { id: paymentId });
-    throw new CambioError('INVALID_STATE', 'the replay window of this deposit has closed', { status: op.status, type: op.type });
+  if (op.status !== 'COMPLETED') {
+    try {
+      await signalDeposit(s, operationId, paymentId);
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      // Reconciled already (a retry of a request that died after the workflow closed): answer with what it did.
+      if (earlier) return getOperation(freshEm(em), operationId);
+      // The workflow finished: its replay window closed. Nothing will ever reconcile this payment, so refuse it.
+      await em.fork().nativeDelete(InboundPaymentSchema, { id: paymentId });
+      throw new CambioError('INVALID_STATE', 'the replay window of this deposit has closed', { status: op.status, type: op.type });
+    }
   }
-  if (op.status !== 'FAILED') await waitFor(em, operationId, (o) => o.states.length > before && o.status !== 'PROCESSING');
-  return getOperation(em.fork(), operationId);
+  // Done once a reconciliation has seen this payment, or one that started before it ended the deposit. A payment
+  // on a FAILED deposit waits for a replay: nothing to wait for.
+  if (op.status !== 'FAILED') {
+    await waitFor(em, operationId, (o) => o.transactions.some((t) => t.id === paymentId) || o.status === 'COMPLETED' || (o.states.length > before && o.status === 'FAILED'));
+  }
+  return getOperation(freshEm(em), operationId);
 }
 
 /**
@@ -93,7 +122,7 @@ export async function replayDeposit(s: ServiceContext, em: Em, operationId: stri
     throw new CambioError('INVALID_STATE', 'the replay window of this deposit has closed', { status: op.status, type: op.type });
   }
   await waitFor(em, operationId, (o) => o.status === 'COMPLETED' || o.updatedAt.getTime() > before);
-  return getOperation(em.fork(), operationId);
+  return getOperation(freshEm(em), operationId);
 }
 
 /** Operator: approve or reject a withdrawal held for review. */
@@ -102,5 +131,5 @@ export async function decideHold(s: ServiceContext, em: Em, operationId: string,
   if (op.type !== 'WITHDRAWAL' || op.status !== 'ON_HOLD') throw invalidState(op, 'a WITHDRAWAL ON_HOLD');
   await s.temporal.workflow.getHandle(operationWorkflowId(operationId)).signal(holdDecisionSignal, decision);
   await waitFor(em, operationId, (o) => o.status === 'COMPLETED' || o.status === 'FAILED');
-  return getOperation(em.fork(), operationId);
+  return getOperation(freshEm(em), operationId);
 }

@@ -1,0 +1,111 @@
+// One transaction per unit of work (an API request, an activity, a CLI command), with two things MikroORM's
+// `em.transactional` does not give: work that must wait for the OUTERMOST commit (starting a workflow for a row
+// this transaction writes), and a bounded retry when Postgres picks the transaction as a deadlock or
+// serialization victim.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Em } from './orm';
+
+type Hook = () => unknown;
+
+/** The hooks of one top-level transaction attempt; discarded if it rolls back. */
+interface Scope {
+  hooks: Hook[];
+}
+
+const current = new AsyncLocalStorage<Scope>();
+
+// Postgres aborts the victim of a deadlock (40P01) or of a serialization conflict (40001); running the whole
+// transaction again is the documented remedy. Five attempts over at most ~1.5 s: lock ordering makes a
+// deadlock rare, so a sixth would point at a bug rather than bad luck.
+const MAX_ATTEMPTS = 5;
+const BASE_DELAY_MS = 20;
+const RETRYABLE = new Set(['40P01', '40001']);
+
+export function isRetryableConflict(err: unknown): boolean {
+  for (let e = err as { code?: string; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string' && RETRYABLE.has(e.code)) return true;
+  }
+  return false;
+}
+
+export interface TransactionOptions {
+  /** Called once per retry (metrics, logs). */
+  onRetry?: (err: unknown, attempt: number) => void;
+  /** What to do with a hook that throws after the commit (the commit stands regardless). */
+  onHookError?: (err: unknown) => void;
+}
+
+/**
+ * Runs `fn` in a transaction on `em`.
+ * - `em` already in a transaction (a request's, an activity's): a savepoint inside it. A failure rolls back to
+ *   the savepoint and drops the after-commit hooks registered inside; nothing is retried here, because a
+ *   deadlock victim's outer transaction must run again as a whole.
+ * - Otherwise: a new top-level transaction, retried as a whole on deadlock/serialization failure; its
+ *   after-commit hooks run once it has committed, in registration order.
+ */
+export async function inTransaction<T>(em: Em, fn: (tx: Em) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
+  if (em.isInTransaction()) return inSavepoint(em, fn);
+  for (let attempt = 1; ; attempt++) {
+    const scope: Scope = { hooks: [] };
+    let result: T;
+    try {
+      result = await current.run(scope, () => em.transactional(fn));
+    } catch (err) {
+      if (attempt >= MAX_ATTEMPTS || !isRetryableConflict(err)) throw err;
+      opts.onRetry?.(err, attempt);
+      // Full jitter: two victims of one deadlock must not collide again in lockstep.
+      await sleep(Math.random() * BASE_DELAY_MS * 2 ** attempt);
+      continue;
+    }
+    await runHooks(scope.hooks, opts.onHookError);
+    return result;
+  }
+}
+
+async function inSavepoint<T>(em: Em, fn: (tx: Em) => Promise<T>): Promise<T> {
+  const scope = current.getStore();
+  const mark = scope?.hooks.length ?? 0;
+  try {
+    return await em.transactional(fn);
+  } catch (err) {
+    if (scope) scope.hooks.length = mark;
+    throw err;
+  }
+}
+
+async function runHooks(hooks: Hook[], onError: ((err: unknown) => void) | undefined): Promise<void> {
+  // Outside the finished scope: a hook that opens its own transaction gets a scope of its own.
+  await current.exit(async () => {
+    for (const hook of hooks) {
+      try {
+        await hook();
+      } catch (err) {
+        onError?.(err);
+      }
+    }
+  });
+}
+
+/**
+ * Runs `hook` once the transaction the caller is in has committed: inside `inTransaction`, after the
+ * outermost COMMIT (never if it rolls back); outside any (a service called by the CLI or a test after its
+ * own transaction returned), right away. A hook's failure never undoes the commit, so a hook must be
+ * something a relay or a retry can finish (the workflow-start outbox is).
+ */
+export async function afterCommit(hook: Hook): Promise<void> {
+  const scope = current.getStore();
+  if (scope) {
+    scope.hooks.push(hook);
+    return;
+  }
+  await hook();
+}
+
+/**
+ * An EntityManager for re-reading rows the caller's transaction may not have seen yet (a workflow changed them
+ * meanwhile): a fresh identity map on the SAME connection and transaction. Under READ COMMITTED each statement
+ * sees the latest commits, and a request that holds its transaction open while it polls does not take a
+ * second pool connection per read.
+ */
+export const freshEm = (em: Em): Em => em.fork({ keepTransactionContext: true });

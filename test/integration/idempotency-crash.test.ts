@@ -1,0 +1,138 @@
+// An API process that dies in the middle of a mutating request, killed for real (SIGKILL of a spawned
+// `tsx api/main.ts` at an exact point, see api/middleware/crash-point.ts), and the client's retry with the same
+// X-Idempotency-Key on another process: the key's result commits with the business write or not at all.
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { systemEm } from '../../db/orm';
+import { relayWorkflowStarts } from '../../api/services/workflow-starts';
+import { activeAccount } from '../helpers/fixtures';
+import { balance, fund, quote, untilStatus } from '../helpers/money';
+import { exitOf, killAll, spawnApi } from '../helpers/processes';
+import { idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
+
+async function sql<T = Record<string, unknown>>(query: string, params: unknown[] = []): Promise<T[]> {
+  const { services } = await stack();
+  return (await systemEm(services.orm).execute(query, params)) as T[];
+}
+
+const operationsFrom = async (accountId: string) =>
+  (await sql<{ id: string; status: string }>(`select id, status from operations where account_id = ? and type in ('TRANSFER', 'SWAP') order by created_at`, [accountId]));
+
+/** A POST that is expected to get no answer at all: the process dies under it. */
+async function postExpectingNoAnswer(url: string, c: TestCustomer, key: string, body: unknown): Promise<void> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { ...c.auth, 'Content-Type': 'application/json', 'X-Idempotency-Key': key },
+    body: JSON.stringify(body),
+  }).then(
+    (r) => `answered ${r.status}`,
+    (err: Error) => err,
+  );
+  expect(res, 'the request got no answer (its process died)').to.be.instanceOf(Error);
+}
+
+describe('idempotency across a process crash', function () {
+  this.timeout(150000);
+  let c: TestCustomer;
+  let source: { id: string };
+  let target: { id: string };
+  let crashAfter: { url: string; name: string } & Awaited<ReturnType<typeof spawnApi>>;
+  let crashBefore: Awaited<ReturnType<typeof spawnApi>>;
+  let crashBeforePayment: Awaited<ReturnType<typeof spawnApi>>;
+
+  before(async () => {
+    const { config } = await stack();
+    // Both processes start while the fixtures are built; each dies at its crash point on its first POST.
+    const spawning = Promise.all([
+      spawnApi('api-crash-after-commit', config.taskQueue, { CAMBIO_TEST_CRASH_AT: 'after-commit' }),
+      spawnApi('api-crash-before-commit', config.taskQueue, { CAMBIO_TEST_CRASH_AT: 'before-commit' }),
+      spawnApi('api-crash-before-commit-payment', config.taskQueue, { CAMBIO_TEST_CRASH_AT: 'before-commit' }),
+    ]);
+    spawning.catch(() => undefined);
+    c = await newCustomer('Crash Retry Ltda');
+    source = await activeAccount(c, ['BRL', 'USD']);
+    target = await activeAccount(c, ['BRL']);
+    await fund(c, source.id, 'BRL', '1000.00');
+    [crashAfter, crashBefore, crashBeforePayment] = await spawning;
+  });
+
+  after(killAll);
+
+  it('a request that died after COMMIT: the retry replays the stored result and moves nothing again', async () => {
+    const { http, services, config } = await stack();
+    const key = randomUUID();
+    const body = { sourceAccountId: source.id, targetAccountId: target.id, amount: { value: '100.00', asset: 'BRL' } };
+    const before = (await operationsFrom(source.id)).length;
+
+    await postExpectingNoAnswer(`${crashAfter.url}/api/operations/transfer`, c, key, body);
+    await exitOf(crashAfter);
+    const committed = (await operationsFrom(source.id)).slice(before);
+    expect(committed, 'the dead process had committed the transfer').to.have.length(1);
+
+    const started = Date.now();
+    const retry = await http.post('/api/operations/transfer').set(c.auth).set('X-Idempotency-Key', key).send(body);
+    expect(Date.now() - started, 'answered at once, no lease to wait out').to.be.below(5000);
+    expect(retry.status).to.equal(201);
+    expect(retry.headers['idempotent-replayed']).to.equal('true');
+    expect(retry.body.id).to.equal(committed[0].id);
+
+    // The dead process never started the workflow; the worker's relay does (here: one pass by hand).
+    await relayWorkflowStarts(services.orm, services.temporal, config.taskQueue, 0);
+    await untilStatus(c, retry.body.id, 'COMPLETED');
+    expect(await operationsFrom(source.id)).to.have.length(before + 1);
+    const settles = await sql<{ n: string }>(`select count(*) as n from ledger_transactions where operation_id = ? and key like '%:settle'`, [retry.body.id]);
+    expect(Number(settles[0].n)).to.equal(1);
+    expect(await balance(c, source.id, 'BRL')).to.deep.include({ available: '900.00', held: '0.00' });
+    expect(await balance(c, target.id, 'BRL')).to.deep.include({ available: '100.00', held: '0.00' });
+  });
+
+  it('a request that died before COMMIT: the retry runs for the first time, at once, and creates one operation', async () => {
+    const { http } = await stack();
+    const key = randomUUID();
+    const q = await quote(c, { accountId: source.id, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '50.00' });
+    const body = { accountId: source.id, quoteId: q.id };
+    const before = (await operationsFrom(source.id)).length;
+
+    await postExpectingNoAnswer(`${crashBefore.url}/api/operations/swap`, c, key, body);
+    await exitOf(crashBefore);
+    expect(await operationsFrom(source.id), 'nothing of the dead request survived').to.have.length(before);
+    const [quoteRow] = await sql<{ consumed_by: string | null }>('select consumed_by from quotes where id = ?', [q.id]);
+    expect(quoteRow.consumed_by, 'the quote is still free').to.equal(null);
+
+    const started = Date.now();
+    const retry = await http.post('/api/operations/swap').set(c.auth).set('X-Idempotency-Key', key).send(body);
+    expect(Date.now() - started, 'no IDEMPOTENCY_KEY_IN_USE lockout').to.be.below(5000);
+    expect(retry.status, JSON.stringify(retry.body)).to.equal(201);
+    expect(retry.headers['idempotent-replayed']).to.equal(undefined);
+    await untilStatus(c, retry.body.id, 'COMPLETED');
+    const again = await http.post('/api/operations/swap').set(c.auth).set('X-Idempotency-Key', key).send(body);
+    expect([again.status, again.headers['idempotent-replayed'], again.body.id]).to.deep.equal([201, 'true', retry.body.id]);
+    expect(await operationsFrom(source.id)).to.have.length(before + 1);
+  });
+
+  it('a sandbox payment whose request died after the payment was recorded and signalled: the retry records nothing twice', async () => {
+    const { http } = await stack();
+    const q = await quote(c, { accountId: source.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '30.00' });
+    const dep = await http.post('/api/operations/deposit').set(c.auth).set(idem()).send({ accountId: source.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
+    expect(dep.status).to.equal(201);
+    const key = randomUUID();
+    const body = { amount: { value: '30.00', asset: 'BRL' } };
+
+    // The payment commits in its own transaction (the workflow must see it), the workflow reconciles it, and
+    // the process dies before the key's result commits.
+    await postExpectingNoAnswer(`${crashBeforePayment.url}/api/sandbox/operations/${dep.body.id}/inbound-payment`, c, key, body);
+    await exitOf(crashBeforePayment);
+    await untilStatus(c, dep.body.id, 'COMPLETED');
+
+    // Without the key naming the payment, this retry would have answered 409 (completed) or recorded 30.00 again.
+    const retry = await http.post(`/api/sandbox/operations/${dep.body.id}/inbound-payment`).set(c.auth).set('X-Idempotency-Key', key).send(body);
+    expect(retry.status, JSON.stringify(retry.body)).to.equal(200);
+    expect(retry.headers['idempotent-replayed']).to.equal(undefined);
+    expect(retry.body.currentState.status).to.equal('COMPLETED');
+    expect(retry.body.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal(['30.00']);
+    const payments = await sql<{ n: string }>('select count(*) as n from inbound_payments where operation_id = ?', [dep.body.id]);
+    expect(Number(payments[0].n)).to.equal(1);
+    const replay = await http.post(`/api/sandbox/operations/${dep.body.id}/inbound-payment`).set(c.auth).set('X-Idempotency-Key', key).send(body);
+    expect([replay.status, replay.headers['idempotent-replayed']]).to.deep.equal([200, 'true']);
+  });
+});

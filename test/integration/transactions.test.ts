@@ -1,0 +1,75 @@
+// db/transaction.ts against real Postgres: savepoints inside an open transaction, and after-commit hooks that
+// run after the OUTERMOST commit only, never after a rollback.
+import { expect } from 'chai';
+import { systemEm } from '../../db/orm';
+import type { Em } from '../../db/orm';
+import { afterCommit, freshEm, inTransaction } from '../../db/transaction';
+import { stack } from '../helpers/stack';
+
+describe('inTransaction and afterCommit', () => {
+  let em: () => Em;
+  // What another connection sees: a hook that runs "after commit" must find the row there.
+  const visible = async (n: number) => ((await em().execute('select count(*)::int as c from tx_probe where n = ?', [n])) as Array<{ c: number }>)[0].c;
+
+  before(async () => {
+    const { services } = await stack();
+    em = () => systemEm(services.orm);
+    await em().execute('create table if not exists tx_probe (n int not null)');
+  });
+  after(async () => {
+    await em().execute('drop table if exists tx_probe');
+  });
+
+  it('runs a hook registered in a nested transaction after the outer COMMIT, when the row is visible to others', async () => {
+    const seen: string[] = [];
+    await inTransaction(em(), async (outer) => {
+      await inTransaction(outer, async (inner) => {
+        await inner.execute('insert into tx_probe (n) values (1)');
+        await afterCommit(async () => {
+          seen.push(`hook sees ${await visible(1)}`);
+        });
+      });
+      // The savepoint is released but the outer transaction is still open: nothing ran, nothing is visible.
+      seen.push(`before commit: ${await visible(1)} visible`);
+    });
+    expect(seen).to.deep.equal(['before commit: 0 visible', 'hook sees 1']);
+  });
+
+  it('drops the hooks of a rolled-back savepoint and keeps the others; drops all when the outer rolls back', async () => {
+    const ran: string[] = [];
+    await inTransaction(em(), async (outer) => {
+      await afterCommit(() => void ran.push('outer'));
+      await inTransaction(outer, async (inner) => {
+        await inner.execute('insert into tx_probe (n) values (2)');
+        await afterCommit(() => void ran.push('failed savepoint'));
+        throw new Error('business failure');
+      }).catch(() => undefined);
+    });
+    expect(ran).to.deep.equal(['outer']);
+    expect(await visible(2), 'the savepoint rolled back').to.equal(0);
+
+    await inTransaction(em(), async (tx) => {
+      await tx.execute('insert into tx_probe (n) values (3)');
+      await afterCommit(() => void ran.push('rolled back'));
+      throw new Error('5xx');
+    }).catch(() => undefined);
+    expect(ran).to.deep.equal(['outer']);
+    expect(await visible(3)).to.equal(0);
+  });
+
+  it('outside any transaction runs the hook at once (the CLI and direct service calls behave as before)', async () => {
+    const ran: string[] = [];
+    await afterCommit(() => void ran.push('now'));
+    expect(ran).to.deep.equal(['now']);
+  });
+
+  it('freshEm reads on the same transaction: it sees the uncommitted row, and another connection does not', async () => {
+    await inTransaction(em(), async (tx) => {
+      await tx.execute('insert into tx_probe (n) values (4)');
+      const same = (await freshEm(tx).execute('select count(*)::int as c from tx_probe where n = 4')) as Array<{ c: number }>;
+      expect(same[0].c).to.equal(1);
+      expect(await visible(4)).to.equal(0);
+    });
+    expect(await visible(4)).to.equal(1);
+  });
+});
