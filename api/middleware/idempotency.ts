@@ -3,6 +3,7 @@ import type Koa from 'koa';
 import type { Em } from '../../db/orm';
 import { claimKey, completeKey, releaseKey } from '../../db/repositories/idempotency';
 import { CambioError, statusOf } from '../errors';
+import { countIdempotentReplay } from '../observability/metrics';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -41,6 +42,7 @@ export async function idempotent(ctx: Koa.Context, key: string, handler: () => P
     ctx.status = claim.status;
     ctx.body = claim.body;
     ctx.set('Idempotent-Replayed', 'true');
+    countIdempotentReplay();
     return;
   }
   try {
