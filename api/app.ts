@@ -22,6 +22,8 @@ const bodyLimit = (ctx: Koa.Context) =>
 export function createApp(services: ServiceContext): Koa {
   const app = new Koa();
   app.proxy = true;
+  // Koa reports a connection that failed under a response (client gone, request timeout) here; not our error.
+  app.on('error', (err) => services.log.debug({ err }, 'connection ended before the response'));
   const { config } = services;
   const authenticate = authenticateOnce(bearerAuth(config, services.orm, services.signingKey));
   const { middleware: versioned, tables } = versionDispatcher(services, authenticate);
