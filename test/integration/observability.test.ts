@@ -1,4 +1,6 @@
 import net from 'node:net';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import supertest from 'supertest';
@@ -148,6 +150,45 @@ describe('observability', function () {
         expect(Date.now() - started).to.be.below(5000);
       } finally {
         await connection.close();
+      }
+    });
+  });
+
+  describe('worker metrics', () => {
+    it("serves the Temporal SDK's worker metrics at WORKER_METRICS_ADDRESS", async function () {
+      this.timeout(150_000);
+      const root = path.resolve(__dirname, '../..');
+      const address = `127.0.0.1:${await closedPort()}`;
+      // Its own process group: tsx runs the worker in a grandchild, which must stop too.
+      const child = spawn(path.join(root, 'node_modules/.bin/tsx'), ['worker/main.ts'], {
+        cwd: root,
+        detached: true,
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, TEMPORAL_TASK_QUEUE: `metrics-${randomUUID()}`, WORKER_METRICS_ADDRESS: address, LOG_LEVEL: 'warn' },
+      });
+      let stderr = '';
+      child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString('utf8')).slice(-4000)));
+      try {
+        const deadline = Date.now() + 120_000;
+        let text = '';
+        while (Date.now() < deadline && child.exitCode === null) {
+          const res = await fetch(`http://${address}/metrics`).catch(() => undefined);
+          text = res?.ok ? await res.text() : '';
+          // Slot gauges appear once the worker has registered its pollers.
+          if (text.includes('temporal_worker_task_slots_available')) break;
+          await new Promise((r) => setTimeout(r, 500));
+        }
+        expect(child.exitCode, stderr).to.equal(null);
+        expect(text).to.contain('temporal_worker_task_slots_available');
+        expect(text).to.match(/temporal_\w+\{[^}]*task_queue="metrics-/);
+      } finally {
+        const exited = child.exitCode === null && child.signalCode === null ? new Promise((r) => child.once('exit', r)) : undefined;
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+        await exited;
       }
     });
   });
