@@ -69,7 +69,8 @@ async function readiness(services: ServiceContext) {
     Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000))]);
   const [postgres, temporal] = await Promise.allSettled([
     withTimeout(services.orm.em.fork().getConnection().execute('select 1')),
-    withTimeout(services.temporal.connection.workflowService.getSystemInfo({})),
+    // The deadline also ends the client's own retries, which would otherwise outlive the probe.
+    withTimeout(services.temporal.connection.withDeadline(Date.now() + 2000, () => services.temporal.connection.workflowService.getSystemInfo({}))),
   ]);
   return {
     postgres: postgres.status === 'fulfilled' ? 'ok' : 'unavailable',

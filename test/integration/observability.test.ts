@@ -140,15 +140,18 @@ describe('observability', function () {
     it('answers 503 when Temporal is unreachable', async () => {
       const { services } = await stack();
       const connection = await Connection.lazy({ address: `127.0.0.1:${await closedPort()}`, connectTimeout: '1s' });
+      const started = Date.now();
       try {
         const temporal = new Client({ connection, namespace: services.config.temporalNamespace });
-        const started = Date.now();
         const res = await supertest(createApp({ ...services, temporal }).callback()).get('/readyz');
         expect(res.status).to.equal(503);
         expect(res.body).to.deep.equal({ status: 'not ready', checks: { postgres: 'ok', temporal: 'unavailable' } });
         // Each check is bounded (2 s), so an orchestrator's probe gets an answer.
         expect(Date.now() - started).to.be.below(5000);
       } finally {
+        // The client's retry timer (backoff up to ~1.7 s, stopped by the 2 s deadline) must fire before the
+        // channel closes, or it throws on the closed channel.
+        await new Promise((r) => setTimeout(r, Math.max(0, started + 5000 - Date.now())));
         await connection.close();
       }
     });
