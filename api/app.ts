@@ -2,23 +2,38 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { jwks } from './services/signing-keys';
 import { bearerAuth } from './middleware/auth';
-import { customerRateLimiter } from './middleware/rate-limit';
 import { jsonBody, DEFAULT_BODY_LIMIT } from './middleware/json-body';
 import { requestContext } from './middleware/request-context';
 import { openApiDocument } from './openapi';
 import { selectVersion, versionDispatcher } from './versions';
+import { authenticateOnce, customerGate, CustomerAdmission } from './overload/customer-limits';
+import { closeIfBodyUnread } from './overload/unread-body';
+import { httpMetrics, metricsHandler } from './observability/metrics';
 import type { ServiceContext } from './services/context';
 
 // Documents carry up to 5 MiB decoded as base64 (4/3 larger) plus the JSON around them.
 const DOCUMENT_BODY_LIMIT = 7 * 1024 * 1024 + 64 * 1024;
+// Requests nobody authenticated (the token endpoint) carry two short strings.
+const PUBLIC_BODY_LIMIT = 8 * 1024;
 const isDocumentUpload = (ctx: Koa.Context) => ctx.method === 'POST' && /^\/api\/accounts\/[^/]+\/documents$/.test(ctx.path);
+const bodyLimit = (ctx: Koa.Context) =>
+  ctx.state.customerId === undefined ? PUBLIC_BODY_LIMIT : isDocumentUpload(ctx) ? DOCUMENT_BODY_LIMIT : DEFAULT_BODY_LIMIT;
 
 export function createApp(services: ServiceContext): Koa {
   const app = new Koa();
   app.proxy = true;
-  const limiter = customerRateLimiter({ perSecond: services.config.rateLimitPerSecond, burst: services.config.rateLimitBurst });
-  const authenticate = bearerAuth(services.config, services.orm, services.signingKey, limiter);
+  // Koa reports a connection that failed under a response (client gone, request timeout) here; not our error.
+  app.on('error', (err) => services.log.debug({ err }, 'connection ended before the response'));
+  const { config } = services;
+  const authenticate = authenticateOnce(bearerAuth(config, services.orm, services.signingKey));
   const { middleware: versioned, tables } = versionDispatcher(services, authenticate);
+  const admission = new CustomerAdmission({
+    perSecond: config.rateLimitPerSecond,
+    burst: config.rateLimitBurst,
+    inFlight: config.rateLimitInFlight,
+    queue: config.rateLimitQueue,
+  });
+  const publicRoutes = new Set(Object.values(tables).flatMap((t) => t.routes.filter((r) => r.public).map((r) => `${r.method.toUpperCase()} ${r.path}`)));
 
   const platform = new Router();
   platform.get('/healthz', (ctx) => {
@@ -29,6 +44,7 @@ export function createApp(services: ServiceContext): Koa {
     ctx.status = checks.postgres === 'ok' && checks.temporal === 'ok' ? 200 : 503;
     ctx.body = { status: ctx.status === 200 ? 'ready' : 'not ready', checks };
   });
+  platform.get('/metrics', metricsHandler(services.orm));
   platform.get('/.well-known/jwks.json', (ctx) => {
     ctx.body = jwks(services.signingKey);
   });
@@ -36,9 +52,13 @@ export function createApp(services: ServiceContext): Koa {
     ctx.body = openApiDocument(tables[ctx.state.version], ctx.state.version, `${ctx.protocol}://${ctx.host}`);
   });
 
+  app.use(httpMetrics);
   app.use(requestContext(services.log));
+  app.use(closeIfBodyUnread);
   app.use(selectVersion);
-  app.use(jsonBody((ctx) => (isDocumentUpload(ctx) ? DOCUMENT_BODY_LIMIT : DEFAULT_BODY_LIMIT)));
+  // Authentication and the customer's limits come before a byte of the body is read.
+  app.use(customerGate(authenticate, (ctx) => publicRoutes.has(`${ctx.method} ${ctx.path}`), admission));
+  app.use(jsonBody(bodyLimit));
   app.use(platform.routes());
   app.use(versioned);
   return app;
@@ -49,7 +69,8 @@ async function readiness(services: ServiceContext) {
     Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000))]);
   const [postgres, temporal] = await Promise.allSettled([
     withTimeout(services.orm.em.fork().getConnection().execute('select 1')),
-    withTimeout(services.temporal.connection.workflowService.getSystemInfo({})),
+    // The deadline also ends the client's own retries, which would otherwise outlive the probe.
+    withTimeout(services.temporal.connection.withDeadline(Date.now() + 2000, () => services.temporal.connection.workflowService.getSystemInfo({}))),
   ]);
   return {
     postgres: postgres.status === 'fulfilled' ? 'ok' : 'unavailable',

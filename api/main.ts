@@ -2,13 +2,14 @@ import { loadConfig } from '../config';
 import { createDeps } from './deps';
 import { createApp } from './app';
 import { loadSigningKey } from './services/signing-keys';
+import { createHttpServer } from './overload/http-server';
 
 async function main() {
   const config = loadConfig();
   const deps = await createDeps(config);
   const signingKey = await loadSigningKey(deps.orm);
   const app = createApp({ ...deps, signingKey });
-  const server = app.listen(config.port, config.host, () => {
+  const server = createHttpServer(app, config).listen(config.port, config.host, () => {
     deps.log.info({ port: config.port }, `Cambio API listening on http://127.0.0.1:${config.port}`);
   });
   const stop = async (signal: string) => {

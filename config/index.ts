@@ -21,6 +21,15 @@ export interface Config {
   cursorSecret: string;
   rateLimitPerSecond: number;
   rateLimitBurst: number;
+  rateLimitInFlight: number;
+  rateLimitQueue: number;
+  tokenClientFailuresPerMinute: number;
+  tokenAddressFailuresPerMinute: number;
+  tokenAddressPerSecond: number;
+  httpHeadersTimeoutMs: number;
+  httpRequestTimeoutMs: number;
+  httpKeepAliveTimeoutMs: number;
+  workerMetricsAddress: string | undefined;
 }
 
 const bool = (v: string | undefined, fallback: boolean) =>
@@ -53,7 +62,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jwtAudience: env.JWT_AUDIENCE || 'cambio-api',
     // Cursors are HMAC-signed so a client cannot forge a position; the key only needs to be stable per deployment.
     cursorSecret: env.CURSOR_SECRET || 'cambio-dev-cursor-secret',
-    rateLimitPerSecond: int(env.RATE_LIMIT_PER_SECOND, 500, 'RATE_LIMIT_PER_SECOND'),
-    rateLimitBurst: int(env.RATE_LIMIT_BURST, 1000, 'RATE_LIMIT_BURST'),
+    // Per customer and API process, below what one process serves (~170 GET/s, ~330 POST/s on 2 cores), so
+    // one customer cannot take the process from the others (docs/decisions.md, "Overload protection").
+    rateLimitPerSecond: int(env.RATE_LIMIT_PER_SECOND, 50, 'RATE_LIMIT_PER_SECOND'),
+    rateLimitBurst: int(env.RATE_LIMIT_BURST, 100, 'RATE_LIMIT_BURST'),
+    rateLimitInFlight: int(env.RATE_LIMIT_IN_FLIGHT, 8, 'RATE_LIMIT_IN_FLIGHT'),
+    rateLimitQueue: int(env.RATE_LIMIT_QUEUE, 64, 'RATE_LIMIT_QUEUE'),
+    tokenClientFailuresPerMinute: int(env.TOKEN_CLIENT_FAILURES_PER_MINUTE, 10, 'TOKEN_CLIENT_FAILURES_PER_MINUTE'),
+    tokenAddressFailuresPerMinute: int(env.TOKEN_ADDRESS_FAILURES_PER_MINUTE, 30, 'TOKEN_ADDRESS_FAILURES_PER_MINUTE'),
+    tokenAddressPerSecond: int(env.TOKEN_ADDRESS_PER_SECOND, 10, 'TOKEN_ADDRESS_PER_SECOND'),
+    httpHeadersTimeoutMs: int(env.HTTP_HEADERS_TIMEOUT_MS, 10_000, 'HTTP_HEADERS_TIMEOUT_MS'),
+    httpRequestTimeoutMs: int(env.HTTP_REQUEST_TIMEOUT_MS, 30_000, 'HTTP_REQUEST_TIMEOUT_MS'),
+    httpKeepAliveTimeoutMs: int(env.HTTP_KEEP_ALIVE_TIMEOUT_MS, 5_000, 'HTTP_KEEP_ALIVE_TIMEOUT_MS'),
+    // Off unless set: two workers on one host would fight over a fixed port.
+    workerMetricsAddress: env.WORKER_METRICS_ADDRESS || undefined,
   };
 }

@@ -7,6 +7,7 @@ import { DEFAULT_MID_RATES, TableRateSource } from '../domain/rates';
 import { createActivities } from '../activities';
 import { relayWorkflowStarts } from '../api/services/workflow-starts';
 import { buildWorkflowBundle } from './build-bundle';
+import { workerTelemetry } from './telemetry';
 
 // How often the outbox relay looks for workflow starts that a crashed API left behind.
 const RELAY_INTERVAL_MS = 2000;
@@ -14,7 +15,7 @@ const RELAY_INTERVAL_MS = 2000;
 export async function runWorker() {
   const config = loadConfig();
   const log = pino({ level: config.logLevel, base: { service: 'cambio-worker' } });
-  Runtime.install({ logger: new DefaultLogger(sdkLevel(config.logLevel)) });
+  Runtime.install({ logger: new DefaultLogger(sdkLevel(config.logLevel)), ...workerTelemetry(config.workerMetricsAddress) });
   const orm = await openOrm(config.databaseUrl);
   const clientConnection = await Connection.connect({ address: config.temporalAddress });
   const temporal = new Client({ connection: clientConnection, namespace: config.temporalNamespace });

@@ -6,6 +6,7 @@ import { lockKey, storeResponse } from '../../db/repositories/idempotency';
 import { inTransaction } from '../../db/transaction';
 import { CambioError, errorBody, statusOf } from '../errors';
 import { crashPoint } from './crash-point';
+import { countIdempotentReplay } from '../observability/metrics';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -100,5 +101,6 @@ export async function idempotent(ctx: Koa.Context, key: string, handler: () => P
     ctx.status = outcome.status;
     ctx.body = outcome.body;
     ctx.set('Idempotent-Replayed', 'true');
+    countIdempotentReplay();
   }
 }

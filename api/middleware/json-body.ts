@@ -22,10 +22,16 @@ export function jsonBody(limitFor: (ctx: Koa.Context) => number = () => DEFAULT_
     if (length !== undefined && length > limit) throw tooLarge(limit);
     const chunks: Buffer[] = [];
     let size = 0;
-    for await (const chunk of ctx.req) {
-      size += (chunk as Buffer).length;
-      if (size > limit) throw tooLarge(limit);
-      chunks.push(chunk as Buffer);
+    try {
+      for await (const chunk of ctx.req) {
+        size += (chunk as Buffer).length;
+        if (size > limit) throw tooLarge(limit);
+        chunks.push(chunk as Buffer);
+      }
+    } catch (err) {
+      if (err instanceof CambioError) throw err;
+      // The client went away or the server's request timeout cut it off mid-body: nobody reads this answer.
+      throw new CambioError('VALIDATION_ERROR', 'request body ended early', { errors: [{ path: '', message: 'ended before its declared length' }] });
     }
     const text = Buffer.concat(chunks).toString('utf8');
     try {

@@ -1,6 +1,8 @@
 import type { RouteTable } from './define';
 import type { ServiceContext } from '../services/context';
 import { issueToken } from '../services/auth';
+import { CambioError } from '../errors';
+import { clientAddress, TokenThrottle } from '../overload/token-throttle';
 
 const tokenRequest = {
   type: 'object',
@@ -15,6 +17,11 @@ const tokenResponse = {
 };
 
 export function authRoutes(table: RouteTable, s: ServiceContext): void {
+  const throttle = new TokenThrottle({
+    clientFailuresPerMinute: s.config.tokenClientFailuresPerMinute,
+    addressFailuresPerMinute: s.config.tokenAddressFailuresPerMinute,
+    addressPerSecond: s.config.tokenAddressPerSecond,
+  });
   table.add({
     method: 'post',
     path: '/api/oauth/client/token',
@@ -26,7 +33,14 @@ export function authRoutes(table: RouteTable, s: ServiceContext): void {
     response: { status: 200, schema: tokenResponse },
     async handler(ctx) {
       const { clientId, clientSecret } = ctx.request.body as { clientId: string; clientSecret: string };
-      ctx.body = await issueToken(s.orm, s.config, s.signingKey, clientId, clientSecret);
+      const address = clientAddress(ctx);
+      throttle.admit(clientId, address);
+      try {
+        ctx.body = await issueToken(s.orm, s.config, s.signingKey, clientId, clientSecret);
+      } catch (err) {
+        if (err instanceof CambioError && err.code === 'INVALID_CLIENT') throttle.failed(clientId, address);
+        throw err;
+      }
     },
   });
 }

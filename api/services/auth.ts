@@ -6,6 +6,7 @@ import type { Orm } from '../../db/orm';
 import { ApiClientSchema, CustomerSchema } from '../../db/entities';
 import { CambioError } from '../errors';
 import type { KeyPair } from './signing-keys';
+import { boundedSecretWork } from '../overload/token-throttle';
 
 const scrypt = promisify(scryptCb) as (secret: string, salt: Buffer, keylen: number) => Promise<Buffer>;
 
@@ -21,7 +22,7 @@ async function secretMatches(secret: string, stored: string): Promise<boolean> {
   const [scheme, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64');
-  const actual = await scrypt(secret, Buffer.from(salt, 'base64'), expected.length);
+  const actual = await boundedSecretWork(() => scrypt(secret, Buffer.from(salt, 'base64'), expected.length));
   return timingSafeEqual(actual, expected);
 }
 

@@ -182,9 +182,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       SANDBOX: 'true',
       // Per-request logs are debug-level anyway; warn keeps the bench output to the figures.
       LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
-      // One customer drives all the load here; the per-customer limiter (500/s by default) would measure itself.
+      // One customer drives all the load here; the per-customer limits (50/s, 8 in flight by default) would measure themselves.
       // It still runs on every request, it just never says no. BENCH_RATE_LIMIT=default keeps the real limit.
-      ...(process.env.BENCH_RATE_LIMIT === 'default' ? {} : { RATE_LIMIT_PER_SECOND: '1000000', RATE_LIMIT_BURST: '1000000' }),
+      ...(process.env.BENCH_RATE_LIMIT === 'default' ? {} : { RATE_LIMIT_PER_SECOND: '1000000', RATE_LIMIT_BURST: '1000000', RATE_LIMIT_IN_FLIGHT: '1000000' }),
       ...(opts.env ?? {}),
     };
     if (opts.worker) watch((stack.worker = spawnTsx('worker', 'worker/main.ts', env)));

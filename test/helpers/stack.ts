@@ -42,6 +42,10 @@ async function build(): Promise<Stack> {
     taskQueue: `cambio-test-${randomUUID()}`,
     sandbox: true,
     webhookAllowPrivateUrls: true,
+    // Every test client calls from 127.0.0.1, unlike real clients: the token endpoint's per-address budgets would
+    // add the whole suite up (overload.test.ts tests them on apps of their own).
+    tokenAddressPerSecond: 1_000_000,
+    tokenAddressFailuresPerMinute: 1_000_000,
   };
   // The SDK logs every worker state change at INFO; tests want its warnings only.
   Runtime.install({ logger: new DefaultLogger('WARN') });

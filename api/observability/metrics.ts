@@ -1,0 +1,111 @@
+import type Koa from 'koa';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Orm } from '../../db/orm';
+
+/**
+ * The API's Prometheus metrics (served at `/metrics`). One registry per process; the counters are this process's,
+ * the gauges read from Postgres are the whole deployment's (every API process reports the same value: aggregate
+ * them with `max`, not `sum`). No label carries a customer id, an id or a raw path, so cardinality stays fixed.
+ */
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+// Buckets from a cached read (~2 ms) to the 30 s request timeout.
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+const httpDuration = new Histogram({
+  name: 'cambio_http_request_duration_seconds',
+  help: 'HTTP request latency by method, route pattern and status',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
+const idempotentReplays = new Counter({
+  name: 'cambio_idempotency_replays_total',
+  help: 'Responses replayed from a stored idempotency key',
+  registers: [registry],
+});
+
+export type RejectionKind = 'rate' | 'in_flight' | 'token_client' | 'token_address' | 'token_concurrency';
+
+const rejections = new Counter({
+  name: 'cambio_rate_limited_total',
+  help: 'Requests answered 429 RATE_LIMITED, by the limit that refused them',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+});
+
+const operations = new Gauge({
+  name: 'cambio_operations',
+  help: 'Operations by type and status (whole database, refreshed at most every 30 s)',
+  labelNames: ['type', 'status'] as const,
+  registers: [registry],
+});
+
+const outboxBacklog = new Gauge({
+  name: 'cambio_outbox_backlog',
+  help: 'Workflow starts waiting in the outbox (workflow_starts rows)',
+  registers: [registry],
+});
+
+const outboxOldest = new Gauge({
+  name: 'cambio_outbox_oldest_age_seconds',
+  help: 'Age of the oldest workflow start waiting in the outbox (0 when empty)',
+  registers: [registry],
+});
+
+const scrapeErrors = new Counter({
+  name: 'cambio_metrics_database_errors_total',
+  help: 'Scrapes whose database figures could not be refreshed (the previous values are served)',
+  registers: [registry],
+});
+
+export const countIdempotentReplay = (): void => idempotentReplays.inc();
+export const countRejection = (kind: RejectionKind): void => rejections.inc({ kind });
+
+// A GROUP BY over every operation is a full scan: at most one per 30 s per process, and never longer than 2 s.
+const OPERATIONS_REFRESH_MS = 30_000;
+const DATABASE_QUERY_TIMEOUT_MS = 2000;
+
+/**
+ * Times every request, labelled with the route pattern (`/api/accounts/:accountId`), never the raw path. It runs
+ * outside the error renderer so it sees the final status.
+ */
+export const httpMetrics: Koa.Middleware = async (ctx, next) => {
+  const stop = httpDuration.startTimer();
+  try {
+    await next();
+  } finally {
+    const route = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+    stop({ method: ctx.method, route: typeof route === 'string' ? route : 'unmatched', status: String(ctx.status) });
+  }
+};
+
+/** `GET /metrics`: refreshes the database gauges (cached), then renders the registry in the text format. */
+export function metricsHandler(orm: Orm): Koa.Middleware {
+  let operationsAt = 0;
+  return async (ctx) => {
+    try {
+      await orm.em.fork().transactional(async (em) => {
+        await em.execute(`set local statement_timeout = ${DATABASE_QUERY_TIMEOUT_MS}`);
+        const [outbox] = await em.execute<Array<{ n: string; age: string | null }>>(
+          `select count(*) as n, extract(epoch from now() - min(created_at)) as age from workflow_starts`,
+        );
+        outboxBacklog.set(Number(outbox.n));
+        outboxOldest.set(outbox.age === null ? 0 : Math.max(0, Number(outbox.age)));
+        if (Date.now() - operationsAt < OPERATIONS_REFRESH_MS) return;
+        const rows = await em.execute<Array<{ type: string; status: string; n: string }>>(
+          `select type, status, count(*) as n from operations group by type, status`,
+        );
+        operations.reset();
+        for (const row of rows) operations.set({ type: row.type, status: row.status }, Number(row.n));
+        operationsAt = Date.now();
+      });
+    } catch {
+      scrapeErrors.inc();
+    }
+    ctx.set('Content-Type', registry.contentType);
+    ctx.body = await registry.metrics();
+  };
+}

@@ -1,0 +1,28 @@
+import http from 'node:http';
+import type Koa from 'koa';
+import type { Config } from '../../config';
+
+export type HttpTimeouts = Pick<Config, 'httpHeadersTimeoutMs' | 'httpRequestTimeoutMs' | 'httpKeepAliveTimeoutMs'>;
+
+/**
+ * The API's HTTP server with timeouts that end slow clients in seconds: the headers within
+ * `httpHeadersTimeoutMs`, the whole request (body included) within `httpRequestTimeoutMs`, an idle keep-alive
+ * connection after `httpKeepAliveTimeoutMs`. Node checks the first two on a timer whose period can only be
+ * given when the server is created (30 s by default, which would let a dribbling client live for 40 s), hence
+ * `createServer` here rather than `app.listen`.
+ */
+export function createHttpServer(app: Koa, timeouts: HttpTimeouts): http.Server {
+  const server = http.createServer(
+    {
+      headersTimeout: timeouts.httpHeadersTimeoutMs,
+      requestTimeout: timeouts.httpRequestTimeoutMs,
+      keepAliveTimeout: timeouts.httpKeepAliveTimeoutMs,
+      // Check often enough that a timeout ends within a fraction of itself.
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(timeouts.httpHeadersTimeoutMs / 4))),
+    },
+    app.callback(),
+  );
+  // A socket silent this long while its response is being written (a client that stopped reading) is dropped.
+  server.setTimeout(timeouts.httpRequestTimeoutMs * 2);
+  return server;
+}
