@@ -2,6 +2,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { jwks } from './services/signing-keys';
 import { bearerAuth } from './middleware/auth';
+import { CustomerAccess } from './services/customer-access';
 import { customerRateLimiter } from './middleware/rate-limit';
 import { jsonBody, DEFAULT_BODY_LIMIT } from './middleware/json-body';
 import { requestContext } from './middleware/request-context';
@@ -17,7 +18,8 @@ export function createApp(services: ServiceContext): Koa {
   const app = new Koa();
   app.proxy = true;
   const limiter = customerRateLimiter({ perSecond: services.config.rateLimitPerSecond, burst: services.config.rateLimitBurst });
-  const authenticate = bearerAuth(services.config, services.orm, services.signingKey, limiter);
+  const access = new CustomerAccess(services.orm, services.config.customerCacheSeconds);
+  const authenticate = bearerAuth(services.config, services.orm, services.signingKey, access, limiter);
   const { middleware: versioned, tables } = versionDispatcher(services, authenticate);
 
   const platform = new Router();

@@ -19,6 +19,7 @@ export interface Config {
   cursorSecret: string;
   rateLimitPerSecond: number;
   rateLimitBurst: number;
+  customerCacheSeconds: number;
 }
 
 const bool = (v: string | undefined, fallback: boolean) =>
@@ -52,5 +53,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cursorSecret: env.CURSOR_SECRET || 'cambio-dev-cursor-secret',
     rateLimitPerSecond: int(env.RATE_LIMIT_PER_SECOND, 500, 'RATE_LIMIT_PER_SECOND'),
     rateLimitBurst: int(env.RATE_LIMIT_BURST, 1000, 'RATE_LIMIT_BURST'),
+    // How long an API process trusts its last look at a customer's status: the lag of `cambio customer disable`.
+    customerCacheSeconds: int(env.CUSTOMER_CACHE_SECONDS, 5, 'CUSTOMER_CACHE_SECONDS'),
   };
 }
