@@ -14,7 +14,12 @@ import type { ServiceContext } from './services/context';
 const DOCUMENT_BODY_LIMIT = 7 * 1024 * 1024 + 64 * 1024;
 const isDocumentUpload = (ctx: Koa.Context) => ctx.method === 'POST' && /^\/api\/accounts\/[^/]+\/documents$/.test(ctx.path);
 
-export function createApp(services: ServiceContext): Koa {
+export interface AppOptions {
+  /** True once a graceful shutdown began: readiness answers 503 so load balancers stop sending traffic. */
+  draining?: () => boolean;
+}
+
+export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa {
   const app = new Koa();
   app.proxy = true;
   const limiter = customerRateLimiter({ perSecond: services.config.rateLimitPerSecond, burst: services.config.rateLimitBurst });
@@ -27,6 +32,11 @@ export function createApp(services: ServiceContext): Koa {
     ctx.body = { status: 'ok' };
   });
   platform.get('/readyz', async (ctx) => {
+    if (opts.draining?.()) {
+      ctx.status = 503;
+      ctx.body = { status: 'draining', checks: {} };
+      return;
+    }
     const checks = await readiness(services);
     ctx.status = checks.postgres === 'ok' && checks.temporal === 'ok' ? 200 : 503;
     ctx.body = { status: ctx.status === 200 ? 'ready' : 'not ready', checks };

@@ -64,14 +64,24 @@ const toRequest = (row: PendingRow): WorkflowStartRequest => ({
   searchAttributes: row.search_attributes,
 });
 
+// Starts still running after their response went out; a graceful shutdown lets them finish before it closes the
+// Temporal connection and the pool (the relay would start them anyway, but seconds later and with a warning).
+const startsInFlight = new Set<Promise<boolean>>();
+
 /** After COMMIT: start now rather than waiting for the relay. A failure here is left to the relay. */
-export async function startAfterCommit(orm: Orm, temporal: Client, taskQueue: string, req: WorkflowStartRequest): Promise<boolean> {
-  try {
-    await startAndForget(orm, temporal, taskQueue, req);
-    return true;
-  } catch {
-    return false;
-  }
+export function startAfterCommit(orm: Orm, temporal: Client, taskQueue: string, req: WorkflowStartRequest): Promise<boolean> {
+  const started = startAndForget(orm, temporal, taskQueue, req).then(
+    () => true,
+    () => false,
+  );
+  startsInFlight.add(started);
+  void started.finally(() => startsInFlight.delete(started));
+  return started;
+}
+
+/** Resolves once every start begun by startAfterCommit so far has finished (or failed over to the relay). */
+export async function workflowStartsSettled(): Promise<void> {
+  await Promise.all([...startsInFlight]);
 }
 
 /** The relay: starts what a crash left in the outbox. Rows younger than `minAgeSeconds` belong to a live request. */
