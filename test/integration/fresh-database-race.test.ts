@@ -1,5 +1,6 @@
-// Two API processes starting together on a fresh database must agree on one signing key, or each rejects the
-// other's tokens. Raced here with two ORMs (two pools, as two processes have) on a database of its own.
+// Processes starting together on a fresh database: two migrators must not trip over each other, and two API
+// processes must agree on one signing key, or each rejects the other's tokens. Raced with two ORMs (two pools,
+// as two processes have) on a database of its own.
 import { expect } from 'chai';
 import { openOrm, Orm } from '../../db/orm';
 import { migrate } from '../../db/migrate';
@@ -12,15 +13,13 @@ import { randomUUID } from 'node:crypto';
 /* eslint-disable @typescript-eslint/no-var-requires */
 const { createDatabase, dropDatabase, withDatabase } = require('../../scripts/lib/postgres');
 
-describe('signing key: two API processes on a fresh database', function () {
+describe('two processes starting on a fresh database', function () {
   this.timeout(60000);
   const url: string = withDatabase(process.env.DATABASE_URL!, `cambio_keyrace_${process.pid}_${Date.now()}`);
   const orms: Orm[] = [];
 
   before(async () => {
     await createDatabase(url);
-    await migrate(url);
-    orms.push(await openOrm(url, { poolMax: 2 }), await openOrm(url, { poolMax: 2 }));
   });
 
   after(async () => {
@@ -28,7 +27,14 @@ describe('signing key: two API processes on a fresh database', function () {
     await dropDatabase(url);
   });
 
-  it('end with the same key and accept each other\'s tokens (raced 5 times)', async () => {
+  it('migrate at once: one applies every migration, the other waits and finds nothing to do', async () => {
+    const [a, b] = await Promise.all([migrate(url), migrate(url)]);
+    expect([a.length, b.length].sort()).to.deep.equal([0, a.length + b.length]);
+    expect(a.length + b.length).to.be.at.least(4);
+    orms.push(await openOrm(url, { poolMax: 2 }), await openOrm(url, { poolMax: 2 }));
+  });
+
+  it('load the signing key at once: both end with the same key and accept each other\'s tokens (raced 5 times)', async () => {
     const config = loadConfig();
     const env = {}; // no JWT_PRIVATE_KEY: the generated, stored key
     for (let round = 0; round < 5; round++) {
