@@ -1,19 +1,28 @@
 # One image for the three Cambio processes; the command picks the role (see docker-compose.yml):
-#   API (default)   node_modules/.bin/tsx api/main.ts
-#   worker          node_modules/.bin/tsx worker/main.ts
-#   migrations      node_modules/.bin/tsx db/migrate.ts
-# TypeScript runs through tsx at run time, as in development; there is no build step.
-FROM node:20-slim
+#   API (default)   node dist/api/main.js
+#   worker          node dist/worker/main.js
+#   migrations      node dist/db/migrate.js
+#   operator CLI    node dist/cli/main.js customer create --name Acme --json
+# TypeScript is compiled in the build stage; the image runs that JavaScript with production dependencies only
+# (Temporal's worker keeps webpack and swc at run time: it bundles the workflows from dist/workflows when it starts).
 
+FROM node:20-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN npm run build
+
+FROM node:20-slim
 WORKDIR /app
 ENV NODE_ENV=production
-
 COPY package.json package-lock.json ./
-# Dev dependencies stay out of the image; tsx, Temporal's worker (webpack, swc) and pg are runtime dependencies.
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
-
-COPY . .
+COPY --from=build /app/dist ./dist
 
 USER node
 EXPOSE 3000
-CMD ["node_modules/.bin/tsx", "api/main.ts"]
+# SIGTERM starts the graceful stop (in-flight requests and activities finish within SHUTDOWN_GRACE_SECONDS, 25 s);
+# give the container longer than that before SIGKILL (compose: stop_grace_period).
+STOPSIGNAL SIGTERM
+CMD ["node", "dist/api/main.js"]

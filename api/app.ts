@@ -2,6 +2,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { jwks } from './services/signing-keys';
 import { bearerAuth } from './middleware/auth';
+import { CustomerAccess } from './services/customer-access';
 import { jsonBody, DEFAULT_BODY_LIMIT } from './middleware/json-body';
 import { requestContext } from './middleware/request-context';
 import { openApiDocument } from './openapi';
@@ -19,13 +20,19 @@ const isDocumentUpload = (ctx: Koa.Context) => ctx.method === 'POST' && /^\/api\
 const bodyLimit = (ctx: Koa.Context) =>
   ctx.state.customerId === undefined ? PUBLIC_BODY_LIMIT : isDocumentUpload(ctx) ? DOCUMENT_BODY_LIMIT : DEFAULT_BODY_LIMIT;
 
-export function createApp(services: ServiceContext): Koa {
+export interface AppOptions {
+  /** True once a graceful shutdown began: readiness answers 503 so load balancers stop sending traffic. */
+  draining?: () => boolean;
+}
+
+export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa {
   const app = new Koa();
   app.proxy = true;
   // Koa reports a connection that failed under a response (client gone, request timeout) here; not our error.
   app.on('error', (err) => services.log.debug({ err }, 'connection ended before the response'));
   const { config } = services;
-  const authenticate = authenticateOnce(bearerAuth(config, services.orm, services.signingKey));
+  const access = new CustomerAccess(services.orm, config.customerCacheSeconds);
+  const authenticate = authenticateOnce(bearerAuth(config, services.orm, services.signingKey, access));
   const { middleware: versioned, tables } = versionDispatcher(services, authenticate);
   const admission = new CustomerAdmission({
     perSecond: config.rateLimitPerSecond,
@@ -40,6 +47,11 @@ export function createApp(services: ServiceContext): Koa {
     ctx.body = { status: 'ok' };
   });
   platform.get('/readyz', async (ctx) => {
+    if (opts.draining?.()) {
+      ctx.status = 503;
+      ctx.body = { status: 'draining', checks: {} };
+      return;
+    }
     const checks = await readiness(services);
     ctx.status = checks.postgres === 'ok' && checks.temporal === 'ok' ? 200 : 503;
     ctx.body = { status: ctx.status === 200 ? 'ready' : 'not ready', checks };

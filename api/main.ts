@@ -1,25 +1,46 @@
 import { loadConfig } from '../config';
 import { createDeps } from './deps';
 import { createApp } from './app';
+import { drainServer } from './shutdown';
 import { loadSigningKey } from './services/signing-keys';
 import { createHttpServer } from './overload/http-server';
+import { workflowStartsSettled } from './services/workflow-starts';
 
 async function main() {
   const config = loadConfig();
   const deps = await createDeps(config);
   const signingKey = await loadSigningKey(deps.orm);
-  const app = createApp({ ...deps, signingKey });
+  let draining = false;
+  const app = createApp({ ...deps, signingKey }, { draining: () => draining });
   const server = createHttpServer(app, config).listen(config.port, config.host, () => {
     deps.log.info({ port: config.port }, `Cambio API listening on http://127.0.0.1:${config.port}`);
   });
+
+  // Graceful stop: readiness 503 → stop accepting → in-flight requests answered (bounded) → background workflow
+  // starts finished → Temporal connection and pool closed → exit 0. Closing the pool under running requests would
+  // answer committed work with 500.
   const stop = async (signal: string) => {
-    deps.log.info({ signal }, 'stopping API');
-    server.close();
+    if (draining) return; // npm start's SIGTERM after the terminal's SIGINT is the same request
+    draining = true;
+    deps.log.info({ signal, graceSeconds: config.shutdownGraceSeconds }, 'stopping API: draining in-flight requests');
+    const clean = await drainServer(server, {
+      delayMs: config.shutdownDelaySeconds * 1000,
+      graceMs: config.shutdownGraceSeconds * 1000,
+      log: deps.log,
+    });
+    await workflowStartsSettled();
     await deps.close();
+    deps.log.info({ clean }, 'API stopped');
     process.exit(0);
   };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      stop(signal).catch((err) => {
+        console.error('API shutdown failed:', err);
+        process.exit(1);
+      });
+    });
+  }
 }
 
 main().catch((err) => {

@@ -45,7 +45,7 @@ async function main(stack: Stack) {
   await pg.query('create table bench_ceiling (like quotes including all)');
   await pg.end();
   const ceilingPort = await freePort();
-  const ceilingChild: Child = stack.spawnTsx('ceiling', 'bench/ceiling-server.ts', {
+  const ceilingChild: Child = stack.spawnNode('ceiling', 'bench/ceiling-server.ts', {
     ...(process.env as Record<string, string>),
     DATABASE_URL: stack.databaseUrl,
     PORT: String(ceilingPort),

@@ -1,6 +1,6 @@
 // The ceiling of bench:api: a bare Koa route doing one `pg` insert of a quote-sized row, nothing else (no
 // auth, no schema validation, no idempotency, no ORM). Run as its own process, like the API, by bench/api.ts:
-//   DATABASE_URL=... PORT=... node --import tsx bench/ceiling-server.ts
+//   DATABASE_URL=... PORT=... node dist/bench/ceiling-server.js (after npm run build), or through tsx
 // The table `bench_ceiling` (LIKE quotes) is created by the bench before this starts.
 import { randomUUID } from 'node:crypto';
 import Koa from 'koa';

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
-// The operator CLI is TypeScript run through tsx, like the API and the worker.
+// The operator CLI in a checkout: TypeScript through tsx, so it never runs stale code (no build needed).
+// Where only dist/ exists (the Docker image), run `node dist/cli/main.js` instead.
 require('tsx/cjs');
 require('../cli/main.ts');

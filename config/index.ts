@@ -30,6 +30,9 @@ export interface Config {
   httpRequestTimeoutMs: number;
   httpKeepAliveTimeoutMs: number;
   workerMetricsAddress: string | undefined;
+  customerCacheSeconds: number;
+  shutdownGraceSeconds: number;
+  shutdownDelaySeconds: number;
 }
 
 const bool = (v: string | undefined, fallback: boolean) =>
@@ -76,5 +79,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpKeepAliveTimeoutMs: int(env.HTTP_KEEP_ALIVE_TIMEOUT_MS, 5_000, 'HTTP_KEEP_ALIVE_TIMEOUT_MS'),
     // Off unless set: two workers on one host would fight over a fixed port.
     workerMetricsAddress: env.WORKER_METRICS_ADDRESS || undefined,
+    // How long an API process trusts its last look at a customer's status: the lag of `cambio customer disable`.
+    customerCacheSeconds: int(env.CUSTOMER_CACHE_SECONDS, 5, 'CUSTOMER_CACHE_SECONDS'),
+    // SIGTERM: the API finishes in-flight requests and the worker its in-flight activities within this, then
+    // force. Below the 30 s most platforms wait before SIGKILL (Kubernetes, compose's stop_grace_period here).
+    shutdownGraceSeconds: int(env.SHUTDOWN_GRACE_SECONDS, 25, 'SHUTDOWN_GRACE_SECONDS'),
+    // SIGTERM: how long the API keeps accepting with /readyz at 503 before it closes its port, so a load balancer
+    // that polls readiness stops routing to it first. 0 for a single process (npm start).
+    shutdownDelaySeconds: int(env.SHUTDOWN_DELAY_SECONDS, 0, 'SHUTDOWN_DELAY_SECONDS'),
   };
 }

@@ -26,12 +26,21 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
 
 export async function migrate(databaseUrl: string): Promise<string[]> {
   await ensureDatabase(databaseUrl);
-  const orm = await openOrm(databaseUrl, { poolMax: 2 });
+  // Several processes may migrate at once (one per replica at deploy time): a session advisory lock on a
+  // connection of its own lets one apply the migrations while the others wait, then find nothing left to do.
+  const lock = new Client({ connectionString: databaseUrl });
+  await lock.connect();
   try {
-    const applied = await orm.getMigrator().up();
-    return applied.map((m) => m.name);
+    await lock.query(`select pg_advisory_lock(hashtext('cambio:migrate'))`);
+    const orm = await openOrm(databaseUrl, { poolMax: 2 });
+    try {
+      const applied = await orm.getMigrator().up();
+      return applied.map((m) => m.name);
+    } finally {
+      await orm.close(true);
+    }
   } finally {
-    await orm.close(true);
+    await lock.end(); // ends the session, which releases the lock
   }
 }
 

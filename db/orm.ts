@@ -11,8 +11,8 @@ export function ormConfig(databaseUrl: string, opts: { poolMax?: number } = {}) 
     clientUrl: databaseUrl,
     entities: ALL_ENTITIES,
     extensions: [Migrator],
-    // We always run TypeScript through tsx; migrations are .ts files.
-    preferTs: true,
+    // Under tsx (tests, development) migrations are the .ts files; compiled (dist/) they are the .js beside us.
+    preferTs: __filename.endsWith('.ts'),
     discovery: { warnWhenNoEntities: true },
     forceUtcTimezone: true,
     // A request or activity forks its own EntityManager; the global one must never be used directly.

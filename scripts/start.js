@@ -1,10 +1,14 @@
 #!/usr/bin/env node
 'use strict';
 // `npm start`: everything Cambio needs on one machine, in the foreground.
-//   Postgres (started if local and down) → migrations → Temporal (TEMPORAL_ADDRESS, or a dev server of our own that
-//   keeps its state in .cambio/temporal-dev.db) → worker + API → waits for GET /readyz = 200 → prints the URLs.
-// Ctrl-C / SIGTERM stops what it started (API, worker, then the dev server). When any of them dies on its own,
-// everything is stopped and the exit code is 1.
+//   build (TypeScript → dist/) → Postgres (started if local and down) → migrations → Temporal (TEMPORAL_ADDRESS, or
+//   a dev server of our own that keeps its state in .cambio/temporal-dev.db) → worker + API (compiled JavaScript)
+//   → waits for GET /readyz = 200 → prints the URLs.
+// The worker and the API are supervised: when one dies on its own it is restarted after a back-off (1 s doubling
+// to 30 s, reset after a stable minute), and the crash is logged. The Temporal dev server is not: when it dies,
+// everything is stopped and the exit code is 1 (workflows need it; restart `npm start`).
+// Ctrl-C / SIGTERM stops what it started: API and worker gracefully (they finish in-flight work), then the dev
+// server.
 
 const fs = require('node:fs');
 const http = require('node:http');
@@ -13,6 +17,7 @@ const { ensureTemporalBinaries, isPortFree, ROOT } = require('./lib/temporal-bin
 const { ensurePostgres, redact } = require('./lib/postgres');
 const { startDevServer, waitForTemporal, waitForWorker, ensureSearchAttributes } = require('./lib/temporal-server');
 const { spawnChild, describeExit } = require('./lib/children');
+const { supervise } = require('./lib/supervisor');
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/cambio';
 const READY_TIMEOUT_MS = Number(process.env.START_READY_TIMEOUT_MS || 120000);
@@ -31,21 +36,28 @@ const namespace = env.TEMPORAL_NAMESPACE || 'default';
 const taskQueue = env.TEMPORAL_TASK_QUEUE || 'cambio';
 const port = Number(env.PORT);
 
-/** Started processes, in start order; stopped in reverse (API before worker before Temporal). */
+/** Started processes (build, migrate, Temporal), in start order. */
 const started = [];
+/** Supervised worker and API: restarted when they crash, stopped before Temporal. */
+const supervised = [];
 let stopping = false;
+
+// Above the API's and the worker's own SHUTDOWN_GRACE_SECONDS (25 s), so they end in-flight work themselves.
+const APP_STOP_TIMEOUT_MS = 35000;
 
 async function stopAll(code, reason) {
   if (stopping) return;
   stopping = true;
   if (reason) (code ? fail : log)(reason);
   const running = started.filter((c) => c.running());
-  if (running.length) log(`stopping ${running.map((c) => c.name).reverse().join(', ')}`);
-  const apps = running.filter((c) => c.name !== 'temporal');
-  await Promise.all(apps.map((c) => c.stop(15000)));
+  const names = [...supervised.map((s) => s.name).reverse(), ...running.map((c) => c.name).reverse()];
+  if (names.length) log(`stopping ${names.join(', ')}`);
+  await Promise.all(supervised.map((s) => s.stop(APP_STOP_TIMEOUT_MS)));
+  const others = running.filter((c) => c.name !== 'temporal');
+  await Promise.all(others.map((c) => c.stop(15000)));
   const temporal = running.find((c) => c.name === 'temporal');
   if (temporal) await temporal.stop(10000);
-  if (running.length) log('stopped');
+  if (names.length) log('stopped');
   process.exit(code);
 }
 
@@ -57,7 +69,8 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     if (firstSignalAt) {
       if (Date.now() - firstSignalAt < 1000) return;
       fail(`${signal} received again; killing what is left`);
-      for (const c of started) if (c.running()) c.proc.kill('SIGKILL');
+      const children = [...supervised.map((s) => s.current()), ...started];
+      for (const c of children) if (c && c.running()) c.proc.kill('SIGKILL');
       process.exit(1);
     }
     firstSignalAt = Date.now();
@@ -65,20 +78,29 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   });
 }
 
-/** Exit the whole thing when a long-running child dies while we are not stopping. */
+/** Exit the whole thing when the Temporal dev server dies while we are not stopping. */
 function watch(child) {
   child.exited.then((info) => {
     if (!stopping) stopAll(1, `${child.name} exited unexpectedly (${describeExit(info)}); stopping everything`);
   });
 }
 
-function tsxChild(name, entry, childEnv) {
+/** `node dist/<entry>.js`: compiled JavaScript, one process, so signals reach the application directly. */
+function nodeChild(name, entry, childEnv) {
   const file = path.join(ROOT, entry);
-  if (!fs.existsSync(file)) throw new Error(`${entry} is missing; it is the ${name} entry point`);
-  // Same as `npx tsx <entry>`, in one process so that signals reach the application directly.
-  const child = spawnChild(name, process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env: childEnv });
+  if (!fs.existsSync(file)) throw new Error(`${entry} is missing; it is the ${name} entry point (did the build run?)`);
+  return spawnChild(name, process.execPath, [entry], { cwd: ROOT, env: childEnv });
+}
+
+function oneShot(name, entry, childEnv) {
+  const child = nodeChild(name, entry, childEnv);
   started.push(child);
   return child;
+}
+
+/** The worker or the API, restarted with back-off when it dies on its own. */
+function superviseApp(name, entry, childEnv) {
+  supervised.push(supervise(name, () => nodeChild(name, entry, childEnv), fail));
 }
 
 function getStatus(url) {
@@ -116,11 +138,17 @@ async function main() {
     throw new Error(`Port ${port} is already in use (another Cambio running?). Stop it, or choose another: PORT=3001 npm start`);
   }
 
+  log('Building (TypeScript → dist/)');
+  const build = oneShot('build', 'scripts/build.js', env);
+  const built = await build.exited;
+  if (stopping) return;
+  if (built.code !== 0) throw new Error(`The build failed (${describeExit(built)}); see the [build] lines above`);
+
   log(`Postgres: ${redact(env.DATABASE_URL)}`);
   await ensurePostgres(env.DATABASE_URL, { log });
 
   log('Applying database migrations');
-  const migrate = tsxChild('migrate', 'db/migrate.ts', env);
+  const migrate = oneShot('migrate', 'dist/db/migrate.js', env);
   const migrated = await migrate.exited;
   if (stopping) return;
   if (migrated.code !== 0) throw new Error(`Migrations failed (${describeExit(migrated)}); see the [migrate] lines above`);
@@ -148,8 +176,8 @@ async function main() {
   if (stopping) return;
 
   const childEnv = { ...env, TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_NAMESPACE: namespace };
-  watch(tsxChild('worker', 'worker/main.ts', childEnv));
-  watch(tsxChild('api', 'api/main.ts', childEnv));
+  superviseApp('worker', 'dist/worker/main.js', childEnv);
+  superviseApp('api', 'dist/api/main.js', childEnv);
 
   const base = `http://127.0.0.1:${port}`;
   log(`Waiting for ${base}/readyz`);
@@ -174,7 +202,7 @@ async function main() {
     'Create a customer and its API credentials (the secret is shown once):',
     `  ${cliEnv.length ? `${cliEnv.join(' ')} ` : ''}npx cambio customer create --name Acme --json`,
     'then see README.md "Quickstart" for a token, an account and a quote.',
-    'Ctrl-C stops everything.',
+    'A crashed worker or API is restarted; Ctrl-C stops everything.',
     '',
   ];
   console.log(lines.join('\n'));

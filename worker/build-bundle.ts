@@ -14,7 +14,9 @@ export async function buildWorkflowBundle(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'cambio-workflows-'));
   try {
     const out = path.join(dir, 'workflow-bundle.js');
-    await run(process.execPath, [...process.execArgv, path.join(__dirname, 'bundle.ts'), out], { maxBuffer: 16 * 1024 * 1024 });
+    // bundle.ts under tsx (tests, development), bundle.js when running compiled from dist/.
+    const script = path.join(__dirname, `bundle${path.extname(__filename)}`);
+    await run(process.execPath, [...process.execArgv, script, out], { maxBuffer: 16 * 1024 * 1024 });
     return await readFile(out, 'utf8');
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -14,7 +14,7 @@ async function main(out: string) {
 if (require.main === module) {
   const out = process.argv[2];
   if (!out) {
-    console.error('usage: worker/bundle.ts <output-file>');
+    console.error('usage: worker/bundle.(ts|js) <output-file>');
     process.exit(2);
   }
   main(out).catch((err) => {

@@ -15,7 +15,8 @@ const RELAY_INTERVAL_MS = 2000;
 export async function runWorker() {
   const config = loadConfig();
   const log = pino({ level: config.logLevel, base: { service: 'cambio-worker' } });
-  Runtime.install({ logger: new DefaultLogger(sdkLevel(config.logLevel)), ...workerTelemetry(config.workerMetricsAddress) });
+  // Signals are ours (below), not the SDK's: the relay must stop before the worker drains.
+  Runtime.install({ logger: new DefaultLogger(sdkLevel(config.logLevel)), shutdownSignals: [], ...workerTelemetry(config.workerMetricsAddress) });
   const orm = await openOrm(config.databaseUrl);
   const clientConnection = await Connection.connect({ address: config.temporalAddress });
   const temporal = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
@@ -26,25 +27,57 @@ export async function runWorker() {
     taskQueue: config.taskQueue,
     workflowBundle: { code: await buildWorkflowBundle() },
     activities: createActivities({ config, orm, rates: new TableRateSource(DEFAULT_MID_RATES), temporal }),
-    shutdownGraceTime: '10s',
+    // SIGTERM: activities already running get this long to finish (they are short transactions; a lock wait is
+    // the long case), then they are cancelled and retried elsewhere, which their idempotency keys make safe.
+    shutdownGraceTime: `${config.shutdownGraceSeconds}s`,
     // Operations finish in seconds; deposits and reviews that wait for days are replayed from history when they
     // wake. Bounding the sticky cache bounds the worker's memory (bench:operations measures it).
     maxCachedWorkflows: 500,
   });
 
-  const relay = setInterval(() => {
-    relayWorkflowStarts(orm, temporal, config.taskQueue).catch((err) => log.warn({ err }, 'outbox relay pass failed'));
-  }, RELAY_INTERVAL_MS);
+  const relay = startRelay(() => relayWorkflowStarts(orm, temporal, config.taskQueue), (err) => log.warn({ err }, 'outbox relay pass failed'));
+
+  // Graceful stop: the relay finishes its pass and stops, the worker stops polling and lets running activities
+  // finish (shutdownGraceTime), then connections and the pool close.
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) return; // npm start's SIGTERM after the terminal's SIGINT is the same request
+    stopping = true;
+    log.info({ signal, graceSeconds: config.shutdownGraceSeconds }, 'stopping worker: finishing in-flight activities');
+    void relay.stop().finally(() => worker.shutdown());
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
 
   log.info({ taskQueue: config.taskQueue, address: config.temporalAddress }, 'Cambio worker running');
   try {
     await worker.run();
   } finally {
-    clearInterval(relay);
+    await relay.stop();
     await clientConnection.close();
     await connection.close();
     await orm.close(true);
+    log.info('worker stopped');
   }
+}
+
+/** Runs `pass` every RELAY_INTERVAL_MS, skipping a tick while the previous pass runs; stop() waits for it. */
+function startRelay(pass: () => Promise<unknown>, onError: (err: unknown) => void) {
+  let inPass: Promise<void> | undefined;
+  let stopped = false;
+  const timer = setInterval(() => {
+    if (inPass || stopped) return;
+    inPass = pass().then(() => undefined, onError).finally(() => {
+      inPass = undefined;
+    });
+  }, RELAY_INTERVAL_MS);
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await inPass;
+    },
+  };
 }
 
 /** The SDK's own log lines follow LOG_LEVEL too (its levels are a subset of pino's). */

@@ -3,17 +3,20 @@ import type { Config } from '../../config';
 import { tenantEm, Orm } from '../../db/orm';
 import { CambioError } from '../errors';
 import { verifyToken } from '../services/auth';
+import type { CustomerAccess } from '../services/customer-access';
 import type { KeyPair } from '../services/signing-keys';
 
 /**
  * Bearer auth. On success the request gets its customer id and an EntityManager scoped to that customer
  * by the tenant filter: handlers cannot forget isolation because they never hold another scope.
  */
-export function bearerAuth(config: Config, orm: Orm, key: KeyPair, afterAuth: (ctx: Koa.Context) => void = () => {}) {
-  return (ctx: Koa.Context): void => {
+export function bearerAuth(config: Config, orm: Orm, key: KeyPair, access: CustomerAccess, afterAuth: (ctx: Koa.Context) => void = () => {}) {
+  return async (ctx: Koa.Context): Promise<void> => {
     const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(ctx.get('Authorization'));
     if (!match) throw new CambioError('UNAUTHORIZED', 'missing or malformed Authorization: Bearer header');
     const customerId = verifyToken(config, key, match[1]);
+    // A valid signature is not enough: the customer must still exist and not be disabled.
+    if (!(await access.isActive(customerId))) throw new CambioError('UNAUTHORIZED', 'access token revoked: the customer is disabled or no longer exists');
     ctx.state.customerId = customerId;
     ctx.state.em = tenantEm(orm, customerId);
     afterAuth(ctx);

@@ -4,7 +4,7 @@ import { idempotent, requireIdempotencyKey } from '../middleware/idempotency';
 import { validateWith } from '../schemas/ajv';
 
 /** Sets `ctx.state.customerId` and the tenant-scoped `ctx.state.em`, or throws UNAUTHORIZED. */
-export type Authenticate = (ctx: Koa.Context) => void;
+export type Authenticate = (ctx: Koa.Context) => Promise<void>;
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
@@ -44,7 +44,7 @@ export class RouteTable {
 function compose(spec: RouteSpec, authenticate: Authenticate): Koa.Middleware {
   const mutating = spec.method !== 'get' && spec.method !== 'delete';
   return async (ctx) => {
-    if (!spec.public) authenticate(ctx);
+    if (!spec.public) await authenticate(ctx);
     const key = mutating && !spec.public ? requireIdempotencyKey(ctx) : undefined;
     if (spec.params) validateWith('params', spec.params, ctx.params);
     if (spec.query) {

@@ -41,6 +41,8 @@ export async function createCustomer(orm: Orm, name: string): Promise<CreatedCus
   const secretHash = await hashSecret(clientSecret);
   await orm.em.fork().transactional(async (em) => {
     em.create(CustomerSchema, { id: customerId, name: name.trim(), createdAt: new Date() });
+    // The client row references the customer (foreign key); the unit of work does not know that order.
+    await em.flush();
     em.create(ApiClientSchema, { clientId, customerId, secretHash, createdAt: new Date() });
   });
   return { customerId, clientId, clientSecret };
@@ -53,11 +55,14 @@ export interface IssuedToken {
 }
 
 export async function issueToken(orm: Orm, config: Config, key: KeyPair, clientId: string, clientSecret: string): Promise<IssuedToken> {
-  const client = await orm.em.fork().findOne(ApiClientSchema, { clientId });
+  const em = orm.em.fork();
+  const client = await em.findOne(ApiClientSchema, { clientId });
   // Same answer for an unknown client and a wrong secret: the caller learns nothing about which ids exist.
   if (!client || !(await secretMatches(clientSecret, client.secretHash))) {
     throw new CambioError('INVALID_CLIENT', 'unknown client or wrong secret');
   }
+  const customer = await em.findOne(CustomerSchema, { id: client.customerId });
+  if (!customer || customer.disabledAt) throw new CambioError('INVALID_CLIENT', 'the customer of this client is disabled');
   const accessToken = jwt.sign({ client_id: clientId }, key.privateKey, {
     algorithm: 'RS256',
     keyid: key.kid,
@@ -79,6 +84,8 @@ export function verifyToken(config: Config, key: KeyPair, token: string): string
       audience: config.jwtAudience,
     });
     if (typeof claims === 'string' || typeof claims.sub !== 'string') throw new Error('no subject');
+    // jsonwebtoken checks `exp` only when present; a token without one would never expire.
+    if (typeof claims.exp !== 'number') throw new Error('no expiry');
     return claims.sub;
   } catch (err) {
     const expired = err instanceof jwt.TokenExpiredError;

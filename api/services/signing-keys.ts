@@ -10,8 +10,8 @@ export interface KeyPair {
 
 /**
  * The token signing key: JWT_PRIVATE_KEY/JWT_PUBLIC_KEY when configured, otherwise generated once and kept
- * in Postgres so every API instance (and a restart) signs and verifies with the same pair. An advisory lock
- * makes two instances starting together agree on one key.
+ * in Postgres so every API instance (and a restart) signs and verifies with the same pair. A transaction-scoped
+ * advisory lock makes two instances starting together agree on one key: the second waits, then re-reads.
  */
 export async function loadSigningKey(orm: Orm, env: NodeJS.ProcessEnv = process.env): Promise<KeyPair> {
   if (env.JWT_PRIVATE_KEY && env.JWT_PUBLIC_KEY) {
@@ -19,7 +19,10 @@ export async function loadSigningKey(orm: Orm, env: NodeJS.ProcessEnv = process.
   }
   const em = orm.em.fork();
   const row = await em.transactional(async (tx) => {
-    await tx.getConnection().execute(`select pg_advisory_xact_lock(hashtext('cambio:signing-key'))`);
+    // tx.execute, not tx.getConnection().execute: the latter takes another pooled connection, outside this
+    // transaction, where the xact lock is released as soon as it is granted (two processes then both create a key).
+    // Held until COMMIT, the lock makes the second process wait and then read the first one's key.
+    await tx.execute(`select pg_advisory_xact_lock(hashtext('cambio:signing-key'))`);
     const existing = await tx.find(SigningKeySchema, {}, { orderBy: { createdAt: 'asc' }, limit: 1 });
     if (existing[0]) return existing[0];
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });

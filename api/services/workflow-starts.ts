@@ -64,24 +64,57 @@ const toRequest = (row: PendingRow): WorkflowStartRequest => ({
   searchAttributes: row.search_attributes,
 });
 
+// Starts still running after their response went out; a graceful shutdown lets them finish before it closes the
+// Temporal connection and the pool (the relay would start them anyway, but seconds later and with a warning).
+const startsInFlight = new Set<Promise<boolean>>();
+
 /** After COMMIT: start now rather than waiting for the relay. A failure here is left to the relay. */
-export async function startAfterCommit(orm: Orm, temporal: Client, taskQueue: string, req: WorkflowStartRequest): Promise<boolean> {
-  try {
-    await startAndForget(orm, temporal, taskQueue, req);
-    return true;
-  } catch {
-    return false;
-  }
+export function startAfterCommit(orm: Orm, temporal: Client, taskQueue: string, req: WorkflowStartRequest): Promise<boolean> {
+  const started = startAndForget(orm, temporal, taskQueue, req).then(
+    () => true,
+    () => false,
+  );
+  startsInFlight.add(started);
+  void started.finally(() => startsInFlight.delete(started));
+  return started;
 }
 
-/** The relay: starts what a crash left in the outbox. Rows younger than `minAgeSeconds` belong to a live request. */
+/** Resolves once every start begun by startAfterCommit so far has finished (or failed over to the relay). */
+export async function workflowStartsSettled(): Promise<void> {
+  await Promise.all([...startsInFlight]);
+}
+
+/**
+ * The relay: starts what a crash left in the outbox. Rows younger than `minAgeSeconds` belong to a live request.
+ * Any number of workers run it at once: each pass claims its batch with FOR UPDATE SKIP LOCKED inside one
+ * transaction, so two relays never work the same row, and deletes the rows it started before COMMIT. A relay that
+ * dies mid-batch rolls back: its rows are unlocked, still there, and the next pass (of any worker) starts them
+ * (a start that already happened is found by USE_EXISTING / REJECT_DUPLICATE). A row whose start fails stays for
+ * the next pass without holding up the others. Returns how many workflows it started.
+ */
 export async function relayWorkflowStarts(orm: Orm, temporal: Client, taskQueue: string, minAgeSeconds = 5, batch = 50): Promise<number> {
-  const rows = (await orm.em.fork().getConnection().execute(
-    `${PENDING} where created_at < now() - make_interval(secs => ?) order by created_at limit ?`,
-    [minAgeSeconds, batch],
-  )) as PendingRow[];
-  for (const row of rows) await startAndForget(orm, temporal, taskQueue, toRequest(row));
-  return rows.length;
+  const { started, failures } = await orm.em.fork().transactional(async (tx) => {
+    const rows = (await tx.execute(
+      `${PENDING} where created_at < now() - make_interval(secs => ?) order by created_at limit ? for update skip locked`,
+      [minAgeSeconds, batch],
+    )) as PendingRow[];
+    const done: string[] = [];
+    const failed: unknown[] = [];
+    for (const row of rows) {
+      try {
+        await startWorkflow(temporal, taskQueue, toRequest(row));
+        done.push(row.workflow_id);
+      } catch (err) {
+        failed.push(err);
+      }
+    }
+    if (done.length) await tx.execute('delete from workflow_starts where workflow_id in (?)', [done]);
+    return { started: done.length, failures: failed };
+  });
+  if (failures.length) {
+    throw new AggregateError(failures, `outbox relay: ${failures.length} workflow start(s) failed and wait for the next pass (${started} started)`);
+  }
+  return started;
 }
 
 /** Starts the workflow an outbox row still waits for, now. False when there is no such row. */

@@ -1,8 +1,10 @@
 // Starts the real stack for a bench, the way `npm start` does, but on its own database and ports:
-//   Postgres check (scripts/lib/postgres.js) → a fresh database → migrations (`tsx db/migrate.ts`) →
-//   Temporal (TEMPORAL_ADDRESS, else an in-memory dev server on a free port via scripts/lib/temporal-server.js)
-//   → worker (`tsx worker/main.ts`) and API (`tsx api/main.ts`) as child processes → /readyz 200 and a worker
-//   polling. stop() undoes all of it (and drops the database unless BENCH_KEEP_DB=1).
+//   build (scripts/build.js: TypeScript → dist/) → Postgres check (scripts/lib/postgres.js) → a fresh database →
+//   migrations (`node dist/db/migrate.js`) → Temporal (TEMPORAL_ADDRESS, else an in-memory dev server on a free
+//   port via scripts/lib/temporal-server.js) → worker (`node dist/worker/main.js`) and API
+//   (`node dist/api/main.js`) as child processes → /readyz 200 and a worker polling. Compiled JavaScript, as in
+//   production: tsx at run time would add its own CPU. stop() undoes all of it (and drops the database unless
+//   BENCH_KEEP_DB=1).
 // The worker uses a task queue of its own (cambio-bench-<pid>), so a Cambio worker already polling the same
 // external Temporal server can never pick up the bench's workflows.
 import fs from 'node:fs';
@@ -14,6 +16,7 @@ const { ensurePostgres, createDatabase, dropDatabase, withDatabase, redact } = r
 const { freePort, ROOT } = require('../../scripts/lib/temporal-binary');
 const { temporalForRun, waitForWorker } = require('../../scripts/lib/temporal-server');
 const { spawnChild, describeExit } = require('../../scripts/lib/children');
+const { build } = require('../../scripts/build');
 
 export const REPO_ROOT: string = ROOT;
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/cambio';
@@ -47,8 +50,8 @@ export interface Stack {
   temporal?: Child;
   /** Throws when a child we started died on its own (a bench calls it between phases). */
   assertAlive(): void;
-  /** Spawns `node --import tsx <entry>` as a child; it is stopped with the stack. */
-  spawnTsx(name: string, entry: string, env: Record<string, string>): Child;
+  /** Spawns `node dist/<entry>.js` (entry named by its source, e.g. `api/main.ts`); stopped with the stack. */
+  spawnNode(name: string, entry: string, env: Record<string, string>): Child;
   stop(): Promise<void>;
 }
 
@@ -111,14 +114,14 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     });
   };
 
-  const spawnTsx = (name: string, entry: string, env: Record<string, string>): Child => {
-    const file = path.join(REPO_ROOT, entry);
-    if (!fs.existsSync(file)) throw new Error(`${entry} is missing`);
-    const nodeArgs = ['--import', 'tsx'];
+  const spawnNode = (name: string, entry: string, env: Record<string, string>): Child => {
+    const compiled = path.join('dist', entry.replace(/\.ts$/, '.js'));
+    if (!fs.existsSync(path.join(REPO_ROOT, compiled))) throw new Error(`${compiled} is missing (did the build run?)`);
+    const nodeArgs: string[] = [];
     // BENCH_CPU_PROF=1: V8 CPU profiles of each child in bench/.profiles/<name>/ (one file per thread: the main
     // thread's is the large one); summarise with `npx tsx bench/profile-summary.ts <file>` or open in DevTools.
     if (process.env.BENCH_CPU_PROF === '1') nodeArgs.push('--cpu-prof', '--cpu-prof-dir', path.join(REPO_ROOT, 'bench', '.profiles', name));
-    const child: Child = spawnChild(name, process.execPath, [...nodeArgs, entry], { cwd: REPO_ROOT, env });
+    const child: Child = spawnChild(name, process.execPath, [...nodeArgs, compiled], { cwd: REPO_ROOT, env });
     children.push(child);
     return child;
   };
@@ -130,7 +133,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     namespace,
     taskQueue,
     apiUrl: '',
-    spawnTsx,
+    spawnNode,
     assertAlive() {
       if (unexpected) throw new Error(unexpected);
     },
@@ -152,10 +155,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   current = stack;
 
   try {
+    log('building (TypeScript → dist/)');
+    if (build() !== 0) throw new Error('the build failed (see the tsc output above)');
     await dropDatabase(databaseUrl);
     await createDatabase(databaseUrl);
     log(`database ${redact(databaseUrl)} (fresh; dropped afterwards)`);
-    const migrate = spawnTsx('migrate', 'db/migrate.ts', { ...(process.env as Record<string, string>), DATABASE_URL: databaseUrl });
+    const migrate = spawnNode('migrate', 'db/migrate.ts', { ...(process.env as Record<string, string>), DATABASE_URL: databaseUrl });
     const migrated = await migrate.exited;
     if (migrated.code !== 0) throw new Error(`migrations failed (${describeExit(migrated)})`);
 
@@ -187,8 +192,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       ...(process.env.BENCH_RATE_LIMIT === 'default' ? {} : { RATE_LIMIT_PER_SECOND: '1000000', RATE_LIMIT_BURST: '1000000', RATE_LIMIT_IN_FLIGHT: '1000000' }),
       ...(opts.env ?? {}),
     };
-    if (opts.worker) watch((stack.worker = spawnTsx('worker', 'worker/main.ts', env)));
-    if (opts.api) watch((stack.api = spawnTsx('api', 'api/main.ts', env)));
+    if (opts.worker) watch((stack.worker = spawnNode('worker', 'worker/main.ts', env)));
+    if (opts.api) watch((stack.api = spawnNode('api', 'api/main.ts', env)));
     const abort = () => unexpected;
     if (opts.api) await waitFor200(`${stack.apiUrl}/readyz`, 120000, abort);
     if (opts.worker) await waitForWorker(stack.temporalAddress, namespace, taskQueue, 120000, abort);

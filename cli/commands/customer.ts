@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { createCustomer } from '../../api/services/auth';
+import { setCustomerDisabled } from '../../api/services/customers';
 import { output, withServices } from '../context';
 
 export function customerCommands(program: Command): void {
@@ -12,5 +13,21 @@ export function customerCommands(program: Command): void {
     .action(async (opts: { name: string; json?: boolean }) => {
       const created = await withServices((s) => createCustomer(s.orm, opts.name));
       output(!!opts.json, created, `customer ${created.customerId}\nclientId ${created.clientId}\nclientSecret ${created.clientSecret} (shown once)`);
+    });
+  customer
+    .command('disable <customerId>')
+    .description("stop a customer's access: no new tokens, existing ones rejected within CUSTOMER_CACHE_SECONDS")
+    .option('--json', 'print JSON')
+    .action(async (customerId: string, opts: { json?: boolean }) => {
+      const status = await withServices((s) => setCustomerDisabled(s.orm, customerId, true));
+      output(!!opts.json, status, `customer ${status.customerId} is disabled (since ${status.disabledAt})`);
+    });
+  customer
+    .command('enable <customerId>')
+    .description('give a disabled customer its access back (its existing, unexpired tokens work again)')
+    .option('--json', 'print JSON')
+    .action(async (customerId: string, opts: { json?: boolean }) => {
+      const status = await withServices((s) => setCustomerDisabled(s.orm, customerId, false));
+      output(!!opts.json, status, `customer ${status.customerId} is enabled`);
     });
 }

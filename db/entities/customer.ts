@@ -5,6 +5,8 @@ export interface Customer {
   id: string;
   name: string;
   createdAt: Date;
+  /** Set by `cambio customer disable`: the customer's tokens stop working and no new ones are issued. */
+  disabledAt?: Date | null;
 }
 
 export const CustomerSchema = new EntitySchema<Customer>({
@@ -14,6 +16,7 @@ export const CustomerSchema = new EntitySchema<Customer>({
     id: { type: 'uuid', primary: true },
     name: { type: 'string' },
     createdAt: { ...timestamp },
+    disabledAt: { ...timestamp, nullable: true },
   },
 });
 

@@ -1,0 +1,28 @@
+import type { Orm } from '../../db/orm';
+import { CustomerSchema } from '../../db/entities';
+import { CambioError } from '../errors';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface CustomerStatus {
+  customerId: string;
+  name: string;
+  disabledAt: string | null;
+}
+
+/**
+ * Operator action: disable (or enable again) a customer. A disabled customer gets no tokens and its existing tokens
+ * stop working within the API's customer cache lifetime; its data, balances and running operations stay as they
+ * are (money in flight still settles or is released by its workflow).
+ */
+export async function setCustomerDisabled(orm: Orm, customerId: string, disabled: boolean): Promise<CustomerStatus> {
+  if (!UUID.test(customerId)) throw new CambioError('NOT_FOUND', `customer ${customerId} not found`);
+  return orm.em.fork().transactional(async (em) => {
+    const customer = await em.findOne(CustomerSchema, { id: customerId });
+    if (!customer) throw new CambioError('NOT_FOUND', `customer ${customerId} not found`);
+    // Disabling twice keeps the first moment; enabling clears it.
+    if (disabled) customer.disabledAt ??= new Date();
+    else customer.disabledAt = null;
+    return { customerId: customer.id, name: customer.name, disabledAt: customer.disabledAt ? customer.disabledAt.toISOString() : null };
+  });
+}

@@ -1,0 +1,126 @@
+// A token is only as good as its customer: tokens need `exp`, a disabled or nonexistent customer's tokens stop
+// working, the token endpoint refuses a disabled customer, and Postgres ties every tenant row to a customer.
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import jwt from 'jsonwebtoken';
+import supertest from 'supertest';
+import { createApp } from '../../api/app';
+import { setCustomerDisabled } from '../../api/services/customers';
+import { eventually, newCustomer, stack } from '../helpers/stack';
+
+const run = promisify(execFile);
+const BIN = path.join(__dirname, '..', '..', 'bin', 'cambio.js');
+const cambio = (...args: string[]) => run(process.execPath, [BIN, ...args], { env: { ...process.env, LOG_LEVEL: 'warn' } });
+
+async function sql<T = Record<string, unknown>>(query: string, params: unknown[] = []): Promise<T[]> {
+  const { services } = await stack();
+  return (await services.orm.em.fork().execute(query, params)) as T[];
+}
+
+describe('customer access', function () {
+  this.timeout(60000);
+
+  it('rejects a correctly signed token without exp: 401 UNAUTHORIZED', async () => {
+    const { http, services } = await stack();
+    const c = await newCustomer();
+    const forever = jwt.sign({ client_id: c.clientId }, services.signingKey.privateKey, {
+      algorithm: 'RS256', keyid: services.signingKey.kid, subject: c.customerId,
+      issuer: services.config.jwtIssuer, audience: services.config.jwtAudience,
+    });
+    expect(jwt.decode(forever)).not.to.have.property('exp');
+    const res = await http.get('/api/accounts').set('Authorization', `Bearer ${forever}`);
+    expect(res.status).to.equal(401);
+    expect(res.body.code).to.equal('UNAUTHORIZED');
+    // The same customer with an issued token is fine: only the missing exp was refused.
+    expect((await http.get('/api/accounts').set(c.auth)).status).to.equal(200);
+  });
+
+  it('rejects a valid token of a customer that does not exist: 401 UNAUTHORIZED', async () => {
+    const { http, services } = await stack();
+    const ghost = jwt.sign({ client_id: 'cli_ghost' }, services.signingKey.privateKey, {
+      algorithm: 'RS256', keyid: services.signingKey.kid, subject: randomUUID(),
+      issuer: services.config.jwtIssuer, audience: services.config.jwtAudience, expiresIn: 60,
+    });
+    for (const req of [http.get('/api/accounts'), http.post('/api/quotes').set('X-Idempotency-Key', randomUUID()).send({})]) {
+      const res = await req.set('Authorization', `Bearer ${ghost}`);
+      expect(res.status).to.equal(401);
+      expect(res.body.code).to.equal('UNAUTHORIZED');
+    }
+  });
+
+  it('`cambio customer disable` stops the tokens (within the cache lag) and the token endpoint; enable restores them', async () => {
+    const { http } = await stack();
+    const c = await newCustomer('To Be Disabled');
+    expect((await http.get('/api/accounts').set(c.auth)).status).to.equal(200);
+
+    const disabled = JSON.parse((await cambio('customer', 'disable', c.customerId, '--json')).stdout);
+    expect(disabled).to.include({ customerId: c.customerId, name: 'To Be Disabled' });
+    expect(Date.parse(disabled.disabledAt)).to.be.closeTo(Date.now(), 60000);
+
+    const token = await http.post('/api/oauth/client/token').send({ clientId: c.clientId, clientSecret: c.clientSecret });
+    expect(token.status).to.equal(401);
+    expect(token.body.code).to.equal('INVALID_CLIENT');
+
+    // The stack's app keeps a customer's status for CUSTOMER_CACHE_SECONDS (5 s by default): the revocation lag.
+    const started = Date.now();
+    const res = await eventually(() => http.get('/api/accounts').set(c.auth), (r) => r.status !== 200, 10000, 200);
+    expect(Date.now() - started).to.be.below(8000);
+    expect(res.status).to.equal(401);
+    expect(res.body.code).to.equal('UNAUTHORIZED');
+    const write = await http.post('/api/quotes').set(c.auth).set('X-Idempotency-Key', randomUUID()).send({});
+    expect(write.status).to.equal(401);
+
+    const enabled = JSON.parse((await cambio('customer', 'enable', c.customerId, '--json')).stdout);
+    expect(enabled.disabledAt).to.equal(null);
+    expect((await http.post('/api/oauth/client/token').send({ clientId: c.clientId, clientSecret: c.clientSecret })).status).to.equal(200);
+    await eventually(() => http.get('/api/accounts').set(c.auth), (r) => r.status === 200, 10000, 200);
+  });
+
+  it('without a cache the disable takes effect on the next request', async () => {
+    const { services } = await stack();
+    const http = supertest(createApp({ ...services, config: { ...services.config, customerCacheSeconds: 0 } }).callback());
+    const c = await newCustomer();
+    expect((await http.get('/api/accounts').set(c.auth)).status).to.equal(200);
+    await setCustomerDisabled(services.orm, c.customerId, true);
+    expect((await http.get('/api/accounts').set(c.auth)).status).to.equal(401);
+  });
+
+  it('`cambio customer disable` of an unknown customer exits 1 with NOT_FOUND', async () => {
+    const failure = await cambio('customer', 'disable', randomUUID(), '--json').then(
+      () => undefined,
+      (err: { code: number; stderr: string }) => err,
+    );
+    expect(failure, 'the command fails').to.not.equal(undefined);
+    expect(failure!.code).to.equal(1);
+    expect(JSON.parse(failure!.stderr.trim().split('\n').pop()!).code).to.equal('NOT_FOUND');
+  });
+
+  describe('foreign keys to customers', () => {
+    it('exist on every table with a customer_id column', async () => {
+      const rows = await sql<{ table_name: string; has_fk: boolean }>(
+        `select c.table_name,
+                exists (select 1 from information_schema.table_constraints tc
+                          join information_schema.key_column_usage k on k.constraint_name = tc.constraint_name and k.table_name = tc.table_name
+                          join information_schema.constraint_column_usage u on u.constraint_name = tc.constraint_name
+                         where tc.constraint_type = 'FOREIGN KEY' and tc.table_name = c.table_name
+                           and k.column_name = 'customer_id' and u.table_name = 'customers' and u.column_name = 'id') as has_fk
+           from information_schema.columns c
+          where c.table_schema = current_schema() and c.column_name = 'customer_id'`,
+      );
+      expect(rows.length).to.be.at.least(12);
+      expect(rows.filter((r) => !r.has_fk).map((r) => r.table_name), 'tenant tables without a foreign key to customers').to.deep.equal([]);
+    });
+
+    it('refuse a row for a customer that does not exist, and the deletion of a customer that owns rows', async () => {
+      const c = await newCustomer();
+      const orphan = await sql(`insert into beneficiaries (id, customer_id, holder, relationship_type, created_at, updated_at)
+                                values (?, ?, '{}'::jsonb, 'SUPPLIER', now(), now())`, [randomUUID(), randomUUID()]).then(() => undefined, (e: Error) => e);
+      expect(orphan?.message).to.match(/foreign key/);
+      const deleted = await sql('delete from customers where id = ?', [c.customerId]).then(() => undefined, (e: Error) => e);
+      expect(deleted?.message).to.match(/foreign key/);
+    });
+  });
+});
