@@ -21,6 +21,11 @@ export interface RouteSpec {
   bodyRequired?: boolean;
   response?: { status: number; schema?: object; description?: string };
   public?: boolean;
+  /**
+   * The handler throws every business error before its only write, and that write is its last statement: it
+   * runs without a savepoint inside the request's transaction (see `idempotent`). Only for such handlers.
+   */
+  writesOnceLast?: boolean;
   handler: (ctx: Koa.Context) => Promise<void>;
 }
 
@@ -57,7 +62,7 @@ function compose(spec: RouteSpec, authenticate: Authenticate): Koa.Middleware {
       validateWith('body', spec.body, body ?? null);
       ctx.request.body = body;
     }
-    if (key) await idempotent(ctx, key, () => spec.handler(ctx), ctx.state.log);
+    if (key) await idempotent(ctx, key, () => spec.handler(ctx), { log: ctx.state.log, savepoint: !spec.writesOnceLast });
     else await spec.handler(ctx);
   };
 }

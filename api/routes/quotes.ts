@@ -12,6 +12,8 @@ export function quoteRoutes(table: RouteTable, s: ServiceContext): void {
     body: createQuoteBody,
     bodyRequired: true,
     response: { status: 201, description: 'The quote' },
+    // createQuote checks the account and prices before its single insert (no savepoint needed).
+    writesOnceLast: true,
     async handler(ctx) {
       ctx.body = await createQuote(ctx.state.em, s.rates, s.config.quoteTtlSeconds, ctx.request.body as CreateQuote);
       ctx.status = 201;

@@ -2,7 +2,7 @@
 // (a request's tenant em sees one customer, so another customer's account is simply not found).
 import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
-import type { Em } from '../../db/orm';
+import { Em, tenantOf } from '../../db/orm';
 import { inTransaction } from '../../db/transaction';
 import { Account, AccountDocumentSchema, AccountSchema, AccountTag, CompanyOwner, Ubo, UboSchema } from '../../db/entities/account';
 import { isValidTaxId, normalizeTaxId, TaxIdType } from '../../domain/tax-id';
@@ -81,12 +81,24 @@ export async function createAccount(em: Em, customerId: string, input: CreateAcc
 export async function loadParts(em: Em, accountIds: string[]): Promise<Map<string, { ubos: Ubo[]; documents: DocumentSummary[] }>> {
   const parts = new Map(accountIds.map((id) => [id, { ubos: [] as Ubo[], documents: [] as DocumentSummary[] }]));
   if (accountIds.length === 0) return parts;
+  // Plain SQL (every list page runs this): the tenant condition from the em's scope, rows mapped without a query builder.
+  const customerId = tenantOf(em);
   const [ubos, documents] = await Promise.all([
-    em.find(UboSchema, { accountId: { $in: accountIds } }, { orderBy: { createdAt: 'asc', id: 'asc' } }),
-    em.find(AccountDocumentSchema, { accountId: { $in: accountIds } }, { orderBy: { createdAt: 'asc' } }),
+    em.execute('select * from ubos where account_id in (?) and customer_id = ? order by created_at asc, id asc', [accountIds, customerId]),
+    em.execute(
+      `select id, account_id, customer_id, document_type, ubo_id, file_name, content_type, size_bytes, status, reason, created_at
+       from account_documents where account_id in (?) and customer_id = ? order by created_at asc`,
+      [accountIds, customerId],
+    ),
   ]);
-  for (const u of ubos) parts.get(u.accountId)?.ubos.push(u);
-  for (const d of documents) parts.get(d.accountId)?.documents.push(d);
+  for (const row of ubos) {
+    const u = em.map(UboSchema, row);
+    parts.get(u.accountId)?.ubos.push(u);
+  }
+  for (const row of documents) {
+    const d = em.map(AccountDocumentSchema, row);
+    parts.get(d.accountId)?.documents.push(d);
+  }
   return parts;
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Em } from '../../db/orm';
-import { AccountSchema, Quote, QuoteSchema } from '../../db/entities';
+import { Em, tenantOf } from '../../db/orm';
+import { Quote } from '../../db/entities';
 import type { AssetCode } from '../../domain/assets';
 import { parseAmountValue } from '../../domain/money';
 import { computeQuote, formatRate } from '../../domain/quote-math';
@@ -22,7 +22,11 @@ export interface CreateQuote {
  * paid in, not one the account holds.
  */
 export async function createQuote(em: Em, rates: RateSource, ttlSeconds: number, input: CreateQuote) {
-  const account = await em.findOne(AccountSchema, { id: input.accountId }, { fields: ['id', 'customerId', 'legalName'] });
+  // Plain SQL on the hot path (no unit of work, no hydration); the tenant condition comes from the em's scope.
+  const [account] = await em.execute<Array<{ id: string; legal_name: string }>>(
+    'select id, legal_name from accounts where id = ? and customer_id = ?',
+    [input.accountId, tenantOf(em)],
+  );
   if (!account) throw notFound('account');
   const result = computeQuote({
     rates,
@@ -34,7 +38,7 @@ export async function createQuote(em: Em, rates: RateSource, ttlSeconds: number,
   const now = new Date();
   const quote: Quote = {
     id: randomUUID(),
-    customerId: account.customerId,
+    customerId: tenantOf(em),
     accountId: account.id,
     sourceAsset: input.sourceAsset,
     sourceAmount: result.sourceAmount,
@@ -49,7 +53,16 @@ export async function createQuote(em: Em, rates: RateSource, ttlSeconds: number,
     consumedBy: null,
     createdAt: now,
   };
-  // A plain insert: one statement, no unit-of-work flush or transaction around a single row.
-  await em.insert(QuoteSchema, quote);
-  return presentQuote(quote, account.legalName);
+  // The handler's only write and its last statement: every business error above comes before it (the route
+  // relies on this to run without a savepoint, see api/routes/quotes.ts).
+  await em.execute(
+    `insert into quotes (id, customer_id, account_id, source_asset, source_amount, target_asset, target_amount, mid_rate,
+       effective_rate, spread, fee_amount, expires_at, consumed_at, consumed_by, created_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, null, null, ?)`,
+    [
+      quote.id, quote.customerId, quote.accountId, quote.sourceAsset, quote.sourceAmount.toFixed(), quote.targetAsset, quote.targetAmount.toFixed(),
+      quote.midRate, quote.effectiveRate, quote.spread, quote.feeAmount === null ? null : quote.feeAmount.toFixed(), quote.expiresAt, quote.createdAt,
+    ],
+  );
+  return presentQuote(quote, account.legal_name);
 }
