@@ -1,4 +1,5 @@
 import { Em, tenantOf } from '../../../db/orm';
+import { entityFromRow } from '../../../db/rows';
 import { OperationSchema } from '../../../db/entities';
 import { OPERATION_STATUSES, OPERATION_TYPES } from '../../../db/entities/operation';
 import { ASSETS } from '../../../domain/assets';
@@ -23,7 +24,7 @@ const OPERATION_FIELDS: FieldCatalogue = {
 export async function getOperation(em: Em, id: string) {
   const [row] = await em.execute('select * from operations where id = ? and customer_id = ?', [id, tenantOf(em)]);
   if (!row) throw notFound('operation');
-  return presentOperation(em.map(OperationSchema, row));
+  return presentOperation(entityFromRow(em, OperationSchema, row));
 }
 
 export async function listOperations(em: Em, query: ListQuery, cursorSecret: string) {
