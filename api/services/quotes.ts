@@ -23,23 +23,27 @@ export interface CreateQuote {
  */
 export async function createQuote(em: Em, rates: RateSource, ttlSeconds: number, input: CreateQuote) {
   // Plain SQL on the hot path (no unit of work, no hydration); the tenant condition comes from the em's scope.
-  const [account] = await em.execute<Array<{ id: string; legal_name: string }>>(
-    'select id, legal_name from accounts where id = ? and customer_id = ?',
-    [input.accountId, tenantOf(em)],
-  );
-  if (!account) throw notFound('account');
-  const result = computeQuote({
-    rates,
-    sourceAsset: input.sourceAsset,
-    targetAsset: input.targetAsset,
-    sourceAmount: input.sourceAmount === undefined ? undefined : parseAmountValue(input.sourceAmount, input.sourceAsset, { path: '/sourceAmount' }),
-    targetAmount: input.targetAmount === undefined ? undefined : parseAmountValue(input.targetAmount, input.targetAsset, { path: '/targetAmount' }),
-  });
+  const customerId = tenantOf(em);
+  let result: ReturnType<typeof computeQuote>;
+  try {
+    result = computeQuote({
+      rates,
+      sourceAsset: input.sourceAsset,
+      targetAsset: input.targetAsset,
+      sourceAmount: input.sourceAmount === undefined ? undefined : parseAmountValue(input.sourceAmount, input.sourceAsset, { path: '/sourceAmount' }),
+      targetAmount: input.targetAmount === undefined ? undefined : parseAmountValue(input.targetAmount, input.targetAsset, { path: '/targetAmount' }),
+    });
+  } catch (err) {
+    // An unknown account answers 404 before a pricing error, as it always has.
+    const found = await em.execute('select 1 from accounts where id = ? and customer_id = ?', [input.accountId, customerId]);
+    if (found.length === 0) throw notFound('account');
+    throw err;
+  }
   const now = new Date();
   const quote: Quote = {
     id: randomUUID(),
-    customerId: tenantOf(em),
-    accountId: account.id,
+    customerId,
+    accountId: input.accountId,
     sourceAsset: input.sourceAsset,
     sourceAmount: result.sourceAmount,
     targetAsset: input.targetAsset,
@@ -53,16 +57,26 @@ export async function createQuote(em: Em, rates: RateSource, ttlSeconds: number,
     consumedBy: null,
     createdAt: now,
   };
-  // The handler's only write and its last statement: every business error above comes before it (the route
-  // relies on this to run without a savepoint, see api/routes/quotes.ts).
-  await em.execute(
-    `insert into quotes (id, customer_id, account_id, source_asset, source_amount, target_asset, target_amount, mid_rate,
-       effective_rate, spread, fee_amount, expires_at, consumed_at, consumed_by, created_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, null, null, ?)`,
+  // One statement checks the account (in the caller's scope) and inserts the quote only if it exists: no account,
+  // no row written and no row returned, so 404. This insert is the handler's only write and its last statement,
+  // which lets the route run without a savepoint (api/routes/quotes.ts).
+  const rows = await em.execute<Array<{ legal_name: string }>>(
+    `with a as (select id, customer_id, legal_name from accounts where id = ? and customer_id = ?),
+     q as (
+       insert into quotes (id, customer_id, account_id, source_asset, source_amount, target_asset, target_amount, mid_rate,
+         effective_rate, spread, fee_amount, expires_at, consumed_at, consumed_by, created_at)
+       select ?::uuid, a.customer_id, a.id, ?::varchar, ?::numeric, ?::varchar, ?::numeric, ?::varchar, ?::varchar, ?::varchar,
+         ?::numeric, ?::timestamptz, null, null, ?::timestamptz
+       from a
+       returning id
+     )
+     select a.legal_name from a, q`,
     [
-      quote.id, quote.customerId, quote.accountId, quote.sourceAsset, quote.sourceAmount.toFixed(), quote.targetAsset, quote.targetAmount.toFixed(),
+      input.accountId, customerId,
+      quote.id, quote.sourceAsset, quote.sourceAmount.toFixed(), quote.targetAsset, quote.targetAmount.toFixed(),
       quote.midRate, quote.effectiveRate, quote.spread, quote.feeAmount === null ? null : quote.feeAmount.toFixed(), quote.expiresAt, quote.createdAt,
     ],
   );
-  return presentQuote(quote, account.legal_name);
+  if (rows.length === 0) throw notFound('account');
+  return presentQuote(quote, rows[0].legal_name);
 }
