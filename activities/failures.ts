@@ -2,6 +2,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { systemEm } from '../db/orm';
 import type { Em, Orm } from '../db/orm';
 import { CambioError } from '../domain/errors';
+import type { WorkflowStartRequest } from '../api/services/workflow-starts';
+import { startDeliveries } from '../events/deliveries';
+import type { ActivityDeps } from './deps';
 
 /**
  * Business failures must not be retried: turn a CambioError into a non-retryable ApplicationFailure whose
@@ -22,4 +25,18 @@ export async function asActivity<T>(fn: () => Promise<T>): Promise<T> {
  */
 export function inActivityTransaction<T>(orm: Orm, fn: (em: Em) => Promise<T>): Promise<T> {
   return asActivity(() => systemEm(orm).transactional(fn));
+}
+
+/**
+ * inActivityTransaction for steps that record events: the webhook deliveries the events fan out to start right
+ * after COMMIT (low first-attempt latency); a start that fails stays in the outbox for the relay.
+ */
+export async function inTransactionThenDeliver<T>(
+  deps: ActivityDeps,
+  fn: (em: Em, deliveries: WorkflowStartRequest[]) => Promise<T>,
+): Promise<T> {
+  const deliveries: WorkflowStartRequest[] = [];
+  const result = await inActivityTransaction(deps.orm, (em) => fn(em, deliveries));
+  await startDeliveries(deps, deliveries);
+  return result;
 }
