@@ -42,6 +42,9 @@ async function build(): Promise<Stack> {
     taskQueue: `cambio-test-${randomUUID()}`,
     sandbox: true,
     webhookAllowPrivateUrls: true,
+    // Webhook tests wait for real retries and timeouts: seconds, not the production schedule (timers test that).
+    webhookRetryScheduleSeconds: [1, 1],
+    webhookTimeoutSeconds: 2,
   };
   // The SDK logs every worker state change at INFO; tests want its warnings only.
   Runtime.install({ logger: new DefaultLogger('WARN') });
