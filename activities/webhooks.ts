@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import type { Em } from '../db/orm';
 import { systemEm } from '../db/orm';
 import { ExecutionLog, ExecutionLogSchema, WebhookSubscription, WebhookSubscriptionSchema } from '../db/entities';
@@ -24,6 +25,8 @@ export interface AttemptResult {
 
 // A Retry-After longer than this is not taken literally: a receiver cannot park a delivery for days.
 const MAX_RETRY_AFTER_SECONDS = 24 * 60 * 60;
+// Well inside the workflow's 5 s heartbeat timeout.
+const HEARTBEAT_INTERVAL_MS = 1000;
 
 export function createWebhookActivities(deps: ActivityDeps) {
   const resolve = deps.resolveHost ?? dnsResolve;
@@ -79,12 +82,28 @@ export function createWebhookActivities(deps: ActivityDeps) {
         }
         // Deleting a subscription stops every future attempt; what was recorded stays readable.
         if (sub.deletedAt) return { delivered: false, nextDelaySeconds: null };
-        const outcome = await send(sub, log);
+        const stopHeartbeat = keepHeartbeating();
+        const outcome = await send(sub, log).finally(stopHeartbeat);
         await recordAttempt(em, log, sub.url, input.attempt, outcome);
         return { delivered: outcome.ok, nextDelaySeconds: nextDelay(sub, input, outcome) };
       });
     },
   };
+}
+
+/**
+ * Heartbeats while the POST is in flight, so a worker that dies mid-attempt is noticed within the heartbeat
+ * timeout (seconds) rather than the start-to-close timeout, and the attempt is retried on another worker.
+ */
+function keepHeartbeating(): () => void {
+  let ctx: Context;
+  try {
+    ctx = Context.current();
+  } catch {
+    return () => undefined; // called outside an activity (a unit test): nothing to heartbeat to
+  }
+  const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_INTERVAL_MS);
+  return () => clearInterval(timer);
 }
 
 /** Writes attempt n unless it is already there (the guard on `attempts` makes a replayed write a no-op). */

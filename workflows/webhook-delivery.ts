@@ -11,9 +11,11 @@ export interface WebhookDeliveryInput {
 
 // One attempt is one POST bounded by WEBHOOK_TIMEOUT_SECONDS (10 s) plus two short database writes. A failure
 // of the activity itself (database down, worker killed) is retried with backoff; the attempt number keys the
-// log write, so a retry never counts an attempt twice.
+// log write, so a retry never counts an attempt twice. The activity heartbeats during the POST: a worker that
+// dies mid-attempt is noticed after 5 s and the attempt runs again elsewhere (same message id and body).
 const { attemptWebhookDelivery } = wf.proxyActivities<Activities>({
   startToCloseTimeout: '2m',
+  heartbeatTimeout: '5s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', nonRetryableErrorTypes: ['NOT_FOUND'] },
 });
 
