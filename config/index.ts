@@ -39,7 +39,10 @@ const int = (v: string | undefined, fallback: number, name: string) => {
 const seconds = (v: string | undefined, fallback: number[], name: string): number[] => {
   if (v === undefined) return fallback;
   if (v.trim() === '') return [];
-  return v.split(',').map((part) => int(part.trim(), 0, name));
+  return v.split(',').map((part) => {
+    if (part.trim() === '') throw new Error(`${name} must be a comma list of whole seconds, got "${v}"`);
+    return int(part.trim(), 0, name);
+  });
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

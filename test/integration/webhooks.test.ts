@@ -1,6 +1,9 @@
 // Webhooks end to end: subscriptions through the API, events from real operations and beneficiaries, delivered
 // by the delivery workflow to real HTTP receivers on 127.0.0.1 (the test stack allows private URLs; the URL
 // rules themselves are tested with an injected resolver in webhook-url-rules.test.ts).
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { systemEm } from '../../db/orm';
@@ -10,6 +13,8 @@ import { fund, untilStatus } from '../helpers/money';
 import { closedPortUrl, Receiver } from '../helpers/receiver';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
 
+const run = promisify(execFile);
+const BIN = path.join(__dirname, '..', '..', 'bin', 'cambio.js');
 const BENEFICIARY_ONLY = [{ name: 'BENEFICIARY', events: ['BENEFICIARY_PAYMENT_INSTRUCTION_CREATED'] }];
 
 describe('webhooks', function () {
@@ -258,19 +263,20 @@ describe('webhooks', function () {
       expect(r.received).to.have.length(3);
     });
 
-    it('the CLI redelivers an execution log by id', async () => {
+    it('the operator CLI redelivers an execution log by id (cambio webhook redeliver)', async () => {
       const c = await newCustomer();
       const r = await receiver();
       r.script = [{ status: 500 }];
       const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY });
       await createBeneficiary(c);
       const failed = await untilLog(c, sub.id, (l) => l.status === 'FAILED');
-      const { services } = await stack();
-      const { redeliver, findLogScope } = await import('../../api/services/execution-logs');
-      const { tenantEm } = await import('../../db/orm');
-      const scope = await findLogScope(systemEm(services.orm), failed.id);
-      expect(scope).to.deep.equal({ customerId: c.customerId, subscriptionId: sub.id });
-      await redeliver(services, tenantEm(services.orm, scope.customerId), scope.subscriptionId, failed.id);
+      const { config } = await stack();
+      const env = { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, LOG_LEVEL: 'warn' };
+      const { stdout } = await run(process.execPath, [BIN, 'webhook', 'redeliver', failed.id, '--json'], { env });
+      expect(JSON.parse(stdout)).to.include({ id: failed.id, messageId: failed.messageId, subscriptionId: sub.id });
+      const missing = await run(process.execPath, [BIN, 'webhook', 'redeliver', 'nope'], { env }).catch((e: { code: number; stderr: string }) => e);
+      expect((missing as { code: number }).code).to.equal(1);
+      expect(JSON.parse((missing as { stderr: string }).stderr).code).to.equal('NOT_FOUND');
       await untilLog(c, sub.id, (l) => l.status === 'SUCCESS');
     });
   });
