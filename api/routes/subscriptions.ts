@@ -26,6 +26,9 @@ import {
 } from '../services/subscriptions';
 import { getExecutionLog, listExecutionLogs, redeliver } from '../services/execution-logs';
 
+// No body is expected; an empty object is tolerated, anything else is refused.
+const noBody = { type: 'object', additionalProperties: false, maxProperties: 0 } as const;
+
 export function subscriptionRoutes(table: RouteTable, s: ServiceContext): void {
   const tag = 'Webhooks';
 
@@ -100,6 +103,8 @@ export function subscriptionRoutes(table: RouteTable, s: ServiceContext): void {
     summary: 'Issue a new signing secret; the old one also signs for 24 h (second signature)',
     tag,
     params: subscriptionParams,
+    body: noBody,
+    bodyRequired: false,
     response: { status: 200, schema: secretResponse, description: 'The new secret (shown once)' },
     async handler(ctx) {
       ctx.body = await rotateSubscriptionSecret(s, ctx.state.em, ctx.params.subscriptionId);
@@ -137,6 +142,8 @@ export function subscriptionRoutes(table: RouteTable, s: ServiceContext): void {
     summary: 'Send the same message again (same message id and body), one attempt; 409 DELIVERY_IN_PROGRESS while it is being attempted',
     tag,
     params: executionLogParams,
+    body: noBody,
+    bodyRequired: false,
     response: { status: 202, schema: executionLogResponse, description: 'The execution log; the attempt follows' },
     async handler(ctx) {
       ctx.body = await redeliver(s, ctx.state.em, ctx.params.subscriptionId, ctx.params.executionLogId);
