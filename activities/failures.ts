@@ -36,7 +36,11 @@ export async function inTransactionThenDeliver<T>(
   fn: (em: Em, deliveries: WorkflowStartRequest[]) => Promise<T>,
 ): Promise<T> {
   const deliveries: WorkflowStartRequest[] = [];
-  const result = await inActivityTransaction(deps.orm, (em) => fn(em, deliveries));
+  const result = await inActivityTransaction(deps.orm, (em) => {
+    // Only the attempt that commits counts, should the transaction ever run again.
+    deliveries.length = 0;
+    return fn(em, deliveries);
+  });
   await startDeliveries(deps, deliveries);
   return result;
 }
