@@ -6,6 +6,7 @@ export * from './operation';
 export * from './ledger';
 export * from './beneficiary';
 export * from './platform';
+export * from './webhook';
 
 import { AccountDocumentSchema, AccountSchema, UboSchema } from './account';
 import { BeneficiarySchema, PaymentInstructionSchema } from './beneficiary';
@@ -14,6 +15,7 @@ import { BalanceSchema, LedgerEntrySchema, LedgerTransactionSchema } from './led
 import { InboundPaymentSchema, OperationSchema } from './operation';
 import { DomainEventSchema, IdempotencyRecordSchema, WorkflowStartSchema } from './platform';
 import { QuoteSchema } from './quote';
+import { ExecutionLogSchema, WebhookSubscriptionSchema } from './webhook';
 
 export const ALL_ENTITIES = [
   CustomerSchema,
@@ -33,4 +35,6 @@ export const ALL_ENTITIES = [
   DomainEventSchema,
   WorkflowStartSchema,
   IdempotencyRecordSchema,
+  WebhookSubscriptionSchema,
+  ExecutionLogSchema,
 ];
