@@ -8,6 +8,7 @@ import { quoteRoutes } from '../routes/quotes';
 import { operationRoutes } from '../routes/operations';
 import { operationSandboxRoutes } from '../routes/operation-sandbox';
 import { balanceRoutes } from '../routes/balances';
+import { reportRoutes } from '../routes/reports';
 
 /** Version 1: the interface of ../shared/spec/interface.md with docs/decisions.md. */
 export const v1: ApiVersion = {
@@ -21,6 +22,7 @@ export const v1: ApiVersion = {
     operationRoutes(table, services);
     operationSandboxRoutes(table, services);
     balanceRoutes(table);
+    reportRoutes(table);
     return table;
   },
 };

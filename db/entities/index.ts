@@ -6,12 +6,14 @@ export * from './operation';
 export * from './ledger';
 export * from './beneficiary';
 export * from './platform';
+export * from './movement';
 
 import { AccountDocumentSchema, AccountSchema, UboSchema } from './account';
 import { BeneficiarySchema, PaymentInstructionSchema } from './beneficiary';
 import { ApiClientSchema, CustomerSchema, SigningKeySchema } from './customer';
 import { BalanceSchema, LedgerEntrySchema, LedgerTransactionSchema } from './ledger';
 import { InboundPaymentSchema, OperationSchema } from './operation';
+import { MovementDaySchema, MovementSchema } from './movement';
 import { DomainEventSchema, IdempotencyRecordSchema, WorkflowStartSchema } from './platform';
 import { QuoteSchema } from './quote';
 
@@ -33,4 +35,6 @@ export const ALL_ENTITIES = [
   DomainEventSchema,
   WorkflowStartSchema,
   IdempotencyRecordSchema,
+  MovementSchema,
+  MovementDaySchema,
 ];
