@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { tenantEm } from '../../db/orm';
 import { tagAccount } from '../../api/services/accounts';
 import { Dec } from '../../domain/money';
@@ -76,6 +79,10 @@ function expected(legs: Leg[], start: string, end: string, match: (l: Leg) => bo
 }
 
 const hasTag = (key: string | null, value?: string) => (l: Leg) => l.tags.some((t) => (value === undefined ? t.key === key : t.value === value));
+const run = promisify(execFile);
+/** The operator CLI as installed: the package bin in its own process, on the stack's database. */
+const cambio = (...args: string[]) => run(process.execPath, [path.join(__dirname, '..', '..', 'bin', 'cambio.js'), ...args], { env: { ...process.env, LOG_LEVEL: 'warn' } });
+
 const iso = (ms: number) => new Date(ms).toISOString();
 const dayStart = (ms: number) => iso(Math.floor(ms / 86_400_000) * 86_400_000);
 
@@ -266,6 +273,20 @@ describe('reports', function () {
     expect(missing.body.details.errors[0].path).to.equal('/query/periodStart');
     const anonymous = await (await stack()).http.get('/api/reports').query({ periodStart: from, periodEnd: to });
     expect(anonymous.status).to.equal(401);
+  });
+
+  it('gives operators the same report from `cambio report` (JSON, CSV, table)', async () => {
+    const filters = `account.id[eq]=${b}`;
+    const api = await report(c, { periodStart: from, periodEnd: to, filters });
+    const json = await cambio('report', '--customer', c.customerId, '--from', from, '--to', to, '--filters', filters, '--json');
+    expect(JSON.parse(json.stdout)).to.deep.equal(api.body);
+    const csv = await cambio('report', '--customer', c.customerId, '--from', from, '--to', to, '--csv');
+    expect(csv.stdout).to.equal((await report(c, { periodStart: from, periodEnd: to }, 'text/csv')).text);
+    const human = await cambio('report', '--customer', c.customerId, '--from', from, '--to', to);
+    expect(human.stdout).to.match(/^period .* \(end exclusive\)\nasset +direction +sum +count\nBRL +INFLOW +1253\.48 +4\n/);
+    const failure = await cambio('report', '--customer', c.customerId, '--from', to, '--to', from).then(() => undefined, (err: { code: number; stderr: string }) => err);
+    expect(failure?.code).to.equal(1);
+    expect(JSON.parse(failure!.stderr.trim().split('\n').pop()!).code).to.equal('INVALID_PERIOD');
   });
 
   it('never shows half of a transfer while transfers settle', async () => {
