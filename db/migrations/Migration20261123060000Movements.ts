@@ -1,6 +1,33 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
+ * Movements of every COMPLETED operation, at its COMPLETED state's moment, with the legs of domain/movements.ts.
+ * Exported so a test can check it rebuilds exactly what the write path records.
+ */
+export const BACKFILL_MOVEMENTS_SQL = `
+  insert into "movements" ("operation_id", "account_id", "asset", "direction", "customer_id", "amount", "completed_at", "tags")
+  select o."id", leg.account_id, leg.asset, leg.direction, o."customer_id", leg.amount, done.at,
+    coalesce((select jsonb_agg(jsonb_build_object('key', t->'key', 'value', t->'value')) from jsonb_array_elements(o."tags") t), '[]')
+  from "operations" o
+  cross join lateral (
+    select max((s->>'createdAt')::timestamptz) as at from jsonb_array_elements(o."states") s where s->>'status' = 'COMPLETED'
+  ) done
+  cross join lateral (values
+    (case when o."type" in ('WITHDRAWAL', 'SWAP', 'TRANSFER') then o."account_id" end, o."source_asset", 'OUTFLOW', o."source_amount"),
+    (case when o."type" in ('DEPOSIT', 'SWAP') then o."account_id" when o."type" = 'TRANSFER' then o."target_account_id" end,
+     o."target_asset", 'INFLOW', o."target_amount")
+  ) leg(account_id, asset, direction, amount)
+  where o."status" = 'COMPLETED' and leg.account_id is not null
+  on conflict do nothing;`;
+
+/** Daily totals of the movements that have none yet. */
+export const BACKFILL_DAYS_SQL = `
+  insert into "movement_days" ("customer_id", "day", "account_id", "asset", "direction", "sum", "count")
+  select "customer_id", ("completed_at" at time zone 'UTC')::date, "account_id", "asset", "direction", sum("amount"), count(*)
+  from "movements" group by 1, 2, 3, 4, 5
+  on conflict do nothing;`;
+
+/**
  * Reports read settled money movements, never the operations' JSON: one row per operation and account side,
  * written in the transaction that completes the operation, plus daily totals kept in that same transaction
  * so a long window sums a few hundred bucket rows instead of every movement.
@@ -34,6 +61,10 @@ export class Migration20261123060000Movements extends Migration {
         "count" bigint not null,
         constraint "movement_days_pkey" primary key ("customer_id", "day", "account_id", "asset", "direction")
       );`);
+    // Operations completed before this migration get their movements and daily totals, so reports cover the
+    // whole history from the first deploy.
+    this.addSql(BACKFILL_MOVEMENTS_SQL);
+    this.addSql(BACKFILL_DAYS_SQL);
   }
 
   override async down(): Promise<void> {

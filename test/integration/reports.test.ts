@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { tenantEm } from '../../db/orm';
+import { systemEm, tenantEm } from '../../db/orm';
+import { BACKFILL_DAYS_SQL, BACKFILL_MOVEMENTS_SQL } from '../../db/migrations/Migration20261123060000Movements';
 import { tagAccount } from '../../api/services/accounts';
 import { Dec } from '../../domain/money';
 import { activeAccount } from '../helpers/fixtures';
@@ -287,6 +288,29 @@ describe('reports', function () {
     const failure = await cambio('report', '--customer', c.customerId, '--from', to, '--to', from).then(() => undefined, (err: { code: number; stderr: string }) => err);
     expect(failure?.code).to.equal(1);
     expect(JSON.parse(failure!.stderr.trim().split('\n').pop()!).code).to.equal('INVALID_PERIOD');
+  });
+
+  it('rebuilds from the operations, in the migration, exactly what the write path recorded', async () => {
+    const { services } = await stack();
+    const movements = `select operation_id, account_id, asset, direction, amount::text, completed_at, tags from movements where customer_id = ? order by 1, 2, 3, 4`;
+    const days = `select day::text, account_id, asset, direction, sum::text, count::text from movement_days where customer_id = ? order by 1, 2, 3, 4`;
+    const em = systemEm(services.orm);
+    const recorded = { movements: await em.execute(movements, [c.customerId]), days: await em.execute(days, [c.customerId]) };
+    expect(recorded.movements).to.have.length(legs.length);
+    // Inside a transaction that is rolled back: the other tests never see this customer's rows missing.
+    const rebuilt = await em.transactional(async (tx) => {
+      await tx.execute('delete from movements where customer_id = ?', [c.customerId]);
+      await tx.execute('delete from movement_days where customer_id = ?', [c.customerId]);
+      await tx.execute(BACKFILL_MOVEMENTS_SQL);
+      await tx.execute(BACKFILL_DAYS_SQL);
+      const out = { movements: await tx.execute(movements, [c.customerId]), days: await tx.execute(days, [c.customerId]) };
+      throw Object.assign(new Error('rollback'), { out });
+    }).catch((err: { out?: unknown }) => err.out);
+    const numeric = (rows: Array<Record<string, unknown>>) => rows.map((r) => ({ ...r, amount: r.amount && new Dec(r.amount as string).toFixed(), sum: r.sum && new Dec(r.sum as string).toFixed() }));
+    const r = rebuilt as typeof recorded;
+    expect(numeric(r.movements)).to.deep.equal(numeric(recorded.movements));
+    expect(numeric(r.days)).to.deep.equal(numeric(recorded.days));
+    expect((await em.execute(movements, [c.customerId])).length).to.equal(legs.length);
   });
 
   it('never shows half of a transfer while transfers settle', async () => {
