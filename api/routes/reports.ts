@@ -56,6 +56,7 @@ export function reportRoutes(table: RouteTable): void {
     response: { status: 200, schema: reportResponse, description: 'The Report (or CSV with Accept: text/csv)' },
     async handler(ctx) {
       const report = await getReport(ctx.state.em, ctx.state.query as ReportQuery);
+      ctx.vary('Accept'); // one URL, two representations: caches must key on Accept
       if (ctx.accepts('application/json', 'text/csv') === 'text/csv') {
         ctx.type = 'text/csv; charset=utf-8';
         ctx.set('Content-Disposition', `attachment; filename="cambio-report-${compact(report.period.start.echo)}-${compact(report.period.end.echo)}.csv"`);
