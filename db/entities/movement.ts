@@ -40,13 +40,15 @@ export const MovementSchema = new EntitySchema<Movement>({
   },
 });
 
-/** Daily totals of movements per customer, UTC day, account, asset and direction, kept with the movements. */
+/** Daily totals of movements per customer, UTC day, account, asset, direction and tag set, kept with the movements. */
 export interface MovementDay {
   customerId: string;
   day: string;
   accountId: string;
   asset: string;
   direction: MovementDirection;
+  /** The tags of the operations counted here (one row per distinct tag set). */
+  tags: Tag[];
   sum: Dec;
   count: string;
 }
@@ -61,6 +63,7 @@ export const MovementDaySchema = new EntitySchema<MovementDay>({
     accountId: { type: 'uuid', primary: true },
     asset: { type: 'string', primary: true },
     direction: { type: 'string', primary: true },
+    tags: { type: 'json', primary: true },
     sum: { type: MoneyType },
     count: { type: 'bigint' },
   },

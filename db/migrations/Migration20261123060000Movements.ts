@@ -22,15 +22,15 @@ export const BACKFILL_MOVEMENTS_SQL = `
 
 /** Daily totals of the movements that have none yet. */
 export const BACKFILL_DAYS_SQL = `
-  insert into "movement_days" ("customer_id", "day", "account_id", "asset", "direction", "sum", "count")
-  select "customer_id", ("completed_at" at time zone 'UTC')::date, "account_id", "asset", "direction", sum("amount"), count(*)
-  from "movements" group by 1, 2, 3, 4, 5
+  insert into "movement_days" ("customer_id", "day", "account_id", "asset", "direction", "tags", "sum", "count")
+  select "customer_id", ("completed_at" at time zone 'UTC')::date, "account_id", "asset", "direction", "tags", sum("amount"), count(*)
+  from "movements" group by 1, 2, 3, 4, 5, 6
   on conflict do nothing;`;
 
 /**
  * Reports read settled money movements, never the operations' JSON: one row per operation and account side,
- * written in the transaction that completes the operation, plus daily totals kept in that same transaction
- * so a long window sums a few hundred bucket rows instead of every movement.
+ * written in the transaction that completes the operation, plus daily totals (per account, asset, direction and
+ * tag set) kept in that same transaction, so a long window sums a few thousand rows instead of every movement.
  */
 export class Migration20261123060000Movements extends Migration {
   override async up(): Promise<void> {
@@ -59,7 +59,10 @@ export class Migration20261123060000Movements extends Migration {
         "direction" varchar(8) not null check ("direction" in ('INFLOW', 'OUTFLOW')),
         "sum" numeric not null,
         "count" bigint not null,
-        constraint "movement_days_pkey" primary key ("customer_id", "day", "account_id", "asset", "direction")
+        -- The operations' tags, so a tag filter is answered from the totals too: every movement of a row shares
+        -- its account, asset and tags, hence every filter matches all of a row or none of it.
+        "tags" jsonb not null default '[]',
+        constraint "movement_days_pkey" primary key ("customer_id", "day", "account_id", "asset", "direction", "tags")
       );`);
     // Operations completed before this migration get their movements and daily totals, so reports cover the
     // whole history from the first deploy.

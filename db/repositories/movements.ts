@@ -23,10 +23,10 @@ export async function recordMovements(em: Em, op: Operation, completedAt: Date):
   if (written.length === 0) return;
   const day = completedAt.toISOString().slice(0, 10); // the UTC day
   await em.execute(
-    `insert into movement_days (customer_id, day, account_id, asset, direction, sum, count)
-     values ${written.map(() => '(?, ?::date, ?, ?, ?, ?::numeric, 1)').join(', ')}
-     on conflict (customer_id, day, account_id, asset, direction)
+    `insert into movement_days (customer_id, day, account_id, asset, direction, tags, sum, count)
+     values ${written.map(() => '(?, ?::date, ?, ?, ?, ?::jsonb, ?::numeric, 1)').join(', ')}
+     on conflict (customer_id, day, account_id, asset, direction, tags)
      do update set sum = movement_days.sum + excluded.sum, count = movement_days.count + excluded.count`,
-    written.flatMap((w) => [op.customerId, day, w.account_id, w.asset, w.direction, w.amount]),
+    written.flatMap((w) => [op.customerId, day, w.account_id, w.asset, w.direction, tags, w.amount]),
   );
 }

@@ -182,9 +182,15 @@ describe('reports', function () {
       [day, iso(Date.parse(legs[3].at) + 1)], // from midnight to an instant
     ];
     for (const [start, end] of windows) {
-      for (const filters of [undefined, `account.id[eq]=${b}`, 'asset[eq]=BRL', 'tags.key[eq]=team']) {
+      const cases: Array<[string | undefined, (l: Leg) => boolean]> = [
+        [undefined, () => true],
+        [`account.id[eq]=${b}`, (l) => l.accountId === b],
+        ['asset[eq]=BRL', (l) => l.asset === 'BRL'],
+        ['tags.key[eq]=team', hasTag('team')],
+        [`or(tags.value[eq]=latam,and(asset[eq]=BRL,account.id[eq]=${b}))`, (l) => hasTag(null, 'latam')(l) || (l.asset === 'BRL' && l.accountId === b)],
+      ];
+      for (const [filters, match] of cases) {
         const res = await report(c, { periodStart: start, periodEnd: end, ...(filters ? { filters } : {}) });
-        const match = (l: Leg) => !filters || (filters.startsWith('account') ? l.accountId === b : filters.startsWith('asset') ? l.asset === 'BRL' : hasTag('team')(l));
         expect(res.body.totals, `[${start}, ${end}) ${filters}`).to.deep.equal(expected(legs, start, end, match));
       }
     }
@@ -293,7 +299,7 @@ describe('reports', function () {
   it('rebuilds from the operations, in the migration, exactly what the write path recorded', async () => {
     const { services } = await stack();
     const movements = `select operation_id, account_id, asset, direction, amount::text, completed_at, tags from movements where customer_id = ? order by 1, 2, 3, 4`;
-    const days = `select day::text, account_id, asset, direction, sum::text, count::text from movement_days where customer_id = ? order by 1, 2, 3, 4`;
+    const days = `select day::text, account_id, asset, direction, tags, sum::text, count::text from movement_days where customer_id = ? order by 1, 2, 3, 4, 5`;
     const em = systemEm(services.orm);
     const recorded = { movements: await em.execute(movements, [c.customerId]), days: await em.execute(days, [c.customerId]) };
     expect(recorded.movements).to.have.length(legs.length);
