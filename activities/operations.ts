@@ -4,6 +4,7 @@ import type { Em } from '../db/orm';
 import { InboundPaymentSchema, Operation, OperationSchema, OperationStatus } from '../db/entities';
 import { recordEvent } from '../db/repositories/events';
 import { post } from '../db/repositories/ledger';
+import { recordMovements } from '../db/repositories/movements';
 import type { AssetCode } from '../domain/assets';
 import { Dec, formatAmount } from '../domain/money';
 import { releasePostings, settlePostings } from '../domain/postings';
@@ -47,6 +48,7 @@ export function createOperationActivities(deps: ActivityDeps) {
     await post(em, { key: `${op.id}:settle`, operationId: op.id, customerId: op.customerId, description: `${op.type} settlement`, postings: settlePostings(op) });
     const at = new Date();
     transition(op, 'COMPLETED', at);
+    await recordMovements(em, op, at);
     await emitEvent(em, deliveries, op, 'OPERATION_COMPLETED', at);
   }
 

@@ -9,6 +9,7 @@ import { operationRoutes } from '../routes/operations';
 import { operationSandboxRoutes } from '../routes/operation-sandbox';
 import { balanceRoutes } from '../routes/balances';
 import { subscriptionRoutes } from '../routes/subscriptions';
+import { reportRoutes } from '../routes/reports';
 
 /** Version 1: the interface of ../shared/spec/interface.md with docs/decisions.md. */
 export const v1: ApiVersion = {
@@ -23,6 +24,7 @@ export const v1: ApiVersion = {
     operationSandboxRoutes(table, services);
     balanceRoutes(table);
     subscriptionRoutes(table, services);
+    reportRoutes(table);
     return table;
   },
 };
