@@ -2,6 +2,7 @@ import { loadConfig } from '../config';
 import { createDeps } from './deps';
 import { createApp } from './app';
 import { loadSigningKey } from './services/signing-keys';
+import { answerClientErrors } from './client-error';
 
 async function main() {
   const config = loadConfig();
@@ -11,6 +12,7 @@ async function main() {
   const server = app.listen(config.port, '0.0.0.0', () => {
     deps.log.info({ port: config.port }, `Cambio API listening on http://127.0.0.1:${config.port}`);
   });
+  answerClientErrors(server, deps.log);
   const stop = async (signal: string) => {
     deps.log.info({ signal }, 'stopping API');
     server.close();

@@ -3,7 +3,7 @@
 // with the same VALIDATION_ERROR shape.
 import { ASSETS } from '../../domain/assets';
 import { DOCUMENT_TYPES } from '../../domain/requirements';
-import { addressSchema, text } from './common';
+import { addressSchema, pastDate, text } from './common';
 
 export const INDUSTRIES = [
   'AGRICULTURE', 'CONSTRUCTION', 'EDUCATION', 'ENERGY', 'FINANCIAL_SERVICES', 'HEALTHCARE', 'HOSPITALITY',
@@ -54,7 +54,7 @@ export const createAccountBody = {
         legalName: text(200),
         taxId: taxIdSchema,
         industry: { type: 'string', enum: [...INDUSTRIES] },
-        incorporateDate: { type: 'string', format: 'date' },
+        incorporateDate: pastDate,
         address: addressSchema,
       },
     },

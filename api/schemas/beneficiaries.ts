@@ -1,4 +1,4 @@
-import { addressSchema, assetCode, idParams, text } from './common';
+import { addressSchema, assetCode, idParams, pastDate, text } from './common';
 
 // The check digits are verified by the service (VALIDATION_ERROR at /holder/taxId/value).
 const taxIdOf = (type: 'CPF' | 'CNPJ') =>
@@ -19,7 +19,7 @@ const individualHolder = {
     lastName: text(100),
     taxId: taxIdOf('CPF'),
     // "In the past" is checked by the service: a schema cannot know today's date.
-    dateOfBirth: { type: 'string', format: 'date' },
+    dateOfBirth: pastDate,
     address: addressSchema,
   },
 } as const;
