@@ -4,6 +4,7 @@ import { idParams } from '../schemas/common';
 import { decisionBody, inboundPaymentBody } from '../schemas/operations';
 import { decideHold, recordInboundPayment } from '../services/operations/signals';
 import { requireSandbox } from './sandbox';
+import { ref } from '../schemas/responses';
 
 export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): void {
   table.add({
@@ -14,6 +15,8 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
     params: idParams('operationId'),
     body: inboundPaymentBody,
     bodyRequired: true,
+    response: { status: 200, schema: ref('Operation'), description: 'The deposit' },
+    errors: ['INVALID_AMOUNT', 'INVALID_AMOUNT_PRECISION', 'INVALID_STATE', 'SANDBOX_DISABLED'],
     async handler(ctx) {
       requireSandbox(s);
       ctx.body = await recordInboundPayment(s, ctx.state.em, ctx.params.operationId, ctx.request.body as never);
@@ -27,6 +30,8 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
     params: idParams('operationId'),
     body: decisionBody,
     bodyRequired: true,
+    response: { status: 200, schema: ref('Operation'), description: 'The withdrawal' },
+    errors: ['INVALID_STATE', 'SANDBOX_DISABLED'],
     async handler(ctx) {
       requireSandbox(s);
       ctx.body = await decideHold(s, ctx.state.em, ctx.params.operationId, ctx.request.body as never);
