@@ -6,6 +6,7 @@ import { customerRateLimiter } from './middleware/rate-limit';
 import { jsonBody, DEFAULT_BODY_LIMIT } from './middleware/json-body';
 import { requestContext } from './middleware/request-context';
 import { openApiDocument } from './openapi';
+import { registerDocs } from './docs';
 import { selectVersion, versionDispatcher } from './versions';
 import type { ServiceContext } from './services/context';
 
@@ -35,6 +36,7 @@ export function createApp(services: ServiceContext): Koa {
   platform.get('/openapi.json', (ctx) => {
     ctx.body = openApiDocument(tables[ctx.state.version], ctx.state.version, `${ctx.protocol}://${ctx.host}`);
   });
+  registerDocs(platform);
 
   app.use(requestContext(services.log));
   app.use(selectVersion);
