@@ -3,17 +3,21 @@
 // so a route added later is fuzzed without touching this file; fixed seed and bounded runs keep it repeatable
 // and well under a minute.
 import { randomUUID } from 'node:crypto';
+import { createServer, Server } from 'node:http';
 import { expect } from 'chai';
 import fc from 'fast-check';
-import type { Response } from 'supertest';
+import pino from 'pino';
+import supertest, { Response } from 'supertest';
+import { answerClientErrors } from '../../api/client-error';
 import { idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
 import { accountBody, activeAccount, documentBody, uboBody } from '../helpers/fixtures';
 import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
 import { fund, quote } from '../helpers/money';
 import { OpenApiDocument, OpenApiOperation, operationsOf, sampleOf } from '../helpers/openapi';
 
-const SEED = 20261123;
-const RUNS_PER_ROUTE = 40;
+// FUZZ_SEED and FUZZ_RUNS explore further by hand (`FUZZ_RUNS=500 npm test -- test/integration/fuzz.test.ts`).
+const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
+const RUNS_PER_ROUTE = Number(process.env.FUZZ_RUNS ?? 40);
 
 /** Nested `depth` levels deep, as an object or an array. */
 const nested = (depth: number, asArray: boolean): unknown => {
@@ -99,7 +103,8 @@ export function expectDocumentedAnswer(res: Response, what: string): void {
   const body = JSON.stringify(res.body)?.slice(0, 300);
   expect(res.status, `${what} answered ${res.status} ${body}`).to.be.below(500);
   expect(res.headers['x-request-id'], `${what}: X-Request-Id`).to.be.a('string').and.not.equal('');
-  expect(res.headers['x-service-version'], `${what}: X-Service-Version`).to.be.a('string');
+  // 431 (a header past 16 KiB) is answered by the HTTP server before the app, which sets the version.
+  if (res.status !== 431) expect(res.headers['x-service-version'], `${what}: X-Service-Version`).to.be.a('string');
   if (res.status >= 400) {
     expect(res.body, `${what}: error body ${body}`).to.be.an('object');
     expect(res.body.code, `${what}: code in ${body}`).to.be.a('string').and.match(/^[A-Z][A-Z_]*$/);
@@ -114,9 +119,17 @@ describe('fuzzing every route of /openapi.json with hostile input', function () 
   let doc: OpenApiDocument;
   let ids: Record<string, string>;
   let baselines: Record<string, () => Promise<unknown> | unknown>;
+  let server: Server;
+  // The app behind a real HTTP server with the API's clientError handler, as api/main.ts runs it: a hostile
+  // header of 70 kB must be answered in the error shape too.
+  let http: ReturnType<typeof supertest>;
 
   before(async () => {
-    const { http } = await stack();
+    const { app } = await stack();
+    server = createServer(app.callback());
+    answerClientErrors(server, pino({ level: 'silent' }));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    http = supertest(server);
     customer = await newCustomer('Fuzz Ltda');
     const source = await activeAccount(customer, ['BRL', 'USD'], { withUbo: true });
     const target = await activeAccount(customer, ['BRL', 'USD']);
@@ -164,6 +177,11 @@ describe('fuzzing every route of /openapi.json with hostile input', function () 
     doc = (await http.get('/openapi.json')).body;
   });
 
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
   /** Path parameters a route needs, real where we have them (so requests get past the lookups). */
   const pathFor = (op: OpenApiOperation, hostileParam?: string, value?: unknown): string =>
     op.path.replace(/\{([A-Za-z]+)\}/g, (_, name: string) => {
@@ -173,7 +191,6 @@ describe('fuzzing every route of /openapi.json with hostile input', function () 
     });
 
   async function send(op: OpenApiOperation, loc: Location, value: unknown): Promise<Response> {
-    const { http } = await stack();
     const key = `${op.method.toUpperCase()} ${op.path}`;
     const makeBaseline = baselines[key];
     const schema = op.requestBody?.content['application/json']?.schema;
@@ -250,14 +267,13 @@ describe('fuzzing every route of /openapi.json with hostile input', function () 
         );
       } catch (err) {
         const cause = (err as Error & { cause?: Error }).cause;
-        failures.push(`${key}: ${(err as Error).message.split('\n').slice(0, 3).join(' ')}\n  ${cause?.message ?? ''}`);
+        failures.push(`${key}: ${(err as Error).message.split('\n').slice(0, 3).join(' ').slice(0, 600)}\n  ${cause?.message.slice(0, 600) ?? ''}`);
       }
     }
     expect(failures, failures.join('\n\n')).to.deep.equal([]);
   });
 
   it('answers malformed, mistyped, oversized and deeply nested bodies in the documented shape', async () => {
-    const { http } = await stack();
     const mutating = operationsOf(doc).filter((op) => op.requestBody);
     type Raw = { what: string; type: string; body: string | Buffer; status: number };
     const light: Raw[] = [
@@ -266,13 +282,13 @@ describe('fuzzing every route of /openapi.json with hostile input', function () 
       { what: 'JSON with a NUL escape', type: 'application/json', body: '{"x":"\\u0000"}', status: 400 },
       { what: 'a text body', type: 'text/plain', body: 'hello', status: 415 },
     ];
-    // The heavy ones go to one public and one authenticated route: they exercise shared middleware.
+    // The heavy ones go to one route: they exercise middleware every route shares.
     const heavy: Raw[] = [
       { what: 'nesting 100,000 levels deep', type: 'application/json', body: `${'['.repeat(100_000)}${']'.repeat(100_000)}`, status: 400 },
       { what: 'a body over 8 MiB', type: 'application/json', body: Buffer.alloc(8 * 1024 * 1024 + 1, 0x20), status: 413 },
     ];
     for (const op of mutating) {
-      const cases = ['/api/oauth/client/token', '/api/quotes'].includes(op.path) ? [...light, ...heavy] : light;
+      const cases = op.path === '/api/quotes' ? [...light, ...heavy] : light;
       for (const r of cases) {
         const res = await http[op.method as 'post'](pathFor(op)).set(customer.auth).set(idem()).set('Content-Type', r.type).send(r.body);
         expectDocumentedAnswer(res, `${op.method.toUpperCase()} ${op.path} with ${r.what}`);
