@@ -75,7 +75,6 @@ export function parseAmountValue(value: string, asset: AssetCode, opts: ParseAmo
     const message = 'must be a decimal string such as "100.00" (digits, optional "-" and ".")';
     throw new CambioError('VALIDATION_ERROR', `${path} ${message}`, { errors: [{ path, message }] });
   }
-  if (!withinAmountBounds(value)) throw outOfRange(path, asset);
   const decimals = assetDecimals(asset);
   const dot = value.indexOf('.');
   const fractionDigits = dot === -1 ? 0 : value.length - dot - 1;

@@ -3,7 +3,7 @@ import { findUnsafeText, MAX_DEPTH } from '../../api/schemas/hygiene';
 import { validateWith } from '../../api/schemas/ajv';
 import { amountValue, pastDate } from '../../api/schemas/common';
 import { CambioError } from '../../domain/errors';
-import { parseAmountValue, withinAmountBounds } from '../../domain/money';
+import { checkAmountLimit, Dec, withinAmountBounds } from '../../domain/money';
 
 const errorOf = (fn: () => void): CambioError => {
   try {
@@ -63,9 +63,10 @@ describe('amount bounds', () => {
     expect(() => validateWith('body', schema, { amount: '999999999999999.99' })).not.to.throw();
   });
 
-  it('is enforced by parseAmountValue too, before the precision check', () => {
-    expect(errorOf(() => parseAmountValue(`${'9'.repeat(20)}.123`, 'USD')).code).to.equal('INVALID_AMOUNT');
-    expect(errorOf(() => parseAmountValue('1.123', 'USD')).code).to.equal('INVALID_AMOUNT_PRECISION');
+  it('bounds a computed amount with checkAmountLimit', () => {
+    expect(() => checkAmountLimit(new Dec('999999999999999.999999'), 'USD', '/targetAmount')).not.to.throw();
+    const err = errorOf(() => checkAmountLimit(new Dec('-1000000000000000'), 'USD', '/targetAmount'));
+    expect([err.code, err.details.path]).to.deep.equal(['INVALID_AMOUNT', '/targetAmount']);
   });
 });
 
