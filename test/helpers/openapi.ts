@@ -72,7 +72,8 @@ export function sampleOf(doc: OpenApiDocument, input: Schema, name = ''): unknow
         case 'date-time':
           return '2026-01-01T00:00:00Z';
         case 'uri':
-          return 'https://example.com/hook';
+          // A literal loopback address: no DNS lookup, and nothing listens on the discard port.
+          return 'https://127.0.0.1:9/hook';
         case 'amount':
           return '10.00';
         case 'email':

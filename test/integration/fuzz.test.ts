@@ -196,7 +196,10 @@ describe('fuzzing every route of /openapi.json with hostile input', function () 
     const schema = op.requestBody?.content['application/json']?.schema;
     const baseline = makeBaseline ? await makeBaseline() : schema ? sampleOf(doc, schema) : undefined;
     const path = pathFor(op, loc.in === 'path' ? loc.name : undefined, value);
-    const query = loc.in === 'query' ? `?${encodeURIComponent(loc.name)}=${percentEncode(asText(value))}` : '';
+    // Required query parameters (a report's period) get a sample; the hostile one replaces its own.
+    const params = new Map(op.parameters.filter((p) => p.in === 'query' && p.required).map((p) => [p.name, asText(sampleOf(doc, p.schema, p.name))]));
+    if (loc.in === 'query') params.set(loc.name, asText(value));
+    const query = params.size > 0 ? `?${[...params].map(([k, v]) => `${encodeURIComponent(k)}=${percentEncode(v)}`).join('&')}` : '';
     let req = http[op.method as 'get' | 'post' | 'patch' | 'put' | 'delete'](`${path}${query}`).set(customer.auth).set(idem());
     if (loc.in === 'header') req = req.set(loc.name, asText(value));
     const body = loc.in === 'body' ? withValueAt(baseline, loc.pointer, value) : baseline;
