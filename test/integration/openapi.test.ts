@@ -71,6 +71,12 @@ describe('/openapi.json', () => {
     }
   });
 
+  it('gives every operation a unique operationId', () => {
+    const ids = operationsOf(doc).map((op) => (op as unknown as { operationId: string }).operationId);
+    expect(ids.every((id) => typeof id === 'string' && id.length > 0)).to.equal(true);
+    expect(new Set(ids).size).to.equal(ids.length);
+  });
+
   it('resolves every $ref of the document', () => {
     const refs = JSON.stringify(doc).match(/"\$ref":"[^"]+"/g) ?? [];
     for (const ref of new Set(refs)) {
