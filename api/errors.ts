@@ -32,6 +32,10 @@ const STATUS: Record<ErrorCode, number> = {
   REQUIREMENTS_NOT_MET: 422,
   IDEMPOTENCY_KEY_REUSED: 422,
   RATE_LIMITED: 429,
+  // Answered by api/client-error.ts for requests Node's HTTP parser refuses before Koa sees them.
+  MALFORMED_REQUEST: 400,
+  REQUEST_TIMEOUT: 408,
+  HEADERS_TOO_LARGE: 431,
   SANDBOX_DISABLED: 404,
   INVALID_WEBHOOK_URL: 400,
   DELIVERY_IN_PROGRESS: 409,
