@@ -6,7 +6,9 @@ import { recordEvent } from '../db/repositories/events';
 import { CambioError } from '../domain/errors';
 import { transition } from '../domain/states';
 import type { ActivityDeps } from './deps';
-import { inActivityTransaction } from './failures';
+import { inTransactionThenDeliver } from './failures';
+import type { WorkflowStartRequest } from '../api/services/workflow-starts';
+import { assetActivatedPayload } from '../events/asset';
 
 export interface ApplyAccountReview {
   accountId: string;
@@ -23,12 +25,12 @@ export function createAccountReviewActivities(deps: ActivityDeps) {
      * the commit finds the account no longer UNDER_REVIEW and changes nothing (events are deduped as well).
      */
     async applyAccountReview(input: ApplyAccountReview): Promise<string> {
-      return inActivityTransaction(deps.orm, async (em) => {
+      return inTransactionThenDeliver(deps, async (em, deliveries) => {
         const account = await em.findOne(AccountSchema, { id: input.accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
         if (!account) throw new CambioError('NOT_FOUND', `account ${input.accountId} not found`);
         if (account.status !== 'UNDER_REVIEW') return account.status;
         const now = new Date();
-        if (input.decision === 'APPROVE') await approve(em, account, now);
+        if (input.decision === 'APPROVE') deliveries.push(...(await approve(em, account, now)));
         else await reject(em, account, input.reason ?? DEFAULT_REJECTION, now);
         return account.status;
       });
@@ -38,23 +40,26 @@ export function createAccountReviewActivities(deps: ActivityDeps) {
 
 export type AccountReviewActivities = ReturnType<typeof createAccountReviewActivities>;
 
-async function approve(em: Em, account: Account, now: Date): Promise<void> {
+async function approve(em: Em, account: Account, now: Date): Promise<WorkflowStartRequest[]> {
   transition(account, 'ACTIVE', now);
   // Assets activate together with the account: an account-level review covers every asset it asked for.
   account.assets = account.assets.map((a) => ({ ...a, status: 'ACTIVE' as const }));
   for (const ubo of await em.find(UboSchema, { accountId: account.id })) transition(ubo, 'VERIFIED', now);
   for (const doc of await em.find(AccountDocumentSchema, { accountId: account.id, status: 'PENDING_VERIFICATION' })) doc.status = 'ACCEPTED';
+  const deliveries: WorkflowStartRequest[] = [];
   for (const { asset } of account.assets) {
-    recordEvent(em, {
+    const starts = await recordEvent(em, {
       customerId: account.customerId,
       type: 'ASSET_ACTIVATED',
       resourceType: 'ASSET',
       resourceId: account.id,
       dedupeKey: `${account.id}:${asset}:ASSET_ACTIVATED`,
-      payload: { customerId: account.customerId, accountId: account.id, asset, status: 'ACTIVE', atTime: now.toISOString() },
+      payload: assetActivatedPayload({ customerId: account.customerId, accountId: account.id, asset, atTime: now }),
       atTime: now,
     });
+    deliveries.push(...starts);
   }
+  return deliveries;
 }
 
 async function reject(em: Em, account: Account, reason: string, now: Date): Promise<void> {

@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
 import type { Orm } from '../db/orm';
 import type { RateSource } from '../domain/rates';
+import type { ResolveHost } from '../webhooks/url-policy';
 
 /** What activities may touch. Each activity forks its own EntityManager from `orm`. */
 export interface ActivityDeps {
@@ -9,4 +10,6 @@ export interface ActivityDeps {
   orm: Orm;
   rates: RateSource;
   temporal: Client;
+  /** Name resolution for the webhook URL rules; DNS unless a test injects its own. */
+  resolveHost?: ResolveHost;
 }

@@ -2,6 +2,7 @@ import { createAccountReviewActivities } from './account-review';
 import type { ActivityDeps } from './deps';
 import { createInstructionReviewActivities } from './instruction-review';
 import { createOperationActivities } from './operations';
+import { createWebhookActivities } from './webhooks';
 
 /** All activities, bound to their dependencies. Workflows `import type` this to proxy them. */
 export function createActivities(deps: ActivityDeps) {
@@ -9,6 +10,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAccountReviewActivities(deps),
     ...createInstructionReviewActivities(deps),
     ...createOperationActivities(deps),
+    ...createWebhookActivities(deps),
   };
 }
 

@@ -4,14 +4,16 @@ import type { Em } from '../db/orm';
 import { InboundPaymentSchema, Operation, OperationSchema, OperationStatus } from '../db/entities';
 import { recordEvent } from '../db/repositories/events';
 import { post } from '../db/repositories/ledger';
+import { recordMovements } from '../db/repositories/movements';
 import type { AssetCode } from '../domain/assets';
 import { Dec, formatAmount } from '../domain/money';
 import { releasePostings, settlePostings } from '../domain/postings';
 import { Reason, transition } from '../domain/states';
-import { operationEventPayload } from '../api/presenters/operation-event';
+import { operationEventPayload } from '../events/operation';
 import { amount } from '../api/presenters/amount';
 import type { ActivityDeps } from './deps';
-import { inActivityTransaction } from './failures';
+import { inTransactionThenDeliver } from './failures';
+import type { WorkflowStartRequest } from '../api/services/workflow-starts';
 
 const FINAL: readonly OperationStatus[] = ['COMPLETED', 'FAILED'];
 // docs/decisions.md: sandbox PIX payouts to this key are rejected by the "bank".
@@ -25,11 +27,12 @@ export type ReconcileOutcome = 'COMPLETED' | 'FAILED';
  * key per step (`${id}:settle`, `${id}:release`), the state change and its event together.
  */
 export function createOperationActivities(deps: ActivityDeps) {
-  const inTx = <T>(fn: (em: Em) => Promise<T>) => inActivityTransaction(deps.orm, fn);
+  // Events recorded in the transaction hand back their webhook deliveries; they start once it has committed.
+  const inTx = <T>(fn: (em: Em, deliveries: WorkflowStartRequest[]) => Promise<T>) => inTransactionThenDeliver(deps, fn);
   const lock = (em: Em, id: string) => em.findOneOrFail(OperationSchema, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
 
-  function emitEvent(em: Em, op: Operation, type: string, at: Date) {
-    recordEvent(em, {
+  async function emitEvent(em: Em, deliveries: WorkflowStartRequest[], op: Operation, type: string, at: Date) {
+    const starts = await recordEvent(em, {
       customerId: op.customerId,
       type,
       resourceType: 'OPERATION',
@@ -38,19 +41,21 @@ export function createOperationActivities(deps: ActivityDeps) {
       atTime: at,
       payload: operationEventPayload(op, at),
     });
+    deliveries.push(...starts);
   }
 
-  async function complete(em: Em, op: Operation) {
+  async function complete(em: Em, deliveries: WorkflowStartRequest[], op: Operation) {
     await post(em, { key: `${op.id}:settle`, operationId: op.id, customerId: op.customerId, description: `${op.type} settlement`, postings: settlePostings(op) });
     const at = new Date();
     transition(op, 'COMPLETED', at);
-    emitEvent(em, op, 'OPERATION_COMPLETED', at);
+    await recordMovements(em, op, at);
+    await emitEvent(em, deliveries, op, 'OPERATION_COMPLETED', at);
   }
 
   return {
     /** PROCESSING and ON_HOLD are read through GET only: no event (spec). */
     async setOperationStatus(input: { operationId: string; status: 'PROCESSING' | 'ON_HOLD' }): Promise<OperationStatus> {
-      return inTx(async (em) => {
+      return inTx(async (em, deliveries) => {
         const op = await lock(em, input.operationId);
         if (!FINAL.includes(op.status)) transition(op, input.status, new Date());
         return op.status;
@@ -59,18 +64,18 @@ export function createOperationActivities(deps: ActivityDeps) {
 
     /** PROCESSING, settlement and COMPLETED in one transaction: the history shows each step, one round trip. */
     async completeOperation(input: { operationId: string }): Promise<OperationStatus> {
-      return inTx(async (em) => {
+      return inTx(async (em, deliveries) => {
         const op = await lock(em, input.operationId);
         if (FINAL.includes(op.status)) return op.status;
         transition(op, 'PROCESSING', new Date());
-        await complete(em, op);
+        await complete(em, deliveries, op);
         return op.status;
       });
     },
 
     /** Fails the operation and gives back what it reserved. */
     async failOperation(input: { operationId: string; reason: Reason }): Promise<OperationStatus> {
-      return inTx(async (em) => {
+      return inTx(async (em, deliveries) => {
         const op = await lock(em, input.operationId);
         if (FINAL.includes(op.status)) return op.status;
         if (op.type !== 'DEPOSIT') {
@@ -78,7 +83,7 @@ export function createOperationActivities(deps: ActivityDeps) {
         }
         const at = new Date();
         transition(op, 'FAILED', at, input.reason);
-        emitEvent(em, op, 'OPERATION_FAILED', at);
+        await emitEvent(em, deliveries, op, 'OPERATION_FAILED', at);
         return op.status;
       });
     },
@@ -88,7 +93,7 @@ export function createOperationActivities(deps: ActivityDeps) {
      * quote's source amount in its source asset. Runs again on replay, over all payments, late ones included.
      */
     async reconcileDeposit(input: { operationId: string }): Promise<ReconcileOutcome> {
-      return inTx(async (em) => {
+      return inTx(async (em, deliveries) => {
         const op = await lock(em, input.operationId);
         if (op.status === 'COMPLETED') return 'COMPLETED';
         const payments = await em.find(InboundPaymentSchema, { operationId: op.id }, { orderBy: { createdAt: 'asc' } });
@@ -107,7 +112,7 @@ export function createOperationActivities(deps: ActivityDeps) {
         }));
         if (matched) {
           transition(op, 'PROCESSING', new Date());
-          await complete(em, op);
+          await complete(em, deliveries, op);
           return 'COMPLETED';
         }
         if (op.status !== 'FAILED') {
@@ -116,7 +121,7 @@ export function createOperationActivities(deps: ActivityDeps) {
             : { code: 'AMOUNT_MISMATCH', message: `expected ${formatAmount(op.sourceAmount, op.sourceAsset as AssetCode)} ${op.sourceAsset}, received ${formatAmount(received, op.sourceAsset as AssetCode)}`, details: { expected: amount(op.sourceAmount, op.sourceAsset), received: amount(received, op.sourceAsset) } };
           const at = new Date();
           transition(op, 'FAILED', at, reason);
-          emitEvent(em, op, 'OPERATION_FAILED', at);
+          await emitEvent(em, deliveries, op, 'OPERATION_FAILED', at);
         }
         op.updatedAt = new Date();
         return 'FAILED';
@@ -128,7 +133,7 @@ export function createOperationActivities(deps: ActivityDeps) {
      * a retry reads the stored result instead of paying out again.
      */
     async executePayout(input: { operationId: string }): Promise<{ ok: boolean; endToEnd: string }> {
-      return inTx(async (em) => {
+      return inTx(async (em, deliveries) => {
         const op = await lock(em, input.operationId);
         const existing = op.transactions.find((t) => t.direction === 'DEBIT');
         if (existing) return { ok: existing.status === 'COMPLETED', endToEnd: existing.endToEnd };

@@ -6,6 +6,7 @@ import { CustomerAccess } from './services/customer-access';
 import { jsonBody, DEFAULT_BODY_LIMIT } from './middleware/json-body';
 import { requestContext } from './middleware/request-context';
 import { openApiDocument } from './openapi';
+import { registerDocs } from './docs';
 import { selectVersion, versionDispatcher } from './versions';
 import { authenticateOnce, customerGate, CustomerAdmission } from './overload/customer-limits';
 import { closeIfBodyUnread } from './overload/unread-body';
@@ -63,6 +64,7 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
   platform.get('/openapi.json', (ctx) => {
     ctx.body = openApiDocument(tables[ctx.state.version], ctx.state.version, `${ctx.protocol}://${ctx.host}`);
   });
+  registerDocs(platform);
 
   app.use(httpMetrics);
   app.use(requestContext(services.log));

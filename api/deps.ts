@@ -3,6 +3,7 @@ import pino, { Logger } from 'pino';
 import { Config } from '../config';
 import { openOrm, Orm } from '../db/orm';
 import { RateSource, TableRateSource, DEFAULT_MID_RATES } from '../domain/rates';
+import type { ResolveHost } from '../webhooks/url-policy';
 
 /** Everything a service needs from the outside world, built once per process (API, CLI, tests). */
 export interface Deps {
@@ -11,6 +12,8 @@ export interface Deps {
   temporal: Client;
   rates: RateSource;
   log: Logger;
+  /** Name resolution for the webhook URL rules; DNS unless a test injects its own. */
+  resolveHost?: ResolveHost;
   close(): Promise<void>;
 }
 

@@ -5,6 +5,7 @@ import { drainServer } from './shutdown';
 import { loadSigningKey } from './services/signing-keys';
 import { createHttpServer } from './overload/http-server';
 import { workflowStartsSettled } from './services/workflow-starts';
+import { answerClientErrors } from './client-error';
 
 async function main() {
   const config = loadConfig();
@@ -15,6 +16,7 @@ async function main() {
   const server = createHttpServer(app, config).listen(config.port, config.host, () => {
     deps.log.info({ port: config.port }, `Cambio API listening on http://127.0.0.1:${config.port}`);
   });
+  answerClientErrors(server, deps.log);
 
   // Graceful stop: readiness 503 → stop accepting → in-flight requests answered (bounded) → background workflow
   // starts finished → Temporal connection and pool closed → exit 0. Closing the pool under running requests would

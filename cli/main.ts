@@ -4,6 +4,8 @@ import { customerCommands } from './commands/customer';
 import { accountCommands } from './commands/account';
 import { instructionCommands } from './commands/instruction';
 import { operationCommands } from './commands/operation';
+import { webhookCommands } from './commands/webhook';
+import { reportCommands } from './commands/report';
 
 const program = new Command();
 program.name('cambio').description('Cambio operator CLI: acts through the same services and workflows as the API');
@@ -11,6 +13,8 @@ customerCommands(program);
 accountCommands(program);
 instructionCommands(program);
 operationCommands(program);
+webhookCommands(program);
+reportCommands(program);
 
 program.parseAsync(process.argv).catch((err) => {
   if (err instanceof CambioError) {

@@ -15,6 +15,11 @@ export interface Config {
   replayWindowSeconds: number;
   withdrawalReviewThresholdUsd: string;
   webhookAllowPrivateUrls: boolean;
+  webhookTimeoutSeconds: number;
+  /** Delays between delivery attempts; its length + 1 is the number of attempts. */
+  webhookRetryScheduleSeconds: number[];
+  /** Encrypts subscription signing secrets at rest. */
+  webhookSecretKey: string;
   logLevel: string;
   jwtIssuer: string;
   jwtAudience: string;
@@ -44,6 +49,16 @@ const int = (v: string | undefined, fallback: number, name: string) => {
   return Number.parseInt(v, 10);
 };
 
+/** A comma list of whole seconds, e.g. `5,300,1800`; empty means no retries. */
+const seconds = (v: string | undefined, fallback: number[], name: string): number[] => {
+  if (v === undefined) return fallback;
+  if (v.trim() === '') return [];
+  return v.split(',').map((part) => {
+    if (part.trim() === '') throw new Error(`${name} must be a comma list of whole seconds, got "${v}"`);
+    return int(part.trim(), 0, name);
+  });
+};
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env.PORT, 3000, 'PORT');
   return {
@@ -60,6 +75,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     replayWindowSeconds: int(env.REPLAY_WINDOW_SECONDS, 604800, 'REPLAY_WINDOW_SECONDS'),
     withdrawalReviewThresholdUsd: env.WITHDRAWAL_REVIEW_THRESHOLD_USD || '10000',
     webhookAllowPrivateUrls: bool(env.WEBHOOK_ALLOW_PRIVATE_URLS, false),
+    webhookTimeoutSeconds: int(env.WEBHOOK_TIMEOUT_SECONDS, 10, 'WEBHOOK_TIMEOUT_SECONDS'),
+    // Svix's schedule: 8 attempts over about 27.6 h, so a receiver gets a full day to recover.
+    webhookRetryScheduleSeconds: seconds(env.WEBHOOK_RETRY_SCHEDULE_SECONDS, [5, 300, 1800, 7200, 18000, 36000, 36000], 'WEBHOOK_RETRY_SCHEDULE_SECONDS'),
+    // Stable per deployment: changing it makes stored secrets unreadable. Set it in production.
+    webhookSecretKey: env.WEBHOOK_SECRET_KEY || 'cambio-dev-webhook-secret-key',
     logLevel: env.LOG_LEVEL || 'info',
     jwtIssuer: env.JWT_ISSUER || 'cambio',
     jwtAudience: env.JWT_AUDIENCE || 'cambio-api',

@@ -26,6 +26,37 @@ export const divUp = (a: Dec, b: Dec): Dec => new Dec(new DecUp(a).div(b));
 
 const AMOUNT_PATTERN = /^-?\d+(\.\d+)?$/;
 
+// Amounts live in numeric(38,6) columns: 32 digits before the point. A request amount gets at most 15 (just
+// under 10^15, a quadrillion units of any asset): a quote multiplies it by a rate (the widest cross rate of
+// the table is ~77) and balances add many of them, and both must stay far inside the column, or Postgres
+// answers "numeric field overflow". The length cap bounds the work spent on a string of zeros.
+export const MAX_AMOUNT_INTEGER_DIGITS = 15;
+export const MAX_AMOUNT_LENGTH = 64;
+/** The smallest magnitude an amount may not reach: 10^15. */
+export const AMOUNT_LIMIT = new Dec(10).pow(MAX_AMOUNT_INTEGER_DIGITS);
+
+/**
+ * Whether an AmountValue string is within the bounds above. A string that is not an AmountValue at all is
+ * "within bounds" here: the syntax is the pattern's to report, not this check's.
+ */
+export function withinAmountBounds(value: string): boolean {
+  if (!AMOUNT_PATTERN.test(value)) return true;
+  if (value.length > MAX_AMOUNT_LENGTH) return false;
+  const integerDigits = value.replace(/^-/, '').split('.')[0].replace(/^0+/, '');
+  return integerDigits.length <= MAX_AMOUNT_INTEGER_DIGITS;
+}
+
+const outOfRange = (path: string, asset: string) =>
+  new CambioError('INVALID_AMOUNT', `${path} is out of range: at most ${MAX_AMOUNT_INTEGER_DIGITS} digits before the decimal point`, {
+    path,
+    asset,
+  });
+
+/** Throws INVALID_AMOUNT when a computed amount (a quote's derived side) is past what a request may carry. */
+export function checkAmountLimit(value: Dec, asset: string, path: string): void {
+  if (value.abs().gte(AMOUNT_LIMIT)) throw outOfRange(path, asset);
+}
+
 export interface ParseAmountOptions {
   /** Reject zero and negatives with INVALID_AMOUNT. Defaults to true: fail closed. */
   positive?: boolean;

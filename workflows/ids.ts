@@ -2,3 +2,4 @@
 export const operationWorkflowId = (operationId: string) => `operation-${operationId}`;
 export const accountReviewWorkflowId = (accountId: string, round: number) => `account-review-${accountId}-${round}`;
 export const instructionReviewWorkflowId = (instructionId: string) => `instruction-review-${instructionId}`;
+export const webhookDeliveryWorkflowId = (executionLogId: string) => `webhook-delivery-${executionLogId}`;

@@ -2,3 +2,4 @@
 export * from './instruction-review';
 export * from './account-review';
 export * from './operation';
+export * from './webhook-delivery';

@@ -17,7 +17,11 @@ export type FieldSpec =
  */
 export type FieldLocation = { sql: string } | { jsonArray: string; prop: string };
 
-export type FieldCatalogue = Record<string, FieldSpec & FieldLocation>;
+/**
+ * `ops` narrows the operators a field takes below what its type allows (reports: `eq` only); without it, every
+ * operator that fits the type.
+ */
+export type FieldCatalogue = Record<string, FieldSpec & FieldLocation & { ops?: readonly FilterOp[] }>;
 
 // Ordering makes sense for instants and for text; on an enum or uuid it would compare by
 // declaration order or bytes, which no client could reasonably mean.
@@ -53,7 +57,7 @@ export function isIsoTimestamp(s: string, allowOffset = false): boolean {
 }
 
 /** Own-property lookup, so `constructor` or `__proto__` can never resolve to a prototype member. */
-export function lookupField(catalogue: FieldCatalogue, field: string): (FieldSpec & FieldLocation) | undefined {
+export function lookupField(catalogue: FieldCatalogue, field: string): FieldCatalogue[string] | undefined {
   return Object.prototype.hasOwnProperty.call(catalogue, field) ? catalogue[field] : undefined;
 }
 
@@ -69,6 +73,9 @@ export function validateFilters(node: FilterNode | null, catalogue: FieldCatalog
   if (spec === undefined) {
     const allowed = Object.keys(catalogue).sort().join(', ');
     invalid(`Unknown filter field '${field}'; allowed fields: ${allowed}`, { field });
+  }
+  if (spec.ops && !spec.ops.includes(op)) {
+    invalid(`Operator '${op}' is not supported for field '${field}'; use ${spec.ops.join(', ')}`, { field, op });
   }
   if (ORDERING_OPS.includes(op) && !ORDERABLE_TYPES.includes(spec.type)) {
     invalid(`Operator '${op}' is not supported for ${spec.type} field '${field}'; use eq, ne or in`, { field, op });

@@ -9,21 +9,13 @@ import { decideAccountReview, submitReview } from '../services/account-review';
 import type { AccountDecision } from '../../workflows/account-review';
 import { requireSandbox } from './sandbox';
 import {
-  accountParams, accountResponse, createAccountBody, createUboBody, documentResponse, patchUboBody, reviewDecisionBody, uboParams,
-  uboResponse, uploadDocumentBody,
+  accountParams, createAccountBody, createUboBody, patchUboBody, reviewDecisionBody, uboParams, uploadDocumentBody,
 } from '../schemas/accounts';
+import { pageOf, ref } from '../schemas/responses';
 
 const TAG = 'Accounts';
 const em = (ctx: Koa.Context): Em => ctx.state.em;
 const body = <T>(ctx: Koa.Context) => ctx.request.body as T;
-
-const listResponse = {
-  type: 'object',
-  properties: {
-    data: { type: 'array', items: accountResponse },
-    meta: { type: 'object', properties: { previousCursor: { type: ['string', 'null'] }, nextCursor: { type: ['string', 'null'] }, total: { type: 'integer' } } },
-  },
-};
 
 export function accountRoutes(table: RouteTable, s: ServiceContext): void {
   table.add({
@@ -33,7 +25,7 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     tag: TAG,
     body: createAccountBody,
     bodyRequired: true,
-    response: { status: 201, schema: accountResponse },
+    response: { status: 201, schema: ref('Account') },
     async handler(ctx) {
       ctx.body = await createAccount(em(ctx), ctx.state.customerId, body<CreateAccountInput>(ctx));
       ctx.status = 201;
@@ -46,7 +38,7 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     summary: 'List accounts (filters: currentState.status, owner.legalName, createdAt, tags.key, tags.value, assets.asset)',
     tag: TAG,
     query: listQuerySchema,
-    response: { status: 200, schema: listResponse },
+    response: { status: 200, schema: pageOf('Account') },
     async handler(ctx) {
       ctx.body = await listAccounts(em(ctx), ctx.state.query as ListQuery, s.config.cursorSecret);
     },
@@ -58,7 +50,7 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     summary: 'Retrieve an account with its UBOs and requirements',
     tag: TAG,
     params: accountParams,
-    response: { status: 200, schema: accountResponse },
+    response: { status: 200, schema: ref('Account') },
     async handler(ctx) {
       ctx.body = await getAccount(em(ctx), ctx.params.accountId);
     },
@@ -72,7 +64,8 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     params: accountParams,
     body: createUboBody,
     bodyRequired: true,
-    response: { status: 201, schema: uboResponse },
+    response: { status: 201, schema: ref('Ubo') },
+    errors: ['INVALID_STATE'],
     async handler(ctx) {
       ctx.body = await addUbo(em(ctx), ctx.params.accountId, body<UboInput>(ctx));
       ctx.status = 201;
@@ -87,7 +80,8 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     params: uboParams,
     body: patchUboBody,
     bodyRequired: true,
-    response: { status: 200, schema: uboResponse },
+    response: { status: 200, schema: ref('Ubo') },
+    errors: ['INVALID_STATE'],
     async handler(ctx) {
       ctx.body = await patchUbo(em(ctx), ctx.params.accountId, ctx.params.uboId, body<UboPatch>(ctx));
     },
@@ -101,7 +95,8 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     params: accountParams,
     body: uploadDocumentBody,
     bodyRequired: true,
-    response: { status: 201, schema: documentResponse },
+    response: { status: 201, schema: ref('Document') },
+    errors: ['INVALID_STATE'],
     async handler(ctx) {
       ctx.body = await uploadDocument(em(ctx), ctx.params.accountId, body<DocumentInput>(ctx));
       ctx.status = 201;
@@ -117,7 +112,8 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     // No body is expected; an empty object is tolerated, anything else is refused.
     body: { type: 'object', additionalProperties: false, maxProperties: 0 },
     bodyRequired: false,
-    response: { status: 202, schema: accountResponse, description: 'Accepted: the account is UNDER_REVIEW' },
+    response: { status: 202, schema: ref('Account'), description: 'Accepted: the account is UNDER_REVIEW' },
+    errors: ['INVALID_STATE', 'REQUIREMENTS_NOT_MET'],
     async handler(ctx) {
       ctx.body = await submitReview(s, em(ctx), ctx.params.accountId);
       ctx.status = 202;
@@ -132,7 +128,8 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     params: accountParams,
     body: reviewDecisionBody,
     bodyRequired: true,
-    response: { status: 200, schema: accountResponse },
+    response: { status: 200, schema: ref('Account') },
+    errors: ['INVALID_STATE', 'SANDBOX_DISABLED'],
     async handler(ctx) {
       // Production answers as if the route did not exist.
       requireSandbox(s);

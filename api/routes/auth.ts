@@ -3,6 +3,7 @@ import type { ServiceContext } from '../services/context';
 import { issueToken } from '../services/auth';
 import { CambioError } from '../errors';
 import { clientAddress, TokenThrottle } from '../overload/token-throttle';
+import { ref } from '../schemas/responses';
 
 const tokenRequest = {
   type: 'object',
@@ -11,10 +12,6 @@ const tokenRequest = {
   properties: { clientId: { type: 'string', minLength: 1, maxLength: 200 }, clientSecret: { type: 'string', minLength: 1, maxLength: 500 } },
 };
 
-const tokenResponse = {
-  type: 'object',
-  properties: { accessToken: { type: 'string' }, tokenType: { const: 'Bearer' }, expiresIn: { type: 'integer' } },
-};
 
 export function authRoutes(table: RouteTable, s: ServiceContext): void {
   const throttle = new TokenThrottle({
@@ -30,7 +27,8 @@ export function authRoutes(table: RouteTable, s: ServiceContext): void {
     public: true,
     body: tokenRequest,
     bodyRequired: true,
-    response: { status: 200, schema: tokenResponse },
+    response: { status: 200, schema: ref('Token') },
+    errors: ['INVALID_CLIENT'],
     async handler(ctx) {
       const { clientId, clientSecret } = ctx.request.body as { clientId: string; clientSecret: string };
       const address = clientAddress(ctx);

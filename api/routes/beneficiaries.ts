@@ -1,10 +1,9 @@
 import type { RouteTable } from './define';
 import type { ServiceContext } from '../services/context';
 import { listQuerySchema } from '../lists/run-list';
+import { pageOf, ref } from '../schemas/responses';
 import {
-  beneficiaryListResponse,
   beneficiaryParams,
-  beneficiaryResponse,
   createBeneficiaryBody,
   instructionParams,
   instructionReviewBody,
@@ -30,7 +29,7 @@ export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
     tag: 'Beneficiaries',
     body: createBeneficiaryBody,
     bodyRequired: true,
-    response: { status: 201, schema: beneficiaryResponse, description: 'The Beneficiary' },
+    response: { status: 201, schema: ref('Beneficiary'), description: 'The Beneficiary' },
     async handler(ctx) {
       ctx.body = await createBeneficiary(s, ctx.state.em, ctx.request.body as CreateBeneficiary);
       ctx.status = 201;
@@ -45,7 +44,8 @@ export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
     params: beneficiaryParams,
     body: paymentInstructionBody,
     bodyRequired: true,
-    response: { status: 201, schema: beneficiaryResponse, description: 'The full Beneficiary' },
+    response: { status: 201, schema: ref('Beneficiary'), description: 'The full Beneficiary' },
+    errors: ['INVALID_STATE'],
     async handler(ctx) {
       ctx.body = await addPaymentInstruction(s, ctx.state.em, ctx.params.beneficiaryId, ctx.request.body as PixInstructionInput);
       ctx.status = 201;
@@ -58,7 +58,7 @@ export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
     summary: 'List beneficiaries (summaries); filters on relationshipType and createdAt',
     tag: 'Beneficiaries',
     query: listQuerySchema,
-    response: { status: 200, schema: beneficiaryListResponse },
+    response: { status: 200, schema: pageOf('BeneficiarySummary') },
     async handler(ctx) {
       ctx.body = await listBeneficiaries(ctx.state.em, ctx.state.query, s.config.cursorSecret);
     },
@@ -70,7 +70,7 @@ export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
     summary: 'Retrieve a beneficiary with all its payment instructions',
     tag: 'Beneficiaries',
     params: beneficiaryParams,
-    response: { status: 200, schema: beneficiaryResponse },
+    response: { status: 200, schema: ref('Beneficiary') },
     async handler(ctx) {
       ctx.body = await getBeneficiary(ctx.state.em, ctx.params.beneficiaryId);
     },
@@ -84,7 +84,8 @@ export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
     params: instructionParams,
     body: instructionReviewBody,
     bodyRequired: true,
-    response: { status: 200, schema: beneficiaryResponse, description: 'The updated Beneficiary' },
+    response: { status: 200, schema: ref('Beneficiary'), description: 'The updated Beneficiary' },
+    errors: ['INVALID_STATE', 'SANDBOX_DISABLED'],
     async handler(ctx) {
       requireSandbox(s);
       const { decision, reason } = ctx.request.body as InstructionDecisionRequest;

@@ -2,6 +2,7 @@ import type Koa from 'koa';
 import type Router from '@koa/router';
 import { idempotent, requireIdempotencyKey } from '../middleware/idempotency';
 import { validateWith } from '../schemas/ajv';
+import type { ErrorCode } from '../../domain/errors';
 
 /** Sets `ctx.state.customerId` and the tenant-scoped `ctx.state.em`, or throws UNAUTHORIZED. */
 export type Authenticate = (ctx: Koa.Context) => Promise<void>;
@@ -19,7 +20,10 @@ export interface RouteSpec {
   body?: object;
   /** Whether a body must be present (POST /review takes none). */
   bodyRequired?: boolean;
+  /** The success status and its body's schema (for /openapi.json; api/schemas/responses.ts). */
   response?: { status: number; schema?: object; description?: string };
+  /** Business error codes of this route, beyond those every route of its kind can answer (api/openapi.ts). */
+  errors?: ErrorCode[];
   public?: boolean;
   /**
    * The handler throws every business error before its only write, and that write is its last statement: it

@@ -5,6 +5,7 @@ import { decisionBody, inboundPaymentBody } from '../schemas/operations';
 import { decideHold, recordInboundPayment } from '../services/operations/signals';
 import { requireSandbox } from './sandbox';
 import { requestScopedId } from '../middleware/idempotency';
+import { ref } from '../schemas/responses';
 
 export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): void {
   table.add({
@@ -15,6 +16,8 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
     params: idParams('operationId'),
     body: inboundPaymentBody,
     bodyRequired: true,
+    response: { status: 200, schema: ref('Operation'), description: 'The deposit' },
+    errors: ['INVALID_AMOUNT', 'INVALID_AMOUNT_PRECISION', 'INVALID_STATE', 'SANDBOX_DISABLED'],
     async handler(ctx) {
       requireSandbox(s);
       // Named by the idempotency key: a retry after a crash finds the payment its first attempt committed.
@@ -29,6 +32,8 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
     params: idParams('operationId'),
     body: decisionBody,
     bodyRequired: true,
+    response: { status: 200, schema: ref('Operation'), description: 'The withdrawal' },
+    errors: ['INVALID_STATE', 'SANDBOX_DISABLED'],
     async handler(ctx) {
       requireSandbox(s);
       ctx.body = await decideHold(s, ctx.state.em, ctx.params.operationId, ctx.request.body as never);

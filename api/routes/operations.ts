@@ -9,18 +9,23 @@ import { createSwap } from '../services/operations/swap';
 import { createTransfer, TransferBody } from '../services/operations/transfer';
 import { createWithdrawal, WithdrawalBody } from '../services/operations/withdrawal';
 import { getOperation, listOperations } from '../services/operations/read';
+import { pageOf, ref } from '../schemas/responses';
+import type { ErrorCode } from '../../domain/errors';
 
 type Creator = (s: ServiceContext, ctx: Koa.Context) => Promise<unknown>;
 
-const CREATORS: Array<{ kind: string; body: object; create: Creator }> = [
-  { kind: 'deposit', body: depositBody, create: (s, ctx) => createDeposit(s, ctx.state.em, ctx.request.body as DepositBody) },
-  { kind: 'withdrawal', body: withdrawalBody, create: (s, ctx) => createWithdrawal(s, ctx.state.em, ctx.request.body as WithdrawalBody) },
-  { kind: 'swap', body: swapBody, create: (s, ctx) => createSwap(s, ctx.state.em, ctx.request.body as { accountId: string; quoteId: string }) },
-  { kind: 'transfer', body: transferBody, create: (s, ctx) => createTransfer(s, ctx.state.em, ctx.request.body as TransferBody) },
+// Every creation looks the account and the quote up and checks the account's state.
+const QUOTE_ERRORS: ErrorCode[] = ['NOT_FOUND', 'QUOTE_NOT_FOUND', 'QUOTE_ACCOUNT_MISMATCH', 'QUOTE_ALREADY_CONSUMED', 'QUOTE_EXPIRED', 'ACCOUNT_NOT_ACTIVE', 'ASSET_NOT_ENABLED'];
+
+const CREATORS: Array<{ kind: string; body: object; create: Creator; errors: ErrorCode[] }> = [
+  { kind: 'deposit', errors: [...QUOTE_ERRORS, 'RAIL_ASSET_MISMATCH'], body: depositBody, create: (s, ctx) => createDeposit(s, ctx.state.em, ctx.request.body as DepositBody) },
+  { kind: 'withdrawal', errors: [...QUOTE_ERRORS, 'INLINE_BENEFICIARY_NOT_SUPPORTED', 'PAYMENT_INSTRUCTION_NOT_APPROVED', 'INSUFFICIENT_FUNDS'], body: withdrawalBody, create: (s, ctx) => createWithdrawal(s, ctx.state.em, ctx.request.body as WithdrawalBody) },
+  { kind: 'swap', errors: [...QUOTE_ERRORS, 'INSUFFICIENT_FUNDS'], body: swapBody, create: (s, ctx) => createSwap(s, ctx.state.em, ctx.request.body as { accountId: string; quoteId: string }) },
+  { kind: 'transfer', errors: [...QUOTE_ERRORS, 'INVALID_AMOUNT', 'INVALID_AMOUNT_PRECISION', 'SAME_ACCOUNT_TRANSFER', 'INSUFFICIENT_FUNDS'], body: transferBody, create: (s, ctx) => createTransfer(s, ctx.state.em, ctx.request.body as TransferBody) },
 ];
 
 export function operationRoutes(table: RouteTable, s: ServiceContext): void {
-  for (const { kind, body, create } of CREATORS) {
+  for (const { kind, body, create, errors } of CREATORS) {
     table.add({
       method: 'post',
       path: `/api/operations/${kind}`,
@@ -28,7 +33,8 @@ export function operationRoutes(table: RouteTable, s: ServiceContext): void {
       tag: 'Operations',
       body,
       bodyRequired: true,
-      response: { status: 201, description: 'The operation, REQUESTED' },
+      response: { status: 201, schema: ref('Operation'), description: 'The operation, REQUESTED' },
+      errors,
       async handler(ctx) {
         ctx.body = await create(s, ctx);
         ctx.status = 201;
@@ -41,6 +47,7 @@ export function operationRoutes(table: RouteTable, s: ServiceContext): void {
     summary: 'Read one operation',
     tag: 'Operations',
     params: idParams('operationId'),
+    response: { status: 200, schema: ref('Operation') },
     async handler(ctx) {
       ctx.body = await getOperation(ctx.state.em, ctx.params.operationId);
     },
@@ -51,6 +58,7 @@ export function operationRoutes(table: RouteTable, s: ServiceContext): void {
     summary: 'List operations (filters: intent.type, currentState.status, account.id, sourceAmount.asset, targetAmount.asset, createdAt, tags.key, tags.value)',
     tag: 'Operations',
     query: listQuerySchema,
+    response: { status: 200, schema: pageOf('Operation') },
     async handler(ctx) {
       ctx.body = await listOperations(ctx.state.em, ctx.state.query as ListQuery, s.config.cursorSecret);
     },

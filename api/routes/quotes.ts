@@ -2,6 +2,7 @@ import type { RouteTable } from './define';
 import type { ServiceContext } from '../services/context';
 import { createQuoteBody } from '../schemas/quotes';
 import { createQuote, CreateQuote } from '../services/quotes';
+import { ref } from '../schemas/responses';
 
 export function quoteRoutes(table: RouteTable, s: ServiceContext): void {
   table.add({
@@ -11,7 +12,8 @@ export function quoteRoutes(table: RouteTable, s: ServiceContext): void {
     tag: 'Quotes',
     body: createQuoteBody,
     bodyRequired: true,
-    response: { status: 201, description: 'The quote' },
+    response: { status: 201, schema: ref('Quote'), description: 'The quote' },
+    errors: ['INVALID_AMOUNT', 'INVALID_AMOUNT_PRECISION'],
     // createQuote checks the account and prices before its single insert (no savepoint needed).
     writesOnceLast: true,
     async handler(ctx) {

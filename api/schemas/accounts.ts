@@ -3,7 +3,7 @@
 // with the same VALIDATION_ERROR shape.
 import { ASSETS } from '../../domain/assets';
 import { DOCUMENT_TYPES } from '../../domain/requirements';
-import { addressSchema, text } from './common';
+import { addressSchema, pastDate, text } from './common';
 
 export const INDUSTRIES = [
   'AGRICULTURE', 'CONSTRUCTION', 'EDUCATION', 'ENERGY', 'FINANCIAL_SERVICES', 'HEALTHCARE', 'HOSPITALITY',
@@ -54,7 +54,7 @@ export const createAccountBody = {
         legalName: text(200),
         taxId: taxIdSchema,
         industry: { type: 'string', enum: [...INDUSTRIES] },
-        incorporateDate: { type: 'string', format: 'date' },
+        incorporateDate: pastDate,
         address: addressSchema,
       },
     },
@@ -113,53 +113,4 @@ export const uboParams = {
   type: 'object',
   required: ['accountId', 'uboId'],
   properties: { accountId: uuid, uboId: uuid },
-} as const;
-
-// Response schemas, for /openapi.json only (responses are built by the presenter, not validated).
-const stateEntry = {
-  type: 'object',
-  properties: { status: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' }, reason: { type: 'object' } },
-} as const;
-
-export const uboResponse = {
-  type: 'object',
-  properties: {
-    id: uuid,
-    name: { type: 'string' },
-    taxId: taxIdSchema,
-    address: addressSchema,
-    currentState: stateEntry,
-    ownershipPercentage: { type: ['number', 'null'] },
-  },
-} as const;
-
-export const accountResponse = {
-  type: 'object',
-  properties: {
-    id: uuid,
-    customer: { type: 'object', properties: { id: uuid } },
-    owner: { type: 'object' },
-    assets: { type: 'array', items: { type: 'object' } },
-    requirements: { type: 'object' },
-    tags: { type: 'array', items: { type: 'object', properties: { key: { type: ['string', 'null'] }, value: { type: 'string' } } } },
-    currentState: stateEntry,
-    states: { type: 'array', items: stateEntry },
-    createdAt: { type: 'string', format: 'date-time' },
-    updatedAt: { type: 'string', format: 'date-time' },
-    sourceAccountId: { type: ['string', 'null'] },
-  },
-} as const;
-
-export const documentResponse = {
-  type: 'object',
-  properties: {
-    id: uuid,
-    documentType: { type: 'string' },
-    uboId: { type: ['string', 'null'] },
-    fileName: { type: 'string' },
-    contentType: { type: 'string' },
-    size: { type: 'integer' },
-    status: { type: 'string' },
-    createdAt: { type: 'string', format: 'date-time' },
-  },
 } as const;

@@ -1,11 +1,24 @@
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { CambioError } from '../errors';
+import { withinAmountBounds } from '../../domain/money';
+import { findUnsafeText } from './hygiene';
 
 // Bodies are validated strictly (no coercion, no unknown properties); query strings arrive as strings, so
 // their validator coerces `limit=10` to a number and nothing else.
-const bodyAjv = addFormats(new Ajv({ strict: true, strictRequired: false, allErrors: true, coerceTypes: false, useDefaults: false }));
-const queryAjv = addFormats(new Ajv({ strict: true, strictRequired: false, allErrors: true, coerceTypes: true, useDefaults: true }));
+const bodyAjv = withCambioFormats(new Ajv({ strict: true, strictRequired: false, allErrors: true, coerceTypes: false, useDefaults: false }));
+const queryAjv = withCambioFormats(new Ajv({ strict: true, strictRequired: false, allErrors: true, coerceTypes: true, useDefaults: true }));
+
+/**
+ * The standard formats (date with formatMinimum/formatMaximum included) plus `amount`: an AmountValue whose
+ * magnitude the numeric(38,6) columns, their sums and the rate arithmetic can hold (domain/money.ts). Its
+ * failure is reported as INVALID_AMOUNT, not VALIDATION_ERROR; the syntax itself is the schema's `pattern`.
+ */
+function withCambioFormats(ajv: Ajv): Ajv {
+  addFormats(ajv);
+  ajv.addFormat('amount', { type: 'string', validate: withinAmountBounds });
+  return ajv;
+}
 
 const cache = new WeakMap<object, ValidateFunction>();
 
@@ -17,6 +30,8 @@ function compile(ajv: Ajv, schema: object): ValidateFunction {
   }
   return fn;
 }
+
+const isAmountError = (e: ErrorObject) => e.keyword === 'format' && (e.params as { format?: string }).format === 'amount';
 
 function describe(errors: ErrorObject[] | null | undefined, prefix: string) {
   return (errors ?? []).map((e) => {
@@ -30,15 +45,32 @@ function describe(errors: ErrorObject[] | null | undefined, prefix: string) {
       message = 'is required';
     } else if (e.keyword === 'enum') {
       message = `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+    } else if (isAmountError(e)) {
+      message = 'is out of range: at most 15 digits before the decimal point and 64 characters';
     }
     return { path, message };
   });
 }
 
+/**
+ * Validates one part of a request. First the hygiene every part gets whatever its schema says (api/schemas/
+ * hygiene.ts: no NUL, no lone surrogate, bounded nesting), then the route's schema. An amount out of range
+ * alone is INVALID_AMOUNT; anything else (with or without it) is VALIDATION_ERROR listing every problem.
+ */
 export function validateWith(kind: 'body' | 'query' | 'params', schema: object, data: unknown): void {
+  const prefix = kind === 'body' ? '' : `/${kind}`;
+  const unsafe = findUnsafeText(data);
+  if (unsafe) {
+    const path = `${prefix}${unsafe.path}`;
+    throw new CambioError('VALIDATION_ERROR', `${path || 'body'} ${unsafe.message}`, { errors: [{ path, message: unsafe.message }] });
+  }
   const fn = compile(kind === 'body' ? bodyAjv : queryAjv, schema);
   if (fn(data)) return;
-  const errors = describe(fn.errors, kind === 'body' ? '' : `/${kind}`);
+  const errors = describe(fn.errors, prefix);
   const first = errors[0];
-  throw new CambioError('VALIDATION_ERROR', first ? `${first.path || 'body'} ${first.message}` : 'invalid request', { errors });
+  const message = first ? `${first.path || 'body'} ${first.message}` : 'invalid request';
+  if (fn.errors?.length && fn.errors.every(isAmountError)) {
+    throw new CambioError('INVALID_AMOUNT', message, { path: first?.path, errors });
+  }
+  throw new CambioError('VALIDATION_ERROR', message, { errors });
 }

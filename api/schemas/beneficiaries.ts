@@ -1,4 +1,4 @@
-import { addressSchema, assetCode, idParams, text } from './common';
+import { addressSchema, assetCode, idParams, pastDate, text } from './common';
 
 // The check digits are verified by the service (VALIDATION_ERROR at /holder/taxId/value).
 const taxIdOf = (type: 'CPF' | 'CNPJ') =>
@@ -19,7 +19,7 @@ const individualHolder = {
     lastName: text(100),
     taxId: taxIdOf('CPF'),
     // "In the past" is checked by the service: a schema cannot know today's date.
-    dateOfBirth: { type: 'string', format: 'date' },
+    dateOfBirth: pastDate,
     address: addressSchema,
   },
 } as const;
@@ -87,49 +87,3 @@ export const instructionReviewBody = {
 
 export const beneficiaryParams = idParams('beneficiaryId');
 export const instructionParams = idParams('instructionId');
-
-// Response shapes, for /openapi.json only (responses are built by api/presenters/beneficiary.ts).
-const stateEntry = {
-  type: 'object',
-  properties: { status: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' }, reason: { type: 'object' } },
-};
-const beneficiaryBase = {
-  id: { type: 'string', format: 'uuid' },
-  customerId: { type: 'string', format: 'uuid' },
-  holder: { type: 'object' },
-  relationshipType: { type: 'string', enum: [...RELATIONSHIP_TYPES] },
-  createdAt: { type: 'string', format: 'date-time' },
-  updatedAt: { type: 'string', format: 'date-time' },
-};
-export const beneficiaryResponse = {
-  type: 'object',
-  properties: {
-    ...beneficiaryBase,
-    paymentInstructions: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          id: { type: 'string', format: 'uuid' },
-          asset: { type: 'string' },
-          currentState: stateEntry,
-          address: {
-            type: 'object',
-            properties: { rail: { const: 'PIX_KEY' }, dictKeyType: { type: 'string', enum: [...DICT_KEY_TYPES] }, dictKey: { type: 'string' } },
-          },
-          createdAt: { type: 'string', format: 'date-time' },
-        },
-      },
-    },
-  },
-};
-export const beneficiaryListResponse = {
-  type: 'object',
-  properties: {
-    data: { type: 'array', items: { type: 'object', properties: { ...beneficiaryBase, instructionCount: { type: 'integer' } } } },
-    meta: {
-      type: 'object',
-      properties: { previousCursor: { type: ['string', 'null'] }, nextCursor: { type: ['string', 'null'] }, total: { type: 'integer' } },
-    },
-  },
-};

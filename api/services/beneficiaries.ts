@@ -10,7 +10,7 @@ import { CambioError, notFound, validationError } from '../errors';
 import { FieldCatalogue } from '../lists/filter-fields';
 import { ListQuery, Page, runList } from '../lists/run-list';
 import { Holder, presentBeneficiary, presentBeneficiarySummary } from '../presenters/beneficiary';
-import { instructionEventPayload } from '../presenters/beneficiary-event';
+import { instructionEventPayload } from '../../events/beneficiary';
 import { RELATIONSHIP_TYPES } from '../schemas/beneficiaries';
 import { instructionReviewWorkflowId } from '../../workflows/ids';
 import type { ServiceContext } from './context';
@@ -39,7 +39,7 @@ export async function createBeneficiary(s: ServiceContext, em: Em, input: Create
   checkInstruction(input.paymentInstruction, '/paymentInstruction');
   const now = new Date();
   const beneficiaryId = randomUUID();
-  const start = await inTransaction(em, async (tx) => {
+  const starts = await inTransaction(em, async (tx) => {
     const b = tx.create(BeneficiarySchema, {
       id: beneficiaryId,
       customerId: customerIdOf(em),
@@ -50,7 +50,7 @@ export async function createBeneficiary(s: ServiceContext, em: Em, input: Create
     });
     return newInstruction(tx, b, input.paymentInstruction, now);
   });
-  await afterCommit(() => startAfterCommit(s.orm, s.temporal, s.config.taskQueue, start));
+  await afterCommit(() => startAll(s, starts));
   return getBeneficiary(em, beneficiaryId);
 }
 
@@ -58,7 +58,7 @@ export async function createBeneficiary(s: ServiceContext, em: Em, input: Create
 export async function addPaymentInstruction(s: ServiceContext, em: Em, beneficiaryId: string, input: PixInstructionInput) {
   checkInstruction(input, '');
   const now = new Date();
-  const start = await inTransaction(em, async (tx) => {
+  const starts = await inTransaction(em, async (tx) => {
     // The lock serialises concurrent additions, so the duplicate check below cannot race.
     const b = await tx.findOne(BeneficiarySchema, { id: beneficiaryId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!b) throw notFound('beneficiary');
@@ -78,7 +78,7 @@ export async function addPaymentInstruction(s: ServiceContext, em: Em, beneficia
     b.updatedAt = now;
     return newInstruction(tx, b, input, now);
   });
-  await afterCommit(() => startAfterCommit(s.orm, s.temporal, s.config.taskQueue, start));
+  await afterCommit(() => startAll(s, starts));
   return getBeneficiary(em, beneficiaryId);
 }
 
@@ -117,11 +117,15 @@ async function instructionCounts(em: Em, beneficiaryIds: string[]): Promise<Map<
   return new Map(rows.map((r) => [r.beneficiary_id, r.n]));
 }
 
+/** After COMMIT: the review workflow and the event's webhook deliveries (the relay covers a failure). */
+const startAll = (s: ServiceContext, starts: WorkflowStartRequest[]) =>
+  Promise.all(starts.map((start) => startAfterCommit(s.orm, s.temporal, s.config.taskQueue, start)));
+
 /**
- * Inserts the instruction, its CREATED event and its review workflow's outbox row in the caller's
- * transaction; returns the start request to run after COMMIT.
+ * Inserts the instruction, its CREATED event (with its webhook deliveries) and its review workflow's outbox
+ * row in the caller's transaction; returns the start requests to run after COMMIT.
  */
-function newInstruction(tx: Em, b: Beneficiary, input: PixInstructionInput, now: Date): WorkflowStartRequest {
+async function newInstruction(tx: Em, b: Beneficiary, input: PixInstructionInput, now: Date): Promise<WorkflowStartRequest[]> {
   const pi: PaymentInstruction = tx.create(PaymentInstructionSchema, {
     id: randomUUID(),
     beneficiaryId: b.id,
@@ -135,7 +139,7 @@ function newInstruction(tx: Em, b: Beneficiary, input: PixInstructionInput, now:
     createdAt: now,
     updatedAt: now,
   });
-  recordEvent(tx, {
+  const deliveries = await recordEvent(tx, {
     customerId: b.customerId,
     type: 'BENEFICIARY_PAYMENT_INSTRUCTION_CREATED',
     resourceType: 'BENEFICIARY',
@@ -146,7 +150,7 @@ function newInstruction(tx: Em, b: Beneficiary, input: PixInstructionInput, now:
   });
   const start = instructionReviewStart(pi.id, b.customerId);
   enqueueWorkflowStart(tx, start);
-  return start;
+  return [start, ...deliveries];
 }
 
 /** The review workflow of one instruction: one id per instruction, so a retried start finds the same run. */

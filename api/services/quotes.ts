@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Em, tenantOf } from '../../db/orm';
 import { Quote } from '../../db/entities';
 import type { AssetCode } from '../../domain/assets';
-import { parseAmountValue } from '../../domain/money';
+import { checkAmountLimit, parseAmountValue } from '../../domain/money';
 import { computeQuote, formatRate } from '../../domain/quote-math';
 import type { RateSource } from '../../domain/rates';
 import { notFound } from '../errors';
@@ -33,6 +33,9 @@ export async function createQuote(em: Em, rates: RateSource, ttlSeconds: number,
       sourceAmount: input.sourceAmount === undefined ? undefined : parseAmountValue(input.sourceAmount, input.sourceAsset, { path: '/sourceAmount' }),
       targetAmount: input.targetAmount === undefined ? undefined : parseAmountValue(input.targetAmount, input.targetAsset, { path: '/targetAmount' }),
     });
+    // The derived side is bounded like a requested one: 10^15 - 1 USD in PHP would not be.
+    checkAmountLimit(result.sourceAmount, input.sourceAsset, '/sourceAmount');
+    checkAmountLimit(result.targetAmount, input.targetAsset, '/targetAmount');
   } catch (err) {
     // An unknown account answers 404 before a pricing error, as it always has.
     const found = await em.execute('select 1 from accounts where id = ? and customer_id = ?', [input.accountId, customerId]);

@@ -8,6 +8,8 @@ import { quoteRoutes } from '../routes/quotes';
 import { operationRoutes } from '../routes/operations';
 import { operationSandboxRoutes } from '../routes/operation-sandbox';
 import { balanceRoutes } from '../routes/balances';
+import { subscriptionRoutes } from '../routes/subscriptions';
+import { reportRoutes } from '../routes/reports';
 
 /** Version 1: the interface of ../shared/spec/interface.md with docs/decisions.md. */
 export const v1: ApiVersion = {
@@ -21,6 +23,8 @@ export const v1: ApiVersion = {
     operationRoutes(table, services);
     operationSandboxRoutes(table, services);
     balanceRoutes(table);
+    subscriptionRoutes(table, services);
+    reportRoutes(table);
     return table;
   },
 };

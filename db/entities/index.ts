@@ -6,14 +6,18 @@ export * from './operation';
 export * from './ledger';
 export * from './beneficiary';
 export * from './platform';
+export * from './webhook';
+export * from './movement';
 
 import { AccountDocumentSchema, AccountSchema, UboSchema } from './account';
 import { BeneficiarySchema, PaymentInstructionSchema } from './beneficiary';
 import { ApiClientSchema, CustomerSchema, SigningKeySchema } from './customer';
 import { BalanceSchema, LedgerEntrySchema, LedgerTransactionSchema } from './ledger';
 import { InboundPaymentSchema, OperationSchema } from './operation';
+import { MovementDaySchema, MovementSchema } from './movement';
 import { DomainEventSchema, IdempotencyRecordSchema, WorkflowStartSchema } from './platform';
 import { QuoteSchema } from './quote';
+import { ExecutionLogSchema, WebhookSubscriptionSchema } from './webhook';
 
 export const ALL_ENTITIES = [
   CustomerSchema,
@@ -33,4 +37,8 @@ export const ALL_ENTITIES = [
   DomainEventSchema,
   WorkflowStartSchema,
   IdempotencyRecordSchema,
+  WebhookSubscriptionSchema,
+  ExecutionLogSchema,
+  MovementSchema,
+  MovementDaySchema,
 ];

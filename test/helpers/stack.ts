@@ -46,6 +46,9 @@ async function build(): Promise<Stack> {
     // add the whole suite up (overload.test.ts tests them on apps of their own).
     tokenAddressPerSecond: 1_000_000,
     tokenAddressFailuresPerMinute: 1_000_000,
+    // Webhook tests wait for real retries and timeouts: seconds, not the production schedule (timers test that).
+    webhookRetryScheduleSeconds: [1, 1],
+    webhookTimeoutSeconds: 2,
   };
   // The SDK logs every worker state change at INFO; tests want its warnings only.
   Runtime.install({ logger: new DefaultLogger('WARN') });

@@ -54,10 +54,11 @@ describe('npm start supervisor', function () {
       'api',
       () => {
         n += 1;
-        return node(n === 3 ? 'setTimeout(() => process.exit(1), 400)' : 'process.exit(1)')();
+        return node(n === 3 ? 'setTimeout(() => process.exit(1), 4000)' : 'process.exit(1)')();
       },
       (m: string) => logs.push(m),
-      { initialDelayMs: 50, maxDelayMs: 1000, stableMs: 300 },
+      // A stable run is 3 s: well above how long a quick exit takes even on a loaded machine (node's start-up).
+      { initialDelayMs: 50, maxDelayMs: 1000, stableMs: 3000 },
     );
     await until(() => logs.length >= 4);
     await s.stop(5000);

@@ -3,12 +3,13 @@ import { LockMode } from '@mikro-orm/core';
 import type { Em } from '../../../db/orm';
 import { Account, AccountSchema, Operation, OperationSchema, OperationType, Quote, QuoteSchema } from '../../../db/entities';
 import { recordEvent } from '../../../db/repositories/events';
+import { startDeliveries } from '../../../events/deliveries';
 import { post } from '../../../db/repositories/ledger';
 import { CambioError } from '../../../domain/errors';
 import { initialStates } from '../../../domain/states';
 import { operationWorkflowId } from '../../../workflows/ids';
 import { notFound } from '../../errors';
-import { operationEventPayload } from '../../presenters/operation-event';
+import { operationEventPayload } from '../../../events/operation';
 import { presentOperation } from '../../presenters/operation';
 import { quoteReference } from '../../presenters/quote';
 import { amount } from '../../presenters/amount';
@@ -49,7 +50,7 @@ const REQUESTED_EVENT: Record<OperationType, boolean> = { DEPOSIT: true, WITHDRA
 export async function createOperation(s: ServiceContext, em: Em, req: OperationRequest) {
   const id = randomUUID();
   const now = new Date();
-  const { operation, start } = await inTransaction(em, async (tx) => {
+  const { operation, start, deliveries } = await inTransaction(em, async (tx) => {
     const account = await tx.findOne(AccountSchema, { id: req.accountId });
     if (!account) throw notFound('account');
     const quote = req.quoteId ? await lockQuote(tx, req.quoteId, account.id, now) : req.generateQuote!(tx, account, now);
@@ -84,17 +85,17 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
     if (HOLDS[req.type]) {
       await post(tx, { key: `${id}:hold`, operationId: id, customerId: account.customerId, description: `${req.type} hold`, postings: holdPostings(operation) });
     }
-    if (REQUESTED_EVENT[req.type]) {
-      recordEvent(tx, {
-        customerId: account.customerId,
-        type: 'OPERATION_REQUESTED',
-        resourceType: 'OPERATION',
-        resourceId: id,
-        dedupeKey: `${id}:REQUESTED`,
-        atTime: now,
-        payload: operationEventPayload(operation, now),
-      });
-    }
+    const deliveries = REQUESTED_EVENT[req.type]
+      ? await recordEvent(tx, {
+          customerId: account.customerId,
+          type: 'OPERATION_REQUESTED',
+          resourceType: 'OPERATION',
+          resourceId: id,
+          dedupeKey: `${id}:REQUESTED`,
+          atTime: now,
+          payload: operationEventPayload(operation, now),
+        })
+      : [];
     const start: WorkflowStartRequest = {
       workflowId: operationWorkflowId(id),
       workflowType: 'operationWorkflow',
@@ -102,7 +103,7 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
       searchAttributes: { CustomerId: account.customerId, OperationType: req.type, OperationStatus: 'REQUESTED' },
     };
     enqueueWorkflowStart(tx, start);
-    return { operation, start };
+    return { operation, start, deliveries };
   });
   // After the OUTERMOST commit (a request's transaction commits later than this one): a workflow started earlier
   // could act on rows that then roll back. The outbox row already guarantees the start, so the client is not kept
@@ -112,6 +113,7 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
     void startAfterCommit(s.orm, s.temporal, s.config.taskQueue, start).then((started) => {
       if (!started) s.log.warn({ workflowId: start.workflowId }, 'workflow start failed after commit; the outbox relay will start it');
     });
+    void startDeliveries(s, deliveries);
   });
   return presentOperation(operation);
 }

@@ -1,6 +1,10 @@
-import type { Beneficiary, PaymentInstruction } from '../../db/entities';
-import { currentState } from '../../domain/states';
-import { holderOf } from './beneficiary';
+import type { Beneficiary, PaymentInstruction } from '../db/entities';
+import { currentState } from '../domain/states';
+
+// The holder as beneficiaries.holder stores it (api/presenters/beneficiary.ts `Holder`), read loosely here.
+type StoredHolder =
+  | { type: 'INDIVIDUAL'; firstName: string; lastName: string; taxId: { value: string }; dateOfBirth: string; address: unknown }
+  | { type: 'COMPANY'; legalName: string; taxId: { value: string }; address: unknown };
 
 export type InstructionEventType =
   | 'BENEFICIARY_PAYMENT_INSTRUCTION_CREATED'
@@ -32,7 +36,7 @@ export function instructionEventPayload(b: Beneficiary, pi: PaymentInstruction, 
 // The spec shows the individual holder; a company holder carries its legal name in place of the
 // person's names and birth date.
 function eventHolder(b: Beneficiary) {
-  const h = holderOf(b);
+  const h = b.holder as unknown as StoredHolder;
   if (h.type === 'COMPANY') return { type: h.type, legalName: h.legalName, taxId: h.taxId.value, address: h.address };
   return { type: h.type, firstName: h.firstName, lastName: h.lastName, taxId: h.taxId.value, dateOfBirth: h.dateOfBirth, address: h.address };
 }

@@ -1,0 +1,118 @@
+import { Context } from '@temporalio/activity';
+import type { Em } from '../db/orm';
+import { systemEm } from '../db/orm';
+import { ExecutionLog, ExecutionLogSchema, WebhookSubscription, WebhookSubscriptionSchema } from '../db/entities';
+import { CambioError } from '../domain/errors';
+import { openSecret } from '../webhooks/secrets';
+import { AttemptOutcome, postWebhook, signedHeaders } from '../webhooks/send';
+import { checkWebhookUrl, dnsResolve } from '../webhooks/url-policy';
+import type { ActivityDeps } from './deps';
+import { asActivity } from './failures';
+
+export interface DeliveryAttempt {
+  executionLogId: string;
+  /** 1 for the first attempt; a redelivery continues the count. Keys the attempt: a retry never counts twice. */
+  attempt: number;
+  /** A manual redelivery is one attempt, never retried. */
+  redelivery?: boolean;
+}
+
+export interface AttemptResult {
+  delivered: boolean;
+  /** Seconds until the next attempt, or null when the delivery is over. */
+  nextDelaySeconds: number | null;
+}
+
+// A Retry-After longer than this is not taken literally: a receiver cannot park a delivery for days.
+const MAX_RETRY_AFTER_SECONDS = 24 * 60 * 60;
+// Well inside the workflow's 5 s heartbeat timeout.
+const HEARTBEAT_INTERVAL_MS = 1000;
+
+export function createWebhookActivities(deps: ActivityDeps) {
+  const resolve = deps.resolveHost ?? dnsResolve;
+
+  /** After attempt `n` failed: the schedule's delay, or a longer Retry-After; null when retries are over. */
+  function nextDelay(sub: WebhookSubscription, input: DeliveryAttempt, outcome: Pick<AttemptOutcome, 'ok' | 'retryAfterSeconds'>): number | null {
+    if (outcome.ok || input.redelivery || !sub.allowRetry || sub.deletedAt) return null;
+    const scheduled = deps.config.webhookRetryScheduleSeconds[input.attempt - 1];
+    if (scheduled === undefined) return null;
+    return Math.max(scheduled, Math.min(outcome.retryAfterSeconds ?? 0, MAX_RETRY_AFTER_SECONDS));
+  }
+
+  /** Signing secrets, newest first: the previous one too while a rotation's overlap lasts. */
+  function secretsOf(sub: WebhookSubscription, at: Date): string[] {
+    const key = deps.config.webhookSecretKey;
+    const secrets = [openSecret(sub.secretEncrypted, key)];
+    if (sub.previousSecretEncrypted && sub.previousSecretExpiresAt && sub.previousSecretExpiresAt > at) {
+      secrets.push(openSecret(sub.previousSecretEncrypted, key));
+    }
+    return secrets;
+  }
+
+  async function send(sub: WebhookSubscription, log: ExecutionLog): Promise<AttemptOutcome> {
+    let checked;
+    try {
+      checked = await checkWebhookUrl(sub.url, { allowPrivate: deps.config.webhookAllowPrivateUrls, resolve });
+    } catch (err) {
+      // Refused before anything is sent (docs/decisions.md): FAILED, httpStatus 0, the reason as the error.
+      if (err instanceof CambioError) return { httpStatus: 0, ok: false, error: err.message };
+      throw err;
+    }
+    const at = new Date();
+    const headers = signedHeaders({ messageId: log.messageId, eventType: log.eventType, payload: log.payload }, secretsOf(sub, at), at);
+    return postWebhook({ url: checked.url, address: checked.address, headers, body: log.payload, timeoutMs: deps.config.webhookTimeoutSeconds * 1000 });
+  }
+
+  return {
+    /**
+     * One delivery attempt: check the URL rules, sign, POST, record the outcome in the execution log. The log's
+     * `attempts` keys the write: if attempt n is already recorded (a retry after a crash past the write), its
+     * stored outcome is returned and nothing is sent again. A crash between the POST and the write sends the
+     * same message (same id, same body) once more, which receivers dedupe on `webhook-id`.
+     */
+    async attemptWebhookDelivery(input: DeliveryAttempt): Promise<AttemptResult> {
+      return asActivity(async () => {
+        const em = systemEm(deps.orm);
+        const log = await em.findOne(ExecutionLogSchema, { id: input.executionLogId });
+        if (!log) throw new CambioError('NOT_FOUND', `execution log ${input.executionLogId} not found`);
+        const sub = await em.findOneOrFail(WebhookSubscriptionSchema, { id: log.subscriptionId });
+        if (log.attempts >= input.attempt) {
+          const ok = log.status === 'SUCCESS';
+          return { delivered: ok, nextDelaySeconds: nextDelay(sub, input, { ok }) };
+        }
+        // Deleting a subscription stops every future attempt; what was recorded stays readable.
+        if (sub.deletedAt) return { delivered: false, nextDelaySeconds: null };
+        const stopHeartbeat = keepHeartbeating();
+        const outcome = await send(sub, log).finally(stopHeartbeat);
+        await recordAttempt(em, log, sub.url, input.attempt, outcome);
+        return { delivered: outcome.ok, nextDelaySeconds: nextDelay(sub, input, outcome) };
+      });
+    },
+  };
+}
+
+/**
+ * Heartbeats while the POST is in flight, so a worker that dies mid-attempt is noticed within the heartbeat
+ * timeout (seconds) rather than the start-to-close timeout, and the attempt is retried on another worker.
+ */
+function keepHeartbeating(): () => void {
+  let ctx: Context;
+  try {
+    ctx = Context.current();
+  } catch {
+    return () => undefined; // called outside an activity (a unit test): nothing to heartbeat to
+  }
+  const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_INTERVAL_MS);
+  return () => clearInterval(timer);
+}
+
+/** Writes attempt n unless it is already there (the guard on `attempts` makes a replayed write a no-op). */
+async function recordAttempt(em: Em, log: ExecutionLog, url: string, attempt: number, outcome: AttemptOutcome): Promise<void> {
+  await em.getConnection().execute(
+    `update execution_logs set attempts = ?, http_status = ?, status = ?, error = ?, url = ?, updated_at = ?
+     where id = ? and attempts < ?`,
+    [attempt, outcome.httpStatus, outcome.ok ? 'SUCCESS' : 'FAILED', outcome.error, url, new Date(), log.id, attempt],
+  );
+}
+
+export type WebhookActivities = ReturnType<typeof createWebhookActivities>;

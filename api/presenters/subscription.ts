@@ -1,0 +1,30 @@
+import type { ExecutionLog, WebhookSubscription } from '../../db/entities';
+
+/** Spec: Webhook subscription. Never the secret: only the create response carries it. */
+export const presentSubscription = (sub: WebhookSubscription) => ({
+  id: sub.id,
+  companyId: sub.customerId,
+  url: sub.url,
+  includeAll: sub.includeAll,
+  resources: sub.resources,
+  allowRetry: sub.allowRetry,
+  createdAt: sub.createdAt.toISOString(),
+  updatedAt: sub.updatedAt.toISOString(),
+});
+
+/** Spec: Execution log. `retryAttempts` counts the attempts after the first. */
+export const presentExecutionLog = (log: ExecutionLog) => ({
+  id: log.id,
+  companyId: log.customerId,
+  subscriptionId: log.subscriptionId,
+  messageId: log.messageId,
+  eventType: log.eventType,
+  url: log.url,
+  payload: log.payload,
+  httpStatus: log.httpStatus,
+  status: log.status,
+  retryAttempts: Math.max(0, log.attempts - 1),
+  createdAt: log.createdAt.toISOString(),
+  updatedAt: log.updatedAt.toISOString(),
+  error: log.error,
+});

@@ -1,0 +1,52 @@
+// Input hygiene every request part gets before its route's schema runs, so no route can forget it.
+//
+// Postgres refuses two kinds of text a JSON string can carry: NUL (a text column rejects byte 0x00, jsonb the
+// escape \u0000) and a UTF-16 surrogate without its partner (JSON.stringify writes it as \udXXX, which jsonb
+// rejects). Either used to reach the database and answer 500; here they are the client's 400. Nesting is
+// bounded too: no schema of ours goes deeper than a handful of levels, and everything that walks a body
+// (this walk, Ajv, the idempotency hash) should never meet thousands.
+
+// NUL, a high surrogate not followed by a low one, or a low surrogate not preceded by a high one. No `u` flag:
+// the regex must see code units, not code points.
+const UNSAFE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const UNSAFE_ALL = new RegExp(UNSAFE.source, 'g');
+
+/** Deepest nesting a request may have; our deepest schema (a beneficiary's holder address) is 3. */
+export const MAX_DEPTH = 16;
+
+export interface UnsafeText {
+  /** JSON pointer of the offending value (or of the object holding an offending key). */
+  path: string;
+  message: string;
+}
+
+// The path is echoed in the error body, so an offending key is shown with U+FFFD in place of what it held.
+const escape = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1').replace(UNSAFE_ALL, '\ufffd');
+
+function problem(s: string): string | null {
+  const m = UNSAFE.exec(s);
+  if (!m) return null;
+  return m[0] === '\u0000' ? 'must not contain NUL characters' : 'must not contain unpaired UTF-16 surrogates';
+}
+
+/** The first unsafe string (value or key) in `data`, or nesting past MAX_DEPTH; iterative, so depth is no risk. */
+export function findUnsafeText(data: unknown): UnsafeText | null {
+  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value: data, path: '', depth: 0 }];
+  while (stack.length > 0) {
+    const { value, path, depth } = stack.pop()!;
+    if (typeof value === 'string') {
+      const message = problem(value);
+      if (message) return { path, message };
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    if (depth >= MAX_DEPTH) return { path, message: `is nested too deeply (at most ${MAX_DEPTH} levels)` };
+    for (const [key, child] of Object.entries(value)) {
+      const childPath = Array.isArray(value) ? `${path}/${key}` : `${path}/${escape(key)}`;
+      const keyMessage = problem(key);
+      if (keyMessage) return { path: childPath, message: `property name ${keyMessage}` };
+      stack.push({ value: child, path: childPath, depth: depth + 1 });
+    }
+  }
+  return null;
+}

@@ -1,0 +1,235 @@
+// Response shapes for /openapi.json: `components.schemas`, referenced by the routes' `response.schema`. They
+// describe what the presenters (api/presenters) write; test/integration/openapi.test.ts validates real
+// responses against them. Additional properties stay allowed: clients must ignore fields they do not know
+// (spec, Versioning), so adding one is not a breaking change.
+import { ASSETS } from '../../domain/assets';
+import { RAILS } from '../../domain/funding';
+import { DOCUMENT_TYPES } from '../../domain/requirements';
+import { ERROR_CODES } from '../../domain/errors';
+
+/** `{$ref}` to one of the components below. */
+export const ref = (name: keyof typeof RESPONSE_SCHEMAS) => ({ $ref: `#/components/schemas/${name}` });
+
+const uuid = { type: 'string', format: 'uuid' } as const;
+const timestamp = { type: 'string', format: 'date-time' } as const;
+const nullable = (schema: object) => ({ anyOf: [schema, { type: 'null' }] });
+const object = (properties: Record<string, object>, required: string[] = Object.keys(properties)) => ({
+  type: 'object',
+  required,
+  properties,
+});
+
+const Amount = object({
+  value: { type: 'string', pattern: '^-?\\d+(\\.\\d+)?$', description: "Decimal string with exactly the asset's decimals" },
+  asset: { type: 'string', enum: [...ASSETS] },
+  decimals: { type: 'integer', enum: [2, 6] },
+});
+const Reason = object({ code: { type: 'string' }, message: { type: 'string' }, details: { type: 'object' } });
+const StateEntry = object({ status: { type: 'string' }, createdAt: timestamp, reason: { $ref: '#/components/schemas/Reason' } }, ['status', 'createdAt']);
+const Tag = object({ key: { type: ['string', 'null'] }, value: { type: 'string' } });
+const AccountReference = object({ id: uuid, owner: { type: 'string' } });
+const Rate = object({ value: { type: 'string' }, base: { type: 'string' }, quote: { type: 'string' } });
+const Address = object(
+  {
+    addressLine1: { type: 'string' },
+    addressLine2: { type: 'string' },
+    city: { type: 'string' },
+    state: { type: 'string' },
+    country: { type: 'string' },
+    postalCode: { type: 'string' },
+  },
+  ['addressLine1', 'city', 'country', 'postalCode'],
+);
+const TaxId = object({ value: { type: 'string' }, type: { type: 'string', enum: ['CPF', 'CNPJ'] } });
+const amountRef = { $ref: '#/components/schemas/Amount' };
+const stateRef = { $ref: '#/components/schemas/StateEntry' };
+const addressRef = { $ref: '#/components/schemas/Address' };
+const taxIdRef = { $ref: '#/components/schemas/TaxId' };
+
+const Ubo = object({
+  id: uuid,
+  name: { type: 'string' },
+  taxId: taxIdRef,
+  address: addressRef,
+  currentState: stateRef,
+  ownershipPercentage: { type: ['number', 'null'] },
+});
+
+const requirement = object(
+  {
+    type: { const: 'DOCUMENT' },
+    documentType: { type: 'string', enum: [...DOCUMENT_TYPES] },
+    documentSubType: { type: ['string', 'null'] },
+    group: { type: ['string', 'null'] },
+    options: { type: 'array', items: { type: 'string' } },
+    uboId: { type: ['string', 'null'] },
+    requiredMetadata: { type: 'array', items: { type: 'string' } },
+    metadata: { type: 'object' },
+    reason: nullable({ type: 'object' }),
+  },
+  ['type', 'documentType'],
+);
+const requirementList = { type: 'array', items: requirement };
+
+const Account = object({
+  id: uuid,
+  customer: object({ id: uuid }),
+  owner: object({
+    type: { const: 'COMPANY' },
+    legalName: { type: 'string' },
+    taxId: taxIdRef,
+    industry: { type: 'string' },
+    incorporateDate: { type: 'string', format: 'date' },
+    address: addressRef,
+    ubos: { type: 'array', items: { $ref: '#/components/schemas/Ubo' } },
+  }),
+  assets: {
+    type: 'array',
+    items: object({ asset: { type: 'string', enum: [...ASSETS] }, allowsVirtualAccounts: { type: 'boolean' }, status: { type: 'string' } }),
+  },
+  requirements: object({ currentlyDue: requirementList, pendingVerification: requirementList, errors: requirementList, satisfied: requirementList }),
+  tags: { type: 'array', items: { $ref: '#/components/schemas/Tag' } },
+  currentState: stateRef,
+  states: { type: 'array', items: stateRef },
+  createdAt: timestamp,
+  updatedAt: timestamp,
+  sourceAccountId: { type: ['string', 'null'] },
+});
+
+const Document = object({
+  id: uuid,
+  documentType: { type: 'string', enum: [...DOCUMENT_TYPES] },
+  uboId: { type: ['string', 'null'] },
+  fileName: { type: 'string' },
+  contentType: { type: 'string' },
+  size: { type: 'integer' },
+  status: { type: 'string' },
+  createdAt: timestamp,
+});
+
+const Balances = object({
+  accountId: uuid,
+  balances: {
+    type: 'array',
+    items: object({ asset: { type: 'string', enum: [...ASSETS] }, available: amountRef, held: amountRef, total: amountRef }),
+  },
+});
+
+const Quote = object({
+  id: uuid,
+  customerId: uuid,
+  account: { $ref: '#/components/schemas/AccountReference' },
+  sourceAmount: amountRef,
+  targetAmount: amountRef,
+  effectiveRate: { $ref: '#/components/schemas/Rate' },
+  expiresAt: timestamp,
+});
+
+const intent = {
+  type: 'object',
+  required: ['type'],
+  description: 'Discriminated by `type`: DEPOSIT carries `fundingInstruction`, WITHDRAWAL `beneficiary`, TRANSFER `targetAccount`, SWAP `sourceAsset` and `targetAsset`.',
+  properties: {
+    type: { type: 'string', enum: ['DEPOSIT', 'WITHDRAWAL', 'SWAP', 'TRANSFER'] },
+    fundingInstruction: { type: 'object', required: ['rail'], properties: { rail: { type: 'string', enum: [...RAILS] } } },
+    beneficiary: { type: 'object' },
+    targetAccount: { $ref: '#/components/schemas/AccountReference' },
+    sourceAsset: { type: 'string' },
+    targetAsset: { type: 'string' },
+  },
+};
+
+const Operation = object({
+  id: uuid,
+  customerId: uuid,
+  account: { $ref: '#/components/schemas/AccountReference' },
+  sourceAmount: amountRef,
+  targetAmount: amountRef,
+  intent,
+  quote: object({ id: uuid, effectiveRate: { $ref: '#/components/schemas/Rate' }, expiresAt: timestamp, consumedAt: { type: ['string', 'null'], format: 'date-time' } }),
+  fees: { type: 'array', items: object({ amount: amountRef, source: { type: 'string' }, createdAt: timestamp }) },
+  transactions: {
+    type: 'array',
+    items: object({ id: { type: 'string' }, direction: { type: 'string', enum: ['CREDIT', 'DEBIT'] }, amount: amountRef, status: { type: 'string' } }),
+  },
+  currentState: stateRef,
+  states: { type: 'array', items: stateRef },
+  tags: { type: 'array', items: { $ref: '#/components/schemas/Tag' } },
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
+
+const holder = {
+  type: 'object',
+  required: ['type'],
+  description: 'INDIVIDUAL: firstName, lastName, taxId (CPF), dateOfBirth, address. COMPANY: legalName, taxId (CNPJ), address.',
+  properties: {
+    type: { type: 'string', enum: ['INDIVIDUAL', 'COMPANY'] },
+    firstName: { type: 'string' },
+    lastName: { type: 'string' },
+    legalName: { type: 'string' },
+    taxId: taxIdRef,
+    dateOfBirth: { type: 'string', format: 'date' },
+    address: addressRef,
+  },
+};
+const beneficiaryFields = {
+  id: uuid,
+  customerId: uuid,
+  holder,
+  relationshipType: { type: 'string', enum: ['SELF_OWNED', 'THIRD_PARTY'] },
+  createdAt: timestamp,
+  updatedAt: timestamp,
+};
+const Beneficiary = object({
+  ...beneficiaryFields,
+  paymentInstructions: {
+    type: 'array',
+    items: object({
+      id: uuid,
+      asset: { type: 'string' },
+      currentState: stateRef,
+      address: object({ rail: { const: 'PIX_KEY' }, dictKeyType: { type: 'string' }, dictKey: { type: 'string' } }),
+      createdAt: timestamp,
+    }),
+  },
+});
+const BeneficiarySummary = object({ ...beneficiaryFields, instructionCount: { type: 'integer' } });
+
+const Token = object({ accessToken: { type: 'string' }, tokenType: { const: 'Bearer' }, expiresIn: { type: 'integer' } });
+
+const PageMeta = object({ previousCursor: { type: ['string', 'null'] }, nextCursor: { type: ['string', 'null'] }, total: { type: 'integer' } });
+
+const Error = {
+  ...object({
+    code: { type: 'string', description: 'UPPER_SNAKE error code', examples: [...ERROR_CODES] },
+    message: { type: 'string', description: 'Human-readable; not for matching' },
+    details: { type: 'object', description: 'VALIDATION_ERROR: `errors` = [{path, message}] (JSON pointers); others: code-specific' },
+  }),
+  additionalProperties: false,
+};
+
+export const RESPONSE_SCHEMAS = {
+  Error,
+  Amount,
+  Reason,
+  StateEntry,
+  Tag,
+  AccountReference,
+  Rate,
+  Address,
+  TaxId,
+  Ubo,
+  Account,
+  Document,
+  Balances,
+  Quote,
+  Operation,
+  Beneficiary,
+  BeneficiarySummary,
+  Token,
+  PageMeta,
+};
+
+/** A list response of the spec's list conventions: `{data: [item], meta}`. */
+export const pageOf = (item: keyof typeof RESPONSE_SCHEMAS) => object({ data: { type: 'array', items: ref(item) }, meta: ref('PageMeta') });

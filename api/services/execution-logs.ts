@@ -1,0 +1,77 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { TypedSearchAttributes, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
+import type { Em } from '../../db/orm';
+import { ExecutionLog, ExecutionLogSchema, WebhookSubscriptionSchema } from '../../db/entities';
+import { webhookDeliveryWorkflowId } from '../../workflows/ids';
+import { customerIdKey } from '../../workflows/search-attributes';
+import type { WebhookDeliveryInput } from '../../workflows/webhook-delivery';
+import { CambioError, notFound } from '../errors';
+import { ListQuery, runList } from '../lists/run-list';
+import { presentExecutionLog } from '../presenters/subscription';
+import type { ServiceContext } from './context';
+
+/** The caller's subscription, deleted ones included: their logs stay readable. */
+async function findSubscription(em: Em, subscriptionId: string) {
+  const sub = await em.findOne(WebhookSubscriptionSchema, { id: subscriptionId }, { refresh: true });
+  if (!sub) throw notFound('subscription');
+  return sub;
+}
+
+/** A log becomes visible when its first attempt ends (docs/decisions.md). */
+async function findLog(em: Em, subscriptionId: string, executionLogId: string): Promise<ExecutionLog> {
+  await findSubscription(em, subscriptionId);
+  const log = await em.findOne(ExecutionLogSchema, { id: executionLogId, subscriptionId, attempts: { $gt: 0 } }, { refresh: true });
+  if (!log) throw notFound('execution log');
+  return log;
+}
+
+export async function listExecutionLogs(em: Em, subscriptionId: string, query: ListQuery, cursorSecret: string) {
+  await findSubscription(em, subscriptionId);
+  const page = await runList(
+    em,
+    { entity: ExecutionLogSchema, from: 'execution_logs l', alias: 'l', catalogue: {}, where: { sql: 'l.subscription_id = ? and l.attempts > 0', params: [subscriptionId] } },
+    query,
+    cursorSecret,
+  );
+  return { data: page.data.map(presentExecutionLog), meta: page.meta };
+}
+
+export async function getExecutionLog(em: Em, subscriptionId: string, executionLogId: string) {
+  return presentExecutionLog(await findLog(em, subscriptionId, executionLogId));
+}
+
+/**
+ * Sends the same message (same id, same body) once more, as a new run of the delivery's workflow id: one
+ * attempt, numbered after the last, whatever allowRetry says and also after retries are exhausted. Starting
+ * with conflict policy FAIL is the check: while a run is open (retries pending, or another redelivery) the
+ * start fails and the answer is 409 DELIVERY_IN_PROGRESS, so two redeliveries can never overlap.
+ */
+export async function redeliver(s: ServiceContext, em: Em, subscriptionId: string, executionLogId: string) {
+  const log = await findLog(em, subscriptionId, executionLogId);
+  const sub = await findSubscription(em, subscriptionId);
+  if (sub.deletedAt) throw new CambioError('INVALID_STATE', 'the subscription was deleted; its deliveries cannot be sent again', { subscriptionId });
+  const input: WebhookDeliveryInput = { executionLogId: log.id, firstAttempt: log.attempts + 1, redelivery: true };
+  try {
+    await s.temporal.workflow.start('webhookDeliveryWorkflow', {
+      taskQueue: s.config.taskQueue,
+      workflowId: webhookDeliveryWorkflowId(log.id),
+      args: [input],
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+      typedSearchAttributes: new TypedSearchAttributes([{ key: customerIdKey, value: log.customerId }]),
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) {
+      throw new CambioError('DELIVERY_IN_PROGRESS', 'this delivery is still being attempted; redeliver once it has finished', { executionLogId: log.id });
+    }
+    throw err;
+  }
+  return presentExecutionLog(log);
+}
+
+/** Operators (CLI) name a log only: find its customer and subscription across customers. */
+export async function findLogScope(systemScoped: Em, executionLogId: string): Promise<{ customerId: string; subscriptionId: string }> {
+  const log = await systemScoped.findOne(ExecutionLogSchema, { id: executionLogId, attempts: { $gt: 0 } });
+  if (!log) throw notFound('execution log');
+  return { customerId: log.customerId, subscriptionId: log.subscriptionId };
+}

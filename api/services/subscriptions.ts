@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import { LockMode } from '@mikro-orm/core';
+import type { Em } from '../../db/orm';
+import { inTransaction } from '../../db/transaction';
+import { WebhookSubscription, WebhookSubscriptionSchema } from '../../db/entities';
+import { allResources, EVENT_TYPES_BY_RESOURCE, ResourceEvents } from '../../events/types';
+import { newWebhookSecret, ROTATION_OVERLAP_MS, sealSecret } from '../../webhooks/secrets';
+import { checkWebhookUrl, dnsResolve } from '../../webhooks/url-policy';
+import { FieldCatalogue } from '../lists/filter-fields';
+import { ListQuery, runList } from '../lists/run-list';
+import { notFound, validationError } from '../errors';
+import { presentSubscription } from '../presenters/subscription';
+import type { ServiceContext } from './context';
+
+export interface SubscriptionInput {
+  url: string;
+  includeAll?: boolean;
+  resources?: ResourceEvents[];
+  allowRetry?: boolean;
+}
+
+export type SubscriptionPatch = Partial<SubscriptionInput>;
+
+const urlPolicy = (s: ServiceContext) => ({ allowPrivate: s.config.webhookAllowPrivateUrls, resolve: s.resolveHost ?? dnsResolve });
+
+/** Names unique, each event belonging to its resource (the schema checked names, events and repeats). */
+function checkResources(resources: ResourceEvents[]): ResourceEvents[] {
+  const seen = new Set<string>();
+  resources.forEach((r, i) => {
+    if (seen.has(r.name)) throw validationError(`/resources/${i}/name`, `repeats ${r.name}`);
+    seen.add(r.name);
+    const allowed: readonly string[] = EVENT_TYPES_BY_RESOURCE[r.name];
+    r.events.forEach((e, j) => {
+      if (!allowed.includes(e)) throw validationError(`/resources/${i}/events/${j}`, `${e} is not an event of ${r.name}`);
+    });
+  });
+  return resources.map((r) => ({ name: r.name, events: [...r.events] }));
+}
+
+function customerIdOf(em: Em): string {
+  const scope = em.getFilterParams<{ customerId?: string }>('tenant');
+  if (!scope?.customerId) throw new Error('subscriptions are written in a customer scope only');
+  return scope.customerId;
+}
+
+/** A live (not deleted) subscription of the caller, locked for the change; 404 otherwise. */
+async function lockLive(em: Em, id: string): Promise<WebhookSubscription> {
+  const sub = await em.findOne(WebhookSubscriptionSchema, { id, deletedAt: null }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  if (!sub) throw notFound('subscription');
+  return sub;
+}
+
+/** 201 with the subscription and its signing secret, the only time the secret is shown. */
+export async function createSubscription(s: ServiceContext, em: Em, input: SubscriptionInput) {
+  const includeAll = input.includeAll ?? false;
+  if (!includeAll && !input.resources) throw validationError('/resources', 'is required when includeAll is false');
+  const resources = includeAll ? allResources() : checkResources(input.resources!);
+  await checkWebhookUrl(input.url, urlPolicy(s));
+  const secret = newWebhookSecret();
+  const now = new Date();
+  const sub = await inTransaction(em, async (tx) =>
+    tx.create(WebhookSubscriptionSchema, {
+      id: randomUUID(),
+      customerId: customerIdOf(em),
+      url: input.url,
+      includeAll,
+      resources,
+      allowRetry: input.allowRetry ?? false,
+      secretEncrypted: sealSecret(secret, s.config.webhookSecretKey),
+      previousSecretEncrypted: null,
+      previousSecretExpiresAt: null,
+      deletedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    }),
+  );
+  return { ...presentSubscription(sub), secret };
+}
+
+/** Only the given fields change. Turning includeAll off needs the resources to keep. */
+export async function updateSubscription(s: ServiceContext, em: Em, id: string, patch: SubscriptionPatch) {
+  if (patch.url !== undefined) await checkWebhookUrl(patch.url, urlPolicy(s));
+  const sub = await inTransaction(em, async (tx) => {
+    const sub = await lockLive(tx, id);
+    const includeAll = patch.includeAll ?? sub.includeAll;
+    if (includeAll) sub.resources = allResources();
+    else if (patch.resources) sub.resources = checkResources(patch.resources);
+    else if (sub.includeAll) throw validationError('/resources', 'is required when includeAll changes to false');
+    sub.includeAll = includeAll;
+    if (patch.url !== undefined) sub.url = patch.url;
+    if (patch.allowRetry !== undefined) sub.allowRetry = patch.allowRetry;
+    sub.updatedAt = new Date();
+    return sub;
+  });
+  return presentSubscription(sub);
+}
+
+/** Stops future deliveries; the row stays (soft delete) so its execution logs remain readable. */
+export async function deleteSubscription(em: Em, id: string): Promise<void> {
+  await inTransaction(em, async (tx) => {
+    const sub = await lockLive(tx, id);
+    sub.deletedAt = new Date();
+    sub.updatedAt = sub.deletedAt;
+  });
+}
+
+/**
+ * A new secret signs from now on; the one it replaces keeps signing for 24 h (second signature), so receivers
+ * can switch over. Rotating again within the overlap drops the oldest secret.
+ */
+export async function rotateSubscriptionSecret(s: ServiceContext, em: Em, id: string): Promise<{ secret: string }> {
+  const secret = newWebhookSecret();
+  await inTransaction(em, async (tx) => {
+    const sub = await lockLive(tx, id);
+    const now = new Date();
+    sub.previousSecretEncrypted = sub.secretEncrypted;
+    sub.previousSecretExpiresAt = new Date(now.getTime() + ROTATION_OVERLAP_MS);
+    sub.secretEncrypted = sealSecret(secret, s.config.webhookSecretKey);
+    sub.updatedAt = now;
+  });
+  return { secret };
+}
+
+export async function getSubscription(em: Em, id: string) {
+  const sub = await em.findOne(WebhookSubscriptionSchema, { id, deletedAt: null }, { refresh: true });
+  if (!sub) throw notFound('subscription');
+  return presentSubscription(sub);
+}
+
+// docs/decisions.md, Webhooks: subscriptions filter on url and createdAt.
+const CATALOGUE: FieldCatalogue = {
+  url: { type: 'string', sql: 's.url' },
+  createdAt: { type: 'timestamp', sql: 's.created_at' },
+};
+
+export async function listSubscriptions(em: Em, query: ListQuery, cursorSecret: string) {
+  const page = await runList(
+    em,
+    { entity: WebhookSubscriptionSchema, from: 'webhook_subscriptions s', alias: 's', catalogue: CATALOGUE, where: { sql: 's.deleted_at is null', params: [] } },
+    query,
+    cursorSecret,
+  );
+  return { data: page.data.map(presentSubscription), meta: page.meta };
+}

@@ -1,0 +1,23 @@
+import type { Command } from 'commander';
+import { systemEm, tenantEm } from '../../db/orm';
+import { findLogScope, redeliver } from '../../api/services/execution-logs';
+import { notFound } from '../../api/errors';
+import { isUuid } from '../../api/lists/filter-fields';
+import { output, withServices } from '../context';
+
+export function webhookCommands(program: Command): void {
+  const webhook = program.command('webhook').description('webhook deliveries');
+  webhook
+    .command('redeliver <logId>')
+    .description('send a delivery again (same message id and body), one attempt; fails while it is still being attempted')
+    .option('--json', 'print JSON')
+    .action(async (logId: string, opts: { json?: boolean }) => {
+      if (!isUuid(logId)) throw notFound('execution log');
+      const log = await withServices(async (s) => {
+        // Operators act across customers: find the log's customer, then act in that customer's scope.
+        const scope = await findLogScope(systemEm(s.orm), logId);
+        return redeliver(s, tenantEm(s.orm, scope.customerId), scope.subscriptionId, logId);
+      });
+      output(!!opts.json, log, `redelivery of ${log.id} (message ${log.messageId}) started`);
+    });
+}

@@ -1,0 +1,93 @@
+import { EntitySchema } from '@mikro-orm/core';
+import { tenantFilter, timestamp } from './common';
+
+export interface SubscriptionResource {
+  name: string;
+  events: string[];
+}
+
+/**
+ * A customer's webhook endpoint. Secrets are stored encrypted (webhooks/secrets.ts) because they must sign;
+ * during a rotation's overlap the previous one signs too. A deleted subscription keeps its row (its execution
+ * logs stay readable) with `deletedAt` set, which stops every future attempt.
+ */
+export interface WebhookSubscription {
+  id: string;
+  customerId: string;
+  url: string;
+  includeAll: boolean;
+  resources: SubscriptionResource[];
+  allowRetry: boolean;
+  secretEncrypted: string;
+  previousSecretEncrypted: string | null;
+  previousSecretExpiresAt: Date | null;
+  deletedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const WebhookSubscriptionSchema = new EntitySchema<WebhookSubscription>({
+  name: 'WebhookSubscription',
+  tableName: 'webhook_subscriptions',
+  filters: tenantFilter,
+  properties: {
+    id: { type: 'uuid', primary: true },
+    customerId: { type: 'uuid' },
+    url: { type: 'text' },
+    includeAll: { type: 'boolean' },
+    resources: { type: 'json' },
+    allowRetry: { type: 'boolean' },
+    secretEncrypted: { type: 'text' },
+    previousSecretEncrypted: { type: 'text', nullable: true },
+    previousSecretExpiresAt: { ...timestamp, nullable: true },
+    deletedAt: { ...timestamp, nullable: true },
+    createdAt: { ...timestamp },
+    updatedAt: { ...timestamp },
+  },
+});
+
+export type DeliveryStatus = 'PENDING' | 'SUCCESS' | 'FAILED';
+
+/**
+ * One delivery: one event to one subscription. Written with the event (status PENDING, `attempts` 0, not yet
+ * visible to reads) and updated by each attempt; `attempts` is the number of the last attempt recorded, so a
+ * retried attempt activity never counts twice.
+ */
+export interface ExecutionLog {
+  id: string;
+  customerId: string;
+  subscriptionId: string;
+  eventId: string;
+  messageId: string;
+  eventType: string;
+  url: string;
+  payload: string;
+  httpStatus: number;
+  status: DeliveryStatus;
+  error: string | null;
+  attempts: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const ExecutionLogSchema = new EntitySchema<ExecutionLog>({
+  name: 'ExecutionLog',
+  tableName: 'execution_logs',
+  filters: tenantFilter,
+  properties: {
+    id: { type: 'uuid', primary: true },
+    customerId: { type: 'uuid' },
+    subscriptionId: { type: 'uuid' },
+    eventId: { type: 'uuid' },
+    messageId: { type: 'string', unique: true },
+    eventType: { type: 'string' },
+    url: { type: 'text' },
+    payload: { type: 'text' },
+    httpStatus: { type: 'integer' },
+    status: { type: 'string' },
+    error: { type: 'text', nullable: true },
+    attempts: { type: 'integer' },
+    createdAt: { ...timestamp },
+    updatedAt: { ...timestamp },
+  },
+});

@@ -1,0 +1,60 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Received {
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  at: number;
+}
+
+/** What the receiver does with one request: answer a status (after a delay), or hang past the timeout. */
+export interface Reply {
+  status?: number;
+  headers?: Record<string, string>;
+  delayMs?: number;
+}
+
+/**
+ * A real webhook receiver on 127.0.0.1 (port 0). Replies are taken from `script` in order, then `fallback`.
+ */
+export class Receiver {
+  readonly received: Received[] = [];
+  script: Reply[] = [];
+  fallback: Reply = { status: 200 };
+  private server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      this.received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+      const reply = this.script.shift() ?? this.fallback;
+      const timer = setTimeout(() => {
+        res.writeHead(reply.status ?? 200, reply.headers ?? {});
+        res.end('ok');
+      }, reply.delayMs ?? 0);
+      res.on('close', () => clearTimeout(timer));
+    });
+  });
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return this;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`;
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** A port nothing listens on: bind one, note it, close it. */
+export async function closedPortUrl(): Promise<string> {
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}/hooks`;
+}

@@ -1,0 +1,108 @@
+// What a client sees on the wire for requests that never reach a route: headers past Node's limit (431),
+// requests the HTTP parser refuses (400), unknown paths and methods (404). Raw sockets, because supertest
+// cannot send what a well-behaved client library would refuse to build.
+import { createServer, Server } from 'node:http';
+import { connect, AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import pino from 'pino';
+import { newCustomer, stack } from '../helpers/stack';
+import { answerClientErrors } from '../../api/client-error';
+
+interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Writes `request` as is and reads until the server closes (or 5 s pass). */
+function rawRequest(port: number, request: string): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    socket.setTimeout(5000, () => socket.destroy(new Error('no answer within 5 s')));
+    socket.on('data', (c) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const [head, ...rest] = text.split('\r\n\r\n');
+      const [statusLine, ...headerLines] = head.split('\r\n');
+      const headers = Object.fromEntries(headerLines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: rest.join('\r\n\r\n') });
+    });
+    socket.write(request);
+  });
+}
+
+function expectErrorShape(res: RawResponse, status: number, code: string): Record<string, unknown> {
+  expect(res.status, res.body).to.equal(status);
+  expect(res.headers['content-type']).to.match(/^application\/json/);
+  expect(res.headers['x-request-id']).to.match(/^[0-9a-f-]{36}$/);
+  const body = JSON.parse(res.body);
+  expect(body).to.have.keys('code', 'message', 'details');
+  expect(body.code).to.equal(code);
+  expect(body.message).to.be.a('string').and.not.equal('');
+  expect(body.details).to.be.an('object');
+  return body;
+}
+
+describe('raw HTTP: errors before any route', () => {
+  let server: Server;
+  let port: number;
+
+  before(async () => {
+    const { app } = await stack();
+    server = createServer(app.callback());
+    answerClientErrors(server, pino({ level: 'silent' }));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('answers a 17 kB query string with 431 HEADERS_TOO_LARGE in the error shape, with a request id', async () => {
+    const res = await rawRequest(port, `GET /api/accounts?filters=${'a'.repeat(17_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    const body = expectErrorShape(res, 431, 'HEADERS_TOO_LARGE');
+    expect((body.details as { requestId: string }).requestId).to.equal(res.headers['x-request-id']);
+    expect(res.headers.connection).to.equal('close');
+  });
+
+  it('answers headers past the limit with 431 as well', async () => {
+    const res = await rawRequest(port, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Padding: ${'b'.repeat(20_000)}\r\n\r\n`);
+    expectErrorShape(res, 431, 'HEADERS_TOO_LARGE');
+  });
+
+  it('answers a request the HTTP parser refuses with 400 MALFORMED_REQUEST', async () => {
+    const res = await rawRequest(port, 'THIS IS NOT HTTP\r\n\r\n');
+    expectErrorShape(res, 400, 'MALFORMED_REQUEST');
+  });
+
+  it('answers an unknown path with 404 NOT_FOUND, X-Request-Id and X-Service-Version', async () => {
+    const { token } = await newCustomer();
+    const res = await rawRequest(port, `GET /api/nothing-here HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`);
+    expectErrorShape(res, 404, 'NOT_FOUND');
+    expect(res.headers['x-service-version']).to.equal('1');
+    const outside = await rawRequest(port, 'GET /nothing-here HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expectErrorShape(outside, 404, 'NOT_FOUND');
+  });
+
+  it('answers an /api path without a token 401 before routing (docs/decisions.md, Overload protection)', async () => {
+    const res = await rawRequest(port, 'GET /api/nothing-here HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expectErrorShape(res, 401, 'UNAUTHORIZED');
+  });
+
+  it('answers a known path with an unsupported method with 404 NOT_FOUND in the same shape', async () => {
+    const { token } = await newCustomer();
+    const res = await rawRequest(port, `DELETE /api/quotes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`);
+    expectErrorShape(res, 404, 'NOT_FOUND');
+    expect(res.headers['x-service-version']).to.equal('1');
+  });
+
+  it('keeps serving on the same server after refusing requests', async () => {
+    const res = await rawRequest(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(res.status).to.equal(200);
+    expect(JSON.parse(res.body)).to.deep.equal({ status: 'ok' });
+  });
+});

@@ -1,0 +1,81 @@
+import { expect } from 'chai';
+import { findUnsafeText, MAX_DEPTH } from '../../api/schemas/hygiene';
+import { validateWith } from '../../api/schemas/ajv';
+import { amountValue, pastDate } from '../../api/schemas/common';
+import { CambioError } from '../../domain/errors';
+import { checkAmountLimit, Dec, withinAmountBounds } from '../../domain/money';
+
+const errorOf = (fn: () => void): CambioError => {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof CambioError) return err;
+    throw err;
+  }
+  throw new Error('expected a CambioError');
+};
+
+describe('input hygiene', () => {
+  it('finds NUL and unpaired surrogates in values and keys, with their JSON pointer', () => {
+    expect(findUnsafeText({ a: 'ok', b: ['fine', 'x\u0000y'] })).to.deep.equal({ path: '/b/1', message: 'must not contain NUL characters' });
+    expect(findUnsafeText({ name: 'a\ud800' })?.path).to.equal('/name');
+    expect(findUnsafeText({ name: '\udc00b' })?.message).to.equal('must not contain unpaired UTF-16 surrogates');
+    expect(findUnsafeText({ name: '\udc00\ud800' })?.path).to.equal('/name');
+    expect(findUnsafeText({ 'a/b\u0000': 1 })).to.deep.equal({ path: '/a~1b\ufffd', message: 'property name must not contain NUL characters' });
+  });
+
+  it('accepts paired surrogates, other Unicode and non-string values', () => {
+    expect(findUnsafeText({ emoji: '💥', text: 'São Paulo ñ 漢字', n: 1, b: true, z: null, list: [[{}]] })).to.equal(null);
+    expect(findUnsafeText('plain')).to.equal(null);
+  });
+
+  it('bounds nesting without recursion', () => {
+    let deep: unknown = [];
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(findUnsafeText(deep)?.message).to.match(/nested too deeply/);
+    let ok: unknown = {};
+    for (let i = 0; i < MAX_DEPTH - 1; i++) ok = { a: ok };
+    expect(findUnsafeText(ok)).to.equal(null);
+  });
+
+  it('answers unsafe text through validateWith as VALIDATION_ERROR before the schema runs', () => {
+    const err = errorOf(() => validateWith('query', { type: 'object' }, { filters: 'a[eq]=\u0000' }));
+    expect(err.code).to.equal('VALIDATION_ERROR');
+    expect(err.details.errors).to.deep.equal([{ path: '/query/filters', message: 'must not contain NUL characters' }]);
+  });
+});
+
+describe('amount bounds', () => {
+  const schema = { type: 'object', properties: { amount: amountValue, other: { type: 'string' } } };
+
+  it('allows up to 15 digits before the point and 64 characters', () => {
+    expect(withinAmountBounds('999999999999999.999999')).to.equal(true);
+    expect(withinAmountBounds('000000000000000000001.50')).to.equal(true);
+    expect(withinAmountBounds('1000000000000000')).to.equal(false);
+    expect(withinAmountBounds(`1.${'0'.repeat(63)}`)).to.equal(false);
+    expect(withinAmountBounds('not a number')).to.equal(true); // the pattern reports it
+  });
+
+  it('is INVALID_AMOUNT alone, VALIDATION_ERROR with other schema errors', () => {
+    expect(errorOf(() => validateWith('body', schema, { amount: '9'.repeat(33) })).code).to.equal('INVALID_AMOUNT');
+    expect(errorOf(() => validateWith('body', schema, { amount: '9'.repeat(33), other: 1 })).code).to.equal('VALIDATION_ERROR');
+    expect(errorOf(() => validateWith('body', schema, { amount: '1e5' })).code).to.equal('VALIDATION_ERROR');
+    expect(() => validateWith('body', schema, { amount: '999999999999999.99' })).not.to.throw();
+  });
+
+  it('bounds a computed amount with checkAmountLimit', () => {
+    expect(() => checkAmountLimit(new Dec('999999999999999.999999'), 'USD', '/targetAmount')).not.to.throw();
+    const err = errorOf(() => checkAmountLimit(new Dec('-1000000000000000'), 'USD', '/targetAmount'));
+    expect([err.code, err.details.path]).to.deep.equal(['INVALID_AMOUNT', '/targetAmount']);
+  });
+});
+
+describe('date bounds', () => {
+  const schema = { type: 'object', properties: { d: pastDate } };
+  it('accepts real dates from 1900-01-01 and refuses earlier or impossible ones', () => {
+    expect(() => validateWith('body', schema, { d: '1900-01-01' })).not.to.throw();
+    for (const d of ['1899-12-31', '0000-01-01', '2020-02-30', '20200-01-01']) {
+      expect(errorOf(() => validateWith('body', schema, { d })).code, d).to.equal('VALIDATION_ERROR');
+    }
+  });
+});

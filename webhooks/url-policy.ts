@@ -1,0 +1,82 @@
+import { lookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
+import { CambioError } from '../domain/errors';
+
+/** Every address a host name resolves to. Injectable so tests can make a name resolve to a private address. */
+export type ResolveHost = (host: string) => Promise<string[]>;
+
+export const dnsResolve: ResolveHost = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+export interface UrlPolicy {
+  allowPrivate: boolean;
+  resolve: ResolveHost;
+}
+
+/** A URL that passed the rules, with the address it was checked against (the attempt connects to that one). */
+export interface CheckedUrl {
+  url: URL;
+  /** Undefined when private URLs are allowed: then the connection resolves the name itself. */
+  address?: string;
+}
+
+// Not reachable from the public internet, or not meant to be (RFC 6890 special-purpose ranges).
+const NOT_PUBLIC = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
+  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) NOT_PUBLIC.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of [
+  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
+  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+] as const) NOT_PUBLIC.addSubnet(net, prefix, 'ipv6');
+
+export function isPublicAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (family === 6) {
+    // An IPv4-mapped or -compatible address is judged by the IPv4 address it carries.
+    const mapped = /^::(ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+    if (mapped) return isPublicAddress(mapped[2]);
+    const hexMapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+    if (hexMapped) {
+      const hi = Number.parseInt(hexMapped[1], 16);
+      const lo = Number.parseInt(hexMapped[2], 16);
+      return isPublicAddress(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`);
+    }
+    return !NOT_PUBLIC.check(address, 'ipv6');
+  }
+  return !NOT_PUBLIC.check(address, 'ipv4');
+}
+
+const refuse = (url: string, why: string) => new CambioError('INVALID_WEBHOOK_URL', `webhook url ${why}`, { url });
+
+/**
+ * The URL rules (docs/decisions.md, Webhooks): `https://` to a host whose every resolved address is public.
+ * Run at create, at PATCH and before each attempt, after resolution, so a name that later points at 10.x or
+ * 169.254.169.254 is refused then. With `allowPrivate` (local work) `http://` and any host are accepted.
+ */
+export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<CheckedUrl> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw refuse(raw, 'is not a valid absolute URL');
+  }
+  const schemes = policy.allowPrivate ? ['https:', 'http:'] : ['https:'];
+  if (!schemes.includes(url.protocol)) throw refuse(raw, `must use ${policy.allowPrivate ? 'http:// or https://' : 'https://'}`);
+  if (url.username || url.password) throw refuse(raw, 'must not carry credentials');
+  if (!url.hostname) throw refuse(raw, 'has no host');
+  if (policy.allowPrivate) return { url };
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  let addresses: string[];
+  try {
+    addresses = isIP(host) ? [host] : await policy.resolve(host);
+  } catch {
+    throw refuse(raw, `host ${host} does not resolve`);
+  }
+  if (addresses.length === 0) throw refuse(raw, `host ${host} does not resolve`);
+  const blocked = addresses.find((a) => !isPublicAddress(a));
+  if (blocked) throw refuse(raw, `host ${host} resolves to the non-public address ${blocked}`);
+  return { url, address: addresses[0] };
+}
