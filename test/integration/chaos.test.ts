@@ -36,6 +36,8 @@ interface Attempt {
 /** The client side: retries with the same key on the other API until an answer that is not worth retrying. */
 class ChaosClient {
   attempts = new Map<string, Attempt[]>();
+  /** Operation creates under way per API: the kill must land while one is, or nothing tests the failover. */
+  createsInFlight = new Map<string, number>();
   constructor(
     private readonly apis: ApiProc[],
     private readonly c: TestCustomer,
@@ -50,6 +52,8 @@ class ChaosClient {
       const live = this.apis.filter((a) => a.alive());
       const api = live.length === 0 ? this.apis[0] : live.includes(this.apis[(preferred + attempt) % 2]) ? this.apis[(preferred + attempt) % 2] : live[0];
       let answer: Answer | undefined;
+      const isCreate = path.startsWith('/api/operations/');
+      if (isCreate) this.createsInFlight.set(api.name, (this.createsInFlight.get(api.name) ?? 0) + 1);
       try {
         const res = await fetch(`${api.url}${path}`, {
           method: 'POST',
@@ -61,6 +65,8 @@ class ChaosClient {
         log.push({ api: api.name, outcome: `${res.status}${answer.body.code ? ` ${answer.body.code}` : ''}${res.headers.get('idempotent-replayed') ? ' replayed' : ''}` });
       } catch (err) {
         log.push({ api: api.name, outcome: `no answer: ${(err as Error).message}` });
+      } finally {
+        if (isCreate) this.createsInFlight.set(api.name, this.createsInFlight.get(api.name)! - 1);
       }
       const retry = !answer || answer.status >= 500 || (answer.status === 409 && answer.body.code === 'IDEMPOTENCY_KEY_IN_USE');
       if (!retry) return answer!;
@@ -128,6 +134,7 @@ describe('chaos: 2 APIs and 2 workers, one of each SIGKILLed mid-load', function
 
     // Mid-load: one API and one worker die without warning; the worker comes back (a supervisor would restart it).
     await eventually(async () => accepted, (n) => n >= total / 4, 60000, 10);
+    await eventually(async () => client.createsInFlight.get(api1.name) ?? 0, (n) => n > 0, 30000, 1);
     acceptedAtKill = accepted;
     await Promise.all([kill(api1), kill(worker1)]);
     const restarted = spawnWorker('worker-1-restarted', taskQueue, services.temporal, namespace, 1);
