@@ -81,14 +81,12 @@ describe('chaos: 2 APIs and 2 workers, one of each SIGKILLed mid-load', function
   after(killAll);
 
   it('settles every accepted operation exactly once; operations = keys answered 2xx; balances add up', async () => {
-    const { services, config } = await stack();
     const taskQueue = `cambio-chaos-${randomUUID()}`;
-    const namespace = config.temporalNamespace;
     const spawning = Promise.all([
       spawnApi('api-1', taskQueue),
       spawnApi('api-2', taskQueue),
-      spawnWorker('worker-1', taskQueue, services.temporal, namespace, 1),
-      spawnWorker('worker-2', taskQueue, services.temporal, namespace, 1),
+      spawnWorker('worker-1', taskQueue),
+      spawnWorker('worker-2', taskQueue),
     ]);
     spawning.catch(() => undefined);
 
@@ -97,7 +95,7 @@ describe('chaos: 2 APIs and 2 workers, one of each SIGKILLed mid-load', function
     const [a, b] = await Promise.all([activeAccount(c, ['BRL', 'USD']), activeAccount(c, ['BRL', 'USD'])]);
     await Promise.all([fund(c, a.id, 'BRL', FUNDING), fund(c, b.id, 'BRL', FUNDING)]);
     const [api1, api2, worker1] = (await spawning) as [ApiProc, ApiProc, Proc, Proc];
-    await waitForPollers(services.temporal, namespace, taskQueue, 2);
+    await waitForPollers(taskQueue, 2);
     const client = new ChaosClient([api1, api2], c);
 
     type Kind = 'A_TO_B' | 'B_TO_A' | 'SWAP';
@@ -137,7 +135,7 @@ describe('chaos: 2 APIs and 2 workers, one of each SIGKILLed mid-load', function
     await eventually(async () => client.createsInFlight.get(api1.name) ?? 0, (n) => n > 0, 30000, 1);
     acceptedAtKill = accepted;
     await Promise.all([kill(api1), kill(worker1)]);
-    const restarted = spawnWorker('worker-1-restarted', taskQueue, services.temporal, namespace, 1);
+    const restarted = spawnWorker('worker-1-restarted', taskQueue);
     restarted.catch(() => undefined);
     await load;
     await restarted;
