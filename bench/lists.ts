@@ -18,6 +18,7 @@ import { median, now } from './lib/load';
 import { CpuMeter, postgresPids, rssOf, waitForQuiet } from './lib/proc';
 import { log, Stack, withStack } from './lib/stack';
 import { banner, cpuTable, fmt, ok, table } from './lib/report';
+import { explainAnalyze, numbered } from './lib/explain';
 
 const ROWS = Number(process.env.BENCH_ROWS || 1_000_000);
 const RUNS = Number(process.env.BENCH_RUNS || 9);
@@ -57,12 +58,6 @@ from (
     from generate_series(1, $2::int) g
   ) s0
 ) s`;
-
-/** `?` placeholders (knex style, as runList writes them) → `$n` for pg. */
-const numbered = (sql: string) => {
-  let n = 0;
-  return sql.replace(/\?/g, () => `$${++n}`);
-};
 
 async function main(stack: Stack) {
   const secret = loadConfig().cursorSecret; // the API's: same environment (CURSOR_SECRET or the default)
@@ -151,11 +146,7 @@ async function main(stack: Stack) {
     const base = `from accounts a where a.customer_id = ? and (true) and ${filter.sql}`;
     const pageSql = numbered(`select a.* ${base} and (a.created_at, a.id) < (?::timestamptz, ?) order by a.created_at DESC, a.id DESC limit ?`);
     const countSql = numbered(`select count(*)::int as total ${base}`);
-    const explain = async (sql: string, params: unknown[]) => {
-      const res = await pg.query(`explain (analyze, buffers, format json) ${sql}`, params);
-      const plan = res.rows[0]['QUERY PLAN'][0];
-      return { ms: plan['Execution Time'] as number, node: describePlan(plan.Plan) };
-    };
+    const explain = (sql: string, params: unknown[]) => explainAnalyze(pg, sql, params);
     const pageExplain = await explain(pageSql, [customer.customerId, ...filter.params, cursor1000.created_at, cursor1000.id, LIMIT + 1]);
     const page1Explain = await explain(numbered(`select a.* ${base} order by a.created_at DESC, a.id DESC limit ?`), [customer.customerId, ...filter.params, LIMIT + 1]);
     const countExplain = await explain(countSql, [customer.customerId, ...filter.params]);
@@ -201,24 +192,6 @@ async function main(stack: Stack) {
     await pg.end();
     customer.http.close();
   }
-}
-
-/** "Index Scan using accounts_list_index (rows 11)" and its children, compactly. */
-function describePlan(node: any): string {
-  const parts: string[] = [];
-  const walk = (n: any) => {
-    let s = n['Node Type'];
-    if (n['Scan Direction'] === 'Backward') s += ' Backward';
-    if (n['Index Name']) s += ` ${n['Index Name']}`;
-    if (n['Workers Launched'] !== undefined) s += ` x${n['Workers Launched'] + 1}`;
-    s += ` rows=${n['Actual Rows']}`;
-    if (n['Rows Removed by Filter']) s += ` removed=${n['Rows Removed by Filter']}`;
-    if (n['Heap Fetches'] !== undefined) s += ` heapFetches=${n['Heap Fetches']}`;
-    parts.push(s);
-    for (const child of n.Plans ?? []) walk(child);
-  };
-  walk(node);
-  return parts.join(' > ');
 }
 
 withStack({ database: 'cambio_bench_lists', worker: false, api: true }, main);

@@ -19,6 +19,7 @@ import { closedLoop, now, stats } from './lib/load';
 import { CpuMeter, postgresPids, rssOf, waitForQuiet } from './lib/proc';
 import { log, Stack, withStack } from './lib/stack';
 import { banner, cpuTable, fmt, ok, table } from './lib/report';
+import { explainAnalyze, numbered } from './lib/explain';
 
 const ROWS = Number(process.env.BENCH_ROWS || 1_000_000);
 const RUNS = Number(process.env.BENCH_RUNS || 100);
@@ -175,11 +176,7 @@ async function main(stack: Stack) {
     if (noisy) log(`${noisy} quiet-machine checks found other tenants busy`);
 
     // Database side: the report's statement and the straightforward one (movements only), as EXPLAIN ANALYZE.
-    const explain = async (sql: string, params: unknown[]) => {
-      const res = await pg.query(`explain (analyze, buffers, format json) ${numbered(sql)}`, params);
-      const plan = res.rows[0]['QUERY PLAN'][0];
-      return { ms: plan['Execution Time'] as number, node: describePlan(plan.Plan) };
-    };
+    const explain = (sql: string, params: unknown[]) => explainAnalyze(pg, numbered(sql), params);
     const plans: string[][] = [];
     for (const c of cases) {
       const filter = compileFilters(parseFilters(filterOf(c)), REPORT_FIELDS);
@@ -219,28 +216,6 @@ function formatSum(value: string, decimals: number): string {
   const [int, frac = ''] = value.split('.');
   if (frac.replace(/0+$/, '').length > decimals) throw new Error(`sum ${value} has more than ${decimals} decimals`);
   return `${int}.${frac.padEnd(decimals, '0').slice(0, decimals)}`;
-}
-
-/** `?` placeholders (knex style) → `$n` for pg. */
-function numbered(sql: string): string {
-  let n = 0;
-  return sql.replace(/\?/g, () => `$${++n}`);
-}
-
-/** "Index Only Scan using movements_report_index rows=…" and its children, compactly. */
-function describePlan(node: any): string {
-  const parts: string[] = [];
-  const walk = (n: any) => {
-    let s = n['Node Type'];
-    if (n['Index Name']) s += ` ${n['Index Name']}`;
-    if (n['Workers Launched'] !== undefined) s += ` x${n['Workers Launched'] + 1}`;
-    s += ` rows=${n['Actual Rows']}`;
-    if (n['Heap Fetches'] !== undefined) s += ` heapFetches=${n['Heap Fetches']}`;
-    parts.push(s);
-    for (const child of n.Plans ?? []) walk(child);
-  };
-  walk(node);
-  return parts.join(' > ');
 }
 
 withStack({ database: 'cambio_bench_reports', worker: true, api: true }, main);

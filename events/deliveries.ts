@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
-import type { Em, Orm } from '../db/orm';
+import type { Em } from '../db/orm';
 import { DomainEvent, ExecutionLogSchema, WebhookSubscriptionSchema } from '../db/entities';
-import { enqueueWorkflowStart, startAfterCommit, WorkflowStartRequest } from '../api/services/workflow-starts';
+import { enqueueWorkflowStart, startAllAfterCommit, WorkflowStartRequest } from '../api/services/workflow-starts';
 import { webhookDeliveryWorkflowId } from '../workflows/ids';
 
 /**
@@ -52,9 +51,4 @@ export async function fanOutEvent(em: Em, event: DomainEvent): Promise<WorkflowS
  * Starts the delivery workflows of a committed transaction now, so the first attempt follows the event within
  * milliseconds; any start that fails here stays in the outbox for the relay.
  */
-export async function startDeliveries(
-  deps: { orm: Orm; temporal: Client; config: { taskQueue: string } },
-  starts: WorkflowStartRequest[],
-): Promise<void> {
-  await Promise.all(starts.map((start) => startAfterCommit(deps.orm, deps.temporal, deps.config.taskQueue, start)));
-}
+export const startDeliveries = startAllAfterCommit;

@@ -1,9 +1,6 @@
 import type { Operation } from '../db/entities';
-import type { AssetCode } from '../domain/assets';
-import { Dec, toAmount } from '../domain/money';
 import { currentState } from '../domain/states';
-
-const amount = (value: Dec | string, asset: string) => toAmount(value, asset as AssetCode);
+import { amount } from '../api/presenters/amount';
 
 /**
  * The spec's operation event payload, shared by OPERATION_REQUESTED / COMPLETED / FAILED. `atTime` is the

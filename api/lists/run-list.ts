@@ -7,8 +7,8 @@ import { parseFilters } from './filter-parser';
 import { compileFilters } from './filter-sql';
 import { keysetPage, pageCursors, PageDirection, trimPage } from './keyset';
 
-/** The list conventions of the spec, shared by every collection endpoint. */
-export const listQuerySchema = {
+/** The paging half of the list conventions: alone, the query of a list without filters. */
+export const pageQuerySchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -16,8 +16,13 @@ export const listQuerySchema = {
     cursor: { type: 'string', minLength: 1, maxLength: 1024 },
     direction: { type: 'string', enum: ['NEXT', 'PREVIOUS'], default: 'NEXT' },
     sortOrder: { type: 'string', enum: ['ASCENDING', 'DESCENDING'], default: 'DESCENDING' },
-    filters: { type: 'string', maxLength: 4096 },
   },
+} as const;
+
+/** The list conventions of the spec, shared by every collection endpoint. */
+export const listQuerySchema = {
+  ...pageQuerySchema,
+  properties: { ...pageQuerySchema.properties, filters: { type: 'string', maxLength: 4096 } },
 } as const;
 
 export interface ListQuery {

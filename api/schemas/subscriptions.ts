@@ -1,4 +1,5 @@
 import { EVENT_RESOURCES, EVENT_TYPES } from '../../events/types';
+import { pageQuerySchema } from '../lists/run-list';
 import { idParams } from './common';
 
 // Which events belong to which resource is checked by the service (VALIDATION_ERROR naming the entry).
@@ -33,16 +34,7 @@ export const subscriptionParams = idParams('subscriptionId');
 export const executionLogParams = idParams('subscriptionId', 'executionLogId');
 
 // The delivery-log list follows the list conventions without filters (spec).
-export const executionLogListQuery = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    limit: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
-    cursor: { type: 'string', minLength: 1, maxLength: 1024 },
-    direction: { type: 'string', enum: ['NEXT', 'PREVIOUS'], default: 'NEXT' },
-    sortOrder: { type: 'string', enum: ['ASCENDING', 'DESCENDING'], default: 'DESCENDING' },
-  },
-} as const;
+export const executionLogListQuery = pageQuerySchema;
 
 // Response shapes (built by api/presenters/subscription.ts).
 const timestamp = { type: 'string', format: 'date-time' } as const;

@@ -14,7 +14,7 @@ import { instructionEventPayload } from '../../events/beneficiary';
 import { RELATIONSHIP_TYPES } from '../schemas/beneficiaries';
 import { instructionReviewWorkflowId } from '../../workflows/ids';
 import type { ServiceContext } from './context';
-import { enqueueWorkflowStart, startAfterCommit, WorkflowStartRequest } from './workflow-starts';
+import { enqueueWorkflowStart, startAllAfterCommit, WorkflowStartRequest } from './workflow-starts';
 import { afterCommit, inTransaction } from '../../db/transaction';
 
 export interface PixInstructionInput {
@@ -50,7 +50,7 @@ export async function createBeneficiary(s: ServiceContext, em: Em, input: Create
     });
     return newInstruction(tx, b, input.paymentInstruction, now);
   });
-  await afterCommit(() => startAll(s, starts));
+  await afterCommit(() => startReviewAndDeliveries(s, starts));
   return getBeneficiary(em, beneficiaryId);
 }
 
@@ -78,7 +78,7 @@ export async function addPaymentInstruction(s: ServiceContext, em: Em, beneficia
     b.updatedAt = now;
     return newInstruction(tx, b, input, now);
   });
-  await afterCommit(() => startAll(s, starts));
+  await afterCommit(() => startReviewAndDeliveries(s, starts));
   return getBeneficiary(em, beneficiaryId);
 }
 
@@ -118,8 +118,7 @@ async function instructionCounts(em: Em, beneficiaryIds: string[]): Promise<Map<
 }
 
 /** After COMMIT: the review workflow and the event's webhook deliveries (the relay covers a failure). */
-const startAll = (s: ServiceContext, starts: WorkflowStartRequest[]) =>
-  Promise.all(starts.map((start) => startAfterCommit(s.orm, s.temporal, s.config.taskQueue, start)));
+const startReviewAndDeliveries = startAllAfterCommit;
 
 /**
  * Inserts the instruction, its CREATED event (with its webhook deliveries) and its review workflow's outbox

@@ -26,13 +26,14 @@ async function findLog(em: Em, subscriptionId: string, executionLogId: string): 
 }
 
 export async function listExecutionLogs(em: Em, subscriptionId: string, query: ListQuery, cursorSecret: string) {
-  await findSubscription(em, subscriptionId);
+  // The query's own errors (a bad cursor) come first, as on every list; then the subscription must exist.
   const page = await runList(
     em,
     { entity: ExecutionLogSchema, from: 'execution_logs l', alias: 'l', catalogue: {}, where: { sql: 'l.subscription_id = ? and l.attempts > 0', params: [subscriptionId] } },
     query,
     cursorSecret,
   );
+  await findSubscription(em, subscriptionId);
   return { data: page.data.map(presentExecutionLog), meta: page.meta };
 }
 

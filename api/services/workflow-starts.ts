@@ -79,6 +79,11 @@ export function startAfterCommit(orm: Orm, temporal: Client, taskQueue: string, 
   return started;
 }
 
+/** After COMMIT: every start a committed transaction recorded, now (each as startAfterCommit: the relay covers a failure). */
+export async function startAllAfterCommit(deps: { orm: Orm; temporal: Client; config: { taskQueue: string } }, starts: WorkflowStartRequest[]): Promise<void> {
+  await Promise.all(starts.map((start) => startAfterCommit(deps.orm, deps.temporal, deps.config.taskQueue, start)));
+}
+
 /** Resolves once every start begun by startAfterCommit so far has finished (or failed over to the relay). */
 export async function workflowStartsSettled(): Promise<void> {
   await Promise.all([...startsInFlight]);

@@ -1,22 +1,29 @@
-// Real API and worker processes for crash tests: `tsx api/main.ts` / `tsx worker/main.ts` on the run's database
-// and Temporal server, each in its own process group (tsx runs the program in a grandchild, which must die too).
+// Cambio's own entry points as real child processes (API, worker) on the run's database and Temporal server, for
+// crash, chaos and shutdown tests. Each runs as `node --import tsx <entry>`: one process, so a signal sent to it
+// reaches the application itself; and in its own process group, so a SIGKILL takes anything it started with it.
 import { ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
-import type { Client } from '@temporalio/client';
-import { eventually } from './stack';
+import { eventually, stack } from './stack';
 
 /* eslint-disable @typescript-eslint/no-var-requires */
 const { freePort } = require('../../scripts/lib/temporal-binary') as { freePort: () => Promise<number> };
+export { freePort };
 
 const ROOT = path.resolve(__dirname, '../..');
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
 
 export interface Proc {
   name: string;
   child: ChildProcess;
-  /** The last 4 kB of its output, for failure messages. */
+  /** The last 8 kB of its stdout and stderr, for failure messages. */
   output(): string;
   alive(): boolean;
+  exited: Promise<Exit>;
 }
 
 export interface ApiProc extends Proc {
@@ -25,30 +32,25 @@ export interface ApiProc extends Proc {
 
 const procs: Proc[] = [];
 
-function spawnTsx(name: string, entry: string, env: Record<string, string>): Proc {
-  const child = spawn(path.join(ROOT, 'node_modules/.bin/tsx'), [entry], {
+/** `node --import tsx <entry>` with the test run's environment plus `env`; killAll() ends it if the test does not. */
+export function spawnEntry(name: string, entry: string, env: Record<string, string> = {}): Proc {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, LOG_LEVEL: 'warn', SANDBOX: 'true', ...env },
   });
   let out = '';
   const keep = (chunk: Buffer) => {
-    out = (out + chunk.toString('utf8')).slice(-4000);
+    out = (out + chunk.toString('utf8')).slice(-8000);
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
-  const proc: Proc = { name, child, output: () => out, alive: () => child.exitCode === null && child.signalCode === null };
+  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const proc: Proc = { name, child, output: () => out, alive: () => child.exitCode === null && child.signalCode === null, exited };
   procs.push(proc);
   return proc;
 }
-
-const baseEnv = (taskQueue: string) => ({
-  DATABASE_URL: process.env.DATABASE_URL!,
-  TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS!,
-  TEMPORAL_TASK_QUEUE: taskQueue,
-  SANDBOX: 'true',
-});
 
 function status(url: string): Promise<number> {
   return new Promise((resolve) => {
@@ -61,10 +63,10 @@ function status(url: string): Promise<number> {
   });
 }
 
-/** An API process on a free port; resolves once /readyz answers 200. */
+/** An API process on a free loopback port; resolves once /readyz answers 200. */
 export async function spawnApi(name: string, taskQueue: string, env: Record<string, string> = {}): Promise<ApiProc> {
   const port = await freePort();
-  const proc = spawnTsx(name, 'api/main.ts', { ...baseEnv(taskQueue), PORT: String(port), HOST: '127.0.0.1', ...env });
+  const proc = spawnEntry(name, 'api/main.ts', { TEMPORAL_TASK_QUEUE: taskQueue, PORT: String(port), HOST: '127.0.0.1', ...env });
   const url = `http://127.0.0.1:${port}`;
   await eventually(
     async () => {
@@ -75,22 +77,27 @@ export async function spawnApi(name: string, taskQueue: string, env: Record<stri
     90000,
     200,
   );
-  return { ...proc, url };
+  return Object.assign(proc, { url });
 }
 
-/** A worker process; resolves once Temporal sees `pollers` distinct pollers on the task queue (this one included). */
-export async function spawnWorker(name: string, taskQueue: string, temporal: Client, namespace: string, pollers: number): Promise<Proc> {
-  const proc = spawnTsx(name, 'worker/main.ts', baseEnv(taskQueue));
-  await waitForPollers(temporal, namespace, taskQueue, pollers, () => (proc.alive() ? undefined : `${name} exited early: ${proc.output()}`));
+/**
+ * A worker process on `taskQueue`; resolves once Temporal sees `pollers` distinct pollers on the queue (this one
+ * included; 0: at once, without waiting).
+ */
+export async function spawnWorker(name: string, taskQueue: string, { pollers = 1, env = {} }: { pollers?: number; env?: Record<string, string> } = {}): Promise<Proc> {
+  const proc = spawnEntry(name, 'worker/main.ts', { TEMPORAL_TASK_QUEUE: taskQueue, ...env });
+  if (pollers > 0) await waitForPollers(taskQueue, pollers, () => (proc.alive() ? undefined : `${name} exited early: ${proc.output()}`));
   return proc;
 }
 
-export async function waitForPollers(temporal: Client, namespace: string, taskQueue: string, n: number, abort: () => string | undefined = () => undefined) {
+/** Until Temporal sees `n` distinct pollers on the task queue; fails at once when `abort` gives a reason. */
+export async function waitForPollers(taskQueue: string, n: number, abort: () => string | undefined = () => undefined): Promise<void> {
+  const { services, config } = await stack();
   await eventually(
     async () => {
       const reason = abort();
       if (reason) throw new Error(reason);
-      const res = await temporal.workflowService.describeTaskQueue({ namespace, taskQueue: { name: taskQueue } });
+      const res = await services.temporal.workflowService.describeTaskQueue({ namespace: config.temporalNamespace, taskQueue: { name: taskQueue } });
       return new Set((res.pollers ?? []).map((p) => p.identity)).size;
     },
     (count) => count >= n,
@@ -99,37 +106,37 @@ export async function waitForPollers(temporal: Client, namespace: string, taskQu
   );
 }
 
-/** SIGKILL to the whole process group; resolves once the direct child has exited. */
-export async function kill(proc: Proc): Promise<void> {
-  const { child } = proc;
-  if (!proc.alive()) return;
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+/** SIGKILL to the whole process group, ignoring one that is gone already. */
+function killGroup(proc: Proc): void {
   try {
-    process.kill(-child.pid!, 'SIGKILL');
+    process.kill(-proc.child.pid!, 'SIGKILL');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
   }
-  await exited;
 }
 
-/** Waits for a process that is expected to die by itself (a crash point); its group is killed after it. */
-export async function exitOf(proc: Proc, timeoutMs = 10000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  const { child } = proc;
-  if (proc.alive()) {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${proc.name} did not exit within ${timeoutMs} ms: ${proc.output()}`)), timeoutMs);
-      child.once('exit', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-  }
+/** SIGKILL to the whole process group; resolves once the process has exited. */
+export async function kill(proc: Proc): Promise<void> {
+  if (!proc.alive()) return;
+  killGroup(proc);
+  await proc.exited;
+}
+
+/**
+ * Waits for a process that is expected to end by itself (a crash point, a signal it was sent); fails after `ms`
+ * with its output. Whatever is left of its process group is killed after it.
+ */
+export async function exitWithin(proc: Proc, ms = 10000): Promise<Exit> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${proc.name} did not exit within ${ms} ms; output:\n${proc.output()}`)), ms);
+  });
   try {
-    process.kill(-child.pid!, 'SIGKILL');
-  } catch {
-    // the group is gone already
+    return await Promise.race([proc.exited, timeout]);
+  } finally {
+    clearTimeout(timer);
+    if (!proc.alive()) killGroup(proc);
   }
-  return { code: child.exitCode, signal: child.signalCode };
 }
 
 /** Kills every process these helpers started (an `after` hook of each file that uses them). */

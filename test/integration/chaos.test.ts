@@ -36,6 +36,8 @@ interface Attempt {
 /** The client side: retries with the same key on the other API until an answer that is not worth retrying. */
 class ChaosClient {
   attempts = new Map<string, Attempt[]>();
+  /** Operation creates under way per API: the kill must land while one is, or nothing tests the failover. */
+  createsInFlight = new Map<string, number>();
   constructor(
     private readonly apis: ApiProc[],
     private readonly c: TestCustomer,
@@ -50,6 +52,8 @@ class ChaosClient {
       const live = this.apis.filter((a) => a.alive());
       const api = live.length === 0 ? this.apis[0] : live.includes(this.apis[(preferred + attempt) % 2]) ? this.apis[(preferred + attempt) % 2] : live[0];
       let answer: Answer | undefined;
+      const isCreate = path.startsWith('/api/operations/');
+      if (isCreate) this.createsInFlight.set(api.name, (this.createsInFlight.get(api.name) ?? 0) + 1);
       try {
         const res = await fetch(`${api.url}${path}`, {
           method: 'POST',
@@ -61,6 +65,8 @@ class ChaosClient {
         log.push({ api: api.name, outcome: `${res.status}${answer.body.code ? ` ${answer.body.code}` : ''}${res.headers.get('idempotent-replayed') ? ' replayed' : ''}` });
       } catch (err) {
         log.push({ api: api.name, outcome: `no answer: ${(err as Error).message}` });
+      } finally {
+        if (isCreate) this.createsInFlight.set(api.name, this.createsInFlight.get(api.name)! - 1);
       }
       const retry = !answer || answer.status >= 500 || (answer.status === 409 && answer.body.code === 'IDEMPOTENCY_KEY_IN_USE');
       if (!retry) return answer!;
@@ -75,14 +81,12 @@ describe('chaos: 2 APIs and 2 workers, one of each SIGKILLed mid-load', function
   after(killAll);
 
   it('settles every accepted operation exactly once; operations = keys answered 2xx; balances add up', async () => {
-    const { services, config } = await stack();
     const taskQueue = `cambio-chaos-${randomUUID()}`;
-    const namespace = config.temporalNamespace;
     const spawning = Promise.all([
       spawnApi('api-1', taskQueue),
       spawnApi('api-2', taskQueue),
-      spawnWorker('worker-1', taskQueue, services.temporal, namespace, 1),
-      spawnWorker('worker-2', taskQueue, services.temporal, namespace, 1),
+      spawnWorker('worker-1', taskQueue),
+      spawnWorker('worker-2', taskQueue),
     ]);
     spawning.catch(() => undefined);
 
@@ -91,7 +95,7 @@ describe('chaos: 2 APIs and 2 workers, one of each SIGKILLed mid-load', function
     const [a, b] = await Promise.all([activeAccount(c, ['BRL', 'USD']), activeAccount(c, ['BRL', 'USD'])]);
     await Promise.all([fund(c, a.id, 'BRL', FUNDING), fund(c, b.id, 'BRL', FUNDING)]);
     const [api1, api2, worker1] = (await spawning) as [ApiProc, ApiProc, Proc, Proc];
-    await waitForPollers(services.temporal, namespace, taskQueue, 2);
+    await waitForPollers(taskQueue, 2);
     const client = new ChaosClient([api1, api2], c);
 
     type Kind = 'A_TO_B' | 'B_TO_A' | 'SWAP';
@@ -128,9 +132,10 @@ describe('chaos: 2 APIs and 2 workers, one of each SIGKILLed mid-load', function
 
     // Mid-load: one API and one worker die without warning; the worker comes back (a supervisor would restart it).
     await eventually(async () => accepted, (n) => n >= total / 4, 60000, 10);
+    await eventually(async () => client.createsInFlight.get(api1.name) ?? 0, (n) => n > 0, 30000, 1);
     acceptedAtKill = accepted;
     await Promise.all([kill(api1), kill(worker1)]);
-    const restarted = spawnWorker('worker-1-restarted', taskQueue, services.temporal, namespace, 1);
+    const restarted = spawnWorker('worker-1-restarted', taskQueue);
     restarted.catch(() => undefined);
     await load;
     await restarted;

@@ -7,7 +7,7 @@ import { systemEm } from '../../db/orm';
 import { relayWorkflowStarts } from '../../api/services/workflow-starts';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, fund, quote, untilStatus } from '../helpers/money';
-import { exitOf, killAll, spawnApi } from '../helpers/processes';
+import { exitWithin, killAll, spawnApi } from '../helpers/processes';
 import { idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
 
 async function sql<T = Record<string, unknown>>(query: string, params: unknown[] = []): Promise<T[]> {
@@ -65,7 +65,7 @@ describe('idempotency across a process crash', function () {
     const before = (await operationsFrom(source.id)).length;
 
     await postExpectingNoAnswer(`${crashAfter.url}/api/operations/transfer`, c, key, body);
-    await exitOf(crashAfter);
+    await exitWithin(crashAfter);
     const committed = (await operationsFrom(source.id)).slice(before);
     expect(committed, 'the dead process had committed the transfer').to.have.length(1);
 
@@ -94,7 +94,7 @@ describe('idempotency across a process crash', function () {
     const before = (await operationsFrom(source.id)).length;
 
     await postExpectingNoAnswer(`${crashBefore.url}/api/operations/swap`, c, key, body);
-    await exitOf(crashBefore);
+    await exitWithin(crashBefore);
     expect(await operationsFrom(source.id), 'nothing of the dead request survived').to.have.length(before);
     const [quoteRow] = await sql<{ consumed_by: string | null }>('select consumed_by from quotes where id = ?', [q.id]);
     expect(quoteRow.consumed_by, 'the quote is still free').to.equal(null);
@@ -121,7 +121,7 @@ describe('idempotency across a process crash', function () {
     // The payment commits in its own transaction (the workflow must see it), the workflow reconciles it, and
     // the process dies before the key's result commits.
     await postExpectingNoAnswer(`${crashBeforePayment.url}/api/sandbox/operations/${dep.body.id}/inbound-payment`, c, key, body);
-    await exitOf(crashBeforePayment);
+    await exitWithin(crashBeforePayment);
     await untilStatus(c, dep.body.id, 'COMPLETED');
 
     // Without the key naming the payment, this retry would have answered 409 (completed) or recorded 30.00 again.

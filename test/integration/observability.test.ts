@@ -1,6 +1,4 @@
 import net from 'node:net';
-import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import supertest from 'supertest';
@@ -8,6 +6,7 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import { Client, Connection } from '@temporalio/client';
 import { createApp } from '../../api/app';
 import { ormConfig } from '../../db/orm';
+import { kill, spawnWorker } from '../helpers/processes';
 import { idem, newCustomer, stack } from '../helpers/stack';
 import { activeAccount } from '../helpers/fixtures';
 import { fund, quote } from '../helpers/money';
@@ -160,38 +159,23 @@ describe('observability', function () {
   describe('worker metrics', () => {
     it("serves the Temporal SDK's worker metrics at WORKER_METRICS_ADDRESS", async function () {
       this.timeout(150_000);
-      const root = path.resolve(__dirname, '../..');
       const address = `127.0.0.1:${await closedPort()}`;
-      // Its own process group: tsx runs the worker in a grandchild, which must stop too.
-      const child = spawn(path.join(root, 'node_modules/.bin/tsx'), ['worker/main.ts'], {
-        cwd: root,
-        detached: true,
-        stdio: ['ignore', 'ignore', 'pipe'],
-        env: { ...process.env, TEMPORAL_TASK_QUEUE: `metrics-${randomUUID()}`, WORKER_METRICS_ADDRESS: address, LOG_LEVEL: 'warn' },
-      });
-      let stderr = '';
-      child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString('utf8')).slice(-4000)));
+      const worker = await spawnWorker('worker-metrics', `metrics-${randomUUID()}`, { pollers: 0, env: { WORKER_METRICS_ADDRESS: address } });
       try {
         const deadline = Date.now() + 120_000;
         let text = '';
-        while (Date.now() < deadline && child.exitCode === null) {
+        while (Date.now() < deadline && worker.alive()) {
           const res = await fetch(`http://${address}/metrics`).catch(() => undefined);
           text = res?.ok ? await res.text() : '';
           // Slot gauges appear once the worker has registered its pollers.
           if (text.includes('temporal_worker_task_slots_available')) break;
           await new Promise((r) => setTimeout(r, 500));
         }
-        expect(child.exitCode, stderr).to.equal(null);
+        expect(worker.alive(), worker.output()).to.equal(true);
         expect(text).to.contain('temporal_worker_task_slots_available');
         expect(text).to.match(/temporal_\w+\{[^}]*task_queue="metrics-/);
       } finally {
-        const exited = child.exitCode === null && child.signalCode === null ? new Promise((r) => child.once('exit', r)) : undefined;
-        try {
-          process.kill(-child.pid!, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-        await exited;
+        await kill(worker);
       }
     });
   });

@@ -1,10 +1,8 @@
 // Crash resilience against real Postgres and a real Temporal server: the outbox closes the gap between the
 // API's COMMIT and its workflow start, activities retried after COMMIT post once, and a worker killed
 // mid-flight loses nothing when another takes over its task queue.
-import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
 import { expect } from 'chai';
 import Decimal from 'decimal.js';
 import { Client, WorkflowNotFoundError } from '@temporalio/client';
@@ -22,9 +20,8 @@ import { operationWorkflowId } from '../../workflows/ids';
 import { activeAccount } from '../helpers/fixtures';
 import { approvedInstruction } from '../helpers/beneficiary-fixtures';
 import { assertLedgerBalanced, balance, fund, getOp, quote, untilStatus } from '../helpers/money';
+import { kill, killAll, spawnWorker } from '../helpers/processes';
 import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
-
-const ROOT = path.resolve(__dirname, '../..');
 
 /**
  * The API process "killed between COMMIT and start": a copy of the services whose Temporal client rejects
@@ -297,43 +294,6 @@ describe('resilience', () => {
   });
 
   describe('a worker killed mid-flight', () => {
-    const children: ChildProcess[] = [];
-    const output = new Map<ChildProcess, string>();
-
-    /** `tsx worker/main.ts` in its own process group: tsx runs the worker in a grandchild, which must die too. */
-    function spawnWorker(taskQueue: string): ChildProcess {
-      const child = spawn(path.join(ROOT, 'node_modules/.bin/tsx'), ['worker/main.ts'], {
-        cwd: ROOT,
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: {
-          ...process.env,
-          DATABASE_URL: process.env.DATABASE_URL,
-          TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS,
-          TEMPORAL_TASK_QUEUE: taskQueue,
-          LOG_LEVEL: 'warn',
-        },
-      });
-      output.set(child, '');
-      const keep = (chunk: Buffer) => output.set(child, (output.get(child)! + chunk.toString('utf8')).slice(-4000));
-      child.stdout!.on('data', keep);
-      child.stderr!.on('data', keep);
-      children.push(child);
-      return child;
-    }
-
-    /** SIGKILL to the whole group; resolves once the direct child has exited. */
-    async function kill(child: ChildProcess): Promise<void> {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise<void>((r) => child.once('exit', () => r()));
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
-      }
-      await exited;
-    }
-
     /** Live (non-zombie) processes of a process group, read from /proc; undefined where there is no /proc. */
     function liveInGroup(pgid: number): number | undefined {
       if (!fs.existsSync('/proc/self/stat')) return undefined;
@@ -350,9 +310,7 @@ describe('resilience', () => {
       return n;
     }
 
-    after(async () => {
-      await Promise.all(children.map(kill));
-    });
+    after(killAll);
 
     it('leaves nothing behind: a second worker completes every operation, each settled once', async function () {
       this.timeout(180000);
@@ -364,18 +322,8 @@ describe('resilience', () => {
       const target = await activeAccount(c, ['BRL']);
       await fund(c, source.id, 'BRL', '10000.00');
 
-      const first = spawnWorker(taskQueue);
       // Ready once it polls its task queue (bundling the workflows takes a while).
-      await eventually(
-        async () => {
-          if (first.exitCode !== null) throw new Error(`worker exited early (${first.exitCode}): ${output.get(first)}`);
-          const res = await services.temporal.workflowService.describeTaskQueue({ namespace: config.temporalNamespace, taskQueue: { name: taskQueue } });
-          return res.pollers?.length ?? 0;
-        },
-        (n) => n > 0,
-        90000,
-        250,
-      );
+      const first = await spawnWorker('worker-1', taskQueue);
 
       const quotes = await Promise.all(
         Array.from({ length: 10 }, () => quote(c, { accountId: source.id, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '100.00' })),
@@ -395,10 +343,10 @@ describe('resilience', () => {
       await eventually(() => countRows(`select count(*) as n ${ofSource} and status <> 'REQUESTED'`, [source.id]), (n) => n > 0, 30000, 5);
       await kill(first);
       const atCrash = await sql<{ status: string; n: string }>(`select status, count(*) as n ${ofSource} group by status`, [source.id]);
-      expect(first.signalCode, 'the first worker died of SIGKILL').to.equal('SIGKILL');
-      if (liveInGroup(first.pid!) !== undefined) {
-        // tsx runs the worker in a grandchild: the whole group must be gone, or the "crash" kept working.
-        await eventually(async () => liveInGroup(first.pid!)!, (n) => n === 0, 5000);
+      expect(first.child.signalCode, 'the first worker died of SIGKILL').to.equal('SIGKILL');
+      if (liveInGroup(first.child.pid!) !== undefined) {
+        // The whole process group must be gone, or the "crash" kept working.
+        await eventually(async () => liveInGroup(first.child.pid!)!, (n) => n === 0, 5000);
       }
       const completedAtCrash = Number(atCrash.find((r) => r.status === 'COMPLETED')?.n ?? 0);
       expect(completedAtCrash, `the crash left work outstanding: ${JSON.stringify(atCrash)}`).to.be.below(20);
@@ -406,14 +354,14 @@ describe('resilience', () => {
       expect(created.every((o) => o.currentState.status === 'REQUESTED')).to.equal(true);
       const ids = created.map((o) => o.id);
 
-      spawnWorker(taskQueue);
+      const second = await spawnWorker('worker-2', taskQueue, { pollers: 0 });
       const statuses = await eventually(
         async () => sql<{ id: string; status: string }>('select id, status from operations where id in (?)', [ids]),
         (rows) => rows.length === ids.length && rows.every((r) => r.status === 'COMPLETED'),
         150000,
         500,
       ).catch((err: Error) => {
-        throw new Error(`${err.message}\nstatuses at crash: ${JSON.stringify(atCrash)}\nworker output:\n${children.map((ch) => output.get(ch)).join('\n---\n')}`);
+        throw new Error(`${err.message}\nstatuses at crash: ${JSON.stringify(atCrash)}\nworker output:\n${[first, second].map((p) => p.output()).join('\n---\n')}`);
       });
       expect(statuses).to.have.length(20);
 

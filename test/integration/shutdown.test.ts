@@ -11,7 +11,7 @@ import { operationWorkflowId } from '../../workflows/ids';
 import { activeAccount } from '../helpers/fixtures';
 import { fund, untilStatus } from '../helpers/money';
 import { eventually, newCustomer, stack } from '../helpers/stack';
-import { exitWithin, freePort, killAll, Proc, spawnEntry } from '../helpers/entry-processes';
+import { exitWithin, killAll, spawnApi, spawnWorker } from '../helpers/processes';
 
 /** A transaction holding FOR UPDATE locks on the BRL balance rows of `accountIds` until release(). */
 async function lockBalances(accountIds: string[]) {
@@ -45,30 +45,18 @@ async function fundedPair() {
 
 describe('graceful shutdown under load', function () {
   this.timeout(180000);
-  const procs: Proc[] = [];
-  after(() => killAll(procs));
+  after(killAll);
 
   it('API: SIGTERM answers every accepted request for real (201), refuses new ones, drains readiness and exits 0', async () => {
     const { config } = await stack();
     const { c, source, target } = await fundedPair();
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const api = spawnEntry('api/main.ts', {
-      PORT: String(port),
-      TEMPORAL_TASK_QUEUE: config.taskQueue, // the test stack's worker runs what this API starts
+    // On the test stack's task queue: its worker runs what this API starts.
+    const api = await spawnApi('api', config.taskQueue, {
       SHUTDOWN_DELAY_SECONDS: '2',
       SHUTDOWN_GRACE_SECONDS: '25',
+      LOG_LEVEL: 'info',
     });
-    procs.push(api);
-    await eventually(
-      async () => {
-        if (!api.running()) throw new Error(`API exited early:\n${api.output()}`);
-        return fetch(`${base}/readyz`).then((r) => r.status, () => 0);
-      },
-      (s) => s === 200,
-      90000,
-      250,
-    );
+    const base = api.url;
 
     const lock = await lockBalances([source.id, target.id]);
     let released = false;
@@ -96,7 +84,7 @@ describe('graceful shutdown under load', function () {
       expect(ready).to.deep.include({ status: 503, body: { status: 'draining', checks: {} } });
       // Then the port closes while the accepted requests are still running.
       await eventually(() => fetch(`${base}/healthz`).then(() => 'open', () => 'refused'), (s) => s === 'refused', 15000, 100);
-      expect(api.running(), 'the API waits for its in-flight requests').to.equal(true);
+      expect(api.alive(), 'the API waits for its in-flight requests').to.equal(true);
 
       await lock.release();
       released = true;
@@ -130,12 +118,11 @@ describe('graceful shutdown under load', function () {
     let released = false;
     try {
       const waitersBefore = await lockWaiters();
-      const first = spawnEntry('worker/main.ts', { TEMPORAL_TASK_QUEUE: taskQueue, SHUTDOWN_GRACE_SECONDS: '20' });
-      procs.push(first);
+      const first = await spawnWorker('worker-1', taskQueue, { pollers: 0, env: { SHUTDOWN_GRACE_SECONDS: '20', LOG_LEVEL: 'info' } });
       // Its settle activity is running, blocked on our lock.
       await eventually(
         async () => {
-          if (!first.running()) throw new Error(`worker exited early:\n${first.output()}`);
+          if (!first.alive()) throw new Error(`worker exited early:\n${first.output()}`);
           return lockWaiters();
         },
         (n) => n > waitersBefore,
@@ -144,7 +131,7 @@ describe('graceful shutdown under load', function () {
       );
       first.child.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 1500));
-      expect(first.running(), 'the worker waits for its in-flight activity').to.equal(true);
+      expect(first.alive(), 'the worker waits for its in-flight activity').to.equal(true);
       expect(await statusOf()).to.deep.equal(['REQUESTED', 'REQUESTED']);
 
       await lock.release();
@@ -158,8 +145,7 @@ describe('graceful shutdown under load', function () {
     }
 
     // Nothing lost: a new worker takes over whatever was left, and each transfer settled exactly once.
-    const second = spawnEntry('worker/main.ts', { TEMPORAL_TASK_QUEUE: taskQueue });
-    procs.push(second);
+    const second = await spawnWorker('worker-2', taskQueue, { pollers: 0, env: { LOG_LEVEL: 'info' } });
     for (const id of ids) await untilStatus(c, id, 'COMPLETED', 90000);
     for (const id of ids) {
       await eventually(

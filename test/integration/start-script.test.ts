@@ -6,7 +6,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { eventually, stack } from '../helpers/stack';
-import { freePort } from '../helpers/entry-processes';
+import { freePort } from '../helpers/processes';
 
 const ROOT = path.resolve(__dirname, '../..');
 

@@ -4,71 +4,45 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import Decimal from 'decimal.js';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { systemEm, tenantEm } from '../../db/orm';
 import { CambioError } from '../../domain/errors';
-import { createActivities } from '../../activities';
 import type { ServiceContext } from '../../api/services/context';
 import { createDeposit } from '../../api/services/operations/deposit';
 import { recordInboundPayment, replayDeposit } from '../../api/services/operations/signals';
 import { operationWorkflowId } from '../../workflows/ids';
-import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, getOp, quote } from '../helpers/money';
 import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { startTimeSkipping, TimeSkipping } from '../helpers/time-skipping';
 
 const DAY = 86400;
-// temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD (every attribute of ours is a Keyword).
-const INDEXED_VALUE_KEYWORD = 2;
 
 describe('deposit timers (time skipping)', () => {
-  let env: TestWorkflowEnvironment;
-  let bundle: WorkflowBundleWithSourceMap;
+  let skipping: TimeSkipping;
   let ctx: ServiceContext;
   let c: TestCustomer;
   let accountId: string;
   const taskQueue = `cambio-timers-${randomUUID()}`;
 
   before(async function () {
-    const serverPath = process.env.TEMPORAL_TEST_SERVER_PATH;
-    if (!serverPath) {
-      process.stderr.write('deposit timers: skipped, TEMPORAL_TEST_SERVER_PATH is not set (`npm test` sets it to the time-skipping test server)\n');
-      this.skip();
-    }
     this.timeout(120000);
-    // The stack installs the SDK runtime (with its logger): it must exist before the test environment's.
+    skipping = await startTimeSkipping(this, 'deposit timers');
     const { services, config } = await stack();
-    env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: serverPath! } } });
-    // The test server rejects starts carrying unregistered search attributes; register ours as npm test does.
-    await env.connection.operatorService.addSearchAttributes({
-      namespace: env.namespace ?? 'default',
-      searchAttributes: Object.fromEntries(Object.keys(SEARCH_ATTRIBUTES).map((name) => [name, INDEXED_VALUE_KEYWORD])),
-    });
-    bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
     // The windows the spec names, whatever the environment configures.
-    ctx = { ...services, temporal: env.client, config: { ...config, taskQueue, depositWindowSeconds: DAY, replayWindowSeconds: 7 * DAY } };
+    ctx = { ...services, temporal: skipping.env.client, config: { ...config, taskQueue, depositWindowSeconds: DAY, replayWindowSeconds: 7 * DAY } };
     c = await newCustomer('Timers Ltda');
     accountId = (await activeAccount(c, ['BRL'])).id;
   });
 
   after(async () => {
-    await env?.teardown();
+    await skipping?.env.teardown();
   });
 
   /** Runs `fn` while a worker on the test server serves this file's task queue. */
-  async function withWorker<T>(fn: () => Promise<T>): Promise<T> {
-    const worker = await Worker.create({
-      connection: env.nativeConnection,
-      taskQueue,
-      workflowBundle: bundle,
-      activities: createActivities({ config: ctx.config, orm: ctx.orm, rates: ctx.rates, temporal: env.client }),
-    });
-    return worker.runUntil(fn);
-  }
+  const withWorker = <T>(fn: () => Promise<T>): Promise<T> => skipping.withWorker(ctx, fn);
 
   const em = () => tenantEm(ctx.orm, c.customerId);
-  const workflow = (operationId: string) => env.client.workflow.getHandle<() => Promise<string>>(operationWorkflowId(operationId));
+  const workflow = (operationId: string) => skipping.env.client.workflow.getHandle<() => Promise<string>>(operationWorkflowId(operationId));
   const statuses = (op: { states: Array<{ status: string }> }) => op.states.map((s) => s.status);
   const count = async (query: string, params: unknown[]) => Number(((await systemEm(ctx.orm).execute(query, params)) as Array<{ n: string }>)[0].n);
 
@@ -86,7 +60,7 @@ describe('deposit timers (time skipping)', () => {
     const before = await balance(c, accountId, 'BRL');
     await withWorker(async () => {
       const dep = await openDeposit('100.00');
-      await env.sleep('23 hours');
+      await skipping.env.sleep('23 hours');
       expect((await getOp(c, dep.id)).currentState.status, 'still open an hour before the window closes').to.equal('REQUESTED');
 
       expect(await workflow(dep.id).result()).to.equal('FAILED');
@@ -112,7 +86,7 @@ describe('deposit timers (time skipping)', () => {
       expect(short.currentState.status).to.equal('FAILED');
       expect(short.currentState.reason?.code).to.equal('AMOUNT_MISMATCH');
 
-      await env.sleep('3 days');
+      await skipping.env.sleep('3 days');
       expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
       expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
 
@@ -136,10 +110,10 @@ describe('deposit timers (time skipping)', () => {
       const dep = await openDeposit('100.00');
       await recordInboundPayment(ctx, em(), dep.id, { amount: { value: '60.00', asset: 'BRL' } });
       await recordInboundPayment(ctx, em(), dep.id, { amount: { value: '40.00', asset: 'BRL' } });
-      const start = await env.currentTimeMs();
+      const start = await skipping.env.currentTimeMs();
       // The workflow closes when the replay window's timer fires.
       expect(await workflow(dep.id).result()).to.equal('FAILED');
-      expect((await env.currentTimeMs()) - start).to.be.at.least(7 * DAY * 1000 - 60_000);
+      expect((await skipping.env.currentTimeMs()) - start).to.be.at.least(7 * DAY * 1000 - 60_000);
 
       const refused = await replayDeposit(ctx, em(), dep.id).catch((e: unknown) => e);
       expect(refused).to.be.instanceOf(CambioError);

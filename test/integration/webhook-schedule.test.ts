@@ -3,65 +3,43 @@
 // Postgres and the receiver are real; only Temporal's clock is virtual.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { temporal as proto } from '@temporalio/proto';
 import { tenantEm } from '../../db/orm';
-import { createActivities } from '../../activities';
 import type { ServiceContext } from '../../api/services/context';
 import { createBeneficiary } from '../../api/services/beneficiaries';
 import { createSubscription } from '../../api/services/subscriptions';
 import { listExecutionLogs } from '../../api/services/execution-logs';
 import { webhookDeliveryWorkflowId } from '../../workflows/ids';
-import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
 import { Receiver } from '../helpers/receiver';
 import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { startTimeSkipping, TimeSkipping } from '../helpers/time-skipping';
 
-const INDEXED_VALUE_KEYWORD = 2;
 const DEFAULT_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
 
 describe('webhook retry schedule (time skipping)', () => {
-  let env: TestWorkflowEnvironment;
-  let bundle: WorkflowBundleWithSourceMap;
+  let skipping: TimeSkipping;
   let ctx: ServiceContext;
   let c: TestCustomer;
   let receiver: Receiver;
   const taskQueue = `cambio-webhook-timers-${randomUUID()}`;
 
   before(async function () {
-    const serverPath = process.env.TEMPORAL_TEST_SERVER_PATH;
-    if (!serverPath) {
-      process.stderr.write('webhook schedule: skipped, TEMPORAL_TEST_SERVER_PATH is not set\n');
-      this.skip();
-    }
     this.timeout(120000);
+    skipping = await startTimeSkipping(this, 'webhook schedule');
     const { services, config } = await stack();
-    env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: serverPath! } } });
-    await env.connection.operatorService.addSearchAttributes({
-      namespace: env.namespace ?? 'default',
-      searchAttributes: Object.fromEntries(Object.keys(SEARCH_ATTRIBUTES).map((name) => [name, INDEXED_VALUE_KEYWORD])),
-    });
-    bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
     // The production schedule and timeout, whatever the test stack configures.
-    ctx = { ...services, temporal: env.client, config: { ...config, taskQueue, webhookRetryScheduleSeconds: DEFAULT_SCHEDULE, webhookTimeoutSeconds: 10 } };
+    ctx = { ...services, temporal: skipping.env.client, config: { ...config, taskQueue, webhookRetryScheduleSeconds: DEFAULT_SCHEDULE, webhookTimeoutSeconds: 10 } };
     receiver = await new Receiver().start();
   });
 
   after(async () => {
     await receiver?.stop();
-    await env?.teardown();
+    await skipping?.env.teardown();
   });
 
-  async function withWorker<T>(fn: () => Promise<T>): Promise<T> {
-    const worker = await Worker.create({
-      connection: env.nativeConnection,
-      taskQueue,
-      workflowBundle: bundle,
-      activities: createActivities({ config: ctx.config, orm: ctx.orm, rates: ctx.rates, temporal: env.client }),
-    });
-    return worker.runUntil(fn);
-  }
+  /** Runs `fn` while a worker on the test server serves this file's task queue. */
+  const withWorker = <T>(fn: () => Promise<T>): Promise<T> => skipping.withWorker(ctx, fn);
 
   const em = () => tenantEm(ctx.orm, c.customerId);
 
@@ -79,7 +57,7 @@ describe('webhook retry schedule (time skipping)', () => {
   }
 
   async function timerDelays(workflowId: string): Promise<number[]> {
-    const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+    const history = await skipping.env.client.workflow.getHandle(workflowId).fetchHistory();
     return (history.events ?? [])
       .filter((e) => e.eventType === proto.api.enums.v1.EventType.EVENT_TYPE_TIMER_STARTED)
       .map((e) => Number(e.timerStartedEventAttributes!.startToFireTimeout!.seconds));
@@ -92,9 +70,9 @@ describe('webhook retry schedule (time skipping)', () => {
     receiver.fallback = { status: 500 };
     await withWorker(async () => {
       const { sub, workflowId } = await deliverOne('schedule@example.com');
-      const result = await env.client.workflow.getHandle(workflowId).result();
+      const result = await skipping.env.client.workflow.getHandle(workflowId).result();
       expect(result).to.deep.equal({ delivered: false, attempts: 8 });
-      const events = (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+      const events = (await skipping.env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
       const seconds = (e: (typeof events)[number]) => Number(e.eventTime!.seconds);
       const elapsedHours = (seconds(events[events.length - 1]) - seconds(events[0])) / 3600;
       expect(elapsedHours).to.be.within(27.5, 27.7);
@@ -114,7 +92,7 @@ describe('webhook retry schedule (time skipping)', () => {
     receiver.fallback = { status: 204 };
     await withWorker(async () => {
       const { sub, workflowId } = await deliverOne('retry-after@example.com');
-      expect(await env.client.workflow.getHandle(workflowId).result()).to.deep.equal({ delivered: true, attempts: 3 });
+      expect(await skipping.env.client.workflow.getHandle(workflowId).result()).to.deep.equal({ delivered: true, attempts: 3 });
       // 600 s asked for instead of 5; then a shorter Retry-After does not cut the 300 s delay.
       expect(await timerDelays(workflowId)).to.deep.equal([600, 300]);
       const logs = await eventually(

@@ -2,18 +2,8 @@ import { expect } from 'chai';
 import { findUnsafeText, MAX_DEPTH } from '../../api/schemas/hygiene';
 import { validateWith } from '../../api/schemas/ajv';
 import { amountValue, pastDate } from '../../api/schemas/common';
-import { CambioError } from '../../domain/errors';
 import { checkAmountLimit, Dec, withinAmountBounds } from '../../domain/money';
-
-const errorOf = (fn: () => void): CambioError => {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof CambioError) return err;
-    throw err;
-  }
-  throw new Error('expected a CambioError');
-};
+import { cambioErrorOf } from '../helpers/errors';
 
 describe('input hygiene', () => {
   it('finds NUL and unpaired surrogates in values and keys, with their JSON pointer', () => {
@@ -39,7 +29,7 @@ describe('input hygiene', () => {
   });
 
   it('answers unsafe text through validateWith as VALIDATION_ERROR before the schema runs', () => {
-    const err = errorOf(() => validateWith('query', { type: 'object' }, { filters: 'a[eq]=\u0000' }));
+    const err = cambioErrorOf(() => validateWith('query', { type: 'object' }, { filters: 'a[eq]=\u0000' }));
     expect(err.code).to.equal('VALIDATION_ERROR');
     expect(err.details.errors).to.deep.equal([{ path: '/query/filters', message: 'must not contain NUL characters' }]);
   });
@@ -57,15 +47,15 @@ describe('amount bounds', () => {
   });
 
   it('is INVALID_AMOUNT alone, VALIDATION_ERROR with other schema errors', () => {
-    expect(errorOf(() => validateWith('body', schema, { amount: '9'.repeat(33) })).code).to.equal('INVALID_AMOUNT');
-    expect(errorOf(() => validateWith('body', schema, { amount: '9'.repeat(33), other: 1 })).code).to.equal('VALIDATION_ERROR');
-    expect(errorOf(() => validateWith('body', schema, { amount: '1e5' })).code).to.equal('VALIDATION_ERROR');
+    expect(cambioErrorOf(() => validateWith('body', schema, { amount: '9'.repeat(33) })).code).to.equal('INVALID_AMOUNT');
+    expect(cambioErrorOf(() => validateWith('body', schema, { amount: '9'.repeat(33), other: 1 })).code).to.equal('VALIDATION_ERROR');
+    expect(cambioErrorOf(() => validateWith('body', schema, { amount: '1e5' })).code).to.equal('VALIDATION_ERROR');
     expect(() => validateWith('body', schema, { amount: '999999999999999.99' })).not.to.throw();
   });
 
   it('bounds a computed amount with checkAmountLimit', () => {
     expect(() => checkAmountLimit(new Dec('999999999999999.999999'), 'USD', '/targetAmount')).not.to.throw();
-    const err = errorOf(() => checkAmountLimit(new Dec('-1000000000000000'), 'USD', '/targetAmount'));
+    const err = cambioErrorOf(() => checkAmountLimit(new Dec('-1000000000000000'), 'USD', '/targetAmount'));
     expect([err.code, err.details.path]).to.deep.equal(['INVALID_AMOUNT', '/targetAmount']);
   });
 });
@@ -75,7 +65,7 @@ describe('date bounds', () => {
   it('accepts real dates from 1900-01-01 and refuses earlier or impossible ones', () => {
     expect(() => validateWith('body', schema, { d: '1900-01-01' })).not.to.throw();
     for (const d of ['1899-12-31', '0000-01-01', '2020-02-30', '20200-01-01']) {
-      expect(errorOf(() => validateWith('body', schema, { d })).code, d).to.equal('VALIDATION_ERROR');
+      expect(cambioErrorOf(() => validateWith('body', schema, { d })).code, d).to.equal('VALIDATION_ERROR');
     }
   });
 });

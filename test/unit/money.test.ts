@@ -2,18 +2,8 @@ import { expect } from 'chai';
 import Decimal from 'decimal.js';
 import fc from 'fast-check';
 import { ASSETS, type AssetCode, assetDecimals, isAssetCode, pegOf } from '../../domain/assets';
-import { CambioError } from '../../domain/errors';
 import { Dec, divDown, divUp, formatAmount, mulDown, parseAmountValue, toAmount } from '../../domain/money';
-
-function catchError(fn: () => unknown): CambioError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).to.be.instanceOf(CambioError);
-    return err as CambioError;
-  }
-  throw new Error('expected a CambioError');
-}
+import { cambioErrorOf } from '../helpers/errors';
 
 // A value with exactly `dp` fractional digits, from an integer number of minor units.
 const amountArb = (asset: AssetCode, max = 10n ** 18n): fc.Arbitrary<Dec> =>
@@ -46,14 +36,14 @@ describe('domain/money parseAmountValue', () => {
     it(`${asset}: accepts ${dp} decimals, rejects ${dp + 1}`, () => {
       const ok = `12.${'3'.repeat(dp)}`;
       expect(parseAmountValue(ok, asset).toFixed(dp)).to.equal(ok);
-      const err = catchError(() => parseAmountValue(`12.${'3'.repeat(dp + 1)}`, asset, { path: 'sourceAmount' }));
+      const err = cambioErrorOf(() => parseAmountValue(`12.${'3'.repeat(dp + 1)}`, asset, { path: 'sourceAmount' }));
       expect(err.code).to.equal('INVALID_AMOUNT_PRECISION');
       expect(err.details).to.deep.equal({ path: 'sourceAmount', asset, decimals: dp });
     });
   }
 
   it('counts trailing zeros as precision the client asked for', () => {
-    expect(catchError(() => parseAmountValue('1.500', 'USD')).code).to.equal('INVALID_AMOUNT_PRECISION');
+    expect(cambioErrorOf(() => parseAmountValue('1.500', 'USD')).code).to.equal('INVALID_AMOUNT_PRECISION');
   });
 
   it('accepts integers and leading zeros', () => {
@@ -63,7 +53,7 @@ describe('domain/money parseAmountValue', () => {
 
   for (const bad of ['', '1.', '.5', '1e3', '+1', ' 1', '1 ', '1,00', 'abc', '--1', '0x10', 'NaN', 'Infinity']) {
     it(`rejects malformed ${JSON.stringify(bad)} with VALIDATION_ERROR`, () => {
-      const err = catchError(() => parseAmountValue(bad, 'USD', { path: 'targetAmount' }));
+      const err = cambioErrorOf(() => parseAmountValue(bad, 'USD', { path: 'targetAmount' }));
       expect(err.code).to.equal('VALIDATION_ERROR');
       const errors = err.details.errors as { path: string; message: string }[];
       expect(errors).to.have.length(1);
@@ -74,7 +64,7 @@ describe('domain/money parseAmountValue', () => {
 
   it('rejects zero and negatives by default (positive: true)', () => {
     for (const v of ['0', '0.00', '-0', '-1', '-0.01']) {
-      expect(catchError(() => parseAmountValue(v, 'USD')).code).to.equal('INVALID_AMOUNT');
+      expect(cambioErrorOf(() => parseAmountValue(v, 'USD')).code).to.equal('INVALID_AMOUNT');
     }
   });
 
@@ -85,7 +75,7 @@ describe('domain/money parseAmountValue', () => {
   });
 
   it('checks precision before sign', () => {
-    expect(catchError(() => parseAmountValue('-1.234', 'USD')).code).to.equal('INVALID_AMOUNT_PRECISION');
+    expect(cambioErrorOf(() => parseAmountValue('-1.234', 'USD')).code).to.equal('INVALID_AMOUNT_PRECISION');
   });
 
   it('parses without binary float error', () => {

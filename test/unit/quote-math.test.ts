@@ -6,6 +6,7 @@ import { CambioError } from '../../domain/errors';
 import { Dec, formatAmount } from '../../domain/money';
 import { DEFAULT_MID_RATES, TableRateSource } from '../../domain/rates';
 import { type QuoteInput, type QuoteResult, computeQuote, formatRate } from '../../domain/quote-math';
+import { codeOf } from '../helpers/errors';
 
 const rates = new TableRateSource(DEFAULT_MID_RATES);
 const Wide = Dec.clone({ precision: 200 }); // assertions must never round
@@ -14,16 +15,6 @@ const minorUnit = (a: AssetCode): Dec => new Dec(`1e-${assetDecimals(a)}`);
 
 const quote = (sourceAsset: AssetCode, targetAsset: AssetCode, amounts: Partial<QuoteInput>): QuoteResult =>
   computeQuote({ rates, sourceAsset, targetAsset, ...amounts });
-
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).to.be.instanceOf(CambioError);
-    return (err as CambioError).code;
-  }
-  throw new Error('expected a CambioError');
-}
 
 describe('domain/quote-math formatRate', () => {
   it('writes up to 10 decimals, truncated, trailing zeros removed', () => {

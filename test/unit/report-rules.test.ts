@@ -5,16 +5,7 @@ import { parseFilters } from '../../api/lists/filter-parser';
 import { compileFilters } from '../../api/lists/filter-sql';
 import { isoMicros, parsePeriod, splitPeriod } from '../../api/services/report-period';
 import { REPORT_FIELDS } from '../../api/services/reports';
-
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).to.be.instanceOf(CambioError);
-    return (err as CambioError).code;
-  }
-  throw new Error('expected a CambioError');
-}
+import { codeOf } from '../helpers/errors';
 
 describe('report window', () => {
   it('accepts UTC timestamps with a trailing Z, fractional seconds optional, and echoes them as toISOString()', () => {

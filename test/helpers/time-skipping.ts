@@ -1,0 +1,51 @@
+// Temporal's time-skipping test server for tests of long timers: Postgres and the rest of the stack are the real
+// shared ones; only Temporal's clock is virtual.
+import type { Context } from 'mocha';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, DefaultLogger, Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { createActivities } from '../../activities';
+import type { ServiceContext } from '../../api/services/context';
+import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { stack } from './stack';
+
+// temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD (every attribute of ours is a Keyword).
+const INDEXED_VALUE_KEYWORD = 2;
+
+export interface TimeSkipping {
+  env: TestWorkflowEnvironment;
+  /** Runs `fn` while a worker on the test server serves `ctx.config.taskQueue` with the activities of `ctx`. */
+  withWorker<T>(ctx: ServiceContext, fn: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * The test server with our search attributes registered and the workflows bundled, from a `before` hook; skips
+ * the suite (saying why on stderr) where TEMPORAL_TEST_SERVER_PATH is not set. The caller tears `env` down.
+ */
+export async function startTimeSkipping(hook: Context, suite: string): Promise<TimeSkipping> {
+  const serverPath = process.env.TEMPORAL_TEST_SERVER_PATH;
+  if (!serverPath) {
+    process.stderr.write(`${suite}: skipped, TEMPORAL_TEST_SERVER_PATH is not set (\`npm test\` sets it to the time-skipping test server)\n`);
+    hook.skip();
+  }
+  // The stack installs the SDK runtime (with its logger): it must exist before the test environment's.
+  await stack();
+  const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: serverPath! } } });
+  // The test server rejects starts carrying unregistered search attributes; register ours as npm test does.
+  await env.connection.operatorService.addSearchAttributes({
+    namespace: env.namespace ?? 'default',
+    searchAttributes: Object.fromEntries(Object.keys(SEARCH_ATTRIBUTES).map((name) => [name, INDEXED_VALUE_KEYWORD])),
+  });
+  const bundle: WorkflowBundleWithSourceMap = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
+  return {
+    env,
+    async withWorker(ctx, fn) {
+      const worker = await Worker.create({
+        connection: env.nativeConnection,
+        taskQueue: ctx.config.taskQueue,
+        workflowBundle: bundle,
+        activities: createActivities({ config: ctx.config, orm: ctx.orm, rates: ctx.rates, temporal: env.client }),
+      });
+      return worker.runUntil(fn);
+    },
+  };
+}
