@@ -1,5 +1,5 @@
-// The ceiling of bench:api: a bare Koa route doing one `pg` insert of a quote-sized row, nothing else (no
-// auth, no schema validation, no idempotency, no ORM). Run as its own process, like the API, by bench/api.ts:
+// The ceilings of bench:api: a bare Koa route doing one `pg` insert of a quote-sized row, and one doing one `pg`
+// select of an operation by id, nothing else (no auth, no schema validation, no idempotency, no ORM). Run as its own process, like the API, by bench/api.ts:
 //   DATABASE_URL=... PORT=... node dist/bench/ceiling-server.js (after npm run build), or through tsx
 // The table `bench_ceiling` (LIKE quotes) is created by the bench before this starts.
 import { randomUUID } from 'node:crypto';
@@ -27,6 +27,16 @@ function readJson(req: Koa.Request['req']): Promise<any> {
 app.use(async (ctx) => {
   if (ctx.method === 'GET' && ctx.path === '/readyz') {
     ctx.body = { status: 'ready' };
+    return;
+  }
+  const read = ctx.method === 'GET' ? /^\/ceiling\/operations\/([0-9a-f-]{36})$/.exec(ctx.path) : null;
+  if (read) {
+    const { rows } = await pool.query('select * from operations where id = $1', [read[1]]);
+    if (!rows[0]) {
+      ctx.status = 404;
+      return;
+    }
+    ctx.body = rows[0];
     return;
   }
   if (ctx.method !== 'POST' || ctx.path !== '/ceiling') {

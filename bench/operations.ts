@@ -3,7 +3,7 @@
 // COMPLETED, then starts the next. In the same run, the ceiling: a bare Temporal workflow with one no-op
 // activity (bench/ceiling-workflow.ts) on the same Temporal server, its worker inside this process, driven
 // the same way (start, then poll describe() until COMPLETED, same poll interval).
-// Targets: completed ops/s >= 0.7x the ceiling, POST p99 < 100 ms, worker RSS < 400 MB.
+// Targets: completed ops/s >= 0.7x the ceiling, POST p99 < 150 ms (issue 10), worker RSS < 400 MB.
 // Each client has its own funded account (20 accounts, BRL+USD); a transfer goes from the client's account
 // to the next client's, a swap converts BRL→USD inside the client's account.
 // Knobs: BENCH_CONCURRENCY (20), BENCH_OPS (300 per kind), BENCH_WARMUP (40), BENCH_POLL_MS (50).
@@ -197,7 +197,7 @@ async function main(stack: Stack) {
     const p99 = p.result.rec.stats('post').p99;
     const kind = p.name.split(' ')[0];
     rows.push([`${kind}s completed/s vs ceiling (mean of both runs)`, `${fmt(ratio, 2)}x (${fmt(p.result.perSecond)} / ${fmt(ceilingRate)})`, '>= 0.70x', ok(ratio >= 0.7)]);
-    rows.push([`${kind} POST p99`, `${fmt(p99)} ms`, '< 100 ms', ok(p99 < 100)]);
+    rows.push([`${kind} POST p99`, `${fmt(p99)} ms`, '< 150 ms', ok(p99 < 150)]);
   }
   rows.push(['worker RSS after the run', `${fmt(workerRss?.rssMb ?? NaN)} MB`, '< 400 MB', ok((workerRss?.rssMb ?? Infinity) < 400)]);
   console.log('');

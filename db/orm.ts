@@ -39,6 +39,16 @@ export function tenantEm(orm: Orm, customerId: string): Em {
   return em;
 }
 
+/**
+ * The customer an EntityManager is scoped to (tenantEm), for the few hot-path statements written as plain SQL
+ * instead of through the entity layer: they take the tenant condition from here, never from the request.
+ */
+export function tenantOf(em: Em): string {
+  const scope = em.getFilterParams<{ customerId?: string }>('tenant');
+  if (!scope?.customerId) throw new Error('this statement runs in a customer scope only');
+  return scope.customerId;
+}
+
 /** An EntityManager for workers and operators, which act across customers on purpose. */
 export function systemEm(orm: Orm): Em {
   const em = orm.em.fork();

@@ -9,6 +9,9 @@ import { relayWorkflowStarts } from '../api/services/workflow-starts';
 import { buildWorkflowBundle } from './build-bundle';
 import { workerTelemetry } from './telemetry';
 
+// The worker's database pool, and so how many activities it runs at once (see Worker.create below).
+const WORKER_POOL_SIZE = 20;
+
 // How often the outbox relay looks for workflow starts that a crashed API left behind.
 const RELAY_INTERVAL_MS = 2000;
 
@@ -17,7 +20,7 @@ export async function runWorker() {
   const log = pino({ level: config.logLevel, base: { service: 'cambio-worker' } });
   // Signals are ours (below), not the SDK's: the relay must stop before the worker drains.
   Runtime.install({ logger: new DefaultLogger(sdkLevel(config.logLevel)), shutdownSignals: [], ...workerTelemetry(config.workerMetricsAddress) });
-  const orm = await openOrm(config.databaseUrl);
+  const orm = await openOrm(config.databaseUrl, { poolMax: WORKER_POOL_SIZE });
   const clientConnection = await Connection.connect({ address: config.temporalAddress });
   const temporal = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
@@ -33,6 +36,10 @@ export async function runWorker() {
     // Operations finish in seconds; deposits and reviews that wait for days are replayed from history when they
     // wake. Bounding the sticky cache bounds the worker's memory (bench:operations measures it).
     maxCachedWorkflows: 500,
+    // Every activity is one database transaction on this process's pool (db/orm.ts, 20 connections). More
+    // activities at once than connections only queue inside the pool while their 10 s start-to-close timeout runs
+    // (the SDK's default is 100); the backlog waits in the task queue instead, where another worker can take it.
+    maxConcurrentActivityTaskExecutions: WORKER_POOL_SIZE,
   });
 
   const relay = startRelay(() => relayWorkflowStarts(orm, temporal, config.taskQueue), (err) => log.warn({ err }, 'outbox relay pass failed'));

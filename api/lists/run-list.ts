@@ -1,5 +1,6 @@
 import type { EntitySchema } from '@mikro-orm/core';
 import type { Em } from '../../db/orm';
+import { entityFromRow } from '../../db/rows';
 import { decodeCursor, SortOrder } from './cursor';
 import type { FieldCatalogue } from './filter-fields';
 import { parseFilters } from './filter-parser';
@@ -67,7 +68,8 @@ export async function runList<T extends object>(em: Em, resource: ListResource<T
     conn.execute(`select count(*)::int as total ${base}`, baseParams),
   ]);
   const { rows, hasMoreInFetchDirection } = trimPage(fetched as Record<string, unknown>[], query.limit, window.reverseResults);
-  const entities = rows.map((row) => em.map(resource.entity, row as never));
+  // Read-only page: plain objects from the rows (db/rows.ts), no identity map or snapshots.
+  const entities = rows.map((row) => entityFromRow(em, resource.entity, row));
   const cursors = pageCursors(entities, {
     hasMoreInFetchDirection,
     direction: query.direction,

@@ -55,7 +55,19 @@ type Outcome = { kind: 'replay'; status: number; body: unknown } | { kind: 'done
  * A deadlock or serialization failure runs the whole transaction again (`inTransaction`).
  * Services see the request's transaction as `ctx.state.em`; their own `inTransaction` calls nest as savepoints.
  */
-export async function idempotent(ctx: Koa.Context, key: string, handler: () => Promise<void>, log?: Logger): Promise<void> {
+export interface IdempotentOptions {
+  log?: Logger;
+  /**
+   * False for a handler whose business errors are all thrown before its only write, which is its last statement
+   * (the quote insert): a business error then leaves nothing to roll back, so the SAVEPOINT and RELEASE round
+   * trips buy nothing. Any other handler keeps the savepoint (the default).
+   */
+  savepoint?: boolean;
+}
+
+export async function idempotent(ctx: Koa.Context, key: string, handler: () => Promise<void>, opts: IdempotentOptions = {}): Promise<void> {
+  const { log } = opts;
+  const savepoint = opts.savepoint ?? true;
   const customerId: string = ctx.state.customerId;
   const requestEm: Em = ctx.state.em;
   const requestHash = createHash('sha256').update(`${ctx.method} ${ctx.path}\n${canonical(ctx.request.body)}`).digest('hex');
@@ -72,10 +84,15 @@ export async function idempotent(ctx: Koa.Context, key: string, handler: () => P
           return { kind: 'replay', status: lock.stored.status, body: lock.stored.body };
         }
         try {
-          await inTransaction(tx, async (inner) => {
-            ctx.state.em = inner;
+          if (savepoint) {
+            await inTransaction(tx, async (inner) => {
+              ctx.state.em = inner;
+              await handler();
+            });
+          } else {
+            ctx.state.em = tx;
             await handler();
-          });
+          }
         } catch (err) {
           if (!isStoredError(err)) throw err;
           await storeResponse(tx, customerId, key, { requestHash, status: statusOf(err.code), body: errorBody(err) });

@@ -25,6 +25,11 @@ export interface RouteSpec {
   /** Business error codes of this route, beyond those every route of its kind can answer (api/openapi.ts). */
   errors?: ErrorCode[];
   public?: boolean;
+  /**
+   * The handler throws every business error before its only write, and that write is its last statement: it
+   * runs without a savepoint inside the request's transaction (see `idempotent`). Only for such handlers.
+   */
+  writesOnceLast?: boolean;
   handler: (ctx: Koa.Context) => Promise<void>;
 }
 
@@ -61,7 +66,7 @@ function compose(spec: RouteSpec, authenticate: Authenticate): Koa.Middleware {
       validateWith('body', spec.body, body ?? null);
       ctx.request.body = body;
     }
-    if (key) await idempotent(ctx, key, () => spec.handler(ctx), ctx.state.log);
+    if (key) await idempotent(ctx, key, () => spec.handler(ctx), { log: ctx.state.log, savepoint: !spec.writesOnceLast });
     else await spec.handler(ctx);
   };
 }

@@ -14,6 +14,8 @@ export function quoteRoutes(table: RouteTable, s: ServiceContext): void {
     bodyRequired: true,
     response: { status: 201, schema: ref('Quote'), description: 'The quote' },
     errors: ['INVALID_AMOUNT', 'INVALID_AMOUNT_PRECISION'],
+    // createQuote checks the account and prices before its single insert (no savepoint needed).
+    writesOnceLast: true,
     async handler(ctx) {
       ctx.body = await createQuote(ctx.state.em, s.rates, s.config.quoteTtlSeconds, ctx.request.body as CreateQuote);
       ctx.status = 201;

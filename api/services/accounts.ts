@@ -2,7 +2,8 @@
 // (a request's tenant em sees one customer, so another customer's account is simply not found).
 import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
-import type { Em } from '../../db/orm';
+import { Em, tenantOf } from '../../db/orm';
+import { entityFromRow } from '../../db/rows';
 import { inTransaction } from '../../db/transaction';
 import { Account, AccountDocumentSchema, AccountSchema, AccountTag, CompanyOwner, Ubo, UboSchema } from '../../db/entities/account';
 import { isValidTaxId, normalizeTaxId, TaxIdType } from '../../domain/tax-id';
@@ -77,21 +78,40 @@ export async function createAccount(em: Em, customerId: string, input: CreateAcc
   return presentAccount(account, [], []);
 }
 
-/** The account's UBOs and documents (without content), both in creation order, keyed by account id. */
-export async function loadParts(em: Em, accountIds: string[]): Promise<Map<string, { ubos: Ubo[]; documents: DocumentSummary[] }>> {
+/**
+ * The account's UBOs and documents (without content), both in creation order, keyed by account id. Managed
+ * entities by default (a caller may change them and flush); `readOnly` (a view, a list page) reads them as plain
+ * objects with two plain selects, the tenant condition from the em's scope.
+ */
+export async function loadParts(em: Em, accountIds: string[], opts: { readOnly?: boolean } = {}): Promise<Map<string, { ubos: Ubo[]; documents: DocumentSummary[] }>> {
   const parts = new Map(accountIds.map((id) => [id, { ubos: [] as Ubo[], documents: [] as DocumentSummary[] }]));
   if (accountIds.length === 0) return parts;
-  const [ubos, documents] = await Promise.all([
-    em.find(UboSchema, { accountId: { $in: accountIds } }, { orderBy: { createdAt: 'asc', id: 'asc' } }),
-    em.find(AccountDocumentSchema, { accountId: { $in: accountIds } }, { orderBy: { createdAt: 'asc' } }),
-  ]);
+  const [ubos, documents] = opts.readOnly
+    ? await readParts(em, accountIds)
+    : await Promise.all([
+        em.find(UboSchema, { accountId: { $in: accountIds } }, { orderBy: { createdAt: 'asc', id: 'asc' } }),
+        em.find(AccountDocumentSchema, { accountId: { $in: accountIds } }, { orderBy: { createdAt: 'asc' } }),
+      ]);
   for (const u of ubos) parts.get(u.accountId)?.ubos.push(u);
   for (const d of documents) parts.get(d.accountId)?.documents.push(d);
   return parts;
 }
 
+async function readParts(em: Em, accountIds: string[]): Promise<[Ubo[], DocumentSummary[]]> {
+  const customerId = tenantOf(em);
+  const [ubos, documents] = await Promise.all([
+    em.execute('select * from ubos where account_id in (?) and customer_id = ? order by created_at asc, id asc', [accountIds, customerId]),
+    em.execute(
+      `select id, account_id, customer_id, document_type, ubo_id, file_name, content_type, size_bytes, status, reason, created_at
+       from account_documents where account_id in (?) and customer_id = ? order by created_at asc`,
+      [accountIds, customerId],
+    ),
+  ]);
+  return [ubos.map((row) => entityFromRow(em, UboSchema, row)), documents.map((row) => entityFromRow(em, AccountDocumentSchema, row))];
+}
+
 export async function viewOf(em: Em, account: Account): Promise<AccountView> {
-  const parts = (await loadParts(em, [account.id])).get(account.id)!;
+  const parts = (await loadParts(em, [account.id], { readOnly: true })).get(account.id)!;
   return presentAccount(account, parts.ubos, parts.documents);
 }
 
@@ -108,7 +128,7 @@ export async function getAccount(em: Em, accountId: string): Promise<AccountView
 
 export async function listAccounts(em: Em, query: ListQuery, cursorSecret: string): Promise<Page<AccountView>> {
   const page = await runList(em, { entity: AccountSchema, from: 'accounts a', alias: 'a', catalogue: ACCOUNT_FIELDS }, query, cursorSecret);
-  const parts = await loadParts(em, page.data.map((a) => a.id));
+  const parts = await loadParts(em, page.data.map((a) => a.id), { readOnly: true });
   return {
     data: page.data.map((a) => presentAccount(a, parts.get(a.id)!.ubos, parts.get(a.id)!.documents)),
     meta: page.meta,

@@ -7,6 +7,7 @@ import { ApiClientSchema, CustomerSchema } from '../../db/entities';
 import { CambioError } from '../errors';
 import type { KeyPair } from './signing-keys';
 import { boundedSecretWork } from '../overload/token-throttle';
+import type { VerifiedTokens } from './verified-tokens';
 
 const scrypt = promisify(scryptCb) as (secret: string, salt: Buffer, keylen: number) => Promise<Buffer>;
 
@@ -76,7 +77,9 @@ export async function issueToken(orm: Orm, config: Config, key: KeyPair, clientI
 }
 
 /** Returns the customer id a valid token was issued to. Algorithm, issuer and audience are pinned. */
-export function verifyToken(config: Config, key: KeyPair, token: string): string {
+export function verifyToken(config: Config, key: KeyPair, token: string, verified?: VerifiedTokens): string {
+  const known = verified?.get(token);
+  if (known !== undefined) return known;
   try {
     const claims = jwt.verify(token, key.publicKey, {
       algorithms: ['RS256'],
@@ -86,6 +89,7 @@ export function verifyToken(config: Config, key: KeyPair, token: string): string
     if (typeof claims === 'string' || typeof claims.sub !== 'string') throw new Error('no subject');
     // jsonwebtoken checks `exp` only when present; a token without one would never expire.
     if (typeof claims.exp !== 'number') throw new Error('no expiry');
+    verified?.remember(token, claims.sub, claims.exp);
     return claims.sub;
   } catch (err) {
     const expired = err instanceof jwt.TokenExpiredError;

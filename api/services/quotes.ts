@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Em } from '../../db/orm';
-import { AccountSchema, Quote, QuoteSchema } from '../../db/entities';
+import { Em, tenantOf } from '../../db/orm';
+import { Quote } from '../../db/entities';
 import type { AssetCode } from '../../domain/assets';
 import { checkAmountLimit, parseAmountValue } from '../../domain/money';
 import { computeQuote, formatRate } from '../../domain/quote-math';
@@ -22,23 +22,31 @@ export interface CreateQuote {
  * paid in, not one the account holds.
  */
 export async function createQuote(em: Em, rates: RateSource, ttlSeconds: number, input: CreateQuote) {
-  const account = await em.findOne(AccountSchema, { id: input.accountId }, { fields: ['id', 'customerId', 'legalName'] });
-  if (!account) throw notFound('account');
-  const result = computeQuote({
-    rates,
-    sourceAsset: input.sourceAsset,
-    targetAsset: input.targetAsset,
-    sourceAmount: input.sourceAmount === undefined ? undefined : parseAmountValue(input.sourceAmount, input.sourceAsset, { path: '/sourceAmount' }),
-    targetAmount: input.targetAmount === undefined ? undefined : parseAmountValue(input.targetAmount, input.targetAsset, { path: '/targetAmount' }),
-  });
-  // The derived side is bounded like a requested one: 10^15 - 1 USD in PHP would not be.
-  checkAmountLimit(result.sourceAmount, input.sourceAsset, '/sourceAmount');
-  checkAmountLimit(result.targetAmount, input.targetAsset, '/targetAmount');
+  // Plain SQL on the hot path (no unit of work, no hydration); the tenant condition comes from the em's scope.
+  const customerId = tenantOf(em);
+  let result: ReturnType<typeof computeQuote>;
+  try {
+    result = computeQuote({
+      rates,
+      sourceAsset: input.sourceAsset,
+      targetAsset: input.targetAsset,
+      sourceAmount: input.sourceAmount === undefined ? undefined : parseAmountValue(input.sourceAmount, input.sourceAsset, { path: '/sourceAmount' }),
+      targetAmount: input.targetAmount === undefined ? undefined : parseAmountValue(input.targetAmount, input.targetAsset, { path: '/targetAmount' }),
+    });
+    // The derived side is bounded like a requested one: 10^15 - 1 USD in PHP would not be.
+    checkAmountLimit(result.sourceAmount, input.sourceAsset, '/sourceAmount');
+    checkAmountLimit(result.targetAmount, input.targetAsset, '/targetAmount');
+  } catch (err) {
+    // An unknown account answers 404 before a pricing error, as it always has.
+    const found = await em.execute('select 1 from accounts where id = ? and customer_id = ?', [input.accountId, customerId]);
+    if (found.length === 0) throw notFound('account');
+    throw err;
+  }
   const now = new Date();
   const quote: Quote = {
     id: randomUUID(),
-    customerId: account.customerId,
-    accountId: account.id,
+    customerId,
+    accountId: input.accountId,
     sourceAsset: input.sourceAsset,
     sourceAmount: result.sourceAmount,
     targetAsset: input.targetAsset,
@@ -52,7 +60,26 @@ export async function createQuote(em: Em, rates: RateSource, ttlSeconds: number,
     consumedBy: null,
     createdAt: now,
   };
-  // A plain insert: one statement, no unit-of-work flush or transaction around a single row.
-  await em.insert(QuoteSchema, quote);
-  return presentQuote(quote, account.legalName);
+  // One statement checks the account (in the caller's scope) and inserts the quote only if it exists: no account,
+  // no row written and no row returned, so 404. This insert is the handler's only write and its last statement,
+  // which lets the route run without a savepoint (api/routes/quotes.ts).
+  const rows = await em.execute<Array<{ legal_name: string }>>(
+    `with a as (select id, customer_id, legal_name from accounts where id = ? and customer_id = ?),
+     q as (
+       insert into quotes (id, customer_id, account_id, source_asset, source_amount, target_asset, target_amount, mid_rate,
+         effective_rate, spread, fee_amount, expires_at, consumed_at, consumed_by, created_at)
+       select ?::uuid, a.customer_id, a.id, ?::varchar, ?::numeric, ?::varchar, ?::numeric, ?::varchar, ?::varchar, ?::varchar,
+         ?::numeric, ?::timestamptz, null, null, ?::timestamptz
+       from a
+       returning id
+     )
+     select a.legal_name from a, q`,
+    [
+      input.accountId, customerId,
+      quote.id, quote.sourceAsset, quote.sourceAmount.toFixed(), quote.targetAsset, quote.targetAmount.toFixed(),
+      quote.midRate, quote.effectiveRate, quote.spread, quote.feeAmount === null ? null : quote.feeAmount.toFixed(), quote.expiresAt, quote.createdAt,
+    ],
+  );
+  if (rows.length === 0) throw notFound('account');
+  return presentQuote(quote, rows[0].legal_name);
 }

@@ -115,10 +115,12 @@ export async function untilStatus(c: BenchCustomer, operationId: string, status:
 }
 
 /** A same-asset deposit paid in through the sandbox and reconciled (test/helpers/money.ts `fund`). */
-export async function fund(c: BenchCustomer, accountId: string, asset: string, value: string): Promise<void> {
+/** Returns the deposit's operation id. */
+export async function fund(c: BenchCustomer, accountId: string, asset: string, value: string): Promise<string> {
   const q = await quote(c, { accountId, sourceAsset: asset, targetAsset: asset, sourceAmount: value });
   const rail = ['USDC', 'USDT', 'EURC', 'BRLT'].includes(asset) ? 'CRYPTO' : 'PIX_KEY';
   const dep = expectStatus(await c.http.post('/api/operations/deposit', { accountId, quoteId: q.id, fundingInstruction: { rail } }), 201, 'deposit');
   expectStatus(await c.http.post(`/api/sandbox/operations/${dep.id}/inbound-payment`, { amount: { value, asset } }), 200, 'inbound payment');
   await untilStatus(c, dep.id, 'COMPLETED');
+  return dep.id;
 }

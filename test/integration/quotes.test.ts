@@ -90,6 +90,20 @@ describe('quotes', () => {
       const res = await http.post('/api/quotes').set(intruder.auth).set(idem()).send({ accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '1.00' });
       expect(res.status).to.equal(404);
       expect(res.body.code).to.equal('NOT_FOUND');
+      // Nothing was written for the intruder, and the owner's account has no quote from it either.
+      const { services } = await stack();
+      const rows = await services.orm.em.fork().getConnection().execute('select count(*)::int as n from quotes where account_id = ?', [account.id]);
+      expect(rows[0].n).to.equal(0);
+    });
+
+    it("another customer's account with 404 even when the amount is also invalid (the account is checked first)", async () => {
+      const { http } = await stack();
+      const owner = await newCustomer();
+      const account = await activeAccount(owner, ['USD', 'BRL']);
+      const intruder = await newCustomer();
+      const res = await http.post('/api/quotes').set(intruder.auth).set(idem()).send({ accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '1.001' });
+      expect(res.status).to.equal(404);
+      expect(res.body.code).to.equal('NOT_FOUND');
     });
   });
 });

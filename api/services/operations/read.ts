@@ -1,4 +1,5 @@
-import type { Em } from '../../../db/orm';
+import { Em, tenantOf } from '../../../db/orm';
+import { entityFromRow } from '../../../db/rows';
 import { OperationSchema } from '../../../db/entities';
 import { OPERATION_STATUSES, OPERATION_TYPES } from '../../../db/entities/operation';
 import { ASSETS } from '../../../domain/assets';
@@ -19,10 +20,11 @@ const OPERATION_FIELDS: FieldCatalogue = {
   'tags.value': { type: 'string', jsonArray: 'o.tags', prop: 'value' },
 };
 
+/** A client waiting for an operation polls this: one plain select, the tenant condition from the em's scope. */
 export async function getOperation(em: Em, id: string) {
-  const op = await em.findOne(OperationSchema, { id });
-  if (!op) throw notFound('operation');
-  return presentOperation(op);
+  const [row] = await em.execute('select * from operations where id = ? and customer_id = ?', [id, tenantOf(em)]);
+  if (!row) throw notFound('operation');
+  return presentOperation(entityFromRow(em, OperationSchema, row));
 }
 
 export async function listOperations(em: Em, query: ListQuery, cursorSecret: string) {
