@@ -195,6 +195,8 @@ async function main() {
     'Cambio is ready.',
     `  API            ${base}`,
     `  OpenAPI        ${base}/openapi.json`,
+    `  API reference  ${base}/docs`,
+    `  Metrics        ${base}/metrics`,
     `  JWKS           ${base}/.well-known/jwks.json`,
     `  Temporal       ${temporalAddress} (namespace ${namespace}, task queue ${taskQueue})`,
     `  Temporal UI    ${uiUrl || 'not started here (external Temporal server; use its own Web UI)'}`,
