@@ -34,9 +34,8 @@ export async function runWorker() {
     // the long case), then they are cancelled and retried elsewhere, which their idempotency keys make safe.
     shutdownGraceTime: `${config.shutdownGraceSeconds}s`,
     // Operations finish in seconds; deposits and reviews that wait for days are replayed from history when they
-    // wake. Bounding the sticky cache bounds the worker's memory: bench:webhooks, whose 500+ deposits stay open
-    // waiting for payment, reached 417 MB with 500 cached; each cached workflow holds a V8 context's worth.
-    maxCachedWorkflows: 250,
+    // wake. Bounding the sticky cache bounds the worker's memory (bench:operations measures it).
+    maxCachedWorkflows: 500,
     // Every activity is one database transaction on this process's pool (db/orm.ts, 20 connections). More
     // activities at once than connections only queue inside the pool while their 10 s start-to-close timeout runs
     // (the SDK's default is 100); the backlog waits in the task queue instead, where another worker can take it.
