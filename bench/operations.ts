@@ -7,15 +7,14 @@
 // Each client has its own funded account (20 accounts, BRL+USD); a transfer goes from the client's account
 // to the next client's, a swap converts BRL→USD inside the client's account.
 // Knobs: BENCH_CONCURRENCY (20), BENCH_OPS (300 per kind), BENCH_WARMUP (40), BENCH_POLL_MS (50).
-import { randomUUID } from 'node:crypto';
 import { Client as PgClient } from 'pg';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { activeAccount, BenchCustomer, fund, newCustomer } from './lib/cambio';
 import { expectStatus } from './lib/http';
 import { closedLoop, LoadResult, now, Recorder, sleep } from './lib/load';
 import { CpuMeter, CpuReport, postgresPids, rssOf, waitForQuiet } from './lib/proc';
 import { log, Stack, withStack } from './lib/stack';
+import { startCeilingWorker } from './lib/ceiling';
 import { banner, cpuTable, fmt, ok, rssLine, table } from './lib/report';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 20);
@@ -66,17 +65,7 @@ async function main(stack: Stack) {
   log(`${accounts.length} accounts ACTIVE and funded with BRL 1,000,000.00 each in ${fmt((now() - t0) / 1000)} s`);
 
   // --- the ceiling's worker, in this process, on its own task queue of the same server.
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const ceilingQueue = `bench-ceiling-${process.pid}`;
-  const nativeConnection = await NativeConnection.connect({ address: stack.temporalAddress });
-  const ceilingWorker = await Worker.create({
-    connection: nativeConnection,
-    namespace: stack.namespace,
-    taskQueue: ceilingQueue,
-    workflowsPath: require.resolve('./ceiling-workflow'),
-    activities: { async noop() {} },
-  });
-  const ceilingRunning = ceilingWorker.run();
+  const ceiling = await startCeilingWorker(stack);
   const connection = await Connection.connect({ address: stack.temporalAddress });
   const temporal = new Client({ connection, namespace: stack.namespace });
 
@@ -91,9 +80,7 @@ async function main(stack: Stack) {
   const tasks: Record<string, Task> = {
     'bare workflow + no-op activity (ceiling)': async (_i, rec) => {
       const t = now();
-      const handle = await rec.time('post', () =>
-        temporal.workflow.start('ceilingWorkflow', { taskQueue: ceilingQueue, workflowId: `ceiling-${randomUUID()}`, args: [] }),
-      );
+      const handle = await rec.time('post', () => ceiling.start(temporal));
       const deadline = Date.now() + OP_TIMEOUT_MS;
       for (;;) {
         const d = await handle.describe();
@@ -170,10 +157,8 @@ async function main(stack: Stack) {
   const unbalanced = await pg.query(`select asset, sum(amount)::text as s from ledger_entries group by asset having sum(amount) <> 0`);
   await pg.end();
 
-  ceilingWorker.shutdown();
-  await ceilingRunning;
+  await ceiling.stop();
   await connection.close();
-  await nativeConnection.close();
   customer.http.close();
 
   // --- report

@@ -11,15 +11,14 @@
 // 40% of the saturated rate, at most 10).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomUUID } from 'node:crypto';
 import { Client as PgClient } from 'pg';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { activeAccount, newCustomer, quote } from './lib/cambio';
 import { expectStatus } from './lib/http';
 import { closedLoop, now, sleep, stats } from './lib/load';
 import { CpuMeter, CpuReport, postgresPids, rssOf, waitForQuiet } from './lib/proc';
 import { log, Stack, withStack } from './lib/stack';
+import { startCeilingWorker } from './lib/ceiling';
 import { banner, cpuTable, fmt, ok, rssLine, table } from './lib/report';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 20);
@@ -79,22 +78,8 @@ async function main(stack: Stack) {
   );
   log(`subscription ${sub.id} → ${receiver.url}`);
 
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const ceilingQueue = `bench-ceiling-${process.pid}`;
   const ceilingDone: number[] = [];
-  const nativeConnection = await NativeConnection.connect({ address: stack.temporalAddress });
-  const ceilingWorker = await Worker.create({
-    connection: nativeConnection,
-    namespace: stack.namespace,
-    taskQueue: ceilingQueue,
-    workflowsPath: require.resolve('./ceiling-workflow'),
-    activities: {
-      async noop() {
-        ceilingDone.push(now());
-      },
-    },
-  });
-  const ceilingRunning = ceilingWorker.run();
+  const ceilingWorker = await startCeilingWorker(stack, () => ceilingDone.push(now()));
   const connection = await Connection.connect({ address: stack.temporalAddress });
   const temporal = new Client({ connection, namespace: stack.namespace });
   const pg = new PgClient({ connectionString: stack.databaseUrl });
@@ -197,7 +182,7 @@ async function main(stack: Stack) {
     await closedLoop({
       concurrency: CONCURRENCY,
       total: OPS,
-      task: async () => void (await temporal.workflow.start('ceilingWorkflow', { taskQueue: ceilingQueue, workflowId: `ceiling-${randomUUID()}`, args: [] })),
+      task: async () => void (await ceilingWorker.start(temporal)),
     });
     const deadline = Date.now() + DELIVERY_TIMEOUT_MS;
     while (ceilingDone.length < OPS && Date.now() < deadline) await sleep(20);
@@ -207,7 +192,7 @@ async function main(stack: Stack) {
 
   // Warm-up: JIT, pools and the workflow cache of both workers.
   await closedLoop({ concurrency: CONCURRENCY, total: 40, task: async () => void (await deposit()) });
-  await closedLoop({ concurrency: CONCURRENCY, total: 40, task: async () => void (await temporal.workflow.start('ceilingWorkflow', { taskQueue: ceilingQueue, workflowId: `ceiling-${randomUUID()}`, args: [] })) });
+  await closedLoop({ concurrency: CONCURRENCY, total: 40, task: async () => void (await ceilingWorker.start(temporal)) });
   await sleep(2000);
 
   const ceiling1 = await ceiling();
@@ -227,10 +212,8 @@ async function main(stack: Stack) {
   const logs = await pg.query(`select status, count(*)::int as n from execution_logs group by status order by status`);
   const outbox = await pg.query(`select count(*)::int as n from workflow_starts`);
   await pg.end();
-  ceilingWorker.shutdown();
-  await ceilingRunning;
+  await ceilingWorker.stop();
   await connection.close();
-  await nativeConnection.close();
   customer.http.close();
   await receiver.close();
 
