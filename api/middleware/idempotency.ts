@@ -40,6 +40,22 @@ export function requestScopedId(ctx: Koa.Context, purpose: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
+export const keyInUse = () => new CambioError('IDEMPOTENCY_KEY_IN_USE', 'a request with this X-Idempotency-Key is still being processed');
+export const keyReused = () => new CambioError('IDEMPOTENCY_KEY_REUSED', 'this X-Idempotency-Key was used for a different request');
+
+/** What makes two requests with one key "the same request": method, path and the canonical body. */
+export function requestHashOf(ctx: Koa.Context): string {
+  return createHash('sha256').update(`${ctx.method} ${ctx.path}\n${canonical(ctx.request.body)}`).digest('hex');
+}
+
+/** Answers a stored response again, marked as a replay. */
+export function answerReplay(ctx: Koa.Context, status: number, body: unknown): void {
+  ctx.status = status;
+  ctx.body = body;
+  ctx.set('Idempotent-Replayed', 'true');
+  countIdempotentReplay();
+}
+
 const isStoredError = (err: unknown): err is CambioError => err instanceof CambioError && err.code !== 'INTERNAL_ERROR' && err.code !== 'VALIDATION_ERROR';
 
 type Outcome = { kind: 'replay'; status: number; body: unknown } | { kind: 'done' } | { kind: 'failed'; error: CambioError };
@@ -52,7 +68,9 @@ type Outcome = { kind: 'replay'; status: number; body: unknown } | { kind: 'done
  * A business error rolls back to the savepoint and its response is stored and committed; a 5xx rolls back
  * everything and stores nothing. A crash before COMMIT leaves nothing (the lock dies with the connection), a
  * crash after it leaves the result: a retry with the key replays it or runs for the first time, at once.
- * A deadlock or serialization failure runs the whole transaction again (`inTransaction`).
+ * A deadlock or serialization failure runs the whole transaction again (`inTransaction`), and so does the rare
+ * key that another request committed between our look-up and our lock (`storeResponse`): the rerun replays it.
+ * The quote keeps the same guarantees in a single statement (db/repositories/quote-once.ts).
  * Services see the request's transaction as `ctx.state.em`; their own `inTransaction` calls nest as savepoints.
  */
 export interface IdempotentOptions {
@@ -70,7 +88,7 @@ export async function idempotent(ctx: Koa.Context, key: string, handler: () => P
   const savepoint = opts.savepoint ?? true;
   const customerId: string = ctx.state.customerId;
   const requestEm: Em = ctx.state.em;
-  const requestHash = createHash('sha256').update(`${ctx.method} ${ctx.path}\n${canonical(ctx.request.body)}`).digest('hex');
+  const requestHash = requestHashOf(ctx);
   ctx.state.idempotencyKey = key;
   let outcome: Outcome;
   try {
@@ -78,9 +96,9 @@ export async function idempotent(ctx: Koa.Context, key: string, handler: () => P
       requestEm,
       async (tx): Promise<Outcome> => {
         const lock = await lockKey(tx, customerId, key);
-        if (!lock.locked) throw new CambioError('IDEMPOTENCY_KEY_IN_USE', 'a request with this X-Idempotency-Key is still being processed');
+        if (!lock.locked) throw keyInUse();
         if (lock.stored) {
-          if (lock.stored.requestHash !== requestHash) throw new CambioError('IDEMPOTENCY_KEY_REUSED', 'this X-Idempotency-Key was used for a different request');
+          if (lock.stored.requestHash !== requestHash) throw keyReused();
           return { kind: 'replay', status: lock.stored.status, body: lock.stored.body };
         }
         try {
@@ -114,10 +132,5 @@ export async function idempotent(ctx: Koa.Context, key: string, handler: () => P
   }
   crashPoint('after-commit');
   if (outcome.kind === 'failed') throw outcome.error;
-  if (outcome.kind === 'replay') {
-    ctx.status = outcome.status;
-    ctx.body = outcome.body;
-    ctx.set('Idempotent-Replayed', 'true');
-    countIdempotentReplay();
-  }
+  if (outcome.kind === 'replay') answerReplay(ctx, outcome.status, outcome.body);
 }

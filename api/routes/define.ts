@@ -26,10 +26,10 @@ export interface RouteSpec {
   errors?: ErrorCode[];
   public?: boolean;
   /**
-   * The handler throws every business error before its only write, and that write is its last statement: it
-   * runs without a savepoint inside the request's transaction (see `idempotent`). Only for such handlers.
+   * The handler keeps the idempotency key's guarantee itself, in a single statement, and calls `idempotent` when
+   * it cannot (the quote: api/services/quotes.ts). It finds the key in `ctx.state.idempotencyKey`.
    */
-  writesOnceLast?: boolean;
+  ownsIdempotency?: boolean;
   handler: (ctx: Koa.Context) => Promise<void>;
 }
 
@@ -66,7 +66,10 @@ function compose(spec: RouteSpec, authenticate: Authenticate): Koa.Middleware {
       validateWith('body', spec.body, body ?? null);
       ctx.request.body = body;
     }
-    if (key) await idempotent(ctx, key, () => spec.handler(ctx), { log: ctx.state.log, savepoint: !spec.writesOnceLast });
-    else await spec.handler(ctx);
+    if (key && !spec.ownsIdempotency) await idempotent(ctx, key, () => spec.handler(ctx), { log: ctx.state.log });
+    else {
+      ctx.state.idempotencyKey = key;
+      await spec.handler(ctx);
+    }
   };
 }

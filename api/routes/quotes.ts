@@ -1,7 +1,9 @@
 import type { RouteTable } from './define';
 import type { ServiceContext } from '../services/context';
 import { createQuoteBody } from '../schemas/quotes';
-import { createQuote, CreateQuote } from '../services/quotes';
+import { createQuote, CreateQuote, createQuoteOnce } from '../services/quotes';
+import { answerReplay, idempotent, requestHashOf } from '../middleware/idempotency';
+import { crashPoint } from '../middleware/crash-point';
 import { ref } from '../schemas/responses';
 
 export function quoteRoutes(table: RouteTable, s: ServiceContext): void {
@@ -14,11 +16,31 @@ export function quoteRoutes(table: RouteTable, s: ServiceContext): void {
     bodyRequired: true,
     response: { status: 201, schema: ref('Quote'), description: 'The quote' },
     errors: ['INVALID_AMOUNT', 'INVALID_AMOUNT_PRECISION'],
-    // createQuote checks the account and prices before its single insert (no savepoint needed).
-    writesOnceLast: true,
+    // One statement holds the key, checks the account, stores the answer and writes the quote.
+    ownsIdempotency: true,
     async handler(ctx) {
-      ctx.body = await createQuote(ctx.state.em, s.rates, s.config.quoteTtlSeconds, ctx.request.body as CreateQuote);
-      ctx.status = 201;
+      const input = ctx.request.body as CreateQuote;
+      const key: string = ctx.state.idempotencyKey;
+      const once = await createQuoteOnce(ctx.state.em, s.rates, s.config.quoteTtlSeconds, input, { key, requestHash: requestHashOf(ctx) });
+      if (once.kind === 'answer') {
+        crashPoint('after-commit');
+        if (once.replayed) answerReplay(ctx, once.status, once.body);
+        else {
+          ctx.status = once.status;
+          ctx.body = once.body;
+        }
+        return;
+      }
+      // createQuote prices and checks the account before its single insert, its last statement: no savepoint needed.
+      await idempotent(
+        ctx,
+        key,
+        async () => {
+          ctx.body = await createQuote(ctx.state.em, s.rates, s.config.quoteTtlSeconds, input);
+          ctx.status = 201;
+        },
+        { log: ctx.state.log, savepoint: false },
+      );
     },
   });
 }

@@ -5,7 +5,9 @@ import type { AssetCode } from '../../domain/assets';
 import { checkAmountLimit, parseAmountValue } from '../../domain/money';
 import { computeQuote, formatRate } from '../../domain/quote-math';
 import type { RateSource } from '../../domain/rates';
-import { notFound } from '../errors';
+import { errorBody, notFound } from '../errors';
+import { keyInUse, keyReused } from '../middleware/idempotency';
+import { insertQuoteOnce } from '../../db/repositories/quote-once';
 import { presentQuote } from '../presenters/quote';
 
 export interface CreateQuote {
@@ -17,33 +19,22 @@ export interface CreateQuote {
 }
 
 /**
- * Locks a rate for `ttlSeconds`. The quote is bound to one account of the caller's; which assets an
- * operation may use is checked when the quote is consumed, because a deposit's source asset is the one
- * paid in, not one the account holds.
+ * Prices a quote for `ttlSeconds` (no database): what it costs, what it yields, when it expires. Throws the
+ * pricing errors (amount, precision, limits).
  */
-export async function createQuote(em: Em, rates: RateSource, ttlSeconds: number, input: CreateQuote) {
-  // Plain SQL on the hot path (no unit of work, no hydration); the tenant condition comes from the em's scope.
-  const customerId = tenantOf(em);
-  let result: ReturnType<typeof computeQuote>;
-  try {
-    result = computeQuote({
-      rates,
-      sourceAsset: input.sourceAsset,
-      targetAsset: input.targetAsset,
-      sourceAmount: input.sourceAmount === undefined ? undefined : parseAmountValue(input.sourceAmount, input.sourceAsset, { path: '/sourceAmount' }),
-      targetAmount: input.targetAmount === undefined ? undefined : parseAmountValue(input.targetAmount, input.targetAsset, { path: '/targetAmount' }),
-    });
-    // The derived side is bounded like a requested one: 10^15 - 1 USD in PHP would not be.
-    checkAmountLimit(result.sourceAmount, input.sourceAsset, '/sourceAmount');
-    checkAmountLimit(result.targetAmount, input.targetAsset, '/targetAmount');
-  } catch (err) {
-    // An unknown account answers 404 before a pricing error, as it always has.
-    const found = await em.execute('select 1 from accounts where id = ? and customer_id = ?', [input.accountId, customerId]);
-    if (found.length === 0) throw notFound('account');
-    throw err;
-  }
+export function priceQuote(customerId: string, rates: RateSource, ttlSeconds: number, input: CreateQuote): Quote {
+  const result = computeQuote({
+    rates,
+    sourceAsset: input.sourceAsset,
+    targetAsset: input.targetAsset,
+    sourceAmount: input.sourceAmount === undefined ? undefined : parseAmountValue(input.sourceAmount, input.sourceAsset, { path: '/sourceAmount' }),
+    targetAmount: input.targetAmount === undefined ? undefined : parseAmountValue(input.targetAmount, input.targetAsset, { path: '/targetAmount' }),
+  });
+  // The derived side is bounded like a requested one: 10^15 - 1 USD in PHP would not be.
+  checkAmountLimit(result.sourceAmount, input.sourceAsset, '/sourceAmount');
+  checkAmountLimit(result.targetAmount, input.targetAsset, '/targetAmount');
   const now = new Date();
-  const quote: Quote = {
+  return {
     id: randomUUID(),
     customerId,
     accountId: input.accountId,
@@ -60,6 +51,59 @@ export async function createQuote(em: Em, rates: RateSource, ttlSeconds: number,
     consumedBy: null,
     createdAt: now,
   };
+}
+
+// The 404 the statement stores when the account is not the caller's: the body `notFound('account')` renders, made
+// once (an Error per request, with its stack, is a measurable share of a quote's CPU).
+const ACCOUNT_NOT_FOUND_BODY = errorBody(notFound('account'));
+
+export type QuoteAnswer = { kind: 'answer'; status: number; body: unknown; replayed: boolean } | { kind: 'use-transaction' };
+
+/**
+ * The quote request in one statement (db/repositories/quote-once.ts): key, account check, stored response and
+ * quote. Answers `use-transaction` when the request needs the general path (`createQuote` inside
+ * api/middleware/idempotency.ts): a pricing error, whose 404-first rule needs the account read first, and the
+ * rare key committed by another request after our snapshot, which that path replays.
+ * Locks a rate bound to one account of the caller's; which assets an operation may use is checked when the quote
+ * is consumed, because a deposit's source asset is the one paid in, not one the account holds.
+ */
+export async function createQuoteOnce(em: Em, rates: RateSource, ttlSeconds: number, input: CreateQuote, request: { key: string; requestHash: string }): Promise<QuoteAnswer> {
+  let quote: Quote;
+  try {
+    quote = priceQuote(tenantOf(em), rates, ttlSeconds, input);
+  } catch {
+    return { kind: 'use-transaction' };
+  }
+  const body = presentQuote(quote, '');
+  const outcome = await insertQuoteOnce(em, quote, { ...request, createdBody: body, notFoundBody: ACCOUNT_NOT_FOUND_BODY });
+  switch (outcome.kind) {
+    case 'busy':
+      throw keyInUse();
+    case 'stored':
+      if (outcome.stored.requestHash !== request.requestHash) throw keyReused();
+      return { kind: 'answer', status: outcome.stored.status, body: outcome.stored.body, replayed: true };
+    case 'raced':
+      return { kind: 'use-transaction' };
+    case 'account-not-found':
+      throw notFound('account');
+    case 'created':
+      return { kind: 'answer', status: 201, body: { ...body, account: { ...body.account, owner: outcome.accountOwner } }, replayed: false };
+  }
+}
+
+/** The quote request inside the request's transaction (the general path; see `createQuoteOnce`). */
+export async function createQuote(em: Em, rates: RateSource, ttlSeconds: number, input: CreateQuote) {
+  // Plain SQL on the hot path (no unit of work, no hydration); the tenant condition comes from the em's scope.
+  const customerId = tenantOf(em);
+  let quote: Quote;
+  try {
+    quote = priceQuote(customerId, rates, ttlSeconds, input);
+  } catch (err) {
+    // An unknown account answers 404 before a pricing error, as it always has.
+    const found = await em.execute('select 1 from accounts where id = ? and customer_id = ?', [input.accountId, customerId]);
+    if (found.length === 0) throw notFound('account');
+    throw err;
+  }
   // One statement checks the account (in the caller's scope) and inserts the quote only if it exists: no account,
   // no row written and no row returned, so 404. This insert is the handler's only write and its last statement,
   // which lets the route run without a savepoint (api/routes/quotes.ts).

@@ -43,15 +43,34 @@ export async function lockKey(em: Em, customerId: string, key: string): Promise<
 
 /**
  * Stores the response in the request's transaction, so it commits with the business write or not at all.
- * Replaces an expired row of the same key (its 24 h are over: the key is new again).
+ * Replaces an expired row of the same key (its 24 h are over: the key is new again), never a live one.
+ *
+ * A live row can be there although `lockKey` found none: its request committed and let go of the lock between
+ * the moment `lockKey`'s statement took its snapshot and the moment it took the lock. This request then ran its
+ * handler a second time, and must not commit it: it fails as a serialization conflict, so `inTransaction` runs
+ * the whole request again, and the new run finds the stored response and replays it.
  */
 export async function storeResponse(em: Em, customerId: string, key: string, response: StoredResponse): Promise<void> {
-  await em.execute(
+  const rows = await em.execute(
     `insert into idempotency_keys (customer_id, key, request_hash, state, response_status, response_body, created_at, expires_at)
      values (?, ?, ?, 'DONE', ?, ?::jsonb, now(), now() + interval '${IDEMPOTENCY_TTL_HOURS} hours')
      on conflict (customer_id, key) do update
        set request_hash = excluded.request_hash, state = 'DONE', response_status = excluded.response_status,
-           response_body = excluded.response_body, created_at = excluded.created_at, expires_at = excluded.expires_at`,
+           response_body = excluded.response_body, created_at = excluded.created_at, expires_at = excluded.expires_at
+       where ${REPLACEABLE}
+     returning 1 as stored`,
     [customerId, key, response.requestHash, response.status, JSON.stringify(response.body ?? null)],
   );
+  if (rows.length === 0) throw new KeyCommittedMeanwhile();
+}
+
+/** When a key's existing row may be overwritten: only once it no longer answers for the key. */
+export const REPLACEABLE = `idempotency_keys.state <> 'DONE' or idempotency_keys.expires_at <= now()`;
+
+/** See `storeResponse`: carries the serialization-failure code, so the request's transaction is run again. */
+export class KeyCommittedMeanwhile extends Error {
+  readonly code = '40001';
+  constructor() {
+    super('the idempotency key was committed by another request after this one checked it');
+  }
 }

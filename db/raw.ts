@@ -1,0 +1,30 @@
+import type { Em } from './orm';
+
+interface PgClient {
+  query(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+}
+
+/**
+ * One statement straight through the driver on a connection of the ORM's own pool: no knex query builder, no
+ * MikroORM logging or result mapping around it. For the hot path's single-statement requests (a quote, a page of
+ * a list), where those layers cost more CPU than the statement itself (docs/decisions.md, Performance). The
+ * statement runs in its own implicit transaction, so it is never for a caller inside one: that caller's work
+ * must go through its EntityManager and connection.
+ * Placeholders are pg's `$1, $2, ...`; rows come back with the same type parsing as `em.execute`.
+ * `prepared` names the statement: each connection then parses it once and Postgres may reuse its plan, which for
+ * a statement of several CTEs is most of what the server spends on it. The name must stand for one text only.
+ */
+export async function rawQuery<R>(em: Em, text: string, values: unknown[], opts: { prepared?: string } = {}): Promise<R[]> {
+  if (em.isInTransaction()) throw new Error('rawQuery runs outside a transaction only; use em.execute inside one');
+  const knexClient = em.getConnection().getKnex().client as {
+    acquireConnection(): Promise<PgClient>;
+    releaseConnection(connection: PgClient): Promise<void>;
+  };
+  const connection = await knexClient.acquireConnection();
+  try {
+    return (await connection.query({ name: opts.prepared, text, values })).rows as R[];
+  } finally {
+    // A connection that failed under the query is marked disposed by knex, and its pool drops it on next acquire.
+    void knexClient.releaseConnection(connection);
+  }
+}

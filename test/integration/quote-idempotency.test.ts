@@ -1,0 +1,150 @@
+// The quote's single-statement idempotency (db/repositories/quote-once.ts) against real Postgres, and the same
+// "another request committed the key after my look-up" race in the general request transaction (storeResponse).
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { Client } from 'pg';
+import { systemEm, tenantEm } from '../../db/orm';
+import { insertQuoteOnce } from '../../db/repositories/quote-once';
+import { storeResponse } from '../../db/repositories/idempotency';
+import { priceQuote } from '../../api/services/quotes';
+import { activeAccount } from '../helpers/fixtures';
+import { newCustomer, stack } from '../helpers/stack';
+
+describe('quote idempotency in one statement', () => {
+  const quotesOf = async (accountId: string) => {
+    const { services } = await stack();
+    return ((await systemEm(services.orm).execute('select count(*)::int as n from quotes where account_id = ?', [accountId])) as Array<{ n: number }>)[0].n;
+  };
+
+  it('replays the same quote for the same key and body, marked as a replay, with one quote row', async () => {
+    const { http } = await stack();
+    const c = await newCustomer('Replay Quote Ltda');
+    const account = await activeAccount(c, ['USD', 'BRL']);
+    const key = { 'X-Idempotency-Key': randomUUID() };
+    const body = { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' };
+    const first = await http.post('/api/quotes').set(c.auth).set(key).send(body);
+    const again = await http.post('/api/quotes').set(c.auth).set(key).send({ targetAsset: 'BRL', sourceAmount: '10.00', sourceAsset: 'USD', accountId: account.id });
+    expect(first.status).to.equal(201);
+    expect(first.header['idempotent-replayed']).to.equal(undefined);
+    expect(again.status).to.equal(201);
+    expect(again.header['idempotent-replayed']).to.equal('true');
+    expect(again.body).to.deep.equal(first.body);
+    expect(first.body.account.owner).to.be.a('string').and.not.equal('');
+    expect(await quotesOf(account.id)).to.equal(1);
+  });
+
+  it('answers 422 IDEMPOTENCY_KEY_REUSED for the key with another body, and writes nothing', async () => {
+    const { http } = await stack();
+    const c = await newCustomer();
+    const account = await activeAccount(c, ['USD', 'BRL']);
+    const key = { 'X-Idempotency-Key': randomUUID() };
+    await http.post('/api/quotes').set(c.auth).set(key).send({ accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' });
+    const other = await http.post('/api/quotes').set(c.auth).set(key).send({ accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '11.00' });
+    expect(other.status).to.equal(422);
+    expect(other.body.code).to.equal('IDEMPOTENCY_KEY_REUSED');
+    expect(await quotesOf(account.id)).to.equal(1);
+  });
+
+  it('stores a 404 for an account that is not the caller’s, and replays it', async () => {
+    const { http } = await stack();
+    const c = await newCustomer();
+    const stranger = await newCustomer('Stranger SA');
+    const theirs = await activeAccount(stranger, ['USD', 'BRL']);
+    const key = { 'X-Idempotency-Key': randomUUID() };
+    const body = { accountId: theirs.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' };
+    const first = await http.post('/api/quotes').set(c.auth).set(key).send(body);
+    const again = await http.post('/api/quotes').set(c.auth).set(key).send(body);
+    expect(first.status).to.equal(404);
+    expect(first.body.code).to.equal('NOT_FOUND');
+    expect(again.status).to.equal(404);
+    expect(again.header['idempotent-replayed']).to.equal('true');
+    expect(again.body).to.deep.equal(first.body);
+    expect(await quotesOf(theirs.id)).to.equal(0);
+  });
+
+  it('stores a pricing error (the transaction path) and replays it', async () => {
+    const { http } = await stack();
+    const c = await newCustomer();
+    const account = await activeAccount(c, ['USD', 'BRL']);
+    const key = { 'X-Idempotency-Key': randomUUID() };
+    const body = { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.001' };
+    const first = await http.post('/api/quotes').set(c.auth).set(key).send(body);
+    const again = await http.post('/api/quotes').set(c.auth).set(key).send(body);
+    expect(first.status).to.equal(400);
+    expect(again.status).to.equal(400);
+    expect(again.header['idempotent-replayed']).to.equal('true');
+    expect(again.body).to.deep.equal(first.body);
+  });
+
+  it('lets 20 racers with one key write one quote: each gets that quote or 409 IDEMPOTENCY_KEY_IN_USE', async () => {
+    const { http } = await stack();
+    const c = await newCustomer();
+    const account = await activeAccount(c, ['USD', 'BRL']);
+    const key = { 'X-Idempotency-Key': randomUUID() };
+    const body = { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' };
+    const answers = await Promise.all(Array.from({ length: 20 }, () => http.post('/api/quotes').set(c.auth).set(key).send(body)));
+    const created = answers.filter((r) => r.status === 201);
+    const busy = answers.filter((r) => r.status === 409);
+    expect(created.length + busy.length).to.equal(20);
+    expect(created.length).to.be.at.least(1);
+    expect(new Set(created.map((r) => r.body.id)).size).to.equal(1);
+    for (const r of busy) expect(r.body.code).to.equal('IDEMPOTENCY_KEY_IN_USE');
+    expect(await quotesOf(account.id)).to.equal(1);
+  });
+
+  describe('a key committed by another request after the statement looked', () => {
+    // Another connection holds an uncommitted row for the key (without the advisory lock, which only a request
+    // takes): our statement takes the lock, cannot see the row, and waits on it at the insert; the row then
+    // commits, which is exactly the window between a look-up's snapshot and a COMMIT by someone else.
+    async function withUncommittedKey(customerId: string, key: string, racer: () => Promise<unknown>): Promise<unknown> {
+      const other = new Client({ connectionString: process.env.DATABASE_URL });
+      await other.connect();
+      try {
+        await other.query('begin');
+        await other.query(
+          `insert into idempotency_keys (customer_id, key, request_hash, state, response_status, response_body, created_at, expires_at)
+           values ($1, $2, 'h', 'DONE', 201, '{"id":"first"}', now(), now() + interval '1 hour')`,
+          [customerId, key],
+        );
+        const raced = racer();
+        await new Promise((resolve) => setTimeout(resolve, 300)); // the racer is now waiting on our row
+        await other.query('commit');
+        return await raced;
+      } finally {
+        await other.end();
+      }
+    }
+
+    it('writes neither quote nor answer in the quote statement, and says so', async () => {
+      const { services } = await stack();
+      const c = await newCustomer();
+      const account = await activeAccount(c, ['USD', 'BRL']);
+      const key = randomUUID();
+      const em = tenantEm(services.orm, c.customerId);
+      const quote = priceQuote(c.customerId, services.rates, 30, { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' });
+      const outcome = await withUncommittedKey(c.customerId, key, () =>
+        insertQuoteOnce(em, quote, { key, requestHash: 'h2', createdBody: { account: {} }, notFoundBody: {} }),
+      );
+      expect(outcome).to.deep.equal({ kind: 'raced' });
+      expect(await quotesOf(account.id)).to.equal(0);
+      const stored = (await systemEm(services.orm).execute('select response_body from idempotency_keys where customer_id = ? and key = ?', [c.customerId, key])) as Array<{ response_body: unknown }>;
+      expect(stored[0].response_body).to.deep.equal({ id: 'first' });
+    });
+
+    it('fails the request transaction as a serialization conflict instead of overwriting the answer', async () => {
+      const { services } = await stack();
+      const c = await newCustomer();
+      const key = randomUUID();
+      let caught: unknown;
+      await withUncommittedKey(c.customerId, key, () =>
+        // One attempt only: the retry `inTransaction` would make is what replays the answer in a real request.
+        systemEm(services.orm)
+          .transactional((tx) => storeResponse(tx, c.customerId, key, { requestHash: 'h2', status: 201, body: { id: 'second' } }))
+          .catch((err) => (caught = err)),
+      );
+      expect((caught as { code?: string }).code).to.equal('40001');
+      const stored = (await systemEm(services.orm).execute('select response_body from idempotency_keys where customer_id = ? and key = ?', [c.customerId, key])) as Array<{ response_body: unknown }>;
+      expect(stored[0].response_body).to.deep.equal({ id: 'first' });
+    });
+  });
+});
