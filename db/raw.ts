@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Em } from './orm';
 
 interface PgClient {
@@ -28,3 +29,17 @@ export async function rawQuery<R>(em: Em, text: string, values: unknown[], opts:
     void knexClient.releaseConnection(connection);
   }
 }
+
+/**
+ * A read written with knex-style `?` placeholders (every `?` in the text is one): inside a transaction through
+ * the EntityManager, which owns that connection; outside one straight through the driver, numbered for pg.
+ * `prepared` as in `rawQuery`, only for a text drawn from a small fixed set (a list without filters).
+ */
+export async function queryRows<R>(em: Em, text: string, values: unknown[], opts: { prepared?: string } = {}): Promise<R[]> {
+  if (em.isInTransaction()) return (await em.execute(text, values)) as R[];
+  let n = 0;
+  return rawQuery<R>(em, text.replace(/\?/g, () => `$${++n}`), values, opts);
+}
+
+/** A statement name for `prepared`, fixed by its text (each connection keeps one prepared statement per name). */
+export const statementName = (text: string): string => `cambio-${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;

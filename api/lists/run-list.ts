@@ -1,6 +1,7 @@
 import type { EntitySchema } from '@mikro-orm/core';
 import type { Em } from '../../db/orm';
 import { entityFromRow } from '../../db/rows';
+import { queryRows, statementName } from '../../db/raw';
 import { decodeCursor, SortOrder } from './cursor';
 import type { FieldCatalogue } from './filter-fields';
 import { parseFilters } from './filter-parser';
@@ -41,10 +42,17 @@ export interface ListResource<T extends object> {
   catalogue: FieldCatalogue;
   /** Extra fixed condition from code, e.g. a parent id. */
   where?: { sql: string; params: unknown[] };
+  /**
+   * Extra columns read with each row in the same statement, e.g. an account's owners as JSON: `name` → SQL over
+   * the row's alias (trusted, from code, no placeholders). They come back in `Page.extras`.
+   */
+  columns?: Record<string, string>;
 }
 
 export interface Page<T> {
   data: T[];
+  /** The `columns` of the resource, one object per entry of `data`. */
+  extras?: Array<Record<string, unknown>>;
   meta: { previousCursor: string | null; nextCursor: string | null; total: number };
 }
 
@@ -62,14 +70,21 @@ export async function runList<T extends object>(em: Em, resource: ListResource<T
   const fixed = resource.where ?? { sql: 'true', params: [] };
   const base = `from ${resource.from} where ${a}.customer_id = ? and (${fixed.sql}) and ${filter.sql}`;
   const baseParams = [scope.customerId, ...fixed.params, ...filter.params];
-  const conn = em.getConnection();
-  const [fetched, counted] = await Promise.all([
-    conn.execute(`select ${a}.* ${base} and ${window.where.sql} order by ${window.orderBy} limit ?`, [...baseParams, ...window.where.params, query.limit + 1]),
-    conn.execute(`select count(*)::int as total ${base}`, baseParams),
-  ]);
-  const { rows, hasMoreInFetchDirection } = trimPage(fetched as Record<string, unknown>[], query.limit, window.reverseResults);
+  // The page and its total in one statement (the count is an uncorrelated subquery, evaluated once); a page past
+  // the end has no row to carry the total, so it is counted on its own.
+  const extra = Object.entries(resource.columns ?? {}).map(([name, sql]) => `, ${sql} as ${name}`).join('');
+  const text =
+    `select ${a}.*${extra}, (select count(*)::int ${base}) as list_total ` +
+    `${base} and ${window.where.sql} order by ${window.orderBy} limit ?`;
+  const params = [...baseParams, ...baseParams, ...window.where.params, query.limit + 1];
+  // Without filters the text is one of a few per resource (sort, direction, cursor or not): worth preparing.
+  const fetched = await queryRows<Record<string, unknown>>(em, text, params, filter.params.length === 0 ? { prepared: statementName(text) } : {});
+  const total = fetched.length > 0 ? (fetched[0].list_total as number) : (await queryRows<{ total: number }>(em, `select count(*)::int as total ${base}`, baseParams))[0].total;
+  const { rows, hasMoreInFetchDirection } = trimPage(fetched, query.limit, window.reverseResults);
   // Read-only page: plain objects from the rows (db/rows.ts), no identity map or snapshots.
   const entities = rows.map((row) => entityFromRow(em, resource.entity, row));
+  const names = Object.keys(resource.columns ?? {});
+  const extras = names.length ? rows.map((row) => Object.fromEntries(names.map((name) => [name, row[name]]))) : undefined;
   const cursors = pageCursors(entities, {
     hasMoreInFetchDirection,
     direction: query.direction,
@@ -79,5 +94,5 @@ export async function runList<T extends object>(em: Em, resource: ListResource<T
     getCreatedAt: (e) => ((e as { createdAt: Date }).createdAt).toISOString(),
     getId: (e) => (e as { id: string }).id,
   });
-  return { data: entities, meta: { ...cursors, total: counted[0].total } };
+  return { data: entities, extras, meta: { ...cursors, total } };
 }

@@ -78,6 +78,9 @@ export async function createAccount(em: Em, customerId: string, input: CreateAcc
   return presentAccount(account, [], []);
 }
 
+// What a document is shown as: everything but its content.
+const DOCUMENT_SUMMARY_COLUMNS = 'id, account_id, customer_id, document_type, ubo_id, file_name, content_type, size_bytes, status, reason, created_at';
+
 /**
  * The account's UBOs and documents (without content), both in creation order, keyed by account id. Managed
  * entities by default (a caller may change them and flush); `readOnly` (a view, a list page) reads them as plain
@@ -102,8 +105,7 @@ async function readParts(em: Em, accountIds: string[]): Promise<[Ubo[], Document
   const [ubos, documents] = await Promise.all([
     em.execute('select * from ubos where account_id in (?) and customer_id = ? order by created_at asc, id asc', [accountIds, customerId]),
     em.execute(
-      `select id, account_id, customer_id, document_type, ubo_id, file_name, content_type, size_bytes, status, reason, created_at
-       from account_documents where account_id in (?) and customer_id = ? order by created_at asc`,
+      `select ${DOCUMENT_SUMMARY_COLUMNS} from account_documents where account_id in (?) and customer_id = ? order by created_at asc`,
       [accountIds, customerId],
     ),
   ]);
@@ -126,11 +128,25 @@ export async function getAccount(em: Em, accountId: string): Promise<AccountView
   return viewOf(em, await findAccount(em, accountId));
 }
 
+// A page's owners and documents come with its accounts, as JSON per account, in the page's one statement.
+const ACCOUNT_PARTS = {
+  ubos_json: `(select coalesce(json_agg(u order by u.created_at, u.id), '[]') from ubos u where u.account_id = a.id and u.customer_id = a.customer_id)`,
+  documents_json:
+    `(select coalesce(json_agg(d order by d.created_at, d.id), '[]') from ` +
+    `(select ${DOCUMENT_SUMMARY_COLUMNS} from account_documents where account_id = a.id and customer_id = a.customer_id) d)`,
+};
+
 export async function listAccounts(em: Em, query: ListQuery, cursorSecret: string): Promise<Page<AccountView>> {
-  const page = await runList(em, { entity: AccountSchema, from: 'accounts a', alias: 'a', catalogue: ACCOUNT_FIELDS }, query, cursorSecret);
-  const parts = await loadParts(em, page.data.map((a) => a.id), { readOnly: true });
+  const page = await runList(em, { entity: AccountSchema, from: 'accounts a', alias: 'a', catalogue: ACCOUNT_FIELDS, columns: ACCOUNT_PARTS }, query, cursorSecret);
   return {
-    data: page.data.map((a) => presentAccount(a, parts.get(a.id)!.ubos, parts.get(a.id)!.documents)),
+    data: page.data.map((account, i) => {
+      const parts = page.extras![i] as { ubos_json: Record<string, unknown>[]; documents_json: Record<string, unknown>[] };
+      return presentAccount(
+        account,
+        parts.ubos_json.map((row) => entityFromRow(em, UboSchema, row)),
+        parts.documents_json.map((row) => entityFromRow(em, AccountDocumentSchema, row)),
+      );
+    }),
     meta: page.meta,
   };
 }

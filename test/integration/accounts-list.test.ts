@@ -3,7 +3,7 @@ import { tenantEm } from '../../db/orm';
 import { tagAccount } from '../../api/services/accounts';
 import type { AccountView } from '../../api/presenters/account';
 import { newCustomer, stack, TestCustomer } from '../helpers/stack';
-import { createAccount } from '../helpers/fixtures';
+import { addUbo, createAccount, getAccount, uploadAllDocuments } from '../helpers/fixtures';
 
 interface ListBody {
   data: AccountView[];
@@ -135,5 +135,30 @@ describe('GET /api/accounts', () => {
       const res = await list({ cursor });
       expect([res.status, res.body.code]).to.deep.equal([400, 'INVALID_CURSOR']);
     }
+  });
+
+  it('shows each account with its UBOs and documents exactly as GET /api/accounts/{id} does', async () => {
+    const owner = await newCustomer('Parts Ltda');
+    const account = await createAccount(owner);
+    await addUbo(owner, account.id, { name: 'Maria Silva', ownershipPercentage: 40 });
+    await addUbo(owner, account.id, { name: 'João Souza', ownershipPercentage: 35.5 });
+    await uploadAllDocuments(owner, account.id);
+    const { http } = await stack();
+    const listed = (await http.get('/api/accounts').set(owner.auth)).body as ListBody;
+    const single = await getAccount(owner, account.id);
+    expect(single.owner.ubos).to.have.length(2);
+    expect(listed.data).to.deep.equal([single]);
+  });
+
+  it('gives the total on a page past the end, which has no row to carry it', async () => {
+    // The page after the 24th newest holds only the oldest account, an Alpha: filtered on Beta it is empty.
+    const first = await list({ limit: 24 });
+    expect(all[24].owner.legalName).to.equal('Alpha');
+    const beyond = await list({ limit: 5, cursor: first.body.meta.nextCursor!, filters: 'owner.legalName[eq]=Beta' });
+    expect(beyond.status).to.equal(200);
+    expect(beyond.body.data).to.deep.equal([]);
+    expect(beyond.body.meta.total).to.equal(8);
+    const none = await list({ filters: 'owner.legalName[eq]=Nobody' });
+    expect([none.body.data.length, none.body.meta.total]).to.deep.equal([0, 0]);
   });
 });
