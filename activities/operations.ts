@@ -1,10 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { LockMode } from '@mikro-orm/core';
 import type { Em } from '../db/orm';
+import { SqlBatch } from '../db/batch';
+import { entityFromRow } from '../db/rows';
 import { InboundPaymentSchema, Operation, OperationSchema, OperationStatus } from '../db/entities';
-import { recordEvent } from '../db/repositories/events';
-import { post } from '../db/repositories/ledger';
-import { recordMovements } from '../db/repositories/movements';
+import { addEvent } from '../db/repositories/events';
+import { addPosting } from '../db/repositories/ledger';
+import { addMovements } from '../db/repositories/movements';
 import type { AssetCode } from '../domain/assets';
 import { Dec, formatAmount } from '../domain/money';
 import { releasePostings, settlePostings } from '../domain/postings';
@@ -24,15 +25,39 @@ export type ReconcileOutcome = 'COMPLETED' | 'FAILED';
 /**
  * Operation steps. Each runs in one database transaction holding the operation's row lock, checks the state
  * it finds first (so a retry after a crash past COMMIT changes nothing), and writes the ledger with a unique
- * key per step (`${id}:settle`, `${id}:release`), the state change and its event together.
+ * key per step (`${id}:settle`, `${id}:release`), the state change and its event together. The writes of a step
+ * go to Postgres as one batch (db/batch.ts): the lock, then one round trip, then COMMIT.
  */
 export function createOperationActivities(deps: ActivityDeps) {
   // Events recorded in the transaction hand back their webhook deliveries; they start once it has committed.
   const inTx = <T>(fn: (em: Em, deliveries: WorkflowStartRequest[]) => Promise<T>) => inTransactionThenDeliver(deps, fn);
-  const lock = (em: Em, id: string) => em.findOneOrFail(OperationSchema, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
 
-  async function emitEvent(em: Em, deliveries: WorkflowStartRequest[], op: Operation, type: string, at: Date) {
-    const starts = await recordEvent(em, {
+  /** The operation, its row locked until COMMIT; a plain object, written back by `save`. */
+  async function lock(em: Em, id: string): Promise<Operation> {
+    const [row] = await em.execute('select * from operations where id = ? for update', [id]);
+    if (!row) throw new Error(`operation ${id} not found`);
+    return entityFromRow(em, OperationSchema, row);
+  }
+
+  /** What a step changes on the operation: its state and history, its transactions. */
+  function save(batch: SqlBatch, op: Operation) {
+    batch.add('update operations set status = ?, states = ?::jsonb, transactions = ?::jsonb, updated_at = ? where id = ?', [
+      op.status,
+      JSON.stringify(op.states),
+      JSON.stringify(op.transactions),
+      op.updatedAt,
+      op.id,
+    ]);
+  }
+
+  /** Runs the batch; the events' deliveries join the list started after COMMIT. */
+  async function run(em: Em, batch: SqlBatch, deliveries: WorkflowStartRequest[], events: Array<() => WorkflowStartRequest[]>) {
+    await batch.run(em);
+    for (const starts of events) deliveries.push(...starts());
+  }
+
+  function emitEvent(batch: SqlBatch, op: Operation, type: string, at: Date) {
+    return addEvent(batch, {
       customerId: op.customerId,
       type,
       resourceType: 'OPERATION',
@@ -41,15 +66,15 @@ export function createOperationActivities(deps: ActivityDeps) {
       atTime: at,
       payload: operationEventPayload(op, at),
     });
-    deliveries.push(...starts);
   }
 
-  async function complete(em: Em, deliveries: WorkflowStartRequest[], op: Operation) {
-    await post(em, { key: `${op.id}:settle`, operationId: op.id, customerId: op.customerId, description: `${op.type} settlement`, postings: settlePostings(op) });
+  /** Settlement, COMPLETED, movements and the event, as statements of `batch` (the caller saves and runs it). */
+  function complete(batch: SqlBatch, op: Operation) {
+    addPosting(batch, { key: `${op.id}:settle`, operationId: op.id, customerId: op.customerId, description: `${op.type} settlement`, postings: settlePostings(op) });
     const at = new Date();
     transition(op, 'COMPLETED', at);
-    await recordMovements(em, op, at);
-    await emitEvent(em, deliveries, op, 'OPERATION_COMPLETED', at);
+    addMovements(batch, op, at);
+    return emitEvent(batch, op, 'OPERATION_COMPLETED', at);
   }
 
   return {
@@ -57,7 +82,11 @@ export function createOperationActivities(deps: ActivityDeps) {
     async setOperationStatus(input: { operationId: string; status: 'PROCESSING' | 'ON_HOLD' }): Promise<OperationStatus> {
       return inTx(async (em, deliveries) => {
         const op = await lock(em, input.operationId);
-        if (!FINAL.includes(op.status)) transition(op, input.status, new Date());
+        if (!FINAL.includes(op.status) && transition(op, input.status, new Date())) {
+          const batch = new SqlBatch();
+          save(batch, op);
+          await batch.run(em);
+        }
         return op.status;
       });
     },
@@ -68,7 +97,10 @@ export function createOperationActivities(deps: ActivityDeps) {
         const op = await lock(em, input.operationId);
         if (FINAL.includes(op.status)) return op.status;
         transition(op, 'PROCESSING', new Date());
-        await complete(em, deliveries, op);
+        const batch = new SqlBatch();
+        const event = complete(batch, op);
+        save(batch, op);
+        await run(em, batch, deliveries, [event]);
         return op.status;
       });
     },
@@ -78,12 +110,15 @@ export function createOperationActivities(deps: ActivityDeps) {
       return inTx(async (em, deliveries) => {
         const op = await lock(em, input.operationId);
         if (FINAL.includes(op.status)) return op.status;
+        const batch = new SqlBatch();
         if (op.type !== 'DEPOSIT') {
-          await post(em, { key: `${op.id}:release`, operationId: op.id, customerId: op.customerId, description: `${op.type} release`, postings: releasePostings(op) });
+          addPosting(batch, { key: `${op.id}:release`, operationId: op.id, customerId: op.customerId, description: `${op.type} release`, postings: releasePostings(op) });
         }
         const at = new Date();
         transition(op, 'FAILED', at, input.reason);
-        await emitEvent(em, deliveries, op, 'OPERATION_FAILED', at);
+        const event = emitEvent(batch, op, 'OPERATION_FAILED', at);
+        save(batch, op);
+        await run(em, batch, deliveries, [event]);
         return op.status;
       });
     },
@@ -110,20 +145,26 @@ export function createOperationActivities(deps: ActivityDeps) {
           endToEnd: p.endToEndId,
           createdAt: p.createdAt.toISOString(),
         }));
+        const batch = new SqlBatch();
         if (matched) {
           transition(op, 'PROCESSING', new Date());
-          await complete(em, deliveries, op);
+          const event = complete(batch, op);
+          save(batch, op);
+          await run(em, batch, deliveries, [event]);
           return 'COMPLETED';
         }
+        const events: Array<() => WorkflowStartRequest[]> = [];
         if (op.status !== 'FAILED') {
           const reason: Reason = wrongAsset
             ? { code: 'ASSET_MISMATCH', message: `expected ${op.sourceAsset}, received ${wrongAsset.asset}`, details: { expectedAsset: op.sourceAsset, receivedAsset: wrongAsset.asset } }
             : { code: 'AMOUNT_MISMATCH', message: `expected ${formatAmount(op.sourceAmount, op.sourceAsset as AssetCode)} ${op.sourceAsset}, received ${formatAmount(received, op.sourceAsset as AssetCode)}`, details: { expected: amount(op.sourceAmount, op.sourceAsset), received: amount(received, op.sourceAsset) } };
           const at = new Date();
           transition(op, 'FAILED', at, reason);
-          await emitEvent(em, deliveries, op, 'OPERATION_FAILED', at);
+          events.push(emitEvent(batch, op, 'OPERATION_FAILED', at));
         }
         op.updatedAt = new Date();
+        save(batch, op);
+        await run(em, batch, deliveries, events);
         return 'FAILED';
       });
     },
@@ -155,6 +196,9 @@ export function createOperationActivities(deps: ActivityDeps) {
           },
         ];
         op.updatedAt = at;
+        const batch = new SqlBatch();
+        save(batch, op);
+        await batch.run(em);
         return { ok, endToEnd };
       });
     },

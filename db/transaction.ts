@@ -34,6 +34,13 @@ export interface TransactionOptions {
   onRetry?: (err: unknown, attempt: number) => void;
   /** What to do with a hook that throws after the commit (the commit stands regardless). */
   onHookError?: (err: unknown) => void;
+  /**
+   * False: on an EntityManager already in a transaction, run `fn` in that transaction as it is, without a
+   * savepoint of its own. Only for a service whose failure the caller always undoes as a whole (a request's
+   * handler: `idempotent` rolls back to its own savepoint or the whole transaction, dropping the hooks registered
+   * inside), so the SAVEPOINT and RELEASE round trips buy nothing. Without a transaction it opens one as usual.
+   */
+  savepoint?: boolean;
 }
 
 /**
@@ -45,7 +52,7 @@ export interface TransactionOptions {
  *   after-commit hooks run once it has committed, in registration order.
  */
 export async function inTransaction<T>(em: Em, fn: (tx: Em) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
-  if (em.isInTransaction()) return inSavepoint(em, fn);
+  if (em.isInTransaction()) return opts.savepoint === false ? fn(em) : inSavepoint(em, fn);
   for (let attempt = 1; ; attempt++) {
     const scope: Scope = { hooks: [] };
     let result: T;

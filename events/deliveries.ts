@@ -1,50 +1,47 @@
-import { randomUUID } from 'node:crypto';
-import type { Em } from '../db/orm';
-import { DomainEvent, ExecutionLogSchema, WebhookSubscriptionSchema } from '../db/entities';
-import { enqueueWorkflowStart, startAllAfterCommit, WorkflowStartRequest } from '../api/services/workflow-starts';
+import type { SqlBatch } from '../db/batch';
+import type { DomainEvent } from '../db/entities';
+import { startAllAfterCommit, WorkflowStartRequest } from '../api/services/workflow-starts';
 import { webhookDeliveryWorkflowId } from '../workflows/ids';
 
 /**
- * Fan-out, in the transaction that records the event: one delivery (execution log + outbox row for its
- * workflow) per subscription of the event's customer that exists now and wants this type. What commits with
- * the event is what gets delivered: a crash after COMMIT loses nothing (the relay starts the workflows), a
- * rollback sends nothing, and a subscription created later never sees this event. Returns the starts to run
- * right after COMMIT.
+ * The event and its fan-out, as one statement of the caller's batch, in the transaction that records the event:
+ * one delivery (execution log + outbox row for its workflow) per subscription of the event's customer that exists
+ * now and wants this type. What commits with the event is what gets delivered: a crash after COMMIT loses nothing
+ * (the relay starts the workflows), a rollback sends nothing, and a subscription created later never sees this
+ * event. The function returned gives, once the batch has run, the starts to run right after COMMIT.
  */
-export async function fanOutEvent(em: Em, event: DomainEvent): Promise<WorkflowStartRequest[]> {
-  const subscriptions = await em.find(WebhookSubscriptionSchema, { customerId: event.customerId, deletedAt: null }, { filters: { tenant: { customerId: event.customerId } } });
+export function addEventWithDeliveries(batch: SqlBatch, event: DomainEvent): () => WorkflowStartRequest[] {
   const payload = JSON.stringify(event.payload);
-  const starts: WorkflowStartRequest[] = [];
-  for (const sub of subscriptions) {
-    if (!sub.resources.some((r) => r.events.includes(event.type))) continue;
-    const id = randomUUID();
-    em.create(ExecutionLogSchema, {
-      id,
-      customerId: event.customerId,
-      subscriptionId: sub.id,
-      eventId: event.id,
-      // One id for the message across every attempt and redelivery: receivers dedupe on it.
-      messageId: `msg_${randomUUID().replace(/-/g, '')}`,
-      eventType: event.type,
-      url: sub.url,
-      payload,
-      httpStatus: 0,
-      status: 'PENDING',
-      error: null,
-      attempts: 0,
-      createdAt: event.createdAt,
-      updatedAt: event.createdAt,
-    });
-    const start: WorkflowStartRequest = {
-      workflowId: webhookDeliveryWorkflowId(id),
-      workflowType: 'webhookDeliveryWorkflow',
-      args: [{ executionLogId: id }],
-      searchAttributes: { CustomerId: event.customerId },
-    };
-    enqueueWorkflowStart(em, start);
-    starts.push(start);
-  }
-  return starts;
+  const starts = batch.add<{ workflow_id: string; workflow_type: string; args: unknown[]; search_attributes: Record<string, string> }>(
+    `with event as (
+       insert into events (id, customer_id, type, resource_type, resource_id, payload, dedupe_key, at_time, created_at)
+       values (?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?)
+       returning id
+     ),
+     delivery as (
+       insert into execution_logs (id, customer_id, subscription_id, event_id, message_id, event_type, url, payload,
+         http_status, status, error, attempts, created_at, updated_at)
+       -- One id for the message across every attempt and redelivery: receivers dedupe on it.
+       select gen_random_uuid(), s.customer_id, s.id, event.id, 'msg_' || replace(gen_random_uuid()::text, '-', ''), ?, s.url, ?,
+         0, 'PENDING', null, 0, ?, ?
+       from event, webhook_subscriptions s
+       -- The subscriptions that want this type: some resource whose events list it.
+       where s.customer_id = ? and s.deleted_at is null and s.resources @> ?::jsonb
+       returning id
+     )
+     insert into workflow_starts (workflow_id, workflow_type, args, search_attributes, created_at)
+     select ? || delivery.id, 'webhookDeliveryWorkflow', jsonb_build_array(jsonb_build_object('executionLogId', delivery.id)), ?::jsonb, ?
+     from delivery
+     returning workflow_id, workflow_type, args, search_attributes`,
+    [
+      event.id, event.customerId, event.type, event.resourceType, event.resourceId, payload, event.dedupeKey, event.atTime, event.createdAt,
+      event.type, payload, event.createdAt, event.createdAt,
+      event.customerId, JSON.stringify([{ events: [event.type] }]),
+      webhookDeliveryWorkflowId(''), JSON.stringify({ CustomerId: event.customerId }), event.createdAt,
+    ],
+  );
+  return () =>
+    starts.rows.map((r) => ({ workflowId: r.workflow_id, workflowType: r.workflow_type, args: r.args, searchAttributes: r.search_attributes }));
 }
 
 /**

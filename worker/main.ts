@@ -40,6 +40,8 @@ export async function runWorker() {
     // activities at once than connections only queue inside the pool while their 10 s start-to-close timeout runs
     // (the SDK's default is 100); the backlog waits in the task queue instead, where another worker can take it.
     maxConcurrentActivityTaskExecutions: WORKER_POOL_SIZE,
+    // Local activities (swap and transfer settlement) are transactions on the same pool: the same bound.
+    maxConcurrentLocalActivityExecutions: WORKER_POOL_SIZE,
   });
 
   const relay = startRelay(() => relayWorkflowStarts(orm, temporal, config.taskQueue), (err) => log.warn({ err }, 'outbox relay pass failed'));

@@ -4,6 +4,7 @@ import { defineSearchAttributeKey } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import type { Em, Orm } from '../../db/orm';
 import { WorkflowStartSchema } from '../../db/entities';
+import type { SqlBatch } from '../../db/batch';
 
 export interface WorkflowStartRequest {
   workflowId: string;
@@ -19,6 +20,17 @@ export interface WorkflowStartRequest {
  */
 export function enqueueWorkflowStart(em: Em, req: WorkflowStartRequest): void {
   em.create(WorkflowStartSchema, { ...req, createdAt: new Date() });
+}
+
+/** enqueueWorkflowStart as a statement of the caller's batch (one round trip with the business writes). */
+export function addWorkflowStart(batch: SqlBatch, req: WorkflowStartRequest): void {
+  batch.add('insert into workflow_starts (workflow_id, workflow_type, args, search_attributes, created_at) values (?, ?, ?::jsonb, ?::jsonb, ?)', [
+    req.workflowId,
+    req.workflowType,
+    JSON.stringify(req.args),
+    JSON.stringify(req.searchAttributes),
+    new Date(),
+  ]);
 }
 
 /** Outbox, step 2: start (or find) the workflow, then forget the row. Safe to run twice. */

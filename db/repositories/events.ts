@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Em } from '../orm';
-import { DomainEventSchema, DomainEvent } from '../entities';
+import type { DomainEvent } from '../entities';
 import type { WorkflowStartRequest } from '../../api/services/workflow-starts';
-import { fanOutEvent } from '../../events/deliveries';
+import { addEventWithDeliveries } from '../../events/deliveries';
+import { SqlBatch } from '../batch';
+
+type NewEvent = Pick<DomainEvent, 'customerId' | 'type' | 'resourceType' | 'resourceId' | 'payload' | 'dedupeKey'> & { atTime: Date };
 
 /**
  * Records an event in the caller's transaction, with its webhook deliveries (events/deliveries.ts). `dedupeKey`
@@ -11,10 +14,14 @@ import { fanOutEvent } from '../../events/deliveries';
  * Returns the delivery workflows to start once the transaction has committed (the outbox relay starts them
  * otherwise).
  */
-export async function recordEvent(
-  em: Em,
-  e: Pick<DomainEvent, 'customerId' | 'type' | 'resourceType' | 'resourceId' | 'payload' | 'dedupeKey'> & { atTime: Date },
-): Promise<WorkflowStartRequest[]> {
-  const event = em.create(DomainEventSchema, { id: randomUUID(), ...e, createdAt: new Date() });
-  return fanOutEvent(em, event);
+export async function recordEvent(em: Em, e: NewEvent): Promise<WorkflowStartRequest[]> {
+  const batch = new SqlBatch();
+  const starts = addEvent(batch, e);
+  await batch.run(em);
+  return starts();
+}
+
+/** recordEvent as a statement of the caller's batch; the starts are known once the batch has run. */
+export function addEvent(batch: SqlBatch, e: NewEvent): () => WorkflowStartRequest[] {
+  return addEventWithDeliveries(batch, { id: randomUUID(), ...e, createdAt: new Date() });
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Em } from '../orm';
+import { SqlBatch } from '../batch';
 import { CambioError } from '../../domain/errors';
 import { Dec } from '../../domain/money';
 
@@ -38,16 +39,32 @@ export function assertBalanced(postings: Posting[]): void {
  * negative violates the table's CHECK and surfaces as INSUFFICIENT_FUNDS, rolling back the caller.
  */
 export async function post(em: Em, write: LedgerWrite): Promise<boolean> {
+  const batch = new SqlBatch();
+  const posted = addPosting(batch, write);
+  await batch.run(em);
+  return posted();
+}
+
+/**
+ * `post` as statements of the caller's batch (one round trip with the caller's other writes); the function it
+ * returns tells, once the batch has run, whether this call posted (false: the key was posted before). Every
+ * statement after the transaction's insert writes only if that insert did (`where exists` on its fresh id), so a
+ * retried step whose key is already there changes nothing, exactly as when it returned early.
+ */
+export function addPosting(batch: SqlBatch, write: LedgerWrite): () => boolean {
   assertBalanced(write.postings);
   const txId = randomUUID();
-  const inserted = await em.execute(
+  const inserted = batch.add(
     `insert into ledger_transactions (id, key, operation_id, description, created_at) values (?, ?, ?, ?, now())
      on conflict (key) do nothing returning id`,
     [txId, write.key, write.operationId, write.description],
   );
-  if (inserted.length === 0) return false;
-  await em.execute(
-    `insert into ledger_entries (id, transaction_id, account_id, book, asset, amount, created_at) values ${write.postings.map(() => '(?, ?, ?, ?, ?, ?, now())').join(', ')}`,
+  const ifPosted = `exists (select 1 from ledger_transactions where id = '${txId}')`;
+  batch.add(
+    `insert into ledger_entries (id, transaction_id, account_id, book, asset, amount, created_at)
+     select v.id::uuid, v.transaction_id::uuid, v.account_id::uuid, v.book, v.asset, v.amount::numeric, now()
+     from (values ${write.postings.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}) v (id, transaction_id, account_id, book, asset, amount)
+     where ${ifPosted}`,
     write.postings.flatMap((p) => [randomUUID(), txId, p.accountId, p.book, p.asset, p.amount.toFixed()]),
   );
   // One update per (account, asset): a hold moves available and held of the same row together.
@@ -61,11 +78,11 @@ export async function post(em: Em, write: LedgerWrite): Promise<boolean> {
     moves.set(key, move);
   }
   // Every transaction takes balance rows in one global order, (account id, asset): two that touch the same rows
-  // queue behind each other instead of each holding the row the other waits for (transfers A→B and B→A).
-  for (const m of [...moves.values()].sort(byBalanceRow)) {
-    await moveBalance(em, write.customerId, m.accountId, m.asset, m.available.toFixed(), m.held.toFixed());
-  }
-  return true;
+  // queue behind each other instead of each holding the row the other waits for (transfers A→B and B→A). The
+  // statements of a batch run in the order added, so this order is the order the rows are locked in.
+  const sorted = [...moves.values()].sort(byBalanceRow);
+  for (const m of sorted) addBalanceMove(batch, ifPosted, write.customerId, m, (err) => insufficientFunds(err, sorted));
+  return () => inserted.rows.length > 0;
 }
 
 /** The global lock order of balance rows. Plain code-point comparison: the same in every process and locale. */
@@ -75,26 +92,34 @@ export function byBalanceRow(a: { accountId: string; asset: string }, b: { accou
 }
 
 /**
- * Adds the deltas to a running balance. The row is updated in place; only the first movement of an asset on an
- * account inserts it (a zero row, then the update), because Postgres checks CHECK constraints on an INSERT's
- * proposed row even when ON CONFLICT turns it into an update.
+ * Adds the deltas to a running balance, in place. The first movement of an asset on an account finds no row: a
+ * zero row is inserted first (a no-op when the row exists), then updated, because Postgres checks CHECK
+ * constraints on an INSERT's proposed row even when ON CONFLICT turns it into an update. The insert waits on the
+ * row only where the update right after it would, so the lock order stays the one above.
  */
-async function moveBalance(em: Em, customerId: string, accountId: string, asset: string, available: string, held: string): Promise<void> {
-  const update = () =>
-    em.execute(`update balances set available = available + ?, held = held + ?, updated_at = now() where account_id = ? and asset = ? returning 1`, [available, held, accountId, asset]);
-  try {
-    if ((await update()).length > 0) return;
-    await em.execute(
-      `insert into balances (account_id, asset, customer_id, available, held, updated_at) values (?, ?, ?, 0, 0, now()) on conflict (account_id, asset) do nothing`,
-      [accountId, asset, customerId],
-    );
-    await update();
-  } catch (err) {
-    if ((err as { code?: string }).code === '23514') {
-      throw new CambioError('INSUFFICIENT_FUNDS', `insufficient available ${asset} balance`, { asset });
-    }
-    throw err;
-  }
+function addBalanceMove(batch: SqlBatch, ifPosted: string, customerId: string, m: { accountId: string; asset: string; available: Dec; held: Dec }, onCheck: (err: unknown) => unknown) {
+  batch.add(
+    `insert into balances (account_id, asset, customer_id, available, held, updated_at)
+     select ?, ?, ?, 0, 0, now() where ${ifPosted} on conflict (account_id, asset) do nothing`,
+    [m.accountId, m.asset, customerId],
+  );
+  batch.add(
+    `update balances set available = available + ?, held = held + ?, updated_at = now() where account_id = ? and asset = ? and ${ifPosted}`,
+    [m.available.toFixed(), m.held.toFixed(), m.accountId, m.asset],
+    onCheck,
+  );
+}
+
+/**
+ * A balance's non-negative CHECK (and only that: other tables' checks stay errors) as INSUFFICIENT_FUNDS, for the
+ * asset of the row whose deltas take money out of the violated book (a posting has one such row per book).
+ */
+function insufficientFunds(err: unknown, moves: Array<{ asset: string; available: Dec; held: Dec }>): CambioError | undefined {
+  const e = err as { code?: string; table?: string; constraint?: string };
+  if (e.code !== '23514' || e.table !== 'balances') return undefined;
+  const book = e.constraint === 'balances_held_non_negative' ? 'held' : 'available';
+  const asset = (moves.find((m) => m[book].isNegative()) ?? moves[0]).asset;
+  return new CambioError('INSUFFICIENT_FUNDS', `insufficient available ${asset} balance`, { asset });
 }
 
 export interface BalanceRow {

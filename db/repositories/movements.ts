@@ -1,4 +1,4 @@
-import type { Em } from '../orm';
+import type { SqlBatch } from '../batch';
 import type { Operation } from '../entities/operation';
 import { movementLegs } from '../../domain/movements';
 
@@ -10,23 +10,22 @@ import { movementLegs } from '../../domain/movements';
  * Lock order: the caller has already updated the balance rows of every (account, asset) below, so two
  * transactions touching the same daily total are already queued on that balance row and cannot deadlock here.
  */
-export async function recordMovements(em: Em, op: Operation, completedAt: Date): Promise<void> {
+export function addMovements(batch: SqlBatch, op: Operation, completedAt: Date): void {
   const legs = movementLegs(op);
   const tags = JSON.stringify(op.tags.map((t) => ({ key: t.key, value: t.value })));
-  const written = (await em.execute(
-    `insert into movements (operation_id, account_id, asset, direction, customer_id, amount, completed_at, tags)
-     values ${legs.map(() => '(?, ?, ?, ?, ?, ?, ?, ?::jsonb)').join(', ')}
-     on conflict do nothing
-     returning account_id, asset, direction, amount::text as amount`,
-    legs.flatMap((l) => [op.id, l.accountId, l.asset, l.direction, op.customerId, l.amount.toFixed(), completedAt, tags]),
-  )) as Array<{ account_id: string; asset: string; direction: string; amount: string }>;
-  if (written.length === 0) return;
   const day = completedAt.toISOString().slice(0, 10); // the UTC day
-  await em.execute(
-    `insert into movement_days (customer_id, day, account_id, asset, direction, tags, sum, count)
-     values ${written.map(() => '(?, ?::date, ?, ?, ?, ?::jsonb, ?::numeric, 1)').join(', ')}
+  // One statement: the daily totals take exactly the rows the insert wrote (none on a retry).
+  batch.add(
+    `with written as (
+       insert into movements (operation_id, account_id, asset, direction, customer_id, amount, completed_at, tags)
+       values ${legs.map(() => '(?, ?, ?, ?, ?, ?, ?, ?::jsonb)').join(', ')}
+       on conflict do nothing
+       returning customer_id, account_id, asset, direction, tags, amount
+     )
+     insert into movement_days (customer_id, day, account_id, asset, direction, tags, sum, count)
+     select customer_id, ?::date, account_id, asset, direction, tags, amount, 1 from written
      on conflict (customer_id, day, account_id, asset, direction, tags)
      do update set sum = movement_days.sum + excluded.sum, count = movement_days.count + excluded.count`,
-    written.flatMap((w) => [op.customerId, day, w.account_id, w.asset, w.direction, tags, w.amount]),
+    [...legs.flatMap((l) => [op.id, l.accountId, l.asset, l.direction, op.customerId, l.amount.toFixed(), completedAt, tags]), day],
   );
 }

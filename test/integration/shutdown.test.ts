@@ -160,6 +160,9 @@ describe('graceful shutdown under load', function () {
       [ids],
     );
     expect(settles.map((s) => s.n)).to.deep.equal([1, 1]);
+    // Both settlements may have run in the first worker (each was in flight there, as a local activity): the
+    // second is then still starting, and a SIGTERM before it listens for one would kill it. Stop it once it runs.
+    await eventually(async () => second.output(), (out) => out.includes('Cambio worker running'), 90000, 100);
     second.child.kill('SIGTERM');
     expect(await exitWithin(second, 30000)).to.deep.equal({ code: 0, signal: null });
   });

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { LockMode } from '@mikro-orm/core';
-import type { Em } from '../../../db/orm';
-import { Account, AccountSchema, Operation, OperationSchema, OperationType, Quote, QuoteSchema } from '../../../db/entities';
-import { recordEvent } from '../../../db/repositories/events';
+import { Em, tenantOf } from '../../../db/orm';
+import { SqlBatch } from '../../../db/batch';
+import { entityFromRow } from '../../../db/rows';
+import { Account, AccountSchema, Operation, OperationType, Quote, QuoteSchema } from '../../../db/entities';
+import { addEvent } from '../../../db/repositories/events';
 import { startDeliveries } from '../../../events/deliveries';
-import { post } from '../../../db/repositories/ledger';
+import { addPosting } from '../../../db/repositories/ledger';
 import { CambioError } from '../../../domain/errors';
 import { initialStates } from '../../../domain/states';
 import { operationWorkflowId } from '../../../workflows/ids';
@@ -14,7 +15,7 @@ import { presentOperation } from '../../presenters/operation';
 import { quoteReference } from '../../presenters/quote';
 import { amount } from '../../presenters/amount';
 import type { ServiceContext } from '../context';
-import { enqueueWorkflowStart, startAfterCommit, WorkflowStartRequest } from '../workflow-starts';
+import { addWorkflowStart, startAfterCommit, WorkflowStartRequest } from '../workflow-starts';
 import { holdPostings } from '../../../domain/postings';
 import { afterCommit, inTransaction } from '../../../db/transaction';
 
@@ -28,12 +29,14 @@ export interface OperationPlan {
 export interface OperationRequest {
   type: OperationType;
   accountId: string;
+  /** A second account of the caller's the operation needs (a transfer's target): read with the first, handed to `plan`. */
+  otherAccountId?: string;
   /** A quote the caller holds; absent only for a transfer, which then gets a generated 1:1 quote. */
   quoteId?: string;
-  /** Builds the quote for a transfer without one, inside the transaction. */
-  generateQuote?: (em: Em, account: Account, now: Date) => Quote;
-  /** Type-specific checks and intent, run with the account and the locked quote. */
-  plan: (em: Em, account: Account, quote: Quote, operationId: string) => Promise<OperationPlan>;
+  /** Builds the quote for a transfer without one; it is inserted with the operation. */
+  generateQuote?: (account: Account, now: Date) => Quote;
+  /** Type-specific checks and intent, run with the account, the locked quote and the other account (undefined: not the caller's). */
+  plan: (em: Em, account: Account, quote: Quote, operationId: string, other?: Account) => Promise<OperationPlan>;
 }
 
 // Swaps, withdrawals and transfers reserve the source amount at creation; a deposit brings money in.
@@ -46,65 +49,79 @@ const REQUESTED_EVENT: Record<OperationType, boolean> = { DEPOSIT: true, WITHDRA
  * consumed), check the account, reserve funds, insert the operation, its OPERATION_REQUESTED event and the
  * outbox row for its workflow. After the outermost COMMIT the workflow is started in the background; a crash
  * before that is the relay's.
+ *
+ * Plain SQL in the caller's tenant scope (`tenantOf(em)`, never the request's input), in two round trips: the
+ * reads (accounts, the quote locked), then every write as one batch (db/batch.ts) in this order: the quote, the
+ * operation, the hold (ledger `post`, its lock order), the event with its deliveries, the outbox row. In a request
+ * this runs in the request's transaction without a savepoint of its own (`idempotent` already rolls a failure
+ * back to its savepoint); called on its own it opens its transaction.
  */
 export async function createOperation(s: ServiceContext, em: Em, req: OperationRequest) {
   const id = randomUUID();
   const now = new Date();
-  const { operation, start, deliveries } = await inTransaction(em, async (tx) => {
-    const account = await tx.findOne(AccountSchema, { id: req.accountId });
-    if (!account) throw notFound('account');
-    const quote = req.quoteId ? await lockQuote(tx, req.quoteId, account.id, now) : req.generateQuote!(tx, account, now);
-    if (account.status !== 'ACTIVE') throw new CambioError('ACCOUNT_NOT_ACTIVE', 'the account is not ACTIVE', { accountId: account.id, status: account.status });
-    const plan = await req.plan(tx, account, quote, id);
-    quote.consumedAt = now;
-    quote.consumedBy = id;
-    const operation = tx.create(OperationSchema, {
-      id,
-      customerId: account.customerId,
-      accountId: account.id,
-      type: req.type,
-      status: 'REQUESTED',
-      states: initialStates('REQUESTED', now),
-      intent: plan.intent,
-      quoteId: quote.id,
-      quoteRef: quoteReference(quote),
-      accountOwner: account.legalName,
-      sourceAsset: quote.sourceAsset,
-      sourceAmount: quote.sourceAmount,
-      targetAsset: quote.targetAsset,
-      targetAmount: quote.targetAmount,
-      targetAccountId: plan.targetAccountId ?? null,
-      fees: req.type === 'TRANSFER' ? [] : spreadFee(quote, now),
-      transactions: [],
-      tags: account.tags.filter((t) => t.propagate).map(({ key, value }) => ({ key, value })),
-      createdAt: now,
-      updatedAt: now,
-    });
-    // Flush first: the ledger rows reference the operation and the quote's unique consumer.
-    await tx.flush();
-    if (HOLDS[req.type]) {
-      await post(tx, { key: `${id}:hold`, operationId: id, customerId: account.customerId, description: `${req.type} hold`, postings: holdPostings(operation) });
-    }
-    const deliveries = REQUESTED_EVENT[req.type]
-      ? await recordEvent(tx, {
-          customerId: account.customerId,
-          type: 'OPERATION_REQUESTED',
-          resourceType: 'OPERATION',
-          resourceId: id,
-          dedupeKey: `${id}:REQUESTED`,
-          atTime: now,
-          payload: operationEventPayload(operation, now),
-        })
-      : [];
-    const start: WorkflowStartRequest = {
-      workflowId: operationWorkflowId(id),
-      workflowType: 'operationWorkflow',
-      args: [{ operationId: id, type: req.type, ...(plan.workflowInput ?? {}) }],
-      searchAttributes: { CustomerId: account.customerId, OperationType: req.type, OperationStatus: 'REQUESTED' },
-    };
-    enqueueWorkflowStart(tx, start);
-    return { operation, start, deliveries };
-  });
+  const customerId = tenantOf(em);
+  const { operation, start, deliveries } = await inTransaction(
+    em,
+    async (tx) => {
+      const { account, other, quote: locked } = await readForCreate(tx, customerId, req);
+      if (!account) throw notFound('account');
+      const quote = req.quoteId ? checkQuote(locked, req.quoteId, account.id, now) : req.generateQuote!(account, now);
+      if (account.status !== 'ACTIVE') throw new CambioError('ACCOUNT_NOT_ACTIVE', 'the account is not ACTIVE', { accountId: account.id, status: account.status });
+      const plan = await req.plan(tx, account, quote, id, other);
+      quote.consumedAt = now;
+      quote.consumedBy = id;
+      const operation: Operation = {
+        id,
+        customerId: account.customerId,
+        accountId: account.id,
+        type: req.type,
+        status: 'REQUESTED',
+        states: initialStates('REQUESTED', now),
+        intent: plan.intent,
+        quoteId: quote.id,
+        quoteRef: quoteReference(quote),
+        accountOwner: account.legalName,
+        sourceAsset: quote.sourceAsset,
+        sourceAmount: quote.sourceAmount,
+        targetAsset: quote.targetAsset,
+        targetAmount: quote.targetAmount,
+        targetAccountId: plan.targetAccountId ?? null,
+        fees: req.type === 'TRANSFER' ? [] : spreadFee(quote, now),
+        transactions: [],
+        tags: account.tags.filter((t) => t.propagate).map(({ key, value }) => ({ key, value })),
+        createdAt: now,
+        updatedAt: now,
+      };
+      const batch = new SqlBatch();
+      if (req.quoteId) consumeQuote(batch, quote);
+      else insertQuote(batch, quote);
+      insertOperation(batch, operation);
+      if (HOLDS[req.type]) {
+        addPosting(batch, { key: `${id}:hold`, operationId: id, customerId: account.customerId, description: `${req.type} hold`, postings: holdPostings(operation) });
+      }
+      const event = REQUESTED_EVENT[req.type]
+        ? addEvent(batch, {
+            customerId: account.customerId,
+            type: 'OPERATION_REQUESTED',
+            resourceType: 'OPERATION',
+            resourceId: id,
+            dedupeKey: `${id}:REQUESTED`,
+            atTime: now,
+            payload: operationEventPayload(operation, now),
+          })
+        : () => [];
+      const start: WorkflowStartRequest = {
+        workflowId: operationWorkflowId(id),
+        workflowType: 'operationWorkflow',
+        args: [{ operationId: id, type: req.type, ...(plan.workflowInput ?? {}) }],
+        searchAttributes: { CustomerId: account.customerId, OperationType: req.type, OperationStatus: 'REQUESTED' },
+      };
+      addWorkflowStart(batch, start);
+      await batch.run(tx);
+      return { operation, start, deliveries: event() };
+    },
+    { savepoint: false },
+  );
   // After the OUTERMOST commit (a request's transaction commits later than this one): a workflow started earlier
   // could act on rows that then roll back. The outbox row already guarantees the start, so the client is not kept
   // waiting for Temporal: the start runs after the response, and whatever it does not finish (a crash, Temporal
@@ -118,6 +135,56 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
   return presentOperation(operation);
 }
 
+/**
+ * One round trip: the account (and the other one) in the caller's scope and, when the caller names a quote, that
+ * quote in the caller's scope, locked (`FOR UPDATE`). Rows become plain objects; what changes is written by SQL.
+ */
+async function readForCreate(em: Em, customerId: string, req: OperationRequest) {
+  const batch = new SqlBatch();
+  const ids = req.otherAccountId ? [req.accountId, req.otherAccountId] : [req.accountId];
+  const accounts = batch.add(`select * from accounts where customer_id = ? and id in (${ids.map(() => '?').join(', ')})`, [customerId, ...ids]);
+  const quotes = req.quoteId ? batch.add('select * from quotes where id = ? and customer_id = ? for update', [req.quoteId, customerId]) : undefined;
+  await batch.run(em);
+  const account = (id: string | undefined) => {
+    const row = accounts.rows.find((r) => r.id === id);
+    return row ? entityFromRow(em, AccountSchema, row) : undefined;
+  };
+  return {
+    account: account(req.accountId),
+    other: account(req.otherAccountId),
+    quote: quotes?.rows[0] ? entityFromRow(em, QuoteSchema, quotes.rows[0]) : undefined,
+  };
+}
+
+function consumeQuote(batch: SqlBatch, quote: Quote): void {
+  batch.add('update quotes set consumed_at = ?, consumed_by = ? where id = ?', [quote.consumedAt, quote.consumedBy, quote.id]);
+}
+
+function insertQuote(batch: SqlBatch, q: Quote): void {
+  batch.add(
+    `insert into quotes (id, customer_id, account_id, source_asset, source_amount, target_asset, target_amount, mid_rate,
+       effective_rate, spread, fee_amount, expires_at, consumed_at, consumed_by, created_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      q.id, q.customerId, q.accountId, q.sourceAsset, q.sourceAmount.toFixed(), q.targetAsset, q.targetAmount.toFixed(), q.midRate,
+      q.effectiveRate, q.spread, q.feeAmount === null ? null : q.feeAmount.toFixed(), q.expiresAt, q.consumedAt, q.consumedBy, q.createdAt,
+    ],
+  );
+}
+
+function insertOperation(batch: SqlBatch, op: Operation): void {
+  const json = (v: unknown) => JSON.stringify(v);
+  batch.add(
+    `insert into operations (id, customer_id, account_id, type, status, states, intent, quote_id, quote_ref, account_owner,
+       source_asset, source_amount, target_asset, target_amount, target_account_id, fees, transactions, tags, created_at, updated_at)
+     values (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?, ?)`,
+    [
+      op.id, op.customerId, op.accountId, op.type, op.status, json(op.states), json(op.intent), op.quoteId, json(op.quoteRef), op.accountOwner,
+      op.sourceAsset, op.sourceAmount.toFixed(), op.targetAsset, op.targetAmount.toFixed(), op.targetAccountId, json(op.fees), json(op.transactions), json(op.tags), op.createdAt, op.updatedAt,
+    ],
+  );
+}
+
 /** The spread the quote priced in, disclosed as the FX_SPREAD fee in the source asset. */
 function spreadFee(quote: Quote, now: Date): Operation['fees'] {
   if (!quote.feeAmount || quote.feeAmount.isZero()) return [];
@@ -125,8 +192,7 @@ function spreadFee(quote: Quote, now: Date): Operation['fees'] {
 }
 
 /** The quote rules shared by every operation kind (spec: same customer, same account, unexpired, unconsumed). */
-async function lockQuote(em: Em, quoteId: string, accountId: string, now: Date): Promise<Quote> {
-  const quote = await em.findOne(QuoteSchema, { id: quoteId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+function checkQuote(quote: Quote | undefined, quoteId: string, accountId: string, now: Date): Quote {
   if (!quote) throw new CambioError('QUOTE_NOT_FOUND', 'quote not found', { quoteId });
   if (quote.accountId !== accountId) throw new CambioError('QUOTE_ACCOUNT_MISMATCH', 'the quote is bound to another account', { quoteId, accountId });
   if (quote.consumedBy) throw new CambioError('QUOTE_ALREADY_CONSUMED', 'the quote was already used by another operation', { quoteId });

@@ -103,7 +103,11 @@ async function signalDeposit(s: ServiceContext, operationId: string, paymentId: 
   try {
     await handle.signal(inboundPaymentSignal, { paymentId });
   } catch (err) {
-    if (!(err instanceof WorkflowNotFoundError) || !(await startPendingWorkflow(s.orm, s.temporal, s.config.taskQueue, operationWorkflowId(operationId)))) throw err;
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+    // No outbox row either: the create's after-commit start may have started the workflow and removed its row
+    // since the signal above missed it, so signal once more either way; a workflow that really ended (its replay
+    // window closed) answers not-found again.
+    await startPendingWorkflow(s.orm, s.temporal, s.config.taskQueue, operationWorkflowId(operationId));
     await handle.signal(inboundPaymentSignal, { paymentId });
   }
 }

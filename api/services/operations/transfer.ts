@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Em } from '../../../db/orm';
-import { AccountSchema, QuoteSchema } from '../../../db/entities';
+import type { Quote } from '../../../db/entities';
 import type { AssetCode } from '../../../domain/assets';
 import { CambioError } from '../../../domain/errors';
 import { parseAmountValue } from '../../../domain/money';
@@ -28,31 +28,31 @@ export function createTransfer(s: ServiceContext, em: Em, body: TransferBody) {
   return createOperation(s, em, {
     type: 'TRANSFER',
     accountId: body.sourceAccountId,
+    otherAccountId: body.targetAccountId,
     quoteId: body.quoteId,
-    generateQuote: (tx, account, now) =>
-      tx.create(QuoteSchema, {
-        id: randomUUID(),
-        customerId: account.customerId,
-        accountId: account.id,
-        sourceAsset: body.amount.asset,
-        sourceAmount: value,
-        targetAsset: body.amount.asset,
-        targetAmount: value,
-        midRate: '1',
-        effectiveRate: '1',
-        spread: '0',
-        feeAmount: null,
-        expiresAt: new Date(now.getTime() + s.config.quoteTtlSeconds * 1000),
-        consumedAt: null,
-        consumedBy: null,
-        createdAt: now,
-      }),
-    async plan(tx, source, quote) {
+    generateQuote: (account, now): Quote => ({
+      id: randomUUID(),
+      customerId: account.customerId,
+      accountId: account.id,
+      sourceAsset: body.amount.asset,
+      sourceAmount: value,
+      targetAsset: body.amount.asset,
+      targetAmount: value,
+      midRate: '1',
+      effectiveRate: '1',
+      spread: '0',
+      feeAmount: null,
+      expiresAt: new Date(now.getTime() + s.config.quoteTtlSeconds * 1000),
+      consumedAt: null,
+      consumedBy: null,
+      createdAt: now,
+    }),
+    async plan(_tx, source, quote, _id, target) {
       // A reserved quote must say exactly what the body says: no FX on a transfer.
       if (quote.sourceAsset !== body.amount.asset || quote.targetAsset !== body.amount.asset || !quote.sourceAmount.eq(value) || !quote.targetAmount.eq(value)) {
         throw new CambioError('VALIDATION_ERROR', 'a transfer quote must be 1:1 in the transfer asset and amount', { errors: [{ path: '/quoteId', message: 'does not match amount' }] });
       }
-      const target = await tx.findOne(AccountSchema, { id: body.targetAccountId });
+      // Read with the source account, in the caller's scope: another customer's account is not found (404).
       if (!target) throw notFound('target account');
       if (target.status !== 'ACTIVE') throw new CambioError('ACCOUNT_NOT_ACTIVE', 'the target account is not ACTIVE', { accountId: target.id, status: target.status });
       requireAssetEnabled(source, body.amount.asset);
