@@ -21,7 +21,19 @@ export class JsonClient {
 
   headers: Record<string, string>;
 
+  /**
+   * One request. A kept-alive socket that the server closed as idle just as we reused it fails with ECONNRESET
+   * before anything was sent on it: that request is sent again once, with the same headers (so the same
+   * idempotency key), as Node's documentation advises for this race.
+   */
   request<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<JsonResponse<T>> {
+    return this.send<T>(method, path, body, headers).catch((err: Error & { code?: string; reusedSocket?: boolean }) => {
+      if (err.code === 'ECONNRESET' && err.reusedSocket) return this.send<T>(method, path, body, headers);
+      throw err;
+    });
+  }
+
+  private send<T>(method: string, path: string, body: unknown, headers: Record<string, string>): Promise<JsonResponse<T>> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     return new Promise((resolve, reject) => {
       const req = http.request(
@@ -54,7 +66,10 @@ export class JsonClient {
           res.on('error', reject);
         },
       );
-      req.on('error', reject);
+      req.on('error', (err: Error & { reusedSocket?: boolean }) => {
+        err.reusedSocket = req.reusedSocket;
+        reject(err);
+      });
       if (payload) req.write(payload);
       req.end();
     });
