@@ -33,9 +33,11 @@ export async function runWorker() {
     // SIGTERM: activities already running get this long to finish (they are short transactions; a lock wait is
     // the long case), then they are cancelled and retried elsewhere, which their idempotency keys make safe.
     shutdownGraceTime: `${config.shutdownGraceSeconds}s`,
-    // Operations finish in seconds; deposits and reviews that wait for days are replayed from history when they
-    // wake. Bounding the sticky cache bounds the worker's memory (bench:operations measures it).
-    maxCachedWorkflows: 500,
+    // The sticky cache holds ~1 MB per workflow (SDK guidance), and most open workflows are idle: deposits waiting
+    // for a payment, reviews waiting for a decision. Those are replayed from their short histories when they wake;
+    // the ones that work at a given moment (tens, at our activity and request limits) stay cached. 500 took the
+    // worker to ~490 MB in bench:webhooks (500 open deposits); 100 bounds it (bench:webhooks measures it).
+    maxCachedWorkflows: 100,
     // Every activity is one database transaction on this process's pool (db/orm.ts, 20 connections). More
     // activities at once than connections only queue inside the pool while their 10 s start-to-close timeout runs
     // (the SDK's default is 100); the backlog waits in the task queue instead, where another worker can take it.
