@@ -1,6 +1,6 @@
 import type { EntitySchema } from '@mikro-orm/core';
 import type { Em } from '../../db/orm';
-import { entityFromRow } from '../../db/rows';
+import { entityFromRow, selectColumns } from '../../db/rows';
 import { queryRows, statementName } from '../../db/raw';
 import { decodeCursor, SortOrder } from './cursor';
 import type { FieldCatalogue } from './filter-fields';
@@ -74,7 +74,7 @@ export async function runList<T extends object>(em: Em, resource: ListResource<T
   // the end has no row to carry the total, so it is counted on its own.
   const extra = Object.entries(resource.columns ?? {}).map(([name, sql]) => `, ${sql} as ${name}`).join('');
   const text =
-    `select ${a}.*${extra}, (select count(*)::int ${base}) as list_total ` +
+    `select ${selectColumns(em, resource.entity, a)}${extra}, (select count(*)::int ${base}) as list_total ` +
     `${base} and ${window.where.sql} order by ${window.orderBy} limit ?`;
   const params = [...baseParams, ...baseParams, ...window.where.params, query.limit + 1];
   // Without filters the text is one of a few per resource (sort, direction, cursor or not): worth preparing.

@@ -1,6 +1,6 @@
 import { Em, tenantOf } from '../../../db/orm';
-import { entityFromRow } from '../../../db/rows';
-import { queryRows } from '../../../db/raw';
+import { entityFromRow, selectColumns } from '../../../db/rows';
+import { queryRows, statementName } from '../../../db/raw';
 import { OperationSchema } from '../../../db/entities';
 import { OPERATION_STATUSES, OPERATION_TYPES } from '../../../db/entities/operation';
 import { ASSETS } from '../../../domain/assets';
@@ -23,7 +23,8 @@ const OPERATION_FIELDS: FieldCatalogue = {
 
 /** A client waiting for an operation polls this: one plain select, the tenant condition from the em's scope. */
 export async function getOperation(em: Em, id: string) {
-  const [row] = await queryRows<Record<string, unknown>>(em, 'select * from operations where id = ? and customer_id = ?', [id, tenantOf(em)], { prepared: 'cambio-operation-by-id' });
+  const sql = `select ${selectColumns(em, OperationSchema, 'o')} from operations o where o.id = ? and o.customer_id = ?`;
+  const [row] = await queryRows<Record<string, unknown>>(em, sql, [id, tenantOf(em)], { prepared: statementName(sql) });
   if (!row) throw notFound('operation');
   return presentOperation(entityFromRow(em, OperationSchema, row));
 }
