@@ -41,5 +41,17 @@ export async function queryRows<R>(em: Em, text: string, values: unknown[], opts
   return rawQuery<R>(em, text.replace(/\?/g, () => `$${++n}`), values, opts);
 }
 
+// Callers name only texts from small fixed sets, so this stays small; the bound is a guard, not a cache policy.
+const names = new Map<string, string>();
+const MAX_NAMES = 1000;
+
 /** A statement name for `prepared`, fixed by its text (each connection keeps one prepared statement per name). */
-export const statementName = (text: string): string => `cambio-${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+export function statementName(text: string): string {
+  let name = names.get(text);
+  if (name === undefined) {
+    if (names.size >= MAX_NAMES) names.clear();
+    name = `cambio-${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    names.set(text, name);
+  }
+  return name;
+}
