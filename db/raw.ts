@@ -37,8 +37,13 @@ export async function rawQuery<R>(em: Em, text: string, values: unknown[], opts:
  */
 export async function queryRows<R>(em: Em, text: string, values: unknown[], opts: { prepared?: string } = {}): Promise<R[]> {
   if (em.isInTransaction()) return (await em.execute(text, values)) as R[];
+  return rawQuery<R>(em, numbered(text), values, opts);
+}
+
+/** knex-style `?` placeholders (every `?` in the text is one) as pg's `$1, $2, ...`. */
+export function numbered(text: string): string {
   let n = 0;
-  return rawQuery<R>(em, text.replace(/\?/g, () => `$${++n}`), values, opts);
+  return text.replace(/\?/g, () => `$${++n}`);
 }
 
 // Callers name only texts from small fixed sets, so this stays small; the bound is a guard, not a cache policy.

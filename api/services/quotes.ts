@@ -8,6 +8,7 @@ import type { RateSource } from '../../domain/rates';
 import { errorBody, notFound } from '../errors';
 import { keyInUse, keyReused } from '../middleware/idempotency';
 import { insertQuoteOnce } from '../../db/repositories/quote-once';
+import { QUOTE_COLUMNS, QUOTE_PLACEHOLDERS, quoteValues } from '../../db/repositories/quotes';
 import { presentQuote } from '../presenters/quote';
 
 export interface CreateQuote {
@@ -109,20 +110,9 @@ export async function createQuote(em: Em, rates: RateSource, ttlSeconds: number,
   // which lets the route run without a savepoint (api/routes/quotes.ts).
   const rows = await em.execute<Array<{ legal_name: string }>>(
     `with a as (select id, customer_id, legal_name from accounts where id = ? and customer_id = ?),
-     q as (
-       insert into quotes (id, customer_id, account_id, source_asset, source_amount, target_asset, target_amount, mid_rate,
-         effective_rate, spread, fee_amount, expires_at, consumed_at, consumed_by, created_at)
-       select ?::uuid, a.customer_id, a.id, ?::varchar, ?::numeric, ?::varchar, ?::numeric, ?::varchar, ?::varchar, ?::varchar,
-         ?::numeric, ?::timestamptz, null, null, ?::timestamptz
-       from a
-       returning id
-     )
+     q as (insert into quotes (${QUOTE_COLUMNS}) select ${QUOTE_PLACEHOLDERS} from a returning id)
      select a.legal_name from a, q`,
-    [
-      input.accountId, customerId,
-      quote.id, quote.sourceAsset, quote.sourceAmount.toFixed(), quote.targetAsset, quote.targetAmount.toFixed(),
-      quote.midRate, quote.effectiveRate, quote.spread, quote.feeAmount === null ? null : quote.feeAmount.toFixed(), quote.expiresAt, quote.createdAt,
-    ],
+    [input.accountId, customerId, ...quoteValues(quote)],
   );
   if (rows.length === 0) throw notFound('account');
   return presentQuote(quote, rows[0].legal_name);

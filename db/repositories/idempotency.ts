@@ -32,7 +32,7 @@ export async function lockKey(em: Em, customerId: string, key: string): Promise<
     `select l.locked, k.request_hash, k.response_status, k.response_body
      from (select pg_try_advisory_xact_lock(?::bigint) as locked) l
      left join idempotency_keys k
-       on l.locked and k.customer_id = ? and k.key = ? and k.state = 'DONE' and k.expires_at > now()`,
+       on l.locked and k.customer_id = ? and k.key = ? and ${answersFor('k')}`,
     [advisoryLockId(customerId, key), customerId, key],
   )) as Array<{ locked: boolean; request_hash: string | null; response_status: number | null; response_body: unknown }>;
   const row = rows[0];
@@ -53,19 +53,28 @@ export async function lockKey(em: Em, customerId: string, key: string): Promise<
 export async function storeResponse(em: Em, customerId: string, key: string, response: StoredResponse): Promise<void> {
   const rows = await em.execute(
     `insert into idempotency_keys (customer_id, key, request_hash, state, response_status, response_body, created_at, expires_at)
-     values (?, ?, ?, 'DONE', ?, ?::jsonb, now(), now() + interval '${IDEMPOTENCY_TTL_HOURS} hours')
-     on conflict (customer_id, key) do update
-       set request_hash = excluded.request_hash, state = 'DONE', response_status = excluded.response_status,
-           response_body = excluded.response_body, created_at = excluded.created_at, expires_at = excluded.expires_at
-       where ${REPLACEABLE}
+     values (?, ?, ?, 'DONE', ?, ?::jsonb, now(), ${EXPIRES_AT})
+     ${REPLACE_UNLESS_ANSWERING}
      returning 1 as stored`,
     [customerId, key, response.requestHash, response.status, JSON.stringify(response.body ?? null)],
   );
   if (rows.length === 0) throw new KeyCommittedMeanwhile();
 }
 
-/** When a key's existing row may be overwritten: only once it no longer answers for the key. */
-export const REPLACEABLE = `idempotency_keys.state <> 'DONE' or idempotency_keys.expires_at <= now()`;
+/** Whether the key's row (alias `t`) still answers for the key: a stored response, not yet expired. */
+export const answersFor = (t: string): string => `${t}.state = 'DONE' and ${t}.expires_at > now()`;
+
+/** A new row's expiry. */
+export const EXPIRES_AT = `now() + interval '${IDEMPOTENCY_TTL_HOURS} hours'`;
+
+/**
+ * The conflict clause of every insert of a stored response: a row that no longer answers for its key (expired) is
+ * replaced; a row that still answers is kept, and the insert returns no row.
+ */
+export const REPLACE_UNLESS_ANSWERING = `on conflict (customer_id, key) do update
+  set request_hash = excluded.request_hash, state = 'DONE', response_status = excluded.response_status,
+      response_body = excluded.response_body, created_at = excluded.created_at, expires_at = excluded.expires_at
+  where not (${answersFor('idempotency_keys')})`;
 
 /** See `storeResponse`: carries the serialization-failure code, so the request's transaction is run again. */
 export class KeyCommittedMeanwhile extends Error {

@@ -1,7 +1,8 @@
 import type { Quote } from '../entities';
 import type { Em } from '../orm';
-import { rawQuery } from '../raw';
-import { advisoryLockId, IDEMPOTENCY_TTL_HOURS, REPLACEABLE, StoredResponse } from './idempotency';
+import { numbered, rawQuery } from '../raw';
+import { QUOTE_COLUMNS, QUOTE_PLACEHOLDERS, quoteValues } from './quotes';
+import { advisoryLockId, answersFor, EXPIRES_AT, REPLACE_UNLESS_ANSWERING, StoredResponse } from './idempotency';
 
 export interface QuoteRequest {
   key: string;
@@ -23,6 +24,39 @@ export type QuoteOnce =
   | { kind: 'account-not-found' }
   /** The key was committed by another request after this statement's snapshot: nothing written, ask again. */
   | { kind: 'raced' };
+
+// Parameters, in order: lock id; customer, key (stored answer); account, customer (the caller's account);
+// customer, key, request hash, 404 body, 201 body (the answer); the quote's values (db/repositories/quotes.ts).
+const STATEMENT = numbered(`
+  with lk as materialized (select pg_try_advisory_xact_lock(?::bigint) as locked),
+  prior as materialized (
+    select k.request_hash, k.response_status, k.response_body
+    from idempotency_keys k join lk on lk.locked
+    where k.customer_id = ?::uuid and k.key = ?::uuid and ${answersFor('k')}
+  ),
+  fresh as materialized (select true as go from lk where lk.locked and not exists (select 1 from prior)),
+  a as materialized (
+    select acc.id, acc.legal_name from accounts acc join fresh on true
+    where acc.id = ?::uuid and acc.customer_id = ?::uuid
+  ),
+  k as (
+    insert into idempotency_keys (customer_id, key, request_hash, state, response_status, response_body, created_at, expires_at)
+    select ?::uuid, ?::uuid, ?::varchar, 'DONE',
+      case when a.id is null then 404 else 201 end,
+      case when a.id is null then ?::jsonb else jsonb_set(?::jsonb, '{account,owner}', to_jsonb(a.legal_name)) end,
+      now(), ${EXPIRES_AT}
+    from fresh left join a on true
+    ${REPLACE_UNLESS_ANSWERING}
+    returning response_status
+  ),
+  q as (
+    insert into quotes (${QUOTE_COLUMNS})
+    select ${QUOTE_PLACEHOLDERS} from a join k on k.response_status = 201
+    returning id
+  )
+  select lk.locked, p.request_hash, p.response_status, p.response_body, a.legal_name as account_owner,
+    (select count(*) from k)::int as stored
+  from lk left join prior p on true left join a on true`);
 
 /**
  * A quote request in ONE statement, in its own implicit transaction: the key's advisory lock, its stored answer,
@@ -46,47 +80,13 @@ export async function insertQuoteOnce(em: Em, quote: Quote, request: QuoteReques
     stored: number;
   }>(
     em,
-    `with lk as materialized (select pg_try_advisory_xact_lock($1::bigint) as locked),
-     prior as materialized (
-       select k.request_hash, k.response_status, k.response_body
-       from idempotency_keys k join lk on lk.locked
-       where k.customer_id = $2 and k.key = $3 and k.state = 'DONE' and k.expires_at > now()
-     ),
-     fresh as materialized (select true as go from lk where lk.locked and not exists (select 1 from prior)),
-     a as materialized (
-       select acc.id, acc.customer_id, acc.legal_name from accounts acc join fresh on true
-       where acc.id = $4 and acc.customer_id = $2
-     ),
-     k as (
-       insert into idempotency_keys (customer_id, key, request_hash, state, response_status, response_body, created_at, expires_at)
-       select $2, $3, $5, 'DONE',
-         case when a.id is null then 404 else 201 end,
-         case when a.id is null then $6::jsonb else jsonb_set($7::jsonb, '{account,owner}', to_jsonb(a.legal_name)) end,
-         now(), now() + interval '${IDEMPOTENCY_TTL_HOURS} hours'
-       from fresh left join a on true
-       on conflict (customer_id, key) do update
-         set request_hash = excluded.request_hash, state = 'DONE', response_status = excluded.response_status,
-             response_body = excluded.response_body, created_at = excluded.created_at, expires_at = excluded.expires_at
-         where ${REPLACEABLE}
-       returning response_status
-     ),
-     q as (
-       insert into quotes (id, customer_id, account_id, source_asset, source_amount, target_asset, target_amount, mid_rate,
-         effective_rate, spread, fee_amount, expires_at, consumed_at, consumed_by, created_at)
-       select $8::uuid, a.customer_id, a.id, $9::varchar, $10::numeric, $11::varchar, $12::numeric, $13::varchar,
-         $14::varchar, $15::varchar, $16::numeric, $17::timestamptz, null, null, $18::timestamptz
-       from a join k on k.response_status = 201
-       returning id
-     )
-     select lk.locked, p.request_hash, p.response_status, p.response_body, a.legal_name as account_owner,
-       (select count(*) from k)::int as stored
-     from lk left join prior p on true left join a on true`,
+    STATEMENT,
     [
-      advisoryLockId(quote.customerId, request.key), quote.customerId, request.key, quote.accountId,
-      request.requestHash, JSON.stringify(request.notFoundBody), JSON.stringify(request.createdBody),
-      quote.id, quote.sourceAsset, quote.sourceAmount.toFixed(), quote.targetAsset, quote.targetAmount.toFixed(),
-      quote.midRate, quote.effectiveRate, quote.spread, quote.feeAmount === null ? null : quote.feeAmount.toFixed(),
-      quote.expiresAt, quote.createdAt,
+      advisoryLockId(quote.customerId, request.key),
+      quote.customerId, request.key,
+      quote.accountId, quote.customerId,
+      quote.customerId, request.key, request.requestHash, JSON.stringify(request.notFoundBody), JSON.stringify(request.createdBody),
+      ...quoteValues(quote),
     ],
     { prepared: 'cambio-quote-once' },
   );

@@ -6,6 +6,7 @@ import { Account, AccountSchema, Operation, OperationType, Quote, QuoteSchema } 
 import { addEvent } from '../../../db/repositories/events';
 import { startDeliveries } from '../../../events/deliveries';
 import { addPosting } from '../../../db/repositories/ledger';
+import { QUOTE_COLUMNS, QUOTE_PLACEHOLDERS, quoteValues } from '../../../db/repositories/quotes';
 import { CambioError } from '../../../domain/errors';
 import { initialStates } from '../../../domain/states';
 import { operationWorkflowId } from '../../../workflows/ids';
@@ -161,15 +162,7 @@ function consumeQuote(batch: SqlBatch, quote: Quote): void {
 }
 
 function insertQuote(batch: SqlBatch, q: Quote): void {
-  batch.add(
-    `insert into quotes (id, customer_id, account_id, source_asset, source_amount, target_asset, target_amount, mid_rate,
-       effective_rate, spread, fee_amount, expires_at, consumed_at, consumed_by, created_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [
-      q.id, q.customerId, q.accountId, q.sourceAsset, q.sourceAmount.toFixed(), q.targetAsset, q.targetAmount.toFixed(), q.midRate,
-      q.effectiveRate, q.spread, q.feeAmount === null ? null : q.feeAmount.toFixed(), q.expiresAt, q.consumedAt, q.consumedBy, q.createdAt,
-    ],
-  );
+  batch.add(`insert into quotes (${QUOTE_COLUMNS}) values (${QUOTE_PLACEHOLDERS})`, quoteValues(q));
 }
 
 function insertOperation(batch: SqlBatch, op: Operation): void {
