@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import { Em, tenantOf } from '../../db/orm';
 import { entityFromRow } from '../../db/rows';
+import { queryRows, statementName } from '../../db/raw';
 import { inTransaction } from '../../db/transaction';
 import { Account, AccountDocumentSchema, AccountSchema, AccountTag, CompanyOwner, Ubo, UboSchema } from '../../db/entities/account';
 import { isValidTaxId, normalizeTaxId, TaxIdType } from '../../domain/tax-id';
@@ -82,39 +83,43 @@ export async function createAccount(em: Em, customerId: string, input: CreateAcc
 const DOCUMENT_SUMMARY_COLUMNS = 'id, account_id, customer_id, document_type, ubo_id, file_name, content_type, size_bytes, status, reason, created_at';
 
 /**
- * The account's UBOs and documents (without content), both in creation order, keyed by account id. Managed
- * entities by default (a caller may change them and flush); `readOnly` (a view, a list page) reads them as plain
- * objects with two plain selects, the tenant condition from the em's scope.
+ * The account's UBOs and documents (without content), both in creation order, keyed by account id, as managed
+ * entities (a caller may change them and flush). Views read them as plain objects with the account (`viewOf`).
  */
-export async function loadParts(em: Em, accountIds: string[], opts: { readOnly?: boolean } = {}): Promise<Map<string, { ubos: Ubo[]; documents: DocumentSummary[] }>> {
+export async function loadParts(em: Em, accountIds: string[]): Promise<Map<string, { ubos: Ubo[]; documents: DocumentSummary[] }>> {
   const parts = new Map(accountIds.map((id) => [id, { ubos: [] as Ubo[], documents: [] as DocumentSummary[] }]));
   if (accountIds.length === 0) return parts;
-  const [ubos, documents] = opts.readOnly
-    ? await readParts(em, accountIds)
-    : await Promise.all([
-        em.find(UboSchema, { accountId: { $in: accountIds } }, { orderBy: { createdAt: 'asc', id: 'asc' } }),
-        em.find(AccountDocumentSchema, { accountId: { $in: accountIds } }, { orderBy: { createdAt: 'asc' } }),
-      ]);
+  const [ubos, documents] = await Promise.all([
+    em.find(UboSchema, { accountId: { $in: accountIds } }, { orderBy: { createdAt: 'asc', id: 'asc' } }),
+    em.find(AccountDocumentSchema, { accountId: { $in: accountIds } }, { orderBy: { createdAt: 'asc' } }),
+  ]);
   for (const u of ubos) parts.get(u.accountId)?.ubos.push(u);
   for (const d of documents) parts.get(d.accountId)?.documents.push(d);
   return parts;
 }
 
-async function readParts(em: Em, accountIds: string[]): Promise<[Ubo[], DocumentSummary[]]> {
-  const customerId = tenantOf(em);
-  const [ubos, documents] = await Promise.all([
-    em.execute('select * from ubos where account_id in (?) and customer_id = ? order by created_at asc, id asc', [accountIds, customerId]),
-    em.execute(
-      `select ${DOCUMENT_SUMMARY_COLUMNS} from account_documents where account_id in (?) and customer_id = ? order by created_at asc`,
-      [accountIds, customerId],
-    ),
-  ]);
-  return [ubos.map((row) => entityFromRow(em, UboSchema, row)), documents.map((row) => entityFromRow(em, AccountDocumentSchema, row))];
+// An account's UBOs and documents for its view, as JSON columns over the account row `a`: one statement with the
+// account (a list page reads them with its rows, `listAccounts`; a single view for its account id, `viewOf`).
+const ACCOUNT_PARTS = {
+  ubos_json: `(select coalesce(json_agg(u order by u.created_at, u.id), '[]') from ubos u where u.account_id = a.id and u.customer_id = a.customer_id)`,
+  documents_json:
+    `(select coalesce(json_agg(d order by d.created_at, d.id), '[]') from ` +
+    `(select ${DOCUMENT_SUMMARY_COLUMNS} from account_documents where account_id = a.id and customer_id = a.customer_id) d)`,
+};
+type PartsRow = { ubos_json: Record<string, unknown>[]; documents_json: Record<string, unknown>[] };
+const PARTS_OF_ONE = `select ${Object.entries(ACCOUNT_PARTS).map(([name, sql]) => `${sql} as ${name}`).join(', ')} from (values (?::uuid, ?::uuid)) a (id, customer_id)`;
+
+function presentWithParts(em: Em, account: Account, parts: PartsRow): AccountView {
+  return presentAccount(
+    account,
+    parts.ubos_json.map((row) => entityFromRow(em, UboSchema, row)),
+    parts.documents_json.map((row) => entityFromRow(em, AccountDocumentSchema, row)),
+  );
 }
 
 export async function viewOf(em: Em, account: Account): Promise<AccountView> {
-  const parts = (await loadParts(em, [account.id], { readOnly: true })).get(account.id)!;
-  return presentAccount(account, parts.ubos, parts.documents);
+  const [parts] = await queryRows<PartsRow>(em, PARTS_OF_ONE, [account.id, tenantOf(em)], { prepared: statementName(PARTS_OF_ONE) });
+  return presentWithParts(em, account, parts);
 }
 
 /** The account in the em's scope, or 404 (also for another customer's id: never reveal that it exists). */
@@ -128,25 +133,10 @@ export async function getAccount(em: Em, accountId: string): Promise<AccountView
   return viewOf(em, await findAccount(em, accountId));
 }
 
-// A page's owners and documents come with its accounts, as JSON per account, in the page's one statement.
-const ACCOUNT_PARTS = {
-  ubos_json: `(select coalesce(json_agg(u order by u.created_at, u.id), '[]') from ubos u where u.account_id = a.id and u.customer_id = a.customer_id)`,
-  documents_json:
-    `(select coalesce(json_agg(d order by d.created_at, d.id), '[]') from ` +
-    `(select ${DOCUMENT_SUMMARY_COLUMNS} from account_documents where account_id = a.id and customer_id = a.customer_id) d)`,
-};
-
 export async function listAccounts(em: Em, query: ListQuery, cursorSecret: string): Promise<Page<AccountView>> {
   const page = await runList(em, { entity: AccountSchema, from: 'accounts a', alias: 'a', catalogue: ACCOUNT_FIELDS, columns: ACCOUNT_PARTS }, query, cursorSecret);
   return {
-    data: page.data.map((account, i) => {
-      const parts = page.extras![i] as { ubos_json: Record<string, unknown>[]; documents_json: Record<string, unknown>[] };
-      return presentAccount(
-        account,
-        parts.ubos_json.map((row) => entityFromRow(em, UboSchema, row)),
-        parts.documents_json.map((row) => entityFromRow(em, AccountDocumentSchema, row)),
-      );
-    }),
+    data: page.data.map((account, i) => presentWithParts(em, account, page.extras![i] as PartsRow)),
     meta: page.meta,
   };
 }
