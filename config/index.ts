@@ -36,6 +36,8 @@ export interface Config {
   httpKeepAliveTimeoutMs: number;
   workerMetricsAddress: string | undefined;
   customerCacheSeconds: number;
+  /** Bytes of list pages an API process keeps to answer unchanged lists from (0: none). */
+  listCacheBytes: number;
   shutdownGraceSeconds: number;
   shutdownDelaySeconds: number;
 }
@@ -101,6 +103,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerMetricsAddress: env.WORKER_METRICS_ADDRESS || undefined,
     // How long an API process trusts its last look at a customer's status: the lag of `cambio customer disable`.
     customerCacheSeconds: int(env.CUSTOMER_CACHE_SECONDS, 5, 'CUSTOMER_CACHE_SECONDS'),
+    // A copy answers only while its list's version is unchanged, so this bounds memory, not staleness.
+    listCacheBytes: int(env.LIST_CACHE_MB, 16, 'LIST_CACHE_MB') * 1024 * 1024,
     // SIGTERM: the API finishes in-flight requests and the worker its in-flight activities within this, then
     // force. Below the 30 s most platforms wait before SIGKILL (Kubernetes, compose's stop_grace_period here).
     shutdownGraceSeconds: int(env.SHUTDOWN_GRACE_SECONDS, 25, 'SHUTDOWN_GRACE_SECONDS'),

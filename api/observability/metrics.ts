@@ -27,6 +27,13 @@ const idempotentReplays = new Counter({
   registers: [registry],
 });
 
+const listPages = new Counter({
+  name: 'cambio_list_pages_total',
+  help: 'Unfiltered list pages served, by source: a kept copy whose list version was unchanged, or a read of the page',
+  labelNames: ['source'] as const,
+  registers: [registry],
+});
+
 export type RejectionKind = 'rate' | 'in_flight' | 'token_client' | 'token_address' | 'token_concurrency';
 
 const rejections = new Counter({
@@ -62,6 +69,7 @@ const scrapeErrors = new Counter({
 });
 
 export const countIdempotentReplay = (): void => idempotentReplays.inc();
+export const countListPage = (source: 'copy' | 'read'): void => listPages.inc({ source });
 export const countRejection = (kind: RejectionKind): void => rejections.inc({ kind });
 
 // A GROUP BY over every operation is a full scan: at most one per 30 s per process, and never longer than 2 s.

@@ -3,7 +3,8 @@ import type { RouteTable } from './define';
 import type { ServiceContext } from '../services/context';
 import type { Em } from '../../db/orm';
 import { listQuerySchema, ListQuery } from '../lists/run-list';
-import { createAccount, CreateAccountInput, getAccount, listAccounts } from '../services/accounts';
+import { accountsPageJson, createAccount, CreateAccountInput, getAccount } from '../services/accounts';
+import { PageCache } from '../lists/page-cache';
 import { addUbo, DocumentInput, patchUbo, uploadDocument, UboInput, UboPatch } from '../services/account-onboarding';
 import { decideAccountReview, submitReview } from '../services/account-review';
 import type { AccountDecision } from '../../workflows/account-review';
@@ -18,6 +19,9 @@ const em = (ctx: Koa.Context): Em => ctx.state.em;
 const body = <T>(ctx: Koa.Context) => ctx.request.body as T;
 
 export function accountRoutes(table: RouteTable, s: ServiceContext): void {
+  // This process's copies of account list pages, each checked against the list's version before it answers.
+  const pages = new PageCache(s.config.listCacheBytes);
+
   table.add({
     method: 'post',
     path: '/api/accounts',
@@ -40,7 +44,8 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     query: listQuerySchema,
     response: { status: 200, schema: pageOf('Account') },
     async handler(ctx) {
-      ctx.body = await listAccounts(em(ctx), ctx.state.query as ListQuery, s.config.cursorSecret);
+      ctx.type = 'json';
+      ctx.body = await accountsPageJson(em(ctx), pages, ctx.state.query as ListQuery, s.config.cursorSecret);
     },
   });
 

@@ -11,6 +11,8 @@ import { isValidTaxId, normalizeTaxId, TaxIdType } from '../../domain/tax-id';
 import { initialStates } from '../../domain/states';
 import type { FieldCatalogue } from '../lists/filter-fields';
 import { ListQuery, Page, runList } from '../lists/run-list';
+import { PageCache, servePage } from '../lists/page-cache';
+import { listVersionColumn } from '../../db/repositories/list-versions';
 import { notFound, validationError } from '../errors';
 import { AccountView, DocumentSummary, presentAccount } from '../presenters/account';
 import { ACCOUNT_STATUSES } from '../schemas/accounts';
@@ -133,12 +135,28 @@ export async function getAccount(em: Em, accountId: string): Promise<AccountView
   return viewOf(em, await findAccount(em, accountId));
 }
 
-export async function listAccounts(em: Em, query: ListQuery, cursorSecret: string): Promise<Page<AccountView>> {
-  const page = await runList(em, { entity: AccountSchema, from: 'accounts a', alias: 'a', catalogue: ACCOUNT_FIELDS, columns: ACCOUNT_PARTS }, query, cursorSecret);
+// A page's columns beyond the account's own: its parts, and the list's version read in the same statement.
+const ACCOUNT_LIST_COLUMNS = { ...ACCOUNT_PARTS, list_version: listVersionColumn('accounts', 'a') };
+
+/** A page of the customer's accounts, and the version of the list it shows (null when it has none). */
+export async function listAccounts(em: Em, query: ListQuery, cursorSecret: string): Promise<{ page: Page<AccountView>; version: string | null }> {
+  const page = await runList(em, { entity: AccountSchema, from: 'accounts a', alias: 'a', catalogue: ACCOUNT_FIELDS, columns: ACCOUNT_LIST_COLUMNS }, query, cursorSecret);
+  const extras = page.extras as Array<PartsRow & { list_version: string | null }>;
   return {
-    data: page.data.map((account, i) => presentWithParts(em, account, page.extras![i] as PartsRow)),
-    meta: page.meta,
+    page: { data: page.data.map((account, i) => presentWithParts(em, account, extras[i])), meta: page.meta },
+    version: extras.length ? extras[0].list_version : null,
   };
+}
+
+/**
+ * GET /api/accounts as JSON bytes: from this process's copy of the page when the list has not changed since it
+ * was read (`servePage`), else read and kept.
+ */
+export async function accountsPageJson(em: Em, cache: PageCache, query: ListQuery, cursorSecret: string): Promise<Buffer> {
+  return servePage(em, cache, 'accounts', query, async () => {
+    const { page, version } = await listAccounts(em, query, cursorSecret);
+    return { body: page, version };
+  });
 }
 
 /**

@@ -1,0 +1,90 @@
+import type { Em } from '../../db/orm';
+import { tenantOf } from '../../db/orm';
+import { currentListVersion, VersionedList } from '../../db/repositories/list-versions';
+import { countListPage } from '../observability/metrics';
+import type { ListQuery } from './run-list';
+
+/** A page as it is sent (JSON bytes), and the version of its list it was read at. */
+interface CachedPage {
+  version: string;
+  body: Buffer;
+}
+
+// A key is a few hundred bytes at most (a cursor is at most 1 KiB): counted with its page, as UTF-16.
+const keyBytes = (key: string) => key.length * 2;
+
+/**
+ * This process's copies of recently served list pages, least recently used dropped first once they hold more
+ * than `maxBytes`. A copy is never trusted on its own: `servePage` answers from it only after the database says
+ * the list's version is still the one the copy was read at (docs/decisions.md, "Performance").
+ */
+export class PageCache {
+  private readonly pages = new Map<string, CachedPage>();
+  private bytes = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  get(key: string): CachedPage | undefined {
+    const page = this.pages.get(key);
+    if (page) {
+      // Most recently used last: Map keeps insertion order.
+      this.pages.delete(key);
+      this.pages.set(key, page);
+    }
+    return page;
+  }
+
+  set(key: string, page: CachedPage): void {
+    this.delete(key);
+    const size = keyBytes(key) + page.body.length;
+    if (size > this.maxBytes) return;
+    this.pages.set(key, page);
+    this.bytes += size;
+    for (const [oldest, old] of this.pages) {
+      if (this.bytes <= this.maxBytes) break;
+      this.pages.delete(oldest);
+      this.bytes -= keyBytes(oldest) + old.body.length;
+    }
+  }
+
+  delete(key: string): void {
+    const page = this.pages.get(key);
+    if (!page) return;
+    this.pages.delete(key);
+    this.bytes -= keyBytes(key) + page.body.length;
+  }
+
+  /** Bytes held, keys included (tests, metrics). */
+  get size(): number {
+    return this.bytes;
+  }
+}
+
+/** A page read from the database: what is sent, and the list's version in the same statement (null: none). */
+export interface FreshPage {
+  body: object;
+  version: string | null;
+}
+
+/**
+ * A page of `list` for this query, as JSON bytes. Without filters, a copy kept from an earlier request answers
+ * if the list's version has not changed since (one small statement instead of the page's); otherwise the page
+ * is read, and kept when it was read at a version. Filtered queries are read every time: their texts are the
+ * client's, and a copy of each would only crowd out the pages that are asked for again and again.
+ */
+export async function servePage(em: Em, cache: PageCache, list: VersionedList, query: ListQuery, read: () => Promise<FreshPage>): Promise<Buffer> {
+  if (query.filters !== undefined) return Buffer.from(JSON.stringify((await read()).body));
+  // The customer comes from the EntityManager's scope, like every condition of the page's own statement.
+  const key = [tenantOf(em), list, query.limit, query.direction, query.sortOrder, query.cursor ?? ''].join('\n');
+  const kept = cache.get(key);
+  if (kept && (await currentListVersion(em, list)) === kept.version) {
+    countListPage('copy');
+    return kept.body;
+  }
+  const fresh = await read();
+  const body = Buffer.from(JSON.stringify(fresh.body));
+  if (fresh.version !== null) cache.set(key, { version: fresh.version, body });
+  else cache.delete(key);
+  countListPage('read');
+  return body;
+}
