@@ -93,7 +93,9 @@ export function createWebhookActivities(deps: ActivityDeps) {
 
 /**
  * Heartbeats while the POST is in flight, so a worker that dies mid-attempt is noticed within the heartbeat
- * timeout (seconds) rather than the start-to-close timeout, and the attempt is retried on another worker.
+ * timeout (seconds) rather than the start-to-close timeout, and the attempt is retried on another worker. Only
+ * for the ordinary activity of older deliveries: a local activity has no heartbeat (its workflow task timing out
+ * is what notices a dead worker).
  */
 function keepHeartbeating(): () => void {
   let ctx: Context;
@@ -102,6 +104,7 @@ function keepHeartbeating(): () => void {
   } catch {
     return () => undefined; // called outside an activity (a unit test): nothing to heartbeat to
   }
+  if (ctx.info.isLocal) return () => undefined;
   const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_INTERVAL_MS);
   return () => clearInterval(timer);
 }
