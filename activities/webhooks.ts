@@ -1,6 +1,8 @@
 import { Context } from '@temporalio/activity';
 import type { Em } from '../db/orm';
 import { systemEm } from '../db/orm';
+import { rawQuery } from '../db/raw';
+import { entityFromRow } from '../db/rows';
 import { ExecutionLog, ExecutionLogSchema, WebhookSubscription, WebhookSubscriptionSchema } from '../db/entities';
 import { CambioError } from '../domain/errors';
 import { openSecret } from '../webhooks/secrets';
@@ -73,9 +75,7 @@ export function createWebhookActivities(deps: ActivityDeps) {
     async attemptWebhookDelivery(input: DeliveryAttempt): Promise<AttemptResult> {
       return asActivity(async () => {
         const em = systemEm(deps.orm);
-        const log = await em.findOne(ExecutionLogSchema, { id: input.executionLogId });
-        if (!log) throw new CambioError('NOT_FOUND', `execution log ${input.executionLogId} not found`);
-        const sub = await em.findOneOrFail(WebhookSubscriptionSchema, { id: log.subscriptionId });
+        const { log, sub } = await readLogAndSubscription(em, input.executionLogId);
         if (log.attempts >= input.attempt) {
           const ok = log.status === 'SUCCESS';
           return { delivered: ok, nextDelaySeconds: nextDelay(sub, input, { ok }) };
@@ -109,12 +109,28 @@ function keepHeartbeating(): () => void {
   return () => clearInterval(timer);
 }
 
+// The log and its subscription in one round trip, each row as JSON (a fixed result type, so the prepared statement
+// survives a migration that adds a column), read-only: the attempt is written by `recordAttempt` alone.
+const LOG_AND_SUBSCRIPTION =
+  'select row_to_json(l) as log, (select row_to_json(s) from webhook_subscriptions s where s.id = l.subscription_id) as sub ' +
+  'from execution_logs l where l.id = $1';
+
+async function readLogAndSubscription(em: Em, executionLogId: string): Promise<{ log: ExecutionLog; sub: WebhookSubscription }> {
+  const [row] = await rawQuery<{ log: Record<string, unknown>; sub: Record<string, unknown> }>(em, LOG_AND_SUBSCRIPTION, [executionLogId], {
+    prepared: 'cambio-delivery-attempt',
+  });
+  if (!row) throw new CambioError('NOT_FOUND', `execution log ${executionLogId} not found`);
+  return { log: entityFromRow(em, ExecutionLogSchema, row.log), sub: entityFromRow(em, WebhookSubscriptionSchema, row.sub) };
+}
+
 /** Writes attempt n unless it is already there (the guard on `attempts` makes a replayed write a no-op). */
 async function recordAttempt(em: Em, log: ExecutionLog, url: string, attempt: number, outcome: AttemptOutcome): Promise<void> {
-  await em.getConnection().execute(
-    `update execution_logs set attempts = ?, http_status = ?, status = ?, error = ?, url = ?, updated_at = ?
-     where id = ? and attempts < ?`,
-    [attempt, outcome.httpStatus, outcome.ok ? 'SUCCESS' : 'FAILED', outcome.error, url, new Date(), log.id, attempt],
+  await rawQuery(
+    em,
+    `update execution_logs set attempts = $1, http_status = $2, status = $3, error = $4, url = $5, updated_at = $6
+     where id = $7 and attempts < $1`,
+    [attempt, outcome.httpStatus, outcome.ok ? 'SUCCESS' : 'FAILED', outcome.error, url, new Date(), log.id],
+    { prepared: 'cambio-delivery-record' },
   );
 }
 

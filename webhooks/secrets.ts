@@ -25,4 +25,13 @@ export function openSecret(sealed: string, key: string): string {
   return Buffer.concat([decipher.update(Buffer.from(data, 'base64')), decipher.final()]).toString('utf8');
 }
 
-const keyOf = (key: string): Buffer => createHash('sha256').update(`cambio-webhook-secrets:${key}`).digest();
+// Every attempt opens its subscription's secret: the key is derived once per WEBHOOK_SECRET_KEY, not per call.
+const derivedKeys = new Map<string, Buffer>();
+function keyOf(key: string): Buffer {
+  let derived = derivedKeys.get(key);
+  if (!derived) {
+    derived = createHash('sha256').update(`cambio-webhook-secrets:${key}`).digest();
+    derivedKeys.set(key, derived);
+  }
+  return derived;
+}
