@@ -139,11 +139,11 @@ export async function getAccount(em: Em, accountId: string): Promise<AccountView
 const ACCOUNT_LIST_COLUMNS = { ...ACCOUNT_PARTS, list_version: listVersionColumn('accounts', 'a') };
 
 /** A page of the customer's accounts, and the version of the list it shows (null when it has none). */
-export async function listAccounts(em: Em, query: ListQuery, cursorSecret: string): Promise<{ page: Page<AccountView>; version: string | null }> {
+export async function listAccounts(em: Em, query: ListQuery, cursorSecret: string): Promise<{ body: Page<AccountView>; version: string | null }> {
   const page = await runList(em, { entity: AccountSchema, from: 'accounts a', alias: 'a', catalogue: ACCOUNT_FIELDS, columns: ACCOUNT_LIST_COLUMNS }, query, cursorSecret);
   const extras = page.extras as Array<PartsRow & { list_version: string | null }>;
   return {
-    page: { data: page.data.map((account, i) => presentWithParts(em, account, extras[i])), meta: page.meta },
+    body: { data: page.data.map((account, i) => presentWithParts(em, account, extras[i])), meta: page.meta },
     version: extras.length ? extras[0].list_version : null,
   };
 }
@@ -152,11 +152,8 @@ export async function listAccounts(em: Em, query: ListQuery, cursorSecret: strin
  * GET /api/accounts as JSON bytes: from this process's copy of the page when the list has not changed since it
  * was read (`servePage`), else read and kept.
  */
-export async function accountsPageJson(em: Em, cache: PageCache, query: ListQuery, cursorSecret: string): Promise<Buffer> {
-  return servePage(em, cache, 'accounts', query, async () => {
-    const { page, version } = await listAccounts(em, query, cursorSecret);
-    return { body: page, version };
-  });
+export function accountsPageJson(em: Em, cache: PageCache, query: ListQuery, cursorSecret: string): Promise<Buffer> {
+  return servePage(em, cache, 'accounts', query, () => listAccounts(em, query, cursorSecret));
 }
 
 /**
