@@ -12,6 +12,9 @@ const ACCOUNT_LIST_TABLES = ['accounts', 'ubos', 'account_documents'] as const;
  * - Versions come from one sequence, so a value is never handed out twice, not even after a row was removed.
  * - The triggers are deferred to COMMIT: the version row is locked last and only for the commit, so writers of
  *   one customer queue there briefly instead of holding it across their own work (and cannot deadlock on it).
+ * - A transaction renews a customer's version once (a transaction-local setting remembers it), however many rows
+ *   it changed: a bulk insert of a million accounts costs a flag check per row, not a million updates of one row
+ *   (which took longer than a quarter of an hour).
  * - A page and the version it was read at come from one statement, hence one snapshot; a committed version
  *   therefore names exactly one state of the list.
  * - TRUNCATE fires no row trigger: a statement trigger gives every version of the list a new value instead.
@@ -33,8 +36,13 @@ export class Migration20261123080000ListVersions extends Migration {
       create function "bump_list_version"() returns trigger language plpgsql as $$
       declare
         customer uuid;
+        renewed text;
       begin
         if tg_op = 'DELETE' then customer := old.customer_id; else customer := new.customer_id; end if;
+        -- Once per transaction, customer and list: whatever else it changed becomes visible at the same COMMIT.
+        renewed := 'cambio_list_version.' || tg_argv[0] || '_' || replace(customer::text, '-', '');
+        if current_setting(renewed, true) = 'yes' then return null; end if;
+        perform set_config(renewed, 'yes', true);
         insert into "list_versions" ("customer_id", "list", "version") values (customer, tg_argv[0], nextval('list_version_seq'))
         on conflict ("customer_id", "list") do update set "version" = excluded."version";
         return null;

@@ -99,6 +99,19 @@ describe('GET /api/accounts from a kept copy of the page', () => {
     expect((await bothAnswer()).data[1].tags).to.deep.equal([{ key: 'desk', value: 'fx' }]);
   });
 
+  it('shows every row a transaction changed, in statements before and after its first change', async () => {
+    const { services } = await stack();
+    const kept = await bothAnswer();
+    await services.orm.em.fork().transactional(async (tx) => {
+      const run = (sql: string) => tx.getConnection().execute(sql, [c.customerId], 'run', tx.getTransactionContext());
+      await run(`update accounts set tags = '[{"key":"desk","value":"rates","propagate":false}]' where customer_id = ?`);
+      await run(`update accounts set updated_at = updated_at + interval '1 second' where customer_id = ?`);
+    });
+    const now = await bothAnswer();
+    expect(now.data.map((a) => a.tags)).to.deep.equal(kept.data.map(() => [{ key: 'desk', value: 'rates' }]));
+    expect(now.data.map((a) => Date.parse(a.updatedAt) - Date.parse(kept.data.find((k) => k.id === a.id)!.updatedAt))).to.deep.equal(now.data.map(() => 1000));
+  });
+
   it('keeps the copy valid when a write rolls back', async () => {
     const { services } = await stack();
     const kept = await bothAnswer();
