@@ -8,7 +8,8 @@ import { insertQuoteOnce } from '../../db/repositories/quote-once';
 import { storeResponse } from '../../db/repositories/idempotency';
 import { priceQuote } from '../../api/services/quotes';
 import { activeAccount } from '../helpers/fixtures';
-import { newCustomer, stack } from '../helpers/stack';
+import type { Response } from 'supertest';
+import { newCustomer, stack, TestCustomer } from '../helpers/stack';
 
 describe('quote idempotency in one statement', () => {
   const quotesOf = async (accountId: string) => {
@@ -16,19 +17,29 @@ describe('quote idempotency in one statement', () => {
     return ((await systemEm(services.orm).execute('select count(*)::int as n from quotes where account_id = ?', [accountId])) as Array<{ n: number }>)[0].n;
   };
 
-  it('replays the same quote for the same key and body, marked as a replay, with one quote row', async () => {
+  /** One quote request sent twice with one new key: `second` is the retry's body (by default the same). */
+  const sendTwice = async (c: TestCustomer, body: object, second: object = body) => {
     const { http } = await stack();
-    const c = await newCustomer('Replay Quote Ltda');
-    const account = await activeAccount(c, ['USD', 'BRL']);
     const key = { 'X-Idempotency-Key': randomUUID() };
-    const body = { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' };
     const first = await http.post('/api/quotes').set(c.auth).set(key).send(body);
-    const again = await http.post('/api/quotes').set(c.auth).set(key).send({ targetAsset: 'BRL', sourceAmount: '10.00', sourceAsset: 'USD', accountId: account.id });
-    expect(first.status).to.equal(201);
+    const again = await http.post('/api/quotes').set(c.auth).set(key).send(second);
+    return { first, again };
+  };
+  /** The first answer is `status`, not a replay; the retry replays it, marked and identical. */
+  const expectReplayed = (first: Response, again: Response, status: number) => {
+    expect(first.status).to.equal(status);
     expect(first.header['idempotent-replayed']).to.equal(undefined);
-    expect(again.status).to.equal(201);
+    expect(again.status).to.equal(status);
     expect(again.header['idempotent-replayed']).to.equal('true');
     expect(again.body).to.deep.equal(first.body);
+  };
+
+  it('replays the same quote for the same key and body, marked as a replay, with one quote row', async () => {
+    const c = await newCustomer('Replay Quote Ltda');
+    const account = await activeAccount(c, ['USD', 'BRL']);
+    const body = { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' };
+    const { first, again } = await sendTwice(c, body, { targetAsset: 'BRL', sourceAmount: '10.00', sourceAsset: 'USD', accountId: account.id });
+    expectReplayed(first, again, 201);
     expect(first.body.account.owner).to.be.a('string').and.not.equal('');
     expect(await quotesOf(account.id)).to.equal(1);
   });
@@ -46,34 +57,20 @@ describe('quote idempotency in one statement', () => {
   });
 
   it('stores a 404 for an account that is not the caller’s, and replays it', async () => {
-    const { http } = await stack();
     const c = await newCustomer();
     const stranger = await newCustomer('Stranger SA');
     const theirs = await activeAccount(stranger, ['USD', 'BRL']);
-    const key = { 'X-Idempotency-Key': randomUUID() };
-    const body = { accountId: theirs.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' };
-    const first = await http.post('/api/quotes').set(c.auth).set(key).send(body);
-    const again = await http.post('/api/quotes').set(c.auth).set(key).send(body);
-    expect(first.status).to.equal(404);
+    const { first, again } = await sendTwice(c, { accountId: theirs.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' });
+    expectReplayed(first, again, 404);
     expect(first.body.code).to.equal('NOT_FOUND');
-    expect(again.status).to.equal(404);
-    expect(again.header['idempotent-replayed']).to.equal('true');
-    expect(again.body).to.deep.equal(first.body);
     expect(await quotesOf(theirs.id)).to.equal(0);
   });
 
   it('stores a pricing error (the transaction path) and replays it', async () => {
-    const { http } = await stack();
     const c = await newCustomer();
     const account = await activeAccount(c, ['USD', 'BRL']);
-    const key = { 'X-Idempotency-Key': randomUUID() };
-    const body = { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.001' };
-    const first = await http.post('/api/quotes').set(c.auth).set(key).send(body);
-    const again = await http.post('/api/quotes').set(c.auth).set(key).send(body);
-    expect(first.status).to.equal(400);
-    expect(again.status).to.equal(400);
-    expect(again.header['idempotent-replayed']).to.equal('true');
-    expect(again.body).to.deep.equal(first.body);
+    const { first, again } = await sendTwice(c, { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.001' });
+    expectReplayed(first, again, 400);
   });
 
   it('lets 20 racers with one key write one quote: each gets that quote or 409 IDEMPOTENCY_KEY_IN_USE', async () => {
