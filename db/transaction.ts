@@ -81,6 +81,34 @@ async function inSavepoint<T>(em: Em, fn: (tx: Em) => Promise<T>): Promise<T> {
   }
 }
 
+/** SQL that opens the savepoint `inOpenSavepoint` runs in: appended by the caller to a statement it sends anyway. */
+export const openSavepoint = (name: string): string => `savepoint ${name}`;
+
+/** SQL that undoes a savepoint whose `inOpenSavepoint` threw: sent first in the caller's next message. */
+export const rollbackToSavepoint = (name: string): string => `rollback to savepoint ${name}`;
+
+/**
+ * `inSavepoint` without its two round trips of its own: the caller has opened the savepoint in the same message as
+ * a statement it had to send anyway (`openSavepoint`), and on a throw rolls back to it in its next message
+ * (`rollbackToSavepoint`). The savepoint is never released: COMMIT keeps what it holds, ROLLBACK drops it.
+ * `fn` gets a fork on the same transaction with a unit of work of its own, flushed when `fn` returns (as
+ * MikroORM's nested `transactional` does); on a throw the fork is dropped with the after-commit hooks registered
+ * inside.
+ */
+export async function inOpenSavepoint<T>(em: Em, fn: (inner: Em) => Promise<T>): Promise<T> {
+  const scope = current.getStore();
+  const mark = scope?.hooks.length ?? 0;
+  const inner = em.fork({ keepTransactionContext: true, cloneEventManager: true });
+  try {
+    const result = await fn(inner);
+    await inner.flush();
+    return result;
+  } catch (err) {
+    if (scope) scope.hooks.length = mark;
+    throw err;
+  }
+}
+
 async function runHooks(hooks: Hook[], onError: ((err: unknown) => void) | undefined): Promise<void> {
   // Outside the finished scope: a hook that opens its own transaction gets a scope of its own.
   await current.exit(async () => {

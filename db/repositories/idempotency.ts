@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Em } from '../orm';
+import { SqlBatch, Statement } from '../batch';
+import { openSavepoint, rollbackToSavepoint } from '../transaction';
 
 // docs/decisions.md: keys are kept 24 h.
 export const IDEMPOTENCY_TTL_HOURS = 24;
@@ -23,19 +25,22 @@ export function advisoryLockId(customerId: string, key: string): string {
 
 /**
  * In the request's transaction: takes the key's transaction-scoped advisory lock without waiting and, if it
- * got it, reads the key's unexpired stored response. One round trip. The lock is released by the COMMIT or
- * ROLLBACK, or by Postgres when the connection of a process that died drops: a dead request never blocks
- * its retry.
+ * got it, reads the key's unexpired stored response. One round trip, which also opens `thenSavepoint` when
+ * given (db/transaction.ts, `inOpenSavepoint`). The lock is released by the COMMIT or ROLLBACK, or by Postgres
+ * when the connection of a process that died drops: a dead request never blocks its retry.
  */
-export async function lockKey(em: Em, customerId: string, key: string): Promise<KeyLock> {
-  const rows = (await em.execute(
+export async function lockKey(em: Em, customerId: string, key: string, opts: { thenSavepoint?: string } = {}): Promise<KeyLock> {
+  const batch = new SqlBatch();
+  const lock = batch.add<{ locked: boolean; request_hash: string | null; response_status: number | null; response_body: unknown }>(
     `select l.locked, k.request_hash, k.response_status, k.response_body
      from (select pg_try_advisory_xact_lock(?::bigint) as locked) l
      left join idempotency_keys k
        on l.locked and k.customer_id = ? and k.key = ? and ${answersFor('k')}`,
     [advisoryLockId(customerId, key), customerId, key],
-  )) as Array<{ locked: boolean; request_hash: string | null; response_status: number | null; response_body: unknown }>;
-  const row = rows[0];
+  );
+  if (opts.thenSavepoint) batch.add(openSavepoint(opts.thenSavepoint));
+  await batch.run(em);
+  const row = lock.rows[0];
   if (!row.locked) return { locked: false };
   if (row.request_hash === null) return { locked: true };
   return { locked: true, stored: { requestHash: row.request_hash, status: row.response_status!, body: row.response_body } };
@@ -50,15 +55,29 @@ export async function lockKey(em: Em, customerId: string, key: string): Promise<
  * handler a second time, and must not commit it: it fails as a serialization conflict, so `inTransaction` runs
  * the whole request again, and the new run finds the stored response and replays it.
  */
-export async function storeResponse(em: Em, customerId: string, key: string, response: StoredResponse): Promise<void> {
-  const rows = await em.execute(
+export async function storeResponse(em: Em, customerId: string, key: string, response: StoredResponse, opts: { afterRollbackTo?: string } = {}): Promise<void> {
+  const batch = new SqlBatch();
+  // A failed handler's savepoint is rolled back in the same round trip (its statement may have aborted the transaction).
+  if (opts.afterRollbackTo) batch.add(rollbackToSavepoint(opts.afterRollbackTo));
+  const stored = addStoreResponse(batch, customerId, key, response);
+  await batch.run(em);
+  requireStored(stored);
+}
+
+/** `storeResponse` as a statement of the caller's batch; `requireStored` checks it once the batch has run. */
+export function addStoreResponse(batch: SqlBatch, customerId: string, key: string, response: StoredResponse): Statement {
+  return batch.add(
     `insert into idempotency_keys (customer_id, key, request_hash, state, response_status, response_body, created_at, expires_at)
      values (?, ?, ?, 'DONE', ?, ?::jsonb, now(), ${EXPIRES_AT})
      ${REPLACE_UNLESS_ANSWERING}
      returning 1 as stored`,
     [customerId, key, response.requestHash, response.status, JSON.stringify(response.body ?? null)],
   );
-  if (rows.length === 0) throw new KeyCommittedMeanwhile();
+}
+
+/** No row back: the key's live row was there first (`storeResponse`), so the request runs again and replays it. */
+export function requireStored(stored: Statement): void {
+  if (stored.rows.length === 0) throw new KeyCommittedMeanwhile();
 }
 
 /** Whether the key's row (alias `t`) still answers for the key: a stored response, not yet expired. */

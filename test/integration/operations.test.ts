@@ -52,16 +52,27 @@ describe('operations', function () {
       expect(new Date(completed.atTime).getTime()).to.be.greaterThan(new Date(res.body.createdAt).getTime());
     });
 
-    it('refuses a swap the balance cannot cover with 422 INSUFFICIENT_FUNDS and consumes nothing', async () => {
+    it('refuses a swap the balance cannot cover with 422 INSUFFICIENT_FUNDS, consumes nothing and replays the refusal', async () => {
       const { c, account } = await setup();
       await fund(c, account.id, 'BRL', '10.00');
       const q = await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '10.01' });
-      const res = await post(c, 'swap', { accountId: account.id, quoteId: q.id });
+      // The refusal comes from the balance CHECK, after the quote, operation and outbox writes of the same batch:
+      // all of them roll back to the handler's savepoint, and the refusal is what the key answers from then on.
+      const key = idem();
+      const swap = async () => (await stack()).http.post('/api/operations/swap').set(c.auth).set(key).send({ accountId: account.id, quoteId: q.id });
+      const res = await swap();
       expect(res.status).to.equal(422);
       expect(res.body.code).to.equal('INSUFFICIENT_FUNDS');
+      expect(res.headers).not.to.have.property('idempotent-replayed');
       expect(await balance(c, account.id, 'BRL')).to.deep.equal({ available: '10.00', held: '0.00', total: '10.00' });
       const list = await (await stack()).http.get('/api/operations').query({ filters: 'intent.type[eq]=SWAP' }).set(c.auth);
       expect(list.body.meta.total).to.equal(0);
+
+      await fund(c, account.id, 'BRL', '1.00');
+      const again = await swap();
+      expect([again.status, again.body.code, again.headers['idempotent-replayed']]).to.deep.equal([422, 'INSUFFICIENT_FUNDS', 'true']);
+      const other = await post(c, 'swap', { accountId: account.id, quoteId: q.id });
+      expect(other.status, 'the quote was not consumed').to.equal(201);
     });
 
     it('refuses an asset the account does not have with 422 ASSET_NOT_ENABLED', async () => {
@@ -131,6 +142,23 @@ describe('operations', function () {
       expect(await balance(c, account.id, 'BRL')).to.deep.equal({ available: '60.00', held: '0.00', total: '60.00' });
       expect((await balance(c, target.id, 'BRL')).available).to.equal('40.00');
       expect((await eventsOf(res.body.id)).map((e) => e.type)).to.deep.equal(['OPERATION_COMPLETED']);
+    });
+
+    it('answers a retry with the stored answer, word for word, and moves nothing again', async () => {
+      const { c, account } = await setup();
+      const target = await activeAccount(c, ['BRL']);
+      await fund(c, account.id, 'BRL', '100.00');
+      const key = idem();
+      const send = async () =>
+        (await stack()).http.post('/api/operations/transfer').set(c.auth).set(key).send({ sourceAccountId: account.id, targetAccountId: target.id, amount: { value: '25.00', asset: 'BRL' } });
+      const first = await send();
+      expect(first.status).to.equal(201);
+      await untilStatus(c, first.body.id, 'COMPLETED');
+      // The answer was stored with the operation's writes (storeInBatch): the replay is the REQUESTED answer.
+      const again = await send();
+      expect([again.status, again.headers['idempotent-replayed']]).to.deep.equal([201, 'true']);
+      expect(again.body).to.deep.equal(first.body);
+      expect(await balance(c, account.id, 'BRL')).to.deep.equal({ available: '75.00', held: '0.00', total: '75.00' });
     });
 
     it('refuses the same account, an inactive target, a missing asset and a target of another customer', async () => {

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { systemEm } from '../../db/orm';
 import type { Em } from '../../db/orm';
-import { afterCommit, freshEm, inTransaction } from '../../db/transaction';
+import { afterCommit, freshEm, inOpenSavepoint, inTransaction, openSavepoint, rollbackToSavepoint } from '../../db/transaction';
 import { stack } from '../helpers/stack';
 
 describe('inTransaction and afterCommit', () => {
@@ -55,6 +55,28 @@ describe('inTransaction and afterCommit', () => {
     }).catch(() => undefined);
     expect(ran).to.deep.equal(['outer']);
     expect(await visible(3)).to.equal(0);
+  });
+
+  it('inOpenSavepoint: a savepoint the caller opened keeps a success and, rolled back, drops the failure and its hooks', async () => {
+    const ran: string[] = [];
+    await inTransaction(em(), async (tx) => {
+      await tx.execute(`insert into tx_probe (n) values (5); ${openSavepoint('probe')}`);
+      await inOpenSavepoint(tx, async (inner) => {
+        await inner.execute('insert into tx_probe (n) values (6)');
+        await afterCommit(() => void ran.push('kept'));
+      });
+      await tx.execute(openSavepoint('probe'));
+      const failure = await inOpenSavepoint(tx, async (inner) => {
+        await inner.execute('insert into tx_probe (n) values (7)');
+        await afterCommit(() => void ran.push('dropped'));
+        await inner.execute('select 1 / 0'); // aborts the transaction, as a failed business statement does
+      }).catch((err: Error) => err);
+      expect(failure).to.be.an('error');
+      // The rollback to the savepoint comes first in the caller's next message and makes the transaction usable.
+      await tx.execute(`${rollbackToSavepoint('probe')}; insert into tx_probe (n) values (8)`);
+    });
+    expect(ran).to.deep.equal(['kept']);
+    expect([await visible(5), await visible(6), await visible(7), await visible(8)]).to.deep.equal([1, 1, 0, 1]);
   });
 
   it('outside any transaction runs the hook at once (the CLI and direct service calls behave as before)', async () => {

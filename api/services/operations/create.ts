@@ -27,7 +27,15 @@ export interface OperationPlan {
   workflowInput?: Record<string, unknown>;
 }
 
-export interface OperationRequest {
+export interface CreateOptions {
+  /**
+   * Adds the storage of the answer (the operation as presented) to the write batch, so it commits with the writes
+   * without a round trip of its own (api/middleware/idempotency.ts, `storeInBatch`).
+   */
+  storeAnswer?: (batch: SqlBatch, body: unknown) => void;
+}
+
+export interface OperationRequest extends CreateOptions {
   type: OperationType;
   accountId: string;
   /** A second account of the caller's the operation needs (a transfer's target): read with the first, handed to `plan`. */
@@ -48,12 +56,12 @@ const REQUESTED_EVENT: Record<OperationType, boolean> = { DEPOSIT: true, WITHDRA
 /**
  * Creates any operation in one transaction: consume the quote (row lock, so racers queue and then see it
  * consumed), check the account, reserve funds, insert the operation, its OPERATION_REQUESTED event and the
- * outbox row for its workflow. After the outermost COMMIT the workflow is started in the background; a crash
- * before that is the relay's.
+ * outbox row for its workflow (and, with `storeAnswer`, the request's stored answer). After the outermost COMMIT
+ * the workflow is started in the background; a crash before that is the relay's.
  *
  * Plain SQL in the caller's tenant scope (`tenantOf(em)`, never the request's input), in two round trips: the
  * reads (accounts, the quote locked), then every write as one batch (db/batch.ts) in this order: the quote, the
- * operation, the hold (ledger `post`, its lock order), the event with its deliveries, the outbox row. In a request
+ * operation, the hold (ledger `post`, its lock order), the event with its deliveries, the outbox row, the answer. In a request
  * this runs in the request's transaction without a savepoint of its own (`idempotent` already rolls a failure
  * back to its savepoint); called on its own it opens its transaction.
  */
@@ -61,7 +69,7 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
   const id = randomUUID();
   const now = new Date();
   const customerId = tenantOf(em);
-  const { operation, start, deliveries } = await inTransaction(
+  const { body, start, deliveries } = await inTransaction(
     em,
     async (tx) => {
       const { account, other, quote: locked } = await readForCreate(tx, customerId, req);
@@ -118,8 +126,10 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
         searchAttributes: { CustomerId: account.customerId, OperationType: req.type, OperationStatus: 'REQUESTED' },
       };
       addWorkflowStart(batch, start);
+      const body = presentOperation(operation);
+      req.storeAnswer?.(batch, body);
       await batch.run(tx);
-      return { operation, start, deliveries: event() };
+      return { body, start, deliveries: event() };
     },
     { savepoint: false },
   );
@@ -133,7 +143,7 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
     });
     void startDeliveries(s, deliveries);
   });
-  return presentOperation(operation);
+  return body;
 }
 
 /**
