@@ -55,8 +55,36 @@ export async function startWorkflow(temporal: Client, taskQueue: string, req: Wo
   }
 }
 
-async function forgetWorkflowStart(orm: Orm, workflowId: string): Promise<void> {
-  await orm.em.fork().getConnection().execute('delete from workflow_starts where workflow_id = ?', [workflowId]);
+/**
+ * Deletes a started workflow's outbox row. Deletes are coalesced per pool: while one runs, the rows started
+ * meanwhile wait and go together in the next statement, so a busy API sends one delete per round trip instead of
+ * one per operation, and an idle one deletes at once. A delete that fails or never runs is harmless: the relay
+ * finds the row and starts the workflow again, which USE_EXISTING / REJECT_DUPLICATE turn into nothing.
+ */
+function forgetWorkflowStart(orm: Orm, workflowId: string): Promise<void> {
+  let forget = forgetters.get(orm);
+  if (!forget) forgetters.set(orm, (forget = coalescedDeletes(orm)));
+  return forget(workflowId);
+}
+
+const forgetters = new WeakMap<Orm, (workflowId: string) => Promise<void>>();
+
+function coalescedDeletes(orm: Orm): (workflowId: string) => Promise<void> {
+  let next: { ids: string[]; done: Promise<void> } | undefined;
+  let previous: Promise<unknown> = Promise.resolve();
+  return (workflowId) => {
+    if (!next) {
+      const ids: string[] = [];
+      const done = previous.then(async () => {
+        if (next?.ids === ids) next = undefined; // from here on, new rows wait for the delete after this one
+        await orm.em.fork().getConnection().execute('delete from workflow_starts where workflow_id in (?)', [ids]);
+      });
+      next = { ids, done };
+      previous = done.catch(() => undefined);
+    }
+    next.ids.push(workflowId);
+    return next.done;
+  };
 }
 
 /** Outbox, step 2 and 3: start (or find) the workflow, then forget the row. Safe to repeat. */

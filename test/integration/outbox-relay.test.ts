@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { systemEm } from '../../db/orm';
-import { relayWorkflowStarts } from '../../api/services/workflow-starts';
+import { relayWorkflowStarts, startAfterCommit } from '../../api/services/workflow-starts';
 import { stack } from '../helpers/stack';
 
 // Rows dated far in the past, relayed with a minimum age only they pass: other tests' outbox rows are never touched.
@@ -75,6 +75,22 @@ describe('outbox relay with several workers', function () {
     expect(all.filter((id) => ids.includes(id)).sort(), 'no row started by both relays').to.deep.equal([...ids].sort());
     expect(await remaining(ids)).to.equal(0);
     for (const id of ids) expect((await services.temporal.workflow.getHandle(id).describe()).status.name).to.equal('RUNNING');
+  });
+
+  it('after COMMIT, starts that finish together clear their rows in shared deletes, and later ones in their own', async () => {
+    const { services } = await stack();
+    const start = (workflowId: string) => startAfterCommit(services.orm, services.temporal, queue, { workflowId, workflowType: 'relayTestWorkflow', args: [], searchAttributes: {} });
+    const together = await outboxRows(25);
+    started.push(...together);
+    expect(await Promise.all(together.map(start)), 'every start and its delete succeeded').to.deep.equal(together.map(() => true));
+    expect(await remaining(together)).to.equal(0);
+    // A start that comes while a delete is running waits for the next one, and is cleared too.
+    const [first, second] = await outboxRows(2);
+    started.push(first, second);
+    const firstDone = start(first);
+    await new Promise((r) => setImmediate(r));
+    expect(await Promise.all([firstDone, start(second)])).to.deep.equal([true, true]);
+    expect(await remaining([first, second])).to.equal(0);
   });
 
   it('rows claimed by a pass are skipped by others while it runs, and stay for the next pass when it fails', async () => {
