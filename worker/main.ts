@@ -44,6 +44,12 @@ export async function runWorker() {
     maxConcurrentActivityTaskExecutions: WORKER_POOL_SIZE,
     // Local activities (swap and transfer settlement) are transactions on the same pool: the same bound.
     maxConcurrentLocalActivityExecutions: WORKER_POOL_SIZE,
+    // Half of the workflow task pollers on the task queue itself, half on this worker's sticky queue (the SDK's
+    // default gives the task queue 2 of 10). Almost every workflow task here is a workflow's first: a transfer, a
+    // swap and a delivery whose first attempt succeeds are one task each; a deposit or a review waits idle after
+    // its first. First tasks come only from the task queue, so with 2 pollers they queued there while the machine
+    // had CPU to spare.
+    nonStickyToStickyPollRatio: 0.5,
   });
 
   const relay = startRelay(() => relayWorkflowStarts(orm, temporal, config.taskQueue), (err) => log.warn({ err }, 'outbox relay pass failed'));
