@@ -1,5 +1,5 @@
-import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { Client } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import pino from 'pino';
 import { loadConfig } from '../config';
 import { openOrm } from '../db/orm';
@@ -8,6 +8,7 @@ import { createActivities } from '../activities';
 import { relayWorkflowStarts } from '../api/services/workflow-starts';
 import { buildWorkflowBundle } from './build-bundle';
 import { workerTelemetry } from './telemetry';
+import { sdkLogLevel } from '../api/temporal';
 
 // The worker's database pool, and so how many activities it runs at once (see Worker.create below).
 const WORKER_POOL_SIZE = 20;
@@ -19,11 +20,11 @@ export async function runWorker() {
   const config = loadConfig();
   const log = pino({ level: config.logLevel, base: { service: 'cambio-worker' } });
   // Signals are ours (below), not the SDK's: the relay must stop before the worker drains.
-  Runtime.install({ logger: new DefaultLogger(sdkLevel(config.logLevel)), shutdownSignals: [], ...workerTelemetry(config.workerMetricsAddress) });
+  Runtime.install({ logger: new DefaultLogger(sdkLogLevel(config.logLevel)), shutdownSignals: [], ...workerTelemetry(config.workerMetricsAddress) });
   const orm = await openOrm(config.databaseUrl, { poolMax: WORKER_POOL_SIZE });
-  const clientConnection = await Connection.connect({ address: config.temporalAddress });
-  const temporal = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  // The activities' and the relay's client shares the worker's native connection (api/temporal.ts says why).
+  const temporal = new Client({ connection, namespace: config.temporalNamespace });
   const worker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,
@@ -71,7 +72,6 @@ export async function runWorker() {
     await worker.run();
   } finally {
     await relay.stop();
-    await clientConnection.close();
     await connection.close();
     await orm.close(true);
     log.info('worker stopped');
@@ -95,12 +95,6 @@ function startRelay(pass: () => Promise<unknown>, onError: (err: unknown) => voi
       await inPass;
     },
   };
-}
-
-/** The SDK's own log lines follow LOG_LEVEL too (its levels are a subset of pino's). */
-function sdkLevel(level: string): LogLevel {
-  const map: Record<string, LogLevel> = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', fatal: 'ERROR', silent: 'ERROR' };
-  return map[level] ?? 'INFO';
 }
 
 if (require.main === module) {
