@@ -61,9 +61,9 @@ const REQUESTED_EVENT: Record<OperationType, boolean> = { DEPOSIT: true, WITHDRA
  *
  * Plain SQL in the caller's tenant scope (`tenantOf(em)`, never the request's input), in two round trips: the
  * reads (accounts, the quote locked), then every write as one batch (db/batch.ts) in this order: the quote, the
- * operation, the hold (ledger `post`, its lock order), the event with its deliveries, the outbox row, the answer. In a request
- * this runs in the request's transaction without a savepoint of its own (`idempotent` already rolls a failure
- * back to its savepoint); called on its own it opens its transaction.
+ * operation, the hold (ledger `post`, its lock order), the event with its deliveries, the outbox row, the answer.
+ * In a request this runs in the request's transaction without a savepoint of its own (`idempotent` already rolls a
+ * failure back to its savepoint); called on its own it opens its transaction.
  */
 export async function createOperation(s: ServiceContext, em: Em, req: OperationRequest) {
   const id = randomUUID();
