@@ -70,11 +70,14 @@ export async function inTransaction<T>(em: Em, fn: (tx: Em) => Promise<T>, opts:
   }
 }
 
-async function inSavepoint<T>(em: Em, fn: (tx: Em) => Promise<T>): Promise<T> {
+const inSavepoint = <T>(em: Em, fn: (tx: Em) => Promise<T>): Promise<T> => droppingHooksOnThrow(() => em.transactional(fn));
+
+/** Runs `fn`; if it throws, the after-commit hooks it registered are dropped (its savepoint rolls back). */
+async function droppingHooksOnThrow<T>(fn: () => Promise<T>): Promise<T> {
   const scope = current.getStore();
   const mark = scope?.hooks.length ?? 0;
   try {
-    return await em.transactional(fn);
+    return await fn();
   } catch (err) {
     if (scope) scope.hooks.length = mark;
     throw err;
@@ -95,18 +98,13 @@ export const rollbackToSavepoint = (name: string): string => `rollback to savepo
  * MikroORM's nested `transactional` does); on a throw the fork is dropped with the after-commit hooks registered
  * inside.
  */
-export async function inOpenSavepoint<T>(em: Em, fn: (inner: Em) => Promise<T>): Promise<T> {
-  const scope = current.getStore();
-  const mark = scope?.hooks.length ?? 0;
-  const inner = em.fork({ keepTransactionContext: true, cloneEventManager: true });
-  try {
+export function inOpenSavepoint<T>(em: Em, fn: (inner: Em) => Promise<T>): Promise<T> {
+  return droppingHooksOnThrow(async () => {
+    const inner = em.fork({ keepTransactionContext: true, cloneEventManager: true });
     const result = await fn(inner);
     await inner.flush();
     return result;
-  } catch (err) {
-    if (scope) scope.hooks.length = mark;
-    throw err;
-  }
+  });
 }
 
 async function runHooks(hooks: Hook[], onError: ((err: unknown) => void) | undefined): Promise<void> {
