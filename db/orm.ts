@@ -2,6 +2,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import { defineConfig, EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import path from 'node:path';
 import { ALL_ENTITIES } from './entities';
+import { CallbackClient, deferBegin } from './deferred-begin';
 
 export type Orm = MikroORM;
 export type Em = EntityManager;
@@ -17,7 +18,15 @@ export function ormConfig(databaseUrl: string, opts: { poolMax?: number } = {}) 
     forceUtcTimezone: true,
     // A request or activity forks its own EntityManager; the global one must never be used directly.
     allowGlobalContext: false,
-    pool: { min: 0, max: opts.poolMax ?? 20 },
+    pool: {
+      min: 0,
+      max: opts.poolMax ?? 20,
+      // Every transaction's BEGIN goes with its first statement (db/deferred-begin.ts).
+      afterCreate(connection: CallbackClient, done: (err: Error | null, connection: CallbackClient) => void) {
+        deferBegin(connection);
+        done(null, connection);
+      },
+    },
     migrations: {
       path: path.join(__dirname, 'migrations'),
       pathTs: path.join(__dirname, 'migrations'),

@@ -79,6 +79,21 @@ describe('inTransaction and afterCommit', () => {
     expect([await visible(5), await visible(6), await visible(7), await visible(8)]).to.deep.equal([1, 1, 0, 1]);
   });
 
+  it('runs the first statement of a transaction, sent with its BEGIN (db/deferred-begin.ts), inside it', async () => {
+    const first = await inTransaction(em(), async (tx) => tx.execute('select 42 as x'));
+    expect(first, 'the first statement answers with its own rows').to.deep.equal([{ x: 42 }]);
+    await inTransaction(em(), async (tx) => {
+      await tx.execute('insert into tx_probe (n) values (9)');
+      throw new Error('rolled back');
+    }).catch(() => undefined);
+    expect(await visible(9), 'the first statement rolled back with its transaction').to.equal(0);
+    const failed = await inTransaction(em(), async (tx) => tx.execute('select 1 / 0')).catch((err: Error) => err);
+    expect(failed).to.be.an('error');
+    // The connection that failed is back outside any transaction: what it writes now is visible to others at once.
+    for (let i = 0; i < 3; i++) await em().execute('insert into tx_probe (n) values (10)');
+    expect(await visible(10)).to.equal(3);
+  });
+
   it('outside any transaction runs the hook at once (the CLI and direct service calls behave as before)', async () => {
     const ran: string[] = [];
     await afterCommit(() => void ran.push('now'));
