@@ -1,10 +1,9 @@
-import type { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import pino, { Logger } from 'pino';
 import { Config } from '../config';
 import { openOrm, Orm } from '../db/orm';
 import { RateSource, TableRateSource, DEFAULT_MID_RATES } from '../domain/rates';
 import type { ResolveHost } from '../webhooks/url-policy';
-import { connectTemporal } from './temporal';
 
 /** Everything a service needs from the outside world, built once per process (API, CLI, tests). */
 export interface Deps {
@@ -21,8 +20,8 @@ export interface Deps {
 export async function createDeps(config: Config, opts: { log?: Logger; poolMax?: number } = {}): Promise<Deps> {
   const log = opts.log ?? pino({ level: config.logLevel, base: { service: 'cambio-api' } });
   const orm = await openOrm(config.databaseUrl, { poolMax: opts.poolMax });
-  const connection = await connectTemporal(config);
-  const temporal = connection.client;
+  const connection = await Connection.connect({ address: config.temporalAddress });
+  const temporal = new Client({ connection, namespace: config.temporalNamespace });
   return {
     config,
     orm,

@@ -1,5 +1,5 @@
 import { Client } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import pino from 'pino';
 import { loadConfig } from '../config';
 import { openOrm } from '../db/orm';
@@ -8,7 +8,6 @@ import { createActivities } from '../activities';
 import { relayWorkflowStarts } from '../api/services/workflow-starts';
 import { buildWorkflowBundle } from './build-bundle';
 import { workerTelemetry } from './telemetry';
-import { sdkLogLevel } from '../api/temporal';
 
 // The worker's database pool, and so how many activities it runs at once (see Worker.create below).
 const WORKER_POOL_SIZE = 20;
@@ -20,10 +19,10 @@ export async function runWorker() {
   const config = loadConfig();
   const log = pino({ level: config.logLevel, base: { service: 'cambio-worker' } });
   // Signals are ours (below), not the SDK's: the relay must stop before the worker drains.
-  Runtime.install({ logger: new DefaultLogger(sdkLogLevel(config.logLevel)), shutdownSignals: [], ...workerTelemetry(config.workerMetricsAddress) });
+  Runtime.install({ logger: new DefaultLogger(sdkLevel(config.logLevel)), shutdownSignals: [], ...workerTelemetry(config.workerMetricsAddress) });
   const orm = await openOrm(config.databaseUrl, { poolMax: WORKER_POOL_SIZE });
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
-  // The activities' and the relay's client shares the worker's native connection (api/temporal.ts says why).
+  // The activities' and the relay's client shares the worker's native connection: no grpc-js client beside it.
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
   const worker = await Worker.create({
     connection,
@@ -96,6 +95,12 @@ function startRelay(pass: () => Promise<unknown>, onError: (err: unknown) => voi
       await inPass;
     },
   };
+}
+
+/** The SDK's own log lines follow LOG_LEVEL too (its levels are a subset of pino's). */
+function sdkLevel(level: string): LogLevel {
+  const map: Record<string, LogLevel> = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', fatal: 'ERROR', silent: 'ERROR' };
+  return map[level] ?? 'INFO';
 }
 
 if (require.main === module) {
