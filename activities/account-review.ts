@@ -6,8 +6,7 @@ import { recordEvent } from '../db/repositories/events';
 import { CambioError } from '../domain/errors';
 import { transition } from '../domain/states';
 import type { ActivityDeps } from './deps';
-import { inTransactionThenDeliver } from './failures';
-import type { WorkflowStartRequest } from '../api/services/workflow-starts';
+import { inActivityTransaction } from './failures';
 import { assetActivatedPayload } from '../events/asset';
 
 export interface ApplyAccountReview {
@@ -25,12 +24,12 @@ export function createAccountReviewActivities(deps: ActivityDeps) {
      * the commit finds the account no longer UNDER_REVIEW and changes nothing (events are deduped as well).
      */
     async applyAccountReview(input: ApplyAccountReview): Promise<string> {
-      return inTransactionThenDeliver(deps, async (em, deliveries) => {
+      return inActivityTransaction(deps.orm, async (em) => {
         const account = await em.findOne(AccountSchema, { id: input.accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
         if (!account) throw new CambioError('NOT_FOUND', `account ${input.accountId} not found`);
         if (account.status !== 'UNDER_REVIEW') return account.status;
         const now = new Date();
-        if (input.decision === 'APPROVE') deliveries.push(...(await approve(em, account, now)));
+        if (input.decision === 'APPROVE') await approve(em, deps.config.taskQueue, account, now);
         else await reject(em, account, input.reason ?? DEFAULT_REJECTION, now);
         return account.status;
       });
@@ -40,15 +39,14 @@ export function createAccountReviewActivities(deps: ActivityDeps) {
 
 export type AccountReviewActivities = ReturnType<typeof createAccountReviewActivities>;
 
-async function approve(em: Em, account: Account, now: Date): Promise<WorkflowStartRequest[]> {
+async function approve(em: Em, taskQueue: string, account: Account, now: Date): Promise<void> {
   transition(account, 'ACTIVE', now);
   // Assets activate together with the account: an account-level review covers every asset it asked for.
   account.assets = account.assets.map((a) => ({ ...a, status: 'ACTIVE' as const }));
   for (const ubo of await em.find(UboSchema, { accountId: account.id })) transition(ubo, 'VERIFIED', now);
   for (const doc of await em.find(AccountDocumentSchema, { accountId: account.id, status: 'PENDING_VERIFICATION' })) doc.status = 'ACCEPTED';
-  const deliveries: WorkflowStartRequest[] = [];
   for (const { asset } of account.assets) {
-    const starts = await recordEvent(em, {
+    await recordEvent(em, taskQueue, {
       customerId: account.customerId,
       type: 'ASSET_ACTIVATED',
       resourceType: 'ASSET',
@@ -57,9 +55,7 @@ async function approve(em: Em, account: Account, now: Date): Promise<WorkflowSta
       payload: assetActivatedPayload({ customerId: account.customerId, accountId: account.id, asset, atTime: now }),
       atTime: now,
     });
-    deliveries.push(...starts);
   }
-  return deliveries;
 }
 
 async function reject(em: Em, account: Account, reason: string, now: Date): Promise<void> {

@@ -5,7 +5,7 @@ import { recordEvent } from '../db/repositories/events';
 import { CambioError } from '../domain/errors';
 import { transition } from '../domain/states';
 import type { ActivityDeps } from './deps';
-import { inTransactionThenDeliver } from './failures';
+import { inActivityTransaction } from './failures';
 
 export type InstructionDecision = 'APPROVE' | 'REJECT';
 export type InstructionReviewOutcome = 'PENDING_REVIEW' | 'APPROVED' | 'REJECTED';
@@ -26,7 +26,7 @@ export function createInstructionReviewActivities(deps: ActivityDeps) {
      * transaction. Retried after a crash past COMMIT it finds the instruction decided and only reports it.
      */
     async applyInstructionReview(input: ApplyInstructionReview): Promise<InstructionReviewOutcome> {
-      return inTransactionThenDeliver(deps, async (em, deliveries) => {
+      return inActivityTransaction(deps.orm, async (em) => {
         const pi = await em.findOne(PaymentInstructionSchema, { id: input.instructionId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
         if (!pi) throw new CambioError('NOT_FOUND', `payment instruction ${input.instructionId} not found`);
         if (pi.status !== 'PENDING_REVIEW') return pi.status;
@@ -37,7 +37,7 @@ export function createInstructionReviewActivities(deps: ActivityDeps) {
         transition(pi, approved ? 'APPROVED' : 'REJECTED', now, reason);
         // The beneficiary's representation lists its instructions, so it changed too.
         b.updatedAt = now;
-        const starts = await recordEvent(em, {
+        await recordEvent(em, deps.config.taskQueue, {
           customerId: pi.customerId,
           type: approved ? 'BENEFICIARY_PAYMENT_INSTRUCTION_APPROVED' : 'BENEFICIARY_PAYMENT_INSTRUCTION_REJECTED',
           resourceType: 'BENEFICIARY',
@@ -46,7 +46,6 @@ export function createInstructionReviewActivities(deps: ActivityDeps) {
           dedupeKey: `${pi.id}:${pi.status}`,
           atTime: now,
         });
-        deliveries.push(...starts);
         return pi.status;
       });
     },

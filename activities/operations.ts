@@ -13,8 +13,7 @@ import { Reason, transition } from '../domain/states';
 import { operationEventPayload } from '../events/operation';
 import { amount } from '../api/presenters/amount';
 import type { ActivityDeps } from './deps';
-import { inTransactionThenDeliver } from './failures';
-import type { WorkflowStartRequest } from '../api/services/workflow-starts';
+import { inActivityTransaction } from './failures';
 
 const FINAL: readonly OperationStatus[] = ['COMPLETED', 'FAILED'];
 // docs/decisions.md: sandbox PIX payouts to this key are rejected by the "bank".
@@ -29,8 +28,7 @@ export type ReconcileOutcome = 'COMPLETED' | 'FAILED';
  * go to Postgres as one batch (db/batch.ts): the lock, then one round trip, then COMMIT.
  */
 export function createOperationActivities(deps: ActivityDeps) {
-  // Events recorded in the transaction hand back their webhook deliveries; they start once it has committed.
-  const inTx = <T>(fn: (em: Em, deliveries: WorkflowStartRequest[]) => Promise<T>) => inTransactionThenDeliver(deps, fn);
+  const inTx = <T>(fn: (em: Em) => Promise<T>) => inActivityTransaction(deps.orm, fn);
 
   /** The operation, its row locked until COMMIT; a plain object, written back by `save`. */
   async function lock(em: Em, id: string): Promise<Operation> {
@@ -50,14 +48,8 @@ export function createOperationActivities(deps: ActivityDeps) {
     ]);
   }
 
-  /** Runs the batch; the events' deliveries join the list started after COMMIT. */
-  async function run(em: Em, batch: SqlBatch, deliveries: WorkflowStartRequest[], events: Array<() => WorkflowStartRequest[]>) {
-    await batch.run(em);
-    for (const starts of events) deliveries.push(...starts());
-  }
-
   function emitEvent(batch: SqlBatch, op: Operation, type: string, at: Date) {
-    return addEvent(batch, {
+    addEvent(batch, deps.config.taskQueue, {
       customerId: op.customerId,
       type,
       resourceType: 'OPERATION',
@@ -74,13 +66,13 @@ export function createOperationActivities(deps: ActivityDeps) {
     const at = new Date();
     transition(op, 'COMPLETED', at);
     addMovements(batch, op, at);
-    return emitEvent(batch, op, 'OPERATION_COMPLETED', at);
+    emitEvent(batch, op, 'OPERATION_COMPLETED', at);
   }
 
   return {
     /** PROCESSING and ON_HOLD are read through GET only: no event (spec). */
     async setOperationStatus(input: { operationId: string; status: 'PROCESSING' | 'ON_HOLD' }): Promise<OperationStatus> {
-      return inTx(async (em, deliveries) => {
+      return inTx(async (em) => {
         const op = await lock(em, input.operationId);
         if (!FINAL.includes(op.status) && transition(op, input.status, new Date())) {
           const batch = new SqlBatch();
@@ -93,21 +85,21 @@ export function createOperationActivities(deps: ActivityDeps) {
 
     /** PROCESSING, settlement and COMPLETED in one transaction: the history shows each step, one round trip. */
     async completeOperation(input: { operationId: string }): Promise<OperationStatus> {
-      return inTx(async (em, deliveries) => {
+      return inTx(async (em) => {
         const op = await lock(em, input.operationId);
         if (FINAL.includes(op.status)) return op.status;
         transition(op, 'PROCESSING', new Date());
         const batch = new SqlBatch();
-        const event = complete(batch, op);
+        complete(batch, op);
         save(batch, op);
-        await run(em, batch, deliveries, [event]);
+        await batch.run(em);
         return op.status;
       });
     },
 
     /** Fails the operation and gives back what it reserved. */
     async failOperation(input: { operationId: string; reason: Reason }): Promise<OperationStatus> {
-      return inTx(async (em, deliveries) => {
+      return inTx(async (em) => {
         const op = await lock(em, input.operationId);
         if (FINAL.includes(op.status)) return op.status;
         const batch = new SqlBatch();
@@ -116,9 +108,9 @@ export function createOperationActivities(deps: ActivityDeps) {
         }
         const at = new Date();
         transition(op, 'FAILED', at, input.reason);
-        const event = emitEvent(batch, op, 'OPERATION_FAILED', at);
+        emitEvent(batch, op, 'OPERATION_FAILED', at);
         save(batch, op);
-        await run(em, batch, deliveries, [event]);
+        await batch.run(em);
         return op.status;
       });
     },
@@ -128,7 +120,7 @@ export function createOperationActivities(deps: ActivityDeps) {
      * quote's source amount in its source asset. Runs again on replay, over all payments, late ones included.
      */
     async reconcileDeposit(input: { operationId: string }): Promise<ReconcileOutcome> {
-      return inTx(async (em, deliveries) => {
+      return inTx(async (em) => {
         const op = await lock(em, input.operationId);
         if (op.status === 'COMPLETED') return 'COMPLETED';
         const payments = await em.find(InboundPaymentSchema, { operationId: op.id }, { orderBy: { createdAt: 'asc' } });
@@ -148,23 +140,22 @@ export function createOperationActivities(deps: ActivityDeps) {
         const batch = new SqlBatch();
         if (matched) {
           transition(op, 'PROCESSING', new Date());
-          const event = complete(batch, op);
+          complete(batch, op);
           save(batch, op);
-          await run(em, batch, deliveries, [event]);
+          await batch.run(em);
           return 'COMPLETED';
         }
-        const events: Array<() => WorkflowStartRequest[]> = [];
         if (op.status !== 'FAILED') {
           const reason: Reason = wrongAsset
             ? { code: 'ASSET_MISMATCH', message: `expected ${op.sourceAsset}, received ${wrongAsset.asset}`, details: { expectedAsset: op.sourceAsset, receivedAsset: wrongAsset.asset } }
             : { code: 'AMOUNT_MISMATCH', message: `expected ${formatAmount(op.sourceAmount, op.sourceAsset as AssetCode)} ${op.sourceAsset}, received ${formatAmount(received, op.sourceAsset as AssetCode)}`, details: { expected: amount(op.sourceAmount, op.sourceAsset), received: amount(received, op.sourceAsset) } };
           const at = new Date();
           transition(op, 'FAILED', at, reason);
-          events.push(emitEvent(batch, op, 'OPERATION_FAILED', at));
+          emitEvent(batch, op, 'OPERATION_FAILED', at);
         }
         op.updatedAt = new Date();
         save(batch, op);
-        await run(em, batch, deliveries, events);
+        await batch.run(em);
         return 'FAILED';
       });
     },
@@ -174,7 +165,7 @@ export function createOperationActivities(deps: ActivityDeps) {
      * a retry reads the stored result instead of paying out again.
      */
     async executePayout(input: { operationId: string }): Promise<{ ok: boolean; endToEnd: string }> {
-      return inTx(async (em, deliveries) => {
+      return inTx(async (em) => {
         const op = await lock(em, input.operationId);
         const existing = op.transactions.find((t) => t.direction === 'DEBIT');
         if (existing) return { ok: existing.status === 'COMPLETED', endToEnd: existing.endToEnd };

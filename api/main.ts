@@ -4,7 +4,6 @@ import { createApp } from './app';
 import { drainServer } from './shutdown';
 import { loadSigningKey } from './services/signing-keys';
 import { createHttpServer } from './overload/http-server';
-import { workflowStartsSettled } from './services/workflow-starts';
 import { answerClientErrors } from './client-error';
 
 async function main() {
@@ -18,8 +17,8 @@ async function main() {
   });
   answerClientErrors(server, deps.log);
 
-  // Graceful stop: readiness 503 → stop accepting → in-flight requests answered (bounded) → background workflow
-  // starts finished → Temporal connection and pool closed → exit 0. Closing the pool under running requests would
+  // Graceful stop: readiness 503 → stop accepting → in-flight requests answered (bounded) → Temporal connection
+  // and pool closed → exit 0. Closing the pool under running requests would
   // answer committed work with 500.
   const stop = async (signal: string) => {
     if (draining) return; // npm start's SIGTERM after the terminal's SIGINT is the same request
@@ -30,7 +29,6 @@ async function main() {
       graceMs: config.shutdownGraceSeconds * 1000,
       log: deps.log,
     });
-    await workflowStartsSettled();
     await deps.close();
     deps.log.info({ clean }, 'API stopped');
     process.exit(0);

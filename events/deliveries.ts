@@ -1,18 +1,17 @@
 import type { SqlBatch } from '../db/batch';
 import type { DomainEvent } from '../db/entities';
-import { startAllAfterCommit, WorkflowStartRequest } from '../api/services/workflow-starts';
 import { webhookDeliveryWorkflowId } from '../workflows/ids';
 
 /**
  * The event and its fan-out, as one statement of the caller's batch, in the transaction that records the event:
- * one delivery (execution log + outbox row for its workflow) per subscription of the event's customer that exists
- * now and wants this type. What commits with the event is what gets delivered: a crash after COMMIT loses nothing
- * (the relay starts the workflows), a rollback sends nothing, and a subscription created later never sees this
- * event. The function returned gives, once the batch has run, the starts to run right after COMMIT.
+ * one delivery (execution log + outbox row for its workflow, on `taskQueue`) per subscription of the event's
+ * customer that exists now and wants this type. What commits with the event is what gets delivered: the COMMIT
+ * wakes the relay that starts the workflows, a rollback sends nothing, and a subscription created later never
+ * sees this event.
  */
-export function addEventWithDeliveries(batch: SqlBatch, event: DomainEvent): () => WorkflowStartRequest[] {
+export function addEventWithDeliveries(batch: SqlBatch, taskQueue: string, event: DomainEvent): void {
   const payload = JSON.stringify(event.payload);
-  const starts = batch.add<{ workflow_id: string; workflow_type: string; args: unknown[]; search_attributes: Record<string, string> }>(
+  batch.add(
     `with event as (
        insert into events (id, customer_id, type, resource_type, resource_id, payload, dedupe_key, at_time, created_at)
        values (?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?)
@@ -29,23 +28,14 @@ export function addEventWithDeliveries(batch: SqlBatch, event: DomainEvent): () 
        where s.customer_id = ? and s.deleted_at is null and s.resources @> ?::jsonb
        returning id
      )
-     insert into workflow_starts (workflow_id, workflow_type, args, search_attributes, created_at)
-     select ? || delivery.id, 'webhookDeliveryWorkflow', jsonb_build_array(jsonb_build_object('executionLogId', delivery.id)), ?::jsonb, ?
-     from delivery
-     returning workflow_id, workflow_type, args, search_attributes`,
+     insert into workflow_starts (workflow_id, workflow_type, task_queue, args, search_attributes, created_at)
+     select ? || delivery.id, 'webhookDeliveryWorkflow', ?, jsonb_build_array(jsonb_build_object('executionLogId', delivery.id)), ?::jsonb, ?
+     from delivery`,
     [
       event.id, event.customerId, event.type, event.resourceType, event.resourceId, payload, event.dedupeKey, event.atTime, event.createdAt,
       event.type, payload, event.createdAt, event.createdAt,
       event.customerId, JSON.stringify([{ events: [event.type] }]),
-      webhookDeliveryWorkflowId(''), JSON.stringify({ CustomerId: event.customerId }), event.createdAt,
+      webhookDeliveryWorkflowId(''), taskQueue, JSON.stringify({ CustomerId: event.customerId }), event.createdAt,
     ],
   );
-  return () =>
-    starts.rows.map((r) => ({ workflowId: r.workflow_id, workflowType: r.workflow_type, args: r.args, searchAttributes: r.search_attributes }));
 }
-
-/**
- * Starts the delivery workflows of a committed transaction now, so the first attempt follows the event within
- * milliseconds; any start that fails here stays in the outbox for the relay.
- */
-export const startDeliveries = startAllAfterCommit;

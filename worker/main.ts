@@ -5,15 +5,12 @@ import { loadConfig } from '../config';
 import { openOrm } from '../db/orm';
 import { DEFAULT_MID_RATES, TableRateSource } from '../domain/rates';
 import { createActivities } from '../activities';
-import { relayWorkflowStarts } from '../api/services/workflow-starts';
 import { buildWorkflowBundle } from './build-bundle';
 import { workerTelemetry } from './telemetry';
+import { startWorkflowStartRelay } from './workflow-start-relay';
 
 // The worker's database pool, and so how many activities it runs at once (see Worker.create below).
 const WORKER_POOL_SIZE = 20;
-
-// How often the outbox relay looks for workflow starts that a crashed API left behind.
-const RELAY_INTERVAL_MS = 2000;
 
 export async function runWorker() {
   const config = loadConfig();
@@ -22,7 +19,8 @@ export async function runWorker() {
   Runtime.install({ logger: new DefaultLogger(sdkLevel(config.logLevel)), shutdownSignals: [], ...workerTelemetry(config.workerMetricsAddress) });
   const orm = await openOrm(config.databaseUrl, { poolMax: WORKER_POOL_SIZE });
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
-  // The activities' and the relay's client shares the worker's native connection: no grpc-js client beside it.
+  // The activities' and the relay's client shares the worker's native connection: no grpc-js client beside it,
+  // and the relay's starts can be eager (the first workflow task comes back in the start's answer).
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
   const worker = await Worker.create({
     connection,
@@ -54,7 +52,15 @@ export async function runWorker() {
     nonStickyToStickyPollRatio: 0.5,
   });
 
-  const relay = startRelay(() => relayWorkflowStarts(orm, temporal, config.taskQueue), (err) => log.warn({ err }, 'outbox relay pass failed'));
+  // Every workflow that a transaction records in the outbox is started here (worker/workflow-start-relay.ts).
+  const relay = startWorkflowStartRelay({
+    orm,
+    temporal,
+    taskQueue: config.taskQueue,
+    databaseUrl: config.databaseUrl,
+    eager: true,
+    onError: (err) => log.warn({ err }, 'outbox relay: workflow starts failed; a later pass retries them'),
+  });
 
   // Graceful stop: the relay finishes its pass and stops, the worker stops polling and lets running activities
   // finish (shutdownGraceTime), then connections and the pool close.
@@ -77,25 +83,6 @@ export async function runWorker() {
     await orm.close(true);
     log.info('worker stopped');
   }
-}
-
-/** Runs `pass` every RELAY_INTERVAL_MS, skipping a tick while the previous pass runs; stop() waits for it. */
-function startRelay(pass: () => Promise<unknown>, onError: (err: unknown) => void) {
-  let inPass: Promise<void> | undefined;
-  let stopped = false;
-  const timer = setInterval(() => {
-    if (inPass || stopped) return;
-    inPass = pass().then(() => undefined, onError).finally(() => {
-      inPass = undefined;
-    });
-  }, RELAY_INTERVAL_MS);
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await inPass;
-    },
-  };
 }
 
 /** The SDK's own log lines follow LOG_LEVEL too (its levels are a subset of pino's). */

@@ -13,10 +13,10 @@ import { customerIdKey } from '../../workflows/search-attributes';
 import { CambioError, validationError } from '../errors';
 import { presentAccount, AccountView } from '../presenters/account';
 import { MAX_REASON_LENGTH } from '../schemas/accounts';
-import { enqueueWorkflowStart, startAfterCommit, startWorkflow, WorkflowStartRequest } from './workflow-starts';
+import { enqueueWorkflowStart, startWorkflow, WorkflowStartRequest } from './workflow-starts';
 import { findAccount, loadParts, viewOf } from './accounts';
 import { pollUntil } from './poll';
-import { afterCommit, freshEm, inTransaction } from '../../db/transaction';
+import { freshEm, inTransaction } from '../../db/transaction';
 
 type ReviewServices = Pick<Deps, 'orm' | 'temporal' | 'config'>;
 
@@ -40,7 +40,7 @@ const brief = (r: Requirement) => ({ documentType: r.documentType, uboId: r.uboI
  * itself. Rejected UBOs go back to PENDING: they are up for verification again in the new round.
  */
 export async function submitReview(services: ReviewServices, em: Em, accountId: string): Promise<AccountView> {
-  const { view, start } = await inTransaction(em, async (tx) => {
+  return inTransaction(em, async (tx) => {
     const account = await findAccount(tx, accountId, true);
     if (account.status !== 'ACTION_REQUIRED') {
       throw new CambioError('INVALID_STATE', `account is ${account.status}; only an ACTION_REQUIRED account can be submitted for review`, {
@@ -58,12 +58,9 @@ export async function submitReview(services: ReviewServices, em: Em, accountId: 
     const now = new Date();
     transition(account, 'UNDER_REVIEW', now);
     for (const ubo of ubos) if (ubo.status === 'REJECTED') transition(ubo, 'PENDING', now);
-    const req = reviewWorkflowStart(account);
-    enqueueWorkflowStart(tx, req);
-    return { view: presentAccount(account, ubos, documents), start: req };
+    enqueueWorkflowStart(tx, services.config.taskQueue, reviewWorkflowStart(account));
+    return presentAccount(account, ubos, documents);
   });
-  await afterCommit(() => startAfterCommit(services.orm, services.temporal, services.config.taskQueue, start));
-  return view;
 }
 
 /**

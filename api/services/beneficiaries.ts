@@ -14,8 +14,8 @@ import { instructionEventPayload } from '../../events/beneficiary';
 import { RELATIONSHIP_TYPES } from '../schemas/beneficiaries';
 import { instructionReviewWorkflowId } from '../../workflows/ids';
 import type { ServiceContext } from './context';
-import { enqueueWorkflowStart, startAllAfterCommit, WorkflowStartRequest } from './workflow-starts';
-import { afterCommit, inTransaction } from '../../db/transaction';
+import { enqueueWorkflowStart, WorkflowStartRequest } from './workflow-starts';
+import { inTransaction } from '../../db/transaction';
 
 export interface PixInstructionInput {
   type: 'PIX';
@@ -39,7 +39,7 @@ export async function createBeneficiary(s: ServiceContext, em: Em, input: Create
   checkInstruction(input.paymentInstruction, '/paymentInstruction');
   const now = new Date();
   const beneficiaryId = randomUUID();
-  const starts = await inTransaction(em, async (tx) => {
+  await inTransaction(em, async (tx) => {
     const b = tx.create(BeneficiarySchema, {
       id: beneficiaryId,
       customerId: customerIdOf(em),
@@ -48,9 +48,8 @@ export async function createBeneficiary(s: ServiceContext, em: Em, input: Create
       createdAt: now,
       updatedAt: now,
     });
-    return newInstruction(tx, b, input.paymentInstruction, now);
+    await newInstruction(tx, s.config.taskQueue, b, input.paymentInstruction, now);
   });
-  await afterCommit(() => startReviewAndDeliveries(s, starts));
   return getBeneficiary(em, beneficiaryId);
 }
 
@@ -58,7 +57,7 @@ export async function createBeneficiary(s: ServiceContext, em: Em, input: Create
 export async function addPaymentInstruction(s: ServiceContext, em: Em, beneficiaryId: string, input: PixInstructionInput) {
   checkInstruction(input, '');
   const now = new Date();
-  const starts = await inTransaction(em, async (tx) => {
+  await inTransaction(em, async (tx) => {
     // The lock serialises concurrent additions, so the duplicate check below cannot race.
     const b = await tx.findOne(BeneficiarySchema, { id: beneficiaryId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!b) throw notFound('beneficiary');
@@ -76,9 +75,8 @@ export async function addPaymentInstruction(s: ServiceContext, em: Em, beneficia
       });
     }
     b.updatedAt = now;
-    return newInstruction(tx, b, input, now);
+    await newInstruction(tx, s.config.taskQueue, b, input, now);
   });
-  await afterCommit(() => startReviewAndDeliveries(s, starts));
   return getBeneficiary(em, beneficiaryId);
 }
 
@@ -117,14 +115,11 @@ async function instructionCounts(em: Em, beneficiaryIds: string[]): Promise<Map<
   return new Map(rows.map((r) => [r.beneficiary_id, r.n]));
 }
 
-/** After COMMIT: the review workflow and the event's webhook deliveries (the relay covers a failure). */
-const startReviewAndDeliveries = startAllAfterCommit;
-
 /**
  * Inserts the instruction, its CREATED event (with its webhook deliveries) and its review workflow's outbox
- * row in the caller's transaction; returns the start requests to run after COMMIT.
+ * row in the caller's transaction; the workers of `taskQueue` start the workflows once it commits.
  */
-async function newInstruction(tx: Em, b: Beneficiary, input: PixInstructionInput, now: Date): Promise<WorkflowStartRequest[]> {
+async function newInstruction(tx: Em, taskQueue: string, b: Beneficiary, input: PixInstructionInput, now: Date): Promise<void> {
   const pi: PaymentInstruction = tx.create(PaymentInstructionSchema, {
     id: randomUUID(),
     beneficiaryId: b.id,
@@ -138,7 +133,7 @@ async function newInstruction(tx: Em, b: Beneficiary, input: PixInstructionInput
     createdAt: now,
     updatedAt: now,
   });
-  const deliveries = await recordEvent(tx, {
+  await recordEvent(tx, taskQueue, {
     customerId: b.customerId,
     type: 'BENEFICIARY_PAYMENT_INSTRUCTION_CREATED',
     resourceType: 'BENEFICIARY',
@@ -147,9 +142,7 @@ async function newInstruction(tx: Em, b: Beneficiary, input: PixInstructionInput
     dedupeKey: `${pi.id}:CREATED`,
     atTime: now,
   });
-  const start = instructionReviewStart(pi.id, b.customerId);
-  enqueueWorkflowStart(tx, start);
-  return [start, ...deliveries];
+  enqueueWorkflowStart(tx, taskQueue, instructionReviewStart(pi.id, b.customerId));
 }
 
 /** The review workflow of one instruction: one id per instruction, so a retried start finds the same run. */

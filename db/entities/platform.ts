@@ -36,12 +36,14 @@ export const DomainEventSchema = new EntitySchema<DomainEvent>({
 });
 
 /**
- * Transactional outbox for workflow starts: the row commits with the business change, the API starts
- * the workflow right after and deletes it; the relay in the worker starts whatever a crash left behind.
+ * Transactional outbox for workflow starts: the row commits with the business change, and its COMMIT wakes the
+ * relay of the workers of `taskQueue`, which starts the workflow and deletes the row (worker/workflow-start-relay.ts).
  */
 export interface WorkflowStart {
   workflowId: string;
   workflowType: string;
+  /** The task queue whose workers start and run it; null for rows from before the column (any relay's). */
+  taskQueue: string | null;
   args: unknown[];
   searchAttributes: Record<string, string>;
   createdAt: Date;
@@ -53,6 +55,7 @@ export const WorkflowStartSchema = new EntitySchema<WorkflowStart>({
   properties: {
     workflowId: { type: 'string', primary: true },
     workflowType: { type: 'string' },
+    taskQueue: { type: 'string', nullable: true },
     args: { type: 'json' },
     searchAttributes: { type: 'json' },
     createdAt: { ...timestamp },

@@ -1,27 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import type { Em } from '../orm';
 import type { DomainEvent } from '../entities';
-import type { WorkflowStartRequest } from '../../api/services/workflow-starts';
 import { addEventWithDeliveries } from '../../events/deliveries';
 import { SqlBatch } from '../batch';
 
 type NewEvent = Pick<DomainEvent, 'customerId' | 'type' | 'resourceType' | 'resourceId' | 'payload' | 'dedupeKey'> & { atTime: Date };
 
 /**
- * Records an event in the caller's transaction, with its webhook deliveries (events/deliveries.ts). `dedupeKey`
- * (unique) names the transition, e.g. `${operationId}:COMPLETED`, so a retried activity cannot record it twice:
- * callers only write the event together with the state change, and the state change itself is skipped on retry.
- * Returns the delivery workflows to start once the transaction has committed (the outbox relay starts them
- * otherwise).
+ * Records an event in the caller's transaction, with its webhook deliveries (events/deliveries.ts), whose
+ * workflows the workers of `taskQueue` start once it commits. `dedupeKey` (unique) names the transition, e.g.
+ * `${operationId}:COMPLETED`, so a retried activity cannot record it twice: callers only write the event together
+ * with the state change, and the state change itself is skipped on retry.
  */
-export async function recordEvent(em: Em, e: NewEvent): Promise<WorkflowStartRequest[]> {
+export async function recordEvent(em: Em, taskQueue: string, e: NewEvent): Promise<void> {
   const batch = new SqlBatch();
-  const starts = addEvent(batch, e);
+  addEvent(batch, taskQueue, e);
   await batch.run(em);
-  return starts();
 }
 
-/** recordEvent as a statement of the caller's batch; the starts are known once the batch has run. */
-export function addEvent(batch: SqlBatch, e: NewEvent): () => WorkflowStartRequest[] {
-  return addEventWithDeliveries(batch, { id: randomUUID(), ...e, createdAt: new Date() });
+/** recordEvent as a statement of the caller's batch. */
+export function addEvent(batch: SqlBatch, taskQueue: string, e: NewEvent): void {
+  addEventWithDeliveries(batch, taskQueue, { id: randomUUID(), ...e, createdAt: new Date() });
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import pino from 'pino';
 import supertest from 'supertest';
@@ -11,11 +12,13 @@ import { createCustomer } from '../../api/services/auth';
 import type { ServiceContext } from '../../api/services/context';
 import { migrate } from '../../db/migrate';
 import { createActivities } from '../../activities';
+import { startWorkflowStartRelay, WorkflowStartRelay } from '../../worker/workflow-start-relay';
 
 /**
  * One real stack per test run: the fresh database `npm test` created (DATABASE_URL), the Temporal server it
  * started (TEMPORAL_ADDRESS), the Koa app driven in-process through supertest, and a worker on a task queue
- * of this run. Built on first use, shared by every integration file, stopped by the root hook.
+ * of this run with its outbox relay, as worker/main.ts runs them. Built on first use, shared by every integration
+ * file, stopped by the root hook.
  */
 export interface Stack {
   services: ServiceContext;
@@ -27,6 +30,8 @@ export interface Stack {
 
 let stackPromise: Promise<Stack> | undefined;
 let running: Promise<void> | undefined;
+let relay: WorkflowStartRelay | undefined;
+let startRelay: (() => WorkflowStartRelay) | undefined;
 
 export function stack(): Promise<Stack> {
   stackPromise ??= build();
@@ -69,8 +74,33 @@ async function build(): Promise<Stack> {
     activities: createActivities({ config, orm: deps.orm, rates: deps.rates, temporal: deps.temporal }),
   });
   running = worker.run();
+  const relayClient = new Client({ connection, namespace: config.temporalNamespace });
+  startRelay = () =>
+    startWorkflowStartRelay({
+      orm: deps.orm,
+      temporal: relayClient,
+      taskQueue: config.taskQueue,
+      databaseUrl: config.databaseUrl,
+      eager: true,
+      onError: (err) => process.stderr.write(`test stack: outbox relay: ${String(err)}\n`),
+    });
+  relay = startRelay();
   const app = createApp(services);
   return { services, app, http: supertest(app.callback()), worker, config };
+}
+
+/**
+ * Runs `fn` while the stack's outbox relay is stopped, as when every worker is down: workflow starts committed
+ * meanwhile wait in the outbox. A new relay starts afterwards and, as a restarted worker's would, starts them.
+ */
+export async function withoutRelay<T>(fn: () => Promise<T>): Promise<T> {
+  await stack();
+  await relay!.stop();
+  try {
+    return await fn();
+  } finally {
+    relay = startRelay!();
+  }
 }
 
 /** Whether any test has used the real stack yet (unit tests never do). */
@@ -79,6 +109,7 @@ export const stackStarted = (): boolean => stackPromise !== undefined;
 export async function stopStack(): Promise<void> {
   if (!stackPromise) return;
   const s = await stackPromise;
+  await relay?.stop();
   s.worker.shutdown();
   await running;
   await s.services.close();

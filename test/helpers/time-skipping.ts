@@ -6,6 +6,7 @@ import { bundleWorkflowCode, DefaultLogger, Worker, WorkflowBundleWithSourceMap 
 import { createActivities } from '../../activities';
 import type { ServiceContext } from '../../api/services/context';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { startWorkflowStartRelay } from '../../worker/workflow-start-relay';
 import { stack } from './stack';
 
 // temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD (every attribute of ours is a Keyword).
@@ -13,7 +14,10 @@ const INDEXED_VALUE_KEYWORD = 2;
 
 export interface TimeSkipping {
   env: TestWorkflowEnvironment;
-  /** Runs `fn` while a worker on the test server serves `ctx.config.taskQueue` with the activities of `ctx`. */
+  /**
+   * Runs `fn` while a worker on the test server serves `ctx.config.taskQueue` with the activities of `ctx`, and
+   * that queue's outbox relay starts its workflows there.
+   */
   withWorker<T>(ctx: ServiceContext, fn: () => Promise<T>): Promise<T>;
 }
 
@@ -45,7 +49,19 @@ export async function startTimeSkipping(hook: Context, suite: string): Promise<T
         workflowBundle: bundle,
         activities: createActivities({ config: ctx.config, orm: ctx.orm, rates: ctx.rates, temporal: env.client }),
       });
-      return worker.runUntil(fn);
+      const relay = startWorkflowStartRelay({
+        orm: ctx.orm,
+        temporal: env.client,
+        taskQueue: ctx.config.taskQueue,
+        databaseUrl: ctx.config.databaseUrl,
+        eager: false,
+        onError: (err) => process.stderr.write(`time-skipping: outbox relay: ${String(err)}\n`),
+      });
+      try {
+        return await worker.runUntil(fn);
+      } finally {
+        await relay.stop();
+      }
     },
   };
 }

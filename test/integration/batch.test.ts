@@ -112,22 +112,23 @@ describe('statement batches', () => {
     await subscription(a.customerId, [{ name: 'OPERATION', events: ['OPERATION_COMPLETED'] }], true);
     await subscription(b.customerId, [{ name: 'OPERATION', events: ['OPERATION_COMPLETED'] }]);
     const resourceId = randomUUID();
-    const starts = await inTransaction(em(), (tx) =>
-      recordEvent(tx, { customerId: a.customerId, type: 'OPERATION_COMPLETED', resourceType: 'OPERATION', resourceId, dedupeKey: `${resourceId}:COMPLETED`, atTime: new Date(), payload: { id: resourceId } }),
+    // A queue no relay serves: the rows stay for the checks below.
+    const taskQueue = `cambio-no-relay-${randomUUID()}`;
+    await inTransaction(em(), (tx) =>
+      recordEvent(tx, taskQueue, { customerId: a.customerId, type: 'OPERATION_COMPLETED', resourceType: 'OPERATION', resourceId, dedupeKey: `${resourceId}:COMPLETED`, atTime: new Date(), payload: { id: resourceId } }),
     );
     const logs = (await em().execute(
-      `select l.id, l.subscription_id, l.status, l.attempts, l.message_id, l.payload, s.workflow_type, s.args, s.search_attributes
+      `select l.id, l.subscription_id, l.status, l.attempts, l.message_id, l.payload, s.workflow_type, s.task_queue, s.args, s.search_attributes
        from execution_logs l join events e on e.id = l.event_id left join workflow_starts s on s.workflow_id = 'webhook-delivery-' || l.id
        where e.resource_id = ?`,
       [resourceId],
     )) as Array<Record<string, any>>;
     expect(logs.map((l) => l.subscription_id)).to.deep.equal([wants]);
     const [log] = logs;
-    expect(log).to.deep.include({ status: 'PENDING', attempts: 0, payload: JSON.stringify({ id: resourceId }), workflow_type: 'webhookDeliveryWorkflow' });
+    expect(log).to.deep.include({ status: 'PENDING', attempts: 0, payload: JSON.stringify({ id: resourceId }), workflow_type: 'webhookDeliveryWorkflow', task_queue: taskQueue });
     expect(log.message_id).to.match(/^msg_[0-9a-f]{32}$/);
     expect(log.args).to.deep.equal([{ executionLogId: log.id }]);
     expect(log.search_attributes).to.deep.equal({ CustomerId: a.customerId });
-    expect(starts).to.deep.equal([{ workflowId: `webhook-delivery-${log.id}`, workflowType: 'webhookDeliveryWorkflow', args: [{ executionLogId: log.id }], searchAttributes: { CustomerId: a.customerId } }]);
     await em().execute(`delete from workflow_starts where workflow_id = ?`, [`webhook-delivery-${log.id}`]);
   });
 });

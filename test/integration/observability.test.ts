@@ -108,10 +108,10 @@ describe('observability', function () {
       const { http, services } = await stack();
       const workflowId = `metrics-test-${randomUUID()}`;
       const em = services.orm.em.fork();
-      // No relay runs in the test stack, so the row stays until this test removes it.
+      // For a task queue no relay serves, so the row stays until this test removes it.
       await em.execute(
-        `insert into workflow_starts (workflow_id, workflow_type, args, search_attributes, created_at) values (?, 'none', '[]', '{}', now() - interval '90 seconds')`,
-        [workflowId],
+        `insert into workflow_starts (workflow_id, workflow_type, task_queue, args, search_attributes, created_at) values (?, 'none', ?, '[]', '{}', now() - interval '90 seconds')`,
+        [workflowId, `cambio-no-relay-${randomUUID()}`],
       );
       try {
         const text = (await http.get('/metrics')).text;

@@ -1,15 +1,14 @@
-// The outbox relay with several workers: concurrent passes never work the same row, and a pass that fails (as a
-// worker dying mid-batch would) leaves its rows for the next one.
+// The outbox relay: a COMMIT wakes the relay of the rows' task queue, several relays never start the same row,
+// and a pass that fails (as a worker dying mid-batch would) leaves its rows for the next one.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { systemEm } from '../../db/orm';
-import { relayWorkflowStarts, startAfterCommit } from '../../api/services/workflow-starts';
-import { stack } from '../helpers/stack';
-
-// Rows dated far in the past, relayed with a minimum age only they pass: other tests' outbox rows are never touched.
-const OLD = '2000-01-01T00:00:00Z';
-const ONLY_OLD_ROWS = 20 * 365 * 24 * 3600;
+import { inTransaction } from '../../db/transaction';
+import { addWorkflowStart, relayWorkflowStarts } from '../../api/services/workflow-starts';
+import { SqlBatch } from '../../db/batch';
+import { startWorkflowStartRelay, WorkflowStartRelay } from '../../worker/workflow-start-relay';
+import { eventually, stack } from '../helpers/stack';
 
 /** The real client, with every workflow start counted per workflow id and passed through `before` first. */
 function countingTemporal(real: Client, before: () => Promise<void> = async () => {}) {
@@ -31,15 +30,15 @@ function countingTemporal(real: Client, before: () => Promise<void> = async () =
   return { temporal, starts };
 }
 
-async function outboxRows(n: number): Promise<string[]> {
+/** `n` outbox rows for `queue`, committed together (one transaction, as a fan-out writes them). */
+async function outboxRows(queue: string, n: number): Promise<string[]> {
   const { services } = await stack();
   const ids = Array.from({ length: n }, () => `relay-test-${randomUUID()}`);
-  for (const id of ids) {
-    await systemEm(services.orm).execute(
-      `insert into workflow_starts (workflow_id, workflow_type, args, search_attributes, created_at) values (?, 'relayTestWorkflow', '[]', '{}', ?)`,
-      [id, OLD],
-    );
-  }
+  await inTransaction(systemEm(services.orm), async (tx) => {
+    const batch = new SqlBatch();
+    for (const workflowId of ids) addWorkflowStart(batch, queue, { workflowId, workflowType: 'relayTestWorkflow', args: [], searchAttributes: {} });
+    await batch.run(tx);
+  });
   return ids;
 }
 
@@ -48,54 +47,113 @@ const remaining = async (ids: string[]) => {
   return Number((await systemEm(services.orm).execute('select count(*)::int as n from workflow_starts where workflow_id in (?)', [ids]))[0].n);
 };
 
-describe('outbox relay with several workers', function () {
+const status = async (temporal: Client, id: string) => (await temporal.workflow.getHandle(id).describe()).status.name;
+
+describe('outbox relay', function () {
   this.timeout(60000);
-  // A task queue nobody polls: the started workflows just wait, and are terminated afterwards.
-  const queue = `cambio-relay-test-${randomUUID()}`;
+  // Task queues nobody polls and no other relay serves: the started workflows just wait, and are terminated
+  // afterwards. Short names: a relay's connection is named after its queue.
+  const newQueue = () => `relay-${randomUUID()}`;
   const started: string[] = [];
+  const relays: WorkflowStartRelay[] = [];
+
+  /** A relay that runs on wake-ups alone (its sweep is an hour away). */
+  async function wakeOnlyRelay(queue: string, temporal: Client): Promise<WorkflowStartRelay> {
+    const { services } = await stack();
+    const relay = startWorkflowStartRelay({
+      orm: services.orm,
+      temporal,
+      taskQueue: queue,
+      databaseUrl: services.config.databaseUrl,
+      eager: false,
+      sweepIntervalMs: 3_600_000,
+      onError: () => undefined,
+    });
+    relays.push(relay);
+    // Listening once its connection shows up in Postgres, waiting.
+    await eventually(
+      async () => (await systemEm(services.orm).execute(`select count(*)::int as n from pg_stat_activity where application_name = ? and query ilike 'listen%'`, [`cambio-relay ${queue}`]))[0].n,
+      (n) => n === 1,
+    );
+    return relay;
+  }
 
   after(async () => {
     const { services } = await stack();
+    await Promise.all(relays.map((r) => r.stop()));
     await Promise.all(started.map((id) => services.temporal.workflow.getHandle(id).terminate('test cleanup').catch(() => undefined)));
+  });
+
+  it('a COMMIT wakes the relay of its rows\' queue, which starts them; other queues\' rows are not its own', async () => {
+    const { services } = await stack();
+    const queue = newQueue();
+    const counted = countingTemporal(services.temporal);
+    await wakeOnlyRelay(queue, counted.temporal);
+    const others = await outboxRows(newQueue(), 2);
+    const ids = await outboxRows(queue, 3);
+    started.push(...ids);
+    await eventually(() => remaining(ids), (n) => n === 0, 10000, 20);
+    for (const id of ids) expect(await status(services.temporal, id)).to.equal('RUNNING');
+    expect(counted.starts.sort()).to.deep.equal([...ids].sort());
+    expect(await remaining(others), 'rows of another queue stay for its own relay').to.equal(2);
+    await systemEm(services.orm).execute('delete from workflow_starts where workflow_id in (?)', [others]);
+  });
+
+  it('rows committed while a pass runs get a pass of their own right after it', async () => {
+    const { services } = await stack();
+    const queue = newQueue();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const counted = countingTemporal(services.temporal, () => gate);
+    await wakeOnlyRelay(queue, counted.temporal);
+    const first = await outboxRows(queue, 1);
+    // The first pass is held in its start; meanwhile two more rows commit, and their wake-up finds a pass running.
+    await eventually(async () => counted.starts.length, (n) => n === 1, 10000, 10);
+    const later = await outboxRows(queue, 2);
+    started.push(...first, ...later);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await remaining(later), 'not claimed by the running pass').to.equal(2);
+    release();
+    await eventually(() => remaining([...first, ...later]), (n) => n === 0, 10000, 20);
+    for (const id of [...first, ...later]) expect(await status(services.temporal, id)).to.equal('RUNNING');
+  });
+
+  it('a relay whose connection was cut listens again, and starts what committed meanwhile', async () => {
+    const { services } = await stack();
+    const queue = newQueue();
+    await wakeOnlyRelay(queue, services.temporal);
+    await systemEm(services.orm).execute(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ?`, [`cambio-relay ${queue}`]);
+    const ids = await outboxRows(queue, 2);
+    started.push(...ids);
+    await eventually(() => remaining(ids), (n) => n === 0, 10000, 20);
+    for (const id of ids) expect(await status(services.temporal, id)).to.equal('RUNNING');
   });
 
   it('two concurrent passes claim disjoint rows: each workflow is started once and every row is cleared', async () => {
     const { services } = await stack();
-    const ids = await outboxRows(12);
+    const queue = newQueue();
+    const ids = await outboxRows(queue, 12);
     started.push(...ids);
     const slow = () => new Promise<void>((r) => setTimeout(r, 30));
     const a = countingTemporal(services.temporal, slow);
     const b = countingTemporal(services.temporal, slow);
     const [na, nb] = await Promise.all([
-      relayWorkflowStarts(services.orm, a.temporal, queue, ONLY_OLD_ROWS, 6),
-      relayWorkflowStarts(services.orm, b.temporal, queue, ONLY_OLD_ROWS, 6),
+      relayWorkflowStarts(services.orm, a.temporal, queue, { batch: 6 }),
+      relayWorkflowStarts(services.orm, b.temporal, queue, { batch: 6 }),
     ]);
     expect(na + nb).to.equal(12);
     const all = [...a.starts, ...b.starts];
-    expect(all.filter((id) => ids.includes(id)).sort(), 'no row started by both relays').to.deep.equal([...ids].sort());
+    expect(all.sort(), 'no row started by both relays').to.deep.equal([...ids].sort());
     expect(await remaining(ids)).to.equal(0);
-    for (const id of ids) expect((await services.temporal.workflow.getHandle(id).describe()).status.name).to.equal('RUNNING');
-  });
-
-  it('after COMMIT, starts that finish together clear their rows in shared deletes, and later ones in their own', async () => {
-    const { services } = await stack();
-    const start = (workflowId: string) => startAfterCommit(services.orm, services.temporal, queue, { workflowId, workflowType: 'relayTestWorkflow', args: [], searchAttributes: {} });
-    const together = await outboxRows(25);
-    started.push(...together);
-    expect(await Promise.all(together.map(start)), 'every start and its delete succeeded').to.deep.equal(together.map(() => true));
-    expect(await remaining(together)).to.equal(0);
-    // A start that comes while a delete is running waits for the next one, and is cleared too.
-    const [first, second] = await outboxRows(2);
-    started.push(first, second);
-    const firstDone = start(first);
-    await new Promise((r) => setImmediate(r));
-    expect(await Promise.all([firstDone, start(second)])).to.deep.equal([true, true]);
-    expect(await remaining([first, second])).to.equal(0);
+    for (const id of ids) expect(await status(services.temporal, id)).to.equal('RUNNING');
   });
 
   it('rows claimed by a pass are skipped by others while it runs, and stay for the next pass when it fails', async () => {
     const { services } = await stack();
-    const ids = await outboxRows(3);
+    const queue = newQueue();
+    const ids = await outboxRows(queue, 3);
     started.push(...ids);
     let fail!: (err: Error) => void;
     const gate = new Promise<void>((_, reject) => {
@@ -103,19 +161,19 @@ describe('outbox relay with several workers', function () {
     });
     gate.catch(() => undefined);
     const dying = countingTemporal(services.temporal, () => gate);
-    const first = relayWorkflowStarts(services.orm, dying.temporal, queue, ONLY_OLD_ROWS).then(() => undefined, (err: Error) => err);
-    // The first pass holds its claims (blocked in its first start): another pass finds nothing to do.
+    const first = relayWorkflowStarts(services.orm, dying.temporal, queue).then(() => undefined, (err: Error) => err);
+    // The first pass holds its claims (blocked in its starts): another pass finds nothing to do.
     while (dying.starts.length === 0) await new Promise((r) => setTimeout(r, 10));
     const other = countingTemporal(services.temporal);
-    expect(await relayWorkflowStarts(services.orm, other.temporal, queue, ONLY_OLD_ROWS)).to.equal(0);
-    expect(other.starts.filter((id) => ids.includes(id))).to.deep.equal([]);
+    expect(await relayWorkflowStarts(services.orm, other.temporal, queue)).to.equal(0);
+    expect(other.starts).to.deep.equal([]);
 
     fail(new Error('simulated: the worker lost Temporal mid-batch'));
     const err = await first;
     expect(err).to.be.instanceOf(AggregateError);
     expect(await remaining(ids)).to.equal(3);
 
-    expect(await relayWorkflowStarts(services.orm, other.temporal, queue, ONLY_OLD_ROWS)).to.equal(3);
+    expect(await relayWorkflowStarts(services.orm, other.temporal, queue)).to.equal(3);
     expect(await remaining(ids)).to.equal(0);
   });
 });

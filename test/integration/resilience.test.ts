@@ -1,6 +1,6 @@
-// Crash resilience against real Postgres and a real Temporal server: the outbox closes the gap between the
-// API's COMMIT and its workflow start, activities retried after COMMIT post once, and a worker killed
-// mid-flight loses nothing when another takes over its task queue.
+// Crash resilience against real Postgres and a real Temporal server: the outbox keeps a committed workflow start
+// until a worker's relay has made it, activities retried after COMMIT post once, and a worker killed mid-flight
+// loses nothing when another takes over its task queue.
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { expect } from 'chai';
@@ -21,21 +21,20 @@ import { activeAccount } from '../helpers/fixtures';
 import { approvedInstruction } from '../helpers/beneficiary-fixtures';
 import { assertLedgerBalanced, balance, fund, getOp, quote, untilStatus } from '../helpers/money';
 import { kill, killAll, spawnWorker } from '../helpers/processes';
-import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { eventually, newCustomer, stack, TestCustomer, withoutRelay } from '../helpers/stack';
 
 /**
- * The API process "killed between COMMIT and start": a copy of the services whose Temporal client rejects
- * every workflow start (everything else, signals and describes included, reaches the real server).
+ * A relay that cannot reach Temporal (or dies before its starts): a copy of the real client that rejects every
+ * workflow start (everything else, signals and describes included, reaches the real server).
  */
-function brokenTemporal(services: ServiceContext): { ctx: ServiceContext; startCalls: () => number } {
+function brokenTemporal(real: Client): { temporal: Client; startCalls: () => number } {
   let calls = 0;
-  const real = services.temporal;
   const workflow = new Proxy(real.workflow, {
     get(target, prop) {
       if (prop === 'start') {
         return async () => {
           calls++;
-          throw new Error('simulated crash: the API died after COMMIT, before starting the workflow');
+          throw new Error('simulated: the relay lost Temporal before starting the workflow');
         };
       }
       const v = Reflect.get(target, prop, target);
@@ -49,7 +48,7 @@ function brokenTemporal(services: ServiceContext): { ctx: ServiceContext; startC
       return typeof v === 'function' ? v.bind(target) : v;
     },
   }) as Client;
-  return { ctx: { ...services, temporal }, startCalls: () => calls };
+  return { temporal, startCalls: () => calls };
 }
 
 async function sql<T = Record<string, unknown>>(query: string, params: unknown[] = []): Promise<T[]> {
@@ -80,70 +79,80 @@ async function expectWorkflowAbsent(temporal: Client, operationId: string) {
 }
 
 describe('resilience', () => {
-  describe('outbox: the API dies between COMMIT and the workflow start', () => {
-    it('answers REQUESTED, leaves the start to the relay, which runs the operation exactly once', async () => {
+  describe('outbox: a committed workflow start waits for a relay that can make it', () => {
+    it('answers REQUESTED while no worker runs; the relay that comes back runs the operation exactly once', async () => {
       const { services, config } = await stack();
       const { c, account } = await fundedCustomer('1000.00');
-      const broken = brokenTemporal(services);
       const q = await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '100.00' });
 
-      const created = await createSwap(broken.ctx, tenantEm(services.orm, c.customerId), { accountId: account.id, quoteId: q.id });
-      expect(created.currentState.status).to.equal('REQUESTED');
-      // The start after COMMIT runs in the background, after the answer.
-      await eventually(async () => broken.startCalls(), (n) => n === 1, 5000, 20);
-      expect(created.sourceAmount).to.deep.include({ value: '100.00', asset: 'BRL' });
-      expect(await outboxRows(created.id), 'the outbox row survives the failed start').to.equal(1);
+      await withoutRelay(async () => {
+        const created = await createSwap(services, tenantEm(services.orm, c.customerId), { accountId: account.id, quoteId: q.id });
+        expect(created.currentState.status).to.equal('REQUESTED');
+        expect(created.sourceAmount).to.deep.include({ value: '100.00', asset: 'BRL' });
 
-      // Nobody started it: the operation sits with its funds held and no workflow exists.
-      await new Promise((r) => setTimeout(r, 1500));
-      expect((await getOp(c, created.id)).currentState.status).to.equal('REQUESTED');
-      await expectWorkflowAbsent(services.temporal, created.id);
-      expect(await balance(c, account.id, 'BRL')).to.deep.include({ available: '900.00', held: '100.00' });
-      expect(await postingsWithKey(`${created.id}:settle`)).to.equal(0);
-      const [row] = await sql<{ workflow_id: string; workflow_type: string; args: unknown; search_attributes: unknown }>(
-        'select workflow_id, workflow_type, args, search_attributes from workflow_starts where workflow_id = ?',
-        [operationWorkflowId(created.id)],
-      );
+        // Nobody started it: the operation sits with its funds held and no workflow exists.
+        await new Promise((r) => setTimeout(r, 1500));
+        expect(await outboxRows(created.id), 'the outbox row waits').to.equal(1);
+        expect((await getOp(c, created.id)).currentState.status).to.equal('REQUESTED');
+        await expectWorkflowAbsent(services.temporal, created.id);
+        expect(await balance(c, account.id, 'BRL')).to.deep.include({ available: '900.00', held: '100.00' });
+        expect(await postingsWithKey(`${created.id}:settle`)).to.equal(0);
+        const [row] = await sql<{ workflow_id: string; workflow_type: string; task_queue: string; args: unknown; search_attributes: unknown }>(
+          'select workflow_id, workflow_type, task_queue, args, search_attributes from workflow_starts where workflow_id = ?',
+          [operationWorkflowId(created.id)],
+        );
+        expect(row.task_queue, 'the row names the queue whose workers run it').to.equal(config.taskQueue);
 
-      // What the worker's relay does every 2 s.
-      expect(await relayWorkflowStarts(services.orm, services.temporal, config.taskQueue, 0)).to.be.at.least(1);
-      const done = await untilStatus(c, created.id, 'COMPLETED');
-      expect(done.states.map((s: { status: string }) => s.status)).to.deep.equal(['REQUESTED', 'PROCESSING', 'COMPLETED']);
-      expect(await outboxRows(created.id), 'the relay forgets the row once started').to.equal(0);
-      expect(await balance(c, account.id, 'BRL')).to.deep.include({ available: '900.00', held: '0.00' });
-      expect((await balance(c, account.id, 'USD')).available).to.equal(q.targetAmount.value);
-      expect(await postingsWithKey(`${created.id}:settle`)).to.equal(1);
-      const handle = services.temporal.workflow.getHandle(operationWorkflowId(created.id));
-      const firstRun = (await handle.describe()).runId;
+        // A relay pass whose starts fail (Temporal unreachable, or the relay dying mid-pass) leaves the row.
+        const broken = brokenTemporal(services.temporal);
+        const failed = await relayWorkflowStarts(services.orm, broken.temporal, config.taskQueue).catch((e: unknown) => e);
+        expect(failed).to.be.instanceOf(AggregateError);
+        expect(broken.startCalls()).to.be.at.least(1);
+        expect(await outboxRows(created.id), 'the outbox row survives the failed start').to.equal(1);
+        await expectWorkflowAbsent(services.temporal, created.id);
 
-      // A relay that crashed after starting but before deleting its row sees the row again: the closed
-      // workflow is not started a second time (REJECT_DUPLICATE), and the row is cleared.
-      await sql('insert into workflow_starts (workflow_id, workflow_type, args, search_attributes, created_at) values (?, ?, ?::jsonb, ?::jsonb, now())', [
-        row.workflow_id,
-        row.workflow_type,
-        JSON.stringify(row.args),
-        JSON.stringify(row.search_attributes),
-      ]);
-      await relayWorkflowStarts(services.orm, services.temporal, config.taskQueue, 0);
-      expect(await outboxRows(created.id)).to.equal(0);
-      const after = await handle.describe();
-      expect(after.runId, 'still the first and only run').to.equal(firstRun);
-      expect(after.status.name).to.equal('COMPLETED');
-      // Give a (wrong) second run time to act before checking nothing moved again.
-      await new Promise((r) => setTimeout(r, 1000));
-      expect(await postingsWithKey(`${created.id}:settle`)).to.equal(1);
-      expect((await getOp(c, created.id)).states).to.have.length(3);
-      expect(await balance(c, account.id, 'BRL')).to.deep.include({ available: '900.00', held: '0.00' });
-      expect((await balance(c, account.id, 'USD')).available).to.equal(q.targetAmount.value);
+        // A pass that reaches Temporal starts it and forgets the row.
+        expect(await relayWorkflowStarts(services.orm, services.temporal, config.taskQueue)).to.be.at.least(1);
+        const done = await untilStatus(c, created.id, 'COMPLETED');
+        expect(done.states.map((s: { status: string }) => s.status)).to.deep.equal(['REQUESTED', 'PROCESSING', 'COMPLETED']);
+        expect(await outboxRows(created.id), 'the relay forgets the row once started').to.equal(0);
+        expect(await balance(c, account.id, 'BRL')).to.deep.include({ available: '900.00', held: '0.00' });
+        expect((await balance(c, account.id, 'USD')).available).to.equal(q.targetAmount.value);
+        expect(await postingsWithKey(`${created.id}:settle`)).to.equal(1);
+        const handle = services.temporal.workflow.getHandle(operationWorkflowId(created.id));
+        const firstRun = (await handle.describe()).runId;
+
+        // A relay that crashed after starting but before deleting its row sees the row again: the closed
+        // workflow is not started a second time (REJECT_DUPLICATE), and the row is cleared.
+        await sql('insert into workflow_starts (workflow_id, workflow_type, task_queue, args, search_attributes, created_at) values (?, ?, ?, ?::jsonb, ?::jsonb, now())', [
+          row.workflow_id,
+          row.workflow_type,
+          row.task_queue,
+          JSON.stringify(row.args),
+          JSON.stringify(row.search_attributes),
+        ]);
+        await relayWorkflowStarts(services.orm, services.temporal, config.taskQueue);
+        expect(await outboxRows(created.id)).to.equal(0);
+        const after = await handle.describe();
+        expect(after.runId, 'still the first and only run').to.equal(firstRun);
+        expect(after.status.name).to.equal('COMPLETED');
+        // Give a (wrong) second run time to act before checking nothing moved again.
+        await new Promise((r) => setTimeout(r, 1000));
+        expect(await postingsWithKey(`${created.id}:settle`)).to.equal(1);
+        expect((await getOp(c, created.id)).states).to.have.length(3);
+        expect(await balance(c, account.id, 'BRL')).to.deep.include({ available: '900.00', held: '0.00' });
+        expect((await balance(c, account.id, 'USD')).available).to.equal(q.targetAmount.value);
+      });
       await assertLedgerBalanced();
     });
   });
 
   describe('activities retried after their COMMIT post once', () => {
-    // Operations left in REQUESTED with no workflow and no outbox row: only these direct calls touch them.
+    // Operations left in REQUESTED with no workflow and no outbox row: only these direct calls touch them. They
+    // are created for a task queue no worker serves, so no relay starts them before their row is dropped.
     async function orphan<T extends { id: string }>(create: (ctx: ServiceContext) => Promise<T>): Promise<T> {
       const { services } = await stack();
-      const op = await create(brokenTemporal(services).ctx);
+      const op = await create({ ...services, config: { ...services.config, taskQueue: `cambio-orphans-${randomUUID()}` } });
       await dropOutboxRow(op.id);
       expect(op).to.have.nested.property('currentState.status', 'REQUESTED');
       return op;

@@ -51,7 +51,7 @@ describe('deposit timers (time skipping)', () => {
     const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: value });
     const dep = await createDeposit(ctx, em(), { accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
     expect(dep.currentState.status).to.equal('REQUESTED');
-    // The start follows the answer in the background; it must not be left to the relay.
+    // The commit wakes this queue's relay (withWorker), which starts the workflow on the test server.
     await eventually(() => count('select count(*) as n from workflow_starts where workflow_id = ?', [operationWorkflowId(dep.id)]), (n) => n === 0, 5000, 20);
     return dep;
   }

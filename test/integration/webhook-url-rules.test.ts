@@ -1,7 +1,7 @@
 // The URL rules with private URLs refused (as in production) and a resolver the test controls: a name that
 // resolves to a private address is refused at create and PATCH (400 INVALID_WEBHOOK_URL), and a name that
 // resolved publicly at create but points at a private address by attempt time is refused then: FAILED,
-// httpStatus 0, nothing sent. Runs its own worker on its own task queue with that configuration.
+// httpStatus 0, nothing sent. Runs its own worker and outbox relay on its own task queue with that configuration.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -9,6 +9,7 @@ import { createActivities } from '../../activities';
 import { createApp } from '../../api/app';
 import type { ServiceContext } from '../../api/services/context';
 import { isPublicAddress } from '../../webhooks/url-policy';
+import { startWorkflowStartRelay, WorkflowStartRelay } from '../../worker/workflow-start-relay';
 import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
 import { Receiver } from '../helpers/receiver';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
@@ -20,6 +21,7 @@ describe('webhook URL rules (private addresses refused)', function () {
   const dns = new Map<string, string[]>();
   let api: ReturnType<typeof supertest>;
   let worker: Worker;
+  let relay: WorkflowStartRelay;
   let running: Promise<void>;
   let connection: NativeConnection;
   let c: TestCustomer;
@@ -45,12 +47,21 @@ describe('webhook URL rules (private addresses refused)', function () {
       activities: createActivities({ config: ctx.config, orm: ctx.orm, rates: ctx.rates, temporal: ctx.temporal, resolveHost: ctx.resolveHost }),
     });
     running = worker.run();
+    relay = startWorkflowStartRelay({
+      orm: ctx.orm,
+      temporal: ctx.temporal,
+      taskQueue: ctx.config.taskQueue,
+      databaseUrl: ctx.config.databaseUrl,
+      eager: false,
+      onError: (err) => process.stderr.write(`url rules: outbox relay: ${String(err)}\n`),
+    });
     api = supertest(createApp(ctx).callback());
     c = await newCustomer('Url Rules SA');
     local = await new Receiver().start();
   });
 
   after(async () => {
+    await relay?.stop();
     worker?.shutdown();
     await running;
     await connection?.close();

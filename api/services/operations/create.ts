@@ -4,7 +4,6 @@ import { SqlBatch } from '../../../db/batch';
 import { entityFromRow } from '../../../db/rows';
 import { Account, AccountSchema, Operation, OperationType, Quote, QuoteSchema } from '../../../db/entities';
 import { addEvent } from '../../../db/repositories/events';
-import { startDeliveries } from '../../../events/deliveries';
 import { addPosting } from '../../../db/repositories/ledger';
 import { QUOTE_COLUMNS, QUOTE_PLACEHOLDERS, quoteValues } from '../../../db/repositories/quotes';
 import { CambioError } from '../../../domain/errors';
@@ -16,9 +15,9 @@ import { presentOperation } from '../../presenters/operation';
 import { quoteReference } from '../../presenters/quote';
 import { amount } from '../../presenters/amount';
 import type { ServiceContext } from '../context';
-import { addWorkflowStart, startAfterCommit, WorkflowStartRequest } from '../workflow-starts';
+import { addWorkflowStart } from '../workflow-starts';
 import { holdPostings } from '../../../domain/postings';
-import { afterCommit, inTransaction } from '../../../db/transaction';
+import { inTransaction } from '../../../db/transaction';
 
 export interface OperationPlan {
   intent: Record<string, unknown>;
@@ -56,8 +55,9 @@ const REQUESTED_EVENT: Record<OperationType, boolean> = { DEPOSIT: true, WITHDRA
 /**
  * Creates any operation in one transaction: consume the quote (row lock, so racers queue and then see it
  * consumed), check the account, reserve funds, insert the operation, its OPERATION_REQUESTED event and the
- * outbox row for its workflow (and, with `storeAnswer`, the request's stored answer). After the outermost COMMIT
- * the workflow is started in the background; a crash before that is the relay's.
+ * outbox row for its workflow (and, with `storeAnswer`, the request's stored answer). The outermost COMMIT wakes
+ * the worker's relay, which starts the workflow: the request never waits for Temporal, and a crash after COMMIT
+ * leaves nothing undone.
  *
  * Plain SQL in the caller's tenant scope (`tenantOf(em)`, never the request's input), in two round trips: the
  * reads (accounts, the quote locked), then every write as one batch (db/batch.ts) in this order: the quote, the
@@ -69,7 +69,7 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
   const id = randomUUID();
   const now = new Date();
   const customerId = tenantOf(em);
-  const { body, start, deliveries } = await inTransaction(
+  return inTransaction(
     em,
     async (tx) => {
       const { account, other, quote: locked } = await readForCreate(tx, customerId, req);
@@ -108,42 +108,30 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
       if (HOLDS[req.type]) {
         addPosting(batch, { key: `${id}:hold`, operationId: id, customerId: account.customerId, description: `${req.type} hold`, postings: holdPostings(operation) });
       }
-      const event = REQUESTED_EVENT[req.type]
-        ? addEvent(batch, {
-            customerId: account.customerId,
-            type: 'OPERATION_REQUESTED',
-            resourceType: 'OPERATION',
-            resourceId: id,
-            dedupeKey: `${id}:REQUESTED`,
-            atTime: now,
-            payload: operationEventPayload(operation, now),
-          })
-        : () => [];
-      const start: WorkflowStartRequest = {
+      if (REQUESTED_EVENT[req.type]) {
+        addEvent(batch, s.config.taskQueue, {
+          customerId: account.customerId,
+          type: 'OPERATION_REQUESTED',
+          resourceType: 'OPERATION',
+          resourceId: id,
+          dedupeKey: `${id}:REQUESTED`,
+          atTime: now,
+          payload: operationEventPayload(operation, now),
+        });
+      }
+      addWorkflowStart(batch, s.config.taskQueue, {
         workflowId: operationWorkflowId(id),
         workflowType: 'operationWorkflow',
         args: [{ operationId: id, type: req.type, ...(plan.workflowInput ?? {}) }],
         searchAttributes: { CustomerId: account.customerId, OperationType: req.type, OperationStatus: 'REQUESTED' },
-      };
-      addWorkflowStart(batch, start);
+      });
       const body = presentOperation(operation);
       req.storeAnswer?.(batch, body);
       await batch.run(tx);
-      return { body, start, deliveries: event() };
+      return body;
     },
     { savepoint: false },
   );
-  // After the OUTERMOST commit (a request's transaction commits later than this one): a workflow started earlier
-  // could act on rows that then roll back. The outbox row already guarantees the start, so the client is not kept
-  // waiting for Temporal: the start runs after the response, and whatever it does not finish (a crash, Temporal
-  // down) the relay does.
-  await afterCommit(() => {
-    void startAfterCommit(s.orm, s.temporal, s.config.taskQueue, start).then((started) => {
-      if (!started) s.log.warn({ workflowId: start.workflowId }, 'workflow start failed after commit; the outbox relay will start it');
-    });
-    void startDeliveries(s, deliveries);
-  });
-  return body;
 }
 
 /**

@@ -1,0 +1,111 @@
+import { Client as PgClient, Notification } from 'pg';
+import type { Client } from '@temporalio/client';
+import type { Orm } from '../db/orm';
+import { RELAY_BATCH, relayWorkflowStarts } from '../api/services/workflow-starts';
+
+// The channel the outbox trigger notifies on COMMIT, with the row's task queue as payload
+// (Migration20261124000000WorkflowStartWakeUp).
+const CHANNEL = 'cambio_workflow_starts';
+
+// A sweep without a wake-up: catches a notification lost while the listening connection was down, and retries
+// starts that failed (Temporal unreachable) without retrying them in a tight loop.
+const SWEEP_INTERVAL_MS = 2000;
+// How long to wait before listening again after the listening connection broke.
+const RELISTEN_DELAY_MS = 1000;
+
+export interface WorkflowStartRelayOptions {
+  orm: Orm;
+  /** The client that starts workflows. */
+  temporal: Client;
+  taskQueue: string;
+  /** Where to listen for wake-ups: a connection of its own, outside the pool (it stays open and idle). */
+  databaseUrl: string;
+  /** Eager start: `temporal` shares the native connection of a worker of `taskQueue` in this process. */
+  eager: boolean;
+  /** How often it looks without a wake-up (SWEEP_INTERVAL_MS). */
+  sweepIntervalMs?: number;
+  onError(err: unknown): void;
+}
+
+export interface WorkflowStartRelay {
+  /** Stops listening and sweeping; resolves once a pass under way has finished. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The outbox relay of one task queue: the only starter of the workflows that transactions record in
+ * `workflow_starts`. A COMMIT that wrote rows for this queue wakes it at once (LISTEN), and it runs passes
+ * (api/services/workflow-starts.ts) until the outbox is empty: a wake-up during a pass runs one more pass after
+ * it, so rows committed meanwhile never wait for the sweep. Any number of processes run a relay for the same
+ * queue; their passes never claim the same row.
+ */
+export function startWorkflowStartRelay(opts: WorkflowStartRelayOptions): WorkflowStartRelay {
+  let stopped = false;
+  let pass: Promise<void> | undefined;
+  let again = false;
+  let listener: PgClient | undefined;
+  let relisten: NodeJS.Timeout | undefined;
+
+  const drain = async () => {
+    do {
+      again = false;
+      try {
+        // A full batch may have left rows behind: go on without waiting for a wake-up.
+        if ((await relayWorkflowStarts(opts.orm, opts.temporal, opts.taskQueue, { eager: opts.eager })) === RELAY_BATCH) again = true;
+      } catch (err) {
+        opts.onError(err);
+        return; // failed starts wait for the sweep
+      }
+    } while (again && !stopped);
+  };
+
+  const wake = () => {
+    if (stopped) return;
+    if (pass) {
+      again = true;
+      return;
+    }
+    pass = drain().finally(() => {
+      pass = undefined;
+    });
+  };
+
+  const listen = () => {
+    if (stopped) return;
+    // Named after its queue (Postgres keeps 63 characters), so an operator can tell the relays apart.
+    const client = new PgClient({ connectionString: opts.databaseUrl, application_name: `cambio-relay ${opts.taskQueue}`.slice(0, 63) });
+    let lost = false;
+    const lose = (err?: unknown) => {
+      if (lost) return;
+      lost = true;
+      if (err && !stopped) opts.onError(err);
+      void client.end().catch(() => undefined);
+      if (!stopped) relisten = setTimeout(listen, RELISTEN_DELAY_MS);
+    };
+    client.on('error', lose);
+    client.on('end', () => lose());
+    client.on('notification', (n: Notification) => {
+      // '' is a row from before task queues were recorded: any relay's.
+      if (n.payload === opts.taskQueue || n.payload === '') wake();
+    });
+    listener = client;
+    client
+      .connect()
+      .then(() => client.query(`listen ${CHANNEL}`))
+      // Rows committed while nothing listened: a pass now.
+      .then(wake, lose);
+  };
+
+  listen();
+  const sweep = setInterval(wake, opts.sweepIntervalMs ?? SWEEP_INTERVAL_MS);
+
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(sweep);
+      clearTimeout(relisten);
+      await listener?.end().catch(() => undefined);
+      await pass;
+    },
+  };
+}
