@@ -1,19 +1,10 @@
-// One transaction per unit of work (an API request, an activity, a CLI command), with two things MikroORM's
-// `em.transactional` does not give: work that must wait for the OUTERMOST commit (starting a workflow for a row
-// this transaction writes), and a bounded retry when Postgres picks the transaction as a deadlock or
-// serialization victim.
-import { AsyncLocalStorage } from 'node:async_hooks';
+// One transaction per unit of work (an API request, an activity, a CLI command), with what MikroORM's
+// `em.transactional` does not give: a bounded retry when Postgres picks the transaction as a deadlock or
+// serialization victim, and savepoints that cost no round trips of their own. Nothing waits for a COMMIT to act
+// on what it wrote: a workflow to start is an outbox row, and its COMMIT wakes the relay that starts it
+// (worker/workflow-start-relay.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Em } from './orm';
-
-type Hook = () => unknown;
-
-/** The hooks of one top-level transaction attempt; discarded if it rolls back. */
-interface Scope {
-  hooks: Hook[];
-}
-
-const current = new AsyncLocalStorage<Scope>();
 
 // Postgres aborts the victim of a deadlock (40P01) or of a serialization conflict (40001); running the whole
 // transaction again is the documented remedy. Five attempts over at most ~1.5 s: lock ordering makes a
@@ -32,55 +23,33 @@ export function isRetryableConflict(err: unknown): boolean {
 export interface TransactionOptions {
   /** Called once per retry (metrics, logs). */
   onRetry?: (err: unknown, attempt: number) => void;
-  /** What to do with a hook that throws after the commit (the commit stands regardless). */
-  onHookError?: (err: unknown) => void;
   /**
    * False: on an EntityManager already in a transaction, run `fn` in that transaction as it is, without a
    * savepoint of its own. Only for a service whose failure the caller always undoes as a whole (a request's
-   * handler: `idempotent` rolls back to its own savepoint or the whole transaction, dropping the hooks registered
-   * inside), so the SAVEPOINT and RELEASE round trips buy nothing. Without a transaction it opens one as usual.
+   * handler: `idempotent` rolls back to its own savepoint or the whole transaction), so the SAVEPOINT and
+   * RELEASE round trips buy nothing. Without a transaction it opens one as usual.
    */
   savepoint?: boolean;
 }
 
 /**
  * Runs `fn` in a transaction on `em`.
- * - `em` already in a transaction (a request's, an activity's): a savepoint inside it. A failure rolls back to
- *   the savepoint and drops the after-commit hooks registered inside; nothing is retried here, because a
- *   deadlock victim's outer transaction must run again as a whole.
- * - Otherwise: a new top-level transaction, retried as a whole on deadlock/serialization failure; its
- *   after-commit hooks run once it has committed, in registration order.
+ * - `em` already in a transaction (a request's, an activity's): a savepoint inside it (MikroORM's nested
+ *   `transactional`). A failure rolls back to the savepoint; nothing is retried here, because a deadlock
+ *   victim's outer transaction must run again as a whole.
+ * - Otherwise: a new top-level transaction, retried as a whole on deadlock/serialization failure.
  */
 export async function inTransaction<T>(em: Em, fn: (tx: Em) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
-  if (em.isInTransaction()) return opts.savepoint === false ? fn(em) : inSavepoint(em, fn);
+  if (em.isInTransaction()) return opts.savepoint === false ? fn(em) : em.transactional(fn);
   for (let attempt = 1; ; attempt++) {
-    const scope: Scope = { hooks: [] };
-    let result: T;
     try {
-      result = await current.run(scope, () => em.transactional(fn));
+      return await em.transactional(fn);
     } catch (err) {
       if (attempt >= MAX_ATTEMPTS || !isRetryableConflict(err)) throw err;
       opts.onRetry?.(err, attempt);
       // Full jitter: two victims of one deadlock must not collide again in lockstep.
       await sleep(Math.random() * BASE_DELAY_MS * 2 ** attempt);
-      continue;
     }
-    await runHooks(scope.hooks, opts.onHookError);
-    return result;
-  }
-}
-
-const inSavepoint = <T>(em: Em, fn: (tx: Em) => Promise<T>): Promise<T> => droppingHooksOnThrow(() => em.transactional(fn));
-
-/** Runs `fn`; if it throws, the after-commit hooks it registered are dropped (its savepoint rolls back). */
-async function droppingHooksOnThrow<T>(fn: () => Promise<T>): Promise<T> {
-  const scope = current.getStore();
-  const mark = scope?.hooks.length ?? 0;
-  try {
-    return await fn();
-  } catch (err) {
-    if (scope) scope.hooks.length = mark;
-    throw err;
   }
 }
 
@@ -91,48 +60,17 @@ export const openSavepoint = (name: string): string => `savepoint ${name}`;
 export const rollbackToSavepoint = (name: string): string => `rollback to savepoint ${name}`;
 
 /**
- * `inSavepoint` without its two round trips of its own: the caller has opened the savepoint in the same message as
- * a statement it had to send anyway (`openSavepoint`), and on a throw rolls back to it in its next message
- * (`rollbackToSavepoint`). The savepoint is never released: COMMIT keeps what it holds, ROLLBACK drops it.
- * `fn` gets a fork on the same transaction with a unit of work of its own, flushed when `fn` returns (as
- * MikroORM's nested `transactional` does); on a throw the fork is dropped with the after-commit hooks registered
- * inside.
+ * A nested `inTransaction` without the savepoint's two round trips of its own: the caller has opened the savepoint
+ * in the same message as a statement it had to send anyway (`openSavepoint`), and on a throw rolls back to it in
+ * its next message (`rollbackToSavepoint`). The savepoint is never released: COMMIT keeps what it holds, ROLLBACK
+ * drops it. `fn` gets a fork on the same transaction with a unit of work of its own, flushed when `fn` returns
+ * (as MikroORM's nested `transactional` does); on a throw the fork and what it held unflushed are dropped.
  */
-export function inOpenSavepoint<T>(em: Em, fn: (inner: Em) => Promise<T>): Promise<T> {
-  return droppingHooksOnThrow(async () => {
-    const inner = em.fork({ keepTransactionContext: true, cloneEventManager: true });
-    const result = await fn(inner);
-    await inner.flush();
-    return result;
-  });
-}
-
-async function runHooks(hooks: Hook[], onError: ((err: unknown) => void) | undefined): Promise<void> {
-  // Outside the finished scope: a hook that opens its own transaction gets a scope of its own.
-  await current.exit(async () => {
-    for (const hook of hooks) {
-      try {
-        await hook();
-      } catch (err) {
-        onError?.(err);
-      }
-    }
-  });
-}
-
-/**
- * Runs `hook` once the transaction the caller is in has committed: inside `inTransaction`, after the
- * outermost COMMIT (never if it rolls back); outside any (a service called by the CLI or a test after its
- * own transaction returned), right away. A hook's failure never undoes the commit, so a hook must be
- * something a relay or a retry can finish (the workflow-start outbox is).
- */
-export async function afterCommit(hook: Hook): Promise<void> {
-  const scope = current.getStore();
-  if (scope) {
-    scope.hooks.push(hook);
-    return;
-  }
-  await hook();
+export async function inOpenSavepoint<T>(em: Em, fn: (inner: Em) => Promise<T>): Promise<T> {
+  const inner = em.fork({ keepTransactionContext: true, cloneEventManager: true });
+  const result = await fn(inner);
+  await inner.flush();
+  return result;
 }
 
 /**

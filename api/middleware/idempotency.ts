@@ -95,8 +95,8 @@ type Outcome = { kind: 'replay'; status: number; body: unknown } | { kind: 'done
  * Runs a mutating handler at most once per (customer, key), in ONE transaction with its result:
  *   BEGIN → advisory lock on the key (taken: 409 IDEMPOTENCY_KEY_IN_USE, nothing stored) → stored response?
  *   replay it (other request: 422 IDEMPOTENCY_KEY_REUSED) : SAVEPOINT (same round trip as the lock) → handler
- *   → store the response (or the handler stored it with its last writes: `storeInBatch`) → COMMIT → after-commit
- *   hooks (workflow starts).
+ *   → store the response (or the handler stored it with its last writes: `storeInBatch`) → COMMIT (which wakes
+ *   the worker's relay for the workflow starts it wrote).
  * A business error rolls back to the savepoint and its response is stored and committed (one round trip); a 5xx
  * rolls back everything and stores nothing. A crash before COMMIT leaves nothing (the lock dies with the
  * connection), a crash after it leaves the result: a retry with the key replays it or runs for the first time, at
@@ -165,7 +165,6 @@ export async function idempotent(ctx: Koa.Context, key: string, handler: () => P
       },
       {
         onRetry: (err, attempt) => log?.warn({ err, attempt, requestId: ctx.state.requestId }, 'request transaction retried after a deadlock or serialization failure'),
-        onHookError: (err) => log?.warn({ err, requestId: ctx.state.requestId }, 'after-commit action failed; its outbox row finishes it'),
       },
     );
   } finally {

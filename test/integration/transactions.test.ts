@@ -1,14 +1,14 @@
-// db/transaction.ts against real Postgres: savepoints inside an open transaction, and after-commit hooks that
-// run after the OUTERMOST commit only, never after a rollback.
+// db/transaction.ts against real Postgres: savepoints inside an open transaction, the first statement sent with
+// its BEGIN, and re-reads on the same transaction.
 import { expect } from 'chai';
 import { systemEm } from '../../db/orm';
 import type { Em } from '../../db/orm';
-import { afterCommit, freshEm, inOpenSavepoint, inTransaction, openSavepoint, rollbackToSavepoint } from '../../db/transaction';
+import { freshEm, inOpenSavepoint, inTransaction, openSavepoint, rollbackToSavepoint } from '../../db/transaction';
 import { stack } from '../helpers/stack';
 
-describe('inTransaction and afterCommit', () => {
+describe('inTransaction', () => {
   let em: () => Em;
-  // What another connection sees: a hook that runs "after commit" must find the row there.
+  // What another connection sees.
   const visible = async (n: number) => ((await em().execute('select count(*)::int as c from tx_probe where n = ?', [n])) as Array<{ c: number }>)[0].c;
 
   before(async () => {
@@ -20,62 +20,45 @@ describe('inTransaction and afterCommit', () => {
     await em().execute('drop table if exists tx_probe');
   });
 
-  it('runs a hook registered in a nested transaction after the outer COMMIT, when the row is visible to others', async () => {
-    const seen: string[] = [];
+  it('a nested transaction is a savepoint: visible to others only at the outer COMMIT, and a failure rolls back to it', async () => {
+    const seen: number[] = [];
     await inTransaction(em(), async (outer) => {
       await inTransaction(outer, async (inner) => {
         await inner.execute('insert into tx_probe (n) values (1)');
-        await afterCommit(async () => {
-          seen.push(`hook sees ${await visible(1)}`);
-        });
       });
-      // The savepoint is released but the outer transaction is still open: nothing ran, nothing is visible.
-      seen.push(`before commit: ${await visible(1)} visible`);
-    });
-    expect(seen).to.deep.equal(['before commit: 0 visible', 'hook sees 1']);
-  });
-
-  it('drops the hooks of a rolled-back savepoint and keeps the others; drops all when the outer rolls back', async () => {
-    const ran: string[] = [];
-    await inTransaction(em(), async (outer) => {
-      await afterCommit(() => void ran.push('outer'));
       await inTransaction(outer, async (inner) => {
         await inner.execute('insert into tx_probe (n) values (2)');
-        await afterCommit(() => void ran.push('failed savepoint'));
         throw new Error('business failure');
       }).catch(() => undefined);
+      // The first savepoint is released but the outer transaction is still open: nothing is visible yet.
+      seen.push(await visible(1));
     });
-    expect(ran).to.deep.equal(['outer']);
-    expect(await visible(2), 'the savepoint rolled back').to.equal(0);
+    expect(seen).to.deep.equal([0]);
+    expect(await visible(1), 'kept by the outer COMMIT').to.equal(1);
+    expect(await visible(2), 'the failed savepoint rolled back').to.equal(0);
 
     await inTransaction(em(), async (tx) => {
       await tx.execute('insert into tx_probe (n) values (3)');
-      await afterCommit(() => void ran.push('rolled back'));
       throw new Error('5xx');
     }).catch(() => undefined);
-    expect(ran).to.deep.equal(['outer']);
     expect(await visible(3)).to.equal(0);
   });
 
-  it('inOpenSavepoint: a savepoint the caller opened keeps a success and, rolled back, drops the failure and its hooks', async () => {
-    const ran: string[] = [];
+  it('inOpenSavepoint: a savepoint the caller opened keeps a success and, rolled back, drops the failure', async () => {
     await inTransaction(em(), async (tx) => {
       await tx.execute(`insert into tx_probe (n) values (5); ${openSavepoint('probe')}`);
       await inOpenSavepoint(tx, async (inner) => {
         await inner.execute('insert into tx_probe (n) values (6)');
-        await afterCommit(() => void ran.push('kept'));
       });
       await tx.execute(openSavepoint('probe'));
       const failure = await inOpenSavepoint(tx, async (inner) => {
         await inner.execute('insert into tx_probe (n) values (7)');
-        await afterCommit(() => void ran.push('dropped'));
         await inner.execute('select 1 / 0'); // aborts the transaction, as a failed business statement does
       }).catch((err: Error) => err);
       expect(failure).to.be.an('error');
       // The rollback to the savepoint comes first in the caller's next message and makes the transaction usable.
       await tx.execute(`${rollbackToSavepoint('probe')}; insert into tx_probe (n) values (8)`);
     });
-    expect(ran).to.deep.equal(['kept']);
     expect([await visible(5), await visible(6), await visible(7), await visible(8)]).to.deep.equal([1, 1, 0, 1]);
   });
 
@@ -92,12 +75,6 @@ describe('inTransaction and afterCommit', () => {
     // The connection that failed is back outside any transaction: what it writes now is visible to others at once.
     for (let i = 0; i < 3; i++) await em().execute('insert into tx_probe (n) values (10)');
     expect(await visible(10)).to.equal(3);
-  });
-
-  it('outside any transaction runs the hook at once (the CLI and direct service calls behave as before)', async () => {
-    const ran: string[] = [];
-    await afterCommit(() => void ran.push('now'));
-    expect(ran).to.deep.equal(['now']);
   });
 
   it('freshEm reads on the same transaction: it sees the uncommitted row, and another connection does not', async () => {
