@@ -1,6 +1,6 @@
 # One image for the three Cambio processes; the command picks the role (see docker-compose.yml):
 #   API (default)   node dist/api/main.js
-#   worker          node dist/worker/main.js
+#   worker          node --max-old-space-size=128 dist/worker/main.js  (scripts/lib/worker-node-args.js)
 #   migrations      node dist/db/migrate.js
 #   operator CLI    node dist/cli/main.js customer create --name Acme --json
 # TypeScript is compiled in the build stage; the image runs that JavaScript with production dependencies only

@@ -18,6 +18,7 @@ const { ensurePostgres, redact } = require('./lib/postgres');
 const { startDevServer, waitForTemporal, waitForWorker, ensureSearchAttributes } = require('./lib/temporal-server');
 const { spawnChild, describeExit } = require('./lib/children');
 const { supervise } = require('./lib/supervisor');
+const { WORKER_NODE_ARGS } = require('./lib/worker-node-args');
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/cambio';
 const READY_TIMEOUT_MS = Number(process.env.START_READY_TIMEOUT_MS || 120000);
@@ -86,10 +87,10 @@ function watch(child) {
 }
 
 /** `node dist/<entry>.js`: compiled JavaScript, one process, so signals reach the application directly. */
-function nodeChild(name, entry, childEnv) {
+function nodeChild(name, entry, childEnv, nodeArgs = []) {
   const file = path.join(ROOT, entry);
   if (!fs.existsSync(file)) throw new Error(`${entry} is missing; it is the ${name} entry point (did the build run?)`);
-  return spawnChild(name, process.execPath, [entry], { cwd: ROOT, env: childEnv });
+  return spawnChild(name, process.execPath, [...nodeArgs, entry], { cwd: ROOT, env: childEnv });
 }
 
 function oneShot(name, entry, childEnv) {
@@ -99,8 +100,8 @@ function oneShot(name, entry, childEnv) {
 }
 
 /** The worker or the API, restarted with back-off when it dies on its own. */
-function superviseApp(name, entry, childEnv) {
-  supervised.push(supervise(name, () => nodeChild(name, entry, childEnv), fail));
+function superviseApp(name, entry, childEnv, nodeArgs = []) {
+  supervised.push(supervise(name, () => nodeChild(name, entry, childEnv, nodeArgs), fail));
 }
 
 function getStatus(url) {
@@ -176,7 +177,7 @@ async function main() {
   if (stopping) return;
 
   const childEnv = { ...env, TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_NAMESPACE: namespace };
-  superviseApp('worker', 'dist/worker/main.js', childEnv);
+  superviseApp('worker', 'dist/worker/main.js', childEnv, WORKER_NODE_ARGS);
   superviseApp('api', 'dist/api/main.js', childEnv);
 
   const base = `http://127.0.0.1:${port}`;

@@ -8,6 +8,7 @@ import { eventually, stack } from './stack';
 
 /* eslint-disable @typescript-eslint/no-var-requires */
 const { freePort } = require('../../scripts/lib/temporal-binary') as { freePort: () => Promise<number> };
+const { WORKER_NODE_ARGS } = require('../../scripts/lib/worker-node-args') as { WORKER_NODE_ARGS: string[] };
 export { freePort };
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -33,8 +34,8 @@ export interface ApiProc extends Proc {
 const procs: Proc[] = [];
 
 /** `node --import tsx <entry>` with the test run's environment plus `env`; killAll() ends it if the test does not. */
-export function spawnEntry(name: string, entry: string, env: Record<string, string> = {}): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+export function spawnEntry(name: string, entry: string, env: Record<string, string> = {}, nodeArgs: string[] = []): Proc {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -85,7 +86,8 @@ export async function spawnApi(name: string, taskQueue: string, env: Record<stri
  * included; 0: at once, without waiting).
  */
 export async function spawnWorker(name: string, taskQueue: string, { pollers = 1, env = {} }: { pollers?: number; env?: Record<string, string> } = {}): Promise<Proc> {
-  const proc = spawnEntry(name, 'worker/main.ts', { TEMPORAL_TASK_QUEUE: taskQueue, ...env });
+  // With the worker's production flags (scripts/lib/worker-node-args.js).
+  const proc = spawnEntry(name, 'worker/main.ts', { TEMPORAL_TASK_QUEUE: taskQueue, ...env }, WORKER_NODE_ARGS);
   if (pollers > 0) await waitForPollers(taskQueue, pollers, () => (proc.alive() ? undefined : `${name} exited early: ${proc.output()}`));
   return proc;
 }
