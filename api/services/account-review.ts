@@ -86,8 +86,8 @@ export async function decideAccountReview(
     await handle.signal(accountDecisionSignal, payload);
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;
-    // Either a racing decision already closed this round, or the start is still in the outbox (the API died
-    // between COMMIT and start); in the second case start it now, exactly as the relay would.
+    // Either a racing decision already closed this round, or its workflow is not started yet (the outbox row waits
+    // for the worker's relay, or no worker is up); in the second case start this round now, as the relay would.
     assertUnderReview(await findAccount(freshEm(em), accountId));
     await startWorkflow(services.temporal, services.config.taskQueue, start);
     await handle.signal(accountDecisionSignal, payload);

@@ -23,7 +23,7 @@ export async function decideInstruction(s: ServiceContext, em: Em, instructionId
   if (pi.status !== 'PENDING_REVIEW') throw alreadyDecided(pi.status);
   const start = instructionReviewStart(pi.id, pi.customerId);
   try {
-    // With start: the outbox row may not have been relayed yet (the API died right after COMMIT).
+    // With start: the outbox row may not have been relayed yet (the worker's relay has not run, or no worker is up).
     await s.temporal.workflow.signalWithStart(start.workflowType, {
       workflowId: start.workflowId,
       taskQueue: s.config.taskQueue,
