@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Client } from '@temporalio/client';
+import { Client, WorkflowExecutionDescription, WorkflowHandle, WorkflowNotFoundError } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import pino from 'pino';
 import supertest from 'supertest';
@@ -87,6 +87,15 @@ async function build(): Promise<Stack> {
   relay = startRelay();
   const app = createApp(services);
   return { services, app, http: supertest(app.callback()), worker, config };
+}
+
+/**
+ * The description of a workflow once it exists: the worker's relay starts a workflow a few milliseconds after the
+ * COMMIT that recorded it, so a test that looks right after an answer waits for it (not found until then).
+ */
+export function untilStarted(handle: WorkflowHandle): Promise<WorkflowExecutionDescription> {
+  const describe = () => handle.describe().catch((err: unknown) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err)));
+  return eventually(describe, (d) => d !== undefined, 10000, 20) as Promise<WorkflowExecutionDescription>;
 }
 
 /**

@@ -7,7 +7,7 @@ import { Worker } from '@temporalio/worker';
 import { createApp } from '../../api/app';
 import { instructionReviewWorkflowId } from '../../workflows/ids';
 import { customerIdKey } from '../../workflows/search-attributes';
-import { idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { idem, newCustomer, stack, TestCustomer, untilStarted } from '../helpers/stack';
 import { approvedInstruction, beneficiaryBody, individualHolder, pixInstruction, testAddress, validCnpj, validCpf } from '../helpers/beneficiary-fixtures';
 
 const run = promisify(execFile);
@@ -82,7 +82,7 @@ describe('beneficiaries', () => {
         expect(pi).to.deep.include({ asset: 'BRL', address: { rail: 'PIX_KEY', dictKeyType: type, dictKey: key } });
         expect(pi.currentState).to.deep.equal({ status: 'PENDING_REVIEW', createdAt: pi.createdAt });
         await expectInstructionEvents(c, res.body, pi.id, ['CREATED']);
-        const described = await (await stack()).services.temporal.workflow.getHandle(instructionReviewWorkflowId(pi.id)).describe();
+        const described = await untilStarted((await stack()).services.temporal.workflow.getHandle(instructionReviewWorkflowId(pi.id)));
         expect(described.status.name).to.equal('RUNNING');
         expect(described.typedSearchAttributes.get(customerIdKey)).to.equal(c.customerId);
       });

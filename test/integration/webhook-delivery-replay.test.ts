@@ -12,7 +12,7 @@ import { createSubscription } from '../../api/services/subscriptions';
 import { webhookDeliveryWorkflowId } from '../../workflows/ids';
 import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
 import { Receiver } from '../helpers/receiver';
-import { newCustomer, stack } from '../helpers/stack';
+import { newCustomer, stack, untilStarted } from '../helpers/stack';
 
 const EventType = proto.api.enums.v1.EventType;
 const workflowsPath = require.resolve('../../workflows');
@@ -43,6 +43,7 @@ describe('webhook delivery histories across the local-activity change', function
       await createBeneficiary(services, em(), beneficiaryBody(pixInstruction('EMAIL', 'replay@example.com')) as never);
       const [row] = (await services.orm.em.fork().getConnection().execute('select id from execution_logs where subscription_id = ?', [sub.id])) as Array<{ id: string }>;
       const handle = services.temporal.workflow.getHandle(webhookDeliveryWorkflowId(row.id));
+      await untilStarted(handle);
       expect(await handle.result()).to.deep.equal({ delivered: true, attempts: 1 });
       const history = await handle.fetchHistory();
       const types = (history.events ?? []).map((e) => e.eventType);

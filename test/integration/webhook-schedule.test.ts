@@ -12,7 +12,7 @@ import { listExecutionLogs } from '../../api/services/execution-logs';
 import { webhookDeliveryWorkflowId } from '../../workflows/ids';
 import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
 import { Receiver } from '../helpers/receiver';
-import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { eventually, newCustomer, stack, TestCustomer, untilStarted } from '../helpers/stack';
 import { startTimeSkipping, TimeSkipping } from '../helpers/time-skipping';
 
 const DEFAULT_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
@@ -53,7 +53,9 @@ describe('webhook retry schedule (time skipping)', () => {
     });
     await createBeneficiary(ctx, em(), beneficiaryBody(pixInstruction('EMAIL', key)) as never);
     const [row] = (await ctx.orm.em.fork().getConnection().execute('select id from execution_logs where subscription_id = ?', [sub.id])) as Array<{ id: string }>;
-    return { sub, workflowId: webhookDeliveryWorkflowId(row.id) };
+    const workflowId = webhookDeliveryWorkflowId(row.id);
+    await untilStarted(skipping.env.client.workflow.getHandle(workflowId));
+    return { sub, workflowId };
   }
 
   async function timerDelays(workflowId: string): Promise<number[]> {
