@@ -82,14 +82,17 @@ export function createWebhookActivities(deps: ActivityDeps) {
           afterAttempt(em, { log, sub, attempt: input.attempt, sent }, deps.config.webhookDisableAfterSeconds, r);
         if (log.attempts >= input.attempt) {
           const ok = log.status === 'SUCCESS';
-          return settle(log.status === 'PENDING' ? null : log.status, { delivered: ok, nextDelaySeconds: nextDelay(sub, input, { ok }) });
+          const sent = log.status === 'PENDING' ? null : log.status;
+          return settle(sent, { delivered: ok, nextDelaySeconds: nextDelay(sub, input, { ok }) });
         }
         // Deleting or disabling a subscription stops every future attempt; what was recorded stays readable.
-        if (sub.deletedAt || sub.status === 'DISABLED') return settle(null, { delivered: false, nextDelaySeconds: null });
+        const stopped = sub.deletedAt || sub.status === 'DISABLED';
+        if (stopped) return settle(null, { delivered: false, nextDelaySeconds: null });
         const stopHeartbeat = keepHeartbeating();
         const outcome = await send(sub, log).finally(stopHeartbeat);
         await recordAttempt(em, log, sub.url, input.attempt, outcome);
-        return settle(outcome.ok ? 'SUCCESS' : 'FAILED', { delivered: outcome.ok, nextDelaySeconds: nextDelay(sub, input, outcome) });
+        const next = nextDelay(sub, input, outcome);
+        return settle(outcome.ok ? 'SUCCESS' : 'FAILED', { delivered: outcome.ok, nextDelaySeconds: next });
       });
     },
   };

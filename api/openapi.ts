@@ -133,7 +133,12 @@ export function openApiDocument(table: RouteTable, version: string, serverUrl: s
   }
   return publishable({
     openapi: '3.1.0',
-    info: { title: 'Cambio API', version, description: API_DESCRIPTION, license: { name: 'Apache-2.0', identifier: 'Apache-2.0' } },
+    info: {
+      title: 'Cambio API',
+      version,
+      description: API_DESCRIPTION,
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
     servers: [{ url: serverUrl }],
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
@@ -142,7 +147,7 @@ export function openApiDocument(table: RouteTable, version: string, serverUrl: s
     },
     security: [{ bearer: [] }],
     paths,
-    // The event catalogue: what Cambio POSTs to subscriptions, one entry per event type (api/schemas/webhook-events.ts).
+    // The event catalogue: what Cambio POSTs to subscriptions, one entry per type (api/schemas/webhook-events.ts).
     webhooks: webhooksSection(),
   });
 }

@@ -22,7 +22,10 @@ export function lintOpenApi(): { status: number; output: string } {
     writeFileSync(file, JSON.stringify(doc, null, 2));
     const run = spawnSync(
       process.execPath,
-      [require.resolve('@redocly/cli/bin/cli.js'), 'lint', file, '--config', path.join(ROOT, 'redocly.yaml'), '--format', 'stylish'],
+      [
+        require.resolve('@redocly/cli/bin/cli.js'),
+        ...['lint', file, '--config', path.join(ROOT, 'redocly.yaml'), '--format', 'stylish'],
+      ],
       {
         cwd: ROOT,
         encoding: 'utf8',

@@ -32,7 +32,11 @@ export const updateSubscriptionBody = {
     includeAll: { type: 'boolean' },
     resources,
     allowRetry: { type: 'boolean' },
-    status: { type: 'string', enum: ['ACTIVE', 'DISABLED'], description: 'ACTIVE re-enables a DISABLED subscription; DISABLED pauses it' },
+    status: {
+      type: 'string',
+      enum: ['ACTIVE', 'DISABLED'],
+      description: 'ACTIVE re-enables a DISABLED subscription; DISABLED pauses it',
+    },
   },
 } as const;
 

@@ -60,7 +60,10 @@ const OperationEvent = {
         type: { type: 'string', description: 'PIX, or the rail (TED, BOLETO, CRYPTO)' },
         direction: { type: 'string', enum: ['CREDIT', 'DEBIT'] },
         amount: component('Amount'),
-        currentState: object({ status: { type: 'string' }, createdAt: timestamp, reason: { type: 'string' } }, ['status', 'createdAt']),
+        currentState: object({ status: { type: 'string' }, createdAt: timestamp, reason: { type: 'string' } }, [
+          'status',
+          'createdAt',
+        ]),
         endToEnd: { type: 'string' },
       }),
     },
@@ -72,7 +75,8 @@ const OperationEvent = {
     },
     tags: { type: 'array', items: component('Tag') },
   }),
-  description: 'OPERATION_REQUESTED, OPERATION_COMPLETED and OPERATION_FAILED share it; `currentState.status` says which.',
+  description:
+    'OPERATION_REQUESTED, OPERATION_COMPLETED and OPERATION_FAILED share it; `currentState.status` says which.',
 };
 
 const BeneficiaryInstructionEvent = {
@@ -94,7 +98,12 @@ const BeneficiaryInstructionEvent = {
       },
     },
     relationshipType: { type: 'string', enum: ['SELF_OWNED', 'THIRD_PARTY'] },
-    instruction: object({ id: uuid, asset: { type: 'string', enum: [...ASSETS] }, currentState: component('StateEntry'), address: pixAddress }),
+    instruction: object({
+      id: uuid,
+      asset: { type: 'string', enum: [...ASSETS] },
+      currentState: component('StateEntry'),
+      address: pixAddress,
+    }),
     atTime: { ...timestamp, description: 'When the transition happened' },
   }),
   description: 'The affected payment instruction only; read the beneficiary for all of them.',
@@ -147,12 +156,23 @@ subscription's secret. The same payload is readable for 30 days through \`GET /a
 `.trim();
 
 function deliveryHeaders(type: EventType) {
-  const header = (name: string, description: string, schema: object) => ({ name, in: 'header', required: true, description, schema });
+  const header = (name: string, description: string, schema: object) => ({
+    name,
+    in: 'header',
+    required: true,
+    description,
+    schema,
+  });
   return [
     header('X-Event-Type', 'The event type', { type: 'string', const: type }),
-    header('X-Message-Id', 'Id of this delivery (one event to one subscription), the same on every attempt', { type: 'string' }),
+    header('X-Message-Id', 'Id of this delivery (one event to one subscription), the same on every attempt', {
+      type: 'string',
+    }),
     header('webhook-id', 'Standard Webhooks: the same value as X-Message-Id', { type: 'string' }),
-    header('webhook-timestamp', 'Standard Webhooks: Unix seconds when this attempt was signed', { type: 'string', pattern: '^\\d+$' }),
+    header('webhook-timestamp', 'Standard Webhooks: Unix seconds when this attempt was signed', {
+      type: 'string',
+      pattern: '^\\d+$',
+    }),
     header(
       'webhook-signature',
       'Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of {webhook-id}.{webhook-timestamp}.{body}>`, ' +
@@ -175,10 +195,15 @@ export function webhooksSection(): Record<string, unknown> {
           tags: ['Webhook events'],
           security: [],
           parameters: deliveryHeaders(type),
-          requestBody: { required: true, content: { 'application/json': { schema: component(payloadSchemaName(type)) } } },
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: component(payloadSchemaName(type)) } },
+          },
           responses: {
             '2XX': { description: 'Acknowledged: the delivery is SUCCESS' },
-            '4XX': { description: 'A failure: retried when the subscription has allowRetry (429 and 503 honour Retry-After)' },
+            '4XX': {
+              description: 'A failure: retried when the subscription has allowRetry (429 and 503 honour Retry-After)',
+            },
             '5XX': { description: 'A failure: retried when the subscription has allowRetry' },
           },
         },
@@ -203,4 +228,8 @@ export const eventResponse = {
 };
 
 const meta = component('PageMeta');
-export const eventListResponse = { type: 'object', required: ['data', 'meta'], properties: { data: { type: 'array', items: eventResponse }, meta } };
+export const eventListResponse = {
+  type: 'object',
+  required: ['data', 'meta'],
+  properties: { data: { type: 'array', items: eventResponse }, meta },
+};

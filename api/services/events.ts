@@ -10,7 +10,12 @@ import { ListQuery, runList } from '../lists/run-list';
  * carried, key for key (the column is `json`, which keeps the text as written). Tenant: the EntityManager's
  * customer scope (the entity's tenant filter, and runList's customer condition).
  */
-export const presentEvent = (e: DomainEvent) => ({ id: e.id, type: e.type, createdAt: e.createdAt.toISOString(), payload: e.payload });
+export const presentEvent = (e: DomainEvent) => ({
+  id: e.id,
+  type: e.type,
+  createdAt: e.createdAt.toISOString(),
+  payload: e.payload,
+});
 
 // Filters of the events list: the type, and the recording time (to resume where a receiver stopped).
 const CATALOGUE: FieldCatalogue = {
@@ -19,7 +24,8 @@ const CATALOGUE: FieldCatalogue = {
 };
 
 export async function listEvents(em: Em, query: ListQuery, cursorSecret: string) {
-  const page = await runList(em, { entity: DomainEventSchema, from: 'events e', alias: 'e', catalogue: CATALOGUE }, query, cursorSecret);
+  const resource = { entity: DomainEventSchema, from: 'events e', alias: 'e', catalogue: CATALOGUE };
+  const page = await runList(em, resource, query, cursorSecret);
   return { data: page.data.map(presentEvent), meta: page.meta };
 }
 

@@ -43,7 +43,11 @@ function checkResources(resources: ResourceEvents[]): ResourceEvents[] {
  * (a PATCH of an includeAll subscription used to store anything); includeAll then subscribes to everything;
  * otherwise the resources are required. `current` is what a PATCH keeps when it gives no resources.
  */
-function resolveResources(includeAll: boolean, given: ResourceEvents[] | undefined, current?: ResourceEvents[]): ResourceEvents[] {
+function resolveResources(
+  includeAll: boolean,
+  given: ResourceEvents[] | undefined,
+  current?: ResourceEvents[],
+): ResourceEvents[] {
   const checked = given && checkResources(given);
   if (includeAll) return allResources();
   const resources = checked ?? current;

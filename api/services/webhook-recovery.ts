@@ -32,17 +32,23 @@ export async function recoverDeliveries(s: ServiceContext, em: Em, subscriptionI
   const until = input.until ?? now.toISOString();
   const oldest = BigInt(now.getTime() - RECOVER_MAX_AGE_DAYS * 86_400_000) * 1000n;
   if (micros(input.since) < oldest) {
-    throw new CambioError('INVALID_PERIOD', `since must be at most ${RECOVER_MAX_AGE_DAYS} days back`, { since: input.since });
+    const message = `since must be at most ${RECOVER_MAX_AGE_DAYS} days back`;
+    throw new CambioError('INVALID_PERIOD', message, { since: input.since });
   }
   if (micros(until) <= micros(input.since)) {
     throw new CambioError('INVALID_PERIOD', 'until must be after since', { since: input.since, until });
   }
   const count = await inTransaction(em, async (tx) => {
     // Locked so a concurrent PATCH that disables it waits for this recover, or this recover for it.
-    const sub = await tx.findOne(WebhookSubscriptionSchema, { id: subscriptionId, deletedAt: null }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const sub = await tx.findOne(
+      WebhookSubscriptionSchema,
+      { id: subscriptionId, deletedAt: null },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
     if (!sub) throw notFound('subscription');
     if (sub.status === 'DISABLED') {
-      throw new CambioError('SUBSCRIPTION_DISABLED', 'the subscription is DISABLED; PATCH its status to ACTIVE first', { subscriptionId });
+      const message = 'the subscription is DISABLED; PATCH its status to ACTIVE first';
+      throw new CambioError('SUBSCRIPTION_DISABLED', message, { subscriptionId });
     }
     return queueRecovery(tx, s.config.taskQueue, sub.id, input.since, until);
   });

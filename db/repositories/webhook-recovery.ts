@@ -56,7 +56,8 @@ health as (
     status = case when ${DISABLES} then 'DISABLED' else s.status end,
     disabled_at = case when ${DISABLES} then now() else s.disabled_at end,
     disabled_reason = case when ${DISABLES}
-      then 'every delivery attempt failed for at least ' || $5::text || ' s (' || (s.failed_attempts + 1)::text || ' attempts)'
+      then 'every delivery attempt failed for at least ' || $5::text || ' s ('
+        || (s.failed_attempts + 1)::text || ' attempts)'
       else s.disabled_reason end,
     updated_at = case when ${DISABLES} then now() else s.updated_at end
   from log where log.counts and s.id = log.subscription_id and ($3 = 'FAILED' or s.failed_attempts > 0)
@@ -86,12 +87,18 @@ export async function settleAttempt(em: Em, a: SettledAttempt): Promise<boolean>
  */
 export async function afterAttempt<R extends { delivered: boolean; nextDelaySeconds: number | null }>(
   em: Em,
-  ctx: { log: { id: string; nextAttempt: number | null }; sub: { failedAttempts: number }; attempt: number; sent: AttemptSent },
+  ctx: {
+    log: { id: string; nextAttempt: number | null };
+    sub: { failedAttempts: number };
+    attempt: number;
+    sent: AttemptSent;
+  },
   disableAfterSeconds: number,
   result: R,
 ): Promise<R> {
   const nextAttempt = result.nextDelaySeconds === null ? null : ctx.attempt + 1;
-  if (ctx.sent === 'SUCCESS' && ctx.sub.failedAttempts === 0 && ctx.log.nextAttempt === null && nextAttempt === null) return result;
+  const nothingToWrite = ctx.sent === 'SUCCESS' && ctx.sub.failedAttempts === 0 && ctx.log.nextAttempt === null;
+  if (nothingToWrite && nextAttempt === null) return result;
   const settled = { executionLogId: ctx.log.id, attempt: ctx.attempt, disableAfterSeconds };
   if (await settleAttempt(em, { ...settled, sent: ctx.sent, nextAttempt })) return result;
   // Disabled (maybe by this very failure) or deleted: the retry it had scheduled will not happen.
@@ -107,7 +114,13 @@ export async function afterAttempt<R extends { delivered: boolean; nextDelaySeco
  * add, and the attempt number keys the send: a start repeated by the relay finds the attempt recorded and sends
  * nothing. Returns how many deliveries were queued.
  */
-export async function queueRecovery(em: Em, taskQueue: string, subscriptionId: string, since: string, until: string): Promise<number> {
+export async function queueRecovery(
+  em: Em,
+  taskQueue: string,
+  subscriptionId: string,
+  since: string,
+  until: string,
+): Promise<number> {
   const customerId = tenantOf(em);
   const rows = (await em.execute(
     `with picked as (
@@ -119,13 +132,18 @@ export async function queueRecovery(em: Em, taskQueue: string, subscriptionId: s
      queued as (
        insert into workflow_starts (workflow_id, workflow_type, task_queue, args, search_attributes, created_at)
        select ? || p.id || '-attempt-' || p.next_attempt, 'webhookDeliveryWorkflow', ?,
-         jsonb_build_array(jsonb_build_object('executionLogId', p.id, 'firstAttempt', p.next_attempt, 'redelivery', true)),
+         jsonb_build_array(
+           jsonb_build_object('executionLogId', p.id, 'firstAttempt', p.next_attempt, 'redelivery', true)
+         ),
          ?::jsonb, now()
        from picked p
        on conflict (workflow_id) do nothing
      )
      select count(*)::int as count from picked`,
-    [customerId, subscriptionId, since, until, webhookDeliveryWorkflowId(''), taskQueue, JSON.stringify({ CustomerId: customerId })],
+    [
+      ...[customerId, subscriptionId, since, until],
+      ...[webhookDeliveryWorkflowId(''), taskQueue, JSON.stringify({ CustomerId: customerId })],
+    ],
   )) as Array<{ count: number }>;
   return rows[0].count;
 }

@@ -21,8 +21,10 @@ describe('webhook event catalogue (/openapi.json webhooks)', function () {
     const doc = (await http.get('/openapi.json')).body;
     expect(Object.keys(doc.webhooks).sort()).to.deep.equal([...EVENT_TYPES].sort());
     for (const type of EVENT_TYPES) {
-      const headers = doc.webhooks[type].post.parameters.filter((p: { in: string }) => p.in === 'header').map((p: { name: string }) => p.name);
-      expect(headers, type).to.include.members(['X-Event-Type', 'X-Message-Id', 'webhook-id', 'webhook-timestamp', 'webhook-signature']);
+      const parameters = doc.webhooks[type].post.parameters as Array<{ in: string; name: string }>;
+      const headers = parameters.filter((p) => p.in === 'header').map((p) => p.name);
+      expect(headers, type).to.include.members(['X-Event-Type', 'X-Message-Id']);
+      expect(headers, type).to.include.members(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
     }
 
     // Every kind of event, caused as a client would.
@@ -32,8 +34,10 @@ describe('webhook event catalogue (/openapi.json webhooks)', function () {
     expect(sub.status).to.equal(201);
     const account = await activeAccount(c, ['BRL', 'USDC']); // ASSET_ACTIVATED
     await fund(c, account.id, 'BRL', '100.00'); // OPERATION_REQUESTED, OPERATION_COMPLETED
-    const failing = await approvedInstruction(c, { dictKeyType: 'EMAIL', dictKey: 'payout-fails@example.com' }); // CREATED, APPROVED
-    const rejected = await http.post('/api/beneficiaries').set(c.auth).set(idem()).send(beneficiaryBody(pixInstruction('EMAIL', 'no@example.com')));
+    // CREATED, APPROVED
+    const failing = await approvedInstruction(c, { dictKeyType: 'EMAIL', dictKey: 'payout-fails@example.com' });
+    const rejectedBody = beneficiaryBody(pixInstruction('EMAIL', 'no@example.com'));
+    const rejected = await http.post('/api/beneficiaries').set(c.auth).set(idem()).send(rejectedBody);
     const review = await http
       .post(`/api/sandbox/payment-instructions/${rejected.body.paymentInstructions[0].id}/review`)
       .set(c.auth)
@@ -45,24 +49,41 @@ describe('webhook event catalogue (/openapi.json webhooks)', function () {
       .post('/api/operations/withdrawal')
       .set(c.auth)
       .set(idem())
-      .send({ accountId: account.id, quoteId: q.id, beneficiary: { type: 'REFERENCE', id: failing.beneficiaryId, paymentInstruction: { type: 'REFERENCE', id: failing.instructionId } } });
+      .send({
+        accountId: account.id,
+        quoteId: q.id,
+        beneficiary: {
+          type: 'REFERENCE',
+          id: failing.beneficiaryId,
+          paymentInstruction: { type: 'REFERENCE', id: failing.instructionId },
+        },
+      });
     expect(withdrawal.status).to.equal(201);
     await untilStatus(c, withdrawal.body.id, 'FAILED'); // OPERATION_FAILED
-    const swapQuote = await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'USDC', sourceAmount: '20.00' });
-    const swap = await http.post('/api/operations/swap').set(c.auth).set(idem()).send({ accountId: account.id, quoteId: swapQuote.id });
+    const swapQuote = await quote(c, {
+      accountId: account.id,
+      sourceAsset: 'BRL',
+      targetAsset: 'USDC',
+      sourceAmount: '20.00',
+    });
+    const swapBody = { accountId: account.id, quoteId: swapQuote.id };
+    const swap = await http.post('/api/operations/swap').set(c.auth).set(idem()).send(swapBody);
     expect(swap.status).to.equal(201);
     await untilStatus(c, swap.body.id, 'COMPLETED'); // an operation event with a quote
 
     const typeOf = (i: number) => String(r.received[i].headers['x-event-type']);
-    await eventually(async () => new Set(r.received.map((_, i) => typeOf(i))).size, (n) => n === EVENT_TYPES.length, 30000);
+    const typesReceived = async () => new Set(r.received.map((_, i) => typeOf(i))).size;
+    await eventually(typesReceived, (n) => n === EVENT_TYPES.length, 30000);
 
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     addFormats(ajv);
     ajv.addSchema(doc, 'openapi.json');
-    const { data: events } = (await http.get('/api/events?limit=100').set(c.auth)).body as { data: Array<{ id: string; payload: unknown }> };
+    type Event = { id: string; payload: unknown };
+    const events = (await http.get('/api/events?limit=100').set(c.auth)).body.data as Event[];
     for (let i = 0; i < r.received.length; i++) {
       const type = typeOf(i);
-      const validate = ajv.getSchema(`openapi.json#/webhooks/${type}/post/requestBody/content/application~1json/schema`)!;
+      const pointer = `openapi.json#/webhooks/${type}/post/requestBody/content/application~1json/schema`;
+      const validate = ajv.getSchema(pointer)!;
       expect(validate, type).to.be.a('function');
       expect(validate({}), `${type}: the schema refuses {}`).to.equal(false);
       const body = JSON.parse(r.received[i].body);

@@ -9,7 +9,15 @@ import { Receiver } from '../helpers/receiver';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
 
 const BENEFICIARY_ONLY = [{ name: 'BENEFICIARY', events: ['BENEFICIARY_PAYMENT_INSTRUCTION_CREATED'] }];
-type Log = { id: string; status: string; messageId: string; payload: string; retryAttempts: number; createdAt: string; updatedAt: string };
+type Log = {
+  id: string;
+  status: string;
+  messageId: string;
+  payload: string;
+  retryAttempts: number;
+  createdAt: string;
+  updatedAt: string;
+};
 
 describe('webhook recovery: disable, recover, events API', function () {
   this.timeout(120000);
@@ -22,8 +30,18 @@ describe('webhook recovery: disable, recover, events API', function () {
   };
   after(async () => Promise.all(receivers.map((r) => r.stop())));
 
+  /** A POST or PATCH with a fresh idempotency key. */
+  async function send(c: TestCustomer, method: 'post' | 'patch', path: string, body: object = {}) {
+    return (await stack()).http[method](path).set(c.auth).set(idem()).send(body);
+  }
+  const patchSub = (c: TestCustomer, id: string, body: object) => send(c, 'patch', `/api/subscriptions/${id}`, body);
+  const recover = (c: TestCustomer, id: string, body: object) =>
+    send(c, 'post', `/api/subscriptions/${id}/recover`, body);
+  const redeliver = (c: TestCustomer, subId: string, logId: string) =>
+    send(c, 'post', `/api/subscriptions/${subId}/executionLogs/${logId}/redeliver`);
+
   async function subscribe(c: TestCustomer, body: Record<string, unknown>) {
-    const res = await (await stack()).http.post('/api/subscriptions').set(c.auth).set(idem()).send(body);
+    const res = await send(c, 'post', '/api/subscriptions', body);
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
     return res.body as { id: string };
   }
@@ -31,17 +49,19 @@ describe('webhook recovery: disable, recover, events API', function () {
   /** An event of the customer: a new beneficiary's instruction is CREATED. */
   async function createBeneficiary(c: TestCustomer) {
     const key = `p${Date.now()}${Math.random()}@example.com`;
-    const res = await (await stack()).http.post('/api/beneficiaries').set(c.auth).set(idem()).send(beneficiaryBody(pixInstruction('EMAIL', key)));
+    const res = await send(c, 'post', '/api/beneficiaries', beneficiaryBody(pixInstruction('EMAIL', key)));
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
     return res.body as { id: string; paymentInstructions: Array<{ id: string }> };
   }
 
   async function logs(c: TestCustomer, subscriptionId: string): Promise<Log[]> {
-    const res = await (await stack()).http.get(`/api/subscriptions/${subscriptionId}/executionLogs?limit=100&sortOrder=ASCENDING`).set(c.auth);
+    const path = `/api/subscriptions/${subscriptionId}/executionLogs?limit=100&sortOrder=ASCENDING`;
+    const res = await (await stack()).http.get(path).set(c.auth);
     expect(res.status).to.equal(200);
     return res.body.data;
   }
-  const untilLogs = (c: TestCustomer, subscriptionId: string, ok: (ls: Log[]) => boolean) => eventually(() => logs(c, subscriptionId), ok, 30000);
+  const untilLogs = (c: TestCustomer, subscriptionId: string, ok: (ls: Log[]) => boolean) =>
+    eventually(() => logs(c, subscriptionId), ok, 30000);
   const failedCount = (n: number) => (ls: Log[]) => ls.length === n && ls.every((l) => l.status === 'FAILED');
 
   async function getSubscription(c: TestCustomer, id: string) {
@@ -52,12 +72,13 @@ describe('webhook recovery: disable, recover, events API', function () {
 
   /** Every delivery row of a subscription, pending ones included (the API shows attempted ones only). */
   async function storedLogs(subscriptionId: string): Promise<number> {
-    const rows = await systemEm((await stack()).services.orm).execute('select count(*)::int as n from execution_logs where subscription_id = ?', [subscriptionId]);
+    const sql = 'select count(*)::int as n from execution_logs where subscription_id = ?';
+    const rows = await systemEm((await stack()).services.orm).execute(sql, [subscriptionId]);
     return rows[0].n;
   }
 
   describe('PATCH', () => {
-    it('applies the create rules to resources, whatever includeAll the subscription has; status takes ACTIVE or DISABLED', async () => {
+    it('applies the create rules to resources, whatever includeAll is; status is ACTIVE or DISABLED', async () => {
       const { http } = await stack();
       const c = await newCustomer();
       const bad = [
@@ -65,21 +86,22 @@ describe('webhook recovery: disable, recover, events API', function () {
         [{ name: 'ASSET', events: ['ASSET_ACTIVATED'] }, { name: 'ASSET', events: ['ASSET_ACTIVATED'] }],
         [],
       ];
-      const created = await http.post('/api/subscriptions').set(c.auth).set(idem()).send({ url: 'https://example.com/h', resources: bad[0] });
+      const created = await send(c, 'post', '/api/subscriptions', { url: 'https://example.com/h', resources: bad[0] });
       expect(created.status).to.equal(400);
       expect(created.body.code).to.equal('VALIDATION_ERROR');
       for (const initial of [{ includeAll: true }, { resources: BENEFICIARY_ONLY }]) {
         const sub = await subscribe(c, { url: 'https://example.com/h', ...initial });
         for (const resources of bad) {
-          const res = await http.patch(`/api/subscriptions/${sub.id}`).set(c.auth).set(idem()).send({ resources });
+          const res = await patchSub(c, sub.id, { resources });
           expect(res.status, `${JSON.stringify(initial)} + ${JSON.stringify(resources)}`).to.equal(400);
           expect(res.body.code).to.equal('VALIDATION_ERROR');
         }
         const read = await http.get(`/api/subscriptions/${sub.id}`).set(c.auth);
-        expect(read.body).to.include({ includeAll: 'includeAll' in initial, status: 'ACTIVE', disabledAt: null, disabledReason: null });
-        const paused = await http.patch(`/api/subscriptions/${sub.id}`).set(c.auth).set(idem()).send({ status: 'PAUSED' });
+        const includeAll = 'includeAll' in initial;
+        expect(read.body).to.include({ includeAll, status: 'ACTIVE', disabledAt: null, disabledReason: null });
+        const paused = await patchSub(c, sub.id, { status: 'PAUSED' });
         expect(paused.status).to.equal(400);
-        const ok = await http.patch(`/api/subscriptions/${sub.id}`).set(c.auth).set(idem()).send({ includeAll: false, resources: BENEFICIARY_ONLY });
+        const ok = await patchSub(c, sub.id, { includeAll: false, resources: BENEFICIARY_ONLY });
         expect(ok.status).to.equal(200);
         expect(ok.body).to.include({ includeAll: false });
         expect(ok.body.resources).to.deep.equal(BENEFICIARY_ONLY);
@@ -101,7 +123,7 @@ describe('webhook recovery: disable, recover, events API', function () {
       config.webhookRetryScheduleSeconds = saved.schedule;
     });
 
-    it('disables after failing for the window with at least 3 attempts; delivers nothing while DISABLED; PATCH ACTIVE resumes', async () => {
+    it('disables after failing for the window (>= 3 attempts); sends nothing while DISABLED; resumes', async () => {
       const { http } = await stack();
       const c = await newCustomer();
       const r = await receiver(500);
@@ -137,18 +159,16 @@ describe('webhook recovery: disable, recover, events API', function () {
       expect(await storedLogs(sub.id)).to.equal(3);
       await eventually(async () => witness.received.length, (n) => n === 4);
       expect(r.received).to.have.length(3);
-      const events = (await http.get('/api/events?limit=100').set(c.auth)).body.data as Array<{ payload: { beneficiaryId: string } }>;
+      type Event = { payload: { beneficiaryId: string } };
+      const events = (await http.get('/api/events?limit=100').set(c.auth)).body.data as Event[];
       expect(events.map((e) => e.payload.beneficiaryId)).to.include(during.id);
       // Recover and redeliver are refused while it is DISABLED.
-      const recover = await http.post(`/api/subscriptions/${sub.id}/recover`).set(c.auth).set(idem()).send({ since: first.createdAt });
-      expect(recover.status).to.equal(409);
-      expect(recover.body.code).to.equal('SUBSCRIPTION_DISABLED');
-      const redeliver = await http.post(`/api/subscriptions/${sub.id}/executionLogs/${first.id}/redeliver`).set(c.auth).set(idem());
-      expect(redeliver.status).to.equal(409);
-      expect(redeliver.body.code).to.equal('SUBSCRIPTION_DISABLED');
+      const refused = [await recover(c, sub.id, { since: first.createdAt }), await redeliver(c, sub.id, first.id)];
+      const answers = refused.map((res) => [res.status, res.body.code]);
+      expect(answers).to.deep.equal(Array(2).fill([409, 'SUBSCRIPTION_DISABLED']));
 
       // Re-enabled: the failure tracking starts afresh, so one more failure does not disable it again.
-      const resumed = await http.patch(`/api/subscriptions/${sub.id}`).set(c.auth).set(idem()).send({ status: 'ACTIVE' });
+      const resumed = await patchSub(c, sub.id, { status: 'ACTIVE' });
       expect(resumed.status).to.equal(200);
       expect(resumed.body).to.include({ status: 'ACTIVE', disabledAt: null, disabledReason: null });
       await createBeneficiary(c);
@@ -162,15 +182,15 @@ describe('webhook recovery: disable, recover, events API', function () {
       expect(other.id).to.be.a('string');
     });
 
-    it('a pause (PATCH DISABLED) stops pending retries; after PATCH ACTIVE, recover sends the stopped delivery', async () => {
-      const { http, services, config } = await stack();
+    it('a pause (PATCH DISABLED) stops pending retries; once ACTIVE, recover sends the stopped one', async () => {
+      const { services, config } = await stack();
       config.webhookRetryScheduleSeconds = [3, 3];
       const c = await newCustomer();
       const r = await receiver(500);
       const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY, allowRetry: true });
       await createBeneficiary(c);
       const [failed] = await untilLogs(c, sub.id, failedCount(1));
-      const paused = await http.patch(`/api/subscriptions/${sub.id}`).set(c.auth).set(idem()).send({ status: 'DISABLED' });
+      const paused = await patchSub(c, sub.id, { status: 'DISABLED' });
       expect(paused.status).to.equal(200);
       expect(paused.body.status).to.equal('DISABLED');
       expect(paused.body.disabledReason).to.match(/paused by the customer/);
@@ -180,9 +200,9 @@ describe('webhook recovery: disable, recover, events API', function () {
       expect(r.received).to.have.length(1);
       expect((await logs(c, sub.id))[0]).to.include({ status: 'FAILED', retryAttempts: 0 });
 
-      expect((await http.patch(`/api/subscriptions/${sub.id}`).set(c.auth).set(idem()).send({ status: 'ACTIVE' })).status).to.equal(200);
+      expect((await patchSub(c, sub.id, { status: 'ACTIVE' })).status).to.equal(200);
       r.fallback = { status: 200 };
-      const recovered = await http.post(`/api/subscriptions/${sub.id}/recover`).set(c.auth).set(idem()).send({ since: failed.createdAt });
+      const recovered = await recover(c, sub.id, { since: failed.createdAt });
       expect(recovered.status).to.equal(202);
       expect(recovered.body).to.deep.equal({ count: 1 });
       await untilLogs(c, sub.id, (ls) => ls[0].status === 'SUCCESS');
@@ -191,7 +211,7 @@ describe('webhook recovery: disable, recover, events API', function () {
   });
 
   describe('recover', () => {
-    it('sends exactly the FAILED deliveries of [since, until) once more, with the same message ids and bodies', async () => {
+    it('sends exactly the FAILED deliveries of [since, until) once more, same message ids and bodies', async () => {
       const { http, services } = await stack();
       const c = await newCustomer();
       const r = await receiver(500);
@@ -227,7 +247,12 @@ describe('webhook recovery: disable, recover, events API', function () {
         expect(result).to.deep.equal({ delivered: true, attempts: 2 });
       }
       const after = await logs(c, sub.id);
-      expect(after.map((l) => [l.status, l.retryAttempts])).to.deep.equal([['SUCCESS', 1], ['SUCCESS', 0], ['SUCCESS', 1], ['FAILED', 0]]);
+      expect(after.map((l) => [l.status, l.retryAttempts])).to.deep.equal([
+        ['SUCCESS', 1],
+        ['SUCCESS', 0],
+        ['SUCCESS', 1],
+        ['FAILED', 0],
+      ]);
       // Once each, same id and body as the first attempt; nothing else was sent.
       expect(r.received).to.have.length(6);
       for (const [i, log] of before.entries()) {
@@ -236,8 +261,8 @@ describe('webhook recovery: disable, recover, events API', function () {
         for (const x of sent) expect(x.body).to.equal(log.payload);
       }
       // A new recover of the same window finds nothing left; without `until` it reaches now (e4).
-      expect((await http.post(path).set(c.auth).set(idem()).send(window)).body).to.deep.equal({ count: 0 });
-      expect((await http.post(path).set(c.auth).set(idem()).send({ since: window.since })).body).to.deep.equal({ count: 1 });
+      expect((await recover(c, sub.id, window)).body).to.deep.equal({ count: 0 });
+      expect((await recover(c, sub.id, { since: window.since })).body).to.deep.equal({ count: 1 });
       await untilLogs(c, sub.id, (ls) => ls[3].status === 'SUCCESS');
       expect(r.received.filter((x) => x.headers['webhook-id'] === before[3].messageId)).to.have.length(2);
     });
@@ -257,7 +282,7 @@ describe('webhook recovery: disable, recover, events API', function () {
         expect(res.status).to.equal(202);
         expect(res.body).to.deep.equal({ count: 0 });
         // A manual redelivery would race the pending retry too.
-        expect((await http.post(`/api/subscriptions/${sub.id}/executionLogs/${failed.id}/redeliver`).set(c.auth).set(idem())).status).to.equal(409);
+        expect((await redeliver(c, sub.id, failed.id)).status).to.equal(409);
 
         const now = Date.now();
         const iso = (ms: number) => new Date(ms).toISOString();
@@ -286,7 +311,7 @@ describe('webhook recovery: disable, recover, events API', function () {
   });
 
   describe('events API', () => {
-    it('lists every event of the customer (with or without subscriptions) by the list conventions, with filters', async () => {
+    it('lists every event of the customer (subscribed or not) by the list conventions, with filters', async () => {
       const { http } = await stack();
       const a = await newCustomer();
       const b = await newCustomer();
@@ -300,7 +325,8 @@ describe('webhook recovery: disable, recover, events API', function () {
       expect(review.status).to.equal(200);
       await createBeneficiary(b);
 
-      const all = await eventually(async () => (await http.get('/api/events?limit=100').set(a.auth)).body, (body) => body.meta?.total === 4);
+      const list = async () => (await http.get('/api/events?limit=100').set(a.auth)).body;
+      const all = await eventually(list, (body) => body.meta?.total === 4);
       expect(all.data.map((e: { type: string }) => e.type).sort()).to.deep.equal([
         'BENEFICIARY_PAYMENT_INSTRUCTION_APPROVED',
         ...Array(3).fill('BENEFICIARY_PAYMENT_INSTRUCTION_CREATED'),
@@ -315,10 +341,13 @@ describe('webhook recovery: disable, recover, events API', function () {
       const first = (await http.get('/api/events?limit=2').set(a.auth)).body;
       expect(first.data).to.have.length(2);
       expect(first.meta.total).to.equal(4);
-      const second = (await http.get('/api/events').query({ limit: 2, cursor: first.meta.nextCursor }).set(a.auth)).body;
-      expect([...first.data, ...second.data].map((e: { id: string }) => e.id)).to.deep.equal(all.data.map((e: { id: string }) => e.id));
+      const next = { limit: 2, cursor: first.meta.nextCursor };
+      const second = (await http.get('/api/events').query(next).set(a.auth)).body;
+      const ids = (page: Array<{ id: string }>) => page.map((e) => e.id);
+      expect(ids([...first.data, ...second.data])).to.deep.equal(ids(all.data));
 
-      const approved = (await http.get('/api/events').query({ filters: 'type[eq]=BENEFICIARY_PAYMENT_INSTRUCTION_APPROVED' }).set(a.auth)).body;
+      const filters = 'type[eq]=BENEFICIARY_PAYMENT_INSTRUCTION_APPROVED';
+      const approved = (await http.get('/api/events').query({ filters }).set(a.auth)).body;
       expect(approved.meta.total).to.equal(1);
       expect(approved.data[0].payload.instruction.currentState.status).to.equal('APPROVED');
       const pivot = createdAts[1];
@@ -340,7 +369,7 @@ describe('webhook recovery: disable, recover, events API', function () {
       expect(theirs.data[0].payload.customerId).to.equal(b.customerId);
     });
 
-    it("returns the payload as delivered; the purge removes events past retention and leaves the logs' payloads", async () => {
+    it("returns the payload as delivered; the purge removes old events and leaves the logs' payloads", async () => {
       const { http, services, config } = await stack();
       const c = await newCustomer();
       const r = await receiver(200);
@@ -354,7 +383,8 @@ describe('webhook recovery: disable, recover, events API', function () {
       // Aged past EVENT_RETENTION_DAYS, then purged as the worker does.
       const em = systemEm(services.orm);
       await em.execute(`update events set created_at = now() - interval '31 days' where id = ?`, [event.id]);
-      const purged = await purgeEventsBefore(systemEm(services.orm), new Date(Date.now() - config.eventRetentionDays * 86_400_000));
+      const cutoff = new Date(Date.now() - config.eventRetentionDays * 86_400_000);
+      const purged = await purgeEventsBefore(systemEm(services.orm), cutoff);
       expect(purged).to.be.at.least(1);
       expect((await http.get(`/api/events/${event.id}`).set(c.auth)).status).to.equal(404);
       const kept = await http.get(`/api/subscriptions/${sub.id}/executionLogs/${log.id}`).set(c.auth);
