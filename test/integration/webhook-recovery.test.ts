@@ -6,7 +6,7 @@ import { systemEm } from '../../db/orm';
 import { purgeEventsBefore } from '../../db/repositories/events';
 import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
 import { Receiver } from '../helpers/receiver';
-import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { eventually, idem, newCustomer, stack, TestCustomer, untilStarted, withoutRelay } from '../helpers/stack';
 
 const BENEFICIARY_ONLY = [{ name: 'BENEFICIARY', events: ['BENEFICIARY_PAYMENT_INSTRUCTION_CREATED'] }];
 type Log = {
@@ -243,7 +243,9 @@ describe('webhook recovery: disable, recover, events API', function () {
       expect(replay.body).to.deep.equal({ count: 2 });
 
       for (const log of [before[0], before[2]]) {
-        const result = await services.temporal.workflow.getHandle(`webhook-delivery-${log.id}-attempt-2`).result();
+        const handle = services.temporal.workflow.getHandle(`webhook-delivery-${log.id}-attempt-2`);
+        await untilStarted(handle);
+        const result = await handle.result();
         expect(result).to.deep.equal({ delivered: true, attempts: 2 });
       }
       const after = await logs(c, sub.id);
@@ -265,6 +267,34 @@ describe('webhook recovery: disable, recover, events API', function () {
       expect((await recover(c, sub.id, { since: window.since })).body).to.deep.equal({ count: 1 });
       await untilLogs(c, sub.id, (ls) => ls[3].status === 'SUCCESS');
       expect(r.received.filter((x) => x.headers['webhook-id'] === before[3].messageId)).to.have.length(2);
+    });
+
+    it('goes through the outbox: with no relay the starts wait, a retry adds none, each is sent once', async () => {
+      const { http, services } = await stack();
+      const c = await newCustomer();
+      const r = await receiver(500);
+      const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY });
+      await createBeneficiary(c);
+      const [failed] = await untilLogs(c, sub.id, failedCount(1));
+      r.fallback = { status: 200 };
+      const key = idem();
+      const path = `/api/subscriptions/${sub.id}/recover`;
+      const workflowId = `webhook-delivery-${failed.id}-attempt-2`;
+      await withoutRelay(async () => {
+        const res = await http.post(path).set(c.auth).set(key).send({ since: failed.createdAt });
+        expect(res.body).to.deep.equal({ count: 1 });
+        const again = await http.post(path).set(c.auth).set(key).send({ since: failed.createdAt });
+        expect([again.status, again.headers['idempotent-replayed'], again.body.count]).to.deep.equal([202, 'true', 1]);
+        expect((await recover(c, sub.id, { since: failed.createdAt })).body).to.deep.equal({ count: 0 });
+        const sql = 'select count(*)::int as n from workflow_starts where workflow_id = ?';
+        expect((await systemEm(services.orm).execute(sql, [workflowId]))[0].n).to.equal(1);
+        expect(r.received).to.have.length(1);
+      });
+      // The relay that comes back starts it (a few milliseconds later).
+      const handle = services.temporal.workflow.getHandle(workflowId);
+      await untilStarted(handle);
+      expect(await handle.result()).to.deep.equal({ delivered: true, attempts: 2 });
+      expect(r.received.map((x) => x.headers['webhook-id'])).to.deep.equal([failed.messageId, failed.messageId]);
     });
 
     it('skips deliveries with a retry pending, and refuses bad periods, missing keys and other customers', async () => {
