@@ -1,4 +1,3 @@
-import { LockMode } from '@mikro-orm/core';
 import type { Em } from '../../db/orm';
 import { inTransaction } from '../../db/transaction';
 import { WebhookSubscriptionSchema } from '../../db/entities';
@@ -39,12 +38,10 @@ export async function recoverDeliveries(s: ServiceContext, em: Em, subscriptionI
     throw new CambioError('INVALID_PERIOD', 'until must be after since', { since: input.since, until });
   }
   const count = await inTransaction(em, async (tx) => {
-    // Locked so a concurrent PATCH that disables it waits for this recover, or this recover for it.
-    const sub = await tx.findOne(
-      WebhookSubscriptionSchema,
-      { id: subscriptionId, deletedAt: null },
-      { lockMode: LockMode.PESSIMISTIC_WRITE },
-    );
+    // Not locked: an attempt's bookkeeping locks the log, then the subscription, and this statement the other way
+    // round would deadlock with it. A PATCH that disables the subscription meanwhile is harmless: the queued
+    // attempts find it DISABLED and send nothing.
+    const sub = await tx.findOne(WebhookSubscriptionSchema, { id: subscriptionId, deletedAt: null }, { refresh: true });
     if (!sub) throw notFound('subscription');
     if (sub.status === 'DISABLED') {
       const message = 'the subscription is DISABLED; PATCH its status to ACTIVE first';
