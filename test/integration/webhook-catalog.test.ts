@@ -79,7 +79,16 @@ describe('webhook event catalogue (/openapi.json webhooks)', function () {
     addFormats(ajv);
     ajv.addSchema(doc, 'openapi.json');
     type Event = { id: string; payload: unknown };
-    const events = (await http.get('/api/events?limit=100').set(c.auth)).body.data as Event[];
+    const list = (await http.get('/api/events?limit=100').set(c.auth)).body;
+    const events = list.data as Event[];
+    // The events API's own answers conform to the document too.
+    const one = (await http.get(`/api/events/${events[0].id}`).set(c.auth)).body;
+    for (const [path, body] of [['/api/events', list], ['/api/events/{eventId}', one]] as const) {
+      const escaped = path.replace(/\//g, '~1');
+      const pointer = `openapi.json#/paths/${escaped}/get/responses/200/content/application~1json/schema`;
+      const validate = ajv.getSchema(pointer)!;
+      expect(validate(body), `${path}: ${ajv.errorsText(validate.errors)}`).to.equal(true);
+    }
     for (let i = 0; i < r.received.length; i++) {
       const type = typeOf(i);
       const pointer = `openapi.json#/webhooks/${type}/post/requestBody/content/application~1json/schema`;
