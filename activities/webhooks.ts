@@ -4,6 +4,7 @@ import { systemEm } from '../db/orm';
 import { rawQuery } from '../db/raw';
 import { entityFromRow } from '../db/rows';
 import { ExecutionLog, ExecutionLogSchema, WebhookSubscription, WebhookSubscriptionSchema } from '../db/entities';
+import { afterAttempt, AttemptSent } from '../db/repositories/webhook-recovery';
 import { CambioError } from '../domain/errors';
 import { openSecret } from '../webhooks/secrets';
 import { AttemptOutcome, postWebhook, signedHeaders } from '../webhooks/send';
@@ -76,16 +77,22 @@ export function createWebhookActivities(deps: ActivityDeps) {
       return asActivity(async () => {
         const em = systemEm(deps.orm);
         const { log, sub } = await readLogAndSubscription(em, input.executionLogId);
+        // Subscription health and the next attempt (db/repositories/webhook-recovery.ts): may auto-disable.
+        const settle = (sent: AttemptSent, r: AttemptResult) =>
+          afterAttempt(em, { log, sub, attempt: input.attempt, sent }, deps.config.webhookDisableAfterSeconds, r);
         if (log.attempts >= input.attempt) {
           const ok = log.status === 'SUCCESS';
-          return { delivered: ok, nextDelaySeconds: nextDelay(sub, input, { ok }) };
+          const sent = log.status === 'PENDING' ? null : log.status;
+          return settle(sent, { delivered: ok, nextDelaySeconds: nextDelay(sub, input, { ok }) });
         }
-        // Deleting a subscription stops every future attempt; what was recorded stays readable.
-        if (sub.deletedAt) return { delivered: false, nextDelaySeconds: null };
+        // Deleting or disabling a subscription stops every future attempt; what was recorded stays readable.
+        const stopped = sub.deletedAt || sub.status === 'DISABLED';
+        if (stopped) return settle(null, { delivered: false, nextDelaySeconds: null });
         const stopHeartbeat = keepHeartbeating();
         const outcome = await send(sub, log).finally(stopHeartbeat);
         await recordAttempt(em, log, sub.url, input.attempt, outcome);
-        return { delivered: outcome.ok, nextDelaySeconds: nextDelay(sub, input, outcome) };
+        const next = nextDelay(sub, input, outcome);
+        return settle(outcome.ok ? 'SUCCESS' : 'FAILED', { delivered: outcome.ok, nextDelaySeconds: next });
       });
     },
   };

@@ -3,6 +3,7 @@ import { statusOf } from './errors';
 import type { RouteSpec, RouteTable } from './routes/define';
 import { RESPONSE_SCHEMAS } from './schemas/responses';
 import { MAX_DEPTH } from './schemas/hygiene';
+import { EVENT_PAYLOAD_SCHEMAS, webhooksSection } from './schemas/webhook-events';
 
 const ERROR = { $ref: '#/components/schemas/Error' };
 const header = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
@@ -37,6 +38,8 @@ function commonErrors(r: RouteSpec): ErrorCode[] {
   if (mutating && !r.public) codes.push('MISSING_IDEMPOTENCY_KEY', 'IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENCY_KEY_REUSED');
   if (r.body) codes.push('PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
   if (r.query && 'properties' in r.query && 'cursor' in (r.query.properties as object)) codes.push('INVALID_CURSOR', 'INVALID_FILTER');
+  // A query string makes the request line as long as the client likes: past 16 KiB with the headers, 431.
+  if (r.query) codes.push('HEADERS_TOO_LARGE');
   return codes;
 }
 
@@ -61,6 +64,29 @@ function errorResponses(r: RouteSpec): Record<string, unknown> {
     };
   }
   return out;
+}
+
+// Ajv keywords of ours that are not JSON Schema (ajv-formats' `formatMinimum` on dates of birth): Ajv enforces
+// them, the published document states them in words, so that generic tools and linters accept it.
+const AJV_ONLY_KEYWORDS: Record<string, (value: unknown) => string> = {
+  formatMinimum: (v) => `not before ${String(v)}`,
+  formatMaximum: (v) => `not after ${String(v)}`,
+  formatExclusiveMinimum: (v) => `after ${String(v)}`,
+  formatExclusiveMaximum: (v) => `before ${String(v)}`,
+};
+
+/** A copy of `schema` without the Ajv-only keywords, their rule appended to the description. */
+function publishable<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map(publishable) as T;
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  const notes: string[] = [];
+  for (const [key, value] of Object.entries(schema)) {
+    if (key in AJV_ONLY_KEYWORDS) notes.push(AJV_ONLY_KEYWORDS[key](value));
+    else out[key] = publishable(value);
+  }
+  if (notes.length) out.description = [out.description, `${notes.join(', ')}.`].filter(Boolean).join(' ');
+  return out as T;
 }
 
 /** OpenAPI 3.1 straight from the route table, so the document and Ajv never disagree. */
@@ -105,16 +131,23 @@ export function openApiDocument(table: RouteTable, version: string, serverUrl: s
       },
     };
   }
-  return {
+  return publishable({
     openapi: '3.1.0',
-    info: { title: 'Cambio API', version, description: API_DESCRIPTION },
+    info: {
+      title: 'Cambio API',
+      version,
+      description: API_DESCRIPTION,
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
     servers: [{ url: serverUrl }],
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
-      schemas: RESPONSE_SCHEMAS,
+      schemas: { ...RESPONSE_SCHEMAS, ...EVENT_PAYLOAD_SCHEMAS },
       headers: HEADERS,
     },
     security: [{ bearer: [] }],
     paths,
-  };
+    // The event catalogue: what Cambio POSTs to subscriptions, one entry per type (api/schemas/webhook-events.ts).
+    webhooks: webhooksSection(),
+  });
 }

@@ -20,6 +20,10 @@ export interface Config {
   webhookRetryScheduleSeconds: number[];
   /** Encrypts subscription signing secrets at rest. */
   webhookSecretKey: string;
+  /** A subscription whose every attempt failed for this long (and at least 3 attempts) is DISABLED. */
+  webhookDisableAfterSeconds: number;
+  /** Events are kept this many days for the events API, then purged by the worker. */
+  eventRetentionDays: number;
   logLevel: string;
   jwtIssuer: string;
   jwtAudience: string;
@@ -82,6 +86,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryScheduleSeconds: seconds(env.WEBHOOK_RETRY_SCHEDULE_SECONDS, [5, 300, 1800, 7200, 18000, 36000, 36000], 'WEBHOOK_RETRY_SCHEDULE_SECONDS'),
     // Stable per deployment: changing it makes stored secrets unreadable. Set it in production.
     webhookSecretKey: env.WEBHOOK_SECRET_KEY || 'cambio-dev-webhook-secret-key',
+    // Svix disables an endpoint after 5 days of failure: long enough to ride out a weekend outage.
+    webhookDisableAfterSeconds: int(env.WEBHOOK_DISABLE_AFTER_SECONDS, 432000, 'WEBHOOK_DISABLE_AFTER_SECONDS'),
+    eventRetentionDays: int(env.EVENT_RETENTION_DAYS, 30, 'EVENT_RETENTION_DAYS'),
     logLevel: env.LOG_LEVEL || 'info',
     jwtIssuer: env.JWT_ISSUER || 'cambio',
     jwtAudience: env.JWT_AUDIENCE || 'cambio-api',

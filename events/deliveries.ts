@@ -14,7 +14,7 @@ export function addEventWithDeliveries(batch: SqlBatch, taskQueue: string, event
   batch.add(
     `with event as (
        insert into events (id, customer_id, type, resource_type, resource_id, payload, dedupe_key, at_time, created_at)
-       values (?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?)
+       values (?, ?, ?, ?, ?, ?::json, ?, ?, ?)
        returning id
      ),
      delivery as (
@@ -24,8 +24,9 @@ export function addEventWithDeliveries(batch: SqlBatch, taskQueue: string, event
        select gen_random_uuid(), s.customer_id, s.id, event.id, 'msg_' || replace(gen_random_uuid()::text, '-', ''), ?, s.url, ?,
          0, 'PENDING', null, 0, ?, ?
        from event, webhook_subscriptions s
-       -- The subscriptions that want this type: some resource whose events list it.
-       where s.customer_id = ? and s.deleted_at is null and s.resources @> ?::jsonb
+       -- The live, ACTIVE subscriptions that want this type (some resource whose events list it): a DISABLED one
+       -- gets no log and no delivery for events recorded while it is disabled.
+       where s.customer_id = ? and s.deleted_at is null and s.status = 'ACTIVE' and s.resources @> ?::jsonb
        returning id
      )
      insert into workflow_starts (workflow_id, workflow_type, task_queue, args, search_attributes, created_at)

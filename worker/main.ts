@@ -8,6 +8,7 @@ import { createActivities } from '../activities';
 import { buildWorkflowBundle } from './build-bundle';
 import { workerTelemetry } from './telemetry';
 import { startWorkflowStartRelay } from './workflow-start-relay';
+import { startEventPurge } from './event-retention';
 
 // The worker's database pool, and so how many activities it runs at once (see Worker.create below).
 const WORKER_POOL_SIZE = 20;
@@ -62,6 +63,9 @@ export async function runWorker() {
     onError: (err) => log.warn({ err }, 'outbox relay: workflow starts failed; a later pass retries them'),
   });
 
+  // Events past EVENT_RETENTION_DAYS go (worker/event-retention.ts).
+  const eventPurge = startEventPurge({ orm, retentionDays: config.eventRetentionDays, log });
+
   // Graceful stop: the relay finishes its pass and stops, the worker stops polling and lets running activities
   // finish (shutdownGraceTime), then connections and the pool close.
   let stopping = false;
@@ -69,6 +73,7 @@ export async function runWorker() {
     if (stopping) return; // npm start's SIGTERM after the terminal's SIGINT is the same request
     stopping = true;
     log.info({ signal, graceSeconds: config.shutdownGraceSeconds }, 'stopping worker: finishing in-flight activities');
+    eventPurge.stop();
     void relay.stop().finally(() => worker.shutdown());
   };
   process.on('SIGINT', onSignal);

@@ -8,6 +8,9 @@ export const presentSubscription = (sub: WebhookSubscription) => ({
   includeAll: sub.includeAll,
   resources: sub.resources,
   allowRetry: sub.allowRetry,
+  status: sub.status,
+  disabledAt: sub.disabledAt ? sub.disabledAt.toISOString() : null,
+  disabledReason: sub.disabledReason,
   createdAt: sub.createdAt.toISOString(),
   updatedAt: sub.updatedAt.toISOString(),
 });

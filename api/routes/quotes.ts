@@ -15,7 +15,8 @@ export function quoteRoutes(table: RouteTable, s: ServiceContext): void {
     body: createQuoteBody,
     bodyRequired: true,
     response: { status: 201, schema: ref('Quote'), description: 'The quote' },
-    errors: ['INVALID_AMOUNT', 'INVALID_AMOUNT_PRECISION'],
+    // NOT_FOUND: the body names an account the customer does not have.
+    errors: ['INVALID_AMOUNT', 'INVALID_AMOUNT_PRECISION', 'NOT_FOUND'],
     // One statement holds the key, checks the account, stores the answer and writes the quote.
     ownsIdempotency: true,
     async handler(ctx) {

@@ -25,6 +25,8 @@ import {
   updateSubscription,
 } from '../services/subscriptions';
 import { getExecutionLog, listExecutionLogs, redeliver } from '../services/execution-logs';
+import { recoverDeliveries, RecoverInput } from '../services/webhook-recovery';
+import { recoverBody, recoverResponse } from '../schemas/webhook-recovery';
 
 // No body is expected; an empty object is tolerated, anything else is refused.
 const noBody = { type: 'object', additionalProperties: false, maxProperties: 0 } as const;
@@ -144,9 +146,28 @@ export function subscriptionRoutes(table: RouteTable, s: ServiceContext): void {
     params: executionLogParams,
     body: noBody,
     bodyRequired: false,
+    errors: ['DELIVERY_IN_PROGRESS', 'INVALID_STATE', 'SUBSCRIPTION_DISABLED'],
     response: { status: 202, schema: executionLogResponse, description: 'The execution log; the attempt follows' },
     async handler(ctx) {
       ctx.body = await redeliver(s, ctx.state.em, ctx.params.subscriptionId, ctx.params.executionLogId);
+      ctx.status = 202;
+    },
+  });
+
+  table.add({
+    method: 'post',
+    path: '/api/subscriptions/:subscriptionId/recover',
+    summary:
+      'Send every FAILED delivery created in [since, until) once more (same message id and body); ' +
+      'deliveries with an attempt pending are skipped',
+    tag,
+    params: subscriptionParams,
+    body: recoverBody,
+    bodyRequired: true,
+    errors: ['INVALID_PERIOD', 'SUBSCRIPTION_DISABLED'],
+    response: { status: 202, schema: recoverResponse, description: 'How many deliveries were queued; the attempts follow' },
+    async handler(ctx) {
+      ctx.body = await recoverDeliveries(s, ctx.state.em, ctx.params.subscriptionId, ctx.request.body as RecoverInput);
       ctx.status = 202;
     },
   });

@@ -27,7 +27,17 @@ export const createSubscriptionBody = {
 export const updateSubscriptionBody = {
   type: 'object',
   additionalProperties: false,
-  properties: { url, includeAll: { type: 'boolean' }, resources, allowRetry: { type: 'boolean' } },
+  properties: {
+    url,
+    includeAll: { type: 'boolean' },
+    resources,
+    allowRetry: { type: 'boolean' },
+    status: {
+      type: 'string',
+      enum: ['ACTIVE', 'DISABLED'],
+      description: 'ACTIVE re-enables a DISABLED subscription; DISABLED pauses it',
+    },
+  },
 } as const;
 
 export const subscriptionParams = idParams('subscriptionId');
@@ -52,10 +62,22 @@ const subscriptionProperties = {
     },
   },
   allowRetry: { type: 'boolean' },
+  status: {
+    type: 'string',
+    enum: ['ACTIVE', 'DISABLED'],
+    description:
+      'DISABLED: nothing is delivered (every attempt failed for WEBHOOK_DISABLE_AFTER_SECONDS with at least 3 ' +
+      'failures, or paused by PATCH); PATCH status ACTIVE re-enables it',
+  },
+  disabledAt: { type: ['string', 'null'], format: 'date-time' },
+  disabledReason: { type: ['string', 'null'] },
   createdAt: timestamp,
   updatedAt: timestamp,
 } as const;
-const required = ['id', 'companyId', 'url', 'includeAll', 'resources', 'allowRetry', 'createdAt', 'updatedAt'];
+const required = [
+  ...['id', 'companyId', 'url', 'includeAll', 'resources', 'allowRetry'],
+  ...['status', 'disabledAt', 'disabledReason', 'createdAt', 'updatedAt'],
+];
 
 export const subscriptionResponse = { type: 'object', required, properties: subscriptionProperties };
 export const createdSubscriptionResponse = {

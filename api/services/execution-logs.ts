@@ -51,6 +51,13 @@ export async function redeliver(s: ServiceContext, em: Em, subscriptionId: strin
   const log = await findLog(em, subscriptionId, executionLogId);
   const sub = await findSubscription(em, subscriptionId);
   if (sub.deletedAt) throw new CambioError('INVALID_STATE', 'the subscription was deleted; its deliveries cannot be sent again', { subscriptionId });
+  if (sub.status === 'DISABLED') {
+    throw new CambioError('SUBSCRIPTION_DISABLED', 'the subscription is DISABLED; PATCH its status to ACTIVE first', { subscriptionId });
+  }
+  // A retry is scheduled or a recover queued this delivery (its own workflow id): the same attempt must not race.
+  if (log.nextAttempt !== null) {
+    throw new CambioError('DELIVERY_IN_PROGRESS', 'this delivery is still being attempted; redeliver once it has finished', { executionLogId: log.id });
+  }
   const input: WebhookDeliveryInput = { executionLogId: log.id, firstAttempt: log.attempts + 1, redelivery: true };
   try {
     await s.temporal.workflow.start('webhookDeliveryWorkflow', {

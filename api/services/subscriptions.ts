@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { Em } from '../../db/orm';
 import { inTransaction } from '../../db/transaction';
-import { WebhookSubscription, WebhookSubscriptionSchema } from '../../db/entities';
+import { SubscriptionStatus, WebhookSubscription, WebhookSubscriptionSchema } from '../../db/entities';
+import { HEALTH_RESET } from '../../db/repositories/webhook-recovery';
 import { allResources, EVENT_TYPES_BY_RESOURCE, ResourceEvents } from '../../events/types';
 import { newWebhookSecret, ROTATION_OVERLAP_MS, sealSecret } from '../../webhooks/secrets';
 import { checkWebhookUrl, dnsResolve } from '../../webhooks/url-policy';
@@ -19,7 +20,7 @@ export interface SubscriptionInput {
   allowRetry?: boolean;
 }
 
-export type SubscriptionPatch = Partial<SubscriptionInput>;
+export type SubscriptionPatch = Partial<SubscriptionInput> & { status?: SubscriptionStatus };
 
 const urlPolicy = (s: ServiceContext) => ({ allowPrivate: s.config.webhookAllowPrivateUrls, resolve: s.resolveHost ?? dnsResolve });
 
@@ -35,6 +36,23 @@ function checkResources(resources: ResourceEvents[]): ResourceEvents[] {
     });
   });
   return resources.map((r) => ({ name: r.name, events: [...r.events] }));
+}
+
+/**
+ * The one rule for `includeAll` and `resources`, for create and PATCH alike: given resources are always checked
+ * (a PATCH of an includeAll subscription used to store anything); includeAll then subscribes to everything;
+ * otherwise the resources are required. `current` is what a PATCH keeps when it gives no resources.
+ */
+function resolveResources(
+  includeAll: boolean,
+  given: ResourceEvents[] | undefined,
+  current?: ResourceEvents[],
+): ResourceEvents[] {
+  const checked = given && checkResources(given);
+  if (includeAll) return allResources();
+  const resources = checked ?? current;
+  if (!resources) throw validationError('/resources', 'is required when includeAll is false');
+  return resources;
 }
 
 function customerIdOf(em: Em): string {
@@ -53,8 +71,7 @@ async function lockLive(em: Em, id: string): Promise<WebhookSubscription> {
 /** 201 with the subscription and its signing secret, the only time the secret is shown. */
 export async function createSubscription(s: ServiceContext, em: Em, input: SubscriptionInput) {
   const includeAll = input.includeAll ?? false;
-  if (!includeAll && !input.resources) throw validationError('/resources', 'is required when includeAll is false');
-  const resources = includeAll ? allResources() : checkResources(input.resources!);
+  const resources = resolveResources(includeAll, input.resources);
   await checkWebhookUrl(input.url, urlPolicy(s));
   const secret = newWebhookSecret();
   const now = new Date();
@@ -70,6 +87,8 @@ export async function createSubscription(s: ServiceContext, em: Em, input: Subsc
       previousSecretEncrypted: null,
       previousSecretExpiresAt: null,
       deletedAt: null,
+      status: 'ACTIVE',
+      ...HEALTH_RESET,
       createdAt: now,
       updatedAt: now,
     }),
@@ -77,23 +96,32 @@ export async function createSubscription(s: ServiceContext, em: Em, input: Subsc
   return { ...presentSubscription(sub), secret };
 }
 
-/** Only the given fields change. Turning includeAll off needs the resources to keep. */
+/**
+ * Only the given fields change. Turning includeAll off needs the resources to keep. `status` ACTIVE re-enables
+ * (failure tracking starts afresh), DISABLED pauses: nothing is delivered until it is ACTIVE again.
+ */
 export async function updateSubscription(s: ServiceContext, em: Em, id: string, patch: SubscriptionPatch) {
   if (patch.url !== undefined) await checkWebhookUrl(patch.url, urlPolicy(s));
   const sub = await inTransaction(em, async (tx) => {
     const sub = await lockLive(tx, id);
     const includeAll = patch.includeAll ?? sub.includeAll;
-    if (includeAll) sub.resources = allResources();
-    else if (patch.resources) sub.resources = checkResources(patch.resources);
-    else if (sub.includeAll) throw validationError('/resources', 'is required when includeAll changes to false');
+    // The old list of an includeAll subscription was "everything": turning it off must name what to keep.
+    const kept = sub.includeAll ? undefined : (sub.resources as ResourceEvents[]);
+    sub.resources = resolveResources(includeAll, patch.resources, kept);
     sub.includeAll = includeAll;
     if (patch.url !== undefined) sub.url = patch.url;
     if (patch.allowRetry !== undefined) sub.allowRetry = patch.allowRetry;
     sub.updatedAt = new Date();
+    if (patch.status === 'ACTIVE' && sub.status !== 'ACTIVE') Object.assign(sub, { status: 'ACTIVE', ...HEALTH_RESET });
+    if (patch.status === 'DISABLED' && sub.status !== 'DISABLED') {
+      Object.assign(sub, { status: 'DISABLED', disabledAt: sub.updatedAt, disabledReason: PAUSED_BY_CUSTOMER });
+    }
     return sub;
   });
   return presentSubscription(sub);
 }
+
+export const PAUSED_BY_CUSTOMER = 'paused by the customer (PATCH status DISABLED)';
 
 /** Stops future deliveries; the row stays (soft delete) so its execution logs remain readable. */
 export async function deleteSubscription(em: Em, id: string): Promise<void> {

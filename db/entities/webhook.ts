@@ -22,9 +22,18 @@ export interface WebhookSubscription {
   previousSecretEncrypted: string | null;
   previousSecretExpiresAt: Date | null;
   deletedAt: Date | null;
+  /** DISABLED: nothing is delivered (auto-disabled after failing WEBHOOK_DISABLE_AFTER_SECONDS, or paused). */
+  status: SubscriptionStatus;
+  disabledAt: Date | null;
+  disabledReason: string | null;
+  /** First failed attempt since the last success (null after a success); with `failedAttempts`, the disable rule. */
+  failingSince: Date | null;
+  failedAttempts: number;
   createdAt: Date;
   updatedAt: Date;
 }
+
+export type SubscriptionStatus = 'ACTIVE' | 'DISABLED';
 
 export const WebhookSubscriptionSchema = new EntitySchema<WebhookSubscription>({
   name: 'WebhookSubscription',
@@ -41,6 +50,11 @@ export const WebhookSubscriptionSchema = new EntitySchema<WebhookSubscription>({
     previousSecretEncrypted: { type: 'text', nullable: true },
     previousSecretExpiresAt: { ...timestamp, nullable: true },
     deletedAt: { ...timestamp, nullable: true },
+    status: { type: 'string', default: 'ACTIVE' },
+    disabledAt: { ...timestamp, nullable: true },
+    disabledReason: { type: 'text', nullable: true },
+    failingSince: { ...timestamp, nullable: true },
+    failedAttempts: { type: 'integer', default: 0 },
     createdAt: { ...timestamp },
     updatedAt: { ...timestamp },
   },
@@ -66,6 +80,10 @@ export interface ExecutionLog {
   status: DeliveryStatus;
   error: string | null;
   attempts: number;
+  /** The attempt a workflow will make next (scheduled retry, redelivery by recover); null when none is pending. */
+  nextAttempt: number | null;
+  /** The last attempt counted toward the subscription's failure tracking (a retried activity counts once). */
+  healthAttempt: number;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -87,6 +105,8 @@ export const ExecutionLogSchema = new EntitySchema<ExecutionLog>({
     status: { type: 'string' },
     error: { type: 'text', nullable: true },
     attempts: { type: 'integer' },
+    nextAttempt: { type: 'integer', nullable: true },
+    healthAttempt: { type: 'integer', default: 0 },
     createdAt: { ...timestamp },
     updatedAt: { ...timestamp },
   },

@@ -1,0 +1,53 @@
+import type { Em } from '../../db/orm';
+import { inTransaction } from '../../db/transaction';
+import { WebhookSubscriptionSchema } from '../../db/entities';
+import { queueRecovery } from '../../db/repositories/webhook-recovery';
+import { CambioError, notFound } from '../errors';
+import type { ServiceContext } from './context';
+
+/** How far back a recover may reach (Svix's limit): older deliveries are better caught up through GET /api/events. */
+export const RECOVER_MAX_AGE_DAYS = 14;
+
+export interface RecoverInput {
+  since: string;
+  until?: string;
+}
+
+// Microseconds of an ISO 8601 UTC timestamp (the route's schema checked its shape): Date keeps milliseconds only.
+function micros(iso: string): bigint {
+  const fraction = /\.(\d+)Z$/.exec(iso)?.[1] ?? '';
+  return BigInt(new Date(iso).getTime()) * 1000n + BigInt(fraction.padEnd(6, '0').slice(3, 6));
+}
+
+/**
+ * POST /api/subscriptions/{id}/recover: one more attempt for every FAILED delivery of the subscription created in
+ * [since, until), skipping those with an attempt pending. The starts are outbox rows of the request's
+ * transaction (db/repositories/webhook-recovery.ts), so they commit with the idempotency key's answer: a client
+ * that retries with the same key gets the stored count and nothing is sent twice; an API that dies before COMMIT
+ * queued nothing.
+ */
+export async function recoverDeliveries(s: ServiceContext, em: Em, subscriptionId: string, input: RecoverInput) {
+  const now = new Date();
+  const until = input.until ?? now.toISOString();
+  const oldest = BigInt(now.getTime() - RECOVER_MAX_AGE_DAYS * 86_400_000) * 1000n;
+  if (micros(input.since) < oldest) {
+    const message = `since must be at most ${RECOVER_MAX_AGE_DAYS} days back`;
+    throw new CambioError('INVALID_PERIOD', message, { since: input.since });
+  }
+  if (micros(until) <= micros(input.since)) {
+    throw new CambioError('INVALID_PERIOD', 'until must be after since', { since: input.since, until });
+  }
+  const count = await inTransaction(em, async (tx) => {
+    // Not locked: an attempt's bookkeeping locks the log, then the subscription, and this statement the other way
+    // round would deadlock with it. A PATCH that disables the subscription meanwhile is harmless: the queued
+    // attempts find it DISABLED and send nothing.
+    const sub = await tx.findOne(WebhookSubscriptionSchema, { id: subscriptionId, deletedAt: null }, { refresh: true });
+    if (!sub) throw notFound('subscription');
+    if (sub.status === 'DISABLED') {
+      const message = 'the subscription is DISABLED; PATCH its status to ACTIVE first';
+      throw new CambioError('SUBSCRIPTION_DISABLED', message, { subscriptionId });
+    }
+    return queueRecovery(tx, s.config.taskQueue, sub.id, input.since, until);
+  });
+  return { count };
+}

@@ -1,0 +1,152 @@
+import type { Em } from '../orm';
+import { tenantOf } from '../orm';
+import { rawQuery } from '../raw';
+import { webhookDeliveryWorkflowId } from '../../workflows/ids';
+
+/**
+ * Subscription health (auto-disable) and recovery of failed deliveries (docs/decisions.md, "Webhook recovery").
+ * SQL on `execution_logs` and `webhook_subscriptions`. The attempt's bookkeeping runs outside any transaction
+ * through the driver (`rawQuery`, a worker's system scope: the log id names the row); recovery runs in the
+ * request's transaction through its EntityManager, with the customer taken from that EntityManager's tenant scope.
+ */
+
+/** What one attempt did: SUCCESS or FAILED when it sent (or was refused by the URL rules), null when it did not. */
+export type AttemptSent = 'SUCCESS' | 'FAILED' | null;
+
+export interface SettledAttempt {
+  executionLogId: string;
+  attempt: number;
+  sent: AttemptSent;
+  /** The attempt the workflow will make next, or null when the delivery is over. */
+  nextAttempt: number | null;
+  disableAfterSeconds: number;
+}
+
+// Below this many failures in the window a subscription is never disabled: one slow event a week is not an outage.
+export const MIN_FAILED_ATTEMPTS_TO_DISABLE = 3;
+
+// A failure disables once every attempt has failed for the window, with at least 3 failures in it ($3 the outcome,
+// $5 the window in seconds; `s` the subscription row before this attempt).
+const DISABLES = `$3 = 'FAILED' and s.status = 'ACTIVE' and s.failed_attempts + 1 >= ${MIN_FAILED_ATTEMPTS_TO_DISABLE}
+  and coalesce(s.failing_since, now()) <= now() - make_interval(secs => $5::int)`;
+
+// One statement, so an attempt's bookkeeping is all or nothing:
+// - `log` locks the delivery's row and says whether this attempt still has to be counted (`health_attempt < n`):
+//   a retried activity counts it once;
+// - `upd` records which attempt comes next (n + 1 or none; a later number, a recover's queued after a stale
+//   retry of attempt n, is kept) and the count;
+// - `health` resets the tracking on a success (writing only when there is something to reset, so a healthy
+//   endpoint's deliveries never queue on its row), or counts the failure and disables the subscription;
+// - the result is whether the subscription may still be attempted.
+const SETTLE_ATTEMPT = `
+with log as (
+  select id, subscription_id, health_attempt < $2 and $3::text is not null as counts
+  from execution_logs where id = $1 for update
+),
+upd as (
+  update execution_logs l set
+    next_attempt = case when l.next_attempt is null or l.next_attempt <= $2 + 1 then $4::int else l.next_attempt end,
+    health_attempt = case when log.counts then $2 else l.health_attempt end
+  from log where l.id = log.id
+),
+health as (
+  update webhook_subscriptions s set
+    failing_since = case when $3 = 'SUCCESS' then null else coalesce(s.failing_since, now()) end,
+    failed_attempts = case when $3 = 'SUCCESS' then 0 else s.failed_attempts + 1 end,
+    status = case when ${DISABLES} then 'DISABLED' else s.status end,
+    disabled_at = case when ${DISABLES} then now() else s.disabled_at end,
+    disabled_reason = case when ${DISABLES}
+      then 'every delivery attempt failed for at least ' || $5::text || ' s ('
+        || (s.failed_attempts + 1)::text || ' attempts)'
+      else s.disabled_reason end,
+    updated_at = case when ${DISABLES} then now() else s.updated_at end
+  from log where log.counts and s.id = log.subscription_id and ($3 = 'FAILED' or s.failed_attempts > 0)
+  returning s.status
+)
+select coalesce((select status from health), s.status) = 'ACTIVE' and s.deleted_at is null as active
+from log join webhook_subscriptions s on s.id = log.subscription_id`;
+
+/**
+ * Records what attempt n of a delivery did for its subscription's health and which attempt comes next. Returns
+ * false when the subscription is (now) DISABLED or deleted: the delivery then schedules nothing more.
+ */
+export async function settleAttempt(em: Em, a: SettledAttempt): Promise<boolean> {
+  const rows = await rawQuery<{ active: boolean }>(
+    em,
+    SETTLE_ATTEMPT,
+    [a.executionLogId, a.attempt, a.sent, a.nextAttempt, a.disableAfterSeconds],
+    { prepared: 'cambio-delivery-settle' },
+  );
+  return rows[0]?.active ?? false;
+}
+
+/**
+ * The attempt activity's one call after an attempt (activities/webhooks.ts): settles it unless there is nothing
+ * to write (a success on a healthy subscription with nothing pending, the common case: no extra round trip), and
+ * turns "retry in d seconds" into "no next attempt" when the subscription is or just became DISABLED.
+ */
+export async function afterAttempt<R extends { delivered: boolean; nextDelaySeconds: number | null }>(
+  em: Em,
+  ctx: {
+    log: { id: string; nextAttempt: number | null };
+    sub: { failedAttempts: number };
+    attempt: number;
+    sent: AttemptSent;
+  },
+  disableAfterSeconds: number,
+  result: R,
+): Promise<R> {
+  const nextAttempt = result.nextDelaySeconds === null ? null : ctx.attempt + 1;
+  const nothingToWrite = ctx.sent === 'SUCCESS' && ctx.sub.failedAttempts === 0 && ctx.log.nextAttempt === null;
+  if (nothingToWrite && nextAttempt === null) return result;
+  const settled = { executionLogId: ctx.log.id, attempt: ctx.attempt, disableAfterSeconds };
+  if (await settleAttempt(em, { ...settled, sent: ctx.sent, nextAttempt })) return result;
+  // Disabled (maybe by this very failure) or deleted: the retry it had scheduled will not happen.
+  if (nextAttempt !== null) await settleAttempt(em, { ...settled, sent: null, nextAttempt: null });
+  return { ...result, nextDelaySeconds: null };
+}
+
+/**
+ * Recover: in the caller's transaction, every FAILED delivery of the subscription created in [since, until) with
+ * no attempt pending (no retry scheduled, no recovery already queued) gets one more attempt, numbered after its
+ * last, through the outbox: the workflow `webhook-delivery-<logId>-attempt-<n>` runs it once the transaction
+ * commits. `next_attempt` marks it queued, so a second recover (another key, a crash and retry) finds nothing to
+ * add, and the attempt number keys the send: a start repeated by the relay finds the attempt recorded and sends
+ * nothing. Returns how many deliveries were queued.
+ */
+export async function queueRecovery(
+  em: Em,
+  taskQueue: string,
+  subscriptionId: string,
+  since: string,
+  until: string,
+): Promise<number> {
+  const customerId = tenantOf(em);
+  const rows = (await em.execute(
+    `with picked as (
+       update execution_logs l set next_attempt = l.attempts + 1
+       where l.customer_id = ? and l.subscription_id = ? and l.status = 'FAILED' and l.attempts > 0
+         and l.next_attempt is null and l.created_at >= ?::timestamptz and l.created_at < ?::timestamptz
+       returning l.id, l.next_attempt
+     ),
+     queued as (
+       insert into workflow_starts (workflow_id, workflow_type, task_queue, args, search_attributes, created_at)
+       select ? || p.id || '-attempt-' || p.next_attempt, 'webhookDeliveryWorkflow', ?,
+         jsonb_build_array(
+           jsonb_build_object('executionLogId', p.id, 'firstAttempt', p.next_attempt, 'redelivery', true)
+         ),
+         ?::jsonb, now()
+       from picked p
+       on conflict (workflow_id) do nothing
+     )
+     select count(*)::int as count from picked`,
+    [
+      ...[customerId, subscriptionId, since, until],
+      ...[webhookDeliveryWorkflowId(''), taskQueue, JSON.stringify({ CustomerId: customerId })],
+    ],
+  )) as Array<{ count: number }>;
+  return rows[0].count;
+}
+
+/** Re-enabling starts the failure tracking afresh (a paused subscription keeps none). */
+export const HEALTH_RESET = { failingSince: null, failedAttempts: 0, disabledAt: null, disabledReason: null } as const;
