@@ -6,6 +6,7 @@ import { instructionCommands } from './commands/instruction';
 import { operationCommands } from './commands/operation';
 import { webhookCommands } from './commands/webhook';
 import { reportCommands } from './commands/report';
+import { paymentCommands } from './commands/payment';
 
 const program = new Command();
 program.name('cambio').description('Cambio operator CLI: acts through the same services and workflows as the API');
@@ -15,6 +16,7 @@ instructionCommands(program);
 operationCommands(program);
 webhookCommands(program);
 reportCommands(program);
+paymentCommands(program);
 
 program.parseAsync(process.argv).catch((err) => {
   if (err instanceof CambioError) {

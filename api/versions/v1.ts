@@ -10,6 +10,7 @@ import { operationSandboxRoutes } from '../routes/operation-sandbox';
 import { balanceRoutes } from '../routes/balances';
 import { subscriptionRoutes } from '../routes/subscriptions';
 import { reportRoutes } from '../routes/reports';
+import { inboundPaymentRoutes } from '../routes/inbound-payments';
 
 /** Version 1: the interface of ../shared/spec/interface.md with docs/decisions.md. */
 export const v1: ApiVersion = {
@@ -25,6 +26,7 @@ export const v1: ApiVersion = {
     balanceRoutes(table);
     subscriptionRoutes(table, services);
     reportRoutes(table);
+    inboundPaymentRoutes(table, services);
     return table;
   },
 };

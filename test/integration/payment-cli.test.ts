@@ -1,0 +1,93 @@
+// Operators resolve unmatched payments with the CLI (docs/decisions.md, "Inbound payments"): return them through
+// their rail or credit them to an account, as the customer then sees in balances, operations, events and reports.
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { systemEm } from '../../db/orm';
+import { activeAccount } from '../helpers/fixtures';
+import { assertLedgerBalanced, balance, getOp } from '../helpers/money';
+import { newCustomer, stack } from '../helpers/stack';
+import { openDeposit, pay } from '../helpers/inbound-payments';
+
+const run = promisify(execFile);
+const BIN = path.join(__dirname, '..', '..', 'bin', 'cambio.js');
+
+export async function cambio(...args: string[]) {
+  const { config } = await stack();
+  return run(process.execPath, [BIN, ...args], { env: { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, LOG_LEVEL: 'warn', CAMBIO_OPERATOR: 'test-operator' } });
+}
+
+/** A failing command's exit code and its error body (the API's error shape, on stderr). */
+export async function cambioFails(...args: string[]) {
+  const err = await cambio(...args).then(
+    () => undefined,
+    (e: { code: number; stderr: string }) => e,
+  );
+  expect(err, `${args.join(' ')} fails`).to.not.equal(undefined);
+  return { exitCode: err!.code, body: JSON.parse(err!.stderr.trim().split('\n').pop()!) };
+}
+
+async function suspense(customerId: string): Promise<string> {
+  const { services } = await stack();
+  const [row] = await systemEm(services.orm).execute(`select coalesce(sum(amount), 0)::numeric(38,2)::text as s from ledger_entries where book = ?`, [`suspense:${customerId}`]);
+  return row.s;
+}
+
+describe('operator CLI: inbound payments', function () {
+  this.timeout(120000);
+
+  it('lists, returns and credits unmatched payments; a matched one is 409, an unknown one 404, a disabled asset 422', async () => {
+    const { http } = await stack();
+    const c = await newCustomer('Suspense Ltda');
+    const account = await activeAccount(c, ['BRL']);
+    const usdOnly = await activeAccount(c, ['USD']);
+    const twice = await openDeposit(c, account.id, '50.00');
+    const matched = await pay(c, twice.id, '50.00');
+    const extra = await pay(c, twice.id, '50.00');
+    const other = await openDeposit(c, account.id, '20.00');
+    await pay(c, other.id, '20.00');
+    const extra2 = await pay(c, other.id, '20.00');
+    expect([matched.body.status, extra.body.status, extra2.body.status]).to.deep.equal(['MATCHED', 'UNMATCHED', 'UNMATCHED']);
+    expect(await suspense(c.customerId)).to.equal('70.00');
+    const before = await balance(c, account.id, 'BRL');
+
+    const listed = JSON.parse((await cambio('payment', 'list', '--customer', c.customerId, '--status', 'UNMATCHED', '--json')).stdout);
+    expect(listed.map((p: { id: string }) => p.id)).to.deep.equal([extra2.body.id, extra.body.id]);
+
+    const returned = JSON.parse((await cambio('payment', 'return', extra.body.id, '--reason', 'paid twice', '--json')).stdout);
+    expect(returned).to.deep.include({ id: extra.body.id, status: 'RETURNED' });
+    expect(returned.returned.reason).to.equal('paid twice');
+    expect(returned.returned.endToEndId).to.match(/^E12345678\d{12}[0-9a-f]{11}$/).and.not.equal(extra.body.endToEndId);
+    expect(await suspense(c.customerId)).to.equal('20.00');
+
+    const refused = await cambioFails('payment', 'return', matched.body.id, '--reason', 'no');
+    expect([refused.exitCode, refused.body.code]).to.deep.equal([1, 'INVALID_STATE']);
+    const notEnabled = await cambioFails('payment', 'credit', extra2.body.id, '--account', usdOnly.id);
+    expect(notEnabled.body.code).to.equal('ASSET_NOT_ENABLED');
+    const unknown = await cambioFails('payment', 'credit', randomUUID(), '--account', account.id);
+    expect(unknown.body.code).to.equal('NOT_FOUND');
+
+    const credited = JSON.parse((await cambio('payment', 'credit', extra2.body.id, '--account', account.id, '--json')).stdout);
+    expect(credited.payment).to.deep.include({ status: 'CREDITED', accountId: account.id, operationId: credited.operation.id });
+    const op = await getOp(c, credited.operation.id);
+    expect(op.intent.type).to.equal('DEPOSIT');
+    expect(op.states.map((s: { status: string }) => s.status)).to.deep.equal(['REQUESTED', 'PROCESSING', 'COMPLETED']);
+    expect(op.targetAmount).to.deep.equal({ value: '20.00', asset: 'BRL', decimals: 2 });
+    expect(op.transactions).to.have.length(1);
+    expect(op.transactions[0]).to.deep.include({ direction: 'CREDIT', status: 'COMPLETED', endToEnd: extra2.body.endToEndId });
+    expect((await balance(c, account.id, 'BRL')).available).to.equal((Number(before.available) + 20).toFixed(2));
+    expect(await suspense(c.customerId)).to.equal('0.00');
+    const { services } = await stack();
+    const events = (await systemEm(services.orm).execute(`select type from events where resource_id = ? order by created_at`, [op.id])) as Array<{ type: string }>;
+    expect(events.map((e) => e.type)).to.deep.equal(['OPERATION_REQUESTED', 'OPERATION_COMPLETED']);
+    const start = new Date(Date.now() - 3600_000).toISOString();
+    const end = new Date(Date.now() + 3600_000).toISOString();
+    const report = await http.get('/api/reports').query({ periodStart: start, periodEnd: end, filters: `account.id[eq]=${account.id}` }).set(c.auth);
+    expect(report.body.totals).to.deep.equal([{ asset: 'BRL', inflows: { sum: { value: '90.00', asset: 'BRL', decimals: 2 }, count: 3 } }]);
+    const again = await cambioFails('payment', 'credit', extra2.body.id, '--account', account.id);
+    expect(again.body.code).to.equal('INVALID_STATE');
+    await assertLedgerBalanced();
+  });
+});
