@@ -76,7 +76,7 @@ describe('operator CLI: inbound payments', function () {
     expect(op.states.map((s: { status: string }) => s.status)).to.deep.equal(['REQUESTED', 'PROCESSING', 'COMPLETED']);
     expect(op.targetAmount).to.deep.equal({ value: '20.00', asset: 'BRL', decimals: 2 });
     expect(op.transactions).to.have.length(1);
-    expect(op.transactions[0]).to.deep.include({ direction: 'CREDIT', status: 'COMPLETED', endToEnd: extra2.body.endToEndId });
+    expect(op.transactions[0]).to.deep.include({ id: extra2.body.id, direction: 'CREDIT', status: 'COMPLETED' });
     expect((await balance(c, account.id, 'BRL')).available).to.equal((Number(before.available) + 20).toFixed(2));
     expect(await suspense(c.customerId)).to.equal('0.00');
     const { services } = await stack();
