@@ -8,6 +8,7 @@ import { createActivities } from '../activities';
 import { buildWorkflowBundle } from './build-bundle';
 import { workerTelemetry } from './telemetry';
 import { startWorkflowStartRelay } from './workflow-start-relay';
+import { startInboundPaymentSweep } from './inbound-payment-sweep';
 
 // The worker's database pool, and so how many activities it runs at once (see Worker.create below).
 const WORKER_POOL_SIZE = 20;
@@ -62,6 +63,9 @@ export async function runWorker() {
     onError: (err) => log.warn({ err }, 'outbox relay: workflow starts failed; a later pass retries them'),
   });
 
+  // Inbound payments whose reporter died before the deposit's workflow decided them (worker/inbound-payment-sweep.ts).
+  const sweep = startInboundPaymentSweep({ orm, temporal, config }, (err) => log.warn({ err }, 'inbound payment sweep failed; the next pass retries'));
+
   // Graceful stop: the relay finishes its pass and stops, the worker stops polling and lets running activities
   // finish (shutdownGraceTime), then connections and the pool close.
   let stopping = false;
@@ -79,6 +83,7 @@ export async function runWorker() {
     await worker.run();
   } finally {
     await relay.stop();
+    await sweep.stop();
     await connection.close();
     await orm.close(true);
     log.info('worker stopped');

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { Em, systemEm, tenantOf } from '../../db/orm';
 import { InboundPayment, INBOUND_PAYMENT_STATUSES, OperationSchema } from '../../db/entities';
-import { findPayment, leaveUnmatched, recordPayment } from '../../db/repositories/inbound-payments';
+import { findPayment, leaveUnmatched, recordPayment, undecidedPayments } from '../../db/repositories/inbound-payments';
 import { inTransaction } from '../../db/transaction';
 import type { AssetCode } from '../../domain/assets';
 import { CambioError } from '../../domain/errors';
@@ -48,7 +48,7 @@ export async function recordInboundPayment(em: Em, operationId: string, body: In
  * (its start still in the outbox) is started first; one that has closed can no longer match anything, so the
  * record is left UNMATCHED here (a conditional update: only if still undecided).
  */
-export async function settleInboundPayment(s: ServiceContext, payment: InboundPayment): Promise<void> {
+export async function settleInboundPayment(s: Pick<ServiceContext, 'orm' | 'temporal' | 'config'>, payment: InboundPayment): Promise<void> {
   if (payment.decided || !payment.operationId) return;
   const workflowId = operationWorkflowId(payment.operationId);
   const handle = s.temporal.workflow.getHandle(workflowId);
@@ -68,6 +68,16 @@ export async function settleInboundPayment(s: ServiceContext, payment: InboundPa
       return;
     }
   }
+}
+
+/**
+ * Settles the records nobody decided for `olderThanSeconds`: their reporter died between step 1 and step 2 (or
+ * the workflow could not be reached) and no retry came. The worker runs it periodically; returns how many it saw.
+ */
+export async function sweepUndecidedPayments(s: Pick<ServiceContext, 'orm' | 'temporal' | 'config'>, olderThanSeconds: number): Promise<number> {
+  const payments = await undecidedPayments(systemEm(s.orm), olderThanSeconds);
+  for (const payment of payments) await settleInboundPayment(s, payment);
+  return payments.length;
 }
 
 /** Both steps, then the record as decided: the operator CLI's `deposit pay`. */

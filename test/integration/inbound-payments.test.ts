@@ -1,9 +1,11 @@
 // Inbound payments as first-class records (docs/decisions.md, "Inbound payments"): every payment a rail reports is
 // kept once per end-to-end id and ends matched to its deposit or unmatched in the customer's suspense.
 import { expect } from 'chai';
+import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
 import { systemEm, tenantEm } from '../../db/orm';
 import { replayDeposit } from '../../api/services/operations/signals';
+import { recordInboundPayment, sweepUndecidedPayments } from '../../api/services/inbound-payments';
 import { activeAccount } from '../helpers/fixtures';
 import { assertLedgerBalanced, balance, getOp, untilStatus } from '../helpers/money';
 import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
@@ -31,7 +33,7 @@ describe('inbound payments', function () {
     expect(second.body).to.deep.include({ status: 'UNMATCHED', operationId: dep.id });
     const op = await untilStatus(c, dep.id, 'COMPLETED');
     expect(op.transactions.map((t: { id: string; amount: { value: string } }) => [t.id, t.amount.value])).to.deep.equal([[first.body.id, '100.00']]);
-    expect((await balance(c, accountId, 'BRL')).available).to.equal((Number(before.available) + 100).toFixed(2));
+    expect((await balance(c, accountId, 'BRL')).available).to.equal(new Decimal(before.available).plus(100).toFixed(2));
     const unmatched = await paymentsOf(c, `operationId[eq]=${dep.id};status[eq]=UNMATCHED`);
     expect(unmatched.map((p) => p.id)).to.deep.equal([second.body.id]);
     await assertLedgerBalanced();
@@ -70,7 +72,7 @@ describe('inbound payments', function () {
     expect(remainder).to.deep.include({ status: 'UNMATCHED' });
     expect(remainder!.amount.value).to.equal('30.00');
     expect(records.find((p) => p.id === topUp.body.id)!.amount.value).to.equal('40.00');
-    expect((await balance(c, accountId, 'BRL')).available).to.equal((Number(before.available) + 100).toFixed(2));
+    expect((await balance(c, accountId, 'BRL')).available).to.equal(new Decimal(before.available).plus(100).toFixed(2));
   });
 
   it('payments after expiry and after the replay window are kept UNMATCHED (no 409); the failed deposit credits nothing', async () => {
@@ -138,5 +140,21 @@ describe('inbound payments', function () {
     const foreign = await pay(stranger, dep.id, '7.00');
     expect([foreign.status, foreign.body.code]).to.deep.equal([404, 'NOT_FOUND']);
     expect((await http.get(`/api/inbound-payments/${randomUUID()}`).set(c.auth)).status).to.equal(404);
+  });
+
+  it('a payment recorded by a reporter that died before the workflow answered is settled by the sweep', async () => {
+    const { services } = await stack();
+    const em = () => tenantEm(services.orm, c.customerId);
+    const open = await openDeposit(c, accountId, '12.00');
+    const closed = await openDeposit(c, accountId, '12.00', { deposit: 1, replay: 1 });
+    await untilStatus(c, closed.id, 'FAILED');
+    // Step 1 only, as a process killed right after the record's COMMIT leaves it.
+    const orphanOpen = await recordInboundPayment(em(), open.id, { amount: { value: '12.00', asset: 'BRL' } });
+    const orphanClosed = await recordInboundPayment(em(), closed.id, { amount: { value: '12.00', asset: 'BRL' } });
+    expect(await sweepUndecidedPayments(services, 0)).to.be.at.least(2);
+    expect((await paymentsOf(c, `operationId[eq]=${open.id}`)).map((p) => [p.id, p.status])).to.deep.equal([[orphanOpen.id, 'MATCHED']]);
+    await untilStatus(c, open.id, 'COMPLETED');
+    expect((await paymentsOf(c, `operationId[eq]=${closed.id}`)).map((p) => [p.id, p.status])).to.deep.equal([[orphanClosed.id, 'UNMATCHED']]);
+    expect(await sweepUndecidedPayments(services, 0), 'nothing left undecided').to.equal(0);
   });
 });

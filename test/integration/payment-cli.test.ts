@@ -1,6 +1,7 @@
 // Operators resolve unmatched payments with the CLI (docs/decisions.md, "Inbound payments"): return them through
 // their rail or credit them to an account, as the customer then sees in balances, operations, events and reports.
 import { expect } from 'chai';
+import Decimal from 'decimal.js';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -77,7 +78,7 @@ describe('operator CLI: inbound payments', function () {
     expect(op.targetAmount).to.deep.equal({ value: '20.00', asset: 'BRL', decimals: 2 });
     expect(op.transactions).to.have.length(1);
     expect(op.transactions[0]).to.deep.include({ id: extra2.body.id, direction: 'CREDIT', status: 'COMPLETED' });
-    expect((await balance(c, account.id, 'BRL')).available).to.equal((Number(before.available) + 20).toFixed(2));
+    expect((await balance(c, account.id, 'BRL')).available).to.equal(new Decimal(before.available).plus(20).toFixed(2));
     expect(await suspense(c.customerId)).to.equal('0.00');
     const { services } = await stack();
     const events = (await systemEm(services.orm).execute(`select type from events where resource_id = ? order by created_at`, [op.id])) as Array<{ type: string }>;
