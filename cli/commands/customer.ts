@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { createCustomer } from '../../api/services/auth';
+import { createCustomer, rotateClientSecret } from '../../api/services/auth';
+import { auditNote } from '../audit';
 import { setCustomerDisabled } from '../../api/services/customers';
 import { output, withServices } from '../context';
 
@@ -12,6 +13,7 @@ export function customerCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (opts: { name: string; json?: boolean }) => {
       const created = await withServices((s) => createCustomer(s.orm, opts.name));
+      auditNote({ target: created.customerId, details: { clientId: created.clientId } });
       output(!!opts.json, created, `customer ${created.customerId}\nclientId ${created.clientId}\nclientSecret ${created.clientSecret} (shown once)`);
     });
   customer
@@ -29,5 +31,14 @@ export function customerCommands(program: Command): void {
     .action(async (customerId: string, opts: { json?: boolean }) => {
       const status = await withServices((s) => setCustomerDisabled(s.orm, customerId, false));
       output(!!opts.json, status, `customer ${status.customerId} is enabled`);
+    });
+  customer
+    .command('rotate-secret <customerId>')
+    .description("a new client secret (shown once); the old one keeps working for CLIENT_SECRET_GRACE_SECONDS")
+    .option('--json', 'print JSON')
+    .action(async (customerId: string, opts: { json?: boolean }) => {
+      const rotated = await withServices((s) => rotateClientSecret(s.orm, customerId, s.config.clientSecretGraceSeconds));
+      auditNote({ details: { clientId: rotated.clientId, previousSecretExpiresAt: rotated.previousSecretExpiresAt } });
+      output(!!opts.json, rotated, `clientId ${rotated.clientId}\nclientSecret ${rotated.clientSecret} (shown once)\nthe previous secret works until ${rotated.previousSecretExpiresAt}`);
     });
 }

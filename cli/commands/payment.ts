@@ -3,6 +3,7 @@ import { creditPayment, listPayments, returnPayment } from '../../api/services/i
 import { INBOUND_PAYMENT_STATUSES } from '../../db/entities';
 import { CambioError } from '../../domain/errors';
 import { output, withServices } from '../context';
+import { auditNote } from '../audit';
 
 type Payment = Awaited<ReturnType<typeof listPayments>>[number];
 
@@ -32,6 +33,7 @@ export function paymentCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { reason: string; json?: boolean }) => {
       const returned = await withServices((s) => returnPayment(s, id, opts.reason));
+      auditNote({ details: { returnEndToEndId: returned.returned?.endToEndId, amount: returned.amount } });
       output(!!opts.json, returned, `payment ${returned.id} is RETURNED (end-to-end ${returned.returned?.endToEndId})`);
     });
   payment
@@ -41,6 +43,7 @@ export function paymentCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { account: string; json?: boolean }) => {
       const credited = await withServices((s) => creditPayment(s, id, opts.account));
+      auditNote({ details: { operationId: credited.operation.id, amount: credited.payment.amount } });
       output(!!opts.json, credited, `payment ${credited.payment.id} is CREDITED by deposit ${credited.operation.id} (COMPLETED)`);
     });
 }

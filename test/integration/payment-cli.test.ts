@@ -2,33 +2,13 @@
 // their rail or credit them to an account, as the customer then sees in balances, operations, events and reports.
 import { expect } from 'chai';
 import Decimal from 'decimal.js';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
 import { systemEm } from '../../db/orm';
 import { activeAccount } from '../helpers/fixtures';
 import { assertLedgerBalanced, balance, getOp } from '../helpers/money';
 import { newCustomer, stack } from '../helpers/stack';
 import { openDeposit, pay } from '../helpers/inbound-payments';
-
-const run = promisify(execFile);
-const BIN = path.join(__dirname, '..', '..', 'bin', 'cambio.js');
-
-export async function cambio(...args: string[]) {
-  const { config } = await stack();
-  return run(process.execPath, [BIN, ...args], { env: { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, LOG_LEVEL: 'warn', CAMBIO_OPERATOR: 'test-operator' } });
-}
-
-/** A failing command's exit code and its error body (the API's error shape, on stderr). */
-export async function cambioFails(...args: string[]) {
-  const err = await cambio(...args).then(
-    () => undefined,
-    (e: { code: number; stderr: string }) => e,
-  );
-  expect(err, `${args.join(' ')} fails`).to.not.equal(undefined);
-  return { exitCode: err!.code, body: JSON.parse(err!.stderr.trim().split('\n').pop()!) };
-}
+import { cambio, cambioFails } from '../helpers/cli';
 
 async function suspense(customerId: string): Promise<string> {
   const { services } = await stack();
