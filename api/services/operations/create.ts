@@ -17,6 +17,7 @@ import { amount } from '../../presenters/amount';
 import type { ServiceContext } from '../context';
 import { addWorkflowStart } from '../workflow-starts';
 import { holdPostings } from '../../../domain/postings';
+import { operationSummary } from '../../../domain/summaries';
 import { inTransaction } from '../../../db/transaction';
 
 export interface OperationPlan {
@@ -130,6 +131,7 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
         workflowType: 'operationWorkflow',
         args: [{ operationId: id, type: req.type, ...(plan.workflowInput ?? {}) }],
         searchAttributes: { CustomerId: account.customerId, OperationType: req.type, OperationStatus: 'REQUESTED' },
+        summary: operationSummary(operation),
       });
       const body = presentOperation(operation);
       req.storeAnswer?.(batch, body);
