@@ -22,6 +22,13 @@ export const FAILING_PAYOUT_KEY = 'payout-fails@example.com';
 
 export type ReconcileOutcome = 'COMPLETED' | 'FAILED';
 
+/** `open`: the deposit still takes payments (waiting, or FAILED and replayable). */
+export interface DecideInput {
+  operationId: string;
+  paymentId: string;
+  open: boolean;
+}
+
 /**
  * Operation steps. Each runs in one database transaction holding the operation's row lock, checks the state
  * it finds first (so a retry after a crash past COMMIT changes nothing), and writes the ledger with a unique
@@ -122,13 +129,16 @@ export function createOperationActivities(deps: ActivityDeps) {
      * toward it (MATCHED); otherwise, or in another asset, it is UNMATCHED and stays in the customer's suspense. A
      * record already decided keeps its decision (the retry of an update).
      */
-    async decideInboundPayment(input: { operationId: string; paymentId: string; open: boolean }): Promise<InboundPaymentStatus> {
+    async decideInboundPayment(input: DecideInput): Promise<InboundPaymentStatus> {
       return inTx(async (em) => {
         const op = await lock(em, input.operationId);
         const payment = await findPayment(em, input.paymentId, { lock: true });
-        if (!payment || payment.operationId !== op.id) throw new Error(`payment ${input.paymentId} is not one of operation ${op.id}`);
+        if (!payment || payment.operationId !== op.id) {
+          throw new Error(`payment ${input.paymentId} is not one of operation ${op.id}`);
+        }
         if (payment.decided) return payment.status;
-        const status = input.open && op.status !== 'COMPLETED' && payment.asset === op.sourceAsset ? 'MATCHED' : 'UNMATCHED';
+        const counts = input.open && op.status !== 'COMPLETED' && payment.asset === op.sourceAsset;
+        const status = counts ? 'MATCHED' : 'UNMATCHED';
         const batch = new SqlBatch();
         addDecision(batch, payment.id, { status });
         await batch.run(em);
@@ -171,7 +181,13 @@ export function createOperationActivities(deps: ActivityDeps) {
           op.transactions = [];
           for (const p of matched) {
             // Rows recorded before suspense existed arrive now; for the others the key was posted at record time.
-            addPosting(batch, { key: `inbound:${p.id}:receive`, operationId: null, customerId: op.customerId, description: 'inbound payment received', postings: receivePostings({ ...p, customerId: op.customerId }) });
+            addPosting(batch, {
+              key: `inbound:${p.id}:receive`,
+              operationId: null,
+              customerId: op.customerId,
+              description: 'inbound payment received',
+              postings: receivePostings({ ...p, customerId: op.customerId }),
+            });
             if (left.isZero()) {
               addDecision(batch, p.id, { status: 'UNMATCHED' });
             } else if (p.amount.gt(left)) {
@@ -213,7 +229,8 @@ export function createOperationActivities(deps: ActivityDeps) {
     async closeDeposit(input: { operationId: string }): Promise<number> {
       return inTx(async (em) => {
         const op = await lock(em, input.operationId);
-        const open = (await paymentsOfDeposit(em, op.id)).filter((p) => !p.decided || (p.status === 'MATCHED' && op.status !== 'COMPLETED'));
+        const uncredited = (p: InboundPayment) => p.status === 'MATCHED' && op.status !== 'COMPLETED';
+        const open = (await paymentsOfDeposit(em, op.id)).filter((p) => !p.decided || uncredited(p));
         const batch = new SqlBatch();
         for (const p of open) addDecision(batch, p.id, { status: 'UNMATCHED' });
         await batch.run(em);

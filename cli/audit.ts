@@ -66,7 +66,8 @@ export function auditCommands(program: Command): void {
     const action = AUDITED[path];
     if (!action) return;
     const { json: _json, reason, ...options } = command.opts() as Record<string, unknown>;
-    pending = { action, target: String(command.args[0] ?? options.name ?? '-'), reason: typeof reason === 'string' ? reason : null, details: { ...options } };
+    const target = String(command.args[0] ?? options.name ?? '-');
+    pending = { action, target, reason: typeof reason === 'string' ? reason : null, details: { ...options } };
   });
   program.hook('postAction', async () => {
     await flush('OK');
@@ -84,7 +85,8 @@ async function flush(outcome: string): Promise<void> {
   if (!entry) return;
   const orm = await openOrm(loadConfig().databaseUrl, { poolMax: 1 });
   try {
-    await appendAudit(orm.em.fork(), { operator, action: entry.action, target: entry.target, reason: entry.reason, details: { ...entry.details, outcome } });
+    const { action, target, reason } = entry;
+    await appendAudit(orm.em.fork(), { operator, action, target, reason, details: { ...entry.details, outcome } });
   } finally {
     await orm.close(true);
   }

@@ -43,6 +43,8 @@ function convert(op: Operation, from: Omit<Posting, 'asset' | 'amount'>, to: Omi
   ].filter((p) => !p.amount.isZero());
 }
 
+const available = (op: Operation) => ({ accountId: op.accountId, book: 'available' });
+
 /** Complete the operation: the held source leaves, the target lands where the operation sends it. */
 export function settlePostings(op: Operation): Posting[] {
   const held = { accountId: op.accountId, book: 'held' };
@@ -55,7 +57,7 @@ export function settlePostings(op: Operation): Posting[] {
       return convert(op, held, { accountId: null, book: 'world:pix' });
     case 'DEPOSIT':
       // The payments it used arrived in the customer's suspense (receivePostings); the deposit takes them out.
-      return convert(op, { accountId: null, book: suspenseBook(op.customerId) }, { accountId: op.accountId, book: 'available' });
+      return convert(op, { accountId: null, book: suspenseBook(op.customerId) }, available(op));
   }
 }
 

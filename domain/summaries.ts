@@ -5,7 +5,8 @@ import { formatAmount } from './money';
 // One line per workflow for the Temporal UI's list (docs/decisions.md, "Temporal UI summaries"): kind, amount,
 // rail or counterpart, and the account's owner, so an operator reads the list without opening each workflow.
 
-const money = (value: Operation['sourceAmount'], asset: string) => `${formatAmount(value, asset as AssetCode)} ${asset}`;
+const money = (value: Operation['sourceAmount'], asset: string) =>
+  `${formatAmount(value, asset as AssetCode)} ${asset}`;
 
 export function operationSummary(op: Operation): string {
   const source = money(op.sourceAmount, op.sourceAsset);
@@ -14,7 +15,8 @@ export function operationSummary(op: Operation): string {
     case 'DEPOSIT':
       return `DEPOSIT ${source} via ${(op.intent.fundingInstruction as { rail: string }).rail} to ${op.accountOwner}`;
     case 'WITHDRAWAL': {
-      const holder = (op.intent.beneficiary as { holder?: { name?: string; legalName?: string; firstName?: string; lastName?: string } } | undefined)?.holder;
+      type Holder = { name?: string; legalName?: string; firstName?: string; lastName?: string };
+      const holder = (op.intent.beneficiary as { holder?: Holder } | undefined)?.holder;
       const name = holder?.legalName ?? holder?.name ?? [holder?.firstName, holder?.lastName].filter(Boolean).join(' ');
       return `WITHDRAWAL ${target} via PIX from ${op.accountOwner}${name ? ` to ${name}` : ''}`;
     }

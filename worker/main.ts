@@ -64,7 +64,8 @@ export async function runWorker() {
   });
 
   // Inbound payments whose reporter died before the deposit's workflow decided them (worker/inbound-payment-sweep.ts).
-  const sweep = startInboundPaymentSweep({ orm, temporal, config }, (err) => log.warn({ err }, 'inbound payment sweep failed; the next pass retries'));
+  const sweepFailed = (err: unknown) => log.warn({ err }, 'inbound payment sweep failed; the next pass retries');
+  const sweep = startInboundPaymentSweep({ orm, temporal, config }, sweepFailed);
 
   // Graceful stop: the relay finishes its pass and stops, the worker stops polling and lets running activities
   // finish (shutdownGraceTime), then connections and the pool close.

@@ -10,7 +10,7 @@ export function inboundPaymentRoutes(table: RouteTable, s: ServiceContext): void
   table.add({
     method: 'get',
     path: '/api/inbound-payments',
-    summary: 'List inbound payments: matched, unmatched (in suspense), returned or credited (filters: status, operationId, createdAt)',
+    summary: 'List inbound payments: matched, unmatched, returned, credited (filters: status, operationId, createdAt)',
     tag: 'Inbound payments',
     query: listQuerySchema,
     response: { status: 200, schema: pageOf('InboundPayment') },

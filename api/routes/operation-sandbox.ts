@@ -27,7 +27,10 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
       await idempotentAroundEffect(
         ctx,
         // Without an endToEndId, the key names it: a retry after a crash finds the record its first attempt made.
-        (tx) => recordInboundPayment(tx, ctx.params.operationId, ctx.request.body as never, { defaultEndToEndId: `E${requestScopedId(ctx, 'inbound-payment').replace(/-/g, '').slice(0, 31)}` }),
+        (tx) =>
+          recordInboundPayment(tx, ctx.params.operationId, ctx.request.body as never, {
+            defaultEndToEndId: `E${requestScopedId(ctx, 'inbound-payment').replace(/-/g, '').slice(0, 31)}`,
+          }),
         (payment) => settleInboundPayment(s, payment),
         (em, payment) => getInboundPayment(em, payment.id),
       );

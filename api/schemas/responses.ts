@@ -202,11 +202,17 @@ const InboundPayment = object(
   {
     id: uuid,
     customerId: uuid,
-    operationId: { ...nullable(uuid), description: 'The deposit it was paid for; for CREDITED, the DEPOSIT the operator created' },
+    operationId: {
+      ...nullable(uuid),
+      description: 'The deposit it was paid for; for CREDITED, the DEPOSIT the operator created',
+    },
     accountId: { ...nullable(uuid), description: 'The account it was meant for, or credited to' },
     amount: { $ref: '#/components/schemas/Amount' },
     rail: { type: 'string', enum: [...RAILS] },
-    endToEndId: { type: 'string', description: 'The rail reference: one record per reference (a repeated report is the same payment)' },
+    endToEndId: {
+      type: 'string',
+      description: 'The rail reference: one record per reference (a repeated report is the same payment)',
+    },
     status: { type: 'string', enum: ['MATCHED', 'UNMATCHED', 'RETURNED', 'CREDITED'] },
     remainderOf: { ...nullable(uuid), description: "An overpayment's excess: the matched record it was split from" },
     returned: nullable(object({ endToEndId: { type: 'string' }, reason: { type: ['string', 'null'] } })),

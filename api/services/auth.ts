@@ -4,7 +4,7 @@ import jwt from 'jsonwebtoken';
 import { LockMode } from '@mikro-orm/core';
 import type { Config } from '../../config';
 import type { Orm } from '../../db/orm';
-import { ApiClientSchema, CustomerSchema } from '../../db/entities';
+import { ApiClient, ApiClientSchema, CustomerSchema } from '../../db/entities';
 import { CambioError } from '../errors';
 import type { KeyPair } from './signing-keys';
 import { boundedSecretWork } from '../overload/token-throttle';
@@ -51,8 +51,9 @@ export async function createCustomer(orm: Orm, name: string): Promise<CreatedCus
 }
 
 /** The secret a rotation replaced, during its grace period only. */
-async function previousSecretMatches(secret: string, client: { previousSecretHash?: string | null; previousSecretExpiresAt?: Date | null }): Promise<boolean> {
-  if (!client.previousSecretHash || !client.previousSecretExpiresAt || client.previousSecretExpiresAt.getTime() <= Date.now()) return false;
+async function previousSecretMatches(secret: string, client: ApiClient): Promise<boolean> {
+  const expiresAt = client.previousSecretExpiresAt;
+  if (!client.previousSecretHash || !expiresAt || expiresAt.getTime() <= Date.now()) return false;
   return secretMatches(secret, client.previousSecretHash);
 }
 
@@ -71,7 +72,8 @@ export async function rotateClientSecret(orm: Orm, customerId: string, graceSeco
   const clientSecret = `sec_${randomBytes(24).toString('base64url')}`;
   const secretHash = await hashSecret(clientSecret);
   return orm.em.fork().transactional(async (em) => {
-    const [client] = await em.find(ApiClientSchema, { customerId }, { orderBy: { createdAt: 'desc' }, limit: 1, lockMode: LockMode.PESSIMISTIC_WRITE });
+    const newest = { orderBy: { createdAt: 'desc' }, limit: 1, lockMode: LockMode.PESSIMISTIC_WRITE } as const;
+    const [client] = await em.find(ApiClientSchema, { customerId }, newest);
     if (!client) throw new CambioError('NOT_FOUND', 'customer not found', { customerId });
     const expiresAt = new Date(Date.now() + graceSeconds * 1000);
     client.previousSecretHash = client.secretHash;
@@ -91,7 +93,9 @@ export async function issueToken(orm: Orm, config: Config, key: KeyPair, clientI
   const em = orm.em.fork();
   const client = await em.findOne(ApiClientSchema, { clientId });
   // Same answer for an unknown client and a wrong secret: the caller learns nothing about which ids exist.
-  if (!client || !(await secretMatches(clientSecret, client.secretHash) || (await previousSecretMatches(clientSecret, client)))) {
+  const matches = async (c: ApiClient) =>
+    (await secretMatches(clientSecret, c.secretHash)) || (await previousSecretMatches(clientSecret, c));
+  if (!client || !(await matches(client))) {
     throw new CambioError('INVALID_CLIENT', 'unknown client or wrong secret');
   }
   const customer = await em.findOne(CustomerSchema, { id: client.customerId });

@@ -34,7 +34,9 @@ async function lockUnmatched(tx: Em, id: string): Promise<InboundPayment> {
   const payment = await findPayment(tx, id, { lock: true });
   if (!payment) throw notFound('inbound payment');
   if (!payment.decided || payment.status !== 'UNMATCHED') {
-    throw new CambioError('INVALID_STATE', `the payment is ${payment.decided ? payment.status : 'not decided yet'}; only an UNMATCHED payment can be resolved`, { status: payment.status });
+    const state = payment.decided ? payment.status : 'not decided yet';
+    const message = `the payment is ${state}; only an UNMATCHED payment can be resolved`;
+    throw new CambioError('INVALID_STATE', message, { status: payment.status });
   }
   return payment;
 }
@@ -49,8 +51,15 @@ export async function returnPayment(s: ServiceContext, id: string, reason: strin
   return inTransaction(em, async (tx) => {
     const payment = await lockUnmatched(tx, id);
     const batch = new SqlBatch();
-    addPosting(batch, { key: `inbound:${id}:return`, operationId: null, customerId: payment.customerId, description: `inbound payment returned: ${reason}`, postings: returnPostings(payment) });
-    addDecision(batch, id, { status: 'RETURNED', returnEndToEndId: returnEndToEndId(id, new Date()), returnReason: reason });
+    addPosting(batch, {
+      key: `inbound:${id}:return`,
+      operationId: null,
+      customerId: payment.customerId,
+      description: `inbound payment returned: ${reason}`,
+      postings: returnPostings(payment),
+    });
+    const returnE2e = returnEndToEndId(id, new Date());
+    addDecision(batch, id, { status: 'RETURNED', returnEndToEndId: returnE2e, returnReason: reason });
     await batch.run(tx);
     return presentInboundPayment((await findPayment(tx, id))!);
   });
@@ -86,7 +95,8 @@ export async function creditPayment(s: ServiceContext, id: string, accountId: st
       }),
       async plan(_tx, account) {
         requireAssetEnabled(account, payment.asset);
-        return { intent: { type: 'DEPOSIT', fundingInstruction: { rail: payment.rail }, inboundPaymentId: payment.id } };
+        const intent = { type: 'DEPOSIT', fundingInstruction: { rail: payment.rail }, inboundPaymentId: payment.id };
+        return { intent };
       },
       completeAtOnce(batch, op) {
         const at = new Date();
@@ -102,7 +112,13 @@ export async function creditPayment(s: ServiceContext, id: string, accountId: st
           },
         ];
         transition(op, 'PROCESSING', at);
-        addPosting(batch, { key: `${op.id}:settle`, operationId: op.id, customerId: op.customerId, description: 'DEPOSIT settlement (credited from suspense)', postings: settlePostings(op) });
+        addPosting(batch, {
+          key: `${op.id}:settle`,
+          operationId: op.id,
+          customerId: op.customerId,
+          description: 'DEPOSIT settlement (credited from suspense)',
+          postings: settlePostings(op),
+        });
         transition(op, 'COMPLETED', at);
         addMovements(batch, op, at);
         addEvent(batch, s.config.taskQueue, {
@@ -114,7 +130,15 @@ export async function creditPayment(s: ServiceContext, id: string, accountId: st
           atTime: at,
           payload: operationEventPayload(op, at),
         });
-        batch.add('update operations set status = ?, states = ?::jsonb, transactions = ?::jsonb, updated_at = ? where id = ?', [op.status, JSON.stringify(op.states), JSON.stringify(op.transactions), op.updatedAt, op.id]);
+        const sql = `update operations set status = ?, states = ?::jsonb, transactions = ?::jsonb, updated_at = ?
+                     where id = ?`;
+        batch.add(sql, [
+          op.status,
+          JSON.stringify(op.states),
+          JSON.stringify(op.transactions),
+          op.updatedAt,
+          op.id,
+        ]);
         addDecision(batch, payment.id, { status: 'CREDITED', operationId: op.id, accountId: op.accountId });
       },
     });

@@ -17,6 +17,9 @@ import type { ServiceContext } from './context';
 import { startPendingWorkflow } from './workflow-starts';
 import { InboundPaymentSchema } from '../../db/entities';
 
+/** What settling a record needs: the workflow client, the outbox (a workflow not started yet), the database. */
+type SettleContext = Pick<ServiceContext, 'orm' | 'temporal' | 'config'>;
+
 export interface InboundPaymentReport {
   amount: { value: string; asset: AssetCode };
   endToEndId?: string;
@@ -28,16 +31,25 @@ export interface InboundPaymentReport {
  * report of an `endToEndId` already recorded returns that record. Without one, `defaultEndToEndId` names it (the
  * API derives it from the idempotency key, so a retried request finds its first attempt's record).
  */
-export async function recordInboundPayment(em: Em, operationId: string, body: InboundPaymentReport, opts: { defaultEndToEndId?: string } = {}): Promise<InboundPayment> {
+export async function recordInboundPayment(
+  em: Em,
+  operationId: string,
+  body: InboundPaymentReport,
+  opts: { defaultEndToEndId?: string } = {},
+): Promise<InboundPayment> {
   const customerId = tenantOf(em);
   const op = await em.fork({ keepTransactionContext: true }).findOne(OperationSchema, { id: operationId });
   if (!op) throw notFound('operation');
-  if (op.type !== 'DEPOSIT') throw new CambioError('INVALID_STATE', `operation is ${op.type}; inbound payments are for a DEPOSIT`, { status: op.status, type: op.type });
+  if (op.type !== 'DEPOSIT') {
+    const message = `operation is ${op.type}; inbound payments are for a DEPOSIT`;
+    throw new CambioError('INVALID_STATE', message, { status: op.status, type: op.type });
+  }
   const value = parseAmountValue(body.amount.value, body.amount.asset, { path: '/amount/value' });
   const endToEndId = body.endToEndId ?? opts.defaultEndToEndId ?? newEndToEndId();
   const rail = (op.intent.fundingInstruction as { rail: string }).rail;
+  const asset = body.amount.asset;
   const { payment } = await inTransaction(em, (tx) =>
-    recordPayment(tx, { customerId, operationId, accountId: op.accountId, amount: value, asset: body.amount.asset, rail, endToEndId }),
+    recordPayment(tx, { customerId, operationId, accountId: op.accountId, amount: value, asset, rail, endToEndId }),
   );
   return payment;
 }
@@ -48,14 +60,15 @@ export async function recordInboundPayment(em: Em, operationId: string, body: In
  * (its start still in the outbox) is started first; one that has closed can no longer match anything, so the
  * record is left UNMATCHED here (a conditional update: only if still undecided).
  */
-export async function settleInboundPayment(s: Pick<ServiceContext, 'orm' | 'temporal' | 'config'>, payment: InboundPayment): Promise<void> {
+export async function settleInboundPayment(s: SettleContext, payment: InboundPayment): Promise<void> {
   if (payment.decided || !payment.operationId) return;
   const workflowId = operationWorkflowId(payment.operationId);
   const handle = s.temporal.workflow.getHandle(workflowId);
   for (let attempt = 1; ; attempt++) {
     try {
       // The update id makes a retried request's update the same update, answered with the same outcome.
-      await handle.executeUpdate(inboundPaymentUpdate, { args: [{ paymentId: payment.id }], updateId: `inbound-payment-${payment.id}` });
+      const updateId = `inbound-payment-${payment.id}`;
+      await handle.executeUpdate(inboundPaymentUpdate, { args: [{ paymentId: payment.id }], updateId });
       return;
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
@@ -74,7 +87,7 @@ export async function settleInboundPayment(s: Pick<ServiceContext, 'orm' | 'temp
  * Settles the records nobody decided for `olderThanSeconds`: their reporter died between step 1 and step 2 (or
  * the workflow could not be reached) and no retry came. The worker runs it periodically; returns how many it saw.
  */
-export async function sweepUndecidedPayments(s: Pick<ServiceContext, 'orm' | 'temporal' | 'config'>, olderThanSeconds: number): Promise<number> {
+export async function sweepUndecidedPayments(s: SettleContext, olderThanSeconds: number): Promise<number> {
   const payments = await undecidedPayments(systemEm(s.orm), olderThanSeconds);
   for (const payment of payments) await settleInboundPayment(s, payment);
   return payments.length;
@@ -102,7 +115,8 @@ const FIELDS: FieldCatalogue = {
 };
 
 export async function listInboundPayments(em: Em, query: ListQuery, cursorSecret: string) {
-  const page = await runList(em, { entity: InboundPaymentSchema, from: 'inbound_payments p', alias: 'p', catalogue: FIELDS }, query, cursorSecret);
+  const resource = { entity: InboundPaymentSchema, from: 'inbound_payments p', alias: 'p', catalogue: FIELDS };
+  const page = await runList(em, resource, query, cursorSecret);
   return { data: page.data.map(presentInboundPayment), meta: page.meta };
 }
 

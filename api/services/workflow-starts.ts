@@ -12,7 +12,7 @@ export interface WorkflowStartRequest {
   args: unknown[];
   /** Keyword search attributes by name (CustomerId, OperationType, OperationStatus). */
   searchAttributes: Record<string, string>;
-  /** One line for the Temporal UI's workflow list (`staticSummary`), e.g. `DEPOSIT 100.00 BRL via PIX_KEY to Acme Ltda`. */
+  /** One line for the Temporal UI's list (`staticSummary`), e.g. `DEPOSIT 100.00 BRL via PIX_KEY to Acme Ltda`. */
   summary?: string | null;
 }
 

@@ -25,9 +25,14 @@ export function auditCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (opts: { since?: string; action?: string; json?: boolean }) => {
       const since = opts.since ? new Date(opts.since) : undefined;
-      if (since && Number.isNaN(since.getTime())) throw new CambioError('VALIDATION_ERROR', '--since must be an ISO 8601 timestamp', { errors: [{ path: '--since', message: 'not a timestamp' }] });
+      if (since && Number.isNaN(since.getTime())) {
+        const errors = [{ path: '--since', message: 'not a timestamp' }];
+        throw new CambioError('VALIDATION_ERROR', '--since must be an ISO 8601 timestamp', { errors });
+      }
       const rows = await withOrm((orm) => listAudit(orm.em.fork(), { since, action: opts.action }));
-      const human = rows.map((r) => `${r.at} ${r.operator} ${r.action} ${r.target}${r.reason ? ` (${r.reason})` : ''} ${JSON.stringify(r.details)}`).join('\n');
+      const line = (r: (typeof rows)[number]) =>
+        `${r.at} ${r.operator} ${r.action} ${r.target}${r.reason ? ` (${r.reason})` : ''} ${JSON.stringify(r.details)}`;
+      const human = rows.map(line).join('\n');
       output(!!opts.json, rows.map(({ prevHash: _p, hash: _h, seq: _s, ...r }) => r), human || 'no audit rows');
     });
   audit
@@ -38,7 +43,9 @@ export function auditCommands(program: Command): void {
       const rows = await withOrm((orm) => listAudit(orm.em.fork()));
       const broken = firstBrokenLink(rows);
       if (broken) {
-        throw new CambioError('INVALID_STATE', `audit log broken at row ${broken.row.id} (#${broken.row.seq}, ${broken.row.action} at ${broken.row.at}): ${broken.problem}`, { id: broken.row.id, seq: broken.row.seq });
+        const { id, seq, action, at } = broken.row;
+        const message = `audit log broken at row ${id} (#${seq}, ${action} at ${at}): ${broken.problem}`;
+        throw new CambioError('INVALID_STATE', message, { id, seq });
       }
       output(!!opts.json, { ok: true, rows: rows.length }, `audit log intact: ${rows.length} rows`);
     });

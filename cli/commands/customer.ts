@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { createCustomer, rotateClientSecret } from '../../api/services/auth';
 import { auditNote } from '../audit';
+import type { ServiceContext } from '../../api/services/context';
 import { setCustomerDisabled } from '../../api/services/customers';
 import { output, withServices } from '../context';
 
@@ -37,8 +38,14 @@ export function customerCommands(program: Command): void {
     .description("a new client secret (shown once); the old one keeps working for CLIENT_SECRET_GRACE_SECONDS")
     .option('--json', 'print JSON')
     .action(async (customerId: string, opts: { json?: boolean }) => {
-      const rotated = await withServices((s) => rotateClientSecret(s.orm, customerId, s.config.clientSecretGraceSeconds));
+      const rotate = (s: ServiceContext) => rotateClientSecret(s.orm, customerId, s.config.clientSecretGraceSeconds);
+      const rotated = await withServices(rotate);
       auditNote({ details: { clientId: rotated.clientId, previousSecretExpiresAt: rotated.previousSecretExpiresAt } });
-      output(!!opts.json, rotated, `clientId ${rotated.clientId}\nclientSecret ${rotated.clientSecret} (shown once)\nthe previous secret works until ${rotated.previousSecretExpiresAt}`);
+      const human = [
+        `clientId ${rotated.clientId}`,
+        `clientSecret ${rotated.clientSecret} (shown once)`,
+        `the previous secret works until ${rotated.previousSecretExpiresAt}`,
+      ];
+      output(!!opts.json, rotated, human.join('\n'));
     });
 }

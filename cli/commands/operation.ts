@@ -36,7 +36,8 @@ export function operationCommands(program: Command): void {
     .action(async (id: string, opts: { amount: string; asset: string; endToEnd?: string; json?: boolean }) => {
       const body = { amount: { value: opts.amount, asset: opts.asset as never }, endToEndId: opts.endToEnd };
       const payment = await withServices(async (s) => reportInboundPayment(s, await scopeOf(s, id), id, body));
-      output(!!opts.json, payment, `payment ${payment.id} of ${payment.amount.value} ${payment.amount.asset} is ${payment.status}`);
+      const { value, asset } = payment.amount;
+      output(!!opts.json, payment, `payment ${payment.id} of ${value} ${asset} is ${payment.status}`);
     });
 
   const withdrawal = program.command('withdrawal').description('withdrawals held for review');

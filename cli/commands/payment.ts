@@ -8,11 +8,12 @@ import { auditNote } from '../audit';
 type Payment = Awaited<ReturnType<typeof listPayments>>[number];
 
 const line = (p: Payment) =>
-  `${p.id} ${p.status.padEnd(9)} ${p.amount.value} ${p.amount.asset} ${p.rail} customer ${p.customerId} deposit ${p.operationId ?? '-'} e2e ${p.endToEndId}`;
+  `${p.id} ${p.status.padEnd(9)} ${p.amount.value} ${p.amount.asset} ${p.rail} customer ${p.customerId}` +
+  ` deposit ${p.operationId ?? '-'} e2e ${p.endToEndId}`;
 
 /** docs/decisions.md, "Inbound payments": operators see every payment and resolve the unmatched ones. */
 export function paymentCommands(program: Command): void {
-  const payment = program.command('payment').description('inbound payments: matched, unmatched (suspense), returned, credited');
+  const payment = program.command('payment').description('inbound payments: matched, unmatched, returned, credited');
   payment
     .command('list')
     .description('list inbound payments, newest first')
@@ -21,7 +22,9 @@ export function paymentCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (opts: { customer?: string; status?: string; json?: boolean }) => {
       if (opts.status && !(INBOUND_PAYMENT_STATUSES as readonly string[]).includes(opts.status)) {
-        throw new CambioError('VALIDATION_ERROR', `--status must be one of ${INBOUND_PAYMENT_STATUSES.join(', ')}`, { errors: [{ path: '--status', message: 'unknown status' }] });
+        const errors = [{ path: '--status', message: 'unknown status' }];
+        const message = `--status must be one of ${INBOUND_PAYMENT_STATUSES.join(', ')}`;
+        throw new CambioError('VALIDATION_ERROR', message, { errors });
       }
       const payments = await withServices((s) => listPayments(s, { customerId: opts.customer, status: opts.status }));
       output(!!opts.json, payments, payments.map(line).join('\n') || 'no payments');
@@ -44,6 +47,6 @@ export function paymentCommands(program: Command): void {
     .action(async (id: string, opts: { account: string; json?: boolean }) => {
       const credited = await withServices((s) => creditPayment(s, id, opts.account));
       auditNote({ details: { operationId: credited.operation.id, amount: credited.payment.amount } });
-      output(!!opts.json, credited, `payment ${credited.payment.id} is CREDITED by deposit ${credited.operation.id} (COMPLETED)`);
+      output(!!opts.json, credited, `payment ${credited.payment.id} is CREDITED by deposit ${credited.operation.id}`);
     });
 }

@@ -28,15 +28,18 @@ export class Migration20261125200000InboundPayments extends Migration {
           "updated_at" = p."created_at"
       from "operations" o where o."id" = p."operation_id";`);
     this.addSql(`update "inbound_payments" set "updated_at" = "created_at" where "updated_at" is null;`);
-    this.addSql(`alter table "inbound_payments" alter column "updated_at" set not null, alter column "decided" set default false;`);
+    this.addSql(`alter table "inbound_payments"
+      alter column "updated_at" set not null, alter column "decided" set default false;`);
     this.addSql(`alter table "inbound_payments" add constraint "inbound_payments_status_check"
       check ("status" in ('MATCHED', 'UNMATCHED', 'RETURNED', 'CREDITED'));`);
     this.addSql(`alter table "inbound_payments" drop constraint "inbound_payments_end_to_end_id_unique";`);
     this.addSql(`create unique index "inbound_payments_reference_unique"
       on "inbound_payments" ("customer_id", "end_to_end_id") where "remainder_of" is null;`);
-    this.addSql(`create index "inbound_payments_list_index" on "inbound_payments" ("customer_id", "created_at", "id");`);
+    this.addSql(`create index "inbound_payments_list_index"
+      on "inbound_payments" ("customer_id", "created_at", "id");`);
     // The sweep looks for records nobody decided; there are few, so a partial index keeps it cheap.
-    this.addSql(`create index "inbound_payments_undecided_index" on "inbound_payments" ("created_at") where not "decided";`);
+    this.addSql(`create index "inbound_payments_undecided_index"
+      on "inbound_payments" ("created_at") where not "decided";`);
   }
 
   override async down(): Promise<void> {
@@ -44,10 +47,12 @@ export class Migration20261125200000InboundPayments extends Migration {
     this.addSql(`drop index "inbound_payments_list_index";`);
     this.addSql(`drop index "inbound_payments_reference_unique";`);
     this.addSql(`delete from "inbound_payments" where "remainder_of" is not null or "operation_id" is null;`);
-    this.addSql(`alter table "inbound_payments" add constraint "inbound_payments_end_to_end_id_unique" unique ("end_to_end_id");`);
+    this.addSql(`alter table "inbound_payments"
+      add constraint "inbound_payments_end_to_end_id_unique" unique ("end_to_end_id");`);
     this.addSql(`alter table "inbound_payments" drop constraint "inbound_payments_status_check";`);
     this.addSql(`alter table "inbound_payments" drop column "account_id", drop column "rail", drop column "status",
-      drop column "decided", drop column "remainder_of", drop column "return_end_to_end_id", drop column "return_reason",
+      drop column "decided", drop column "remainder_of", drop column "return_end_to_end_id",
+      drop column "return_reason",
       drop column "updated_at";`);
     this.addSql(`alter table "inbound_payments" alter column "operation_id" set not null;`);
   }

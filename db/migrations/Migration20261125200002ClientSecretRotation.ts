@@ -7,10 +7,13 @@ import { Migration } from '@mikro-orm/migrations';
  */
 export class Migration20261125200002ClientSecretRotation extends Migration {
   override async up(): Promise<void> {
-    this.addSql(`alter table "api_clients" add column "previous_secret_hash" varchar(255) null, add column "previous_secret_expires_at" timestamptz(3) null;`);
+    this.addSql(`alter table "api_clients"
+      add column "previous_secret_hash" varchar(255) null,
+      add column "previous_secret_expires_at" timestamptz(3) null;`);
   }
 
   override async down(): Promise<void> {
-    this.addSql(`alter table "api_clients" drop column "previous_secret_hash", drop column "previous_secret_expires_at";`);
+    this.addSql(`alter table "api_clients"
+      drop column "previous_secret_hash", drop column "previous_secret_expires_at";`);
   }
 }

@@ -28,14 +28,16 @@ const CHAIN_LOCK = '7243598213371170817';
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
-    return `{${Object.keys(value as object).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
+    const entry = (k: string) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`;
+    return `{${Object.keys(value as object).sort().map(entry).join(',')}}`;
   }
   return JSON.stringify(value ?? null);
 }
 
 /** sha256 over the previous row's hash and this row's fields. */
 export function auditHash(prevHash: string, e: AuditEntry): string {
-  const body = canonical({ id: e.id, at: e.at, operator: e.operator, action: e.action, target: e.target, reason: e.reason, details: e.details });
+  const { id, at, operator, action, target, reason, details } = e;
+  const body = canonical({ id, at, operator, action, target, reason, details });
   return createHash('sha256').update(`${prevHash}\n${body}`).digest('hex');
 }
 
@@ -48,8 +50,10 @@ export async function appendAudit(em: Em, entry: Omit<AuditEntry, 'id' | 'at'>):
     const full: AuditEntry = { ...entry, id: randomUUID(), at: new Date().toISOString() };
     const hash = auditHash(prevHash, full);
     const [row] = await tx.execute(
-      `insert into audit_log (id, at, operator, action, target, reason, details, prev_hash, hash) values (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?) returning seq::text`,
-      [full.id, full.at, full.operator, full.action, full.target, full.reason, JSON.stringify(full.details), prevHash, hash],
+      `insert into audit_log (id, at, operator, action, target, reason, details, prev_hash, hash)
+       values (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?) returning seq::text`,
+      [full.id, full.at, full.operator, full.action, full.target, full.reason, JSON.stringify(full.details), prevHash,
+        hash],
     );
     return { ...full, seq: row.seq, prevHash, hash };
   });
@@ -74,7 +78,13 @@ export async function listAudit(em: Em, filter: { since?: Date; action?: string 
   const params: unknown[] = [];
   if (filter.since) (where.push('at >= ?'), params.push(filter.since));
   if (filter.action) (where.push('action = ?'), params.push(filter.action));
-  const rows = await em.execute(`select seq::text, id, to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at, operator, action, target, reason, details, prev_hash, hash from audit_log ${where.length ? `where ${where.join(' and ')}` : ''} order by audit_log.seq`, params);
+  // `at` as the ISO text that was hashed; ordered by the column, not by the text alias of the same name.
+  const rows = await em.execute(
+    `select seq::text, id, to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at, operator, action,
+       target, reason, details, prev_hash, hash
+     from audit_log ${where.length ? `where ${where.join(' and ')}` : ''} order by audit_log.seq`,
+    params,
+  );
   return rows.map(toRow);
 }
 
@@ -82,8 +92,12 @@ export async function listAudit(em: Em, filter: { since?: Date; action?: string 
 export function firstBrokenLink(rows: AuditRow[]): { row: AuditRow; problem: string } | null {
   let prev = '';
   for (const row of rows) {
-    if (row.prevHash !== prev) return { row, problem: 'its link to the previous row does not match (a row before it was removed or edited)' };
-    if (auditHash(prev, row) !== row.hash) return { row, problem: 'its content does not match its hash (the row was edited)' };
+    if (row.prevHash !== prev) {
+      return { row, problem: 'its link to the previous row does not match (a row before it was removed or edited)' };
+    }
+    if (auditHash(prev, row) !== row.hash) {
+      return { row, problem: 'its content does not match its hash (the row was edited)' };
+    }
     prev = row.hash;
   }
   return null;
