@@ -48,6 +48,8 @@ const local = wf.proxyLocalActivities<Activities>({
 /** One workflow per operation (id `operation-${id}`): the operation's state machine. */
 // Deposits started before inbound payments were decided by the workflow keep the signal-and-count path.
 const DECIDES_PAYMENTS = 'deposit-decides-inbound-payments';
+// Signal-path deposits still running when this code arrived close like the others when they end.
+const SIGNAL_PATH_CLOSES = 'signal-path-deposit-closes';
 
 export async function operationWorkflow(input: OperationWorkflowInput): Promise<string> {
   let status = 'REQUESTED';
@@ -138,6 +140,23 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
     return wf.condition(wf.allHandlersFinished);
   }
 
+  /** The deposit as it ran before payments were decided here: counts payment signals (same commands as then). */
+  async function signalPathDeposit(): Promise<void> {
+    if (!(await wf.condition(() => payments > 0, seconds(input.depositWindowSeconds)))) {
+      await fail('DEPOSIT_EXPIRED', 'no payment arrived within the deposit window');
+      return;
+    }
+    for (;;) {
+      // Counted before the activity: a replay sent right after its FAILED commit may be delivered in the same
+      // activation as the activity's result, and signals are applied first.
+      const seen = replays;
+      track(await acts.reconcileDeposit({ operationId }));
+      if (status === 'COMPLETED') return;
+      // A failed reconciliation stays open: later payments are recorded, an operator's replay re-runs it.
+      if (!(await wf.condition(() => replays > seen, seconds(input.replayWindowSeconds)))) return;
+    }
+  }
+
   switch (input.type) {
     case 'DEPOSIT': {
       if (wf.patched(DECIDES_PAYMENTS)) {
@@ -145,19 +164,17 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
         return status;
       }
       legacy = true;
-      if (!(await wf.condition(() => payments > 0, seconds(input.depositWindowSeconds)))) {
-        await fail('DEPOSIT_EXPIRED', 'no payment arrived within the deposit window');
-        return status;
+      await signalPathDeposit();
+      // A deposit started on the signal path that ends on this code closes like the others: what counted toward
+      // it uncredited, and what nobody decided, becomes UNMATCHED. Histories that ended before have no marker.
+      if (wf.patched(SIGNAL_PATH_CLOSES)) {
+        await acquire();
+        open = false;
+        await acts.closeDeposit({ operationId });
+        busy = false;
+        await wf.condition(wf.allHandlersFinished);
       }
-      for (;;) {
-        // Counted before the activity: a replay sent right after its FAILED commit may be delivered in the same
-        // activation as the activity's result, and signals are applied first.
-        const seen = replays;
-        track(await acts.reconcileDeposit({ operationId }));
-        if (status === 'COMPLETED') return status;
-        // A failed reconciliation stays open: later payments are recorded, an operator's replay re-runs it.
-        if (!(await wf.condition(() => replays > seen, seconds(input.replayWindowSeconds)))) return status;
-      }
+      return status;
     }
     case 'WITHDRAWAL': {
       if (input.requiresReview) {
