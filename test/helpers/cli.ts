@@ -10,7 +10,8 @@ const BIN = path.join(__dirname, '..', '..', 'bin', 'cambio.js');
 /** The operator CLI as installed (the package bin, its own process) on the stack's database and Temporal. */
 export async function cambio(...args: string[]) {
   const { config } = await stack();
-  return run(process.execPath, [BIN, ...args], { env: { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, LOG_LEVEL: 'warn', CAMBIO_OPERATOR: 'test-operator' } });
+  const env = { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, LOG_LEVEL: 'warn', CAMBIO_OPERATOR: 'test-operator' };
+  return run(process.execPath, [BIN, ...args], { env });
 }
 
 /** A failing command's exit code and its error body (the API's error shape, on stderr). */

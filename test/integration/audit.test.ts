@@ -30,7 +30,8 @@ async function underReview(c: TestCustomer): Promise<string> {
 
 async function pendingInstruction(c: TestCustomer, key: string): Promise<string> {
   const { http } = await stack();
-  const created = await http.post('/api/beneficiaries').set(c.auth).set(idem()).send(beneficiaryBody(pixInstruction('EMAIL', key)));
+  const body = beneficiaryBody(pixInstruction('EMAIL', key));
+  const created = await http.post('/api/beneficiaries').set(c.auth).set(idem()).send(body);
   expect(created.status).to.equal(201);
   return created.body.paymentInstructions[0].id;
 }
@@ -45,9 +46,11 @@ describe('operator audit log and secret rotation', function () {
     const c = await newCustomer('Audited Ops');
     const account = await activeAccount(c, ['BRL']);
     const [toApprove, toReject] = [await underReview(c), await underReview(c)];
-    const [instrA, instrB] = [await pendingInstruction(c, 'a@example.com'), await pendingInstruction(c, 'b@example.com')];
+    const instrA = await pendingInstruction(c, 'a@example.com');
+    const instrB = await pendingInstruction(c, 'b@example.com');
     const dep = await openDeposit(c, account.id, '10.00');
-    const extra = (await Promise.all([pay(c, dep.id, '10.00'), pay(c, dep.id, '10.00'), pay(c, dep.id, '10.00')])).map((r) => r.body).filter((p) => p.status === 'UNMATCHED');
+    const paid = await Promise.all([pay(c, dep.id, '10.00'), pay(c, dep.id, '10.00'), pay(c, dep.id, '10.00')]);
+    const extra = paid.map((r) => r.body).filter((p) => p.status === 'UNMATCHED');
     const short = await openDeposit(c, account.id, '10.00');
     await eventually(() => pay(c, short.id, '5.00'), (r) => r.status === 200);
 
@@ -77,8 +80,8 @@ describe('operator audit log and secret rotation', function () {
     const rows: AuditRow[] = await json('audit', 'list', '--since', since);
     const actions = rows.map((r) => r.action).sort();
     expect(actions).to.include.members([
-      'customer.create', 'customer.disable', 'customer.enable', 'customer.rotate-secret', 'account.approve', 'account.reject',
-      'account.tag', 'instruction.approve', 'instruction.reject', 'payment.return', 'payment.credit', 'deposit.pay',
+      'customer.create', 'customer.disable', 'customer.enable', 'customer.rotate-secret', 'account.approve',
+      'account.reject', 'account.tag', 'instruction.approve', 'instruction.reject', 'payment.return', 'payment.credit', 'deposit.pay',
       'deposit.replay', 'withdrawal.approve', 'withdrawal.reject', 'webhook.redeliver',
     ]);
     const one = (action: string) => rows.find((r) => r.action === action)!;
@@ -88,7 +91,8 @@ describe('operator audit log and secret rotation', function () {
     expect(one('account.reject')).to.deep.include({ target: toReject, reason: 'blurry documents' });
     expect(one('payment.return')).to.deep.include({ target: extra[0].id, reason: 'paid twice' });
     expect(one('payment.credit').details).to.deep.include({ account: account.id, outcome: 'OK' });
-    expect(one('withdrawal.approve').details.outcome, 'a refused action is recorded with its code').to.equal('INVALID_STATE');
+    const refusedHold = one('withdrawal.approve').details.outcome;
+    expect(refusedHold, 'a refused action is recorded with its code').to.equal('INVALID_STATE');
     expect(one('webhook.redeliver').details.outcome).to.equal('NOT_FOUND');
     expect(JSON.stringify(one('customer.rotate-secret'))).not.to.contain('sec_');
     const filtered: AuditRow[] = await json('audit', 'list', '--since', since, '--action', 'account.reject');
@@ -97,9 +101,10 @@ describe('operator audit log and secret rotation', function () {
 
     // Append-only: the table refuses changes.
     const em = systemEm(services.orm);
-    const refused = await em.execute(`update audit_log set reason = 'nothing happened' where id = ?`, [one('account.reject').id]).catch((e: Error) => e);
+    const victim = one('account.reject').id;
+    const refused = await em.execute(`update audit_log set reason = 'nothing happened' where id = ?`, [victim]).catch((e: Error) => e);
     expect(String(refused)).to.contain('append-only');
-    const notDeleted = await em.execute(`delete from audit_log where id = ?`, [one('account.reject').id]).catch((e: Error) => e);
+    const notDeleted = await em.execute(`delete from audit_log where id = ?`, [victim]).catch((e: Error) => e);
     expect(String(notDeleted)).to.contain('append-only');
   });
 
@@ -134,10 +139,11 @@ describe('operator audit log and secret rotation', function () {
     const path = await import('node:path');
     const bin = path.join(__dirname, '..', '..', 'bin', 'cambio.js');
     const env = { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, CLIENT_SECRET_GRACE_SECONDS: '3' };
-    const rotated = JSON.parse((await promisify(execFile)(process.execPath, [bin, 'customer', 'rotate-secret', created.customerId, '--json'], { env })).stdout);
+    const args = [bin, 'customer', 'rotate-secret', created.customerId, '--json'];
+    const rotated = JSON.parse((await promisify(execFile)(process.execPath, args, { env })).stdout);
     expect(rotated).to.deep.include({ customerId: created.customerId, clientId: created.clientId });
     expect(rotated.clientSecret).to.be.a('string').and.not.equal(created.clientSecret);
-    const token = (secret: string) => http.post('/api/oauth/client/token').send({ clientId: created.clientId, clientSecret: secret });
+    const token = (clientSecret: string) => http.post('/api/oauth/client/token').send({ clientId: created.clientId, clientSecret });
     expect((await token(created.clientSecret)).status, 'old secret in the grace period').to.equal(200);
     expect((await token(rotated.clientSecret)).status, 'new secret').to.equal(200);
     const expired = await eventually(() => token(created.clientSecret), (r) => r.status !== 200, 10000, 500);

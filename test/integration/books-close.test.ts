@@ -31,7 +31,8 @@ async function allPayments(c: TestCustomer): Promise<Payment[]> {
   const out: Payment[] = [];
   let cursor: string | undefined;
   do {
-    const res = await http.get('/api/inbound-payments').query({ limit: 100, ...(cursor ? { cursor } : {}) }).set(c.auth);
+    const query = { limit: 100, ...(cursor ? { cursor } : {}) };
+    const res = await http.get('/api/inbound-payments').query(query).set(c.auth);
     expect(res.status).to.equal(200);
     out.push(...res.body.data);
     cursor = res.body.meta.nextCursor ?? undefined;
@@ -47,7 +48,8 @@ describe('the books close after a race of payments', function () {
   it('50 deposits, 2-3 concurrent payments each, excess, short, late and after the replay window', async () => {
     const c = await newCustomer('Race Ltda');
     const account = await activeAccount(c, ['BRL']);
-    const plan: Kind[] = [...Array(20).fill('exact'), ...Array(10).fill('excess'), ...Array(10).fill('short'), ...Array(10).fill('late')];
+    const kinds = (kind: Kind, n: number): Kind[] => Array(n).fill(kind);
+    const plan: Kind[] = [...kinds('exact', 20), ...kinds('excess', 10), ...kinds('short', 10), ...kinds('late', 10)];
     const deposits: Array<{ id: string; kind: Kind; value: string; i: number }> = [];
     await inBatches(plan.map((kind, i) => ({ kind, i })), 10, async ({ kind, i }) => {
       const value = new Decimal(10 + i).toFixed(2);
@@ -78,7 +80,9 @@ describe('the books close after a race of payments', function () {
     });
     // After the short deposits' replay windows: what counted toward them is unmatched, and so is a new payment.
     const shorts = deposits.filter((d) => d.kind === 'short');
-    await eventually(async () => (await allPayments(c)).filter((p) => shorts.some((d) => d.id === p.operationId) && p.status === 'MATCHED').length, (n) => n === 0, 30000, 250);
+    const ofShorts = (p: Payment) => shorts.some((d) => d.id === p.operationId);
+    const stillMatched = async () => (await allPayments(c)).filter((p) => ofShorts(p) && p.status === 'MATCHED').length;
+    await eventually(stillMatched, (n) => n === 0, 30000, 250);
     await Promise.all(shorts.slice(0, 5).map((d) => send(d.id, '2.00')));
 
     // Operators resolve some of the suspense: three returned, three credited.
@@ -93,30 +97,38 @@ describe('the books close after a race of payments', function () {
     const by = (status: string) => sum(payments.filter((p) => p.status === status).map((p) => p.amount.value));
     const received = sum(sent);
     expect(payments.filter((p) => !p.remainderOf)).to.have.length(sent.length);
-    expect(new Decimal(by('MATCHED')).plus(by('UNMATCHED')).plus(by('RETURNED')).plus(by('CREDITED')).toFixed(2), 'received = matched + unmatched + returned + credited').to.equal(received);
+    const accounted = new Decimal(by('MATCHED')).plus(by('UNMATCHED')).plus(by('RETURNED')).plus(by('CREDITED')).toFixed(2);
+    expect(accounted, 'received = matched + unmatched + returned + credited').to.equal(received);
 
     // Each deposit: COMPLETED exactly when its matched payments cover its quote, and then exactly that amount.
     for (const d of deposits) {
       const op = await getOp(c, d.id);
-      const matched = sum(payments.filter((p) => p.operationId === d.id && p.status === 'MATCHED').map((p) => p.amount.value));
+      const matchedTo = payments.filter((p) => p.operationId === d.id && p.status === 'MATCHED');
+      const matched = sum(matchedTo.map((p) => p.amount.value));
       const expected = d.kind === 'exact' || d.kind === 'excess' ? 'COMPLETED' : 'FAILED';
       expect(op.currentState.status, `${d.kind} deposit ${d.id}`).to.equal(expected);
       expect(matched, `${d.kind} deposit ${d.id} credited`).to.equal(expected === 'COMPLETED' ? d.value : '0.00');
     }
-    const creditedByDeposits = sum(deposits.filter((d) => d.kind === 'exact' || d.kind === 'excess').map((d) => d.value));
+    const completing = deposits.filter((d) => d.kind === 'exact' || d.kind === 'excess');
+    const creditedByDeposits = sum(completing.map((d) => d.value));
     expect(by('MATCHED')).to.equal(creditedByDeposits);
     expect(by('CREDITED')).to.equal(sum(credits.map((x) => x.operation.targetAmount.value)));
 
     // The ledger agrees: the account holds what deposits and operators credited, the suspense what is unmatched.
-    expect((await balance(c, account.id, 'BRL')).available).to.equal(new Decimal(creditedByDeposits).plus(by('CREDITED')).toFixed(2));
-    const [row] = await systemEm(services.orm).execute(`select coalesce(sum(amount), 0)::numeric(38,2)::text as s from ledger_entries where book = ?`, [`suspense:${c.customerId}`]);
+    const credited = new Decimal(creditedByDeposits).plus(by('CREDITED')).toFixed(2);
+    expect((await balance(c, account.id, 'BRL')).available).to.equal(credited);
+    const suspenseSql = `select coalesce(sum(amount), 0)::numeric(38,2)::text as s from ledger_entries where book = ?`;
+    const [row] = await systemEm(services.orm).execute(suspenseSql, [`suspense:${c.customerId}`]);
     expect(row.s, 'suspense = unmatched').to.equal(by('UNMATCHED'));
     const [world] = await systemEm(services.orm).execute(
-      `select coalesce(-sum(e.amount), 0)::numeric(38,2)::text as s from ledger_entries e join ledger_transactions t on t.id = e.transaction_id
-       where e.book like 'world:%' and t.key like 'inbound:%' and t.key in (select 'inbound:' || id || ':' || k from inbound_payments, unnest(array['receive', 'return']) k where customer_id = ?)`,
+      `select coalesce(-sum(e.amount), 0)::numeric(38,2)::text as s
+       from ledger_entries e join ledger_transactions t on t.id = e.transaction_id
+       where e.book like 'world:%' and t.key in (
+         select 'inbound:' || id || ':' || k from inbound_payments, unnest(array['receive', 'return']) k where customer_id = ?)`,
       [c.customerId],
     );
-    expect(world.s, 'net received through the rail = received - returned').to.equal(new Decimal(received).minus(by('RETURNED')).toFixed(2));
+    const net = new Decimal(received).minus(by('RETURNED')).toFixed(2);
+    expect(world.s, 'net received through the rail = received - returned').to.equal(net);
     await assertLedgerBalanced();
   });
 });

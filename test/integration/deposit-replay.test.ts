@@ -17,7 +17,7 @@ const workflowsPath = require.resolve('../../workflows');
 describe('deposit histories across the inbound-payment update', function () {
   this.timeout(60000);
 
-  it('replays a deposit recorded on the signal path (payment signal, failed reconciliation, replay, completed)', async () => {
+  it('replays a deposit recorded on the signal path (payment, failed reconciliation, replay, completed)', async () => {
     await stack(); // installs the SDK runtime with its quiet logger before the replay worker
     // Recorded with workflows/operation.ts as it was before the change, on a dev server, with stub activities.
     const bytes = fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'histories', 'deposit-signal-path.binpb'));

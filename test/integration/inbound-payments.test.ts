@@ -9,7 +9,7 @@ import { recordInboundPayment, sweepUndecidedPayments } from '../../api/services
 import { activeAccount } from '../helpers/fixtures';
 import { assertLedgerBalanced, balance, getOp, untilStatus } from '../helpers/money';
 import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
-import { openDeposit, pay, paymentsOf } from '../helpers/inbound-payments';
+import { openDeposit, pay, paymentsOf, PaymentView } from '../helpers/inbound-payments';
 
 const e2e = () => `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
 
@@ -26,20 +26,23 @@ describe('inbound payments', function () {
   it('a deposit paid twice completes once: the second payment is UNMATCHED in suspense, not lost', async () => {
     const before = await balance(c, accountId, 'BRL');
     const dep = await openDeposit(c, accountId, '100.00');
-    const [first, second] = [await pay(c, dep.id, '100.00', { endToEndId: e2e() }), await pay(c, dep.id, '100.00', { endToEndId: e2e() })];
+    const first = await pay(c, dep.id, '100.00', { endToEndId: e2e() });
+    const second = await pay(c, dep.id, '100.00', { endToEndId: e2e() });
     expect([first.status, second.status]).to.deep.equal([200, 200]);
-    expect(first.body).to.deep.include({ status: 'MATCHED', operationId: dep.id, accountId, rail: 'PIX_KEY', customerId: c.customerId });
+    expect(first.body).to.deep.include({ status: 'MATCHED', operationId: dep.id, accountId, rail: 'PIX_KEY' });
+    expect(first.body.customerId).to.equal(c.customerId);
     expect(first.body.amount).to.deep.equal({ value: '100.00', asset: 'BRL', decimals: 2 });
     expect(second.body).to.deep.include({ status: 'UNMATCHED', operationId: dep.id });
     const op = await untilStatus(c, dep.id, 'COMPLETED');
-    expect(op.transactions.map((t: { id: string; amount: { value: string } }) => [t.id, t.amount.value])).to.deep.equal([[first.body.id, '100.00']]);
+    const credits = op.transactions.map((t: { id: string; amount: { value: string } }) => [t.id, t.amount.value]);
+    expect(credits).to.deep.equal([[first.body.id, '100.00']]);
     expect((await balance(c, accountId, 'BRL')).available).to.equal(new Decimal(before.available).plus(100).toFixed(2));
     const unmatched = await paymentsOf(c, `operationId[eq]=${dep.id};status[eq]=UNMATCHED`);
     expect(unmatched.map((p) => p.id)).to.deep.equal([second.body.id]);
     await assertLedgerBalanced();
   });
 
-  it('an overpayment completes with the quoted amount and splits the excess off as an UNMATCHED remainder', async () => {
+  it('an overpayment completes with the quoted amount; the excess is split off as an UNMATCHED remainder', async () => {
     const dep = await openDeposit(c, accountId, '100.00');
     const paid = await pay(c, dep.id, '150.00');
     expect(paid.status).to.equal(200);
@@ -53,7 +56,7 @@ describe('inbound payments', function () {
     expect(remainder[0].amount.value).to.equal('50.00');
   });
 
-  it('an underpayment fails AMOUNT_MISMATCH; a top-up that overshoots and a replay complete it with a remainder', async () => {
+  it('an underpayment fails AMOUNT_MISMATCH; an overshooting top-up and a replay complete it, with a remainder', async () => {
     const { services } = await stack();
     const before = await balance(c, accountId, 'BRL');
     const dep = await openDeposit(c, accountId, '100.00');
@@ -66,7 +69,8 @@ describe('inbound payments', function () {
     expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
     const replayed = await replayDeposit(services, tenantEm(services.orm, c.customerId), dep.id);
     expect(replayed.currentState.status).to.equal('COMPLETED');
-    expect(replayed.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal(['60.00', '40.00']);
+    const used = replayed.transactions.map((t: { amount: { value: string } }) => t.amount.value);
+    expect(used).to.deep.equal(['60.00', '40.00']);
     const records = await paymentsOf(c, `operationId[eq]=${dep.id}`);
     const remainder = records.find((p) => p.remainderOf === topUp.body.id);
     expect(remainder).to.deep.include({ status: 'UNMATCHED' });
@@ -75,7 +79,7 @@ describe('inbound payments', function () {
     expect((await balance(c, accountId, 'BRL')).available).to.equal(new Decimal(before.available).plus(100).toFixed(2));
   });
 
-  it('payments after expiry and after the replay window are kept UNMATCHED (no 409); the failed deposit credits nothing', async () => {
+  it('payments after expiry and after the replay window are kept UNMATCHED (no 409); nothing is credited', async () => {
     const before = await balance(c, accountId, 'BRL');
     const expired = await openDeposit(c, accountId, '10.00', { deposit: 1, replay: 1 });
     const expiredOp = await untilStatus(c, expired.id, 'FAILED');
@@ -87,7 +91,8 @@ describe('inbound payments', function () {
     const short = await openDeposit(c, accountId, '10.00', { deposit: 30, replay: 2 });
     expect((await pay(c, short.id, '4.00')).body.status).to.equal('MATCHED');
     await untilStatus(c, short.id, 'FAILED');
-    await eventually(() => paymentsOf(c, `operationId[eq]=${short.id}`), (ps) => ps.length === 1 && ps[0].status === 'UNMATCHED', 20000, 200);
+    const released = (ps: PaymentView[]) => ps.length === 1 && ps[0].status === 'UNMATCHED';
+    await eventually(() => paymentsOf(c, `operationId[eq]=${short.id}`), released, 20000, 200);
     const afterWindow = await pay(c, short.id, '6.00');
     expect([afterWindow.status, afterWindow.body.status]).to.deep.equal([200, 'UNMATCHED']);
     expect((await getOp(c, short.id)).currentState.status).to.equal('FAILED');
@@ -105,7 +110,8 @@ describe('inbound payments', function () {
     expect(again.body.status).to.equal('MATCHED');
     expect((await paymentsOf(c, `operationId[eq]=${dep.id}`)).map((p) => p.id)).to.deep.equal([first.body.id]);
     const { services } = await stack();
-    const [{ n }] = await systemEm(services.orm).execute(`select count(*)::int as n from ledger_transactions where key like ?`, [`inbound:${first.body.id}:%`]);
+    const sql = `select count(*)::int as n from ledger_transactions where key like ?`;
+    const [{ n }] = await systemEm(services.orm).execute(sql, [`inbound:${first.body.id}:%`]);
     expect(n, 'its arrival is posted once').to.equal(1);
   });
 
@@ -114,7 +120,8 @@ describe('inbound payments', function () {
     const key = randomUUID();
     const first = await pay(c, dep.id, '5.00', { key });
     const replay = await pay(c, dep.id, '5.00', { key });
-    expect([replay.status, replay.headers['idempotent-replayed'], replay.body.id]).to.deep.equal([200, 'true', first.body.id]);
+    const answer = [replay.status, replay.headers['idempotent-replayed'], replay.body.id];
+    expect(answer).to.deep.equal([200, 'true', first.body.id]);
     const other = await pay(c, dep.id, '6.00', { key });
     expect([other.status, other.body.code]).to.deep.equal([422, 'IDEMPOTENCY_KEY_REUSED']);
     expect(await paymentsOf(c, `operationId[eq]=${dep.id}`)).to.have.length(1);
@@ -152,9 +159,10 @@ describe('inbound payments', function () {
     const orphanOpen = await recordInboundPayment(em(), open.id, { amount: { value: '12.00', asset: 'BRL' } });
     const orphanClosed = await recordInboundPayment(em(), closed.id, { amount: { value: '12.00', asset: 'BRL' } });
     expect(await sweepUndecidedPayments(services, 0)).to.be.at.least(2);
-    expect((await paymentsOf(c, `operationId[eq]=${open.id}`)).map((p) => [p.id, p.status])).to.deep.equal([[orphanOpen.id, 'MATCHED']]);
+    const statusOf = async (id: string) => (await paymentsOf(c, `operationId[eq]=${id}`)).map((p) => [p.id, p.status]);
+    expect(await statusOf(open.id)).to.deep.equal([[orphanOpen.id, 'MATCHED']]);
     await untilStatus(c, open.id, 'COMPLETED');
-    expect((await paymentsOf(c, `operationId[eq]=${closed.id}`)).map((p) => [p.id, p.status])).to.deep.equal([[orphanClosed.id, 'UNMATCHED']]);
+    expect(await statusOf(closed.id)).to.deep.equal([[orphanClosed.id, 'UNMATCHED']]);
     expect(await sweepUndecidedPayments(services, 0), 'nothing left undecided').to.equal(0);
   });
 });

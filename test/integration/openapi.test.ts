@@ -135,10 +135,14 @@ describe('/openapi.json', () => {
       const { http } = await stack();
       const account = await activeAccount(customer, ['BRL']);
       const q = await quote(customer, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '5.00' });
-      const deposit = await http.post('/api/operations/deposit').set(customer.auth).set(idem()).send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
-      const paid = await http.post(`/api/sandbox/operations/${deposit.body.id}/inbound-payment`).set(customer.auth).set(idem()).send({ amount: { value: '7.00', asset: 'BRL' } });
+      const body = { accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } };
+      const deposit = await http.post('/api/operations/deposit').set(customer.auth).set(idem()).send(body);
+      const payment = { amount: { value: '7.00', asset: 'BRL' } };
+      const path = `/api/sandbox/operations/${deposit.body.id}/inbound-payment`;
+      const paid = await http.post(path).set(customer.auth).set(idem()).send(payment);
       expectConforms('post', '/api/sandbox/operations/{operationId}/inbound-payment', paid);
-      expectConforms('get', '/api/inbound-payments/{paymentId}', await http.get(`/api/inbound-payments/${paid.body.id}`).set(customer.auth));
+      const one = await http.get(`/api/inbound-payments/${paid.body.id}`).set(customer.auth);
+      expectConforms('get', '/api/inbound-payments/{paymentId}', one);
       expectConforms('get', '/api/inbound-payments', await http.get('/api/inbound-payments').set(customer.auth));
     });
 

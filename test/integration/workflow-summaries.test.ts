@@ -14,7 +14,8 @@ describe('workflow summaries in the Temporal UI', function () {
     const c = await newCustomer();
     const account = await activeAccount(c, ['BRL'], { legalName: 'Summary Comércio Ltda' });
     const q = await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '100.00' });
-    const dep = await http.post('/api/operations/deposit').set(c.auth).set(idem()).send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
+    const body = { accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } };
+    const dep = await http.post('/api/operations/deposit').set(c.auth).set(idem()).send(body);
     expect(dep.status).to.equal(201);
     const deposit = await untilStarted(services.temporal.workflow.getHandle(operationWorkflowId(dep.body.id)));
     expect(await deposit.staticSummary()).to.equal('DEPOSIT 100.00 BRL via PIX_KEY to Summary Comércio Ltda');
