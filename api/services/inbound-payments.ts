@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { Em, systemEm, tenantOf } from '../../db/orm';
-import { InboundPayment, INBOUND_PAYMENT_STATUSES, OperationSchema } from '../../db/entities';
+import { InboundPayment, InboundPaymentSchema, INBOUND_PAYMENT_STATUSES, OperationSchema } from '../../db/entities';
 import { findPayment, leaveUnmatched, recordPayment, undecidedPayments } from '../../db/repositories/inbound-payments';
 import { inTransaction } from '../../db/transaction';
 import type { AssetCode } from '../../domain/assets';
@@ -15,7 +15,6 @@ import { ListQuery, runList } from '../lists/run-list';
 import { presentInboundPayment } from '../presenters/inbound-payment';
 import type { ServiceContext } from './context';
 import { startPendingWorkflow } from './workflow-starts';
-import { InboundPaymentSchema } from '../../db/entities';
 
 /** What settling a record needs: the workflow client, the outbox (a workflow not started yet), the database. */
 type SettleContext = Pick<ServiceContext, 'orm' | 'temporal' | 'config'>;
