@@ -2,13 +2,14 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Em } from '../db/orm';
 import { SqlBatch } from '../db/batch';
 import { entityFromRow } from '../db/rows';
-import { InboundPaymentSchema, Operation, OperationSchema, OperationStatus } from '../db/entities';
+import { InboundPayment, InboundPaymentStatus, Operation, OperationSchema, OperationStatus } from '../db/entities';
+import { addDecision, addRemainder, findPayment, paymentsOfDeposit } from '../db/repositories/inbound-payments';
 import { addEvent } from '../db/repositories/events';
 import { addPosting } from '../db/repositories/ledger';
 import { addMovements } from '../db/repositories/movements';
 import type { AssetCode } from '../domain/assets';
 import { Dec, formatAmount } from '../domain/money';
-import { releasePostings, settlePostings } from '../domain/postings';
+import { receivePostings, releasePostings, settlePostings } from '../domain/postings';
 import { Reason, transition } from '../domain/states';
 import { operationEventPayload } from '../events/operation';
 import { amount } from '../api/presenters/amount';
@@ -20,6 +21,13 @@ const FINAL: readonly OperationStatus[] = ['COMPLETED', 'FAILED'];
 export const FAILING_PAYOUT_KEY = 'payout-fails@example.com';
 
 export type ReconcileOutcome = 'COMPLETED' | 'FAILED';
+
+/** `open`: the deposit still takes payments (waiting, or FAILED and replayable). */
+export interface DecideInput {
+  operationId: string;
+  paymentId: string;
+  open: boolean;
+}
 
 /**
  * Operation steps. Each runs in one database transaction holding the operation's row lock, checks the state
@@ -116,35 +124,89 @@ export function createOperationActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Matches every inbound payment recorded for a deposit against its quote: the payer must send exactly the
-     * quote's source amount in its source asset. Runs again on replay, over all payments, late ones included.
+     * Decides one inbound payment reported for this deposit (the workflow's `inboundPayment` update runs it, one at
+     * a time): while the deposit is `open` (waiting, or FAILED and replayable) a payment in its source asset counts
+     * toward it (MATCHED); otherwise, or in another asset, it is UNMATCHED and stays in the customer's suspense. A
+     * record already decided keeps its decision (the retry of an update).
+     */
+    async decideInboundPayment(input: DecideInput): Promise<InboundPaymentStatus> {
+      return inTx(async (em) => {
+        const op = await lock(em, input.operationId);
+        const payment = await findPayment(em, input.paymentId, { lock: true });
+        if (!payment || payment.operationId !== op.id) {
+          throw new Error(`payment ${input.paymentId} is not one of operation ${op.id}`);
+        }
+        if (payment.decided) return payment.status;
+        const counts = input.open && op.status !== 'COMPLETED' && payment.asset === op.sourceAsset;
+        const status = counts ? 'MATCHED' : 'UNMATCHED';
+        const batch = new SqlBatch();
+        addDecision(batch, payment.id, { status });
+        await batch.run(em);
+        return status;
+      });
+    },
+
+    /**
+     * Reconciles a deposit over the payments that count toward it (MATCHED, oldest first; an undecided record of
+     * an open deposit counts too: its reporter died before asking). Enough: the deposit takes exactly the quote's
+     * source amount out of the customer's suspense and completes; the excess is split off the payment that crossed
+     * the amount as an UNMATCHED remainder, and later payments become UNMATCHED whole. Short: FAILED
+     * (AMOUNT_MISMATCH, or ASSET_MISMATCH when a payment came in another asset), replayable after a top-up.
      */
     async reconcileDeposit(input: { operationId: string }): Promise<ReconcileOutcome> {
       return inTx(async (em) => {
         const op = await lock(em, input.operationId);
         if (op.status === 'COMPLETED') return 'COMPLETED';
-        const payments = await em.find(InboundPaymentSchema, { operationId: op.id }, { orderBy: { createdAt: 'asc' } });
-        const wrongAsset = payments.find((p) => p.asset !== op.sourceAsset);
-        const received = payments.filter((p) => p.asset === op.sourceAsset).reduce((sum, p) => sum.plus(p.amount), new Dec(0));
-        const matched = !wrongAsset && received.eq(op.sourceAmount);
+        const payments = await paymentsOfDeposit(em, op.id);
+        const batch = new SqlBatch();
+        for (const p of payments.filter((x) => !x.decided)) {
+          p.status = p.asset === op.sourceAsset ? 'MATCHED' : 'UNMATCHED';
+          addDecision(batch, p.id, { status: p.status });
+        }
+        const matched = payments.filter((p) => p.status === 'MATCHED');
+        const wrongAsset = payments.find((p) => p.asset !== op.sourceAsset && !p.remainderOf);
+        const received = matched.reduce((sum, p) => sum.plus(p.amount), new Dec(0));
         const rail = (op.intent.fundingInstruction as { rail: string }).rail;
-        op.transactions = payments.map((p) => ({
+        const credit = (p: InboundPayment, value: Dec, status: string) => ({
           id: p.id,
           type: rail === 'PIX_KEY' ? 'PIX' : rail,
-          direction: 'CREDIT',
-          amount: amount(p.amount, p.asset),
-          status: matched ? 'COMPLETED' : 'FAILED',
+          direction: 'CREDIT' as const,
+          amount: amount(value, p.asset),
+          status,
           endToEnd: p.endToEndId,
           createdAt: p.createdAt.toISOString(),
-        }));
-        const batch = new SqlBatch();
-        if (matched) {
+        });
+        if (received.gte(op.sourceAmount)) {
+          let left = op.sourceAmount;
+          op.transactions = [];
+          for (const p of matched) {
+            // Rows recorded before suspense existed arrive now; for the others the key was posted at record time.
+            addPosting(batch, {
+              key: `inbound:${p.id}:receive`,
+              operationId: null,
+              customerId: op.customerId,
+              description: 'inbound payment received',
+              postings: receivePostings({ ...p, customerId: op.customerId }),
+            });
+            if (left.isZero()) {
+              addDecision(batch, p.id, { status: 'UNMATCHED' });
+            } else if (p.amount.gt(left)) {
+              addDecision(batch, p.id, { status: 'MATCHED', amount: left });
+              addRemainder(batch, p, p.amount.minus(left));
+              op.transactions.push(credit(p, left, 'COMPLETED'));
+              left = new Dec(0);
+            } else {
+              op.transactions.push(credit(p, p.amount, 'COMPLETED'));
+              left = left.minus(p.amount);
+            }
+          }
           transition(op, 'PROCESSING', new Date());
           complete(batch, op);
           save(batch, op);
           await batch.run(em);
           return 'COMPLETED';
         }
+        op.transactions = matched.map((p) => credit(p, p.amount, 'FAILED'));
         if (op.status !== 'FAILED') {
           const reason: Reason = wrongAsset
             ? { code: 'ASSET_MISMATCH', message: `expected ${op.sourceAsset}, received ${wrongAsset.asset}`, details: { expectedAsset: op.sourceAsset, receivedAsset: wrongAsset.asset } }
@@ -157,6 +219,22 @@ export function createOperationActivities(deps: ActivityDeps) {
         save(batch, op);
         await batch.run(em);
         return 'FAILED';
+      });
+    },
+
+    /**
+     * The deposit takes no more payments (completed, expired, or its replay window closed): whatever still counts
+     * toward it without having been credited, and whatever nobody decided, is UNMATCHED from now on.
+     */
+    async closeDeposit(input: { operationId: string }): Promise<number> {
+      return inTx(async (em) => {
+        const op = await lock(em, input.operationId);
+        const uncredited = (p: InboundPayment) => p.status === 'MATCHED' && op.status !== 'COMPLETED';
+        const open = (await paymentsOfDeposit(em, op.id)).filter((p) => !p.decided || uncredited(p));
+        const batch = new SqlBatch();
+        for (const p of open) addDecision(batch, p.id, { status: 'UNMATCHED' });
+        await batch.run(em);
+        return open.length;
       });
     },
 

@@ -6,6 +6,9 @@ import { instructionCommands } from './commands/instruction';
 import { operationCommands } from './commands/operation';
 import { webhookCommands } from './commands/webhook';
 import { reportCommands } from './commands/report';
+import { paymentCommands } from './commands/payment';
+import { auditCommands as auditLogCommands } from './commands/audit';
+import { auditCommands, auditFailure, takeOperator } from './audit';
 
 const program = new Command();
 program.name('cambio').description('Cambio operator CLI: acts through the same services and workflows as the API');
@@ -15,8 +18,12 @@ instructionCommands(program);
 operationCommands(program);
 webhookCommands(program);
 reportCommands(program);
+paymentCommands(program);
+auditLogCommands(program);
+auditCommands(program);
 
-program.parseAsync(process.argv).catch((err) => {
+program.parseAsync(takeOperator(process.argv)).catch(async (err) => {
+  await auditFailure(err).catch((e) => console.error(`audit log not written: ${e instanceof Error ? e.message : e}`));
   if (err instanceof CambioError) {
     console.error(JSON.stringify({ code: err.code, message: err.message, details: err.details }));
   } else {

@@ -40,6 +40,8 @@ export interface Config {
   httpKeepAliveTimeoutMs: number;
   workerMetricsAddress: string | undefined;
   customerCacheSeconds: number;
+  /** How long a client's previous secret keeps working after `cambio customer rotate-secret`. */
+  clientSecretGraceSeconds: number;
   /** Bytes of list pages an API process keeps to answer unchanged lists from (0: none). */
   listCacheBytes: number;
   shutdownGraceSeconds: number;
@@ -110,6 +112,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerMetricsAddress: env.WORKER_METRICS_ADDRESS || undefined,
     // How long an API process trusts its last look at a customer's status: the lag of `cambio customer disable`.
     customerCacheSeconds: int(env.CUSTOMER_CACHE_SECONDS, 5, 'CUSTOMER_CACHE_SECONDS'),
+    clientSecretGraceSeconds: int(env.CLIENT_SECRET_GRACE_SECONDS, 86400, 'CLIENT_SECRET_GRACE_SECONDS'),
     // A copy answers only while its list's version is unchanged, so this bounds memory, not staleness.
     listCacheBytes: int(env.LIST_CACHE_MB, 16, 'LIST_CACHE_MB') * 1024 * 1024,
     // SIGTERM: the API finishes in-flight requests and the worker its in-flight activities within this, then

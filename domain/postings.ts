@@ -43,6 +43,8 @@ function convert(op: Operation, from: Omit<Posting, 'asset' | 'amount'>, to: Omi
   ].filter((p) => !p.amount.isZero());
 }
 
+const available = (op: Operation) => ({ accountId: op.accountId, book: 'available' });
+
 /** Complete the operation: the held source leaves, the target lands where the operation sends it. */
 export function settlePostings(op: Operation): Posting[] {
   const held = { accountId: op.accountId, book: 'held' };
@@ -53,9 +55,28 @@ export function settlePostings(op: Operation): Posting[] {
       return convert(op, held, { accountId: op.targetAccountId, book: 'available' });
     case 'WITHDRAWAL':
       return convert(op, held, { accountId: null, book: 'world:pix' });
-    case 'DEPOSIT': {
-      const rail = String((op.intent.fundingInstruction as { rail: string }).rail).toLowerCase();
-      return convert(op, { accountId: null, book: `world:${rail}` }, { accountId: op.accountId, book: 'available' });
-    }
+    case 'DEPOSIT':
+      // The payments it used arrived in the customer's suspense (receivePostings); the deposit takes them out.
+      return convert(op, { accountId: null, book: suspenseBook(op.customerId) }, available(op));
   }
 }
+
+/**
+ * A customer's suspense: money that reached a rail for them and is in no account yet (docs/decisions.md, "Inbound
+ * payments"). A system book per customer (account null), so it is outside every balance and the ledger balances.
+ */
+export const suspenseBook = (customerId: string): string => `suspense:${customerId}`;
+
+const worldBook = (rail: string): string => `world:${rail.toLowerCase()}`;
+
+/** An inbound payment arrives: from the outside world through its rail into the customer's suspense. */
+export function receivePostings(p: { customerId: string; rail: string; asset: string; amount: Dec }): Posting[] {
+  return [
+    { accountId: null, book: worldBook(p.rail), asset: p.asset, amount: p.amount.neg() },
+    { accountId: null, book: suspenseBook(p.customerId), asset: p.asset, amount: p.amount },
+  ];
+}
+
+/** An unmatched payment is sent back through its rail: the mirror of its arrival. */
+export const returnPostings = (p: { customerId: string; rail: string; asset: string; amount: Dec }): Posting[] =>
+  receivePostings(p).map((x) => ({ ...x, amount: x.amount.neg() }));

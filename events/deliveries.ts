@@ -27,10 +27,11 @@ export function addEventWithDeliveries(batch: SqlBatch, taskQueue: string, event
        -- The live, ACTIVE subscriptions that want this type (some resource whose events list it): a DISABLED one
        -- gets no log and no delivery for events recorded while it is disabled.
        where s.customer_id = ? and s.deleted_at is null and s.status = 'ACTIVE' and s.resources @> ?::jsonb
-       returning id
+       returning id, event_type, url
      )
-     insert into workflow_starts (workflow_id, workflow_type, task_queue, args, search_attributes, created_at)
-     select ? || delivery.id, 'webhookDeliveryWorkflow', ?, jsonb_build_array(jsonb_build_object('executionLogId', delivery.id)), ?::jsonb, ?
+     insert into workflow_starts (workflow_id, workflow_type, task_queue, args, search_attributes, summary, created_at)
+     select ? || delivery.id, 'webhookDeliveryWorkflow', ?, jsonb_build_array(jsonb_build_object('executionLogId', delivery.id)), ?::jsonb,
+       'WEBHOOK ' || delivery.event_type || ' to ' || delivery.url, ?
      from delivery`,
     [
       event.id, event.customerId, event.type, event.resourceType, event.resourceId, payload, event.dedupeKey, event.atTime, event.createdAt,

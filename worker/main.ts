@@ -9,6 +9,7 @@ import { buildWorkflowBundle } from './build-bundle';
 import { workerTelemetry } from './telemetry';
 import { startWorkflowStartRelay } from './workflow-start-relay';
 import { startEventPurge } from './event-retention';
+import { startInboundPaymentSweep } from './inbound-payment-sweep';
 
 // The worker's database pool, and so how many activities it runs at once (see Worker.create below).
 const WORKER_POOL_SIZE = 20;
@@ -65,6 +66,9 @@ export async function runWorker() {
 
   // Events past EVENT_RETENTION_DAYS go (worker/event-retention.ts).
   const eventPurge = startEventPurge({ orm, retentionDays: config.eventRetentionDays, log });
+  // Inbound payments whose reporter died before the deposit's workflow decided them (worker/inbound-payment-sweep.ts).
+  const sweepFailed = (err: unknown) => log.warn({ err }, 'inbound payment sweep failed; the next pass retries');
+  const sweep = startInboundPaymentSweep({ orm, temporal, config }, sweepFailed);
 
   // Graceful stop: the relay finishes its pass and stops, the worker stops polling and lets running activities
   // finish (shutdownGraceTime), then connections and the pool close.
@@ -84,6 +88,7 @@ export async function runWorker() {
     await worker.run();
   } finally {
     await relay.stop();
+    await sweep.stop();
     await connection.close();
     await orm.close(true);
     log.info('worker stopped');

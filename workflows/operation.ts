@@ -18,6 +18,12 @@ export interface HoldDecision {
 }
 
 export const inboundPaymentSignal = wf.defineSignal<[{ paymentId: string }]>('inboundPayment');
+/**
+ * A payment recorded for this deposit, to be decided by the workflow: counted toward the deposit while it is open
+ * (and reconciled at once while it waits), or UNMATCHED once it is closed. The caller gets its answer after the
+ * decision and the reconciliation it caused are committed, so nothing is stored and forgotten.
+ */
+export const inboundPaymentUpdate = wf.defineUpdate<string, [{ paymentId: string }]>('inboundPaymentUpdate');
 export const replaySignal = wf.defineSignal('replay');
 export const holdDecisionSignal = wf.defineSignal<[HoldDecision]>('holdDecision');
 export const statusQuery = wf.defineQuery<string>('status');
@@ -40,11 +46,26 @@ const local = wf.proxyLocalActivities<Activities>({
 });
 
 /** One workflow per operation (id `operation-${id}`): the operation's state machine. */
+// Deposits started before inbound payments were decided by the workflow keep the signal-and-count path.
+const DECIDES_PAYMENTS = 'deposit-decides-inbound-payments';
+// Signal-path deposits still running when this code arrived close like the others when they end.
+const SIGNAL_PATH_CLOSES = 'signal-path-deposit-closes';
+
 export async function operationWorkflow(input: OperationWorkflowInput): Promise<string> {
   let status = 'REQUESTED';
   let payments = 0;
   let replays = 0;
   let decision: HoldDecision | undefined;
+  // Deposit: `open` until it completes, expires or its replay window closes; one step at a time (`busy`) among
+  // the payment updates and the workflow's own reconciliations, so each decision sees the state the last one left.
+  let open = true;
+  let busy = false;
+  let legacy = false;
+  const acquire = async () => {
+    // Re-checked after each wake-up: two waiters woken in one activation must not both take it.
+    while (busy) await wf.condition(() => !busy);
+    busy = true;
+  };
   wf.setHandler(statusQuery, () => status);
   wf.setHandler(inboundPaymentSignal, () => void payments++);
   wf.setHandler(replaySignal, () => void replays++);
@@ -59,21 +80,101 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
   const { operationId } = input;
   const fail = async (code: string, message: string) => track(await acts.failOperation({ operationId, reason: { code, message, details: {} } }));
 
+  wf.setHandler(
+    inboundPaymentUpdate,
+    async ({ paymentId }) => {
+      await acquire();
+      try {
+        const decided = await acts.decideInboundPayment({ operationId, paymentId, open });
+        if (legacy) payments++;
+        // A deposit still waiting for its money reconciles at once; a FAILED one waits for an operator's replay.
+        else if (open && status === 'REQUESTED') {
+          track(await acts.reconcileDeposit({ operationId }));
+          if ((status as string) === 'COMPLETED') open = false;
+        }
+        return decided;
+      } finally {
+        busy = false;
+      }
+    },
+    {
+      validator: ({ paymentId }) => {
+        if (input.type !== 'DEPOSIT') throw new Error('only a deposit takes inbound payments');
+        if (typeof paymentId !== 'string' || !paymentId) throw new Error('paymentId is required');
+      },
+    },
+  );
+
+  /** The deposit's life once payments are decided here: wait, reconcile on replays, close. */
+  async function deposit(): Promise<void> {
+    // The payment updates reconcile while it waits; the window ends it unless one of them did.
+    await wf.condition(() => status !== 'REQUESTED', seconds(input.depositWindowSeconds));
+    await acquire();
+    if (status === 'REQUESTED') {
+      open = false;
+      await fail('DEPOSIT_EXPIRED', 'no payment arrived within the deposit window');
+      await acts.closeDeposit({ operationId });
+      busy = false;
+      return wf.condition(wf.allHandlersFinished);
+    }
+    busy = false;
+    let handled = 0;
+    while (status !== 'COMPLETED') {
+      // Every replay sent is followed by a reconciliation that starts after it; a spare one changes nothing.
+      const replayed = await wf.condition(() => replays > handled, seconds(input.replayWindowSeconds));
+      await acquire();
+      if (!replayed) {
+        open = false;
+        await acts.closeDeposit({ operationId });
+        busy = false;
+        return wf.condition(wf.allHandlersFinished);
+      }
+      handled = replays;
+      track(await acts.reconcileDeposit({ operationId }));
+      busy = false;
+    }
+    await acquire();
+    open = false;
+    await acts.closeDeposit({ operationId });
+    busy = false;
+    return wf.condition(wf.allHandlersFinished);
+  }
+
+  /** The deposit as it ran before payments were decided here: counts payment signals (same commands as then). */
+  async function signalPathDeposit(): Promise<void> {
+    if (!(await wf.condition(() => payments > 0, seconds(input.depositWindowSeconds)))) {
+      await fail('DEPOSIT_EXPIRED', 'no payment arrived within the deposit window');
+      return;
+    }
+    for (;;) {
+      // Counted before the activity: a replay sent right after its FAILED commit may be delivered in the same
+      // activation as the activity's result, and signals are applied first.
+      const seen = replays;
+      track(await acts.reconcileDeposit({ operationId }));
+      if (status === 'COMPLETED') return;
+      // A failed reconciliation stays open: later payments are recorded, an operator's replay re-runs it.
+      if (!(await wf.condition(() => replays > seen, seconds(input.replayWindowSeconds)))) return;
+    }
+  }
+
   switch (input.type) {
     case 'DEPOSIT': {
-      if (!(await wf.condition(() => payments > 0, seconds(input.depositWindowSeconds)))) {
-        await fail('DEPOSIT_EXPIRED', 'no payment arrived within the deposit window');
+      if (wf.patched(DECIDES_PAYMENTS)) {
+        await deposit();
         return status;
       }
-      for (;;) {
-        // Counted before the activity: a replay sent right after its FAILED commit may be delivered in the same
-        // activation as the activity's result, and signals are applied first.
-        const seen = replays;
-        track(await acts.reconcileDeposit({ operationId }));
-        if (status === 'COMPLETED') return status;
-        // A failed reconciliation stays open: later payments are recorded, an operator's replay re-runs it.
-        if (!(await wf.condition(() => replays > seen, seconds(input.replayWindowSeconds)))) return status;
+      legacy = true;
+      await signalPathDeposit();
+      // A deposit started on the signal path that ends on this code closes like the others: what counted toward
+      // it uncredited, and what nobody decided, becomes UNMATCHED. Histories that ended before have no marker.
+      if (wf.patched(SIGNAL_PATH_CLOSES)) {
+        await acquire();
+        open = false;
+        await acts.closeDeposit({ operationId });
+        busy = false;
+        await wf.condition(wf.allHandlersFinished);
       }
+      return status;
     }
     case 'WITHDRAWAL': {
       if (input.requiresReview) {

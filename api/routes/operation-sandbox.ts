@@ -2,9 +2,11 @@ import type { RouteTable } from './define';
 import type { ServiceContext } from '../services/context';
 import { idParams } from '../schemas/common';
 import { decisionBody, inboundPaymentBody } from '../schemas/operations';
-import { decideHold, recordInboundPayment } from '../services/operations/signals';
+import { decideHold } from '../services/operations/signals';
+import { getInboundPayment, recordInboundPayment, settleInboundPayment } from '../services/inbound-payments';
 import { requireSandbox } from './sandbox';
 import { requestScopedId } from '../middleware/idempotency';
+import { idempotentAroundEffect } from '../middleware/idempotent-effect';
 import { ref } from '../schemas/responses';
 
 export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): void {
@@ -16,12 +18,22 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
     params: idParams('operationId'),
     body: inboundPaymentBody,
     bodyRequired: true,
-    response: { status: 200, schema: ref('Operation'), description: 'The deposit' },
-    errors: ['INVALID_AMOUNT', 'INVALID_AMOUNT_PRECISION', 'INVALID_STATE', 'SANDBOX_DISABLED'],
+    response: { status: 200, schema: ref('InboundPayment'), description: 'The payment as recorded and decided' },
+    errors: ['NOT_FOUND', 'INVALID_AMOUNT', 'INVALID_AMOUNT_PRECISION', 'INVALID_STATE', 'SANDBOX_DISABLED'],
+    // Recorded, decided by the deposit's workflow, answered: no transaction stays open while the workflow works.
+    ownsIdempotency: true,
     async handler(ctx) {
       requireSandbox(s);
-      // Named by the idempotency key: a retry after a crash finds the payment its first attempt committed.
-      ctx.body = await recordInboundPayment(s, ctx.state.em, ctx.params.operationId, ctx.request.body as never, { paymentId: requestScopedId(ctx, 'inbound-payment') });
+      await idempotentAroundEffect(
+        ctx,
+        // Without an endToEndId, the key names it: a retry after a crash finds the record its first attempt made.
+        (tx) =>
+          recordInboundPayment(tx, ctx.params.operationId, ctx.request.body as never, {
+            defaultEndToEndId: `E${requestScopedId(ctx, 'inbound-payment').replace(/-/g, '').slice(0, 31)}`,
+          }),
+        (payment) => settleInboundPayment(s, payment),
+        (em, payment) => getInboundPayment(em, payment.id),
+      );
     },
   });
   table.add({

@@ -198,6 +198,30 @@ const BeneficiarySummary = object({ ...beneficiaryFields, instructionCount: { ty
 
 const Token = object({ accessToken: { type: 'string' }, tokenType: { const: 'Bearer' }, expiresIn: { type: 'integer' } });
 
+const InboundPayment = object(
+  {
+    id: uuid,
+    customerId: uuid,
+    operationId: {
+      ...nullable(uuid),
+      description: 'The deposit it was paid for; for CREDITED, the DEPOSIT the operator created',
+    },
+    accountId: { ...nullable(uuid), description: 'The account it was meant for, or credited to' },
+    amount: { $ref: '#/components/schemas/Amount' },
+    rail: { type: 'string', enum: [...RAILS] },
+    endToEndId: {
+      type: 'string',
+      description: 'The rail reference: one record per reference (a repeated report is the same payment)',
+    },
+    status: { type: 'string', enum: ['MATCHED', 'UNMATCHED', 'RETURNED', 'CREDITED'] },
+    remainderOf: { ...nullable(uuid), description: "An overpayment's excess: the matched record it was split from" },
+    returned: nullable(object({ endToEndId: { type: 'string' }, reason: { type: ['string', 'null'] } })),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  },
+  ['id', 'customerId', 'operationId', 'accountId', 'amount', 'rail', 'endToEndId', 'status', 'createdAt', 'updatedAt'],
+);
+
 const PageMeta = object({ previousCursor: { type: ['string', 'null'] }, nextCursor: { type: ['string', 'null'] }, total: { type: 'integer' } });
 
 const Error = {
@@ -229,6 +253,7 @@ export const RESPONSE_SCHEMAS = {
   BeneficiarySummary,
   Token,
   PageMeta,
+  InboundPayment,
 };
 
 /** A list response of the spec's list conventions: `{data: [item], meta}`. */

@@ -30,6 +30,7 @@ function reviewWorkflowStart(account: Account): WorkflowStartRequest {
     workflowType: 'accountReviewWorkflow',
     args: [{ accountId: account.id, customerId: account.customerId }],
     searchAttributes: { [customerIdKey.name]: account.customerId },
+    summary: `ACCOUNT REVIEW round ${reviewRound(account)} of ${account.legalName}`,
   };
 }
 

@@ -1,9 +1,10 @@
 import { randomBytes, randomUUID, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import jwt from 'jsonwebtoken';
+import { LockMode } from '@mikro-orm/core';
 import type { Config } from '../../config';
 import type { Orm } from '../../db/orm';
-import { ApiClientSchema, CustomerSchema } from '../../db/entities';
+import { ApiClient, ApiClientSchema, CustomerSchema } from '../../db/entities';
 import { CambioError } from '../errors';
 import type { KeyPair } from './signing-keys';
 import { boundedSecretWork } from '../overload/token-throttle';
@@ -49,6 +50,39 @@ export async function createCustomer(orm: Orm, name: string): Promise<CreatedCus
   return { customerId, clientId, clientSecret };
 }
 
+/** The secret a rotation replaced, during its grace period only. */
+async function previousSecretMatches(secret: string, client: ApiClient): Promise<boolean> {
+  const expiresAt = client.previousSecretExpiresAt;
+  if (!client.previousSecretHash || !expiresAt || expiresAt.getTime() <= Date.now()) return false;
+  return secretMatches(secret, client.previousSecretHash);
+}
+
+export interface RotatedSecret {
+  customerId: string;
+  clientId: string;
+  clientSecret: string;
+  previousSecretExpiresAt: string;
+}
+
+/**
+ * Operator action: a new secret for the customer's client (its newest, the one onboarding issued), shown once. The
+ * old one keeps working for `graceSeconds`, so the customer can deploy the new one without an outage.
+ */
+export async function rotateClientSecret(orm: Orm, customerId: string, graceSeconds: number): Promise<RotatedSecret> {
+  const clientSecret = `sec_${randomBytes(24).toString('base64url')}`;
+  const secretHash = await hashSecret(clientSecret);
+  return orm.em.fork().transactional(async (em) => {
+    const newest = { orderBy: { createdAt: 'desc' }, limit: 1, lockMode: LockMode.PESSIMISTIC_WRITE } as const;
+    const [client] = await em.find(ApiClientSchema, { customerId }, newest);
+    if (!client) throw new CambioError('NOT_FOUND', 'customer not found', { customerId });
+    const expiresAt = new Date(Date.now() + graceSeconds * 1000);
+    client.previousSecretHash = client.secretHash;
+    client.previousSecretExpiresAt = expiresAt;
+    client.secretHash = secretHash;
+    return { customerId, clientId: client.clientId, clientSecret, previousSecretExpiresAt: expiresAt.toISOString() };
+  });
+}
+
 export interface IssuedToken {
   accessToken: string;
   tokenType: 'Bearer';
@@ -59,7 +93,9 @@ export async function issueToken(orm: Orm, config: Config, key: KeyPair, clientI
   const em = orm.em.fork();
   const client = await em.findOne(ApiClientSchema, { clientId });
   // Same answer for an unknown client and a wrong secret: the caller learns nothing about which ids exist.
-  if (!client || !(await secretMatches(clientSecret, client.secretHash))) {
+  const matches = async (c: ApiClient) =>
+    (await secretMatches(clientSecret, c.secretHash)) || (await previousSecretMatches(clientSecret, c));
+  if (!client || !(await matches(client))) {
     throw new CambioError('INVALID_CLIENT', 'unknown client or wrong secret');
   }
   const customer = await em.findOne(CustomerSchema, { id: client.customerId });

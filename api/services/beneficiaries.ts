@@ -142,7 +142,8 @@ async function newInstruction(tx: Em, taskQueue: string, b: Beneficiary, input: 
     dedupeKey: `${pi.id}:CREATED`,
     atTime: now,
   });
-  enqueueWorkflowStart(tx, taskQueue, instructionReviewStart(pi.id, b.customerId));
+  const summary = `INSTRUCTION REVIEW PIX ${pi.dictKeyType} ${pi.dictKey} (${pi.asset})`;
+  enqueueWorkflowStart(tx, taskQueue, { ...instructionReviewStart(pi.id, b.customerId), summary });
 }
 
 /** The review workflow of one instruction: one id per instruction, so a retried start finds the same run. */

@@ -64,6 +64,7 @@ export async function redeliver(s: ServiceContext, em: Em, subscriptionId: strin
       taskQueue: s.config.taskQueue,
       workflowId: webhookDeliveryWorkflowId(log.id),
       args: [input],
+      staticSummary: `WEBHOOK ${log.eventType} redelivery to ${log.url}`,
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
       workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
       typedSearchAttributes: new TypedSearchAttributes([{ key: customerIdKey, value: log.customerId }]),

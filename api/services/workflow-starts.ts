@@ -12,6 +12,8 @@ export interface WorkflowStartRequest {
   args: unknown[];
   /** Keyword search attributes by name (CustomerId, OperationType, OperationStatus). */
   searchAttributes: Record<string, string>;
+  /** One line for the Temporal UI's list (`staticSummary`), e.g. `DEPOSIT 100.00 BRL via PIX_KEY to Acme Ltda`. */
+  summary?: string | null;
 }
 
 /**
@@ -26,12 +28,13 @@ export function enqueueWorkflowStart(em: Em, taskQueue: string, req: WorkflowSta
 
 /** enqueueWorkflowStart as a statement of the caller's batch (one round trip with the business writes). */
 export function addWorkflowStart(batch: SqlBatch, taskQueue: string, req: WorkflowStartRequest): void {
-  batch.add('insert into workflow_starts (workflow_id, workflow_type, task_queue, args, search_attributes, created_at) values (?, ?, ?, ?::jsonb, ?::jsonb, ?)', [
+  batch.add('insert into workflow_starts (workflow_id, workflow_type, task_queue, args, search_attributes, summary, created_at) values (?, ?, ?, ?::jsonb, ?::jsonb, ?, ?)', [
     req.workflowId,
     req.workflowType,
     taskQueue,
     JSON.stringify(req.args),
     JSON.stringify(req.searchAttributes),
+    req.summary ?? null,
     new Date(),
   ]);
 }
@@ -48,6 +51,7 @@ export async function startWorkflow(temporal: Client, taskQueue: string, req: Wo
       workflowId: req.workflowId,
       args: req.args,
       requestEagerStart: opts.eager,
+      staticSummary: req.summary ?? undefined,
       // Running already: that is the one. Closed already: never run the business twice.
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
@@ -63,15 +67,16 @@ export async function startWorkflow(temporal: Client, taskQueue: string, req: Wo
   }
 }
 
-const PENDING = 'select workflow_id, workflow_type, task_queue, args, search_attributes from workflow_starts';
+const PENDING = 'select workflow_id, workflow_type, task_queue, args, search_attributes, summary from workflow_starts';
 
-type PendingRow = { workflow_id: string; workflow_type: string; task_queue: string | null; args: unknown[]; search_attributes: Record<string, string> };
+type PendingRow = { workflow_id: string; workflow_type: string; task_queue: string | null; args: unknown[]; search_attributes: Record<string, string>; summary: string | null };
 
 const toRequest = (row: PendingRow): WorkflowStartRequest => ({
   workflowId: row.workflow_id,
   workflowType: row.workflow_type,
   args: row.args,
   searchAttributes: row.search_attributes,
+  summary: row.summary,
 });
 
 /** How many rows one relay pass claims at most. */

@@ -11,6 +11,7 @@ import { balanceRoutes } from '../routes/balances';
 import { subscriptionRoutes } from '../routes/subscriptions';
 import { reportRoutes } from '../routes/reports';
 import { eventRoutes } from '../routes/events';
+import { inboundPaymentRoutes } from '../routes/inbound-payments';
 
 /** Version 1: the interface of ../shared/spec/interface.md with docs/decisions.md. */
 export const v1: ApiVersion = {
@@ -27,6 +28,7 @@ export const v1: ApiVersion = {
     subscriptionRoutes(table, services);
     reportRoutes(table);
     eventRoutes(table, services);
+    inboundPaymentRoutes(table, services);
     return table;
   },
 };

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
-import { createCustomer } from '../../api/services/auth';
+import { createCustomer, rotateClientSecret } from '../../api/services/auth';
+import { auditNote } from '../audit';
+import type { ServiceContext } from '../../api/services/context';
 import { setCustomerDisabled } from '../../api/services/customers';
 import { output, withServices } from '../context';
 
@@ -12,6 +14,7 @@ export function customerCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (opts: { name: string; json?: boolean }) => {
       const created = await withServices((s) => createCustomer(s.orm, opts.name));
+      auditNote({ target: created.customerId, details: { clientId: created.clientId } });
       output(!!opts.json, created, `customer ${created.customerId}\nclientId ${created.clientId}\nclientSecret ${created.clientSecret} (shown once)`);
     });
   customer
@@ -29,5 +32,20 @@ export function customerCommands(program: Command): void {
     .action(async (customerId: string, opts: { json?: boolean }) => {
       const status = await withServices((s) => setCustomerDisabled(s.orm, customerId, false));
       output(!!opts.json, status, `customer ${status.customerId} is enabled`);
+    });
+  customer
+    .command('rotate-secret <customerId>')
+    .description("a new client secret (shown once); the old one keeps working for CLIENT_SECRET_GRACE_SECONDS")
+    .option('--json', 'print JSON')
+    .action(async (customerId: string, opts: { json?: boolean }) => {
+      const rotate = (s: ServiceContext) => rotateClientSecret(s.orm, customerId, s.config.clientSecretGraceSeconds);
+      const rotated = await withServices(rotate);
+      auditNote({ details: { clientId: rotated.clientId, previousSecretExpiresAt: rotated.previousSecretExpiresAt } });
+      const human = [
+        `clientId ${rotated.clientId}`,
+        `clientSecret ${rotated.clientSecret} (shown once)`,
+        `the previous secret works until ${rotated.previousSecretExpiresAt}`,
+      ];
+      output(!!opts.json, rotated, human.join('\n'));
     });
 }

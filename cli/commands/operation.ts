@@ -3,7 +3,8 @@ import { systemEm, tenantEm } from '../../db/orm';
 import { OperationSchema } from '../../db/entities';
 import { notFound } from '../../api/errors';
 import type { ServiceContext } from '../../api/services/context';
-import { decideHold, recordInboundPayment, replayDeposit } from '../../api/services/operations/signals';
+import { decideHold, replayDeposit } from '../../api/services/operations/signals';
+import { reportInboundPayment } from '../../api/services/inbound-payments';
 import { output, withServices } from '../context';
 
 /** Operators act across customers: find the operation's customer, then act in that customer's scope. */
@@ -27,14 +28,16 @@ export function operationCommands(program: Command): void {
     });
   deposit
     .command('pay <operationId>')
-    .description('record an inbound payment for a deposit')
+    .description('record an inbound payment for a deposit (prints the payment as the deposit decided it)')
     .requiredOption('--amount <value>', 'amount paid, e.g. 100.00')
     .requiredOption('--asset <asset>', 'asset paid, e.g. BRL')
     .option('--end-to-end <id>', 'end-to-end id of the payment')
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { amount: string; asset: string; endToEnd?: string; json?: boolean }) => {
       const body = { amount: { value: opts.amount, asset: opts.asset as never }, endToEndId: opts.endToEnd };
-      print(opts.json)(await withServices(async (s) => recordInboundPayment(s, await scopeOf(s, id), id, body)));
+      const payment = await withServices(async (s) => reportInboundPayment(s, await scopeOf(s, id), id, body));
+      const { value, asset } = payment.amount;
+      output(!!opts.json, payment, `payment ${payment.id} of ${value} ${asset} is ${payment.status}`);
     });
 
   const withdrawal = program.command('withdrawal').description('withdrawals held for review');

@@ -25,6 +25,9 @@ export interface ApiClient {
   clientId: string;
   customerId: string;
   secretHash: string;
+  /** The secret a rotation replaced, accepted until `previousSecretExpiresAt`. */
+  previousSecretHash?: string | null;
+  previousSecretExpiresAt?: Date | null;
   createdAt: Date;
 }
 
@@ -35,6 +38,8 @@ export const ApiClientSchema = new EntitySchema<ApiClient>({
     clientId: { type: 'string', primary: true },
     customerId: { type: 'uuid', index: true },
     secretHash: { type: 'string' },
+    previousSecretHash: { type: 'string', nullable: true },
+    previousSecretExpiresAt: { ...timestamp, nullable: true },
     createdAt: { ...timestamp },
   },
 });

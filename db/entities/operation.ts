@@ -88,15 +88,32 @@ export const OperationSchema = new EntitySchema<Operation>({
   },
 });
 
-/** A payment received for a deposit, recorded before the workflow is told, so replays see every one. */
+export const INBOUND_PAYMENT_STATUSES = ['MATCHED', 'UNMATCHED', 'RETURNED', 'CREDITED'] as const;
+export type InboundPaymentStatus = (typeof INBOUND_PAYMENT_STATUSES)[number];
+
+/**
+ * Money that reached a rail, once per rail reference (`endToEndId`, per customer). Recorded before anything
+ * decides it (`decided` false), then matched to its deposit or left unmatched in the customer's suspense, from
+ * where an operator returns or credits it (docs/decisions.md, "Inbound payments").
+ */
 export interface InboundPayment {
   id: string;
-  operationId: string;
+  /** The deposit it was paid for; for CREDITED, the DEPOSIT operation the operator's credit created. */
+  operationId: string | null;
   customerId: string;
+  accountId: string | null;
   amount: Dec;
   asset: string;
+  rail: string;
   endToEndId: string;
+  status: InboundPaymentStatus;
+  decided: boolean;
+  /** Set on the excess of an overpayment: the matched record it was split from. */
+  remainderOf: string | null;
+  returnEndToEndId: string | null;
+  returnReason: string | null;
   createdAt: Date;
+  updatedAt: Date;
 }
 
 export const InboundPaymentSchema = new EntitySchema<InboundPayment>({
@@ -105,11 +122,19 @@ export const InboundPaymentSchema = new EntitySchema<InboundPayment>({
   filters: tenantFilter,
   properties: {
     id: { type: 'uuid', primary: true },
-    operationId: { type: 'uuid', index: true },
+    operationId: { type: 'uuid', nullable: true, index: true },
     customerId: { type: 'uuid' },
+    accountId: { type: 'uuid', nullable: true },
     amount: { type: MoneyType },
     asset: { type: 'string' },
-    endToEndId: { type: 'string', unique: true },
+    rail: { type: 'string' },
+    endToEndId: { type: 'string' },
+    status: { type: 'string' },
+    decided: { type: 'boolean' },
+    remainderOf: { type: 'uuid', nullable: true },
+    returnEndToEndId: { type: 'string', nullable: true },
+    returnReason: { type: 'text', nullable: true },
     createdAt: { ...timestamp },
+    updatedAt: { ...timestamp },
   },
 });

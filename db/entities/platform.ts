@@ -46,6 +46,8 @@ export interface WorkflowStart {
   taskQueue: string | null;
   args: unknown[];
   searchAttributes: Record<string, string>;
+  /** One line for the Temporal UI's workflow list (the start's static summary). */
+  summary?: string | null;
   createdAt: Date;
 }
 
@@ -58,6 +60,7 @@ export const WorkflowStartSchema = new EntitySchema<WorkflowStart>({
     taskQueue: { type: 'string', nullable: true },
     args: { type: 'json' },
     searchAttributes: { type: 'json' },
+    summary: { type: 'text', nullable: true },
     createdAt: { ...timestamp },
   },
 });

@@ -37,8 +37,9 @@ describe('operator CLI', function () {
     const dep = await http.post('/api/operations/deposit').set(c.auth).set(idem()).send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
     expect(dep.status).to.equal(201);
     const short = JSON.parse((await cambio('deposit', 'pay', dep.body.id, '--amount', '50.00', '--asset', 'BRL', '--json')).stdout);
-    expect(short.currentState).to.deep.include({ status: 'FAILED' });
-    expect(short.currentState.reason.code).to.equal('AMOUNT_MISMATCH');
+    expect(short).to.deep.include({ status: 'MATCHED', operationId: dep.body.id });
+    const failed = await untilStatus(c, dep.body.id, 'FAILED');
+    expect(failed.currentState.reason.code).to.equal('AMOUNT_MISMATCH');
     await cambio('deposit', 'pay', dep.body.id, '--amount', '25.00', '--asset', 'BRL');
     const replayed = await cambio('deposit', 'replay', dep.body.id);
     expect(replayed.stdout.trim()).to.equal(`operation ${dep.body.id} is COMPLETED`);

@@ -122,12 +122,14 @@ describe('idempotency across a process crash', function () {
     await exitWithin(crashBeforePayment);
     await untilStatus(c, dep.body.id, 'COMPLETED');
 
-    // Without the key naming the payment, this retry would have answered 409 (completed) or recorded 30.00 again.
+    // Without the key naming the payment, this retry would have recorded 30.00 again (unmatched, the deposit done).
     const retry = await http.post(`/api/sandbox/operations/${dep.body.id}/inbound-payment`).set(c.auth).set('X-Idempotency-Key', key).send(body);
     expect(retry.status, JSON.stringify(retry.body)).to.equal(200);
     expect(retry.headers['idempotent-replayed']).to.equal(undefined);
-    expect(retry.body.currentState.status).to.equal('COMPLETED');
-    expect(retry.body.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal(['30.00']);
+    expect(retry.body).to.deep.include({ status: 'MATCHED', operationId: dep.body.id });
+    expect(retry.body.amount.value).to.equal('30.00');
+    const done = await untilStatus(c, dep.body.id, 'COMPLETED');
+    expect(done.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal(['30.00']);
     const payments = await sql<{ n: string }>('select count(*) as n from inbound_payments where operation_id = ?', [dep.body.id]);
     expect(Number(payments[0].n)).to.equal(1);
     const replay = await http.post(`/api/sandbox/operations/${dep.body.id}/inbound-payment`).set(c.auth).set('X-Idempotency-Key', key).send(body);

@@ -131,6 +131,21 @@ describe('/openapi.json', () => {
       expectConforms('get', '/api/beneficiaries', await http.get('/api/beneficiaries').set(customer.auth));
     });
 
+    it('inbound payments', async () => {
+      const { http } = await stack();
+      const account = await activeAccount(customer, ['BRL']);
+      const q = await quote(customer, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '5.00' });
+      const body = { accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } };
+      const deposit = await http.post('/api/operations/deposit').set(customer.auth).set(idem()).send(body);
+      const payment = { amount: { value: '7.00', asset: 'BRL' } };
+      const path = `/api/sandbox/operations/${deposit.body.id}/inbound-payment`;
+      const paid = await http.post(path).set(customer.auth).set(idem()).send(payment);
+      expectConforms('post', '/api/sandbox/operations/{operationId}/inbound-payment', paid);
+      const one = await http.get(`/api/inbound-payments/${paid.body.id}`).set(customer.auth);
+      expectConforms('get', '/api/inbound-payments/{paymentId}', one);
+      expectConforms('get', '/api/inbound-payments', await http.get('/api/inbound-payments').set(customer.auth));
+    });
+
     it('errors: 400, 401, 404, 409 and 422 bodies match the Error schema', async () => {
       const { http } = await stack();
       const account = await http.post('/api/accounts').set(customer.auth).set(idem()).send(accountBody());

@@ -274,10 +274,10 @@ describe('resilience', () => {
       const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '70.00' });
       const op = await orphan((ctx) => createDeposit(ctx, tenantEm(services.orm, c.customerId), { accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } }));
       const acts = await activities();
-      // The payment rows recordInboundPayment would write (its signal has no workflow to reach here).
+      // The payment rows recordInboundPayment would write, undecided (no workflow to decide them here).
       const pay = async (value: string) => {
         const em = systemEm(services.orm);
-        em.create(InboundPaymentSchema, { id: randomUUID(), operationId: op.id, customerId: c.customerId, amount: new Dec(value), asset: 'BRL', endToEndId: `E${randomUUID().replace(/-/g, '').slice(0, 31)}`, createdAt: new Date() });
+        em.create(InboundPaymentSchema, { id: randomUUID(), operationId: op.id, customerId: c.customerId, accountId, amount: new Dec(value), asset: 'BRL', rail: 'PIX_KEY', endToEndId: `E${randomUUID().replace(/-/g, '').slice(0, 31)}`, status: 'UNMATCHED', decided: false, remainderOf: null, returnEndToEndId: null, returnReason: null, createdAt: new Date(), updatedAt: new Date() });
         await em.flush();
       };
 

@@ -8,7 +8,8 @@ import { systemEm, tenantEm } from '../../db/orm';
 import { CambioError } from '../../domain/errors';
 import type { ServiceContext } from '../../api/services/context';
 import { createDeposit } from '../../api/services/operations/deposit';
-import { recordInboundPayment, replayDeposit } from '../../api/services/operations/signals';
+import { replayDeposit } from '../../api/services/operations/signals';
+import { reportInboundPayment } from '../../api/services/inbound-payments';
 import { operationWorkflowId } from '../../workflows/ids';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, getOp, quote } from '../helpers/money';
@@ -70,10 +71,11 @@ describe('deposit timers (time skipping)', () => {
       expect(await count(`select count(*) as n from events where resource_id = ? and type = 'OPERATION_FAILED'`, [dep.id])).to.equal(1);
       expect(await count(`select count(*) as n from ledger_transactions where operation_id = ?`, [dep.id])).to.equal(0);
 
-      // A payment arriving after expiry is refused, not recorded.
-      const late = await recordInboundPayment(ctx, em(), dep.id, { amount: { value: '100.00', asset: 'BRL' } }).catch((e: unknown) => e);
-      expect(late).to.be.instanceOf(CambioError).and.to.have.property('code', 'INVALID_STATE');
-      expect(await count('select count(*) as n from inbound_payments where operation_id = ?', [dep.id])).to.equal(0);
+      // A payment arriving after expiry is kept, UNMATCHED, in the customer's suspense: nothing credits it.
+      const late = await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '100.00', asset: 'BRL' } });
+      expect(late).to.deep.include({ status: 'UNMATCHED', operationId: dep.id, accountId });
+      expect(await count(`select count(*) as n from inbound_payments where operation_id = ? and status = 'UNMATCHED'`, [dep.id])).to.equal(1);
+      expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
     });
     expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
   });
@@ -82,17 +84,20 @@ describe('deposit timers (time skipping)', () => {
     const before = await balance(c, accountId, 'BRL');
     await withWorker(async () => {
       const dep = await openDeposit('100.00');
-      const short = await recordInboundPayment(ctx, em(), dep.id, { amount: { value: '60.00', asset: 'BRL' } });
-      expect(short.currentState.status).to.equal('FAILED');
-      expect(short.currentState.reason?.code).to.equal('AMOUNT_MISMATCH');
+      const short = await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '60.00', asset: 'BRL' } });
+      expect(short.status).to.equal('MATCHED');
+      const failed = await getOp(c, dep.id);
+      expect(failed.currentState.status).to.equal('FAILED');
+      expect(failed.currentState.reason?.code).to.equal('AMOUNT_MISMATCH');
 
       await skipping.env.sleep('3 days');
       expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
       expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
 
       // Recorded after the failure, the top-up waits for an operator's replay.
-      const topUp = await recordInboundPayment(ctx, em(), dep.id, { amount: { value: '40.00', asset: 'BRL' } });
-      expect(topUp.currentState.status).to.equal('FAILED');
+      const topUp = await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '40.00', asset: 'BRL' } });
+      expect(topUp.status).to.equal('MATCHED');
+      expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
       const replayed = await replayDeposit(ctx, em(), dep.id);
       expect(replayed.currentState.status).to.equal('COMPLETED');
       expect(statuses(replayed)).to.deep.equal(['REQUESTED', 'FAILED', 'PROCESSING', 'COMPLETED']);
@@ -108,8 +113,8 @@ describe('deposit timers (time skipping)', () => {
     const before = await balance(c, accountId, 'BRL');
     await withWorker(async () => {
       const dep = await openDeposit('100.00');
-      await recordInboundPayment(ctx, em(), dep.id, { amount: { value: '60.00', asset: 'BRL' } });
-      await recordInboundPayment(ctx, em(), dep.id, { amount: { value: '40.00', asset: 'BRL' } });
+      await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '60.00', asset: 'BRL' } });
+      await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '40.00', asset: 'BRL' } });
       const start = await skipping.env.currentTimeMs();
       // The workflow closes when the replay window's timer fires.
       expect(await workflow(dep.id).result()).to.equal('FAILED');
@@ -118,10 +123,10 @@ describe('deposit timers (time skipping)', () => {
       const refused = await replayDeposit(ctx, em(), dep.id).catch((e: unknown) => e);
       expect(refused).to.be.instanceOf(CambioError);
       expect(refused).to.have.property('code', 'INVALID_STATE');
-      // A payment arriving after the window closed is refused and not kept: nothing could reconcile it.
-      const late = await recordInboundPayment(ctx, em(), dep.id, { amount: { value: '1.00', asset: 'BRL' } }).catch((e: unknown) => e);
-      expect(late).to.have.property('code', 'INVALID_STATE');
-      expect(await count(`select count(*) as n from inbound_payments where operation_id = ?`, [dep.id])).to.equal(2);
+      // The window closed: what counted toward the deposit is unmatched now, and so is a payment arriving later.
+      const late = await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '1.00', asset: 'BRL' } });
+      expect(late.status).to.equal('UNMATCHED');
+      expect(await count(`select count(*) as n from inbound_payments where operation_id = ? and status = 'UNMATCHED'`, [dep.id])).to.equal(3);
       const op = await getOp(c, dep.id);
       expect(statuses(op)).to.deep.equal(['REQUESTED', 'FAILED']);
       expect(op.currentState.reason.code).to.equal('AMOUNT_MISMATCH');

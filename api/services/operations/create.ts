@@ -17,6 +17,7 @@ import { amount } from '../../presenters/amount';
 import type { ServiceContext } from '../context';
 import { addWorkflowStart } from '../workflow-starts';
 import { holdPostings } from '../../../domain/postings';
+import { operationSummary } from '../../../domain/summaries';
 import { inTransaction } from '../../../db/transaction';
 
 export interface OperationPlan {
@@ -45,6 +46,11 @@ export interface OperationRequest extends CreateOptions {
   generateQuote?: (account: Account, now: Date) => Quote;
   /** Type-specific checks and intent, run with the account, the locked quote and the other account (undefined: not the caller's). */
   plan: (em: Em, account: Account, quote: Quote, operationId: string, other?: Account) => Promise<OperationPlan>;
+  /**
+   * An operation with nothing to wait for (an operator crediting a payment from suspense): its completion joins
+   * the creation's batch, after the operation and its REQUESTED event, and no workflow is started.
+   */
+  completeAtOnce?: (batch: SqlBatch, operation: Operation) => void;
 }
 
 // Swaps, withdrawals and transfers reserve the source amount at creation; a deposit brings money in.
@@ -119,11 +125,13 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
           payload: operationEventPayload(operation, now),
         });
       }
-      addWorkflowStart(batch, s.config.taskQueue, {
+      if (req.completeAtOnce) req.completeAtOnce(batch, operation);
+      else addWorkflowStart(batch, s.config.taskQueue, {
         workflowId: operationWorkflowId(id),
         workflowType: 'operationWorkflow',
         args: [{ operationId: id, type: req.type, ...(plan.workflowInput ?? {}) }],
         searchAttributes: { CustomerId: account.customerId, OperationType: req.type, OperationStatus: 'REQUESTED' },
+        summary: operationSummary(operation),
       });
       const body = presentOperation(operation);
       req.storeAnswer?.(batch, body);

@@ -1,0 +1,52 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../../config';
+import { openOrm } from '../../db/orm';
+import { firstBrokenLink, listAudit } from '../../db/repositories/audit-log';
+import { CambioError } from '../../domain/errors';
+import { output } from '../context';
+
+async function withOrm<T>(fn: (orm: Awaited<ReturnType<typeof openOrm>>) => Promise<T>): Promise<T> {
+  const orm = await openOrm(loadConfig().databaseUrl, { poolMax: 1 });
+  try {
+    return await fn(orm);
+  } finally {
+    await orm.close(true);
+  }
+}
+
+/** docs/decisions.md, "Operator actions are audited": read and check the operators' audit log. */
+export function auditCommands(program: Command): void {
+  const audit = program.command('audit').description("the operators' audit log (append-only, hash-chained)");
+  audit
+    .command('list')
+    .description('audit rows, oldest first')
+    .option('--since <timestamp>', 'only rows at or after this ISO 8601 time')
+    .option('--action <action>', 'only this action, e.g. payment.return')
+    .option('--json', 'print JSON')
+    .action(async (opts: { since?: string; action?: string; json?: boolean }) => {
+      const since = opts.since ? new Date(opts.since) : undefined;
+      if (since && Number.isNaN(since.getTime())) {
+        const errors = [{ path: '--since', message: 'not a timestamp' }];
+        throw new CambioError('VALIDATION_ERROR', '--since must be an ISO 8601 timestamp', { errors });
+      }
+      const rows = await withOrm((orm) => listAudit(orm.em.fork(), { since, action: opts.action }));
+      const line = (r: (typeof rows)[number]) =>
+        `${r.at} ${r.operator} ${r.action} ${r.target}${r.reason ? ` (${r.reason})` : ''} ${JSON.stringify(r.details)}`;
+      const human = rows.map(line).join('\n');
+      output(!!opts.json, rows.map(({ prevHash: _p, hash: _h, seq: _s, ...r }) => r), human || 'no audit rows');
+    });
+  audit
+    .command('verify')
+    .description('check the hash chain of the whole log; exits non-zero naming the first row that does not hold')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const rows = await withOrm((orm) => listAudit(orm.em.fork()));
+      const broken = firstBrokenLink(rows);
+      if (broken) {
+        const { id, seq, action, at } = broken.row;
+        const message = `audit log broken at row ${id} (#${seq}, ${action} at ${at}): ${broken.problem}`;
+        throw new CambioError('INVALID_STATE', message, { id, seq });
+      }
+      output(!!opts.json, { ok: true, rows: rows.length }, `audit log intact: ${rows.length} rows`);
+    });
+}

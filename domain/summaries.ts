@@ -1,0 +1,28 @@
+import type { Operation } from '../db/entities';
+import type { AssetCode } from './assets';
+import { formatAmount } from './money';
+
+// One line per workflow for the Temporal UI's list (docs/decisions.md, "Temporal UI summaries"): kind, amount,
+// rail or counterpart, and the account's owner, so an operator reads the list without opening each workflow.
+
+const money = (value: Operation['sourceAmount'], asset: string) =>
+  `${formatAmount(value, asset as AssetCode)} ${asset}`;
+
+export function operationSummary(op: Operation): string {
+  const source = money(op.sourceAmount, op.sourceAsset);
+  const target = money(op.targetAmount, op.targetAsset);
+  switch (op.type) {
+    case 'DEPOSIT':
+      return `DEPOSIT ${source} via ${(op.intent.fundingInstruction as { rail: string }).rail} to ${op.accountOwner}`;
+    case 'WITHDRAWAL': {
+      type Holder = { name?: string; legalName?: string; firstName?: string; lastName?: string };
+      const holder = (op.intent.beneficiary as { holder?: Holder } | undefined)?.holder;
+      const name = holder?.legalName ?? holder?.name ?? [holder?.firstName, holder?.lastName].filter(Boolean).join(' ');
+      return `WITHDRAWAL ${target} via PIX from ${op.accountOwner}${name ? ` to ${name}` : ''}`;
+    }
+    case 'SWAP':
+      return `SWAP ${source} to ${target} on ${op.accountOwner}`;
+    case 'TRANSFER':
+      return `TRANSFER ${source} from ${op.accountOwner} to ${(op.intent.targetAccount as { owner: string }).owner}`;
+  }
+}

@@ -1,0 +1,26 @@
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { stack } from './stack';
+
+const run = promisify(execFile);
+const BIN = path.join(__dirname, '..', '..', 'bin', 'cambio.js');
+
+/** The operator CLI as installed (the package bin, its own process) on the stack's database and Temporal. */
+export async function cambio(...args: string[]) {
+  const { config } = await stack();
+  const env = { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, LOG_LEVEL: 'warn', CAMBIO_OPERATOR: 'test-operator' };
+  return run(process.execPath, [BIN, ...args], { env });
+}
+
+/** A failing command's exit code and its error body (the API's error shape, on stderr). */
+export async function cambioFails(...args: string[]) {
+  const err = await cambio(...args).then(
+    () => undefined,
+    (e: { code: number; stderr: string }) => e,
+  );
+  expect(err, `${args.join(' ')} fails`).to.not.equal(undefined);
+  return { exitCode: err!.code, body: JSON.parse(err!.stderr.trim().split('\n').pop()!) };
+}
+

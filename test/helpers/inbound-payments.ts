@@ -1,0 +1,51 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { tenantEm } from '../../db/orm';
+import { createDeposit } from '../../api/services/operations/deposit';
+import { quote } from './money';
+import { stack, TestCustomer } from './stack';
+
+export interface PaymentView {
+  id: string;
+  status: string;
+  amount: { value: string };
+  remainderOf: string | null;
+  endToEndId: string;
+}
+
+export interface PayOptions {
+  endToEndId?: string;
+  key?: string;
+  asset?: string;
+}
+
+type Windows = { deposit: number; replay: number };
+
+export interface Deposit {
+  id: string;
+}
+
+/** A BRL→BRL deposit of `value` by PIX; `windows` shortens its deposit and replay windows (seconds). */
+export async function openDeposit(c: TestCustomer, accountId: string, value: string, windows?: Windows): Promise<Deposit> {
+  const { services, config } = await stack();
+  const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: value });
+  const short = windows && { ...config, depositWindowSeconds: windows.deposit, replayWindowSeconds: windows.replay };
+  const s = short ? { ...services, config: short } : services;
+  const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' as const } };
+  return createDeposit(s, tenantEm(services.orm, c.customerId), body);
+}
+
+export async function pay(c: TestCustomer, operationId: string, value: string, opts: PayOptions = {}) {
+  const { http } = await stack();
+  const body = { amount: { value, asset: opts.asset ?? 'BRL' }, ...(opts.endToEndId ? { endToEndId: opts.endToEndId } : {}) };
+  const path = `/api/sandbox/operations/${operationId}/inbound-payment`;
+  return http.post(path).set(c.auth).set('X-Idempotency-Key', opts.key ?? randomUUID()).send(body);
+}
+
+export async function paymentsOf(c: TestCustomer, filters: string) {
+  const { http } = await stack();
+  const res = await http.get('/api/inbound-payments').query({ filters, limit: 100 }).set(c.auth);
+  expect(res.status, JSON.stringify(res.body)).to.equal(200);
+  return res.body.data as PaymentView[];
+}
+

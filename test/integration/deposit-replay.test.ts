@@ -1,0 +1,45 @@
+// Deposits now take their payments through an update the workflow decides (workflows/operation.ts, patch
+// `deposit-decides-inbound-payments`). Deposits started before that may wait up to the deposit and replay windows:
+// their histories must replay on the new code, and new deposits must take the new path and replay too.
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import { temporal as proto } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { operationWorkflowId } from '../../workflows/ids';
+import { activeAccount } from '../helpers/fixtures';
+import { openDeposit, pay } from '../helpers/inbound-payments';
+import { newCustomer, stack } from '../helpers/stack';
+
+const EventType = proto.api.enums.v1.EventType;
+const workflowsPath = require.resolve('../../workflows');
+
+describe('deposit histories across the inbound-payment update', function () {
+  this.timeout(60000);
+
+  it('replays a deposit recorded on the signal path (payment, failed reconciliation, replay, completed)', async () => {
+    await stack(); // installs the SDK runtime with its quiet logger before the replay worker
+    // Recorded with workflows/operation.ts as it was before the change, on a dev server, with stub activities.
+    const bytes = fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'histories', 'deposit-signal-path.binpb'));
+    const history = proto.api.history.v1.History.decode(bytes);
+    const types = (history.events ?? []).map((e) => e.eventType);
+    expect(types.filter((t) => t === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED)).to.have.length(2);
+    expect(types).to.not.include(EventType.EVENT_TYPE_MARKER_RECORDED);
+    await Worker.runReplayHistory({ workflowsPath }, history, 'deposit-signal-path');
+  });
+
+  it('runs a new deposit through the update (with its patch marker) and replays it', async () => {
+    const { services } = await stack();
+    const c = await newCustomer('Replay Deposits Ltda');
+    const account = await activeAccount(c, ['BRL']);
+    const dep = await openDeposit(c, account.id, '10.00');
+    expect((await pay(c, dep.id, '10.00')).body.status).to.equal('MATCHED');
+    const handle = services.temporal.workflow.getHandle(operationWorkflowId(dep.id));
+    expect(await handle.result()).to.equal('COMPLETED');
+    const history = await handle.fetchHistory();
+    const types = (history.events ?? []).map((e) => e.eventType);
+    expect(types).to.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED);
+    expect(types).to.include(EventType.EVENT_TYPE_MARKER_RECORDED);
+    await Worker.runReplayHistory({ workflowsPath }, history, handle.workflowId);
+  });
+});

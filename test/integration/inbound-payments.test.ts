@@ -1,0 +1,168 @@
+// Inbound payments as first-class records (docs/decisions.md, "Inbound payments"): every payment a rail reports is
+// kept once per end-to-end id and ends matched to its deposit or unmatched in the customer's suspense.
+import { expect } from 'chai';
+import Decimal from 'decimal.js';
+import { randomUUID } from 'node:crypto';
+import { systemEm, tenantEm } from '../../db/orm';
+import { replayDeposit } from '../../api/services/operations/signals';
+import { recordInboundPayment, sweepUndecidedPayments } from '../../api/services/inbound-payments';
+import { activeAccount } from '../helpers/fixtures';
+import { assertLedgerBalanced, balance, getOp, untilStatus } from '../helpers/money';
+import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { openDeposit, pay, paymentsOf, PaymentView } from '../helpers/inbound-payments';
+
+const e2e = () => `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
+
+describe('inbound payments', function () {
+  this.timeout(120000);
+  let c: TestCustomer;
+  let accountId: string;
+
+  before(async () => {
+    c = await newCustomer('Payer Ltda');
+    accountId = (await activeAccount(c, ['BRL'])).id;
+  });
+
+  it('a deposit paid twice completes once: the second payment is UNMATCHED in suspense, not lost', async () => {
+    const before = await balance(c, accountId, 'BRL');
+    const dep = await openDeposit(c, accountId, '100.00');
+    const first = await pay(c, dep.id, '100.00', { endToEndId: e2e() });
+    const second = await pay(c, dep.id, '100.00', { endToEndId: e2e() });
+    expect([first.status, second.status]).to.deep.equal([200, 200]);
+    expect(first.body).to.deep.include({ status: 'MATCHED', operationId: dep.id, accountId, rail: 'PIX_KEY' });
+    expect(first.body.customerId).to.equal(c.customerId);
+    expect(first.body.amount).to.deep.equal({ value: '100.00', asset: 'BRL', decimals: 2 });
+    expect(second.body).to.deep.include({ status: 'UNMATCHED', operationId: dep.id });
+    const op = await untilStatus(c, dep.id, 'COMPLETED');
+    const credits = op.transactions.map((t: { id: string; amount: { value: string } }) => [t.id, t.amount.value]);
+    expect(credits).to.deep.equal([[first.body.id, '100.00']]);
+    expect((await balance(c, accountId, 'BRL')).available).to.equal(new Decimal(before.available).plus(100).toFixed(2));
+    const unmatched = await paymentsOf(c, `operationId[eq]=${dep.id};status[eq]=UNMATCHED`);
+    expect(unmatched.map((p) => p.id)).to.deep.equal([second.body.id]);
+    await assertLedgerBalanced();
+  });
+
+  it('an overpayment completes with the quoted amount; the excess is split off as an UNMATCHED remainder', async () => {
+    const dep = await openDeposit(c, accountId, '100.00');
+    const paid = await pay(c, dep.id, '150.00');
+    expect(paid.status).to.equal(200);
+    expect(paid.body.status).to.equal('MATCHED');
+    expect(paid.body.amount.value).to.equal('100.00');
+    const op = await untilStatus(c, dep.id, 'COMPLETED');
+    expect(op.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal(['100.00']);
+    const remainder = (await paymentsOf(c, `operationId[eq]=${dep.id}`)).filter((p) => p.remainderOf === paid.body.id);
+    expect(remainder).to.have.length(1);
+    expect(remainder[0]).to.deep.include({ status: 'UNMATCHED', endToEndId: paid.body.endToEndId });
+    expect(remainder[0].amount.value).to.equal('50.00');
+  });
+
+  it('an underpayment fails AMOUNT_MISMATCH; an overshooting top-up and a replay complete it, with a remainder', async () => {
+    const { services } = await stack();
+    const before = await balance(c, accountId, 'BRL');
+    const dep = await openDeposit(c, accountId, '100.00');
+    const short = await pay(c, dep.id, '60.00');
+    expect(short.body.status).to.equal('MATCHED');
+    const failed = await untilStatus(c, dep.id, 'FAILED');
+    expect(failed.currentState.reason.code).to.equal('AMOUNT_MISMATCH');
+    const topUp = await pay(c, dep.id, '70.00');
+    expect(topUp.body.status).to.equal('MATCHED');
+    expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
+    const replayed = await replayDeposit(services, tenantEm(services.orm, c.customerId), dep.id);
+    expect(replayed.currentState.status).to.equal('COMPLETED');
+    const used = replayed.transactions.map((t: { amount: { value: string } }) => t.amount.value);
+    expect(used).to.deep.equal(['60.00', '40.00']);
+    const records = await paymentsOf(c, `operationId[eq]=${dep.id}`);
+    const remainder = records.find((p) => p.remainderOf === topUp.body.id);
+    expect(remainder).to.deep.include({ status: 'UNMATCHED' });
+    expect(remainder!.amount.value).to.equal('30.00');
+    expect(records.find((p) => p.id === topUp.body.id)!.amount.value).to.equal('40.00');
+    expect((await balance(c, accountId, 'BRL')).available).to.equal(new Decimal(before.available).plus(100).toFixed(2));
+  });
+
+  it('payments after expiry and after the replay window are kept UNMATCHED (no 409); nothing is credited', async () => {
+    const before = await balance(c, accountId, 'BRL');
+    const expired = await openDeposit(c, accountId, '10.00', { deposit: 1, replay: 1 });
+    const expiredOp = await untilStatus(c, expired.id, 'FAILED');
+    expect(expiredOp.currentState.reason.code).to.equal('DEPOSIT_EXPIRED');
+    const late = await pay(c, expired.id, '10.00');
+    expect([late.status, late.body.status]).to.deep.equal([200, 'UNMATCHED']);
+
+    // Short-paid, then its replay window closes: what counted toward it goes back to UNMATCHED.
+    const short = await openDeposit(c, accountId, '10.00', { deposit: 30, replay: 2 });
+    expect((await pay(c, short.id, '4.00')).body.status).to.equal('MATCHED');
+    await untilStatus(c, short.id, 'FAILED');
+    const released = (ps: PaymentView[]) => ps.length === 1 && ps[0].status === 'UNMATCHED';
+    await eventually(() => paymentsOf(c, `operationId[eq]=${short.id}`), released, 20000, 200);
+    const afterWindow = await pay(c, short.id, '6.00');
+    expect([afterWindow.status, afterWindow.body.status]).to.deep.equal([200, 'UNMATCHED']);
+    expect((await getOp(c, short.id)).currentState.status).to.equal('FAILED');
+    expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
+    await assertLedgerBalanced();
+  });
+
+  it('a repeated report of one end-to-end id is one payment, answered with the same record', async () => {
+    const dep = await openDeposit(c, accountId, '25.00');
+    const ref = e2e();
+    const first = await pay(c, dep.id, '25.00', { endToEndId: ref });
+    const again = await pay(c, dep.id, '25.00', { endToEndId: ref });
+    expect([first.status, again.status]).to.deep.equal([200, 200]);
+    expect(again.body.id).to.equal(first.body.id);
+    expect(again.body.status).to.equal('MATCHED');
+    expect((await paymentsOf(c, `operationId[eq]=${dep.id}`)).map((p) => p.id)).to.deep.equal([first.body.id]);
+    const { services } = await stack();
+    const sql = `select count(*)::int as n from ledger_transactions where key like ?`;
+    const [{ n }] = await systemEm(services.orm).execute(sql, [`inbound:${first.body.id}:%`]);
+    expect(n, 'its arrival is posted once').to.equal(1);
+  });
+
+  it('the same idempotency key replays the record; a different body with it is 422', async () => {
+    const dep = await openDeposit(c, accountId, '5.00');
+    const key = randomUUID();
+    const first = await pay(c, dep.id, '5.00', { key });
+    const replay = await pay(c, dep.id, '5.00', { key });
+    const answer = [replay.status, replay.headers['idempotent-replayed'], replay.body.id];
+    expect(answer).to.deep.equal([200, 'true', first.body.id]);
+    const other = await pay(c, dep.id, '6.00', { key });
+    expect([other.status, other.body.code]).to.deep.equal([422, 'IDEMPOTENCY_KEY_REUSED']);
+    expect(await paymentsOf(c, `operationId[eq]=${dep.id}`)).to.have.length(1);
+  });
+
+  it('lists and reads with filters; another customer sees nothing and gets 404; unknown deposit 404', async () => {
+    const { http } = await stack();
+    const dep = await openDeposit(c, accountId, '7.00');
+    const paid = await pay(c, dep.id, '7.00');
+    const one = await http.get(`/api/inbound-payments/${paid.body.id}`).set(c.auth);
+    expect([one.status, one.body.id, one.body.status]).to.deep.equal([200, paid.body.id, 'MATCHED']);
+    const page = await http.get('/api/inbound-payments').query({ filters: 'status[eq]=MATCHED', limit: 2 }).set(c.auth);
+    expect(page.status).to.equal(200);
+    expect(page.body.data).to.have.length(2);
+    expect(page.body.meta.total).to.be.at.least(4);
+    expect(page.body.meta.nextCursor).to.be.a('string');
+    const bad = await http.get('/api/inbound-payments').query({ filters: 'amount[eq]=1' }).set(c.auth);
+    expect([bad.status, bad.body.code]).to.deep.equal([400, 'INVALID_FILTER']);
+    const stranger = await newCustomer('Stranger Ltda');
+    expect((await http.get('/api/inbound-payments').set(stranger.auth)).body.meta.total).to.equal(0);
+    const hidden = await http.get(`/api/inbound-payments/${paid.body.id}`).set(stranger.auth);
+    expect([hidden.status, hidden.body.code]).to.deep.equal([404, 'NOT_FOUND']);
+    const foreign = await pay(stranger, dep.id, '7.00');
+    expect([foreign.status, foreign.body.code]).to.deep.equal([404, 'NOT_FOUND']);
+    expect((await http.get(`/api/inbound-payments/${randomUUID()}`).set(c.auth)).status).to.equal(404);
+  });
+
+  it('a payment recorded by a reporter that died before the workflow answered is settled by the sweep', async () => {
+    const { services } = await stack();
+    const em = () => tenantEm(services.orm, c.customerId);
+    const open = await openDeposit(c, accountId, '12.00');
+    const closed = await openDeposit(c, accountId, '12.00', { deposit: 1, replay: 1 });
+    await untilStatus(c, closed.id, 'FAILED');
+    // Step 1 only, as a process killed right after the record's COMMIT leaves it.
+    const orphanOpen = await recordInboundPayment(em(), open.id, { amount: { value: '12.00', asset: 'BRL' } });
+    const orphanClosed = await recordInboundPayment(em(), closed.id, { amount: { value: '12.00', asset: 'BRL' } });
+    expect(await sweepUndecidedPayments(services, 0)).to.be.at.least(2);
+    const statusOf = async (id: string) => (await paymentsOf(c, `operationId[eq]=${id}`)).map((p) => [p.id, p.status]);
+    expect(await statusOf(open.id)).to.deep.equal([[orphanOpen.id, 'MATCHED']]);
+    await untilStatus(c, open.id, 'COMPLETED');
+    expect(await statusOf(closed.id)).to.deep.equal([[orphanClosed.id, 'UNMATCHED']]);
+    expect(await sweepUndecidedPayments(services, 0), 'nothing left undecided').to.equal(0);
+  });
+});

@@ -1,0 +1,30 @@
+import type { Client } from '@temporalio/client';
+import type { Config } from '../config';
+import type { Orm } from '../db/orm';
+import { sweepUndecidedPayments } from '../api/services/inbound-payments';
+
+// A record is normally decided within a second of being written; one still undecided after this long lost its
+// reporter (a crash between recording and asking the deposit's workflow) and waits for the sweep.
+const UNDECIDED_AFTER_SECONDS = 60;
+const SWEEP_EVERY_MS = 30_000;
+
+type SweepDeps = { orm: Orm; temporal: Client; config: Config };
+
+/**
+ * Every worker looks for inbound payments nobody decided and has the deposit's workflow decide them (or leaves them
+ * UNMATCHED when it has closed), so a recorded payment is never forgotten. Several workers sweeping at once is
+ * harmless: the update id and the conditional UNMATCHED make a second settlement a no-op.
+ */
+export function startInboundPaymentSweep(deps: SweepDeps, onError: (err: unknown) => void) {
+  let pass: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    pass = sweepUndecidedPayments(deps, UNDECIDED_AFTER_SECONDS).catch(onError);
+  }, SWEEP_EVERY_MS);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await pass;
+    },
+  };
+}
