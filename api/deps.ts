@@ -2,6 +2,8 @@ import { Client, Connection } from '@temporalio/client';
 import pino, { Logger } from 'pino';
 import { Config } from '../config';
 import { openOrm, Orm } from '../db/orm';
+import { sessionSettingsOf } from '../db/session-settings';
+import { closeSidePool } from '../db/transaction';
 import { RateSource, TableRateSource, DEFAULT_MID_RATES } from '../domain/rates';
 import type { ResolveHost } from '../webhooks/url-policy';
 
@@ -17,9 +19,9 @@ export interface Deps {
   close(): Promise<void>;
 }
 
-export async function createDeps(config: Config, opts: { log?: Logger; poolMax?: number } = {}): Promise<Deps> {
+export async function createDeps(config: Config, opts: { log?: Logger; poolMax?: number; applicationName?: string } = {}): Promise<Deps> {
   const log = opts.log ?? pino({ level: config.logLevel, base: { service: 'cambio-api' } });
-  const orm = await openOrm(config.databaseUrl, { poolMax: opts.poolMax });
+  const orm = await openOrm(config.databaseUrl, { poolMax: opts.poolMax, session: sessionSettingsOf(config), applicationName: opts.applicationName ?? 'cambio-api' });
   const connection = await Connection.connect({ address: config.temporalAddress });
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
   return {
@@ -30,6 +32,7 @@ export async function createDeps(config: Config, opts: { log?: Logger; poolMax?:
     log,
     async close() {
       await connection.close();
+      await closeSidePool(orm);
       await orm.close(true);
     },
   };

@@ -40,6 +40,18 @@ export interface Config {
   listCacheBytes: number;
   shutdownGraceSeconds: number;
   shutdownDelaySeconds: number;
+  /** Take the client address from X-Forwarded-For (last entry): only behind a proxy that sets it. */
+  trustProxy: boolean;
+  /** Bearer token that GET /metrics requires; unset: /metrics answers loopback clients only. */
+  metricsToken: string | undefined;
+  /** Postgres session settings of every application connection (db/session-settings.ts). */
+  dbIdleInTransactionTimeoutMs: number;
+  dbLockTimeoutMs: number;
+  dbStatementTimeoutMs: number;
+  dbConnectTimeoutMs: number;
+  dbPoolAcquireTimeoutMs: number;
+  /** How long /readyz trusts its last probe of Postgres and Temporal. */
+  readinessCacheMs: number;
 }
 
 const bool = (v: string | undefined, fallback: boolean) =>
@@ -111,5 +123,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // SIGTERM: how long the API keeps accepting with /readyz at 503 before it closes its port, so a load balancer
     // that polls readiness stops routing to it first. 0 for a single process (npm start).
     shutdownDelaySeconds: int(env.SHUTDOWN_DELAY_SECONDS, 0, 'SHUTDOWN_DELAY_SECONDS'),
+    // Off: without a proxy in front, X-Forwarded-For is whatever the client wrote (docs/decisions.md, "Faults").
+    trustProxy: bool(env.TRUST_PROXY, false),
+    metricsToken: env.METRICS_TOKEN || undefined,
+    // What a frozen or partitioned process can hold: Postgres ends its session once it sat idle inside a
+    // transaction this long, which releases its row and advisory locks (docs/decisions.md, "Faults").
+    dbIdleInTransactionTimeoutMs: int(env.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS, 5_000, 'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS'),
+    // A statement waiting on a lock gives up after this (503, retried by the client) instead of queueing forever.
+    dbLockTimeoutMs: int(env.DB_LOCK_TIMEOUT_MS, 5_000, 'DB_LOCK_TIMEOUT_MS'),
+    // Nothing on a request path runs this long; a report over a long period is the slowest and stays far below.
+    dbStatementTimeoutMs: int(env.DB_STATEMENT_TIMEOUT_MS, 30_000, 'DB_STATEMENT_TIMEOUT_MS'),
+    dbConnectTimeoutMs: int(env.DB_CONNECT_TIMEOUT_MS, 3_000, 'DB_CONNECT_TIMEOUT_MS'),
+    // A request that cannot get a pooled connection this soon is answered 503 rather than left waiting 60 s.
+    dbPoolAcquireTimeoutMs: int(env.DB_POOL_ACQUIRE_TIMEOUT_MS, 10_000, 'DB_POOL_ACQUIRE_TIMEOUT_MS'),
+    readinessCacheMs: int(env.READINESS_CACHE_MS, 1_000, 'READINESS_CACHE_MS'),
   };
 }
