@@ -13,7 +13,7 @@ import { pollUntil } from '../poll';
 import type { ServiceContext } from '../context';
 import { getOperation } from './read';
 import { startPendingWorkflow } from '../workflow-starts';
-import { freshEm, inTransaction } from '../../../db/transaction';
+import { freshEm, inOwnTransaction } from '../../../db/transaction';
 
 // Reads past the identity map on the caller's connection: a request polling inside its transaction must not
 // take a second pool connection per read (db/transaction.ts, freshEm).
@@ -56,9 +56,9 @@ export async function recordInboundPayment(
     if (op.status === 'COMPLETED' || expired) throw invalidState(op, 'an open deposit');
     const value = parseAmountValue(body.amount.value, body.amount.asset, { path: '/amount/value' });
     try {
-      // Its own transaction on its own connection: it must be committed before the workflow looks for it,
-      // whatever transaction the caller holds open.
-      await inTransaction(em.fork(), async (tx) => {
+      // Its own transaction: it must be committed before the workflow looks for it, whatever transaction the
+      // caller holds open (on the side pool then: a second connection of the caller's pool can deadlock it).
+      await inOwnTransaction(em, async (tx) => {
         tx.create(InboundPaymentSchema, {
           id: paymentId,
           operationId,
@@ -82,7 +82,7 @@ export async function recordInboundPayment(
       // Reconciled already (a retry of a request that died after the workflow closed): answer with what it did.
       if (earlier) return getOperation(freshEm(em), operationId);
       // The workflow finished: its replay window closed. Nothing will ever reconcile this payment, so refuse it.
-      await em.fork().nativeDelete(InboundPaymentSchema, { id: paymentId });
+      await inOwnTransaction(em, (tx) => tx.nativeDelete(InboundPaymentSchema, { id: paymentId }));
       throw new CambioError('INVALID_STATE', 'the replay window of this deposit has closed', { status: op.status, type: op.type });
     }
   }

@@ -1,0 +1,55 @@
+// Edges of the token throttle found in issue 19: its memory per made-up client id, and whether Retry-After is the
+// real wait before the right secret is accepted.
+import { expect } from 'chai';
+import { TokenThrottle } from '../../api/overload/token-throttle';
+import { CambioError } from '../../api/errors';
+
+const clock = () => {
+  let t = 1_000_000;
+  return { now: () => t, advance: (ms: number) => (t += ms) };
+};
+
+const DEFAULTS = { clientFailuresPerMinute: 10, addressFailuresPerMinute: 30, addressPerSecond: 10 };
+
+/** The 429's Retry-After in seconds, or 0 when the attempt is admitted. */
+function retryAfter(throttle: TokenThrottle, clientId: string, address: string): number {
+  try {
+    throttle.admit(clientId, address);
+    return 0;
+  } catch (err) {
+    expect(err).to.be.instanceOf(CambioError).with.property('code', 'RATE_LIMITED');
+    return (err as CambioError).details.retryAfterSeconds as number;
+  }
+}
+
+describe('token throttle edges', () => {
+  it('keeps no entry for client ids an address sends past its own rate', () => {
+    const c = clock();
+    const throttle = new TokenThrottle(DEFAULTS, c.now);
+    // One address, 10,000 made-up client ids in a second: only the first ones are checked at all.
+    for (let i = 0; i < 10_000; i++) {
+      if (retryAfter(throttle, `made-up-${i}`, '203.0.113.7') === 0) throttle.failed(`made-up-${i}`, '203.0.113.7');
+    }
+    expect(throttle.entries()).to.be.below(100);
+  });
+
+  it('answers Retry-After with the real wait: the right secret is accepted then, and not a second before', () => {
+    const c = clock();
+    const throttle = new TokenThrottle(DEFAULTS, c.now);
+    const waits: number[] = [];
+    // 100 wrong secrets for one client id, 10 a second from one address (at the address rate).
+    for (let i = 0; i < 100; i++) {
+      const wait = retryAfter(throttle, 'cli_victim', '198.51.100.1');
+      if (wait === 0) throttle.failed('cli_victim', '198.51.100.1');
+      else waits.push(wait);
+      c.advance(100);
+    }
+    expect(waits.length).to.be.greaterThan(0);
+    const wait = retryAfter(throttle, 'cli_victim', '198.51.100.1');
+    expect(wait).to.be.greaterThan(1);
+    c.advance((wait - 1) * 1000);
+    expect(retryAfter(throttle, 'cli_victim', '198.51.100.1'), 'refused a second before Retry-After').to.be.greaterThan(0);
+    c.advance(1000);
+    expect(retryAfter(throttle, 'cli_victim', '198.51.100.1'), 'accepted at Retry-After').to.equal(0);
+  });
+});
