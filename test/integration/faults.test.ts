@@ -128,7 +128,18 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
     const { services, config, http } = await stack();
     const temporalBinary = ensureTemporalBinaries({ log: () => undefined }).temporal;
     const temporalPort = await freePort();
-    const startTemporal = () => startDevServer({ temporal: temporalBinary, port: temporalPort, headless: true, dbFile: path.join(dir, 'temporal.db'), quiet: true, logLevel: 'fatal', log: () => undefined });
+    const startOnce = () => startDevServer({ temporal: temporalBinary, port: temporalPort, headless: true, dbFile: path.join(dir, 'temporal.db'), quiet: true, log: () => undefined });
+    // A restart right after a SIGKILL can find the port or the state file not yet let go of: try again shortly.
+    const startTemporal = async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await startOnce();
+        } catch (err) {
+          if (attempt >= 4) throw err;
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      }
+    };
     temporalServer = await startTemporal();
     const proxy = new PgProxy(await freePort());
     await proxy.open();
