@@ -13,6 +13,7 @@ import { closeIfBodyUnread } from './overload/unread-body';
 import { httpMetrics, metricsHandler } from './observability/metrics';
 import type { ServiceContext } from './services/context';
 import { Readiness } from './readiness';
+import { DeploymentRate, rateWindow } from './overload/deployment-rate';
 
 // Documents carry up to 5 MiB decoded as base64 (4/3 larger) plus the JSON around them.
 const DOCUMENT_BODY_LIMIT = 7 * 1024 * 1024 + 64 * 1024;
@@ -38,12 +39,18 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
   const access = new CustomerAccess(services.orm, config.customerCacheSeconds);
   const authenticate = authenticateOnce(bearerAuth(config, services.orm, services.signingKey, access));
   const { middleware: versioned, tables } = versionDispatcher(services, authenticate);
-  const admission = new CustomerAdmission({
-    perSecond: config.rateLimitPerSecond,
-    burst: config.rateLimitBurst,
-    inFlight: config.rateLimitInFlight,
-    queue: config.rateLimitQueue,
-  });
+  // The rate is the deployment's (one counter in Postgres shared by every API process) when the deps carry the
+  // store; the in-flight bound protects this process and stays per process.
+  const window = rateWindow(config.rateLimitPerSecond, config.rateLimitBurst);
+  const deploymentRate =
+    services.rateLimits && config.rateLimitScope === 'deployment'
+      ? new DeploymentRate(services.rateLimits.limiter(window.points, window.seconds), window.points)
+      : undefined;
+  const admission = new CustomerAdmission(
+    { perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst, inFlight: config.rateLimitInFlight, queue: config.rateLimitQueue },
+    Date.now,
+    deploymentRate && ((customerId) => deploymentRate.take(customerId)),
+  );
   const readiness = new Readiness(services, config.readinessCacheMs);
   const publicRoutes = new Set(Object.values(tables).flatMap((t) => t.routes.filter((r) => r.public).map((r) => `${r.method.toUpperCase()} ${r.path}`)));
 

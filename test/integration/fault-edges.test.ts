@@ -239,3 +239,34 @@ describe('fault edges (issue 19)', function () {
     expect(sessions[0].n).to.equal(0);
   });
 });
+
+describe('deployment-wide rate limit (issue 19)', function () {
+  this.timeout(60_000);
+  const open: Listening[] = [];
+  after(async () => {
+    await Promise.all(open.splice(0).map((l) => l.close()));
+  });
+
+  it('holds the documented rate for two API processes together, not twice it', async () => {
+    await stack();
+    // Two apps as two API processes: each has its own in-process state, they share Postgres.
+    const limits = { rateLimitScope: 'deployment' as const, rateLimitPerSecond: 10, rateLimitBurst: 20, rateLimitInFlight: 100 };
+    const [one, two] = await Promise.all([appWith(limits), appWith(limits)]);
+    open.push(one, two);
+    const c = await newCustomer('Two Doors Ltda');
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => fetch(`${(i % 2 ? one : two).url}/api/accounts?limit=1`, { headers: c.auth }).then((r) => r.status)),
+    );
+    const admitted = answers.filter((s) => s === 200).length;
+    // 20 a window for the deployment; each process may hold one unspent share (2) of it.
+    expect(admitted, JSON.stringify(answers)).to.be.within(18, 24);
+    expect(answers.filter((s) => s === 429).length).to.equal(60 - admitted);
+    // The same two processes with a bucket each would have let 40 through.
+    const perProcess = { ...limits, rateLimitScope: 'process' as const };
+    const [p1, p2] = await Promise.all([appWith(perProcess), appWith(perProcess)]);
+    open.push(p1, p2);
+    const c2 = await newCustomer('Two Doors Per Process Ltda');
+    const old = await Promise.all(Array.from({ length: 60 }, (_, i) => fetch(`${(i % 2 ? p1 : p2).url}/api/accounts?limit=1`, { headers: c2.auth }).then((r) => r.status)));
+    expect(old.filter((s) => s === 200).length).to.equal(40);
+  });
+});

@@ -11,10 +11,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import Decimal from 'decimal.js';
+import { Connection } from '@temporalio/client';
 import { systemEm } from '../../db/orm';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, fund } from '../helpers/money';
-import { ApiProc, freePort, killAll, spawnApi, spawnWorker } from '../helpers/processes';
+import { ApiProc, freePort, killAll, Proc, spawnApi, spawnWorker } from '../helpers/processes';
 import { Receiver } from '../helpers/receiver';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
 
@@ -168,7 +169,7 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
     receiver = await new Receiver().start();
     const sub = await http.post('/api/subscriptions').set(c.auth).set(idem()).send({ url: receiver.url, includeAll: true, allowRetry: true });
     expect(sub.status, JSON.stringify(sub.body)).to.equal(201);
-    const [api1, api2] = (await spawning) as ApiProc[];
+    const [api1, api2, worker] = (await spawning) as [ApiProc, ApiProc, Proc];
     const client = new Client([api1, api2], c);
 
     // The load: transfers back and forth, each retried by key until it has a final answer.
@@ -184,6 +185,8 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
           const res = await client.send('/api/operations/transfer', { sourceAccountId: from, targetAccountId: to, amount: { value, asset: 'BRL' } }, key, n + i);
           if (res.status === 201) accepted.set(key, { id: res.body.id!, from, value });
           else refused.push(`${res.status} ${JSON.stringify(res.body)}`);
+          // A steady load, not a flood: the test is about faults, not throughput.
+          await new Promise((r) => setTimeout(r, 100));
         }
       }),
     );
@@ -207,6 +210,17 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
     await new Promise((r) => setTimeout(r, 3000));
     temporalServer = await startTemporal();
     await acceptedBeyond(accepted.size + 10);
+    // The worker polls the restarted server again (its pollers reconnect by themselves).
+    const pollers = async () => {
+      const conn = await Connection.connect({ address: temporalServer!.address });
+      try {
+        const res = await conn.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue } });
+        return (res.pollers ?? []).length;
+      } finally {
+        await conn.close();
+      }
+    };
+    await eventually(pollers, (n) => n > 0, 30_000, 500);
 
     // 3. api-1 frozen for 6 s while requests run through it; clients retry their keys on api-2.
     process.kill(api1.child.pid!, 'SIGSTOP');
@@ -235,9 +249,14 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
     const rows = await eventually(
       () => sql<{ id: string; status: string }>(`select id, status from operations where account_id in (?) and type = 'TRANSFER'`, [[a.id, b.id]]),
       (ops) => ops.length === ids.length && ops.every((o) => o.status === 'COMPLETED'),
-      60_000,
+      90_000,
       250,
-    );
+    ).catch(async () => {
+      const open = await sql(`select status, count(*)::int as n from operations where account_id in (?) and type = 'TRANSFER' group by status`, [[a.id, b.id]]);
+      const outbox = await sql(`select count(*)::int as n, max(attempts) as attempts, min(next_attempt_at) as next from workflow_starts where task_queue = ?`, [taskQueue]);
+      const polling = await pollers().catch((err: Error) => err.message);
+      throw new Error(`not settled: ${JSON.stringify(open)}; outbox ${JSON.stringify(outbox)}; pollers ${polling}; worker alive ${worker.alive()}:\n${worker.output().slice(-3000)}`);
+    });
     expect(rows.map((r) => r.id).sort()).to.deep.equal([...ids].sort());
     const postings = await sql<{ key: string; n: number }>(`select key, count(*)::int as n from ledger_transactions where operation_id in (?) group by key`, [ids]);
     expect(postings.filter((p) => p.n !== 1), 'each posting once').to.deep.equal([]);

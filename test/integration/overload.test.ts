@@ -29,7 +29,8 @@ describe('overload protection', function () {
 
   describe('per-customer limits', () => {
     it("keeps serving one customer while another floods the same endpoint; the flood gets 429 with Retry-After", async () => {
-      const api = await appWith({ rateLimitPerSecond: 20, rateLimitBurst: 20, rateLimitInFlight: 4, rateLimitQueue: 4 });
+      // 40 per 2 s window for the deployment (RATE_LIMIT_SCOPE=deployment): the quiet customer's 25 fit in one.
+      const api = await appWith({ rateLimitPerSecond: 20, rateLimitBurst: 40, rateLimitInFlight: 4, rateLimitQueue: 4 });
       open.push(api);
       const noisy = await newCustomer('Noisy Ltda');
       const quiet = await newCustomer('Quiet Ltda');

@@ -53,3 +53,18 @@ describe('token throttle edges', () => {
     expect(retryAfter(throttle, 'cli_victim', '198.51.100.1'), 'accepted at Retry-After').to.equal(0);
   });
 });
+
+describe('DeploymentRate', () => {
+  it('admits the window points across callers, taking shares, and answers the wait after', async () => {
+    const { RateLimiterMemory } = await import('rate-limiter-flexible');
+    const { DeploymentRate } = await import('../../api/overload/deployment-rate');
+    // One counter, two "processes" taking shares of it.
+    const store = new RateLimiterMemory({ points: 30, duration: 5 });
+    const a = new DeploymentRate(store, 30);
+    const b = new DeploymentRate(store, 30);
+    const waits = await Promise.all(Array.from({ length: 80 }, (_, i) => (i % 2 ? a : b).take('customer-1')));
+    const admitted = waits.filter((w) => w === 0).length;
+    expect(admitted).to.be.within(27, 30);
+    expect(waits.filter((w) => w > 0).every((w) => w >= 1 && w <= 5)).to.equal(true);
+  });
+});
