@@ -76,8 +76,8 @@ export const RELAY_BATCH = 50;
 
 // A pass's starts must end well within its lease, or another relay could claim the same rows while they run
 // (harmless, the starts are idempotent, but wasted): each start gets START_DEADLINE_MS, the lease three times that.
-const START_DEADLINE_MS = 10_000;
-export const RELAY_LEASE_MS = 30_000;
+const START_DEADLINE_MS = 5_000;
+export const RELAY_LEASE_MS = 15_000;
 
 /**
  * One pass of the relay of `taskQueue` (and of rows from before task queues were recorded). Any number of workers
