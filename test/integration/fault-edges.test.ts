@@ -261,12 +261,12 @@ describe('deployment-wide rate limit (issue 19)', function () {
     // 20 a window for the deployment; each process may hold one unspent share (2) of it.
     expect(admitted, JSON.stringify(answers)).to.be.within(18, 24);
     expect(answers.filter((s) => s === 429).length).to.equal(60 - admitted);
-    // The same two processes with a bucket each would have let 40 through.
+    // The same two processes with a bucket each let 40 through (a few more as their buckets refill meanwhile).
     const perProcess = { ...limits, rateLimitScope: 'process' as const };
     const [p1, p2] = await Promise.all([appWith(perProcess), appWith(perProcess)]);
     open.push(p1, p2);
     const c2 = await newCustomer('Two Doors Per Process Ltda');
     const old = await Promise.all(Array.from({ length: 60 }, (_, i) => fetch(`${(i % 2 ? p1 : p2).url}/api/accounts?limit=1`, { headers: c2.auth }).then((r) => r.status)));
-    expect(old.filter((s) => s === 200).length).to.equal(40);
+    expect(old.filter((s) => s === 200).length).to.be.at.least(40);
   });
 });
