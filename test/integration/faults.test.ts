@@ -255,7 +255,22 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
       const open = await sql(`select status, count(*)::int as n from operations where account_id in (?) and type = 'TRANSFER' group by status`, [[a.id, b.id]]);
       const outbox = await sql(`select count(*)::int as n, max(attempts) as attempts, min(next_attempt_at) as next from workflow_starts where task_queue = ?`, [taskQueue]);
       const polling = await pollers().catch((err: Error) => err.message);
-      throw new Error(`not settled: ${JSON.stringify(open)}; outbox ${JSON.stringify(outbox)}; pollers ${polling}; worker alive ${worker.alive()}:\n${worker.output().slice(-3000)}`);
+      // One operation still open, as Temporal sees it.
+      const [stuck] = await sql<{ id: string }>(`select id from operations where account_id in (?) and type = 'TRANSFER' and status <> 'COMPLETED' limit 1`, [[a.id, b.id]]);
+      const described = stuck
+        ? await (async () => {
+            const conn = await Connection.connect({ address: temporalServer!.address });
+            try {
+              const d = await conn.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: `operation-${stuck.id}` } });
+              return JSON.stringify({ status: d.workflowExecutionInfo?.status, historyLength: String(d.workflowExecutionInfo?.historyLength), pendingActivities: d.pendingActivities?.length, pendingTask: d.pendingWorkflowTask?.state });
+            } catch (err) {
+              return (err as Error).message;
+            } finally {
+              await conn.close();
+            }
+          })()
+        : 'none';
+      throw new Error(`not settled: ${JSON.stringify(open)}; outbox ${JSON.stringify(outbox)}; pollers ${polling}; a stuck workflow ${described}; worker alive ${worker.alive()}:\n${worker.output().slice(-3000)}`);
     });
     expect(rows.map((r) => r.id).sort()).to.deep.equal([...ids].sort());
     const postings = await sql<{ key: string; n: number }>(`select key, count(*)::int as n from ledger_transactions where operation_id in (?) group by key`, [ids]);
