@@ -12,6 +12,8 @@ import { authenticateOnce, customerGate, CustomerAdmission } from './overload/cu
 import { closeIfBodyUnread } from './overload/unread-body';
 import { httpMetrics, metricsHandler } from './observability/metrics';
 import type { ServiceContext } from './services/context';
+import { Readiness } from './readiness';
+import { DeploymentRate, rateWindow } from './overload/deployment-rate';
 
 // Documents carry up to 5 MiB decoded as base64 (4/3 larger) plus the JSON around them.
 const DOCUMENT_BODY_LIMIT = 7 * 1024 * 1024 + 64 * 1024;
@@ -28,19 +30,28 @@ export interface AppOptions {
 
 export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa {
   const app = new Koa();
-  app.proxy = true;
+  // X-Forwarded-For is believed only behind a proxy that sets it (TRUST_PROXY): otherwise any client names its
+  // own address and the per-address throttles mean nothing.
+  app.proxy = services.config.trustProxy;
   // Koa reports a connection that failed under a response (client gone, request timeout) here; not our error.
   app.on('error', (err) => services.log.debug({ err }, 'connection ended before the response'));
   const { config } = services;
   const access = new CustomerAccess(services.orm, config.customerCacheSeconds);
   const authenticate = authenticateOnce(bearerAuth(config, services.orm, services.signingKey, access));
   const { middleware: versioned, tables } = versionDispatcher(services, authenticate);
-  const admission = new CustomerAdmission({
-    perSecond: config.rateLimitPerSecond,
-    burst: config.rateLimitBurst,
-    inFlight: config.rateLimitInFlight,
-    queue: config.rateLimitQueue,
-  });
+  // The rate is the deployment's (one counter in Postgres shared by every API process) when the deps carry the
+  // store; the in-flight bound protects this process and stays per process.
+  const window = rateWindow(config.rateLimitPerSecond, config.rateLimitBurst);
+  const deploymentRate =
+    services.rateLimits && config.rateLimitScope === 'deployment'
+      ? new DeploymentRate(services.rateLimits.limiter(window.points, window.seconds), window.points)
+      : undefined;
+  const admission = new CustomerAdmission(
+    { perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst, inFlight: config.rateLimitInFlight, queue: config.rateLimitQueue },
+    Date.now,
+    deploymentRate && ((customerId) => deploymentRate.take(customerId)),
+  );
+  const readiness = new Readiness(services, config.readinessCacheMs);
   const publicRoutes = new Set(Object.values(tables).flatMap((t) => t.routes.filter((r) => r.public).map((r) => `${r.method.toUpperCase()} ${r.path}`)));
 
   const platform = new Router();
@@ -53,11 +64,11 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
       ctx.body = { status: 'draining', checks: {} };
       return;
     }
-    const checks = await readiness(services);
+    const checks = await readiness.check();
     ctx.status = checks.postgres === 'ok' && checks.temporal === 'ok' ? 200 : 503;
     ctx.body = { status: ctx.status === 200 ? 'ready' : 'not ready', checks };
   });
-  platform.get('/metrics', metricsHandler(services.orm));
+  platform.get('/metrics', metricsHandler(services.orm, { token: config.metricsToken }));
   platform.get('/.well-known/jwks.json', (ctx) => {
     ctx.body = jwks(services.signingKey);
   });
@@ -76,18 +87,4 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
   app.use(platform.routes());
   app.use(versioned);
   return app;
-}
-
-async function readiness(services: ServiceContext) {
-  const withTimeout = <T>(p: Promise<T>) =>
-    Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000))]);
-  const [postgres, temporal] = await Promise.allSettled([
-    withTimeout(services.orm.em.fork().getConnection().execute('select 1')),
-    // The deadline also ends the client's own retries, which would otherwise outlive the probe.
-    withTimeout(services.temporal.connection.withDeadline(Date.now() + 2000, () => services.temporal.connection.workflowService.getSystemInfo({}))),
-  ]);
-  return {
-    postgres: postgres.status === 'fulfilled' ? 'ok' : 'unavailable',
-    temporal: temporal.status === 'fulfilled' ? 'ok' : 'unavailable',
-  };
 }

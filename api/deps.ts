@@ -2,6 +2,9 @@ import { Client, Connection } from '@temporalio/client';
 import pino, { Logger } from 'pino';
 import { Config } from '../config';
 import { openOrm, Orm } from '../db/orm';
+import { sessionSettingsOf } from '../db/session-settings';
+import { closeSidePool } from '../db/transaction';
+import { openRateLimitStore, RateLimitStore } from '../db/repositories/rate-limits';
 import { RateSource, TableRateSource, DEFAULT_MID_RATES } from '../domain/rates';
 import type { ResolveHost } from '../webhooks/url-policy';
 
@@ -14,22 +17,28 @@ export interface Deps {
   log: Logger;
   /** Name resolution for the webhook URL rules; DNS unless a test injects its own. */
   resolveHost?: ResolveHost;
+  /** The shared per-customer rate counters (RATE_LIMIT_SCOPE=deployment); absent: a bucket per process. */
+  rateLimits?: RateLimitStore;
   close(): Promise<void>;
 }
 
-export async function createDeps(config: Config, opts: { log?: Logger; poolMax?: number } = {}): Promise<Deps> {
+export async function createDeps(config: Config, opts: { log?: Logger; poolMax?: number; applicationName?: string } = {}): Promise<Deps> {
   const log = opts.log ?? pino({ level: config.logLevel, base: { service: 'cambio-api' } });
-  const orm = await openOrm(config.databaseUrl, { poolMax: opts.poolMax });
+  const orm = await openOrm(config.databaseUrl, { poolMax: opts.poolMax, session: sessionSettingsOf(config), applicationName: opts.applicationName ?? 'cambio-api' });
   const connection = await Connection.connect({ address: config.temporalAddress });
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
+  const rateLimits = config.rateLimitScope === 'deployment' ? openRateLimitStore(config.databaseUrl, sessionSettingsOf(config)) : undefined;
   return {
     config,
     orm,
     temporal,
     rates: new TableRateSource(DEFAULT_MID_RATES),
     log,
+    rateLimits,
     async close() {
       await connection.close();
+      await rateLimits?.close();
+      await closeSidePool(orm);
       await orm.close(true);
     },
   };

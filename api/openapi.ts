@@ -32,7 +32,7 @@ HEADERS_TOO_LARGE\`); bodies are JSON (\`415\`) of at most 1 MiB (\`413\`; docum
 // Codes any route of a kind can answer, whatever it does.
 function commonErrors(r: RouteSpec): ErrorCode[] {
   const mutating = r.method !== 'get' && r.method !== 'delete';
-  const codes: ErrorCode[] = ['VALIDATION_ERROR', 'RATE_LIMITED', 'INTERNAL_ERROR'];
+  const codes: ErrorCode[] = ['VALIDATION_ERROR', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE', 'INTERNAL_ERROR'];
   if (!r.public) codes.push('UNAUTHORIZED');
   if (r.params) codes.push('NOT_FOUND');
   if (mutating && !r.public) codes.push('MISSING_IDEMPOTENCY_KEY', 'IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENCY_KEY_REUSED');
@@ -58,7 +58,7 @@ function errorResponses(r: RouteSpec): Record<string, unknown> {
       headers: {
         'X-Request-Id': header('X-Request-Id'),
         'X-Service-Version': header('X-Service-Version'),
-        ...(status === 429 ? { 'Retry-After': header('Retry-After') } : {}),
+        ...(status === 429 || status === 503 ? { 'Retry-After': header('Retry-After') } : {}),
       },
       content: { 'application/json': { schema: ERROR } },
     };

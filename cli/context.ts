@@ -7,7 +7,7 @@ import { loadSigningKey } from '../api/services/signing-keys';
 /** The CLI builds the same service context as the API: one code path for operators and customers. */
 export async function withServices<T>(fn: (s: ServiceContext) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const deps = await createDeps(config, { log: pino({ level: 'warn' }), poolMax: 2 });
+  const deps = await createDeps(config, { log: pino({ level: 'warn' }), poolMax: 2, applicationName: 'cambio-cli' });
   try {
     const signingKey = await loadSigningKey(deps.orm);
     return await fn({ ...deps, signingKey });

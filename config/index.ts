@@ -28,6 +28,8 @@ export interface Config {
   jwtIssuer: string;
   jwtAudience: string;
   cursorSecret: string;
+  /** `deployment`: the per-customer rate is shared by every API process (Postgres); `process`: one per process. */
+  rateLimitScope: 'deployment' | 'process';
   rateLimitPerSecond: number;
   rateLimitBurst: number;
   rateLimitInFlight: number;
@@ -46,6 +48,18 @@ export interface Config {
   listCacheBytes: number;
   shutdownGraceSeconds: number;
   shutdownDelaySeconds: number;
+  /** Take the client address from X-Forwarded-For (last entry): only behind a proxy that sets it. */
+  trustProxy: boolean;
+  /** Bearer token that GET /metrics requires; unset: /metrics answers loopback clients only. */
+  metricsToken: string | undefined;
+  /** Postgres session settings of every application connection (db/session-settings.ts). */
+  dbIdleInTransactionTimeoutMs: number;
+  dbLockTimeoutMs: number;
+  dbStatementTimeoutMs: number;
+  dbConnectTimeoutMs: number;
+  dbPoolAcquireTimeoutMs: number;
+  /** How long /readyz trusts its last probe of Postgres and Temporal. */
+  readinessCacheMs: number;
 }
 
 const bool = (v: string | undefined, fallback: boolean) =>
@@ -65,6 +79,12 @@ const seconds = (v: string | undefined, fallback: number[], name: string): numbe
     if (part.trim() === '') throw new Error(`${name} must be a comma list of whole seconds, got "${v}"`);
     return int(part.trim(), 0, name);
   });
+};
+
+const scope = (v: string | undefined): 'deployment' | 'process' => {
+  if (v === undefined || v === '' || v === 'deployment') return 'deployment';
+  if (v === 'process') return 'process';
+  throw new Error(`RATE_LIMIT_SCOPE must be deployment or process, got "${v}"`);
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -96,10 +116,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jwtAudience: env.JWT_AUDIENCE || 'cambio-api',
     // Cursors are HMAC-signed so a client cannot forge a position; the key only needs to be stable per deployment.
     cursorSecret: env.CURSOR_SECRET || 'cambio-dev-cursor-secret',
-    // Per customer and API process, below what one process serves (~170 GET/s, ~330 POST/s on 2 cores), so
-    // one customer cannot take the process from the others (docs/decisions.md, "Overload protection").
-    rateLimitPerSecond: int(env.RATE_LIMIT_PER_SECOND, 50, 'RATE_LIMIT_PER_SECOND'),
-    rateLimitBurst: int(env.RATE_LIMIT_BURST, 100, 'RATE_LIMIT_BURST'),
+    // For the whole deployment (RATE_LIMIT_SCOPE=deployment, the default): bench:api measured one API process at
+    // ~1,800 quotes/s on 2 cores, so 250/s keeps one customer near a seventh of one process and far below a
+    // 2-process deployment, while an integrator's load test is no longer cut at 50/s (docs/decisions.md, "Faults").
+    rateLimitScope: scope(env.RATE_LIMIT_SCOPE),
+    rateLimitPerSecond: int(env.RATE_LIMIT_PER_SECOND, 250, 'RATE_LIMIT_PER_SECOND'),
+    rateLimitBurst: int(env.RATE_LIMIT_BURST, 500, 'RATE_LIMIT_BURST'),
     rateLimitInFlight: int(env.RATE_LIMIT_IN_FLIGHT, 8, 'RATE_LIMIT_IN_FLIGHT'),
     rateLimitQueue: int(env.RATE_LIMIT_QUEUE, 64, 'RATE_LIMIT_QUEUE'),
     tokenClientFailuresPerMinute: int(env.TOKEN_CLIENT_FAILURES_PER_MINUTE, 10, 'TOKEN_CLIENT_FAILURES_PER_MINUTE'),
@@ -121,5 +143,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // SIGTERM: how long the API keeps accepting with /readyz at 503 before it closes its port, so a load balancer
     // that polls readiness stops routing to it first. 0 for a single process (npm start).
     shutdownDelaySeconds: int(env.SHUTDOWN_DELAY_SECONDS, 0, 'SHUTDOWN_DELAY_SECONDS'),
+    // Off: without a proxy in front, X-Forwarded-For is whatever the client wrote (docs/decisions.md, "Faults").
+    trustProxy: bool(env.TRUST_PROXY, false),
+    metricsToken: env.METRICS_TOKEN || undefined,
+    // What a frozen or partitioned process can hold: Postgres ends its session once it sat idle inside a
+    // transaction this long, which releases its row and advisory locks (docs/decisions.md, "Faults").
+    dbIdleInTransactionTimeoutMs: int(env.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS, 5_000, 'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS'),
+    // A statement waiting on a lock gives up after this (503, retried by the client) instead of queueing forever.
+    dbLockTimeoutMs: int(env.DB_LOCK_TIMEOUT_MS, 5_000, 'DB_LOCK_TIMEOUT_MS'),
+    // Nothing on a request path runs this long; a report over a long period is the slowest and stays far below.
+    dbStatementTimeoutMs: int(env.DB_STATEMENT_TIMEOUT_MS, 30_000, 'DB_STATEMENT_TIMEOUT_MS'),
+    dbConnectTimeoutMs: int(env.DB_CONNECT_TIMEOUT_MS, 3_000, 'DB_CONNECT_TIMEOUT_MS'),
+    // A request that cannot get a pooled connection this soon is answered 503 rather than left waiting 60 s.
+    dbPoolAcquireTimeoutMs: int(env.DB_POOL_ACQUIRE_TIMEOUT_MS, 10_000, 'DB_POOL_ACQUIRE_TIMEOUT_MS'),
+    readinessCacheMs: int(env.READINESS_CACHE_MS, 1_000, 'READINESS_CACHE_MS'),
   };
 }

@@ -3,11 +3,20 @@ import { defineConfig, EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import path from 'node:path';
 import { ALL_ENTITIES } from './entities';
 import { CallbackClient, deferBegin } from './deferred-begin';
+import { pgClientOptions, SessionSettings } from './session-settings';
 
 export type Orm = MikroORM;
 export type Em = EntityManager;
 
-export function ormConfig(databaseUrl: string, opts: { poolMax?: number } = {}) {
+export interface OrmOptions {
+  poolMax?: number;
+  /** Session settings of every pooled connection (db/session-settings.ts); none for migrations. */
+  session?: SessionSettings;
+  /** Shown in pg_stat_activity, so an operator can tell the processes apart. */
+  applicationName?: string;
+}
+
+export function ormConfig(databaseUrl: string, opts: OrmOptions = {}) {
   return defineConfig({
     clientUrl: databaseUrl,
     entities: ALL_ENTITIES,
@@ -18,9 +27,11 @@ export function ormConfig(databaseUrl: string, opts: { poolMax?: number } = {}) 
     forceUtcTimezone: true,
     // A request or activity forks its own EntityManager; the global one must never be used directly.
     allowGlobalContext: false,
+    ...(opts.session ? { driverOptions: { connection: pgClientOptions(opts.session, opts.applicationName) } } : {}),
     pool: {
       min: 0,
       max: opts.poolMax ?? 20,
+      ...(opts.session ? { acquireTimeoutMillis: opts.session.acquireTimeoutMs } : {}),
       // Every transaction's BEGIN goes with its first statement (db/deferred-begin.ts).
       afterCreate(connection: CallbackClient, done: (err: Error | null, connection: CallbackClient) => void) {
         deferBegin(connection);
@@ -37,7 +48,7 @@ export function ormConfig(databaseUrl: string, opts: { poolMax?: number } = {}) 
   });
 }
 
-export async function openOrm(databaseUrl: string, opts: { poolMax?: number } = {}): Promise<Orm> {
+export async function openOrm(databaseUrl: string, opts: OrmOptions = {}): Promise<Orm> {
   return MikroORM.init(ormConfig(databaseUrl, opts));
 }
 

@@ -3,6 +3,7 @@ import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@tem
 import pino from 'pino';
 import { loadConfig } from '../config';
 import { openOrm } from '../db/orm';
+import { sessionSettingsOf } from '../db/session-settings';
 import { DEFAULT_MID_RATES, TableRateSource } from '../domain/rates';
 import { createActivities } from '../activities';
 import { buildWorkflowBundle } from './build-bundle';
@@ -19,7 +20,7 @@ export async function runWorker() {
   const log = pino({ level: config.logLevel, base: { service: 'cambio-worker' } });
   // Signals are ours (below), not the SDK's: the relay must stop before the worker drains.
   Runtime.install({ logger: new DefaultLogger(sdkLevel(config.logLevel)), shutdownSignals: [], ...workerTelemetry(config.workerMetricsAddress) });
-  const orm = await openOrm(config.databaseUrl, { poolMax: WORKER_POOL_SIZE });
+  const orm = await openOrm(config.databaseUrl, { poolMax: WORKER_POOL_SIZE, session: sessionSettingsOf(config), applicationName: 'cambio-worker' });
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   // The activities' and the relay's client shares the worker's native connection: no grpc-js client beside it,
   // and the relay's starts can be eager (the first workflow task comes back in the start's answer).

@@ -73,7 +73,7 @@ export function startWorkflowStartRelay(opts: WorkflowStartRelayOptions): Workfl
   const listen = () => {
     if (stopped) return;
     // Named after its queue (Postgres keeps 63 characters), so an operator can tell the relays apart.
-    const client = new PgClient({ connectionString: opts.databaseUrl, application_name: `cambio-relay ${opts.taskQueue}`.slice(0, 63) });
+    const client = new PgClient({ connectionString: opts.databaseUrl, application_name: `cambio-relay ${opts.taskQueue}`.slice(0, 63), keepAlive: true });
     let lost = false;
     const lose = (err?: unknown) => {
       if (lost) return;

@@ -57,7 +57,9 @@ export function answerReplay(ctx: Koa.Context, status: number, body: unknown): v
   countIdempotentReplay();
 }
 
-const isStoredError = (err: unknown): err is CambioError => err instanceof CambioError && err.code !== 'INTERNAL_ERROR' && err.code !== 'VALIDATION_ERROR';
+// A 503 is not an answer to the request, only to this attempt: the retry with the same key must run it.
+const isStoredError = (err: unknown): err is CambioError =>
+  err instanceof CambioError && err.code !== 'INTERNAL_ERROR' && err.code !== 'VALIDATION_ERROR' && err.code !== 'SERVICE_UNAVAILABLE';
 
 const HANDLER_SAVEPOINT = 'cambio_handler';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type Koa from 'koa';
-import { CambioError, errorBody, statusOf } from '../errors';
+import { CambioError, dependencyFailure, errorBody, statusOf } from '../errors';
 
 const INCOMING_ID = /^[A-Za-z0-9._-]{8,128}$/;
 
@@ -20,11 +20,15 @@ export function requestContext(log: Logger): Koa.Middleware {
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw new CambioError('NOT_FOUND', `no route for ${ctx.method} ${ctx.path}`);
-    } catch (err) {
+    } catch (thrown) {
+      // A dependency that went away (Postgres, Temporal) is a 503 the client retries, not our 500.
+      const unavailable = thrown instanceof CambioError ? undefined : dependencyFailure(thrown);
+      if (unavailable) log.warn({ err: thrown, requestId, method: ctx.method, path: ctx.path }, 'dependency unavailable: answered 503');
+      const err = unavailable ?? thrown;
       if (err instanceof CambioError) {
         ctx.status = statusOf(err.code);
         ctx.body = errorBody(err);
-        if (err.code === 'RATE_LIMITED' && err.details.retryAfterSeconds) ctx.set('Retry-After', String(err.details.retryAfterSeconds));
+        if ((err.code === 'RATE_LIMITED' || err.code === 'SERVICE_UNAVAILABLE') && err.details.retryAfterSeconds) ctx.set('Retry-After', String(err.details.retryAfterSeconds));
       } else {
         log.error({ err, requestId, method: ctx.method, path: ctx.path }, 'unhandled error');
         ctx.status = 500;

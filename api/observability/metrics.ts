@@ -1,6 +1,8 @@
+import { timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Orm } from '../../db/orm';
+import { CambioError } from '../../domain/errors';
 
 /**
  * The API's Prometheus metrics (served at `/metrics`). One registry per process; the counters are this process's,
@@ -90,10 +92,34 @@ export const httpMetrics: Koa.Middleware = async (ctx, next) => {
   }
 };
 
-/** `GET /metrics`: refreshes the database gauges (cached), then renders the registry in the text format. */
-export function metricsHandler(orm: Orm): Koa.Middleware {
+/** Who may read /metrics: the bearer of METRICS_TOKEN or, without one, a loopback client not behind a proxy. */
+function mayScrape(ctx: Koa.Context, token: string | undefined): boolean {
+  if (token) {
+    const given = Buffer.from(ctx.get('Authorization'));
+    const wanted = Buffer.from(`Bearer ${token}`);
+    return given.length === wanted.length && timingSafeEqual(given, wanted);
+  }
+  // A request relayed by a proxy on this host comes from loopback too; the proxy's X-Forwarded-For gives it away.
+  const address = ctx.socket.remoteAddress ?? '';
+  return LOOPBACK.has(address) && !ctx.get('X-Forwarded-For');
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+// The outbox figures are cheap (an index scan of a table that is nearly always empty) but one scrape per second per
+// Prometheus replica is plenty: scrapes closer together share the last figures.
+const OUTBOX_REFRESH_MS = 1000;
+
+/**
+ * `GET /metrics`: refreshes the database gauges (cached, and one refresh at a time however many scrapes arrive
+ * together), then renders the registry in the text format. Needs METRICS_TOKEN as a bearer token when it is set,
+ * else answers loopback clients only (docs/decisions.md, "Faults").
+ */
+export function metricsHandler(orm: Orm, opts: { token?: string } = {}): Koa.Middleware {
   let operationsAt = 0;
-  return async (ctx) => {
+  let outboxAt = 0;
+  let refreshing: Promise<void> | undefined;
+  const refresh = async () => {
+    if (Date.now() - outboxAt < OUTBOX_REFRESH_MS && Date.now() - operationsAt < OPERATIONS_REFRESH_MS) return;
     try {
       await orm.em.fork().transactional(async (em) => {
         await em.execute(`set local statement_timeout = ${DATABASE_QUERY_TIMEOUT_MS}`);
@@ -102,6 +128,7 @@ export function metricsHandler(orm: Orm): Koa.Middleware {
         );
         outboxBacklog.set(Number(outbox.n));
         outboxOldest.set(outbox.age === null ? 0 : Math.max(0, Number(outbox.age)));
+        outboxAt = Date.now();
         if (Date.now() - operationsAt < OPERATIONS_REFRESH_MS) return;
         const rows = await em.execute<Array<{ type: string; status: string; n: string }>>(
           `select type, status, count(*) as n from operations group by type, status`,
@@ -113,6 +140,15 @@ export function metricsHandler(orm: Orm): Koa.Middleware {
     } catch {
       scrapeErrors.inc();
     }
+  };
+  return async (ctx) => {
+    if (!mayScrape(ctx, opts.token)) {
+      throw new CambioError('UNAUTHORIZED', opts.token ? 'GET /metrics needs the METRICS_TOKEN bearer token' : 'GET /metrics answers loopback clients only unless METRICS_TOKEN is set');
+    }
+    refreshing ??= refresh().finally(() => {
+      refreshing = undefined;
+    });
+    await refreshing;
     ctx.set('Content-Type', registry.contentType);
     ctx.body = await registry.metrics();
   };

@@ -30,19 +30,24 @@ interface Lane {
  * keep their share. Limits are per process: N API processes admit N times as much (docs/decisions.md).
  */
 export class CustomerAdmission {
-  private readonly buckets: TokenBuckets;
+  private readonly rate: (customerId: string) => number | Promise<number>;
   private readonly lanes = new Map<string, Lane>();
 
+  /**
+   * `rate`: the deployment-wide rate (api/overload/deployment-rate.ts); without it, a token bucket in this process.
+   */
   constructor(
     private readonly limits: CustomerLimits,
     now: () => number = Date.now,
+    rate?: (customerId: string) => Promise<number>,
   ) {
-    this.buckets = new TokenBuckets({ perSecond: limits.perSecond, burst: limits.burst }, now);
+    const buckets = new TokenBuckets({ perSecond: limits.perSecond, burst: limits.burst }, now);
+    this.rate = rate ?? ((customerId) => buckets.take(customerId));
   }
 
   /** Resolves with a release function once the request may run; throws RATE_LIMITED otherwise. */
   async admit(customerId: string): Promise<() => void> {
-    const wait = this.buckets.take(customerId);
+    const wait = await this.rate(customerId);
     if (wait > 0) throw rateLimited('rate', `too many requests; at most ${this.limits.perSecond} per second`, wait);
     const lane = this.lanes.get(customerId) ?? { running: 0, waiting: [] };
     this.lanes.set(customerId, lane);

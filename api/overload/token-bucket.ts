@@ -35,10 +35,20 @@ export class TokenBuckets {
     return 0;
   }
 
-  /** 0 when a token is available now, else the whole seconds until one is; spends nothing. */
-  peek(key: string): number {
-    const bucket = this.refill(key);
-    return bucket.tokens < 1 ? this.waitSeconds(bucket) : 0;
+  /**
+   * 0 when a token is available now, else the whole seconds until one is; spends nothing and stores nothing.
+   * `after`: as if that many more tokens were spent first (attempts still being checked).
+   */
+  peek(key: string, after = 0): number {
+    const bucket = this.buckets.has(key) ? this.refill(key) : { tokens: this.rule.burst, at: this.now() };
+    // `take` spends only whole tokens and never goes below zero: failures past the last token add no wait.
+    const tokens = bucket.tokens - Math.min(after, Math.floor(bucket.tokens));
+    return tokens < 1 ? this.waitSeconds({ tokens, at: bucket.at }) : 0;
+  }
+
+  /** Keys held now (tests: memory stays bounded). */
+  get size(): number {
+    return this.buckets.size;
   }
 
   private waitSeconds(bucket: Bucket): number {

@@ -45,14 +45,34 @@ export class TokenThrottle {
     this.addressAttempts = new TokenBuckets({ perSecond: limits.addressPerSecond, burst: limits.addressPerSecond * 2 }, now);
   }
 
-  /** Throws 429 when this attempt may not even be checked. */
+  /**
+   * Throws 429 when this attempt may not even be checked. The address is checked first, and only a known client id
+   * has a failure bucket (`peek` creates none), so a flood of made-up client ids from one address cannot grow the
+   * maps past the address's own rate. `Retry-After` is the longest of the waits that would refuse this client and
+   * address, so the right secret sent after it is checked (a shorter value would earn another 429).
+   */
   admit(clientId: string, address: string): void {
     const byAddress = this.addressFailures.peek(address);
-    if (byAddress > 0) throw rejected('token_address', 'too many failed token requests from this address', byAddress);
+    const attempts = byAddress > 0 ? this.addressAttempts.peek(address) : this.addressAttempts.take(address);
+    if (byAddress > 0 || attempts > 0) {
+      const wait = Math.max(byAddress, attempts, this.clientFailures.peek(clientId));
+      throw rejected('token_address', `too many ${byAddress > 0 ? 'failed ' : ''}token requests from this address`, wait);
+    }
     const byClient = this.clientFailures.peek(clientId);
     if (byClient > 0) throw rejected('token_client', 'too many failed token requests for this client', byClient);
-    const attempts = this.addressAttempts.take(address);
-    if (attempts > 0) throw rejected('token_address', 'too many token requests from this address', attempts);
+  }
+
+  /**
+   * The honest wait for an attempt refused for another reason (the secret checks are busy): the longest wait the
+   * failure budgets would impose if the `pending` checks of this client id and address still running all failed.
+   */
+  retryAfter(clientId: string, address: string, pending: { client: number; address: number }): number {
+    return Math.max(1, this.clientFailures.peek(clientId, pending.client), this.addressFailures.peek(address, pending.address));
+  }
+
+  /** Entries held in memory across the throttle's maps (tests: bounded whatever the client ids). */
+  entries(): number {
+    return this.clientFailures.size + this.addressFailures.size + this.addressAttempts.size;
   }
 
   /** Records a wrong secret or an unknown client id. */
@@ -67,6 +87,7 @@ export class TokenThrottle {
  * our own proxy appended, so a client cannot pick its key by sending a header; without a proxy, the socket.
  */
 export function clientAddress(ctx: Koa.Context): string {
+  // app.proxy is TRUST_PROXY (api/app.ts): off unless a proxy that sets the header stands in front.
   const forwarded = ctx.app.proxy ? ctx.get('X-Forwarded-For').split(',').map((s) => s.trim()).filter(Boolean) : [];
   return forwarded.at(-1) ?? ctx.socket.remoteAddress ?? 'unknown';
 }

@@ -5,6 +5,7 @@ import type { Client } from '@temporalio/client';
 import type { Em, Orm } from '../../db/orm';
 import { WorkflowStartSchema } from '../../db/entities';
 import type { SqlBatch } from '../../db/batch';
+import { claimStarts, deferStarts, finishStarts, pendingStart, PendingStart } from '../../db/repositories/workflow-starts';
 
 export interface WorkflowStartRequest {
   workflowId: string;
@@ -67,11 +68,7 @@ export async function startWorkflow(temporal: Client, taskQueue: string, req: Wo
   }
 }
 
-const PENDING = 'select workflow_id, workflow_type, task_queue, args, search_attributes, summary from workflow_starts';
-
-type PendingRow = { workflow_id: string; workflow_type: string; task_queue: string | null; args: unknown[]; search_attributes: Record<string, string>; summary: string | null };
-
-const toRequest = (row: PendingRow): WorkflowStartRequest => ({
+const toRequest = (row: PendingStart): WorkflowStartRequest => ({
   workflowId: row.workflow_id,
   workflowType: row.workflow_type,
   args: row.args,
@@ -82,30 +79,39 @@ const toRequest = (row: PendingRow): WorkflowStartRequest => ({
 /** How many rows one relay pass claims at most. */
 export const RELAY_BATCH = 50;
 
+// A pass's starts must end well within its lease, or another relay could claim the same rows while they run
+// (harmless, the starts are idempotent, but wasted): each start gets START_DEADLINE_MS, the lease three times that.
+const START_DEADLINE_MS = 5_000;
+export const RELAY_LEASE_MS = 15_000;
+
 /**
  * One pass of the relay of `taskQueue` (and of rows from before task queues were recorded). Any number of workers
- * run it at once: a pass claims its rows with FOR UPDATE SKIP LOCKED inside one transaction, so two relays never
- * work the same row, starts them together, and deletes the ones it started before COMMIT. A relay that dies
- * mid-pass rolls back: its rows are unlocked, still there, and the next pass (of any worker) starts them (a start
- * that already happened is found by USE_EXISTING / REJECT_DUPLICATE). A row whose start fails stays for a later
- * pass without holding up the others, which are committed before the failure is thrown. Returns how many rows it
- * claimed.
+ * run it at once. It claims rows with a lease in one short statement (SKIP LOCKED: two relays never claim the same
+ * row), starts them with no transaction open, then deletes the started rows and defers the failed ones (backoff per
+ * row, to the back of the line) in two more short statements. A relay that dies mid-pass leaves its rows leased:
+ * they are claimed again once the lease runs out (a start that already happened is found by USE_EXISTING /
+ * REJECT_DUPLICATE). Returns how many rows it claimed; throws after the bookkeeping when some starts failed.
  */
-export async function relayWorkflowStarts(orm: Orm, temporal: Client, taskQueue: string, opts: { eager?: boolean; batch?: number } = {}): Promise<number> {
-  const { claimed, failures } = await orm.em.fork().transactional(async (tx) => {
-    const rows = (await tx.execute(
-      `${PENDING} where task_queue = ? or task_queue is null order by created_at limit ? for update skip locked`,
-      [taskQueue, opts.batch ?? RELAY_BATCH],
-    )) as PendingRow[];
-    const results = await Promise.allSettled(rows.map((row) => startWorkflow(temporal, taskQueue, toRequest(row), { eager: opts.eager })));
-    const done = rows.filter((_, i) => results[i].status === 'fulfilled').map((row) => row.workflow_id);
-    if (done.length) await tx.execute('delete from workflow_starts where workflow_id in (?)', [done]);
-    return { claimed: rows.length, failures: results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : [])) };
-  });
+export async function relayWorkflowStarts(
+  orm: Orm,
+  temporal: Client,
+  taskQueue: string,
+  opts: { eager?: boolean; batch?: number; leaseMs?: number } = {},
+): Promise<number> {
+  const em = orm.em.fork();
+  const rows = await claimStarts(em, taskQueue, opts.batch ?? RELAY_BATCH, opts.leaseMs ?? RELAY_LEASE_MS);
+  if (!rows.length) return 0;
+  const results = await Promise.allSettled(
+    rows.map((row) => temporal.withDeadline(Date.now() + START_DEADLINE_MS, () => startWorkflow(temporal, taskQueue, toRequest(row), { eager: opts.eager }))),
+  );
+  const started = rows.filter((_, i) => results[i].status === 'fulfilled').map((row) => row.workflow_id);
+  const failed = rows.filter((_, i) => results[i].status === 'rejected').map((row) => row.workflow_id);
+  await Promise.all([finishStarts(em.fork(), started), deferStarts(em.fork(), failed)]);
+  const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
   if (failures.length) {
-    throw new AggregateError(failures, `outbox relay: ${failures.length} of ${claimed} workflow start(s) failed and wait for a later pass`);
+    throw new AggregateError(failures, `outbox relay: ${failures.length} of ${rows.length} workflow start(s) failed and wait for a later pass`);
   }
-  return claimed;
+  return rows.length;
 }
 
 /**
@@ -114,9 +120,9 @@ export async function relayWorkflowStarts(orm: Orm, temporal: Client, taskQueue:
  */
 export async function startPendingWorkflow(orm: Orm, temporal: Client, taskQueue: string, workflowId: string): Promise<boolean> {
   const em = orm.em.fork();
-  const rows = (await em.getConnection().execute(`${PENDING} where workflow_id = ?`, [workflowId])) as PendingRow[];
-  if (!rows[0]) return false;
-  await startWorkflow(temporal, rows[0].task_queue ?? taskQueue, toRequest(rows[0]));
-  await em.getConnection().execute('delete from workflow_starts where workflow_id = ?', [workflowId]);
+  const row = await pendingStart(em, workflowId);
+  if (!row) return false;
+  await startWorkflow(temporal, row.task_queue ?? taskQueue, toRequest(row));
+  await finishStarts(em, [workflowId]);
   return true;
 }

@@ -172,8 +172,73 @@ describe('outbox relay', function () {
     const err = await first;
     expect(err).to.be.instanceOf(AggregateError);
     expect(await remaining(ids)).to.equal(3);
-
-    expect(await relayWorkflowStarts(services.orm, other.temporal, queue)).to.equal(3);
+    // The failed rows back off before their next attempt; once it is due, the next pass starts them.
+    expect(await relayWorkflowStarts(services.orm, other.temporal, queue)).to.equal(0);
+    await eventually(() => relayWorkflowStarts(services.orm, other.temporal, queue), (n) => n === 3, 10000, 100);
     expect(await remaining(ids)).to.equal(0);
+  });
+
+  it('holds no transaction while its starts wait on Temporal, and a relay that died leaves its rows to the next after the lease', async () => {
+    const { services } = await stack();
+    const queue = newQueue();
+    const ids = await outboxRows(queue, 2);
+    started.push(...ids);
+    let hang!: () => void;
+    const gate = new Promise<void>((r) => {
+      hang = r;
+    });
+    const stuck = countingTemporal(services.temporal, () => gate);
+    const pass = relayWorkflowStarts(services.orm, stuck.temporal, queue, { leaseMs: 1500 });
+    while (stuck.starts.length < 2) await new Promise((r) => setTimeout(r, 10));
+    // Blocked in Temporal: no session of ours sits in a transaction, and the rows are leased, not locked.
+    const inTx = await systemEm(services.orm).execute(
+      `select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%' and pid <> pg_backend_pid()`,
+    );
+    expect(inTx[0].n).to.equal(0);
+    const leased = await systemEm(services.orm).execute('select count(*)::int as n from workflow_starts where workflow_id in (?) and claimed_until > now()', [ids]);
+    expect(leased[0].n).to.equal(2);
+    // As if the stuck relay died: another claims the rows once the lease has run out, and starts them.
+    const other = countingTemporal(services.temporal);
+    expect(await relayWorkflowStarts(services.orm, other.temporal, queue)).to.equal(0);
+    await eventually(() => relayWorkflowStarts(services.orm, other.temporal, queue), (n) => n === 2, 10000, 100);
+    expect(await remaining(ids)).to.equal(0);
+    hang();
+    await pass;
+  });
+
+  it('does not stall behind rows whose start always fails', async () => {
+    const { services } = await stack();
+    const queue = newQueue();
+    const poison = await outboxRows(queue, 60);
+    const good = await outboxRows(queue, 1);
+    started.push(...good);
+    const bad = new Set(poison);
+    let current = '';
+    const failing = countingTemporal(services.temporal, async () => {
+      if (bad.has(current)) throw new Error('simulated: this start is refused every time');
+    });
+    // The counting proxy records the id before `before` runs: keep the last one to decide.
+    const decide = new Proxy(failing.temporal, {
+      get(t, p) {
+        if (p !== 'workflow') return Reflect.get(t, p, t);
+        const wf = Reflect.get(t, p, t);
+        return new Proxy(wf, {
+          get(w, q) {
+            if (q !== 'start') return Reflect.get(w, q, w);
+            return (type: string, opts: { workflowId: string }) => {
+              current = opts.workflowId;
+              return w.start(type, opts as never);
+            };
+          },
+        });
+      },
+    }) as Client;
+    for (let pass = 0; pass < 6 && (await remaining(good)) > 0; pass++) {
+      await relayWorkflowStarts(services.orm, decide, queue).catch(() => undefined);
+    }
+    expect(await remaining(good), 'the good row was started within a few passes').to.equal(0);
+    expect(await status(services.temporal, good[0])).to.equal('RUNNING');
+    expect(await remaining(poison), 'the poison rows wait, backing off').to.equal(60);
+    await systemEm(services.orm).execute('delete from workflow_starts where workflow_id in (?)', [poison]);
   });
 });

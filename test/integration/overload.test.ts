@@ -29,7 +29,8 @@ describe('overload protection', function () {
 
   describe('per-customer limits', () => {
     it("keeps serving one customer while another floods the same endpoint; the flood gets 429 with Retry-After", async () => {
-      const api = await appWith({ rateLimitPerSecond: 20, rateLimitBurst: 20, rateLimitInFlight: 4, rateLimitQueue: 4 });
+      // 40 per 2 s window for the deployment (RATE_LIMIT_SCOPE=deployment): the quiet customer's 25 fit in one.
+      const api = await appWith({ rateLimitPerSecond: 20, rateLimitBurst: 40, rateLimitInFlight: 4, rateLimitQueue: 4 });
       open.push(api);
       const noisy = await newCustomer('Noisy Ltda');
       const quiet = await newCustomer('Quiet Ltda');
@@ -109,12 +110,13 @@ describe('overload protection', function () {
   });
 
   describe('token endpoint throttle', () => {
+    // These apps trust X-Forwarded-For (TRUST_PROXY), as behind a proxy, so each test picks its client addresses.
     const token = (http: ReturnType<typeof supertest>, clientId: string, clientSecret: string, address = '203.0.113.1') =>
       http.post('/api/oauth/client/token').set('X-Forwarded-For', address).send({ clientId, clientSecret });
 
     it('refuses a client id with 429 after its failed attempts, leaving other clients alone', async () => {
       const { services } = await stack();
-      const http = supertest(createApp({ ...services, config: { ...services.config, tokenClientFailuresPerMinute: 3 } }).callback());
+      const http = supertest(createApp({ ...services, config: { ...services.config, trustProxy: true, tokenClientFailuresPerMinute: 3 } }).callback());
       const target = await createCustomer(services.orm, 'Target Ltda');
       const bystander = await createCustomer(services.orm, 'Bystander Ltda');
       const statuses = [];
@@ -129,7 +131,7 @@ describe('overload protection', function () {
 
     it('refuses an address with 429 after its failed attempts, whatever client ids it tries', async () => {
       const { services } = await stack();
-      const http = supertest(createApp({ ...services, config: { ...services.config, tokenAddressFailuresPerMinute: 3 } }).callback());
+      const http = supertest(createApp({ ...services, config: { ...services.config, trustProxy: true, tokenAddressFailuresPerMinute: 3 } }).callback());
       const good = await createCustomer(services.orm, 'Good Ltda');
       const statuses = [];
       for (let i = 0; i < 4; i++) statuses.push((await token(http, `cli_unknown_${i}`, 'sec_wrong', '203.0.113.7')).status);
@@ -141,7 +143,7 @@ describe('overload protection', function () {
 
     it('limits the attempts per second of one address, correct or not', async () => {
       const { services } = await stack();
-      const http = supertest(createApp({ ...services, config: { ...services.config, tokenAddressPerSecond: 1 } }).callback());
+      const http = supertest(createApp({ ...services, config: { ...services.config, trustProxy: true, tokenAddressPerSecond: 1 } }).callback());
       const c = await createCustomer(services.orm, 'Eager Ltda');
       // Sent together, so the bucket (1/s, burst 2) cannot refill in between.
       const results = await Promise.all(Array.from({ length: 6 }, () => token(http, c.clientId, c.clientSecret, '203.0.113.20')));

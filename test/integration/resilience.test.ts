@@ -111,8 +111,8 @@ describe('resilience', () => {
         expect(await outboxRows(created.id), 'the outbox row survives the failed start').to.equal(1);
         await expectWorkflowAbsent(services.temporal, created.id);
 
-        // A pass that reaches Temporal starts it and forgets the row.
-        expect(await relayWorkflowStarts(services.orm, services.temporal, config.taskQueue)).to.be.at.least(1);
+        // A pass that reaches Temporal, once the row's backoff is over, starts it and forgets the row.
+        await eventually(() => relayWorkflowStarts(services.orm, services.temporal, config.taskQueue), (n) => n >= 1, 10000, 100);
         const done = await untilStatus(c, created.id, 'COMPLETED');
         expect(done.states.map((s: { status: string }) => s.status)).to.deep.equal(['REQUESTED', 'PROCESSING', 'COMPLETED']);
         expect(await outboxRows(created.id), 'the relay forgets the row once started').to.equal(0);

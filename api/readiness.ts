@@ -1,0 +1,70 @@
+import type { ServiceContext } from './services/context';
+
+export type CheckResult = 'ok' | 'unavailable';
+export interface ReadinessChecks {
+  postgres: CheckResult;
+  temporal: CheckResult;
+}
+
+// Each probe gets this long, so /readyz answers within 1 s whatever is down (an orchestrator's probe timeout is
+// typically 1 s).
+const PROBE_TIMEOUT_MS = 800;
+
+/**
+ * Readiness of the API's dependencies, probed at most once per `cacheMs` and shared by concurrent callers. A probe
+ * that has not answered within PROBE_TIMEOUT_MS counts as unavailable, and a probe still hanging is not started
+ * again (a dead Postgres would otherwise collect one pending pool acquire per scrape).
+ */
+export class Readiness {
+  private last?: { at: number; checks: ReadinessChecks };
+  private probing?: Promise<ReadinessChecks>;
+  private postgresPending = false;
+  private temporalPending = false;
+
+  constructor(
+    private readonly services: Pick<ServiceContext, 'orm' | 'temporal'>,
+    private readonly cacheMs: number,
+  ) {}
+
+  async check(): Promise<ReadinessChecks> {
+    if (this.last && Date.now() - this.last.at < this.cacheMs) return this.last.checks;
+    this.probing ??= this.probe().finally(() => {
+      this.probing = undefined;
+    });
+    return this.probing;
+  }
+
+  private async probe(): Promise<ReadinessChecks> {
+    const { orm, temporal } = this.services;
+    const [postgres, temporalResult] = await Promise.all([
+      this.bounded('postgres', () => orm.em.fork().getConnection().execute('select 1')),
+      // The deadline also ends the client's own retries, which would otherwise outlive the probe.
+      this.bounded('temporal', () =>
+        temporal.connection.withDeadline(Date.now() + PROBE_TIMEOUT_MS, () => temporal.connection.workflowService.getSystemInfo({})),
+      ),
+    ]);
+    const checks = { postgres, temporal: temporalResult };
+    this.last = { at: Date.now(), checks };
+    return checks;
+  }
+
+  private bounded(which: 'postgres' | 'temporal', probe: () => Promise<unknown>): Promise<CheckResult> {
+    const flag = which === 'postgres' ? 'postgresPending' : 'temporalPending';
+    if (this[flag]) return Promise.resolve('unavailable');
+    this[flag] = true;
+    const running = Promise.resolve()
+      .then(probe)
+      .then(
+        () => 'ok' as const,
+        () => 'unavailable' as const,
+      )
+      .finally(() => {
+        this[flag] = false;
+      });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<CheckResult>((resolve) => {
+      timer = setTimeout(() => resolve('unavailable'), PROBE_TIMEOUT_MS);
+    });
+    return Promise.race([running, timeout]).finally(() => clearTimeout(timer));
+  }
+}

@@ -1,0 +1,39 @@
+// The per-customer rate limit's shared counters (table `rate_limits`), kept by rate-limiter-flexible's Postgres
+// store on a small pg Pool of its own with the application's session settings: one upsert per consume, written
+// by the library (its SQL, not ours). Keys are `<customer id>` only: a customer's counter is its own row.
+import { Pool } from 'pg';
+import { RateLimiterMemory, RateLimiterPostgres } from 'rate-limiter-flexible';
+import { pgClientOptions, SessionSettings } from '../session-settings';
+
+// Consumes are one short statement each; 2 connections keep up with a process's whole request rate (bench:api).
+const POOL_SIZE = 2;
+
+export interface RateLimitStore {
+  /** A fixed-window counter of `points` per `windowSeconds` per key, on this store's pool. */
+  limiter(points: number, windowSeconds: number): RateLimiterPostgres;
+  close(): Promise<void>;
+}
+
+/**
+ * The shared counters' pool. While Postgres does not answer, each limiter's in-memory insurance limiter (the same
+ * window, in this process) decides instead, so a database outage does not turn into a rate-limit outage.
+ */
+export function openRateLimitStore(databaseUrl: string, session: SessionSettings): RateLimitStore {
+  const pool = new Pool({ connectionString: databaseUrl, max: POOL_SIZE, ...pgClientOptions(session, 'cambio-api rate-limits') });
+  pool.on('error', () => undefined); // an idle connection that broke: the pool replaces it
+  return {
+    limiter: (points, windowSeconds) =>
+      new RateLimiterPostgres({
+        storeClient: pool,
+        storeType: 'pool',
+        tableName: 'rate_limits',
+        tableCreated: true,
+        points,
+        duration: windowSeconds,
+        // The rule is part of the key: two rules never share a counter.
+        keyPrefix: `customer:${points}/${windowSeconds}s`,
+        insuranceLimiter: new RateLimiterMemory({ points, duration: windowSeconds }),
+      }),
+    close: () => pool.end(),
+  };
+}

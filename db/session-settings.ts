@@ -1,0 +1,45 @@
+// What every application connection to Postgres is told at connect time (request transactions, activities, the
+// relay, the CLI), so that a stuck client cannot hold what others need for longer than a bound we chose
+// (docs/decisions.md, "Faults: outages, frozen processes and edges").
+import type { Config } from '../config';
+
+export interface SessionSettings {
+  /** Postgres ends a session idle inside a transaction this long: a frozen process's locks go with it. */
+  idleInTransactionTimeoutMs: number;
+  /** A statement waiting on a row or advisory lock gives up after this (55P03). */
+  lockTimeoutMs: number;
+  /** A statement running longer is cancelled (57014). */
+  statementTimeoutMs: number;
+  /** Opening a connection gives up after this (Postgres down or unreachable). */
+  connectTimeoutMs: number;
+  /** Waiting for a free pooled connection gives up after this. */
+  acquireTimeoutMs: number;
+}
+
+// TCP keepalives: a peer gone without a FIN (a partition, a host that died) is noticed in about
+// 10 s + 3 probes, on both ends (the server has its own tcp_keepalives_* for the session side).
+const KEEPALIVE_IDLE_MS = 10_000;
+
+export const sessionSettingsOf = (config: Config): SessionSettings => ({
+  idleInTransactionTimeoutMs: config.dbIdleInTransactionTimeoutMs,
+  lockTimeoutMs: config.dbLockTimeoutMs,
+  statementTimeoutMs: config.dbStatementTimeoutMs,
+  connectTimeoutMs: config.dbConnectTimeoutMs,
+  acquireTimeoutMs: config.dbPoolAcquireTimeoutMs,
+});
+
+/**
+ * The node-postgres client options that carry the settings: the three timeouts travel as startup parameters (no
+ * round trip of their own), the keepalive is set on the socket. 0 leaves a timeout off, as in Postgres.
+ */
+export function pgClientOptions(s: SessionSettings, applicationName?: string): Record<string, unknown> {
+  return {
+    ...(s.idleInTransactionTimeoutMs ? { idle_in_transaction_session_timeout: s.idleInTransactionTimeoutMs } : {}),
+    ...(s.lockTimeoutMs ? { lock_timeout: s.lockTimeoutMs } : {}),
+    ...(s.statementTimeoutMs ? { statement_timeout: s.statementTimeoutMs } : {}),
+    ...(s.connectTimeoutMs ? { connectionTimeoutMillis: s.connectTimeoutMs } : {}),
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
+    ...(applicationName ? { application_name: applicationName } : {}),
+  };
+}
