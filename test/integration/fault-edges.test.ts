@@ -209,30 +209,43 @@ describe('fault edges (issue 19)', function () {
     const thawed = new Promise<void>((r) => {
       thaw = r;
     });
+    let locked!: () => void;
+    const holding = new Promise<void>((r) => {
+      locked = r;
+    });
     const frozen = tenantEm(services.orm, c.customerId)
       .transactional(async (tx) => {
         await tx.execute('select pg_advisory_xact_lock(?::bigint)', [advisoryLockId(c.customerId, key)]);
         await tx.execute(`select 1 from balances where account_id = ? and asset = 'BRL' for update`, [a.id]);
+        locked();
         await thawed;
       })
       .catch((err) => {
         frozenError = err;
+        locked();
       });
-    const started = Date.now();
-    const body = { sourceAccountId: a.id, targetAccountId: b.id, amount: { value: '1.00', asset: 'BRL' } };
-    const seen: string[] = [];
-    let res;
-    for (;;) {
-      res = await http.post('/api/operations/transfer').set(c.auth).set('X-Idempotency-Key', key).send(body);
-      seen.push(`${res.status} ${res.body.code ?? ''}`);
-      if (res.status < 500 && !(res.status === 409 && res.body.code === 'IDEMPOTENCY_KEY_IN_USE')) break;
-      expect(Date.now() - started, seen.join(', ')).to.be.below(15_000);
-      await new Promise((r) => setTimeout(r, 250));
+    // The first request must find the key taken: under load the POST could otherwise overtake the lock.
+    await holding;
+    // Whatever the assertions below say, the frozen body must end, or its pooled connection is never released
+    // and the stack's pool never closes.
+    try {
+      const started = Date.now();
+      const body = { sourceAccountId: a.id, targetAccountId: b.id, amount: { value: '1.00', asset: 'BRL' } };
+      const seen: string[] = [];
+      let res;
+      for (;;) {
+        res = await http.post('/api/operations/transfer').set(c.auth).set('X-Idempotency-Key', key).send(body);
+        seen.push(`${res.status} ${res.body.code ?? ''}`);
+        if (res.status < 500 && !(res.status === 409 && res.body.code === 'IDEMPOTENCY_KEY_IN_USE')) break;
+        expect(Date.now() - started, seen.join(', ')).to.be.below(15_000);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      expect(res.status, seen.join(', ')).to.equal(201);
+      expect(Date.now() - started).to.be.below(15_000);
+      expect(seen.some((s) => s.startsWith('409')), 'the key was held at first').to.equal(true);
+    } finally {
+      thaw();
     }
-    expect(res.status, seen.join(', ')).to.equal(201);
-    expect(Date.now() - started).to.be.below(15_000);
-    expect(seen.some((s) => s.startsWith('409')), 'the key was held at first').to.equal(true);
-    thaw();
     await frozen;
     expect(String((frozenError as Error)?.message ?? frozenError)).to.match(/terminat|idle|Connection/i);
     const sessions = await systemEm(services.orm).execute(`select count(*)::int as n from pg_stat_activity where state = 'idle in transaction' and application_name = 'cambio-api' and now() - state_change > interval '20 seconds'`);

@@ -15,7 +15,7 @@ import { createSwap } from '../../api/services/operations/swap';
 import { createTransfer } from '../../api/services/operations/transfer';
 import { createDeposit } from '../../api/services/operations/deposit';
 import { createWithdrawal } from '../../api/services/operations/withdrawal';
-import { relayWorkflowStarts } from '../../api/services/workflow-starts';
+import { RELAY_LEASE_MS, relayWorkflowStarts } from '../../api/services/workflow-starts';
 import { operationWorkflowId } from '../../workflows/ids';
 import { activeAccount } from '../helpers/fixtures';
 import { approvedInstruction } from '../helpers/beneficiary-fixtures';
@@ -381,8 +381,14 @@ describe('resilience', () => {
       expect(settles).to.have.length(20);
       expect(settles.every((s) => Number(s.n) === 1), 'exactly one settle posting per operation').to.equal(true);
       expect(await countRows(`select count(*) as n from ledger_transactions where operation_id in (?) and key like '%:release'`, [ids])).to.equal(0);
-      // Every outbox row is cleared (the delete follows the start, so allow it a moment).
-      await eventually(() => countRows('select count(*) as n from workflow_starts where workflow_id in (?)', [ids.map(operationWorkflowId)]), (n) => n === 0, 5000, 50);
+      // Every outbox row is cleared. Rows the killed worker's relay had claimed stay leased until the lease runs
+      // out (RELAY_LEASE_MS), then the second worker's relay finds them started and deletes them.
+      await eventually(
+        () => countRows('select count(*) as n from workflow_starts where workflow_id in (?)', [ids.map(operationWorkflowId)]),
+        (n) => n === 0,
+        RELAY_LEASE_MS + 10_000,
+        100,
+      );
 
       const usdBought = quotes.reduce((sum, q) => sum.plus(q.targetAmount.value), new Decimal(0));
       // 10 000 − 10 × 100 swapped − 10 × 50 transferred.
