@@ -8,16 +8,10 @@ import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures
 import { openDeposit, pay } from '../helpers/inbound-payments';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
 import { cambio, cambioFails } from '../helpers/cli';
+import type { AuditEntry } from '../../db/repositories/audit-log';
 
-interface AuditRow {
-  id: string;
-  at: string;
-  operator: string;
-  action: string;
-  target: string;
-  reason: string | null;
-  details: Record<string, unknown>;
-}
+// The row as `cambio audit list --json` prints it.
+type AuditRow = AuditEntry;
 
 const json = async (...args: string[]) => JSON.parse((await cambio(...args, '--json')).stdout);
 
