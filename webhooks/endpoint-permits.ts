@@ -18,8 +18,6 @@ interface Endpoint {
   lastTurnAt: number;
 }
 
-// Before any attempt ended: the guess for how long one takes (the oldest in-flight one's age if longer).
-const FIRST_GUESS_MS = 200;
 // Weight of the newest attempt in the smoothed duration.
 const SMOOTHING = 0.3;
 // The longest a busy answer asks for: a delivery behind a long backlog asks again at least this often.
@@ -35,8 +33,13 @@ const MIN_WAIT_MS = 50;
 export class EndpointPermits {
   private readonly endpoints = new Map<string, Endpoint>();
 
+  /**
+   * `attemptTimeoutMs` (WEBHOOK_TIMEOUT_SECONDS) is the guess for how long an attempt takes until one has ended:
+   * no attempt outlasts it, and guessing short for an endpoint that hangs has its backlog ask again and again.
+   */
   constructor(
     private readonly cap: number,
+    private readonly attemptTimeoutMs: number,
     private readonly now: () => number = Date.now,
     private readonly random: () => number = Math.random,
   ) {}
@@ -50,7 +53,7 @@ export class EndpointPermits {
     }
     if (ep.inFlight.size < this.cap) return { permit: this.grant(subscriptionId, ep, t) };
     const oldest = Math.min(...ep.inFlight);
-    const perAttempt = Math.max(ep.averageMs ?? FIRST_GUESS_MS, t - oldest);
+    const perAttempt = Math.max(ep.averageMs ?? this.attemptTimeoutMs, t - oldest);
     ep.lastTurnAt = Math.max(ep.lastTurnAt, t) + perAttempt / this.cap;
     // ±20% so deliveries booked together do not all come back in the same instant.
     const wait = (ep.lastTurnAt - t) * (0.8 + 0.4 * this.random());

@@ -22,7 +22,7 @@ describe('per-subscription attempt permits', () => {
   });
 
   it('grants up to the cap per subscription, independently of other subscriptions', () => {
-    const p = new EndpointPermits(2, clock, half);
+    const p = new EndpointPermits(2, 10_000, clock, half);
     const a1 = take(p, 'a');
     take(p, 'a');
     wait(p, 'a');
@@ -32,7 +32,7 @@ describe('per-subscription attempt permits', () => {
   });
 
   it('spreads the waits of a backlog over the rate the endpoint completes attempts', () => {
-    const p = new EndpointPermits(4, clock, half);
+    const p = new EndpointPermits(4, 10_000, clock, half);
     const first = [take(p, 'slow'), take(p, 'slow'), take(p, 'slow'), take(p, 'slow')];
     t += 10_000;
     first[0].release(); // took 10 s: the estimate
@@ -41,17 +41,19 @@ describe('per-subscription attempt permits', () => {
     expect([wait(p, 'slow'), wait(p, 'slow'), wait(p, 'slow')]).to.deep.equal([2500, 5000, 7500]);
   });
 
-  it('uses the age of the oldest attempt in flight before any has ended, and caps the wait', () => {
-    const p = new EndpointPermits(1, clock, half);
+  it('guesses the attempt timeout before any attempt has ended, the age of the oldest if longer; caps the wait', () => {
+    const p = new EndpointPermits(1, 10_000, clock, half);
     take(p, 'hang');
     t += 4000;
-    expect(wait(p, 'hang')).to.equal(4000);
+    expect(wait(p, 'hang')).to.equal(10_000);
+    t += 12_000; // past the booked turn, and the attempt in flight is now older than the timeout
+    expect(wait(p, 'hang')).to.equal(16_000);
     for (let i = 0; i < 200; i++) p.tryAcquire('hang');
     expect(wait(p, 'hang')).to.equal(MAX_WAIT_MS);
   });
 
   it('forgets an idle subscription, and a permit released twice counts once', () => {
-    const p = new EndpointPermits(1, clock, half);
+    const p = new EndpointPermits(1, 10_000, clock, half);
     const permit = take(p, 'a');
     permit.release();
     permit.release();
