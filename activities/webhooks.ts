@@ -44,7 +44,7 @@ const HEARTBEAT_INTERVAL_MS = 1000;
 export function createWebhookActivities(deps: ActivityDeps) {
   const resolve = deps.resolveHost ?? dnsResolve;
   // One set per process: both workers of a process share these activities (worker/main.ts).
-  const permits = new EndpointPermits(deps.config.webhookEndpointConcurrency, deps.config.webhookTimeoutSeconds * 1000);
+  const permits = new EndpointPermits(deps.config.webhookEndpointConcurrency);
 
   /** After attempt `n` failed: the schedule's delay, or a longer Retry-After; null when retries are over. */
   function nextDelay(sub: WebhookSubscription, input: DeliveryAttempt, outcome: Pick<AttemptOutcome, 'ok' | 'retryAfterSeconds'>): number | null {
@@ -101,7 +101,7 @@ export function createWebhookActivities(deps: ActivityDeps) {
           if (sub.deletedAt) return { delivered: false, nextDelaySeconds: null };
           let permit: Permit | undefined;
           if (input.capped) {
-            const answer = permits.tryAcquire(sub.id);
+            const answer = await permits.acquire(sub.id);
             if ('retryInMs' in answer) return { delivered: false, nextDelaySeconds: null, busyRetryMs: answer.retryInMs };
             permit = answer.permit;
           }

@@ -1,6 +1,7 @@
 // Per-subscription permits for delivery attempts in one worker process (WEBHOOK_ENDPOINT_CONCURRENCY): at most
-// `cap` POSTs to one subscription at once. A delivery over the cap is not queued here (that would hold its
-// activity slot while it waits): it is told how long to wait, and its workflow sleeps on a durable timer.
+// `cap` POSTs to one subscription at once. A delivery over the cap is not parked here for long (that would hold
+// its activity slot while a slow endpoint makes it wait): unless its turn is expected within SHORT_WAIT_MS, it
+// is told how long to wait, and its workflow sleeps on a durable timer.
 
 export interface Permit {
   /** Gives the permit back; the attempt's duration feeds the subscription's estimate. */
@@ -9,15 +10,26 @@ export interface Permit {
 
 export type PermitAnswer = { permit: Permit } | { retryInMs: number };
 
+interface Waiter {
+  grant(permit: Permit): void;
+  timer: NodeJS.Timeout;
+}
+
 interface Endpoint {
   /** Start times of the attempts in flight. */
   inFlight: Set<number>;
   /** Smoothed duration of this endpoint's recent attempts, ms (undefined before the first one ended). */
   averageMs: number | undefined;
-  /** The last turn handed to a waiting delivery (epoch ms): each busy answer books the next one after it. */
+  /** The last turn handed to a delivery sent away (epoch ms): each busy answer books the next one after it. */
   lastTurnAt: number;
+  /** Deliveries waiting in the process for a permit of a fast endpoint (at most SHORT_WAIT_MS each), in order. */
+  waiters: Waiter[];
 }
 
+// A delivery waits in the process only when the endpoint is fast enough that its turn comes within this: less
+// than a timer round trip costs (two workflow tasks and an activity dispatch), and about what a healthy attempt
+// holds its slot anyway. A slow or hanging endpoint never makes a delivery hold a slot to wait.
+export const SHORT_WAIT_MS = 250;
 // Weight of the newest attempt in the smoothed duration.
 const SMOOTHING = 0.3;
 // The longest a busy answer asks for: a delivery behind a long backlog asks again at least this often.
@@ -26,43 +38,69 @@ const MIN_WAIT_MS = 50;
 
 /**
  * The permits of one process. A busy answer books a turn: the waits spread the subscription's backlog over the
- * rate at which it completes attempts (cap / average duration), so waiting deliveries come back about when a
+ * rate at which it completes attempts (cap / attempt duration), so waiting deliveries come back about when a
  * permit is free instead of polling, whatever the backlog. The booking is a hint, not a reservation: whoever
  * asks when a permit is free gets it. State is per subscription and dropped once idle.
  */
 export class EndpointPermits {
   private readonly endpoints = new Map<string, Endpoint>();
 
-  /**
-   * `attemptTimeoutMs` (WEBHOOK_TIMEOUT_SECONDS) is the guess for how long an attempt takes until one has ended:
-   * no attempt outlasts it, and guessing short for an endpoint that hangs has its backlog ask again and again.
-   */
   constructor(
     private readonly cap: number,
-    private readonly attemptTimeoutMs: number,
     private readonly now: () => number = Date.now,
     private readonly random: () => number = Math.random,
   ) {}
 
-  tryAcquire(subscriptionId: string): PermitAnswer {
+  /** A permit now, or after a short wait in the process for a fast endpoint; otherwise how long to wait. */
+  async acquire(subscriptionId: string): Promise<PermitAnswer> {
+    const answer = this.tryAcquire(subscriptionId, true);
+    if (!('wait' in answer)) return answer;
+    const ep = answer.wait;
+    return new Promise<PermitAnswer>((resolve) => {
+      const waiter: Waiter = {
+        grant: (permit) => {
+          clearTimeout(waiter.timer);
+          resolve({ permit });
+        },
+        timer: setTimeout(() => {
+          ep.waiters.splice(ep.waiters.indexOf(waiter), 1);
+          resolve({ retryInMs: this.book(ep, this.now()) });
+        }, SHORT_WAIT_MS),
+      };
+      ep.waiters.push(waiter);
+    });
+  }
+
+  /** A permit or a booked wait, never waiting in the process (`short`: or the endpoint to wait on briefly). */
+  tryAcquire(subscriptionId: string): PermitAnswer;
+  tryAcquire(subscriptionId: string, short: true): PermitAnswer | { wait: Endpoint };
+  tryAcquire(subscriptionId: string, short = false): PermitAnswer | { wait: Endpoint } {
     const t = this.now();
     let ep = this.endpoints.get(subscriptionId);
     if (!ep) {
-      ep = { inFlight: new Set(), averageMs: undefined, lastTurnAt: 0 };
+      ep = { inFlight: new Set(), averageMs: undefined, lastTurnAt: 0, waiters: [] };
       this.endpoints.set(subscriptionId, ep);
     }
-    if (ep.inFlight.size < this.cap) return { permit: this.grant(subscriptionId, ep, t) };
-    const oldest = Math.min(...ep.inFlight);
-    const perAttempt = Math.max(ep.averageMs ?? this.attemptTimeoutMs, t - oldest);
-    ep.lastTurnAt = Math.max(ep.lastTurnAt, t) + perAttempt / this.cap;
-    // ±20% so deliveries booked together do not all come back in the same instant.
-    const wait = (ep.lastTurnAt - t) * (0.8 + 0.4 * this.random());
-    return { retryInMs: Math.round(Math.min(MAX_WAIT_MS, Math.max(MIN_WAIT_MS, wait))) };
+    if (ep.inFlight.size < this.cap && ep.waiters.length === 0) return { permit: this.grant(subscriptionId, ep, t) };
+    if (short && ((ep.waiters.length + 1) * this.perAttempt(ep, t)) / this.cap <= SHORT_WAIT_MS) return { wait: ep };
+    return { retryInMs: this.book(ep, t) };
   }
 
   /** Subscriptions with state (for tests: idle ones are dropped). */
   get size(): number {
     return this.endpoints.size;
+  }
+
+  /** How long an attempt of this endpoint takes: what the last ones took, or the oldest in flight if longer. */
+  private perAttempt(ep: Endpoint, t: number): number {
+    return Math.max(ep.averageMs ?? 0, t - Math.min(...ep.inFlight));
+  }
+
+  private book(ep: Endpoint, t: number): number {
+    ep.lastTurnAt = Math.max(ep.lastTurnAt, t) + this.perAttempt(ep, t) / this.cap;
+    // ±20% so deliveries booked together do not all come back in the same instant.
+    const wait = (ep.lastTurnAt - t) * (0.8 + 0.4 * this.random());
+    return Math.round(Math.min(MAX_WAIT_MS, Math.max(MIN_WAIT_MS, wait)));
   }
 
   private grant(subscriptionId: string, ep: Endpoint, startedAt: number): Permit {
@@ -76,9 +114,13 @@ export class EndpointPermits {
         if (released) return;
         released = true;
         ep.inFlight.delete(key);
-        const took = this.now() - startedAt;
+        const t = this.now();
+        const took = t - startedAt;
         ep.averageMs = ep.averageMs === undefined ? took : ep.averageMs + SMOOTHING * (took - ep.averageMs);
-        if (ep.inFlight.size === 0 && ep.lastTurnAt <= this.now()) this.endpoints.delete(subscriptionId);
+        // The permit goes to the first delivery waiting in the process, if any.
+        const next = ep.waiters.shift();
+        if (next) next.grant(this.grant(subscriptionId, ep, t));
+        else if (ep.inFlight.size === 0 && ep.lastTurnAt <= t) this.endpoints.delete(subscriptionId);
       },
     };
   }

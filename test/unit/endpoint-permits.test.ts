@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { EndpointPermits, MAX_WAIT_MS, Permit } from '../../webhooks/endpoint-permits';
+import { EndpointPermits, MAX_WAIT_MS, Permit, SHORT_WAIT_MS } from '../../webhooks/endpoint-permits';
 
 describe('per-subscription attempt permits', () => {
   let t = 0;
@@ -22,7 +22,7 @@ describe('per-subscription attempt permits', () => {
   });
 
   it('grants up to the cap per subscription, independently of other subscriptions', () => {
-    const p = new EndpointPermits(2, 10_000, clock, half);
+    const p = new EndpointPermits(2, clock, half);
     const a1 = take(p, 'a');
     take(p, 'a');
     wait(p, 'a');
@@ -32,7 +32,7 @@ describe('per-subscription attempt permits', () => {
   });
 
   it('spreads the waits of a backlog over the rate the endpoint completes attempts', () => {
-    const p = new EndpointPermits(4, 10_000, clock, half);
+    const p = new EndpointPermits(4, clock, half);
     const first = [take(p, 'slow'), take(p, 'slow'), take(p, 'slow'), take(p, 'slow')];
     t += 10_000;
     first[0].release(); // took 10 s: the estimate
@@ -41,19 +41,39 @@ describe('per-subscription attempt permits', () => {
     expect([wait(p, 'slow'), wait(p, 'slow'), wait(p, 'slow')]).to.deep.equal([2500, 5000, 7500]);
   });
 
-  it('guesses the attempt timeout before any attempt has ended, the age of the oldest if longer; caps the wait', () => {
-    const p = new EndpointPermits(1, 10_000, clock, half);
+  it('uses the age of the oldest attempt in flight before any has ended, and caps the wait', () => {
+    const p = new EndpointPermits(1, clock, half);
     take(p, 'hang');
     t += 4000;
-    expect(wait(p, 'hang')).to.equal(10_000);
-    t += 12_000; // past the booked turn, and the attempt in flight is now older than the timeout
-    expect(wait(p, 'hang')).to.equal(16_000);
+    expect(wait(p, 'hang')).to.equal(4000);
     for (let i = 0; i < 200; i++) p.tryAcquire('hang');
     expect(wait(p, 'hang')).to.equal(MAX_WAIT_MS);
   });
 
+  it('lets a delivery wait in the process for a fast endpoint, in order, and sends it away after a short wait', async () => {
+    const real = new EndpointPermits(1);
+    const first = await real.acquire('fast');
+    if (!('permit' in first)) throw new Error('expected a permit');
+    const queued = [real.acquire('fast'), real.acquire('fast')];
+    first.permit.release();
+    const second = await queued[0];
+    if (!('permit' in second)) throw new Error('the first waiter gets the released permit');
+    // The third is never released to: it is sent away after SHORT_WAIT_MS with a booked wait.
+    const started = Date.now();
+    const third = await queued[1];
+    expect(third).to.have.property('retryInMs');
+    expect(Date.now() - started).to.be.at.least(SHORT_WAIT_MS - 20);
+  });
+
+  it('never keeps a delivery waiting in the process for a slow endpoint', async () => {
+    const p = new EndpointPermits(1, clock, half);
+    take(p, 'slow');
+    t += 1000; // the attempt in flight is already older than a short wait
+    expect(await p.acquire('slow')).to.deep.equal({ retryInMs: 1000 });
+  });
+
   it('forgets an idle subscription, and a permit released twice counts once', () => {
-    const p = new EndpointPermits(1, 10_000, clock, half);
+    const p = new EndpointPermits(1, clock, half);
     const permit = take(p, 'a');
     permit.release();
     permit.release();
