@@ -16,8 +16,8 @@ interface Waiter {
 }
 
 interface Endpoint {
-  /** Start times of the attempts in flight. */
-  inFlight: Set<number>;
+  /** Start times of the attempts in flight, by a number of the attempt's own. */
+  inFlight: Map<number, number>;
   /** Smoothed duration of this endpoint's recent attempts, ms (undefined before the first one ended). */
   averageMs: number | undefined;
   /** The last turn handed to a delivery sent away (epoch ms): each busy answer books the next one after it. */
@@ -44,6 +44,7 @@ const MIN_WAIT_MS = 50;
  */
 export class EndpointPermits {
   private readonly endpoints = new Map<string, Endpoint>();
+  private lastId = 0;
 
   constructor(
     private readonly cap: number,
@@ -78,7 +79,7 @@ export class EndpointPermits {
     const t = this.now();
     let ep = this.endpoints.get(subscriptionId);
     if (!ep) {
-      ep = { inFlight: new Set(), averageMs: undefined, lastTurnAt: 0, waiters: [] };
+      ep = { inFlight: new Map(), averageMs: undefined, lastTurnAt: 0, waiters: [] };
       this.endpoints.set(subscriptionId, ep);
     }
     if (ep.inFlight.size < this.cap && ep.waiters.length === 0) return { permit: this.grant(subscriptionId, ep, t) };
@@ -93,7 +94,7 @@ export class EndpointPermits {
 
   /** How long an attempt of this endpoint takes: what the last ones took, or the oldest in flight if longer. */
   private perAttempt(ep: Endpoint, t: number): number {
-    return Math.max(ep.averageMs ?? 0, t - Math.min(...ep.inFlight));
+    return Math.max(ep.averageMs ?? 0, t - Math.min(...ep.inFlight.values()));
   }
 
   private book(ep: Endpoint, t: number): number {
@@ -104,10 +105,9 @@ export class EndpointPermits {
   }
 
   private grant(subscriptionId: string, ep: Endpoint, startedAt: number): Permit {
-    // Two attempts may start in the same millisecond: a unique key per attempt.
-    let key = startedAt;
-    while (ep.inFlight.has(key)) key += 1e-6;
-    ep.inFlight.add(key);
+    // Attempts may start in the same millisecond: each is keyed by a number of its own.
+    const key = ++this.lastId;
+    ep.inFlight.set(key, startedAt);
     let released = false;
     return {
       release: () => {

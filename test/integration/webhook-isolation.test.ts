@@ -78,7 +78,7 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
   async function timedTransfer(b: TestCustomer, from: string, to: string): Promise<{ ms: number; id: string }> {
     const t0 = Date.now();
     const op = await call(b, 'POST', '/api/operations/transfer', { sourceAccountId: from, targetAccountId: to, amount: { value: '1.00', asset: 'BRL' } });
-    await eventually(() => call(b, 'GET', `/api/operations/${op.id}`), (o) => o.currentState.status === 'COMPLETED', 60000, 5);
+    await eventually(() => call(b, 'GET', `/api/operations/${op.id}`), (o) => o.currentState.status === 'COMPLETED', 60000, 10);
     return { ms: Date.now() - t0, id: op.id };
   }
 

@@ -82,3 +82,12 @@ describe('per-subscription attempt permits', () => {
     wait(p, 'a');
   });
 });
+
+describe('per-subscription attempt permits on a real clock', () => {
+  it('grants several permits in the same millisecond', () => {
+    const p = new EndpointPermits(4, () => 1_795_000_000_000);
+    const permits = [p.tryAcquire('a'), p.tryAcquire('a'), p.tryAcquire('a'), p.tryAcquire('a')];
+    expect(permits.every((x) => 'permit' in x)).to.equal(true);
+    expect(p.tryAcquire('a')).to.have.property('retryInMs');
+  });
+});
