@@ -44,7 +44,7 @@ const HEARTBEAT_INTERVAL_MS = 1000;
 export function createWebhookActivities(deps: ActivityDeps) {
   const resolve = deps.resolveHost ?? dnsResolve;
   // One set per process: both workers of a process share these activities (worker/main.ts).
-  const permits = new EndpointPermits(deps.config.webhookEndpointConcurrency);
+  const permits = new EndpointPermits(deps.config.webhookEndpointConcurrency, deps.config.webhookTimeoutSeconds * 1000);
 
   /** After attempt `n` failed: the schedule's delay, or a longer Retry-After; null when retries are over. */
   function nextDelay(sub: WebhookSubscription, input: DeliveryAttempt, outcome: Pick<AttemptOutcome, 'ok' | 'retryAfterSeconds'>): number | null {

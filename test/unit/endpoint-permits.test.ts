@@ -22,7 +22,7 @@ describe('per-subscription attempt permits', () => {
   });
 
   it('grants up to the cap per subscription, independently of other subscriptions', () => {
-    const p = new EndpointPermits(2, clock, half);
+    const p = new EndpointPermits(2, 10_000, clock, half);
     const a1 = take(p, 'a');
     take(p, 'a');
     wait(p, 'a');
@@ -32,7 +32,7 @@ describe('per-subscription attempt permits', () => {
   });
 
   it('spreads the waits of a backlog over the rate the endpoint completes attempts', () => {
-    const p = new EndpointPermits(4, clock, half);
+    const p = new EndpointPermits(4, 10_000, clock, half);
     const first = [take(p, 'slow'), take(p, 'slow'), take(p, 'slow'), take(p, 'slow')];
     t += 10_000;
     first[0].release(); // took 10 s: the estimate
@@ -41,17 +41,21 @@ describe('per-subscription attempt permits', () => {
     expect([wait(p, 'slow'), wait(p, 'slow'), wait(p, 'slow')]).to.deep.equal([2500, 5000, 7500]);
   });
 
-  it('uses the age of the oldest attempt in flight before any has ended, and caps the wait', () => {
-    const p = new EndpointPermits(1, clock, half);
+  it('guesses 1 s per attempt before any has ended, the timeout once the oldest is older; caps the wait', () => {
+    const p = new EndpointPermits(1, 10_000, clock, half);
     take(p, 'hang');
+    expect(wait(p, 'hang')).to.equal(1000);
     t += 4000;
-    expect(wait(p, 'hang')).to.equal(4000);
+    expect(wait(p, 'hang')).to.equal(10_000);
     for (let i = 0; i < 200; i++) p.tryAcquire('hang');
     expect(wait(p, 'hang')).to.equal(MAX_WAIT_MS);
   });
 
   it('lets a delivery wait in the process for a fast endpoint, in order, and sends it away after a short wait', async () => {
-    const real = new EndpointPermits(1);
+    const real = new EndpointPermits(1, 10_000);
+    const learn = await real.acquire('fast');
+    if (!('permit' in learn)) throw new Error('expected a permit');
+    learn.permit.release(); // an attempt that took ~0 ms: the endpoint is fast
     const first = await real.acquire('fast');
     if (!('permit' in first)) throw new Error('expected a permit');
     const queued = [real.acquire('fast'), real.acquire('fast')];
@@ -66,26 +70,29 @@ describe('per-subscription attempt permits', () => {
   });
 
   it('never keeps a delivery waiting in the process for a slow endpoint', async () => {
-    const p = new EndpointPermits(1, clock, half);
+    const p = new EndpointPermits(1, 10_000, clock, half);
     take(p, 'slow');
     t += 1000; // the attempt in flight is already older than a short wait
-    expect(await p.acquire('slow')).to.deep.equal({ retryInMs: 1000 });
+    expect(await p.acquire('slow')).to.deep.equal({ retryInMs: 10_000 });
   });
 
-  it('forgets an idle subscription, and a permit released twice counts once', () => {
-    const p = new EndpointPermits(1, clock, half);
+  it('forgets a subscription idle for 10 minutes, and a permit released twice counts once', () => {
+    const p = new EndpointPermits(1, 10_000, clock, half);
     const permit = take(p, 'a');
+    t += 40;
     permit.release();
     permit.release();
-    expect(p.size).to.equal(0);
     take(p, 'a');
-    wait(p, 'a');
+    expect(wait(p, 'a')).to.equal(50); // paced on the 40 ms it knows (at least 50 ms)
+    t += 11 * 60 * 1000;
+    take(p, 'b');
+    expect(p.size).to.equal(2); // 'a' still has an attempt in flight
   });
 });
 
 describe('per-subscription attempt permits on a real clock', () => {
   it('grants several permits in the same millisecond', () => {
-    const p = new EndpointPermits(4, () => 1_795_000_000_000);
+    const p = new EndpointPermits(4, 10_000, () => 1_795_000_000_000);
     const permits = [p.tryAcquire('a'), p.tryAcquire('a'), p.tryAcquire('a'), p.tryAcquire('a')];
     expect(permits.every((x) => 'permit' in x)).to.equal(true);
     expect(p.tryAcquire('a')).to.have.property('retryInMs');
