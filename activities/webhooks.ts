@@ -44,7 +44,10 @@ const HEARTBEAT_INTERVAL_MS = 1000;
 export function createWebhookActivities(deps: ActivityDeps) {
   const resolve = deps.resolveHost ?? dnsResolve;
   // One set per process: both workers of a process share these activities (worker/main.ts).
-  const permits = new EndpointPermits(deps.config.webhookEndpointConcurrency, deps.config.webhookTimeoutSeconds * 1000);
+  const permits = new EndpointPermits(
+    deps.config.webhookEndpointConcurrency,
+    deps.config.webhookTimeoutSeconds * 1000,
+  );
 
   /** After attempt `n` failed: the schedule's delay, or a longer Retry-After; null when retries are over. */
   function nextDelay(sub: WebhookSubscription, input: DeliveryAttempt, outcome: Pick<AttemptOutcome, 'ok' | 'retryAfterSeconds'>): number | null {
@@ -102,7 +105,9 @@ export function createWebhookActivities(deps: ActivityDeps) {
           let permit: Permit | undefined;
           if (input.capped) {
             const answer = await permits.acquire(sub.id);
-            if ('retryInMs' in answer) return { delivered: false, nextDelaySeconds: null, busyRetryMs: answer.retryInMs };
+            if ('retryInMs' in answer) {
+              return { delivered: false, nextDelaySeconds: null, busyRetryMs: answer.retryInMs };
+            }
             permit = answer.permit;
           }
           const outcome = await send(sub, log).finally(() => permit?.release());

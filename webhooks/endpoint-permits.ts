@@ -115,7 +115,9 @@ export class EndpointPermits {
   private sweep(t: number): void {
     if (t - this.lastSweep < 60_000) return;
     this.lastSweep = t;
-    for (const [id, ep] of this.endpoints) if (ep.idleSince !== undefined && t - ep.idleSince > FORGET_IDLE_MS) this.endpoints.delete(id);
+    for (const [id, ep] of this.endpoints) {
+      if (ep.idleSince !== undefined && t - ep.idleSince > FORGET_IDLE_MS) this.endpoints.delete(id);
+    }
   }
 
   private book(ep: Endpoint, t: number): number {

@@ -75,7 +75,11 @@ export async function runWorker() {
   log.info({ taskQueues: queues.map((q) => q.taskQueue), address: config.temporalAddress }, 'Cambio worker running');
   try {
     // One worker failing stops the other (the process exits and is restarted whole), after it has drained.
-    const runs = await Promise.allSettled(workers.map((w) => w.run().catch((err) => (shutdownWorkers(), Promise.reject(err)))));
+    const stopOthersOnFailure = (err: unknown) => {
+      shutdownWorkers();
+      throw err;
+    };
+    const runs = await Promise.allSettled(workers.map((w) => w.run().catch(stopOthersOnFailure)));
     const failed = runs.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
   } finally {

@@ -11,7 +11,10 @@ export interface QueueRole {
 
 /** The task queues this process serves (WORKER_QUEUES), each with its name. */
 export function servedQueues(config: Config): QueueRole[] {
-  return config.workerQueues.map((role) => ({ role, taskQueue: role === 'main' ? config.taskQueue : config.webhookTaskQueue }));
+  return config.workerQueues.map((role) => ({
+    role,
+    taskQueue: role === 'main' ? config.taskQueue : config.webhookTaskQueue,
+  }));
 }
 
 /**
@@ -59,8 +62,8 @@ export function queueWorkerOptions(role: WorkerQueue): Partial<WorkerOptions> {
     maxConcurrentLocalActivityExecutions: WORKER_POOL_SIZE,
     // Half of the workflow task pollers on the task queue itself, half on this worker's sticky queue (the SDK's
     // default gives the task queue 2 of 10). Almost every workflow task here is a workflow's first: a transfer and
-    // a swap are one task each; a deposit or a review waits idle after its first. First tasks come only from the task queue, so with 2 pollers they queued there while the machine
-    // had CPU to spare.
+    // a swap are one task each; a deposit or a review waits idle after its first. First tasks come only from the
+    // task queue, so with 2 pollers they queued there while the machine had CPU to spare.
     nonStickyToStickyPollRatio: 0.5,
   };
 }

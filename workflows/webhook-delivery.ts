@@ -45,9 +45,15 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
   let attempt = input.firstAttempt ?? 1;
   // The order matters for replay: a history that has the newer marker never asks for the older one.
   const capped = wf.patched(ATTEMPT_ON_WEBHOOK_QUEUE);
-  const { attemptWebhookDelivery } = capped ? onWebhookQueue : wf.patched(ATTEMPT_AS_LOCAL_ACTIVITY) ? local : dispatched;
+  const path = capped ? onWebhookQueue : wf.patched(ATTEMPT_AS_LOCAL_ACTIVITY) ? local : dispatched;
   for (;;) {
-    const result = await attemptWebhookDelivery({ executionLogId: input.executionLogId, attempt, redelivery: input.redelivery, ...(capped ? { capped } : {}) });
+    const result = await path.attemptWebhookDelivery({
+      executionLogId: input.executionLogId,
+      attempt,
+      redelivery: input.redelivery,
+      // Only the current path understands a busy answer; older histories keep their input as it was.
+      ...(capped ? { capped } : {}),
+    });
     if (result.busyRetryMs !== undefined) {
       await wf.sleep(result.busyRetryMs);
       continue;

@@ -120,7 +120,13 @@ async function instructionCounts(em: Em, beneficiaryIds: string[]): Promise<Map<
  * Inserts the instruction, its CREATED event (with its webhook deliveries) and its review workflow's outbox
  * row in the caller's transaction; the workers of their task queues start the workflows once it commits.
  */
-async function newInstruction(tx: Em, queues: Pick<Config, 'taskQueue' | 'webhookTaskQueue'>, b: Beneficiary, input: PixInstructionInput, now: Date): Promise<void> {
+async function newInstruction(
+  tx: Em,
+  queues: Pick<Config, 'taskQueue' | 'webhookTaskQueue'>,
+  b: Beneficiary,
+  input: PixInstructionInput,
+  now: Date,
+): Promise<void> {
   const pi: PaymentInstruction = tx.create(PaymentInstructionSchema, {
     id: randomUUID(),
     beneficiaryId: b.id,

@@ -5,8 +5,8 @@
 //   (`node dist/api/main.js`) as child processes → /readyz 200 and a worker polling. Compiled JavaScript, as in
 //   production: tsx at run time would add its own CPU. stop() undoes all of it (and drops the database unless
 //   BENCH_KEEP_DB=1).
-// The worker uses task queues of its own (cambio-bench-<pid> and cambio-bench-<pid>-webhooks), so a Cambio worker already polling the same
-// external Temporal server can never pick up the bench's workflows.
+// The worker uses task queues of its own (cambio-bench-<pid> and cambio-bench-<pid>-webhooks), so a Cambio worker
+// already polling the same external Temporal server can never pick up the bench's workflows.
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -200,7 +200,11 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const abort = () => unexpected;
     if (opts.api) await waitFor200(`${stack.apiUrl}/readyz`, 120000, abort);
     // The worker serves both queues (deliveries have their own): wait until it polls each.
-    if (opts.worker) for (const queue of [taskQueue, `${taskQueue}-webhooks`]) await waitForWorker(stack.temporalAddress, namespace, queue, 120000, abort);
+    if (opts.worker) {
+      for (const queue of [taskQueue, `${taskQueue}-webhooks`]) {
+        await waitForWorker(stack.temporalAddress, namespace, queue, 120000, abort);
+      }
+    }
     log(`stack up: API ${stack.apiUrl}${opts.worker ? `, worker on task queue ${taskQueue}` : ''}, Temporal ${stack.temporalAddress}`);
     return stack;
   } catch (err) {

@@ -12,9 +12,9 @@ export type DeliveryQueues = Pick<Config, 'webhookTaskQueue'>;
 
 /**
  * Records an event in the caller's transaction, with its webhook deliveries (events/deliveries.ts), whose
- * workflows the workers of the webhook task queue start once it commits. `dedupeKey` (unique) names the transition, e.g.
- * `${operationId}:COMPLETED`, so a retried activity cannot record it twice: callers only write the event together
- * with the state change, and the state change itself is skipped on retry.
+ * workflows the workers of the webhook task queue start once it commits. `dedupeKey` (unique) names the
+ * transition, e.g. `${operationId}:COMPLETED`, so a retried activity cannot record it twice: callers only write the
+ * event together with the state change, and the state change itself is skipped on retry.
  */
 export async function recordEvent(em: Em, queues: DeliveryQueues, e: NewEvent): Promise<void> {
   const batch = new SqlBatch();

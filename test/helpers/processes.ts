@@ -86,12 +86,13 @@ export async function spawnApi(name: string, taskQueue: string, env: Record<stri
 export const webhookQueueOf = (taskQueue: string) => `${taskQueue}-webhooks`;
 
 /**
- * A worker process on `taskQueue` and its webhook queue (webhookQueueOf); resolves once Temporal sees `pollers` distinct pollers on the queue (this one
- * included; 0: at once, without waiting).
+ * A worker process on `taskQueue` and its webhook queue (webhookQueueOf); resolves once Temporal sees `pollers`
+ * distinct pollers on the main queue (this one included; 0: at once, without waiting).
  */
 export async function spawnWorker(name: string, taskQueue: string, { pollers = 1, env = {} }: { pollers?: number; env?: Record<string, string> } = {}): Promise<Proc> {
   // With the worker's production flags (scripts/lib/worker-node-args.js).
-  const proc = spawnEntry(name, 'worker/main.ts', { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_WEBHOOK_TASK_QUEUE: webhookQueueOf(taskQueue), ...env }, WORKER_NODE_ARGS);
+  const queues = { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_WEBHOOK_TASK_QUEUE: webhookQueueOf(taskQueue) };
+  const proc = spawnEntry(name, 'worker/main.ts', { ...queues, ...env }, WORKER_NODE_ARGS);
   if (pollers > 0) await waitForPollers(taskQueue, pollers, () => (proc.alive() ? undefined : `${name} exited early: ${proc.output()}`));
   return proc;
 }

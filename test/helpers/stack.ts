@@ -18,8 +18,8 @@ import { startWorkflowStartRelay, WorkflowStartRelay } from '../../worker/workfl
 /**
  * One real stack per test run: the fresh database `npm test` created (DATABASE_URL), the Temporal server it
  * started (TEMPORAL_ADDRESS), the Koa app driven in-process through supertest, and a worker on each task queue
- * of this run (main and webhooks) with its outbox relay, as worker/main.ts runs them. Built on first use, shared by every integration
- * file, stopped by the root hook.
+ * of this run (main and webhooks) with its outbox relay, as worker/main.ts runs them. Built on first use, shared
+ * by every integration file, stopped by the root hook.
  */
 export interface Stack {
   services: ServiceContext;
@@ -72,8 +72,10 @@ async function build(): Promise<Stack> {
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   // One set of activities for both workers, as in worker/main.ts (the webhook permits are per process).
   const activities = createActivities({ config, orm: deps.orm, rates: deps.rates, temporal: deps.temporal });
-  const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
-  const worker = await Worker.create({ connection, namespace: config.temporalNamespace, taskQueue: config.taskQueue, workflowBundle, activities });
+  const workflowsPath = require.resolve('../../workflows');
+  const workflowBundle = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
+  const namespace = config.temporalNamespace;
+  const worker = await Worker.create({ connection, namespace, taskQueue: config.taskQueue, workflowBundle, activities });
   const webhookWorker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,

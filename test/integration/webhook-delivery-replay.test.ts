@@ -17,7 +17,8 @@ import { newCustomer, stack, untilStarted } from '../helpers/stack';
 
 const EventType = proto.api.enums.v1.EventType;
 const workflowsPath = require.resolve('../../workflows');
-const fixture = (name: string) => proto.api.history.v1.History.decode(fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'histories', name)));
+const fixture = (name: string) =>
+  proto.api.history.v1.History.decode(fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'histories', name)));
 const typesOf = (history: proto.api.history.v1.IHistory) => (history.events ?? []).map((e) => e.eventType);
 
 describe('webhook delivery histories across the attempt changes', function () {
@@ -67,7 +68,8 @@ describe('webhook delivery histories across the attempt changes', function () {
       expect(description.taskQueue).to.equal(config.webhookTaskQueue);
       expect(await handle.result()).to.deep.equal({ delivered: true, attempts: 1 });
       const history = await handle.fetchHistory();
-      const scheduled = (history.events ?? []).filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+      const events = history.events ?? [];
+      const scheduled = events.filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
       expect(scheduled).to.have.length(1);
       expect(scheduled[0].activityTaskScheduledEventAttributes?.taskQueue?.name).to.equal(config.webhookTaskQueue);
       expect(scheduled[0].activityTaskScheduledEventAttributes?.heartbeatTimeout?.seconds?.toString()).to.equal('5');
@@ -76,7 +78,8 @@ describe('webhook delivery histories across the attempt changes', function () {
       expect(markers).to.have.length(1);
       expect(receiver.received).to.have.length(1);
       await Worker.runReplayHistory({ workflowsPath }, history, handle.workflowId);
-      if (process.env.RECORD_HISTORY) fs.writeFileSync(process.env.RECORD_HISTORY, proto.api.history.v1.History.encode(history).finish());
+      const record = process.env.RECORD_HISTORY; // re-records the fixture above
+      if (record) fs.writeFileSync(record, proto.api.history.v1.History.encode(history).finish());
     } finally {
       await receiver.stop();
     }

@@ -82,10 +82,12 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
    */
   async function timedTransfer(b: TestCustomer, from: string, to: string): Promise<{ ms: number; id: string }> {
     const t0 = Date.now();
-    const op = await call(b, 'POST', '/api/operations/transfer', { sourceAccountId: from, targetAccountId: to, amount: { value: '1.00', asset: 'BRL' } });
+    const amount = { value: '1.00', asset: 'BRL' };
+    const op = await call(b, 'POST', '/api/operations/transfer', { sourceAccountId: from, targetAccountId: to, amount });
     while (Date.now() - t0 < TRANSFER_LIMIT_MS) {
       const res = await fetch(`${api.url}/api/operations/${op.id}`, { headers: b.auth });
-      if (res.status === 200 && ((await res.json()) as { currentState: { status: string } }).currentState.status === 'COMPLETED') break;
+      const status = res.status === 200 ? ((await res.json()) as { currentState: { status: string } }).currentState.status : undefined;
+      if (status === 'COMPLETED') break;
       await new Promise((r) => setTimeout(r, res.status === 429 ? 100 : 10));
     }
     return { ms: Math.min(Date.now() - t0, TRANSFER_LIMIT_MS), id: op.id };
@@ -107,13 +109,17 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
       60000,
       50,
     );
-    return rows.map((r) => healthy.received.find((x) => x.headers['webhook-id'] === r.message_id)!.at - new Date(r.created_at).getTime());
+    const arrival = (messageId: string) => healthy.received.find((x) => x.headers['webhook-id'] === messageId)!.at;
+    return rows.map((r) => arrival(r.message_id) - new Date(r.created_at).getTime());
   }
 
   before(async () => {
     const taskQueue = `cambio-noisy-${randomUUID()}`;
     const env = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_TIMEOUT_SECONDS: '10', LOG_LEVEL: 'warn' };
-    const spawning = Promise.all([spawnApi('api-noisy', taskQueue, env), spawnWorker('worker-noisy', taskQueue, { env })]);
+    const spawning = Promise.all([
+      spawnApi('api-noisy', taskQueue, env),
+      spawnWorker('worker-noisy', taskQueue, { env }),
+    ]);
     spawning.catch(() => undefined);
     healthy = await new Receiver().start();
     [api] = (await spawning) as [ApiProc, unknown];
@@ -133,12 +139,18 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
       try {
         const a = await newCustomer('Noisy Neighbour SA');
         const b = await newCustomer('Quiet Customer Ltda');
-        const [aAccount, b1, b2] = await Promise.all([activeAccount(a, ['BRL']), activeAccount(b, ['BRL']), activeAccount(b, ['BRL'])]);
+        const [aAccount, b1, b2] = await Promise.all([
+          activeAccount(a, ['BRL']),
+          activeAccount(b, ['BRL']),
+          activeAccount(b, ['BRL']),
+        ]);
         await fund(b, b1.id, 'BRL', '1000.00');
         for (let i = 1; i <= A_URLS; i++) {
-          await call(a, 'POST', '/api/subscriptions', { url: noisy.url(`/a/${i}`), resources: [{ name: 'OPERATION', events: ['OPERATION_REQUESTED'] }] });
+          const resources = [{ name: 'OPERATION', events: ['OPERATION_REQUESTED'] }];
+          await call(a, 'POST', '/api/subscriptions', { url: noisy.url(`/a/${i}`), resources });
         }
-        await call(b, 'POST', '/api/subscriptions', { url: healthy.url, resources: [{ name: 'OPERATION', events: ['OPERATION_COMPLETED'] }] });
+        const bResources = [{ name: 'OPERATION', events: ['OPERATION_COMPLETED'] }];
+        await call(b, 'POST', '/api/subscriptions', { url: healthy.url, resources: bResources });
 
         // Baseline: B alone.
         await timedTransfer(b, b1.id, b2.id); // warm-up
@@ -151,8 +163,9 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
         const flood = (async () => {
           const t0 = Date.now();
           while (flooding) {
-            const q = await call(a, 'POST', '/api/quotes', { accountId: aAccount.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '10.00' });
-            await call(a, 'POST', '/api/operations/deposit', { accountId: aAccount.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
+            const accountId = aAccount.id;
+            const q = await call(a, 'POST', '/api/quotes', { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '10.00' });
+            await call(a, 'POST', '/api/operations/deposit', { accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
             deposits += 1;
             const next = t0 + (deposits * 1000) / A_DEPOSITS_PER_SECOND;
             await new Promise((r) => setTimeout(r, Math.max(0, next - Date.now())));
@@ -162,13 +175,15 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
           // B is measured once A has flooded for 3 s (36 deliveries, more than the 20 local-activity slots the
           // attempts used to share with settlement) and its attempts hold their share of delivery slots: every URL
           // at its cap of requests open.
-          await eventually(async () => ({ deposits, open: noisy.openTotal }), (n) => n.deposits >= 3 * A_DEPOSITS_PER_SECOND && n.open >= A_URLS * CAP, 30000, 20);
+          const flooded = (n: { deposits: number; open: number }) => n.deposits >= 3 * A_DEPOSITS_PER_SECOND && n.open >= A_URLS * CAP;
+          await eventually(async () => ({ deposits, open: noisy.openTotal }), flooded, 30000, 20);
           const during: Array<{ ms: number; id: string }> = [];
           for (let i = 0; i < B_TRANSFERS; i++) during.push(await timedTransfer(b, b1.id, b2.id));
           const report = (firstAttempts?: number[]) =>
             `alone ${JSON.stringify(alone)}; during A's flood ${JSON.stringify(during.map((d) => d.ms))}; ` +
-            `B first attempts ${JSON.stringify(firstAttempts ?? 'not yet')}; A: ${deposits} deposits, ${noisy.received} requests ` +
-            `received, ${noisy.openTotal} open, most open per URL ${JSON.stringify([...noisy.maxOpen.values()])}`;
+            `B first attempts ${JSON.stringify(firstAttempts ?? 'not yet')}; A: ${deposits} deposits, ` +
+            `${noisy.received} requests received, ${noisy.openTotal} open, ` +
+            `most open per URL ${JSON.stringify([...noisy.maxOpen.values()])}`;
           if (process.env.WEBHOOK_ISOLATION_REPORT) process.stderr.write(`${kind}: ${report()}\n`);
           expect(noisy.openTotal, report()).to.be.at.least(A_URLS * CAP);
           expect(p50(during.map((d) => d.ms)), report()).to.be.at.most(Math.max(2 * p50(alone), 1)).and.below(500);
@@ -183,7 +198,8 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
         }
         // Stop A's backlog: deleting a subscription ends its pending and waiting deliveries.
         for (const s of (await call(a, 'GET', '/api/subscriptions')).data as Array<{ id: string }>) {
-          await fetch(`${api.url}/api/subscriptions/${s.id}`, { method: 'DELETE', headers: { ...a.auth, 'X-Idempotency-Key': randomUUID() } });
+          const headers = { ...a.auth, 'X-Idempotency-Key': randomUUID() };
+          await fetch(`${api.url}/api/subscriptions/${s.id}`, { method: 'DELETE', headers });
         }
       } finally {
         await noisy.stop();
