@@ -2,7 +2,7 @@ import { LockMode } from '@mikro-orm/core';
 import { AccountDocumentSchema, AccountSchema, UboSchema } from '../db/entities/account';
 import type { Em } from '../db/orm';
 import type { Account } from '../db/entities/account';
-import { recordEvent } from '../db/repositories/events';
+import { DeliveryQueues, recordEvent } from '../db/repositories/events';
 import { CambioError } from '../domain/errors';
 import { transition } from '../domain/states';
 import type { ActivityDeps } from './deps';
@@ -29,7 +29,7 @@ export function createAccountReviewActivities(deps: ActivityDeps) {
         if (!account) throw new CambioError('NOT_FOUND', `account ${input.accountId} not found`);
         if (account.status !== 'UNDER_REVIEW') return account.status;
         const now = new Date();
-        if (input.decision === 'APPROVE') await approve(em, deps.config.taskQueue, account, now);
+        if (input.decision === 'APPROVE') await approve(em, deps.config, account, now);
         else await reject(em, account, input.reason ?? DEFAULT_REJECTION, now);
         return account.status;
       });
@@ -39,14 +39,14 @@ export function createAccountReviewActivities(deps: ActivityDeps) {
 
 export type AccountReviewActivities = ReturnType<typeof createAccountReviewActivities>;
 
-async function approve(em: Em, taskQueue: string, account: Account, now: Date): Promise<void> {
+async function approve(em: Em, queues: DeliveryQueues, account: Account, now: Date): Promise<void> {
   transition(account, 'ACTIVE', now);
   // Assets activate together with the account: an account-level review covers every asset it asked for.
   account.assets = account.assets.map((a) => ({ ...a, status: 'ACTIVE' as const }));
   for (const ubo of await em.find(UboSchema, { accountId: account.id })) transition(ubo, 'VERIFIED', now);
   for (const doc of await em.find(AccountDocumentSchema, { accountId: account.id, status: 'PENDING_VERIFICATION' })) doc.status = 'ACCEPTED';
   for (const { asset } of account.assets) {
-    await recordEvent(em, taskQueue, {
+    await recordEvent(em, queues, {
       customerId: account.customerId,
       type: 'ASSET_ACTIVATED',
       resourceType: 'ASSET',

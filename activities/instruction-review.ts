@@ -37,7 +37,7 @@ export function createInstructionReviewActivities(deps: ActivityDeps) {
         transition(pi, approved ? 'APPROVED' : 'REJECTED', now, reason);
         // The beneficiary's representation lists its instructions, so it changed too.
         b.updatedAt = now;
-        await recordEvent(em, deps.config.taskQueue, {
+        await recordEvent(em, deps.config, {
           customerId: pi.customerId,
           type: approved ? 'BENEFICIARY_PAYMENT_INSTRUCTION_APPROVED' : 'BENEFICIARY_PAYMENT_INSTRUCTION_REJECTED',
           resourceType: 'BENEFICIARY',

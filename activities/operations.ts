@@ -57,7 +57,7 @@ export function createOperationActivities(deps: ActivityDeps) {
   }
 
   function emitEvent(batch: SqlBatch, op: Operation, type: string, at: Date) {
-    addEvent(batch, deps.config.taskQueue, {
+    addEvent(batch, deps.config, {
       customerId: op.customerId,
       type,
       resourceType: 'OPERATION',

@@ -9,6 +9,7 @@ import { CambioError } from '../domain/errors';
 import { openSecret } from '../webhooks/secrets';
 import { AttemptOutcome, postWebhook, signedHeaders } from '../webhooks/send';
 import { checkWebhookUrl, dnsResolve } from '../webhooks/url-policy';
+import { EndpointPermits, Permit } from '../webhooks/endpoint-permits';
 import type { ActivityDeps } from './deps';
 import { asActivity } from './failures';
 
@@ -18,12 +19,22 @@ export interface DeliveryAttempt {
   attempt: number;
   /** A manual redelivery is one attempt, never retried. */
   redelivery?: boolean;
+  /**
+   * The caller understands `busy` (workflows on the webhook queue): over the subscription's cap the attempt is not
+   * made and the answer says how long to wait. Older workflows (local or dispatched attempts) never ask.
+   */
+  capped?: boolean;
 }
 
 export interface AttemptResult {
   delivered: boolean;
   /** Seconds until the next attempt, or null when the delivery is over. */
   nextDelaySeconds: number | null;
+  /**
+   * Nothing was sent: the subscription already has WEBHOOK_ENDPOINT_CONCURRENCY attempts in flight in this
+   * process. Try the same attempt again after this many milliseconds (it is not counted).
+   */
+  busyRetryMs?: number;
 }
 
 // A Retry-After longer than this is not taken literally: a receiver cannot park a delivery for days.
@@ -33,6 +44,11 @@ const HEARTBEAT_INTERVAL_MS = 1000;
 
 export function createWebhookActivities(deps: ActivityDeps) {
   const resolve = deps.resolveHost ?? dnsResolve;
+  // One set per process: both workers of a process share these activities (worker/main.ts).
+  const permits = new EndpointPermits(
+    deps.config.webhookEndpointConcurrency,
+    deps.config.webhookTimeoutSeconds * 1000,
+  );
 
   /** After attempt `n` failed: the schedule's delay, or a longer Retry-After; null when retries are over. */
   function nextDelay(sub: WebhookSubscription, input: DeliveryAttempt, outcome: Pick<AttemptOutcome, 'ok' | 'retryAfterSeconds'>): number | null {
@@ -72,37 +88,51 @@ export function createWebhookActivities(deps: ActivityDeps) {
      * `attempts` keys the write: if attempt n is already recorded (a retry after a crash past the write), its
      * stored outcome is returned and nothing is sent again. A crash between the POST and the write sends the
      * same message (same id, same body) once more, which receivers dedupe on `webhook-id`.
+     * No database connection is held during the POST: the read and the write are single statements, each on a
+     * pooled connection only while it runs.
      */
     async attemptWebhookDelivery(input: DeliveryAttempt): Promise<AttemptResult> {
       return asActivity(async () => {
-        const em = systemEm(deps.orm);
-        const { log, sub } = await readLogAndSubscription(em, input.executionLogId);
-        // Subscription health and the next attempt (db/repositories/webhook-recovery.ts): may auto-disable.
-        const settle = (sent: AttemptSent, r: AttemptResult) =>
-          afterAttempt(em, { log, sub, attempt: input.attempt, sent }, deps.config.webhookDisableAfterSeconds, r);
-        if (log.attempts >= input.attempt) {
-          const ok = log.status === 'SUCCESS';
-          const sent = log.status === 'PENDING' ? null : log.status;
-          return settle(sent, { delivered: ok, nextDelaySeconds: nextDelay(sub, input, { ok }) });
-        }
-        // Deleting or disabling a subscription stops every future attempt; what was recorded stays readable.
-        const stopped = sub.deletedAt || sub.status === 'DISABLED';
-        if (stopped) return settle(null, { delivered: false, nextDelaySeconds: null });
         const stopHeartbeat = keepHeartbeating();
-        const outcome = await send(sub, log).finally(stopHeartbeat);
-        await recordAttempt(em, log, sub.url, input.attempt, outcome);
-        const next = nextDelay(sub, input, outcome);
-        return settle(outcome.ok ? 'SUCCESS' : 'FAILED', { delivered: outcome.ok, nextDelaySeconds: next });
+        try {
+          const em = systemEm(deps.orm);
+          const { log, sub } = await readLogAndSubscription(em, input.executionLogId);
+          // Subscription health and the next attempt (db/repositories/webhook-recovery.ts): may auto-disable.
+          const settle = (sent: AttemptSent, r: AttemptResult) =>
+            afterAttempt(em, { log, sub, attempt: input.attempt, sent }, deps.config.webhookDisableAfterSeconds, r);
+          if (log.attempts >= input.attempt) {
+            const ok = log.status === 'SUCCESS';
+            const sent = log.status === 'PENDING' ? null : log.status;
+            return settle(sent, { delivered: ok, nextDelaySeconds: nextDelay(sub, input, { ok }) });
+          }
+          // Deleting or disabling a subscription stops every future attempt; what was recorded stays readable.
+          const stopped = sub.deletedAt || sub.status === 'DISABLED';
+          if (stopped) return settle(null, { delivered: false, nextDelaySeconds: null });
+          let permit: Permit | undefined;
+          if (input.capped) {
+            const answer = await permits.acquire(sub.id);
+            if ('retryInMs' in answer) {
+              return { delivered: false, nextDelaySeconds: null, busyRetryMs: answer.retryInMs };
+            }
+            permit = answer.permit;
+          }
+          const outcome = await send(sub, log).finally(() => permit?.release());
+          await recordAttempt(em, log, sub.url, input.attempt, outcome);
+          const next = nextDelay(sub, input, outcome);
+          return settle(outcome.ok ? 'SUCCESS' : 'FAILED', { delivered: outcome.ok, nextDelaySeconds: next });
+        } finally {
+          stopHeartbeat();
+        }
       });
     },
   };
 }
 
 /**
- * Heartbeats while the POST is in flight, so a worker that dies mid-attempt is noticed within the heartbeat
- * timeout (seconds) rather than the start-to-close timeout, and the attempt is retried on another worker. Only
- * for the ordinary activity of older deliveries: a local activity has no heartbeat (its workflow task timing out
- * is what notices a dead worker).
+ * Heartbeats while the attempt runs, so a worker that dies mid-attempt is noticed within the heartbeat timeout
+ * (seconds) rather than the start-to-close timeout, and the attempt is retried on another worker. A local
+ * activity (deliveries started while attempts were local) has no heartbeat: its workflow task timing out is what
+ * notices a dead worker.
  */
 function keepHeartbeating(): () => void {
   let ctx: Context;

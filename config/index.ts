@@ -8,6 +8,10 @@ export interface Config {
   temporalAddress: string;
   temporalNamespace: string;
   taskQueue: string;
+  /** Task queue of webhook delivery workflows and their attempts, apart from money movement. */
+  webhookTaskQueue: string;
+  /** The queues this worker process serves (WORKER_QUEUES): `main` (taskQueue), `webhooks` (webhookTaskQueue). */
+  workerQueues: WorkerQueue[];
   authUrl: string;
   sandbox: boolean;
   quoteTtlSeconds: number;
@@ -16,6 +20,8 @@ export interface Config {
   withdrawalReviewThresholdUsd: string;
   webhookAllowPrivateUrls: boolean;
   webhookTimeoutSeconds: number;
+  /** Attempts one subscription may have in flight at once, per worker process. */
+  webhookEndpointConcurrency: number;
   /** Delays between delivery attempts; its length + 1 is the number of attempts. */
   webhookRetryScheduleSeconds: number[];
   /** Encrypts subscription signing secrets at rest. */
@@ -62,6 +68,18 @@ export interface Config {
   readinessCacheMs: number;
 }
 
+export type WorkerQueue = 'main' | 'webhooks';
+const WORKER_QUEUES: WorkerQueue[] = ['main', 'webhooks'];
+
+/** A comma list of `main` and `webhooks`, at least one. */
+const queues = (v: string | undefined): WorkerQueue[] => {
+  if (v === undefined || v.trim() === '') return [...WORKER_QUEUES];
+  const names = v.split(',').map((part) => part.trim());
+  const unknown = names.filter((n) => !WORKER_QUEUES.includes(n as WorkerQueue));
+  if (unknown.length) throw new Error(`WORKER_QUEUES must be a comma list of ${WORKER_QUEUES.join(', ')}, got "${v}"`);
+  return WORKER_QUEUES.filter((q) => names.includes(q));
+};
+
 const bool = (v: string | undefined, fallback: boolean) =>
   v === undefined || v === '' ? fallback : ['1', 'true', 'yes', 'on'].includes(v.toLowerCase());
 
@@ -96,6 +114,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalAddress: env.TEMPORAL_ADDRESS || '127.0.0.1:7233',
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
     taskQueue: env.TEMPORAL_TASK_QUEUE || 'cambio',
+    // Deliveries have their own queue, workers and slots: a receiver that hangs can only hold delivery slots.
+    webhookTaskQueue: env.TEMPORAL_WEBHOOK_TASK_QUEUE || 'cambio-webhooks',
+    workerQueues: queues(env.WORKER_QUEUES),
     authUrl: env.AUTH_URL || `http://127.0.0.1:${port}`,
     sandbox: bool(env.SANDBOX, env.NODE_ENV !== 'production'),
     quoteTtlSeconds: int(env.QUOTE_TTL_SECONDS, 30, 'QUOTE_TTL_SECONDS'),
@@ -104,6 +125,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     withdrawalReviewThresholdUsd: env.WITHDRAWAL_REVIEW_THRESHOLD_USD || '10000',
     webhookAllowPrivateUrls: bool(env.WEBHOOK_ALLOW_PRIVATE_URLS, false),
     webhookTimeoutSeconds: int(env.WEBHOOK_TIMEOUT_SECONDS, 10, 'WEBHOOK_TIMEOUT_SECONDS'),
+    // So one endpoint cannot take every delivery slot of a worker (docs/decisions.md, "Webhook isolation").
+    webhookEndpointConcurrency: Math.max(1, int(env.WEBHOOK_ENDPOINT_CONCURRENCY, 4, 'WEBHOOK_ENDPOINT_CONCURRENCY')),
     // Svix's schedule: 8 attempts over about 27.6 h, so a receiver gets a full day to recover.
     webhookRetryScheduleSeconds: seconds(env.WEBHOOK_RETRY_SCHEDULE_SECONDS, [5, 300, 1800, 7200, 18000, 36000, 36000], 'WEBHOOK_RETRY_SCHEDULE_SECONDS'),
     // Stable per deployment: changing it makes stored secrets unreadable. Set it in production.

@@ -4,12 +4,12 @@ import { webhookDeliveryWorkflowId } from '../workflows/ids';
 
 /**
  * The event and its fan-out, as one statement of the caller's batch, in the transaction that records the event:
- * one delivery (execution log + outbox row for its workflow, on `taskQueue`) per subscription of the event's
+ * one delivery (execution log + outbox row for its workflow, on `webhookTaskQueue`) per subscription of the event's
  * customer that exists now and wants this type. What commits with the event is what gets delivered: the COMMIT
  * wakes the relay that starts the workflows, a rollback sends nothing, and a subscription created later never
  * sees this event.
  */
-export function addEventWithDeliveries(batch: SqlBatch, taskQueue: string, event: DomainEvent): void {
+export function addEventWithDeliveries(batch: SqlBatch, webhookTaskQueue: string, event: DomainEvent): void {
   const payload = JSON.stringify(event.payload);
   batch.add(
     `with event as (
@@ -37,7 +37,7 @@ export function addEventWithDeliveries(batch: SqlBatch, taskQueue: string, event
       event.id, event.customerId, event.type, event.resourceType, event.resourceId, payload, event.dedupeKey, event.atTime, event.createdAt,
       event.type, payload, event.createdAt, event.createdAt,
       event.customerId, JSON.stringify([{ events: [event.type] }]),
-      webhookDeliveryWorkflowId(''), taskQueue, JSON.stringify({ CustomerId: event.customerId }), event.createdAt,
+      webhookDeliveryWorkflowId(''), webhookTaskQueue, JSON.stringify({ CustomerId: event.customerId }), event.createdAt,
     ],
   );
 }

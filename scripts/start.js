@@ -35,6 +35,9 @@ env.PORT = env.PORT || '3000';
 env.DATABASE_URL = env.DATABASE_URL || DEFAULT_DATABASE_URL;
 const namespace = env.TEMPORAL_NAMESPACE || 'default';
 const taskQueue = env.TEMPORAL_TASK_QUEUE || 'cambio';
+const webhookTaskQueue = env.TEMPORAL_WEBHOOK_TASK_QUEUE || 'cambio-webhooks';
+// The queues the worker serves (WORKER_QUEUES, config/index.ts): both unless narrowed.
+const servedQueues = (env.WORKER_QUEUES || 'main,webhooks').split(',').map((q) => q.trim());
 const port = Number(env.PORT);
 
 /** Started processes (build, migrate, Temporal), in start order. */
@@ -184,8 +187,12 @@ async function main() {
   log(`Waiting for ${base}/readyz`);
   await waitForReady(`${base}/readyz`);
   if (stopping) return;
-  // /readyz speaks for the API; workflows also need the worker to poll its task queue.
-  await waitForWorker(temporalAddress, namespace, taskQueue, READY_TIMEOUT_MS, () => (stopping ? 'stopping' : undefined));
+  // /readyz speaks for the API; workflows also need the worker to poll its task queues.
+  for (const [role, queue] of [['main', taskQueue], ['webhooks', webhookTaskQueue]]) {
+    if (!servedQueues.includes(role)) continue;
+    await waitForWorker(temporalAddress, namespace, queue, READY_TIMEOUT_MS, () => (stopping ? 'stopping' : undefined));
+    if (stopping) return;
+  }
   if (stopping) return;
 
   const cliEnv = [];

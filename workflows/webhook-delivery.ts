@@ -15,29 +15,49 @@ export interface WebhookDeliveryInput {
 // log write, so a retry never counts an attempt twice.
 const retry: RetryPolicy = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', nonRetryableErrorTypes: ['NOT_FOUND'] };
 
-// The attempt runs as a local activity, inside the workflow task: a delivery is then one workflow task and no
-// activity dispatch through the server (schedule, poll, start, complete, a second workflow task), which was most
-// of what a delivery cost Temporal. A worker that dies mid-attempt lets that workflow task time out (10 s), and
-// another worker runs the attempt again (same message id and body). A POST longer than the workflow task timeout
-// is fine: the SDK keeps the task alive while a local activity runs.
-const local = wf.proxyLocalActivities<Activities>({ startToCloseTimeout: '2m', retry });
+// Current path: the attempt is an ordinary activity on the workflow's own task queue, the webhook queue
+// (TEMPORAL_WEBHOOK_TASK_QUEUE), so it takes a delivery worker's activity slot and never one of the slots that
+// settle money. An HTTP call to a third party is not a local activity: it would run inside the workflow task,
+// on the local-activity slots the workflow's worker shares with settlement. It heartbeats, so a worker that dies
+// mid-attempt is noticed after 5 s, and start-to-close bounds a stuck one.
+const onWebhookQueue = wf.proxyActivities<Activities>({ startToCloseTimeout: '2m', heartbeatTimeout: '5s', retry });
+const ATTEMPT_ON_WEBHOOK_QUEUE = 'webhook-attempt-on-webhook-queue';
 
-// Deliveries started before the change run the attempt as an ordinary activity, heartbeating during the POST so
-// a dead worker is noticed after 5 s; their histories replay only on this path.
-const dispatched = wf.proxyActivities<Activities>({ startToCloseTimeout: '2m', heartbeatTimeout: '5s', retry });
+// Deliveries started while attempts were local activities (histories with the marker of
+// ATTEMPT_AS_LOCAL_ACTIVITY) keep that path until they end: their histories replay only on it.
+const local = wf.proxyLocalActivities<Activities>({ startToCloseTimeout: '2m', retry });
 const ATTEMPT_AS_LOCAL_ACTIVITY = 'webhook-attempt-as-local-activity';
 
+// Deliveries started before either change (no marker) run the attempt as an ordinary activity on their own
+// task queue, as they always did. Both older paths can be dropped once no such delivery is open (its retries
+// end within about 28 h); then `deprecatePatch(ATTEMPT_ON_WEBHOOK_QUEUE)` replaces the `patched` call below.
+const dispatched = wf.proxyActivities<Activities>({ startToCloseTimeout: '2m', heartbeatTimeout: '5s', retry });
+
 /**
- * One event to one subscription (workflow id `webhook-delivery-<executionLogId>`). Each attempt is a (local)
- * activity; the waits between them are durable timers, so a restart of any process resumes the schedule and
- * nothing retries in a process's memory. The activity says how long to wait next (the retry schedule, a longer
- * Retry-After, or null when delivered, out of retries, not retrying or the subscription is gone).
+ * One event to one subscription (workflow id `webhook-delivery-<executionLogId>`), on the webhook task queue.
+ * Each attempt is an activity; the waits between them are durable timers, so a restart of any process resumes
+ * the schedule and nothing retries in a process's memory. The activity says how long to wait next (the retry
+ * schedule, a longer Retry-After, or null when delivered, out of retries, not retrying or the subscription is
+ * gone), or that the subscription has its cap of attempts in flight: then the same attempt is tried again
+ * after the wait it names, on a timer, without holding an activity slot and without counting an attempt.
  */
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<{ delivered: boolean; attempts: number }> {
   let attempt = input.firstAttempt ?? 1;
-  const { attemptWebhookDelivery } = wf.patched(ATTEMPT_AS_LOCAL_ACTIVITY) ? local : dispatched;
+  // The order matters for replay: a history that has the newer marker never asks for the older one.
+  const capped = wf.patched(ATTEMPT_ON_WEBHOOK_QUEUE);
+  const path = capped ? onWebhookQueue : wf.patched(ATTEMPT_AS_LOCAL_ACTIVITY) ? local : dispatched;
   for (;;) {
-    const result = await attemptWebhookDelivery({ executionLogId: input.executionLogId, attempt, redelivery: input.redelivery });
+    const result = await path.attemptWebhookDelivery({
+      executionLogId: input.executionLogId,
+      attempt,
+      redelivery: input.redelivery,
+      // Only the current path understands a busy answer; older histories keep their input as it was.
+      ...(capped ? { capped } : {}),
+    });
+    if (result.busyRetryMs !== undefined) {
+      await wf.sleep(result.busyRetryMs);
+      continue;
+    }
     if (result.nextDelaySeconds === null) return { delivered: result.delivered, attempts: attempt };
     await wf.sleep(result.nextDelaySeconds * 1000);
     attempt += 1;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
+import type { Config } from '../../config';
 import type { Em } from '../../db/orm';
 import { Beneficiary, BeneficiarySchema, PaymentInstruction, PaymentInstructionSchema } from '../../db/entities';
 import { recordEvent } from '../../db/repositories/events';
@@ -48,7 +49,7 @@ export async function createBeneficiary(s: ServiceContext, em: Em, input: Create
       createdAt: now,
       updatedAt: now,
     });
-    await newInstruction(tx, s.config.taskQueue, b, input.paymentInstruction, now);
+    await newInstruction(tx, s.config, b, input.paymentInstruction, now);
   });
   return getBeneficiary(em, beneficiaryId);
 }
@@ -75,7 +76,7 @@ export async function addPaymentInstruction(s: ServiceContext, em: Em, beneficia
       });
     }
     b.updatedAt = now;
-    await newInstruction(tx, s.config.taskQueue, b, input, now);
+    await newInstruction(tx, s.config, b, input, now);
   });
   return getBeneficiary(em, beneficiaryId);
 }
@@ -117,9 +118,15 @@ async function instructionCounts(em: Em, beneficiaryIds: string[]): Promise<Map<
 
 /**
  * Inserts the instruction, its CREATED event (with its webhook deliveries) and its review workflow's outbox
- * row in the caller's transaction; the workers of `taskQueue` start the workflows once it commits.
+ * row in the caller's transaction; the workers of their task queues start the workflows once it commits.
  */
-async function newInstruction(tx: Em, taskQueue: string, b: Beneficiary, input: PixInstructionInput, now: Date): Promise<void> {
+async function newInstruction(
+  tx: Em,
+  queues: Pick<Config, 'taskQueue' | 'webhookTaskQueue'>,
+  b: Beneficiary,
+  input: PixInstructionInput,
+  now: Date,
+): Promise<void> {
   const pi: PaymentInstruction = tx.create(PaymentInstructionSchema, {
     id: randomUUID(),
     beneficiaryId: b.id,
@@ -133,7 +140,7 @@ async function newInstruction(tx: Em, taskQueue: string, b: Beneficiary, input: 
     createdAt: now,
     updatedAt: now,
   });
-  await recordEvent(tx, taskQueue, {
+  await recordEvent(tx, queues, {
     customerId: b.customerId,
     type: 'BENEFICIARY_PAYMENT_INSTRUCTION_CREATED',
     resourceType: 'BENEFICIARY',
@@ -143,7 +150,7 @@ async function newInstruction(tx: Em, taskQueue: string, b: Beneficiary, input: 
     atTime: now,
   });
   const summary = `INSTRUCTION REVIEW PIX ${pi.dictKeyType} ${pi.dictKey} (${pi.asset})`;
-  enqueueWorkflowStart(tx, taskQueue, { ...instructionReviewStart(pi.id, b.customerId), summary });
+  enqueueWorkflowStart(tx, queues.taskQueue, { ...instructionReviewStart(pi.id, b.customerId), summary });
 }
 
 /** The review workflow of one instruction: one id per instruction, so a retried start finds the same run. */

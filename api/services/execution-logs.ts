@@ -61,7 +61,7 @@ export async function redeliver(s: ServiceContext, em: Em, subscriptionId: strin
   const input: WebhookDeliveryInput = { executionLogId: log.id, firstAttempt: log.attempts + 1, redelivery: true };
   try {
     await s.temporal.workflow.start('webhookDeliveryWorkflow', {
-      taskQueue: s.config.taskQueue,
+      taskQueue: s.config.webhookTaskQueue,
       workflowId: webhookDeliveryWorkflowId(log.id),
       args: [input],
       staticSummary: `WEBHOOK ${log.eventType} redelivery to ${log.url}`,

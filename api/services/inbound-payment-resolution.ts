@@ -121,7 +121,7 @@ export async function creditPayment(s: ServiceContext, id: string, accountId: st
         });
         transition(op, 'COMPLETED', at);
         addMovements(batch, op, at);
-        addEvent(batch, s.config.taskQueue, {
+        addEvent(batch, s.config, {
           customerId: op.customerId,
           type: 'OPERATION_COMPLETED',
           resourceType: 'OPERATION',

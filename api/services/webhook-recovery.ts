@@ -47,7 +47,7 @@ export async function recoverDeliveries(s: ServiceContext, em: Em, subscriptionI
       const message = 'the subscription is DISABLED; PATCH its status to ACTIVE first';
       throw new CambioError('SUBSCRIPTION_DISABLED', message, { subscriptionId });
     }
-    return queueRecovery(tx, s.config.taskQueue, sub.id, input.since, until);
+    return queueRecovery(tx, s.config.webhookTaskQueue, sub.id, input.since, until);
   });
   return { count };
 }

@@ -5,8 +5,8 @@
 //   (`node dist/api/main.js`) as child processes → /readyz 200 and a worker polling. Compiled JavaScript, as in
 //   production: tsx at run time would add its own CPU. stop() undoes all of it (and drops the database unless
 //   BENCH_KEEP_DB=1).
-// The worker uses a task queue of its own (cambio-bench-<pid>), so a Cambio worker already polling the same
-// external Temporal server can never pick up the bench's workflows.
+// The worker uses task queues of its own (cambio-bench-<pid> and cambio-bench-<pid>-webhooks), so a Cambio worker
+// already polling the same external Temporal server can never pick up the bench's workflows.
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -185,6 +185,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       TEMPORAL_ADDRESS: stack.temporalAddress,
       TEMPORAL_NAMESPACE: namespace,
       TEMPORAL_TASK_QUEUE: taskQueue,
+      TEMPORAL_WEBHOOK_TASK_QUEUE: `${taskQueue}-webhooks`,
       PORT: String(port),
       SANDBOX: 'true',
       // Per-request logs are debug-level anyway; warn keeps the bench output to the figures.
@@ -198,7 +199,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     if (opts.api) watch((stack.api = spawnNode('api', 'api/main.ts', env)));
     const abort = () => unexpected;
     if (opts.api) await waitFor200(`${stack.apiUrl}/readyz`, 120000, abort);
-    if (opts.worker) await waitForWorker(stack.temporalAddress, namespace, taskQueue, 120000, abort);
+    // The worker serves both queues (deliveries have their own): wait until it polls each.
+    if (opts.worker) {
+      for (const queue of [taskQueue, `${taskQueue}-webhooks`]) {
+        await waitForWorker(stack.temporalAddress, namespace, queue, 120000, abort);
+      }
+    }
     log(`stack up: API ${stack.apiUrl}${opts.worker ? `, worker on task queue ${taskQueue}` : ''}, Temporal ${stack.temporalAddress}`);
     return stack;
   } catch (err) {

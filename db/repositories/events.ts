@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Config } from '../../config';
 import type { Em } from '../orm';
 import type { DomainEvent } from '../entities';
 import { addEventWithDeliveries } from '../../events/deliveries';
@@ -7,21 +8,24 @@ import { rawQuery } from '../raw';
 
 type NewEvent = Pick<DomainEvent, 'customerId' | 'type' | 'resourceType' | 'resourceId' | 'payload' | 'dedupeKey'> & { atTime: Date };
 
+/** Where delivery workflows go: the config (a bare task queue name would too easily be the operations' queue). */
+export type DeliveryQueues = Pick<Config, 'webhookTaskQueue'>;
+
 /**
  * Records an event in the caller's transaction, with its webhook deliveries (events/deliveries.ts), whose
- * workflows the workers of `taskQueue` start once it commits. `dedupeKey` (unique) names the transition, e.g.
- * `${operationId}:COMPLETED`, so a retried activity cannot record it twice: callers only write the event together
- * with the state change, and the state change itself is skipped on retry.
+ * workflows the workers of the webhook task queue start once it commits. `dedupeKey` (unique) names the
+ * transition, e.g. `${operationId}:COMPLETED`, so a retried activity cannot record it twice: callers only write the
+ * event together with the state change, and the state change itself is skipped on retry.
  */
-export async function recordEvent(em: Em, taskQueue: string, e: NewEvent): Promise<void> {
+export async function recordEvent(em: Em, queues: DeliveryQueues, e: NewEvent): Promise<void> {
   const batch = new SqlBatch();
-  addEvent(batch, taskQueue, e);
+  addEvent(batch, queues, e);
   await batch.run(em);
 }
 
 /** recordEvent as a statement of the caller's batch. */
-export function addEvent(batch: SqlBatch, taskQueue: string, e: NewEvent): void {
-  addEventWithDeliveries(batch, taskQueue, { id: randomUUID(), ...e, createdAt: new Date() });
+export function addEvent(batch: SqlBatch, queues: DeliveryQueues, e: NewEvent): void {
+  addEventWithDeliveries(batch, queues.webhookTaskQueue, { id: randomUUID(), ...e, createdAt: new Date() });
 }
 
 // One purge statement deletes at most this many rows, so it never holds many row locks or a long transaction.

@@ -67,7 +67,8 @@ function status(url: string): Promise<number> {
 /** An API process on a free loopback port; resolves once /readyz answers 200. */
 export async function spawnApi(name: string, taskQueue: string, env: Record<string, string> = {}): Promise<ApiProc> {
   const port = await freePort();
-  const proc = spawnEntry(name, 'api/main.ts', { TEMPORAL_TASK_QUEUE: taskQueue, PORT: String(port), HOST: '127.0.0.1', ...env });
+  const queues = { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_WEBHOOK_TASK_QUEUE: webhookQueueOf(taskQueue) };
+  const proc = spawnEntry(name, 'api/main.ts', { ...queues, PORT: String(port), HOST: '127.0.0.1', ...env });
   const url = `http://127.0.0.1:${port}`;
   await eventually(
     async () => {
@@ -81,13 +82,17 @@ export async function spawnApi(name: string, taskQueue: string, env: Record<stri
   return Object.assign(proc, { url });
 }
 
+/** The webhook task queue of processes spawned for `taskQueue` (unless their env names another). */
+export const webhookQueueOf = (taskQueue: string) => `${taskQueue}-webhooks`;
+
 /**
- * A worker process on `taskQueue`; resolves once Temporal sees `pollers` distinct pollers on the queue (this one
- * included; 0: at once, without waiting).
+ * A worker process on `taskQueue` and its webhook queue (webhookQueueOf); resolves once Temporal sees `pollers`
+ * distinct pollers on the main queue (this one included; 0: at once, without waiting).
  */
 export async function spawnWorker(name: string, taskQueue: string, { pollers = 1, env = {} }: { pollers?: number; env?: Record<string, string> } = {}): Promise<Proc> {
   // With the worker's production flags (scripts/lib/worker-node-args.js).
-  const proc = spawnEntry(name, 'worker/main.ts', { TEMPORAL_TASK_QUEUE: taskQueue, ...env }, WORKER_NODE_ARGS);
+  const queues = { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_WEBHOOK_TASK_QUEUE: webhookQueueOf(taskQueue) };
+  const proc = spawnEntry(name, 'worker/main.ts', { ...queues, ...env }, WORKER_NODE_ARGS);
   if (pollers > 0) await waitForPollers(taskQueue, pollers, () => (proc.alive() ? undefined : `${name} exited early: ${proc.output()}`));
   return proc;
 }

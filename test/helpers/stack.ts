@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client, WorkflowExecutionDescription, WorkflowHandle, WorkflowNotFoundError } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import pino from 'pino';
 import supertest from 'supertest';
 import type Koa from 'koa';
@@ -12,26 +12,29 @@ import { createCustomer } from '../../api/services/auth';
 import type { ServiceContext } from '../../api/services/context';
 import { migrate } from '../../db/migrate';
 import { createActivities } from '../../activities';
+import { queueWorkerOptions } from '../../worker/queues';
 import { startWorkflowStartRelay, WorkflowStartRelay } from '../../worker/workflow-start-relay';
 
 /**
  * One real stack per test run: the fresh database `npm test` created (DATABASE_URL), the Temporal server it
- * started (TEMPORAL_ADDRESS), the Koa app driven in-process through supertest, and a worker on a task queue
- * of this run with its outbox relay, as worker/main.ts runs them. Built on first use, shared by every integration
- * file, stopped by the root hook.
+ * started (TEMPORAL_ADDRESS), the Koa app driven in-process through supertest, and a worker on each task queue
+ * of this run (main and webhooks) with its outbox relay, as worker/main.ts runs them. Built on first use, shared
+ * by every integration file, stopped by the root hook.
  */
 export interface Stack {
   services: ServiceContext;
   app: Koa;
   http: ReturnType<typeof supertest>;
   worker: Worker;
+  /** The worker of the webhook task queue (delivery workflows and their attempts). */
+  webhookWorker: Worker;
   config: Config;
 }
 
 let stackPromise: Promise<Stack> | undefined;
-let running: Promise<void> | undefined;
-let relay: WorkflowStartRelay | undefined;
-let startRelay: (() => WorkflowStartRelay) | undefined;
+let running: Promise<unknown> | undefined;
+let relays: WorkflowStartRelay[] = [];
+let startRelays: (() => WorkflowStartRelay[]) | undefined;
 
 export function stack(): Promise<Stack> {
   stackPromise ??= build();
@@ -45,6 +48,7 @@ async function build(): Promise<Stack> {
   const config: Config = {
     ...loadConfig(),
     taskQueue: `cambio-test-${randomUUID()}`,
+    webhookTaskQueue: `cambio-test-webhooks-${randomUUID()}`,
     sandbox: true,
     webhookAllowPrivateUrls: true,
     // Every test client calls from 127.0.0.1, unlike real clients: the token endpoint's per-address budgets would
@@ -66,27 +70,36 @@ async function build(): Promise<Stack> {
   const signingKey = await loadSigningKey(deps.orm);
   const services: ServiceContext = { ...deps, signingKey };
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
-  const worker = await Worker.create({
+  // One set of activities for both workers, as in worker/main.ts (the webhook permits are per process).
+  const activities = createActivities({ config, orm: deps.orm, rates: deps.rates, temporal: deps.temporal });
+  const workflowsPath = require.resolve('../../workflows');
+  const workflowBundle = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
+  const namespace = config.temporalNamespace;
+  const worker = await Worker.create({ connection, namespace, taskQueue: config.taskQueue, workflowBundle, activities });
+  const webhookWorker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,
-    taskQueue: config.taskQueue,
-    workflowsPath: require.resolve('../../workflows'),
-    activities: createActivities({ config, orm: deps.orm, rates: deps.rates, temporal: deps.temporal }),
+    taskQueue: config.webhookTaskQueue,
+    workflowBundle,
+    activities,
+    ...queueWorkerOptions('webhooks'),
   });
-  running = worker.run();
+  running = Promise.all([worker.run(), webhookWorker.run()]);
   const relayClient = new Client({ connection, namespace: config.temporalNamespace });
-  startRelay = () =>
-    startWorkflowStartRelay({
-      orm: deps.orm,
-      temporal: relayClient,
-      taskQueue: config.taskQueue,
-      databaseUrl: config.databaseUrl,
-      eager: true,
-      onError: (err) => process.stderr.write(`test stack: outbox relay: ${String(err)}\n`),
-    });
-  relay = startRelay();
+  startRelays = () =>
+    [config.taskQueue, config.webhookTaskQueue].map((taskQueue) =>
+      startWorkflowStartRelay({
+        orm: deps.orm,
+        temporal: relayClient,
+        taskQueue,
+        databaseUrl: config.databaseUrl,
+        eager: true,
+        onError: (err) => process.stderr.write(`test stack: outbox relay ${taskQueue}: ${String(err)}\n`),
+      }),
+    );
+  relays = startRelays();
   const app = createApp(services);
-  return { services, app, http: supertest(app.callback()), worker, config };
+  return { services, app, http: supertest(app.callback()), worker, webhookWorker, config };
 }
 
 /**
@@ -104,11 +117,11 @@ export function untilStarted(handle: WorkflowHandle): Promise<WorkflowExecutionD
  */
 export async function withoutRelay<T>(fn: () => Promise<T>): Promise<T> {
   await stack();
-  await relay!.stop();
+  await Promise.all(relays.map((r) => r.stop()));
   try {
     return await fn();
   } finally {
-    relay = startRelay!();
+    relays = startRelays!();
   }
 }
 
@@ -118,8 +131,9 @@ export const stackStarted = (): boolean => stackPromise !== undefined;
 export async function stopStack(): Promise<void> {
   if (!stackPromise) return;
   const s = await stackPromise;
-  await relay?.stop();
+  await Promise.all(relays.map((r) => r.stop()));
   s.worker.shutdown();
+  s.webhookWorker.shutdown();
   await running;
   await s.services.close();
 }

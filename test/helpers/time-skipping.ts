@@ -6,6 +6,7 @@ import { bundleWorkflowCode, DefaultLogger, Worker, WorkflowBundleWithSourceMap 
 import { createActivities } from '../../activities';
 import type { ServiceContext } from '../../api/services/context';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { queueWorkerOptions } from '../../worker/queues';
 import { startWorkflowStartRelay } from '../../worker/workflow-start-relay';
 import { stack } from './stack';
 
@@ -15,8 +16,10 @@ const INDEXED_VALUE_KEYWORD = 2;
 export interface TimeSkipping {
   env: TestWorkflowEnvironment;
   /**
-   * Runs `fn` while a worker on the test server serves `ctx.config.taskQueue` with the activities of `ctx`, and
-   * that queue's outbox relay starts its workflows there.
+   * Runs `fn` while workers on the test server serve `ctx.config.taskQueue` and `ctx.config.webhookTaskQueue`
+   * with the activities of `ctx` (each queue's worker sized as in worker/main.ts), and those queues' outbox relays
+   * start their workflows there. Give `ctx` task queues of its own: a relay of the shared stack's queues would
+   * start the same outbox rows on the other server.
    */
   withWorker<T>(ctx: ServiceContext, fn: () => Promise<T>): Promise<T>;
 }
@@ -43,24 +46,25 @@ export async function startTimeSkipping(hook: Context, suite: string): Promise<T
   return {
     env,
     async withWorker(ctx, fn) {
-      const worker = await Worker.create({
-        connection: env.nativeConnection,
-        taskQueue: ctx.config.taskQueue,
-        workflowBundle: bundle,
-        activities: createActivities({ config: ctx.config, orm: ctx.orm, rates: ctx.rates, temporal: env.client }),
-      });
-      const relay = startWorkflowStartRelay({
-        orm: ctx.orm,
-        temporal: env.client,
-        taskQueue: ctx.config.taskQueue,
-        databaseUrl: ctx.config.databaseUrl,
-        eager: false,
-        onError: (err) => process.stderr.write(`time-skipping: outbox relay: ${String(err)}\n`),
-      });
+      const activities = createActivities({ config: ctx.config, orm: ctx.orm, rates: ctx.rates, temporal: env.client });
+      const create = (taskQueue: string, options = {}) =>
+        Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: bundle, activities, ...options });
+      const worker = await create(ctx.config.taskQueue);
+      const webhookWorker = await create(ctx.config.webhookTaskQueue, queueWorkerOptions('webhooks'));
+      const relays = [ctx.config.taskQueue, ctx.config.webhookTaskQueue].map((taskQueue) =>
+        startWorkflowStartRelay({
+          orm: ctx.orm,
+          temporal: env.client,
+          taskQueue,
+          databaseUrl: ctx.config.databaseUrl,
+          eager: false,
+          onError: (err) => process.stderr.write(`time-skipping: outbox relay: ${String(err)}\n`),
+        }),
+      );
       try {
-        return await worker.runUntil(fn);
+        return await webhookWorker.runUntil(() => worker.runUntil(fn));
       } finally {
-        await relay.stop();
+        await Promise.all(relays.map((r) => r.stop()));
       }
     },
   };

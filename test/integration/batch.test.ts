@@ -115,7 +115,7 @@ describe('statement batches', () => {
     // A queue no relay serves: the rows stay for the checks below.
     const taskQueue = `cambio-no-relay-${randomUUID()}`;
     await inTransaction(em(), (tx) =>
-      recordEvent(tx, taskQueue, { customerId: a.customerId, type: 'OPERATION_COMPLETED', resourceType: 'OPERATION', resourceId, dedupeKey: `${resourceId}:COMPLETED`, atTime: new Date(), payload: { id: resourceId } }),
+      recordEvent(tx, { webhookTaskQueue: taskQueue }, { customerId: a.customerId, type: 'OPERATION_COMPLETED', resourceType: 'OPERATION', resourceId, dedupeKey: `${resourceId}:COMPLETED`, atTime: new Date(), payload: { id: resourceId } }),
     );
     const logs = (await em().execute(
       `select l.id, l.subscription_id, l.status, l.attempts, l.message_id, l.payload, s.workflow_type, s.task_queue, s.args, s.search_attributes

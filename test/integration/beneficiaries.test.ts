@@ -318,7 +318,7 @@ describe('beneficiaries', () => {
       const { config } = await stack();
       const cli = (...args: string[]) =>
         run(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'instruction', ...args], {
-          env: { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, LOG_LEVEL: 'warn' },
+          env: { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, TEMPORAL_WEBHOOK_TASK_QUEUE: config.webhookTaskQueue, LOG_LEVEL: 'warn' },
         });
       const created = (await create(c, beneficiaryBody())).body;
       const other = (await addInstruction(c, created.id, pixInstruction('EVP', randomUUID()))).body.paymentInstructions[1];

@@ -12,7 +12,7 @@ const BIN = path.join(__dirname, '..', '..', 'bin', 'cambio.js');
 /** The operator CLI exactly as installed: the package bin, its own process, the stack's database and Temporal. */
 async function cambio(...args: string[]) {
   const { config } = await stack();
-  return run(process.execPath, [BIN, ...args], { env: { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, LOG_LEVEL: 'warn' } });
+  return run(process.execPath, [BIN, ...args], { env: { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, TEMPORAL_WEBHOOK_TASK_QUEUE: config.webhookTaskQueue, LOG_LEVEL: 'warn' } });
 }
 
 describe('operator CLI', function () {

@@ -54,6 +54,7 @@ describe('npm start (scripts/start.js)', function () {
         ...process.env,
         PORT: String(port),
         TEMPORAL_TASK_QUEUE: `cambio-start-${process.pid}`,
+        TEMPORAL_WEBHOOK_TASK_QUEUE: `cambio-start-webhooks-${process.pid}`,
         LOG_LEVEL: 'warn',
         START_READY_TIMEOUT_MS: '180000',
       },

@@ -30,7 +30,7 @@ describe('deposit timers (time skipping)', () => {
     skipping = await startTimeSkipping(this, 'deposit timers');
     const { services, config } = await stack();
     // The windows the spec names, whatever the environment configures.
-    ctx = { ...services, temporal: skipping.env.client, config: { ...config, taskQueue, depositWindowSeconds: DAY, replayWindowSeconds: 7 * DAY } };
+    ctx = { ...services, temporal: skipping.env.client, config: { ...config, taskQueue, webhookTaskQueue: `${taskQueue}-webhooks`, depositWindowSeconds: DAY, replayWindowSeconds: 7 * DAY } };
     c = await newCustomer('Timers Ltda');
     accountId = (await activeAccount(c, ['BRL'])).id;
   });

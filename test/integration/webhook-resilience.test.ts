@@ -8,7 +8,7 @@ import { createBeneficiary } from '../../api/services/beneficiaries';
 import { createSubscription } from '../../api/services/subscriptions';
 import { getExecutionLog } from '../../api/services/execution-logs';
 import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
-import { kill, killAll, spawnWorker } from '../helpers/processes';
+import { kill, killAll, spawnWorker, webhookQueueOf } from '../helpers/processes';
 import { Receiver } from '../helpers/receiver';
 import { eventually, newCustomer, stack } from '../helpers/stack';
 
@@ -30,7 +30,7 @@ describe('webhook delivery across a worker crash', function () {
   it('finishes the delivery on a new worker with the same message id and body', async () => {
     const { services, config } = await stack();
     const taskQueue = `cambio-webhook-crash-${randomUUID()}`;
-    const ctx: ServiceContext = { ...services, config: { ...config, taskQueue } };
+    const ctx: ServiceContext = { ...services, config: { ...config, taskQueue, webhookTaskQueue: webhookQueueOf(taskQueue) } };
     const c = await newCustomer('Crash Hooks SA');
     const em = () => tenantEm(services.orm, c.customerId);
     const sub = await createSubscription(ctx, em(), {

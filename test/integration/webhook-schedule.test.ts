@@ -29,7 +29,7 @@ describe('webhook retry schedule (time skipping)', () => {
     skipping = await startTimeSkipping(this, 'webhook schedule');
     const { services, config } = await stack();
     // The production schedule and timeout, whatever the test stack configures.
-    ctx = { ...services, temporal: skipping.env.client, config: { ...config, taskQueue, webhookRetryScheduleSeconds: DEFAULT_SCHEDULE, webhookTimeoutSeconds: 10 } };
+    ctx = { ...services, temporal: skipping.env.client, config: { ...config, taskQueue, webhookTaskQueue: `${taskQueue}-webhooks`, webhookRetryScheduleSeconds: DEFAULT_SCHEDULE, webhookTimeoutSeconds: 10 } };
     receiver = await new Receiver().start();
   });
 

@@ -1,14 +1,16 @@
 // The URL rules with private URLs refused (as in production) and a resolver the test controls: a name that
 // resolves to a private address is refused at create and PATCH (400 INVALID_WEBHOOK_URL), and a name that
 // resolved publicly at create but points at a private address by attempt time is refused then: FAILED,
-// httpStatus 0, nothing sent. Runs its own worker and outbox relay on its own task queue with that configuration.
+// httpStatus 0, nothing sent. Runs its own workers and outbox relays on its own task queues (main and webhooks)
+// with that configuration.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { createApp } from '../../api/app';
 import type { ServiceContext } from '../../api/services/context';
 import { isPublicAddress } from '../../webhooks/url-policy';
+import { queueWorkerOptions } from '../../worker/queues';
 import { startWorkflowStartRelay, WorkflowStartRelay } from '../../worker/workflow-start-relay';
 import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
 import { Receiver } from '../helpers/receiver';
@@ -20,9 +22,9 @@ describe('webhook URL rules (private addresses refused)', function () {
   // What each name resolves to right now; the test changes it to play a DNS rebinding.
   const dns = new Map<string, string[]>();
   let api: ReturnType<typeof supertest>;
-  let worker: Worker;
-  let relay: WorkflowStartRelay;
-  let running: Promise<void>;
+  let workers: Worker[] = [];
+  let relays: WorkflowStartRelay[] = [];
+  let running: Promise<unknown>;
   let connection: NativeConnection;
   let c: TestCustomer;
   let local: Receiver;
@@ -31,7 +33,7 @@ describe('webhook URL rules (private addresses refused)', function () {
     const { services, config } = await stack();
     const ctx: ServiceContext = {
       ...services,
-      config: { ...config, taskQueue: `cambio-url-rules-${randomUUID()}`, webhookAllowPrivateUrls: false },
+      config: { ...config, taskQueue: `cambio-url-rules-${randomUUID()}`, webhookTaskQueue: `cambio-url-rules-webhooks-${randomUUID()}`, webhookAllowPrivateUrls: false },
       resolveHost: async (host) => {
         const addresses = dns.get(host);
         if (!addresses) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
@@ -39,30 +41,34 @@ describe('webhook URL rules (private addresses refused)', function () {
       },
     };
     connection = await NativeConnection.connect({ address: config.temporalAddress });
-    worker = await Worker.create({
-      connection,
-      namespace: config.temporalNamespace,
-      taskQueue: ctx.config.taskQueue,
-      workflowsPath: require.resolve('../../workflows'),
-      activities: createActivities({ config: ctx.config, orm: ctx.orm, rates: ctx.rates, temporal: ctx.temporal, resolveHost: ctx.resolveHost }),
-    });
-    running = worker.run();
-    relay = startWorkflowStartRelay({
-      orm: ctx.orm,
-      temporal: ctx.temporal,
-      taskQueue: ctx.config.taskQueue,
-      databaseUrl: ctx.config.databaseUrl,
-      eager: false,
-      onError: (err) => process.stderr.write(`url rules: outbox relay: ${String(err)}\n`),
-    });
+    const activities = createActivities({ config: ctx.config, orm: ctx.orm, rates: ctx.rates, temporal: ctx.temporal, resolveHost: ctx.resolveHost });
+    const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
+    const queues = [
+      { taskQueue: ctx.config.taskQueue, options: {} },
+      { taskQueue: ctx.config.webhookTaskQueue, options: queueWorkerOptions('webhooks') },
+    ];
+    workers = await Promise.all(
+      queues.map(({ taskQueue, options }) => Worker.create({ connection, namespace: config.temporalNamespace, taskQueue, workflowBundle, activities, ...options })),
+    );
+    running = Promise.all(workers.map((w) => w.run()));
+    relays = queues.map(({ taskQueue }) =>
+      startWorkflowStartRelay({
+        orm: ctx.orm,
+        temporal: ctx.temporal,
+        taskQueue,
+        databaseUrl: ctx.config.databaseUrl,
+        eager: false,
+        onError: (err) => process.stderr.write(`url rules: outbox relay: ${String(err)}\n`),
+      }),
+    );
     api = supertest(createApp(ctx).callback());
     c = await newCustomer('Url Rules SA');
     local = await new Receiver().start();
   });
 
   after(async () => {
-    await relay?.stop();
-    worker?.shutdown();
+    await Promise.all(relays.map((r) => r.stop()));
+    for (const w of workers) w.shutdown();
     await running;
     await connection?.close();
     await local?.stop();

@@ -271,7 +271,7 @@ describe('webhooks', function () {
       await createBeneficiary(c);
       const failed = await untilLog(c, sub.id, (l) => l.status === 'FAILED');
       const { config } = await stack();
-      const env = { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, LOG_LEVEL: 'warn' };
+      const env = { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, TEMPORAL_WEBHOOK_TASK_QUEUE: config.webhookTaskQueue, LOG_LEVEL: 'warn' };
       const { stdout } = await run(process.execPath, [BIN, 'webhook', 'redeliver', failed.id, '--json'], { env });
       expect(JSON.parse(stdout)).to.include({ id: failed.id, messageId: failed.messageId, subscriptionId: sub.id });
       const missing = await run(process.execPath, [BIN, 'webhook', 'redeliver', 'nope'], { env }).catch((e: { code: number; stderr: string }) => e);

@@ -115,7 +115,7 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
         addPosting(batch, { key: `${id}:hold`, operationId: id, customerId: account.customerId, description: `${req.type} hold`, postings: holdPostings(operation) });
       }
       if (REQUESTED_EVENT[req.type]) {
-        addEvent(batch, s.config.taskQueue, {
+        addEvent(batch, s.config, {
           customerId: account.customerId,
           type: 'OPERATION_REQUESTED',
           resourceType: 'OPERATION',

@@ -1,0 +1,209 @@
+// The noisy neighbour (issue 20): customer A's receivers accept deliveries and never answer (then: answer after
+// 5 s) while A creates deposits at ~4/s, each fanned out to three URLs. Customer B's transfers, timed from POST to
+// COMPLETED, and B's deliveries to a healthy receiver must not notice. Runs an API and a worker process with the
+// production settings (WEBHOOK_TIMEOUT_SECONDS 10, the worker's real slot sizes) on task queues of their own, so
+// the hanging attempts really hold slots for the whole timeout.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { systemEm } from '../../db/orm';
+import { activeAccount } from '../helpers/fixtures';
+import { fund } from '../helpers/money';
+import { ApiProc, killAll, spawnApi, spawnWorker } from '../helpers/processes';
+import { Receiver } from '../helpers/receiver';
+import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
+
+const CAP = 4; // WEBHOOK_ENDPOINT_CONCURRENCY's default, which the processes run with
+const A_URLS = 3;
+const A_DEPOSITS_PER_SECOND = 4;
+const B_TRANSFERS = 9;
+const TRANSFER_LIMIT_MS = 12000;
+
+const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** A receiver that holds every request for `holdMs` (or forever) and counts the requests open per path. */
+class HoldingReceiver {
+  open = new Map<string, number>();
+  maxOpen = new Map<string, number>();
+  received = 0;
+  private server: http.Server;
+  constructor(private holdMs: number | undefined) {
+    this.server = http.createServer((req, res) => {
+      const path = req.url ?? '';
+      this.received += 1;
+      this.open.set(path, (this.open.get(path) ?? 0) + 1);
+      this.maxOpen.set(path, Math.max(this.maxOpen.get(path) ?? 0, this.open.get(path)!));
+      // Closed by us (after holdMs) or by the sender giving up at its timeout.
+      res.on('close', () => this.open.set(path, this.open.get(path)! - 1));
+      req.resume();
+      if (this.holdMs !== undefined) {
+        const timer = setTimeout(() => res.writeHead(200).end('ok'), this.holdMs);
+        res.on('close', () => clearTimeout(timer));
+      }
+    });
+  }
+  async start(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return this;
+  }
+  url(path: string): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}${path}`;
+  }
+  get openTotal(): number {
+    return [...this.open.values()].reduce((a, b) => a + b, 0);
+  }
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+describe('webhook isolation: a customer whose receivers hang cannot slow another customer', function () {
+  this.timeout(180000);
+  let api: ApiProc;
+  let healthy: Receiver;
+
+  const call = async (c: TestCustomer, method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${api.url}${path}`, {
+      method,
+      headers: { ...c.auth, 'Content-Type': 'application/json', 'X-Idempotency-Key': randomUUID() },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = (await res.json()) as Record<string, any>;
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+
+  /**
+   * One transfer of B, from its POST to COMPLETED as B sees it (polling its GET; a 429 of B's own rate limit is
+   * "not yet"), in ms; a transfer still not COMPLETED after TRANSFER_LIMIT_MS counts as that long, so a slow
+   * one fails the latency assertion with the figures rather than a timeout.
+   */
+  async function timedTransfer(b: TestCustomer, from: string, to: string): Promise<{ ms: number; id: string }> {
+    const t0 = Date.now();
+    const amount = { value: '1.00', asset: 'BRL' };
+    const op = await call(b, 'POST', '/api/operations/transfer', { sourceAccountId: from, targetAccountId: to, amount });
+    while (Date.now() - t0 < TRANSFER_LIMIT_MS) {
+      const res = await fetch(`${api.url}/api/operations/${op.id}`, { headers: b.auth });
+      const status = res.status === 200 ? ((await res.json()) as { currentState: { status: string } }).currentState.status : undefined;
+      if (status === 'COMPLETED') break;
+      await new Promise((r) => setTimeout(r, res.status === 429 ? 100 : 10));
+    }
+    return { ms: Math.min(Date.now() - t0, TRANSFER_LIMIT_MS), id: op.id };
+  }
+
+  /** First-attempt latency of each operation's OPERATION_COMPLETED delivery to B: event committed → received. */
+  async function firstAttemptLatencies(operationIds: string[]): Promise<number[]> {
+    const { services } = await stack();
+    const rows = await eventually(
+      async () => {
+        const found = (await systemEm(services.orm).execute(
+          `select l.message_id, e.created_at from execution_logs l join events e on e.id = l.event_id
+           where e.resource_id = any(?::uuid[]) and e.type = 'OPERATION_COMPLETED'`,
+          [`{${operationIds.join(',')}}`],
+        )) as Array<{ message_id: string; created_at: Date }>;
+        return found.filter((r) => healthy.received.some((x) => x.headers['webhook-id'] === r.message_id));
+      },
+      (found) => found.length === operationIds.length,
+      60000,
+      50,
+    );
+    const arrival = (messageId: string) => healthy.received.find((x) => x.headers['webhook-id'] === messageId)!.at;
+    return rows.map((r) => arrival(r.message_id) - new Date(r.created_at).getTime());
+  }
+
+  before(async () => {
+    const taskQueue = `cambio-noisy-${randomUUID()}`;
+    const env = { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_TIMEOUT_SECONDS: '10', LOG_LEVEL: 'warn' };
+    const spawning = Promise.all([
+      spawnApi('api-noisy', taskQueue, env),
+      spawnWorker('worker-noisy', taskQueue, { env }),
+    ]);
+    spawning.catch(() => undefined);
+    healthy = await new Receiver().start();
+    [api] = (await spawning) as [ApiProc, unknown];
+  });
+
+  after(async () => {
+    await killAll();
+    await healthy?.stop();
+  });
+
+  for (const [kind, holdMs] of [
+    ['hang (accept, never answer)', undefined],
+    ['answer after 5 s', 5000],
+  ] as const) {
+    it(`receivers that ${kind}: B's transfers and first attempts keep their latency`, async () => {
+      const noisy = await new HoldingReceiver(holdMs).start();
+      try {
+        const a = await newCustomer('Noisy Neighbour SA');
+        const b = await newCustomer('Quiet Customer Ltda');
+        const [aAccount, b1, b2] = await Promise.all([
+          activeAccount(a, ['BRL']),
+          activeAccount(b, ['BRL']),
+          activeAccount(b, ['BRL']),
+        ]);
+        await fund(b, b1.id, 'BRL', '1000.00');
+        for (let i = 1; i <= A_URLS; i++) {
+          const resources = [{ name: 'OPERATION', events: ['OPERATION_REQUESTED'] }];
+          await call(a, 'POST', '/api/subscriptions', { url: noisy.url(`/a/${i}`), resources });
+        }
+        const bResources = [{ name: 'OPERATION', events: ['OPERATION_COMPLETED'] }];
+        await call(b, 'POST', '/api/subscriptions', { url: healthy.url, resources: bResources });
+
+        // Baseline: B alone.
+        await timedTransfer(b, b1.id, b2.id); // warm-up
+        const alone: number[] = [];
+        for (let i = 0; i < B_TRANSFERS; i++) alone.push((await timedTransfer(b, b1.id, b2.id)).ms);
+
+        // A's flood: deposits at ~4/s, each delivered to three URLs that hold every request.
+        let flooding = true;
+        let deposits = 0;
+        const flood = (async () => {
+          const t0 = Date.now();
+          while (flooding) {
+            const accountId = aAccount.id;
+            const q = await call(a, 'POST', '/api/quotes', { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '10.00' });
+            await call(a, 'POST', '/api/operations/deposit', { accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
+            deposits += 1;
+            const next = t0 + (deposits * 1000) / A_DEPOSITS_PER_SECOND;
+            await new Promise((r) => setTimeout(r, Math.max(0, next - Date.now())));
+          }
+        })();
+        try {
+          // B is measured once A has flooded for 3 s (36 deliveries, more than the 20 local-activity slots the
+          // attempts used to share with settlement) and its attempts hold their share of delivery slots: every URL
+          // at its cap of requests open.
+          const flooded = (n: { deposits: number; open: number }) => n.deposits >= 3 * A_DEPOSITS_PER_SECOND && n.open >= A_URLS * CAP;
+          await eventually(async () => ({ deposits, open: noisy.openTotal }), flooded, 30000, 20);
+          const during: Array<{ ms: number; id: string }> = [];
+          for (let i = 0; i < B_TRANSFERS; i++) during.push(await timedTransfer(b, b1.id, b2.id));
+          const report = (firstAttempts?: number[]) =>
+            `alone ${JSON.stringify(alone)}; during A's flood ${JSON.stringify(during.map((d) => d.ms))}; ` +
+            `B first attempts ${JSON.stringify(firstAttempts ?? 'not yet')}; A: ${deposits} deposits, ` +
+            `${noisy.received} requests received, ${noisy.openTotal} open, ` +
+            `most open per URL ${JSON.stringify([...noisy.maxOpen.values()])}`;
+          if (process.env.WEBHOOK_ISOLATION_REPORT) process.stderr.write(`${kind}: ${report()}\n`);
+          expect(noisy.openTotal, report()).to.be.at.least(A_URLS * CAP);
+          expect(p50(during.map((d) => d.ms)), report()).to.be.at.most(Math.max(2 * p50(alone), 1)).and.below(500);
+          const firstAttempts = await firstAttemptLatencies(during.map((d) => d.id));
+          if (process.env.WEBHOOK_ISOLATION_REPORT) process.stderr.write(`${kind}: ${report(firstAttempts)}\n`);
+          expect(p50(firstAttempts), report(firstAttempts)).to.be.below(1000);
+          // The cap held: no URL of A ever had more than WEBHOOK_ENDPOINT_CONCURRENCY attempts at once.
+          for (const n of noisy.maxOpen.values()) expect(n, report(firstAttempts)).to.be.at.most(CAP);
+        } finally {
+          flooding = false;
+          await flood;
+        }
+        // Stop A's backlog: deleting a subscription ends its pending and waiting deliveries.
+        for (const s of (await call(a, 'GET', '/api/subscriptions')).data as Array<{ id: string }>) {
+          const headers = { ...a.auth, 'X-Idempotency-Key': randomUUID() };
+          await fetch(`${api.url}/api/subscriptions/${s.id}`, { method: 'DELETE', headers });
+        }
+      } finally {
+        await noisy.stop();
+      }
+    });
+  }
+});

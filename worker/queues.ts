@@ -1,0 +1,69 @@
+import type { WorkerOptions } from '@temporalio/worker';
+import type { Config, WorkerQueue } from '../config';
+
+// The worker's database pool, and so how many activities of the main queue it runs at once.
+export const WORKER_POOL_SIZE = 20;
+
+export interface QueueRole {
+  role: WorkerQueue;
+  taskQueue: string;
+}
+
+/** The task queues this process serves (WORKER_QUEUES), each with its name. */
+export function servedQueues(config: Config): QueueRole[] {
+  return config.workerQueues.map((role) => ({
+    role,
+    taskQueue: role === 'main' ? config.taskQueue : config.webhookTaskQueue,
+  }));
+}
+
+/**
+ * Slot and cache sizes of each queue's worker. The main queue moves money: its activities and local activities
+ * are transactions on the process's pool of WORKER_POOL_SIZE connections. The webhook queue runs delivery
+ * workflows and their attempts, which wait on receivers, not on the database (docs/decisions.md, "Webhook
+ * isolation and delivery throughput").
+ */
+export function queueWorkerOptions(role: WorkerQueue): Partial<WorkerOptions> {
+  if (role === 'webhooks') {
+    return {
+      // An attempt holds no database connection during its POST (a read before, a write after, each one
+      // statement on a pooled connection), so its slots are bounded by what may wait on receivers at once, not by
+      // the pool. 64: one subscription holds at most WEBHOOK_ENDPOINT_CONCURRENCY (4), so sixteen endpoints that
+      // all hang would be needed to fill them, and the rest are sockets and timers (a few KB each). At most 20 of
+      // them can want a connection at the same moment, for one statement each (well under a millisecond).
+      maxConcurrentActivityTaskExecutions: 64,
+      // Nothing on this queue runs a local activity; a small bound in case a future change adds one by mistake.
+      maxConcurrentLocalActivityExecutions: 4,
+      // A delivery is two short workflow tasks (start and schedule the attempt; finish or set a timer), CPU only.
+      // 20 at once is more than the one workflow thread gets through, and bounds the sticky cache's need below.
+      maxConcurrentWorkflowTaskExecutions: 20,
+      // The second task of a delivery finds it cached when its attempt took less than the time 50 others need:
+      // most of them, saturated. Deliveries waiting on a retry timer are replayed from their short histories.
+      maxCachedWorkflows: 50,
+      // Half of the workflow task pollers on the queue itself (first tasks come only from there), as the main
+      // queue; 10 activity pollers (the SDK's default) keep 64 slots fed at the rates measured here.
+      nonStickyToStickyPollRatio: 0.5,
+      maxConcurrentActivityTaskPolls: 10,
+    };
+  }
+  return {
+    // The sticky cache holds ~1 MB per workflow (SDK guidance), and most open workflows are idle: deposits
+    // waiting for a payment, reviews waiting for a decision. Those are replayed from their short histories when
+    // they wake; the ones that work at a given moment (tens, at our activity and request limits) stay cached. In
+    // bench:webhooks (500 open deposits) 500 took the worker to ~490 MB and 100 to 324-394 MB once more workflow
+    // tasks ran at once (the pollers below); 50 ends at 287-394 MB and delivers as fast. 25 measured the same
+    // (280-350 MB): what moves the figure between runs is not the cache (bench:webhooks measures it).
+    maxCachedWorkflows: 50,
+    // Every activity is one database transaction on this process's pool (db/orm.ts, 20 connections). More
+    // activities at once than connections only queue inside the pool while their 10 s start-to-close timeout runs
+    // (the SDK's default is 100); the backlog waits in the task queue instead, where another worker can take it.
+    maxConcurrentActivityTaskExecutions: WORKER_POOL_SIZE,
+    // Local activities (swap and transfer settlement) are transactions on the same pool: the same bound.
+    maxConcurrentLocalActivityExecutions: WORKER_POOL_SIZE,
+    // Half of the workflow task pollers on the task queue itself, half on this worker's sticky queue (the SDK's
+    // default gives the task queue 2 of 10). Almost every workflow task here is a workflow's first: a transfer and
+    // a swap are one task each; a deposit or a review waits idle after its first. First tasks come only from the
+    // task queue, so with 2 pollers they queued there while the machine had CPU to spare.
+    nonStickyToStickyPollRatio: 0.5,
+  };
+}
