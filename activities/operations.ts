@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { addOperationState } from '../db/repositories/operation-state';
 import type { Em } from '../db/orm';
 import { SqlBatch } from '../db/batch';
 import { entityFromRow } from '../db/rows';
@@ -47,13 +48,7 @@ export function createOperationActivities(deps: ActivityDeps) {
 
   /** What a step changes on the operation: its state and history, its transactions. */
   function save(batch: SqlBatch, op: Operation) {
-    batch.add('update operations set status = ?, states = ?::jsonb, transactions = ?::jsonb, updated_at = ? where id = ?', [
-      op.status,
-      JSON.stringify(op.states),
-      JSON.stringify(op.transactions),
-      op.updatedAt,
-      op.id,
-    ]);
+    addOperationState(batch, op);
   }
 
   function emitEvent(batch: SqlBatch, op: Operation, type: string, at: Date) {

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { addOperationState } from '../../db/repositories/operation-state';
 import { systemEm, tenantEm } from '../../db/orm';
 import type { Em } from '../../db/orm';
 import { SqlBatch } from '../../db/batch';
@@ -130,15 +131,7 @@ export async function creditPayment(s: ServiceContext, id: string, accountId: st
           atTime: at,
           payload: operationEventPayload(op, at),
         });
-        const sql = `update operations set status = ?, states = ?::jsonb, transactions = ?::jsonb, updated_at = ?
-                     where id = ?`;
-        batch.add(sql, [
-          op.status,
-          JSON.stringify(op.states),
-          JSON.stringify(op.transactions),
-          op.updatedAt,
-          op.id,
-        ]);
+        addOperationState(batch, op);
         addDecision(batch, payment.id, { status: 'CREDITED', operationId: op.id, accountId: op.accountId });
       },
     });
