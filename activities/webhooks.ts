@@ -49,6 +49,27 @@ export function createWebhookActivities(deps: ActivityDeps) {
     deps.config.webhookEndpointConcurrency,
     deps.config.webhookTimeoutSeconds * 1000,
   );
+  // The same permits keyed by customer: many subscriptions of one customer, all hanging, still hold at most this
+  // many of the process's delivery slots, so other customers' deliveries keep theirs.
+  const customerPermits = new EndpointPermits(
+    deps.config.webhookCustomerConcurrency,
+    deps.config.webhookTimeoutSeconds * 1000,
+  );
+
+  /**
+   * The customer's permit, then the subscription's. The customer's is taken without waiting in the process (its
+   * attempts may be anyone's, slow or not), and given back unused when the subscription has none free.
+   */
+  async function takePermits(sub: WebhookSubscription): Promise<{ permits: Permit[] } | { retryInMs: number }> {
+    const ofCustomer = customerPermits.tryAcquire(sub.customerId);
+    if ('retryInMs' in ofCustomer) return ofCustomer;
+    const ofSubscription = await permits.acquire(sub.id);
+    if ('retryInMs' in ofSubscription) {
+      ofCustomer.permit.abandon();
+      return ofSubscription;
+    }
+    return { permits: [ofSubscription.permit, ofCustomer.permit] };
+  }
 
   /** After attempt `n` failed: the schedule's delay, or a longer Retry-After; null when retries are over. */
   function nextDelay(sub: WebhookSubscription, input: DeliveryAttempt, outcome: Pick<AttemptOutcome, 'ok' | 'retryAfterSeconds'>): number | null {
@@ -108,15 +129,13 @@ export function createWebhookActivities(deps: ActivityDeps) {
           // Deleting or disabling a subscription stops every future attempt; what was recorded stays readable.
           const stopped = sub.deletedAt || sub.status === 'DISABLED';
           if (stopped) return settle(null, { delivered: false, nextDelaySeconds: null });
-          let permit: Permit | undefined;
+          let held: Permit[] = [];
           if (input.capped) {
-            const answer = await permits.acquire(sub.id);
-            if ('retryInMs' in answer) {
-              return { delivered: false, nextDelaySeconds: null, busyRetryMs: answer.retryInMs };
-            }
-            permit = answer.permit;
+            const taken = await takePermits(sub);
+            if ('retryInMs' in taken) return { delivered: false, nextDelaySeconds: null, busyRetryMs: taken.retryInMs };
+            held = taken.permits;
           }
-          const outcome = await send(sub, log).finally(() => permit?.release());
+          const outcome = await send(sub, log).finally(() => held.forEach((p) => p.release()));
           await recordAttempt(em, log, sub.url, input.attempt, outcome);
           const next = nextDelay(sub, input, outcome);
           return settle(outcome.ok ? 'SUCCESS' : 'FAILED', { delivered: outcome.ok, nextDelaySeconds: next });

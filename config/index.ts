@@ -22,6 +22,8 @@ export interface Config {
   webhookTimeoutSeconds: number;
   /** Attempts one subscription may have in flight at once, per worker process. */
   webhookEndpointConcurrency: number;
+  /** Attempts one customer's subscriptions may have in flight together, per worker process. */
+  webhookCustomerConcurrency: number;
   /** Delays between delivery attempts; its length + 1 is the number of attempts. */
   webhookRetryScheduleSeconds: number[];
   /** Encrypts subscription signing secrets at rest. */
@@ -127,6 +129,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTimeoutSeconds: int(env.WEBHOOK_TIMEOUT_SECONDS, 10, 'WEBHOOK_TIMEOUT_SECONDS'),
     // So one endpoint cannot take every delivery slot of a worker (docs/decisions.md, "Webhook isolation").
     webhookEndpointConcurrency: Math.max(1, int(env.WEBHOOK_ENDPOINT_CONCURRENCY, 4, 'WEBHOOK_ENDPOINT_CONCURRENCY')),
+    // A quarter of the delivery worker's 64 activity slots (worker/queues.ts): a customer whose receivers all hang
+    // holds at most that, so at least three other customers' deliveries run at full speed beside it.
+    webhookCustomerConcurrency: Math.max(1, int(env.WEBHOOK_CUSTOMER_CONCURRENCY, 16, 'WEBHOOK_CUSTOMER_CONCURRENCY')),
     // Svix's schedule: 8 attempts over about 27.6 h, so a receiver gets a full day to recover.
     webhookRetryScheduleSeconds: seconds(env.WEBHOOK_RETRY_SCHEDULE_SECONDS, [5, 300, 1800, 7200, 18000, 36000, 36000], 'WEBHOOK_RETRY_SCHEDULE_SECONDS'),
     // Stable per deployment: changing it makes stored secrets unreadable. Set it in production.

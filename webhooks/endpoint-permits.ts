@@ -6,6 +6,8 @@
 export interface Permit {
   /** Gives the permit back; the attempt's duration feeds the subscription's estimate. */
   release(): void;
+  /** Gives the permit back unused (no attempt was made): the estimate is left as it was. */
+  abandon(): void;
 }
 
 export type PermitAnswer = { permit: Permit } | { retryInMs: number };
@@ -132,19 +134,20 @@ export class EndpointPermits {
     const key = ++this.lastId;
     ep.inFlight.set(key, startedAt);
     let released = false;
-    return {
-      release: () => {
-        if (released) return;
-        released = true;
-        ep.inFlight.delete(key);
-        const t = this.now();
+    const giveBack = (attempted: boolean) => {
+      if (released) return;
+      released = true;
+      ep.inFlight.delete(key);
+      const t = this.now();
+      if (attempted) {
         const took = t - startedAt;
         ep.averageMs = ep.averageMs === undefined ? took : ep.averageMs + SMOOTHING * (took - ep.averageMs);
-        // The permit goes to the first delivery waiting in the process, if any.
-        const next = ep.waiters.shift();
-        if (next) next.grant(this.grant(ep, t));
-        else if (ep.inFlight.size === 0) ep.idleSince = Math.max(t, ep.lastTurnAt);
-      },
+      }
+      // The permit goes to the first delivery waiting in the process, if any.
+      const next = ep.waiters.shift();
+      if (next) next.grant(this.grant(ep, t));
+      else if (ep.inFlight.size === 0) ep.idleSince = Math.max(t, ep.lastTurnAt);
     };
+    return { release: () => giveBack(true), abandon: () => giveBack(false) };
   }
 }

@@ -31,6 +31,18 @@ describe('per-subscription attempt permits', () => {
     take(p, 'a');
   });
 
+  it('takes back an abandoned permit without counting it as an attempt of the endpoint', () => {
+    const p = new EndpointPermits(1, 10_000, clock, half);
+    const measured = take(p, 'c');
+    t += 8000;
+    measured.release(); // one attempt of 8 s: the estimate
+    const unused = take(p, 'c');
+    t += 5;
+    unused.abandon(); // given back unused (the subscription had no permit): the estimate stays 8 s
+    take(p, 'c');
+    expect(wait(p, 'c')).to.equal(8000);
+  });
+
   it('spreads the waits of a backlog over the rate the endpoint completes attempts', () => {
     const p = new EndpointPermits(4, 10_000, clock, half);
     const first = [take(p, 'slow'), take(p, 'slow'), take(p, 'slow'), take(p, 'slow')];
