@@ -7,7 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import { createApp } from '../../api/app';
 import { ormConfig } from '../../db/orm';
 import { kill, spawnWorker } from '../helpers/processes';
-import { idem, newCustomer, stack } from '../helpers/stack';
+import { eventually, idem, newCustomer, stack } from '../helpers/stack';
 import { activeAccount } from '../helpers/fixtures';
 import { fund, quote } from '../helpers/money';
 
@@ -114,7 +114,13 @@ describe('observability', function () {
         [workflowId, `cambio-no-relay-${randomUUID()}`],
       );
       try {
-        const text = (await http.get('/metrics')).text;
+        // Scrapes within OUTBOX_REFRESH_MS (1 s) of the previous one share its figures: wait for a fresh one.
+        const text = await eventually(
+          async () => (await http.get('/metrics')).text,
+          (t) => (sample(t, 'cambio_outbox_oldest_age_seconds') ?? 0) >= 90,
+          5000,
+          100,
+        );
         expect(sample(text, 'cambio_outbox_backlog')).to.be.at.least(1);
         expect(sample(text, 'cambio_outbox_oldest_age_seconds')).to.be.at.least(90);
       } finally {
