@@ -3,7 +3,6 @@ import pino, { Logger } from 'pino';
 import { Config } from '../config';
 import { openOrm, Orm } from '../db/orm';
 import { sessionSettingsOf } from '../db/session-settings';
-import { closeSidePool } from '../db/transaction';
 import { openRateLimitStore, RateLimitStore } from '../db/repositories/rate-limits';
 import { RateSource, TableRateSource, DEFAULT_MID_RATES } from '../domain/rates';
 import type { ResolveHost } from '../webhooks/url-policy';
@@ -38,7 +37,6 @@ export async function createDeps(config: Config, opts: { log?: Logger; poolMax?:
     async close() {
       await connection.close();
       await rateLimits?.close();
-      await closeSidePool(orm);
       await orm.close(true);
     },
   };

@@ -4,7 +4,6 @@
 // on what it wrote: a workflow to start is an outbox row, and its COMMIT wakes the relay that starts it
 // (worker/workflow-start-relay.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MikroORM, Options } from '@mikro-orm/postgresql';
 import type { Em } from './orm';
 
 // Postgres aborts the victim of a deadlock (40P01) or of a serialization conflict (40001); running the whole
@@ -82,43 +81,3 @@ export async function inOpenSavepoint<T>(em: Em, fn: (inner: Em) => Promise<T>):
  */
 export const freshEm = (em: Em): Em => em.fork({ keepTransactionContext: true });
 
-// Transactions that must commit on their own while the caller holds a transaction open (a request's) run on a
-// pool of their own: taking a second connection from the pool the caller's came from is a hold-and-wait that
-// deadlocks once every connection is held by such a caller (issue 19). These transactions are short and never
-// wait for a connection of the main pool, so the side pool always drains.
-const SIDE_POOL_SIZE = 2;
-const sidePools = new WeakMap<object, Promise<MikroORM>>();
-
-function sidePool(em: Em): Promise<MikroORM> {
-  const key = em.getDriver();
-  let pool = sidePools.get(key);
-  if (!pool) {
-    const options = em.config.getAll();
-    // A context name of its own: MikroORM would otherwise hand the caller's transaction (found by name in its
-    // async context) to this pool's transactions.
-    pool = MikroORM.init({ ...options, contextName: 'cambio-side', pool: { ...options.pool, max: SIDE_POOL_SIZE } } as Options);
-    sidePools.set(key, pool);
-    pool.catch(() => sidePools.delete(key));
-  }
-  return pool;
-}
-
-/** Closes the side pool of `orm`'s driver, if one was opened (with the ORM, at shutdown). */
-export async function closeSidePool(orm: { em: Em }): Promise<void> {
-  const pool = sidePools.get(orm.em.getDriver());
-  sidePools.delete(orm.em.getDriver());
-  await (await pool?.catch(() => undefined))?.close(true);
-}
-
-/**
- * Runs `fn` in a transaction of its own that commits whatever the caller's transaction does later (a row a
- * workflow must find before the caller's COMMIT). Outside a transaction it is `inTransaction` on a fork; inside
- * one (a request's) it runs on the side pool, with the caller's tenant scope.
- */
-export async function inOwnTransaction<T>(em: Em, fn: (tx: Em) => Promise<T>): Promise<T> {
-  if (!em.isInTransaction()) return inTransaction(em.fork(), fn);
-  const side = (await sidePool(em)).em.fork() as Em;
-  const tenant = em.getFilterParams('tenant');
-  if (tenant) side.setFilterParams('tenant', tenant);
-  return inTransaction(side, fn);
-}

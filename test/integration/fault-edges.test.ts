@@ -45,7 +45,7 @@ describe('fault edges (issue 19)', function () {
 
   it('serves concurrent sandbox inbound payments on a pool smaller than the requests: no request waits for a second connection', async () => {
     const { services } = await stack();
-    // A pool of 3 and 6 payments at once: each request holds its transaction's connection while it records the payment.
+    // A pool of 3 and 6 payments at once: a request that held its connection while it took a second would deadlock.
     const small = await createDeps(services.config, { poolMax: 3, log: require('pino')({ level: 'warn' }) });
     try {
       const api = await appWith({ rateLimitInFlight: 100 }, { ...small, signingKey: services.signingKey });
