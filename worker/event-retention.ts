@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Orm } from '../db/orm';
 import { systemEm } from '../db/orm';
 import { purgeEventsBefore } from '../db/repositories/events';
+import { every } from './periodic';
 
 // Hourly is plenty for a 30-day retention: an event lives at most an hour past its time.
 const PURGE_INTERVAL_MS = 60 * 60 * 1000;
@@ -13,20 +14,14 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * workers purging at once skip each other's rows (db/repositories/events.ts). A failure is logged and the next
  * round tries again.
  */
-export function startEventPurge(opts: { orm: Orm; retentionDays: number; log: Logger }): { stop(): void } {
-  let running: Promise<void> | undefined;
-  const purge = () => {
-    if (running) return;
+export function startEventPurge(opts: { orm: Orm; retentionDays: number; log: Logger }): { stop(): Promise<void> } {
+  const purge = async () => {
     const cutoff = new Date(Date.now() - opts.retentionDays * DAY_MS);
-    running = purgeEventsBefore(systemEm(opts.orm), cutoff)
-      .then((n) => {
-        if (n > 0) opts.log.info({ purged: n, before: cutoff.toISOString() }, 'events past their retention purged');
-      })
-      .catch((err: unknown) => opts.log.warn({ err }, 'event purge failed; the next round retries'))
-      .finally(() => (running = undefined));
+    const n = await purgeEventsBefore(systemEm(opts.orm), cutoff);
+    if (n > 0) opts.log.info({ purged: n, before: cutoff.toISOString() }, 'events past their retention purged');
   };
-  purge();
-  const timer = setInterval(purge, PURGE_INTERVAL_MS);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+  return every(PURGE_INTERVAL_MS, purge, {
+    runAtStart: true,
+    onError: (err) => opts.log.warn({ err }, 'event purge failed; the next round retries'),
+  });
 }

@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
 import type { Orm } from '../db/orm';
 import { sweepUndecidedPayments } from '../api/services/inbound-payments';
+import { every } from './periodic';
 
 // A record is normally decided within a second of being written; one still undecided after this long lost its
 // reporter (a crash between recording and asking the deposit's workflow) and waits for the sweep.
@@ -16,15 +17,5 @@ type SweepDeps = { orm: Orm; temporal: Client; config: Config };
  * harmless: the update id and the conditional UNMATCHED make a second settlement a no-op.
  */
 export function startInboundPaymentSweep(deps: SweepDeps, onError: (err: unknown) => void) {
-  let pass: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    pass = sweepUndecidedPayments(deps, UNDECIDED_AFTER_SECONDS).catch(onError);
-  }, SWEEP_EVERY_MS);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await pass;
-    },
-  };
+  return every(SWEEP_EVERY_MS, () => sweepUndecidedPayments(deps, UNDECIDED_AFTER_SECONDS), { onError });
 }

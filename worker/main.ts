@@ -76,7 +76,7 @@ export async function runWorker() {
     if (stopping) return; // npm start's SIGTERM after the terminal's SIGINT is the same request
     stopping = true;
     log.info({ signal, graceSeconds: config.shutdownGraceSeconds }, 'stopping worker: finishing in-flight activities');
-    eventPurge.stop();
+    void eventPurge.stop();
     void stopRelays().finally(shutdownWorkers);
   };
   process.on('SIGINT', onSignal);
@@ -94,7 +94,7 @@ export async function runWorker() {
     if (failed) throw failed.reason;
   } finally {
     await stopRelays();
-    await sweep.stop();
+    await Promise.all([eventPurge.stop(), sweep.stop()]);
     await connection.close();
     await orm.close(true);
     log.info('worker stopped');
