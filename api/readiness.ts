@@ -1,3 +1,4 @@
+import { pingDatabase } from '../db/repositories/health';
 import type { ServiceContext } from './services/context';
 
 export type CheckResult = 'ok' | 'unavailable';
@@ -37,7 +38,7 @@ export class Readiness {
   private async probe(): Promise<ReadinessChecks> {
     const { orm, temporal } = this.services;
     const [postgres, temporalResult] = await Promise.all([
-      this.bounded('postgres', () => orm.em.fork().getConnection().execute('select 1')),
+      this.bounded('postgres', () => pingDatabase(orm.em.fork())),
       // The deadline also ends the client's own retries, which would otherwise outlive the probe.
       this.bounded('temporal', () =>
         temporal.connection.withDeadline(Date.now() + PROBE_TIMEOUT_MS, () => temporal.connection.workflowService.getSystemInfo({})),

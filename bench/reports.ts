@@ -10,9 +10,9 @@
 // Knobs: BENCH_ROWS (1000000), BENCH_RUNS (100), BENCH_API_OPS (2000), BENCH_CONCURRENCY (20).
 import { Client } from 'pg';
 import { parseFilters } from '../api/lists/filter-parser';
-import { compileFilters } from '../api/lists/filter-sql';
-import { parsePeriod } from '../api/services/report-period';
-import { REPORT_DAY_FIELDS, REPORT_FIELDS, reportSql } from '../api/services/reports';
+import { compileFilters } from '../db/lists/filter-sql';
+import { parsePeriod } from '../domain/report-period';
+import { REPORT_DAY_FIELDS, REPORT_FIELDS, reportSql } from '../db/repositories/reports';
 import { activeAccount, fund, newCustomer, quote, untilStatus } from './lib/cambio';
 import { expectStatus } from './lib/http';
 import { closedLoop, now, stats } from './lib/load';

@@ -1,9 +1,14 @@
-import type { StateEntry } from '../db/entities/common';
-
 export interface Reason {
   code: string;
   message: string;
   details: Record<string, unknown>;
+}
+
+/** One entry of a resource's `states` history (spec: State entry). */
+export interface StateEntry {
+  status: string;
+  createdAt: string;
+  reason?: Reason;
 }
 
 /**

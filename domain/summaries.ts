@@ -1,14 +1,24 @@
-import type { Operation } from '../db/entities';
 import type { AssetCode } from './assets';
-import { formatAmount } from './money';
+import { Dec, formatAmount } from './money';
+
+/** What a summary reads of an operation (the operation entity has these fields). */
+export interface SummarizedOperation {
+  type: 'DEPOSIT' | 'WITHDRAWAL' | 'SWAP' | 'TRANSFER';
+  intent: Record<string, unknown>;
+  accountOwner: string;
+  sourceAsset: string;
+  sourceAmount: Dec;
+  targetAsset: string;
+  targetAmount: Dec;
+}
 
 // One line per workflow for the Temporal UI's list (docs/decisions.md, "Temporal UI summaries"): kind, amount,
 // rail or counterpart, and the account's owner, so an operator reads the list without opening each workflow.
 
-const money = (value: Operation['sourceAmount'], asset: string) =>
+const money = (value: Dec, asset: string) =>
   `${formatAmount(value, asset as AssetCode)} ${asset}`;
 
-export function operationSummary(op: Operation): string {
+export function operationSummary(op: SummarizedOperation): string {
   const source = money(op.sourceAmount, op.sourceAsset);
   const target = money(op.targetAmount, op.targetAsset);
   switch (op.type) {

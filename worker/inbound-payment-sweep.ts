@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
 import type { Orm } from '../db/orm';
-import { sweepUndecidedPayments } from '../api/services/inbound-payments';
+import { sweepUndecidedPayments } from '../payments/inbound-payments';
 import { every } from './periodic';
 
 // A record is normally decided within a second of being written; one still undecided after this long lost its

@@ -10,15 +10,9 @@
 // position that lost the microseconds Postgres stores would skip or repeat rows.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { CambioError } from '../../domain/errors';
-import { isIsoTimestamp, isUuid } from './filter-fields';
+import { type CursorPosition, isIsoTimestamp, isUuid, type SortOrder } from '../../domain/list-filters';
 
-export type SortOrder = 'ASCENDING' | 'DESCENDING';
-
-export interface CursorPosition {
-  createdAt: string;
-  id: string;
-  sortOrder: SortOrder;
-}
+export type { CursorPosition, SortOrder };
 
 export type CursorSecret = string | Buffer;
 

@@ -17,13 +17,10 @@
 // Whether a field exists or a value has the right type is checked later (filter-fields.ts),
 // against the resource's catalogue.
 import { CambioError } from '../../domain/errors';
+import { FILTER_OPS, type FilterNode, type FilterOp } from '../../domain/list-filters';
 
-export const FILTER_OPS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in'] as const;
-export type FilterOp = (typeof FILTER_OPS)[number];
-
-export type FilterNode =
-  | { kind: 'cond'; field: string; op: FilterOp; values: string[] }
-  | { kind: 'and' | 'or'; children: FilterNode[] };
+export { FILTER_OPS };
+export type { FilterNode, FilterOp };
 
 // Abuse limits: each condition becomes a SQL predicate (possibly a jsonb subquery), and the
 // parser recurses once per nesting level, so both are bounded before any SQL is built.

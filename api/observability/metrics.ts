@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Orm } from '../../db/orm';
+import { readDeploymentGauges } from '../../db/repositories/health';
 import { CambioError } from '../../domain/errors';
 
 /**
@@ -121,22 +122,16 @@ export function metricsHandler(orm: Orm, opts: { token?: string } = {}): Koa.Mid
   const refresh = async () => {
     if (Date.now() - outboxAt < OUTBOX_REFRESH_MS && Date.now() - operationsAt < OPERATIONS_REFRESH_MS) return;
     try {
-      await orm.em.fork().transactional(async (em) => {
-        await em.execute(`set local statement_timeout = ${DATABASE_QUERY_TIMEOUT_MS}`);
-        const [outbox] = await em.execute<Array<{ n: string; age: string | null }>>(
-          `select count(*) as n, extract(epoch from now() - min(created_at)) as age from workflow_starts`,
-        );
-        outboxBacklog.set(Number(outbox.n));
-        outboxOldest.set(outbox.age === null ? 0 : Math.max(0, Number(outbox.age)));
-        outboxAt = Date.now();
-        if (Date.now() - operationsAt < OPERATIONS_REFRESH_MS) return;
-        const rows = await em.execute<Array<{ type: string; status: string; n: string }>>(
-          `select type, status, count(*) as n from operations group by type, status`,
-        );
+      const withOperations = Date.now() - operationsAt >= OPERATIONS_REFRESH_MS;
+      const gauges = await readDeploymentGauges(orm, DATABASE_QUERY_TIMEOUT_MS, withOperations);
+      outboxBacklog.set(gauges.outbox.count);
+      outboxOldest.set(Math.max(0, gauges.outbox.oldestAgeSeconds ?? 0));
+      outboxAt = Date.now();
+      if (gauges.operations) {
         operations.reset();
-        for (const row of rows) operations.set({ type: row.type, status: row.status }, Number(row.n));
+        for (const row of gauges.operations) operations.set({ type: row.type, status: row.status }, row.count);
         operationsAt = Date.now();
-      });
+      }
     } catch {
       scrapeErrors.inc();
     }

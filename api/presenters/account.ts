@@ -1,6 +1,7 @@
 // Entities → the API's JSON (interface.md, "Account" and "Beneficial owner"). The internal `propagate` flag of
 // tags, the denormalised legal_name column and document contents never leave through here.
-import type { Account, AccountDocument, Ubo } from '../../db/entities/account';
+import type { Account, Ubo } from '../../db/entities/account';
+import type { DocumentSummary } from '../../db/repositories/accounts';
 import type { StateEntry } from '../../db/entities/common';
 import { computeRequirements, Requirements } from '../../domain/requirements';
 import { currentState } from '../../domain/states';
@@ -50,7 +51,7 @@ export interface DocumentView {
 }
 
 /** The document fields requirements and the presenter read; `content` is never part of it. */
-export type DocumentSummary = Omit<AccountDocument, 'content'>;
+export type { DocumentSummary };
 
 export function presentUbo(ubo: Ubo): UboView {
   return {

@@ -1,5 +1,5 @@
 import type { RouteTable } from './define';
-import { periodBoundSchema } from '../services/report-period';
+import { periodBoundSchema } from '../../domain/report-period';
 import { getReport, ReportQuery } from '../services/reports';
 import { presentReport, reportCsv } from '../presenters/report';
 

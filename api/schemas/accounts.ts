@@ -11,8 +11,7 @@ export const INDUSTRIES = [
   'TRANSPORTATION', 'WHOLESALE', 'OTHER',
 ] as const;
 
-export const ACCOUNT_STATUSES = ['ACTION_REQUIRED', 'UNDER_REVIEW', 'ACTIVE'] as const;
-export type AccountStatus = (typeof ACCOUNT_STATUSES)[number];
+export { ACCOUNT_STATUSES, type AccountStatus } from '../../db/entities/account';
 
 // Reasons land in a varchar(255) column of account_documents; longer text is refused, not truncated.
 export const MAX_REASON_LENGTH = 255;

@@ -1,3 +1,4 @@
+import { RELATIONSHIP_TYPES } from '../../db/entities/beneficiary';
 import { addressSchema, assetCode, idParams, pastDate, text } from './common';
 
 // The check digits are verified by the service (VALIDATION_ERROR at /holder/taxId/value).
@@ -52,7 +53,7 @@ export const holderSchema = {
 } as const;
 
 export const DICT_KEY_TYPES = ['CPF', 'CNPJ', 'EMAIL', 'PHONE', 'EVP'] as const;
-export const RELATIONSHIP_TYPES = ['SELF_OWNED', 'THIRD_PARTY'] as const;
+export { RELATIONSHIP_TYPES };
 
 // The key itself is checked per type by the service (domain/dict-key.ts); 77 is the DICT's longest key.
 export const paymentInstructionBody = {

@@ -2,20 +2,16 @@
 // (a request's tenant em sees one customer, so another customer's account is simply not found).
 import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
-import { Em, tenantOf } from '../../db/orm';
-import { entityFromRow } from '../../db/rows';
-import { queryRows, statementName } from '../../db/raw';
+import type { Em } from '../../db/orm';
 import { inTransaction } from '../../db/transaction';
 import { Account, AccountDocumentSchema, AccountSchema, AccountTag, CompanyOwner, Ubo, UboSchema } from '../../db/entities/account';
+import { ACCOUNT_LIST, accountParts, DocumentSummary, listRowParts } from '../../db/repositories/accounts';
 import { isValidTaxId, normalizeTaxId, TaxIdType } from '../../domain/tax-id';
 import { initialStates } from '../../domain/states';
-import type { FieldCatalogue } from '../lists/filter-fields';
 import { ListQuery, Page, runList } from '../lists/run-list';
 import { PageCache, servePage } from '../lists/page-cache';
-import { listVersionColumn } from '../../db/repositories/list-versions';
 import { notFound, validationError } from '../errors';
-import { AccountView, DocumentSummary, presentAccount } from '../presenters/account';
-import { ACCOUNT_STATUSES } from '../schemas/accounts';
+import { AccountView, presentAccount } from '../presenters/account';
 
 type Address = Record<string, string>;
 export interface TaxIdInput {
@@ -27,16 +23,6 @@ export interface CreateAccountInput {
   assets: Array<{ code: string; isVirtual: boolean }>;
   owner: { type: 'COMPANY'; legalName: string; taxId: TaxIdInput; industry: string; incorporateDate: string; address: Address };
 }
-
-/** Filterable fields of GET /api/accounts (docs/decisions.md, "Lists and filters"); the allowlist reaching SQL. */
-export const ACCOUNT_FIELDS: FieldCatalogue = {
-  'currentState.status': { type: 'enum', values: ACCOUNT_STATUSES, sql: 'a.status' },
-  'owner.legalName': { type: 'string', sql: 'a.legal_name' },
-  createdAt: { type: 'timestamp', sql: 'a.created_at' },
-  'tags.key': { type: 'string', jsonArray: 'a.tags', prop: 'key' },
-  'tags.value': { type: 'string', jsonArray: 'a.tags', prop: 'value' },
-  'assets.asset': { type: 'string', jsonArray: 'a.assets', prop: 'asset' },
-};
 
 /**
  * Check digits are enforced here (Ajv only knows the shape); the id is stored bare and upper-cased so the same
@@ -81,9 +67,6 @@ export async function createAccount(em: Em, customerId: string, input: CreateAcc
   return presentAccount(account, [], []);
 }
 
-// What a document is shown as: everything but its content.
-const DOCUMENT_SUMMARY_COLUMNS = 'id, account_id, customer_id, document_type, ubo_id, file_name, content_type, size_bytes, status, reason, created_at';
-
 /**
  * The account's UBOs and documents (without content), both in creation order, keyed by account id, as managed
  * entities (a caller may change them and flush). Views read them as plain objects with the account (`viewOf`).
@@ -100,28 +83,9 @@ export async function loadParts(em: Em, accountIds: string[]): Promise<Map<strin
   return parts;
 }
 
-// An account's UBOs and documents for its view, as JSON columns over the account row `a`: one statement with the
-// account (a list page reads them with its rows, `listAccounts`; a single view for its account id, `viewOf`).
-const ACCOUNT_PARTS = {
-  ubos_json: `(select coalesce(json_agg(u order by u.created_at, u.id), '[]') from ubos u where u.account_id = a.id and u.customer_id = a.customer_id)`,
-  documents_json:
-    `(select coalesce(json_agg(d order by d.created_at, d.id), '[]') from ` +
-    `(select ${DOCUMENT_SUMMARY_COLUMNS} from account_documents where account_id = a.id and customer_id = a.customer_id) d)`,
-};
-type PartsRow = { ubos_json: Record<string, unknown>[]; documents_json: Record<string, unknown>[] };
-const PARTS_OF_ONE = `select ${Object.entries(ACCOUNT_PARTS).map(([name, sql]) => `${sql} as ${name}`).join(', ')} from (values (?::uuid, ?::uuid)) a (id, customer_id)`;
-
-function presentWithParts(em: Em, account: Account, parts: PartsRow): AccountView {
-  return presentAccount(
-    account,
-    parts.ubos_json.map((row) => entityFromRow(em, UboSchema, row)),
-    parts.documents_json.map((row) => entityFromRow(em, AccountDocumentSchema, row)),
-  );
-}
-
 export async function viewOf(em: Em, account: Account): Promise<AccountView> {
-  const [parts] = await queryRows<PartsRow>(em, PARTS_OF_ONE, [account.id, tenantOf(em)], { prepared: statementName(PARTS_OF_ONE) });
-  return presentWithParts(em, account, parts);
+  const { ubos, documents } = await accountParts(em, account.id);
+  return presentAccount(account, ubos, documents);
 }
 
 /** The account in the em's scope, or 404 (also for another customer's id: never reveal that it exists). */
@@ -135,16 +99,16 @@ export async function getAccount(em: Em, accountId: string): Promise<AccountView
   return viewOf(em, await findAccount(em, accountId));
 }
 
-// A page's columns beyond the account's own: its parts, and the list's version read in the same statement.
-const ACCOUNT_LIST_COLUMNS = { ...ACCOUNT_PARTS, list_version: listVersionColumn('accounts', 'a') };
-
 /** A page of the customer's accounts, and the version of the list it shows (null when it has none). */
 export async function listAccounts(em: Em, query: ListQuery, cursorSecret: string): Promise<{ body: Page<AccountView>; version: string | null }> {
-  const page = await runList(em, { entity: AccountSchema, from: 'accounts a', alias: 'a', catalogue: ACCOUNT_FIELDS, columns: ACCOUNT_LIST_COLUMNS }, query, cursorSecret);
-  const extras = page.extras as Array<PartsRow & { list_version: string | null }>;
+  const page = await runList(em, ACCOUNT_LIST, query, cursorSecret);
+  const parts = (page.extras ?? []).map((extras) => listRowParts(em, extras));
   return {
-    body: { data: page.data.map((account, i) => presentWithParts(em, account, extras[i])), meta: page.meta },
-    version: extras.length ? extras[0].list_version : null,
+    body: {
+      data: page.data.map((account, i) => presentAccount(account, parts[i].ubos, parts[i].documents)),
+      meta: page.meta,
+    },
+    version: parts.length ? parts[0].listVersion : null,
   };
 }
 

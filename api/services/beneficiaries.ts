@@ -3,16 +3,15 @@ import { LockMode } from '@mikro-orm/core';
 import type { Config } from '../../config';
 import type { Em } from '../../db/orm';
 import { Beneficiary, BeneficiarySchema, PaymentInstruction, PaymentInstructionSchema } from '../../db/entities';
+import { BENEFICIARY_LIST, instructionCounts, newBeneficiary } from '../../db/repositories/beneficiaries';
 import { recordEvent } from '../../db/repositories/events';
 import { DictKeyType, isValidDictKey } from '../../domain/dict-key';
 import { initialStates } from '../../domain/states';
 import { isValidTaxId, normalizeTaxId } from '../../domain/tax-id';
 import { CambioError, notFound, validationError } from '../errors';
-import { FieldCatalogue } from '../lists/filter-fields';
 import { ListQuery, Page, runList } from '../lists/run-list';
 import { Holder, presentBeneficiary, presentBeneficiarySummary } from '../presenters/beneficiary';
 import { instructionEventPayload } from '../../events/beneficiary';
-import { RELATIONSHIP_TYPES } from '../schemas/beneficiaries';
 import { instructionReviewWorkflowId } from '../../workflows/ids';
 import type { ServiceContext } from './context';
 import { enqueueWorkflowStart, WorkflowStartRequest } from './workflow-starts';
@@ -41,9 +40,8 @@ export async function createBeneficiary(s: ServiceContext, em: Em, input: Create
   const now = new Date();
   const beneficiaryId = randomUUID();
   await inTransaction(em, async (tx) => {
-    const b = tx.create(BeneficiarySchema, {
+    const b = newBeneficiary(tx, {
       id: beneficiaryId,
-      customerId: customerIdOf(em),
       holder: holder as unknown as Record<string, unknown>,
       relationshipType: input.relationshipType,
       createdAt: now,
@@ -93,27 +91,10 @@ export async function getBeneficiary(em: Em, beneficiaryId: string) {
   return presentBeneficiary(b, instructions);
 }
 
-// docs/decisions.md, "Lists and filters": beneficiaries filter on relationshipType and createdAt.
-const CATALOGUE: FieldCatalogue = {
-  relationshipType: { type: 'enum', values: RELATIONSHIP_TYPES, sql: 'b.relationship_type' },
-  createdAt: { type: 'timestamp', sql: 'b.created_at' },
-};
-
 export async function listBeneficiaries(em: Em, query: ListQuery, cursorSecret: string) {
-  const page: Page<Beneficiary> = await runList(em, { entity: BeneficiarySchema, from: 'beneficiaries b', alias: 'b', catalogue: CATALOGUE }, query, cursorSecret);
+  const page: Page<Beneficiary> = await runList(em, BENEFICIARY_LIST, query, cursorSecret);
   const counts = await instructionCounts(em, page.data.map((b) => b.id));
   return { data: page.data.map((b) => presentBeneficiarySummary(b, counts.get(b.id) ?? 0)), meta: page.meta };
-}
-
-async function instructionCounts(em: Em, beneficiaryIds: string[]): Promise<Map<string, number>> {
-  if (beneficiaryIds.length === 0) return new Map();
-  // One grouped query per page; the customer condition repeats the tenant scope the ids came from.
-  const rows: { beneficiary_id: string; n: number }[] = await em.getConnection().execute(
-    `select beneficiary_id, count(*)::int as n from payment_instructions
-     where customer_id = ? and beneficiary_id in (${beneficiaryIds.map(() => '?').join(', ')}) group by beneficiary_id`,
-    [customerIdOf(em), ...beneficiaryIds],
-  );
-  return new Map(rows.map((r) => [r.beneficiary_id, r.n]));
 }
 
 /**
@@ -189,10 +170,4 @@ function checkInstruction(input: PixInstructionInput, path: string): void {
       allowedAssets: [PIX_ASSET],
     });
   }
-}
-
-function customerIdOf(em: Em): string {
-  const scope = em.getFilterParams<{ customerId?: string }>('tenant');
-  if (!scope?.customerId) throw new Error('beneficiaries are written in a customer scope only');
-  return scope.customerId;
 }

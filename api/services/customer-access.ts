@@ -1,4 +1,5 @@
 import type { Orm } from '../../db/orm';
+import { isCustomerActive } from '../../db/repositories/customers';
 
 // Bounds the cache's memory; far above the customers one API process serves within a cache lifetime.
 const MAX_CACHED_CUSTOMERS = 10_000;
@@ -31,8 +32,7 @@ export class CustomerAccess {
   }
 
   private async lookup(customerId: string): Promise<boolean> {
-    const rows: { disabled_at: Date | null }[] = await this.orm.em.fork().execute('select disabled_at from customers where id = ?', [customerId]);
-    const active = rows.length === 1 && rows[0].disabled_at === null;
+    const active = await isCustomerActive(this.orm.em.fork(), customerId);
     if (this.cacheSeconds > 0) {
       this.known.delete(customerId);
       if (this.known.size >= MAX_CACHED_CUSTOMERS) this.known.delete(this.known.keys().next().value!);

@@ -1,23 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowNotFoundError } from '@temporalio/client';
-import { Em, systemEm, tenantOf } from '../../db/orm';
-import { InboundPayment, InboundPaymentSchema, INBOUND_PAYMENT_STATUSES, OperationSchema } from '../../db/entities';
-import { findPayment, leaveUnmatched, recordPayment, undecidedPayments } from '../../db/repositories/inbound-payments';
+import type { Em } from '../../db/orm';
+import { InboundPayment, OperationSchema } from '../../db/entities';
+import { findPayment, INBOUND_PAYMENT_LIST, recordPayment } from '../../db/repositories/inbound-payments';
 import { inTransaction } from '../../db/transaction';
 import type { AssetCode } from '../../domain/assets';
 import { CambioError } from '../../domain/errors';
 import { parseAmountValue } from '../../domain/money';
-import { operationWorkflowId } from '../../workflows/ids';
-import { inboundPaymentUpdate } from '../../workflows/operation';
+import { settleInboundPayment } from '../../payments/inbound-payments';
 import { notFound } from '../errors';
-import type { FieldCatalogue } from '../lists/filter-fields';
 import { ListQuery, runList } from '../lists/run-list';
 import { presentInboundPayment } from '../presenters/inbound-payment';
 import type { ServiceContext } from './context';
-import { startPendingWorkflow } from './workflow-starts';
 
-/** What settling a record needs: the workflow client, the outbox (a workflow not started yet), the database. */
-type SettleContext = Pick<ServiceContext, 'orm' | 'temporal' | 'config'>;
+// Step 2 and the sweep live in payments/, where the worker reaches them too.
+export { settleInboundPayment, sweepUndecidedPayments } from '../../payments/inbound-payments';
 
 export interface InboundPaymentReport {
   amount: { value: string; asset: AssetCode };
@@ -36,7 +32,6 @@ export async function recordInboundPayment(
   body: InboundPaymentReport,
   opts: { defaultEndToEndId?: string } = {},
 ): Promise<InboundPayment> {
-  const customerId = tenantOf(em);
   const op = await em.fork({ keepTransactionContext: true }).findOne(OperationSchema, { id: operationId });
   if (!op) throw notFound('operation');
   if (op.type !== 'DEPOSIT') {
@@ -48,48 +43,9 @@ export async function recordInboundPayment(
   const rail = (op.intent.fundingInstruction as { rail: string }).rail;
   const asset = body.amount.asset;
   const { payment } = await inTransaction(em, (tx) =>
-    recordPayment(tx, { customerId, operationId, accountId: op.accountId, amount: value, asset, rail, endToEndId }),
+    recordPayment(tx, { operationId, accountId: op.accountId, amount: value, asset, rail, endToEndId }),
   );
   return payment;
-}
-
-/**
- * Step 2: the deposit's workflow decides the record (a Temporal Update: matched and reconciled, or unmatched) and
- * answers once that is committed. No database transaction is open meanwhile. A workflow that was never started
- * (its start still in the outbox) is started first; one that has closed can no longer match anything, so the
- * record is left UNMATCHED here (a conditional update: only if still undecided).
- */
-export async function settleInboundPayment(s: SettleContext, payment: InboundPayment): Promise<void> {
-  if (payment.decided || !payment.operationId) return;
-  const workflowId = operationWorkflowId(payment.operationId);
-  const handle = s.temporal.workflow.getHandle(workflowId);
-  for (let attempt = 1; ; attempt++) {
-    try {
-      // The update id makes a retried request's update the same update, answered with the same outcome.
-      const updateId = `inbound-payment-${payment.id}`;
-      await handle.executeUpdate(inboundPaymentUpdate, { args: [{ paymentId: payment.id }], updateId });
-      return;
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-      if (attempt === 1) {
-        // Started by the relay meanwhile, or by us now: ask once more either way.
-        await startPendingWorkflow(s.orm, s.temporal, s.config.taskQueue, workflowId);
-        continue;
-      }
-      await leaveUnmatched(systemEm(s.orm), payment.id);
-      return;
-    }
-  }
-}
-
-/**
- * Settles the records nobody decided for `olderThanSeconds`: their reporter died between step 1 and step 2 (or
- * the workflow could not be reached) and no retry came. The worker runs it periodically; returns how many it saw.
- */
-export async function sweepUndecidedPayments(s: SettleContext, olderThanSeconds: number): Promise<number> {
-  const payments = await undecidedPayments(systemEm(s.orm), olderThanSeconds);
-  for (const payment of payments) await settleInboundPayment(s, payment);
-  return payments.length;
 }
 
 /** Both steps, then the record as decided: the operator CLI's `deposit pay`. */
@@ -106,16 +62,8 @@ export async function getInboundPayment(em: Em, id: string) {
   return presentInboundPayment(payment);
 }
 
-// docs/decisions.md: the filterable fields of GET /api/inbound-payments.
-const FIELDS: FieldCatalogue = {
-  status: { type: 'enum', values: INBOUND_PAYMENT_STATUSES, sql: 'p.status' },
-  operationId: { type: 'uuid', sql: 'p.operation_id' },
-  createdAt: { type: 'timestamp', sql: 'p.created_at' },
-};
-
 export async function listInboundPayments(em: Em, query: ListQuery, cursorSecret: string) {
-  const resource = { entity: InboundPaymentSchema, from: 'inbound_payments p', alias: 'p', catalogue: FIELDS };
-  const page = await runList(em, resource, query, cursorSecret);
+  const page = await runList(em, INBOUND_PAYMENT_LIST, query, cursorSecret);
   return { data: page.data.map(presentInboundPayment), meta: page.meta };
 }
 

@@ -2,6 +2,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Em } from '../../db/orm';
 import { PaymentInstructionSchema } from '../../db/entities';
+import { instructionStatus } from '../../db/repositories/beneficiaries';
 import { instructionDecisionSignal, InstructionDecision } from '../../workflows/instruction-review';
 import { customerIdKey } from '../../workflows/search-attributes';
 import { CambioError, notFound } from '../errors';
@@ -47,12 +48,8 @@ export async function decideInstruction(s: ServiceContext, em: Em, instructionId
 const waitWhilePending = (em: Em, instructionId: string): Promise<string> =>
   pollUntil(() => statusOf(em, instructionId), (status) => status !== 'PENDING_REVIEW');
 
-// A plain read, past the identity map, which would otherwise keep answering with the first status it saw; on the
-// caller's connection, so a request polling inside its transaction does not take a second one.
-async function statusOf(em: Em, instructionId: string): Promise<string> {
-  const rows: { status: string }[] = await em.execute('select status from payment_instructions where id = ?', [instructionId]);
-  return rows[0]?.status ?? 'PENDING_REVIEW';
-}
+const statusOf = async (em: Em, instructionId: string): Promise<string> =>
+  (await instructionStatus(em, instructionId)) ?? 'PENDING_REVIEW';
 
 const alreadyDecided = (status: string) =>
   new CambioError('INVALID_STATE', `payment instruction is ${status}; only a PENDING_REVIEW instruction can be reviewed`, { status });

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { systemEm, tenantEm } from '../../db/orm';
 import { findLogScope, redeliver } from '../../api/services/execution-logs';
 import { notFound } from '../../api/errors';
-import { isUuid } from '../../api/lists/filter-fields';
+import { isUuid } from '../../domain/list-filters';
 import { output, withServices } from '../context';
 
 export function webhookCommands(program: Command): void {

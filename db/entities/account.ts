@@ -1,6 +1,9 @@
 import { EntitySchema } from '@mikro-orm/core';
 import { StateEntry, Tag, tenantFilter, timestamp } from './common';
 
+export const ACCOUNT_STATUSES = ['ACTION_REQUIRED', 'UNDER_REVIEW', 'ACTIVE'] as const;
+export type AccountStatus = (typeof ACCOUNT_STATUSES)[number];
+
 export interface AccountAsset {
   asset: string;
   allowsVirtualAccounts: boolean;

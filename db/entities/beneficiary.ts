@@ -1,11 +1,13 @@
 import { EntitySchema } from '@mikro-orm/core';
 import { StateEntry, tenantFilter, timestamp } from './common';
 
+export const RELATIONSHIP_TYPES = ['SELF_OWNED', 'THIRD_PARTY'] as const;
+
 export interface Beneficiary {
   id: string;
   customerId: string;
   holder: Record<string, unknown>;
-  relationshipType: 'SELF_OWNED' | 'THIRD_PARTY';
+  relationshipType: (typeof RELATIONSHIP_TYPES)[number];
   createdAt: Date;
   updatedAt: Date;
 }

@@ -1,11 +1,7 @@
 import type { EntitySchemaMetadata } from '@mikro-orm/core';
 
-/** One entry of a resource's `states` history (spec: State entry). */
-export interface StateEntry {
-  status: string;
-  createdAt: string;
-  reason?: { code: string; message: string; details: Record<string, unknown> };
-}
+// The history entry's shape is the domain's (domain/states.ts); entities store it as JSON.
+export type { StateEntry } from '../../domain/states';
 
 export interface Tag {
   key: string | null;

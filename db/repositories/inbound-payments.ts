@@ -1,11 +1,15 @@
-// Inbound payments (table `inbound_payments`): plain SQL through the caller's EntityManager and transaction. The
-// tenant is the caller's: customer-facing reads take it from the EntityManager's scope (`tenantOf`), the steps of a
-// deposit's workflow and the operator's actions address a row by id after they found it in their own scope.
+// Inbound payments (table `inbound_payments`): plain SQL through the caller's EntityManager and transaction
+// (`em.execute`, or a statement of the caller's SqlBatch). The tenant is the EntityManager's: a record is written
+// and read in its customer scope (`tenantOf`, `tenantOrSystem`), the system scope reads any; the steps of a
+// deposit's workflow and the operator's actions address a row by id after they found it in their own scope, and
+// the functions for workers and operators (`undecidedPayments`, `listPaymentsForOperators`) act across customers.
 import { randomUUID } from 'node:crypto';
-import type { Em } from '../orm';
+import { tenantOf, type Em } from '../orm';
 import { SqlBatch } from '../batch';
 import { entityFromRow, selectColumns } from '../rows';
-import { InboundPayment, InboundPaymentSchema, InboundPaymentStatus } from '../entities';
+import { INBOUND_PAYMENT_STATUSES, InboundPayment, InboundPaymentSchema, InboundPaymentStatus } from '../entities';
+import type { FieldCatalogue } from '../../domain/list-filters';
+import type { ListResource } from './lists';
 import { addPosting } from './ledger';
 import { receivePostings } from '../../domain/postings';
 import type { Dec } from '../../domain/money';
@@ -13,8 +17,24 @@ import type { Dec } from '../../domain/money';
 const columns = (em: Em, alias = 'p') => selectColumns(em, InboundPaymentSchema, alias);
 const toEntity = (em: Em, row: Record<string, unknown>) => entityFromRow(em, InboundPaymentSchema, row);
 
+/** The customer an EntityManager is scoped to, or null in the system scope (which reads every customer's). */
+function customerOrSystem(em: Em): string | null {
+  return em.getFilterParams<{ system?: boolean }>('tenant')?.system ? null : tenantOf(em);
+}
+
+/** GET /api/inbound-payments (docs/decisions.md: its filterable fields); the page is db/repositories/lists.ts. */
+export const INBOUND_PAYMENT_LIST: ListResource<InboundPayment> = {
+  entity: InboundPaymentSchema,
+  from: 'inbound_payments p',
+  alias: 'p',
+  catalogue: {
+    status: { type: 'enum', values: INBOUND_PAYMENT_STATUSES, sql: 'p.status' },
+    operationId: { type: 'uuid', sql: 'p.operation_id' },
+    createdAt: { type: 'timestamp', sql: 'p.created_at' },
+  } satisfies FieldCatalogue,
+};
+
 export interface NewPayment {
-  customerId: string;
   operationId: string;
   accountId: string;
   amount: Dec;
@@ -26,40 +46,42 @@ export interface NewPayment {
 /**
  * Records a payment the rail reported, undecided, and its arrival in the customer's suspense, in the caller's
  * transaction. The rail reference is the key: a second report of the same `endToEndId` inserts nothing and gets
- * the first record (`created` false), whatever it says, so money reported twice is counted once.
+ * the first record (`created` false), whatever it says, so money reported twice is counted once. The record is the
+ * EntityManager's customer's.
  */
 export async function recordPayment(em: Em, p: NewPayment): Promise<{ payment: InboundPayment; created: boolean }> {
   const id = randomUUID();
+  const customerId = tenantOf(em);
   const [inserted] = await em.execute(
     `insert into inbound_payments (id, operation_id, customer_id, account_id, amount, asset, rail, end_to_end_id,
        status, decided, created_at, updated_at)
      values (?, ?, ?, ?, ?, ?, ?, ?, 'UNMATCHED', false, now(), now())
      on conflict (customer_id, end_to_end_id) where remainder_of is null do nothing
      returning *`,
-    [id, p.operationId, p.customerId, p.accountId, p.amount.toFixed(), p.asset, p.rail, p.endToEndId],
+    [id, p.operationId, customerId, p.accountId, p.amount.toFixed(), p.asset, p.rail, p.endToEndId],
   );
   if (!inserted) {
     const [row] = await em.execute(
       `select ${columns(em)} from inbound_payments p
        where p.customer_id = ? and p.end_to_end_id = ? and p.remainder_of is null`,
-      [p.customerId, p.endToEndId],
+      [customerId, p.endToEndId],
     );
     return { payment: toEntity(em, row), created: false };
   }
   const batch = new SqlBatch();
   const key = `inbound:${id}:receive`;
   const description = 'inbound payment received';
-  addPosting(batch, { key, operationId: null, customerId: p.customerId, description, postings: receivePostings(p) });
+  const postings = receivePostings({ ...p, customerId });
+  addPosting(batch, { key, operationId: null, customerId, description, postings });
   await batch.run(em);
   return { payment: toEntity(em, inserted), created: true };
 }
 
 /** One record by id within the EntityManager's customer scope (or any, in the system scope); null if none. */
 export async function findPayment(em: Em, id: string, opts: { lock?: boolean } = {}): Promise<InboundPayment | null> {
-  const scope = em.getFilterParams<{ customerId?: string; system?: boolean }>('tenant');
-  const tenant = scope?.system ? '' : ' and p.customer_id = ?';
-  if (!scope?.system && !scope?.customerId) throw new Error('inbound payments are read in a customer or system scope');
-  const params = scope?.system ? [id] : [id, scope!.customerId];
+  const customerId = customerOrSystem(em);
+  const tenant = customerId === null ? '' : ' and p.customer_id = ?';
+  const params = customerId === null ? [id] : [id, customerId];
   const sql = `select ${columns(em)} from inbound_payments p where p.id = ?${tenant}${opts.lock ? ' for update' : ''}`;
   const [row] = await em.execute(sql, params);
   return row ? toEntity(em, row) : null;

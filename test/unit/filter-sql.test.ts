@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { CambioError } from '../../domain/errors';
 import { parseFilters } from '../../api/lists/filter-parser';
-import { FieldCatalogue, isIsoTimestamp, validateFilters } from '../../api/lists/filter-fields';
-import { compileFilters } from '../../api/lists/filter-sql';
+import { FieldCatalogue, isIsoTimestamp, validateFilters } from '../../domain/list-filters';
+import { compileFilters } from '../../db/lists/filter-sql';
 
 const catalogue: FieldCatalogue = {
   status: { type: 'enum', values: ['PENDING', 'COMPLETED', 'FAILED'], sql: 'o.status' },

@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { CambioError } from '../../domain/errors';
 import { parseFilters } from '../../api/lists/filter-parser';
-import { compileFilters } from '../../api/lists/filter-sql';
-import { isoMicros, parsePeriod, splitPeriod } from '../../api/services/report-period';
-import { REPORT_FIELDS } from '../../api/services/reports';
+import { compileFilters } from '../../db/lists/filter-sql';
+import { isoMicros, parsePeriod, splitPeriod } from '../../domain/report-period';
+import { REPORT_FIELDS } from '../../db/repositories/reports';
 import { codeOf } from '../helpers/errors';
 
 describe('report window', () => {

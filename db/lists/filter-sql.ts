@@ -4,8 +4,9 @@
 // embedded in the SQL comes from the catalogue (column expressions, jsonb array columns and
 // property names), which is code, not input. Every node's output is parenthesised so callers can
 // splice it into `WHERE ... AND <expr>` without worrying about precedence.
-import { FieldCatalogue, FieldLocation, FieldSpec, lookupField, validateFilters } from './filter-fields';
-import type { FilterNode, FilterOp } from './filter-parser';
+import {
+  FieldCatalogue, FieldLocation, FieldSpec, FilterNode, FilterOp, lookupField, validateFilters,
+} from '../../domain/list-filters';
 
 export interface CompiledFilter {
   sql: string;

@@ -10,7 +10,7 @@
 //   the extra row only tells us whether more rows exist that way, and is dropped (trimPage).
 //   Moving PREVIOUS means fetching in the opposite order (the rows nearest the cursor come first)
 //   and reversing the fetched rows, so the page still reads in the list's sort order.
-// - Cursors handed back with a page (pageCursors):
+// - Cursors handed back with a page (pageCursors, api/lists/page-cursors.ts):
 //     empty page                → both null
 //     NEXT (or first page)      → nextCursor = last row if more rows follow, else null;
 //                                 previousCursor = first row if the request had a cursor (we
@@ -20,10 +20,10 @@
 //                                 there is always one after)
 // - The row comparison `(createdAt, id) < (?, ?)` matches a composite index on the same columns
 //   and gives a total order even when many rows share a createdAt.
+//
+// This half builds the window's SQL and trims what it fetched; the cursors handed back are api/lists/page-cursors.ts.
 import { CambioError } from '../../domain/errors';
-import { CursorPosition, CursorSecret, SortOrder, encodeCursor } from './cursor';
-
-export type PageDirection = 'NEXT' | 'PREVIOUS';
+import type { CursorPosition, PageDirection, SortOrder } from '../../domain/list-filters';
 
 export interface KeysetOptions {
   sortOrder: SortOrder;
@@ -73,38 +73,4 @@ export function trimPage<R>(fetched: readonly R[], limit: number, reverseResults
   const rows = fetched.slice(0, limit);
   if (reverseResults) rows.reverse();
   return { rows, hasMoreInFetchDirection };
-}
-
-export interface PageCursorOptions<R> {
-  hasMoreInFetchDirection: boolean;
-  direction: PageDirection;
-  hadCursor: boolean;
-  secret: CursorSecret;
-  sortOrder: SortOrder;
-  /** createdAt with full database precision (microseconds), as an ISO string. */
-  getCreatedAt: (row: R) => string;
-  getId: (row: R) => string;
-}
-
-/** `rows` is the page as returned to the client (trimmed, in sort order); see the table above. */
-export function pageCursors<R>(
-  rows: readonly R[],
-  opts: PageCursorOptions<R>,
-): { previousCursor: string | null; nextCursor: string | null } {
-  if (rows.length === 0) return { previousCursor: null, nextCursor: null };
-  const at = (row: R): string =>
-    encodeCursor({ createdAt: opts.getCreatedAt(row), id: opts.getId(row), sortOrder: opts.sortOrder }, opts.secret);
-  const first = rows[0];
-  const last = rows[rows.length - 1];
-  // Mirrors keysetPage: without a cursor the request was for the first page, whatever direction.
-  if (opts.direction === 'NEXT' || !opts.hadCursor) {
-    return {
-      previousCursor: opts.hadCursor ? at(first) : null,
-      nextCursor: opts.hasMoreInFetchDirection ? at(last) : null,
-    };
-  }
-  return {
-    previousCursor: opts.hasMoreInFetchDirection ? at(first) : null,
-    nextCursor: at(last),
-  };
 }

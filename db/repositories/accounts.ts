@@ -1,0 +1,80 @@
+// Accounts (tables `accounts`, `ubos`, `account_documents`): entities, creates and changes go through the ORM in the
+// service. Here are the account's hot reads, hand-written: the view's UBOs and documents as JSON columns (one small
+// prepared statement beside the account's ORM read; db/raw.ts `queryRows`), and the list's resource, whose page
+// reads the same columns with its rows (db/repositories/lists.ts).
+// Tenant: the parts statement takes the customer from the EntityManager's scope (`tenantOf`); the list adds it in
+// lists.ts the same way.
+import type { Account, AccountDocument, Ubo } from '../entities/account';
+import { ACCOUNT_STATUSES, AccountDocumentSchema, AccountSchema, UboSchema } from '../entities/account';
+import type { FieldCatalogue } from '../../domain/list-filters';
+import { tenantOf, type Em } from '../orm';
+import { queryRows, statementName } from '../raw';
+import { entityFromRow } from '../rows';
+import type { ListResource } from './lists';
+import { listVersionColumn } from './list-versions';
+
+/** What an account view shows of a document: everything but its content. */
+export type DocumentSummary = Omit<AccountDocument, 'content'>;
+
+export interface AccountParts {
+  ubos: Ubo[];
+  documents: DocumentSummary[];
+}
+
+/** Filterable fields of GET /api/accounts (docs/decisions.md, "Lists and filters"); the allowlist reaching SQL. */
+export const ACCOUNT_FIELDS: FieldCatalogue = {
+  'currentState.status': { type: 'enum', values: ACCOUNT_STATUSES, sql: 'a.status' },
+  'owner.legalName': { type: 'string', sql: 'a.legal_name' },
+  createdAt: { type: 'timestamp', sql: 'a.created_at' },
+  'tags.key': { type: 'string', jsonArray: 'a.tags', prop: 'key' },
+  'tags.value': { type: 'string', jsonArray: 'a.tags', prop: 'value' },
+  'assets.asset': { type: 'string', jsonArray: 'a.assets', prop: 'asset' },
+};
+
+const DOCUMENT_SUMMARY_COLUMNS =
+  'id, account_id, customer_id, document_type, ubo_id, file_name, content_type, size_bytes, status, reason, created_at';
+
+// An account's UBOs and documents, both in creation order, as JSON columns over the account row `a`.
+const PARTS = {
+  ubos_json:
+    `(select coalesce(json_agg(u order by u.created_at, u.id), '[]') from ubos u ` +
+    `where u.account_id = a.id and u.customer_id = a.customer_id)`,
+  documents_json:
+    `(select coalesce(json_agg(d order by d.created_at, d.id), '[]') from ` +
+    `(select ${DOCUMENT_SUMMARY_COLUMNS} from account_documents ` +
+    `where account_id = a.id and customer_id = a.customer_id) d)`,
+};
+type PartsRow = { ubos_json: Record<string, unknown>[]; documents_json: Record<string, unknown>[] };
+
+const PARTS_OF_ONE =
+  `select ${Object.entries(PARTS).map(([name, sql]) => `${sql} as ${name}`).join(', ')} ` +
+  `from (values (?::uuid, ?::uuid)) a (id, customer_id)`;
+
+function partsOf(em: Em, row: PartsRow): AccountParts {
+  return {
+    ubos: row.ubos_json.map((u) => entityFromRow(em, UboSchema, u)),
+    documents: row.documents_json.map((d) => entityFromRow(em, AccountDocumentSchema, d)),
+  };
+}
+
+/** The UBOs and documents of an account of the EntityManager's customer, read-only, for its view. */
+export async function accountParts(em: Em, accountId: string): Promise<AccountParts> {
+  const [row] = await queryRows<PartsRow>(em, PARTS_OF_ONE, [accountId, tenantOf(em)], {
+    prepared: statementName(PARTS_OF_ONE),
+  });
+  return partsOf(em, row);
+}
+
+/** GET /api/accounts: each row with its parts, and the list's version read in the same statement. */
+export const ACCOUNT_LIST: ListResource<Account> = {
+  entity: AccountSchema,
+  from: 'accounts a',
+  alias: 'a',
+  catalogue: ACCOUNT_FIELDS,
+  columns: { ...PARTS, list_version: listVersionColumn('accounts', 'a') },
+};
+
+/** The parts and the list version a row of ACCOUNT_LIST carries (its `extras`). */
+export function listRowParts(em: Em, extras: Record<string, unknown>): AccountParts & { listVersion: string | null } {
+  return { ...partsOf(em, extras as PartsRow), listVersion: (extras.list_version as string | null) ?? null };
+}

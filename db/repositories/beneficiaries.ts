@@ -1,0 +1,45 @@
+// Beneficiaries and their payment instructions (tables `beneficiaries`, `payment_instructions`): through the ORM,
+// except the list's page (db/repositories/lists.ts) and the instruction counts a page shows, one grouped statement
+// (`em.execute`) per page. Tenant: the ORM's tenant filter; the hand-written statement and a new beneficiary take the
+// customer from the EntityManager's scope (`tenantOf`), here only.
+import { Beneficiary, BeneficiarySchema, PaymentInstructionSchema, RELATIONSHIP_TYPES } from '../entities';
+import type { FieldCatalogue } from '../../domain/list-filters';
+import { tenantOf, type Em } from '../orm';
+import type { ListResource } from './lists';
+
+/** GET /api/beneficiaries (docs/decisions.md, "Lists and filters": relationshipType and createdAt). */
+export const BENEFICIARY_LIST: ListResource<Beneficiary> = {
+  entity: BeneficiarySchema,
+  from: 'beneficiaries b',
+  alias: 'b',
+  catalogue: {
+    relationshipType: { type: 'enum', values: RELATIONSHIP_TYPES, sql: 'b.relationship_type' },
+    createdAt: { type: 'timestamp', sql: 'b.created_at' },
+  } satisfies FieldCatalogue,
+};
+
+/** A new beneficiary of the EntityManager's customer, persisted at the next flush. */
+export function newBeneficiary(em: Em, fields: Omit<Beneficiary, 'customerId'>): Beneficiary {
+  return em.create(BeneficiarySchema, { ...fields, customerId: tenantOf(em) });
+}
+
+/** How many payment instructions each of these beneficiaries (of the EntityManager's customer) has. */
+export async function instructionCounts(em: Em, beneficiaryIds: string[]): Promise<Map<string, number>> {
+  if (beneficiaryIds.length === 0) return new Map();
+  const rows: { beneficiary_id: string; n: number }[] = await em.getConnection().execute(
+    `select beneficiary_id, count(*)::int as n from payment_instructions
+     where customer_id = ? and beneficiary_id in (${beneficiaryIds.map(() => '?').join(', ')}) group by beneficiary_id`,
+    [tenantOf(em), ...beneficiaryIds],
+  );
+  return new Map(rows.map((r) => [r.beneficiary_id, r.n]));
+}
+
+/**
+ * An instruction's status as the database has it now, past the identity map (which would keep answering with the
+ * first status it saw), on the caller's connection; null when the scope has no such instruction.
+ */
+export async function instructionStatus(em: Em, instructionId: string): Promise<string | null> {
+  const fresh = em.fork({ keepTransactionContext: true });
+  const found = await fresh.findOne(PaymentInstructionSchema, { id: instructionId }, { fields: ['status'] });
+  return found?.status ?? null;
+}

@@ -1,0 +1,43 @@
+// What the API's probes and gauges read (GET /readyz, GET /metrics): a `select 1` and two whole-deployment counts,
+// hand-written through the EntityManager's connection (`em.execute`): they are aggregates over every customer,
+// which the ORM's entity reads are not for. Tenant: none on purpose; no figure names a customer.
+import type { Em, Orm } from '../orm';
+
+/** Resolves when Postgres answers a statement on a connection of the pool. */
+export async function pingDatabase(em: Em): Promise<void> {
+  await em.getConnection().execute('select 1');
+}
+
+export interface DeploymentGauges {
+  /** Workflow starts waiting in the outbox, and the age in seconds of the oldest (null when none waits). */
+  outbox: { count: number; oldestAgeSeconds: number | null };
+  /** Operations by type and status; absent when not asked for. */
+  operations?: Array<{ type: string; status: string; count: number }>;
+}
+
+/**
+ * The gauges' figures in one short transaction whose statements are cut at `timeoutMs`, so a slow database
+ * cannot hold a scrape (nor the connection) for longer. The per-status operation counts scan a large table, so
+ * they are read only when `withOperations`.
+ */
+export async function readDeploymentGauges(
+  orm: Orm,
+  timeoutMs: number,
+  withOperations: boolean,
+): Promise<DeploymentGauges> {
+  return orm.em.fork().transactional(async (em) => {
+    await em.execute(`set local statement_timeout = ${Math.floor(timeoutMs)}`);
+    const [outbox] = await em.execute<Array<{ n: string; age: string | null }>>(
+      `select count(*) as n, extract(epoch from now() - min(created_at)) as age from workflow_starts`,
+    );
+    const gauges: DeploymentGauges = {
+      outbox: { count: Number(outbox.n), oldestAgeSeconds: outbox.age === null ? null : Number(outbox.age) },
+    };
+    if (!withOperations) return gauges;
+    const rows = await em.execute<Array<{ type: string; status: string; n: string }>>(
+      `select type, status, count(*) as n from operations group by type, status`,
+    );
+    gauges.operations = rows.map((r) => ({ type: r.type, status: r.status, count: Number(r.n) }));
+    return gauges;
+  });
+}
