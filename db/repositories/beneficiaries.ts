@@ -1,7 +1,8 @@
-// Beneficiaries and their payment instructions (tables `beneficiaries`, `payment_instructions`): through the ORM,
-// except the list's page (db/repositories/lists.ts) and the instruction counts a page shows, one grouped statement
-// (`em.execute`) per page. Tenant: the ORM's tenant filter; the hand-written statement and a new beneficiary take the
-// customer from the EntityManager's scope (`tenantOf`), here only.
+// Beneficiaries and their payment instructions (tables `beneficiaries`, `payment_instructions`): through the ORM
+// (a QueryBuilder for the instruction counts a page shows, one grouped statement per page), except the list's page
+// (db/repositories/lists.ts). Tenant: the ORM's tenant filter; a new beneficiary takes the customer from the
+// EntityManager's scope (`tenantOf`), here only.
+import { raw } from '@mikro-orm/core';
 import { Beneficiary, BeneficiarySchema, PaymentInstructionSchema, RELATIONSHIP_TYPES } from '../entities';
 import type { FieldCatalogue } from '../../domain/list-filters';
 import { tenantOf, type Em } from '../orm';
@@ -26,12 +27,15 @@ export function newBeneficiary(em: Em, fields: Omit<Beneficiary, 'customerId'>):
 /** How many payment instructions each of these beneficiaries (of the EntityManager's customer) has. */
 export async function instructionCounts(em: Em, beneficiaryIds: string[]): Promise<Map<string, number>> {
   if (beneficiaryIds.length === 0) return new Map();
-  const rows: { beneficiary_id: string; n: number }[] = await em.getConnection().execute(
-    `select beneficiary_id, count(*)::int as n from payment_instructions
-     where customer_id = ? and beneficiary_id in (${beneficiaryIds.map(() => '?').join(', ')}) group by beneficiary_id`,
-    [tenantOf(em), ...beneficiaryIds],
-  );
-  return new Map(rows.map((r) => [r.beneficiary_id, r.n]));
+  const qb = em
+    .createQueryBuilder(PaymentInstructionSchema, 'pi')
+    .select(['pi.beneficiaryId', raw('count(*)::int').as('n')])
+    .where({ beneficiaryId: { $in: beneficiaryIds } })
+    .groupBy('pi.beneficiaryId');
+  // A QueryBuilder applies the entity's filters (the tenant) only when asked to.
+  await qb.applyFilters();
+  const rows = await qb.execute<Array<{ beneficiaryId: string; n: number }>>('all');
+  return new Map(rows.map((r) => [r.beneficiaryId, r.n]));
 }
 
 /**

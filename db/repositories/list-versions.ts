@@ -1,11 +1,14 @@
+// List versions (table `list_versions`, written by triggers only): one small prepared statement straight through
+// the driver (db/raw.ts `rawQuery`), read before every unfiltered account page. Tenant: the customer is the
+// EntityManager's scope (`tenantOf`); the version column reads the row's own customer.
 import { tenantOf, type Em } from '../orm';
-import { rawQuery } from '../raw';
+import { numbered, rawQuery } from '../raw';
 
 // The version of a customer's list (Migration20261123080000ListVersions): triggers give it a new value, at COMMIT,
 // in every transaction that changes a row the list shows. The lists that have one:
 export type VersionedList = 'accounts';
 
-const CURRENT_VERSION = 'select version from list_versions where customer_id = $1 and list = $2';
+const CURRENT_VERSION = numbered('select version from list_versions where customer_id = ? and list = ?');
 
 /**
  * The list's version now, in the EntityManager's customer scope; null when it has none (nothing of it was ever
