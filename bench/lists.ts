@@ -21,7 +21,7 @@ import { banner, cpuTable, fmt, ok, table } from './lib/report';
 import { explainAnalyze, numbered } from './lib/explain';
 
 // This bench measures how a page's cost grows with its depth, so every request reads its page: the API's copies of
-// unchanged pages (LIST_CACHE_MB, api/lists/page-cache.ts) would answer the unfiltered repeats without a read.
+// unchanged pages (LIST_CACHE_MB, db/lists/page-copies.ts) would answer the unfiltered repeats without a read.
 process.env.LIST_CACHE_MB ??= '0';
 
 const ROWS = Number(process.env.BENCH_ROWS || 1_000_000);

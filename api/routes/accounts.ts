@@ -4,7 +4,7 @@ import type { ServiceContext } from '../services/context';
 import type { Em } from '../../db/orm';
 import { listQuerySchema, ListQuery } from '../lists/run-list';
 import { accountsPageJson, createAccount, CreateAccountInput, getAccount } from '../services/accounts';
-import { PageCache } from '../lists/page-cache';
+import { PageCache } from '../../db/lists/page-copies';
 import { addUbo, DocumentInput, patchUbo, uploadDocument, UboInput, UboPatch } from '../services/account-onboarding';
 import { decideAccountReview, submitReview } from '../services/account-review';
 import type { AccountDecision } from '../../workflows/account-review';

@@ -9,7 +9,8 @@ import { ACCOUNT_LIST, accountParts, DocumentSummary, listRowParts } from '../..
 import { isValidTaxId, normalizeTaxId, TaxIdType } from '../../domain/tax-id';
 import { initialStates } from '../../domain/states';
 import { ListQuery, Page, runList } from '../lists/run-list';
-import { PageCache, servePage } from '../lists/page-cache';
+import { PageCache, servePage } from '../../db/lists/page-copies';
+import { countListPage } from '../observability/metrics';
 import { notFound, validationError } from '../errors';
 import { AccountView, presentAccount } from '../presenters/account';
 
@@ -117,7 +118,7 @@ export async function listAccounts(em: Em, query: ListQuery, cursorSecret: strin
  * was read (`servePage`), else read and kept.
  */
 export function accountsPageJson(em: Em, cache: PageCache, query: ListQuery, cursorSecret: string): Promise<Buffer> {
-  return servePage(em, cache, 'accounts', query, () => listAccounts(em, query, cursorSecret));
+  return servePage(em, cache, 'accounts', query, () => listAccounts(em, query, cursorSecret), countListPage);
 }
 
 /**

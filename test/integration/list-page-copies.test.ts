@@ -13,7 +13,7 @@ interface ListBody {
 
 /**
  * An API process answers an unfiltered account list from its copy of the page while the list's version is
- * unchanged (api/lists/page-cache.ts). Every way a listed row can change must show on the next GET: through this
+ * unchanged (db/lists/page-copies.ts). Every way a listed row can change must show on the next GET: through this
  * process, through another process (another app with its own copies), by the worker, and by plain SQL.
  */
 describe('GET /api/accounts from a kept copy of the page', () => {

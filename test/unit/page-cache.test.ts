@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { PageCache } from '../../api/lists/page-cache';
+import { PageCache } from '../../db/lists/page-copies';
 
 const page = (version: string, bytes: number) => ({ version, body: Buffer.alloc(bytes, 'x') });
 // Each key below is one character: 2 bytes counted beside its page.

@@ -1,8 +1,19 @@
-import type { Em } from '../../db/orm';
-import { tenantOf } from '../../db/orm';
-import { currentListVersion, VersionedList } from '../../db/repositories/list-versions';
-import { countListPage } from '../observability/metrics';
-import type { ListQuery } from './run-list';
+// The list-page copy: an API process keeps the JSON of the unfiltered account list pages it served, and answers a
+// repeated request from its copy after one small statement says the list's version has not changed since
+// (db/repositories/list-versions.ts; the versions are kept by triggers, Migration20261123080000ListVersions).
+// Postgres is reached only through that repository. Tenant: a copy is keyed by the EntityManager's customer
+// (`tenantOf`), the scope every statement of the page and of its version is read in. `LIST_CACHE_MB=0` turns it off.
+import { tenantOf, type Em } from '../orm';
+import { currentListVersion, VersionedList } from '../repositories/list-versions';
+
+/** What names a page of a list: its paging and filter parameters as the client sent them. */
+export interface PageQuery {
+  limit: number;
+  cursor?: string;
+  direction: string;
+  sortOrder: string;
+  filters?: string;
+}
 
 /** A page as it is sent (JSON bytes), and the version of its list it was read at. */
 interface CachedPage {
@@ -72,19 +83,26 @@ export interface FreshPage {
  * is read, and kept when it was read at a version. Filtered queries are read every time: their texts are the
  * client's, and a copy of each would only crowd out the pages that are asked for again and again.
  */
-export async function servePage(em: Em, cache: PageCache, list: VersionedList, query: ListQuery, read: () => Promise<FreshPage>): Promise<Buffer> {
+export async function servePage(
+  em: Em,
+  cache: PageCache,
+  list: VersionedList,
+  query: PageQuery,
+  read: () => Promise<FreshPage>,
+  served: (source: 'copy' | 'read') => void = () => {},
+): Promise<Buffer> {
   if (query.filters !== undefined) return Buffer.from(JSON.stringify((await read()).body));
   // The customer comes from the EntityManager's scope, like every condition of the page's own statement.
   const key = [tenantOf(em), list, query.limit, query.direction, query.sortOrder, query.cursor ?? ''].join('\n');
   const kept = cache.get(key);
   if (kept && (await currentListVersion(em, list)) === kept.version) {
-    countListPage('copy');
+    served('copy');
     return kept.body;
   }
   const fresh = await read();
   const body = Buffer.from(JSON.stringify(fresh.body));
   if (fresh.version !== null) cache.set(key, { version: fresh.version, body });
   else cache.delete(key);
-  countListPage('read');
+  served('read');
   return body;
 }
