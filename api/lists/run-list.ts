@@ -45,7 +45,12 @@ export interface Page<T> {
  * condition from the EntityManager's scope, the fixed condition, the filter, the keyset window) is
  * db/repositories/lists.ts; the cursors handed back are signed here.
  */
-export async function runList<T extends object>(em: Em, resource: ListResource<T>, query: ListQuery, cursorSecret: string): Promise<Page<T>> {
+export async function runList<T extends object>(
+  em: Em,
+  resource: ListResource<T>,
+  query: ListQuery,
+  cursorSecret: string,
+): Promise<Page<T>> {
   const filter = parseFilters(query.filters);
   validateFilters(filter, resource.catalogue);
   const cursor = query.cursor ? decodeCursor(query.cursor, cursorSecret) : undefined;
