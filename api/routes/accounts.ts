@@ -31,7 +31,7 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     bodyRequired: true,
     response: { status: 201, schema: ref('Account') },
     async handler(ctx) {
-      ctx.body = await createAccount(em(ctx), ctx.state.customerId, body<CreateAccountInput>(ctx));
+      ctx.body = await createAccount(em(ctx), body<CreateAccountInput>(ctx));
       ctx.status = 201;
     },
   });

@@ -5,7 +5,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { Em } from '../../db/orm';
 import { inTransaction } from '../../db/transaction';
 import { Account, AccountDocumentSchema, AccountSchema, AccountTag, CompanyOwner, Ubo, UboSchema } from '../../db/entities/account';
-import { ACCOUNT_LIST, accountParts, DocumentSummary, listRowParts } from '../../db/repositories/accounts';
+import { ACCOUNT_LIST, accountParts, DocumentSummary, listRowParts, newAccount } from '../../db/repositories/accounts';
 import { isValidTaxId, normalizeTaxId, TaxIdType } from '../../domain/tax-id';
 import { initialStates } from '../../domain/states';
 import { ListQuery, Page, runList } from '../lists/run-list';
@@ -42,7 +42,8 @@ function checkUniqueAssets(assets: CreateAccountInput['assets']): void {
   });
 }
 
-export async function createAccount(em: Em, customerId: string, input: CreateAccountInput): Promise<AccountView> {
+/** A new account of the EntityManager's customer. */
+export async function createAccount(em: Em, input: CreateAccountInput): Promise<AccountView> {
   checkUniqueAssets(input.assets);
   const taxId = checkTaxId('/owner/taxId', input.owner.taxId);
   // Ajv's `date` format proves a real calendar day; a company cannot have been incorporated tomorrow.
@@ -51,9 +52,8 @@ export async function createAccount(em: Em, customerId: string, input: CreateAcc
   }
   const now = new Date();
   const owner: CompanyOwner = { ...input.owner, taxId };
-  const account = em.create(AccountSchema, {
+  const account = newAccount(em, {
     id: randomUUID(),
-    customerId,
     owner,
     legalName: owner.legalName,
     status: 'ACTION_REQUIRED',

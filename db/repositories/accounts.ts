@@ -1,9 +1,9 @@
-// Accounts (tables `accounts`, `ubos`, `account_documents`): entities, creates and changes go through the ORM in the
-// service. Here are the account's hot reads, hand-written: the view's UBOs and documents as JSON columns (one small
-// prepared statement beside the account's ORM read; db/raw.ts `queryRows`), and the list's resource, whose page
-// reads the same columns with its rows (db/repositories/lists.ts).
-// Tenant: the parts statement takes the customer from the EntityManager's scope (`tenantOf`); the list adds it in
-// lists.ts the same way.
+// Accounts (tables `accounts`, `ubos`, `account_documents`): entities, reads by id and changes go through the ORM
+// (its tenant filter) in the services. Here are a new account and the account's hot reads, hand-written: the view's
+// UBOs and documents as JSON columns (one small prepared statement beside the account's ORM read; db/raw.ts
+// `queryRows`), and the list's resource, whose page reads the same columns with its rows (db/repositories/lists.ts).
+// Tenant: a new account and the parts statement take the customer from the EntityManager's scope (`tenantOf`); the
+// list adds it in lists.ts the same way.
 import type { Account, AccountDocument, Ubo } from '../entities/account';
 import { ACCOUNT_STATUSES, AccountDocumentSchema, AccountSchema, UboSchema } from '../entities/account';
 import type { FieldCatalogue } from '../../domain/list-filters';
@@ -19,6 +19,11 @@ export type DocumentSummary = Omit<AccountDocument, 'content'>;
 export interface AccountParts {
   ubos: Ubo[];
   documents: DocumentSummary[];
+}
+
+/** A new account of the EntityManager's customer, persisted at the next flush. */
+export function newAccount(em: Em, fields: Omit<Account, 'customerId'>): Account {
+  return em.create(AccountSchema, { ...fields, customerId: tenantOf(em) });
 }
 
 /** Filterable fields of GET /api/accounts (docs/decisions.md, "Lists and filters"); the allowlist reaching SQL. */
