@@ -2,7 +2,7 @@
 //
 // Format: `<payload>.<signature>`, both base64url without padding, where payload is the JSON
 // `{ t: createdAt, i: id, o: 'ASC' | 'DESC' }` and signature is HMAC-SHA256(secret, payload).
-// Signing is what lets keyset.ts put `t` and `i` into SQL parameters without re-checking that
+// Signing is what lets db/lists/keyset.ts put `t` and `i` into SQL parameters without re-checking that
 // the client did not forge a position; the contents are still validated after verification so a
 // secret shared with an older encoder cannot smuggle in a malformed timestamp.
 //

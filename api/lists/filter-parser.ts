@@ -14,7 +14,7 @@
 //
 // The query string was already URL-decoded once by the HTTP framework; decoding again here would
 // let `%2C` smuggle a separator past the client's quoting, so we never do.
-// Whether a field exists or a value has the right type is checked later (filter-fields.ts),
+// Whether a field exists or a value has the right type is checked later (domain/list-filters.ts),
 // against the resource's catalogue.
 import { CambioError } from '../../domain/errors';
 import { FILTER_OPS, type FilterNode, type FilterOp } from '../../domain/list-filters';
