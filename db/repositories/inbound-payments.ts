@@ -1,8 +1,11 @@
 // Inbound payments (table `inbound_payments`): plain SQL through the caller's EntityManager and transaction
-// (`em.execute`, or a statement of the caller's SqlBatch). The tenant is the EntityManager's: a record is written
-// and read in its customer scope (`tenantOf`, `tenantOrSystem`), the system scope reads any; the steps of a
-// deposit's workflow and the operator's actions address a row by id after they found it in their own scope, and
-// the functions for workers and operators (`undecidedPayments`, `listPaymentsForOperators`) act across customers.
+// (`em.execute`, or a statement of the caller's SqlBatch). Plain rather than ORM because a record is written once
+// whatever the retries (`on conflict do nothing`) and is then changed only by batched statements beside the
+// deposit's own (addDecision, addRemainder): reads return plain objects, never managed entities that a flush would
+// write again. The tenant is the EntityManager's: a record is written and read in its customer scope (`tenantOf`),
+// the system scope reads any; the steps of a deposit's workflow and the operator's actions address a row by id
+// after they found it in their own scope, and the functions for workers and operators (`undecidedPayments`,
+// `listPaymentsForOperators`) act across customers.
 import { randomUUID } from 'node:crypto';
 import { tenantOf, type Em } from '../orm';
 import { SqlBatch } from '../batch';
