@@ -11,7 +11,7 @@ import { CambioError, notFound, validationError } from '../errors';
 import { FieldCatalogue } from '../lists/filter-fields';
 import { ListQuery, Page, runList } from '../lists/run-list';
 import { Holder, presentBeneficiary, presentBeneficiarySummary } from '../presenters/beneficiary';
-import { instructionEventPayload } from '../../events/beneficiary';
+import { instructionEventPayload } from '../../webhooks/beneficiary-event';
 import { RELATIONSHIP_TYPES } from '../schemas/beneficiaries';
 import { instructionReviewWorkflowId } from '../../workflows/ids';
 import type { ServiceContext } from './context';

@@ -9,7 +9,7 @@ import { temporal as proto } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { tenantEm } from '../../db/orm';
 import { createBeneficiary } from '../../api/services/beneficiaries';
-import { createSubscription } from '../../api/services/subscriptions';
+import { createSubscription } from '../../webhooks/subscriptions';
 import { webhookDeliveryWorkflowId } from '../../workflows/ids';
 import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
 import { Receiver } from '../helpers/receiver';

@@ -1,9 +1,9 @@
-import type { Em } from '../../db/orm';
-import { DomainEvent, DomainEventSchema } from '../../db/entities';
-import { EVENT_TYPES } from '../../events/types';
-import { notFound } from '../errors';
-import type { FieldCatalogue } from '../lists/filter-fields';
-import { ListQuery, runList } from '../lists/run-list';
+import type { Em } from '../db/orm';
+import { DomainEvent, DomainEventSchema } from '../db/entities';
+import { EVENT_TYPES } from './event-types';
+import { notFound } from '../api/errors';
+import type { FieldCatalogue } from '../api/lists/filter-fields';
+import { ListQuery, runList } from '../api/lists/run-list';
 
 /**
  * Events read back (docs/decisions.md, "Webhook recovery"): `payload` is the body every delivery of the event

@@ -1,14 +1,14 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { TypedSearchAttributes, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import type { Em } from '../../db/orm';
-import { ExecutionLog, ExecutionLogSchema, WebhookSubscriptionSchema } from '../../db/entities';
-import { webhookDeliveryWorkflowId } from '../../workflows/ids';
-import { customerIdKey } from '../../workflows/search-attributes';
-import type { WebhookDeliveryInput } from '../../workflows/webhook-delivery';
-import { CambioError, notFound } from '../errors';
-import { ListQuery, runList } from '../lists/run-list';
-import { presentExecutionLog } from '../presenters/subscription';
-import type { ServiceContext } from './context';
+import type { Em } from '../db/orm';
+import { ExecutionLog, ExecutionLogSchema, WebhookSubscriptionSchema } from '../db/entities';
+import { webhookDeliveryWorkflowId } from '../workflows/ids';
+import { customerIdKey } from '../workflows/search-attributes';
+import type { WebhookDeliveryInput } from './delivery-workflow';
+import { CambioError, notFound } from '../api/errors';
+import { ListQuery, runList } from '../api/lists/run-list';
+import { presentExecutionLog } from '../api/presenters/subscription';
+import type { ServiceContext } from '../api/services/context';
 
 /** The caller's subscription, deleted ones included: their logs stay readable. */
 async function findSubscription(em: Em, subscriptionId: string) {

@@ -1,9 +1,9 @@
-import type { Em } from '../../db/orm';
-import { inTransaction } from '../../db/transaction';
-import { WebhookSubscriptionSchema } from '../../db/entities';
-import { queueRecovery } from '../../db/repositories/webhook-recovery';
-import { CambioError, notFound } from '../errors';
-import type { ServiceContext } from './context';
+import type { Em } from '../db/orm';
+import { inTransaction } from '../db/transaction';
+import { WebhookSubscriptionSchema } from '../db/entities';
+import { queueRecovery } from '../db/repositories/webhook-recovery';
+import { CambioError, notFound } from '../api/errors';
+import type { ServiceContext } from '../api/services/context';
 
 /** How far back a recover may reach (Svix's limit): older deliveries are better caught up through GET /api/events. */
 export const RECOVER_MAX_AGE_DAYS = 14;

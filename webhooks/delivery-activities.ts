@@ -6,12 +6,12 @@ import { entityFromRow } from '../db/rows';
 import { ExecutionLog, ExecutionLogSchema, WebhookSubscription, WebhookSubscriptionSchema } from '../db/entities';
 import { afterAttempt, AttemptSent } from '../db/repositories/webhook-recovery';
 import { CambioError } from '../domain/errors';
-import { openSecret } from '../webhooks/secrets';
-import { AttemptOutcome, postWebhook, signedHeaders } from '../webhooks/send';
-import { checkWebhookUrl, dnsResolve } from '../webhooks/url-policy';
-import { EndpointPermits, Permit } from '../webhooks/endpoint-permits';
-import type { ActivityDeps } from './deps';
-import { asActivity } from './failures';
+import { openSecret } from './secrets';
+import { AttemptOutcome, postWebhook, signedHeaders } from './send';
+import { checkWebhookUrl, dnsResolve } from './url-policy';
+import { EndpointPermits, Permit } from './endpoint-permits';
+import type { ActivityDeps } from '../activities/deps';
+import { asActivity } from '../activities/failures';
 
 export interface DeliveryAttempt {
   executionLogId: string;

@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
-import type { Em } from '../../db/orm';
-import { inTransaction } from '../../db/transaction';
-import { SubscriptionStatus, WebhookSubscription, WebhookSubscriptionSchema } from '../../db/entities';
-import { HEALTH_RESET } from '../../db/repositories/webhook-recovery';
-import { allResources, EVENT_TYPES_BY_RESOURCE, ResourceEvents } from '../../events/types';
-import { newWebhookSecret, ROTATION_OVERLAP_MS, sealSecret } from '../../webhooks/secrets';
-import { checkWebhookUrl, dnsResolve } from '../../webhooks/url-policy';
-import { FieldCatalogue } from '../lists/filter-fields';
-import { ListQuery, runList } from '../lists/run-list';
-import { notFound, validationError } from '../errors';
-import { presentSubscription } from '../presenters/subscription';
-import type { ServiceContext } from './context';
+import type { Em } from '../db/orm';
+import { inTransaction } from '../db/transaction';
+import { SubscriptionStatus, WebhookSubscription, WebhookSubscriptionSchema } from '../db/entities';
+import { HEALTH_RESET } from '../db/repositories/webhook-recovery';
+import { allResources, EVENT_TYPES_BY_RESOURCE, ResourceEvents } from './event-types';
+import { newWebhookSecret, ROTATION_OVERLAP_MS, sealSecret } from './secrets';
+import { checkWebhookUrl, dnsResolve } from './url-policy';
+import { FieldCatalogue } from '../api/lists/filter-fields';
+import { ListQuery, runList } from '../api/lists/run-list';
+import { notFound, validationError } from '../api/errors';
+import { presentSubscription } from '../api/presenters/subscription';
+import type { ServiceContext } from '../api/services/context';
 
 export interface SubscriptionInput {
   url: string;
