@@ -1,0 +1,59 @@
+/**
+ * Execution logs as the delivery attempt reads and writes them (webhooks/delivery-activities.ts): one delivery of
+ * one event to one subscription. Straight through the driver (`rawQuery`, prepared), outside any transaction, so no
+ * connection is held during the POST between the read and the write. Tenant: none applied; these run in a worker's
+ * system scope and the log id (from the workflow) names the row. Customer-facing reads of logs go through the ORM
+ * (webhooks/execution-logs.ts), under its tenant filter; recovery and health live in webhook-recovery.ts.
+ */
+import { CambioError } from '../../domain/errors';
+import { ExecutionLog, ExecutionLogSchema, WebhookSubscription, WebhookSubscriptionSchema } from '../entities';
+import type { Em } from '../orm';
+import { numbered, rawQuery } from '../raw';
+import { entityFromRow } from '../rows';
+
+// The log and its subscription in one round trip, each row as JSON (a fixed result type, so the prepared statement
+// survives a migration that adds a column), read-only: the attempt is written by `recordAttempt` alone.
+const LOG_AND_SUBSCRIPTION = numbered(
+  'select row_to_json(l) as log, (select row_to_json(s) from webhook_subscriptions s where s.id = l.subscription_id) as sub ' +
+    'from execution_logs l where l.id = ?',
+);
+
+/** A delivery's log and its subscription (deleted ones too); NOT_FOUND when the log does not exist. */
+export async function readLogAndSubscription(
+  em: Em,
+  executionLogId: string,
+): Promise<{ log: ExecutionLog; sub: WebhookSubscription }> {
+  const [row] = await rawQuery<{ log: Record<string, unknown>; sub: Record<string, unknown> }>(
+    em,
+    LOG_AND_SUBSCRIPTION,
+    [executionLogId],
+    { prepared: 'cambio-delivery-attempt' },
+  );
+  if (!row) throw new CambioError('NOT_FOUND', `execution log ${executionLogId} not found`);
+  return { log: entityFromRow(em, ExecutionLogSchema, row.log), sub: entityFromRow(em, WebhookSubscriptionSchema, row.sub) };
+}
+
+/** What attempt n did, as the log records it. */
+export interface RecordedAttempt {
+  attempt: number;
+  httpStatus: number;
+  status: 'SUCCESS' | 'FAILED';
+  error: string | null;
+  /** The URL it was sent to (the subscription's at the time of the attempt). */
+  url: string;
+}
+
+const RECORD_ATTEMPT = numbered(
+  `update execution_logs set attempts = ?, http_status = ?, status = ?, error = ?, url = ?, updated_at = ?
+   where id = ? and attempts < ?`,
+);
+
+/** Writes attempt n unless it is already there (the guard on `attempts` makes a replayed write a no-op). */
+export async function recordAttempt(em: Em, executionLogId: string, a: RecordedAttempt): Promise<void> {
+  await rawQuery(
+    em,
+    RECORD_ATTEMPT,
+    [a.attempt, a.httpStatus, a.status, a.error, a.url, new Date(), executionLogId, a.attempt],
+    { prepared: 'cambio-delivery-record' },
+  );
+}
