@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { LockMode } from '@mikro-orm/core';
 import type { Em } from '../db/orm';
 import { inTransaction } from '../db/transaction';
 import { SubscriptionStatus, WebhookSubscription, WebhookSubscriptionSchema } from '../db/entities';
+import { addSubscription, findLiveSubscription, lockLiveSubscription } from '../db/repositories/webhook-subscriptions';
 import { HEALTH_RESET } from '../db/repositories/webhook-recovery';
 import { allResources, EVENT_TYPES_BY_RESOURCE, ResourceEvents } from './event-types';
 import { newWebhookSecret, ROTATION_OVERLAP_MS, sealSecret } from './secrets';
@@ -55,15 +55,9 @@ function resolveResources(
   return resources;
 }
 
-function customerIdOf(em: Em): string {
-  const scope = em.getFilterParams<{ customerId?: string }>('tenant');
-  if (!scope?.customerId) throw new Error('subscriptions are written in a customer scope only');
-  return scope.customerId;
-}
-
 /** A live (not deleted) subscription of the caller, locked for the change; 404 otherwise. */
 async function lockLive(em: Em, id: string): Promise<WebhookSubscription> {
-  const sub = await em.findOne(WebhookSubscriptionSchema, { id, deletedAt: null }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  const sub = await lockLiveSubscription(em, id);
   if (!sub) throw notFound('subscription');
   return sub;
 }
@@ -76,9 +70,8 @@ export async function createSubscription(s: ServiceContext, em: Em, input: Subsc
   const secret = newWebhookSecret();
   const now = new Date();
   const sub = await inTransaction(em, async (tx) =>
-    tx.create(WebhookSubscriptionSchema, {
+    addSubscription(tx, {
       id: randomUUID(),
-      customerId: customerIdOf(em),
       url: input.url,
       includeAll,
       resources,
@@ -150,7 +143,7 @@ export async function rotateSubscriptionSecret(s: ServiceContext, em: Em, id: st
 }
 
 export async function getSubscription(em: Em, id: string) {
-  const sub = await em.findOne(WebhookSubscriptionSchema, { id, deletedAt: null }, { refresh: true });
+  const sub = await findLiveSubscription(em, id);
   if (!sub) throw notFound('subscription');
   return presentSubscription(sub);
 }

@@ -1,15 +1,27 @@
 /**
- * Execution logs as the delivery attempt reads and writes them (webhooks/delivery-activities.ts): one delivery of
- * one event to one subscription. Straight through the driver (`rawQuery`, prepared), outside any transaction, so no
- * connection is held during the POST between the read and the write. Tenant: none applied; these run in a worker's
- * system scope and the log id (from the workflow) names the row. Customer-facing reads of logs go through the ORM
- * (webhooks/execution-logs.ts), under its tenant filter; recovery and health live in webhook-recovery.ts.
+ * Execution logs (table `execution_logs`): one delivery of one event to one subscription. Two ways in:
+ * - the customer's and the operator's reads go through the ORM; tenant: the ORM's tenant filter (an operator's
+ *   system-scoped EntityManager sees every customer, and the function says so);
+ * - the delivery attempt (webhooks/delivery-activities.ts) reads and writes straight through the driver (`rawQuery`,
+ *   prepared), outside any transaction, so no connection is held during the POST. Tenant: none applied; it runs in
+ *   a worker's system scope and the log id (from the workflow) names the row.
+ * Rows are created by the event fan-out (events.ts); recovery and subscription health are in webhook-recovery.ts.
  */
 import { CambioError } from '../../domain/errors';
 import { ExecutionLog, ExecutionLogSchema, WebhookSubscription, WebhookSubscriptionSchema } from '../entities';
 import type { Em } from '../orm';
 import { numbered, rawQuery } from '../raw';
 import { entityFromRow } from '../rows';
+
+/** A log of the subscription visible to its customer: it becomes visible when its first attempt ends. */
+export function findVisibleLog(em: Em, subscriptionId: string, executionLogId: string): Promise<ExecutionLog | null> {
+  return em.findOne(ExecutionLogSchema, { id: executionLogId, subscriptionId, attempts: { $gt: 0 } }, { refresh: true });
+}
+
+/** For operators (a system-scoped EntityManager): a visible log by its id alone, whichever its customer. */
+export function findVisibleLogOfAnyCustomer(systemScoped: Em, executionLogId: string): Promise<ExecutionLog | null> {
+  return systemScoped.findOne(ExecutionLogSchema, { id: executionLogId, attempts: { $gt: 0 } });
+}
 
 // The log and its subscription in one round trip, each row as JSON (a fixed result type, so the prepared statement
 // survives a migration that adds a column), read-only: the attempt is written by `recordAttempt` alone.
