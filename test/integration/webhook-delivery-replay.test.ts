@@ -1,4 +1,4 @@
-// The delivery attempt changed twice (workflows/webhook-delivery.ts): from an ordinary activity on the main queue
+// The delivery attempt changed twice (webhooks/delivery-workflow.ts): from an ordinary activity on the main queue
 // to a local activity, then to an ordinary activity on the webhook task queue. Deliveries started on either older
 // path may still be waiting between retries for up to a day: their histories must replay on the current code
 // without a nondeterminism error, and new deliveries must take the current path.
