@@ -1,14 +1,14 @@
 import type { Em } from '../db/orm';
-import { DomainEvent, DomainEventSchema } from '../db/entities';
+import type { DomainEvent } from '../db/entities';
+import { eventList, findEvent } from '../db/repositories/event-reads';
 import { EVENT_TYPES } from './event-types';
 import { notFound } from '../api/errors';
-import type { FieldCatalogue } from '../api/lists/filter-fields';
 import { ListQuery, runList } from '../api/lists/run-list';
 
 /**
  * Events read back (docs/decisions.md, "Webhook recovery"): `payload` is the body every delivery of the event
  * carried, key for key (the column is `json`, which keeps the text as written). Tenant: the EntityManager's
- * customer scope (the entity's tenant filter, and runList's customer condition).
+ * customer scope, applied by db/repositories/event-reads.ts.
  */
 export const presentEvent = (e: DomainEvent) => ({
   id: e.id,
@@ -17,20 +17,16 @@ export const presentEvent = (e: DomainEvent) => ({
   payload: e.payload,
 });
 
-// Filters of the events list: the type, and the recording time (to resume where a receiver stopped).
-const CATALOGUE: FieldCatalogue = {
-  type: { type: 'enum', values: EVENT_TYPES, sql: 'e.type' },
-  createdAt: { type: 'timestamp', sql: 'e.created_at' },
-};
+// Built once: the list's filters take the catalogue's event types.
+const EVENT_LIST = eventList(EVENT_TYPES);
 
 export async function listEvents(em: Em, query: ListQuery, cursorSecret: string) {
-  const resource = { entity: DomainEventSchema, from: 'events e', alias: 'e', catalogue: CATALOGUE };
-  const page = await runList(em, resource, query, cursorSecret);
+  const page = await runList(em, EVENT_LIST, query, cursorSecret);
   return { data: page.data.map(presentEvent), meta: page.meta };
 }
 
 export async function getEvent(em: Em, id: string) {
-  const event = await em.findOne(DomainEventSchema, { id }, { refresh: true });
+  const event = await findEvent(em, id);
   if (!event) throw notFound('event');
   return presentEvent(event);
 }

@@ -1,8 +1,8 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { TypedSearchAttributes, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Em } from '../db/orm';
-import { ExecutionLog, ExecutionLogSchema } from '../db/entities';
-import { findVisibleLog, findVisibleLogOfAnyCustomer } from '../db/repositories/execution-logs';
+import type { ExecutionLog } from '../db/entities';
+import { executionLogList, findVisibleLog, findVisibleLogOfAnyCustomer } from '../db/repositories/execution-logs';
 import { findSubscription } from '../db/repositories/webhook-subscriptions';
 import { webhookDeliveryWorkflowId } from '../workflows/ids';
 import { customerIdKey } from '../workflows/search-attributes';
@@ -29,12 +29,7 @@ async function findLog(em: Em, subscriptionId: string, executionLogId: string): 
 
 export async function listExecutionLogs(em: Em, subscriptionId: string, query: ListQuery, cursorSecret: string) {
   // The query's own errors (a bad cursor) come first, as on every list; then the subscription must exist.
-  const page = await runList(
-    em,
-    { entity: ExecutionLogSchema, from: 'execution_logs l', alias: 'l', catalogue: {}, where: { sql: 'l.subscription_id = ? and l.attempts > 0', params: [subscriptionId] } },
-    query,
-    cursorSecret,
-  );
+  const page = await runList(em, executionLogList(subscriptionId), query, cursorSecret);
   await subscriptionOf(em, subscriptionId);
   return { data: page.data.map(presentExecutionLog), meta: page.meta };
 }

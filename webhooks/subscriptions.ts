@@ -1,13 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Em } from '../db/orm';
 import { inTransaction } from '../db/transaction';
-import { SubscriptionStatus, WebhookSubscription, WebhookSubscriptionSchema } from '../db/entities';
-import { addSubscription, findLiveSubscription, lockLiveSubscription } from '../db/repositories/webhook-subscriptions';
+import { SubscriptionStatus, WebhookSubscription } from '../db/entities';
+import {
+  addSubscription,
+  findLiveSubscription,
+  lockLiveSubscription,
+  SUBSCRIPTION_LIST,
+} from '../db/repositories/webhook-subscriptions';
 import { HEALTH_RESET } from '../db/repositories/webhook-recovery';
 import { allResources, EVENT_TYPES_BY_RESOURCE, ResourceEvents } from './event-types';
 import { newWebhookSecret, ROTATION_OVERLAP_MS, sealSecret } from './secrets';
 import { checkWebhookUrl, dnsResolve } from './url-policy';
-import { FieldCatalogue } from '../api/lists/filter-fields';
 import { ListQuery, runList } from '../api/lists/run-list';
 import { notFound, validationError } from '../api/errors';
 import { presentSubscription } from '../api/presenters/subscription';
@@ -148,18 +152,7 @@ export async function getSubscription(em: Em, id: string) {
   return presentSubscription(sub);
 }
 
-// docs/decisions.md, Webhooks: subscriptions filter on url and createdAt.
-const CATALOGUE: FieldCatalogue = {
-  url: { type: 'string', sql: 's.url' },
-  createdAt: { type: 'timestamp', sql: 's.created_at' },
-};
-
 export async function listSubscriptions(em: Em, query: ListQuery, cursorSecret: string) {
-  const page = await runList(
-    em,
-    { entity: WebhookSubscriptionSchema, from: 'webhook_subscriptions s', alias: 's', catalogue: CATALOGUE, where: { sql: 's.deleted_at is null', params: [] } },
-    query,
-    cursorSecret,
-  );
+  const page = await runList(em, SUBSCRIPTION_LIST, query, cursorSecret);
   return { data: page.data.map(presentSubscription), meta: page.meta };
 }

@@ -1,12 +1,15 @@
 /**
  * Execution logs (table `execution_logs`): one delivery of one event to one subscription. Two ways in:
  * - the customer's and the operator's reads go through the ORM; tenant: the ORM's tenant filter (an operator's
- *   system-scoped EntityManager sees every customer, and the function says so);
+ *   system-scoped EntityManager sees every customer, and the function says so); the list page is run by the list
+ *   machinery, which adds the customer from the EntityManager's scope;
  * - the delivery attempt (webhooks/delivery-activities.ts) reads and writes straight through the driver (`rawQuery`,
  *   prepared), outside any transaction, so no connection is held during the POST. Tenant: none applied; it runs in
  *   a worker's system scope and the log id (from the workflow) names the row.
  * Rows are created by the event fan-out (events.ts); recovery and subscription health are in webhook-recovery.ts.
  */
+// Types only, until the list machinery's types live under db/ (the services-sql branch moves them).
+import type { ListResource } from '../../api/lists/run-list';
 import { CambioError } from '../../domain/errors';
 import { ExecutionLog, ExecutionLogSchema, WebhookSubscription, WebhookSubscriptionSchema } from '../entities';
 import type { Em } from '../orm';
@@ -21,6 +24,17 @@ export function findVisibleLog(em: Em, subscriptionId: string, executionLogId: s
 /** For operators (a system-scoped EntityManager): a visible log by its id alone, whichever its customer. */
 export function findVisibleLogOfAnyCustomer(systemScoped: Em, executionLogId: string): Promise<ExecutionLog | null> {
   return systemScoped.findOne(ExecutionLogSchema, { id: executionLogId, attempts: { $gt: 0 } });
+}
+
+/** A subscription's visible logs, for its list page (no filters: docs/decisions.md, Webhooks). */
+export function executionLogList(subscriptionId: string): ListResource<ExecutionLog> {
+  return {
+    entity: ExecutionLogSchema,
+    from: 'execution_logs l',
+    alias: 'l',
+    catalogue: {},
+    where: { sql: 'l.subscription_id = ? and l.attempts > 0', params: [subscriptionId] },
+  };
 }
 
 // The log and its subscription in one round trip, each row as JSON (a fixed result type, so the prepared statement

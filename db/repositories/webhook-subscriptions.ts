@@ -2,9 +2,12 @@
  * Webhook subscriptions (table `webhook_subscriptions`) as the customer's API reads and writes them. Through the ORM
  * (entity reads, a `PESSIMISTIC_WRITE` lock for a change, flush by the caller's transaction). Tenant: the ORM's tenant
  * filter on every read; a new row takes its customer from the EntityManager's scope (`tenantOf`), never from the
- * caller. The delivery attempt's reads and the health bookkeeping are in execution-logs.ts and webhook-recovery.ts.
+ * caller; the list page (SUBSCRIPTION_LIST, run by the list machinery) adds it from the same scope. The delivery
+ * attempt's reads and the health bookkeeping are in execution-logs.ts and webhook-recovery.ts.
  */
 import { LockMode } from '@mikro-orm/core';
+// Types only, until the list machinery's types live under db/ (the services-sql branch moves them).
+import type { ListResource } from '../../api/lists/run-list';
 import { WebhookSubscription, WebhookSubscriptionSchema } from '../entities';
 import type { Em } from '../orm';
 import { tenantOf } from '../orm';
@@ -31,3 +34,15 @@ export function findLiveSubscription(em: Em, id: string): Promise<WebhookSubscri
 export function findSubscription(em: Em, id: string): Promise<WebhookSubscription | null> {
   return em.findOne(WebhookSubscriptionSchema, { id }, { refresh: true });
 }
+
+/** GET /api/subscriptions: live subscriptions, filtered on url and createdAt (docs/decisions.md, Webhooks). */
+export const SUBSCRIPTION_LIST: ListResource<WebhookSubscription> = {
+  entity: WebhookSubscriptionSchema,
+  from: 'webhook_subscriptions s',
+  alias: 's',
+  catalogue: {
+    url: { type: 'string', sql: 's.url' },
+    createdAt: { type: 'timestamp', sql: 's.created_at' },
+  },
+  where: { sql: 's.deleted_at is null', params: [] },
+};
