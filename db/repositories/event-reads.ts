@@ -4,8 +4,6 @@
  * Tenant: the ORM's tenant filter for the one event; the list machinery adds the customer from the
  * EntityManager's scope.
  */
-// Types only, until the list machinery's types live under db/ (the services-sql branch moves them).
-import type { ListResource } from '../../api/lists/run-list';
 import { DomainEvent, DomainEventSchema } from '../entities';
 import type { Em } from '../orm';
 
@@ -17,15 +15,16 @@ export function findEvent(em: Em, id: string): Promise<DomainEvent | null> {
 /**
  * The events list, filtered on its type (one of `types`: the catalogue is the webhooks' to say) and on the
  * recording time, so a receiver can resume where it stopped.
+ * Shaped as the list machinery's `ListResource` (checked where `runList` takes it: db/ imports nothing from api/).
  */
-export function eventList(types: readonly string[]): ListResource<DomainEvent> {
+export function eventList(types: readonly string[]) {
   return {
     entity: DomainEventSchema,
     from: 'events e',
     alias: 'e',
     catalogue: {
-      type: { type: 'enum', values: types, sql: 'e.type' },
-      createdAt: { type: 'timestamp', sql: 'e.created_at' },
+      type: { type: 'enum' as const, values: types, sql: 'e.type' },
+      createdAt: { type: 'timestamp' as const, sql: 'e.created_at' },
     },
   };
 }

@@ -8,8 +8,6 @@
  *   a worker's system scope and the log id (from the workflow) names the row.
  * Rows are created by the event fan-out (events.ts); recovery and subscription health are in webhook-recovery.ts.
  */
-// Types only, until the list machinery's types live under db/ (the services-sql branch moves them).
-import type { ListResource } from '../../api/lists/run-list';
 import { CambioError } from '../../domain/errors';
 import { ExecutionLog, ExecutionLogSchema, WebhookSubscription, WebhookSubscriptionSchema } from '../entities';
 import type { Em } from '../orm';
@@ -18,7 +16,8 @@ import { entityFromRow } from '../rows';
 
 /** A log of the subscription visible to its customer: it becomes visible when its first attempt ends. */
 export function findVisibleLog(em: Em, subscriptionId: string, executionLogId: string): Promise<ExecutionLog | null> {
-  return em.findOne(ExecutionLogSchema, { id: executionLogId, subscriptionId, attempts: { $gt: 0 } }, { refresh: true });
+  const visible = { id: executionLogId, subscriptionId, attempts: { $gt: 0 } };
+  return em.findOne(ExecutionLogSchema, visible, { refresh: true });
 }
 
 /** For operators (a system-scoped EntityManager): a visible log by its id alone, whichever its customer. */
@@ -26,8 +25,11 @@ export function findVisibleLogOfAnyCustomer(systemScoped: Em, executionLogId: st
   return systemScoped.findOne(ExecutionLogSchema, { id: executionLogId, attempts: { $gt: 0 } });
 }
 
-/** A subscription's visible logs, for its list page (no filters: docs/decisions.md, Webhooks). */
-export function executionLogList(subscriptionId: string): ListResource<ExecutionLog> {
+/**
+ * A subscription's visible logs, for its list page (no filters: docs/decisions.md, Webhooks).
+ * Shaped as the list machinery's `ListResource` (checked where `runList` takes it: db/ imports nothing from api/).
+ */
+export function executionLogList(subscriptionId: string) {
   return {
     entity: ExecutionLogSchema,
     from: 'execution_logs l',
@@ -40,7 +42,8 @@ export function executionLogList(subscriptionId: string): ListResource<Execution
 // The log and its subscription in one round trip, each row as JSON (a fixed result type, so the prepared statement
 // survives a migration that adds a column), read-only: the attempt is written by `recordAttempt` alone.
 const LOG_AND_SUBSCRIPTION = numbered(
-  'select row_to_json(l) as log, (select row_to_json(s) from webhook_subscriptions s where s.id = l.subscription_id) as sub ' +
+  'select row_to_json(l) as log, ' +
+    '(select row_to_json(s) from webhook_subscriptions s where s.id = l.subscription_id) as sub ' +
     'from execution_logs l where l.id = ?',
 );
 
@@ -56,7 +59,10 @@ export async function readLogAndSubscription(
     { prepared: 'cambio-delivery-attempt' },
   );
   if (!row) throw new CambioError('NOT_FOUND', `execution log ${executionLogId} not found`);
-  return { log: entityFromRow(em, ExecutionLogSchema, row.log), sub: entityFromRow(em, WebhookSubscriptionSchema, row.sub) };
+  return {
+    log: entityFromRow(em, ExecutionLogSchema, row.log),
+    sub: entityFromRow(em, WebhookSubscriptionSchema, row.sub),
+  };
 }
 
 /** What attempt n did, as the log records it. */

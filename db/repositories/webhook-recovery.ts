@@ -27,7 +27,8 @@ export const MIN_FAILED_ATTEMPTS_TO_DISABLE = 3;
 
 // A failure disables once every attempt has failed for the window, with at least 3 failures in it (`p` the
 // statement's parameters; `s` the subscription row before this attempt).
-const DISABLES = `p.sent = 'FAILED' and s.status = 'ACTIVE' and s.failed_attempts + 1 >= ${MIN_FAILED_ATTEMPTS_TO_DISABLE}
+const DISABLES = `p.sent = 'FAILED' and s.status = 'ACTIVE'
+  and s.failed_attempts + 1 >= ${MIN_FAILED_ATTEMPTS_TO_DISABLE}
   and coalesce(s.failing_since, now()) <= now() - make_interval(secs => p.window_secs)`;
 
 // One statement, so an attempt's bookkeeping is all or nothing:
@@ -86,9 +87,9 @@ export async function settleAttempt(em: Em, a: SettledAttempt): Promise<boolean>
 }
 
 /**
- * The attempt activity's one call after an attempt (webhooks/delivery-activities.ts): settles it unless there is nothing
- * to write (a success on a healthy subscription with nothing pending, the common case: no extra round trip), and
- * turns "retry in d seconds" into "no next attempt" when the subscription is or just became DISABLED.
+ * The attempt activity's one call after an attempt (webhooks/delivery-activities.ts): settles it unless there is
+ * nothing to write (a success on a healthy subscription with nothing pending, the common case: no extra round trip),
+ * and turns "retry in d seconds" into "no next attempt" when the subscription is or just became DISABLED.
  */
 export async function afterAttempt<R extends { delivered: boolean; nextDelaySeconds: number | null }>(
   em: Em,

@@ -6,8 +6,6 @@
  * attempt's reads and the health bookkeeping are in execution-logs.ts and webhook-recovery.ts.
  */
 import { LockMode } from '@mikro-orm/core';
-// Types only, until the list machinery's types live under db/ (the services-sql branch moves them).
-import type { ListResource } from '../../api/lists/run-list';
 import { WebhookSubscription, WebhookSubscriptionSchema } from '../entities';
 import type { Em } from '../orm';
 import { tenantOf } from '../orm';
@@ -35,14 +33,17 @@ export function findSubscription(em: Em, id: string): Promise<WebhookSubscriptio
   return em.findOne(WebhookSubscriptionSchema, { id }, { refresh: true });
 }
 
-/** GET /api/subscriptions: live subscriptions, filtered on url and createdAt (docs/decisions.md, Webhooks). */
-export const SUBSCRIPTION_LIST: ListResource<WebhookSubscription> = {
+/**
+ * GET /api/subscriptions: live subscriptions, filtered on url and createdAt (docs/decisions.md, Webhooks).
+ * Shaped as the list machinery's `ListResource` (checked where `runList` takes it: db/ imports nothing from api/).
+ */
+export const SUBSCRIPTION_LIST = {
   entity: WebhookSubscriptionSchema,
   from: 'webhook_subscriptions s',
   alias: 's',
   catalogue: {
-    url: { type: 'string', sql: 's.url' },
-    createdAt: { type: 'timestamp', sql: 's.created_at' },
+    url: { type: 'string' as const, sql: 's.url' },
+    createdAt: { type: 'timestamp' as const, sql: 's.created_at' },
   },
   where: { sql: 's.deleted_at is null', params: [] },
 };
