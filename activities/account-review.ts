@@ -7,7 +7,7 @@ import { CambioError } from '../domain/errors';
 import { transition } from '../domain/states';
 import type { ActivityDeps } from './deps';
 import { inActivityTransaction } from './failures';
-import { assetActivatedPayload } from '../events/asset';
+import { assetActivatedPayload } from '../webhooks/asset-event';
 
 export interface ApplyAccountReview {
   accountId: string;

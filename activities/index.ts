@@ -2,7 +2,7 @@ import { createAccountReviewActivities } from './account-review';
 import type { ActivityDeps } from './deps';
 import { createInstructionReviewActivities } from './instruction-review';
 import { createOperationActivities } from './operations';
-import { createWebhookActivities } from './webhooks';
+import { createWebhookActivities } from '../webhooks/delivery-activities';
 
 /** All activities, bound to their dependencies. Workflows `import type` this to proxy them. */
 export function createActivities(deps: ActivityDeps) {

@@ -1,5 +1,5 @@
 import { LockMode } from '@mikro-orm/core';
-import { instructionEventPayload } from '../events/beneficiary';
+import { instructionEventPayload } from '../webhooks/beneficiary-event';
 import { BeneficiarySchema, PaymentInstructionSchema } from '../db/entities';
 import { recordEvent } from '../db/repositories/events';
 import { CambioError } from '../domain/errors';

@@ -12,7 +12,7 @@ import type { AssetCode } from '../domain/assets';
 import { Dec, formatAmount } from '../domain/money';
 import { receivePostings, releasePostings, settlePostings } from '../domain/postings';
 import { Reason, transition } from '../domain/states';
-import { operationEventPayload } from '../events/operation';
+import { operationEventPayload } from '../webhooks/operation-event';
 import { amount } from '../api/presenters/amount';
 import type { ActivityDeps } from './deps';
 import { inActivityTransaction } from './failures';

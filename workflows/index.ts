@@ -2,4 +2,4 @@
 export * from './instruction-review';
 export * from './account-review';
 export * from './operation';
-export * from './webhook-delivery';
+export * from '../webhooks/delivery-workflow';

@@ -3,7 +3,7 @@ import type { ServiceContext } from '../services/context';
 import { listQuerySchema } from '../lists/run-list';
 import { idParams } from '../schemas/common';
 import { eventListResponse, eventResponse } from '../schemas/webhook-events';
-import { getEvent, listEvents } from '../services/events';
+import { getEvent, listEvents } from '../../webhooks/events-api';
 
 export function eventRoutes(table: RouteTable, s: ServiceContext): void {
   const tag = 'Events';

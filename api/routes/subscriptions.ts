@@ -23,9 +23,9 @@ import {
   SubscriptionInput,
   SubscriptionPatch,
   updateSubscription,
-} from '../services/subscriptions';
-import { getExecutionLog, listExecutionLogs, redeliver } from '../services/execution-logs';
-import { recoverDeliveries, RecoverInput } from '../services/webhook-recovery';
+} from '../../webhooks/subscriptions';
+import { getExecutionLog, listExecutionLogs, redeliver } from '../../webhooks/execution-logs';
+import { recoverDeliveries, RecoverInput } from '../../webhooks/recovery';
 import { recoverBody, recoverResponse } from '../schemas/webhook-recovery';
 
 // No body is expected; an empty object is tolerated, anything else is refused.

@@ -1,4 +1,4 @@
-import { EVENT_RESOURCES, EVENT_TYPES } from '../../events/types';
+import { EVENT_RESOURCES, EVENT_TYPES } from '../../webhooks/event-types';
 import { pageQuerySchema } from '../lists/run-list';
 import { idParams } from './common';
 

@@ -1,8 +1,8 @@
-// The event catalogue as OpenAPI 3.1: the payload schemas of the webhook deliveries (events/*.ts builds them),
+// The event catalogue as OpenAPI 3.1: the payload schemas of the webhook deliveries (webhooks/*-event.ts build them),
 // the `webhooks` section of /openapi.json (one entry per event type, with the delivery headers), and the
 // events API's shapes. test/integration/webhook-catalog.test.ts validates real delivery bodies against them.
 import { ASSETS } from '../../domain/assets';
-import { EVENT_TYPES, EVENT_TYPES_BY_RESOURCE, EventResource, EventType } from '../../events/types';
+import { EVENT_TYPES, EVENT_TYPES_BY_RESOURCE, EventResource, EventType } from '../../webhooks/event-types';
 
 const uuid = { type: 'string', format: 'uuid' } as const;
 const timestamp = { type: 'string', format: 'date-time' } as const;

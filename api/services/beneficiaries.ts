@@ -11,7 +11,7 @@ import { isValidTaxId, normalizeTaxId } from '../../domain/tax-id';
 import { CambioError, notFound, validationError } from '../errors';
 import { ListQuery, Page, runList } from '../lists/run-list';
 import { Holder, presentBeneficiary, presentBeneficiarySummary } from '../presenters/beneficiary';
-import { instructionEventPayload } from '../../events/beneficiary';
+import { instructionEventPayload } from '../../webhooks/beneficiary-event';
 import { instructionReviewWorkflowId } from '../../workflows/ids';
 import type { ServiceContext } from './context';
 import { enqueueWorkflowStart, WorkflowStartRequest } from './workflow-starts';

@@ -12,7 +12,7 @@ import { inTransaction } from '../../db/transaction';
 import { CambioError } from '../../domain/errors';
 import { returnPostings, settlePostings } from '../../domain/postings';
 import { transition } from '../../domain/states';
-import { operationEventPayload } from '../../events/operation';
+import { operationEventPayload } from '../../webhooks/operation-event';
 import { notFound } from '../errors';
 import { amount } from '../presenters/amount';
 import { presentInboundPayment } from '../presenters/inbound-payment';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { systemEm, tenantEm } from '../../db/orm';
-import { findLogScope, redeliver } from '../../api/services/execution-logs';
+import { findLogScope, redeliver } from '../../webhooks/execution-logs';
 import { notFound } from '../../api/errors';
 import { isUuid } from '../../domain/list-filters';
 import { output, withServices } from '../context';

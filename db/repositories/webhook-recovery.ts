@@ -1,14 +1,14 @@
-import type { Em } from '../orm';
-import { tenantOf } from '../orm';
-import { rawQuery } from '../raw';
-import { webhookDeliveryWorkflowId } from '../../workflows/ids';
-
 /**
  * Subscription health (auto-disable) and recovery of failed deliveries (docs/decisions.md, "Webhook recovery").
  * SQL on `execution_logs` and `webhook_subscriptions`. The attempt's bookkeeping runs outside any transaction
- * through the driver (`rawQuery`, a worker's system scope: the log id names the row); recovery runs in the
- * request's transaction through its EntityManager, with the customer taken from that EntityManager's tenant scope.
+ * through the driver (`rawQuery`, prepared; a worker's system scope: the log id names the row); recovery runs in
+ * the request's transaction through its EntityManager (`em.execute`), with the customer taken from that
+ * EntityManager's tenant scope (`tenantOf`).
  */
+import type { Em } from '../orm';
+import { tenantOf } from '../orm';
+import { numbered, rawQuery } from '../raw';
+import { webhookDeliveryWorkflowId } from '../../workflows/ids';
 
 /** What one attempt did: SUCCESS or FAILED when it sent (or was refused by the URL rules), null when it did not. */
 export type AttemptSent = 'SUCCESS' | 'FAILED' | null;
@@ -25,12 +25,14 @@ export interface SettledAttempt {
 // Below this many failures in the window a subscription is never disabled: one slow event a week is not an outage.
 export const MIN_FAILED_ATTEMPTS_TO_DISABLE = 3;
 
-// A failure disables once every attempt has failed for the window, with at least 3 failures in it ($3 the outcome,
-// $5 the window in seconds; `s` the subscription row before this attempt).
-const DISABLES = `$3 = 'FAILED' and s.status = 'ACTIVE' and s.failed_attempts + 1 >= ${MIN_FAILED_ATTEMPTS_TO_DISABLE}
-  and coalesce(s.failing_since, now()) <= now() - make_interval(secs => $5::int)`;
+// A failure disables once every attempt has failed for the window, with at least 3 failures in it (`p` the
+// statement's parameters; `s` the subscription row before this attempt).
+const DISABLES = `p.sent = 'FAILED' and s.status = 'ACTIVE'
+  and s.failed_attempts + 1 >= ${MIN_FAILED_ATTEMPTS_TO_DISABLE}
+  and coalesce(s.failing_since, now()) <= now() - make_interval(secs => p.window_secs)`;
 
 // One statement, so an attempt's bookkeeping is all or nothing:
+// - `p` names the parameters once (each is used several times below);
 // - `log` locks the delivery's row and says whether this attempt still has to be counted (`health_attempt < n`):
 //   a retried activity counts it once;
 // - `upd` records which attempt comes next (n + 1 or none; a later number, a recover's queued after a stale
@@ -38,33 +40,37 @@ const DISABLES = `$3 = 'FAILED' and s.status = 'ACTIVE' and s.failed_attempts + 
 // - `health` resets the tracking on a success (writing only when there is something to reset, so a healthy
 //   endpoint's deliveries never queue on its row), or counts the failure and disables the subscription;
 // - the result is whether the subscription may still be attempted.
-const SETTLE_ATTEMPT = `
-with log as (
-  select id, subscription_id, health_attempt < $2 and $3::text is not null as counts
-  from execution_logs where id = $1 for update
+const SETTLE_ATTEMPT = numbered(`
+with p as (
+  select ?::uuid as log_id, ?::int as attempt, ?::text as sent, ?::int as next_attempt, ?::int as window_secs
+),
+log as (
+  select l.id, l.subscription_id, l.health_attempt < p.attempt and p.sent is not null as counts
+  from execution_logs l, p where l.id = p.log_id for update of l
 ),
 upd as (
   update execution_logs l set
-    next_attempt = case when l.next_attempt is null or l.next_attempt <= $2 + 1 then $4::int else l.next_attempt end,
-    health_attempt = case when log.counts then $2 else l.health_attempt end
-  from log where l.id = log.id
+    next_attempt = case when l.next_attempt is null or l.next_attempt <= p.attempt + 1 then p.next_attempt
+      else l.next_attempt end,
+    health_attempt = case when log.counts then p.attempt else l.health_attempt end
+  from log, p where l.id = log.id
 ),
 health as (
   update webhook_subscriptions s set
-    failing_since = case when $3 = 'SUCCESS' then null else coalesce(s.failing_since, now()) end,
-    failed_attempts = case when $3 = 'SUCCESS' then 0 else s.failed_attempts + 1 end,
+    failing_since = case when p.sent = 'SUCCESS' then null else coalesce(s.failing_since, now()) end,
+    failed_attempts = case when p.sent = 'SUCCESS' then 0 else s.failed_attempts + 1 end,
     status = case when ${DISABLES} then 'DISABLED' else s.status end,
     disabled_at = case when ${DISABLES} then now() else s.disabled_at end,
     disabled_reason = case when ${DISABLES}
-      then 'every delivery attempt failed for at least ' || $5::text || ' s ('
+      then 'every delivery attempt failed for at least ' || p.window_secs::text || ' s ('
         || (s.failed_attempts + 1)::text || ' attempts)'
       else s.disabled_reason end,
     updated_at = case when ${DISABLES} then now() else s.updated_at end
-  from log where log.counts and s.id = log.subscription_id and ($3 = 'FAILED' or s.failed_attempts > 0)
+  from log, p where log.counts and s.id = log.subscription_id and (p.sent = 'FAILED' or s.failed_attempts > 0)
   returning s.status
 )
 select coalesce((select status from health), s.status) = 'ACTIVE' and s.deleted_at is null as active
-from log join webhook_subscriptions s on s.id = log.subscription_id`;
+from log join webhook_subscriptions s on s.id = log.subscription_id`);
 
 /**
  * Records what attempt n of a delivery did for its subscription's health and which attempt comes next. Returns
@@ -81,9 +87,9 @@ export async function settleAttempt(em: Em, a: SettledAttempt): Promise<boolean>
 }
 
 /**
- * The attempt activity's one call after an attempt (activities/webhooks.ts): settles it unless there is nothing
- * to write (a success on a healthy subscription with nothing pending, the common case: no extra round trip), and
- * turns "retry in d seconds" into "no next attempt" when the subscription is or just became DISABLED.
+ * The attempt activity's one call after an attempt (webhooks/delivery-activities.ts): settles it unless there is
+ * nothing to write (a success on a healthy subscription with nothing pending, the common case: no extra round trip),
+ * and turns "retry in d seconds" into "no next attempt" when the subscription is or just became DISABLED.
  */
 export async function afterAttempt<R extends { delivered: boolean; nextDelaySeconds: number | null }>(
   em: Em,

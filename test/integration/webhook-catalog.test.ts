@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { EVENT_TYPES } from '../../events/types';
+import { EVENT_TYPES } from '../../webhooks/event-types';
 import { approvedInstruction, beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
 import { activeAccount } from '../helpers/fixtures';
 import { fund, quote, untilStatus } from '../helpers/money';

@@ -1,4 +1,4 @@
-// The delivery attempt changed twice (workflows/webhook-delivery.ts): from an ordinary activity on the main queue
+// The delivery attempt changed twice (webhooks/delivery-workflow.ts): from an ordinary activity on the main queue
 // to a local activity, then to an ordinary activity on the webhook task queue. Deliveries started on either older
 // path may still be waiting between retries for up to a day: their histories must replay on the current code
 // without a nondeterminism error, and new deliveries must take the current path.
@@ -9,7 +9,7 @@ import { temporal as proto } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { tenantEm } from '../../db/orm';
 import { createBeneficiary } from '../../api/services/beneficiaries';
-import { createSubscription } from '../../api/services/subscriptions';
+import { createSubscription } from '../../webhooks/subscriptions';
 import { webhookDeliveryWorkflowId } from '../../workflows/ids';
 import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
 import { Receiver } from '../helpers/receiver';

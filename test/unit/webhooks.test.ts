@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { loadConfig } from '../../config';
-import { EVENT_TYPES, allResources } from '../../events/types';
+import { EVENT_TYPES, allResources } from '../../webhooks/event-types';
 import { newWebhookSecret, openSecret, sealSecret } from '../../webhooks/secrets';
 import { parseRetryAfter, signedHeaders } from '../../webhooks/send';
 import { checkWebhookUrl, isPublicAddress } from '../../webhooks/url-policy';

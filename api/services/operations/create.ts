@@ -10,7 +10,7 @@ import { CambioError } from '../../../domain/errors';
 import { initialStates } from '../../../domain/states';
 import { operationWorkflowId } from '../../../workflows/ids';
 import { notFound } from '../../errors';
-import { operationEventPayload } from '../../../events/operation';
+import { operationEventPayload } from '../../../webhooks/operation-event';
 import { presentOperation } from '../../presenters/operation';
 import { quoteReference } from '../../presenters/quote';
 import { amount } from '../../presenters/amount';

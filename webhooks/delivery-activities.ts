@@ -1,17 +1,15 @@
 import { Context } from '@temporalio/activity';
-import type { Em } from '../db/orm';
 import { systemEm } from '../db/orm';
-import { rawQuery } from '../db/raw';
-import { entityFromRow } from '../db/rows';
-import { ExecutionLog, ExecutionLogSchema, WebhookSubscription, WebhookSubscriptionSchema } from '../db/entities';
+import type { ExecutionLog, WebhookSubscription } from '../db/entities';
+import { readLogAndSubscription, recordAttempt } from '../db/repositories/execution-logs';
 import { afterAttempt, AttemptSent } from '../db/repositories/webhook-recovery';
 import { CambioError } from '../domain/errors';
-import { openSecret } from '../webhooks/secrets';
-import { AttemptOutcome, postWebhook, signedHeaders } from '../webhooks/send';
-import { checkWebhookUrl, dnsResolve } from '../webhooks/url-policy';
-import { EndpointPermits, Permit } from '../webhooks/endpoint-permits';
-import type { ActivityDeps } from './deps';
-import { asActivity } from './failures';
+import { openSecret } from './secrets';
+import { AttemptOutcome, postWebhook, signedHeaders } from './send';
+import { checkWebhookUrl, dnsResolve } from './url-policy';
+import { EndpointPermits, Permit } from './endpoint-permits';
+import type { ActivityDeps } from '../activities/deps';
+import { asActivity } from '../activities/failures';
 
 export interface DeliveryAttempt {
   executionLogId: string;
@@ -136,7 +134,13 @@ export function createWebhookActivities(deps: ActivityDeps) {
             held = taken.permits;
           }
           const outcome = await send(sub, log).finally(() => held.forEach((p) => p.release()));
-          await recordAttempt(em, log, sub.url, input.attempt, outcome);
+          await recordAttempt(em, log.id, {
+            attempt: input.attempt,
+            httpStatus: outcome.httpStatus,
+            status: outcome.ok ? 'SUCCESS' : 'FAILED',
+            error: outcome.error,
+            url: sub.url,
+          });
           const next = nextDelay(sub, input, outcome);
           return settle(outcome.ok ? 'SUCCESS' : 'FAILED', { delivered: outcome.ok, nextDelaySeconds: next });
         } finally {
@@ -163,31 +167,6 @@ function keepHeartbeating(): () => void {
   if (ctx.info.isLocal) return () => undefined;
   const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_INTERVAL_MS);
   return () => clearInterval(timer);
-}
-
-// The log and its subscription in one round trip, each row as JSON (a fixed result type, so the prepared statement
-// survives a migration that adds a column), read-only: the attempt is written by `recordAttempt` alone.
-const LOG_AND_SUBSCRIPTION =
-  'select row_to_json(l) as log, (select row_to_json(s) from webhook_subscriptions s where s.id = l.subscription_id) as sub ' +
-  'from execution_logs l where l.id = $1';
-
-async function readLogAndSubscription(em: Em, executionLogId: string): Promise<{ log: ExecutionLog; sub: WebhookSubscription }> {
-  const [row] = await rawQuery<{ log: Record<string, unknown>; sub: Record<string, unknown> }>(em, LOG_AND_SUBSCRIPTION, [executionLogId], {
-    prepared: 'cambio-delivery-attempt',
-  });
-  if (!row) throw new CambioError('NOT_FOUND', `execution log ${executionLogId} not found`);
-  return { log: entityFromRow(em, ExecutionLogSchema, row.log), sub: entityFromRow(em, WebhookSubscriptionSchema, row.sub) };
-}
-
-/** Writes attempt n unless it is already there (the guard on `attempts` makes a replayed write a no-op). */
-async function recordAttempt(em: Em, log: ExecutionLog, url: string, attempt: number, outcome: AttemptOutcome): Promise<void> {
-  await rawQuery(
-    em,
-    `update execution_logs set attempts = $1, http_status = $2, status = $3, error = $4, url = $5, updated_at = $6
-     where id = $7 and attempts < $1`,
-    [attempt, outcome.httpStatus, outcome.ok ? 'SUCCESS' : 'FAILED', outcome.error, url, new Date(), log.id],
-    { prepared: 'cambio-delivery-record' },
-  );
 }
 
 export type WebhookActivities = ReturnType<typeof createWebhookActivities>;

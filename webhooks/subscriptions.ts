@@ -1,17 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { LockMode } from '@mikro-orm/core';
-import type { Em } from '../../db/orm';
-import { inTransaction } from '../../db/transaction';
-import { SubscriptionStatus, WebhookSubscription, WebhookSubscriptionSchema } from '../../db/entities';
-import { HEALTH_RESET } from '../../db/repositories/webhook-recovery';
-import { allResources, EVENT_TYPES_BY_RESOURCE, ResourceEvents } from '../../events/types';
-import { newWebhookSecret, ROTATION_OVERLAP_MS, sealSecret } from '../../webhooks/secrets';
-import { checkWebhookUrl, dnsResolve } from '../../webhooks/url-policy';
-import { FieldCatalogue } from '../lists/filter-fields';
-import { ListQuery, runList } from '../lists/run-list';
-import { notFound, validationError } from '../errors';
-import { presentSubscription } from '../presenters/subscription';
-import type { ServiceContext } from './context';
+import type { Em } from '../db/orm';
+import { inTransaction } from '../db/transaction';
+import { SubscriptionStatus, WebhookSubscription } from '../db/entities';
+import {
+  addSubscription,
+  findLiveSubscription,
+  lockLiveSubscription,
+  SUBSCRIPTION_LIST,
+} from '../db/repositories/webhook-subscriptions';
+import { HEALTH_RESET } from '../db/repositories/webhook-recovery';
+import { allResources, EVENT_TYPES_BY_RESOURCE, ResourceEvents } from './event-types';
+import { newWebhookSecret, ROTATION_OVERLAP_MS, sealSecret } from './secrets';
+import { checkWebhookUrl, dnsResolve } from './url-policy';
+import { ListQuery, runList } from '../api/lists/run-list';
+import { notFound, validationError } from '../api/errors';
+import { presentSubscription } from '../api/presenters/subscription';
+import type { ServiceContext } from '../api/services/context';
 
 export interface SubscriptionInput {
   url: string;
@@ -55,15 +59,9 @@ function resolveResources(
   return resources;
 }
 
-function customerIdOf(em: Em): string {
-  const scope = em.getFilterParams<{ customerId?: string }>('tenant');
-  if (!scope?.customerId) throw new Error('subscriptions are written in a customer scope only');
-  return scope.customerId;
-}
-
 /** A live (not deleted) subscription of the caller, locked for the change; 404 otherwise. */
 async function lockLive(em: Em, id: string): Promise<WebhookSubscription> {
-  const sub = await em.findOne(WebhookSubscriptionSchema, { id, deletedAt: null }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  const sub = await lockLiveSubscription(em, id);
   if (!sub) throw notFound('subscription');
   return sub;
 }
@@ -76,9 +74,8 @@ export async function createSubscription(s: ServiceContext, em: Em, input: Subsc
   const secret = newWebhookSecret();
   const now = new Date();
   const sub = await inTransaction(em, async (tx) =>
-    tx.create(WebhookSubscriptionSchema, {
+    addSubscription(tx, {
       id: randomUUID(),
-      customerId: customerIdOf(em),
       url: input.url,
       includeAll,
       resources,
@@ -150,23 +147,12 @@ export async function rotateSubscriptionSecret(s: ServiceContext, em: Em, id: st
 }
 
 export async function getSubscription(em: Em, id: string) {
-  const sub = await em.findOne(WebhookSubscriptionSchema, { id, deletedAt: null }, { refresh: true });
+  const sub = await findLiveSubscription(em, id);
   if (!sub) throw notFound('subscription');
   return presentSubscription(sub);
 }
 
-// docs/decisions.md, Webhooks: subscriptions filter on url and createdAt.
-const CATALOGUE: FieldCatalogue = {
-  url: { type: 'string', sql: 's.url' },
-  createdAt: { type: 'timestamp', sql: 's.created_at' },
-};
-
 export async function listSubscriptions(em: Em, query: ListQuery, cursorSecret: string) {
-  const page = await runList(
-    em,
-    { entity: WebhookSubscriptionSchema, from: 'webhook_subscriptions s', alias: 's', catalogue: CATALOGUE, where: { sql: 's.deleted_at is null', params: [] } },
-    query,
-    cursorSecret,
-  );
+  const page = await runList(em, SUBSCRIPTION_LIST, query, cursorSecret);
   return { data: page.data.map(presentSubscription), meta: page.meta };
 }

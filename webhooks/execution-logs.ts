@@ -1,39 +1,36 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { TypedSearchAttributes, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import type { Em } from '../../db/orm';
-import { ExecutionLog, ExecutionLogSchema, WebhookSubscriptionSchema } from '../../db/entities';
-import { webhookDeliveryWorkflowId } from '../../workflows/ids';
-import { customerIdKey } from '../../workflows/search-attributes';
-import type { WebhookDeliveryInput } from '../../workflows/webhook-delivery';
-import { CambioError, notFound } from '../errors';
-import { ListQuery, runList } from '../lists/run-list';
-import { presentExecutionLog } from '../presenters/subscription';
-import type { ServiceContext } from './context';
+import type { Em } from '../db/orm';
+import type { ExecutionLog } from '../db/entities';
+import { executionLogList, findVisibleLog, findVisibleLogOfAnyCustomer } from '../db/repositories/execution-logs';
+import { findSubscription } from '../db/repositories/webhook-subscriptions';
+import { webhookDeliveryWorkflowId } from '../workflows/ids';
+import { customerIdKey } from '../workflows/search-attributes';
+import type { WebhookDeliveryInput } from './delivery-workflow';
+import { CambioError, notFound } from '../api/errors';
+import { ListQuery, runList } from '../api/lists/run-list';
+import { presentExecutionLog } from '../api/presenters/subscription';
+import type { ServiceContext } from '../api/services/context';
 
 /** The caller's subscription, deleted ones included: their logs stay readable. */
-async function findSubscription(em: Em, subscriptionId: string) {
-  const sub = await em.findOne(WebhookSubscriptionSchema, { id: subscriptionId }, { refresh: true });
+async function subscriptionOf(em: Em, subscriptionId: string) {
+  const sub = await findSubscription(em, subscriptionId);
   if (!sub) throw notFound('subscription');
   return sub;
 }
 
 /** A log becomes visible when its first attempt ends (docs/decisions.md). */
 async function findLog(em: Em, subscriptionId: string, executionLogId: string): Promise<ExecutionLog> {
-  await findSubscription(em, subscriptionId);
-  const log = await em.findOne(ExecutionLogSchema, { id: executionLogId, subscriptionId, attempts: { $gt: 0 } }, { refresh: true });
+  await subscriptionOf(em, subscriptionId);
+  const log = await findVisibleLog(em, subscriptionId, executionLogId);
   if (!log) throw notFound('execution log');
   return log;
 }
 
 export async function listExecutionLogs(em: Em, subscriptionId: string, query: ListQuery, cursorSecret: string) {
   // The query's own errors (a bad cursor) come first, as on every list; then the subscription must exist.
-  const page = await runList(
-    em,
-    { entity: ExecutionLogSchema, from: 'execution_logs l', alias: 'l', catalogue: {}, where: { sql: 'l.subscription_id = ? and l.attempts > 0', params: [subscriptionId] } },
-    query,
-    cursorSecret,
-  );
-  await findSubscription(em, subscriptionId);
+  const page = await runList(em, executionLogList(subscriptionId), query, cursorSecret);
+  await subscriptionOf(em, subscriptionId);
   return { data: page.data.map(presentExecutionLog), meta: page.meta };
 }
 
@@ -49,7 +46,7 @@ export async function getExecutionLog(em: Em, subscriptionId: string, executionL
  */
 export async function redeliver(s: ServiceContext, em: Em, subscriptionId: string, executionLogId: string) {
   const log = await findLog(em, subscriptionId, executionLogId);
-  const sub = await findSubscription(em, subscriptionId);
+  const sub = await subscriptionOf(em, subscriptionId);
   if (sub.deletedAt) throw new CambioError('INVALID_STATE', 'the subscription was deleted; its deliveries cannot be sent again', { subscriptionId });
   if (sub.status === 'DISABLED') {
     throw new CambioError('SUBSCRIPTION_DISABLED', 'the subscription is DISABLED; PATCH its status to ACTIVE first', { subscriptionId });
@@ -80,7 +77,7 @@ export async function redeliver(s: ServiceContext, em: Em, subscriptionId: strin
 
 /** Operators (CLI) name a log only: find its customer and subscription across customers. */
 export async function findLogScope(systemScoped: Em, executionLogId: string): Promise<{ customerId: string; subscriptionId: string }> {
-  const log = await systemScoped.findOne(ExecutionLogSchema, { id: executionLogId, attempts: { $gt: 0 } });
+  const log = await findVisibleLogOfAnyCustomer(systemScoped, executionLogId);
   if (!log) throw notFound('execution log');
   return { customerId: log.customerId, subscriptionId: log.subscriptionId };
 }

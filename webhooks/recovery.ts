@@ -1,9 +1,9 @@
-import type { Em } from '../../db/orm';
-import { inTransaction } from '../../db/transaction';
-import { WebhookSubscriptionSchema } from '../../db/entities';
-import { queueRecovery } from '../../db/repositories/webhook-recovery';
-import { CambioError, notFound } from '../errors';
-import type { ServiceContext } from './context';
+import type { Em } from '../db/orm';
+import { inTransaction } from '../db/transaction';
+import { queueRecovery } from '../db/repositories/webhook-recovery';
+import { findLiveSubscription } from '../db/repositories/webhook-subscriptions';
+import { CambioError, notFound } from '../api/errors';
+import type { ServiceContext } from '../api/services/context';
 
 /** How far back a recover may reach (Svix's limit): older deliveries are better caught up through GET /api/events. */
 export const RECOVER_MAX_AGE_DAYS = 14;
@@ -41,7 +41,7 @@ export async function recoverDeliveries(s: ServiceContext, em: Em, subscriptionI
     // Not locked: an attempt's bookkeeping locks the log, then the subscription, and this statement the other way
     // round would deadlock with it. A PATCH that disables the subscription meanwhile is harmless: the queued
     // attempts find it DISABLED and send nothing.
-    const sub = await tx.findOne(WebhookSubscriptionSchema, { id: subscriptionId, deletedAt: null }, { refresh: true });
+    const sub = await findLiveSubscription(tx, subscriptionId);
     if (!sub) throw notFound('subscription');
     if (sub.status === 'DISABLED') {
       const message = 'the subscription is DISABLED; PATCH its status to ACTIVE first';

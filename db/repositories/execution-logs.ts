@@ -1,0 +1,91 @@
+/**
+ * Execution logs (table `execution_logs`): one delivery of one event to one subscription. Two ways in:
+ * - the customer's and the operator's reads go through the ORM; tenant: the ORM's tenant filter (an operator's
+ *   system-scoped EntityManager sees every customer, and the function says so); the list page is run by the list
+ *   machinery, which adds the customer from the EntityManager's scope;
+ * - the delivery attempt (webhooks/delivery-activities.ts) reads and writes straight through the driver (`rawQuery`,
+ *   prepared), outside any transaction, so no connection is held during the POST. Tenant: none applied; it runs in
+ *   a worker's system scope and the log id (from the workflow) names the row.
+ * Rows are created by the event fan-out (events.ts); recovery and subscription health are in webhook-recovery.ts.
+ */
+import { CambioError } from '../../domain/errors';
+import { ExecutionLog, ExecutionLogSchema, WebhookSubscription, WebhookSubscriptionSchema } from '../entities';
+import type { Em } from '../orm';
+import { numbered, rawQuery } from '../raw';
+import { entityFromRow } from '../rows';
+
+/** A log of the subscription visible to its customer: it becomes visible when its first attempt ends. */
+export function findVisibleLog(em: Em, subscriptionId: string, executionLogId: string): Promise<ExecutionLog | null> {
+  const visible = { id: executionLogId, subscriptionId, attempts: { $gt: 0 } };
+  return em.findOne(ExecutionLogSchema, visible, { refresh: true });
+}
+
+/** For operators (a system-scoped EntityManager): a visible log by its id alone, whichever its customer. */
+export function findVisibleLogOfAnyCustomer(systemScoped: Em, executionLogId: string): Promise<ExecutionLog | null> {
+  return systemScoped.findOne(ExecutionLogSchema, { id: executionLogId, attempts: { $gt: 0 } });
+}
+
+/**
+ * A subscription's visible logs, for its list page (no filters: docs/decisions.md, Webhooks).
+ * Shaped as the list machinery's `ListResource` (checked where `runList` takes it: db/ imports nothing from api/).
+ */
+export function executionLogList(subscriptionId: string) {
+  return {
+    entity: ExecutionLogSchema,
+    from: 'execution_logs l',
+    alias: 'l',
+    catalogue: {},
+    where: { sql: 'l.subscription_id = ? and l.attempts > 0', params: [subscriptionId] },
+  };
+}
+
+// The log and its subscription in one round trip, each row as JSON (a fixed result type, so the prepared statement
+// survives a migration that adds a column), read-only: the attempt is written by `recordAttempt` alone.
+const LOG_AND_SUBSCRIPTION = numbered(
+  'select row_to_json(l) as log, ' +
+    '(select row_to_json(s) from webhook_subscriptions s where s.id = l.subscription_id) as sub ' +
+    'from execution_logs l where l.id = ?',
+);
+
+/** A delivery's log and its subscription (deleted ones too); NOT_FOUND when the log does not exist. */
+export async function readLogAndSubscription(
+  em: Em,
+  executionLogId: string,
+): Promise<{ log: ExecutionLog; sub: WebhookSubscription }> {
+  const [row] = await rawQuery<{ log: Record<string, unknown>; sub: Record<string, unknown> }>(
+    em,
+    LOG_AND_SUBSCRIPTION,
+    [executionLogId],
+    { prepared: 'cambio-delivery-attempt' },
+  );
+  if (!row) throw new CambioError('NOT_FOUND', `execution log ${executionLogId} not found`);
+  return {
+    log: entityFromRow(em, ExecutionLogSchema, row.log),
+    sub: entityFromRow(em, WebhookSubscriptionSchema, row.sub),
+  };
+}
+
+/** What attempt n did, as the log records it. */
+export interface RecordedAttempt {
+  attempt: number;
+  httpStatus: number;
+  status: 'SUCCESS' | 'FAILED';
+  error: string | null;
+  /** The URL it was sent to (the subscription's at the time of the attempt). */
+  url: string;
+}
+
+const RECORD_ATTEMPT = numbered(
+  `update execution_logs set attempts = ?, http_status = ?, status = ?, error = ?, url = ?, updated_at = ?
+   where id = ? and attempts < ?`,
+);
+
+/** Writes attempt n unless it is already there (the guard on `attempts` makes a replayed write a no-op). */
+export async function recordAttempt(em: Em, executionLogId: string, a: RecordedAttempt): Promise<void> {
+  await rawQuery(
+    em,
+    RECORD_ATTEMPT,
+    [a.attempt, a.httpStatus, a.status, a.error, a.url, new Date(), executionLogId, a.attempt],
+    { prepared: 'cambio-delivery-record' },
+  );
+}

@@ -1,0 +1,49 @@
+/**
+ * Webhook subscriptions (table `webhook_subscriptions`) as the customer's API reads and writes them. Through the ORM
+ * (entity reads, a `PESSIMISTIC_WRITE` lock for a change, flush by the caller's transaction). Tenant: the ORM's tenant
+ * filter on every read; a new row takes its customer from the EntityManager's scope (`tenantOf`), never from the
+ * caller; the list page (SUBSCRIPTION_LIST, run by the list machinery) adds it from the same scope. The delivery
+ * attempt's reads and the health bookkeeping are in execution-logs.ts and webhook-recovery.ts.
+ */
+import { LockMode } from '@mikro-orm/core';
+import { WebhookSubscription, WebhookSubscriptionSchema } from '../entities';
+import type { Em } from '../orm';
+import { tenantOf } from '../orm';
+
+/** Everything of a new subscription but its customer, which is the EntityManager's. */
+export type NewSubscription = Omit<WebhookSubscription, 'customerId'>;
+
+/** Persists at the caller's flush (its transaction), for the customer the EntityManager is scoped to. */
+export function addSubscription(em: Em, fields: NewSubscription): WebhookSubscription {
+  return em.create(WebhookSubscriptionSchema, { ...fields, customerId: tenantOf(em) });
+}
+
+/** A live (not deleted) subscription, locked for the change until the caller's transaction ends; null otherwise. */
+export function lockLiveSubscription(em: Em, id: string): Promise<WebhookSubscription | null> {
+  return em.findOne(WebhookSubscriptionSchema, { id, deletedAt: null }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+}
+
+/** A live (not deleted) subscription as stored now (not from the identity map); null otherwise. */
+export function findLiveSubscription(em: Em, id: string): Promise<WebhookSubscription | null> {
+  return em.findOne(WebhookSubscriptionSchema, { id, deletedAt: null }, { refresh: true });
+}
+
+/** A subscription, deleted ones included (their logs stay readable), as stored now; null otherwise. */
+export function findSubscription(em: Em, id: string): Promise<WebhookSubscription | null> {
+  return em.findOne(WebhookSubscriptionSchema, { id }, { refresh: true });
+}
+
+/**
+ * GET /api/subscriptions: live subscriptions, filtered on url and createdAt (docs/decisions.md, Webhooks).
+ * Shaped as the list machinery's `ListResource` (checked where `runList` takes it: db/ imports nothing from api/).
+ */
+export const SUBSCRIPTION_LIST = {
+  entity: WebhookSubscriptionSchema,
+  from: 'webhook_subscriptions s',
+  alias: 's',
+  catalogue: {
+    url: { type: 'string' as const, sql: 's.url' },
+    createdAt: { type: 'timestamp' as const, sql: 's.created_at' },
+  },
+  where: { sql: 's.deleted_at is null', params: [] },
+};
