@@ -13,7 +13,7 @@ import { Dec, formatAmount } from '../domain/money';
 import { receivePostings, releasePostings, settlePostings } from '../domain/postings';
 import { Reason, transition } from '../domain/states';
 import { operationEventPayload } from '../events/operation';
-import { amount } from '../api/presenters/amount';
+import { amount } from '../domain/amount';
 import type { ActivityDeps } from './deps';
 import { inActivityTransaction } from './failures';
 

@@ -14,7 +14,7 @@ import { returnPostings, settlePostings } from '../../domain/postings';
 import { transition } from '../../domain/states';
 import { operationEventPayload } from '../../events/operation';
 import { notFound } from '../errors';
-import { amount } from '../presenters/amount';
+import { amount } from '../../domain/amount';
 import { presentInboundPayment } from '../presenters/inbound-payment';
 import type { ServiceContext } from './context';
 import { requireAssetEnabled } from './operations/checks';

@@ -13,7 +13,7 @@ import { notFound } from '../../errors';
 import { operationEventPayload } from '../../../events/operation';
 import { presentOperation } from '../../presenters/operation';
 import { quoteReference } from '../../presenters/quote';
-import { amount } from '../../presenters/amount';
+import { amount } from '../../../domain/amount';
 import type { ServiceContext } from '../context';
 import { addWorkflowStart } from '../workflow-starts';
 import { holdPostings } from '../../../domain/postings';
