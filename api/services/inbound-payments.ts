@@ -14,7 +14,7 @@ import type { FieldCatalogue } from '../lists/filter-fields';
 import { ListQuery, runList } from '../lists/run-list';
 import { presentInboundPayment } from '../presenters/inbound-payment';
 import type { ServiceContext } from './context';
-import { startPendingWorkflow } from './workflow-starts';
+import { startPendingWorkflow } from '../../workflows/start';
 
 /** What settling a record needs: the workflow client, the outbox (a workflow not started yet), the database. */
 type SettleContext = Pick<ServiceContext, 'orm' | 'temporal' | 'config'>;

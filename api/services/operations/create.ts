@@ -15,7 +15,7 @@ import { presentOperation } from '../../presenters/operation';
 import { quoteReference } from '../../presenters/quote';
 import { amount } from '../../../domain/amount';
 import type { ServiceContext } from '../context';
-import { addWorkflowStart } from '../workflow-starts';
+import { addWorkflowStart } from '../../../db/repositories/outbox';
 import { holdPostings } from '../../../domain/postings';
 import { operationSummary } from '../../../domain/summaries';
 import { inTransaction } from '../../../db/transaction';
