@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { addOperationState } from '../../db/repositories/operation-state';
+import { addOperationState } from '../../db/repositories/operations';
 import { systemEm, tenantEm } from '../../db/orm';
 import type { Em } from '../../db/orm';
 import { SqlBatch } from '../../db/batch';

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Em, tenantOf } from '../../../db/orm';
+import type { Em } from '../../../db/orm';
 import { SqlBatch } from '../../../db/batch';
-import { entityFromRow } from '../../../db/rows';
-import { Account, AccountSchema, Operation, OperationType, Quote, QuoteSchema } from '../../../db/entities';
+import type { Account, Operation, OperationType, Quote } from '../../../db/entities';
 import { addEvent } from '../../../db/repositories/events';
 import { addPosting } from '../../../db/repositories/ledger';
-import { QUOTE_COLUMNS, QUOTE_PLACEHOLDERS, quoteValues } from '../../../db/repositories/quotes';
+import { addOperation, readCreateInputs } from '../../../db/repositories/operations';
+import { addQuote, addQuoteConsumed } from '../../../db/repositories/quotes';
 import { CambioError } from '../../../domain/errors';
 import { initialStates } from '../../../domain/states';
 import { operationWorkflowId } from '../../../workflows/ids';
@@ -65,20 +65,23 @@ const REQUESTED_EVENT: Record<OperationType, boolean> = { DEPOSIT: true, WITHDRA
  * the worker's relay, which starts the workflow: the request never waits for Temporal, and a crash after COMMIT
  * leaves nothing undone.
  *
- * Plain SQL in the caller's tenant scope (`tenantOf(em)`, never the request's input), in two round trips: the
- * reads (accounts, the quote locked), then every write as one batch (db/batch.ts) in this order: the quote, the
- * operation, the hold (ledger `post`, its lock order), the event with its deliveries, the outbox row, the answer.
+ * Two round trips, in the caller's tenant scope (the repositories take it from the EntityManager): the reads
+ * (accounts, the quote locked), then every write as one batch (db/batch.ts) in this order: the quote, the
+ * operation, the hold (ledger `addPosting`, its lock order), the event with its deliveries, the outbox row, the
+ * answer.
  * In a request this runs in the request's transaction without a savepoint of its own (`idempotent` already rolls a
  * failure back to its savepoint); called on its own it opens its transaction.
  */
 export async function createOperation(s: ServiceContext, em: Em, req: OperationRequest) {
   const id = randomUUID();
   const now = new Date();
-  const customerId = tenantOf(em);
   return inTransaction(
     em,
     async (tx) => {
-      const { account, other, quote: locked } = await readForCreate(tx, customerId, req);
+      const inputs = await readCreateInputs(tx, req.otherAccountId ? [req.accountId, req.otherAccountId] : [req.accountId], req.quoteId);
+      const account = inputs.accounts.find((a) => a.id === req.accountId);
+      const other = inputs.accounts.find((a) => a.id === req.otherAccountId);
+      const locked = inputs.quote;
       if (!account) throw notFound('account');
       const quote = req.quoteId ? checkQuote(locked, req.quoteId, account.id, now) : req.generateQuote!(account, now);
       if (account.status !== 'ACTIVE') throw new CambioError('ACCOUNT_NOT_ACTIVE', 'the account is not ACTIVE', { accountId: account.id, status: account.status });
@@ -108,9 +111,9 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
         updatedAt: now,
       };
       const batch = new SqlBatch();
-      if (req.quoteId) consumeQuote(batch, quote);
-      else insertQuote(batch, quote);
-      insertOperation(batch, operation);
+      if (req.quoteId) addQuoteConsumed(batch, quote);
+      else addQuote(batch, quote);
+      addOperation(batch, operation);
       if (HOLDS[req.type]) {
         addPosting(batch, { key: `${id}:hold`, operationId: id, customerId: account.customerId, description: `${req.type} hold`, postings: holdPostings(operation) });
       }
@@ -139,48 +142,6 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
       return body;
     },
     { savepoint: false },
-  );
-}
-
-/**
- * One round trip: the account (and the other one) in the caller's scope and, when the caller names a quote, that
- * quote in the caller's scope, locked (`FOR UPDATE`). Rows become plain objects; what changes is written by SQL.
- */
-async function readForCreate(em: Em, customerId: string, req: OperationRequest) {
-  const batch = new SqlBatch();
-  const ids = req.otherAccountId ? [req.accountId, req.otherAccountId] : [req.accountId];
-  const accounts = batch.add(`select * from accounts where customer_id = ? and id in (${ids.map(() => '?').join(', ')})`, [customerId, ...ids]);
-  const quotes = req.quoteId ? batch.add('select * from quotes where id = ? and customer_id = ? for update', [req.quoteId, customerId]) : undefined;
-  await batch.run(em);
-  const account = (id: string | undefined) => {
-    const row = accounts.rows.find((r) => r.id === id);
-    return row ? entityFromRow(em, AccountSchema, row) : undefined;
-  };
-  return {
-    account: account(req.accountId),
-    other: account(req.otherAccountId),
-    quote: quotes?.rows[0] ? entityFromRow(em, QuoteSchema, quotes.rows[0]) : undefined,
-  };
-}
-
-function consumeQuote(batch: SqlBatch, quote: Quote): void {
-  batch.add('update quotes set consumed_at = ?, consumed_by = ? where id = ?', [quote.consumedAt, quote.consumedBy, quote.id]);
-}
-
-function insertQuote(batch: SqlBatch, q: Quote): void {
-  batch.add(`insert into quotes (${QUOTE_COLUMNS}) values (${QUOTE_PLACEHOLDERS})`, quoteValues(q));
-}
-
-function insertOperation(batch: SqlBatch, op: Operation): void {
-  const json = (v: unknown) => JSON.stringify(v);
-  batch.add(
-    `insert into operations (id, customer_id, account_id, type, status, states, intent, quote_id, quote_ref, account_owner,
-       source_asset, source_amount, target_asset, target_amount, target_account_id, fees, transactions, tags, created_at, updated_at)
-     values (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?, ?)`,
-    [
-      op.id, op.customerId, op.accountId, op.type, op.status, json(op.states), json(op.intent), op.quoteId, json(op.quoteRef), op.accountOwner,
-      op.sourceAsset, op.sourceAmount.toFixed(), op.targetAsset, op.targetAmount.toFixed(), op.targetAccountId, json(op.fees), json(op.transactions), json(op.tags), op.createdAt, op.updatedAt,
-    ],
   );
 }
 
