@@ -32,7 +32,6 @@ export function quoteRoutes(table: RouteTable, s: ServiceContext): void {
         }
         return;
       }
-      // createQuote prices and checks the account before its single insert, its last statement: no savepoint needed.
       await idempotent(
         ctx,
         key,
@@ -40,7 +39,7 @@ export function quoteRoutes(table: RouteTable, s: ServiceContext): void {
           ctx.body = await createQuote(ctx.state.em, s.rates, s.config.quoteTtlSeconds, input);
           ctx.status = 201;
         },
-        { log: ctx.state.log, savepoint: false },
+        { log: ctx.state.log },
       );
     },
   });

@@ -2,7 +2,7 @@ import type { Quote } from '../entities';
 import type { Em } from '../orm';
 import { numbered, rawQuery } from '../raw';
 import { QUOTE_COLUMNS, QUOTE_PLACEHOLDERS, quoteValues } from './quotes';
-import { advisoryLockId, answersFor, EXPIRES_AT, REPLACE_UNLESS_ANSWERING, StoredResponse } from './idempotency';
+import { advisoryLockId, answersFor, EXPIRES_AT, REPLACE_UNLESS_ANSWERING, StoredAnswer } from './idempotency';
 
 export interface QuoteRequest {
   key: string;
@@ -17,7 +17,7 @@ export type QuoteOnce =
   /** A live request holds the key. */
   | { kind: 'busy' }
   /** The key already answered (for this request or, if the hash differs, another). */
-  | { kind: 'stored'; stored: StoredResponse }
+  | { kind: 'stored'; stored: StoredAnswer }
   /** Written now, quote and response: the account's name for the body. */
   | { kind: 'created'; accountOwner: string }
   /** No such account in the caller's scope; the 404 is stored as the key's answer. */

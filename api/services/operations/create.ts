@@ -27,15 +27,7 @@ export interface OperationPlan {
   workflowInput?: Record<string, unknown>;
 }
 
-export interface CreateOptions {
-  /**
-   * Adds the storage of the answer (the operation as presented) to the write batch, so it commits with the writes
-   * without a round trip of its own (api/middleware/idempotency.ts, `storeInBatch`).
-   */
-  storeAnswer?: (batch: SqlBatch, body: unknown) => void;
-}
-
-export interface OperationRequest extends CreateOptions {
+export interface OperationRequest {
   type: OperationType;
   accountId: string;
   /** A second account of the caller's the operation needs (a transfer's target): read with the first, handed to `plan`. */
@@ -61,16 +53,15 @@ const REQUESTED_EVENT: Record<OperationType, boolean> = { DEPOSIT: true, WITHDRA
 /**
  * Creates any operation in one transaction: consume the quote (row lock, so racers queue and then see it
  * consumed), check the account, reserve funds, insert the operation, its OPERATION_REQUESTED event and the
- * outbox row for its workflow (and, with `storeAnswer`, the request's stored answer). The outermost COMMIT wakes
+ * outbox row for its workflow. The outermost COMMIT (with the request's stored answer) wakes
  * the worker's relay, which starts the workflow: the request never waits for Temporal, and a crash after COMMIT
  * leaves nothing undone.
  *
  * Two round trips, in the caller's tenant scope (the repositories take it from the EntityManager): the reads
  * (accounts, the quote locked), then every write as one batch (db/batch.ts) in this order: the quote, the
- * operation, the hold (ledger `addPosting`, its lock order), the event with its deliveries, the outbox row, the
- * answer.
- * In a request this runs in the request's transaction without a savepoint of its own (`idempotent` already rolls a
- * failure back to its savepoint); called on its own it opens its transaction.
+ * operation, the hold (ledger `addPosting`, its lock order), the event with its deliveries, the outbox row.
+ * In a request this runs in the request's transaction without a savepoint of its own (the keyed transaction already
+ * rolls a failure back to its savepoint); called on its own it opens its transaction.
  */
 export async function createOperation(s: ServiceContext, em: Em, req: OperationRequest) {
   const id = randomUUID();
@@ -136,10 +127,8 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
         searchAttributes: { CustomerId: account.customerId, OperationType: req.type, OperationStatus: 'REQUESTED' },
         summary: operationSummary(operation),
       });
-      const body = presentOperation(operation);
-      req.storeAnswer?.(batch, body);
       await batch.run(tx);
-      return body;
+      return presentOperation(operation);
     },
     { savepoint: false },
   );
