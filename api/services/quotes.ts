@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Em, tenantOf } from '../../db/orm';
-import { Quote } from '../../db/entities';
+import type { Em } from '../../db/orm';
+import { AccountSchema } from '../../db/entities';
 import type { AssetCode } from '../../domain/assets';
 import { checkAmountLimit, parseAmountValue } from '../../domain/money';
 import { computeQuote, formatRate } from '../../domain/quote-math';
@@ -8,7 +8,7 @@ import type { RateSource } from '../../domain/rates';
 import { errorBody, notFound } from '../errors';
 import { keyInUse, keyReused } from '../middleware/idempotency';
 import { insertQuoteOnce } from '../../db/repositories/quote-once';
-import { QUOTE_COLUMNS, QUOTE_PLACEHOLDERS, quoteValues } from '../../db/repositories/quotes';
+import { insertQuoteOfAccount, PricedQuote } from '../../db/repositories/quotes';
 import { presentQuote } from '../presenters/quote';
 
 export interface CreateQuote {
@@ -23,7 +23,7 @@ export interface CreateQuote {
  * Prices a quote for `ttlSeconds` (no database): what it costs, what it yields, when it expires. Throws the
  * pricing errors (amount, precision, limits).
  */
-export function priceQuote(customerId: string, rates: RateSource, ttlSeconds: number, input: CreateQuote): Quote {
+export function priceQuote(rates: RateSource, ttlSeconds: number, input: CreateQuote): PricedQuote {
   const result = computeQuote({
     rates,
     sourceAsset: input.sourceAsset,
@@ -37,7 +37,6 @@ export function priceQuote(customerId: string, rates: RateSource, ttlSeconds: nu
   const now = new Date();
   return {
     id: randomUUID(),
-    customerId,
     accountId: input.accountId,
     sourceAsset: input.sourceAsset,
     sourceAmount: result.sourceAmount,
@@ -69,14 +68,13 @@ export type QuoteAnswer = { kind: 'answer'; status: number; body: unknown; repla
  * is consumed, because a deposit's source asset is the one paid in, not one the account holds.
  */
 export async function createQuoteOnce(em: Em, rates: RateSource, ttlSeconds: number, input: CreateQuote, request: { key: string; requestHash: string }): Promise<QuoteAnswer> {
-  let quote: Quote;
+  let quote: PricedQuote;
   try {
-    quote = priceQuote(tenantOf(em), rates, ttlSeconds, input);
+    quote = priceQuote(rates, ttlSeconds, input);
   } catch {
     return { kind: 'use-transaction' };
   }
-  const body = presentQuote(quote, '');
-  const outcome = await insertQuoteOnce(em, quote, { ...request, createdBody: body, notFoundBody: ACCOUNT_NOT_FOUND_BODY });
+  const outcome = await insertQuoteOnce(em, quote, { ...request, createdBody: (q) => presentQuote(q, ''), notFoundBody: ACCOUNT_NOT_FOUND_BODY });
   switch (outcome.kind) {
     case 'busy':
       throw keyInUse();
@@ -87,33 +85,25 @@ export async function createQuoteOnce(em: Em, rates: RateSource, ttlSeconds: num
       return { kind: 'use-transaction' };
     case 'account-not-found':
       throw notFound('account');
-    case 'created':
+    case 'created': {
+      const body = outcome.createdBody as ReturnType<typeof presentQuote>;
       return { kind: 'answer', status: 201, body: { ...body, account: { ...body.account, owner: outcome.accountOwner } }, replayed: false };
+    }
   }
 }
 
 /** The quote request inside the request's transaction (the general path; see `createQuoteOnce`). */
 export async function createQuote(em: Em, rates: RateSource, ttlSeconds: number, input: CreateQuote) {
-  // Plain SQL on the hot path (no unit of work, no hydration); the tenant condition comes from the em's scope.
-  const customerId = tenantOf(em);
-  let quote: Quote;
+  let quote: PricedQuote;
   try {
-    quote = priceQuote(customerId, rates, ttlSeconds, input);
+    quote = priceQuote(rates, ttlSeconds, input);
   } catch (err) {
     // An unknown account answers 404 before a pricing error, as it always has.
-    const found = await em.execute('select 1 from accounts where id = ? and customer_id = ?', [input.accountId, customerId]);
-    if (found.length === 0) throw notFound('account');
+    if ((await em.count(AccountSchema, { id: input.accountId })) === 0) throw notFound('account');
     throw err;
   }
-  // One statement checks the account (in the caller's scope) and inserts the quote only if it exists: no account,
-  // no row written and no row returned, so 404. This insert is the handler's only write and its last statement,
-  // which lets the route run without a savepoint (api/routes/quotes.ts).
-  const rows = await em.execute<Array<{ legal_name: string }>>(
-    `with a as (select id, customer_id, legal_name from accounts where id = ? and customer_id = ?),
-     q as (insert into quotes (${QUOTE_COLUMNS}) select ${QUOTE_PLACEHOLDERS} from a returning id)
-     select a.legal_name from a, q`,
-    [input.accountId, customerId, ...quoteValues(quote)],
-  );
-  if (rows.length === 0) throw notFound('account');
-  return presentQuote(quote, rows[0].legal_name);
+  // The account check and the insert are one statement, the handler's only write.
+  const written = await insertQuoteOfAccount(em, quote);
+  if (!written) throw notFound('account');
+  return presentQuote(written.quote, written.owner);
 }

@@ -1,14 +1,14 @@
 import type { Quote } from '../entities';
-import type { Em } from '../orm';
+import { Em, tenantOf } from '../orm';
 import { numbered, rawQuery } from '../raw';
-import { QUOTE_COLUMNS, QUOTE_PLACEHOLDERS, quoteValues } from './quotes';
+import { PricedQuote, QUOTE_COLUMNS, QUOTE_PLACEHOLDERS, quoteValues } from './quotes';
 import { advisoryLockId, answersFor, EXPIRES_AT, REPLACE_UNLESS_ANSWERING, StoredAnswer } from './idempotency';
 
 export interface QuoteRequest {
   key: string;
   requestHash: string;
-  /** The 201 body with any `account.owner` (the statement puts the account's name there). */
-  createdBody: object;
+  /** The 201 body of the quote as written, with any `account.owner` (the statement puts the account's name there). */
+  createdBody: (quote: Quote) => object;
   /** The body of the 404 stored when the account is not the caller's. */
   notFoundBody: object;
 }
@@ -19,7 +19,7 @@ export type QuoteOnce =
   /** The key already answered (for this request or, if the hash differs, another). */
   | { kind: 'stored'; stored: StoredAnswer }
   /** Written now, quote and response: the account's name for the body. */
-  | { kind: 'created'; accountOwner: string }
+  | { kind: 'created'; createdBody: object; accountOwner: string }
   /** No such account in the caller's scope; the 404 is stored as the key's answer. */
   | { kind: 'account-not-found' }
   /** The key was committed by another request after this statement's snapshot: nothing written, ask again. */
@@ -70,7 +70,9 @@ const STATEMENT = numbered(`
  * - the statement commits as a whole or not at all; a process that dies around it leaves either both rows or
  *   neither, and the lock dies with the connection.
  */
-export async function insertQuoteOnce(em: Em, quote: Quote, request: QuoteRequest): Promise<QuoteOnce> {
+export async function insertQuoteOnce(em: Em, quote: PricedQuote, request: QuoteRequest): Promise<QuoteOnce> {
+  const customerId = tenantOf(em);
+  const createdBody = request.createdBody({ ...quote, customerId });
   const rows = await rawQuery<{
     locked: boolean;
     request_hash: string | null;
@@ -82,11 +84,11 @@ export async function insertQuoteOnce(em: Em, quote: Quote, request: QuoteReques
     em,
     STATEMENT,
     [
-      advisoryLockId(quote.customerId, request.key),
-      quote.customerId, request.key,
-      quote.accountId, quote.customerId,
-      quote.customerId, request.key, request.requestHash, JSON.stringify(request.notFoundBody), JSON.stringify(request.createdBody),
-      ...quoteValues(quote),
+      advisoryLockId(customerId, request.key),
+      customerId, request.key,
+      quote.accountId, customerId,
+      customerId, request.key, request.requestHash, JSON.stringify(request.notFoundBody), JSON.stringify(createdBody),
+      ...quoteValues(quote, customerId),
     ],
     { prepared: 'cambio-quote-once' },
   );
@@ -96,5 +98,5 @@ export async function insertQuoteOnce(em: Em, quote: Quote, request: QuoteReques
     return { kind: 'stored', stored: { requestHash: row.request_hash, status: row.response_status!, body: row.response_body } };
   }
   if (row.stored === 0) return { kind: 'raced' };
-  return row.account_owner === null ? { kind: 'account-not-found' } : { kind: 'created', accountOwner: row.account_owner };
+  return row.account_owner === null ? { kind: 'account-not-found' } : { kind: 'created', createdBody, accountOwner: row.account_owner };
 }

@@ -5,6 +5,10 @@
 // QUOTE_COLUMNS and `quoteValues`, so a new column cannot be missed in one of them.
 import type { SqlBatch } from '../batch';
 import type { Quote } from '../entities';
+import { Em, tenantOf } from '../orm';
+
+/** A quote as priced, before it is written: its customer is the scope's that writes it. */
+export type PricedQuote = Omit<Quote, 'customerId'>;
 
 /** The `quotes` columns, in the order of `quoteValues`. */
 export const QUOTE_COLUMNS =
@@ -15,19 +19,35 @@ export const QUOTE_PLACEHOLDERS =
   '?::uuid, ?::uuid, ?::uuid, ?::varchar, ?::numeric, ?::varchar, ?::numeric, ?::varchar, ?::varchar, ?::varchar, ?::numeric, ?::timestamptz, ?::timestamptz, ?::uuid, ?::timestamptz';
 
 /** The row's values, money as exact decimal strings. */
-export function quoteValues(q: Quote): unknown[] {
+export function quoteValues(q: PricedQuote, customerId: string): unknown[] {
   return [
-    q.id, q.customerId, q.accountId, q.sourceAsset, q.sourceAmount.toFixed(), q.targetAsset, q.targetAmount.toFixed(), q.midRate,
+    q.id, customerId, q.accountId, q.sourceAsset, q.sourceAmount.toFixed(), q.targetAsset, q.targetAmount.toFixed(), q.midRate,
     q.effectiveRate, q.spread, q.feeAmount === null ? null : q.feeAmount.toFixed(), q.expiresAt, q.consumedAt, q.consumedBy, q.createdAt,
   ];
 }
 
 /** A new quote (a transfer's generated 1:1 quote), as a statement of the caller's batch. */
 export function addQuote(batch: SqlBatch, q: Quote): void {
-  batch.add(`insert into quotes (${QUOTE_COLUMNS}) values (${QUOTE_PLACEHOLDERS})`, quoteValues(q));
+  batch.add(`insert into quotes (${QUOTE_COLUMNS}) values (${QUOTE_PLACEHOLDERS})`, quoteValues(q, q.customerId));
 }
 
 /** Marks a quote consumed by its operation, as a statement of the creation's batch. */
 export function addQuoteConsumed(batch: SqlBatch, quote: Quote): void {
   batch.add('update quotes set consumed_at = ?, consumed_by = ? where id = ?', [quote.consumedAt, quote.consumedBy, quote.id]);
+}
+
+/**
+ * A quote on an account of the scope's customer, in one statement that checks the account and inserts the quote
+ * only if it exists. Returns the quote as written and the account's name; undefined when there is no such account
+ * (nothing is written).
+ */
+export async function insertQuoteOfAccount(em: Em, quote: PricedQuote): Promise<{ quote: Quote; owner: string } | undefined> {
+  const customerId = tenantOf(em);
+  const rows = await em.execute<Array<{ legal_name: string }>>(
+    `with a as (select id, legal_name from accounts where id = ? and customer_id = ?),
+     q as (insert into quotes (${QUOTE_COLUMNS}) select ${QUOTE_PLACEHOLDERS} from a returning id)
+     select a.legal_name from a, q`,
+    [quote.accountId, customerId, ...quoteValues(quote, customerId)],
+  );
+  return rows.length ? { quote: { ...quote, customerId }, owner: rows[0].legal_name } : undefined;
 }

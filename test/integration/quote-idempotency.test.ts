@@ -118,9 +118,9 @@ describe('quote idempotency in one statement', () => {
       const account = await activeAccount(c, ['USD', 'BRL']);
       const key = randomUUID();
       const em = tenantEm(services.orm, c.customerId);
-      const quote = priceQuote(c.customerId, services.rates, 30, { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' });
+      const quote = priceQuote(services.rates, 30, { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' });
       const outcome = await withUncommittedKey(c.customerId, key, () =>
-        insertQuoteOnce(em, quote, { key, requestHash: 'h2', createdBody: { account: {} }, notFoundBody: {} }),
+        insertQuoteOnce(em, quote, { key, requestHash: 'h2', createdBody: () => ({ account: {} }), notFoundBody: {} }),
       );
       expect(outcome).to.deep.equal({ kind: 'raced' });
       expect(await quotesOf(account.id)).to.equal(0);
