@@ -1,12 +1,8 @@
 import { Client as PgClient, Notification } from 'pg';
 import type { Client } from '@temporalio/client';
 import type { Orm } from '../db/orm';
-import { claimStarts, deferStarts, finishStarts } from '../db/repositories/outbox';
+import { claimStarts, deferStarts, finishStarts, listenForStarts } from '../db/repositories/outbox';
 import { startRequestOf, startWorkflow } from '../workflows/start';
-
-// The channel the outbox trigger notifies on COMMIT, with the row's task queue as payload
-// (Migration20261124000000WorkflowStartWakeUp).
-const CHANNEL = 'cambio_workflow_starts';
 
 // A sweep without a wake-up: catches a notification lost while the listening connection was down, and retries
 // starts that failed (Temporal unreachable) without retrying them in a tight loop.
@@ -130,7 +126,7 @@ export function startWorkflowStartRelay(opts: WorkflowStartRelayOptions): Workfl
     listener = client;
     client
       .connect()
-      .then(() => client.query(`listen ${CHANNEL}`))
+      .then(() => listenForStarts(client))
       // Rows committed while nothing listened: a pass now.
       .then(wake, lose);
   };

@@ -4,6 +4,7 @@
 // purpose. A row is written inside a transaction that already applied the customer's scope, and the relay acts for
 // every customer; each relay statement is its own short transaction, so no row lock or pooled connection is held
 // while the caller talks to Temporal.
+import type { Client as PgClient } from 'pg';
 import type { Em } from '../orm';
 import { SqlBatch } from '../batch';
 
@@ -130,4 +131,13 @@ export async function pendingStart(em: Em, workflowId: string): Promise<PendingS
     [workflowId],
   )) as PendingStart[];
   return rows[0];
+}
+
+// The channel the outbox trigger notifies on COMMIT, with the row's task queue as payload
+// (Migration20261124000000WorkflowStartWakeUp).
+const CHANNEL = 'cambio_workflow_starts';
+
+/** Subscribes a connection of the relay's own (outside the pool) to the outbox's wake-ups. */
+export async function listenForStarts(client: PgClient): Promise<void> {
+  await client.query(`listen ${CHANNEL}`);
 }

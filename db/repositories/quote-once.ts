@@ -1,3 +1,7 @@
+// The quote request in one statement (the one-statement quote trick: the idempotency key, the account check, the
+// stored answer and the quote in one round trip). How it reaches Postgres: straight through the driver (db/raw.ts),
+// prepared, in its own implicit transaction. Tenant: the customer comes from the EntityManager's scope
+// (`tenantOf`), for the key, the account check and the rows it writes.
 import type { Quote } from '../entities';
 import { Em, tenantOf } from '../orm';
 import { numbered, rawQuery } from '../raw';
