@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Em } from '../../db/orm';
-import { AccountSchema } from '../../db/entities';
+import type { Quote } from '../../db/entities';
 import type { AssetCode } from '../../domain/assets';
 import { checkAmountLimit, parseAmountValue } from '../../domain/money';
 import { computeQuote, formatRate } from '../../domain/quote-math';
 import type { RateSource } from '../../domain/rates';
 import { errorBody, notFound } from '../errors';
-import { keyInUse, keyReused } from '../middleware/idempotency';
+import { keyInUse, keyReused, storedErrorAnswer } from '../middleware/idempotency';
 import { insertQuoteOnce } from '../../db/repositories/quote-once';
-import { insertQuoteOfAccount, PricedQuote } from '../../db/repositories/quotes';
+import type { PricedQuote } from '../../db/repositories/quotes';
 import { presentQuote } from '../presenters/quote';
 
 export interface CreateQuote {
@@ -57,53 +57,59 @@ export function priceQuote(rates: RateSource, ttlSeconds: number, input: CreateQ
 // once (an Error per request, with its stack, is a measurable share of a quote's CPU).
 const ACCOUNT_NOT_FOUND_BODY = errorBody(notFound('account'));
 
-export type QuoteAnswer = { kind: 'answer'; status: number; body: unknown; replayed: boolean } | { kind: 'use-transaction' };
+// A run that finds the key committed by another request after its snapshot runs again and replays that answer; a
+// third run only guards against a row that expired between.
+const MAX_RUNS = 3;
 
-/**
- * The quote request in one statement (db/repositories/quote-once.ts): key, account check, stored response and
- * quote. Answers `use-transaction` when the request needs the general path (`createQuote` inside
- * api/middleware/idempotency.ts): a pricing error, whose 404-first rule needs the account read first, and the
- * rare key committed by another request after our snapshot, which that path replays.
- * Locks a rate bound to one account of the caller's; which assets an operation may use is checked when the quote
- * is consumed, because a deposit's source asset is the one paid in, not one the account holds.
- */
-export async function createQuoteOnce(em: Em, rates: RateSource, ttlSeconds: number, input: CreateQuote, request: { key: string; requestHash: string }): Promise<QuoteAnswer> {
-  let quote: PricedQuote;
-  try {
-    quote = priceQuote(rates, ttlSeconds, input);
-  } catch {
-    return { kind: 'use-transaction' };
-  }
-  const outcome = await insertQuoteOnce(em, quote, { ...request, createdBody: (q) => presentQuote(q, ''), notFoundBody: ACCOUNT_NOT_FOUND_BODY });
-  switch (outcome.kind) {
-    case 'busy':
-      throw keyInUse();
-    case 'stored':
-      if (outcome.stored.requestHash !== request.requestHash) throw keyReused();
-      return { kind: 'answer', status: outcome.stored.status, body: outcome.stored.body, replayed: true };
-    case 'raced':
-      return { kind: 'use-transaction' };
-    case 'account-not-found':
-      throw notFound('account');
-    case 'created': {
-      const body = outcome.createdBody as ReturnType<typeof presentQuote>;
-      return { kind: 'answer', status: 201, body: { ...body, account: { ...body.account, owner: outcome.accountOwner } }, replayed: false };
-    }
-  }
+export interface QuoteAnswer {
+  status: number;
+  body: unknown;
+  replayed: boolean;
 }
 
-/** The quote request inside the request's transaction (the general path; see `createQuoteOnce`). */
-export async function createQuote(em: Em, rates: RateSource, ttlSeconds: number, input: CreateQuote) {
-  let quote: PricedQuote;
+/**
+ * The quote request, in one statement under its idempotency key (db/repositories/quote-once.ts): key, account
+ * check, stored answer and quote. An unknown account answers 404 before a pricing error, and both are stored as the
+ * key's answer, as any business error is; an error that is not the key's answer (a malformed amount) stores only a
+ * 404 for an unknown account. Locks a rate bound to one account of the caller's; which assets an operation may use
+ * is checked when the quote is consumed, because a deposit's source asset is the one paid in, not one the account
+ * holds.
+ */
+export async function createQuote(
+  em: Em,
+  rates: RateSource,
+  ttlSeconds: number,
+  input: CreateQuote,
+  request: { key: string; requestHash: string },
+): Promise<QuoteAnswer> {
+  let quote: PricedQuote | undefined;
+  let pricingError: unknown;
   try {
     quote = priceQuote(rates, ttlSeconds, input);
   } catch (err) {
-    // An unknown account answers 404 before a pricing error, as it always has.
-    if ((await em.count(AccountSchema, { id: input.accountId })) === 0) throw notFound('account');
-    throw err;
+    pricingError = err;
   }
-  // The account check and the insert are one statement, the handler's only write.
-  const written = await insertQuoteOfAccount(em, quote);
-  if (!written) throw notFound('account');
-  return presentQuote(written.quote, written.owner);
+  const answer = quote
+    ? { status: 201 as const, body: (q: Quote) => presentQuote(q, '') }
+    : storedErrorAnswer(pricingError);
+  for (let run = 1; ; run++) {
+    const outcome = await insertQuoteOnce(em, quote, { ...request, accountId: input.accountId, answer, notFoundBody: ACCOUNT_NOT_FOUND_BODY });
+    switch (outcome.kind) {
+      case 'busy':
+        throw keyInUse();
+      case 'stored':
+        if (outcome.stored.requestHash !== request.requestHash) throw keyReused();
+        return { status: outcome.stored.status, body: outcome.stored.body, replayed: true };
+      case 'raced':
+        if (run < MAX_RUNS) continue;
+        throw new Error('the quote key kept changing under its statement');
+      case 'account-not-found':
+        throw notFound('account');
+      case 'answered': {
+        if (!quote) throw pricingError;
+        const body = outcome.body as ReturnType<typeof presentQuote>;
+        return { status: 201, body: { ...body, account: { ...body.account, owner: outcome.accountOwner } }, replayed: false };
+      }
+    }
+  }
 }

@@ -1,11 +1,10 @@
 // Quotes. How it reaches Postgres: hand-written statements, as statements of the caller's batch (db/batch.ts) in
-// an operation's creation, or in the quote request's own statement. Tenant: a quote is written with the customer
+// an operation's creation, or in the quote request's own statement (quote-once.ts). Tenant: a quote is written with the customer
 // of the scope it was priced in and consumed by id after the creation read it, locked, in that scope
 // (db/repositories/operations.ts, `readCreateInputs`). Every statement that writes a quote row spells it with
 // QUOTE_COLUMNS and `quoteValues`, so a new column cannot be missed in one of them.
 import type { SqlBatch } from '../batch';
 import type { Quote } from '../entities';
-import { Em, tenantOf } from '../orm';
 
 /** A quote as priced, before it is written: its customer is the scope's that writes it. */
 export type PricedQuote = Omit<Quote, 'customerId'>;
@@ -34,20 +33,4 @@ export function addQuote(batch: SqlBatch, q: Quote): void {
 /** Marks a quote consumed by its operation, as a statement of the creation's batch. */
 export function addQuoteConsumed(batch: SqlBatch, quote: Quote): void {
   batch.add('update quotes set consumed_at = ?, consumed_by = ? where id = ?', [quote.consumedAt, quote.consumedBy, quote.id]);
-}
-
-/**
- * A quote on an account of the scope's customer, in one statement that checks the account and inserts the quote
- * only if it exists. Returns the quote as written and the account's name; undefined when there is no such account
- * (nothing is written).
- */
-export async function insertQuoteOfAccount(em: Em, quote: PricedQuote): Promise<{ quote: Quote; owner: string } | undefined> {
-  const customerId = tenantOf(em);
-  const rows = await em.execute<Array<{ legal_name: string }>>(
-    `with a as (select id, legal_name from accounts where id = ? and customer_id = ?),
-     q as (insert into quotes (${QUOTE_COLUMNS}) select ${QUOTE_PLACEHOLDERS} from a returning id)
-     select a.legal_name from a, q`,
-    [quote.accountId, customerId, ...quoteValues(quote, customerId)],
-  );
-  return rows.length ? { quote: { ...quote, customerId }, owner: rows[0].legal_name } : undefined;
 }

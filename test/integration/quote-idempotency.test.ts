@@ -66,7 +66,7 @@ describe('quote idempotency in one statement', () => {
     expect(await quotesOf(theirs.id)).to.equal(0);
   });
 
-  it('stores a pricing error (the transaction path) and replays it', async () => {
+  it('stores a pricing error and replays it', async () => {
     const c = await newCustomer();
     const account = await activeAccount(c, ['USD', 'BRL']);
     const { first, again } = await sendTwice(c, { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.001' });
@@ -120,7 +120,7 @@ describe('quote idempotency in one statement', () => {
       const em = tenantEm(services.orm, c.customerId);
       const quote = priceQuote(services.rates, 30, { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' });
       const outcome = await withUncommittedKey(c.customerId, key, () =>
-        insertQuoteOnce(em, quote, { key, requestHash: 'h2', createdBody: () => ({ account: {} }), notFoundBody: {} }),
+        insertQuoteOnce(em, quote, { accountId: account.id, key, requestHash: 'h2', answer: { status: 201, body: () => ({ account: {} }) }, notFoundBody: {} }),
       );
       expect(outcome).to.deep.equal({ kind: 'raced' });
       expect(await quotesOf(account.id)).to.equal(0);
