@@ -7,17 +7,7 @@ import { Em, tenantOf } from '../orm';
 import { SqlBatch } from '../batch';
 import { CambioError } from '../../domain/errors';
 import { Dec } from '../../domain/money';
-
-/** Books that hold a customer's money on an account; everything else is a system book (account null). */
-export type CustomerBook = 'available' | 'held';
-
-export interface Posting {
-  accountId: string | null;
-  book: CustomerBook | string;
-  asset: string;
-  /** Signed: positive increases the book. */
-  amount: Dec;
-}
+import type { Posting } from '../../domain/postings';
 
 export interface LedgerWrite {
   /** Unique per effect, e.g. `${operationId}:settle`: a retry finds the first posting and does nothing. */
