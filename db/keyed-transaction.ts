@@ -77,14 +77,21 @@ export async function inKeyedTransaction<T>(
   }
 }
 
-async function once<T>(tx: Em, request: KeyedRequest, handler: (tx: Em) => Promise<T>, opts: KeyedOptions<T>): Promise<KeyedOutcome<T>> {
+async function once<T>(
+  tx: Em,
+  request: KeyedRequest,
+  handler: (tx: Em) => Promise<T>,
+  opts: KeyedOptions<T>,
+): Promise<KeyedOutcome<T>> {
   const opening = new SqlBatch();
   const taken = addTakeKey(opening, tx, request.key);
   opening.add(`savepoint ${HANDLER}`);
   await opening.run(tx);
   const key = taken();
   if (!key.locked) return { kind: 'busy' };
-  if (key.stored) return key.stored.requestHash === request.requestHash ? { kind: 'replay', answer: answerOf(key.stored) } : { kind: 'reused' };
+  if (key.stored) {
+    return key.stored.requestHash === request.requestHash ? { kind: 'replay', answer: answerOf(key.stored) } : { kind: 'reused' };
+  }
 
   let outcome: KeyedOutcome<T>;
   let answer: Answer | undefined;
@@ -104,7 +111,7 @@ async function once<T>(tx: Em, request: KeyedRequest, handler: (tx: Em) => Promi
     // The failed statement may have aborted the transaction: the rollback comes first in the next message.
     closing.add(`rollback to savepoint ${HANDLER}`);
   }
-  const stored = answer ? addStoreAnswer(closing, tx, request.key, { requestHash: request.requestHash, ...answer }) : undefined;
+  const stored = answer && addStoreAnswer(closing, tx, request.key, { requestHash: request.requestHash, ...answer });
   await closing.run(tx); // an empty batch sends nothing
   if (stored && !stored()) throw new KeyCommittedMeanwhile();
   opts.beforeCommit?.();

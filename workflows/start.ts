@@ -2,8 +2,13 @@
 // worker's relay and the few services that cannot wait for it; not part of the workflow bundle (workflows/index.ts).
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
-import { SearchAttributeType, TypedSearchAttributes, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import { defineSearchAttributeKey } from '@temporalio/common';
+import {
+  defineSearchAttributeKey,
+  SearchAttributeType,
+  TypedSearchAttributes,
+  WorkflowIdConflictPolicy,
+  WorkflowIdReusePolicy,
+} from '@temporalio/common';
 import type { Orm } from '../db/orm';
 import { finishStarts, pendingStart, PendingStart, WorkflowStartRequest } from '../db/repositories/outbox';
 
@@ -53,7 +58,12 @@ export const startRequestOf = (row: PendingStart): WorkflowStartRequest => ({
  * Starts the workflow an outbox row still waits for, now, on the row's task queue: for a caller that cannot wait
  * for the relay (a signal to a workflow that must exist). False when there is no such row.
  */
-export async function startPendingWorkflow(orm: Orm, temporal: Client, taskQueue: string, workflowId: string): Promise<boolean> {
+export async function startPendingWorkflow(
+  orm: Orm,
+  temporal: Client,
+  taskQueue: string,
+  workflowId: string,
+): Promise<boolean> {
   const em = orm.em.fork();
   const row = await pendingStart(em, workflowId);
   if (!row) return false;

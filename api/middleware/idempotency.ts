@@ -57,7 +57,13 @@ export function answerReplay(ctx: Koa.Context, status: number, body: unknown): v
 
 // What the key stores of an error: a business error is the request's answer; a 5xx or a validation error (raised
 // before the handler's writes) is only this attempt's, and the retry with the same key must run the request again.
-const NOT_STORED = new Set(['INTERNAL_ERROR', 'VALIDATION_ERROR', 'SERVICE_UNAVAILABLE', 'IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENCY_KEY_REUSED']);
+const NOT_STORED = new Set([
+  'INTERNAL_ERROR',
+  'VALIDATION_ERROR',
+  'SERVICE_UNAVAILABLE',
+  'IDEMPOTENCY_KEY_IN_USE',
+  'IDEMPOTENCY_KEY_REUSED',
+]);
 
 /** The stored answer of a business error; undefined for any other error, which stores nothing. */
 export function storedErrorAnswer(err: unknown): Answer | undefined {
@@ -93,7 +99,12 @@ export interface IdempotentOptions {
  * Runs a mutating handler at most once per (customer, key), in one transaction with its stored answer
  * (db/keyed-transaction.ts): the handler sees that transaction as `ctx.state.em` and answers through `ctx`.
  */
-export async function idempotent(ctx: Koa.Context, key: string, handler: () => Promise<void>, opts: IdempotentOptions = {}): Promise<void> {
+export async function idempotent(
+  ctx: Koa.Context,
+  key: string,
+  handler: () => Promise<void>,
+  opts: IdempotentOptions = {},
+): Promise<void> {
   const requestEm: Em = ctx.state.em;
   ctx.state.idempotencyKey = key;
   let outcome: KeyedOutcome<Answer>;
@@ -113,7 +124,10 @@ export async function idempotent(ctx: Koa.Context, key: string, handler: () => P
         storedError: storedErrorAnswer,
         beforeCommit: () => crashPoint('before-commit'),
         onRetry: (err, attempt) =>
-          opts.log?.warn({ err, attempt, requestId: ctx.state.requestId }, 'request transaction retried after a deadlock or serialization failure'),
+          opts.log?.warn(
+            { err, attempt, requestId: ctx.state.requestId },
+            'request transaction retried after a deadlock or serialization failure',
+          ),
       },
     );
   } finally {

@@ -93,7 +93,12 @@ export async function createQuote(
     ? { status: 201 as const, body: (q: Quote) => presentQuote(q, '') }
     : storedErrorAnswer(pricingError);
   for (let run = 1; ; run++) {
-    const outcome = await insertQuoteOnce(em, quote, { ...request, accountId: input.accountId, answer, notFoundBody: ACCOUNT_NOT_FOUND_BODY });
+    const outcome = await insertQuoteOnce(em, quote, {
+      ...request,
+      accountId: input.accountId,
+      answer,
+      notFoundBody: ACCOUNT_NOT_FOUND_BODY,
+    });
     switch (outcome.kind) {
       case 'busy':
         throw keyInUse();
@@ -108,7 +113,8 @@ export async function createQuote(
       case 'answered': {
         if (!quote) throw pricingError;
         const body = outcome.body as ReturnType<typeof presentQuote>;
-        return { status: 201, body: { ...body, account: { ...body.account, owner: outcome.accountOwner } }, replayed: false };
+        const account = { ...body.account, owner: outcome.accountOwner };
+        return { status: 201, body: { ...body, account }, replayed: false };
       }
     }
   }

@@ -13,7 +13,8 @@ import { SqlBatch } from '../batch';
 
 /** The scope's operation `id`, read past the identity map (a poller sees what a workflow wrote meanwhile). */
 export async function findOperation(em: Em, id: string): Promise<Operation | undefined> {
-  const sql = `select ${selectColumns(em, OperationSchema, 'o')} from operations o where o.id = ? and o.customer_id = ?`;
+  const sql = `select ${selectColumns(em, OperationSchema, 'o')} from operations o
+    where o.id = ? and o.customer_id = ?`;
   const [row] = await queryRows<Record<string, unknown>>(em, sql, [id, tenantOf(em)], { prepared: statementName(sql) });
   return row ? entityFromRow(em, OperationSchema, row) : undefined;
 }
@@ -23,7 +24,10 @@ export async function findOperation(em: Em, id: string): Promise<Operation | und
  * each other. System-wide: the id comes from the workflow, which the customer's request created.
  */
 export async function lockOperationForStep(em: Em, id: string): Promise<Operation | undefined> {
-  const [row] = await em.execute(`select ${selectColumns(em, OperationSchema, 'o')} from operations o where o.id = ? for update`, [id]);
+  const [row] = await em.execute(
+    `select ${selectColumns(em, OperationSchema, 'o')} from operations o where o.id = ? for update`,
+    [id],
+  );
   return row ? entityFromRow(em, OperationSchema, row) : undefined;
 }
 
@@ -47,7 +51,10 @@ export async function readCreateInputs(em: Em, accountIds: string[], quoteId?: s
     [customerId, ...accountIds],
   );
   const quotes = quoteId
-    ? batch.add(`select ${selectColumns(em, QuoteSchema, 'q')} from quotes q where q.id = ? and q.customer_id = ? for update`, [quoteId, customerId])
+    ? batch.add(
+        `select ${selectColumns(em, QuoteSchema, 'q')} from quotes q where q.id = ? and q.customer_id = ? for update`,
+        [quoteId, customerId],
+      )
     : undefined;
   await batch.run(em);
   return {
@@ -77,7 +84,8 @@ export function addOperation(batch: SqlBatch, op: Operation): void {
  * caller has already read the row (locked, in its scope or by its workflow's id).
  */
 export function addOperationState(batch: SqlBatch, op: Operation): void {
-  batch.add('update operations set status = ?, states = ?::jsonb, transactions = ?::jsonb, updated_at = ? where id = ?', [
+  const sql = 'update operations set status = ?, states = ?::jsonb, transactions = ?::jsonb, updated_at = ? where id = ?';
+  batch.add(sql, [
     op.status,
     JSON.stringify(op.states),
     JSON.stringify(op.transactions),

@@ -36,9 +36,10 @@ export interface OutboxRowSql {
  * the relay of the row's task queue (a trigger, Migration20261124000000WorkflowStartWakeUp).
  */
 export function outboxInsert(row: OutboxRowSql, from?: string): string {
-  return `insert into workflow_starts (workflow_id, workflow_type, task_queue, args, search_attributes, summary, created_at)
-     select ${row.workflowId}, ${row.workflowType}, ${row.taskQueue}, ${row.args}, ${row.searchAttributes}, ${row.summary},
-       ${row.createdAt}${from ? `\n     from ${from}` : ''}`;
+  return `insert into workflow_starts
+       (workflow_id, workflow_type, task_queue, args, search_attributes, summary, created_at)
+     select ${row.workflowId}, ${row.workflowType}, ${row.taskQueue}, ${row.args}, ${row.searchAttributes},
+       ${row.summary}, ${row.createdAt}${from ? `\n     from ${from}` : ''}`;
 }
 
 const ONE_ROW: OutboxRowSql = {

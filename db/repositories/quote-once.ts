@@ -90,10 +90,15 @@ const NO_QUOTE = new Array<null>(15).fill(null);
  *   neither, and the lock dies with the connection.
  * `quote` is undefined when pricing failed: then `request.answer` is the error's, or none.
  */
-export async function insertQuoteOnce(em: Em, quote: PricedQuote | undefined, request: QuoteRequest): Promise<QuoteOnce> {
+export async function insertQuoteOnce(
+  em: Em,
+  quote: PricedQuote | undefined,
+  request: QuoteRequest,
+): Promise<QuoteOnce> {
   const customerId = tenantOf(em);
   const answer = request.answer;
-  const body: unknown = answer && (typeof answer.body === 'function' ? answer.body({ ...quote!, customerId }) : answer.body);
+  const body: unknown =
+    answer && (typeof answer.body === 'function' ? answer.body({ ...quote!, customerId }) : answer.body);
   const rows = await rawQuery<{
     locked: boolean;
     request_hash: string | null;

@@ -1,6 +1,7 @@
 // Quotes. How it reaches Postgres: hand-written statements, as statements of the caller's batch (db/batch.ts) in
-// an operation's creation, or in the quote request's own statement (quote-once.ts). Tenant: a quote is written with the customer
-// of the scope it was priced in and consumed by id after the creation read it, locked, in that scope
+// an operation's creation, or in the quote request's own statement (quote-once.ts). Tenant: a quote is written
+// with the customer of the scope it was priced in and consumed by id after the creation read it, locked, in that
+// scope
 // (db/repositories/operations.ts, `readCreateInputs`). Every statement that writes a quote row spells it with
 // QUOTE_COLUMNS and `quoteValues`, so a new column cannot be missed in one of them.
 import type { SqlBatch } from '../batch';
@@ -32,5 +33,9 @@ export function addQuote(batch: SqlBatch, q: Quote): void {
 
 /** Marks a quote consumed by its operation, as a statement of the creation's batch. */
 export function addQuoteConsumed(batch: SqlBatch, quote: Quote): void {
-  batch.add('update quotes set consumed_at = ?, consumed_by = ? where id = ?', [quote.consumedAt, quote.consumedBy, quote.id]);
+  batch.add('update quotes set consumed_at = ?, consumed_by = ? where id = ?', [
+    quote.consumedAt,
+    quote.consumedBy,
+    quote.id,
+  ]);
 }
