@@ -1,5 +1,5 @@
-// db/transaction.ts against real Postgres: savepoints inside an open transaction, the first statement sent with
-// its BEGIN, and re-reads on the same transaction.
+// db/transaction.ts and db/keyed-transaction.ts against real Postgres: savepoints inside an open transaction, the
+// first statement of a transaction, and re-reads on the same transaction.
 import { expect } from 'chai';
 import { systemEm } from '../../db/orm';
 import type { Em } from '../../db/orm';
@@ -77,7 +77,7 @@ describe('inTransaction', () => {
     expect(other).to.deep.equal({ kind: 'reused' });
   });
 
-  it('runs the first statement of a transaction, sent with its BEGIN (db/deferred-begin.ts), inside it', async () => {
+  it('runs the first statement of a transaction inside it, and a failed one leaves the connection outside any', async () => {
     const first = await inTransaction(em(), async (tx) => tx.execute('select 42 as x'));
     expect(first, 'the first statement answers with its own rows').to.deep.equal([{ x: 42 }]);
     await inTransaction(em(), async (tx) => {
