@@ -1,9 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { addOperationState } from '../db/repositories/operation-state';
+import { addOperationState, lockOperationForStep } from '../db/repositories/operations';
 import type { Em } from '../db/orm';
 import { SqlBatch } from '../db/batch';
-import { entityFromRow } from '../db/rows';
-import { InboundPayment, InboundPaymentStatus, Operation, OperationSchema, OperationStatus } from '../db/entities';
+import type { InboundPayment, InboundPaymentStatus, Operation, OperationStatus } from '../db/entities';
 import { addDecision, addRemainder, findPayment, paymentsOfDeposit } from '../db/repositories/inbound-payments';
 import { addEvent } from '../db/repositories/events';
 import { addPosting } from '../db/repositories/ledger';
@@ -13,7 +12,7 @@ import { Dec, formatAmount } from '../domain/money';
 import { receivePostings, releasePostings, settlePostings } from '../domain/postings';
 import { Reason, transition } from '../domain/states';
 import { operationEventPayload } from '../webhooks/operation-event';
-import { amount } from '../api/presenters/amount';
+import { amount } from '../domain/amount';
 import type { ActivityDeps } from './deps';
 import { inActivityTransaction } from './failures';
 
@@ -41,9 +40,9 @@ export function createOperationActivities(deps: ActivityDeps) {
 
   /** The operation, its row locked until COMMIT; a plain object, written back by `save`. */
   async function lock(em: Em, id: string): Promise<Operation> {
-    const [row] = await em.execute('select * from operations where id = ? for update', [id]);
-    if (!row) throw new Error(`operation ${id} not found`);
-    return entityFromRow(em, OperationSchema, row);
+    const op = await lockOperationForStep(em, id);
+    if (!op) throw new Error(`operation ${id} not found`);
+    return op;
   }
 
   /** What a step changes on the operation: its state and history, its transactions. */

@@ -2,7 +2,6 @@ import { Migrator } from '@mikro-orm/migrations';
 import { defineConfig, EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import path from 'node:path';
 import { ALL_ENTITIES } from './entities';
-import { CallbackClient, deferBegin } from './deferred-begin';
 import { pgClientOptions, SessionSettings } from './session-settings';
 
 export type Orm = MikroORM;
@@ -32,11 +31,6 @@ export function ormConfig(databaseUrl: string, opts: OrmOptions = {}) {
       min: 0,
       max: opts.poolMax ?? 20,
       ...(opts.session ? { acquireTimeoutMillis: opts.session.acquireTimeoutMs } : {}),
-      // Every transaction's BEGIN goes with its first statement (db/deferred-begin.ts).
-      afterCreate(connection: CallbackClient, done: (err: Error | null, connection: CallbackClient) => void) {
-        deferBegin(connection);
-        done(null, connection);
-      },
     },
     migrations: {
       path: path.join(__dirname, 'migrations'),

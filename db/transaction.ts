@@ -1,6 +1,6 @@
 // One transaction per unit of work (an API request, an activity, a CLI command), with what MikroORM's
 // `em.transactional` does not give: a bounded retry when Postgres picks the transaction as a deadlock or
-// serialization victim, and savepoints that cost no round trips of their own. Nothing waits for a COMMIT to act
+// serialization victim. Nothing waits for a COMMIT to act
 // on what it wrote: a workflow to start is an outbox row, and its COMMIT wakes the relay that starts it
 // (worker/workflow-start-relay.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -51,26 +51,6 @@ export async function inTransaction<T>(em: Em, fn: (tx: Em) => Promise<T>, opts:
       await sleep(Math.random() * BASE_DELAY_MS * 2 ** attempt);
     }
   }
-}
-
-/** SQL that opens the savepoint `inOpenSavepoint` runs in: appended by the caller to a statement it sends anyway. */
-export const openSavepoint = (name: string): string => `savepoint ${name}`;
-
-/** SQL that undoes a savepoint whose `inOpenSavepoint` threw: sent first in the caller's next message. */
-export const rollbackToSavepoint = (name: string): string => `rollback to savepoint ${name}`;
-
-/**
- * A nested `inTransaction` without the savepoint's two round trips of its own: the caller has opened the savepoint
- * in the same message as a statement it had to send anyway (`openSavepoint`), and on a throw rolls back to it in
- * its next message (`rollbackToSavepoint`). The savepoint is never released: COMMIT keeps what it holds, ROLLBACK
- * drops it. `fn` gets a fork on the same transaction with a unit of work of its own, flushed when `fn` returns
- * (as MikroORM's nested `transactional` does); on a throw the fork and what it held unflushed are dropped.
- */
-export async function inOpenSavepoint<T>(em: Em, fn: (inner: Em) => Promise<T>): Promise<T> {
-  const inner = em.fork({ keepTransactionContext: true, cloneEventManager: true });
-  const result = await fn(inner);
-  await inner.flush();
-  return result;
 }
 
 /**

@@ -1,6 +1,7 @@
-import type { Operation } from '../db/entities/operation';
-import type { MovementDirection } from '../db/entities/movement';
 import type { Dec } from './money';
+import type { PostedOperation } from './postings';
+
+export type MovementDirection = 'INFLOW' | 'OUTFLOW';
 
 export interface MovementLeg {
   accountId: string;
@@ -15,7 +16,7 @@ export interface MovementLeg {
  * outflow of its source and an inflow of its target on the same account; a transfer an outflow on the source
  * account and an inflow on the target account. Fees are inside those amounts.
  */
-export function movementLegs(op: Operation): MovementLeg[] {
+export function movementLegs(op: PostedOperation & { id: string }): MovementLeg[] {
   const outflow: MovementLeg = { accountId: op.accountId, asset: op.sourceAsset, direction: 'OUTFLOW', amount: op.sourceAmount };
   const inflowTo = (accountId: string): MovementLeg => ({ accountId, asset: op.targetAsset, direction: 'INFLOW', amount: op.targetAmount });
   switch (op.type) {

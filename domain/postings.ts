@@ -1,6 +1,29 @@
-import type { Operation } from '../db/entities';
-import type { Posting } from '../db/repositories/ledger';
 import { Dec } from './money';
+
+/** Books that hold a customer's money on an account; everything else is a system book (account null). */
+export type CustomerBook = 'available' | 'held';
+
+/** One leg of a ledger transaction. */
+export interface Posting {
+  accountId: string | null;
+  book: CustomerBook | string;
+  asset: string;
+  /** Signed: positive increases the book. */
+  amount: Dec;
+}
+
+/** What the legs of an operation's steps are computed from (an operation row has all of it). */
+export interface PostedOperation {
+  type: 'DEPOSIT' | 'WITHDRAWAL' | 'SWAP' | 'TRANSFER';
+  customerId: string;
+  accountId: string;
+  targetAccountId: string | null;
+  sourceAsset: string;
+  sourceAmount: Dec;
+  targetAsset: string;
+  targetAmount: Dec;
+  fees: ReadonlyArray<{ source: string; amount: { value: string } }>;
+}
 
 /**
  * The ledger legs of each operation step. Customer money lives in an account's `available` and `held`
@@ -9,13 +32,13 @@ import { Dec } from './money';
  * function returns legs that balance per asset.
  */
 
-const feeOf = (op: Operation): Dec => {
+const feeOf = (op: PostedOperation): Dec => {
   const fee = op.fees.find((f) => f.source === 'FX_SPREAD');
   return fee ? new Dec(fee.amount.value) : new Dec(0);
 };
 
 /** Reserve the source amount: available → held on the operation's account. */
-export function holdPostings(op: Operation): Posting[] {
+export function holdPostings(op: PostedOperation): Posting[] {
   return [
     { accountId: op.accountId, book: 'available', asset: op.sourceAsset, amount: op.sourceAmount.neg() },
     { accountId: op.accountId, book: 'held', asset: op.sourceAsset, amount: op.sourceAmount },
@@ -23,10 +46,10 @@ export function holdPostings(op: Operation): Posting[] {
 }
 
 /** Undo the reservation: the mirror of holdPostings. */
-export const releasePostings = (op: Operation): Posting[] => holdPostings(op).map((p) => ({ ...p, amount: p.amount.neg() }));
+export const releasePostings = (op: PostedOperation): Posting[] => holdPostings(op).map((p) => ({ ...p, amount: p.amount.neg() }));
 
 /** Convert `from` (source asset, leaving `fromBook`) into the target asset arriving in `to`; the spread is revenue. */
-function convert(op: Operation, from: Omit<Posting, 'asset' | 'amount'>, to: Omit<Posting, 'asset' | 'amount'>): Posting[] {
+function convert(op: PostedOperation, from: Omit<Posting, 'asset' | 'amount'>, to: Omit<Posting, 'asset' | 'amount'>): Posting[] {
   if (op.sourceAsset === op.targetAsset && op.sourceAmount.eq(op.targetAmount)) {
     return [
       { ...from, asset: op.sourceAsset, amount: op.sourceAmount.neg() },
@@ -43,10 +66,10 @@ function convert(op: Operation, from: Omit<Posting, 'asset' | 'amount'>, to: Omi
   ].filter((p) => !p.amount.isZero());
 }
 
-const available = (op: Operation) => ({ accountId: op.accountId, book: 'available' });
+const available = (op: PostedOperation) => ({ accountId: op.accountId, book: 'available' });
 
 /** Complete the operation: the held source leaves, the target lands where the operation sends it. */
-export function settlePostings(op: Operation): Posting[] {
+export function settlePostings(op: PostedOperation): Posting[] {
   const held = { accountId: op.accountId, book: 'held' };
   switch (op.type) {
     case 'SWAP':

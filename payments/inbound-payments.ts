@@ -9,7 +9,7 @@ import type { InboundPayment } from '../db/entities';
 import { leaveUnmatched, undecidedPayments } from '../db/repositories/inbound-payments';
 import { operationWorkflowId } from '../workflows/ids';
 import { inboundPaymentUpdate } from '../workflows/operation';
-import { startPendingWorkflow } from '../api/services/workflow-starts';
+import { startPendingWorkflow } from '../workflows/start';
 
 /** What settling a record needs: the workflow client, the outbox (a workflow not started yet), the database. */
 export interface SettleContext {

@@ -1,6 +1,6 @@
 import type { Operation } from '../db/entities';
 import { currentState } from '../domain/states';
-import { amount } from '../api/presenters/amount';
+import { amount } from '../domain/amount';
 
 /**
  * The spec's operation event payload, shared by OPERATION_REQUESTED / COMPLETED / FAILED. `atTime` is the

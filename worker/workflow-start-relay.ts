@@ -1,17 +1,52 @@
 import { Client as PgClient, Notification } from 'pg';
 import type { Client } from '@temporalio/client';
 import type { Orm } from '../db/orm';
-import { RELAY_BATCH, relayWorkflowStarts } from '../api/services/workflow-starts';
-
-// The channel the outbox trigger notifies on COMMIT, with the row's task queue as payload
-// (Migration20261124000000WorkflowStartWakeUp).
-const CHANNEL = 'cambio_workflow_starts';
+import { claimStarts, deferStarts, finishStarts, listenForStarts } from '../db/repositories/outbox';
+import { startRequestOf, startWorkflow } from '../workflows/start';
 
 // A sweep without a wake-up: catches a notification lost while the listening connection was down, and retries
 // starts that failed (Temporal unreachable) without retrying them in a tight loop.
 const SWEEP_INTERVAL_MS = 2000;
 // How long to wait before listening again after the listening connection broke.
 const RELISTEN_DELAY_MS = 1000;
+
+/** How many rows one relay pass claims at most. */
+export const RELAY_BATCH = 50;
+
+// A pass's starts must end well within its lease, or another relay could claim the same rows while they run
+// (harmless, the starts are idempotent, but wasted): each start gets START_DEADLINE_MS, the lease three times that.
+const START_DEADLINE_MS = 5_000;
+export const RELAY_LEASE_MS = 15_000;
+
+/**
+ * One pass of the relay of `taskQueue` (and of rows from before task queues were recorded). Any number of workers
+ * run it at once. It claims rows with a lease in one short statement (SKIP LOCKED: two relays never claim the same
+ * row), starts them with no transaction open, then deletes the started rows and defers the failed ones (backoff per
+ * row, to the back of the line) in two more short statements. A relay that dies mid-pass leaves its rows leased:
+ * they are claimed again once the lease runs out (a start that already happened is found by USE_EXISTING /
+ * REJECT_DUPLICATE). Returns how many rows it claimed; throws after the bookkeeping when some starts failed.
+ */
+export async function relayWorkflowStarts(
+  orm: Orm,
+  temporal: Client,
+  taskQueue: string,
+  opts: { eager?: boolean; batch?: number; leaseMs?: number } = {},
+): Promise<number> {
+  const em = orm.em.fork();
+  const rows = await claimStarts(em, taskQueue, opts.batch ?? RELAY_BATCH, opts.leaseMs ?? RELAY_LEASE_MS);
+  if (!rows.length) return 0;
+  const results = await Promise.allSettled(
+    rows.map((row) => temporal.withDeadline(Date.now() + START_DEADLINE_MS, () => startWorkflow(temporal, taskQueue, startRequestOf(row), { eager: opts.eager }))),
+  );
+  const started = rows.filter((_, i) => results[i].status === 'fulfilled').map((row) => row.workflow_id);
+  const failed = rows.filter((_, i) => results[i].status === 'rejected').map((row) => row.workflow_id);
+  await Promise.all([finishStarts(em.fork(), started), deferStarts(em.fork(), failed)]);
+  const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+  if (failures.length) {
+    throw new AggregateError(failures, `outbox relay: ${failures.length} of ${rows.length} workflow start(s) failed and wait for a later pass`);
+  }
+  return rows.length;
+}
 
 export interface WorkflowStartRelayOptions {
   orm: Orm;
@@ -35,7 +70,7 @@ export interface WorkflowStartRelay {
 /**
  * The outbox relay of one task queue: the only starter of the workflows that transactions record in
  * `workflow_starts`. A COMMIT that wrote rows for this queue wakes it at once (LISTEN), and it runs passes
- * (api/services/workflow-starts.ts) until the outbox is empty: a wake-up during a pass runs one more pass after
+ * (`relayWorkflowStarts`) until the outbox is empty: a wake-up during a pass runs one more pass after
  * it, so rows committed meanwhile never wait for the sweep. Any number of processes run a relay for the same
  * queue; their passes never claim the same row.
  */
@@ -91,7 +126,7 @@ export function startWorkflowStartRelay(opts: WorkflowStartRelayOptions): Workfl
     listener = client;
     client
       .connect()
-      .then(() => client.query(`listen ${CHANNEL}`))
+      .then(() => listenForStarts(client))
       // Rows committed while nothing listened: a pass now.
       .then(wake, lose);
   };

@@ -2,9 +2,7 @@ import { createHash } from 'node:crypto';
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Em } from '../../db/orm';
-import { addStoreResponse, lockKey, requireStored, storeResponse } from '../../db/repositories/idempotency';
-import type { SqlBatch, Statement } from '../../db/batch';
-import { inOpenSavepoint, inTransaction } from '../../db/transaction';
+import { Answer, inKeyedTransaction, KeyedOutcome } from '../../db/keyed-transaction';
 import { CambioError, errorBody, statusOf } from '../errors';
 import { crashPoint } from './crash-point';
 import { countIdempotentReplay } from '../observability/metrics';
@@ -57,123 +55,84 @@ export function answerReplay(ctx: Koa.Context, status: number, body: unknown): v
   countIdempotentReplay();
 }
 
-// A 503 is not an answer to the request, only to this attempt: the retry with the same key must run it.
-const isStoredError = (err: unknown): err is CambioError =>
-  err instanceof CambioError && err.code !== 'INTERNAL_ERROR' && err.code !== 'VALIDATION_ERROR' && err.code !== 'SERVICE_UNAVAILABLE';
+// What the key stores of an error: a business error is the request's answer; a 5xx or a validation error (raised
+// before the handler's writes) is only this attempt's, and the retry with the same key must run the request again.
+const NOT_STORED = new Set([
+  'INTERNAL_ERROR',
+  'VALIDATION_ERROR',
+  'SERVICE_UNAVAILABLE',
+  'IDEMPOTENCY_KEY_IN_USE',
+  'IDEMPOTENCY_KEY_REUSED',
+]);
 
-const HANDLER_SAVEPOINT = 'cambio_handler';
-
-/** The request `idempotent` runs, as `storeInBatch` needs it. */
-interface IdempotentRequest {
-  customerId: string;
-  key: string;
-  requestHash: string;
-  savepoint: boolean;
-  /** Set by `storeInBatch` in the current attempt. */
-  answerInBatch?: { status: number; body: unknown; stored: Statement };
+/** The stored answer of a business error; undefined for any other error, which stores nothing. */
+export function storedErrorAnswer(err: unknown): Answer | undefined {
+  if (!(err instanceof CambioError) || NOT_STORED.has(err.code)) return undefined;
+  return { status: statusOf(err.code), body: errorBody(err) };
 }
 
 /**
- * For a handler that knows its answer before its last write batch runs (an operation's creation): the stored
- * response joins that batch instead of taking a round trip of its own after it, so the rows the batch locks (a
- * balance) are also held one round trip less. Returns what the handler calls with its batch and its answer; it
- * must then answer exactly that (this status and the same body object), which `idempotent` checks. A business
- * error after it rolls the stored answer back with the rest of the savepoint. Outside `idempotent` (a service
- * called by a test or the CLI), or in a handler run without the savepoint, it does nothing and the answer is
- * stored as usual.
+ * Turns what the keyed transaction did into the HTTP answer: a replay, a 409 or a 422 for the key, the business
+ * error thrown again (its answer is stored and committed already), or the result for the caller.
  */
-export function storeInBatch(ctx: Koa.Context, status: number): (batch: SqlBatch, body: unknown) => void {
-  return (batch, body) => {
-    const request = ctx.state.idempotentRequest as IdempotentRequest | undefined;
-    if (!request?.savepoint) return;
-    const stored = addStoreResponse(batch, request.customerId, request.key, { requestHash: request.requestHash, status, body });
-    request.answerInBatch = { status, body, stored };
-  };
+export function answerOutcome<T>(ctx: Koa.Context, outcome: KeyedOutcome<T>): T | undefined {
+  switch (outcome.kind) {
+    case 'busy':
+      throw keyInUse();
+    case 'reused':
+      throw keyReused();
+    case 'replay':
+      answerReplay(ctx, outcome.answer.status, outcome.answer.body);
+      return undefined;
+    case 'failed':
+      throw outcome.error;
+    case 'done':
+      return outcome.result;
+  }
 }
 
-type Outcome = { kind: 'replay'; status: number; body: unknown } | { kind: 'done' } | { kind: 'failed'; error: CambioError };
-
-/**
- * Runs a mutating handler at most once per (customer, key), in ONE transaction with its result:
- *   BEGIN → advisory lock on the key (taken: 409 IDEMPOTENCY_KEY_IN_USE, nothing stored) → stored response?
- *   replay it (other request: 422 IDEMPOTENCY_KEY_REUSED) : SAVEPOINT (same round trip as the lock) → handler
- *   → store the response (or the handler stored it with its last writes: `storeInBatch`) → COMMIT (which wakes
- *   the worker's relay for the workflow starts it wrote).
- * A business error rolls back to the savepoint and its response is stored and committed (one round trip); a 5xx
- * rolls back everything and stores nothing. A crash before COMMIT leaves nothing (the lock dies with the
- * connection), a crash after it leaves the result: a retry with the key replays it or runs for the first time, at
- * once.
- * A deadlock or serialization failure runs the whole transaction again (`inTransaction`), and so does the rare
- * key that another request committed between our look-up and our lock (`storeResponse`): the rerun replays it.
- * The quote keeps the same guarantees in a single statement (db/repositories/quote-once.ts).
- * Services see the request's transaction as `ctx.state.em`; their own `inTransaction` calls nest as savepoints.
- */
 export interface IdempotentOptions {
   log?: Logger;
-  /**
-   * False for a handler whose business errors are all thrown before its only write, which is its last statement
-   * (the quote insert): a business error then leaves nothing to roll back, so the savepoint buys nothing. Any
-   * other handler keeps the savepoint (the default).
-   */
-  savepoint?: boolean;
 }
 
-export async function idempotent(ctx: Koa.Context, key: string, handler: () => Promise<void>, opts: IdempotentOptions = {}): Promise<void> {
-  const { log } = opts;
-  const savepoint = opts.savepoint ?? true;
-  const customerId: string = ctx.state.customerId;
+/**
+ * Runs a mutating handler at most once per (customer, key), in one transaction with its stored answer
+ * (db/keyed-transaction.ts): the handler sees that transaction as `ctx.state.em` and answers through `ctx`.
+ */
+export async function idempotent(
+  ctx: Koa.Context,
+  key: string,
+  handler: () => Promise<void>,
+  opts: IdempotentOptions = {},
+): Promise<void> {
   const requestEm: Em = ctx.state.em;
-  const requestHash = requestHashOf(ctx);
   ctx.state.idempotencyKey = key;
-  const request: IdempotentRequest = { customerId, key, requestHash, savepoint };
-  ctx.state.idempotentRequest = request;
-  let outcome: Outcome;
+  let outcome: KeyedOutcome<Answer>;
   try {
-    outcome = await inTransaction(
+    outcome = await inKeyedTransaction(
       requestEm,
-      async (tx): Promise<Outcome> => {
-        request.answerInBatch = undefined;
-        // The handler's savepoint opens in the lock's round trip and is never released (db/transaction.ts).
-        const lock = await lockKey(tx, customerId, key, { thenSavepoint: savepoint ? HANDLER_SAVEPOINT : undefined });
-        if (!lock.locked) throw keyInUse();
-        if (lock.stored) {
-          if (lock.stored.requestHash !== requestHash) throw keyReused();
-          return { kind: 'replay', status: lock.stored.status, body: lock.stored.body };
-        }
-        try {
-          if (savepoint) {
-            await inOpenSavepoint(tx, async (inner) => {
-              ctx.state.em = inner;
-              await handler();
-            });
-          } else {
-            ctx.state.em = tx;
-            await handler();
-          }
-        } catch (err) {
-          if (!isStoredError(err)) throw err;
-          await storeResponse(tx, customerId, key, { requestHash, status: statusOf(err.code), body: errorBody(err) }, { afterRollbackTo: savepoint ? HANDLER_SAVEPOINT : undefined });
-          return { kind: 'failed', error: err };
-        }
+      { key, requestHash: requestHashOf(ctx) },
+      async (tx): Promise<Answer> => {
+        ctx.state.em = tx;
+        await handler();
         // Handlers answer through CambioError; a 5xx set by hand must not commit half a story.
         if (ctx.status >= 500) throw new Error(`handler answered ${ctx.status}`);
-        // Set by the handler, if at all (TypeScript still sees the reset at the top of this attempt).
-        const inBatch = request.answerInBatch as IdempotentRequest['answerInBatch'];
-        if (!inBatch) await storeResponse(tx, customerId, key, { requestHash, status: ctx.status, body: ctx.body });
-        else if (inBatch.status !== ctx.status || inBatch.body !== ctx.body) throw new Error('the handler answered other than what it stored');
-        else requireStored(inBatch.stored);
-        crashPoint('before-commit');
-        return { kind: 'done' };
+        return { status: ctx.status, body: ctx.body };
       },
       {
-        onRetry: (err, attempt) => log?.warn({ err, attempt, requestId: ctx.state.requestId }, 'request transaction retried after a deadlock or serialization failure'),
+        answerOf: (answer) => answer,
+        storedError: storedErrorAnswer,
+        beforeCommit: () => crashPoint('before-commit'),
+        onRetry: (err, attempt) =>
+          opts.log?.warn(
+            { err, attempt, requestId: ctx.state.requestId },
+            'request transaction retried after a deadlock or serialization failure',
+          ),
       },
     );
   } finally {
     ctx.state.em = requestEm;
-    ctx.state.idempotentRequest = undefined;
   }
   crashPoint('after-commit');
-  if (outcome.kind === 'failed') throw outcome.error;
-  if (outcome.kind === 'replay') answerReplay(ctx, outcome.status, outcome.body);
+  answerOutcome(ctx, outcome);
 }

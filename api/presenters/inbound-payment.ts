@@ -1,5 +1,5 @@
 import type { InboundPayment } from '../../db/entities';
-import { amount } from './amount';
+import { amount } from '../../domain/amount';
 
 /** docs/decisions.md, "Inbound payments": the record as customers and operators read it. */
 export function presentInboundPayment(p: InboundPayment) {

@@ -1,6 +1,6 @@
 import type { Operation } from '../../db/entities';
 import { currentState } from '../../domain/states';
-import { amount } from './amount';
+import { amount } from '../../domain/amount';
 
 /** Spec Operation, from its row alone. */
 export function presentOperation(op: Operation) {

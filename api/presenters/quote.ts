@@ -1,5 +1,5 @@
 import type { Quote } from '../../db/entities';
-import { amount } from './amount';
+import { amount } from '../../domain/amount';
 
 export const presentRate = (q: Quote) => ({ value: q.effectiveRate, base: q.sourceAsset, quote: q.targetAsset });
 

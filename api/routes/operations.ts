@@ -11,19 +11,17 @@ import { createWithdrawal, WithdrawalBody } from '../services/operations/withdra
 import { getOperation, listOperations } from '../services/operations/read';
 import { pageOf, ref } from '../schemas/responses';
 import type { ErrorCode } from '../../domain/errors';
-import { storeInBatch } from '../middleware/idempotency';
-import type { CreateOptions } from '../services/operations/create';
 
-type Creator = (s: ServiceContext, ctx: Koa.Context, opts: CreateOptions) => Promise<unknown>;
+type Creator = (s: ServiceContext, ctx: Koa.Context) => Promise<unknown>;
 
 // Every creation looks the account and the quote up and checks the account's state.
 const QUOTE_ERRORS: ErrorCode[] = ['NOT_FOUND', 'QUOTE_NOT_FOUND', 'QUOTE_ACCOUNT_MISMATCH', 'QUOTE_ALREADY_CONSUMED', 'QUOTE_EXPIRED', 'ACCOUNT_NOT_ACTIVE', 'ASSET_NOT_ENABLED'];
 
 const CREATORS: Array<{ kind: string; body: object; create: Creator; errors: ErrorCode[] }> = [
-  { kind: 'deposit', errors: [...QUOTE_ERRORS, 'RAIL_ASSET_MISMATCH'], body: depositBody, create: (s, ctx, opts) => createDeposit(s, ctx.state.em, ctx.request.body as DepositBody, opts) },
-  { kind: 'withdrawal', errors: [...QUOTE_ERRORS, 'INLINE_BENEFICIARY_NOT_SUPPORTED', 'PAYMENT_INSTRUCTION_NOT_APPROVED', 'INSUFFICIENT_FUNDS'], body: withdrawalBody, create: (s, ctx, opts) => createWithdrawal(s, ctx.state.em, ctx.request.body as WithdrawalBody, opts) },
-  { kind: 'swap', errors: [...QUOTE_ERRORS, 'INSUFFICIENT_FUNDS'], body: swapBody, create: (s, ctx, opts) => createSwap(s, ctx.state.em, ctx.request.body as { accountId: string; quoteId: string }, opts) },
-  { kind: 'transfer', errors: [...QUOTE_ERRORS, 'INVALID_AMOUNT', 'INVALID_AMOUNT_PRECISION', 'SAME_ACCOUNT_TRANSFER', 'INSUFFICIENT_FUNDS'], body: transferBody, create: (s, ctx, opts) => createTransfer(s, ctx.state.em, ctx.request.body as TransferBody, opts) },
+  { kind: 'deposit', errors: [...QUOTE_ERRORS, 'RAIL_ASSET_MISMATCH'], body: depositBody, create: (s, ctx) => createDeposit(s, ctx.state.em, ctx.request.body as DepositBody) },
+  { kind: 'withdrawal', errors: [...QUOTE_ERRORS, 'INLINE_BENEFICIARY_NOT_SUPPORTED', 'PAYMENT_INSTRUCTION_NOT_APPROVED', 'INSUFFICIENT_FUNDS'], body: withdrawalBody, create: (s, ctx) => createWithdrawal(s, ctx.state.em, ctx.request.body as WithdrawalBody) },
+  { kind: 'swap', errors: [...QUOTE_ERRORS, 'INSUFFICIENT_FUNDS'], body: swapBody, create: (s, ctx) => createSwap(s, ctx.state.em, ctx.request.body as { accountId: string; quoteId: string }) },
+  { kind: 'transfer', errors: [...QUOTE_ERRORS, 'INVALID_AMOUNT', 'INVALID_AMOUNT_PRECISION', 'SAME_ACCOUNT_TRANSFER', 'INSUFFICIENT_FUNDS'], body: transferBody, create: (s, ctx) => createTransfer(s, ctx.state.em, ctx.request.body as TransferBody) },
 ];
 
 export function operationRoutes(table: RouteTable, s: ServiceContext): void {
@@ -38,8 +36,7 @@ export function operationRoutes(table: RouteTable, s: ServiceContext): void {
       response: { status: 201, schema: ref('Operation'), description: 'The operation, REQUESTED' },
       errors,
       async handler(ctx) {
-        // The answer is stored with the operation's writes, one round trip less (storeInBatch).
-        ctx.body = await create(s, ctx, { storeAnswer: storeInBatch(ctx, 201) });
+        ctx.body = await create(s, ctx);
         ctx.status = 201;
       },
     });

@@ -1,8 +1,8 @@
 import type { RouteTable } from './define';
 import type { ServiceContext } from '../services/context';
 import { createQuoteBody } from '../schemas/quotes';
-import { createQuote, CreateQuote, createQuoteOnce } from '../services/quotes';
-import { answerReplay, idempotent, requestHashOf } from '../middleware/idempotency';
+import { createQuote, CreateQuote } from '../services/quotes';
+import { answerReplay, requestHashOf } from '../middleware/idempotency';
 import { crashPoint } from '../middleware/crash-point';
 import { ref } from '../schemas/responses';
 
@@ -22,26 +22,13 @@ export function quoteRoutes(table: RouteTable, s: ServiceContext): void {
     async handler(ctx) {
       const input = ctx.request.body as CreateQuote;
       const key: string = ctx.state.idempotencyKey;
-      const once = await createQuoteOnce(ctx.state.em, s.rates, s.config.quoteTtlSeconds, input, { key, requestHash: requestHashOf(ctx) });
-      if (once.kind === 'answer') {
-        crashPoint('after-commit');
-        if (once.replayed) answerReplay(ctx, once.status, once.body);
-        else {
-          ctx.status = once.status;
-          ctx.body = once.body;
-        }
-        return;
+      const answer = await createQuote(ctx.state.em, s.rates, s.config.quoteTtlSeconds, input, { key, requestHash: requestHashOf(ctx) });
+      crashPoint('after-commit');
+      if (answer.replayed) answerReplay(ctx, answer.status, answer.body);
+      else {
+        ctx.status = answer.status;
+        ctx.body = answer.body;
       }
-      // createQuote prices and checks the account before its single insert, its last statement: no savepoint needed.
-      await idempotent(
-        ctx,
-        key,
-        async () => {
-          ctx.body = await createQuote(ctx.state.em, s.rates, s.config.quoteTtlSeconds, input);
-          ctx.status = 201;
-        },
-        { log: ctx.state.log, savepoint: false },
-      );
     },
   });
 }

@@ -13,7 +13,8 @@ import { customerIdKey } from '../../workflows/search-attributes';
 import { CambioError, validationError } from '../errors';
 import { presentAccount, AccountView } from '../presenters/account';
 import { MAX_REASON_LENGTH } from '../schemas/accounts';
-import { enqueueWorkflowStart, startWorkflow, WorkflowStartRequest } from './workflow-starts';
+import { recordWorkflowStart, WorkflowStartRequest } from '../../db/repositories/outbox';
+import { startWorkflow } from '../../workflows/start';
 import { findAccount, loadParts, viewOf } from './accounts';
 import { pollUntil } from './poll';
 import { freshEm, inTransaction } from '../../db/transaction';
@@ -59,7 +60,7 @@ export async function submitReview(services: ReviewServices, em: Em, accountId: 
     const now = new Date();
     transition(account, 'UNDER_REVIEW', now);
     for (const ubo of ubos) if (ubo.status === 'REJECTED') transition(ubo, 'PENDING', now);
-    enqueueWorkflowStart(tx, services.config.taskQueue, reviewWorkflowStart(account));
+    await recordWorkflowStart(tx, services.config.taskQueue, reviewWorkflowStart(account));
     return presentAccount(account, ubos, documents);
   });
 }

@@ -3,7 +3,7 @@ import { AccountSchema } from '../../db/entities';
 import { balancesOf } from '../../db/repositories/ledger';
 import { Dec } from '../../domain/money';
 import { notFound } from '../errors';
-import { amount } from '../presenters/amount';
+import { amount } from '../../domain/amount';
 
 /** Per asset of the account: available, held (reserved by operations in flight) and their total. */
 export async function getBalances(em: Em, accountId: string) {

@@ -14,7 +14,7 @@ import { Holder, presentBeneficiary, presentBeneficiarySummary } from '../presen
 import { instructionEventPayload } from '../../webhooks/beneficiary-event';
 import { instructionReviewWorkflowId } from '../../workflows/ids';
 import type { ServiceContext } from './context';
-import { enqueueWorkflowStart, WorkflowStartRequest } from './workflow-starts';
+import { recordWorkflowStart, WorkflowStartRequest } from '../../db/repositories/outbox';
 import { inTransaction } from '../../db/transaction';
 
 export interface PixInstructionInput {
@@ -131,7 +131,7 @@ async function newInstruction(
     atTime: now,
   });
   const summary = `INSTRUCTION REVIEW PIX ${pi.dictKeyType} ${pi.dictKey} (${pi.asset})`;
-  enqueueWorkflowStart(tx, queues.taskQueue, { ...instructionReviewStart(pi.id, b.customerId), summary });
+  await recordWorkflowStart(tx, queues.taskQueue, { ...instructionReviewStart(pi.id, b.customerId), summary });
 }
 
 /** The review workflow of one instruction: one id per instruction, so a retried start finds the same run. */

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { addOperationState } from '../../db/repositories/operation-state';
+import { addOperationState } from '../../db/repositories/operations';
 import { systemEm, tenantEm } from '../../db/orm';
 import type { Em } from '../../db/orm';
 import { SqlBatch } from '../../db/batch';
@@ -14,7 +14,7 @@ import { returnPostings, settlePostings } from '../../domain/postings';
 import { transition } from '../../domain/states';
 import { operationEventPayload } from '../../webhooks/operation-event';
 import { notFound } from '../errors';
-import { amount } from '../presenters/amount';
+import { amount } from '../../domain/amount';
 import { presentInboundPayment } from '../presenters/inbound-payment';
 import type { ServiceContext } from './context';
 import { requireAssetEnabled } from './operations/checks';

@@ -1,19 +1,13 @@
+// The ledger: transactions, entries and running balances. How it reaches Postgres: hand-written statements, as
+// statements of the caller's batch (db/batch.ts) for a posting, em.execute for a balance read. Tenant: a posting's
+// rows carry the customer of the operation or payment it books (read in the caller's scope, or by a worker acting
+// system-wide); `balancesOf` takes the customer from the EntityManager's scope (`tenantOf`).
 import { randomUUID } from 'node:crypto';
-import type { Em } from '../orm';
+import { Em, tenantOf } from '../orm';
 import { SqlBatch } from '../batch';
 import { CambioError } from '../../domain/errors';
 import { Dec } from '../../domain/money';
-
-/** Books that hold a customer's money on an account; everything else is a system book (account null). */
-export type CustomerBook = 'available' | 'held';
-
-export interface Posting {
-  accountId: string | null;
-  book: CustomerBook | string;
-  asset: string;
-  /** Signed: positive increases the book. */
-  amount: Dec;
-}
+import type { Posting } from '../../domain/postings';
 
 export interface LedgerWrite {
   /** Unique per effect, e.g. `${operationId}:settle`: a retry finds the first posting and does nothing. */
@@ -34,22 +28,12 @@ export function assertBalanced(postings: Posting[]): void {
 }
 
 /**
- * Posts a balanced transaction and moves the running balances, in the caller's database transaction.
- * Returns false when the key was already posted (nothing is written again). A balance that would go
- * negative violates the table's CHECK and surfaces as INSUFFICIENT_FUNDS, rolling back the caller.
- */
-export async function post(em: Em, write: LedgerWrite): Promise<boolean> {
-  const batch = new SqlBatch();
-  const posted = addPosting(batch, write);
-  await batch.run(em);
-  return posted();
-}
-
-/**
- * `post` as statements of the caller's batch (one round trip with the caller's other writes); the function it
- * returns tells, once the batch has run, whether this call posted (false: the key was posted before). Every
- * statement after the transaction's insert writes only if that insert did (`where exists` on its fresh id), so a
- * retried step whose key is already there changes nothing, exactly as when it returned early.
+ * Posts a balanced transaction and moves the running balances, as statements of the caller's batch (one round
+ * trip with the caller's other writes, in the caller's database transaction). The function it returns tells, once
+ * the batch has run, whether this call posted (false: the key was posted before). Every statement after the
+ * transaction's insert writes only if that insert did (`where exists` on its fresh id), so a retried step whose key
+ * is already there changes nothing. A balance that would go negative violates the table's CHECK and surfaces as
+ * INSUFFICIENT_FUNDS, rolling back the caller.
  */
 export function addPosting(batch: SqlBatch, write: LedgerWrite): () => boolean {
   assertBalanced(write.postings);
@@ -128,7 +112,11 @@ export interface BalanceRow {
   held: Dec;
 }
 
+/** The running balances of an account of the scope's customer. */
 export async function balancesOf(em: Em, accountId: string): Promise<BalanceRow[]> {
-  const rows = await em.execute(`select asset, available::text, held::text from balances where account_id = ?`, [accountId]);
+  const rows = await em.execute(
+    'select asset, available::text, held::text from balances where account_id = ? and customer_id = ?',
+    [accountId, tenantOf(em)],
+  );
   return (rows as Array<{ asset: string; available: string; held: string }>).map((r) => ({ asset: r.asset, available: new Dec(r.available), held: new Dec(r.held) }));
 }

@@ -1,3 +1,6 @@
+// Settled movements and their daily totals (reports). How it reaches Postgres: one hand-written statement of the
+// caller's batch (db/batch.ts), in the transaction that completes the operation. Tenant: the rows carry the
+// operation's customer; the operation was read by its workflow's id (a worker acting system-wide).
 import type { SqlBatch } from '../batch';
 import type { Operation } from '../entities/operation';
 import { movementLegs } from '../../domain/movements';

@@ -1,8 +1,14 @@
+// Quotes. How it reaches Postgres: hand-written statements, as statements of the caller's batch (db/batch.ts) in
+// an operation's creation, or in the quote request's own statement (quote-once.ts). Tenant: a quote is written
+// with the customer of the scope it was priced in and consumed by id after the creation read it, locked, in that
+// scope
+// (db/repositories/operations.ts, `readCreateInputs`). Every statement that writes a quote row spells it with
+// QUOTE_COLUMNS and `quoteValues`, so a new column cannot be missed in one of them.
+import type { SqlBatch } from '../batch';
 import type { Quote } from '../entities';
 
-// A quote row as every statement that writes one spells it: the quote POST (alone or in its single idempotent
-// statement) and the operation create (a transfer's generated quote). One list, so a new column cannot be missed
-// in one of them.
+/** A quote as priced, before it is written: its customer is the scope's that writes it. */
+export type PricedQuote = Omit<Quote, 'customerId'>;
 
 /** The `quotes` columns, in the order of `quoteValues`. */
 export const QUOTE_COLUMNS =
@@ -13,9 +19,23 @@ export const QUOTE_PLACEHOLDERS =
   '?::uuid, ?::uuid, ?::uuid, ?::varchar, ?::numeric, ?::varchar, ?::numeric, ?::varchar, ?::varchar, ?::varchar, ?::numeric, ?::timestamptz, ?::timestamptz, ?::uuid, ?::timestamptz';
 
 /** The row's values, money as exact decimal strings. */
-export function quoteValues(q: Quote): unknown[] {
+export function quoteValues(q: PricedQuote, customerId: string): unknown[] {
   return [
-    q.id, q.customerId, q.accountId, q.sourceAsset, q.sourceAmount.toFixed(), q.targetAsset, q.targetAmount.toFixed(), q.midRate,
+    q.id, customerId, q.accountId, q.sourceAsset, q.sourceAmount.toFixed(), q.targetAsset, q.targetAmount.toFixed(), q.midRate,
     q.effectiveRate, q.spread, q.feeAmount === null ? null : q.feeAmount.toFixed(), q.expiresAt, q.consumedAt, q.consumedBy, q.createdAt,
   ];
+}
+
+/** A new quote (a transfer's generated 1:1 quote), as a statement of the caller's batch. */
+export function addQuote(batch: SqlBatch, q: Quote): void {
+  batch.add(`insert into quotes (${QUOTE_COLUMNS}) values (${QUOTE_PLACEHOLDERS})`, quoteValues(q, q.customerId));
+}
+
+/** Marks a quote consumed by its operation, as a statement of the creation's batch. */
+export function addQuoteConsumed(batch: SqlBatch, quote: Quote): void {
+  batch.add('update quotes set consumed_at = ?, consumed_by = ? where id = ?', [
+    quote.consumedAt,
+    quote.consumedBy,
+    quote.id,
+  ]);
 }

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { systemEm } from '../../db/orm';
 import type { Em } from '../../db/orm';
 import { SqlBatch } from '../../db/batch';
-import { addPosting, post } from '../../db/repositories/ledger';
+import { addPosting, LedgerWrite } from '../../db/repositories/ledger';
 import { recordEvent } from '../../db/repositories/events';
 import { inTransaction } from '../../db/transaction';
 import { Dec } from '../../domain/money';
@@ -21,6 +21,14 @@ describe('statement batches', () => {
     const { services } = await stack();
     em = () => systemEm(services.orm);
   });
+
+  /** A posting alone in its batch. */
+  async function post(tx: Em, write: LedgerWrite): Promise<boolean> {
+    const batch = new SqlBatch();
+    const posted = addPosting(batch, write);
+    await batch.run(tx);
+    return posted();
+  }
 
   async function fundedAccount(value: string) {
     const c = await newCustomer();

@@ -154,7 +154,7 @@ describe('operations', function () {
       const first = await send();
       expect(first.status).to.equal(201);
       await untilStatus(c, first.body.id, 'COMPLETED');
-      // The answer was stored with the operation's writes (storeInBatch): the replay is the REQUESTED answer.
+      // The answer was stored in the operation's transaction: the replay is the REQUESTED answer.
       const again = await send();
       expect([again.status, again.headers['idempotent-replayed']]).to.deep.equal([201, 'true']);
       expect(again.body).to.deep.equal(first.body);

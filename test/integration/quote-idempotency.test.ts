@@ -1,11 +1,11 @@
 // The quote's single-statement idempotency (db/repositories/quote-once.ts) against real Postgres, and the same
-// "another request committed the key after my look-up" race in the general request transaction (storeResponse).
+// "another request committed the key after my look-up" race in the general request transaction (db/keyed-transaction.ts).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { Client } from 'pg';
 import { systemEm, tenantEm } from '../../db/orm';
 import { insertQuoteOnce } from '../../db/repositories/quote-once';
-import { storeResponse } from '../../db/repositories/idempotency';
+import { inKeyedTransaction } from '../../db/keyed-transaction';
 import { priceQuote } from '../../api/services/quotes';
 import { activeAccount } from '../helpers/fixtures';
 import type { Response } from 'supertest';
@@ -66,7 +66,7 @@ describe('quote idempotency in one statement', () => {
     expect(await quotesOf(theirs.id)).to.equal(0);
   });
 
-  it('stores a pricing error (the transaction path) and replays it', async () => {
+  it('stores a pricing error and replays it', async () => {
     const c = await newCustomer();
     const account = await activeAccount(c, ['USD', 'BRL']);
     const { first, again } = await sendTwice(c, { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.001' });
@@ -118,9 +118,9 @@ describe('quote idempotency in one statement', () => {
       const account = await activeAccount(c, ['USD', 'BRL']);
       const key = randomUUID();
       const em = tenantEm(services.orm, c.customerId);
-      const quote = priceQuote(c.customerId, services.rates, 30, { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' });
+      const quote = priceQuote(services.rates, 30, { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' });
       const outcome = await withUncommittedKey(c.customerId, key, () =>
-        insertQuoteOnce(em, quote, { key, requestHash: 'h2', createdBody: { account: {} }, notFoundBody: {} }),
+        insertQuoteOnce(em, quote, { accountId: account.id, key, requestHash: 'h2', answer: { status: 201, body: () => ({ account: {} }) }, notFoundBody: {} }),
       );
       expect(outcome).to.deep.equal({ kind: 'raced' });
       expect(await quotesOf(account.id)).to.equal(0);
@@ -128,18 +128,24 @@ describe('quote idempotency in one statement', () => {
       expect(stored[0].response_body).to.deep.equal({ id: 'first' });
     });
 
-    it('fails the request transaction as a serialization conflict instead of overwriting the answer', async () => {
+    it('runs the request transaction again instead of overwriting the answer, and the rerun replays it', async () => {
       const { services } = await stack();
       const c = await newCustomer();
       const key = randomUUID();
-      let caught: unknown;
-      await withUncommittedKey(c.customerId, key, () =>
-        // One attempt only: the retry `inTransaction` would make is what replays the answer in a real request.
-        systemEm(services.orm)
-          .transactional((tx) => storeResponse(tx, c.customerId, key, { requestHash: 'h2', status: 201, body: { id: 'second' } }))
-          .catch((err) => (caught = err)),
+      let runs = 0;
+      const outcome = await withUncommittedKey(c.customerId, key, () =>
+        inKeyedTransaction(
+          tenantEm(services.orm, c.customerId),
+          { key, requestHash: 'h' },
+          async () => {
+            runs++;
+            return { status: 201, body: { id: 'second' } };
+          },
+          { answerOf: (answer) => answer, storedError: () => undefined },
+        ),
       );
-      expect((caught as { code?: string }).code).to.equal('40001');
+      expect(runs, 'the handler ran once, and its run was rolled back').to.equal(1);
+      expect(outcome).to.deep.equal({ kind: 'replay', answer: { status: 201, body: { id: 'first' } } });
       const stored = (await systemEm(services.orm).execute('select response_body from idempotency_keys where customer_id = ? and key = ?', [c.customerId, key])) as Array<{ response_body: unknown }>;
       expect(stored[0].response_body).to.deep.equal({ id: 'first' });
     });

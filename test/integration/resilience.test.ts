@@ -15,7 +15,7 @@ import { createSwap } from '../../api/services/operations/swap';
 import { createTransfer } from '../../api/services/operations/transfer';
 import { createDeposit } from '../../api/services/operations/deposit';
 import { createWithdrawal } from '../../api/services/operations/withdrawal';
-import { RELAY_LEASE_MS, relayWorkflowStarts } from '../../api/services/workflow-starts';
+import { RELAY_LEASE_MS, relayWorkflowStarts } from '../../worker/workflow-start-relay';
 import { operationWorkflowId } from '../../workflows/ids';
 import { activeAccount } from '../helpers/fixtures';
 import { approvedInstruction } from '../helpers/beneficiary-fixtures';

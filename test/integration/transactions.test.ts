@@ -1,9 +1,12 @@
-// db/transaction.ts against real Postgres: savepoints inside an open transaction, the first statement sent with
-// its BEGIN, and re-reads on the same transaction.
+// db/transaction.ts and db/keyed-transaction.ts against real Postgres: savepoints inside an open transaction, the
+// first statement of a transaction, and re-reads on the same transaction.
 import { expect } from 'chai';
 import { systemEm } from '../../db/orm';
 import type { Em } from '../../db/orm';
-import { freshEm, inOpenSavepoint, inTransaction, openSavepoint, rollbackToSavepoint } from '../../db/transaction';
+import { freshEm, inTransaction } from '../../db/transaction';
+import { inKeyedTransaction } from '../../db/keyed-transaction';
+import { tenantEm } from '../../db/orm';
+import { newCustomer } from '../helpers/stack';
 import { stack } from '../helpers/stack';
 
 describe('inTransaction', () => {
@@ -44,25 +47,37 @@ describe('inTransaction', () => {
     expect(await visible(3)).to.equal(0);
   });
 
-  it('inOpenSavepoint: a savepoint the caller opened keeps a success and, rolled back, drops the failure', async () => {
-    await inTransaction(em(), async (tx) => {
-      await tx.execute(`insert into tx_probe (n) values (5); ${openSavepoint('probe')}`);
-      await inOpenSavepoint(tx, async (inner) => {
-        await inner.execute('insert into tx_probe (n) values (6)');
-      });
-      await tx.execute(openSavepoint('probe'));
-      const failure = await inOpenSavepoint(tx, async (inner) => {
-        await inner.execute('insert into tx_probe (n) values (7)');
-        await inner.execute('select 1 / 0'); // aborts the transaction, as a failed business statement does
-      }).catch((err: Error) => err);
-      expect(failure).to.be.an('error');
-      // The rollback to the savepoint comes first in the caller's next message and makes the transaction usable.
-      await tx.execute(`${rollbackToSavepoint('probe')}; insert into tx_probe (n) values (8)`);
-    });
-    expect([await visible(5), await visible(6), await visible(7), await visible(8)]).to.deep.equal([1, 1, 0, 1]);
+  it('a keyed transaction keeps a success with its answer and, for a business error, only the answer', async () => {
+    const { services } = await stack();
+    const c = await newCustomer();
+    const em = () => tenantEm(services.orm, c.customerId);
+    const opts = {
+      answerOf: (n: number) => ({ status: 201, body: { n } }),
+      storedError: (err: unknown) => ((err as Error).message === 'business' ? { status: 422, body: { code: 'BUSINESS' } } : undefined),
+    };
+    const key = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+    const ok = await inKeyedTransaction(em(), { key: key(5), requestHash: 'h' }, async (tx) => {
+      await tx.execute('insert into tx_probe (n) values (5)');
+      return 5;
+    }, opts);
+    expect(ok).to.deep.equal({ kind: 'done', result: 5 });
+    const failed = await inKeyedTransaction(em(), { key: key(6), requestHash: 'h' }, async (tx) => {
+      await tx.execute('insert into tx_probe (n) values (6)');
+      await tx.execute('select 1 / 0'); // aborts the transaction, as a failed business statement does
+      return 6;
+    }, { ...opts, storedError: () => ({ status: 422, body: { code: 'BUSINESS' } }) });
+    expect(failed.kind).to.equal('failed');
+    expect([await visible(5), await visible(6)]).to.deep.equal([1, 0]);
+    const replays = await Promise.all([5, 6].map((n) => inKeyedTransaction(em(), { key: key(n), requestHash: 'h' }, async () => 0, opts)));
+    expect(replays).to.deep.equal([
+      { kind: 'replay', answer: { status: 201, body: { n: 5 } } },
+      { kind: 'replay', answer: { status: 422, body: { code: 'BUSINESS' } } },
+    ]);
+    const other = await inKeyedTransaction(em(), { key: key(5), requestHash: 'other' }, async () => 0, opts);
+    expect(other).to.deep.equal({ kind: 'reused' });
   });
 
-  it('runs the first statement of a transaction, sent with its BEGIN (db/deferred-begin.ts), inside it', async () => {
+  it('runs the first statement of a transaction inside it, and a failed one leaves the connection outside any', async () => {
     const first = await inTransaction(em(), async (tx) => tx.execute('select 42 as x'));
     expect(first, 'the first statement answers with its own rows').to.deep.equal([{ x: 42 }]);
     await inTransaction(em(), async (tx) => {

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Em, tenantOf } from '../../../db/orm';
+import type { Em } from '../../../db/orm';
 import { SqlBatch } from '../../../db/batch';
-import { entityFromRow } from '../../../db/rows';
-import { Account, AccountSchema, Operation, OperationType, Quote, QuoteSchema } from '../../../db/entities';
+import type { Account, Operation, OperationType, Quote } from '../../../db/entities';
 import { addEvent } from '../../../db/repositories/events';
 import { addPosting } from '../../../db/repositories/ledger';
-import { QUOTE_COLUMNS, QUOTE_PLACEHOLDERS, quoteValues } from '../../../db/repositories/quotes';
+import { addOperation, readCreateInputs } from '../../../db/repositories/operations';
+import { addQuote, addQuoteConsumed } from '../../../db/repositories/quotes';
 import { CambioError } from '../../../domain/errors';
 import { initialStates } from '../../../domain/states';
 import { operationWorkflowId } from '../../../workflows/ids';
@@ -13,9 +13,9 @@ import { notFound } from '../../errors';
 import { operationEventPayload } from '../../../webhooks/operation-event';
 import { presentOperation } from '../../presenters/operation';
 import { quoteReference } from '../../presenters/quote';
-import { amount } from '../../presenters/amount';
+import { amount } from '../../../domain/amount';
 import type { ServiceContext } from '../context';
-import { addWorkflowStart } from '../workflow-starts';
+import { addWorkflowStart } from '../../../db/repositories/outbox';
 import { holdPostings } from '../../../domain/postings';
 import { operationSummary } from '../../../domain/summaries';
 import { inTransaction } from '../../../db/transaction';
@@ -27,15 +27,7 @@ export interface OperationPlan {
   workflowInput?: Record<string, unknown>;
 }
 
-export interface CreateOptions {
-  /**
-   * Adds the storage of the answer (the operation as presented) to the write batch, so it commits with the writes
-   * without a round trip of its own (api/middleware/idempotency.ts, `storeInBatch`).
-   */
-  storeAnswer?: (batch: SqlBatch, body: unknown) => void;
-}
-
-export interface OperationRequest extends CreateOptions {
+export interface OperationRequest {
   type: OperationType;
   accountId: string;
   /** A second account of the caller's the operation needs (a transfer's target): read with the first, handed to `plan`. */
@@ -61,24 +53,26 @@ const REQUESTED_EVENT: Record<OperationType, boolean> = { DEPOSIT: true, WITHDRA
 /**
  * Creates any operation in one transaction: consume the quote (row lock, so racers queue and then see it
  * consumed), check the account, reserve funds, insert the operation, its OPERATION_REQUESTED event and the
- * outbox row for its workflow (and, with `storeAnswer`, the request's stored answer). The outermost COMMIT wakes
+ * outbox row for its workflow. The outermost COMMIT (with the request's stored answer) wakes
  * the worker's relay, which starts the workflow: the request never waits for Temporal, and a crash after COMMIT
  * leaves nothing undone.
  *
- * Plain SQL in the caller's tenant scope (`tenantOf(em)`, never the request's input), in two round trips: the
- * reads (accounts, the quote locked), then every write as one batch (db/batch.ts) in this order: the quote, the
- * operation, the hold (ledger `post`, its lock order), the event with its deliveries, the outbox row, the answer.
- * In a request this runs in the request's transaction without a savepoint of its own (`idempotent` already rolls a
- * failure back to its savepoint); called on its own it opens its transaction.
+ * Two round trips, in the caller's tenant scope (the repositories take it from the EntityManager): the reads
+ * (accounts, the quote locked), then every write as one batch (db/batch.ts) in this order: the quote, the
+ * operation, the hold (ledger `addPosting`, its lock order), the event with its deliveries, the outbox row.
+ * In a request this runs in the request's transaction without a savepoint of its own (the keyed transaction already
+ * rolls a failure back to its savepoint); called on its own it opens its transaction.
  */
 export async function createOperation(s: ServiceContext, em: Em, req: OperationRequest) {
   const id = randomUUID();
   const now = new Date();
-  const customerId = tenantOf(em);
   return inTransaction(
     em,
     async (tx) => {
-      const { account, other, quote: locked } = await readForCreate(tx, customerId, req);
+      const inputs = await readCreateInputs(tx, req.otherAccountId ? [req.accountId, req.otherAccountId] : [req.accountId], req.quoteId);
+      const account = inputs.accounts.find((a) => a.id === req.accountId);
+      const other = inputs.accounts.find((a) => a.id === req.otherAccountId);
+      const locked = inputs.quote;
       if (!account) throw notFound('account');
       const quote = req.quoteId ? checkQuote(locked, req.quoteId, account.id, now) : req.generateQuote!(account, now);
       if (account.status !== 'ACTIVE') throw new CambioError('ACCOUNT_NOT_ACTIVE', 'the account is not ACTIVE', { accountId: account.id, status: account.status });
@@ -108,9 +102,9 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
         updatedAt: now,
       };
       const batch = new SqlBatch();
-      if (req.quoteId) consumeQuote(batch, quote);
-      else insertQuote(batch, quote);
-      insertOperation(batch, operation);
+      if (req.quoteId) addQuoteConsumed(batch, quote);
+      else addQuote(batch, quote);
+      addOperation(batch, operation);
       if (HOLDS[req.type]) {
         addPosting(batch, { key: `${id}:hold`, operationId: id, customerId: account.customerId, description: `${req.type} hold`, postings: holdPostings(operation) });
       }
@@ -133,54 +127,10 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
         searchAttributes: { CustomerId: account.customerId, OperationType: req.type, OperationStatus: 'REQUESTED' },
         summary: operationSummary(operation),
       });
-      const body = presentOperation(operation);
-      req.storeAnswer?.(batch, body);
       await batch.run(tx);
-      return body;
+      return presentOperation(operation);
     },
     { savepoint: false },
-  );
-}
-
-/**
- * One round trip: the account (and the other one) in the caller's scope and, when the caller names a quote, that
- * quote in the caller's scope, locked (`FOR UPDATE`). Rows become plain objects; what changes is written by SQL.
- */
-async function readForCreate(em: Em, customerId: string, req: OperationRequest) {
-  const batch = new SqlBatch();
-  const ids = req.otherAccountId ? [req.accountId, req.otherAccountId] : [req.accountId];
-  const accounts = batch.add(`select * from accounts where customer_id = ? and id in (${ids.map(() => '?').join(', ')})`, [customerId, ...ids]);
-  const quotes = req.quoteId ? batch.add('select * from quotes where id = ? and customer_id = ? for update', [req.quoteId, customerId]) : undefined;
-  await batch.run(em);
-  const account = (id: string | undefined) => {
-    const row = accounts.rows.find((r) => r.id === id);
-    return row ? entityFromRow(em, AccountSchema, row) : undefined;
-  };
-  return {
-    account: account(req.accountId),
-    other: account(req.otherAccountId),
-    quote: quotes?.rows[0] ? entityFromRow(em, QuoteSchema, quotes.rows[0]) : undefined,
-  };
-}
-
-function consumeQuote(batch: SqlBatch, quote: Quote): void {
-  batch.add('update quotes set consumed_at = ?, consumed_by = ? where id = ?', [quote.consumedAt, quote.consumedBy, quote.id]);
-}
-
-function insertQuote(batch: SqlBatch, q: Quote): void {
-  batch.add(`insert into quotes (${QUOTE_COLUMNS}) values (${QUOTE_PLACEHOLDERS})`, quoteValues(q));
-}
-
-function insertOperation(batch: SqlBatch, op: Operation): void {
-  const json = (v: unknown) => JSON.stringify(v);
-  batch.add(
-    `insert into operations (id, customer_id, account_id, type, status, states, intent, quote_id, quote_ref, account_owner,
-       source_asset, source_amount, target_asset, target_amount, target_account_id, fees, transactions, tags, created_at, updated_at)
-     values (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?, ?)`,
-    [
-      op.id, op.customerId, op.accountId, op.type, op.status, json(op.states), json(op.intent), op.quoteId, json(op.quoteRef), op.accountOwner,
-      op.sourceAsset, op.sourceAmount.toFixed(), op.targetAsset, op.targetAmount.toFixed(), op.targetAccountId, json(op.fees), json(op.transactions), json(op.tags), op.createdAt, op.updatedAt,
-    ],
   );
 }
 

@@ -3,7 +3,7 @@ import { CambioError } from '../../../domain/errors';
 import { fundingInstruction, Rail, railAccepts } from '../../../domain/funding';
 import type { ServiceContext } from '../context';
 import { requireAssetEnabled } from './checks';
-import { createOperation, CreateOptions } from './create';
+import { createOperation } from './create';
 
 export interface DepositBody {
   accountId: string;
@@ -15,10 +15,9 @@ export interface DepositBody {
  * A deposit: the quote's source is the asset paid in through the rail, its target the asset credited.
  * The window and replay window are fixed at creation and handed to the workflow.
  */
-export function createDeposit(s: ServiceContext, em: Em, body: DepositBody, opts: CreateOptions = {}) {
+export function createDeposit(s: ServiceContext, em: Em, body: DepositBody) {
   const rail = body.fundingInstruction.rail;
   return createOperation(s, em, {
-    ...opts,
     type: 'DEPOSIT',
     accountId: body.accountId,
     quoteId: body.quoteId,

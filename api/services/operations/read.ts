@@ -1,7 +1,6 @@
-import { Em, tenantOf } from '../../../db/orm';
-import { entityFromRow, selectColumns } from '../../../db/rows';
-import { queryRows, statementName } from '../../../db/raw';
+import type { Em } from '../../../db/orm';
 import { OperationSchema } from '../../../db/entities';
+import { findOperation } from '../../../db/repositories/operations';
 import { OPERATION_STATUSES, OPERATION_TYPES } from '../../../db/entities/operation';
 import { ASSETS } from '../../../domain/assets';
 import { notFound } from '../../errors';
@@ -21,12 +20,15 @@ const OPERATION_FIELDS: FieldCatalogue = {
   'tags.value': { type: 'string', jsonArray: 'o.tags', prop: 'value' },
 };
 
-/** A client waiting for an operation polls this: one plain select, the tenant condition from the em's scope. */
+/** The scope's operation, or 404: what a client waiting for an operation polls. */
+export async function loadOperation(em: Em, id: string) {
+  const op = await findOperation(em, id);
+  if (!op) throw notFound('operation');
+  return op;
+}
+
 export async function getOperation(em: Em, id: string) {
-  const sql = `select ${selectColumns(em, OperationSchema, 'o')} from operations o where o.id = ? and o.customer_id = ?`;
-  const [row] = await queryRows<Record<string, unknown>>(em, sql, [id, tenantOf(em)], { prepared: statementName(sql) });
-  if (!row) throw notFound('operation');
-  return presentOperation(entityFromRow(em, OperationSchema, row));
+  return presentOperation(await loadOperation(em, id));
 }
 
 export async function listOperations(em: Em, query: ListQuery, cursorSecret: string) {

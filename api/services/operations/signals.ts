@@ -1,24 +1,16 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Em } from '../../../db/orm';
-import { Operation, OperationSchema } from '../../../db/entities';
+import type { Operation } from '../../../db/entities';
 import { CambioError } from '../../../domain/errors';
 import { currentState } from '../../../domain/states';
 import { operationWorkflowId } from '../../../workflows/ids';
 import { holdDecisionSignal, HoldDecision, replaySignal } from '../../../workflows/operation';
-import { notFound } from '../../errors';
 import { pollUntil } from '../poll';
 import type { ServiceContext } from '../context';
-import { getOperation } from './read';
-import { freshEm } from '../../../db/transaction';
+import { loadOperation as load } from './read';
+import { presentOperation } from '../../presenters/operation';
 
-// Reads past the identity map on the caller's connection: a request polling inside its transaction must not
-// take a second pool connection per read (db/transaction.ts, freshEm).
-async function load(em: Em, id: string): Promise<Operation> {
-  const op = await freshEm(em).findOne(OperationSchema, { id });
-  if (!op) throw notFound('operation');
-  return op;
-}
-
+// The repository's read sees past the identity map, on the caller's connection inside its transaction.
 const waitFor = (em: Em, id: string, done: (op: Operation) => boolean) => pollUntil(() => load(em, id), done, { intervalMs: 50 });
 
 const invalidState = (op: Operation, wanted: string) =>
@@ -37,8 +29,7 @@ export async function replayDeposit(s: ServiceContext, em: Em, operationId: stri
     if (!(err instanceof WorkflowNotFoundError)) throw err;
     throw new CambioError('INVALID_STATE', 'the replay window of this deposit has closed', { status: op.status, type: op.type });
   }
-  await waitFor(em, operationId, (o) => o.status === 'COMPLETED' || o.updatedAt.getTime() > before);
-  return getOperation(freshEm(em), operationId);
+  return presentOperation(await waitFor(em, operationId, (o) => o.status === 'COMPLETED' || o.updatedAt.getTime() > before));
 }
 
 /** Operator: approve or reject a withdrawal held for review. */
@@ -46,6 +37,5 @@ export async function decideHold(s: ServiceContext, em: Em, operationId: string,
   const op = await load(em, operationId);
   if (op.type !== 'WITHDRAWAL' || op.status !== 'ON_HOLD') throw invalidState(op, 'a WITHDRAWAL ON_HOLD');
   await s.temporal.workflow.getHandle(operationWorkflowId(operationId)).signal(holdDecisionSignal, decision);
-  await waitFor(em, operationId, (o) => o.status === 'COMPLETED' || o.status === 'FAILED');
-  return getOperation(freshEm(em), operationId);
+  return presentOperation(await waitFor(em, operationId, (o) => o.status === 'COMPLETED' || o.status === 'FAILED'));
 }

@@ -1,12 +1,11 @@
 import type { Em } from '../../../db/orm';
 import type { ServiceContext } from '../context';
-import { createOperation, CreateOptions } from './create';
+import { createOperation } from './create';
 import { requireAssetEnabled } from './checks';
 
 /** A swap converts inside one account at the quote's rate; both assets must be enabled there. */
-export function createSwap(s: ServiceContext, em: Em, body: { accountId: string; quoteId: string }, opts: CreateOptions = {}) {
+export function createSwap(s: ServiceContext, em: Em, body: { accountId: string; quoteId: string }) {
   return createOperation(s, em, {
-    ...opts,
     type: 'SWAP',
     accountId: body.accountId,
     quoteId: body.quoteId,

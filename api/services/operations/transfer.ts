@@ -7,7 +7,7 @@ import { parseAmountValue } from '../../../domain/money';
 import { notFound } from '../../errors';
 import type { ServiceContext } from '../context';
 import { requireAssetEnabled } from './checks';
-import { createOperation, CreateOptions } from './create';
+import { createOperation } from './create';
 
 export interface TransferBody {
   sourceAccountId: string;
@@ -20,13 +20,12 @@ export interface TransferBody {
  * Same-asset move between two accounts of one customer. Without `quoteId` (the normal case) a 1:1 quote is
  * generated and consumed in the same transaction, so every operation still has exactly one quote.
  */
-export function createTransfer(s: ServiceContext, em: Em, body: TransferBody, opts: CreateOptions = {}) {
+export function createTransfer(s: ServiceContext, em: Em, body: TransferBody) {
   const value = parseAmountValue(body.amount.value, body.amount.asset, { path: '/amount/value' });
   if (body.sourceAccountId === body.targetAccountId) {
     throw new CambioError('SAME_ACCOUNT_TRANSFER', 'source and target accounts must differ');
   }
   return createOperation(s, em, {
-    ...opts,
     type: 'TRANSFER',
     accountId: body.sourceAccountId,
     otherAccountId: body.targetAccountId,

@@ -7,7 +7,7 @@ import { usdValue } from '../../../domain/rates';
 import { notFound } from '../../errors';
 import type { ServiceContext } from '../context';
 import { requireAssetEnabled } from './checks';
-import { createOperation, CreateOptions } from './create';
+import { createOperation } from './create';
 
 export interface WithdrawalBody {
   accountId: string;
@@ -20,13 +20,12 @@ export interface WithdrawalBody {
  * from the account, its target is the instruction's asset. Above the review threshold (USD value of the
  * target at mid) the workflow holds it for an operator.
  */
-export function createWithdrawal(s: ServiceContext, em: Em, body: WithdrawalBody, opts: CreateOptions = {}) {
+export function createWithdrawal(s: ServiceContext, em: Em, body: WithdrawalBody) {
   if (body.beneficiary.type === 'INLINE') {
     throw new CambioError('INLINE_BENEFICIARY_NOT_SUPPORTED', 'inline beneficiaries are not supported; save the beneficiary and reference it');
   }
   const ref = body.beneficiary as Required<Pick<WithdrawalBody['beneficiary'], 'id' | 'paymentInstruction'>>;
   return createOperation(s, em, {
-    ...opts,
     type: 'WITHDRAWAL',
     accountId: body.accountId,
     quoteId: body.quoteId,

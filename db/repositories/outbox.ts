@@ -1,0 +1,144 @@
+// The outbox (`workflow_starts`): a row per workflow that a transaction decided to start. How it reaches Postgres:
+// hand-written statements, either as a statement of the caller's batch (db/batch.ts) in the business transaction,
+// or through the EntityManager's connection (em.execute) for the relay's claim, finish and defer. Tenant: none on
+// purpose. A row is written inside a transaction that already applied the customer's scope, and the relay acts for
+// every customer; each relay statement is its own short transaction, so no row lock or pooled connection is held
+// while the caller talks to Temporal.
+import type { Client as PgClient } from 'pg';
+import type { Em } from '../orm';
+import { SqlBatch } from '../batch';
+
+/** A workflow to start once the transaction that records it commits. */
+export interface WorkflowStartRequest {
+  workflowId: string;
+  workflowType: string;
+  args: unknown[];
+  /** Keyword search attributes by name (CustomerId, OperationType, OperationStatus). */
+  searchAttributes: Record<string, string>;
+  /** One line for the Temporal UI's list (`staticSummary`), e.g. `DEPOSIT 100.00 BRL via PIX_KEY to Acme Ltda`. */
+  summary?: string | null;
+}
+
+/** The values of an outbox row as SQL: placeholders for one row, or expressions over a row source. */
+export interface OutboxRowSql {
+  workflowId: string;
+  workflowType: string;
+  taskQueue: string;
+  args: string;
+  searchAttributes: string;
+  summary: string;
+  createdAt: string;
+}
+
+/**
+ * The one insert of outbox rows, as text: `from` is the row source the expressions of `row` read (a CTE of the
+ * caller's statement, e.g. the deliveries of an event), none for a single row of placeholders. Its COMMIT wakes
+ * the relay of the row's task queue (a trigger, Migration20261124000000WorkflowStartWakeUp).
+ */
+export function outboxInsert(row: OutboxRowSql, from?: string): string {
+  return `insert into workflow_starts
+       (workflow_id, workflow_type, task_queue, args, search_attributes, summary, created_at)
+     select ${row.workflowId}, ${row.workflowType}, ${row.taskQueue}, ${row.args}, ${row.searchAttributes},
+       ${row.summary}, ${row.createdAt}${from ? `\n     from ${from}` : ''}`;
+}
+
+const ONE_ROW: OutboxRowSql = {
+  workflowId: '?',
+  workflowType: '?',
+  taskQueue: '?',
+  args: '?::jsonb',
+  searchAttributes: '?::jsonb',
+  summary: '?',
+  createdAt: '?::timestamptz',
+};
+const INSERT_ONE = outboxInsert(ONE_ROW);
+
+/**
+ * The outbox write as a statement of the caller's batch: inside the business transaction, record that a workflow
+ * must run on `taskQueue`. Nothing is started from the writer: a process that dies right after COMMIT has nothing
+ * left to do, and the relay (worker/workflow-start-relay.ts) starts the workflow and deletes the row.
+ */
+export function addWorkflowStart(batch: SqlBatch, taskQueue: string, req: WorkflowStartRequest): void {
+  batch.add(INSERT_ONE, [
+    req.workflowId,
+    req.workflowType,
+    taskQueue,
+    JSON.stringify(req.args),
+    JSON.stringify(req.searchAttributes),
+    req.summary ?? null,
+    new Date(),
+  ]);
+}
+
+/** `addWorkflowStart` on its own, now, in the caller's transaction (a service that writes through the ORM). */
+export async function recordWorkflowStart(em: Em, taskQueue: string, req: WorkflowStartRequest): Promise<void> {
+  const batch = new SqlBatch();
+  addWorkflowStart(batch, taskQueue, req);
+  await batch.run(em);
+}
+
+export interface PendingStart {
+  workflow_id: string;
+  workflow_type: string;
+  task_queue: string | null;
+  args: unknown[];
+  search_attributes: Record<string, string>;
+  /** The Temporal UI's one-line summary (`staticSummary`). */
+  summary: string | null;
+}
+
+// A row that failed waits 0.5 s, 1 s, 2 s ... doubling up to this before its next attempt: a poison row costs one
+// start attempt per 10 s, and a start that failed because Temporal was down is retried soon after it is back.
+const MAX_BACKOFF_SECONDS = 10;
+
+/**
+ * Claims up to `limit` rows of `taskQueue` (and of rows from before task queues were recorded) that are due and not
+ * leased by another relay, leasing them for `leaseMs`. Rows are taken by their next attempt time, so rows that keep
+ * failing go to the back of the line. SKIP LOCKED: two relays claiming at once take disjoint rows.
+ */
+export async function claimStarts(em: Em, taskQueue: string, limit: number, leaseMs: number): Promise<PendingStart[]> {
+  return (await em.execute(
+    `update workflow_starts w set claimed_until = now() + ? * interval '1 millisecond', attempts = w.attempts + 1
+     from (select workflow_id from workflow_starts
+           where (task_queue = ? or task_queue is null) and next_attempt_at <= now()
+             and (claimed_until is null or claimed_until < now())
+           order by next_attempt_at, created_at limit ? for update skip locked) due
+     where w.workflow_id = due.workflow_id
+     returning w.workflow_id, w.workflow_type, w.task_queue, w.args, w.search_attributes, w.summary`,
+    [leaseMs, taskQueue, limit],
+  )) as PendingStart[];
+}
+
+/** Removes rows whose workflow is started. */
+export async function finishStarts(em: Em, workflowIds: string[]): Promise<void> {
+  if (workflowIds.length) await em.execute('delete from workflow_starts where workflow_id in (?)', [workflowIds]);
+}
+
+/** Releases rows whose start failed, each due again after its backoff. */
+export async function deferStarts(em: Em, workflowIds: string[]): Promise<void> {
+  if (!workflowIds.length) return;
+  await em.execute(
+    `update workflow_starts set claimed_until = null,
+       next_attempt_at = now() + least(${MAX_BACKOFF_SECONDS}, 0.25 * power(2, least(attempts, 10))) * interval '1 second'
+     where workflow_id in (?)`,
+    [workflowIds],
+  );
+}
+
+/** The row of one workflow, whatever its lease (a caller that must start it now). */
+export async function pendingStart(em: Em, workflowId: string): Promise<PendingStart | undefined> {
+  const rows = (await em.execute(
+    'select workflow_id, workflow_type, task_queue, args, search_attributes, summary from workflow_starts where workflow_id = ?',
+    [workflowId],
+  )) as PendingStart[];
+  return rows[0];
+}
+
+// The channel the outbox trigger notifies on COMMIT, with the row's task queue as payload
+// (Migration20261124000000WorkflowStartWakeUp).
+const CHANNEL = 'cambio_workflow_starts';
+
+/** Subscribes a connection of the relay's own (outside the pool) to the outbox's wake-ups. */
+export async function listenForStarts(client: PgClient): Promise<void> {
+  await client.query(`listen ${CHANNEL}`);
+}
