@@ -1,6 +1,6 @@
 import { CambioError, ErrorCode } from '../domain/errors';
 
-export { CambioError };
+export { CambioError, notFound, validationError } from '../domain/errors';
 
 // The only place a code becomes an HTTP status (docs/decisions.md, "Errors").
 const STATUS: Record<ErrorCode, number> = {
@@ -55,10 +55,6 @@ export interface ErrorBody {
 
 export const errorBody = (err: CambioError): ErrorBody => ({ code: err.code, message: err.message, details: err.details });
 
-export const notFound = (what: string) => new CambioError('NOT_FOUND', `${what} not found`);
-
-export const validationError = (path: string, message: string) =>
-  new CambioError('VALIDATION_ERROR', `${path} ${message}`, { errors: [{ path, message }] });
 
 // Postgres SQLSTATEs that say "not now" rather than "wrong": the server is shutting down or starting (57P01-57P03),
 // the connection failed (class 08), too many connections (53300), our own bounds fired (lock_timeout 55P03,

@@ -3,13 +3,13 @@
 // Times page 1 and page 1000 (limit 10, default DESCENDING order, `total` included as always) with the filter
 // currentState.status[eq]=ACTIVE, and without a filter, as the median of several sequential runs.
 // Page 1000 is reached with a cursor computed directly: the position of row 9990 of the filtered, ordered set
-// (the last row of page 999), encoded with encodeCursor (api/lists/cursor.ts) and the API's CURSOR_SECRET —
+// (the last row of page 999), encoded with encodeCursor (lists/cursor.ts) and the API's CURSOR_SECRET —
 // and cross-checked against a walked cursor (page 2) and against SQL OFFSET (first row of page 1000).
 // Target: page 1000 within 1.2x of page 1. Knobs: BENCH_ROWS (1000000), BENCH_RUNS (9).
 import { Client } from 'pg';
 import { loadConfig } from '../config';
-import { encodeCursor } from '../api/lists/cursor';
-import { parseFilters } from '../api/lists/filter-parser';
+import { encodeCursor } from '../lists/cursor';
+import { parseFilters } from '../lists/filter-parser';
 import { compileFilters } from '../db/lists/filter-sql';
 import { ACCOUNT_FIELDS } from '../db/repositories/accounts';
 import { expectStatus } from './lib/http';

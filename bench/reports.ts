@@ -9,7 +9,7 @@
 // Targets: report median <= 1.2x the hand SQL, p99 < 250 ms; stretch: 30 days under 50 ms.
 // Knobs: BENCH_ROWS (1000000), BENCH_RUNS (100), BENCH_API_OPS (2000), BENCH_CONCURRENCY (20).
 import { Client } from 'pg';
-import { parseFilters } from '../api/lists/filter-parser';
+import { parseFilters } from '../lists/filter-parser';
 import { compileFilters } from '../db/lists/filter-sql';
 import { parsePeriod } from '../domain/report-period';
 import { REPORT_DAY_FIELDS, REPORT_FIELDS, reportSql } from '../db/repositories/reports';

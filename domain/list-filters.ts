@@ -14,7 +14,7 @@ export type FilterNode =
 export type SortOrder = 'ASCENDING' | 'DESCENDING';
 export type PageDirection = 'NEXT' | 'PREVIOUS';
 
-/** A row's place in a list's ordering, as a verified cursor carries it (api/lists/cursor.ts). */
+/** A row's place in a list's ordering, as a verified cursor carries it (lists/cursor.ts). */
 export interface CursorPosition {
   createdAt: string;
   id: string;

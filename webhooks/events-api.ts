@@ -2,8 +2,8 @@ import type { Em } from '../db/orm';
 import type { DomainEvent } from '../db/entities';
 import { eventList, findEvent } from '../db/repositories/event-reads';
 import { EVENT_TYPES } from './event-types';
-import { notFound } from '../api/errors';
-import { ListQuery, runList } from '../api/lists/run-list';
+import { notFound } from '../domain/errors';
+import { ListQuery, runList } from '../lists/run-list';
 
 /**
  * Events read back (docs/decisions.md, "Webhook recovery"): `payload` is the body every delivery of the event

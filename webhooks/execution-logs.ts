@@ -7,10 +7,10 @@ import { findSubscription } from '../db/repositories/webhook-subscriptions';
 import { webhookDeliveryWorkflowId } from '../workflows/ids';
 import { customerIdKey } from '../workflows/search-attributes';
 import type { WebhookDeliveryInput } from './delivery-workflow';
-import { CambioError, notFound } from '../api/errors';
-import { ListQuery, runList } from '../api/lists/run-list';
-import { presentExecutionLog } from '../api/presenters/subscription';
-import type { ServiceContext } from '../api/services/context';
+import { CambioError, notFound } from '../domain/errors';
+import { ListQuery, runList } from '../lists/run-list';
+import { presentExecutionLog } from './presenters';
+import type { WebhookContext } from './context';
 
 /** The caller's subscription, deleted ones included: their logs stay readable. */
 async function subscriptionOf(em: Em, subscriptionId: string) {
@@ -44,7 +44,7 @@ export async function getExecutionLog(em: Em, subscriptionId: string, executionL
  * with conflict policy FAIL is the check: while a run is open (retries pending, or another redelivery) the
  * start fails and the answer is 409 DELIVERY_IN_PROGRESS, so two redeliveries can never overlap.
  */
-export async function redeliver(s: ServiceContext, em: Em, subscriptionId: string, executionLogId: string) {
+export async function redeliver(s: WebhookContext, em: Em, subscriptionId: string, executionLogId: string) {
   const log = await findLog(em, subscriptionId, executionLogId);
   const sub = await subscriptionOf(em, subscriptionId);
   if (sub.deletedAt) throw new CambioError('INVALID_STATE', 'the subscription was deleted; its deliveries cannot be sent again', { subscriptionId });

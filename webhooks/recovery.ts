@@ -2,8 +2,8 @@ import type { Em } from '../db/orm';
 import { inTransaction } from '../db/transaction';
 import { queueRecovery } from '../db/repositories/webhook-recovery';
 import { findLiveSubscription } from '../db/repositories/webhook-subscriptions';
-import { CambioError, notFound } from '../api/errors';
-import type { ServiceContext } from '../api/services/context';
+import { CambioError, notFound } from '../domain/errors';
+import type { WebhookContext } from './context';
 
 /** How far back a recover may reach (Svix's limit): older deliveries are better caught up through GET /api/events. */
 export const RECOVER_MAX_AGE_DAYS = 14;
@@ -26,7 +26,7 @@ function micros(iso: string): bigint {
  * that retries with the same key gets the stored count and nothing is sent twice; an API that dies before COMMIT
  * queued nothing.
  */
-export async function recoverDeliveries(s: ServiceContext, em: Em, subscriptionId: string, input: RecoverInput) {
+export async function recoverDeliveries(s: WebhookContext, em: Em, subscriptionId: string, input: RecoverInput) {
   const now = new Date();
   const until = input.until ?? now.toISOString();
   const oldest = BigInt(now.getTime() - RECOVER_MAX_AGE_DAYS * 86_400_000) * 1000n;

@@ -12,10 +12,10 @@ import { HEALTH_RESET } from '../db/repositories/webhook-recovery';
 import { allResources, EVENT_TYPES_BY_RESOURCE, ResourceEvents } from './event-types';
 import { newWebhookSecret, ROTATION_OVERLAP_MS, sealSecret } from './secrets';
 import { checkWebhookUrl, dnsResolve } from './url-policy';
-import { ListQuery, runList } from '../api/lists/run-list';
-import { notFound, validationError } from '../api/errors';
-import { presentSubscription } from '../api/presenters/subscription';
-import type { ServiceContext } from '../api/services/context';
+import { ListQuery, runList } from '../lists/run-list';
+import { notFound, validationError } from '../domain/errors';
+import { presentSubscription } from './presenters';
+import type { WebhookContext } from './context';
 
 export interface SubscriptionInput {
   url: string;
@@ -26,7 +26,7 @@ export interface SubscriptionInput {
 
 export type SubscriptionPatch = Partial<SubscriptionInput> & { status?: SubscriptionStatus };
 
-const urlPolicy = (s: ServiceContext) => ({ allowPrivate: s.config.webhookAllowPrivateUrls, resolve: s.resolveHost ?? dnsResolve });
+const urlPolicy = (s: WebhookContext) => ({ allowPrivate: s.config.webhookAllowPrivateUrls, resolve: s.resolveHost ?? dnsResolve });
 
 /** Names unique, each event belonging to its resource (the schema checked names, events and repeats). */
 function checkResources(resources: ResourceEvents[]): ResourceEvents[] {
@@ -67,7 +67,7 @@ async function lockLive(em: Em, id: string): Promise<WebhookSubscription> {
 }
 
 /** 201 with the subscription and its signing secret, the only time the secret is shown. */
-export async function createSubscription(s: ServiceContext, em: Em, input: SubscriptionInput) {
+export async function createSubscription(s: WebhookContext, em: Em, input: SubscriptionInput) {
   const includeAll = input.includeAll ?? false;
   const resources = resolveResources(includeAll, input.resources);
   await checkWebhookUrl(input.url, urlPolicy(s));
@@ -97,7 +97,7 @@ export async function createSubscription(s: ServiceContext, em: Em, input: Subsc
  * Only the given fields change. Turning includeAll off needs the resources to keep. `status` ACTIVE re-enables
  * (failure tracking starts afresh), DISABLED pauses: nothing is delivered until it is ACTIVE again.
  */
-export async function updateSubscription(s: ServiceContext, em: Em, id: string, patch: SubscriptionPatch) {
+export async function updateSubscription(s: WebhookContext, em: Em, id: string, patch: SubscriptionPatch) {
   if (patch.url !== undefined) await checkWebhookUrl(patch.url, urlPolicy(s));
   const sub = await inTransaction(em, async (tx) => {
     const sub = await lockLive(tx, id);
@@ -133,7 +133,7 @@ export async function deleteSubscription(em: Em, id: string): Promise<void> {
  * A new secret signs from now on; the one it replaces keeps signing for 24 h (second signature), so receivers
  * can switch over. Rotating again within the overlap drops the oldest secret.
  */
-export async function rotateSubscriptionSecret(s: ServiceContext, em: Em, id: string): Promise<{ secret: string }> {
+export async function rotateSubscriptionSecret(s: WebhookContext, em: Em, id: string): Promise<{ secret: string }> {
   const secret = newWebhookSecret();
   await inTransaction(em, async (tx) => {
     const sub = await lockLive(tx, id);

@@ -1,6 +1,6 @@
 import type { RouteTable } from './define';
 import type { ServiceContext } from '../services/context';
-import { listQuerySchema } from '../lists/run-list';
+import { listQuerySchema } from '../../lists/run-list';
 import { idParams } from '../schemas/common';
 import { eventListResponse, eventResponse } from '../schemas/webhook-events';
 import { getEvent, listEvents } from '../../webhooks/events-api';

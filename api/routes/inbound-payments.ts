@@ -1,6 +1,6 @@
 import type { RouteTable } from './define';
 import type { ServiceContext } from '../services/context';
-import { listQuerySchema, ListQuery } from '../lists/run-list';
+import { listQuerySchema, ListQuery } from '../../lists/run-list';
 import { idParams } from '../schemas/common';
 import { pageOf, ref } from '../schemas/responses';
 import { getInboundPayment, listInboundPayments } from '../services/inbound-payments';

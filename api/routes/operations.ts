@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import type { RouteTable } from './define';
 import type { ServiceContext } from '../services/context';
-import { listQuerySchema, ListQuery } from '../lists/run-list';
+import { listQuerySchema, ListQuery } from '../../lists/run-list';
 import { idParams } from '../schemas/common';
 import { depositBody, swapBody, transferBody, withdrawalBody } from '../schemas/operations';
 import { createDeposit, DepositBody } from '../services/operations/deposit';

@@ -1,5 +1,5 @@
 import { EVENT_RESOURCES, EVENT_TYPES } from '../../webhooks/event-types';
-import { pageQuerySchema } from '../lists/run-list';
+import { pageQuerySchema } from '../../lists/run-list';
 import { idParams } from './common';
 
 // Which events belong to which resource is checked by the service (VALIDATION_ERROR naming the entry).
@@ -46,7 +46,7 @@ export const executionLogParams = idParams('subscriptionId', 'executionLogId');
 // The delivery-log list follows the list conventions without filters (spec).
 export const executionLogListQuery = pageQuerySchema;
 
-// Response shapes (built by api/presenters/subscription.ts).
+// Response shapes (built by webhooks/presenters.ts).
 const timestamp = { type: 'string', format: 'date-time' } as const;
 const subscriptionProperties = {
   id: { type: 'string', format: 'uuid' },

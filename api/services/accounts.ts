@@ -8,7 +8,7 @@ import { Account, AccountDocumentSchema, AccountSchema, AccountTag, CompanyOwner
 import { ACCOUNT_LIST, accountParts, DocumentSummary, listRowParts, newAccount } from '../../db/repositories/accounts';
 import { isValidTaxId, normalizeTaxId, TaxIdType } from '../../domain/tax-id';
 import { initialStates } from '../../domain/states';
-import { ListQuery, Page, runList } from '../lists/run-list';
+import { ListQuery, Page, runList } from '../../lists/run-list';
 import { PageCache, servePage } from '../../db/lists/page-copies';
 import { countListPage } from '../observability/metrics';
 import { notFound, validationError } from '../errors';

@@ -9,7 +9,7 @@ import { DictKeyType, isValidDictKey } from '../../domain/dict-key';
 import { initialStates } from '../../domain/states';
 import { isValidTaxId, normalizeTaxId } from '../../domain/tax-id';
 import { CambioError, notFound, validationError } from '../errors';
-import { ListQuery, Page, runList } from '../lists/run-list';
+import { ListQuery, Page, runList } from '../../lists/run-list';
 import { Holder, presentBeneficiary, presentBeneficiarySummary } from '../presenters/beneficiary';
 import { instructionEventPayload } from '../../webhooks/beneficiary-event';
 import { instructionReviewWorkflowId } from '../../workflows/ids';

@@ -8,7 +8,7 @@ import { CambioError } from '../../domain/errors';
 import { parseAmountValue } from '../../domain/money';
 import { settleInboundPayment } from '../../payments/inbound-payments';
 import { notFound } from '../errors';
-import { ListQuery, runList } from '../lists/run-list';
+import { ListQuery, runList } from '../../lists/run-list';
 import { presentInboundPayment } from '../presenters/inbound-payment';
 import type { ServiceContext } from './context';
 

@@ -3,7 +3,7 @@ import { MOVEMENT_DIRECTIONS, MovementDirection } from '../../db/entities/moveme
 import { reportTotals } from '../../db/repositories/reports';
 import { Dec } from '../../domain/money';
 import { parsePeriod, ReportPeriod } from '../../domain/report-period';
-import { parseFilters } from '../lists/filter-parser';
+import { parseFilters } from '../../lists/filter-parser';
 
 export interface ReportQuery {
   periodStart?: string;

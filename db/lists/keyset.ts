@@ -10,7 +10,7 @@
 //   the extra row only tells us whether more rows exist that way, and is dropped (trimPage).
 //   Moving PREVIOUS means fetching in the opposite order (the rows nearest the cursor come first)
 //   and reversing the fetched rows, so the page still reads in the list's sort order.
-// - Cursors handed back with a page (pageCursors, api/lists/page-cursors.ts):
+// - Cursors handed back with a page (pageCursors, lists/page-cursors.ts):
 //     empty page                → both null
 //     NEXT (or first page)      → nextCursor = last row if more rows follow, else null;
 //                                 previousCursor = first row if the request had a cursor (we
@@ -21,7 +21,7 @@
 // - The row comparison `(createdAt, id) < (?, ?)` matches a composite index on the same columns
 //   and gives a total order even when many rows share a createdAt.
 //
-// This half builds the window's SQL and trims what it fetched; the cursors handed back are api/lists/page-cursors.ts.
+// This half builds the window's SQL and trims what it fetched; the cursors handed back are lists/page-cursors.ts.
 import { CambioError } from '../../domain/errors';
 import type { CursorPosition, PageDirection, SortOrder } from '../../domain/list-filters';
 

@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { createHmac } from 'node:crypto';
 import { CambioError } from '../../domain/errors';
-import { CursorPosition, decodeCursor, encodeCursor } from '../../api/lists/cursor';
+import { CursorPosition, decodeCursor, encodeCursor } from '../../lists/cursor';
 import { keysetPage, trimPage } from '../../db/lists/keyset';
-import { pageCursors } from '../../api/lists/page-cursors';
+import { pageCursors } from '../../lists/page-cursors';
 
 const SECRET = 'test-secret-0123456789';
 const ID = '3f2b8c1e-5d4a-4e6f-9a7b-1c2d3e4f5a6b';

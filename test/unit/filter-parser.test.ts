@@ -8,7 +8,7 @@ import {
   MAX_FILTER_CONDITIONS,
   MAX_FILTER_DEPTH,
   parseFilters,
-} from '../../api/lists/filter-parser';
+} from '../../lists/filter-parser';
 
 const cond = (field: string, op: FilterOp, ...values: string[]): FilterNode => ({ kind: 'cond', field, op, values });
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { CambioError } from '../../domain/errors';
-import { parseFilters } from '../../api/lists/filter-parser';
+import { parseFilters } from '../../lists/filter-parser';
 import { FieldCatalogue, isIsoTimestamp, validateFilters } from '../../domain/list-filters';
 import { compileFilters } from '../../db/lists/filter-sql';
 

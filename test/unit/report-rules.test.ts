@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { CambioError } from '../../domain/errors';
-import { parseFilters } from '../../api/lists/filter-parser';
+import { parseFilters } from '../../lists/filter-parser';
 import { compileFilters } from '../../db/lists/filter-sql';
 import { isoMicros, parsePeriod, splitPeriod } from '../../domain/report-period';
 import { REPORT_FIELDS } from '../../db/repositories/reports';

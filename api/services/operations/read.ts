@@ -4,8 +4,8 @@ import { findOperation } from '../../../db/repositories/operations';
 import { OPERATION_STATUSES, OPERATION_TYPES } from '../../../db/entities/operation';
 import { ASSETS } from '../../../domain/assets';
 import { notFound } from '../../errors';
-import type { FieldCatalogue } from '../../lists/filter-fields';
-import { ListQuery, runList } from '../../lists/run-list';
+import type { FieldCatalogue } from '../../../domain/list-filters';
+import { ListQuery, runList } from '../../../lists/run-list';
 import { presentOperation } from '../../presenters/operation';
 
 // docs/decisions.md: the filterable fields of GET /api/operations.

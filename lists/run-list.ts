@@ -1,7 +1,7 @@
-import type { Em } from '../../db/orm';
-import { ListResource, readListPage } from '../../db/repositories/lists';
+import type { Em } from '../db/orm';
+import { ListResource, readListPage } from '../db/repositories/lists';
 import { decodeCursor, SortOrder } from './cursor';
-import { validateFilters } from '../../domain/list-filters';
+import { validateFilters } from '../domain/list-filters';
 import { parseFilters } from './filter-parser';
 import { pageCursors, PageDirection } from './page-cursors';
 

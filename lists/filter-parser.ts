@@ -16,8 +16,8 @@
 // let `%2C` smuggle a separator past the client's quoting, so we never do.
 // Whether a field exists or a value has the right type is checked later (domain/list-filters.ts),
 // against the resource's catalogue.
-import { CambioError } from '../../domain/errors';
-import { FILTER_OPS, type FilterNode, type FilterOp } from '../../domain/list-filters';
+import { CambioError } from '../domain/errors';
+import { FILTER_OPS, type FilterNode, type FilterOp } from '../domain/list-filters';
 
 export { FILTER_OPS };
 export type { FilterNode, FilterOp };

@@ -1,4 +1,4 @@
-import type { ExecutionLog, WebhookSubscription } from '../../db/entities';
+import type { ExecutionLog, WebhookSubscription } from '../db/entities';
 
 /** Spec: Webhook subscription. Never the secret: only the create response carries it. */
 export const presentSubscription = (sub: WebhookSubscription) => ({

@@ -1,6 +1,6 @@
 // The cursors handed back with a page of a keyset list: the table of cases is in db/lists/keyset.ts, which builds
 // the window they point into.
-import type { PageDirection } from '../../domain/list-filters';
+import type { PageDirection } from '../domain/list-filters';
 import { CursorSecret, SortOrder, encodeCursor } from './cursor';
 
 export type { PageDirection };

@@ -9,8 +9,8 @@
 // `createdAt` is carried verbatim as a string: a JS Date only keeps milliseconds, and a keyset
 // position that lost the microseconds Postgres stores would skip or repeat rows.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { CambioError } from '../../domain/errors';
-import { type CursorPosition, isIsoTimestamp, isUuid, type SortOrder } from '../../domain/list-filters';
+import { CambioError } from '../domain/errors';
+import { type CursorPosition, isIsoTimestamp, isUuid, type SortOrder } from '../domain/list-filters';
 
 export type { CursorPosition, SortOrder };
 
