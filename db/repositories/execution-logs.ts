@@ -13,6 +13,7 @@ import { ExecutionLog, ExecutionLogSchema, WebhookSubscription, WebhookSubscript
 import type { Em } from '../orm';
 import { numbered, rawQuery } from '../raw';
 import { entityFromRow } from '../rows';
+import type { ListResource } from './lists';
 
 /** A log of the subscription visible to its customer: it becomes visible when its first attempt ends. */
 export function findVisibleLog(em: Em, subscriptionId: string, executionLogId: string): Promise<ExecutionLog | null> {
@@ -27,9 +28,8 @@ export function findVisibleLogOfAnyCustomer(systemScoped: Em, executionLogId: st
 
 /**
  * A subscription's visible logs, for its list page (no filters: docs/decisions.md, Webhooks).
- * Shaped as the list machinery's `ListResource` (checked where `runList` takes it: db/ imports nothing from api/).
  */
-export function executionLogList(subscriptionId: string) {
+export function executionLogList(subscriptionId: string): ListResource<ExecutionLog> {
   return {
     entity: ExecutionLogSchema,
     from: 'execution_logs l',

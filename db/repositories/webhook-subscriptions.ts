@@ -9,6 +9,7 @@ import { LockMode } from '@mikro-orm/core';
 import { WebhookSubscription, WebhookSubscriptionSchema } from '../entities';
 import type { Em } from '../orm';
 import { tenantOf } from '../orm';
+import type { ListResource } from './lists';
 
 /** Everything of a new subscription but its customer, which is the EntityManager's. */
 export type NewSubscription = Omit<WebhookSubscription, 'customerId'>;
@@ -35,15 +36,14 @@ export function findSubscription(em: Em, id: string): Promise<WebhookSubscriptio
 
 /**
  * GET /api/subscriptions: live subscriptions, filtered on url and createdAt (docs/decisions.md, Webhooks).
- * Shaped as the list machinery's `ListResource` (checked where `runList` takes it: db/ imports nothing from api/).
  */
-export const SUBSCRIPTION_LIST = {
+export const SUBSCRIPTION_LIST: ListResource<WebhookSubscription> = {
   entity: WebhookSubscriptionSchema,
   from: 'webhook_subscriptions s',
   alias: 's',
   catalogue: {
-    url: { type: 'string' as const, sql: 's.url' },
-    createdAt: { type: 'timestamp' as const, sql: 's.created_at' },
+    url: { type: 'string', sql: 's.url' },
+    createdAt: { type: 'timestamp', sql: 's.created_at' },
   },
   where: { sql: 's.deleted_at is null', params: [] },
 };
