@@ -10,6 +10,10 @@ import { Em, tenantOf } from '../orm';
 import { queryRows, statementName } from '../raw';
 import { entityFromRow, selectColumns } from '../rows';
 import { SqlBatch } from '../batch';
+import { OPERATION_STATUSES, OPERATION_TYPES } from '../entities/operation';
+import { ASSETS } from '../../domain/assets';
+import type { FieldCatalogue } from '../../domain/list-filters';
+import type { ListResource } from './lists';
 
 /** The scope's operation `id`, read past the identity map (a poller sees what a workflow wrote meanwhile). */
 export async function findOperation(em: Em, id: string): Promise<Operation | undefined> {
@@ -93,3 +97,23 @@ export function addOperationState(batch: SqlBatch, op: Operation): void {
     op.id,
   ]);
 }
+
+// docs/decisions.md: the filterable fields of GET /api/operations.
+const OPERATION_FIELDS: FieldCatalogue = {
+  'intent.type': { type: 'enum', values: OPERATION_TYPES, sql: 'o.type' },
+  'currentState.status': { type: 'enum', values: OPERATION_STATUSES, sql: 'o.status' },
+  'account.id': { type: 'uuid', sql: 'o.account_id' },
+  'sourceAmount.asset': { type: 'enum', values: ASSETS, sql: 'o.source_asset' },
+  'targetAmount.asset': { type: 'enum', values: ASSETS, sql: 'o.target_asset' },
+  createdAt: { type: 'timestamp', sql: 'o.created_at' },
+  'tags.key': { type: 'string', jsonArray: 'o.tags', prop: 'key' },
+  'tags.value': { type: 'string', jsonArray: 'o.tags', prop: 'value' },
+};
+
+/** GET /api/operations: the customer's operations (the tenant condition is the list repository's). */
+export const OPERATION_LIST: ListResource<Operation> = {
+  entity: OperationSchema,
+  from: 'operations o',
+  alias: 'o',
+  catalogue: OPERATION_FIELDS,
+};
