@@ -204,7 +204,8 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
     const acceptedBeyond = async (n: number) => eventually(async () => accepted.size, (size) => size >= n, 60_000, 50);
     await acceptedBeyond(10);
 
-    // 1. Postgres cut for 3 s.
+    // 1. Postgres cut for 3 s. The waits in steps 1-3 are the faults' lengths, the behaviour under test: readiness
+    // is read while the fault lasts and the load runs through all of it.
     await proxy.cut();
     await new Promise((r) => setTimeout(r, 500));
     const readyPgDown = await readinessMs([api1, api2]);

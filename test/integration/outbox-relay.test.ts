@@ -113,6 +113,7 @@ describe('outbox relay', function () {
     await eventually(async () => counted.starts.length, (n) => n === 1, 10000, 10);
     const later = await outboxRows(queue, 2);
     started.push(...first, ...later);
+    // What must not happen (the running pass claiming them) has nothing to wait for: a short grace instead.
     await new Promise((r) => setTimeout(r, 200));
     expect(await remaining(later), 'not claimed by the running pass').to.equal(2);
     release();
@@ -163,7 +164,7 @@ describe('outbox relay', function () {
     const dying = countingTemporal(services.temporal, () => gate);
     const first = relayWorkflowStarts(services.orm, dying.temporal, queue).then(() => undefined, (err: Error) => err);
     // The first pass holds its claims (blocked in its starts): another pass finds nothing to do.
-    while (dying.starts.length === 0) await new Promise((r) => setTimeout(r, 10));
+    await eventually(async () => dying.starts.length, (n) => n > 0, 10000, 10);
     const other = countingTemporal(services.temporal);
     expect(await relayWorkflowStarts(services.orm, other.temporal, queue)).to.equal(0);
     expect(other.starts).to.deep.equal([]);
@@ -189,7 +190,7 @@ describe('outbox relay', function () {
     });
     const stuck = countingTemporal(services.temporal, () => gate);
     const pass = relayWorkflowStarts(services.orm, stuck.temporal, queue, { leaseMs: 1500 });
-    while (stuck.starts.length < 2) await new Promise((r) => setTimeout(r, 10));
+    await eventually(async () => stuck.starts.length, (n) => n >= 2, 10000, 10);
     // Blocked in Temporal: no session of ours sits in a transaction, and the rows are leased, not locked.
     const inTx = await systemEm(services.orm).execute(
       `select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%' and pid <> pg_backend_pid()`,

@@ -4,7 +4,7 @@ import supertest from 'supertest';
 import { createApp } from '../../api/app';
 import { createCustomer } from '../../api/services/auth';
 import type { Config } from '../../config';
-import { newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
 import { dribble, listen, Listening, rawRequest, statusOf } from '../helpers/raw-http';
 
 /** The shared stack's services behind an app with these limits, on a real HTTP server. */
@@ -48,7 +48,8 @@ describe('overload protection', function () {
           }
         }
       });
-      await new Promise((r) => setTimeout(r, 300));
+      // The quiet customer starts once the flood is at its limit (its first 429), not after a guessed head start.
+      await eventually(async () => retryAfters.length, (n) => n > 0, 10_000, 10);
       const quietResults = [];
       for (let i = 0; i < 25; i++) quietResults.push(await get(`${api.url}/api/accounts`, quiet));
       flooding = false;

@@ -9,7 +9,7 @@ import { storeResponse } from '../../db/repositories/idempotency';
 import { priceQuote } from '../../api/services/quotes';
 import { activeAccount } from '../helpers/fixtures';
 import type { Response } from 'supertest';
-import { newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
 
 describe('quote idempotency in one statement', () => {
   const quotesOf = async (accountId: string) => {
@@ -103,8 +103,13 @@ describe('quote idempotency in one statement', () => {
            values ($1, $2, 'h', 'DONE', 201, '{"id":"first"}', now(), now() + interval '1 hour')`,
           [customerId, key],
         );
+        const [{ pid }] = (await other.query('select pg_backend_pid() as pid')).rows;
         const raced = racer();
-        await new Promise((resolve) => setTimeout(resolve, 300)); // the racer is now waiting on our row
+        // Commit only once the racer waits on our row (pg_locks, unlike pg_stat_activity, is not frozen for the
+        // length of our transaction).
+        const waitingOnUs = async () =>
+          (await other.query('select count(*)::int as n from pg_locks where not granted and $1 = any(pg_blocking_pids(pid))', [pid])).rows[0].n;
+        await eventually(waitingOnUs, (n) => n > 0, 10_000, 10);
         await other.query('commit');
         return await raced;
       } finally {

@@ -9,7 +9,7 @@ import { Dec } from '../../domain/money';
 import { activeAccount } from '../helpers/fixtures';
 import { approvedInstruction } from '../helpers/beneficiary-fixtures';
 import { fund, quote, untilStatus } from '../helpers/money';
-import { idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
 
 type Op = {
   id: string;
@@ -325,8 +325,10 @@ describe('reports', function () {
     const x = (await activeAccount(d, ['BRL'])).id;
     const y = (await activeAccount(d, ['BRL'])).id;
     await fund(d, x, 'BRL', '1000.00');
-    const start = iso(Date.now() + 1);
-    await new Promise((r) => setTimeout(r, 5));
+    const startMs = Date.now() + 1;
+    const start = iso(startMs);
+    // Every transfer must fall inside the period: let the clock pass its start.
+    await eventually(async () => Date.now(), (now) => now > startMs, 1000, 1);
     const transfers = await Promise.all(
       Array.from({ length: 12 }, (_, i) => post(d, 'transfer', { sourceAccountId: x, targetAccountId: y, amount: { value: `${i + 1}.01`, asset: 'BRL' } })),
     );

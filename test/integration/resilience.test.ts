@@ -90,7 +90,8 @@ describe('resilience', () => {
         expect(created.currentState.status).to.equal('REQUESTED');
         expect(created.sourceAmount).to.deep.include({ value: '100.00', asset: 'BRL' });
 
-        // Nobody started it: the operation sits with its funds held and no workflow exists.
+        // Nobody started it: the operation sits with its funds held and no workflow exists. Waiting is the point:
+        // a start that must not come has nothing to observe.
         await new Promise((r) => setTimeout(r, 1500));
         expect(await outboxRows(created.id), 'the outbox row waits').to.equal(1);
         expect((await getOp(c, created.id)).currentState.status).to.equal('REQUESTED');

@@ -130,7 +130,9 @@ describe('graceful shutdown under load', function () {
         100,
       );
       first.child.kill('SIGTERM');
-      await new Promise((r) => setTimeout(r, 1500));
+      // It has taken the signal in (its log says so) and is still there; the exit code and COMPLETED below, once
+      // the lock is released, show the activity finished in this worker before it left.
+      await eventually(async () => first.output(), (out) => out.includes('stopping worker'), 10000, 20);
       expect(first.alive(), 'the worker waits for its in-flight activity').to.equal(true);
       expect(await statusOf()).to.deep.equal(['REQUESTED', 'REQUESTED']);
 

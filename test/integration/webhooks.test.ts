@@ -51,6 +51,12 @@ describe('webhooks', function () {
     return res.body.data as Array<Record<string, any>>;
   }
 
+  /** Waits until the log's delivery workflow has ended: after that no attempt of it can come. */
+  async function deliveryEnded(executionLogId: string) {
+    const { services } = await stack();
+    return services.temporal.workflow.getHandle(`webhook-delivery-${executionLogId}`).result();
+  }
+
   const untilLog = (c: TestCustomer, subscriptionId: string, ok: (l: Record<string, any>) => boolean, timeoutMs = 20000) =>
     eventually(() => logs(c, subscriptionId), (ls) => ls.length > 0 && ok(ls[0]), timeoutMs).then((ls) => ls[0]);
 
@@ -176,7 +182,7 @@ describe('webhooks', function () {
       await createBeneficiary(c);
       const log = await untilLog(c, sub.id, (l) => l.status === 'FAILED');
       expect(log).to.include({ httpStatus: 500, retryAttempts: 0, error: 'HTTP 500' });
-      await new Promise((res) => setTimeout(res, 2500));
+      expect(await deliveryEnded(log.id)).to.deep.equal({ delivered: false, attempts: 1 });
       expect(r.received).to.have.length(1);
     });
 
@@ -193,7 +199,7 @@ describe('webhooks', function () {
       const timedOut = await untilLog(c, timeout.id, (l) => l.status === 'FAILED');
       expect(timedOut).to.include({ httpStatus: 0, retryAttempts: 0 });
       expect(timedOut.error).to.match(/timeout/);
-      await new Promise((res) => setTimeout(res, 1500));
+      expect(await deliveryEnded(refused.id)).to.deep.equal({ delivered: false, attempts: 3 });
       expect((await logs(c, closed.id))[0]).to.include({ retryAttempts: 2, status: 'FAILED' });
     });
 
@@ -296,6 +302,7 @@ describe('webhooks', function () {
       const subB = await subscribe(b, { url: rb.url, includeAll: true });
       await createBeneficiary(b);
       await untilLog(b, subB.id, (l) => l.status === 'SUCCESS');
+      // Nothing to observe for what must not happen (a delivery to `late`, or across customers): a short grace.
       await new Promise((res) => setTimeout(res, 500));
       expect(ra.received).to.have.length(1);
       expect(late.received).to.have.length(0);
@@ -321,10 +328,12 @@ describe('webhooks', function () {
       r.fallback = { status: 500 };
       const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY, allowRetry: true });
       await createBeneficiary(c);
+      const first = await untilLog(c, sub.id, () => true);
       await eventually(async () => r.received.length, (n) => n >= 1);
       expect((await http.delete(`/api/subscriptions/${sub.id}`).set(c.auth)).status).to.equal(204);
       const seen = r.received.length;
-      await new Promise((res) => setTimeout(res, 3000));
+      // The next attempt finds the subscription gone and ends the delivery; one already under way may still land.
+      await deliveryEnded(first.id);
       expect(r.received.length).to.be.at.most(seen + 1);
       const [log] = await logs(c, sub.id);
       expect(log.status).to.equal('FAILED');

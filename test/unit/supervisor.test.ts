@@ -92,6 +92,7 @@ describe('npm start supervisor', function () {
     }, () => {}, { initialDelayMs: 300 });
     await until(() => t.restarts() === 1);
     await t.stop(5000);
+    // Past the 300 ms back-off: the restart that must not happen would have happened by now.
     await new Promise((r) => setTimeout(r, 500));
     expect(count).to.equal(1);
   });
