@@ -94,7 +94,7 @@ function reflowBodies(bodies, prefix, width) {
   const out = [];
   let changed = false;
   let fenced = false;
-  for (let i = 0; i < bodies.length; ) {
+  for (let i = 0; i < bodies.length;) {
     const body = bodies[i];
     if (/^\s*```/.test(body)) fenced = !fenced;
     if (fenced || /^\s*```/.test(body) || body.trim() === '' || /^\s*eslint|^\s*@ts-|^\s*prettier-ignore/.test(body)) {
@@ -123,7 +123,12 @@ function reflowBodies(bodies, prefix, width) {
     const first = paragraph.findIndex((b) => (prefix + b).trimEnd().length > width);
     if (first >= 0) {
       const lead = first === 0 ? indent + (marker ? marker[0] : '') : hang;
-      const items = words(paragraph.slice(first).map((b, k) => (k === 0 ? b.slice(lead.length) : b)).join(' '));
+      const items = words(
+        paragraph
+          .slice(first)
+          .map((b, k) => (k === 0 ? b.slice(lead.length) : b))
+          .join(' '),
+      );
       const filled = fill(items, prefix + lead, prefix + hang, width).map((l) => l.slice(prefix.length));
       if (filled.join('\n') !== paragraph.slice(first).join('\n')) changed = true;
       out.push(...paragraph.slice(0, first), ...filled);

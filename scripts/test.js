@@ -37,7 +37,8 @@ function cleanup() {
     if (devServer) await devServer.stop(10000);
     if (testDatabaseUrl) {
       await dropDatabase(testDatabaseUrl).catch((err) =>
-        log(`could not drop database ${databaseName(testDatabaseUrl)}: ${err.message}`));
+        log(`could not drop database ${databaseName(testDatabaseUrl)}: ${err.message}`),
+      );
     }
   })();
   return cleaning;

@@ -14,7 +14,11 @@ import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
 describe('quote idempotency in one statement', () => {
   const quotesOf = async (accountId: string) => {
     const { services } = await stack();
-    return ((await systemEm(services.orm).execute('select count(*)::int as n from quotes where account_id = ?', [accountId])) as Array<{ n: number }>)[0].n;
+    return (
+      (await systemEm(services.orm).execute('select count(*)::int as n from quotes where account_id = ?', [
+        accountId,
+      ])) as Array<{ n: number }>
+    )[0].n;
   };
 
   /** One quote request sent twice with one new key: `second` is the retry's body (by default the same). */
@@ -38,7 +42,12 @@ describe('quote idempotency in one statement', () => {
     const c = await newCustomer('Replay Quote Ltda');
     const account = await activeAccount(c, ['USD', 'BRL']);
     const body = { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' };
-    const { first, again } = await sendTwice(c, body, { targetAsset: 'BRL', sourceAmount: '10.00', sourceAsset: 'USD', accountId: account.id });
+    const { first, again } = await sendTwice(c, body, {
+      targetAsset: 'BRL',
+      sourceAmount: '10.00',
+      sourceAsset: 'USD',
+      accountId: account.id,
+    });
     expectReplayed(first, again, 201);
     expect(first.body.account.owner).to.be.a('string').and.not.equal('');
     expect(await quotesOf(account.id)).to.equal(1);
@@ -49,8 +58,16 @@ describe('quote idempotency in one statement', () => {
     const c = await newCustomer();
     const account = await activeAccount(c, ['USD', 'BRL']);
     const key = { 'X-Idempotency-Key': randomUUID() };
-    await http.post('/api/quotes').set(c.auth).set(key).send({ accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' });
-    const other = await http.post('/api/quotes').set(c.auth).set(key).send({ accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '11.00' });
+    await http
+      .post('/api/quotes')
+      .set(c.auth)
+      .set(key)
+      .send({ accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' });
+    const other = await http
+      .post('/api/quotes')
+      .set(c.auth)
+      .set(key)
+      .send({ accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '11.00' });
     expect(other.status).to.equal(422);
     expect(other.body.code).to.equal('IDEMPOTENCY_KEY_REUSED');
     expect(await quotesOf(account.id)).to.equal(1);
@@ -60,7 +77,12 @@ describe('quote idempotency in one statement', () => {
     const c = await newCustomer();
     const stranger = await newCustomer('Stranger SA');
     const theirs = await activeAccount(stranger, ['USD', 'BRL']);
-    const { first, again } = await sendTwice(c, { accountId: theirs.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' });
+    const { first, again } = await sendTwice(c, {
+      accountId: theirs.id,
+      sourceAsset: 'USD',
+      targetAsset: 'BRL',
+      sourceAmount: '10.00',
+    });
     expectReplayed(first, again, 404);
     expect(first.body.code).to.equal('NOT_FOUND');
     expect(await quotesOf(theirs.id)).to.equal(0);
@@ -69,7 +91,12 @@ describe('quote idempotency in one statement', () => {
   it('stores a pricing error (the transaction path) and replays it', async () => {
     const c = await newCustomer();
     const account = await activeAccount(c, ['USD', 'BRL']);
-    const { first, again } = await sendTwice(c, { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.001' });
+    const { first, again } = await sendTwice(c, {
+      accountId: account.id,
+      sourceAsset: 'USD',
+      targetAsset: 'BRL',
+      sourceAmount: '10.001',
+    });
     expectReplayed(first, again, 400);
   });
 
@@ -79,7 +106,9 @@ describe('quote idempotency in one statement', () => {
     const account = await activeAccount(c, ['USD', 'BRL']);
     const key = { 'X-Idempotency-Key': randomUUID() };
     const body = { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' };
-    const answers = await Promise.all(Array.from({ length: 20 }, () => http.post('/api/quotes').set(c.auth).set(key).send(body)));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => http.post('/api/quotes').set(c.auth).set(key).send(body)),
+    );
     const created = answers.filter((r) => r.status === 201);
     const busy = answers.filter((r) => r.status === 409);
     expect(created.length + busy.length).to.equal(20);
@@ -93,7 +122,11 @@ describe('quote idempotency in one statement', () => {
     // Another connection holds an uncommitted row for the key (without the advisory lock, which only a request
     // takes): our statement takes the lock, cannot see the row, and waits on it at the insert; the row then
     // commits, which is exactly the window between a look-up's snapshot and a COMMIT by someone else.
-    async function withUncommittedKey(customerId: string, key: string, racer: () => Promise<unknown>): Promise<unknown> {
+    async function withUncommittedKey(
+      customerId: string,
+      key: string,
+      racer: () => Promise<unknown>,
+    ): Promise<unknown> {
       const other = new Client({ connectionString: process.env.DATABASE_URL });
       await other.connect();
       try {
@@ -108,7 +141,12 @@ describe('quote idempotency in one statement', () => {
         // Commit only once the racer waits on our row (pg_locks, unlike pg_stat_activity, is not frozen for the
         // length of our transaction).
         const waitingOnUs = async () =>
-          (await other.query('select count(*)::int as n from pg_locks where not granted and $1 = any(pg_blocking_pids(pid))', [pid])).rows[0].n;
+          (
+            await other.query(
+              'select count(*)::int as n from pg_locks where not granted and $1 = any(pg_blocking_pids(pid))',
+              [pid],
+            )
+          ).rows[0].n;
         await eventually(waitingOnUs, (n) => n > 0, 10_000, 10);
         await other.query('commit');
         return await raced;
@@ -123,13 +161,21 @@ describe('quote idempotency in one statement', () => {
       const account = await activeAccount(c, ['USD', 'BRL']);
       const key = randomUUID();
       const em = tenantEm(services.orm, c.customerId);
-      const quote = priceQuote(c.customerId, services.rates, 30, { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' });
+      const quote = priceQuote(c.customerId, services.rates, 30, {
+        accountId: account.id,
+        sourceAsset: 'USD',
+        targetAsset: 'BRL',
+        sourceAmount: '10.00',
+      });
       const outcome = await withUncommittedKey(c.customerId, key, () =>
         insertQuoteOnce(em, quote, { key, requestHash: 'h2', createdBody: { account: {} }, notFoundBody: {} }),
       );
       expect(outcome).to.deep.equal({ kind: 'raced' });
       expect(await quotesOf(account.id)).to.equal(0);
-      const stored = (await systemEm(services.orm).execute('select response_body from idempotency_keys where customer_id = ? and key = ?', [c.customerId, key])) as Array<{ response_body: unknown }>;
+      const stored = (await systemEm(services.orm).execute(
+        'select response_body from idempotency_keys where customer_id = ? and key = ?',
+        [c.customerId, key],
+      )) as Array<{ response_body: unknown }>;
       expect(stored[0].response_body).to.deep.equal({ id: 'first' });
     });
 
@@ -141,11 +187,16 @@ describe('quote idempotency in one statement', () => {
       await withUncommittedKey(c.customerId, key, () =>
         // One attempt only: the retry `inTransaction` would make is what replays the answer in a real request.
         systemEm(services.orm)
-          .transactional((tx) => storeResponse(tx, c.customerId, key, { requestHash: 'h2', status: 201, body: { id: 'second' } }))
+          .transactional((tx) =>
+            storeResponse(tx, c.customerId, key, { requestHash: 'h2', status: 201, body: { id: 'second' } }),
+          )
           .catch((err) => (caught = err)),
       );
       expect((caught as { code?: string }).code).to.equal('40001');
-      const stored = (await systemEm(services.orm).execute('select response_body from idempotency_keys where customer_id = ? and key = ?', [c.customerId, key])) as Array<{ response_body: unknown }>;
+      const stored = (await systemEm(services.orm).execute(
+        'select response_body from idempotency_keys where customer_id = ? and key = ?',
+        [c.customerId, key],
+      )) as Array<{ response_body: unknown }>;
       expect(stored[0].response_body).to.deep.equal({ id: 'first' });
     });
   });

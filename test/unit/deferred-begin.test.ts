@@ -11,14 +11,22 @@ function fakeConnection(fail?: string) {
       sent.push(config);
       if (!callback) return Promise.resolve({ rows: [] });
       const text = (config as { text: string }).text;
-      const statements = text.split(';').map((s) => s.trim()).filter(Boolean);
+      const statements = text
+        .split(';')
+        .map((s) => s.trim())
+        .filter(Boolean);
       const results = statements.map((s) => ({ command: s.split(' ')[0].toUpperCase(), rows: [{ s }] }));
-      setImmediate(() => (fail && text.includes(fail) ? callback(new Error(`failed: ${fail}`)) : callback(null, results.length === 1 ? results[0] : results)));
+      setImmediate(() =>
+        fail && text.includes(fail)
+          ? callback(new Error(`failed: ${fail}`))
+          : callback(null, results.length === 1 ? results[0] : results),
+      );
       return undefined;
     },
   };
   deferBegin(client);
-  const query = (config: unknown) => new Promise<unknown>((resolve, reject) => client.query(config, (err, r) => (err ? reject(err) : resolve(r))));
+  const query = (config: unknown) =>
+    new Promise<unknown>((resolve, reject) => client.query(config, (err, r) => (err ? reject(err) : resolve(r))));
   return { client, sent, query };
 }
 
@@ -37,7 +45,10 @@ describe('deferBegin', () => {
     expect(batch.map((r) => r.command)).to.deep.equal(['UPDATE', 'UPDATE']);
     // Statements after the first, and COMMIT, go as they are.
     await query({ text: 'COMMIT;', values: [] });
-    expect(sent.slice(1)).to.deep.equal([{ text: 'BEGIN;\nupdate a; update b', values: [] }, { text: 'COMMIT;', values: [] }]);
+    expect(sent.slice(1)).to.deep.equal([
+      { text: 'BEGIN;\nupdate a; update b', values: [] },
+      { text: 'COMMIT;', values: [] },
+    ]);
   });
 
   it('sends the BEGIN first, on its own, when the next statement needs the extended protocol', async () => {
