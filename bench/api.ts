@@ -16,7 +16,6 @@ import { activeAccount, createAccount, fund, newCustomer } from './lib/cambio';
 import { Child, log, Stack, waitFor200, withStack } from './lib/stack';
 import { banner, cpuTable, fmt, ok, rssLine, table } from './lib/report';
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const { freePort } = require('../scripts/lib/temporal-binary');
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 20);
@@ -248,4 +247,4 @@ async function main(stack: Stack) {
   }
 }
 
-withStack({ database: 'cambio_bench_api', worker: true, api: true }, main);
+void withStack({ database: 'cambio_bench_api', worker: true, api: true }, main);

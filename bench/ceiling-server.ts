@@ -83,7 +83,7 @@ app.use(async (ctx) => {
 const server = app.listen(Number(process.env.PORT), '127.0.0.1');
 const stop = () => {
   server.close();
-  pool.end().finally(() => process.exit(0));
+  void pool.end().finally(() => process.exit(0));
 };
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);

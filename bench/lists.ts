@@ -246,4 +246,4 @@ async function main(stack: Stack) {
   }
 }
 
-withStack({ database: 'cambio_bench_lists', worker: false, api: true }, main);
+void withStack({ database: 'cambio_bench_lists', worker: false, api: true }, main);

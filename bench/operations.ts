@@ -60,7 +60,7 @@ async function main(stack: Stack) {
   const rssAtStart = { api: rssOf(stack.api!.proc.pid), worker: rssOf(stack.worker!.proc.pid) };
   // --- set-up: one customer, one ACTIVE account per client, each funded with BRL through a real deposit.
   const customer = await newCustomer(stack.databaseUrl, stack.apiUrl, 'Bench Ops Ltda', CONCURRENCY);
-  let t0 = now();
+  const t0 = now();
   const accounts = await inBatches(Array.from({ length: Math.max(2, CONCURRENCY) }), 5, () =>
     activeAccount(customer, ['BRL', 'USD']),
   );
@@ -244,4 +244,4 @@ async function main(stack: Stack) {
   }
 }
 
-withStack({ database: 'cambio_bench_ops', worker: true, api: true }, main);
+void withStack({ database: 'cambio_bench_ops', worker: true, api: true }, main);

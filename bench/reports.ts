@@ -288,4 +288,4 @@ function formatSum(value: string, decimals: number): string {
   return `${int}.${frac.padEnd(decimals, '0').slice(0, decimals)}`;
 }
 
-withStack({ database: 'cambio_bench_reports', worker: true, api: true }, main);
+void withStack({ database: 'cambio_bench_reports', worker: true, api: true }, main);

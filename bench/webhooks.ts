@@ -356,7 +356,7 @@ async function main(stack: Stack) {
   }
 }
 
-withStack(
+void withStack(
   { database: 'cambio_bench_webhooks', worker: true, api: true, env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } },
   main,
 );

@@ -124,9 +124,8 @@ function getStatus(url) {
 
 async function waitForReady(url) {
   const deadline = Date.now() + READY_TIMEOUT_MS;
-  let last = { status: 0, body: 'no answer yet' };
   while (!stopping) {
-    last = await getStatus(url);
+    const last = await getStatus(url);
     if (last.status === 200) return;
     if (Date.now() > deadline) {
       throw new Error(

@@ -97,6 +97,7 @@ function runMocha(args, env) {
     mocha.stdout.on('data', (chunk) => {
       process.stdout.write(chunk);
       tail = (tail + chunk.toString('utf8')).slice(-4000);
+      // eslint-disable-next-line no-control-regex -- strips the colour codes (ESC [ ... m) mocha may print
       if (SUMMARY_LINE.test(tail.replace(/\x1b\[[0-9;]*m/g, ''))) sawSummary = true;
     });
     mocha.on('error', (err) => {

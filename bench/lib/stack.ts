@@ -11,7 +11,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const { ensurePostgres, createDatabase, dropDatabase, withDatabase, redact } = require('../../scripts/lib/postgres');
 const { freePort, ROOT } = require('../../scripts/lib/temporal-binary');
 const { temporalForRun, waitForWorker } = require('../../scripts/lib/temporal-server');
@@ -92,7 +91,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (stoppingAll) process.exit(130);
     stoppingAll = true;
     log(`${signal} received; stopping`);
-    (current ? current.stop() : Promise.resolve()).finally(() => process.exit(130));
+    void (current ? current.stop() : Promise.resolve()).finally(() => process.exit(130));
   });
 }
 
@@ -107,7 +106,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   let stopped = false;
 
   const watch = (child: Child) => {
-    child.exited.then((info) => {
+    void child.exited.then((info) => {
       if (!stopped) {
         unexpected = `${child.name} exited unexpectedly (${describeExit(info)})`;
         log(unexpected);

@@ -170,6 +170,7 @@ async function ensureSearchAttributes(address, namespace = 'default', options = 
                 `--namespace ${namespace} --name ${n} --type ${wanted[n]}`,
             )
             .join(' ; ')}`,
+        { cause: err },
       );
     }
     return names;
@@ -229,7 +230,7 @@ async function startDevServer(options) {
   } catch (err) {
     await child.stop(5000);
     const hint = dbFile ? ` If its state file is damaged, delete ${dbFile} to start over.` : '';
-    throw new Error(`${err.message}.${hint}`);
+    throw new Error(`${err.message}.${hint}`, { cause: err });
   }
   return {
     address,

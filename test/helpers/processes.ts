@@ -6,7 +6,6 @@ import http from 'node:http';
 import path from 'node:path';
 import { eventually, stack } from './stack';
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const { freePort } = require('../../scripts/lib/temporal-binary') as { freePort: () => Promise<number> };
 const { WORKER_NODE_ARGS } = require('../../scripts/lib/worker-node-args') as { WORKER_NODE_ARGS: string[] };
 export { freePort };

@@ -110,7 +110,6 @@ describe('chaos: 2 APIs and 2 workers, one of each SIGKILLed mid-load', function
     type Kind = 'A_TO_B' | 'B_TO_A' | 'SWAP';
     const creates = new Map<string, { kind: Kind; path: string; body: Record<string, unknown>; answer: Answer }>();
     let accepted = 0;
-    let acceptedAtKill = -1;
 
     async function runOne(kind: Kind, preferred: number): Promise<void> {
       const key = randomUUID();
@@ -157,7 +156,7 @@ describe('chaos: 2 APIs and 2 workers, one of each SIGKILLed mid-load', function
       30000,
       1,
     );
-    acceptedAtKill = accepted;
+    const acceptedAtKill = accepted;
     await Promise.all([kill(api1), kill(worker1)]);
     const restarted = spawnWorker('worker-1-restarted', taskQueue);
     restarted.catch(() => undefined);

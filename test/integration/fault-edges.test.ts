@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { expect } from 'chai';
 import { MikroORM } from '@mikro-orm/postgresql';
+import pino from 'pino';
 import { createApp } from '../../api/app';
 import { createDeps } from '../../api/deps';
 import { createCustomer } from '../../api/services/auth';
@@ -54,7 +55,7 @@ describe('fault edges (issue 19)', function () {
   it('serves concurrent sandbox inbound payments on a pool smaller than the requests: no request waits for a second connection', async () => {
     const { services } = await stack();
     // A pool of 3 and 6 payments at once: a request that held its connection while it took a second would deadlock.
-    const small = await createDeps(services.config, { poolMax: 3, log: require('pino')({ level: 'warn' }) });
+    const small = await createDeps(services.config, { poolMax: 3, log: pino({ level: 'warn' }) });
     try {
       const api = await appWith({ rateLimitInFlight: 100 }, { ...small, signingKey: services.signingKey });
       open.push(api);

@@ -19,7 +19,6 @@ import { ApiProc, freePort, killAll, Proc, spawnApi, spawnWorker } from '../help
 import { Receiver } from '../helpers/receiver';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const { startDevServer } = require('../../scripts/lib/temporal-server') as {
   startDevServer: (o: Record<string, unknown>) => Promise<{
     address: string;

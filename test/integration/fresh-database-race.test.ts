@@ -10,7 +10,6 @@ import { verifyToken } from '../../api/services/auth';
 import jwt from 'jsonwebtoken';
 import { randomUUID } from 'node:crypto';
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const { createDatabase, dropDatabase, withDatabase } = require('../../scripts/lib/postgres');
 
 describe('two processes starting on a fresh database', function () {

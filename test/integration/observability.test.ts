@@ -156,7 +156,7 @@ describe('observability', function () {
 
     it('answers 503 when Temporal is unreachable', async () => {
       const { services } = await stack();
-      const connection = await Connection.lazy({ address: `127.0.0.1:${await closedPort()}`, connectTimeout: '1s' });
+      const connection = Connection.lazy({ address: `127.0.0.1:${await closedPort()}`, connectTimeout: '1s' });
       const started = Date.now();
       try {
         const temporal = new Client({ connection, namespace: services.config.temporalNamespace });

@@ -32,17 +32,19 @@ describe('/openapi.json', () => {
     res: { status: number; body: unknown; headers: Record<string, string> },
   ) {
     const op = doc.paths[path]?.[method];
-    expect(op, `${method} ${path} is documented`).to.exist;
+    expect(op, `${method} ${path} is documented`).to.not.equal(undefined);
     const declared = op.responses[String(res.status)];
-    expect(declared, `${method} ${path} declares status ${res.status} (${JSON.stringify(res.body).slice(0, 200)})`).to
-      .exist;
+    expect(
+      declared,
+      `${method} ${path} declares status ${res.status} (${JSON.stringify(res.body).slice(0, 200)})`,
+    ).to.not.equal(undefined);
     for (const name of Object.keys(declared.headers ?? {})) {
       if (name === 'Idempotent-Replayed' || name === 'Retry-After') continue; // only on replays / 429s
       expect(res.headers[name.toLowerCase()], `${method} ${path} ${res.status}: header ${name}`).to.be.a('string');
     }
     const pointer = `openapi.json#/paths/${path.replace(/~/g, '~0').replace(/\//g, '~1')}/${method}/responses/${res.status}/content/application~1json/schema`;
     const validate = ajv.getSchema(pointer);
-    expect(validate, `schema at ${pointer}`).to.exist;
+    expect(validate, `schema at ${pointer}`).to.not.equal(undefined);
     // A vacuous schema would accept anything; every declared body has required fields.
     expect(validate!({}), `${method} ${path} ${res.status}: schema accepts {}`).to.equal(false);
     const ok = validate!(res.body);

@@ -315,6 +315,8 @@ describe('webhooks', function () {
       const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY });
       await createBeneficiary(c);
       const failed = await untilLog(c, sub.id, (l) => l.status === 'FAILED');
+      // The log turns FAILED a moment before its workflow ends; until then a redelivery is (rightly) 409.
+      await deliveryEnded(failed.id);
       const path = `/api/subscriptions/${sub.id}/executionLogs/${failed.id}/redeliver`;
       const accepted = await http.post(path).set(c.auth).set(idem());
       expect(accepted.status).to.equal(202);
@@ -345,6 +347,7 @@ describe('webhooks', function () {
       const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY });
       await createBeneficiary(c);
       const failed = await untilLog(c, sub.id, (l) => l.status === 'FAILED');
+      await deliveryEnded(failed.id);
       const { config } = await stack();
       const env = {
         ...process.env,

@@ -2,7 +2,6 @@
 // doubling back-off, a stable run resets it, and stop() ends it all (also during a back-off).
 import { expect } from 'chai';
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const { supervise } = require('../../scripts/lib/supervisor');
 const { spawnChild } = require('../../scripts/lib/children');
 
