@@ -18,9 +18,9 @@ export default defineConfig(
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     languageOptions: { globals: globals.node },
     rules: {
-      // A leading underscore names a value left unused on purpose (a skipped argument, a key taken out of a rest).
       // TypeScript reaches the start and test scripts' CommonJS helpers (scripts/, untyped) through require.
       '@typescript-eslint/no-require-imports': ['error', { allow: ['/scripts/'] }],
+      // A leading underscore names a value left unused on purpose (a skipped argument, a key taken out of a rest).
       '@typescript-eslint/no-unused-vars': [
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true },
