@@ -16,7 +16,6 @@ import { activeAccount, createAccount, fund, newCustomer } from './lib/cambio';
 import { Child, log, Stack, waitFor200, withStack } from './lib/stack';
 import { banner, cpuTable, fmt, ok, rssLine, table } from './lib/report';
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const { freePort } = require('../scripts/lib/temporal-binary');
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 20);
@@ -42,7 +41,9 @@ async function main(stack: Stack) {
   for (let i = 0; i < 9; i++) await createAccount(customer, ['BRL', 'USD'], `Bench Filial ${i + 1} Ltda`);
   // One operation to read: a deposit paid in and COMPLETED (a full history, as a polling client reads it).
   const operationId = await fund(customer, accountId, 'BRL', '1000.00');
-  log(`customer ${customer.customerId}, account ${accountId} ACTIVE (+9 more accounts), operation ${operationId} COMPLETED`);
+  log(
+    `customer ${customer.customerId}, account ${accountId} ACTIVE (+9 more accounts), operation ${operationId} COMPLETED`,
+  );
 
   // --- the ceiling: a scratch table shaped like quotes, served by a bare Koa process.
   const pg = new Client({ connectionString: stack.databaseUrl });
@@ -55,7 +56,9 @@ async function main(stack: Stack) {
     DATABASE_URL: stack.databaseUrl,
     PORT: String(ceilingPort),
   });
-  await waitFor200(`http://127.0.0.1:${ceilingPort}/readyz`, 60000, () => (ceilingChild.running() ? undefined : 'ceiling server exited'));
+  await waitFor200(`http://127.0.0.1:${ceilingPort}/readyz`, 60000, () =>
+    ceilingChild.running() ? undefined : 'ceiling server exited',
+  );
   const ceiling = new JsonClient(`http://127.0.0.1:${ceilingPort}`, { maxSockets: CONCURRENCY });
 
   const meter = new CpuMeter({
@@ -67,13 +70,22 @@ async function main(stack: Stack) {
   });
 
   const quoteBody = { accountId, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '1000.00' };
-  const ceilingBody = { customerId: customer.customerId, accountId, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '1000.00' };
+  const ceilingBody = {
+    customerId: customer.customerId,
+    accountId,
+    sourceAsset: 'BRL',
+    targetAsset: 'USD',
+    sourceAmount: '1000.00',
+  };
   const calls: Record<string, () => Promise<unknown>> = {
-    'bare Koa + pg insert (ceiling)': async () => expectStatus(await ceiling.request('POST', '/ceiling', ceilingBody), 201, 'ceiling'),
+    'bare Koa + pg insert (ceiling)': async () =>
+      expectStatus(await ceiling.request('POST', '/ceiling', ceilingBody), 201, 'ceiling'),
     'POST /api/quotes': async () => expectStatus(await customer.http.post('/api/quotes', quoteBody), 201, 'quote'),
     'GET /api/accounts': async () => expectStatus(await customer.http.get('/api/accounts'), 200, 'list accounts'),
-    'bare Koa + pg select-by-id (ceiling)': async () => expectStatus(await ceiling.request('GET', `/ceiling/operations/${operationId}`), 200, 'ceiling read'),
-    'GET /api/operations/{id}': async () => expectStatus(await customer.http.get(`/api/operations/${operationId}`), 200, 'get operation'),
+    'bare Koa + pg select-by-id (ceiling)': async () =>
+      expectStatus(await ceiling.request('GET', `/ceiling/operations/${operationId}`), 200, 'ceiling read'),
+    'GET /api/operations/{id}': async () =>
+      expectStatus(await customer.http.get(`/api/operations/${operationId}`), 200, 'get operation'),
   };
 
   const run = async (name: string): Promise<Phase> => {
@@ -95,14 +107,20 @@ async function main(stack: Stack) {
     });
     const cpu = meter.stop();
     if (result.errors) log(`${name}: ${result.errors} errors, e.g. ${result.errorSamples.join(' | ')}`);
-    log(`${name}: ${fmt(result.perSecond)} req/s, p50 ${fmt(result.rec.stats('latency').p50)} ms, p99 ${fmt(result.rec.stats('latency').p99)} ms`);
+    log(
+      `${name}: ${fmt(result.perSecond)} req/s, p50 ${fmt(result.rec.stats('latency').p50)} ms, p99 ${fmt(result.rec.stats('latency').p99)} ms`,
+    );
     return { name, result, cpu, apiRssMb: rssOf(stack.api!.proc.pid)?.rssMb };
   };
 
   // Ceiling before and after the API phases: the machine is shared, so drift shows up as a gap between the two.
   // BENCH_PHASES=quotes (or accounts, ceiling; comma-separated) runs only those, e.g. for a clean CPU profile.
   const only = (process.env.BENCH_PHASES || 'ceiling,quotes,select,accounts,operation').split(',');
-  const skipped = (name: string): Phase => ({ name: `${name} (skipped)`, result: { ok: 0, errors: 0, errorSamples: [], wallMs: 0, perSecond: NaN, rec: new Recorder() }, cpu: emptyCpu });
+  const skipped = (name: string): Phase => ({
+    name: `${name} (skipped)`,
+    result: { ok: 0, errors: 0, errorSamples: [], wallMs: 0, perSecond: NaN, rec: new Recorder() },
+    cpu: emptyCpu,
+  });
   const maybe = async (phase: string, name: string, label = name) => {
     const p = only.includes(phase) ? await run(name) : skipped(name);
     return { ...p, name: only.includes(phase) ? label : p.name };
@@ -126,7 +144,9 @@ async function main(stack: Stack) {
   customer.http.close();
 
   // --- report
-  banner(`bench:api — ${CONCURRENCY} concurrent clients, >= ${REQUESTS} requests and >= ${MIN_PHASE_MS / 1000} s per phase (after ${WARMUP} warm-up)`);
+  banner(
+    `bench:api — ${CONCURRENCY} concurrent clients, >= ${REQUESTS} requests and >= ${MIN_PHASE_MS / 1000} s per phase (after ${WARMUP} warm-up)`,
+  );
   // The server's CPU per request: the API's in its phases, the ceiling server's in the ceiling phases.
   const cpuMsPerRequest = (p: Phase) => {
     const group = p.cpu.groups.find((g) => g.name === (p.name.startsWith('bare') ? 'ceiling server' : 'api'));
@@ -134,11 +154,33 @@ async function main(stack: Stack) {
   };
   console.log(
     table(
-      ['phase', 'requests', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'errors', 'server CPU ms/req', 'API RSS MB after'],
+      [
+        'phase',
+        'requests',
+        'req/s',
+        'p50 ms',
+        'p90 ms',
+        'p99 ms',
+        'max ms',
+        'errors',
+        'server CPU ms/req',
+        'API RSS MB after',
+      ],
       phases.map((p) => {
         const { name, result, apiRssMb } = p;
         const s = result.rec.stats('latency');
-        return [name, String(result.ok), result.perSecond, s.p50, s.p90, s.p99, s.max, String(result.errors), fmt(cpuMsPerRequest(p), 2), apiRssMb ?? NaN];
+        return [
+          name,
+          String(result.ok),
+          result.perSecond,
+          s.p50,
+          s.p90,
+          s.p99,
+          s.max,
+          String(result.errors),
+          fmt(cpuMsPerRequest(p), 2),
+          apiRssMb ?? NaN,
+        ];
       }),
     ),
   );
@@ -157,23 +199,52 @@ async function main(stack: Stack) {
     table(
       ['target', 'measured', 'goal', ''],
       [
-        ['quotes req/s vs insert ceiling (mean of both runs)', `${fmt(ratio, 2)}x (${fmt(quotes.perSecond)} / ${fmt(insertRps)})`, '>= 0.40x', ok(ratio >= 0.4)],
+        [
+          'quotes req/s vs insert ceiling (mean of both runs)',
+          `${fmt(ratio, 2)}x (${fmt(quotes.perSecond)} / ${fmt(insertRps)})`,
+          '>= 0.40x',
+          ok(ratio >= 0.4),
+        ],
         ['quotes p99', `${fmt(quotesP99)} ms`, '< 50 ms', ok(quotesP99 < 50)],
         ['API CPU per quote', `${fmt(quoteCpu, 2)} ms`, '<= 0.8 ms', ok(quoteCpu <= 0.8)],
-        ['GET /api/accounts vs select ceiling', `${fmt(accountsRatio, 2)}x (${fmt(accountsPhase.result.perSecond)} / ${fmt(selectRps)})`, '>= 0.40x', ok(accountsRatio >= 0.4)],
-        ['GET /api/operations/{id} vs select ceiling', `${fmt(operationRatio, 2)}x (${fmt(operationPhase.result.perSecond)} / ${fmt(selectRps)})`, '>= 0.40x', ok(operationRatio >= 0.4)],
+        [
+          'GET /api/accounts vs select ceiling',
+          `${fmt(accountsRatio, 2)}x (${fmt(accountsPhase.result.perSecond)} / ${fmt(selectRps)})`,
+          '>= 0.40x',
+          ok(accountsRatio >= 0.4),
+        ],
+        [
+          'GET /api/operations/{id} vs select ceiling',
+          `${fmt(operationRatio, 2)}x (${fmt(operationPhase.result.perSecond)} / ${fmt(selectRps)})`,
+          '>= 0.40x',
+          ok(operationRatio >= 0.4),
+        ],
         ['API CPU per GET /api/operations/{id}', `${fmt(operationCpu, 2)} ms`, '<= 0.8 ms', ok(operationCpu <= 0.8)],
         ['API RSS after the run', `${fmt(apiRss?.rssMb ?? NaN)} MB`, '< 400 MB', ok((apiRss?.rssMb ?? Infinity) < 400)],
-        ['worker RSS after the run', `${fmt(workerRss?.rssMb ?? NaN)} MB`, '< 400 MB', ok((workerRss?.rssMb ?? Infinity) < 400)],
+        [
+          'worker RSS after the run',
+          `${fmt(workerRss?.rssMb ?? NaN)} MB`,
+          '< 400 MB',
+          ok((workerRss?.rssMb ?? Infinity) < 400),
+        ],
       ],
     ),
   );
   console.log('');
-  console.log(table(['process', 'RSS MB (VmRSS)', 'peak MB (VmHWM)', 'RSS MB when the stack came up'], [[...rssLine('api', apiRss), fmt(rssAtStart.api?.rssMb ?? NaN)], [...rssLine('worker', workerRss), fmt(rssAtStart.worker?.rssMb ?? NaN)], rssLine('ceiling server', ceilingRss)]));
+  console.log(
+    table(
+      ['process', 'RSS MB (VmRSS)', 'peak MB (VmHWM)', 'RSS MB when the stack came up'],
+      [
+        [...rssLine('api', apiRss), fmt(rssAtStart.api?.rssMb ?? NaN)],
+        [...rssLine('worker', workerRss), fmt(rssAtStart.worker?.rssMb ?? NaN)],
+        rssLine('ceiling server', ceilingRss),
+      ],
+    ),
+  );
   for (const p of phases.filter((x) => x.cpu.groups.length)) {
     console.log(`\n${p.name}:`);
     console.log(cpuTable(p.cpu));
   }
 }
 
-withStack({ database: 'cambio_bench_api', worker: true, api: true }, main);
+void withStack({ database: 'cambio_bench_api', worker: true, api: true }, main);

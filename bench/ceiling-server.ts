@@ -1,5 +1,6 @@
 // The ceilings of bench:api: a bare Koa route doing one `pg` insert of a quote-sized row, and one doing one `pg`
-// select of an operation by id, nothing else (no auth, no schema validation, no idempotency, no ORM). Run as its own process, like the API, by bench/api.ts:
+// select of an operation by id, nothing else (no auth, no schema validation, no idempotency, no ORM). Run as its own
+// process, like the API, by bench/api.ts:
 //   DATABASE_URL=... PORT=... node dist/bench/ceiling-server.js (after npm run build), or through tsx
 // The table `bench_ceiling` (LIKE quotes) is created by the bench before this starts.
 import { randomUUID } from 'node:crypto';
@@ -51,7 +52,21 @@ app.use(async (ctx) => {
     `insert into bench_ceiling (id, customer_id, account_id, source_asset, source_amount, target_asset, target_amount,
        mid_rate, effective_rate, spread, fee_amount, expires_at, consumed_at, consumed_by, created_at)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, null, null, $13)`,
-    [id, body.customerId, body.accountId, body.sourceAsset, body.sourceAmount, body.targetAsset, '185.185185', '5.4', '5.373', '0.005', '0.926', expiresAt, now],
+    [
+      id,
+      body.customerId,
+      body.accountId,
+      body.sourceAsset,
+      body.sourceAmount,
+      body.targetAsset,
+      '185.185185',
+      '5.4',
+      '5.373',
+      '0.005',
+      '0.926',
+      expiresAt,
+      now,
+    ],
   );
   ctx.status = 201;
   ctx.body = {
@@ -68,7 +83,7 @@ app.use(async (ctx) => {
 const server = app.listen(Number(process.env.PORT), '127.0.0.1');
 const stop = () => {
   server.close();
-  pool.end().finally(() => process.exit(0));
+  void pool.end().finally(() => process.exit(0));
 };
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);

@@ -77,9 +77,14 @@ async function main(stack: Stack) {
     t0 = now();
     await pg.query('vacuum analyze accounts');
     log(`seeded in ${fmt(seedMs / 1000)} s, vacuum analyze ${fmt((now() - t0) / 1000)} s`);
-    const counts = await pg.query(`select status, count(*)::int as n from accounts where customer_id = $1 group by status order by status`, [customer.customerId]);
+    const counts = await pg.query(
+      `select status, count(*)::int as n from accounts where customer_id = $1 group by status order by status`,
+      [customer.customerId],
+    );
     const tableSize = await pg.query(`select pg_size_pretty(pg_total_relation_size('accounts')) as size`);
-    log(`rows by status: ${counts.rows.map((r) => `${r.status} ${r.n}`).join(', ')}; accounts table + indexes ${tableSize.rows[0].size}`);
+    log(
+      `rows by status: ${counts.rows.map((r) => `${r.status} ${r.n}`).join(', ')}; accounts table + indexes ${tableSize.rows[0].size}`,
+    );
 
     // --- page 1000 cursors, computed from the data: the position of row (PAGE-1)*LIMIT (1-based), i.e. OFFSET 9989.
     const positionAt = async (offset: number, filtered: boolean) => {
@@ -108,12 +113,19 @@ async function main(stack: Stack) {
       const page1 = await getPage(path(filtered));
       const walked2 = await getPage(path(filtered, page1.meta.nextCursor));
       const computed2 = await getPage(path(filtered, await cursorAt(LIMIT - 1, filtered)));
-      const same = JSON.stringify(walked2.data.map((a: { id: string }) => a.id)) === JSON.stringify(computed2.data.map((a: { id: string }) => a.id));
-      if (!same) throw new Error(`computed cursor for page 2 (${filtered ? 'filtered' : 'unfiltered'}) does not match the walked one`);
+      const same =
+        JSON.stringify(walked2.data.map((a: { id: string }) => a.id)) ===
+        JSON.stringify(computed2.data.map((a: { id: string }) => a.id));
+      if (!same)
+        throw new Error(
+          `computed cursor for page 2 (${filtered ? 'filtered' : 'unfiltered'}) does not match the walked one`,
+        );
       const p1000 = await getPage(path(filtered, await cursorAt((PAGE - 1) * LIMIT - 1, filtered)));
       const expected = await positionAt((PAGE - 1) * LIMIT, filtered);
-      if (p1000.data[0]?.id !== expected.id) throw new Error(`page ${PAGE} starts at ${p1000.data[0]?.id}, SQL OFFSET says ${expected.id}`);
-      if (filtered && p1000.data.some((a: { currentState: { status: string } }) => a.currentState.status !== 'ACTIVE')) throw new Error('filter leaked');
+      if (p1000.data[0]?.id !== expected.id)
+        throw new Error(`page ${PAGE} starts at ${p1000.data[0]?.id}, SQL OFFSET says ${expected.id}`);
+      if (filtered && p1000.data.some((a: { currentState: { status: string } }) => a.currentState.status !== 'ACTIVE'))
+        throw new Error('filter leaked');
     }
     log('cursor cross-checks passed (computed page-2 cursor = walked cursor; page 1000 first row = SQL OFFSET 9990)');
 
@@ -124,10 +136,17 @@ async function main(stack: Stack) {
       { name: 'no filter, page 1', filtered: false, page: 1 },
       { name: `no filter, page ${PAGE}`, filtered: false, page: PAGE },
     ];
-    const meter = new CpuMeter({ api: () => [stack.api!.proc.pid!], postgres: () => postgresPids([stack.databaseName]) });
+    const meter = new CpuMeter({
+      api: () => [stack.api!.proc.pid!],
+      postgres: () => postgresPids([stack.databaseName]),
+    });
     // Rounds interleave the cases (page 1, page 1000, ...), so drift from other tenants of the machine hits
     // every case alike; each round first waits (briefly) for a quiet machine. The first two rounds are warm-up.
-    const paths = await Promise.all(cases.map(async (c) => path(c.filtered, c.page === 1 ? undefined : await cursorAt((c.page - 1) * LIMIT - 1, c.filtered))));
+    const paths = await Promise.all(
+      cases.map(async (c) =>
+        path(c.filtered, c.page === 1 ? undefined : await cursorAt((c.page - 1) * LIMIT - 1, c.filtered)),
+      ),
+    );
     const results = cases.map((c) => ({ name: c.name, ms: [] as number[], total: 0, rows: 0 }));
     let noisyRounds = 0;
     for (let round = 0; round < RUNS + 2; round++) {
@@ -144,23 +163,45 @@ async function main(stack: Stack) {
     if (noisyRounds) log(`${noisyRounds} of ${RUNS + 2} rounds started on a busy machine (other tenants)`);
     const cpu = meter.stop();
 
-    // --- where the time goes, database side: the two parts of runList's one statement (rows and total) for filtered page 1000, explained each on its own.
+    // --- where the time goes, database side: the two parts of runList's one statement (rows and total) for filtered
+    // page 1000, explained each on its own.
     const filter = compileFilters(parseFilters(FILTER), ACCOUNT_FIELDS);
     const cursor1000 = await positionAt((PAGE - 1) * LIMIT - 1, true);
     const base = `from accounts a where a.customer_id = ? and (true) and ${filter.sql}`;
-    const pageSql = numbered(`select a.* ${base} and (a.created_at, a.id) < (?::timestamptz, ?) order by a.created_at DESC, a.id DESC limit ?`);
+    const pageSql = numbered(
+      `select a.* ${base} and (a.created_at, a.id) < (?::timestamptz, ?) order by a.created_at DESC, a.id DESC limit ?`,
+    );
     const countSql = numbered(`select count(*)::int as total ${base}`);
     const explain = (sql: string, params: unknown[]) => explainAnalyze(pg, sql, params);
-    const pageExplain = await explain(pageSql, [customer.customerId, ...filter.params, cursor1000.created_at, cursor1000.id, LIMIT + 1]);
-    const page1Explain = await explain(numbered(`select a.* ${base} order by a.created_at DESC, a.id DESC limit ?`), [customer.customerId, ...filter.params, LIMIT + 1]);
+    const pageExplain = await explain(pageSql, [
+      customer.customerId,
+      ...filter.params,
+      cursor1000.created_at,
+      cursor1000.id,
+      LIMIT + 1,
+    ]);
+    const page1Explain = await explain(numbered(`select a.* ${base} order by a.created_at DESC, a.id DESC limit ?`), [
+      customer.customerId,
+      ...filter.params,
+      LIMIT + 1,
+    ]);
     const countExplain = await explain(countSql, [customer.customerId, ...filter.params]);
 
     // --- report
-    banner(`bench:lists — GET /api/accounts, ${ROWS.toLocaleString('en')} accounts of one customer, limit ${LIMIT}, median of ${RUNS} runs`);
+    banner(
+      `bench:lists — GET /api/accounts, ${ROWS.toLocaleString('en')} accounts of one customer, limit ${LIMIT}, median of ${RUNS} runs`,
+    );
     console.log(
       table(
         ['case', 'median ms', 'min ms', 'max ms', 'rows', 'total'],
-        results.map((r) => [r.name, median(r.ms), Math.min(...r.ms), Math.max(...r.ms), String(r.rows), String(r.total)]),
+        results.map((r) => [
+          r.name,
+          median(r.ms),
+          Math.min(...r.ms),
+          Math.max(...r.ms),
+          String(r.rows),
+          String(r.total),
+        ]),
       ),
     );
     const ratio = median(results[1].ms) / median(results[0].ms);
@@ -175,7 +216,9 @@ async function main(stack: Stack) {
         ],
       ),
     );
-    console.log('\nDatabase side, filtered (EXPLAIN ANALYZE of the two parts of the one statement runList runs per request, the rows and the total, each on its own):');
+    console.log(
+      '\nDatabase side, filtered (EXPLAIN ANALYZE of the two parts of the one statement runList runs per request, the rows and the total, each on its own):',
+    );
     console.log(
       table(
         ['statement', 'exec ms', 'plan'],
@@ -188,14 +231,19 @@ async function main(stack: Stack) {
     );
     console.log(`\nAPI RSS after the run: ${fmt(rssOf(stack.api!.proc.pid)?.rssMb ?? NaN)} MB`);
     const timed = RUNS * cases.length;
-    console.log(`\nCPU over the timed rounds (wall includes the quiet-machine waits; per request: ${cpu.groups
-      .map((g) => `${g.name} ${fmt((1000 * g.cpuSeconds) / timed)} ms`).join(', ')}):`);
+    console.log(
+      `\nCPU over the timed rounds (wall includes the quiet-machine waits; per request: ${cpu.groups
+        .map((g) => `${g.name} ${fmt((1000 * g.cpuSeconds) / timed)} ms`)
+        .join(', ')}):`,
+    );
     console.log(cpuTable(cpu));
-    log('page 1000 reached with a computed cursor (row 9990 of the ordered set, encodeCursor + CURSOR_SECRET), cross-checked against walking and SQL OFFSET');
+    log(
+      'page 1000 reached with a computed cursor (row 9990 of the ordered set, encodeCursor + CURSOR_SECRET), cross-checked against walking and SQL OFFSET',
+    );
   } finally {
     await pg.end();
     customer.http.close();
   }
 }
 
-withStack({ database: 'cambio_bench_lists', worker: false, api: true }, main);
+void withStack({ database: 'cambio_bench_lists', worker: false, api: true }, main);

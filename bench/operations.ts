@@ -49,7 +49,8 @@ async function pollOperation(c: BenchCustomer, id: string): Promise<void> {
     const op = expectStatus(await c.http.get(`/api/operations/${id}`), 200, 'get operation');
     const status = op.currentState?.status;
     if (status === 'COMPLETED') return;
-    if (status === 'FAILED') throw new Error(`operation ${id} FAILED: ${JSON.stringify(op.currentState.reason ?? op.currentState)}`);
+    if (status === 'FAILED')
+      throw new Error(`operation ${id} FAILED: ${JSON.stringify(op.currentState.reason ?? op.currentState)}`);
     if (Date.now() > deadline) throw new Error(`operation ${id} still ${status} after ${OP_TIMEOUT_MS} ms`);
     await sleep(POLL_MS);
   }
@@ -59,8 +60,10 @@ async function main(stack: Stack) {
   const rssAtStart = { api: rssOf(stack.api!.proc.pid), worker: rssOf(stack.worker!.proc.pid) };
   // --- set-up: one customer, one ACTIVE account per client, each funded with BRL through a real deposit.
   const customer = await newCustomer(stack.databaseUrl, stack.apiUrl, 'Bench Ops Ltda', CONCURRENCY);
-  let t0 = now();
-  const accounts = await inBatches(Array.from({ length: Math.max(2, CONCURRENCY) }), 5, () => activeAccount(customer, ['BRL', 'USD']));
+  const t0 = now();
+  const accounts = await inBatches(Array.from({ length: Math.max(2, CONCURRENCY) }), 5, () =>
+    activeAccount(customer, ['BRL', 'USD']),
+  );
   await inBatches(accounts, 5, (id) => fund(customer, id, 'BRL', '1000000.00'));
   log(`${accounts.length} accounts ACTIVE and funded with BRL 1,000,000.00 each in ${fmt((now() - t0) / 1000)} s`);
 
@@ -107,11 +110,20 @@ async function main(stack: Stack) {
     'swap (POST /api/quotes + /api/operations/swap)': async (_i, rec, client) => {
       const t = now();
       const q = expectStatus(
-        await rec.time('quote', () => customer.http.post('/api/quotes', { accountId: accounts[client], sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '10.00' })),
+        await rec.time('quote', () =>
+          customer.http.post('/api/quotes', {
+            accountId: accounts[client],
+            sourceAsset: 'BRL',
+            targetAsset: 'USD',
+            sourceAmount: '10.00',
+          }),
+        ),
         201,
         'quote',
       );
-      const res = await rec.time('post', () => customer.http.post('/api/operations/swap', { accountId: accounts[client], quoteId: q.id }));
+      const res = await rec.time('post', () =>
+        customer.http.post('/api/operations/swap', { accountId: accounts[client], quoteId: q.id }),
+      );
       const op = expectStatus(res, 201, 'swap');
       await pollOperation(customer, op.id);
       rec.add('e2e', now() - t);
@@ -127,13 +139,19 @@ async function main(stack: Stack) {
     const result = await closedLoop({ concurrency: CONCURRENCY, total: OPS, task: tasks[name] });
     const cpu = meter.stop();
     if (result.errors) log(`${name}: ${result.errors} errors, e.g. ${result.errorSamples.join(' | ')}`);
-    log(`${name}: ${fmt(result.perSecond)} completed/s, POST p50 ${fmt(result.rec.stats('post').p50)} ms, p99 ${fmt(result.rec.stats('post').p99)} ms`);
+    log(
+      `${name}: ${fmt(result.perSecond)} completed/s, POST p50 ${fmt(result.rec.stats('post').p50)} ms, p99 ${fmt(result.rec.stats('post').p99)} ms`,
+    );
     return { name, result, cpu };
   };
 
   // BENCH_PHASES=transfer (or swap, ceiling; comma-separated) runs only those, e.g. for a clean CPU profile.
   const only = (process.env.BENCH_PHASES || 'ceiling,transfer,swap').split(',');
-  const skipped = (name: string): Phase => ({ name: `${name} (skipped)`, result: { ok: 0, errors: 0, errorSamples: [], wallMs: 0, perSecond: NaN, rec: new Recorder() }, cpu: emptyCpu });
+  const skipped = (name: string): Phase => ({
+    name: `${name} (skipped)`,
+    result: { ok: 0, errors: 0, errorSamples: [], wallMs: 0, perSecond: NaN, rec: new Recorder() },
+    cpu: emptyCpu,
+  });
   const CEILING = 'bare workflow + no-op activity (ceiling)';
   const TRANSFER = 'transfer (POST /api/operations/transfer)';
   const SWAP = 'swap (POST /api/quotes + /api/operations/swap)';
@@ -152,9 +170,13 @@ async function main(stack: Stack) {
   // --- sanity, database side: everything completed, nothing left in the outbox, the ledger balances.
   const pg = new PgClient({ connectionString: stack.databaseUrl });
   await pg.connect();
-  const byStatus = await pg.query(`select type, status, count(*)::int as n from operations group by type, status order by type, status`);
+  const byStatus = await pg.query(
+    `select type, status, count(*)::int as n from operations group by type, status order by type, status`,
+  );
   const outbox = await pg.query(`select count(*)::int as n from workflow_starts`);
-  const unbalanced = await pg.query(`select asset, sum(amount)::text as s from ledger_entries group by asset having sum(amount) <> 0`);
+  const unbalanced = await pg.query(
+    `select asset, sum(amount)::text as s from ledger_entries group by asset having sum(amount) <> 0`,
+  );
   await pg.end();
 
   await ceiling.stop();
@@ -162,7 +184,9 @@ async function main(stack: Stack) {
   customer.http.close();
 
   // --- report
-  banner(`bench:operations — ${CONCURRENCY} concurrent clients, ${OPS} operations per phase (after ${WARMUP} warm-up), poll every ${POLL_MS} ms`);
+  banner(
+    `bench:operations — ${CONCURRENCY} concurrent clients, ${OPS} operations per phase (after ${WARMUP} warm-up), poll every ${POLL_MS} ms`,
+  );
   console.log(
     table(
       ['phase', 'completed/s', 'POST p50', 'POST p99', 'e2e p50', 'e2e p99', 'errors'],
@@ -174,26 +198,50 @@ async function main(stack: Stack) {
     ),
   );
   const swapQuote = phases[2].result.rec.stats('quote');
-  console.log(`(ms; "POST" is the operation's POST, or the workflow start for the ceiling; swaps' quote POST: p50 ${fmt(swapQuote.p50)} ms, p99 ${fmt(swapQuote.p99)} ms; e2e = POST to COMPLETED seen by polling)`);
+  console.log(
+    `(ms; "POST" is the operation's POST, or the workflow start for the ceiling; swaps' quote POST: p50 ${fmt(swapQuote.p50)} ms, p99 ${fmt(swapQuote.p99)} ms; e2e = POST to COMPLETED seen by polling)`,
+  );
   const ceilingRate = (phases[0].result.perSecond + phases[3].result.perSecond) / 2;
   const rows: Array<Array<string>> = [];
   for (const p of [phases[1], phases[2]]) {
     const ratio = p.result.perSecond / ceilingRate;
     const p99 = p.result.rec.stats('post').p99;
     const kind = p.name.split(' ')[0];
-    rows.push([`${kind}s completed/s vs ceiling (mean of both runs)`, `${fmt(ratio, 2)}x (${fmt(p.result.perSecond)} / ${fmt(ceilingRate)})`, '>= 0.70x', ok(ratio >= 0.7)]);
+    rows.push([
+      `${kind}s completed/s vs ceiling (mean of both runs)`,
+      `${fmt(ratio, 2)}x (${fmt(p.result.perSecond)} / ${fmt(ceilingRate)})`,
+      '>= 0.70x',
+      ok(ratio >= 0.7),
+    ]);
     rows.push([`${kind} POST p99`, `${fmt(p99)} ms`, '< 150 ms', ok(p99 < 150)]);
   }
-  rows.push(['worker RSS after the run', `${fmt(workerRss?.rssMb ?? NaN)} MB`, '< 400 MB', ok((workerRss?.rssMb ?? Infinity) < 400)]);
+  rows.push([
+    'worker RSS after the run',
+    `${fmt(workerRss?.rssMb ?? NaN)} MB`,
+    '< 400 MB',
+    ok((workerRss?.rssMb ?? Infinity) < 400),
+  ]);
   console.log('');
   console.log(table(['target', 'measured', 'goal', ''], rows));
   console.log('');
-  console.log(table(['process', 'RSS MB (VmRSS)', 'peak MB (VmHWM)', 'RSS MB when the stack came up'], [[...rssLine('api', apiRss), fmt(rssAtStart.api?.rssMb ?? NaN)], [...rssLine('worker', workerRss), fmt(rssAtStart.worker?.rssMb ?? NaN)], rssLine('temporal dev server', temporalRss), rssLine('bench (incl. ceiling worker)', rssOf(process.pid))]));
-  console.log(`\noperations in the database: ${byStatus.rows.map((r) => `${r.type} ${r.status} ${r.n}`).join(', ')}; outbox rows left: ${outbox.rows[0].n}; unbalanced assets: ${unbalanced.rows.length}`);
+  console.log(
+    table(
+      ['process', 'RSS MB (VmRSS)', 'peak MB (VmHWM)', 'RSS MB when the stack came up'],
+      [
+        [...rssLine('api', apiRss), fmt(rssAtStart.api?.rssMb ?? NaN)],
+        [...rssLine('worker', workerRss), fmt(rssAtStart.worker?.rssMb ?? NaN)],
+        rssLine('temporal dev server', temporalRss),
+        rssLine('bench (incl. ceiling worker)', rssOf(process.pid)),
+      ],
+    ),
+  );
+  console.log(
+    `\noperations in the database: ${byStatus.rows.map((r) => `${r.type} ${r.status} ${r.n}`).join(', ')}; outbox rows left: ${outbox.rows[0].n}; unbalanced assets: ${unbalanced.rows.length}`,
+  );
   for (const p of phases.filter((x) => x.cpu.groups.length)) {
     console.log(`\n${p.name}:`);
     console.log(cpuTable(p.cpu));
   }
 }
 
-withStack({ database: 'cambio_bench_ops', worker: true, api: true }, main);
+void withStack({ database: 'cambio_bench_ops', worker: true, api: true }, main);

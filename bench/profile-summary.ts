@@ -79,9 +79,13 @@ function summarise(file: string, top = 25) {
     [...m.entries()]
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
-      .map(([k, us]) => `  ${((100 * us) / busy).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${k}`)
+      .map(
+        ([k, us]) => `  ${((100 * us) / busy).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${k}`,
+      )
       .join('\n');
-  console.log(`\n${path.basename(file)}: ${(totalUs / 1e6).toFixed(1)} s sampled, ${(busy / 1e6).toFixed(1)} s not idle (percentages are of that)`);
+  console.log(
+    `\n${path.basename(file)}: ${(totalUs / 1e6).toFixed(1)} s sampled, ${(busy / 1e6).toFixed(1)} s not idle (percentages are of that)`,
+  );
   console.log('self time by package / folder:');
   console.log(show(new Map([...byBucket].filter(([k]) => k !== '(idle)'))));
   console.log('top functions by self time:');

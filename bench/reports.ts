@@ -4,8 +4,8 @@
 // transfers and swaps run by the worker), so the write path that keeps movements and daily totals is real.
 // Times, interleaved in one run, the report for a 30-day and for the 90-day window, unfiltered and filtered by
 // one account, against the hand-written SQL aggregate over the same rows (one statement on `movements`, no
-// daily totals), plus a tag filter, and checks that both give the same figures. Window bounds are not midnights, so every report
-// also reads the partial days at its edges from single movements.
+// daily totals), plus a tag filter, and checks that both give the same figures. Window bounds are not midnights, so
+// every report also reads the partial days at its edges from single movements.
 // Targets: report median <= 1.2x the hand SQL, p99 < 250 ms; stretch: 30 days under 50 ms.
 // Knobs: BENCH_ROWS (1000000), BENCH_RUNS (100), BENCH_API_OPS (2000), BENCH_CONCURRENCY (20).
 import { Client } from 'pg';
@@ -99,27 +99,58 @@ async function main(stack: Stack) {
         const from = accounts[i % 4];
         const op =
           i % 2 === 0
-            ? expectStatus(await customer.http.post('/api/operations/transfer', { sourceAccountId: from, targetAccountId: accounts[(i + 1) % 4], amount: { value: `${1 + (i % 97)}.${String(i % 100).padStart(2, '0')}`, asset: 'BRL' } }), 201, 'transfer')
-            : expectStatus(await customer.http.post('/api/operations/swap', { accountId: from, quoteId: (await quote(customer, { accountId: from, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: `${10 + (i % 50)}.00` })).id }), 201, 'swap');
+            ? expectStatus(
+                await customer.http.post('/api/operations/transfer', {
+                  sourceAccountId: from,
+                  targetAccountId: accounts[(i + 1) % 4],
+                  amount: { value: `${1 + (i % 97)}.${String(i % 100).padStart(2, '0')}`, asset: 'BRL' },
+                }),
+                201,
+                'transfer',
+              )
+            : expectStatus(
+                await customer.http.post('/api/operations/swap', {
+                  accountId: from,
+                  quoteId: (
+                    await quote(customer, {
+                      accountId: from,
+                      sourceAsset: 'BRL',
+                      targetAsset: 'USD',
+                      sourceAmount: `${10 + (i % 50)}.00`,
+                    })
+                  ).id,
+                }),
+                201,
+                'swap',
+              );
         await untilStatus(customer, op.id, 'COMPLETED', 120000, 50);
       },
     });
-    if (written.errors) throw new Error(`${written.errors} API operations failed, e.g. ${written.errorSamples.join(' | ')}`);
+    if (written.errors)
+      throw new Error(`${written.errors} API operations failed, e.g. ${written.errorSamples.join(' | ')}`);
     log(`${written.ok} operations completed in ${fmt(written.wallMs / 1000)} s (${fmt(written.perSecond)} /s)`);
     t0 = now();
     await pg.query('vacuum analyze movements');
     await pg.query('vacuum analyze movement_days');
-    const size = await pg.query(`select count(*)::int as n, pg_size_pretty(pg_total_relation_size('movements')) as size,
-      (select count(*)::int from movement_days) as days from movements where customer_id = $1`, [customer.customerId]);
-    log(`${size.rows[0].n.toLocaleString('en')} movements (table + indexes ${size.rows[0].size}), ${size.rows[0].days} daily total rows; vacuum analyze ${fmt((now() - t0) / 1000)} s`);
+    const size = await pg.query(
+      `select count(*)::int as n, pg_size_pretty(pg_total_relation_size('movements')) as size,
+      (select count(*)::int from movement_days) as days from movements where customer_id = $1`,
+      [customer.customerId],
+    );
+    log(
+      `${size.rows[0].n.toLocaleString('en')} movements (table + indexes ${size.rows[0].size}), ${size.rows[0].days} daily total rows; vacuum analyze ${fmt((now() - t0) / 1000)} s`,
+    );
 
     // The daily totals kept by the write path must equal the movements, exactly.
-    const drift = await pg.query(`
+    const drift = await pg.query(
+      `
       select coalesce(d.day, m.day) from movement_days d full join (
         select (completed_at at time zone 'UTC')::date as day, account_id, asset, direction, tags, sum(amount) as s, count(*) as n
         from movements where customer_id = $1 group by 1, 2, 3, 4, 5) m
       using (day, account_id, asset, direction, tags)
-      where d.customer_id = $1 and (d.sum is distinct from m.s or d.count is distinct from m.n) or d.day is null`, [customer.customerId]);
+      where d.customer_id = $1 and (d.sum is distinct from m.s or d.count is distinct from m.n) or d.day is null`,
+      [customer.customerId],
+    );
     if (drift.rowCount) throw new Error(`daily totals differ from the movements on ${drift.rowCount} rows`);
     log('daily totals equal the movements per day, account, asset, direction and tag set');
 
@@ -133,15 +164,26 @@ async function main(stack: Stack) {
       { name: '90 days, account.id[eq]', start: at(90), end, account: accounts[1], report: [], hand: [] },
       { name: '30 days, tags.key[eq]', start: at(30), end, tagKey: 'region', report: [], hand: [] },
     ];
-    const filterOf = (c: Case) => (c.account ? `account.id[eq]=${c.account}` : c.tagKey ? `tags.key[eq]=${c.tagKey}` : undefined);
+    const filterOf = (c: Case) =>
+      c.account ? `account.id[eq]=${c.account}` : c.tagKey ? `tags.key[eq]=${c.tagKey}` : undefined;
     const reportPath = (c: Case) =>
       `/api/reports?${new URLSearchParams({ periodStart: c.start, periodEnd: c.end, ...(filterOf(c) ? { filters: filterOf(c)! } : {}) })}`;
-    const handParams = (c: Case) => [customer.customerId, c.start, c.end, ...(c.account ? [c.account] : c.tagKey ? [c.tagKey] : [])];
+    const handParams = (c: Case) => [
+      customer.customerId,
+      c.start,
+      c.end,
+      ...(c.account ? [c.account] : c.tagKey ? [c.tagKey] : []),
+    ];
 
     // Same figures both ways.
     for (const c of cases) {
       const report = expectStatus(await customer.http.get(reportPath(c)), 200, c.name);
-      const hand = (await pg.query(HAND_SQL(c), handParams(c))).rows as Array<{ asset: string; direction: string; sum: string; count: string }>;
+      const hand = (await pg.query(HAND_SQL(c), handParams(c))).rows as Array<{
+        asset: string;
+        direction: string;
+        sum: string;
+        count: string;
+      }>;
       const fromReport = report.totals.flatMap((t: any) => [
         ...(t.inflows ? [`${t.asset} INFLOW ${t.inflows.sum.value} ${t.inflows.count}`] : []),
         ...(t.outflows ? [`${t.asset} OUTFLOW ${t.outflows.sum.value} ${t.outflows.count}`] : []),
@@ -158,7 +200,10 @@ async function main(stack: Stack) {
 
     // Rounds interleave every case and both ways of asking, so drift from other tenants of the machine hits all
     // alike. Two warm-up rounds.
-    const meter = new CpuMeter({ api: () => [stack.api!.proc.pid!], postgres: () => postgresPids([stack.databaseName]) });
+    const meter = new CpuMeter({
+      api: () => [stack.api!.proc.pid!],
+      postgres: () => postgresPids([stack.databaseName]),
+    });
     let noisy = 0;
     for (let round = 0; round < RUNS + 2; round++) {
       if (round % 10 === 0 && (await waitForQuiet(25, 5000)) >= 25) noisy++;
@@ -191,15 +236,40 @@ async function main(stack: Stack) {
       plans.push([c.name, 'movements only (no daily totals)', fmt(b.ms, 2), b.node]);
     }
 
-    banner(`bench:reports — GET /api/reports, ${size.rows[0].n.toLocaleString('en')} movements of one customer over 90 days, ${RUNS} interleaved runs`);
+    banner(
+      `bench:reports — GET /api/reports, ${size.rows[0].n.toLocaleString('en')} movements of one customer over 90 days, ${RUNS} interleaved runs`,
+    );
     const rows = cases.map((c) => {
       const r = stats(c.report);
       const h = stats(c.hand);
-      return [c.name, fmt(r.p50, 2), fmt(r.p99, 2), fmt(h.p50, 2), fmt(h.p99, 2), `${fmt(r.p50 / h.p50, 2)}x`, ok(r.p50 <= 1.2 * h.p50 && r.p99 < 250)];
+      return [
+        c.name,
+        fmt(r.p50, 2),
+        fmt(r.p99, 2),
+        fmt(h.p50, 2),
+        fmt(h.p99, 2),
+        `${fmt(r.p50 / h.p50, 2)}x`,
+        ok(r.p50 <= 1.2 * h.p50 && r.p99 < 250),
+      ];
     });
-    console.log(table(['case', 'report p50 ms', 'report p99 ms', 'hand SQL p50 ms', 'hand SQL p99 ms', 'report/hand (p50)', 'median <= 1.2x, p99 < 250'], rows));
+    console.log(
+      table(
+        [
+          'case',
+          'report p50 ms',
+          'report p99 ms',
+          'hand SQL p50 ms',
+          'hand SQL p99 ms',
+          'report/hand (p50)',
+          'median <= 1.2x, p99 < 250',
+        ],
+        rows,
+      ),
+    );
     const month = stats(cases[0].report);
-    console.log(`\nstretch: 30-day report p50 ${fmt(month.p50, 2)} ms, p99 ${fmt(month.p99, 2)} ms (goal < 50 ms): ${ok(month.p99 < 50)}`);
+    console.log(
+      `\nstretch: 30-day report p50 ${fmt(month.p50, 2)} ms, p99 ${fmt(month.p99, 2)} ms (goal < 50 ms): ${ok(month.p99 < 50)}`,
+    );
     console.log('\nDatabase side (EXPLAIN ANALYZE, one execution each):');
     console.log(table(['case', 'statement', 'exec ms', 'plan'], plans));
     console.log(`\nAPI RSS after the run: ${fmt(rssOf(stack.api!.proc.pid)?.rssMb ?? NaN)} MB`);
@@ -218,4 +288,4 @@ function formatSum(value: string, decimals: number): string {
   return `${int}.${frac.padEnd(decimals, '0').slice(0, decimals)}`;
 }
 
-withStack({ database: 'cambio_bench_reports', worker: true, api: true }, main);
+void withStack({ database: 'cambio_bench_reports', worker: true, api: true }, main);

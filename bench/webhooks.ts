@@ -30,7 +30,12 @@ const PACED_RATE_SETTING = process.env.BENCH_PACED_RATE ? Number(process.env.BEN
 const DELIVERY_TIMEOUT_MS = 120000;
 
 /** The receiver: answers 200 at once and notes when each message id arrived (epoch ms), first and every time. */
-function startReceiver(): Promise<{ url: string; firstSeen: Map<string, number>; arrivals: Map<string, number[]>; close(): Promise<void> }> {
+function startReceiver(): Promise<{
+  url: string;
+  firstSeen: Map<string, number>;
+  arrivals: Map<string, number[]>;
+  close(): Promise<void>;
+}> {
   const firstSeen = new Map<string, number>();
   const arrivals = new Map<string, number[]>();
   const server = http.createServer((req, res) => {
@@ -48,10 +53,11 @@ function startReceiver(): Promise<{ url: string; firstSeen: Map<string, number>;
         url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
         firstSeen,
         arrivals,
-        close: () => new Promise<void>((r) => {
-          server.closeAllConnections();
-          server.close(() => r());
-        }),
+        close: () =>
+          new Promise<void>((r) => {
+            server.closeAllConnections();
+            server.close(() => r());
+          }),
       }),
     ),
   );
@@ -72,7 +78,10 @@ async function main(stack: Stack) {
   const accountId = await activeAccount(customer, ['BRL']);
   // Subscribed after onboarding: ASSET_ACTIVATED and the rest came before it and are not sent to it.
   const sub = expectStatus(
-    await customer.http.post('/api/subscriptions', { url: receiver.url, resources: [{ name: 'OPERATION', events: ['OPERATION_REQUESTED'] }] }),
+    await customer.http.post('/api/subscriptions', {
+      url: receiver.url,
+      resources: [{ name: 'OPERATION', events: ['OPERATION_REQUESTED'] }],
+    }),
     201,
     'subscription',
   );
@@ -94,7 +103,15 @@ async function main(stack: Stack) {
 
   const deposit = async () => {
     const q = await quote(customer, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '10.00' });
-    return expectStatus(await customer.http.post('/api/operations/deposit', { accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } }), 201, 'deposit');
+    return expectStatus(
+      await customer.http.post('/api/operations/deposit', {
+        accountId,
+        quoteId: q.id,
+        fundingInstruction: { rail: 'PIX_KEY' },
+      }),
+      201,
+      'deposit',
+    );
   };
 
   /** Deliveries of these operations' OPERATION_REQUESTED: (commit ms, first arrival ms) once all arrived. */
@@ -105,9 +122,14 @@ async function main(stack: Stack) {
         `select l.message_id, e.created_at from execution_logs l join events e on e.id = l.event_id where e.resource_id = any($1::uuid[])`,
         [operationIds],
       );
-      const pairs = rows.rows.filter((r) => receiver.firstSeen.has(r.message_id)).map((r) => ({ committed: new Date(r.created_at).getTime(), arrived: receiver.firstSeen.get(r.message_id)! }));
+      const pairs = rows.rows
+        .filter((r) => receiver.firstSeen.has(r.message_id))
+        .map((r) => ({ committed: new Date(r.created_at).getTime(), arrived: receiver.firstSeen.get(r.message_id)! }));
       if (pairs.length === operationIds.length) return pairs;
-      if (Date.now() > deadline) throw new Error(`${pairs.length} of ${operationIds.length} deliveries arrived within ${DELIVERY_TIMEOUT_MS} ms`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `${pairs.length} of ${operationIds.length} deliveries arrived within ${DELIVERY_TIMEOUT_MS} ms`,
+        );
       await sleep(100);
     }
   }
@@ -122,21 +144,37 @@ async function main(stack: Stack) {
   async function redeliveries(): Promise<DeliveryPhase> {
     stack.assertAlive();
     await waitForQuiet();
-    const rows = await pg.query(`select l.id, l.message_id from execution_logs l join events e on e.id = l.event_id where e.resource_id = any($1::uuid[])`, [saturatedIds]);
+    const rows = await pg.query(
+      `select l.id, l.message_id from execution_logs l join events e on e.id = l.event_id where e.resource_id = any($1::uuid[])`,
+      [saturatedIds],
+    );
     const logs = rows.rows as Array<{ id: string; message_id: string }>;
     meter.start();
     const t0 = Date.now();
     const result = await closedLoop({
       concurrency: CONCURRENCY,
       total: logs.length,
-      task: async (i) => void expectStatus(await customer.http.post(`/api/subscriptions/${sub.id}/executionLogs/${logs[i].id}/redeliver`, {}), 202, 'redeliver'),
+      task: async (i) =>
+        void expectStatus(
+          await customer.http.post(`/api/subscriptions/${sub.id}/executionLogs/${logs[i].id}/redeliver`, {}),
+          202,
+          'redeliver',
+        ),
     });
     const deadline = Date.now() + DELIVERY_TIMEOUT_MS;
-    const second = () => logs.map((l) => receiver.arrivals.get(l.message_id)?.[1]).filter((x): x is number => x !== undefined);
+    const second = () =>
+      logs.map((l) => receiver.arrivals.get(l.message_id)?.[1]).filter((x): x is number => x !== undefined);
     while (second().length < logs.length && Date.now() < deadline) await sleep(50);
     const cpu = meter.stop();
     const done = second();
-    return { name: `${logs.length} redeliveries, ${CONCURRENCY} clients (delivery workflows only)`, deliveries: done.length, perSecond: (1000 * done.length) / (Math.max(...done) - t0), latency: stats([]), errors: result.errors, cpu };
+    return {
+      name: `${logs.length} redeliveries, ${CONCURRENCY} clients (delivery workflows only)`,
+      deliveries: done.length,
+      perSecond: (1000 * done.length) / (Math.max(...done) - t0),
+      latency: stats([]),
+      errors: result.errors,
+      cpu,
+    };
   }
 
   async function saturated(): Promise<DeliveryPhase> {
@@ -144,13 +182,24 @@ async function main(stack: Stack) {
     await waitForQuiet();
     const ids: string[] = [];
     meter.start();
-    const result = await closedLoop({ concurrency: CONCURRENCY, total: OPS, task: async () => void ids.push((await deposit()).id) });
+    const result = await closedLoop({
+      concurrency: CONCURRENCY,
+      total: OPS,
+      task: async () => void ids.push((await deposit()).id),
+    });
     const pairs = await deliveriesOf(ids);
     const cpu = meter.stop();
     saturatedIds = ids;
     const first = Math.min(...pairs.map((p) => p.committed));
     const last = Math.max(...pairs.map((p) => p.arrived));
-    return { name: `${OPS} deposits, ${CONCURRENCY} clients (saturated)`, deliveries: pairs.length, perSecond: (1000 * pairs.length) / (last - first), latency: stats(pairs.map((p) => p.arrived - p.committed)), errors: result.errors, cpu };
+    return {
+      name: `${OPS} deposits, ${CONCURRENCY} clients (saturated)`,
+      deliveries: pairs.length,
+      perSecond: (1000 * pairs.length) / (last - first),
+      latency: stats(pairs.map((p) => p.arrived - p.committed)),
+      errors: result.errors,
+      cpu,
+    };
   }
 
   async function paced(rate: number): Promise<DeliveryPhase> {
@@ -163,14 +212,24 @@ async function main(stack: Stack) {
     await Promise.all(
       Array.from({ length: PACED_OPS }, async (_, i) => {
         await sleep(Math.max(0, t0 + (i * 1000) / rate - now()));
-        await deposit().then((d) => ids.push(d.id), () => errors++);
+        await deposit().then(
+          (d) => ids.push(d.id),
+          () => errors++,
+        );
       }),
     );
     const pairs = await deliveriesOf(ids);
     const cpu = meter.stop();
     const first = Math.min(...pairs.map((p) => p.committed));
     const last = Math.max(...pairs.map((p) => p.arrived));
-    return { name: `${PACED_OPS} deposits at ${fmt(rate)}/s (below saturation)`, deliveries: pairs.length, perSecond: (1000 * pairs.length) / (last - first), latency: stats(pairs.map((p) => p.arrived - p.committed)), errors, cpu };
+    return {
+      name: `${PACED_OPS} deposits at ${fmt(rate)}/s (below saturation)`,
+      deliveries: pairs.length,
+      perSecond: (1000 * pairs.length) / (last - first),
+      latency: stats(pairs.map((p) => p.arrived - p.committed)),
+      errors,
+      cpu,
+    };
   }
 
   async function ceiling(): Promise<{ perSecond: number; cpu: CpuReport }> {
@@ -192,13 +251,19 @@ async function main(stack: Stack) {
 
   // Warm-up: JIT, pools and the workflow cache of both workers.
   await closedLoop({ concurrency: CONCURRENCY, total: 40, task: async () => void (await deposit()) });
-  await closedLoop({ concurrency: CONCURRENCY, total: 40, task: async () => void (await ceilingWorker.start(temporal)) });
+  await closedLoop({
+    concurrency: CONCURRENCY,
+    total: 40,
+    task: async () => void (await ceilingWorker.start(temporal)),
+  });
   await sleep(2000);
 
   const ceiling1 = await ceiling();
   log(`ceiling: ${fmt(ceiling1.perSecond)} workflows/s`);
   const load = await saturated();
-  log(`${load.name}: ${fmt(load.perSecond)} deliveries/s, latency p50 ${fmt(load.latency.p50)} ms p99 ${fmt(load.latency.p99)} ms`);
+  log(
+    `${load.name}: ${fmt(load.perSecond)} deliveries/s, latency p50 ${fmt(load.latency.p50)} ms p99 ${fmt(load.latency.p99)} ms`,
+  );
   const slow = await paced(PACED_RATE_SETTING ?? Math.min(10, Math.max(0.5, 0.4 * load.perSecond)));
   log(`${slow.name}: latency p50 ${fmt(slow.latency.p50)} ms p99 ${fmt(slow.latency.p99)} ms`);
   const redelivered = await redeliveries();
@@ -221,7 +286,15 @@ async function main(stack: Stack) {
   console.log(
     table(
       ['phase', 'deliveries', 'deliveries/s', 'latency p50', 'latency p99', 'latency max', 'errors'],
-      [load, slow, redelivered].map((p) => [p.name, String(p.deliveries), p.perSecond, p.latency.p50, p.latency.p99, p.latency.max, String(p.errors)]),
+      [load, slow, redelivered].map((p) => [
+        p.name,
+        String(p.deliveries),
+        p.perSecond,
+        p.latency.p50,
+        p.latency.p99,
+        p.latency.max,
+        String(p.errors),
+      ]),
     ),
   );
   console.log('(latency: event committed → first attempt received, ms)');
@@ -232,21 +305,58 @@ async function main(stack: Stack) {
     table(
       ['target', 'measured', 'goal', ''],
       [
-        ['deliveries/s vs bare workflow + no-op activity (mean of both runs)', `${fmt(ratio, 2)}x (${fmt(load.perSecond)} / ${fmt(ceilingRate)}; runs ${fmt(ceiling1.perSecond)}, ${fmt(ceiling2.perSecond)})`, '>= 0.70x', ok(ratio >= 0.7)],
-        ['(redeliveries alone vs the same ceiling: the delivery workflow without an operation behind it)', `${fmt(redelivered.perSecond / ceilingRate, 2)}x (${fmt(redelivered.perSecond)} / ${fmt(ceilingRate)})`, '', ''],
-        ['first-attempt latency p50, below saturation', `${fmt(slow.latency.p50)} ms`, '< 500 ms', ok(slow.latency.p50 < 500)],
-        ['first-attempt latency p99, below saturation', `${fmt(slow.latency.p99)} ms`, '< 2000 ms', ok(slow.latency.p99 < 2000)],
-        ['worker RSS after the run', `${fmt(workerRss?.rssMb ?? NaN)} MB`, '< 400 MB', ok((workerRss?.rssMb ?? Infinity) < 400)],
+        [
+          'deliveries/s vs bare workflow + no-op activity (mean of both runs)',
+          `${fmt(ratio, 2)}x (${fmt(load.perSecond)} / ${fmt(ceilingRate)}; runs ${fmt(ceiling1.perSecond)}, ${fmt(ceiling2.perSecond)})`,
+          '>= 0.70x',
+          ok(ratio >= 0.7),
+        ],
+        [
+          '(redeliveries alone vs the same ceiling: the delivery workflow without an operation behind it)',
+          `${fmt(redelivered.perSecond / ceilingRate, 2)}x (${fmt(redelivered.perSecond)} / ${fmt(ceilingRate)})`,
+          '',
+          '',
+        ],
+        [
+          'first-attempt latency p50, below saturation',
+          `${fmt(slow.latency.p50)} ms`,
+          '< 500 ms',
+          ok(slow.latency.p50 < 500),
+        ],
+        [
+          'first-attempt latency p99, below saturation',
+          `${fmt(slow.latency.p99)} ms`,
+          '< 2000 ms',
+          ok(slow.latency.p99 < 2000),
+        ],
+        [
+          'worker RSS after the run',
+          `${fmt(workerRss?.rssMb ?? NaN)} MB`,
+          '< 400 MB',
+          ok((workerRss?.rssMb ?? Infinity) < 400),
+        ],
       ],
     ),
   );
   console.log('');
-  console.log(table(['process', 'RSS MB (VmRSS)', 'peak MB (VmHWM)'], [rssLine('api', apiRss), rssLine('worker', workerRss)]));
-  console.log(`\nexecution logs: ${logs.rows.map((r) => `${r.status} ${r.n}`).join(', ')}; outbox rows left: ${outbox.rows[0].n}`);
-  for (const [name, cpu] of [['ceiling', ceiling1.cpu], [load.name, load.cpu], [slow.name, slow.cpu], [redelivered.name, redelivered.cpu]] as const) {
+  console.log(
+    table(['process', 'RSS MB (VmRSS)', 'peak MB (VmHWM)'], [rssLine('api', apiRss), rssLine('worker', workerRss)]),
+  );
+  console.log(
+    `\nexecution logs: ${logs.rows.map((r) => `${r.status} ${r.n}`).join(', ')}; outbox rows left: ${outbox.rows[0].n}`,
+  );
+  for (const [name, cpu] of [
+    ['ceiling', ceiling1.cpu],
+    [load.name, load.cpu],
+    [slow.name, slow.cpu],
+    [redelivered.name, redelivered.cpu],
+  ] as const) {
     console.log(`\n${name}:`);
     console.log(cpuTable(cpu));
   }
 }
 
-withStack({ database: 'cambio_bench_webhooks', worker: true, api: true, env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } }, main);
+void withStack(
+  { database: 'cambio_bench_webhooks', worker: true, api: true, env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } },
+  main,
+);

@@ -33,7 +33,10 @@ function build() {
     console.error('[build] TypeScript is not installed (node_modules/typescript); run `npm ci` first');
     return 1;
   }
-  const result = spawnSync(process.execPath, [TSC, '-p', path.join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: 'inherit' });
+  const result = spawnSync(process.execPath, [TSC, '-p', path.join(ROOT, 'tsconfig.build.json')], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
   if (result.status !== 0) return result.status ?? 1;
   if (fs.existsSync(DIST)) prune(DIST);
   return 0;

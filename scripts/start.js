@@ -124,22 +124,26 @@ function getStatus(url) {
 
 async function waitForReady(url) {
   const deadline = Date.now() + READY_TIMEOUT_MS;
-  let last = { status: 0, body: 'no answer yet' };
   while (!stopping) {
-    last = await getStatus(url);
+    const last = await getStatus(url);
     if (last.status === 200) return;
     if (Date.now() > deadline) {
-      throw new Error(`${url} did not answer 200 within ${READY_TIMEOUT_MS / 1000} s ` +
-        `(last: ${last.status || 'no connection'} ${String(last.body).trim().slice(0, 500)})`);
+      throw new Error(
+        `${url} did not answer 200 within ${READY_TIMEOUT_MS / 1000} s ` +
+          `(last: ${last.status || 'no connection'} ${String(last.body).trim().slice(0, 500)})`,
+      );
     }
     await new Promise((r) => setTimeout(r, 500));
   }
 }
 
 async function main() {
-  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`PORT must be a TCP port, got "${env.PORT}"`);
+  if (!Number.isInteger(port) || port <= 0 || port > 65535)
+    throw new Error(`PORT must be a TCP port, got "${env.PORT}"`);
   if (!(await isPortFree(port))) {
-    throw new Error(`Port ${port} is already in use (another Cambio running?). Stop it, or choose another: PORT=3001 npm start`);
+    throw new Error(
+      `Port ${port} is already in use (another Cambio running?). Stop it, or choose another: PORT=3001 npm start`,
+    );
   }
 
   log('Building (TypeScript → dist/)');
@@ -155,7 +159,8 @@ async function main() {
   const migrate = oneShot('migrate', 'dist/db/migrate.js', env);
   const migrated = await migrate.exited;
   if (stopping) return;
-  if (migrated.code !== 0) throw new Error(`Migrations failed (${describeExit(migrated)}); see the [migrate] lines above`);
+  if (migrated.code !== 0)
+    throw new Error(`Migrations failed (${describeExit(migrated)}); see the [migrate] lines above`);
 
   let temporalAddress = env.TEMPORAL_ADDRESS;
   let uiUrl;
@@ -188,7 +193,10 @@ async function main() {
   await waitForReady(`${base}/readyz`);
   if (stopping) return;
   // /readyz speaks for the API; workflows also need the worker to poll its task queues.
-  for (const [role, queue] of [['main', taskQueue], ['webhooks', webhookTaskQueue]]) {
+  for (const [role, queue] of [
+    ['main', taskQueue],
+    ['webhooks', webhookTaskQueue],
+  ]) {
     if (!servedQueues.includes(role)) continue;
     await waitForWorker(temporalAddress, namespace, queue, READY_TIMEOUT_MS, () => (stopping ? 'stopping' : undefined));
     if (stopping) return;

@@ -9,7 +9,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 const { ensureTemporalBinaries, ROOT } = require('./lib/temporal-binary');
 const { ensurePostgres, createDatabase, dropDatabase, withDatabase, databaseName, redact } = require('./lib/postgres');
 const { temporalForRun } = require('./lib/temporal-server');
@@ -37,7 +37,8 @@ function cleanup() {
     if (devServer) await devServer.stop(10000);
     if (testDatabaseUrl) {
       await dropDatabase(testDatabaseUrl).catch((err) =>
-        log(`could not drop database ${databaseName(testDatabaseUrl)}: ${err.message}`));
+        log(`could not drop database ${databaseName(testDatabaseUrl)}: ${err.message}`),
+      );
     }
   })();
   return cleaning;
@@ -60,13 +61,28 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   });
 }
 
+const namesSpecs = (extra) =>
+  extra.some((a) => !a.startsWith('-') && (a.includes('*') || fs.existsSync(path.resolve(ROOT, a))));
+
+/**
+ * The whole suite starts with `npm run lint`: CI runs `npm test` (.ci/run), so it cannot skip it, and a developer
+ * hears about it within a minute instead of after the suite. A run of named spec files, the edit-and-rerun loop,
+ * skips it.
+ */
+function lintPasses() {
+  log('npm run lint (a run of named spec files skips it)');
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const result = spawnSync(npm, ['run', '--silent', 'lint'], { cwd: ROOT, stdio: 'inherit' });
+  if (result.error) log(`could not run npm run lint: ${result.error.message}`);
+  return result.status === 0;
+}
+
 /** Mocha arguments: default globs unless the caller named spec files, our reporter unless they chose one. */
 function mochaArgs(extra) {
-  const namesSpecs = extra.some((a) => !a.startsWith('-') && (a.includes('*') || fs.existsSync(path.resolve(ROOT, a))));
   const choosesReporter = extra.some((a) => a === '-R' || a === '--reporter' || a.startsWith('--reporter='));
   const choosesColor = extra.some((a) => /^--(no-)?colou?rs?$|^-c$|^-C$/.test(a));
   return [
-    ...(namesSpecs ? [] : DEFAULT_SPECS),
+    ...(namesSpecs(extra) ? [] : DEFAULT_SPECS),
     ...(choosesReporter ? [] : ['--reporter', REPORTER]),
     ...(!choosesColor && process.stdout.isTTY ? ['--color'] : []),
     ...extra,
@@ -81,6 +97,7 @@ function runMocha(args, env) {
     mocha.stdout.on('data', (chunk) => {
       process.stdout.write(chunk);
       tail = (tail + chunk.toString('utf8')).slice(-4000);
+      // eslint-disable-next-line no-control-regex -- strips the colour codes (ESC [ ... m) mocha may print
       if (SUMMARY_LINE.test(tail.replace(/\x1b\[[0-9;]*m/g, ''))) sawSummary = true;
     });
     mocha.on('error', (err) => {
@@ -93,6 +110,11 @@ function runMocha(args, env) {
 
 async function main() {
   const extra = process.argv.slice(2);
+  if (!namesSpecs(extra) && !lintPasses()) {
+    log('lint failed: `npm run format` fixes the layout; the rest is in the messages above');
+    console.log('0 passed, 1 failed');
+    return 1;
+  }
   const baseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
   await ensurePostgres(baseUrl, { log });
   const { testServer, temporal } = ensureTemporalBinaries({ log });

@@ -18,7 +18,12 @@ export interface BenchCustomer {
 }
 
 /** createCustomer (the operator action, straight on the database), then a token as a client gets one. */
-export async function newCustomer(databaseUrl: string, apiUrl: string, name = 'Bench Ltda', maxSockets = 64): Promise<BenchCustomer> {
+export async function newCustomer(
+  databaseUrl: string,
+  apiUrl: string,
+  name = 'Bench Ltda',
+  maxSockets = 64,
+): Promise<BenchCustomer> {
   const orm = await openOrm(databaseUrl, { poolMax: 2 });
   let created;
   try {
@@ -27,7 +32,10 @@ export async function newCustomer(databaseUrl: string, apiUrl: string, name = 'B
     await orm.close(true);
   }
   const anon = new JsonClient(apiUrl);
-  const res = await anon.request('POST', '/api/oauth/client/token', { clientId: created.clientId, clientSecret: created.clientSecret });
+  const res = await anon.request('POST', '/api/oauth/client/token', {
+    clientId: created.clientId,
+    clientSecret: created.clientSecret,
+  });
   anon.close();
   const { accessToken } = expectStatus(res, 200, 'token');
   return {
@@ -54,7 +62,13 @@ export function accountBody(assets: string[], legalName = 'Bench Comércio Ltda'
       taxId: { value: validCnpj(), type: 'CNPJ' },
       industry: 'TECHNOLOGY',
       incorporateDate: '2015-03-10',
-      address: { addressLine1: 'Av. Paulista, 1000', city: 'São Paulo', state: 'SP', country: 'BR', postalCode: '01310-100' },
+      address: {
+        addressLine1: 'Av. Paulista, 1000',
+        city: 'São Paulo',
+        state: 'SP',
+        country: 'BR',
+        postalCode: '01310-100',
+      },
     },
   };
 }
@@ -67,7 +81,12 @@ const documentBody = (documentType: string, uboId?: string) => ({
   content: Buffer.from('%PDF-1.4 bench document').toString('base64'),
 });
 
-export async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30000, stepMs = 100): Promise<T> {
+export async function eventually<T>(
+  fn: () => Promise<T>,
+  ok: (v: T) => boolean,
+  timeoutMs = 30000,
+  stepMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: T;
   do {
@@ -87,10 +106,18 @@ export async function activeAccount(c: BenchCustomer, assets: string[] = ['BRL',
   const { id } = await createAccount(c, assets);
   const account = expectStatus(await c.http.get(`/api/accounts/${id}`), 200, 'get account');
   for (const r of [...account.requirements.currentlyDue, ...account.requirements.errors]) {
-    expectStatus(await c.http.post(`/api/accounts/${id}/documents`, documentBody(r.documentType, r.uboId ?? undefined)), 201, `upload ${r.documentType}`);
+    expectStatus(
+      await c.http.post(`/api/accounts/${id}/documents`, documentBody(r.documentType, r.uboId ?? undefined)),
+      201,
+      `upload ${r.documentType}`,
+    );
   }
   expectStatus(await c.http.post(`/api/accounts/${id}/review`), 202, 'submit review');
-  expectStatus(await c.http.post(`/api/sandbox/accounts/${id}/review`, { decision: 'APPROVE' }), 200, 'sandbox approve');
+  expectStatus(
+    await c.http.post(`/api/sandbox/accounts/${id}/review`, { decision: 'APPROVE' }),
+    200,
+    'sandbox approve',
+  );
   await eventually(
     async () => expectStatus(await c.http.get(`/api/accounts/${id}`), 200, 'get account'),
     (a) => a.currentState.status === 'ACTIVE',
@@ -102,11 +129,18 @@ export async function quote(c: BenchCustomer, body: Record<string, unknown>) {
   return expectStatus(await c.http.post('/api/quotes', body), 201, 'quote');
 }
 
-export async function untilStatus(c: BenchCustomer, operationId: string, status: string, timeoutMs = 30000, stepMs = 100) {
+export async function untilStatus(
+  c: BenchCustomer,
+  operationId: string,
+  status: string,
+  timeoutMs = 30000,
+  stepMs = 100,
+) {
   return eventually(
     async () => expectStatus(await c.http.get(`/api/operations/${operationId}`), 200, 'get operation'),
     (op) => {
-      if (op.currentState?.status === 'FAILED' && status !== 'FAILED') throw new Error(`operation ${operationId} FAILED: ${JSON.stringify(op.currentState)}`);
+      if (op.currentState?.status === 'FAILED' && status !== 'FAILED')
+        throw new Error(`operation ${operationId} FAILED: ${JSON.stringify(op.currentState)}`);
       return op.currentState?.status === status;
     },
     timeoutMs,
@@ -119,8 +153,16 @@ export async function untilStatus(c: BenchCustomer, operationId: string, status:
 export async function fund(c: BenchCustomer, accountId: string, asset: string, value: string): Promise<string> {
   const q = await quote(c, { accountId, sourceAsset: asset, targetAsset: asset, sourceAmount: value });
   const rail = ['USDC', 'USDT', 'EURC', 'BRLT'].includes(asset) ? 'CRYPTO' : 'PIX_KEY';
-  const dep = expectStatus(await c.http.post('/api/operations/deposit', { accountId, quoteId: q.id, fundingInstruction: { rail } }), 201, 'deposit');
-  expectStatus(await c.http.post(`/api/sandbox/operations/${dep.id}/inbound-payment`, { amount: { value, asset } }), 200, 'inbound payment');
+  const dep = expectStatus(
+    await c.http.post('/api/operations/deposit', { accountId, quoteId: q.id, fundingInstruction: { rail } }),
+    201,
+    'deposit',
+  );
+  expectStatus(
+    await c.http.post(`/api/sandbox/operations/${dep.id}/inbound-payment`, { amount: { value, asset } }),
+    200,
+    'inbound payment',
+  );
   await untilStatus(c, dep.id, 'COMPLETED');
   return dep.id;
 }

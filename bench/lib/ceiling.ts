@@ -29,7 +29,8 @@ export async function startCeilingWorker(stack: Stack, onNoop: () => void = () =
   });
   const running = worker.run();
   return {
-    start: (temporal) => temporal.workflow.start('ceilingWorkflow', { taskQueue, workflowId: `ceiling-${randomUUID()}`, args: [] }),
+    start: (temporal) =>
+      temporal.workflow.start('ceilingWorkflow', { taskQueue, workflowId: `ceiling-${randomUUID()}`, args: [] }),
     async stop() {
       worker.shutdown();
       await running;

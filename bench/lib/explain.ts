@@ -8,7 +8,11 @@ export function numbered(sql: string): string {
 }
 
 /** Runs `sql` (pg placeholders) under EXPLAIN ANALYZE: its execution time and its plan, compactly. */
-export async function explainAnalyze(pg: Client, sql: string, params: unknown[]): Promise<{ ms: number; node: string }> {
+export async function explainAnalyze(
+  pg: Client,
+  sql: string,
+  params: unknown[],
+): Promise<{ ms: number; node: string }> {
   const res = await pg.query(`explain (analyze, buffers, format json) ${sql}`, params);
   const plan = res.rows[0]['QUERY PLAN'][0];
   return { ms: plan['Execution Time'] as number, node: describePlan(plan.Plan) };

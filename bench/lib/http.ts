@@ -26,14 +26,24 @@ export class JsonClient {
    * before anything was sent on it: that request is sent again once, with the same headers (so the same
    * idempotency key), as Node's documentation advises for this race.
    */
-  request<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<JsonResponse<T>> {
+  request<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<JsonResponse<T>> {
     return this.send<T>(method, path, body, headers).catch((err: Error & { code?: string; reusedSocket?: boolean }) => {
       if (err.code === 'ECONNRESET' && err.reusedSocket) return this.send<T>(method, path, body, headers);
       throw err;
     });
   }
 
-  private send<T>(method: string, path: string, body: unknown, headers: Record<string, string>): Promise<JsonResponse<T>> {
+  private send<T>(
+    method: string,
+    path: string,
+    body: unknown,
+    headers: Record<string, string>,
+  ): Promise<JsonResponse<T>> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     return new Promise((resolve, reject) => {
       const req = http.request(

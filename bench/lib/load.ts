@@ -33,7 +33,10 @@ export function stats(samples: number[]): Stats {
 }
 
 export function median(values: number[]): number {
-  return percentile([...values].sort((a, b) => a - b), 50);
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 }
 
 export const now = (): number => Number(process.hrtime.bigint()) / 1e6;

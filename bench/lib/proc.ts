@@ -46,7 +46,10 @@ function cmdline(pid: number): string {
 }
 
 function allPids(): number[] {
-  return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+  return fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number);
 }
 
 /**

@@ -11,7 +11,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const { ensurePostgres, createDatabase, dropDatabase, withDatabase, redact } = require('../../scripts/lib/postgres');
 const { freePort, ROOT } = require('../../scripts/lib/temporal-binary');
 const { temporalForRun, waitForWorker } = require('../../scripts/lib/temporal-server');
@@ -92,7 +91,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (stoppingAll) process.exit(130);
     stoppingAll = true;
     log(`${signal} received; stopping`);
-    (current ? current.stop() : Promise.resolve()).finally(() => process.exit(130));
+    void (current ? current.stop() : Promise.resolve()).finally(() => process.exit(130));
   });
 }
 
@@ -107,7 +106,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   let stopped = false;
 
   const watch = (child: Child) => {
-    child.exited.then((info) => {
+    void child.exited.then((info) => {
       if (!stopped) {
         unexpected = `${child.name} exited unexpectedly (${describeExit(info)})`;
         log(unexpected);
@@ -122,7 +121,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const nodeArgs: string[] = name === 'worker' ? [...WORKER_NODE_ARGS] : [];
     // BENCH_CPU_PROF=1: V8 CPU profiles of each child in bench/.profiles/<name>/ (one file per thread: the main
     // thread's is the large one); summarise with `npx tsx bench/profile-summary.ts <file>` or open in DevTools.
-    if (process.env.BENCH_CPU_PROF === '1') nodeArgs.push('--cpu-prof', '--cpu-prof-dir', path.join(REPO_ROOT, 'bench', '.profiles', name));
+    if (process.env.BENCH_CPU_PROF === '1')
+      nodeArgs.push('--cpu-prof', '--cpu-prof-dir', path.join(REPO_ROOT, 'bench', '.profiles', name));
     const child: Child = spawnChild(name, process.execPath, [...nodeArgs, compiled], { cwd: REPO_ROOT, env });
     children.push(child);
     return child;
@@ -162,7 +162,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     await dropDatabase(databaseUrl);
     await createDatabase(databaseUrl);
     log(`database ${redact(databaseUrl)} (fresh; dropped afterwards)`);
-    const migrate = spawnNode('migrate', 'db/migrate.ts', { ...(process.env as Record<string, string>), DATABASE_URL: databaseUrl });
+    const migrate = spawnNode('migrate', 'db/migrate.ts', {
+      ...(process.env as Record<string, string>),
+      DATABASE_URL: databaseUrl,
+    });
     const migrated = await migrate.exited;
     if (migrated.code !== 0) throw new Error(`migrations failed (${describeExit(migrated)})`);
 
@@ -190,9 +193,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       SANDBOX: 'true',
       // Per-request logs are debug-level anyway; warn keeps the bench output to the figures.
       LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
-      // One customer drives all the load here; the per-customer limits (50/s, 8 in flight by default) would measure themselves.
-      // It still runs on every request, it just never says no. BENCH_RATE_LIMIT=default keeps the real limit.
-      ...(process.env.BENCH_RATE_LIMIT === 'default' ? {} : { RATE_LIMIT_PER_SECOND: '1000000', RATE_LIMIT_BURST: '1000000', RATE_LIMIT_IN_FLIGHT: '1000000' }),
+      // One customer drives all the load here; the per-customer limits (50/s, 8 in flight by default) would measure
+      // themselves. It still runs on every request, it just never says no. BENCH_RATE_LIMIT=default keeps the real
+      // limit.
+      ...(process.env.BENCH_RATE_LIMIT === 'default'
+        ? {}
+        : { RATE_LIMIT_PER_SECOND: '1000000', RATE_LIMIT_BURST: '1000000', RATE_LIMIT_IN_FLIGHT: '1000000' }),
       ...(opts.env ?? {}),
     };
     if (opts.worker) watch((stack.worker = spawnNode('worker', 'worker/main.ts', env)));
@@ -205,7 +211,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         await waitForWorker(stack.temporalAddress, namespace, queue, 120000, abort);
       }
     }
-    log(`stack up: API ${stack.apiUrl}${opts.worker ? `, worker on task queue ${taskQueue}` : ''}, Temporal ${stack.temporalAddress}`);
+    log(
+      `stack up: API ${stack.apiUrl}${opts.worker ? `, worker on task queue ${taskQueue}` : ''}, Temporal ${stack.temporalAddress}`,
+    );
     return stack;
   } catch (err) {
     await stack.stop();
@@ -222,7 +230,7 @@ export async function withStack(opts: StackOptions, main: (stack: Stack) => Prom
     await main(stack);
   } catch (err) {
     code = 1;
-    console.error(`[bench] failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    console.error(`[bench] failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   } finally {
     if (stack) await stack.stop();
   }

@@ -98,7 +98,9 @@ async function ensurePostgres(databaseUrl, options = {}) {
   let err = await probe(databaseUrl);
   if (!err) return;
   if (isRefusedByServer(err)) {
-    throw new Error(`Postgres at ${shown} refused the connection: ${err.message} (DATABASE_URL=${redact(databaseUrl)})`);
+    throw new Error(
+      `Postgres at ${shown} refused the connection: ${err.message} (DATABASE_URL=${redact(databaseUrl)})`,
+    );
   }
   if (!isLocal(databaseUrl)) {
     throw new Error(
@@ -145,7 +147,9 @@ async function ensurePostgres(databaseUrl, options = {}) {
       return;
     }
   }
-  throw new Error(`Started Postgres ${version}/${cluster.name} but ${shown} still does not accept connections: ${err.message}`);
+  throw new Error(
+    `Started Postgres ${version}/${cluster.name} but ${shown} still does not accept connections: ${err.message}`,
+  );
 }
 
 async function withAdminClient(databaseUrl, fn) {

@@ -28,8 +28,10 @@ function supervise(name, start, log, options = {}) {
       const ranMs = Date.now() - startedAt;
       delayMs = ranMs >= stableMs || delayMs === 0 ? initialDelayMs : Math.min(delayMs * 2, maxDelayMs);
       restarts += 1;
-      log(`${name} exited unexpectedly (${describeExit(info)}) after ${(ranMs / 1000).toFixed(1)} s; ` +
-        `restarting it in ${(delayMs / 1000).toFixed(delayMs < 1000 ? 2 : 0)} s (restart ${restarts})`);
+      log(
+        `${name} exited unexpectedly (${describeExit(info)}) after ${(ranMs / 1000).toFixed(1)} s; ` +
+          `restarting it in ${(delayMs / 1000).toFixed(delayMs < 1000 ? 2 : 0)} s (restart ${restarts})`,
+      );
       timer = setTimeout(() => {
         timer = undefined;
         if (!stopped) launch();

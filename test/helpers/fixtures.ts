@@ -41,7 +41,13 @@ export function withWrongCheckDigit(taxId: string): string {
   return taxId.slice(0, -1) + String((last + 1) % 10);
 }
 
-export const address = () => ({ addressLine1: 'Av. Paulista, 1000', city: 'São Paulo', state: 'SP', country: 'BR', postalCode: '01310-100' });
+export const address = () => ({
+  addressLine1: 'Av. Paulista, 1000',
+  city: 'São Paulo',
+  state: 'SP',
+  country: 'BR',
+  postalCode: '01310-100',
+});
 
 export interface AccountBodyOptions {
   assets?: Array<AssetCode | { code: AssetCode; isVirtual: boolean }>;
@@ -51,7 +57,9 @@ export interface AccountBodyOptions {
 
 /** A valid POST /api/accounts body; assets default to BRL and USD, not virtual. */
 export function accountBody(opts: AccountBodyOptions = {}) {
-  const assets = (opts.assets ?? ['BRL', 'USD']).map((a) => (typeof a === 'string' ? { code: a, isVirtual: false } : a));
+  const assets = (opts.assets ?? ['BRL', 'USD']).map((a) =>
+    typeof a === 'string' ? { code: a, isVirtual: false } : a,
+  );
   return {
     assets,
     owner: {
@@ -75,7 +83,11 @@ export const uboBody = (overrides: Record<string, unknown> = {}) => ({
 });
 
 /** A small document body; `content` is base64 of a few bytes unless given. */
-export const documentBody = (documentType: string, uboId?: string, content = Buffer.from('%PDF-1.4 test document').toString('base64')) => ({
+export const documentBody = (
+  documentType: string,
+  uboId?: string,
+  content = Buffer.from('%PDF-1.4 test document').toString('base64'),
+) => ({
   documentType,
   ...(uboId ? { uboId } : {}),
   fileName: `${documentType.toLowerCase()}.pdf`,
@@ -91,12 +103,24 @@ async function expectStatus<T>(req: Promise<{ status: number; body: T }>, status
 
 export async function createAccount(customer: TestCustomer, opts: AccountBodyOptions = {}): Promise<AccountView> {
   const { http } = await stack();
-  return expectStatus(http.post('/api/accounts').set(customer.auth).set(idem()).send(accountBody(opts)), 201, 'create account');
+  return expectStatus(
+    http.post('/api/accounts').set(customer.auth).set(idem()).send(accountBody(opts)),
+    201,
+    'create account',
+  );
 }
 
-export async function addUbo(customer: TestCustomer, accountId: string, overrides: Record<string, unknown> = {}): Promise<UboView> {
+export async function addUbo(
+  customer: TestCustomer,
+  accountId: string,
+  overrides: Record<string, unknown> = {},
+): Promise<UboView> {
   const { http } = await stack();
-  return expectStatus(http.post(`/api/accounts/${accountId}/ubos`).set(customer.auth).set(idem()).send(uboBody(overrides)), 201, 'add UBO');
+  return expectStatus(
+    http.post(`/api/accounts/${accountId}/ubos`).set(customer.auth).set(idem()).send(uboBody(overrides)),
+    201,
+    'add UBO',
+  );
 }
 
 /** Uploads one document for everything the account currently has due or in errors. */
@@ -105,7 +129,11 @@ export async function uploadAllDocuments(customer: TestCustomer, accountId: stri
   const account = await getAccount(customer, accountId);
   for (const r of [...account.requirements.currentlyDue, ...account.requirements.errors]) {
     await expectStatus(
-      http.post(`/api/accounts/${accountId}/documents`).set(customer.auth).set(idem()).send(documentBody(r.documentType, r.uboId ?? undefined)),
+      http
+        .post(`/api/accounts/${accountId}/documents`)
+        .set(customer.auth)
+        .set(idem())
+        .send(documentBody(r.documentType, r.uboId ?? undefined)),
       201,
       `upload ${r.documentType}`,
     );
@@ -119,13 +147,26 @@ export async function getAccount(customer: TestCustomer, accountId: string): Pro
 
 export async function submitReview(customer: TestCustomer, accountId: string): Promise<AccountView> {
   const { http } = await stack();
-  return expectStatus(http.post(`/api/accounts/${accountId}/review`).set(customer.auth).set(idem()), 202, 'submit review');
+  return expectStatus(
+    http.post(`/api/accounts/${accountId}/review`).set(customer.auth).set(idem()),
+    202,
+    'submit review',
+  );
 }
 
-export async function sandboxDecide(customer: TestCustomer, accountId: string, decision: 'APPROVE' | 'REJECT', reason?: string): Promise<AccountView> {
+export async function sandboxDecide(
+  customer: TestCustomer,
+  accountId: string,
+  decision: 'APPROVE' | 'REJECT',
+  reason?: string,
+): Promise<AccountView> {
   const { http } = await stack();
   const body = reason === undefined ? { decision } : { decision, reason };
-  return expectStatus(http.post(`/api/sandbox/accounts/${accountId}/review`).set(customer.auth).set(idem()).send(body), 200, `sandbox ${decision}`);
+  return expectStatus(
+    http.post(`/api/sandbox/accounts/${accountId}/review`).set(customer.auth).set(idem()).send(body),
+    200,
+    `sandbox ${decision}`,
+  );
 }
 
 /**
@@ -142,5 +183,8 @@ export async function activeAccount(
   await uploadAllDocuments(customer, created.id);
   await submitReview(customer, created.id);
   await sandboxDecide(customer, created.id, 'APPROVE');
-  return eventually(() => getAccount(customer, created.id), (a) => a.currentState.status === 'ACTIVE');
+  return eventually(
+    () => getAccount(customer, created.id),
+    (a) => a.currentState.status === 'ACTIVE',
+  );
 }

@@ -12,24 +12,105 @@ const nested = (depth: number, asArray: boolean): unknown => {
 };
 
 const HOSTILE_STRINGS = [
-  '\u0000', 'a\u0000b', '\ud800', 'x\udfff', '\udc00\ud800', 'ok\ud83d', '💥 ünïcødé', '', ' ', '\t\n',
-  'x'.repeat(5_000), 'y'.repeat(70_000),
-  '-1', '0', '-0', '1e400', '1E5', '0x10', '9'.repeat(16), '9'.repeat(40), `${'9'.repeat(33)}.123456`, '0.0000001',
-  '999999999999999.99', '1000000000000000.00', `-${'9'.repeat(20)}`, '00000000000000000000000000000001.00', 'NaN', 'Infinity', 'null', 'true',
-  'not-a-uuid', '00000000-0000-0000-0000-000000000000', 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF', `${randomUUID()}x`,
-  '0000-01-01', '9999-12-31', '1899-12-31', '2020-02-30', '+275760-09-13', '-000001-01-01T00:00:00Z', '2026-01-01T00:00:00Z',
-  'createdAt[gt]=0000-01-01T00:00:00Z', 'createdAt[gte]=9999-12-31T23:59:59-15:00', 'createdAt[lt]=2026-01-01T00:00:00.1234567Z',
-  'createdAt[eq]=2026-13-01T00:00:00Z', 'createdAt[in]=1|2', `${'and('.repeat(40)}a[eq]=1${')'.repeat(40)}`, `tags.key[in]=${'a|'.repeat(300)}a`,
-  'owner.legalName[eq]=\u0000', 'tags.value[eq]=\ud800', 'a[eq]="', '__proto__[eq]=1', 'constructor[eq]=1', `tags.value[eq]=${'x'.repeat(4000)}`,
-  'account.id[eq]=ZZZ', 'currentState.status[gt]=x', 'sourceAmount.asset[in]=USD|BRL', 'or(a[eq]=1,b[eq]=2)', ';;;', 'x[eq]=1;',
-  'abc.def', 'a'.repeat(2000), `${Buffer.from('{"t":"99999-01-01T00:00:00Z","i":"x","o":"ASC"}').toString('base64url')}.sig`,
-  '%00', '%E0%A4%A', '../../etc/passwd', '<script>alert(1)</script>', "' OR 1=1 --", '{{7*7}}', '${jndi:ldap://x}',
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  'x\udfff',
+  '\udc00\ud800',
+  'ok\ud83d',
+  '💥 ünïcødé',
+  '',
+  ' ',
+  '\t\n',
+  'x'.repeat(5_000),
+  'y'.repeat(70_000),
+  '-1',
+  '0',
+  '-0',
+  '1e400',
+  '1E5',
+  '0x10',
+  '9'.repeat(16),
+  '9'.repeat(40),
+  `${'9'.repeat(33)}.123456`,
+  '0.0000001',
+  '999999999999999.99',
+  '1000000000000000.00',
+  `-${'9'.repeat(20)}`,
+  '00000000000000000000000000000001.00',
+  'NaN',
+  'Infinity',
+  'null',
+  'true',
+  'not-a-uuid',
+  '00000000-0000-0000-0000-000000000000',
+  'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF',
+  `${randomUUID()}x`,
+  '0000-01-01',
+  '9999-12-31',
+  '1899-12-31',
+  '2020-02-30',
+  '+275760-09-13',
+  '-000001-01-01T00:00:00Z',
+  '2026-01-01T00:00:00Z',
+  'createdAt[gt]=0000-01-01T00:00:00Z',
+  'createdAt[gte]=9999-12-31T23:59:59-15:00',
+  'createdAt[lt]=2026-01-01T00:00:00.1234567Z',
+  'createdAt[eq]=2026-13-01T00:00:00Z',
+  'createdAt[in]=1|2',
+  `${'and('.repeat(40)}a[eq]=1${')'.repeat(40)}`,
+  `tags.key[in]=${'a|'.repeat(300)}a`,
+  'owner.legalName[eq]=\u0000',
+  'tags.value[eq]=\ud800',
+  'a[eq]="',
+  '__proto__[eq]=1',
+  'constructor[eq]=1',
+  `tags.value[eq]=${'x'.repeat(4000)}`,
+  'account.id[eq]=ZZZ',
+  'currentState.status[gt]=x',
+  'sourceAmount.asset[in]=USD|BRL',
+  'or(a[eq]=1,b[eq]=2)',
+  ';;;',
+  'x[eq]=1;',
+  'abc.def',
+  'a'.repeat(2000),
+  `${Buffer.from('{"t":"99999-01-01T00:00:00Z","i":"x","o":"ASC"}').toString('base64url')}.sig`,
+  '%00',
+  '%E0%A4%A',
+  '../../etc/passwd',
+  '<script>alert(1)</script>',
+  "' OR 1=1 --",
+  '{{7*7}}',
+  '${jndi:ldap://x}',
 ];
 
 const HOSTILE_OTHERS: unknown[] = [
-  -1, 0, 1, 1.5, -0.000001, 1e308, -1e308, 2 ** 53 + 1, Number.MAX_SAFE_INTEGER, true, false, null, [], {}, [[[[]]]],
-  { a: { b: { c: {} } } }, nested(60, false), nested(60, true), Array.from({ length: 1000 }, () => 'a'), ['\u0000'], { '\u0000': 1 }, { '\ud800': 'x' },
-  { value: '9'.repeat(40), asset: 'USD' }, { value: '1.00', asset: 'XXX' }, { $ref: '#/x' }, { __proto__: { polluted: true } },
+  -1,
+  0,
+  1,
+  1.5,
+  -0.000001,
+  1e308,
+  -1e308,
+  2 ** 53 + 1,
+  Number.MAX_SAFE_INTEGER,
+  true,
+  false,
+  null,
+  [],
+  {},
+  [[[[]]]],
+  { a: { b: { c: {} } } },
+  nested(60, false),
+  nested(60, true),
+  Array.from({ length: 1000 }, () => 'a'),
+  ['\u0000'],
+  { '\u0000': 1 },
+  { '\ud800': 'x' },
+  { value: '9'.repeat(40), asset: 'USD' },
+  { value: '1.00', asset: 'XXX' },
+  { $ref: '#/x' },
+  { __proto__: { polluted: true } },
 ];
 
 export const hostile: fc.Arbitrary<unknown> = fc.oneof(
@@ -43,7 +124,8 @@ export const hostile: fc.Arbitrary<unknown> = fc.oneof(
 
 export type Location = { in: 'path' | 'query' | 'header'; name: string } | { in: 'body'; pointer: string[] };
 
-export const asText = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value) ?? String(value));
+export const asText = (value: unknown): string =>
+  typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
 // Node refuses to send a header holding control characters; such values are the other locations' job.
 export const sendableHeader = (s: string) => /^[\t\x20-\x7e]*$/.test(s);
 
@@ -56,7 +138,9 @@ export function percentEncode(text: string): string {
   for (const ch of text) {
     const unit = ch.charCodeAt(0);
     if (ch.length === 1 && unit >= 0xd800 && unit <= 0xdfff) {
-      out += [0xe0 | (unit >> 12), 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f)].map((b) => `%${b.toString(16).toUpperCase()}`).join('');
+      out += [0xe0 | (unit >> 12), 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f)]
+        .map((b) => `%${b.toString(16).toUpperCase()}`)
+        .join('');
     } else {
       out += encodeURIComponent(ch);
     }
@@ -92,9 +176,10 @@ export function expectDocumentedAnswer(res: Response, what: string): void {
   if (res.status !== 431) expect(res.headers['x-service-version'], `${what}: X-Service-Version`).to.be.a('string');
   if (res.status >= 400) {
     expect(res.body, `${what}: error body ${body}`).to.be.an('object');
-    expect(res.body.code, `${what}: code in ${body}`).to.be.a('string').and.match(/^[A-Z][A-Z_]*$/);
+    expect(res.body.code, `${what}: code in ${body}`)
+      .to.be.a('string')
+      .and.match(/^[A-Z][A-Z_]*$/);
     expect(res.body.message, `${what}: message in ${body}`).to.be.a('string').and.not.equal('');
     expect(res.body.details, `${what}: details in ${body}`).to.be.an('object').and.not.an('array');
   }
 }
-

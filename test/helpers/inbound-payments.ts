@@ -26,7 +26,12 @@ export interface Deposit {
 }
 
 /** A BRL→BRL deposit of `value` by PIX; `windows` shortens its deposit and replay windows (seconds). */
-export async function openDeposit(c: TestCustomer, accountId: string, value: string, windows?: Windows): Promise<Deposit> {
+export async function openDeposit(
+  c: TestCustomer,
+  accountId: string,
+  value: string,
+  windows?: Windows,
+): Promise<Deposit> {
   const { services, config } = await stack();
   const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: value });
   const short = windows && { ...config, depositWindowSeconds: windows.deposit, replayWindowSeconds: windows.replay };
@@ -37,9 +42,16 @@ export async function openDeposit(c: TestCustomer, accountId: string, value: str
 
 export async function pay(c: TestCustomer, operationId: string, value: string, opts: PayOptions = {}) {
   const { http } = await stack();
-  const body = { amount: { value, asset: opts.asset ?? 'BRL' }, ...(opts.endToEndId ? { endToEndId: opts.endToEndId } : {}) };
+  const body = {
+    amount: { value, asset: opts.asset ?? 'BRL' },
+    ...(opts.endToEndId ? { endToEndId: opts.endToEndId } : {}),
+  };
   const path = `/api/sandbox/operations/${operationId}/inbound-payment`;
-  return http.post(path).set(c.auth).set('X-Idempotency-Key', opts.key ?? randomUUID()).send(body);
+  return http
+    .post(path)
+    .set(c.auth)
+    .set('X-Idempotency-Key', opts.key ?? randomUUID())
+    .send(body);
 }
 
 export async function paymentsOf(c: TestCustomer, filters: string) {
@@ -48,4 +60,3 @@ export async function paymentsOf(c: TestCustomer, filters: string) {
   expect(res.status, JSON.stringify(res.body)).to.equal(200);
   return res.body.data as PaymentView[];
 }
-

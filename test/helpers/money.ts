@@ -16,7 +16,11 @@ export async function getOp(c: TestCustomer, id: string) {
 }
 
 export const untilStatus = (c: TestCustomer, id: string, status: string, timeoutMs = 20000) =>
-  eventually(() => getOp(c, id), (op) => op.currentState?.status === status, timeoutMs);
+  eventually(
+    () => getOp(c, id),
+    (op) => op.currentState?.status === status,
+    timeoutMs,
+  );
 
 /**
  * Funds an account the way money really arrives: a deposit paid through a rail and reconciled. Stablecoins
@@ -27,9 +31,17 @@ export async function fund(c: TestCustomer, accountId: string, asset: string, va
   const crypto = ['USDC', 'USDT', 'EURC', 'BRLT'].includes(asset);
   const paidIn = crypto || asset === 'BRL' ? asset : 'BRL';
   const q = await quote(c, { accountId, sourceAsset: paidIn, targetAsset: asset, targetAmount: value });
-  const dep = await http.post('/api/operations/deposit').set(c.auth).set(idem()).send({ accountId, quoteId: q.id, fundingInstruction: { rail: crypto ? 'CRYPTO' : 'PIX_KEY' } });
+  const dep = await http
+    .post('/api/operations/deposit')
+    .set(c.auth)
+    .set(idem())
+    .send({ accountId, quoteId: q.id, fundingInstruction: { rail: crypto ? 'CRYPTO' : 'PIX_KEY' } });
   if (dep.status !== 201) throw new Error(`deposit failed: ${dep.status} ${JSON.stringify(dep.body)}`);
-  const paid = await http.post(`/api/sandbox/operations/${dep.body.id}/inbound-payment`).set(c.auth).set(idem()).send({ amount: { value: q.sourceAmount.value, asset: q.sourceAmount.asset } });
+  const paid = await http
+    .post(`/api/sandbox/operations/${dep.body.id}/inbound-payment`)
+    .set(c.auth)
+    .set(idem())
+    .send({ amount: { value: q.sourceAmount.value, asset: q.sourceAmount.asset } });
   if (paid.status !== 200) throw new Error(`inbound payment failed: ${paid.status} ${JSON.stringify(paid.body)}`);
   await untilStatus(c, dep.body.id, 'COMPLETED');
 }
@@ -49,7 +61,9 @@ export async function balance(c: TestCustomer, accountId: string, asset: string)
 export async function assertLedgerBalanced() {
   const { services } = await stack();
   const em = systemEm(services.orm);
-  const unbalanced = await em.execute(`select asset, sum(amount)::text as s from ledger_entries group by asset having sum(amount) <> 0`);
+  const unbalanced = await em.execute(
+    `select asset, sum(amount)::text as s from ledger_entries group by asset having sum(amount) <> 0`,
+  );
   expect(unbalanced, 'entries per asset sum to zero').to.deep.equal([]);
   const drift = await em.execute(`
     select b.account_id, b.asset from balances b

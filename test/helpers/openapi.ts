@@ -10,13 +10,20 @@ export interface OpenApiOperation {
   path: string;
   parameters: Array<{ name: string; in: 'path' | 'query' | 'header'; required?: boolean; schema: Schema }>;
   requestBody?: { required?: boolean; content: Record<string, { schema: Schema }> };
-  responses: Record<string, { description?: string; headers?: Record<string, unknown>; content?: Record<string, { schema: Schema }> }>;
+  responses: Record<
+    string,
+    { description?: string; headers?: Record<string, unknown>; content?: Record<string, { schema: Schema }> }
+  >;
   security?: unknown[];
 }
 
 export interface OpenApiDocument {
   paths: Record<string, Record<string, Omit<OpenApiOperation, 'method' | 'path'>>>;
-  components: { schemas: Record<string, Schema>; responses?: Record<string, unknown>; headers?: Record<string, unknown> };
+  components: {
+    schemas: Record<string, Schema>;
+    responses?: Record<string, unknown>;
+    headers?: Record<string, unknown>;
+  };
 }
 
 /** Follows local `$ref`s (`#/components/...`) until a real object is reached. */
@@ -24,7 +31,10 @@ export function deref<T>(doc: OpenApiDocument, node: T): T {
   let current = node as unknown as Record<string, unknown>;
   for (let i = 0; i < 10 && current && typeof current.$ref === 'string'; i++) {
     const parts = (current.$ref as string).replace(/^#\//, '').split('/');
-    current = parts.reduce<Record<string, unknown>>((n, p) => n[p] as Record<string, unknown>, doc as unknown as Record<string, unknown>);
+    current = parts.reduce<Record<string, unknown>>(
+      (n, p) => n[p] as Record<string, unknown>,
+      doc as unknown as Record<string, unknown>,
+    );
   }
   return current as unknown as T;
 }
@@ -57,7 +67,9 @@ export function sampleOf(doc: OpenApiDocument, input: Schema, name = ''): unknow
       return out;
     }
     case 'array':
-      return Array.from({ length: Math.max(1, Number(schema.minItems ?? 1)) }, () => sampleOf(doc, (schema.items ?? {}) as Schema, name));
+      return Array.from({ length: Math.max(1, Number(schema.minItems ?? 1)) }, () =>
+        sampleOf(doc, (schema.items ?? {}) as Schema, name),
+      );
     case 'integer':
     case 'number':
       return Number(schema.minimum ?? 1);

@@ -6,7 +6,6 @@ import http from 'node:http';
 import path from 'node:path';
 import { eventually, stack } from './stack';
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const { freePort } = require('../../scripts/lib/temporal-binary') as { freePort: () => Promise<number> };
 const { WORKER_NODE_ARGS } = require('../../scripts/lib/worker-node-args') as { WORKER_NODE_ARGS: string[] };
 export { freePort };
@@ -34,7 +33,12 @@ export interface ApiProc extends Proc {
 const procs: Proc[] = [];
 
 /** `node --import tsx <entry>` with the test run's environment plus `env`; killAll() ends it if the test does not. */
-export function spawnEntry(name: string, entry: string, env: Record<string, string> = {}, nodeArgs: string[] = []): Proc {
+export function spawnEntry(
+  name: string,
+  entry: string,
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Proc {
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], {
     cwd: ROOT,
     detached: true,
@@ -48,7 +52,13 @@ export function spawnEntry(name: string, entry: string, env: Record<string, stri
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const proc: Proc = { name, child, output: () => out, alive: () => child.exitCode === null && child.signalCode === null, exited };
+  const proc: Proc = {
+    name,
+    child,
+    output: () => out,
+    alive: () => child.exitCode === null && child.signalCode === null,
+    exited,
+  };
   procs.push(proc);
   return proc;
 }
@@ -89,22 +99,36 @@ export const webhookQueueOf = (taskQueue: string) => `${taskQueue}-webhooks`;
  * A worker process on `taskQueue` and its webhook queue (webhookQueueOf); resolves once Temporal sees `pollers`
  * distinct pollers on the main queue (this one included; 0: at once, without waiting).
  */
-export async function spawnWorker(name: string, taskQueue: string, { pollers = 1, env = {} }: { pollers?: number; env?: Record<string, string> } = {}): Promise<Proc> {
+export async function spawnWorker(
+  name: string,
+  taskQueue: string,
+  { pollers = 1, env = {} }: { pollers?: number; env?: Record<string, string> } = {},
+): Promise<Proc> {
   // With the worker's production flags (scripts/lib/worker-node-args.js).
   const queues = { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_WEBHOOK_TASK_QUEUE: webhookQueueOf(taskQueue) };
   const proc = spawnEntry(name, 'worker/main.ts', { ...queues, ...env }, WORKER_NODE_ARGS);
-  if (pollers > 0) await waitForPollers(taskQueue, pollers, () => (proc.alive() ? undefined : `${name} exited early: ${proc.output()}`));
+  if (pollers > 0)
+    await waitForPollers(taskQueue, pollers, () =>
+      proc.alive() ? undefined : `${name} exited early: ${proc.output()}`,
+    );
   return proc;
 }
 
 /** Until Temporal sees `n` distinct pollers on the task queue; fails at once when `abort` gives a reason. */
-export async function waitForPollers(taskQueue: string, n: number, abort: () => string | undefined = () => undefined): Promise<void> {
+export async function waitForPollers(
+  taskQueue: string,
+  n: number,
+  abort: () => string | undefined = () => undefined,
+): Promise<void> {
   const { services, config } = await stack();
   await eventually(
     async () => {
       const reason = abort();
       if (reason) throw new Error(reason);
-      const res = await services.temporal.workflowService.describeTaskQueue({ namespace: config.temporalNamespace, taskQueue: { name: taskQueue } });
+      const res = await services.temporal.workflowService.describeTaskQueue({
+        namespace: config.temporalNamespace,
+        taskQueue: { name: taskQueue },
+      });
       return new Set((res.pollers ?? []).map((p) => p.identity)).size;
     },
     (count) => count >= n,
@@ -136,7 +160,10 @@ export async function kill(proc: Proc): Promise<void> {
 export async function exitWithin(proc: Proc, ms = 10000): Promise<Exit> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${proc.name} did not exit within ${ms} ms; output:\n${proc.output()}`)), ms);
+    timer = setTimeout(
+      () => reject(new Error(`${proc.name} did not exit within ${ms} ms; output:\n${proc.output()}`)),
+      ms,
+    );
   });
   try {
     return await Promise.race([proc.exited, timeout]);

@@ -10,7 +10,11 @@ export interface Listening {
   close(): Promise<void>;
 }
 
-const DEFAULT_TIMEOUTS: HttpTimeouts = { httpHeadersTimeoutMs: 10_000, httpRequestTimeoutMs: 30_000, httpKeepAliveTimeoutMs: 5_000 };
+const DEFAULT_TIMEOUTS: HttpTimeouts = {
+  httpHeadersTimeoutMs: 10_000,
+  httpRequestTimeoutMs: 30_000,
+  httpKeepAliveTimeoutMs: 5_000,
+};
 
 /** The app behind the same HTTP server `api/main.ts` runs, on a free loopback port. */
 export async function listen(app: Koa, timeouts: Partial<HttpTimeouts> = {}): Promise<Listening> {

@@ -75,7 +75,13 @@ async function build(): Promise<Stack> {
   const workflowsPath = require.resolve('../../workflows');
   const workflowBundle = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
   const namespace = config.temporalNamespace;
-  const worker = await Worker.create({ connection, namespace, taskQueue: config.taskQueue, workflowBundle, activities });
+  const worker = await Worker.create({
+    connection,
+    namespace,
+    taskQueue: config.taskQueue,
+    workflowBundle,
+    activities,
+  });
   const webhookWorker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,
@@ -107,7 +113,8 @@ async function build(): Promise<Stack> {
  * COMMIT that recorded it, so a test that looks right after an answer waits for it (not found until then).
  */
 export function untilStarted(handle: WorkflowHandle): Promise<WorkflowExecutionDescription> {
-  const describe = () => handle.describe().catch((err: unknown) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err)));
+  const describe = () =>
+    handle.describe().catch((err: unknown) => (err instanceof WorkflowNotFoundError ? undefined : Promise.reject(err)));
   return eventually(describe, (d) => d !== undefined, 10000, 20) as Promise<WorkflowExecutionDescription>;
 }
 
@@ -150,7 +157,9 @@ export interface TestCustomer {
 export async function newCustomer(name = 'Acme Ltda'): Promise<TestCustomer> {
   const s = await stack();
   const created = await createCustomer(s.services.orm, name);
-  const res = await s.http.post('/api/oauth/client/token').send({ clientId: created.clientId, clientSecret: created.clientSecret });
+  const res = await s.http
+    .post('/api/oauth/client/token')
+    .send({ clientId: created.clientId, clientSecret: created.clientSecret });
   if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${JSON.stringify(res.body)}`);
   return { ...created, token: res.body.accessToken, auth: { Authorization: `Bearer ${res.body.accessToken}` } };
 }
@@ -158,7 +167,12 @@ export async function newCustomer(name = 'Acme Ltda'): Promise<TestCustomer> {
 export const idem = () => ({ 'X-Idempotency-Key': randomUUID() });
 
 /** Polls until `fn` returns a value that satisfies `ok`, or fails with the last value seen. */
-export async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20000, stepMs = 100): Promise<T> {
+export async function eventually<T>(
+  fn: () => Promise<T>,
+  ok: (v: T) => boolean,
+  timeoutMs = 20000,
+  stepMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: T;
   do {

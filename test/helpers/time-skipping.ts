@@ -31,18 +31,25 @@ export interface TimeSkipping {
 export async function startTimeSkipping(hook: Context, suite: string): Promise<TimeSkipping> {
   const serverPath = process.env.TEMPORAL_TEST_SERVER_PATH;
   if (!serverPath) {
-    process.stderr.write(`${suite}: skipped, TEMPORAL_TEST_SERVER_PATH is not set (\`npm test\` sets it to the time-skipping test server)\n`);
+    process.stderr.write(
+      `${suite}: skipped, TEMPORAL_TEST_SERVER_PATH is not set (\`npm test\` sets it to the time-skipping test server)\n`,
+    );
     hook.skip();
   }
   // The stack installs the SDK runtime (with its logger): it must exist before the test environment's.
   await stack();
-  const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: serverPath! } } });
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: { type: 'existing-path', path: serverPath! } },
+  });
   // The test server rejects starts carrying unregistered search attributes; register ours as npm test does.
   await env.connection.operatorService.addSearchAttributes({
     namespace: env.namespace ?? 'default',
     searchAttributes: Object.fromEntries(Object.keys(SEARCH_ATTRIBUTES).map((name) => [name, INDEXED_VALUE_KEYWORD])),
   });
-  const bundle: WorkflowBundleWithSourceMap = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
+  const bundle: WorkflowBundleWithSourceMap = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../../workflows'),
+    logger: new DefaultLogger('WARN'),
+  });
   return {
     env,
     async withWorker(ctx, fn) {

@@ -9,7 +9,14 @@ import { systemEm, tenantEm } from '../../db/orm';
 import { DomainEventSchema } from '../../db/entities';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
 import {
-  activeAccount, addUbo, createAccount, documentBody, getAccount, sandboxDecide, submitReview, uploadAllDocuments,
+  activeAccount,
+  addUbo,
+  createAccount,
+  documentBody,
+  getAccount,
+  sandboxDecide,
+  submitReview,
+  uploadAllDocuments,
 } from '../helpers/fixtures';
 
 describe('account review', () => {
@@ -50,7 +57,11 @@ describe('account review', () => {
     const again = await review(a.id);
     expect([again.status, again.body.code]).to.deep.equal([409, 'INVALID_STATE']);
     const { http } = await stack();
-    const late = await http.post(`/api/accounts/${a.id}/ubos`).set(c.auth).set(idem()).send({ name: 'X', taxId: { value: '11144477735', type: 'CPF' }, address: a.owner.address });
+    const late = await http
+      .post(`/api/accounts/${a.id}/ubos`)
+      .set(c.auth)
+      .set(idem())
+      .send({ name: 'X', taxId: { value: '11144477735', type: 'CPF' }, address: a.owner.address });
     expect([late.status, late.body.code]).to.deep.equal([409, 'INVALID_STATE']);
 
     const decided = await sandboxDecide(c, a.id, 'APPROVE');
@@ -62,17 +73,30 @@ describe('account review', () => {
     expect(decided.requirements.pendingVerification).to.deep.equal([]);
 
     const { services } = await stack();
-    const events = await systemEm(services.orm).find(DomainEventSchema, { resourceId: a.id }, { orderBy: { dedupeKey: 'asc' } });
+    const events = await systemEm(services.orm).find(
+      DomainEventSchema,
+      { resourceId: a.id },
+      { orderBy: { dedupeKey: 'asc' } },
+    );
     expect(events.map((e) => [e.type, e.resourceType, e.dedupeKey])).to.deep.equal([
       ['ASSET_ACTIVATED', 'ASSET', `${a.id}:BRL:ASSET_ACTIVATED`],
       ['ASSET_ACTIVATED', 'ASSET', `${a.id}:USDC:ASSET_ACTIVATED`],
     ]);
-    expect(events[0].payload).to.deep.include({ customerId: c.customerId, accountId: a.id, asset: 'BRL', status: 'ACTIVE' });
+    expect(events[0].payload).to.deep.include({
+      customerId: c.customerId,
+      accountId: a.id,
+      asset: 'BRL',
+      status: 'ACTIVE',
+    });
     expect(events[0].customerId).to.equal(c.customerId);
 
     const afterActive = await review(a.id);
     expect([afterActive.status, afterActive.body.code]).to.deep.equal([409, 'INVALID_STATE']);
-    const redecide = await http.post(`/api/sandbox/accounts/${a.id}/review`).set(c.auth).set(idem()).send({ decision: 'REJECT' });
+    const redecide = await http
+      .post(`/api/sandbox/accounts/${a.id}/review`)
+      .set(c.auth)
+      .set(idem())
+      .send({ decision: 'REJECT' });
     expect([redecide.status, redecide.body.code]).to.deep.equal([409, 'INVALID_STATE']);
   });
 
@@ -88,7 +112,8 @@ describe('account review', () => {
     });
     expect(rejected.owner.ubos[0].currentState.status).to.equal('REJECTED');
     expect(rejected.requirements.errors).to.have.length(3);
-    for (const e of rejected.requirements.errors) expect(e.reason).to.include({ message: 'proof of address is older than 90 days' });
+    for (const e of rejected.requirements.errors)
+      expect(e.reason).to.include({ message: 'proof of address is older than 90 days' });
     expect(rejected.assets.map((x) => x.status)).to.deep.equal(['ONBOARDING', 'ONBOARDING']);
 
     const blocked = await review(a.id);
@@ -102,14 +127,23 @@ describe('account review', () => {
     const approved = await sandboxDecide(c, a.id, 'APPROVE');
     expect(approved.currentState.status).to.equal('ACTIVE');
     expect(approved.owner.ubos.map((u) => [u.id, u.currentState.status])).to.deep.equal([[ubo.id, 'VERIFIED']]);
-    expect(approved.states.map((s) => s.status)).to.deep.equal(['ACTION_REQUIRED', 'UNDER_REVIEW', 'ACTION_REQUIRED', 'UNDER_REVIEW', 'ACTIVE']);
+    expect(approved.states.map((s) => s.status)).to.deep.equal([
+      'ACTION_REQUIRED',
+      'UNDER_REVIEW',
+      'ACTION_REQUIRED',
+      'UNDER_REVIEW',
+      'ACTIVE',
+    ]);
     const { services } = await stack();
     // The activity's COMMIT makes the account ACTIVE; the workflow closes a moment after it.
     const handle = services.temporal.workflow.getHandle(`account-review-${a.id}-2`);
-    await eventually(async () => (await handle.describe()).status.name, (status) => status === 'COMPLETED');
+    await eventually(
+      async () => (await handle.describe()).status.name,
+      (status) => status === 'COMPLETED',
+    );
   });
 
-  it('approves through the service the CLI uses, in the account owner\'s scope', async () => {
+  it("approves through the service the CLI uses, in the account owner's scope", async () => {
     const a = await createAccount(c);
     await uploadAllDocuments(c, a.id);
     await submitReview(c, a.id);
@@ -117,7 +151,9 @@ describe('account review', () => {
     const view = await decideAccountReview(services, tenantEm(services.orm, c.customerId), a.id, 'APPROVE');
     expect(view.currentState.status).to.equal('ACTIVE');
     const other = await newCustomer('Stranger Ltda');
-    const err = await decideAccountReview(services, tenantEm(services.orm, other.customerId), a.id, 'APPROVE').catch((e) => e);
+    const err = await decideAccountReview(services, tenantEm(services.orm, other.customerId), a.id, 'APPROVE').catch(
+      (e) => e,
+    );
     expect(err.code).to.equal('NOT_FOUND');
   });
 
@@ -145,7 +181,10 @@ describe('account review', () => {
     const a = await activeAccount(c, ['EUR'], { withUbo: true });
     expect(a.currentState.status).to.equal('ACTIVE');
     expect(a.assets).to.deep.equal([{ asset: 'EUR', allowsVirtualAccounts: false, status: 'ACTIVE' }]);
-    const seen = await eventually(() => getAccount(c, a.id), (x) => x.owner.ubos.every((u) => u.currentState.status === 'VERIFIED'));
+    const seen = await eventually(
+      () => getAccount(c, a.id),
+      (x) => x.owner.ubos.every((u) => u.currentState.status === 'VERIFIED'),
+    );
     expect(seen.owner.ubos).to.have.length(1);
   });
 
@@ -153,7 +192,11 @@ describe('account review', () => {
     const { services } = await stack();
     const a = await createAccount(c);
     const prod = supertest(createApp({ ...services, config: { ...services.config, sandbox: false } }).callback());
-    const res = await prod.post(`/api/sandbox/accounts/${a.id}/review`).set(c.auth).set(idem()).send({ decision: 'APPROVE' });
+    const res = await prod
+      .post(`/api/sandbox/accounts/${a.id}/review`)
+      .set(c.auth)
+      .set(idem())
+      .send({ decision: 'APPROVE' });
     expect(res.status).to.equal(404);
     expect((await getAccount(c, a.id)).currentState.status).to.equal('ACTION_REQUIRED');
   });

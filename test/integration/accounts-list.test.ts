@@ -15,7 +15,9 @@ describe('GET /api/accounts', () => {
   let all: AccountView[]; // newest first, as the default DESCENDING list returns them
   const NAMES = ['Alpha', 'Beta', 'Gamma'];
 
-  async function list(query: Record<string, string | number>): Promise<{ status: number; body: ListBody & { code?: string } }> {
+  async function list(
+    query: Record<string, string | number>,
+  ): Promise<{ status: number; body: ListBody & { code?: string } }> {
     const { http } = await stack();
     return http.get('/api/accounts').query(query).set(c.auth);
   }
@@ -29,8 +31,10 @@ describe('GET /api/accounts', () => {
     for (let i = 0; i < 25; i++) created.push(await createAccount(c, { legalName: NAMES[i % 3] }));
     const em = tenantEm(services.orm, c.customerId);
     // Every 5th account is tagged team=ops (propagating), every 5th+1 team=risk.
-    for (let i = 0; i < 25; i += 5) await tagAccount(em.fork(), created[i].id, { key: 'team', value: 'ops', propagate: true });
-    for (let i = 1; i < 25; i += 5) await tagAccount(em.fork(), created[i].id, { key: 'team', value: 'risk', propagate: false });
+    for (let i = 0; i < 25; i += 5)
+      await tagAccount(em.fork(), created[i].id, { key: 'team', value: 'ops', propagate: true });
+    for (let i = 1; i < 25; i += 5)
+      await tagAccount(em.fork(), created[i].id, { key: 'team', value: 'risk', propagate: false });
     const res = await list({ limit: 100 });
     all = res.body.data;
   });
@@ -107,9 +111,18 @@ describe('GET /api/accounts', () => {
     await expectIds('tags.value[eq]=ops', (a) => team(a) === 'ops');
     await expectIds('tags.key[eq]=team', (a) => team(a) !== undefined);
     await expectIds('tags.value[ne]=ops', (a) => team(a) !== 'ops');
-    await expectIds('tags.value[eq]=ops;owner.legalName[eq]=Alpha', (a) => team(a) === 'ops' && a.owner.legalName === 'Alpha');
-    await expectIds('or(tags.value[eq]=risk,owner.legalName[eq]=Beta)', (a) => team(a) === 'risk' || a.owner.legalName === 'Beta');
-    await expectIds('and(or(tags.value[eq]=risk,tags.value[eq]=ops),owner.legalName[ne]=Gamma)', (a) => team(a) !== undefined && a.owner.legalName !== 'Gamma');
+    await expectIds(
+      'tags.value[eq]=ops;owner.legalName[eq]=Alpha',
+      (a) => team(a) === 'ops' && a.owner.legalName === 'Alpha',
+    );
+    await expectIds(
+      'or(tags.value[eq]=risk,owner.legalName[eq]=Beta)',
+      (a) => team(a) === 'risk' || a.owner.legalName === 'Beta',
+    );
+    await expectIds(
+      'and(or(tags.value[eq]=risk,tags.value[eq]=ops),owner.legalName[ne]=Gamma)',
+      (a) => team(a) !== undefined && a.owner.legalName !== 'Gamma',
+    );
   });
 
   it('pages through a filtered set with the filtered total', async () => {
@@ -121,7 +134,13 @@ describe('GET /api/accounts', () => {
   });
 
   it('refuses unknown fields, bad values and malformed filters with 400 INVALID_FILTER', async () => {
-    for (const filters of ['owner.taxId[eq]=1', 'currentState.status[eq]=SLEEPING', 'createdAt[gt]=yesterday', 'owner.legalName[like]=A', 'and(']) {
+    for (const filters of [
+      'owner.taxId[eq]=1',
+      'currentState.status[eq]=SLEEPING',
+      'createdAt[gt]=yesterday',
+      'owner.legalName[like]=A',
+      'and(',
+    ]) {
       const res = await list({ filters });
       expect([filters, res.status, res.body.code]).to.deep.equal([filters, 400, 'INVALID_FILTER']);
     }
@@ -130,7 +149,9 @@ describe('GET /api/accounts', () => {
   it('refuses a tampered cursor with 400 INVALID_CURSOR', async () => {
     const first = await list({ limit: 2 });
     const [payload, signature] = first.body.meta.nextCursor!.split('.');
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), i: all[20].id })).toString('base64url');
+    const forged = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), i: all[20].id }),
+    ).toString('base64url');
     for (const cursor of [`${forged}.${signature}`, 'garbage', `${payload}.${signature.slice(1)}x`]) {
       const res = await list({ cursor });
       expect([res.status, res.body.code]).to.deep.equal([400, 'INVALID_CURSOR']);

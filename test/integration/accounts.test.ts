@@ -2,7 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
 import {
-  accountBody, addUbo, createAccount, documentBody, getAccount, uboBody, validAlphanumericCnpj, validCnpj, validCpf, withWrongCheckDigit,
+  accountBody,
+  addUbo,
+  createAccount,
+  documentBody,
+  getAccount,
+  uboBody,
+  validAlphanumericCnpj,
+  validCnpj,
+  validCpf,
+  withWrongCheckDigit,
 } from '../helpers/fixtures';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -14,7 +23,10 @@ async function post(c: TestCustomer, path: string, body?: object, key = randomUU
   return body === undefined ? req : req.send(body);
 }
 
-const expectValidation = (res: { status: number; body: { code: string; details: { errors: Array<{ path: string }> } } }, path?: string) => {
+const expectValidation = (
+  res: { status: number; body: { code: string; details: { errors: Array<{ path: string }> } } },
+  path?: string,
+) => {
   expect(res.status, JSON.stringify(res.body)).to.equal(400);
   expect(res.body.code).to.equal('VALIDATION_ERROR');
   if (path) expect(res.body.details.errors.map((e) => e.path)).to.include(path);
@@ -29,13 +41,26 @@ describe('accounts', () => {
   describe('POST /api/accounts', () => {
     it('creates an ACTION_REQUIRED account with ONBOARDING assets, in the documented shape', async () => {
       const cnpj = validCnpj();
-      const body = accountBody({ assets: ['BRL', { code: 'USDC', isVirtual: true }], taxId: { value: cnpj, type: 'CNPJ' } });
+      const body = accountBody({
+        assets: ['BRL', { code: 'USDC', isVirtual: true }],
+        taxId: { value: cnpj, type: 'CNPJ' },
+      });
       const res = await post(c, '/api/accounts', body);
       expect(res.status, JSON.stringify(res.body)).to.equal(201);
       const a = res.body;
-      expect(Object.keys(a).sort()).to.deep.equal(
-        ['assets', 'createdAt', 'currentState', 'customer', 'id', 'owner', 'requirements', 'sourceAccountId', 'states', 'tags', 'updatedAt'],
-      );
+      expect(Object.keys(a).sort()).to.deep.equal([
+        'assets',
+        'createdAt',
+        'currentState',
+        'customer',
+        'id',
+        'owner',
+        'requirements',
+        'sourceAccountId',
+        'states',
+        'tags',
+        'updatedAt',
+      ]);
       expect(a.id).to.match(UUID);
       expect(a.customer).to.deep.equal({ id: c.customerId });
       expect(a.owner).to.deep.equal({ ...body.owner, taxId: { value: cnpj, type: 'CNPJ' }, ubos: [] });
@@ -49,9 +74,12 @@ describe('accounts', () => {
       expect(a.states).to.deep.equal([a.currentState]);
       expect(a.createdAt).to.match(ISO);
       expect(a.updatedAt).to.equal(a.createdAt);
-      expect(a.requirements.currentlyDue.map((r: { documentType: string }) => r.documentType)).to.deep.equal(['CERTIFICATE_OF_INCORPORATION', 'PROOF_OF_ADDRESS']);
+      expect(a.requirements.currentlyDue.map((r: { documentType: string }) => r.documentType)).to.deep.equal([
+        'CERTIFICATE_OF_INCORPORATION',
+        'PROOF_OF_ADDRESS',
+      ]);
       expect(a.requirements).to.deep.include({ pendingVerification: [], errors: [], satisfied: [] });
-      expect((await getAccount(c, a.id))).to.deep.equal(a);
+      expect(await getAccount(c, a.id)).to.deep.equal(a);
     });
 
     it('accepts an alphanumeric CNPJ, and a CPF owner, storing the bare upper-case id', async () => {
@@ -60,19 +88,47 @@ describe('accounts', () => {
       const res = await post(c, '/api/accounts', accountBody({ taxId: { value: masked.toLowerCase(), type: 'CNPJ' } }));
       expect(res.status, JSON.stringify(res.body)).to.equal(201);
       expect(res.body.owner.taxId).to.deep.equal({ value: alnum, type: 'CNPJ' });
-      expect((await post(c, '/api/accounts', accountBody({ taxId: { value: validCpf(), type: 'CPF' } }))).status).to.equal(201);
+      expect(
+        (await post(c, '/api/accounts', accountBody({ taxId: { value: validCpf(), type: 'CPF' } }))).status,
+      ).to.equal(201);
     });
 
     const invalid: Array<[string, (b: ReturnType<typeof accountBody>) => unknown, string]> = [
-      ['a CNPJ with a wrong check digit', (b) => ({ ...b, owner: { ...b.owner, taxId: { value: withWrongCheckDigit(validCnpj()), type: 'CNPJ' } } }), '/owner/taxId/value'],
-      ['a CPF typed as CNPJ', (b) => ({ ...b, owner: { ...b.owner, taxId: { value: validCpf(), type: 'CNPJ' } } }), '/owner/taxId/value'],
+      [
+        'a CNPJ with a wrong check digit',
+        (b) => ({ ...b, owner: { ...b.owner, taxId: { value: withWrongCheckDigit(validCnpj()), type: 'CNPJ' } } }),
+        '/owner/taxId/value',
+      ],
+      [
+        'a CPF typed as CNPJ',
+        (b) => ({ ...b, owner: { ...b.owner, taxId: { value: validCpf(), type: 'CNPJ' } } }),
+        '/owner/taxId/value',
+      ],
       ['an unknown industry', (b) => ({ ...b, owner: { ...b.owner, industry: 'PIRACY' } }), '/owner/industry'],
-      ['duplicate asset codes', (b) => ({ ...b, assets: [{ code: 'BRL', isVirtual: false }, { code: 'BRL', isVirtual: true }] }), '/assets/1/code'],
+      [
+        'duplicate asset codes',
+        (b) => ({
+          ...b,
+          assets: [
+            { code: 'BRL', isVirtual: false },
+            { code: 'BRL', isVirtual: true },
+          ],
+        }),
+        '/assets/1/code',
+      ],
       ['no assets', (b) => ({ ...b, assets: [] }), '/assets'],
       ['an unknown asset', (b) => ({ ...b, assets: [{ code: 'DOGE', isVirtual: false }] }), '/assets/0/code'],
       ['an unknown property', (b) => ({ ...b, nickname: 'x' }), '/nickname'],
-      ['an impossible incorporateDate', (b) => ({ ...b, owner: { ...b.owner, incorporateDate: '2021-02-30' } }), '/owner/incorporateDate'],
-      ['a lower-case country', (b) => ({ ...b, owner: { ...b.owner, address: { ...b.owner.address, country: 'br' } } }), '/owner/address/country'],
+      [
+        'an impossible incorporateDate',
+        (b) => ({ ...b, owner: { ...b.owner, incorporateDate: '2021-02-30' } }),
+        '/owner/incorporateDate',
+      ],
+      [
+        'a lower-case country',
+        (b) => ({ ...b, owner: { ...b.owner, address: { ...b.owner.address, country: 'br' } } }),
+        '/owner/address/country',
+      ],
     ];
     for (const [name, mutate, path] of invalid) {
       it(`rejects ${name} with 400 VALIDATION_ERROR at ${path}`, async () => {
@@ -108,7 +164,8 @@ describe('accounts', () => {
       const results = await Promise.all(Array.from({ length: 10 }, () => post(solo, '/api/accounts', body, key)));
       const created = results.filter((r) => r.status === 201);
       expect(created.filter((r) => r.headers['idempotent-replayed'] !== 'true')).to.have.length(1);
-      for (const r of results.filter((x) => x.status !== 201)) expect([r.status, r.body.code]).to.deep.equal([409, 'IDEMPOTENCY_KEY_IN_USE']);
+      for (const r of results.filter((x) => x.status !== 201))
+        expect([r.status, r.body.code]).to.deep.equal([409, 'IDEMPOTENCY_KEY_IN_USE']);
       expect(new Set(created.map((r) => r.body.id)).size).to.equal(1);
       const list = await http.get('/api/accounts').set(solo.auth);
       expect(list.body.meta.total).to.equal(1);
@@ -129,7 +186,12 @@ describe('accounts', () => {
 
     it('answers 415 to a text/plain body and 413 past 1 MiB', async () => {
       const { http } = await stack();
-      const text = await http.post('/api/accounts').set(c.auth).set(idem()).set('Content-Type', 'text/plain').send('hello');
+      const text = await http
+        .post('/api/accounts')
+        .set(c.auth)
+        .set(idem())
+        .set('Content-Type', 'text/plain')
+        .send('hello');
       expect([text.status, text.body.code]).to.deep.equal([415, 'UNSUPPORTED_MEDIA_TYPE']);
       expect(text.headers['x-service-version'], 'errors carry the served version too').to.equal('1');
       const big = { ...accountBody(), padding: 'x'.repeat(1024 * 1024 + 10) };
@@ -144,33 +206,73 @@ describe('accounts', () => {
       const body = uboBody({ taxId: { value: validCpf(), type: 'CPF' } });
       const res = await post(c, `/api/accounts/${a.id}/ubos`, body);
       expect(res.status, JSON.stringify(res.body)).to.equal(201);
-      expect(Object.keys(res.body).sort()).to.deep.equal(['address', 'currentState', 'id', 'name', 'ownershipPercentage', 'taxId']);
-      expect(res.body).to.deep.include({ name: body.name, taxId: body.taxId, address: body.address, ownershipPercentage: 60 });
+      expect(Object.keys(res.body).sort()).to.deep.equal([
+        'address',
+        'currentState',
+        'id',
+        'name',
+        'ownershipPercentage',
+        'taxId',
+      ]);
+      expect(res.body).to.deep.include({
+        name: body.name,
+        taxId: body.taxId,
+        address: body.address,
+        ownershipPercentage: 60,
+      });
       expect(res.body.currentState.status).to.equal('PENDING');
       const after = await getAccount(c, a.id);
       expect(after.owner.ubos).to.deep.equal([res.body]);
-      expect(after.requirements.currentlyDue.find((r) => r.documentType === 'ID_DOCUMENT')).to.include({ uboId: res.body.id, group: 'UBO' });
+      expect(after.requirements.currentlyDue.find((r) => r.documentType === 'ID_DOCUMENT')).to.include({
+        uboId: res.body.id,
+        group: 'UBO',
+      });
     });
 
     it('patches only the given fields; ownershipPercentage may be null', async () => {
       const a = await createAccount(c);
       const ubo = await addUbo(c, a.id);
       const { http } = await stack();
-      const patched = await http.patch(`/api/accounts/${a.id}/ubos/${ubo.id}`).set(c.auth).set(idem()).send({ name: 'Maria S. Souza', ownershipPercentage: null });
+      const patched = await http
+        .patch(`/api/accounts/${a.id}/ubos/${ubo.id}`)
+        .set(c.auth)
+        .set(idem())
+        .send({ name: 'Maria S. Souza', ownershipPercentage: null });
       expect(patched.status, JSON.stringify(patched.body)).to.equal(200);
       expect(patched.body).to.deep.equal({ ...ubo, name: 'Maria S. Souza', ownershipPercentage: null });
-      const bad = await http.patch(`/api/accounts/${a.id}/ubos/${ubo.id}`).set(c.auth).set(idem()).send({ taxId: { value: withWrongCheckDigit(validCpf()), type: 'CPF' } });
+      const bad = await http
+        .patch(`/api/accounts/${a.id}/ubos/${ubo.id}`)
+        .set(c.auth)
+        .set(idem())
+        .send({ taxId: { value: withWrongCheckDigit(validCpf()), type: 'CPF' } });
       expectValidation(bad, '/taxId/value');
-      const missing = await http.patch(`/api/accounts/${a.id}/ubos/${randomUUID()}`).set(c.auth).set(idem()).send({ name: 'x' });
+      const missing = await http
+        .patch(`/api/accounts/${a.id}/ubos/${randomUUID()}`)
+        .set(c.auth)
+        .set(idem())
+        .send({ name: 'x' });
       expect(missing.status).to.equal(404);
     });
 
     it('validates tax ids, percentages and total ownership', async () => {
       const a = await createAccount(c);
-      expectValidation(await post(c, `/api/accounts/${a.id}/ubos`, uboBody({ taxId: { value: withWrongCheckDigit(validCpf()), type: 'CPF' } })), '/taxId/value');
-      expectValidation(await post(c, `/api/accounts/${a.id}/ubos`, uboBody({ ownershipPercentage: 101 })), '/ownershipPercentage');
+      expectValidation(
+        await post(
+          c,
+          `/api/accounts/${a.id}/ubos`,
+          uboBody({ taxId: { value: withWrongCheckDigit(validCpf()), type: 'CPF' } }),
+        ),
+        '/taxId/value',
+      );
+      expectValidation(
+        await post(c, `/api/accounts/${a.id}/ubos`, uboBody({ ownershipPercentage: 101 })),
+        '/ownershipPercentage',
+      );
       await addUbo(c, a.id, { ownershipPercentage: 60 });
-      expectValidation(await post(c, `/api/accounts/${a.id}/ubos`, uboBody({ ownershipPercentage: 40.5 })), '/ownershipPercentage');
+      expectValidation(
+        await post(c, `/api/accounts/${a.id}/ubos`, uboBody({ ownershipPercentage: 40.5 })),
+        '/ownershipPercentage',
+      );
       expect((await post(c, `/api/accounts/${a.id}/ubos`, uboBody({ ownershipPercentage: 40 }))).status).to.equal(201);
     });
   });
@@ -180,27 +282,61 @@ describe('accounts', () => {
       const a = await createAccount(c);
       const res = await post(c, `/api/accounts/${a.id}/documents`, documentBody('PROOF_OF_ADDRESS'));
       expect(res.status, JSON.stringify(res.body)).to.equal(201);
-      expect(Object.keys(res.body).sort()).to.deep.equal(['contentType', 'createdAt', 'documentType', 'fileName', 'id', 'size', 'status', 'uboId']);
-      expect(res.body).to.include({ documentType: 'PROOF_OF_ADDRESS', uboId: null, status: 'PENDING_VERIFICATION', size: 22 });
+      expect(Object.keys(res.body).sort()).to.deep.equal([
+        'contentType',
+        'createdAt',
+        'documentType',
+        'fileName',
+        'id',
+        'size',
+        'status',
+        'uboId',
+      ]);
+      expect(res.body).to.include({
+        documentType: 'PROOF_OF_ADDRESS',
+        uboId: null,
+        status: 'PENDING_VERIFICATION',
+        size: 22,
+      });
       const after = await getAccount(c, a.id);
       expect(after.requirements.pendingVerification.map((r) => r.documentType)).to.deep.equal(['PROOF_OF_ADDRESS']);
-      expect(after.requirements.currentlyDue.map((r) => r.documentType)).to.deep.equal(['CERTIFICATE_OF_INCORPORATION']);
+      expect(after.requirements.currentlyDue.map((r) => r.documentType)).to.deep.equal([
+        'CERTIFICATE_OF_INCORPORATION',
+      ]);
     });
 
     it('accepts up to 5 MiB decoded and refuses more, bad base64 and documents the account does not need', async () => {
       const a = await createAccount(c);
       const ubo = await addUbo(c, a.id);
       const fiveMiB = Buffer.alloc(5 * 1024 * 1024, 7).toString('base64');
-      const ok = await post(c, `/api/accounts/${a.id}/documents`, documentBody('CERTIFICATE_OF_INCORPORATION', undefined, fiveMiB));
+      const ok = await post(
+        c,
+        `/api/accounts/${a.id}/documents`,
+        documentBody('CERTIFICATE_OF_INCORPORATION', undefined, fiveMiB),
+      );
       expect(ok.status, JSON.stringify(ok.body)).to.equal(201);
       const tooBig = Buffer.alloc(5 * 1024 * 1024 + 1, 7).toString('base64');
-      expectValidation(await post(c, `/api/accounts/${a.id}/documents`, documentBody('PROOF_OF_ADDRESS', undefined, tooBig)), '/content');
-      expectValidation(await post(c, `/api/accounts/${a.id}/documents`, documentBody('PROOF_OF_ADDRESS', undefined, 'not base64!')), '/content');
+      expectValidation(
+        await post(c, `/api/accounts/${a.id}/documents`, documentBody('PROOF_OF_ADDRESS', undefined, tooBig)),
+        '/content',
+      );
+      expectValidation(
+        await post(c, `/api/accounts/${a.id}/documents`, documentBody('PROOF_OF_ADDRESS', undefined, 'not base64!')),
+        '/content',
+      );
       expectValidation(await post(c, `/api/accounts/${a.id}/documents`, documentBody('ID_DOCUMENT')), '/uboId');
-      expectValidation(await post(c, `/api/accounts/${a.id}/documents`, documentBody('ID_DOCUMENT', randomUUID())), '/uboId');
-      expectValidation(await post(c, `/api/accounts/${a.id}/documents`, documentBody('PROOF_OF_ADDRESS', ubo.id)), '/uboId');
+      expectValidation(
+        await post(c, `/api/accounts/${a.id}/documents`, documentBody('ID_DOCUMENT', randomUUID())),
+        '/uboId',
+      );
+      expectValidation(
+        await post(c, `/api/accounts/${a.id}/documents`, documentBody('PROOF_OF_ADDRESS', ubo.id)),
+        '/uboId',
+      );
       expectValidation(await post(c, `/api/accounts/${a.id}/documents`, documentBody('PASSPORT')), '/documentType');
-      expect((await post(c, `/api/accounts/${a.id}/documents`, documentBody('ID_DOCUMENT', ubo.id))).status).to.equal(201);
+      expect((await post(c, `/api/accounts/${a.id}/documents`, documentBody('ID_DOCUMENT', ubo.id))).status).to.equal(
+        201,
+      );
     });
   });
 

@@ -46,7 +46,10 @@ describe('operator audit log and secret rotation', function () {
     const paid = await Promise.all([pay(c, dep.id, '10.00'), pay(c, dep.id, '10.00'), pay(c, dep.id, '10.00')]);
     const extra = paid.map((r) => r.body).filter((p) => p.status === 'UNMATCHED');
     const short = await openDeposit(c, account.id, '10.00');
-    await eventually(() => pay(c, short.id, '5.00'), (r) => r.status === 200);
+    await eventually(
+      () => pay(c, short.id, '5.00'),
+      (r) => r.status === 200,
+    );
 
     // Several CLI processes at once: the chain lock queues them, nothing forks.
     await Promise.all([
@@ -74,9 +77,22 @@ describe('operator audit log and secret rotation', function () {
     const rows: AuditRow[] = await json('audit', 'list', '--since', since);
     const actions = rows.map((r) => r.action).sort();
     expect(actions).to.include.members([
-      'customer.create', 'customer.disable', 'customer.enable', 'customer.rotate-secret', 'account.approve',
-      'account.reject', 'account.tag', 'instruction.approve', 'instruction.reject', 'payment.return', 'payment.credit', 'deposit.pay',
-      'deposit.replay', 'withdrawal.approve', 'withdrawal.reject', 'webhook.redeliver',
+      'customer.create',
+      'customer.disable',
+      'customer.enable',
+      'customer.rotate-secret',
+      'account.approve',
+      'account.reject',
+      'account.tag',
+      'instruction.approve',
+      'instruction.reject',
+      'payment.return',
+      'payment.credit',
+      'deposit.pay',
+      'deposit.replay',
+      'withdrawal.approve',
+      'withdrawal.reject',
+      'webhook.redeliver',
     ]);
     const one = (action: string) => rows.find((r) => r.action === action)!;
     expect(one('customer.create')).to.deep.include({ operator: 'alice', target: created.customerId });
@@ -96,7 +112,9 @@ describe('operator audit log and secret rotation', function () {
     // Append-only: the table refuses changes.
     const em = systemEm(services.orm);
     const victim = one('account.reject').id;
-    const refused = await em.execute(`update audit_log set reason = 'nothing happened' where id = ?`, [victim]).catch((e: Error) => e);
+    const refused = await em
+      .execute(`update audit_log set reason = 'nothing happened' where id = ?`, [victim])
+      .catch((e: Error) => e);
     expect(String(refused)).to.contain('append-only');
     const notDeleted = await em.execute(`delete from audit_log where id = ?`, [victim]).catch((e: Error) => e);
     expect(String(notDeleted)).to.contain('append-only');
@@ -137,10 +155,16 @@ describe('operator audit log and secret rotation', function () {
     const rotated = JSON.parse((await promisify(execFile)(process.execPath, args, { env })).stdout);
     expect(rotated).to.deep.include({ customerId: created.customerId, clientId: created.clientId });
     expect(rotated.clientSecret).to.be.a('string').and.not.equal(created.clientSecret);
-    const token = (clientSecret: string) => http.post('/api/oauth/client/token').send({ clientId: created.clientId, clientSecret });
+    const token = (clientSecret: string) =>
+      http.post('/api/oauth/client/token').send({ clientId: created.clientId, clientSecret });
     expect((await token(created.clientSecret)).status, 'old secret in the grace period').to.equal(200);
     expect((await token(rotated.clientSecret)).status, 'new secret').to.equal(200);
-    const expired = await eventually(() => token(created.clientSecret), (r) => r.status !== 200, 10000, 500);
+    const expired = await eventually(
+      () => token(created.clientSecret),
+      (r) => r.status !== 200,
+      10000,
+      500,
+    );
     expect([expired.status, expired.body.code]).to.deep.equal([401, 'INVALID_CLIENT']);
     expect((await token(rotated.clientSecret)).status).to.equal(200);
     const unknown = await cambioFails('customer', 'rotate-secret', randomUUID());

@@ -27,7 +27,10 @@ describe('authentication', () => {
   it('rejects a wrong secret and an unknown client with 401 INVALID_CLIENT', async () => {
     const { http } = await stack();
     const c = await newCustomer();
-    for (const body of [{ clientId: c.clientId, clientSecret: 'nope' }, { clientId: 'cli_unknown', clientSecret: c.clientSecret }]) {
+    for (const body of [
+      { clientId: c.clientId, clientSecret: 'nope' },
+      { clientId: 'cli_unknown', clientSecret: c.clientSecret },
+    ]) {
       const res = await http.post('/api/oauth/client/token').send(body);
       expect(res.status).to.equal(401);
       expect(res.body.code).to.equal('INVALID_CLIENT');
@@ -51,12 +54,27 @@ describe('authentication', () => {
       ['a missing token', () => undefined],
       ['a malformed header', () => 'not-a-jwt at all'],
       ['a tampered token', (t) => t.slice(0, -4) + (t.endsWith('AAAA') ? 'BBBB' : 'AAAA')],
-      ['an alg:none token', (_t, sub) => jwt.sign({ sub, client_id: 'x' }, '', { algorithm: 'none', issuer: 'cambio', audience: 'cambio-api' })],
-      ['a token signed by another key', (_t, sub) => {
-        const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-        return jwt.sign({ sub }, privateKey, { algorithm: 'RS256', issuer: 'cambio', audience: 'cambio-api', expiresIn: 60 });
-      }],
-      ['an HS256 token keyed with the public key', (_t, sub) => jwt.sign({ sub }, 'secret', { algorithm: 'HS256', issuer: 'cambio', audience: 'cambio-api' })],
+      [
+        'an alg:none token',
+        (_t, sub) =>
+          jwt.sign({ sub, client_id: 'x' }, '', { algorithm: 'none', issuer: 'cambio', audience: 'cambio-api' }),
+      ],
+      [
+        'a token signed by another key',
+        (_t, sub) => {
+          const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+          return jwt.sign({ sub }, privateKey, {
+            algorithm: 'RS256',
+            issuer: 'cambio',
+            audience: 'cambio-api',
+            expiresIn: 60,
+          });
+        },
+      ],
+      [
+        'an HS256 token keyed with the public key',
+        (_t, sub) => jwt.sign({ sub }, 'secret', { algorithm: 'HS256', issuer: 'cambio', audience: 'cambio-api' }),
+      ],
     ];
     for (const [name, make] of cases) {
       it(name, async () => {
@@ -64,7 +82,9 @@ describe('authentication', () => {
         const c = await newCustomer();
         const token = make(c.token, c.customerId);
         const req = http.get('/api/accounts');
-        const res = await (token === undefined ? req : req.set('Authorization', token.startsWith('not') ? token : `Bearer ${token}`));
+        const res = await (token === undefined
+          ? req
+          : req.set('Authorization', token.startsWith('not') ? token : `Bearer ${token}`));
         expect(res.status).to.equal(401);
         expect(res.body.code).to.equal('UNAUTHORIZED');
         expect(res.headers['x-request-id']).to.be.a('string');
@@ -75,8 +95,12 @@ describe('authentication', () => {
       const { http, services } = await stack();
       const c = await newCustomer();
       const expired = jwt.sign({ client_id: c.clientId }, services.signingKey.privateKey, {
-        algorithm: 'RS256', subject: c.customerId, issuer: services.config.jwtIssuer, audience: services.config.jwtAudience,
-        expiresIn: -10, keyid: services.signingKey.kid,
+        algorithm: 'RS256',
+        subject: c.customerId,
+        issuer: services.config.jwtIssuer,
+        audience: services.config.jwtAudience,
+        expiresIn: -10,
+        keyid: services.signingKey.kid,
       });
       const res = await http.get('/api/accounts').set('Authorization', `Bearer ${expired}`);
       expect(res.status).to.equal(401);
@@ -86,7 +110,13 @@ describe('authentication', () => {
     it('a token for another audience', async () => {
       const { http, services } = await stack();
       const c = await newCustomer();
-      const other = jwt.sign({}, services.signingKey.privateKey, { algorithm: 'RS256', subject: c.customerId, issuer: services.config.jwtIssuer, audience: 'someone-else', expiresIn: 60 });
+      const other = jwt.sign({}, services.signingKey.privateKey, {
+        algorithm: 'RS256',
+        subject: c.customerId,
+        issuer: services.config.jwtIssuer,
+        audience: 'someone-else',
+        expiresIn: 60,
+      });
       const res = await http.get('/api/accounts').set('Authorization', `Bearer ${other}`);
       expect(res.status).to.equal(401);
     });

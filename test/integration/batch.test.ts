@@ -74,7 +74,10 @@ describe('statement batches', () => {
       return posted();
     });
     expect(again).to.equal(false);
-    const entries = (await em().execute('select count(*)::int as n from ledger_entries e join ledger_transactions t on t.id = e.transaction_id where t.key = ?', [key])) as Array<{ n: number }>;
+    const entries = (await em().execute(
+      'select count(*)::int as n from ledger_entries e join ledger_transactions t on t.id = e.transaction_id where t.key = ?',
+      [key],
+    )) as Array<{ n: number }>;
     expect(entries[0].n).to.equal(2);
     expect(await balance(c, account.id, 'BRL')).to.deep.equal({ available: '70.00', held: '30.00', total: '100.00' });
     await assertLedgerBalanced();
@@ -82,7 +85,9 @@ describe('statement batches', () => {
 
   it('answers a balance that would go negative with INSUFFICIENT_FUNDS for its asset, and any other CHECK as itself', async () => {
     const { c, account } = await fundedAccount('10.00');
-    const short = await inTransaction(em(), (tx) => post(tx, hold(c.customerId, account.id, `test:${randomUUID()}`, '10.01'))).catch((e) => e);
+    const short = await inTransaction(em(), (tx) =>
+      post(tx, hold(c.customerId, account.id, `test:${randomUUID()}`, '10.01')),
+    ).catch((e) => e);
     expect(short).to.be.instanceOf(CambioError);
     expect(short.code).to.equal('INSUFFICIENT_FUNDS');
     expect(short.details).to.deep.equal({ asset: 'BRL' });
@@ -115,7 +120,10 @@ describe('statement batches', () => {
       );
       return id;
     };
-    const wants = await subscription(a.customerId, [{ name: 'BENEFICIARY', events: ['BENEFICIARY_CREATED'] }, { name: 'OPERATION', events: ['OPERATION_FAILED', 'OPERATION_COMPLETED'] }]);
+    const wants = await subscription(a.customerId, [
+      { name: 'BENEFICIARY', events: ['BENEFICIARY_CREATED'] },
+      { name: 'OPERATION', events: ['OPERATION_FAILED', 'OPERATION_COMPLETED'] },
+    ]);
     await subscription(a.customerId, [{ name: 'OPERATION', events: ['OPERATION_FAILED'] }]);
     await subscription(a.customerId, [{ name: 'OPERATION', events: ['OPERATION_COMPLETED'] }], true);
     await subscription(b.customerId, [{ name: 'OPERATION', events: ['OPERATION_COMPLETED'] }]);
@@ -123,7 +131,19 @@ describe('statement batches', () => {
     // A queue no relay serves: the rows stay for the checks below.
     const taskQueue = `cambio-no-relay-${randomUUID()}`;
     await inTransaction(em(), (tx) =>
-      recordEvent(tx, { webhookTaskQueue: taskQueue }, { customerId: a.customerId, type: 'OPERATION_COMPLETED', resourceType: 'OPERATION', resourceId, dedupeKey: `${resourceId}:COMPLETED`, atTime: new Date(), payload: { id: resourceId } }),
+      recordEvent(
+        tx,
+        { webhookTaskQueue: taskQueue },
+        {
+          customerId: a.customerId,
+          type: 'OPERATION_COMPLETED',
+          resourceType: 'OPERATION',
+          resourceId,
+          dedupeKey: `${resourceId}:COMPLETED`,
+          atTime: new Date(),
+          payload: { id: resourceId },
+        },
+      ),
     );
     const logs = (await em().execute(
       `select l.id, l.subscription_id, l.status, l.attempts, l.message_id, l.payload, s.workflow_type, s.task_queue, s.args, s.search_attributes
@@ -133,7 +153,13 @@ describe('statement batches', () => {
     )) as Array<Record<string, any>>;
     expect(logs.map((l) => l.subscription_id)).to.deep.equal([wants]);
     const [log] = logs;
-    expect(log).to.deep.include({ status: 'PENDING', attempts: 0, payload: JSON.stringify({ id: resourceId }), workflow_type: 'webhookDeliveryWorkflow', task_queue: taskQueue });
+    expect(log).to.deep.include({
+      status: 'PENDING',
+      attempts: 0,
+      payload: JSON.stringify({ id: resourceId }),
+      workflow_type: 'webhookDeliveryWorkflow',
+      task_queue: taskQueue,
+    });
     expect(log.message_id).to.match(/^msg_[0-9a-f]{32}$/);
     expect(log.args).to.deep.equal([{ executionLogId: log.id }]);
     expect(log.search_attributes).to.deep.equal({ CustomerId: a.customerId });

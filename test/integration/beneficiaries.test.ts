@@ -8,33 +8,73 @@ import { createApp } from '../../api/app';
 import { instructionReviewWorkflowId } from '../../workflows/ids';
 import { customerIdKey } from '../../workflows/search-attributes';
 import { idem, newCustomer, stack, TestCustomer, untilStarted } from '../helpers/stack';
-import { approvedInstruction, beneficiaryBody, individualHolder, pixInstruction, testAddress, validCnpj, validCpf } from '../helpers/beneficiary-fixtures';
+import {
+  approvedInstruction,
+  beneficiaryBody,
+  individualHolder,
+  pixInstruction,
+  testAddress,
+  validCnpj,
+  validCpf,
+} from '../helpers/beneficiary-fixtures';
 
 const run = promisify(execFile);
-const create = async (c: TestCustomer, body: unknown) => (await stack()).http.post('/api/beneficiaries').set(c.auth).set(idem()).send(body as object);
+const create = async (c: TestCustomer, body: unknown) =>
+  (await stack()).http
+    .post('/api/beneficiaries')
+    .set(c.auth)
+    .set(idem())
+    .send(body as object);
 const addInstruction = async (c: TestCustomer, id: string, body: unknown) =>
-  (await stack()).http.post(`/api/beneficiaries/${id}/payment-instructions`).set(c.auth).set(idem()).send(body as object);
+  (await stack()).http
+    .post(`/api/beneficiaries/${id}/payment-instructions`)
+    .set(c.auth)
+    .set(idem())
+    .send(body as object);
 const get = async (c: TestCustomer, path: string) => (await stack()).http.get(path).set(c.auth);
 
 const review = async (c: TestCustomer, instructionId: string, body: object) =>
-  (await stack()).http.post(`/api/sandbox/payment-instructions/${instructionId}/review`).set(c.auth).set(idem()).send(body);
+  (await stack()).http
+    .post(`/api/sandbox/payment-instructions/${instructionId}/review`)
+    .set(c.auth)
+    .set(idem())
+    .send(body);
 
-type View = { id: string; holder: Record<string, any>; relationshipType: string; paymentInstructions: Array<Record<string, any>> };
+type View = {
+  id: string;
+  holder: Record<string, any>;
+  relationshipType: string;
+  paymentInstructions: Array<Record<string, any>>;
+};
 
 /** The `events` rows of one instruction, oldest first, each with exactly the payload the spec describes. */
-async function expectInstructionEvents(c: TestCustomer, b: View, instructionId: string, kinds: string[]): Promise<void> {
-  const rows: Array<Record<string, any>> = await (await stack()).services.orm.em.fork().getConnection().execute(
-    `select type, resource_type, customer_id, dedupe_key, payload,
+async function expectInstructionEvents(
+  c: TestCustomer,
+  b: View,
+  instructionId: string,
+  kinds: string[],
+): Promise<void> {
+  const rows: Array<Record<string, any>> = await (
+    await stack()
+  ).services.orm.em
+    .fork()
+    .getConnection()
+    .execute(
+      `select type, resource_type, customer_id, dedupe_key, payload,
             to_char(at_time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at_time
      from events where resource_id = ? order by created_at`,
-    [instructionId],
-  );
+      [instructionId],
+    );
   expect(rows.map((r) => r.type)).to.deep.equal(kinds.map((k) => `BENEFICIARY_PAYMENT_INSTRUCTION_${k}`));
   const pi = b.paymentInstructions.find((p) => p.id === instructionId)!;
   const { taxId, ...holder } = b.holder;
   rows.forEach((row, i) => {
     const state = kinds[i] === 'CREATED' ? { status: 'PENDING_REVIEW', createdAt: pi.createdAt } : pi.currentState;
-    expect(row).to.include({ resource_type: 'BENEFICIARY', customer_id: c.customerId, dedupe_key: `${instructionId}:${kinds[i]}` });
+    expect(row).to.include({
+      resource_type: 'BENEFICIARY',
+      customer_id: c.customerId,
+      dedupe_key: `${instructionId}:${kinds[i]}`,
+    });
     expect(row.at_time).to.equal(state.createdAt);
     expect(row.payload).to.deep.equal({
       customerId: c.customerId,
@@ -52,7 +92,13 @@ async function expectInstructionEvents(c: TestCustomer, b: View, instructionId: 
   });
 }
 
-const validKeys = () => ({ CPF: validCpf(), CNPJ: validCnpj(), EMAIL: 'maria.silva@example.com', PHONE: '+5511987654321', EVP: randomUUID() });
+const validKeys = () => ({
+  CPF: validCpf(),
+  CNPJ: validCnpj(),
+  EMAIL: 'maria.silva@example.com',
+  PHONE: '+5511987654321',
+  EVP: randomUUID(),
+});
 const invalidKeys: Record<string, string[]> = {
   CPF: ['12345678900', '123.456.789-09', '1234567890'],
   CNPJ: ['11222333000180', '1122233300018', '11.222.333/0001-81'],
@@ -82,7 +128,9 @@ describe('beneficiaries', () => {
         expect(pi).to.deep.include({ asset: 'BRL', address: { rail: 'PIX_KEY', dictKeyType: type, dictKey: key } });
         expect(pi.currentState).to.deep.equal({ status: 'PENDING_REVIEW', createdAt: pi.createdAt });
         await expectInstructionEvents(c, res.body, pi.id, ['CREATED']);
-        const described = await untilStarted((await stack()).services.temporal.workflow.getHandle(instructionReviewWorkflowId(pi.id)));
+        const described = await untilStarted(
+          (await stack()).services.temporal.workflow.getHandle(instructionReviewWorkflowId(pi.id)),
+        );
         expect(described.status.name).to.equal('RUNNING');
         expect(described.typedSearchAttributes.get(customerIdKey)).to.equal(c.customerId);
       });
@@ -138,8 +186,17 @@ describe('beneficiaries', () => {
     it('accepts a COMPANY holder with a CNPJ and normalises a masked tax id', async () => {
       const cnpj = validCnpj();
       const masked = `${cnpj.slice(0, 2)}.${cnpj.slice(2, 5)}.${cnpj.slice(5, 8)}/${cnpj.slice(8, 12)}-${cnpj.slice(12)}`;
-      const holder = { type: 'COMPANY', legalName: 'Padaria Boa Vista Ltda', taxId: { value: masked, type: 'CNPJ' }, address: testAddress };
-      const res = await create(c, { holder, relationshipType: 'SELF_OWNED', paymentInstruction: pixInstruction('CNPJ', cnpj) });
+      const holder = {
+        type: 'COMPANY',
+        legalName: 'Padaria Boa Vista Ltda',
+        taxId: { value: masked, type: 'CNPJ' },
+        address: testAddress,
+      };
+      const res = await create(c, {
+        holder,
+        relationshipType: 'SELF_OWNED',
+        paymentInstruction: pixInstruction('CNPJ', cnpj),
+      });
       expect(res.status).to.equal(201);
       expect(res.body.holder).to.deep.equal({ ...holder, taxId: { value: cnpj, type: 'CNPJ' } });
       await expectInstructionEvents(c, res.body, res.body.paymentInstructions[0].id, ['CREATED']);
@@ -208,23 +265,45 @@ describe('beneficiaries', () => {
       expect(page1.body.meta).to.include({ total: 3, previousCursor: null });
       expect(page1.body.data.map((b: { id: string }) => b.id)).to.deep.equal([ids[2], ids[1]]);
       const summary = page1.body.data[0];
-      expect(summary).to.have.keys('id', 'customerId', 'holder', 'relationshipType', 'instructionCount', 'createdAt', 'updatedAt');
+      expect(summary).to.have.keys(
+        'id',
+        'customerId',
+        'holder',
+        'relationshipType',
+        'instructionCount',
+        'createdAt',
+        'updatedAt',
+      );
       expect(summary.instructionCount).to.equal(1);
-      const page2 = await get(lister, `/api/beneficiaries?limit=2&cursor=${encodeURIComponent(page1.body.meta.nextCursor)}`);
-      expect(page2.body.data.map((b: { id: string; instructionCount: number }) => [b.id, b.instructionCount])).to.deep.equal([[ids[0], 2]]);
+      const page2 = await get(
+        lister,
+        `/api/beneficiaries?limit=2&cursor=${encodeURIComponent(page1.body.meta.nextCursor)}`,
+      );
+      expect(
+        page2.body.data.map((b: { id: string; instructionCount: number }) => [b.id, b.instructionCount]),
+      ).to.deep.equal([[ids[0], 2]]);
       expect(page2.body.meta.nextCursor).to.equal(null);
-      const back = await get(lister, `/api/beneficiaries?limit=2&direction=PREVIOUS&cursor=${encodeURIComponent(page2.body.meta.previousCursor)}`);
+      const back = await get(
+        lister,
+        `/api/beneficiaries?limit=2&direction=PREVIOUS&cursor=${encodeURIComponent(page2.body.meta.previousCursor)}`,
+      );
       expect(back.body.data.map((b: { id: string }) => b.id)).to.deep.equal([ids[2], ids[1]]);
       const asc = await get(lister, '/api/beneficiaries?sortOrder=ASCENDING');
       expect(asc.body.data.map((b: { id: string }) => b.id)).to.deep.equal(ids);
     });
 
     it('filters on relationshipType and createdAt; rejects other fields', async () => {
-      const self = await get(lister, `/api/beneficiaries?filters=${encodeURIComponent('relationshipType[eq]=SELF_OWNED')}`);
+      const self = await get(
+        lister,
+        `/api/beneficiaries?filters=${encodeURIComponent('relationshipType[eq]=SELF_OWNED')}`,
+      );
       expect(self.body.data.map((b: { id: string }) => b.id)).to.deep.equal([ids[1]]);
       expect(self.body.meta.total).to.equal(1);
       const full = (await get(lister, `/api/beneficiaries/${ids[1]}`)).body;
-      const since = await get(lister, `/api/beneficiaries?sortOrder=ASCENDING&filters=${encodeURIComponent(`createdAt[gte]=${full.createdAt}`)}`);
+      const since = await get(
+        lister,
+        `/api/beneficiaries?sortOrder=ASCENDING&filters=${encodeURIComponent(`createdAt[gte]=${full.createdAt}`)}`,
+      );
       expect(since.body.data.map((b: { id: string }) => b.id)).to.deep.equal(ids.slice(1));
       for (const filters of ['holder.firstName[eq]=Maria', 'relationshipType[eq]=FRIEND']) {
         const res = await get(lister, `/api/beneficiaries?filters=${encodeURIComponent(filters)}`);
@@ -243,7 +322,10 @@ describe('beneficiaries', () => {
       const reviewed = await review(stranger, pi.id, { decision: 'APPROVE' });
       expect(reviewed.status).to.equal(404);
       expect(reviewed.body.code).to.equal('NOT_FOUND');
-      expect((await get(stranger, '/api/beneficiaries')).body).to.deep.equal({ data: [], meta: { previousCursor: null, nextCursor: null, total: 0 } });
+      expect((await get(stranger, '/api/beneficiaries')).body).to.deep.equal({
+        data: [],
+        meta: { previousCursor: null, nextCursor: null, total: 0 },
+      });
       expect((await get(lister, `/api/beneficiaries/${ids[0]}`)).body.paymentInstructions).to.have.length(2);
       expect((await get(lister, `/api/beneficiaries/${randomUUID()}`)).status).to.equal(404);
     });
@@ -263,13 +345,18 @@ describe('beneficiaries', () => {
       await expectInstructionEvents(c, res.body, pi.id, ['CREATED', 'APPROVED']);
       const handle = (await stack()).services.temporal.workflow.getHandle(instructionReviewWorkflowId(pi.id));
       expect(await handle.result()).to.deep.equal({ instructionId: pi.id, status: 'APPROVED' });
-      await Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows') }, await handle.fetchHistory(), handle.workflowId);
+      await Worker.runReplayHistory(
+        { workflowsPath: require.resolve('../../workflows') },
+        await handle.fetchHistory(),
+        handle.workflowId,
+      );
     });
 
-    it('rejects with the reviewer\'s reason or the default one; a rejected key may be submitted again', async () => {
+    it("rejects with the reviewer's reason or the default one; a rejected key may be submitted again", async () => {
       const created = (await create(c, beneficiaryBody(pixInstruction('EMAIL', 'again@example.com')))).body;
       const first = created.paymentInstructions[0];
-      const second = (await addInstruction(c, created.id, pixInstruction('EVP', randomUUID()))).body.paymentInstructions[1];
+      const second = (await addInstruction(c, created.id, pixInstruction('EVP', randomUUID()))).body
+        .paymentInstructions[1];
       const res = await review(c, first.id, { decision: 'REJECT', reason: 'holder name does not match the key owner' });
       expect(res.status).to.equal(200);
       expect(res.body.paymentInstructions[0].currentState).to.deep.include({
@@ -279,7 +366,11 @@ describe('beneficiaries', () => {
       expect(res.body.paymentInstructions[1].currentState.status).to.equal('PENDING_REVIEW');
       await expectInstructionEvents(c, res.body, first.id, ['CREATED', 'REJECTED']);
       const res2 = await review(c, second.id, { decision: 'REJECT' });
-      expect(res2.body.paymentInstructions[1].currentState.reason).to.deep.equal({ code: 'INSTRUCTION_REJECTED', message: 'rejected by compliance', details: {} });
+      expect(res2.body.paymentInstructions[1].currentState.reason).to.deep.equal({
+        code: 'INSTRUCTION_REJECTED',
+        message: 'rejected by compliance',
+        details: {},
+      });
       await expectInstructionEvents(c, res2.body, second.id, ['CREATED', 'REJECTED']);
       const resubmitted = await addInstruction(c, created.id, pixInstruction('EMAIL', 'again@example.com'));
       expect(resubmitted.status).to.equal(201);
@@ -294,7 +385,12 @@ describe('beneficiaries', () => {
         expect(again.status).to.equal(409);
         expect(again.body).to.deep.include({ code: 'INVALID_STATE', details: { status: 'APPROVED' } });
       }
-      const rows = await (await stack()).services.orm.em.fork().getConnection().execute('select count(*)::int as n from events where resource_id = ?', [pi.id]);
+      const rows = await (
+        await stack()
+      ).services.orm.em
+        .fork()
+        .getConnection()
+        .execute('select count(*)::int as n from events where resource_id = ?', [pi.id]);
       expect(rows[0].n).to.equal(2);
     });
 
@@ -308,9 +404,15 @@ describe('beneficiaries', () => {
 
     it('gives withdrawal tests an APPROVED instruction through approvedInstruction()', async () => {
       const key = randomUUID();
-      const { beneficiaryId, instructionId, beneficiary } = await approvedInstruction(c, { dictKeyType: 'EVP', dictKey: key });
+      const { beneficiaryId, instructionId, beneficiary } = await approvedInstruction(c, {
+        dictKeyType: 'EVP',
+        dictKey: key,
+      });
       expect(beneficiary.id).to.equal(beneficiaryId);
-      expect(beneficiary.paymentInstructions[0]).to.deep.include({ id: instructionId, address: { rail: 'PIX_KEY', dictKeyType: 'EVP', dictKey: key } });
+      expect(beneficiary.paymentInstructions[0]).to.deep.include({
+        id: instructionId,
+        address: { rail: 'PIX_KEY', dictKeyType: 'EVP', dictKey: key },
+      });
       expect(beneficiary.paymentInstructions[0].currentState.status).to.equal('APPROVED');
     });
 
@@ -318,17 +420,26 @@ describe('beneficiaries', () => {
       const { config } = await stack();
       const cli = (...args: string[]) =>
         run(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'instruction', ...args], {
-          env: { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, TEMPORAL_WEBHOOK_TASK_QUEUE: config.webhookTaskQueue, LOG_LEVEL: 'warn' },
+          env: {
+            ...process.env,
+            TEMPORAL_TASK_QUEUE: config.taskQueue,
+            TEMPORAL_WEBHOOK_TASK_QUEUE: config.webhookTaskQueue,
+            LOG_LEVEL: 'warn',
+          },
         });
       const created = (await create(c, beneficiaryBody())).body;
-      const other = (await addInstruction(c, created.id, pixInstruction('EVP', randomUUID()))).body.paymentInstructions[1];
+      const other = (await addInstruction(c, created.id, pixInstruction('EVP', randomUUID()))).body
+        .paymentInstructions[1];
       const approved = JSON.parse((await cli('approve', created.paymentInstructions[0].id, '--json')).stdout);
       expect(approved.paymentInstructions[0].currentState.status).to.equal('APPROVED');
       const rejected = await cli('reject', other.id, '--reason', 'key owner is a different person');
       expect(rejected.stdout).to.match(new RegExp(`instruction ${other.id} REJECTED`));
       const final = (await get(c, `/api/beneficiaries/${created.id}`)).body.paymentInstructions[1];
       expect(final.currentState.reason.message).to.equal('key owner is a different person');
-      const failed = await cli('approve', other.id).then(() => undefined, (err: { code: number; stderr: string }) => err);
+      const failed = await cli('approve', other.id).then(
+        () => undefined,
+        (err: { code: number; stderr: string }) => err,
+      );
       expect(failed?.code).to.equal(1);
       expect(JSON.parse(failed!.stderr.trim().split('\n').pop()!)).to.include({ code: 'INVALID_STATE' });
     });
@@ -338,7 +449,11 @@ describe('beneficiaries', () => {
     const { services } = await stack();
     const live = supertest(createApp({ ...services, config: { ...services.config, sandbox: false } }).callback());
     const pi = (await create(c, beneficiaryBody())).body.paymentInstructions[0];
-    const res = await live.post(`/api/sandbox/payment-instructions/${pi.id}/review`).set(c.auth).set(idem()).send({ decision: 'APPROVE' });
+    const res = await live
+      .post(`/api/sandbox/payment-instructions/${pi.id}/review`)
+      .set(c.auth)
+      .set(idem())
+      .send({ decision: 'APPROVE' });
     expect(res.status).to.equal(404);
     expect(res.body.code).to.equal('SANDBOX_DISABLED');
   });

@@ -51,12 +51,16 @@ describe('the books close after a race of payments', function () {
     const kinds = (kind: Kind, n: number): Kind[] => Array(n).fill(kind);
     const plan: Kind[] = [...kinds('exact', 20), ...kinds('excess', 10), ...kinds('short', 10), ...kinds('late', 10)];
     const deposits: Array<{ id: string; kind: Kind; value: string; i: number }> = [];
-    await inBatches(plan.map((kind, i) => ({ kind, i })), 10, async ({ kind, i }) => {
-      const value = new Decimal(10 + i).toFixed(2);
-      // Short deposits get a 4 s replay window (it closes during the test); late ones expire after 1 s.
-      const windows = kind === 'late' ? { deposit: 1, replay: 1 } : { deposit: 120, replay: 4 };
-      deposits.push({ id: (await openDeposit(c, account.id, value, windows)).id, kind, value, i });
-    });
+    await inBatches(
+      plan.map((kind, i) => ({ kind, i })),
+      10,
+      async ({ kind, i }) => {
+        const value = new Decimal(10 + i).toFixed(2);
+        // Short deposits get a 4 s replay window (it closes during the test); late ones expire after 1 s.
+        const windows = kind === 'late' ? { deposit: 1, replay: 1 } : { deposit: 120, replay: 4 };
+        deposits.push({ id: (await openDeposit(c, account.id, value, windows)).id, kind, value, i });
+      },
+    );
 
     const sent: string[] = [];
     const send = async (operationId: string, value: string) => {
@@ -97,7 +101,11 @@ describe('the books close after a race of payments', function () {
     const by = (status: string) => sum(payments.filter((p) => p.status === status).map((p) => p.amount.value));
     const received = sum(sent);
     expect(payments.filter((p) => !p.remainderOf)).to.have.length(sent.length);
-    const accounted = new Decimal(by('MATCHED')).plus(by('UNMATCHED')).plus(by('RETURNED')).plus(by('CREDITED')).toFixed(2);
+    const accounted = new Decimal(by('MATCHED'))
+      .plus(by('UNMATCHED'))
+      .plus(by('RETURNED'))
+      .plus(by('CREDITED'))
+      .toFixed(2);
     expect(accounted, 'received = matched + unmatched + returned + credited').to.equal(received);
 
     // Each deposit: COMPLETED exactly when its matched payments cover its quote, and then exactly that amount.

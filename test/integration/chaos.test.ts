@@ -50,7 +50,12 @@ class ChaosClient {
     for (let attempt = 0; ; attempt++) {
       // A dead API is skipped once known dead, the way a load balancer's health check would.
       const live = this.apis.filter((a) => a.alive());
-      const api = live.length === 0 ? this.apis[0] : live.includes(this.apis[(preferred + attempt) % 2]) ? this.apis[(preferred + attempt) % 2] : live[0];
+      const api =
+        live.length === 0
+          ? this.apis[0]
+          : live.includes(this.apis[(preferred + attempt) % 2])
+            ? this.apis[(preferred + attempt) % 2]
+            : live[0];
       let answer: Answer | undefined;
       const isCreate = path.startsWith('/api/operations/');
       if (isCreate) this.createsInFlight.set(api.name, (this.createsInFlight.get(api.name) ?? 0) + 1);
@@ -62,13 +67,17 @@ class ChaosClient {
           signal: AbortSignal.timeout(10000),
         });
         answer = { status: res.status, body: (await res.json()) as Answer['body'] };
-        log.push({ api: api.name, outcome: `${res.status}${answer.body.code ? ` ${answer.body.code}` : ''}${res.headers.get('idempotent-replayed') ? ' replayed' : ''}` });
+        log.push({
+          api: api.name,
+          outcome: `${res.status}${answer.body.code ? ` ${answer.body.code}` : ''}${res.headers.get('idempotent-replayed') ? ' replayed' : ''}`,
+        });
       } catch (err) {
         log.push({ api: api.name, outcome: `no answer: ${(err as Error).message}` });
       } finally {
         if (isCreate) this.createsInFlight.set(api.name, this.createsInFlight.get(api.name)! - 1);
       }
-      const retry = !answer || answer.status >= 500 || (answer.status === 409 && answer.body.code === 'IDEMPOTENCY_KEY_IN_USE');
+      const retry =
+        !answer || answer.status >= 500 || (answer.status === 409 && answer.body.code === 'IDEMPOTENCY_KEY_IN_USE');
       if (!retry) return answer!;
       if (Date.now() > deadline) throw new Error(`${path} with key ${key} got no final answer: ${JSON.stringify(log)}`);
       await new Promise((r) => setTimeout(r, RETRY_DELAY_MS));
@@ -101,14 +110,18 @@ describe('chaos: 2 APIs and 2 workers, one of each SIGKILLed mid-load', function
     type Kind = 'A_TO_B' | 'B_TO_A' | 'SWAP';
     const creates = new Map<string, { kind: Kind; path: string; body: Record<string, unknown>; answer: Answer }>();
     let accepted = 0;
-    let acceptedAtKill = -1;
 
     async function runOne(kind: Kind, preferred: number): Promise<void> {
       const key = randomUUID();
       let path = '/api/operations/transfer';
       let body: Record<string, unknown>;
       if (kind === 'SWAP') {
-        const q = await client.send('/api/quotes', { accountId: a.id, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '20.00' }, randomUUID(), preferred);
+        const q = await client.send(
+          '/api/quotes',
+          { accountId: a.id, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '20.00' },
+          randomUUID(),
+          preferred,
+        );
         expect(q.status, JSON.stringify(q.body)).to.equal(201);
         path = '/api/operations/swap';
         body = { accountId: a.id, quoteId: q.body.id };
@@ -131,9 +144,19 @@ describe('chaos: 2 APIs and 2 workers, one of each SIGKILLed mid-load', function
     load.catch(() => undefined);
 
     // Mid-load: one API and one worker die without warning; the worker comes back (a supervisor would restart it).
-    await eventually(async () => accepted, (n) => n >= total / 4, 60000, 10);
-    await eventually(async () => client.createsInFlight.get(api1.name) ?? 0, (n) => n > 0, 30000, 1);
-    acceptedAtKill = accepted;
+    await eventually(
+      async () => accepted,
+      (n) => n >= total / 4,
+      60000,
+      10,
+    );
+    await eventually(
+      async () => client.createsInFlight.get(api1.name) ?? 0,
+      (n) => n > 0,
+      30000,
+      1,
+    );
+    const acceptedAtKill = accepted;
     await Promise.all([kill(api1), kill(worker1)]);
     const restarted = spawnWorker('worker-1-restarted', taskQueue);
     restarted.catch(() => undefined);
@@ -146,7 +169,10 @@ describe('chaos: 2 APIs and 2 workers, one of each SIGKILLed mid-load', function
     const answers = [...creates.entries()];
     expect(answers).to.have.length(total);
     const refused = answers.filter(([, v]) => v.answer.status !== 201);
-    expect(refused, JSON.stringify(refused.map(([k, v]) => ({ key: k, answer: v.answer, attempts: client.attempts.get(k) })))).to.deep.equal([]);
+    expect(
+      refused,
+      JSON.stringify(refused.map(([k, v]) => ({ key: k, answer: v.answer, attempts: client.attempts.get(k) }))),
+    ).to.deep.equal([]);
     const retriedAfterFailure = answers.filter(([k]) => client.attempts.get(k)!.length > 1);
     expect(retriedAfterFailure.length, 'some requests failed over to the other API').to.be.greaterThan(0);
 
@@ -154,33 +180,61 @@ describe('chaos: 2 APIs and 2 workers, one of each SIGKILLed mid-load', function
     const idsByKey = new Map(answers.map(([k, v]) => [k, v.answer.body.id!]));
     expect(new Set(idsByKey.values()).size, 'no two keys share an operation').to.equal(total);
     const rows = await eventually(
-      () => sql<{ id: string; status: string; type: string }>(`select id, status, type from operations where account_id in (?) and type in ('SWAP', 'TRANSFER')`, [[a.id, b.id]]),
+      () =>
+        sql<{ id: string; status: string; type: string }>(
+          `select id, status, type from operations where account_id in (?) and type in ('SWAP', 'TRANSFER')`,
+          [[a.id, b.id]],
+        ),
       (ops) => ops.length === total && ops.every((o) => o.status === 'COMPLETED' || o.status === 'FAILED'),
       60000,
       250,
     ).catch(async (err: Error) => {
-      const stuck = await sql(`select id, status from operations where account_id in (?) and type in ('SWAP', 'TRANSFER') and status not in ('COMPLETED', 'FAILED')`, [[a.id, b.id]]);
+      const stuck = await sql(
+        `select id, status from operations where account_id in (?) and type in ('SWAP', 'TRANSFER') and status not in ('COMPLETED', 'FAILED')`,
+        [[a.id, b.id]],
+      );
       throw new Error(`${err.message.slice(0, 300)}\nnot finished: ${JSON.stringify(stuck)}`);
     });
-    expect(rows.map((r) => r.id).sort(), 'the operations are exactly those answered 2xx').to.deep.equal([...idsByKey.values()].sort());
-    expect(rows.filter((r) => r.status !== 'COMPLETED'), 'every accepted operation completed').to.deep.equal([]);
+    expect(rows.map((r) => r.id).sort(), 'the operations are exactly those answered 2xx').to.deep.equal(
+      [...idsByKey.values()].sort(),
+    );
+    expect(
+      rows.filter((r) => r.status !== 'COMPLETED'),
+      'every accepted operation completed',
+    ).to.deep.equal([]);
 
     // Asked again now, every key answers the same operation (a replay), never a second one.
     const again = await Promise.all(answers.map(([key, v]) => client.send(v.path, v.body, key, 1)));
-    expect(again.map((r) => [r.status, r.body.id]), 'replays name the same operations').to.deep.equal(answers.map(([, v]) => [201, v.answer.body.id]));
+    expect(
+      again.map((r) => [r.status, r.body.id]),
+      'replays name the same operations',
+    ).to.deep.equal(answers.map(([, v]) => [201, v.answer.body.id]));
 
     // Exactly one hold and one settle per operation, no release.
-    const postings = await sql<{ key: string; n: string }>(`select key, count(*) as n from ledger_transactions where operation_id in (?) group by key`, [[...idsByKey.values()]]);
+    const postings = await sql<{ key: string; n: string }>(
+      `select key, count(*) as n from ledger_transactions where operation_id in (?) group by key`,
+      [[...idsByKey.values()]],
+    );
     const byKey = new Map(postings.map((p) => [p.key, Number(p.n)]));
     for (const id of idsByKey.values()) {
-      expect([byKey.get(`${id}:hold`), byKey.get(`${id}:settle`), byKey.get(`${id}:release`)], `postings of ${id}`).to.deep.equal([1, 1, undefined]);
+      expect(
+        [byKey.get(`${id}:hold`), byKey.get(`${id}:settle`), byKey.get(`${id}:release`)],
+        `postings of ${id}`,
+      ).to.deep.equal([1, 1, undefined]);
     }
 
     // Balances = funding + settled movements, nothing held.
     const count = (kind: Kind) => answers.filter(([, v]) => v.kind === kind).length;
-    const usdBought = answers.filter(([, v]) => v.kind === 'SWAP').reduce((sum, [, v]) => sum.plus(v.answer.body.targetAmount!.value), new Decimal(0));
-    const brlA = new Decimal(FUNDING).minus(new Decimal('10.00').times(count('A_TO_B'))).plus(new Decimal('6.00').times(count('B_TO_A'))).minus(new Decimal('20.00').times(count('SWAP')));
-    const brlB = new Decimal(FUNDING).plus(new Decimal('10.00').times(count('A_TO_B'))).minus(new Decimal('6.00').times(count('B_TO_A')));
+    const usdBought = answers
+      .filter(([, v]) => v.kind === 'SWAP')
+      .reduce((sum, [, v]) => sum.plus(v.answer.body.targetAmount!.value), new Decimal(0));
+    const brlA = new Decimal(FUNDING)
+      .minus(new Decimal('10.00').times(count('A_TO_B')))
+      .plus(new Decimal('6.00').times(count('B_TO_A')))
+      .minus(new Decimal('20.00').times(count('SWAP')));
+    const brlB = new Decimal(FUNDING)
+      .plus(new Decimal('10.00').times(count('A_TO_B')))
+      .minus(new Decimal('6.00').times(count('B_TO_A')));
     expect(await balance(c, a.id, 'BRL')).to.deep.include({ available: brlA.toFixed(2), held: '0.00' });
     expect(await balance(c, b.id, 'BRL')).to.deep.include({ available: brlB.toFixed(2), held: '0.00' });
     expect(await balance(c, a.id, 'USD')).to.deep.include({ available: usdBought.toFixed(2), held: '0.00' });

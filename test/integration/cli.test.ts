@@ -12,7 +12,14 @@ const BIN = path.join(__dirname, '..', '..', 'bin', 'cambio.js');
 /** The operator CLI exactly as installed: the package bin, its own process, the stack's database and Temporal. */
 async function cambio(...args: string[]) {
   const { config } = await stack();
-  return run(process.execPath, [BIN, ...args], { env: { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, TEMPORAL_WEBHOOK_TASK_QUEUE: config.webhookTaskQueue, LOG_LEVEL: 'warn' } });
+  return run(process.execPath, [BIN, ...args], {
+    env: {
+      ...process.env,
+      TEMPORAL_TASK_QUEUE: config.taskQueue,
+      TEMPORAL_WEBHOOK_TASK_QUEUE: config.webhookTaskQueue,
+      LOG_LEVEL: 'warn',
+    },
+  });
 }
 
 describe('operator CLI', function () {
@@ -22,9 +29,14 @@ describe('operator CLI', function () {
     const { http, services } = await stack();
     const created = JSON.parse((await cambio('customer', 'create', '--name', 'Acme CLI', '--json')).stdout);
     expect(created).to.have.all.keys('customerId', 'clientId', 'clientSecret');
-    const token = await http.post('/api/oauth/client/token').send({ clientId: created.clientId, clientSecret: created.clientSecret });
+    const token = await http
+      .post('/api/oauth/client/token')
+      .send({ clientId: created.clientId, clientSecret: created.clientSecret });
     expect(token.status).to.equal(200);
-    const [row] = await services.orm.em.fork().getConnection().execute('select secret_hash from api_clients where client_id = ?', [created.clientId]);
+    const [row] = await services.orm.em
+      .fork()
+      .getConnection()
+      .execute('select secret_hash from api_clients where client_id = ?', [created.clientId]);
     expect(row.secret_hash).to.match(/^scrypt\$/);
     expect(row.secret_hash).not.to.contain(created.clientSecret);
   });
@@ -34,9 +46,15 @@ describe('operator CLI', function () {
     const c = await newCustomer();
     const account = await activeAccount(c, ['BRL']);
     const q = await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '75.00' });
-    const dep = await http.post('/api/operations/deposit').set(c.auth).set(idem()).send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
+    const dep = await http
+      .post('/api/operations/deposit')
+      .set(c.auth)
+      .set(idem())
+      .send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
     expect(dep.status).to.equal(201);
-    const short = JSON.parse((await cambio('deposit', 'pay', dep.body.id, '--amount', '50.00', '--asset', 'BRL', '--json')).stdout);
+    const short = JSON.parse(
+      (await cambio('deposit', 'pay', dep.body.id, '--amount', '50.00', '--asset', 'BRL', '--json')).stdout,
+    );
     expect(short).to.deep.include({ status: 'MATCHED', operationId: dep.body.id });
     const failed = await untilStatus(c, dep.body.id, 'FAILED');
     expect(failed.currentState.reason.code).to.equal('AMOUNT_MISMATCH');
@@ -51,7 +69,11 @@ describe('operator CLI', function () {
     const c = await newCustomer();
     const account = await activeAccount(c, ['BRL']);
     const q = await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '10.00' });
-    const dep = await http.post('/api/operations/deposit').set(c.auth).set(idem()).send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'TED' } });
+    const dep = await http
+      .post('/api/operations/deposit')
+      .set(c.auth)
+      .set(idem())
+      .send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'TED' } });
     const failure = await cambio('deposit', 'replay', dep.body.id).then(
       () => undefined,
       (err: { code: number; stderr: string }) => err,
@@ -69,13 +91,34 @@ describe('operator CLI: tags and held withdrawals', function () {
     const { http } = await stack();
     const c = await newCustomer();
     const account = await activeAccount(c, ['BRL']);
-    const tagged = JSON.parse((await cambio('account', 'tag', account.id, '--key', 'cost-center', '--value', 'treasury', '--propagate', '--json')).stdout);
+    const tagged = JSON.parse(
+      (
+        await cambio(
+          'account',
+          'tag',
+          account.id,
+          '--key',
+          'cost-center',
+          '--value',
+          'treasury',
+          '--propagate',
+          '--json',
+        )
+      ).stdout,
+    );
     expect(tagged.tags).to.deep.equal([{ key: 'cost-center', value: 'treasury' }]);
     await cambio('account', 'tag', account.id, '--key', 'internal', '--value', 'not-copied');
     const q = await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '10.00' });
-    const dep = await http.post('/api/operations/deposit').set(c.auth).set(idem()).send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
+    const dep = await http
+      .post('/api/operations/deposit')
+      .set(c.auth)
+      .set(idem())
+      .send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
     expect(dep.body.tags).to.deep.equal([{ key: 'cost-center', value: 'treasury' }]);
-    const listed = await http.get('/api/operations').query({ filters: 'and(tags.key[eq]=cost-center,tags.value[eq]=treasury)' }).set(c.auth);
+    const listed = await http
+      .get('/api/operations')
+      .query({ filters: 'and(tags.key[eq]=cost-center,tags.value[eq]=treasury)' })
+      .set(c.auth);
     expect(listed.body.data.map((o: { id: string }) => o.id)).to.deep.equal([dep.body.id]);
   });
 
@@ -86,13 +129,29 @@ describe('operator CLI: tags and held withdrawals', function () {
     const c = await newCustomer();
     const account = await activeAccount(c, ['BRL']);
     await fund(c, account.id, 'BRL', '60000.00');
-    const { beneficiaryId, instructionId } = await approvedInstruction(c, { dictKeyType: 'EMAIL', dictKey: 'big@example.com' });
-    const q = await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '55000.00' });
-    const res = await http.post('/api/operations/withdrawal').set(c.auth).set(idem()).send({
-      accountId: account.id,
-      quoteId: q.id,
-      beneficiary: { type: 'REFERENCE', id: beneficiaryId, paymentInstruction: { type: 'REFERENCE', id: instructionId } },
+    const { beneficiaryId, instructionId } = await approvedInstruction(c, {
+      dictKeyType: 'EMAIL',
+      dictKey: 'big@example.com',
     });
+    const q = await quote(c, {
+      accountId: account.id,
+      sourceAsset: 'BRL',
+      targetAsset: 'BRL',
+      sourceAmount: '55000.00',
+    });
+    const res = await http
+      .post('/api/operations/withdrawal')
+      .set(c.auth)
+      .set(idem())
+      .send({
+        accountId: account.id,
+        quoteId: q.id,
+        beneficiary: {
+          type: 'REFERENCE',
+          id: beneficiaryId,
+          paymentInstruction: { type: 'REFERENCE', id: instructionId },
+        },
+      });
     expect(res.status).to.equal(201);
     await untilStatus(c, res.body.id, 'ON_HOLD');
     const approved = await cambio('withdrawal', 'approve', res.body.id);

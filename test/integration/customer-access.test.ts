@@ -13,7 +13,8 @@ import { eventually, newCustomer, stack } from '../helpers/stack';
 
 const run = promisify(execFile);
 const BIN = path.join(__dirname, '..', '..', 'bin', 'cambio.js');
-const cambio = (...args: string[]) => run(process.execPath, [BIN, ...args], { env: { ...process.env, LOG_LEVEL: 'warn' } });
+const cambio = (...args: string[]) =>
+  run(process.execPath, [BIN, ...args], { env: { ...process.env, LOG_LEVEL: 'warn' } });
 
 async function sql<T = Record<string, unknown>>(query: string, params: unknown[] = []): Promise<T[]> {
   const { services } = await stack();
@@ -27,8 +28,11 @@ describe('customer access', function () {
     const { http, services } = await stack();
     const c = await newCustomer();
     const forever = jwt.sign({ client_id: c.clientId }, services.signingKey.privateKey, {
-      algorithm: 'RS256', keyid: services.signingKey.kid, subject: c.customerId,
-      issuer: services.config.jwtIssuer, audience: services.config.jwtAudience,
+      algorithm: 'RS256',
+      keyid: services.signingKey.kid,
+      subject: c.customerId,
+      issuer: services.config.jwtIssuer,
+      audience: services.config.jwtAudience,
     });
     expect(jwt.decode(forever)).not.to.have.property('exp');
     const res = await http.get('/api/accounts').set('Authorization', `Bearer ${forever}`);
@@ -41,10 +45,17 @@ describe('customer access', function () {
   it('rejects a valid token of a customer that does not exist: 401 UNAUTHORIZED', async () => {
     const { http, services } = await stack();
     const ghost = jwt.sign({ client_id: 'cli_ghost' }, services.signingKey.privateKey, {
-      algorithm: 'RS256', keyid: services.signingKey.kid, subject: randomUUID(),
-      issuer: services.config.jwtIssuer, audience: services.config.jwtAudience, expiresIn: 60,
+      algorithm: 'RS256',
+      keyid: services.signingKey.kid,
+      subject: randomUUID(),
+      issuer: services.config.jwtIssuer,
+      audience: services.config.jwtAudience,
+      expiresIn: 60,
     });
-    for (const req of [http.get('/api/accounts'), http.post('/api/quotes').set('X-Idempotency-Key', randomUUID()).send({})]) {
+    for (const req of [
+      http.get('/api/accounts'),
+      http.post('/api/quotes').set('X-Idempotency-Key', randomUUID()).send({}),
+    ]) {
       const res = await req.set('Authorization', `Bearer ${ghost}`);
       expect(res.status).to.equal(401);
       expect(res.body.code).to.equal('UNAUTHORIZED');
@@ -60,13 +71,20 @@ describe('customer access', function () {
     expect(disabled).to.include({ customerId: c.customerId, name: 'To Be Disabled' });
     expect(Date.parse(disabled.disabledAt)).to.be.closeTo(Date.now(), 60000);
 
-    const token = await http.post('/api/oauth/client/token').send({ clientId: c.clientId, clientSecret: c.clientSecret });
+    const token = await http
+      .post('/api/oauth/client/token')
+      .send({ clientId: c.clientId, clientSecret: c.clientSecret });
     expect(token.status).to.equal(401);
     expect(token.body.code).to.equal('INVALID_CLIENT');
 
     // The stack's app keeps a customer's status for CUSTOMER_CACHE_SECONDS (5 s by default): the revocation lag.
     const started = Date.now();
-    const res = await eventually(() => http.get('/api/accounts').set(c.auth), (r) => r.status !== 200, 10000, 200);
+    const res = await eventually(
+      () => http.get('/api/accounts').set(c.auth),
+      (r) => r.status !== 200,
+      10000,
+      200,
+    );
     expect(Date.now() - started).to.be.below(8000);
     expect(res.status).to.equal(401);
     expect(res.body.code).to.equal('UNAUTHORIZED');
@@ -75,13 +93,22 @@ describe('customer access', function () {
 
     const enabled = JSON.parse((await cambio('customer', 'enable', c.customerId, '--json')).stdout);
     expect(enabled.disabledAt).to.equal(null);
-    expect((await http.post('/api/oauth/client/token').send({ clientId: c.clientId, clientSecret: c.clientSecret })).status).to.equal(200);
-    await eventually(() => http.get('/api/accounts').set(c.auth), (r) => r.status === 200, 10000, 200);
+    expect(
+      (await http.post('/api/oauth/client/token').send({ clientId: c.clientId, clientSecret: c.clientSecret })).status,
+    ).to.equal(200);
+    await eventually(
+      () => http.get('/api/accounts').set(c.auth),
+      (r) => r.status === 200,
+      10000,
+      200,
+    );
   });
 
   it('without a cache the disable takes effect on the next request', async () => {
     const { services } = await stack();
-    const http = supertest(createApp({ ...services, config: { ...services.config, customerCacheSeconds: 0 } }).callback());
+    const http = supertest(
+      createApp({ ...services, config: { ...services.config, customerCacheSeconds: 0 } }).callback(),
+    );
     const c = await newCustomer();
     expect((await http.get('/api/accounts').set(c.auth)).status).to.equal(200);
     await setCustomerDisabled(services.orm, c.customerId, true);
@@ -111,15 +138,27 @@ describe('customer access', function () {
           where c.table_schema = current_schema() and c.column_name = 'customer_id'`,
       );
       expect(rows.length).to.be.at.least(12);
-      expect(rows.filter((r) => !r.has_fk).map((r) => r.table_name), 'tenant tables without a foreign key to customers').to.deep.equal([]);
+      expect(
+        rows.filter((r) => !r.has_fk).map((r) => r.table_name),
+        'tenant tables without a foreign key to customers',
+      ).to.deep.equal([]);
     });
 
     it('refuse a row for a customer that does not exist, and the deletion of a customer that owns rows', async () => {
       const c = await newCustomer();
-      const orphan = await sql(`insert into beneficiaries (id, customer_id, holder, relationship_type, created_at, updated_at)
-                                values (?, ?, '{}'::jsonb, 'SUPPLIER', now(), now())`, [randomUUID(), randomUUID()]).then(() => undefined, (e: Error) => e);
+      const orphan = await sql(
+        `insert into beneficiaries (id, customer_id, holder, relationship_type, created_at, updated_at)
+                                values (?, ?, '{}'::jsonb, 'SUPPLIER', now(), now())`,
+        [randomUUID(), randomUUID()],
+      ).then(
+        () => undefined,
+        (e: Error) => e,
+      );
       expect(orphan?.message).to.match(/foreign key/);
-      const deleted = await sql('delete from customers where id = ?', [c.customerId]).then(() => undefined, (e: Error) => e);
+      const deleted = await sql('delete from customers where id = ?', [c.customerId]).then(
+        () => undefined,
+        (e: Error) => e,
+      );
       expect(deleted?.message).to.match(/foreign key/);
     });
   });

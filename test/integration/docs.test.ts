@@ -19,11 +19,14 @@ describe('/docs', () => {
 
   it('serves the renderer bundle it references', async () => {
     const { http } = await stack();
-    const res = await http.get('/docs/assets/redoc.standalone.js').buffer(true).parse((r, done) => {
-      const chunks: Buffer[] = [];
-      r.on('data', (c: Buffer) => chunks.push(c));
-      r.on('end', () => done(null, Buffer.concat(chunks)));
-    });
+    const res = await http
+      .get('/docs/assets/redoc.standalone.js')
+      .buffer(true)
+      .parse((r, done) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => done(null, Buffer.concat(chunks)));
+      });
     expect(res.status).to.equal(200);
     expect(res.headers['content-type']).to.match(/^application\/javascript/);
     const js = (res.body as Buffer).toString('utf8');

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { expect } from 'chai';
 import { MikroORM } from '@mikro-orm/postgresql';
+import pino from 'pino';
 import { createApp } from '../../api/app';
 import { createDeps } from '../../api/deps';
 import { createCustomer } from '../../api/services/auth';
@@ -32,8 +33,16 @@ async function closedPort(): Promise<number> {
 }
 
 const post = async (url: string, body: unknown, headers: Record<string, string> = {}) => {
-  const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  return { status: res.status, body: (await res.json()) as { code?: string; details?: Record<string, unknown> }, retryAfter: res.headers.get('retry-after') };
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  return {
+    status: res.status,
+    body: (await res.json()) as { code?: string; details?: Record<string, unknown> },
+    retryAfter: res.headers.get('retry-after'),
+  };
 };
 
 describe('fault edges (issue 19)', function () {
@@ -46,7 +55,7 @@ describe('fault edges (issue 19)', function () {
   it('serves concurrent sandbox inbound payments on a pool smaller than the requests: no request waits for a second connection', async () => {
     const { services } = await stack();
     // A pool of 3 and 6 payments at once: a request that held its connection while it took a second would deadlock.
-    const small = await createDeps(services.config, { poolMax: 3, log: require('pino')({ level: 'warn' }) });
+    const small = await createDeps(services.config, { poolMax: 3, log: pino({ level: 'warn' }) });
     try {
       const api = await appWith({ rateLimitInFlight: 100 }, { ...small, signingKey: services.signingKey });
       open.push(api);
@@ -55,17 +64,35 @@ describe('fault edges (issue 19)', function () {
       const { http } = await stack();
       const deposits = await Promise.all(
         Array.from({ length: 6 }, async () => {
-          const q = await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '10.00' });
-          const dep = await http.post('/api/operations/deposit').set(c.auth).set('X-Idempotency-Key', randomUUID()).send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
+          const q = await quote(c, {
+            accountId: account.id,
+            sourceAsset: 'BRL',
+            targetAsset: 'BRL',
+            sourceAmount: '10.00',
+          });
+          const dep = await http
+            .post('/api/operations/deposit')
+            .set(c.auth)
+            .set('X-Idempotency-Key', randomUUID())
+            .send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
           expect(dep.status, JSON.stringify(dep.body)).to.equal(201);
           return dep.body.id as string;
         }),
       );
       const started = Date.now();
       const paid = await Promise.all(
-        deposits.map((id) => post(`${api.url}/api/sandbox/operations/${id}/inbound-payment`, { amount: { value: '10.00', asset: 'BRL' } }, { ...c.auth, 'X-Idempotency-Key': randomUUID() })),
+        deposits.map((id) =>
+          post(
+            `${api.url}/api/sandbox/operations/${id}/inbound-payment`,
+            { amount: { value: '10.00', asset: 'BRL' } },
+            { ...c.auth, 'X-Idempotency-Key': randomUUID() },
+          ),
+        ),
       );
-      expect(paid.map((p) => p.status), JSON.stringify(paid.map((p) => p.body))).to.deep.equal(deposits.map(() => 200));
+      expect(
+        paid.map((p) => p.status),
+        JSON.stringify(paid.map((p) => p.body)),
+      ).to.deep.equal(deposits.map(() => 200));
       // Far below the pool's acquire timeout (10 s), which a pool deadlock would have to run out.
       expect(Date.now() - started).to.be.below(8000);
     } finally {
@@ -74,26 +101,47 @@ describe('fault edges (issue 19)', function () {
   });
 
   it('believes X-Forwarded-For only with TRUST_PROXY: by default a client cannot pick its address', async () => {
-    const limits = { tokenAddressFailuresPerMinute: 3, tokenClientFailuresPerMinute: 1000, tokenAddressPerSecond: 1000 };
-    const attempt = (url: string, n: number) => post(`${url}/api/oauth/client/token`, { clientId: `cli_nobody_${n}`, clientSecret: 'wrong' }, { 'X-Forwarded-For': `10.9.${n}.1` });
+    const limits = {
+      tokenAddressFailuresPerMinute: 3,
+      tokenClientFailuresPerMinute: 1000,
+      tokenAddressPerSecond: 1000,
+    };
+    const attempt = (url: string, n: number) =>
+      post(
+        `${url}/api/oauth/client/token`,
+        { clientId: `cli_nobody_${n}`, clientSecret: 'wrong' },
+        { 'X-Forwarded-For': `10.9.${n}.1` },
+      );
     const direct = await appWith(limits);
     open.push(direct);
     const statuses: number[] = [];
     for (let n = 0; n < 5; n++) statuses.push((await attempt(direct.url, n)).status);
-    expect(statuses, 'the socket address is the key, whatever the header says').to.deep.equal([401, 401, 401, 429, 429]);
+    expect(statuses, 'the socket address is the key, whatever the header says').to.deep.equal([
+      401, 401, 401, 429, 429,
+    ]);
     const proxied = await appWith({ ...limits, trustProxy: true });
     open.push(proxied);
     const viaProxy: number[] = [];
     for (let n = 0; n < 5; n++) viaProxy.push((await attempt(proxied.url, n)).status);
-    expect(viaProxy, 'behind a trusted proxy each forwarded address has its own budget').to.deep.equal([401, 401, 401, 401, 401]);
+    expect(viaProxy, 'behind a trusted proxy each forwarded address has its own budget').to.deep.equal([
+      401, 401, 401, 401, 401,
+    ]);
   });
 
   it('answers a flood of wrong secrets with a Retry-After after which the right secret is accepted', async () => {
-    const api = await appWith({ tokenAddressFailuresPerMinute: 1_000_000, tokenAddressPerSecond: 1_000_000, tokenClientFailuresPerMinute: 20 });
+    const api = await appWith({
+      tokenAddressFailuresPerMinute: 1_000_000,
+      tokenAddressPerSecond: 1_000_000,
+      tokenClientFailuresPerMinute: 20,
+    });
     open.push(api);
     const { services } = await stack();
     const created = await createCustomer(services.orm, 'Brute Force Target SA');
-    const wrong = await Promise.all(Array.from({ length: 100 }, () => post(`${api.url}/api/oauth/client/token`, { clientId: created.clientId, clientSecret: 'sec_wrong' })));
+    const wrong = await Promise.all(
+      Array.from({ length: 100 }, () =>
+        post(`${api.url}/api/oauth/client/token`, { clientId: created.clientId, clientSecret: 'sec_wrong' }),
+      ),
+    );
     const limited = wrong.filter((r) => r.status === 429);
     expect(limited.length, 'some were refused').to.be.greaterThan(0);
     expect(wrong.every((r) => r.status === 401 || r.status === 429)).to.equal(true);
@@ -113,7 +161,9 @@ describe('fault edges (issue 19)', function () {
       const guarded = await appWith({ metricsToken: token });
       open.push(guarded);
       expect((await fetch(`${guarded.url}/metrics`)).status).to.equal(401);
-      expect((await fetch(`${guarded.url}/metrics`, { headers: { Authorization: 'Bearer wrong' } })).status).to.equal(401);
+      expect((await fetch(`${guarded.url}/metrics`, { headers: { Authorization: 'Bearer wrong' } })).status).to.equal(
+        401,
+      );
       const ok = await fetch(`${guarded.url}/metrics`, { headers: { Authorization: `Bearer ${token}` } });
       expect(ok.status).to.equal(200);
       expect(await ok.text()).to.contain('cambio_operations');
@@ -157,7 +207,9 @@ describe('fault edges (issue 19)', function () {
       });
       const api = await appWith({}, { ...services, orm: counting });
       open.push(api);
-      const scrapes = await Promise.all(Array.from({ length: 12 }, () => fetch(`${api.url}/metrics`).then((r) => r.status)));
+      const scrapes = await Promise.all(
+        Array.from({ length: 12 }, () => fetch(`${api.url}/metrics`).then((r) => r.status)),
+      );
       expect(scrapes).to.deep.equal(scrapes.map(() => 200));
       expect(groupBys).to.have.length(1);
     });
@@ -167,7 +219,13 @@ describe('fault edges (issue 19)', function () {
     const api = await appWith({}, undefined, { httpHeadersTimeoutMs: 1000, httpRequestTimeoutMs: 2000 });
     open.push(api);
     // No token: answered 401 before the body is read; the body keeps coming at 5 bytes a second.
-    const exchange = rawRequest(api.port, ['POST /api/accounts HTTP/1.1', 'Host: x', 'Content-Type: application/json', 'Content-Length: 500', '', '{'].join('\r\n'), 20_000);
+    const exchange = rawRequest(
+      api.port,
+      ['POST /api/accounts HTTP/1.1', 'Host: x', 'Content-Type: application/json', 'Content-Length: 500', '', '{'].join(
+        '\r\n',
+      ),
+      20_000,
+    );
     dribble(exchange.socket, '"a":"' + 'a'.repeat(490), 200);
     const { ms, closedByServer } = await exchange.closed;
     expect(closedByServer, 'the server hung up').to.equal(true);
@@ -179,11 +237,18 @@ describe('fault edges (issue 19)', function () {
       const { services } = await stack();
       const c = await newCustomer('Outage Observer SA');
       const account = await activeAccount(c, ['BRL', 'USD']);
-      const deadOrm = await MikroORM.init({ ...ormConfig(`postgres://postgres@127.0.0.1:${await closedPort()}/cambio`), connect: false });
+      const deadOrm = await MikroORM.init({
+        ...ormConfig(`postgres://postgres@127.0.0.1:${await closedPort()}/cambio`),
+        connect: false,
+      });
       try {
         const api = await appWith({ customerCacheSeconds: 60 }, { ...services, orm: deadOrm });
         open.push(api);
-        const res = await post(`${api.url}/api/quotes`, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '10.00' }, { ...c.auth, 'X-Idempotency-Key': randomUUID() });
+        const res = await post(
+          `${api.url}/api/quotes`,
+          { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '10.00' },
+          { ...c.auth, 'X-Idempotency-Key': randomUUID() },
+        );
         expect([res.status, res.body.code]).to.deep.equal([503, 'SERVICE_UNAVAILABLE']);
         expect(Number(res.retryAfter)).to.be.greaterThan(0);
         const started = Date.now();
@@ -242,13 +307,18 @@ describe('fault edges (issue 19)', function () {
       }
       expect(res.status, seen.join(', ')).to.equal(201);
       expect(Date.now() - started).to.be.below(15_000);
-      expect(seen.some((s) => s.startsWith('409')), 'the key was held at first').to.equal(true);
+      expect(
+        seen.some((s) => s.startsWith('409')),
+        'the key was held at first',
+      ).to.equal(true);
     } finally {
       thaw();
     }
     await frozen;
     expect(String((frozenError as Error)?.message ?? frozenError)).to.match(/terminat|idle|Connection/i);
-    const sessions = await systemEm(services.orm).execute(`select count(*)::int as n from pg_stat_activity where state = 'idle in transaction' and application_name = 'cambio-api' and now() - state_change > interval '20 seconds'`);
+    const sessions = await systemEm(services.orm).execute(
+      `select count(*)::int as n from pg_stat_activity where state = 'idle in transaction' and application_name = 'cambio-api' and now() - state_change > interval '20 seconds'`,
+    );
     expect(sessions[0].n).to.equal(0);
   });
 });
@@ -263,12 +333,19 @@ describe('deployment-wide rate limit (issue 19)', function () {
   it('holds the documented rate for two API processes together, not twice it', async () => {
     await stack();
     // Two apps as two API processes: each has its own in-process state, they share Postgres.
-    const limits = { rateLimitScope: 'deployment' as const, rateLimitPerSecond: 10, rateLimitBurst: 20, rateLimitInFlight: 100 };
+    const limits = {
+      rateLimitScope: 'deployment' as const,
+      rateLimitPerSecond: 10,
+      rateLimitBurst: 20,
+      rateLimitInFlight: 100,
+    };
     const [one, two] = await Promise.all([appWith(limits), appWith(limits)]);
     open.push(one, two);
     const c = await newCustomer('Two Doors Ltda');
     const answers = await Promise.all(
-      Array.from({ length: 60 }, (_, i) => fetch(`${(i % 2 ? one : two).url}/api/accounts?limit=1`, { headers: c.auth }).then((r) => r.status)),
+      Array.from({ length: 60 }, (_, i) =>
+        fetch(`${(i % 2 ? one : two).url}/api/accounts?limit=1`, { headers: c.auth }).then((r) => r.status),
+      ),
     );
     const admitted = answers.filter((s) => s === 200).length;
     // 20 a window for the deployment; each process may hold one unspent share (2) of it.
@@ -279,7 +356,11 @@ describe('deployment-wide rate limit (issue 19)', function () {
     const [p1, p2] = await Promise.all([appWith(perProcess), appWith(perProcess)]);
     open.push(p1, p2);
     const c2 = await newCustomer('Two Doors Per Process Ltda');
-    const old = await Promise.all(Array.from({ length: 60 }, (_, i) => fetch(`${(i % 2 ? p1 : p2).url}/api/accounts?limit=1`, { headers: c2.auth }).then((r) => r.status)));
+    const old = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        fetch(`${(i % 2 ? p1 : p2).url}/api/accounts?limit=1`, { headers: c2.auth }).then((r) => r.status),
+      ),
+    );
     expect(old.filter((s) => s === 200).length).to.be.at.least(40);
   });
 });

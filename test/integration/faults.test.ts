@@ -19,11 +19,16 @@ import { ApiProc, freePort, killAll, Proc, spawnApi, spawnWorker } from '../help
 import { Receiver } from '../helpers/receiver';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const { startDevServer } = require('../../scripts/lib/temporal-server') as {
-  startDevServer: (o: Record<string, unknown>) => Promise<{ address: string; child: { proc: { kill(s: string): void }; exited: Promise<unknown> }; stop(ms?: number): Promise<unknown> }>;
+  startDevServer: (o: Record<string, unknown>) => Promise<{
+    address: string;
+    child: { proc: { kill(s: string): void }; exited: Promise<unknown> };
+    stop(ms?: number): Promise<unknown>;
+  }>;
 };
-const { ensureTemporalBinaries } = require('../../scripts/lib/temporal-binary') as { ensureTemporalBinaries: (o: object) => { temporal: string } };
+const { ensureTemporalBinaries } = require('../../scripts/lib/temporal-binary') as {
+  ensureTemporalBinaries: (o: object) => { temporal: string };
+};
 
 const FUNDING = '5000.00';
 const CLIENTS = 3;
@@ -77,7 +82,12 @@ class Client {
     private readonly c: TestCustomer,
   ) {}
 
-  async send(pathname: string, body: unknown, key: string, preferred: number): Promise<{ status: number; body: { id?: string; code?: string } }> {
+  async send(
+    pathname: string,
+    body: unknown,
+    key: string,
+    preferred: number,
+  ): Promise<{ status: number; body: { id?: string; code?: string } }> {
     const started = Date.now();
     const deadline = started + 90_000;
     const attempts: string[] = [];
@@ -96,9 +106,13 @@ class Client {
         });
         const answer = { status: res.status, body: (await res.json()) as { id?: string; code?: string } };
         this.seen.statuses.set(res.status, (this.seen.statuses.get(res.status) ?? 0) + 1);
-        if (res.status >= 500 && res.status !== 503) this.seen.fiveHundreds.push(`${api.name} ${res.status} ${JSON.stringify(answer.body)}`);
-        if (res.status === 503 && !res.headers.get('retry-after')) this.seen.missingRetryAfter.push(`${api.name} ${JSON.stringify(answer.body)}`);
-        attempts.push(`${api.name} ${res.status}${answer.body.code ? ` ${answer.body.code}` : ''} at ${Date.now() - started} ms`);
+        if (res.status >= 500 && res.status !== 503)
+          this.seen.fiveHundreds.push(`${api.name} ${res.status} ${JSON.stringify(answer.body)}`);
+        if (res.status === 503 && !res.headers.get('retry-after'))
+          this.seen.missingRetryAfter.push(`${api.name} ${JSON.stringify(answer.body)}`);
+        attempts.push(
+          `${api.name} ${res.status}${answer.body.code ? ` ${answer.body.code}` : ''} at ${Date.now() - started} ms`,
+        );
         const retry = res.status >= 500 || (res.status === 409 && answer.body.code === 'IDEMPOTENCY_KEY_IN_USE');
         if (!retry) return done(answer);
       } catch (err) {
@@ -139,7 +153,15 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
     const { services, config, http } = await stack();
     const temporalBinary = ensureTemporalBinaries({ log: () => undefined }).temporal;
     const temporalPort = await freePort();
-    const startOnce = () => startDevServer({ temporal: temporalBinary, port: temporalPort, headless: true, dbFile: path.join(dir, 'temporal.db'), quiet: true, log: () => undefined });
+    const startOnce = () =>
+      startDevServer({
+        temporal: temporalBinary,
+        port: temporalPort,
+        headless: true,
+        dbFile: path.join(dir, 'temporal.db'),
+        quiet: true,
+        log: () => undefined,
+      });
     // A restart right after a SIGKILL can find the port or the state file not yet let go of: try again shortly.
     const startTemporal = async () => {
       for (let attempt = 1; ; attempt++) {
@@ -170,14 +192,22 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
       RATE_LIMIT_PER_SECOND: '100000',
       RATE_LIMIT_BURST: '100000',
     };
-    const spawning = Promise.all([spawnApi('api-1', taskQueue, env), spawnApi('api-2', taskQueue, env), spawnWorker('worker', taskQueue, { pollers: 0, env })]);
+    const spawning = Promise.all([
+      spawnApi('api-1', taskQueue, env),
+      spawnApi('api-2', taskQueue, env),
+      spawnWorker('worker', taskQueue, { pollers: 0, env }),
+    ]);
     spawning.catch(() => undefined);
 
     const c = await newCustomer('Faults Underneath SA');
     const [a, b] = await Promise.all([activeAccount(c, ['BRL']), activeAccount(c, ['BRL'])]);
     await Promise.all([fund(c, a.id, 'BRL', FUNDING), fund(c, b.id, 'BRL', FUNDING)]);
     receiver = await new Receiver().start();
-    const sub = await http.post('/api/subscriptions').set(c.auth).set(idem()).send({ url: receiver.url, includeAll: true, allowRetry: true });
+    const sub = await http
+      .post('/api/subscriptions')
+      .set(c.auth)
+      .set(idem())
+      .send({ url: receiver.url, includeAll: true, allowRetry: true });
     expect(sub.status, JSON.stringify(sub.body)).to.equal(201);
     const [api1, api2, worker] = (await spawning) as [ApiProc, ApiProc, Proc];
     const client = new Client([api1, api2], c);
@@ -192,7 +222,12 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
           const aToB = (n + i) % 2 === 0;
           const [from, to, value] = aToB ? [a.id, b.id, '3.00'] : [b.id, a.id, '2.00'];
           const key = randomUUID();
-          const res = await client.send('/api/operations/transfer', { sourceAccountId: from, targetAccountId: to, amount: { value, asset: 'BRL' } }, key, n + i);
+          const res = await client.send(
+            '/api/operations/transfer',
+            { sourceAccountId: from, targetAccountId: to, amount: { value, asset: 'BRL' } },
+            key,
+            n + i,
+          );
           if (res.status === 201) accepted.set(key, { id: res.body.id!, from, value });
           else refused.push(`${res.status} ${JSON.stringify(res.body)}`);
           // A steady load, not a flood: the test is about faults, not throughput.
@@ -201,10 +236,17 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
       }),
     );
     load.catch(() => undefined);
-    const acceptedBeyond = async (n: number) => eventually(async () => accepted.size, (size) => size >= n, 60_000, 50);
+    const acceptedBeyond = async (n: number) =>
+      eventually(
+        async () => accepted.size,
+        (size) => size >= n,
+        60_000,
+        50,
+      );
     await acceptedBeyond(10);
 
-    // 1. Postgres cut for 3 s.
+    // 1. Postgres cut for 3 s. The waits in steps 1-3 are the faults' lengths, the behaviour under test: readiness
+    // is read while the fault lasts and the load runs through all of it.
     await proxy.cut();
     await new Promise((r) => setTimeout(r, 500));
     const readyPgDown = await readinessMs([api1, api2]);
@@ -224,7 +266,10 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
     const pollers = async () => {
       const conn = await Connection.connect({ address: temporalServer!.address });
       try {
-        const res = await conn.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue } });
+        const res = await conn.workflowService.describeTaskQueue({
+          namespace: 'default',
+          taskQueue: { name: taskQueue },
+        });
         return (res.pollers ?? []).length;
       } finally {
         await conn.close();
@@ -249,32 +294,58 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
     expect(client.seen.fiveHundreds, 'no 500 anywhere').to.deep.equal([]);
     expect(client.seen.missingRetryAfter, '503s carry Retry-After').to.deep.equal([]);
     expect(refused, 'every transfer was accepted in the end').to.deep.equal([]);
-    expect([readyPgDown, readyTemporalDown, readyFrozen], 'readiness answered within 1 s during each fault').to.satisfy((ms: number[]) => ms.every((t) => t < 1000));
+    expect([readyPgDown, readyTemporalDown, readyFrozen], 'readiness answered within 1 s during each fault').to.satisfy(
+      (ms: number[]) => ms.every((t) => t < 1000),
+    );
     // A request caught by the frozen API is served by the other within 15 s of its first attempt.
     expect(client.slowest.ms, JSON.stringify(client.slowest.attempts)).to.be.below(15_000);
-    expect(client.seen.statuses.get(503) ?? 0, `some faults were seen as 503: ${JSON.stringify([...client.seen.statuses])}`).to.be.greaterThan(0);
+    expect(
+      client.seen.statuses.get(503) ?? 0,
+      `some faults were seen as 503: ${JSON.stringify([...client.seen.statuses])}`,
+    ).to.be.greaterThan(0);
 
     // Exactly the accepted operations exist, each COMPLETED, each with one hold and one settle.
     const ids = [...accepted.values()].map((v) => v.id);
     expect(new Set(ids).size, 'no two keys share an operation').to.equal(ids.length);
     const sql = <T>(q: string, p: unknown[] = []) => systemEm(services.orm).execute(q, p) as Promise<T[]>;
     const rows = await eventually(
-      () => sql<{ id: string; status: string }>(`select id, status from operations where account_id in (?) and type = 'TRANSFER'`, [[a.id, b.id]]),
+      () =>
+        sql<{ id: string; status: string }>(
+          `select id, status from operations where account_id in (?) and type = 'TRANSFER'`,
+          [[a.id, b.id]],
+        ),
       (ops) => ops.length === ids.length && ops.every((o) => o.status === 'COMPLETED'),
       90_000,
       250,
     ).catch(async () => {
-      const open = await sql(`select status, count(*)::int as n from operations where account_id in (?) and type = 'TRANSFER' group by status`, [[a.id, b.id]]);
-      const outbox = await sql(`select count(*)::int as n, max(attempts) as attempts, min(next_attempt_at) as next from workflow_starts where task_queue = ?`, [taskQueue]);
+      const open = await sql(
+        `select status, count(*)::int as n from operations where account_id in (?) and type = 'TRANSFER' group by status`,
+        [[a.id, b.id]],
+      );
+      const outbox = await sql(
+        `select count(*)::int as n, max(attempts) as attempts, min(next_attempt_at) as next from workflow_starts where task_queue = ?`,
+        [taskQueue],
+      );
       const polling = await pollers().catch((err: Error) => err.message);
       // One operation still open, as Temporal sees it.
-      const [stuck] = await sql<{ id: string }>(`select id from operations where account_id in (?) and type = 'TRANSFER' and status <> 'COMPLETED' limit 1`, [[a.id, b.id]]);
+      const [stuck] = await sql<{ id: string }>(
+        `select id from operations where account_id in (?) and type = 'TRANSFER' and status <> 'COMPLETED' limit 1`,
+        [[a.id, b.id]],
+      );
       const described = stuck
         ? await (async () => {
             const conn = await Connection.connect({ address: temporalServer!.address });
             try {
-              const d = await conn.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: `operation-${stuck.id}` } });
-              return JSON.stringify({ status: d.workflowExecutionInfo?.status, historyLength: String(d.workflowExecutionInfo?.historyLength), pendingActivities: d.pendingActivities?.length, pendingTask: d.pendingWorkflowTask?.state });
+              const d = await conn.workflowService.describeWorkflowExecution({
+                namespace: 'default',
+                execution: { workflowId: `operation-${stuck.id}` },
+              });
+              return JSON.stringify({
+                status: d.workflowExecutionInfo?.status,
+                historyLength: String(d.workflowExecutionInfo?.historyLength),
+                pendingActivities: d.pendingActivities?.length,
+                pendingTask: d.pendingWorkflowTask?.state,
+              });
             } catch (err) {
               return (err as Error).message;
             } finally {
@@ -282,15 +353,24 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
             }
           })()
         : 'none';
-      throw new Error(`not settled: ${JSON.stringify(open)}; outbox ${JSON.stringify(outbox)}; pollers ${polling}; a stuck workflow ${described}; worker alive ${worker.alive()}:\n${worker.output().slice(-3000)}`);
+      throw new Error(
+        `not settled: ${JSON.stringify(open)}; outbox ${JSON.stringify(outbox)}; pollers ${polling}; a stuck workflow ${described}; worker alive ${worker.alive()}:\n${worker.output().slice(-3000)}`,
+      );
     });
     expect(rows.map((r) => r.id).sort()).to.deep.equal([...ids].sort());
-    const postings = await sql<{ key: string; n: number }>(`select key, count(*)::int as n from ledger_transactions where operation_id in (?) group by key`, [ids]);
-    expect(postings.filter((p) => p.n !== 1), 'each posting once').to.deep.equal([]);
+    const postings = await sql<{ key: string; n: number }>(
+      `select key, count(*)::int as n from ledger_transactions where operation_id in (?) group by key`,
+      [ids],
+    );
+    expect(
+      postings.filter((p) => p.n !== 1),
+      'each posting once',
+    ).to.deep.equal([]);
     expect(postings.filter((p) => p.key.endsWith(':settle')).length).to.equal(ids.length);
 
     // Money conserved: both balances are the funding plus what the accepted transfers moved, nothing held.
-    const moved = (from: string) => [...accepted.values()].filter((v) => v.from === from).reduce((s, v) => s.plus(v.value), new Decimal(0));
+    const moved = (from: string) =>
+      [...accepted.values()].filter((v) => v.from === from).reduce((s, v) => s.plus(v.value), new Decimal(0));
     const expectedA = new Decimal(FUNDING).minus(moved(a.id)).plus(moved(b.id));
     const expectedB = new Decimal(FUNDING).minus(moved(b.id)).plus(moved(a.id));
     expect(await balance(c, a.id, 'BRL')).to.deep.include({ available: expectedA.toFixed(2), held: '0.00' });
@@ -304,6 +384,11 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
           .map((r) => (JSON.parse(r.body) as { id?: string }).id)
           .filter((id): id is string => !!id && ids.includes(id)),
       ).size;
-    await eventually(async () => completedDelivered(), (n) => n === ids.length, 60_000, 250);
+    await eventually(
+      async () => completedDelivered(),
+      (n) => n === ids.length,
+      60_000,
+      250,
+    );
   });
 });

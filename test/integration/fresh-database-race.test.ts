@@ -10,7 +10,6 @@ import { verifyToken } from '../../api/services/auth';
 import jwt from 'jsonwebtoken';
 import { randomUUID } from 'node:crypto';
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const { createDatabase, dropDatabase, withDatabase } = require('../../scripts/lib/postgres');
 
 describe('two processes starting on a fresh database', function () {
@@ -34,7 +33,7 @@ describe('two processes starting on a fresh database', function () {
     orms.push(await openOrm(url, { poolMax: 2 }), await openOrm(url, { poolMax: 2 }));
   });
 
-  it('load the signing key at once: both end with the same key and accept each other\'s tokens (raced 5 times)', async () => {
+  it("load the signing key at once: both end with the same key and accept each other's tokens (raced 5 times)", async () => {
     const config = loadConfig();
     const env = {}; // no JWT_PRIVATE_KEY: the generated, stored key
     for (let round = 0; round < 5; round++) {
@@ -45,7 +44,14 @@ describe('two processes starting on a fresh database', function () {
       expect(rows, `round ${round}: one stored key`).to.have.length(1);
       const sub = randomUUID();
       const sign = (k: typeof a) =>
-        jwt.sign({}, k.privateKey, { algorithm: 'RS256', keyid: k.kid, subject: sub, issuer: config.jwtIssuer, audience: config.jwtAudience, expiresIn: 60 });
+        jwt.sign({}, k.privateKey, {
+          algorithm: 'RS256',
+          keyid: k.kid,
+          subject: sub,
+          issuer: config.jwtIssuer,
+          audience: config.jwtAudience,
+          expiresIn: 60,
+        });
       expect(verifyToken(config, b, sign(a))).to.equal(sub);
       expect(verifyToken(config, a, sign(b))).to.equal(sub);
     }

@@ -8,7 +8,16 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import pino from 'pino';
 import supertest, { Response } from 'supertest';
-import { asText, bodyPointers, expectDocumentedAnswer, hostile, Location, percentEncode, sendableHeader, withValueAt } from '../helpers/hostile';
+import {
+  asText,
+  bodyPointers,
+  expectDocumentedAnswer,
+  hostile,
+  Location,
+  percentEncode,
+  sendableHeader,
+  withValueAt,
+} from '../helpers/hostile';
 import { answerClientErrors } from '../../api/client-error';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
 import { accountBody, activeAccount, documentBody, uboBody } from '../helpers/fixtures';
@@ -33,6 +42,8 @@ describe('fuzzing every route of /openapi.json with hostile input', function () 
 
   before(async () => {
     const { app } = await stack();
+    // Koa's handler answers its own errors; the promise it returns is not for the server to await.
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises
     server = createServer(app.callback());
     answerClientErrors(server, pino({ level: 'silent' }));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -44,7 +55,12 @@ describe('fuzzing every route of /openapi.json with hostile input', function () 
     const pending = await http.post('/api/accounts').set(customer.auth).set(idem()).send(accountBody());
     const ubo = await http.post(`/api/accounts/${pending.body.id}/ubos`).set(customer.auth).set(idem()).send(uboBody());
     const beneficiary = await http.post('/api/beneficiaries').set(customer.auth).set(idem()).send(beneficiaryBody());
-    const depositQuote = await quote(customer, { accountId: source.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '10.00' });
+    const depositQuote = await quote(customer, {
+      accountId: source.id,
+      sourceAsset: 'BRL',
+      targetAsset: 'BRL',
+      sourceAmount: '10.00',
+    });
     const deposit = await http
       .post('/api/operations/deposit')
       .set(customer.auth)
@@ -61,24 +77,46 @@ describe('fuzzing every route of /openapi.json with hostile input', function () 
       instructionId: beneficiary.body.paymentInstructions[0].id,
       operationId: deposit.body.id,
     };
-    const freshQuote = async (body: Record<string, unknown>) => (await quote(customer, { accountId: source.id, ...body })).id;
+    const freshQuote = async (body: Record<string, unknown>) =>
+      (await quote(customer, { accountId: source.id, ...body })).id;
     baselines = {
       'POST /api/oauth/client/token': () => ({ clientId: customer.clientId, clientSecret: customer.clientSecret }),
       'POST /api/accounts': () => accountBody(),
       'POST /api/accounts/{accountId}/ubos': () => uboBody(),
       'PATCH /api/accounts/{accountId}/ubos/{uboId}': () => ({ name: 'Maria Souza' }),
       'POST /api/accounts/{accountId}/documents': () => documentBody('CERTIFICATE_OF_INCORPORATION'),
-      'POST /api/quotes': () => ({ accountId: source.id, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '100.00' }),
-      'POST /api/operations/deposit': async () => ({ accountId: source.id, quoteId: await freshQuote({ sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '5.00' }), fundingInstruction: { rail: 'PIX_KEY' } }),
-      'POST /api/operations/swap': async () => ({ accountId: source.id, quoteId: await freshQuote({ sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '1.00' }) }),
-      'POST /api/operations/transfer': () => ({ sourceAccountId: source.id, targetAccountId: target.id, amount: { value: '0.01', asset: 'BRL' } }),
+      'POST /api/quotes': () => ({
+        accountId: source.id,
+        sourceAsset: 'BRL',
+        targetAsset: 'USD',
+        sourceAmount: '100.00',
+      }),
+      'POST /api/operations/deposit': async () => ({
+        accountId: source.id,
+        quoteId: await freshQuote({ sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '5.00' }),
+        fundingInstruction: { rail: 'PIX_KEY' },
+      }),
+      'POST /api/operations/swap': async () => ({
+        accountId: source.id,
+        quoteId: await freshQuote({ sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '1.00' }),
+      }),
+      'POST /api/operations/transfer': () => ({
+        sourceAccountId: source.id,
+        targetAccountId: target.id,
+        amount: { value: '0.01', asset: 'BRL' },
+      }),
       'POST /api/operations/withdrawal': async () => ({
         accountId: source.id,
         quoteId: await freshQuote({ sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '1.00' }),
-        beneficiary: { type: 'REFERENCE', id: ids.beneficiaryId, paymentInstruction: { type: 'REFERENCE', id: ids.instructionId } },
+        beneficiary: {
+          type: 'REFERENCE',
+          id: ids.beneficiaryId,
+          paymentInstruction: { type: 'REFERENCE', id: ids.instructionId },
+        },
       }),
       'POST /api/beneficiaries': () => beneficiaryBody(),
-      'POST /api/beneficiaries/{beneficiaryId}/payment-instructions': () => pixInstruction('EMAIL', `${randomUUID()}@example.com`),
+      'POST /api/beneficiaries/{beneficiaryId}/payment-instructions': () =>
+        pixInstruction('EMAIL', `${randomUUID()}@example.com`),
       'POST /api/sandbox/operations/{operationId}/inbound-payment': () => ({ amount: { value: '1.00', asset: 'BRL' } }),
     };
     doc = (await http.get('/openapi.json')).body;
@@ -89,7 +127,8 @@ describe('fuzzing every route of /openapi.json with hostile input', function () 
     // so its timings are not spent on our backlog. Deposits simply wait for a payment that never comes.
     const unsettled = 'and(currentState.status[in]=REQUESTED|PROCESSING,intent.type[ne]=DEPOSIT)';
     await eventually(
-      async () => (await http.get('/api/operations').query({ filters: unsettled, limit: 1 }).set(customer.auth)).body.meta?.total,
+      async () =>
+        (await http.get('/api/operations').query({ filters: unsettled, limit: 1 }).set(customer.auth)).body.meta?.total,
       (total) => total === 0,
       60_000,
       250,
@@ -113,15 +152,26 @@ describe('fuzzing every route of /openapi.json with hostile input', function () 
     const baseline = makeBaseline ? await makeBaseline() : schema ? sampleOf(doc, schema) : undefined;
     const path = pathFor(op, loc.in === 'path' ? loc.name : undefined, value);
     // Required query parameters (a report's period) get a sample; the hostile one replaces its own.
-    const params = new Map(op.parameters.filter((p) => p.in === 'query' && p.required).map((p) => [p.name, asText(sampleOf(doc, p.schema, p.name))]));
+    const params = new Map(
+      op.parameters
+        .filter((p) => p.in === 'query' && p.required)
+        .map((p) => [p.name, asText(sampleOf(doc, p.schema, p.name))]),
+    );
     if (loc.in === 'query') params.set(loc.name, asText(value));
-    const query = params.size > 0 ? `?${[...params].map(([k, v]) => `${encodeURIComponent(k)}=${percentEncode(v)}`).join('&')}` : '';
-    let req = http[op.method as 'get' | 'post' | 'patch' | 'put' | 'delete'](`${path}${query}`).set(customer.auth).set(idem());
+    const query =
+      params.size > 0
+        ? `?${[...params].map(([k, v]) => `${encodeURIComponent(k)}=${percentEncode(v)}`).join('&')}`
+        : '';
+    let req = http[op.method as 'get' | 'post' | 'patch' | 'put' | 'delete'](`${path}${query}`)
+      .set(customer.auth)
+      .set(idem());
     if (loc.in === 'header') req = req.set(loc.name, asText(value));
     const body = loc.in === 'body' ? withValueAt(baseline, loc.pointer, value) : baseline;
     if (body === undefined) return req;
     // A bare JSON value (a number, a string, null) as the whole body is sent as JSON text like any other.
-    return body !== null && typeof body === 'object' ? req.send(body) : req.set('Content-Type', 'application/json').send(JSON.stringify(body));
+    return body !== null && typeof body === 'object'
+      ? req.send(body)
+      : req.set('Content-Type', 'application/json').send(JSON.stringify(body));
   }
 
   function locationsOf(op: OpenApiOperation, baseline: unknown): Location[] {
@@ -141,7 +191,10 @@ describe('fuzzing every route of /openapi.json with hostile input', function () 
       const baseline = baselines[key] ? await baselines[key]() : schema ? sampleOf(doc, schema) : undefined;
       for (const loc of locationsOf(op, baseline)) {
         if (loc.in === 'header') continue;
-        const current = loc.in === 'body' ? loc.pointer.reduce<unknown>((n, k) => (n as Record<string, unknown>)?.[k], baseline) : undefined;
+        const current =
+          loc.in === 'body'
+            ? loc.pointer.reduce<unknown>((n, k) => (n as Record<string, unknown>)?.[k], baseline)
+            : undefined;
         const values = ['a\u0000b', 'x\ud800', '\udc00'];
         const leaf = loc.in === 'body' ? loc.pointer.slice(-2).join('.') : '';
         const isAmount = /amount$|amount\.value$/i.test(leaf);
@@ -153,8 +206,15 @@ describe('fuzzing every route of /openapi.json with hostile input', function () 
             expectDocumentedAnswer(res, `${key} with ${where} = ${JSON.stringify(value)}`);
             // A query string cannot carry a lone surrogate (its UTF-8 decoding replaces it with U+FFFD), so there
             // the list's own checks may answer first (INVALID_CURSOR, INVALID_FILTER).
-            const code = /^[\d.]+$/.test(value) ? 'INVALID_AMOUNT' : loc.in === 'query' ? res.body.code : 'VALIDATION_ERROR';
-            expect([res.status, res.body.code], `${key} with ${where} = ${JSON.stringify(value)}`).to.deep.equal([400, code]);
+            const code = /^[\d.]+$/.test(value)
+              ? 'INVALID_AMOUNT'
+              : loc.in === 'query'
+                ? res.body.code
+                : 'VALIDATION_ERROR';
+            expect([res.status, res.body.code], `${key} with ${where} = ${JSON.stringify(value)}`).to.deep.equal([
+              400,
+              code,
+            ]);
           } catch (err) {
             failures.push((err as Error).message);
           }
@@ -186,7 +246,9 @@ describe('fuzzing every route of /openapi.json with hostile input', function () 
         );
       } catch (err) {
         const cause = (err as Error & { cause?: Error }).cause;
-        failures.push(`${key}: ${(err as Error).message.split('\n').slice(0, 3).join(' ').slice(0, 600)}\n  ${cause?.message.slice(0, 600) ?? ''}`);
+        failures.push(
+          `${key}: ${(err as Error).message.split('\n').slice(0, 3).join(' ').slice(0, 600)}\n  ${cause?.message.slice(0, 600) ?? ''}`,
+        );
       }
     }
     expect(failures, failures.join('\n\n')).to.deep.equal([]);
@@ -203,13 +265,27 @@ describe('fuzzing every route of /openapi.json with hostile input', function () 
     ];
     // The heavy ones go to one route: they exercise middleware every route shares.
     const heavy: Raw[] = [
-      { what: 'nesting 100,000 levels deep', type: 'application/json', body: `${'['.repeat(100_000)}${']'.repeat(100_000)}`, status: 400 },
-      { what: 'a body over 8 MiB', type: 'application/json', body: Buffer.alloc(8 * 1024 * 1024 + 1, 0x20), status: 413 },
+      {
+        what: 'nesting 100,000 levels deep',
+        type: 'application/json',
+        body: `${'['.repeat(100_000)}${']'.repeat(100_000)}`,
+        status: 400,
+      },
+      {
+        what: 'a body over 8 MiB',
+        type: 'application/json',
+        body: Buffer.alloc(8 * 1024 * 1024 + 1, 0x20),
+        status: 413,
+      },
     ];
     for (const op of mutating) {
       const cases = op.path === '/api/quotes' ? [...light, ...heavy] : light;
       for (const r of cases) {
-        const res = await http[op.method as 'post'](pathFor(op)).set(customer.auth).set(idem()).set('Content-Type', r.type).send(r.body);
+        const res = await http[op.method as 'post'](pathFor(op))
+          .set(customer.auth)
+          .set(idem())
+          .set('Content-Type', r.type)
+          .send(r.body);
         expectDocumentedAnswer(res, `${op.method.toUpperCase()} ${op.path} with ${r.what}`);
         // The token route is public: its schema answers what auth would have answered elsewhere.
         expect(res.status, `${op.path} with ${r.what}: ${JSON.stringify(res.body)}`).to.equal(r.status);

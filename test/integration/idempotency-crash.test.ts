@@ -15,7 +15,10 @@ async function sql<T = Record<string, unknown>>(query: string, params: unknown[]
 }
 
 const operationsFrom = async (accountId: string) =>
-  (await sql<{ id: string; status: string }>(`select id, status from operations where account_id = ? and type in ('TRANSFER', 'SWAP') order by created_at`, [accountId]));
+  await sql<{ id: string; status: string }>(
+    `select id, status from operations where account_id = ? and type in ('TRANSFER', 'SWAP') order by created_at`,
+    [accountId],
+  );
 
 /** A POST that is expected to get no answer at all: the process dies under it. */
 async function postExpectingNoAnswer(url: string, c: TestCustomer, key: string, body: unknown): Promise<void> {
@@ -78,7 +81,10 @@ describe('idempotency across a process crash', function () {
     // The dead process had nothing left to do after COMMIT: the worker's relay, woken by it, starts the workflow.
     await untilStatus(c, retry.body.id, 'COMPLETED');
     expect(await operationsFrom(source.id)).to.have.length(before + 1);
-    const settles = await sql<{ n: string }>(`select count(*) as n from ledger_transactions where operation_id = ? and key like '%:settle'`, [retry.body.id]);
+    const settles = await sql<{ n: string }>(
+      `select count(*) as n from ledger_transactions where operation_id = ? and key like '%:settle'`,
+      [retry.body.id],
+    );
     expect(Number(settles[0].n)).to.equal(1);
     expect(await balance(c, source.id, 'BRL')).to.deep.include({ available: '900.00', held: '0.00' });
     expect(await balance(c, target.id, 'BRL')).to.deep.include({ available: '100.00', held: '0.00' });
@@ -104,35 +110,58 @@ describe('idempotency across a process crash', function () {
     expect(retry.headers['idempotent-replayed']).to.equal(undefined);
     await untilStatus(c, retry.body.id, 'COMPLETED');
     const again = await http.post('/api/operations/swap').set(c.auth).set('X-Idempotency-Key', key).send(body);
-    expect([again.status, again.headers['idempotent-replayed'], again.body.id]).to.deep.equal([201, 'true', retry.body.id]);
+    expect([again.status, again.headers['idempotent-replayed'], again.body.id]).to.deep.equal([
+      201,
+      'true',
+      retry.body.id,
+    ]);
     expect(await operationsFrom(source.id)).to.have.length(before + 1);
   });
 
   it('a sandbox payment whose request died after the payment was recorded and signalled: the retry records nothing twice', async () => {
     const { http } = await stack();
     const q = await quote(c, { accountId: source.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '30.00' });
-    const dep = await http.post('/api/operations/deposit').set(c.auth).set(idem()).send({ accountId: source.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
+    const dep = await http
+      .post('/api/operations/deposit')
+      .set(c.auth)
+      .set(idem())
+      .send({ accountId: source.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
     expect(dep.status).to.equal(201);
     const key = randomUUID();
     const body = { amount: { value: '30.00', asset: 'BRL' } };
 
     // The payment commits in its own transaction (the workflow must see it), the workflow reconciles it, and
     // the process dies before the key's result commits.
-    await postExpectingNoAnswer(`${crashBeforePayment.url}/api/sandbox/operations/${dep.body.id}/inbound-payment`, c, key, body);
+    await postExpectingNoAnswer(
+      `${crashBeforePayment.url}/api/sandbox/operations/${dep.body.id}/inbound-payment`,
+      c,
+      key,
+      body,
+    );
     await exitWithin(crashBeforePayment);
     await untilStatus(c, dep.body.id, 'COMPLETED');
 
     // Without the key naming the payment, this retry would have recorded 30.00 again (unmatched, the deposit done).
-    const retry = await http.post(`/api/sandbox/operations/${dep.body.id}/inbound-payment`).set(c.auth).set('X-Idempotency-Key', key).send(body);
+    const retry = await http
+      .post(`/api/sandbox/operations/${dep.body.id}/inbound-payment`)
+      .set(c.auth)
+      .set('X-Idempotency-Key', key)
+      .send(body);
     expect(retry.status, JSON.stringify(retry.body)).to.equal(200);
     expect(retry.headers['idempotent-replayed']).to.equal(undefined);
     expect(retry.body).to.deep.include({ status: 'MATCHED', operationId: dep.body.id });
     expect(retry.body.amount.value).to.equal('30.00');
     const done = await untilStatus(c, dep.body.id, 'COMPLETED');
     expect(done.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal(['30.00']);
-    const payments = await sql<{ n: string }>('select count(*) as n from inbound_payments where operation_id = ?', [dep.body.id]);
+    const payments = await sql<{ n: string }>('select count(*) as n from inbound_payments where operation_id = ?', [
+      dep.body.id,
+    ]);
     expect(Number(payments[0].n)).to.equal(1);
-    const replay = await http.post(`/api/sandbox/operations/${dep.body.id}/inbound-payment`).set(c.auth).set('X-Idempotency-Key', key).send(body);
+    const replay = await http
+      .post(`/api/sandbox/operations/${dep.body.id}/inbound-payment`)
+      .set(c.auth)
+      .set('X-Idempotency-Key', key)
+      .send(body);
     expect([replay.status, replay.headers['idempotent-replayed']]).to.deep.equal([200, 'true']);
   });
 });

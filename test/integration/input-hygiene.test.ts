@@ -17,10 +17,16 @@ describe('input hygiene at the schema', () => {
   it('refuses a NUL or a lone surrogate in any text field with VALIDATION_ERROR and its path', async () => {
     const { http } = await stack();
     const body = accountBody();
-    const nul = await http.post('/api/accounts').set(customer.auth).set(idem()).send({ ...body, owner: { ...body.owner, legalName: 'Acme\u0000' } });
+    const nul = await http
+      .post('/api/accounts')
+      .set(customer.auth)
+      .set(idem())
+      .send({ ...body, owner: { ...body.owner, legalName: 'Acme\u0000' } });
     expect(nul.status).to.equal(400);
     expect(nul.body.code).to.equal('VALIDATION_ERROR');
-    expect(nul.body.details.errors).to.deep.equal([{ path: '/owner/legalName', message: 'must not contain NUL characters' }]);
+    expect(nul.body.details.errors).to.deep.equal([
+      { path: '/owner/legalName', message: 'must not contain NUL characters' },
+    ]);
     const surrogate = await http
       .post('/api/beneficiaries')
       .set(customer.auth)
@@ -35,28 +41,52 @@ describe('input hygiene at the schema', () => {
 
   it('refuses an amount past 15 integer digits with INVALID_AMOUNT, requested or derived', async () => {
     const { http } = await stack();
-    const huge = await http.post('/api/quotes').set(customer.auth).set(idem()).send({ accountId, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: `${'9'.repeat(33)}.00` });
+    const huge = await http
+      .post('/api/quotes')
+      .set(customer.auth)
+      .set(idem())
+      .send({ accountId, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: `${'9'.repeat(33)}.00` });
     expect(huge.status).to.equal(400);
     expect(huge.body.code).to.equal('INVALID_AMOUNT');
     expect(huge.body.details.path).to.equal('/sourceAmount');
     // Within bounds as asked, but 57.5 times larger once converted.
-    const derived = await http.post('/api/quotes').set(customer.auth).set(idem()).send({ accountId, sourceAsset: 'USD', targetAsset: 'PHP', sourceAmount: '999999999999999.00' });
+    const derived = await http
+      .post('/api/quotes')
+      .set(customer.auth)
+      .set(idem())
+      .send({ accountId, sourceAsset: 'USD', targetAsset: 'PHP', sourceAmount: '999999999999999.00' });
     expect(derived.status).to.equal(400);
     expect(derived.body.code).to.equal('INVALID_AMOUNT');
     expect(derived.body.details.path).to.equal('/targetAmount');
-    const largest = await http.post('/api/quotes').set(customer.auth).set(idem()).send({ accountId, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '999999999999999.99' });
+    const largest = await http
+      .post('/api/quotes')
+      .set(customer.auth)
+      .set(idem())
+      .send({ accountId, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '999999999999999.99' });
     expect(largest.status, JSON.stringify(largest.body)).to.equal(201);
-    const precision = await http.post('/api/quotes').set(customer.auth).set(idem()).send({ accountId, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '1.001' });
+    const precision = await http
+      .post('/api/quotes')
+      .set(customer.auth)
+      .set(idem())
+      .send({ accountId, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '1.001' });
     expect(precision.body.code).to.equal('INVALID_AMOUNT_PRECISION');
   });
 
   it('refuses dates of birth and incorporation before 1900', async () => {
     const { http } = await stack();
     const body = accountBody();
-    const old = await http.post('/api/accounts').set(customer.auth).set(idem()).send({ ...body, owner: { ...body.owner, incorporateDate: '1899-12-31' } });
+    const old = await http
+      .post('/api/accounts')
+      .set(customer.auth)
+      .set(idem())
+      .send({ ...body, owner: { ...body.owner, incorporateDate: '1899-12-31' } });
     expect(old.status).to.equal(400);
     expect(old.body.details.errors[0].path).to.equal('/owner/incorporateDate');
-    const born = await http.post('/api/beneficiaries').set(customer.auth).set(idem()).send(beneficiaryBody(undefined, { holder: individualHolder({ dateOfBirth: '0001-01-01' }) }));
+    const born = await http
+      .post('/api/beneficiaries')
+      .set(customer.auth)
+      .set(idem())
+      .send(beneficiaryBody(undefined, { holder: individualHolder({ dateOfBirth: '0001-01-01' }) }));
     expect(born.status).to.equal(400);
     expect(born.body.details.errors[0].path).to.equal('/holder/dateOfBirth');
   });

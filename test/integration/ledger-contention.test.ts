@@ -10,7 +10,9 @@ import { eventually, idem, newCustomer, stack } from '../helpers/stack';
 
 const deadlocks = async (): Promise<number> => {
   const { services } = await stack();
-  const rows = (await systemEm(services.orm).execute(`select deadlocks::int as n from pg_stat_database where datname = current_database()`)) as Array<{ n: number }>;
+  const rows = (await systemEm(services.orm).execute(
+    `select deadlocks::int as n from pg_stat_database where datname = current_database()`,
+  )) as Array<{ n: number }>;
   return rows[0].n;
 };
 
@@ -26,8 +28,16 @@ describe('ledger under contention', function () {
 
     const started = Date.now();
     const transfer = (from: string, to: string, value: string) =>
-      http.post('/api/operations/transfer').set(c.auth).set(idem()).send({ sourceAccountId: from, targetAccountId: to, amount: { value, asset: 'BRL' } });
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? transfer(a.id, b.id, '10.00') : transfer(b.id, a.id, '7.00'))));
+      http
+        .post('/api/operations/transfer')
+        .set(c.auth)
+        .set(idem())
+        .send({ sourceAccountId: from, targetAccountId: to, amount: { value, asset: 'BRL' } });
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        i % 2 === 0 ? transfer(a.id, b.id, '10.00') : transfer(b.id, a.id, '7.00'),
+      ),
+    );
     expect(results.map((r) => r.status)).to.deep.equal(Array(20).fill(201));
     const ids = results.map((r) => r.body.id as string);
     await eventually(
@@ -52,7 +62,9 @@ describe('ledger under contention', function () {
     const { services } = await stack();
     const em = () => systemEm(services.orm);
     await em().execute(`create table if not exists contention_probe (id int primary key, n int not null)`);
-    await em().execute(`insert into contention_probe (id, n) values (1, 0), (2, 0) on conflict (id) do update set n = 0`);
+    await em().execute(
+      `insert into contention_probe (id, n) values (1, 0), (2, 0) on conflict (id) do update set n = 0`,
+    );
     let retries = 0;
     // Each takes one row, waits until the other has its first row too, then wants the other's: a deadlock on
     // the first attempt; Postgres aborts one (after deadlock_timeout), which inTransaction runs again.
@@ -75,8 +87,14 @@ describe('ledger under contention', function () {
       );
     await Promise.all([crossing(1, 2), crossing(2, 1)]);
     expect(retries, 'one side was the deadlock victim and ran again').to.equal(1);
-    const rows = (await em().execute(`select id, n from contention_probe order by id`)) as Array<{ id: number; n: number }>;
-    expect(rows.map((r) => r.n), 'both transactions committed exactly once').to.deep.equal([2, 2]);
+    const rows = (await em().execute(`select id, n from contention_probe order by id`)) as Array<{
+      id: number;
+      n: number;
+    }>;
+    expect(
+      rows.map((r) => r.n),
+      'both transactions committed exactly once',
+    ).to.deep.equal([2, 2]);
     await em().execute(`drop table contention_probe`);
   });
 });

@@ -3,7 +3,15 @@ import supertest from 'supertest';
 import { createApp } from '../../api/app';
 import { registry } from '../../api/observability/metrics';
 import type { AccountView } from '../../api/presenters/account';
-import { accountBody, addUbo, createAccount, documentBody, sandboxDecide, submitReview, uploadAllDocuments } from '../helpers/fixtures';
+import {
+  accountBody,
+  addUbo,
+  createAccount,
+  documentBody,
+  sandboxDecide,
+  submitReview,
+  uploadAllDocuments,
+} from '../helpers/fixtures';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
 
 interface ListBody {
@@ -28,7 +36,9 @@ describe('GET /api/accounts from a kept copy of the page', () => {
     return res.body;
   };
   const copiesServed = async () => {
-    const metric = (await registry.getSingleMetric('cambio_list_pages_total')!.get()).values.find((v) => v.labels.source === 'copy');
+    const metric = (await registry.getSingleMetric('cambio_list_pages_total')!.get()).values.find(
+      (v) => v.labels.source === 'copy',
+    );
     return metric?.value ?? 0;
   };
   /** The list as both processes answer it now, each asked twice (the second answer may come from a copy). */
@@ -72,11 +82,19 @@ describe('GET /api/accounts from a kept copy of the page', () => {
     const ubo = await addUbo(c, account.id);
     expect((await bothAnswer()).data[0].owner.ubos.map((u) => u.id)).to.deep.equal([ubo.id]);
 
-    const patched = await http.patch(`/api/accounts/${account.id}/ubos/${ubo.id}`).set(c.auth).set(idem()).send({ name: 'Maria Renamed' });
+    const patched = await http
+      .patch(`/api/accounts/${account.id}/ubos/${ubo.id}`)
+      .set(c.auth)
+      .set(idem())
+      .send({ name: 'Maria Renamed' });
     expect(patched.status).to.equal(200);
     expect((await bothAnswer()).data[0].owner.ubos[0].name).to.equal('Maria Renamed');
 
-    const uploaded = await http.post(`/api/accounts/${account.id}/documents`).set(c.auth).set(idem()).send(documentBody('PROOF_OF_ADDRESS'));
+    const uploaded = await http
+      .post(`/api/accounts/${account.id}/documents`)
+      .set(c.auth)
+      .set(idem())
+      .send(documentBody('PROOF_OF_ADDRESS'));
     expect(uploaded.status).to.equal(201);
     const pending = (await bothAnswer()).data[0].requirements.pendingVerification.map((r) => r.documentType);
     expect(pending).to.deep.equal(['PROOF_OF_ADDRESS']);
@@ -86,7 +104,10 @@ describe('GET /api/accounts from a kept copy of the page', () => {
     expect((await bothAnswer()).data[0].currentState.status).to.equal('UNDER_REVIEW');
     // The decision is applied by the review workflow's activity, in the worker: not through either API process.
     await sandboxDecide(c, account.id, 'APPROVE');
-    await eventually(() => list(other), (body) => body.data[0].currentState.status === 'ACTIVE');
+    await eventually(
+      () => list(other),
+      (body) => body.data[0].currentState.status === 'ACTIVE',
+    );
     const approved = await bothAnswer();
     expect(approved.data[0].currentState.status).to.equal('ACTIVE');
     expect(approved.data[0].assets.map((a) => a.status)).to.deep.equal(['ACTIVE', 'ACTIVE']);
@@ -95,7 +116,12 @@ describe('GET /api/accounts from a kept copy of the page', () => {
   it('shows a change written by plain SQL, as an operator or another service would', async () => {
     const { services } = await stack();
     const account = (await bothAnswer()).data[1];
-    await services.orm.em.fork().getConnection().execute(`update accounts set tags = '[{"key":"desk","value":"fx","propagate":false}]' where id = ?`, [account.id]);
+    await services.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update accounts set tags = '[{"key":"desk","value":"fx","propagate":false}]' where id = ?`, [
+        account.id,
+      ]);
     expect((await bothAnswer()).data[1].tags).to.deep.equal([{ key: 'desk', value: 'fx' }]);
   });
 
@@ -104,12 +130,16 @@ describe('GET /api/accounts from a kept copy of the page', () => {
     const kept = await bothAnswer();
     await services.orm.em.fork().transactional(async (tx) => {
       const run = (sql: string) => tx.getConnection().execute(sql, [c.customerId], 'run', tx.getTransactionContext());
-      await run(`update accounts set tags = '[{"key":"desk","value":"rates","propagate":false}]' where customer_id = ?`);
+      await run(
+        `update accounts set tags = '[{"key":"desk","value":"rates","propagate":false}]' where customer_id = ?`,
+      );
       await run(`update accounts set updated_at = updated_at + interval '1 second' where customer_id = ?`);
     });
     const now = await bothAnswer();
     expect(now.data.map((a) => a.tags)).to.deep.equal(kept.data.map(() => [{ key: 'desk', value: 'rates' }]));
-    expect(now.data.map((a) => Date.parse(a.updatedAt) - Date.parse(kept.data.find((k) => k.id === a.id)!.updatedAt))).to.deep.equal(now.data.map(() => 1000));
+    expect(
+      now.data.map((a) => Date.parse(a.updatedAt) - Date.parse(kept.data.find((k) => k.id === a.id)!.updatedAt)),
+    ).to.deep.equal(now.data.map(() => 1000));
   });
 
   it('keeps the copy valid when a write rolls back', async () => {
@@ -118,7 +148,14 @@ describe('GET /api/accounts from a kept copy of the page', () => {
     const em = services.orm.em.fork();
     await em
       .transactional(async (tx) => {
-        await tx.getConnection().execute(`update accounts set tags = '[]' where customer_id = ?`, [c.customerId], 'run', tx.getTransactionContext());
+        await tx
+          .getConnection()
+          .execute(
+            `update accounts set tags = '[]' where customer_id = ?`,
+            [c.customerId],
+            'run',
+            tx.getTransactionContext(),
+          );
         throw new Error('roll back');
       })
       .catch((err: Error) => expect(err.message).to.equal('roll back'));
@@ -153,7 +190,11 @@ describe('GET /api/accounts from a kept copy of the page', () => {
     const { http } = await stack();
     const filters = 'owner.legalName[eq]=Fourth Ltda';
     expect((await list(http, { filters })).data).to.deep.equal([]);
-    const created = await http.post('/api/accounts').set(c.auth).set(idem()).send(accountBody({ legalName: 'Fourth Ltda' }));
+    const created = await http
+      .post('/api/accounts')
+      .set(c.auth)
+      .set(idem())
+      .send(accountBody({ legalName: 'Fourth Ltda' }));
     expect(created.status).to.equal(201);
     expect((await list(http, { filters })).data.map((a) => a.id)).to.deep.equal([created.body.id]);
   });

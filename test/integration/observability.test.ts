@@ -17,7 +17,9 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
     if (!line.startsWith(name)) continue;
     const match = /^([a-zA-Z_:][\w:]*)(\{(.*)\})? (\S+)$/.exec(line);
     if (!match || match[1] !== name) continue;
-    const found = Object.fromEntries([...(match[3] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
+    const found = Object.fromEntries(
+      [...(match[3] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]),
+    );
     if (Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(match[4]);
   }
   return undefined;
@@ -59,7 +61,8 @@ describe('observability', function () {
       const c = await newCustomer();
       const missing = randomUUID();
       const labels = { method: 'GET', route: '/api/accounts/:accountId', status: '404' };
-      const before = sample((await http.get('/metrics')).text, 'cambio_http_request_duration_seconds_count', labels) ?? 0;
+      const before =
+        sample((await http.get('/metrics')).text, 'cambio_http_request_duration_seconds_count', labels) ?? 0;
       expect((await http.get(`/api/accounts/${missing}`).set(c.auth)).status).to.equal(404);
       const text = (await http.get('/metrics')).text;
       expect(sample(text, 'cambio_http_request_duration_seconds_count', labels)).to.equal(before + 1);
@@ -79,11 +82,15 @@ describe('observability', function () {
       expect(again.headers['idempotent-replayed']).to.equal('true');
       expect(sample((await http.get('/metrics')).text, 'cambio_idempotency_replays_total')).to.equal(replaysBefore + 1);
 
-      const limited = supertest(createApp({ ...services, config: { ...services.config, rateLimitPerSecond: 1, rateLimitBurst: 1 } }).callback());
+      const limited = supertest(
+        createApp({ ...services, config: { ...services.config, rateLimitPerSecond: 1, rateLimitBurst: 1 } }).callback(),
+      );
       const rateBefore = sample((await http.get('/metrics')).text, 'cambio_rate_limited_total', { kind: 'rate' }) ?? 0;
       await limited.get('/api/accounts').set(c.auth);
       expect((await limited.get('/api/accounts').set(c.auth)).status).to.equal(429);
-      expect(sample((await http.get('/metrics')).text, 'cambio_rate_limited_total', { kind: 'rate' })).to.equal(rateBefore + 1);
+      expect(sample((await http.get('/metrics')).text, 'cambio_rate_limited_total', { kind: 'rate' })).to.equal(
+        rateBefore + 1,
+      );
     });
 
     it('reports operations by type and status as the database holds them', async () => {
@@ -93,7 +100,9 @@ describe('observability', function () {
       await fund(c, account.id, 'BRL', '100.00');
       await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '1.00' });
       const count = async () => {
-        const [row] = await services.orm.em.fork().execute(`select count(*) as n from operations where type = 'DEPOSIT' and status = 'COMPLETED'`);
+        const [row] = await services.orm.em
+          .fork()
+          .execute(`select count(*) as n from operations where type = 'DEPOSIT' and status = 'COMPLETED'`);
         return Number(row.n);
       };
       // A fresh app has not cached the GROUP BY yet.
@@ -132,7 +141,10 @@ describe('observability', function () {
   describe('/readyz', () => {
     it('answers 503 when Postgres is unreachable', async () => {
       const { services } = await stack();
-      const deadOrm = await MikroORM.init({ ...ormConfig(`postgres://postgres@127.0.0.1:${await closedPort()}/cambio`), connect: false });
+      const deadOrm = await MikroORM.init({
+        ...ormConfig(`postgres://postgres@127.0.0.1:${await closedPort()}/cambio`),
+        connect: false,
+      });
       try {
         const res = await supertest(createApp({ ...services, orm: deadOrm }).callback()).get('/readyz');
         expect(res.status).to.equal(503);
@@ -144,7 +156,7 @@ describe('observability', function () {
 
     it('answers 503 when Temporal is unreachable', async () => {
       const { services } = await stack();
-      const connection = await Connection.lazy({ address: `127.0.0.1:${await closedPort()}`, connectTimeout: '1s' });
+      const connection = Connection.lazy({ address: `127.0.0.1:${await closedPort()}`, connectTimeout: '1s' });
       const started = Date.now();
       try {
         const temporal = new Client({ connection, namespace: services.config.temporalNamespace });
@@ -166,7 +178,10 @@ describe('observability', function () {
     it("serves the Temporal SDK's worker metrics at WORKER_METRICS_ADDRESS", async function () {
       this.timeout(150_000);
       const address = `127.0.0.1:${await closedPort()}`;
-      const worker = await spawnWorker('worker-metrics', `metrics-${randomUUID()}`, { pollers: 0, env: { WORKER_METRICS_ADDRESS: address } });
+      const worker = await spawnWorker('worker-metrics', `metrics-${randomUUID()}`, {
+        pollers: 0,
+        env: { WORKER_METRICS_ADDRESS: address },
+      });
       try {
         const deadline = Date.now() + 120_000;
         let text = '';

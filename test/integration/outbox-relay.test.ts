@@ -37,7 +37,8 @@ async function outboxRows(queue: string, n: number): Promise<string[]> {
   const ids = Array.from({ length: n }, () => `relay-test-${randomUUID()}`);
   await inTransaction(systemEm(services.orm), async (tx) => {
     const batch = new SqlBatch();
-    for (const workflowId of ids) addWorkflowStart(batch, queue, { workflowId, workflowType: 'relayTestWorkflow', args: [], searchAttributes: {} });
+    for (const workflowId of ids)
+      addWorkflowStart(batch, queue, { workflowId, workflowType: 'relayTestWorkflow', args: [], searchAttributes: {} });
     await batch.run(tx);
   });
   return ids;
@@ -45,7 +46,13 @@ async function outboxRows(queue: string, n: number): Promise<string[]> {
 
 const remaining = async (ids: string[]) => {
   const { services } = await stack();
-  return Number((await systemEm(services.orm).execute('select count(*)::int as n from workflow_starts where workflow_id in (?)', [ids]))[0].n);
+  return Number(
+    (
+      await systemEm(services.orm).execute('select count(*)::int as n from workflow_starts where workflow_id in (?)', [
+        ids,
+      ])
+    )[0].n,
+  );
 };
 
 const status = async (temporal: Client, id: string) => (await temporal.workflow.getHandle(id).describe()).status.name;
@@ -73,7 +80,13 @@ describe('outbox relay', function () {
     relays.push(relay);
     // Listening once its connection shows up in Postgres, waiting.
     await eventually(
-      async () => (await systemEm(services.orm).execute(`select count(*)::int as n from pg_stat_activity where application_name = ? and query ilike 'listen%'`, [`cambio-relay ${queue}`]))[0].n,
+      async () =>
+        (
+          await systemEm(services.orm).execute(
+            `select count(*)::int as n from pg_stat_activity where application_name = ? and query ilike 'listen%'`,
+            [`cambio-relay ${queue}`],
+          )
+        )[0].n,
       (n) => n === 1,
     );
     return relay;
@@ -82,10 +95,17 @@ describe('outbox relay', function () {
   after(async () => {
     const { services } = await stack();
     await Promise.all(relays.map((r) => r.stop()));
-    await Promise.all(started.map((id) => services.temporal.workflow.getHandle(id).terminate('test cleanup').catch(() => undefined)));
+    await Promise.all(
+      started.map((id) =>
+        services.temporal.workflow
+          .getHandle(id)
+          .terminate('test cleanup')
+          .catch(() => undefined),
+      ),
+    );
   });
 
-  it('a COMMIT wakes the relay of its rows\' queue, which starts them; other queues\' rows are not its own', async () => {
+  it("a COMMIT wakes the relay of its rows' queue, which starts them; other queues' rows are not its own", async () => {
     const { services } = await stack();
     const queue = newQueue();
     const counted = countingTemporal(services.temporal);
@@ -93,7 +113,12 @@ describe('outbox relay', function () {
     const others = await outboxRows(newQueue(), 2);
     const ids = await outboxRows(queue, 3);
     started.push(...ids);
-    await eventually(() => remaining(ids), (n) => n === 0, 10000, 20);
+    await eventually(
+      () => remaining(ids),
+      (n) => n === 0,
+      10000,
+      20,
+    );
     for (const id of ids) expect(await status(services.temporal, id)).to.equal('RUNNING');
     expect(counted.starts.sort()).to.deep.equal([...ids].sort());
     expect(await remaining(others), 'rows of another queue stay for its own relay').to.equal(2);
@@ -111,13 +136,24 @@ describe('outbox relay', function () {
     await wakeOnlyRelay(queue, counted.temporal);
     const first = await outboxRows(queue, 1);
     // The first pass is held in its start; meanwhile two more rows commit, and their wake-up finds a pass running.
-    await eventually(async () => counted.starts.length, (n) => n === 1, 10000, 10);
+    await eventually(
+      async () => counted.starts.length,
+      (n) => n === 1,
+      10000,
+      10,
+    );
     const later = await outboxRows(queue, 2);
     started.push(...first, ...later);
+    // What must not happen (the running pass claiming them) has nothing to wait for: a short grace instead.
     await new Promise((r) => setTimeout(r, 200));
     expect(await remaining(later), 'not claimed by the running pass').to.equal(2);
     release();
-    await eventually(() => remaining([...first, ...later]), (n) => n === 0, 10000, 20);
+    await eventually(
+      () => remaining([...first, ...later]),
+      (n) => n === 0,
+      10000,
+      20,
+    );
     for (const id of [...first, ...later]) expect(await status(services.temporal, id)).to.equal('RUNNING');
   });
 
@@ -125,10 +161,18 @@ describe('outbox relay', function () {
     const { services } = await stack();
     const queue = newQueue();
     await wakeOnlyRelay(queue, services.temporal);
-    await systemEm(services.orm).execute(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ?`, [`cambio-relay ${queue}`]);
+    await systemEm(services.orm).execute(
+      `select pg_terminate_backend(pid) from pg_stat_activity where application_name = ?`,
+      [`cambio-relay ${queue}`],
+    );
     const ids = await outboxRows(queue, 2);
     started.push(...ids);
-    await eventually(() => remaining(ids), (n) => n === 0, 10000, 20);
+    await eventually(
+      () => remaining(ids),
+      (n) => n === 0,
+      10000,
+      20,
+    );
     for (const id of ids) expect(await status(services.temporal, id)).to.equal('RUNNING');
   });
 
@@ -162,9 +206,17 @@ describe('outbox relay', function () {
     });
     gate.catch(() => undefined);
     const dying = countingTemporal(services.temporal, () => gate);
-    const first = relayWorkflowStarts(services.orm, dying.temporal, queue).then(() => undefined, (err: Error) => err);
+    const first = relayWorkflowStarts(services.orm, dying.temporal, queue).then(
+      () => undefined,
+      (err: Error) => err,
+    );
     // The first pass holds its claims (blocked in its starts): another pass finds nothing to do.
-    while (dying.starts.length === 0) await new Promise((r) => setTimeout(r, 10));
+    await eventually(
+      async () => dying.starts.length,
+      (n) => n > 0,
+      10000,
+      10,
+    );
     const other = countingTemporal(services.temporal);
     expect(await relayWorkflowStarts(services.orm, other.temporal, queue)).to.equal(0);
     expect(other.starts).to.deep.equal([]);
@@ -175,7 +227,12 @@ describe('outbox relay', function () {
     expect(await remaining(ids)).to.equal(3);
     // The failed rows back off before their next attempt; once it is due, the next pass starts them.
     expect(await relayWorkflowStarts(services.orm, other.temporal, queue)).to.equal(0);
-    await eventually(() => relayWorkflowStarts(services.orm, other.temporal, queue), (n) => n === 3, 10000, 100);
+    await eventually(
+      () => relayWorkflowStarts(services.orm, other.temporal, queue),
+      (n) => n === 3,
+      10000,
+      100,
+    );
     expect(await remaining(ids)).to.equal(0);
   });
 
@@ -190,18 +247,31 @@ describe('outbox relay', function () {
     });
     const stuck = countingTemporal(services.temporal, () => gate);
     const pass = relayWorkflowStarts(services.orm, stuck.temporal, queue, { leaseMs: 1500 });
-    while (stuck.starts.length < 2) await new Promise((r) => setTimeout(r, 10));
+    await eventually(
+      async () => stuck.starts.length,
+      (n) => n >= 2,
+      10000,
+      10,
+    );
     // Blocked in Temporal: no session of ours sits in a transaction, and the rows are leased, not locked.
     const inTx = await systemEm(services.orm).execute(
       `select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%' and pid <> pg_backend_pid()`,
     );
     expect(inTx[0].n).to.equal(0);
-    const leased = await systemEm(services.orm).execute('select count(*)::int as n from workflow_starts where workflow_id in (?) and claimed_until > now()', [ids]);
+    const leased = await systemEm(services.orm).execute(
+      'select count(*)::int as n from workflow_starts where workflow_id in (?) and claimed_until > now()',
+      [ids],
+    );
     expect(leased[0].n).to.equal(2);
     // As if the stuck relay died: another claims the rows once the lease has run out, and starts them.
     const other = countingTemporal(services.temporal);
     expect(await relayWorkflowStarts(services.orm, other.temporal, queue)).to.equal(0);
-    await eventually(() => relayWorkflowStarts(services.orm, other.temporal, queue), (n) => n === 2, 10000, 100);
+    await eventually(
+      () => relayWorkflowStarts(services.orm, other.temporal, queue),
+      (n) => n === 2,
+      10000,
+      100,
+    );
     expect(await remaining(ids)).to.equal(0);
     hang();
     await pass;

@@ -4,7 +4,7 @@ import supertest from 'supertest';
 import { createApp } from '../../api/app';
 import { createCustomer } from '../../api/services/auth';
 import type { Config } from '../../config';
-import { newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
 import { dribble, listen, Listening, rawRequest, statusOf } from '../helpers/raw-http';
 
 /** The shared stack's services behind an app with these limits, on a real HTTP server. */
@@ -28,9 +28,14 @@ describe('overload protection', function () {
   });
 
   describe('per-customer limits', () => {
-    it("keeps serving one customer while another floods the same endpoint; the flood gets 429 with Retry-After", async () => {
+    it('keeps serving one customer while another floods the same endpoint; the flood gets 429 with Retry-After', async () => {
       // 40 per 2 s window for the deployment (RATE_LIMIT_SCOPE=deployment): the quiet customer's 25 fit in one.
-      const api = await appWith({ rateLimitPerSecond: 20, rateLimitBurst: 40, rateLimitInFlight: 4, rateLimitQueue: 4 });
+      const api = await appWith({
+        rateLimitPerSecond: 20,
+        rateLimitBurst: 40,
+        rateLimitInFlight: 4,
+        rateLimitQueue: 4,
+      });
       open.push(api);
       const noisy = await newCustomer('Noisy Ltda');
       const quiet = await newCustomer('Quiet Ltda');
@@ -48,7 +53,13 @@ describe('overload protection', function () {
           }
         }
       });
-      await new Promise((r) => setTimeout(r, 300));
+      // The quiet customer starts once the flood is at its limit (its first 429), not after a guessed head start.
+      await eventually(
+        async () => retryAfters.length,
+        (n) => n > 0,
+        10_000,
+        10,
+      );
       const quietResults = [];
       for (let i = 0; i < 25; i++) quietResults.push(await get(`${api.url}/api/accounts`, quiet));
       flooding = false;
@@ -66,7 +77,12 @@ describe('overload protection', function () {
     });
 
     it('runs at most RATE_LIMIT_IN_FLIGHT requests of a customer at once and answers the next 429 at once', async () => {
-      const api = await appWith({ rateLimitPerSecond: 1000, rateLimitBurst: 1000, rateLimitInFlight: 2, rateLimitQueue: 0 });
+      const api = await appWith({
+        rateLimitPerSecond: 1000,
+        rateLimitBurst: 1000,
+        rateLimitInFlight: 2,
+        rateLimitQueue: 0,
+      });
       open.push(api);
       const busy = await newCustomer('Busy Ltda');
       const other = await newCustomer('Other Ltda');
@@ -101,7 +117,12 @@ describe('overload protection', function () {
     });
 
     it('queues a burst beyond the in-flight limit instead of refusing it', async () => {
-      const api = await appWith({ rateLimitPerSecond: 1000, rateLimitBurst: 1000, rateLimitInFlight: 2, rateLimitQueue: 30 });
+      const api = await appWith({
+        rateLimitPerSecond: 1000,
+        rateLimitBurst: 1000,
+        rateLimitInFlight: 2,
+        rateLimitQueue: 30,
+      });
       open.push(api);
       const c = await newCustomer();
       const results = await Promise.all(Array.from({ length: 20 }, () => get(`${api.url}/api/accounts`, c)));
@@ -111,17 +132,27 @@ describe('overload protection', function () {
 
   describe('token endpoint throttle', () => {
     // These apps trust X-Forwarded-For (TRUST_PROXY), as behind a proxy, so each test picks its client addresses.
-    const token = (http: ReturnType<typeof supertest>, clientId: string, clientSecret: string, address = '203.0.113.1') =>
-      http.post('/api/oauth/client/token').set('X-Forwarded-For', address).send({ clientId, clientSecret });
+    const token = (
+      http: ReturnType<typeof supertest>,
+      clientId: string,
+      clientSecret: string,
+      address = '203.0.113.1',
+    ) => http.post('/api/oauth/client/token').set('X-Forwarded-For', address).send({ clientId, clientSecret });
 
     it('refuses a client id with 429 after its failed attempts, leaving other clients alone', async () => {
       const { services } = await stack();
-      const http = supertest(createApp({ ...services, config: { ...services.config, trustProxy: true, tokenClientFailuresPerMinute: 3 } }).callback());
+      const http = supertest(
+        createApp({
+          ...services,
+          config: { ...services.config, trustProxy: true, tokenClientFailuresPerMinute: 3 },
+        }).callback(),
+      );
       const target = await createCustomer(services.orm, 'Target Ltda');
       const bystander = await createCustomer(services.orm, 'Bystander Ltda');
       const statuses = [];
       // From different addresses, so only the per-client budget is in play.
-      for (let i = 0; i < 5; i++) statuses.push((await token(http, target.clientId, 'sec_wrong', `198.51.100.${i}`)).status);
+      for (let i = 0; i < 5; i++)
+        statuses.push((await token(http, target.clientId, 'sec_wrong', `198.51.100.${i}`)).status);
       expect(statuses).to.deep.equal([401, 401, 401, 429, 429]);
       const limited = await token(http, target.clientId, 'sec_wrong', '198.51.100.99');
       expect(limited.body.code).to.equal('RATE_LIMITED');
@@ -131,22 +162,36 @@ describe('overload protection', function () {
 
     it('refuses an address with 429 after its failed attempts, whatever client ids it tries', async () => {
       const { services } = await stack();
-      const http = supertest(createApp({ ...services, config: { ...services.config, trustProxy: true, tokenAddressFailuresPerMinute: 3 } }).callback());
+      const http = supertest(
+        createApp({
+          ...services,
+          config: { ...services.config, trustProxy: true, tokenAddressFailuresPerMinute: 3 },
+        }).callback(),
+      );
       const good = await createCustomer(services.orm, 'Good Ltda');
       const statuses = [];
-      for (let i = 0; i < 4; i++) statuses.push((await token(http, `cli_unknown_${i}`, 'sec_wrong', '203.0.113.7')).status);
+      for (let i = 0; i < 4; i++)
+        statuses.push((await token(http, `cli_unknown_${i}`, 'sec_wrong', '203.0.113.7')).status);
       expect(statuses).to.deep.equal([401, 401, 401, 429]);
-      // The address is the one our proxy appended (the last X-Forwarded-For entry); a forged first entry changes nothing.
+      // The address is the one our proxy appended (the last X-Forwarded-For entry); a forged first entry changes
+      // nothing.
       expect((await token(http, good.clientId, good.clientSecret, '192.0.2.55, 203.0.113.7')).status).to.equal(429);
       expect((await token(http, good.clientId, good.clientSecret, '203.0.113.8')).status).to.equal(200);
     });
 
     it('limits the attempts per second of one address, correct or not', async () => {
       const { services } = await stack();
-      const http = supertest(createApp({ ...services, config: { ...services.config, trustProxy: true, tokenAddressPerSecond: 1 } }).callback());
+      const http = supertest(
+        createApp({
+          ...services,
+          config: { ...services.config, trustProxy: true, tokenAddressPerSecond: 1 },
+        }).callback(),
+      );
       const c = await createCustomer(services.orm, 'Eager Ltda');
       // Sent together, so the bucket (1/s, burst 2) cannot refill in between.
-      const results = await Promise.all(Array.from({ length: 6 }, () => token(http, c.clientId, c.clientSecret, '203.0.113.20')));
+      const results = await Promise.all(
+        Array.from({ length: 6 }, () => token(http, c.clientId, c.clientSecret, '203.0.113.20')),
+      );
       const statuses = results.map((r) => r.status).sort();
       expect(statuses.filter((s) => s === 200).length).to.be.within(2, 3);
       expect(statuses.filter((s) => s === 429).length).to.be.within(3, 4);
@@ -181,7 +226,17 @@ describe('overload protection', function () {
       const api = await appWith({});
       open.push(api);
       const c = await newCustomer();
-      const tokenCall = rawRequest(api.port, ['POST /api/oauth/client/token HTTP/1.1', 'Host: x', 'Content-Type: application/json', 'Content-Length: 100000', '', ''].join('\r\n'));
+      const tokenCall = rawRequest(
+        api.port,
+        [
+          'POST /api/oauth/client/token HTTP/1.1',
+          'Host: x',
+          'Content-Type: application/json',
+          'Content-Length: 100000',
+          '',
+          '',
+        ].join('\r\n'),
+      );
       const authed = rawRequest(
         api.port,
         [
@@ -206,7 +261,17 @@ describe('overload protection', function () {
     it('cuts a chunked body off at the limit while it streams', async () => {
       const api = await appWith({});
       open.push(api);
-      const exchange = rawRequest(api.port, ['POST /api/oauth/client/token HTTP/1.1', 'Host: x', 'Content-Type: application/json', 'Transfer-Encoding: chunked', '', ''].join('\r\n'));
+      const exchange = rawRequest(
+        api.port,
+        [
+          'POST /api/oauth/client/token HTTP/1.1',
+          'Host: x',
+          'Content-Type: application/json',
+          'Transfer-Encoding: chunked',
+          '',
+          '',
+        ].join('\r\n'),
+      );
       const chunk = 'a'.repeat(1024);
       const writer = setInterval(() => {
         if (!exchange.socket.destroyed) exchange.socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
@@ -234,7 +299,17 @@ describe('overload protection', function () {
     it('ends a client that dribbles its body once the request timeout passes', async () => {
       const api = await appWith({}, timeouts);
       open.push(api);
-      const exchange = rawRequest(api.port, ['POST /api/oauth/client/token HTTP/1.1', 'Host: x', 'Content-Type: application/json', 'Content-Length: 200', '', '{'].join('\r\n'));
+      const exchange = rawRequest(
+        api.port,
+        [
+          'POST /api/oauth/client/token HTTP/1.1',
+          'Host: x',
+          'Content-Type: application/json',
+          'Content-Length: 200',
+          '',
+          '{',
+        ].join('\r\n'),
+      );
       dribble(exchange.socket, '"clientId":"' + 'a'.repeat(180), 100);
       const { ms, closedByServer } = await exchange.closed;
       expect(closedByServer).to.equal(true);

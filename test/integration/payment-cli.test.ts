@@ -43,7 +43,9 @@ describe('operator CLI: inbound payments', function () {
     const returned = await json('payment', 'return', extra.body.id, '--reason', 'paid twice');
     expect(returned).to.deep.include({ id: extra.body.id, status: 'RETURNED' });
     expect(returned.returned.reason).to.equal('paid twice');
-    expect(returned.returned.endToEndId).to.match(/^E12345678\d{12}[0-9a-f]{11}$/).and.not.equal(extra.body.endToEndId);
+    expect(returned.returned.endToEndId)
+      .to.match(/^E12345678\d{12}[0-9a-f]{11}$/)
+      .and.not.equal(extra.body.endToEndId);
     expect(await suspense(c.customerId)).to.equal('20.00');
 
     const refused = await cambioFails('payment', 'return', matched.body.id, '--reason', 'no');

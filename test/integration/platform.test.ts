@@ -23,8 +23,15 @@ describe('platform', () => {
     expect(res.status).to.equal(200);
     expect(res.body.openapi).to.equal('3.1.0');
     const quote = res.body.paths['/api/quotes'].post;
-    expect(quote.requestBody.content['application/json'].schema.required).to.include.members(['accountId', 'sourceAsset', 'targetAsset']);
-    expect(res.body.paths['/api/operations/{operationId}'].get.parameters[0]).to.include({ name: 'operationId', in: 'path' });
+    expect(quote.requestBody.content['application/json'].schema.required).to.include.members([
+      'accountId',
+      'sourceAsset',
+      'targetAsset',
+    ]);
+    expect(res.body.paths['/api/operations/{operationId}'].get.parameters[0]).to.include({
+      name: 'operationId',
+      in: 'path',
+    });
     expect(res.body.paths['/api/oauth/client/token'].post.security).to.deep.equal([]);
   });
 

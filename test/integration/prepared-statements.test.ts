@@ -24,7 +24,9 @@ describe('prepared hot reads across a migration that adds a column', () => {
     // Many at once, so that most connections of the pool prepare both statements.
     const readAll = () =>
       Promise.all(
-        Array.from({ length: 30 }, (_, i) => (i % 2 ? http.get(`/api/operations/${operationId}`) : http.get('/api/accounts')).set(c.auth)),
+        Array.from({ length: 30 }, (_, i) =>
+          (i % 2 ? http.get(`/api/operations/${operationId}`) : http.get('/api/accounts')).set(c.auth),
+        ),
       );
     for (const res of await readAll()) expect(res.status).to.equal(200);
     const em = systemEm(services.orm);

@@ -1,5 +1,6 @@
 // The quote's single-statement idempotency (db/repositories/quote-once.ts) against real Postgres, and the same
-// "another request committed the key after my look-up" race in the general request transaction (db/keyed-transaction.ts).
+// "another request committed the key after my look-up" race in the general request transaction
+// (db/keyed-transaction.ts).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { Client } from 'pg';
@@ -9,12 +10,16 @@ import { inKeyedTransaction } from '../../db/keyed-transaction';
 import { priceQuote } from '../../api/services/quotes';
 import { activeAccount } from '../helpers/fixtures';
 import type { Response } from 'supertest';
-import { newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
 
 describe('quote idempotency in one statement', () => {
   const quotesOf = async (accountId: string) => {
     const { services } = await stack();
-    return ((await systemEm(services.orm).execute('select count(*)::int as n from quotes where account_id = ?', [accountId])) as Array<{ n: number }>)[0].n;
+    return (
+      (await systemEm(services.orm).execute('select count(*)::int as n from quotes where account_id = ?', [
+        accountId,
+      ])) as Array<{ n: number }>
+    )[0].n;
   };
 
   /** One quote request sent twice with one new key: `second` is the retry's body (by default the same). */
@@ -38,7 +43,12 @@ describe('quote idempotency in one statement', () => {
     const c = await newCustomer('Replay Quote Ltda');
     const account = await activeAccount(c, ['USD', 'BRL']);
     const body = { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' };
-    const { first, again } = await sendTwice(c, body, { targetAsset: 'BRL', sourceAmount: '10.00', sourceAsset: 'USD', accountId: account.id });
+    const { first, again } = await sendTwice(c, body, {
+      targetAsset: 'BRL',
+      sourceAmount: '10.00',
+      sourceAsset: 'USD',
+      accountId: account.id,
+    });
     expectReplayed(first, again, 201);
     expect(first.body.account.owner).to.be.a('string').and.not.equal('');
     expect(await quotesOf(account.id)).to.equal(1);
@@ -49,8 +59,16 @@ describe('quote idempotency in one statement', () => {
     const c = await newCustomer();
     const account = await activeAccount(c, ['USD', 'BRL']);
     const key = { 'X-Idempotency-Key': randomUUID() };
-    await http.post('/api/quotes').set(c.auth).set(key).send({ accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' });
-    const other = await http.post('/api/quotes').set(c.auth).set(key).send({ accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '11.00' });
+    await http
+      .post('/api/quotes')
+      .set(c.auth)
+      .set(key)
+      .send({ accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' });
+    const other = await http
+      .post('/api/quotes')
+      .set(c.auth)
+      .set(key)
+      .send({ accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '11.00' });
     expect(other.status).to.equal(422);
     expect(other.body.code).to.equal('IDEMPOTENCY_KEY_REUSED');
     expect(await quotesOf(account.id)).to.equal(1);
@@ -60,7 +78,12 @@ describe('quote idempotency in one statement', () => {
     const c = await newCustomer();
     const stranger = await newCustomer('Stranger SA');
     const theirs = await activeAccount(stranger, ['USD', 'BRL']);
-    const { first, again } = await sendTwice(c, { accountId: theirs.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' });
+    const { first, again } = await sendTwice(c, {
+      accountId: theirs.id,
+      sourceAsset: 'USD',
+      targetAsset: 'BRL',
+      sourceAmount: '10.00',
+    });
     expectReplayed(first, again, 404);
     expect(first.body.code).to.equal('NOT_FOUND');
     expect(await quotesOf(theirs.id)).to.equal(0);
@@ -69,7 +92,12 @@ describe('quote idempotency in one statement', () => {
   it('stores a pricing error and replays it', async () => {
     const c = await newCustomer();
     const account = await activeAccount(c, ['USD', 'BRL']);
-    const { first, again } = await sendTwice(c, { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.001' });
+    const { first, again } = await sendTwice(c, {
+      accountId: account.id,
+      sourceAsset: 'USD',
+      targetAsset: 'BRL',
+      sourceAmount: '10.001',
+    });
     expectReplayed(first, again, 400);
   });
 
@@ -79,7 +107,9 @@ describe('quote idempotency in one statement', () => {
     const account = await activeAccount(c, ['USD', 'BRL']);
     const key = { 'X-Idempotency-Key': randomUUID() };
     const body = { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' };
-    const answers = await Promise.all(Array.from({ length: 20 }, () => http.post('/api/quotes').set(c.auth).set(key).send(body)));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => http.post('/api/quotes').set(c.auth).set(key).send(body)),
+    );
     const created = answers.filter((r) => r.status === 201);
     const busy = answers.filter((r) => r.status === 409);
     expect(created.length + busy.length).to.equal(20);
@@ -93,7 +123,11 @@ describe('quote idempotency in one statement', () => {
     // Another connection holds an uncommitted row for the key (without the advisory lock, which only a request
     // takes): our statement takes the lock, cannot see the row, and waits on it at the insert; the row then
     // commits, which is exactly the window between a look-up's snapshot and a COMMIT by someone else.
-    async function withUncommittedKey(customerId: string, key: string, racer: () => Promise<unknown>): Promise<unknown> {
+    async function withUncommittedKey(
+      customerId: string,
+      key: string,
+      racer: () => Promise<unknown>,
+    ): Promise<unknown> {
       const other = new Client({ connectionString: process.env.DATABASE_URL });
       await other.connect();
       try {
@@ -103,8 +137,18 @@ describe('quote idempotency in one statement', () => {
            values ($1, $2, 'h', 'DONE', 201, '{"id":"first"}', now(), now() + interval '1 hour')`,
           [customerId, key],
         );
+        const [{ pid }] = (await other.query('select pg_backend_pid() as pid')).rows;
         const raced = racer();
-        await new Promise((resolve) => setTimeout(resolve, 300)); // the racer is now waiting on our row
+        // Commit only once the racer waits on our row (pg_locks, unlike pg_stat_activity, is not frozen for the
+        // length of our transaction).
+        const waitingOnUs = async () =>
+          (
+            await other.query(
+              'select count(*)::int as n from pg_locks where not granted and $1 = any(pg_blocking_pids(pid))',
+              [pid],
+            )
+          ).rows[0].n;
+        await eventually(waitingOnUs, (n) => n > 0, 10_000, 10);
         await other.query('commit');
         return await raced;
       } finally {
@@ -118,13 +162,27 @@ describe('quote idempotency in one statement', () => {
       const account = await activeAccount(c, ['USD', 'BRL']);
       const key = randomUUID();
       const em = tenantEm(services.orm, c.customerId);
-      const quote = priceQuote(services.rates, 30, { accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '10.00' });
+      const quote = priceQuote(services.rates, 30, {
+        accountId: account.id,
+        sourceAsset: 'USD',
+        targetAsset: 'BRL',
+        sourceAmount: '10.00',
+      });
       const outcome = await withUncommittedKey(c.customerId, key, () =>
-        insertQuoteOnce(em, quote, { accountId: account.id, key, requestHash: 'h2', answer: { status: 201, body: () => ({ account: {} }) }, notFoundBody: {} }),
+        insertQuoteOnce(em, quote, {
+          accountId: account.id,
+          key,
+          requestHash: 'h2',
+          answer: { status: 201, body: () => ({ account: {} }) },
+          notFoundBody: {},
+        }),
       );
       expect(outcome).to.deep.equal({ kind: 'raced' });
       expect(await quotesOf(account.id)).to.equal(0);
-      const stored = (await systemEm(services.orm).execute('select response_body from idempotency_keys where customer_id = ? and key = ?', [c.customerId, key])) as Array<{ response_body: unknown }>;
+      const stored = (await systemEm(services.orm).execute(
+        'select response_body from idempotency_keys where customer_id = ? and key = ?',
+        [c.customerId, key],
+      )) as Array<{ response_body: unknown }>;
       expect(stored[0].response_body).to.deep.equal({ id: 'first' });
     });
 
@@ -146,7 +204,10 @@ describe('quote idempotency in one statement', () => {
       );
       expect(runs, 'the handler ran once, and its run was rolled back').to.equal(1);
       expect(outcome).to.deep.equal({ kind: 'replay', answer: { status: 201, body: { id: 'first' } } });
-      const stored = (await systemEm(services.orm).execute('select response_body from idempotency_keys where customer_id = ? and key = ?', [c.customerId, key])) as Array<{ response_body: unknown }>;
+      const stored = (await systemEm(services.orm).execute(
+        'select response_body from idempotency_keys where customer_id = ? and key = ?',
+        [c.customerId, key],
+      )) as Array<{ response_body: unknown }>;
       expect(stored[0].response_body).to.deep.equal({ id: 'first' });
     });
   });

@@ -9,7 +9,7 @@ import { Dec } from '../../domain/money';
 import { activeAccount } from '../helpers/fixtures';
 import { approvedInstruction } from '../helpers/beneficiary-fixtures';
 import { fund, quote, untilStatus } from '../helpers/money';
-import { idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
 
 type Op = {
   id: string;
@@ -21,7 +21,15 @@ type Op = {
   states: Array<{ status: string; createdAt: string }>;
   tags: Array<{ key: string | null; value: string }>;
 };
-type Leg = { accountId: string; asset: string; decimals: number; direction: 'inflows' | 'outflows'; value: string; at: string; tags: Op['tags'] };
+type Leg = {
+  accountId: string;
+  asset: string;
+  decimals: number;
+  direction: 'inflows' | 'outflows';
+  value: string;
+  at: string;
+  tags: Op['tags'];
+};
 
 const post = async (c: TestCustomer, kind: string, body: Record<string, unknown>) => {
   const res = await (await stack()).http.post(`/api/operations/${kind}`).set(c.auth).set(idem()).send(body);
@@ -40,7 +48,10 @@ async function listOperations(c: TestCustomer): Promise<Op[]> {
   const ops: Op[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < 50; page++) {
-    const res: { status: number; body: { data: Op[]; meta: { nextCursor: string | null } } } = await http.get('/api/operations').query({ limit: '100', ...(cursor ? { cursor } : {}) }).set(c.auth);
+    const res: { status: number; body: { data: Op[]; meta: { nextCursor: string | null } } } = await http
+      .get('/api/operations')
+      .query({ limit: '100', ...(cursor ? { cursor } : {}) })
+      .set(c.auth);
     expect(res.status).to.equal(200);
     ops.push(...res.body.data);
     cursor = res.body.meta.nextCursor;
@@ -55,8 +66,24 @@ function legsOf(ops: Op[]): Leg[] {
   for (const op of ops) {
     if (op.currentState.status !== 'COMPLETED') continue;
     const at = op.states.filter((s) => s.status === 'COMPLETED').pop()!.createdAt;
-    const out = (): Leg => ({ accountId: op.account.id, asset: op.sourceAmount.asset, decimals: op.sourceAmount.decimals, direction: 'outflows', value: op.sourceAmount.value, at, tags: op.tags });
-    const inTo = (accountId: string): Leg => ({ accountId, asset: op.targetAmount.asset, decimals: op.targetAmount.decimals, direction: 'inflows', value: op.targetAmount.value, at, tags: op.tags });
+    const out = (): Leg => ({
+      accountId: op.account.id,
+      asset: op.sourceAmount.asset,
+      decimals: op.sourceAmount.decimals,
+      direction: 'outflows',
+      value: op.sourceAmount.value,
+      at,
+      tags: op.tags,
+    });
+    const inTo = (accountId: string): Leg => ({
+      accountId,
+      asset: op.targetAmount.asset,
+      decimals: op.targetAmount.decimals,
+      direction: 'inflows',
+      value: op.targetAmount.value,
+      at,
+      tags: op.tags,
+    });
     if (op.intent.type === 'DEPOSIT') legs.push(inTo(op.account.id));
     if (op.intent.type === 'WITHDRAWAL') legs.push(out());
     if (op.intent.type === 'SWAP') legs.push(out(), inTo(op.account.id));
@@ -79,10 +106,14 @@ function expected(legs: Leg[], start: string, end: string, match: (l: Leg) => bo
   return [...totals.values()].sort((a, b) => ((a.asset as string) < (b.asset as string) ? -1 : 1));
 }
 
-const hasTag = (key: string | null, value?: string) => (l: Leg) => l.tags.some((t) => (value === undefined ? t.key === key : t.value === value));
+const hasTag = (key: string | null, value?: string) => (l: Leg) =>
+  l.tags.some((t) => (value === undefined ? t.key === key : t.value === value));
 const run = promisify(execFile);
 /** The operator CLI as installed: the package bin in its own process, on the stack's database. */
-const cambio = (...args: string[]) => run(process.execPath, [path.join(__dirname, '..', '..', 'bin', 'cambio.js'), ...args], { env: { ...process.env, LOG_LEVEL: 'warn' } });
+const cambio = (...args: string[]) =>
+  run(process.execPath, [path.join(__dirname, '..', '..', 'bin', 'cambio.js'), ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn' },
+  });
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const dayStart = (ms: number) => iso(Math.floor(ms / 86_400_000) * 86_400_000);
@@ -116,14 +147,34 @@ describe('reports', function () {
     // A swap BRL → USD on A, a transfer A → B, a withdrawal from A.
     const q = await quote(c, { accountId: a, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '300.00' });
     const swap = await post(c, 'swap', { accountId: a, quoteId: q.id });
-    const transfer = await post(c, 'transfer', { sourceAccountId: a, targetAccountId: b, amount: { value: '200.10', asset: 'BRL' } });
-    const { beneficiaryId, instructionId } = await approvedInstruction(c, { dictKeyType: 'EMAIL', dictKey: 'maria@example.com' });
+    const transfer = await post(c, 'transfer', {
+      sourceAccountId: a,
+      targetAccountId: b,
+      amount: { value: '200.10', asset: 'BRL' },
+    });
+    const { beneficiaryId, instructionId } = await approvedInstruction(c, {
+      dictKeyType: 'EMAIL',
+      dictKey: 'maria@example.com',
+    });
     const wq = await quote(c, { accountId: a, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '99.99' });
-    const withdrawal = await post(c, 'withdrawal', { accountId: a, quoteId: wq.id, beneficiary: { type: 'REFERENCE', id: beneficiaryId, paymentInstruction: { type: 'REFERENCE', id: instructionId } } });
+    const withdrawal = await post(c, 'withdrawal', {
+      accountId: a,
+      quoteId: wq.id,
+      beneficiary: {
+        type: 'REFERENCE',
+        id: beneficiaryId,
+        paymentInstruction: { type: 'REFERENCE', id: instructionId },
+      },
+    });
     for (const op of [swap, transfer, withdrawal]) await untilStatus(c, op.id, 'COMPLETED');
 
     // A deposit that fails (wrong amount), one replayed to COMPLETED after failing, one never paid.
-    const pay = (id: string, value: string) => http.post(`/api/sandbox/operations/${id}/inbound-payment`).set(c.auth).set(idem()).send({ amount: { value, asset: 'BRL' } });
+    const pay = (id: string, value: string) =>
+      http
+        .post(`/api/sandbox/operations/${id}/inbound-payment`)
+        .set(c.auth)
+        .set(idem())
+        .send({ amount: { value, asset: 'BRL' } });
     const deposit = async (value: string) => {
       const dq = await quote(c, { accountId: b, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: value });
       return post(c, 'deposit', { accountId: b, quoteId: dq.id, fundingInstruction: { rail: 'PIX_KEY' } });
@@ -165,7 +216,13 @@ describe('reports', function () {
     const times = [...new Set(legs.map((l) => l.at))].sort();
     const mid = times[Math.floor(times.length / 2)];
     const late = times[times.length - 2];
-    for (const [start, end] of [[from, mid], [mid, to], [mid, late], [late, to], [mid, iso(Date.parse(mid) + 1)]]) {
+    for (const [start, end] of [
+      [from, mid],
+      [mid, to],
+      [mid, late],
+      [late, to],
+      [mid, iso(Date.parse(mid) + 1)],
+    ]) {
       const res = await report(c, { periodStart: start, periodEnd: end });
       expect(res.status).to.equal(200);
       expect(res.body.totals, `[${start}, ${end})`).to.deep.equal(expected(legs, start, end));
@@ -187,7 +244,10 @@ describe('reports', function () {
         [`account.id[eq]=${b}`, (l) => l.accountId === b],
         ['asset[eq]=BRL', (l) => l.asset === 'BRL'],
         ['tags.key[eq]=team', hasTag('team')],
-        [`or(tags.value[eq]=latam,and(asset[eq]=BRL,account.id[eq]=${b}))`, (l) => hasTag(null, 'latam')(l) || (l.asset === 'BRL' && l.accountId === b)],
+        [
+          `or(tags.value[eq]=latam,and(asset[eq]=BRL,account.id[eq]=${b}))`,
+          (l) => hasTag(null, 'latam')(l) || (l.asset === 'BRL' && l.accountId === b),
+        ],
       ];
       for (const [filters, match] of cases) {
         const res = await report(c, { periodStart: start, periodEnd: end, ...(filters ? { filters } : {}) });
@@ -207,7 +267,10 @@ describe('reports', function () {
       [`account.id[eq]=${b};asset[eq]=BRL`, (l) => l.accountId === b && l.asset === 'BRL'],
       [`and(account.id[eq]=${a},tags.key[eq]=region)`, (l) => l.accountId === a && hasTag('region')(l)],
       [`or(asset[eq]=USDC,account.id[eq]=${b})`, (l) => l.asset === 'USDC' || l.accountId === b],
-      [`or(tags.value[eq]=ops,and(asset[eq]=USD,account.id[eq]=${a}))`, (l) => hasTag(null, 'ops')(l) || (l.asset === 'USD' && l.accountId === a)],
+      [
+        `or(tags.value[eq]=ops,and(asset[eq]=USD,account.id[eq]=${a}))`,
+        (l) => hasTag(null, 'ops')(l) || (l.asset === 'USD' && l.accountId === a),
+      ],
     ];
     for (const [filters, match] of cases) {
       const res = await report(c, { periodStart: from, periodEnd: to, filters });
@@ -215,8 +278,14 @@ describe('reports', function () {
       expect(res.body.totals, filters).to.deep.equal(expected(legs, from, to, match));
     }
     // The transfer's inflow on B carries the operation's tags (A's), not B's.
-    const transferIn = await report(c, { periodStart: from, periodEnd: to, filters: `account.id[eq]=${b};tags.key[eq]=region` });
-    expect(transferIn.body.totals).to.deep.equal([{ asset: 'BRL', inflows: { sum: { value: '200.10', asset: 'BRL', decimals: 2 }, count: 1 } }]);
+    const transferIn = await report(c, {
+      periodStart: from,
+      periodEnd: to,
+      filters: `account.id[eq]=${b};tags.key[eq]=region`,
+    });
+    expect(transferIn.body.totals).to.deep.equal([
+      { asset: 'BRL', inflows: { sum: { value: '200.10', asset: 'BRL', decimals: 2 }, count: 1 } },
+    ]);
   });
 
   it('answers the same report as CSV with Accept: text/csv', async () => {
@@ -224,7 +293,9 @@ describe('reports', function () {
     const res = await report(c, { periodStart: from, periodEnd: to }, 'text/csv');
     expect(res.status).to.equal(200);
     expect(res.headers['content-type']).to.equal('text/csv; charset=utf-8');
-    expect(res.headers['content-disposition']).to.match(/^attachment; filename="cambio-report-\d{8}T\d{6}(\.\d{3})?Z-\d{8}T\d{6}(\.\d{3})?Z\.csv"$/);
+    expect(res.headers['content-disposition']).to.match(
+      /^attachment; filename="cambio-report-\d{8}T\d{6}(\.\d{3})?Z-\d{8}T\d{6}(\.\d{3})?Z\.csv"$/,
+    );
     const rows = res.text.split('\r\n');
     expect(rows.pop()).to.equal('');
     const fromJson = ['asset,direction,sum,count'];
@@ -246,7 +317,9 @@ describe('reports', function () {
     const mine = await activeAccount(other, ['BRL']);
     await fund(other, mine.id, 'BRL', '7.00');
     const res = await report(other, { periodStart: from, periodEnd: iso(Date.now() + 1000) });
-    expect(res.body.totals).to.deep.equal([{ asset: 'BRL', inflows: { sum: { value: '7.00', asset: 'BRL', decimals: 2 }, count: 1 } }]);
+    expect(res.body.totals).to.deep.equal([
+      { asset: 'BRL', inflows: { sum: { value: '7.00', asset: 'BRL', decimals: 2 }, count: 1 } },
+    ]);
     const theirs = await report(other, { periodStart: from, periodEnd: to, filters: `account.id[eq]=${a}` });
     expect(theirs.status).to.equal(200);
     expect(theirs.body.totals).to.deep.equal([]);
@@ -285,13 +358,29 @@ describe('reports', function () {
   it('gives operators the same report from `cambio report` (JSON, CSV, table)', async () => {
     const filters = `account.id[eq]=${b}`;
     const api = await report(c, { periodStart: from, periodEnd: to, filters });
-    const json = await cambio('report', '--customer', c.customerId, '--from', from, '--to', to, '--filters', filters, '--json');
+    const json = await cambio(
+      'report',
+      '--customer',
+      c.customerId,
+      '--from',
+      from,
+      '--to',
+      to,
+      '--filters',
+      filters,
+      '--json',
+    );
     expect(JSON.parse(json.stdout)).to.deep.equal(api.body);
     const csv = await cambio('report', '--customer', c.customerId, '--from', from, '--to', to, '--csv');
     expect(csv.stdout).to.equal((await report(c, { periodStart: from, periodEnd: to }, 'text/csv')).text);
     const human = await cambio('report', '--customer', c.customerId, '--from', from, '--to', to);
-    expect(human.stdout).to.match(/^period .* \(end exclusive\)\nasset +direction +sum +count\nBRL +INFLOW +1253\.48 +4\n/);
-    const failure = await cambio('report', '--customer', c.customerId, '--from', to, '--to', from).then(() => undefined, (err: { code: number; stderr: string }) => err);
+    expect(human.stdout).to.match(
+      /^period .* \(end exclusive\)\nasset +direction +sum +count\nBRL +INFLOW +1253\.48 +4\n/,
+    );
+    const failure = await cambio('report', '--customer', c.customerId, '--from', to, '--to', from).then(
+      () => undefined,
+      (err: { code: number; stderr: string }) => err,
+    );
     expect(failure?.code).to.equal(1);
     expect(JSON.parse(failure!.stderr.trim().split('\n').pop()!).code).to.equal('INVALID_PERIOD');
   });
@@ -301,18 +390,31 @@ describe('reports', function () {
     const movements = `select operation_id, account_id, asset, direction, amount::text, completed_at, tags from movements where customer_id = ? order by 1, 2, 3, 4`;
     const days = `select day::text, account_id, asset, direction, tags, sum::text, count::text from movement_days where customer_id = ? order by 1, 2, 3, 4, 5`;
     const em = systemEm(services.orm);
-    const recorded = { movements: await em.execute(movements, [c.customerId]), days: await em.execute(days, [c.customerId]) };
+    const recorded = {
+      movements: await em.execute(movements, [c.customerId]),
+      days: await em.execute(days, [c.customerId]),
+    };
     expect(recorded.movements).to.have.length(legs.length);
     // Inside a transaction that is rolled back: the other tests never see this customer's rows missing.
-    const rebuilt = await em.transactional(async (tx) => {
-      await tx.execute('delete from movements where customer_id = ?', [c.customerId]);
-      await tx.execute('delete from movement_days where customer_id = ?', [c.customerId]);
-      await tx.execute(BACKFILL_MOVEMENTS_SQL);
-      await tx.execute(BACKFILL_DAYS_SQL);
-      const out = { movements: await tx.execute(movements, [c.customerId]), days: await tx.execute(days, [c.customerId]) };
-      throw Object.assign(new Error('rollback'), { out });
-    }).catch((err: { out?: unknown }) => err.out);
-    const numeric = (rows: Array<Record<string, unknown>>) => rows.map((r) => ({ ...r, amount: r.amount && new Dec(r.amount as string).toFixed(), sum: r.sum && new Dec(r.sum as string).toFixed() }));
+    const rebuilt = await em
+      .transactional(async (tx) => {
+        await tx.execute('delete from movements where customer_id = ?', [c.customerId]);
+        await tx.execute('delete from movement_days where customer_id = ?', [c.customerId]);
+        await tx.execute(BACKFILL_MOVEMENTS_SQL);
+        await tx.execute(BACKFILL_DAYS_SQL);
+        const out = {
+          movements: await tx.execute(movements, [c.customerId]),
+          days: await tx.execute(days, [c.customerId]),
+        };
+        throw Object.assign(new Error('rollback'), { out });
+      })
+      .catch((err: { out?: unknown }) => err.out);
+    const numeric = (rows: Array<Record<string, unknown>>) =>
+      rows.map((r) => ({
+        ...r,
+        amount: r.amount && new Dec(r.amount as string).toFixed(),
+        sum: r.sum && new Dec(r.sum as string).toFixed(),
+      }));
     const r = rebuilt as typeof recorded;
     expect(numeric(r.movements)).to.deep.equal(numeric(recorded.movements));
     expect(numeric(r.days)).to.deep.equal(numeric(recorded.days));
@@ -325,10 +427,19 @@ describe('reports', function () {
     const x = (await activeAccount(d, ['BRL'])).id;
     const y = (await activeAccount(d, ['BRL'])).id;
     await fund(d, x, 'BRL', '1000.00');
-    const start = iso(Date.now() + 1);
-    await new Promise((r) => setTimeout(r, 5));
+    const startMs = Date.now() + 1;
+    const start = iso(startMs);
+    // Every transfer must fall inside the period: let the clock pass its start.
+    await eventually(
+      async () => Date.now(),
+      (now) => now > startMs,
+      1000,
+      1,
+    );
     const transfers = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => post(d, 'transfer', { sourceAccountId: x, targetAccountId: y, amount: { value: `${i + 1}.01`, asset: 'BRL' } })),
+      Array.from({ length: 12 }, (_, i) =>
+        post(d, 'transfer', { sourceAccountId: x, targetAccountId: y, amount: { value: `${i + 1}.01`, asset: 'BRL' } }),
+      ),
     );
     const end = iso(Date.now() + 60_000);
     let seen = 0;

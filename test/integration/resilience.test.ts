@@ -57,10 +57,13 @@ async function sql<T = Record<string, unknown>>(query: string, params: unknown[]
 }
 
 const countRows = async (query: string, params: unknown[]) => Number((await sql<{ n: string }>(query, params))[0].n);
-const postingsWithKey = (key: string) => countRows('select count(*) as n from ledger_transactions where key = ?', [key]);
+const postingsWithKey = (key: string) =>
+  countRows('select count(*) as n from ledger_transactions where key = ?', [key]);
 const eventsWithKey = (key: string) => countRows('select count(*) as n from events where dedupe_key = ?', [key]);
-const outboxRows = (operationId: string) => countRows('select count(*) as n from workflow_starts where workflow_id = ?', [operationWorkflowId(operationId)]);
-const dropOutboxRow = (operationId: string) => sql('delete from workflow_starts where workflow_id = ?', [operationWorkflowId(operationId)]);
+const outboxRows = (operationId: string) =>
+  countRows('select count(*) as n from workflow_starts where workflow_id = ?', [operationWorkflowId(operationId)]);
+const dropOutboxRow = (operationId: string) =>
+  sql('delete from workflow_starts where workflow_id = ?', [operationWorkflowId(operationId)]);
 
 /** A customer with one ACTIVE BRL/USD account funded with `brl` BRL through a real deposit. */
 async function fundedCustomer(brl: string) {
@@ -71,10 +74,13 @@ async function fundedCustomer(brl: string) {
 }
 
 async function expectWorkflowAbsent(temporal: Client, operationId: string) {
-  const err = await temporal.workflow.getHandle(operationWorkflowId(operationId)).describe().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
+  const err = await temporal.workflow
+    .getHandle(operationWorkflowId(operationId))
+    .describe()
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    );
   expect(err, 'no workflow was started for the operation').to.be.instanceOf(WorkflowNotFoundError);
 }
 
@@ -83,21 +89,36 @@ describe('resilience', () => {
     it('answers REQUESTED while no worker runs; the relay that comes back runs the operation exactly once', async () => {
       const { services, config } = await stack();
       const { c, account } = await fundedCustomer('1000.00');
-      const q = await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '100.00' });
+      const q = await quote(c, {
+        accountId: account.id,
+        sourceAsset: 'BRL',
+        targetAsset: 'USD',
+        sourceAmount: '100.00',
+      });
 
       await withoutRelay(async () => {
-        const created = await createSwap(services, tenantEm(services.orm, c.customerId), { accountId: account.id, quoteId: q.id });
+        const created = await createSwap(services, tenantEm(services.orm, c.customerId), {
+          accountId: account.id,
+          quoteId: q.id,
+        });
         expect(created.currentState.status).to.equal('REQUESTED');
         expect(created.sourceAmount).to.deep.include({ value: '100.00', asset: 'BRL' });
 
-        // Nobody started it: the operation sits with its funds held and no workflow exists.
+        // Nobody started it: the operation sits with its funds held and no workflow exists. Waiting is the point:
+        // a start that must not come has nothing to observe.
         await new Promise((r) => setTimeout(r, 1500));
         expect(await outboxRows(created.id), 'the outbox row waits').to.equal(1);
         expect((await getOp(c, created.id)).currentState.status).to.equal('REQUESTED');
         await expectWorkflowAbsent(services.temporal, created.id);
         expect(await balance(c, account.id, 'BRL')).to.deep.include({ available: '900.00', held: '100.00' });
         expect(await postingsWithKey(`${created.id}:settle`)).to.equal(0);
-        const [row] = await sql<{ workflow_id: string; workflow_type: string; task_queue: string; args: unknown; search_attributes: unknown }>(
+        const [row] = await sql<{
+          workflow_id: string;
+          workflow_type: string;
+          task_queue: string;
+          args: unknown;
+          search_attributes: unknown;
+        }>(
           'select workflow_id, workflow_type, task_queue, args, search_attributes from workflow_starts where workflow_id = ?',
           [operationWorkflowId(created.id)],
         );
@@ -105,16 +126,27 @@ describe('resilience', () => {
 
         // A relay pass whose starts fail (Temporal unreachable, or the relay dying mid-pass) leaves the row.
         const broken = brokenTemporal(services.temporal);
-        const failed = await relayWorkflowStarts(services.orm, broken.temporal, config.taskQueue).catch((e: unknown) => e);
+        const failed = await relayWorkflowStarts(services.orm, broken.temporal, config.taskQueue).catch(
+          (e: unknown) => e,
+        );
         expect(failed).to.be.instanceOf(AggregateError);
         expect(broken.startCalls()).to.be.at.least(1);
         expect(await outboxRows(created.id), 'the outbox row survives the failed start').to.equal(1);
         await expectWorkflowAbsent(services.temporal, created.id);
 
         // A pass that reaches Temporal, once the row's backoff is over, starts it and forgets the row.
-        await eventually(() => relayWorkflowStarts(services.orm, services.temporal, config.taskQueue), (n) => n >= 1, 10000, 100);
+        await eventually(
+          () => relayWorkflowStarts(services.orm, services.temporal, config.taskQueue),
+          (n) => n >= 1,
+          10000,
+          100,
+        );
         const done = await untilStatus(c, created.id, 'COMPLETED');
-        expect(done.states.map((s: { status: string }) => s.status)).to.deep.equal(['REQUESTED', 'PROCESSING', 'COMPLETED']);
+        expect(done.states.map((s: { status: string }) => s.status)).to.deep.equal([
+          'REQUESTED',
+          'PROCESSING',
+          'COMPLETED',
+        ]);
         expect(await outboxRows(created.id), 'the relay forgets the row once started').to.equal(0);
         expect(await balance(c, account.id, 'BRL')).to.deep.include({ available: '900.00', held: '0.00' });
         expect((await balance(c, account.id, 'USD')).available).to.equal(q.targetAmount.value);
@@ -124,13 +156,16 @@ describe('resilience', () => {
 
         // A relay that crashed after starting but before deleting its row sees the row again: the closed
         // workflow is not started a second time (REJECT_DUPLICATE), and the row is cleared.
-        await sql('insert into workflow_starts (workflow_id, workflow_type, task_queue, args, search_attributes, created_at) values (?, ?, ?, ?::jsonb, ?::jsonb, now())', [
-          row.workflow_id,
-          row.workflow_type,
-          row.task_queue,
-          JSON.stringify(row.args),
-          JSON.stringify(row.search_attributes),
-        ]);
+        await sql(
+          'insert into workflow_starts (workflow_id, workflow_type, task_queue, args, search_attributes, created_at) values (?, ?, ?, ?::jsonb, ?::jsonb, now())',
+          [
+            row.workflow_id,
+            row.workflow_type,
+            row.task_queue,
+            JSON.stringify(row.args),
+            JSON.stringify(row.search_attributes),
+          ],
+        );
         await relayWorkflowStarts(services.orm, services.temporal, config.taskQueue);
         expect(await outboxRows(created.id)).to.equal(0);
         const after = await handle.describe();
@@ -152,7 +187,10 @@ describe('resilience', () => {
     // are created for a task queue no worker serves, so no relay starts them before their row is dropped.
     async function orphan<T extends { id: string }>(create: (ctx: ServiceContext) => Promise<T>): Promise<T> {
       const { services } = await stack();
-      const op = await create({ ...services, config: { ...services.config, taskQueue: `cambio-orphans-${randomUUID()}` } });
+      const op = await create({
+        ...services,
+        config: { ...services.config, taskQueue: `cambio-orphans-${randomUUID()}` },
+      });
       await dropOutboxRow(op.id);
       expect(op).to.have.nested.property('currentState.status', 'REQUESTED');
       return op;
@@ -160,16 +198,26 @@ describe('resilience', () => {
 
     async function activities() {
       const { services, config } = await stack();
-      return createOperationActivities({ config, orm: services.orm, rates: services.rates, temporal: services.temporal });
+      return createOperationActivities({
+        config,
+        orm: services.orm,
+        rates: services.rates,
+        temporal: services.temporal,
+      });
     }
 
     const eventTypes = async (operationId: string) =>
-      (await sql<{ type: string }>('select type from events where resource_id = ? order by type', [operationId])).map((e) => e.type);
+      (await sql<{ type: string }>('select type from events where resource_id = ? order by type', [operationId])).map(
+        (e) => e.type,
+      );
 
     let c: TestCustomer;
     let accountId: string;
     before(async () => {
-      ({ c, account: { id: accountId } } = await fundedCustomer('1000.00'));
+      ({
+        c,
+        account: { id: accountId },
+      } = await fundedCustomer('1000.00'));
     });
 
     it('completeOperation twice: one settle posting, one COMPLETED event, balances moved once', async () => {
@@ -177,7 +225,9 @@ describe('resilience', () => {
       const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '100.00' });
       const usdBefore = new Decimal((await balance(c, accountId, 'USD')).available);
       const brlBefore = await balance(c, accountId, 'BRL');
-      const op = await orphan((ctx) => createSwap(ctx, tenantEm(services.orm, c.customerId), { accountId, quoteId: q.id }));
+      const op = await orphan((ctx) =>
+        createSwap(ctx, tenantEm(services.orm, c.customerId), { accountId, quoteId: q.id }),
+      );
       const acts = await activities();
 
       expect(await acts.completeOperation({ operationId: op.id })).to.equal('COMPLETED');
@@ -187,7 +237,11 @@ describe('resilience', () => {
       expect(await eventsWithKey(`${op.id}:COMPLETED`)).to.equal(1);
       expect(await eventTypes(op.id)).to.deep.equal(['OPERATION_COMPLETED', 'OPERATION_REQUESTED']);
       const view = await getOp(c, op.id);
-      expect(view.states.map((s: { status: string }) => s.status)).to.deep.equal(['REQUESTED', 'PROCESSING', 'COMPLETED']);
+      expect(view.states.map((s: { status: string }) => s.status)).to.deep.equal([
+        'REQUESTED',
+        'PROCESSING',
+        'COMPLETED',
+      ]);
       const brl = await balance(c, accountId, 'BRL');
       expect(brl.available).to.equal(new Decimal(brlBefore.available).minus('100.00').toFixed(2));
       expect(brl.held).to.equal(brlBefore.held);
@@ -200,15 +254,24 @@ describe('resilience', () => {
       const brlBefore = await balance(c, accountId, 'BRL');
       const target = await activeAccount(c, ['BRL']);
       const op = await orphan((ctx) =>
-        createTransfer(ctx, tenantEm(services.orm, c.customerId), { sourceAccountId: accountId, targetAccountId: target.id, amount: { value: '25.00', asset: 'BRL' } }),
+        createTransfer(ctx, tenantEm(services.orm, c.customerId), {
+          sourceAccountId: accountId,
+          targetAccountId: target.id,
+          amount: { value: '25.00', asset: 'BRL' },
+        }),
       );
       const acts = await activities();
 
-      const outcomes = await Promise.all([acts.completeOperation({ operationId: op.id }), acts.completeOperation({ operationId: op.id })]);
+      const outcomes = await Promise.all([
+        acts.completeOperation({ operationId: op.id }),
+        acts.completeOperation({ operationId: op.id }),
+      ]);
       expect(outcomes).to.deep.equal(['COMPLETED', 'COMPLETED']);
       expect(await postingsWithKey(`${op.id}:settle`)).to.equal(1);
       expect(await eventsWithKey(`${op.id}:COMPLETED`)).to.equal(1);
-      expect((await balance(c, accountId, 'BRL')).available).to.equal(new Decimal(brlBefore.available).minus('25.00').toFixed(2));
+      expect((await balance(c, accountId, 'BRL')).available).to.equal(
+        new Decimal(brlBefore.available).minus('25.00').toFixed(2),
+      );
       expect((await balance(c, target.id, 'BRL')).available).to.equal('25.00');
     });
 
@@ -216,7 +279,9 @@ describe('resilience', () => {
       const { services } = await stack();
       const brlBefore = await balance(c, accountId, 'BRL');
       const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '40.00' });
-      const op = await orphan((ctx) => createSwap(ctx, tenantEm(services.orm, c.customerId), { accountId, quoteId: q.id }));
+      const op = await orphan((ctx) =>
+        createSwap(ctx, tenantEm(services.orm, c.customerId), { accountId, quoteId: q.id }),
+      );
       expect(await balance(c, accountId, 'BRL')).to.deep.include({
         available: new Decimal(brlBefore.available).minus('40.00').toFixed(2),
         held: new Decimal(brlBefore.held).plus('40.00').toFixed(2),
@@ -233,7 +298,10 @@ describe('resilience', () => {
       const view = await getOp(c, op.id);
       expect(view.states.map((s: { status: string }) => s.status)).to.deep.equal(['REQUESTED', 'FAILED']);
       expect(view.currentState.reason.code).to.equal('SETTLEMENT_FAILED');
-      expect(await balance(c, accountId, 'BRL')).to.deep.include({ available: brlBefore.available, held: brlBefore.held });
+      expect(await balance(c, accountId, 'BRL')).to.deep.include({
+        available: brlBefore.available,
+        held: brlBefore.held,
+      });
       // A completion retried after the failure changes nothing either.
       expect(await acts.completeOperation({ operationId: op.id })).to.equal('FAILED');
       expect(await postingsWithKey(`${op.id}:settle`)).to.equal(0);
@@ -241,14 +309,21 @@ describe('resilience', () => {
 
     it('executePayout twice pays out once; completing it twice debits once', async () => {
       const { services } = await stack();
-      const { beneficiaryId, instructionId } = await approvedInstruction(c, { dictKeyType: 'EMAIL', dictKey: `resilience-${randomUUID().slice(0, 8)}@example.com` });
+      const { beneficiaryId, instructionId } = await approvedInstruction(c, {
+        dictKeyType: 'EMAIL',
+        dictKey: `resilience-${randomUUID().slice(0, 8)}@example.com`,
+      });
       const brlBefore = await balance(c, accountId, 'BRL');
       const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '30.00' });
       const op = await orphan((ctx) =>
         createWithdrawal(ctx, tenantEm(services.orm, c.customerId), {
           accountId,
           quoteId: q.id,
-          beneficiary: { type: 'REFERENCE', id: beneficiaryId, paymentInstruction: { type: 'REFERENCE', id: instructionId } },
+          beneficiary: {
+            type: 'REFERENCE',
+            id: beneficiaryId,
+            paymentInstruction: { type: 'REFERENCE', id: instructionId },
+          },
         }),
       );
       const acts = await activities();
@@ -265,19 +340,44 @@ describe('resilience', () => {
       expect(await acts.completeOperation({ operationId: op.id })).to.equal('COMPLETED');
       expect(await postingsWithKey(`${op.id}:settle`)).to.equal(1);
       expect(await eventsWithKey(`${op.id}:COMPLETED`)).to.equal(1);
-      expect(await balance(c, accountId, 'BRL')).to.deep.include({ available: new Decimal(brlBefore.available).minus('30.00').toFixed(2), held: brlBefore.held });
+      expect(await balance(c, accountId, 'BRL')).to.deep.include({
+        available: new Decimal(brlBefore.available).minus('30.00').toFixed(2),
+        held: brlBefore.held,
+      });
     });
 
     it('reconcileDeposit twice, failing then matching: one FAILED event, one credit', async () => {
       const { services } = await stack();
       const brlBefore = await balance(c, accountId, 'BRL');
       const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '70.00' });
-      const op = await orphan((ctx) => createDeposit(ctx, tenantEm(services.orm, c.customerId), { accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } }));
+      const op = await orphan((ctx) =>
+        createDeposit(ctx, tenantEm(services.orm, c.customerId), {
+          accountId,
+          quoteId: q.id,
+          fundingInstruction: { rail: 'PIX_KEY' },
+        }),
+      );
       const acts = await activities();
       // The payment rows recordInboundPayment would write, undecided (no workflow to decide them here).
       const pay = async (value: string) => {
         const em = systemEm(services.orm);
-        em.create(InboundPaymentSchema, { id: randomUUID(), operationId: op.id, customerId: c.customerId, accountId, amount: new Dec(value), asset: 'BRL', rail: 'PIX_KEY', endToEndId: `E${randomUUID().replace(/-/g, '').slice(0, 31)}`, status: 'UNMATCHED', decided: false, remainderOf: null, returnEndToEndId: null, returnReason: null, createdAt: new Date(), updatedAt: new Date() });
+        em.create(InboundPaymentSchema, {
+          id: randomUUID(),
+          operationId: op.id,
+          customerId: c.customerId,
+          accountId,
+          amount: new Dec(value),
+          asset: 'BRL',
+          rail: 'PIX_KEY',
+          endToEndId: `E${randomUUID().replace(/-/g, '').slice(0, 31)}`,
+          status: 'UNMATCHED',
+          decided: false,
+          remainderOf: null,
+          returnEndToEndId: null,
+          returnReason: null,
+          createdAt: new Date(),
+          updatedAt: new Date(),
+        });
         await em.flush();
       };
 
@@ -288,7 +388,10 @@ describe('resilience', () => {
       let view = await getOp(c, op.id);
       expect(view.states.map((s: { status: string }) => s.status)).to.deep.equal(['REQUESTED', 'FAILED']);
       expect(view.currentState.reason.code).to.equal('AMOUNT_MISMATCH');
-      expect(await balance(c, accountId, 'BRL')).to.deep.include({ available: brlBefore.available, held: brlBefore.held });
+      expect(await balance(c, accountId, 'BRL')).to.deep.include({
+        available: brlBefore.available,
+        held: brlBefore.held,
+      });
 
       await pay('20.00');
       expect(await acts.reconcileDeposit({ operationId: op.id })).to.equal('COMPLETED');
@@ -296,8 +399,16 @@ describe('resilience', () => {
       expect(await postingsWithKey(`${op.id}:settle`)).to.equal(1);
       expect(await eventsWithKey(`${op.id}:COMPLETED`)).to.equal(1);
       view = await getOp(c, op.id);
-      expect(view.states.map((s: { status: string }) => s.status)).to.deep.equal(['REQUESTED', 'FAILED', 'PROCESSING', 'COMPLETED']);
-      expect(await balance(c, accountId, 'BRL')).to.deep.include({ available: new Decimal(brlBefore.available).plus('70.00').toFixed(2), held: brlBefore.held });
+      expect(view.states.map((s: { status: string }) => s.status)).to.deep.equal([
+        'REQUESTED',
+        'FAILED',
+        'PROCESSING',
+        'COMPLETED',
+      ]);
+      expect(await balance(c, accountId, 'BRL')).to.deep.include({
+        available: new Decimal(brlBefore.available).plus('70.00').toFixed(2),
+        held: brlBefore.held,
+      });
       await assertLedgerBalanced();
     });
   });
@@ -335,7 +446,9 @@ describe('resilience', () => {
       const first = await spawnWorker('worker-1', taskQueue);
 
       const quotes = await Promise.all(
-        Array.from({ length: 10 }, () => quote(c, { accountId: source.id, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '100.00' })),
+        Array.from({ length: 10 }, () =>
+          quote(c, { accountId: source.id, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '100.00' }),
+        ),
       );
       // All 20 creates at once (they queue on the balance row). The worker is killed the moment it has
       // demonstrably started on them: a fixed delay after sequential creates found all 20 already COMPLETED,
@@ -344,18 +457,34 @@ describe('resilience', () => {
       const creating = Promise.all(
         quotes.flatMap((q) => [
           createSwap(ctx, em(), { accountId: source.id, quoteId: q.id }),
-          createTransfer(ctx, em(), { sourceAccountId: source.id, targetAccountId: target.id, amount: { value: '50.00', asset: 'BRL' } }),
+          createTransfer(ctx, em(), {
+            sourceAccountId: source.id,
+            targetAccountId: target.id,
+            amount: { value: '50.00', asset: 'BRL' },
+          }),
         ]),
       );
       creating.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
       const ofSource = `from operations where account_id = ? and type in ('SWAP', 'TRANSFER')`;
-      await eventually(() => countRows(`select count(*) as n ${ofSource} and status <> 'REQUESTED'`, [source.id]), (n) => n > 0, 30000, 5);
+      await eventually(
+        () => countRows(`select count(*) as n ${ofSource} and status <> 'REQUESTED'`, [source.id]),
+        (n) => n > 0,
+        30000,
+        5,
+      );
       await kill(first);
-      const atCrash = await sql<{ status: string; n: string }>(`select status, count(*) as n ${ofSource} group by status`, [source.id]);
+      const atCrash = await sql<{ status: string; n: string }>(
+        `select status, count(*) as n ${ofSource} group by status`,
+        [source.id],
+      );
       expect(first.child.signalCode, 'the first worker died of SIGKILL').to.equal('SIGKILL');
       if (liveInGroup(first.child.pid!) !== undefined) {
         // The whole process group must be gone, or the "crash" kept working.
-        await eventually(async () => liveInGroup(first.child.pid!)!, (n) => n === 0, 5000);
+        await eventually(
+          async () => liveInGroup(first.child.pid!)!,
+          (n) => n === 0,
+          5000,
+        );
       }
       const completedAtCrash = Number(atCrash.find((r) => r.status === 'COMPLETED')?.n ?? 0);
       expect(completedAtCrash, `the crash left work outstanding: ${JSON.stringify(atCrash)}`).to.be.below(20);
@@ -370,7 +499,9 @@ describe('resilience', () => {
         150000,
         500,
       ).catch((err: Error) => {
-        throw new Error(`${err.message}\nstatuses at crash: ${JSON.stringify(atCrash)}\nworker output:\n${[first, second].map((p) => p.output()).join('\n---\n')}`);
+        throw new Error(
+          `${err.message}\nstatuses at crash: ${JSON.stringify(atCrash)}\nworker output:\n${[first, second].map((p) => p.output()).join('\n---\n')}`,
+        );
       });
       expect(statuses).to.have.length(20);
 
@@ -379,12 +510,23 @@ describe('resilience', () => {
         [ids],
       );
       expect(settles).to.have.length(20);
-      expect(settles.every((s) => Number(s.n) === 1), 'exactly one settle posting per operation').to.equal(true);
-      expect(await countRows(`select count(*) as n from ledger_transactions where operation_id in (?) and key like '%:release'`, [ids])).to.equal(0);
+      expect(
+        settles.every((s) => Number(s.n) === 1),
+        'exactly one settle posting per operation',
+      ).to.equal(true);
+      expect(
+        await countRows(
+          `select count(*) as n from ledger_transactions where operation_id in (?) and key like '%:release'`,
+          [ids],
+        ),
+      ).to.equal(0);
       // Every outbox row is cleared. Rows the killed worker's relay had claimed stay leased until the lease runs
       // out (RELAY_LEASE_MS), then the second worker's relay finds them started and deletes them.
       await eventually(
-        () => countRows('select count(*) as n from workflow_starts where workflow_id in (?)', [ids.map(operationWorkflowId)]),
+        () =>
+          countRows('select count(*) as n from workflow_starts where workflow_id in (?)', [
+            ids.map(operationWorkflowId),
+          ]),
         (n) => n === 0,
         RELAY_LEASE_MS + 10_000,
         100,

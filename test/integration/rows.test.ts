@@ -37,7 +37,10 @@ describe('entityFromRow', () => {
       [AccountDocumentSchema, 'account_documents', ['content']],
     ];
     for (const [schema, table, without] of cases) {
-      const rows = (await em.execute(`select * from ${table} where customer_id = ?`, [c.customerId])) as Record<string, unknown>[];
+      const rows = (await em.execute(`select * from ${table} where customer_id = ?`, [c.customerId])) as Record<
+        string,
+        unknown
+      >[];
       expect(rows.length, table).to.be.greaterThan(0);
       for (const row of rows) {
         for (const column of without) delete row[column];
@@ -47,7 +50,10 @@ describe('entityFromRow', () => {
         expect(mapped, table).to.deep.equal(hydrated);
       }
     }
-    const [op] = (await em.execute('select * from operations where customer_id = ?', [c.customerId])) as Record<string, unknown>[];
+    const [op] = (await em.execute('select * from operations where customer_id = ?', [c.customerId])) as Record<
+      string,
+      unknown
+    >[];
     const mapped = entityFromRow(em, OperationSchema, op);
     expect(mapped.sourceAmount).to.be.instanceOf(Dec);
     expect(mapped.createdAt).to.be.instanceOf(Date);

@@ -18,7 +18,9 @@ async function lockBalances(accountIds: string[]) {
   const pg = new PgClient({ connectionString: process.env.DATABASE_URL });
   await pg.connect();
   await pg.query('begin');
-  await pg.query(`select 1 from balances where account_id = any($1::uuid[]) and asset = 'BRL' for update`, [accountIds]);
+  await pg.query(`select 1 from balances where account_id = any($1::uuid[]) and asset = 'BRL' for update`, [
+    accountIds,
+  ]);
   return {
     async release() {
       await pg.query('commit');
@@ -30,7 +32,9 @@ async function lockBalances(accountIds: string[]) {
 /** Backends of this database waiting for a lock. */
 async function lockWaiters(): Promise<number> {
   const { services } = await stack();
-  const rows = await systemEm(services.orm).execute(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+  const rows = await systemEm(services.orm).execute(
+    `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+  );
   return rows[0].n as number;
 }
 
@@ -66,7 +70,11 @@ describe('graceful shutdown under load', function () {
         fetch(`${base}/api/operations/transfer`, {
           method: 'POST',
           headers: { ...c.auth, 'Content-Type': 'application/json', 'X-Idempotency-Key': randomUUID() },
-          body: JSON.stringify({ sourceAccountId: source.id, targetAccountId: target.id, amount: { value: '10.00', asset: 'BRL' } }),
+          body: JSON.stringify({
+            sourceAccountId: source.id,
+            targetAccountId: target.id,
+            amount: { value: '10.00', asset: 'BRL' },
+          }),
         }).then(async (r) => ({ status: r.status, body: (await r.json()) as { id: string; code?: string } })),
       );
       // In flight: all five were accepted and wait on our lock (or behind each other) inside their transactions.
@@ -83,13 +91,25 @@ describe('graceful shutdown under load', function () {
       );
       expect(ready).to.deep.include({ status: 503, body: { status: 'draining', checks: {} } });
       // Then the port closes while the accepted requests are still running.
-      await eventually(() => fetch(`${base}/healthz`).then(() => 'open', () => 'refused'), (s) => s === 'refused', 15000, 100);
+      await eventually(
+        () =>
+          fetch(`${base}/healthz`).then(
+            () => 'open',
+            () => 'refused',
+          ),
+        (s) => s === 'refused',
+        15000,
+        100,
+      );
       expect(api.alive(), 'the API waits for its in-flight requests').to.equal(true);
 
       await lock.release();
       released = true;
       const answers = await Promise.all(requests);
-      expect(answers.map((a) => a.status), JSON.stringify(answers)).to.deep.equal([201, 201, 201, 201, 201]);
+      expect(
+        answers.map((a) => a.status),
+        JSON.stringify(answers),
+      ).to.deep.equal([201, 201, 201, 201, 201]);
       const exit = await exitWithin(api, 15000);
       expect(exit, api.output()).to.deep.equal({ code: 0, signal: null });
 
@@ -108,17 +128,30 @@ describe('graceful shutdown under load', function () {
     // Created before any worker polls this queue; their workflows wait for one.
     const ops = [];
     for (let i = 0; i < 2; i++) {
-      ops.push(await createTransfer(ctx, tenantEm(services.orm, c.customerId), { sourceAccountId: source.id, targetAccountId: target.id, amount: { value: '5.00', asset: 'BRL' } }));
+      ops.push(
+        await createTransfer(ctx, tenantEm(services.orm, c.customerId), {
+          sourceAccountId: source.id,
+          targetAccountId: target.id,
+          amount: { value: '5.00', asset: 'BRL' },
+        }),
+      );
     }
     const ids = ops.map((o) => o.id);
     const statusOf = async () =>
-      ((await systemEm(services.orm).execute('select status from operations where id in (?) order by status', [ids])) as { status: string }[]).map((r) => r.status);
+      (
+        (await systemEm(services.orm).execute('select status from operations where id in (?) order by status', [
+          ids,
+        ])) as { status: string }[]
+      ).map((r) => r.status);
 
     const lock = await lockBalances([source.id, target.id]);
     let released = false;
     try {
       const waitersBefore = await lockWaiters();
-      const first = await spawnWorker('worker-1', taskQueue, { pollers: 0, env: { SHUTDOWN_GRACE_SECONDS: '20', LOG_LEVEL: 'info' } });
+      const first = await spawnWorker('worker-1', taskQueue, {
+        pollers: 0,
+        env: { SHUTDOWN_GRACE_SECONDS: '20', LOG_LEVEL: 'info' },
+      });
       // Its settle activity is running, blocked on our lock.
       await eventually(
         async () => {
@@ -130,7 +163,14 @@ describe('graceful shutdown under load', function () {
         100,
       );
       first.child.kill('SIGTERM');
-      await new Promise((r) => setTimeout(r, 1500));
+      // It has taken the signal in (its log says so) and is still there; the exit code and COMPLETED below, once
+      // the lock is released, show the activity finished in this worker before it left.
+      await eventually(
+        async () => first.output(),
+        (out) => out.includes('stopping worker'),
+        10000,
+        20,
+      );
       expect(first.alive(), 'the worker waits for its in-flight activity').to.equal(true);
       expect(await statusOf()).to.deep.equal(['REQUESTED', 'REQUESTED']);
 
@@ -162,7 +202,12 @@ describe('graceful shutdown under load', function () {
     expect(settles.map((s) => s.n)).to.deep.equal([1, 1]);
     // Both settlements may have run in the first worker (each was in flight there, as a local activity): the
     // second is then still starting, and a SIGTERM before it listens for one would kill it. Stop it once it runs.
-    await eventually(async () => second.output(), (out) => out.includes('Cambio worker running'), 90000, 100);
+    await eventually(
+      async () => second.output(),
+      (out) => out.includes('Cambio worker running'),
+      90000,
+      100,
+    );
     second.child.kill('SIGTERM');
     expect(await exitWithin(second, 30000)).to.deep.equal({ code: 0, signal: null });
   });

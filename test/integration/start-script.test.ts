@@ -65,7 +65,9 @@ describe('npm start (scripts/start.js)', function () {
     };
     start.stdout!.on('data', keep);
     start.stderr!.on('data', keep);
-    const exited = new Promise<{ code: number | null; signal: string | null }>((r) => start!.once('exit', (code, signal) => r({ code, signal })));
+    const exited = new Promise<{ code: number | null; signal: string | null }>((r) =>
+      start!.once('exit', (code, signal) => r({ code, signal })),
+    );
     const alive = () => {
       if (start!.exitCode !== null) throw new Error(`npm start exited (${start!.exitCode}):\n${output}`);
     };
@@ -77,9 +79,23 @@ describe('npm start (scripts/start.js)', function () {
     const [api] = childrenOf(start.pid!, 'dist/api/main.js');
     expect(api, 'the API runs compiled JavaScript').to.be.a('number');
     process.kill(api, 'SIGKILL');
-    await eventually(async () => (alive(), output), (o) => /\[start\] api exited unexpectedly \(signal SIGKILL\) after [\d.]+ s; restarting it in 1 s \(restart 1\)/.test(o), 20000, 100);
     await eventually(
-      async () => (alive(), fetch(`${base}/readyz`).then((r) => r.status, () => 0)),
+      async () => (alive(), output),
+      (o) =>
+        /\[start\] api exited unexpectedly \(signal SIGKILL\) after [\d.]+ s; restarting it in 1 s \(restart 1\)/.test(
+          o,
+        ),
+      20000,
+      100,
+    );
+    await eventually(
+      async () => (
+        alive(),
+        fetch(`${base}/readyz`).then(
+          (r) => r.status,
+          () => 0,
+        )
+      ),
       (s) => s === 200,
       120000,
       250,
@@ -90,7 +106,10 @@ describe('npm start (scripts/start.js)', function () {
     expect(workers, 'the worker kept running').to.have.length(1);
 
     start.kill('SIGINT');
-    const exit = await Promise.race([exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no exit within 60 s:\n${output}`)), 60000))]);
+    const exit = await Promise.race([
+      exited,
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no exit within 60 s:\n${output}`)), 60000)),
+    ]);
     expect(exit, output).to.deep.equal({ code: 0, signal: null });
     expect(output).to.include('[start] stopped');
     const isAlive = (pid: number) => {
@@ -102,6 +121,15 @@ describe('npm start (scripts/start.js)', function () {
       }
     };
     expect([restarted, ...workers].filter(isAlive), 'API and worker stopped with it').to.deep.equal([]);
-    await eventually(() => fetch(`${base}/healthz`).then(() => 'open', () => 'closed'), (s) => s === 'closed', 5000, 100);
+    await eventually(
+      () =>
+        fetch(`${base}/healthz`).then(
+          () => 'open',
+          () => 'closed',
+        ),
+      (s) => s === 'closed',
+      5000,
+      100,
+    );
   });
 });

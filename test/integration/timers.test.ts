@@ -30,7 +30,17 @@ describe('deposit timers (time skipping)', () => {
     skipping = await startTimeSkipping(this, 'deposit timers');
     const { services, config } = await stack();
     // The windows the spec names, whatever the environment configures.
-    ctx = { ...services, temporal: skipping.env.client, config: { ...config, taskQueue, webhookTaskQueue: `${taskQueue}-webhooks`, depositWindowSeconds: DAY, replayWindowSeconds: 7 * DAY } };
+    ctx = {
+      ...services,
+      temporal: skipping.env.client,
+      config: {
+        ...config,
+        taskQueue,
+        webhookTaskQueue: `${taskQueue}-webhooks`,
+        depositWindowSeconds: DAY,
+        replayWindowSeconds: 7 * DAY,
+      },
+    };
     c = await newCustomer('Timers Ltda');
     accountId = (await activeAccount(c, ['BRL'])).id;
   });
@@ -43,9 +53,11 @@ describe('deposit timers (time skipping)', () => {
   const withWorker = <T>(fn: () => Promise<T>): Promise<T> => skipping.withWorker(ctx, fn);
 
   const em = () => tenantEm(ctx.orm, c.customerId);
-  const workflow = (operationId: string) => skipping.env.client.workflow.getHandle<() => Promise<string>>(operationWorkflowId(operationId));
+  const workflow = (operationId: string) =>
+    skipping.env.client.workflow.getHandle<() => Promise<string>>(operationWorkflowId(operationId));
   const statuses = (op: { states: Array<{ status: string }> }) => op.states.map((s) => s.status);
-  const count = async (query: string, params: unknown[]) => Number(((await systemEm(ctx.orm).execute(query, params)) as Array<{ n: string }>)[0].n);
+  const count = async (query: string, params: unknown[]) =>
+    Number(((await systemEm(ctx.orm).execute(query, params)) as Array<{ n: string }>)[0].n);
 
   /** A BRL deposit of `value` through PIX, its workflow started on the test server. */
   async function openDeposit(value: string) {
@@ -53,7 +65,12 @@ describe('deposit timers (time skipping)', () => {
     const dep = await createDeposit(ctx, em(), { accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
     expect(dep.currentState.status).to.equal('REQUESTED');
     // The commit wakes this queue's relay (withWorker), which starts the workflow on the test server.
-    await eventually(() => count('select count(*) as n from workflow_starts where workflow_id = ?', [operationWorkflowId(dep.id)]), (n) => n === 0, 5000, 20);
+    await eventually(
+      () => count('select count(*) as n from workflow_starts where workflow_id = ?', [operationWorkflowId(dep.id)]),
+      (n) => n === 0,
+      5000,
+      20,
+    );
     return dep;
   }
 
@@ -62,19 +79,27 @@ describe('deposit timers (time skipping)', () => {
     await withWorker(async () => {
       const dep = await openDeposit('100.00');
       await skipping.env.sleep('23 hours');
-      expect((await getOp(c, dep.id)).currentState.status, 'still open an hour before the window closes').to.equal('REQUESTED');
+      expect((await getOp(c, dep.id)).currentState.status, 'still open an hour before the window closes').to.equal(
+        'REQUESTED',
+      );
 
       expect(await workflow(dep.id).result()).to.equal('FAILED');
       const op = await getOp(c, dep.id);
       expect(statuses(op)).to.deep.equal(['REQUESTED', 'FAILED']);
       expect(op.currentState.reason.code).to.equal('DEPOSIT_EXPIRED');
-      expect(await count(`select count(*) as n from events where resource_id = ? and type = 'OPERATION_FAILED'`, [dep.id])).to.equal(1);
+      expect(
+        await count(`select count(*) as n from events where resource_id = ? and type = 'OPERATION_FAILED'`, [dep.id]),
+      ).to.equal(1);
       expect(await count(`select count(*) as n from ledger_transactions where operation_id = ?`, [dep.id])).to.equal(0);
 
       // A payment arriving after expiry is kept, UNMATCHED, in the customer's suspense: nothing credits it.
       const late = await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '100.00', asset: 'BRL' } });
       expect(late).to.deep.include({ status: 'UNMATCHED', operationId: dep.id, accountId });
-      expect(await count(`select count(*) as n from inbound_payments where operation_id = ? and status = 'UNMATCHED'`, [dep.id])).to.equal(1);
+      expect(
+        await count(`select count(*) as n from inbound_payments where operation_id = ? and status = 'UNMATCHED'`, [
+          dep.id,
+        ]),
+      ).to.equal(1);
       expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
     });
     expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
@@ -101,12 +126,24 @@ describe('deposit timers (time skipping)', () => {
       const replayed = await replayDeposit(ctx, em(), dep.id);
       expect(replayed.currentState.status).to.equal('COMPLETED');
       expect(statuses(replayed)).to.deep.equal(['REQUESTED', 'FAILED', 'PROCESSING', 'COMPLETED']);
-      expect(replayed.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal(['60.00', '40.00']);
+      expect(replayed.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal([
+        '60.00',
+        '40.00',
+      ]);
       expect(await workflow(dep.id).result()).to.equal('COMPLETED');
-      expect(await count(`select count(*) as n from ledger_transactions where key = ?`, [`${dep.id}:settle`])).to.equal(1);
-      expect(await count(`select count(*) as n from events where resource_id = ? and type = 'OPERATION_COMPLETED'`, [dep.id])).to.equal(1);
+      expect(await count(`select count(*) as n from ledger_transactions where key = ?`, [`${dep.id}:settle`])).to.equal(
+        1,
+      );
+      expect(
+        await count(`select count(*) as n from events where resource_id = ? and type = 'OPERATION_COMPLETED'`, [
+          dep.id,
+        ]),
+      ).to.equal(1);
     });
-    expect(await balance(c, accountId, 'BRL')).to.deep.include({ available: new Decimal(before.available).plus('100.00').toFixed(2), held: before.held });
+    expect(await balance(c, accountId, 'BRL')).to.deep.include({
+      available: new Decimal(before.available).plus('100.00').toFixed(2),
+      held: before.held,
+    });
   });
 
   it('refuses a replay once the 7-day replay window has passed', async () => {
@@ -126,7 +163,11 @@ describe('deposit timers (time skipping)', () => {
       // The window closed: what counted toward the deposit is unmatched now, and so is a payment arriving later.
       const late = await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '1.00', asset: 'BRL' } });
       expect(late.status).to.equal('UNMATCHED');
-      expect(await count(`select count(*) as n from inbound_payments where operation_id = ? and status = 'UNMATCHED'`, [dep.id])).to.equal(3);
+      expect(
+        await count(`select count(*) as n from inbound_payments where operation_id = ? and status = 'UNMATCHED'`, [
+          dep.id,
+        ]),
+      ).to.equal(3);
       const op = await getOp(c, dep.id);
       expect(statuses(op)).to.deep.equal(['REQUESTED', 'FAILED']);
       expect(op.currentState.reason.code).to.equal('AMOUNT_MISMATCH');

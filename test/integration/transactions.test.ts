@@ -12,7 +12,8 @@ import { stack } from '../helpers/stack';
 describe('inTransaction', () => {
   let em: () => Em;
   // What another connection sees.
-  const visible = async (n: number) => ((await em().execute('select count(*)::int as c from tx_probe where n = ?', [n])) as Array<{ c: number }>)[0].c;
+  const visible = async (n: number) =>
+    ((await em().execute('select count(*)::int as c from tx_probe where n = ?', [n])) as Array<{ c: number }>)[0].c;
 
   before(async () => {
     const { services } = await stack();
@@ -95,7 +96,9 @@ describe('inTransaction', () => {
   it('freshEm reads on the same transaction: it sees the uncommitted row, and another connection does not', async () => {
     await inTransaction(em(), async (tx) => {
       await tx.execute('insert into tx_probe (n) values (4)');
-      const same = (await freshEm(tx).execute('select count(*)::int as c from tx_probe where n = 4')) as Array<{ c: number }>;
+      const same = (await freshEm(tx).execute('select count(*)::int as c from tx_probe where n = 4')) as Array<{
+        c: number;
+      }>;
       expect(same[0].c).to.equal(1);
       expect(await visible(4)).to.equal(0);
     });

@@ -83,7 +83,10 @@ describe('webhook event catalogue (/openapi.json webhooks)', function () {
     const events = list.data as Event[];
     // The events API's own answers conform to the document too.
     const one = (await http.get(`/api/events/${events[0].id}`).set(c.auth)).body;
-    for (const [path, body] of [['/api/events', list], ['/api/events/{eventId}', one]] as const) {
+    for (const [path, body] of [
+      ['/api/events', list],
+      ['/api/events/{eventId}', one],
+    ] as const) {
       const escaped = path.replace(/\//g, '~1');
       const pointer = `openapi.json#/paths/${escaped}/get/responses/200/content/application~1json/schema`;
       const validate = ajv.getSchema(pointer)!;

@@ -62,7 +62,10 @@ describe('webhook delivery histories across the attempt changes', function () {
         resources: [{ name: 'BENEFICIARY', events: ['BENEFICIARY_PAYMENT_INSTRUCTION_CREATED'] }],
       });
       await createBeneficiary(services, em(), beneficiaryBody(pixInstruction('EMAIL', 'replay@example.com')) as never);
-      const [row] = (await services.orm.em.fork().getConnection().execute('select id from execution_logs where subscription_id = ?', [sub.id])) as Array<{ id: string }>;
+      const [row] = (await services.orm.em
+        .fork()
+        .getConnection()
+        .execute('select id from execution_logs where subscription_id = ?', [sub.id])) as Array<{ id: string }>;
       const handle = services.temporal.workflow.getHandle(webhookDeliveryWorkflowId(row.id));
       const description = await untilStarted(handle);
       expect(description.taskQueue).to.equal(config.webhookTaskQueue);

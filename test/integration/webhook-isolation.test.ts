@@ -83,10 +83,17 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
   async function timedTransfer(b: TestCustomer, from: string, to: string): Promise<{ ms: number; id: string }> {
     const t0 = Date.now();
     const amount = { value: '1.00', asset: 'BRL' };
-    const op = await call(b, 'POST', '/api/operations/transfer', { sourceAccountId: from, targetAccountId: to, amount });
+    const op = await call(b, 'POST', '/api/operations/transfer', {
+      sourceAccountId: from,
+      targetAccountId: to,
+      amount,
+    });
     while (Date.now() - t0 < TRANSFER_LIMIT_MS) {
       const res = await fetch(`${api.url}/api/operations/${op.id}`, { headers: b.auth });
-      const status = res.status === 200 ? ((await res.json()) as { currentState: { status: string } }).currentState.status : undefined;
+      const status =
+        res.status === 200
+          ? ((await res.json()) as { currentState: { status: string } }).currentState.status
+          : undefined;
       if (status === 'COMPLETED') break;
       await new Promise((r) => setTimeout(r, res.status === 429 ? 100 : 10));
     }
@@ -164,8 +171,17 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
           const t0 = Date.now();
           while (flooding) {
             const accountId = aAccount.id;
-            const q = await call(a, 'POST', '/api/quotes', { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '10.00' });
-            await call(a, 'POST', '/api/operations/deposit', { accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
+            const q = await call(a, 'POST', '/api/quotes', {
+              accountId,
+              sourceAsset: 'BRL',
+              targetAsset: 'BRL',
+              sourceAmount: '10.00',
+            });
+            await call(a, 'POST', '/api/operations/deposit', {
+              accountId,
+              quoteId: q.id,
+              fundingInstruction: { rail: 'PIX_KEY' },
+            });
             deposits += 1;
             const next = t0 + (deposits * 1000) / A_DEPOSITS_PER_SECOND;
             await new Promise((r) => setTimeout(r, Math.max(0, next - Date.now())));
@@ -175,7 +191,8 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
           // B is measured once A has flooded for 3 s (36 deliveries, more than the 20 local-activity slots the
           // attempts used to share with settlement) and its attempts hold their share of delivery slots: every URL
           // at its cap of requests open.
-          const flooded = (n: { deposits: number; open: number }) => n.deposits >= 3 * A_DEPOSITS_PER_SECOND && n.open >= A_URLS * CAP;
+          const flooded = (n: { deposits: number; open: number }) =>
+            n.deposits >= 3 * A_DEPOSITS_PER_SECOND && n.open >= A_URLS * CAP;
           await eventually(async () => ({ deposits, open: noisy.openTotal }), flooded, 30000, 20);
           const during: Array<{ ms: number; id: string }> = [];
           for (let i = 0; i < B_TRANSFERS; i++) during.push(await timedTransfer(b, b1.id, b2.id));
@@ -186,7 +203,9 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
             `most open per URL ${JSON.stringify([...noisy.maxOpen.values()])}`;
           if (process.env.WEBHOOK_ISOLATION_REPORT) process.stderr.write(`${kind}: ${report()}\n`);
           expect(noisy.openTotal, report()).to.be.at.least(A_URLS * CAP);
-          expect(p50(during.map((d) => d.ms)), report()).to.be.at.most(Math.max(2 * p50(alone), 1)).and.below(500);
+          expect(p50(during.map((d) => d.ms)), report())
+            .to.be.at.most(Math.max(2 * p50(alone), 1))
+            .and.below(500);
           const firstAttempts = await firstAttemptLatencies(during.map((d) => d.id));
           if (process.env.WEBHOOK_ISOLATION_REPORT) process.stderr.write(`${kind}: ${report(firstAttempts)}\n`);
           expect(p50(firstAttempts), report(firstAttempts)).to.be.below(1000);

@@ -83,7 +83,10 @@ describe('webhook recovery: disable, recover, events API', function () {
       const c = await newCustomer();
       const bad = [
         [{ name: 'BENEFICIARY', events: ['OPERATION_FAILED'] }],
-        [{ name: 'ASSET', events: ['ASSET_ACTIVATED'] }, { name: 'ASSET', events: ['ASSET_ACTIVATED'] }],
+        [
+          { name: 'ASSET', events: ['ASSET_ACTIVATED'] },
+          { name: 'ASSET', events: ['ASSET_ACTIVATED'] },
+        ],
         [],
       ];
       const created = await send(c, 'post', '/api/subscriptions', { url: 'https://example.com/h', resources: bad[0] });
@@ -141,7 +144,11 @@ describe('webhook recovery: disable, recover, events API', function () {
       expect((await getSubscription(quick, quickSub.id)).status).to.equal('ACTIVE');
 
       // Past the window since the first failure, but only the second attempt: still ACTIVE.
-      await eventually(async () => Date.now(), (now) => now > Date.parse(first.updatedAt) + 3100, 10000);
+      await eventually(
+        async () => Date.now(),
+        (now) => now > Date.parse(first.updatedAt) + 3100,
+        10000,
+      );
       await createBeneficiary(c);
       await untilLogs(c, sub.id, failedCount(2));
       expect((await getSubscription(c, sub.id)).status).to.equal('ACTIVE');
@@ -157,7 +164,10 @@ describe('webhook recovery: disable, recover, events API', function () {
       // While DISABLED: the event is recorded and reaches the other subscription; this one gets no log at all.
       const during = await createBeneficiary(c);
       expect(await storedLogs(sub.id)).to.equal(3);
-      await eventually(async () => witness.received.length, (n) => n === 4);
+      await eventually(
+        async () => witness.received.length,
+        (n) => n === 4,
+      );
       expect(r.received).to.have.length(3);
       type Event = { payload: { beneficiaryId: string } };
       const events = (await http.get('/api/events?limit=100').set(c.auth)).body.data as Event[];
@@ -381,8 +391,18 @@ describe('webhook recovery: disable, recover, events API', function () {
       expect(approved.meta.total).to.equal(1);
       expect(approved.data[0].payload.instruction.currentState.status).to.equal('APPROVED');
       const pivot = createdAts[1];
-      const newer = (await http.get('/api/events').query({ filters: `createdAt[gte]=${pivot}` }).set(a.auth)).body;
-      const older = (await http.get('/api/events').query({ filters: `createdAt[lt]=${pivot}` }).set(a.auth)).body;
+      const newer = (
+        await http
+          .get('/api/events')
+          .query({ filters: `createdAt[gte]=${pivot}` })
+          .set(a.auth)
+      ).body;
+      const older = (
+        await http
+          .get('/api/events')
+          .query({ filters: `createdAt[lt]=${pivot}` })
+          .set(a.auth)
+      ).body;
       expect(newer.meta.total + older.meta.total).to.equal(4);
       expect(newer.data.every((e: { createdAt: string }) => e.createdAt >= pivot)).to.equal(true);
       expect(older.data.every((e: { createdAt: string }) => e.createdAt < pivot)).to.equal(true);

@@ -30,7 +30,10 @@ describe('webhook delivery across a worker crash', function () {
   it('finishes the delivery on a new worker with the same message id and body', async () => {
     const { services, config } = await stack();
     const taskQueue = `cambio-webhook-crash-${randomUUID()}`;
-    const ctx: ServiceContext = { ...services, config: { ...config, taskQueue, webhookTaskQueue: webhookQueueOf(taskQueue) } };
+    const ctx: ServiceContext = {
+      ...services,
+      config: { ...config, taskQueue, webhookTaskQueue: webhookQueueOf(taskQueue) },
+    };
     const c = await newCustomer('Crash Hooks SA');
     const em = () => tenantEm(services.orm, c.customerId);
     const sub = await createSubscription(ctx, em(), {
@@ -43,20 +46,44 @@ describe('webhook delivery across a worker crash', function () {
 
     const first = await spawnWorker('worker-1', taskQueue, { env: workerEnv });
     await createBeneficiary(ctx, em(), beneficiaryBody(pixInstruction('EMAIL', 'crash@example.com')) as never);
-    await eventually(async () => receiver.received.length, (n) => n === 1, 30000, 20);
+    await eventually(
+      async () => receiver.received.length,
+      (n) => n === 1,
+      30000,
+      20,
+    );
     await kill(first);
     expect(first.child.signalCode).to.equal('SIGKILL');
-    const [row] = (await services.orm.em.fork().getConnection().execute('select id, attempts from execution_logs where subscription_id = ?', [sub.id])) as Array<{ id: string; attempts: number }>;
+    const [row] = (await services.orm.em
+      .fork()
+      .getConnection()
+      .execute('select id, attempts from execution_logs where subscription_id = ?', [sub.id])) as Array<{
+      id: string;
+      attempts: number;
+    }>;
     expect(row.attempts, 'the attempt in flight was not recorded').to.equal(0);
 
     const second = await spawnWorker('worker-2', taskQueue, { pollers: 0, env: workerEnv });
-    await eventually(async () => receiver.received.length, (n) => n === 2, 120000, 100).catch((err: Error) => {
+    await eventually(
+      async () => receiver.received.length,
+      (n) => n === 2,
+      120000,
+      100,
+    ).catch((err: Error) => {
       throw new Error(`${err.message}\nworker output:\n${[first, second].map((p) => p.output()).join('\n---\n')}`);
     });
     const [crashed, resumed] = receiver.received;
     expect(resumed.headers['webhook-id']).to.equal(crashed.headers['webhook-id']);
     expect(resumed.body).to.equal(crashed.body);
-    const log = await eventually(() => getExecutionLog(em(), sub.id, row.id).catch(() => undefined), (l) => l?.status === 'SUCCESS');
-    expect(log).to.include({ messageId: crashed.headers['webhook-id'], httpStatus: 200, retryAttempts: 0, payload: crashed.body });
+    const log = await eventually(
+      () => getExecutionLog(em(), sub.id, row.id).catch(() => undefined),
+      (l) => l?.status === 'SUCCESS',
+    );
+    expect(log).to.include({
+      messageId: crashed.headers['webhook-id'],
+      httpStatus: 200,
+      retryAttempts: 0,
+      payload: crashed.body,
+    });
   });
 });

@@ -29,7 +29,17 @@ describe('webhook retry schedule (time skipping)', () => {
     skipping = await startTimeSkipping(this, 'webhook schedule');
     const { services, config } = await stack();
     // The production schedule and timeout, whatever the test stack configures.
-    ctx = { ...services, temporal: skipping.env.client, config: { ...config, taskQueue, webhookTaskQueue: `${taskQueue}-webhooks`, webhookRetryScheduleSeconds: DEFAULT_SCHEDULE, webhookTimeoutSeconds: 10 } };
+    ctx = {
+      ...services,
+      temporal: skipping.env.client,
+      config: {
+        ...config,
+        taskQueue,
+        webhookTaskQueue: `${taskQueue}-webhooks`,
+        webhookRetryScheduleSeconds: DEFAULT_SCHEDULE,
+        webhookTimeoutSeconds: 10,
+      },
+    };
     receiver = await new Receiver().start();
   });
 
@@ -52,7 +62,10 @@ describe('webhook retry schedule (time skipping)', () => {
       allowRetry: true,
     });
     await createBeneficiary(ctx, em(), beneficiaryBody(pixInstruction('EMAIL', key)) as never);
-    const [row] = (await ctx.orm.em.fork().getConnection().execute('select id from execution_logs where subscription_id = ?', [sub.id])) as Array<{ id: string }>;
+    const [row] = (await ctx.orm.em
+      .fork()
+      .getConnection()
+      .execute('select id from execution_logs where subscription_id = ?', [sub.id])) as Array<{ id: string }>;
     const workflowId = webhookDeliveryWorkflowId(row.id);
     await untilStarted(skipping.env.client.workflow.getHandle(workflowId));
     return { sub, workflowId };
@@ -81,7 +94,12 @@ describe('webhook retry schedule (time skipping)', () => {
       expect(await timerDelays(workflowId)).to.deep.equal(DEFAULT_SCHEDULE);
       expect(receiver.received).to.have.length(8);
       expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).to.equal(1);
-      const logs = await listExecutionLogs(em(), sub.id, { limit: 10, direction: 'NEXT', sortOrder: 'DESCENDING' }, ctx.config.cursorSecret);
+      const logs = await listExecutionLogs(
+        em(),
+        sub.id,
+        { limit: 10, direction: 'NEXT', sortOrder: 'DESCENDING' },
+        ctx.config.cursorSecret,
+      );
       expect(logs.data).to.have.length(1);
       expect(logs.data[0]).to.include({ status: 'FAILED', httpStatus: 500, retryAttempts: 7 });
     });
@@ -90,15 +108,27 @@ describe('webhook retry schedule (time skipping)', () => {
   it('honours a Retry-After on 429 that is longer than the next delay, and stops at the first 2xx', async function () {
     this.timeout(120000);
     receiver.received.length = 0;
-    receiver.script = [{ status: 429, headers: { 'retry-after': '600' } }, { status: 503, headers: { 'retry-after': '1' } }];
+    receiver.script = [
+      { status: 429, headers: { 'retry-after': '600' } },
+      { status: 503, headers: { 'retry-after': '1' } },
+    ];
     receiver.fallback = { status: 204 };
     await withWorker(async () => {
       const { sub, workflowId } = await deliverOne('retry-after@example.com');
-      expect(await skipping.env.client.workflow.getHandle(workflowId).result()).to.deep.equal({ delivered: true, attempts: 3 });
+      expect(await skipping.env.client.workflow.getHandle(workflowId).result()).to.deep.equal({
+        delivered: true,
+        attempts: 3,
+      });
       // 600 s asked for instead of 5; then a shorter Retry-After does not cut the 300 s delay.
       expect(await timerDelays(workflowId)).to.deep.equal([600, 300]);
       const logs = await eventually(
-        () => listExecutionLogs(em(), sub.id, { limit: 10, direction: 'NEXT', sortOrder: 'DESCENDING' }, ctx.config.cursorSecret),
+        () =>
+          listExecutionLogs(
+            em(),
+            sub.id,
+            { limit: 10, direction: 'NEXT', sortOrder: 'DESCENDING' },
+            ctx.config.cursorSecret,
+          ),
         (l) => l.data.length === 1,
       );
       expect(logs.data[0]).to.include({ status: 'SUCCESS', httpStatus: 204, retryAttempts: 2 });

@@ -33,7 +33,12 @@ describe('webhook URL rules (private addresses refused)', function () {
     const { services, config } = await stack();
     const ctx: ServiceContext = {
       ...services,
-      config: { ...config, taskQueue: `cambio-url-rules-${randomUUID()}`, webhookTaskQueue: `cambio-url-rules-webhooks-${randomUUID()}`, webhookAllowPrivateUrls: false },
+      config: {
+        ...config,
+        taskQueue: `cambio-url-rules-${randomUUID()}`,
+        webhookTaskQueue: `cambio-url-rules-webhooks-${randomUUID()}`,
+        webhookAllowPrivateUrls: false,
+      },
       resolveHost: async (host) => {
         const addresses = dns.get(host);
         if (!addresses) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
@@ -41,14 +46,32 @@ describe('webhook URL rules (private addresses refused)', function () {
       },
     };
     connection = await NativeConnection.connect({ address: config.temporalAddress });
-    const activities = createActivities({ config: ctx.config, orm: ctx.orm, rates: ctx.rates, temporal: ctx.temporal, resolveHost: ctx.resolveHost });
-    const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
+    const activities = createActivities({
+      config: ctx.config,
+      orm: ctx.orm,
+      rates: ctx.rates,
+      temporal: ctx.temporal,
+      resolveHost: ctx.resolveHost,
+    });
+    const workflowBundle = await bundleWorkflowCode({
+      workflowsPath: require.resolve('../../workflows'),
+      logger: new DefaultLogger('WARN'),
+    });
     const queues = [
       { taskQueue: ctx.config.taskQueue, options: {} },
       { taskQueue: ctx.config.webhookTaskQueue, options: queueWorkerOptions('webhooks') },
     ];
     workers = await Promise.all(
-      queues.map(({ taskQueue, options }) => Worker.create({ connection, namespace: config.temporalNamespace, taskQueue, workflowBundle, activities, ...options })),
+      queues.map(({ taskQueue, options }) =>
+        Worker.create({
+          connection,
+          namespace: config.temporalNamespace,
+          taskQueue,
+          workflowBundle,
+          activities,
+          ...options,
+        }),
+      ),
     );
     running = Promise.all(workers.map((w) => w.run()));
     relays = queues.map(({ taskQueue }) =>
@@ -74,20 +97,47 @@ describe('webhook URL rules (private addresses refused)', function () {
     await local?.stop();
   });
 
-  const create = (url: string) => api.post('/api/subscriptions').set(c.auth).set(idem()).send({ url, includeAll: true });
+  const create = (url: string) =>
+    api.post('/api/subscriptions').set(c.auth).set(idem()).send({ url, includeAll: true });
 
   it('classifies addresses: loopback, private, link-local, CGNAT, ULA and mapped IPv4 are not public', () => {
-    for (const a of ['10.1.2.3', '127.0.0.1', '169.254.169.254', '172.16.5.4', '192.168.1.1', '100.64.0.1', '0.0.0.0', '::1', '::', 'fd00::1', 'fc00::1', 'fe80::1', '::ffff:10.0.0.1', '::ffff:7f00:1', '224.0.0.1']) {
+    for (const a of [
+      '10.1.2.3',
+      '127.0.0.1',
+      '169.254.169.254',
+      '172.16.5.4',
+      '192.168.1.1',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      '::',
+      'fd00::1',
+      'fc00::1',
+      'fe80::1',
+      '::ffff:10.0.0.1',
+      '::ffff:7f00:1',
+      '224.0.0.1',
+    ]) {
       expect(isPublicAddress(a), a).to.equal(false);
     }
-    for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect(isPublicAddress(a), a).to.equal(true);
+    for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8'])
+      expect(isPublicAddress(a), a).to.equal(true);
   });
 
   it('refuses at create: http, loopback literals, a name with any private address, a name that does not resolve', async () => {
     dns.set('internal.example.test', ['93.184.216.34', '10.0.0.5']);
     dns.set('metadata.example.test', ['169.254.169.254']);
     dns.set('v6.example.test', ['fd12::1']);
-    for (const url of ['http://public.example.test/h', local.url, 'https://127.0.0.1/h', 'https://[::1]/h', 'https://internal.example.test/h', 'https://metadata.example.test/h', 'https://v6.example.test/h', 'https://nowhere.example.test/h']) {
+    for (const url of [
+      'http://public.example.test/h',
+      local.url,
+      'https://127.0.0.1/h',
+      'https://[::1]/h',
+      'https://internal.example.test/h',
+      'https://metadata.example.test/h',
+      'https://v6.example.test/h',
+      'https://nowhere.example.test/h',
+    ]) {
       const res = await create(url);
       expect(res.status, url).to.equal(400);
       expect(res.body.code, url).to.equal('INVALID_WEBHOOK_URL');
@@ -100,10 +150,16 @@ describe('webhook URL rules (private addresses refused)', function () {
     dns.set('bad.example.test', ['10.9.8.7']);
     const created = await create('https://good.example.test/h');
     expect(created.status).to.equal(201);
-    const patched = await api.patch(`/api/subscriptions/${created.body.id}`).set(c.auth).set(idem()).send({ url: 'https://bad.example.test/h' });
+    const patched = await api
+      .patch(`/api/subscriptions/${created.body.id}`)
+      .set(c.auth)
+      .set(idem())
+      .send({ url: 'https://bad.example.test/h' });
     expect(patched.status).to.equal(400);
     expect(patched.body.code).to.equal('INVALID_WEBHOOK_URL');
-    expect((await api.get(`/api/subscriptions/${created.body.id}`).set(c.auth)).body.url).to.equal('https://good.example.test/h');
+    expect((await api.get(`/api/subscriptions/${created.body.id}`).set(c.auth)).body.url).to.equal(
+      'https://good.example.test/h',
+    );
   });
 
   it('re-checks before the attempt: a name now resolving to a private address is FAILED, httpStatus 0, nothing sent', async () => {
@@ -111,13 +167,25 @@ describe('webhook URL rules (private addresses refused)', function () {
     const created = await create('https://rebind.example.test/h');
     expect(created.status).to.equal(201);
     dns.set('rebind.example.test', ['127.0.0.1']);
-    const b = await api.post('/api/beneficiaries').set(c.auth).set(idem()).send(beneficiaryBody(pixInstruction('EMAIL', 'rebind@example.com')));
+    const b = await api
+      .post('/api/beneficiaries')
+      .set(c.auth)
+      .set(idem())
+      .send(beneficiaryBody(pixInstruction('EMAIL', 'rebind@example.com')));
     expect(b.status).to.equal(201);
     const logs = await eventually(
-      async () => (await api.get(`/api/subscriptions/${created.body.id}/executionLogs`).set(c.auth)).body.data as Array<Record<string, unknown>>,
+      async () =>
+        (await api.get(`/api/subscriptions/${created.body.id}/executionLogs`).set(c.auth)).body.data as Array<
+          Record<string, unknown>
+        >,
       (ls) => ls.length === 1,
     );
-    expect(logs[0]).to.include({ status: 'FAILED', httpStatus: 0, retryAttempts: 0, url: 'https://rebind.example.test/h' });
+    expect(logs[0]).to.include({
+      status: 'FAILED',
+      httpStatus: 0,
+      retryAttempts: 0,
+      url: 'https://rebind.example.test/h',
+    });
     expect(logs[0].error).to.match(/non-public address 127\.0\.0\.1/);
     expect(local.received).to.have.length(0);
   });

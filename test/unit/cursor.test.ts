@@ -60,7 +60,8 @@ describe('cursor', () => {
   });
 
   it('rejects undecodable input', () => {
-    for (const junk of ['', 'abc', 'a.b.c', '.', 'abc.', '!!!.???', 'a b.c', 'x'.repeat(5000)]) expectInvalidCursor(junk);
+    for (const junk of ['', 'abc', 'a.b.c', '.', 'abc.', '!!!.???', 'a b.c', 'x'.repeat(5000)])
+      expectInvalidCursor(junk);
   });
 
   it('rejects signed payloads with bad contents', () => {
@@ -99,11 +100,14 @@ describe('cursor', () => {
     const secret = fc.string({ minLength: 1, maxLength: 40 });
 
     it('decode(encode(p)) equals p', () => {
-      fc.assert(fc.property(position, secret, (p, s) => {
-        expect(decodeCursor(encodeCursor(p, s), s)).to.deep.equal(p);
-      }), {
-        numRuns: 500,
-      });
+      fc.assert(
+        fc.property(position, secret, (p, s) => {
+          expect(decodeCursor(encodeCursor(p, s), s)).to.deep.equal(p);
+        }),
+        {
+          numRuns: 500,
+        },
+      );
     });
 
     it('any single-character change is rejected', () => {
@@ -176,7 +180,13 @@ describe('pagination over an in-memory table', () => {
   const key = (r: Row): string => `${r.createdAt}|${r.id}`; // fixed-width, so string order = key order
   const getters = { getCreatedAt: (r: Row) => r.createdAt, getId: (r: Row) => r.id };
 
-  function fetchPage(table: Row[], sortOrder: 'ASCENDING' | 'DESCENDING', direction: 'NEXT' | 'PREVIOUS', cursor: string | null, limit: number) {
+  function fetchPage(
+    table: Row[],
+    sortOrder: 'ASCENDING' | 'DESCENDING',
+    direction: 'NEXT' | 'PREVIOUS',
+    cursor: string | null,
+    limit: number,
+  ) {
     const c = cursor === null ? undefined : decodeCursor(cursor, SECRET);
     const plan = keysetPage({ sortOrder, direction, cursor: c, createdAtSql: 'c', idSql: 'i' });
     const fetchAsc = plan.orderBy.endsWith('ASC');
@@ -186,14 +196,24 @@ describe('pagination over an in-memory table', () => {
       .filter((r) => ck === null || (fetchAsc ? key(r) > ck : key(r) < ck))
       .slice(0, limit + 1);
     const { rows, hasMoreInFetchDirection } = trimPage(fetched, limit, plan.reverseResults);
-    const cursors = pageCursors(rows, { ...getters, hasMoreInFetchDirection, direction, hadCursor: c !== undefined, secret: SECRET, sortOrder });
+    const cursors = pageCursors(rows, {
+      ...getters,
+      hasMoreInFetchDirection,
+      direction,
+      hadCursor: c !== undefined,
+      secret: SECRET,
+      sortOrder,
+    });
     return { rows, ...cursors };
   }
 
   it('walks forward and back consistently', () => {
     fc.assert(
       fc.property(
-        fc.uniqueArray(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 99 })), { selector: ([, n]) => n, maxLength: 25 }),
+        fc.uniqueArray(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 99 })), {
+          selector: ([, n]) => n,
+          maxLength: 25,
+        }),
         fc.integer({ min: 1, max: 6 }),
         fc.constantFrom('ASCENDING' as const, 'DESCENDING' as const),
         (spec, limit, sortOrder) => {

@@ -25,7 +25,9 @@ describe('dict-key', () => {
     });
 
     it('accepts every generated CPF', () => {
-      const cpf = fixed(DIGITS, 9).filter(notAllSame).map((b) => b + cpfCheckDigits(b));
+      const cpf = fixed(DIGITS, 9)
+        .filter(notAllSame)
+        .map((b) => b + cpfCheckDigits(b));
       fc.assert(fc.property(cpf, (key) => isValidDictKey('CPF', key)));
     });
   });
@@ -42,7 +44,9 @@ describe('dict-key', () => {
     });
 
     it('accepts every generated alphanumeric CNPJ', () => {
-      const cnpj = fixed(ALNUM, 12).filter(notAllSame).map((b) => b + cnpjCheckDigits(b));
+      const cnpj = fixed(ALNUM, 12)
+        .filter(notAllSame)
+        .map((b) => b + cnpjCheckDigits(b));
       fc.assert(fc.property(cnpj, (key) => isValidDictKey('CNPJ', key)));
     });
   });
@@ -138,7 +142,9 @@ describe('dict-key', () => {
     });
 
     it('accepts any generated UUID', () => {
-      fc.assert(fc.property(fc.uuid(), (key) => isValidDictKey('EVP', key) && isValidDictKey('EVP', key.toUpperCase())));
+      fc.assert(
+        fc.property(fc.uuid(), (key) => isValidDictKey('EVP', key) && isValidDictKey('EVP', key.toUpperCase())),
+      );
     });
   });
 

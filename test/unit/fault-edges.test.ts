@@ -48,7 +48,9 @@ describe('token throttle edges', () => {
     const wait = retryAfter(throttle, 'cli_victim', '198.51.100.1');
     expect(wait).to.be.greaterThan(1);
     c.advance((wait - 1) * 1000);
-    expect(retryAfter(throttle, 'cli_victim', '198.51.100.1'), 'refused a second before Retry-After').to.be.greaterThan(0);
+    expect(retryAfter(throttle, 'cli_victim', '198.51.100.1'), 'refused a second before Retry-After').to.be.greaterThan(
+      0,
+    );
     c.advance(1000);
     expect(retryAfter(throttle, 'cli_victim', '198.51.100.1'), 'accepted at Retry-After').to.equal(0);
   });
@@ -82,7 +84,11 @@ describe('dependencyFailure', () => {
       Object.assign(new Error('Knex: Timeout acquiring a connection.'), { name: 'KnexTimeoutError' }),
       new Error('Connection terminated unexpectedly'),
       Object.assign(new Error('wrapped by MikroORM'), { cause: pg('57P01') }),
-      Object.assign(new Error('14 UNAVAILABLE: No connection established'), { code: 14, details: 'No connection established', metadata: {} }),
+      Object.assign(new Error('14 UNAVAILABLE: No connection established'), {
+        code: 14,
+        details: 'No connection established',
+        metadata: {},
+      }),
       new AggregateError([pg('08001')], 'several'),
     ];
     for (const err of unavailable) {
@@ -90,7 +96,13 @@ describe('dependencyFailure', () => {
       expect(mapped?.code, String(err)).to.equal('SERVICE_UNAVAILABLE');
       expect(mapped?.details.retryAfterSeconds).to.be.greaterThan(0);
     }
-    for (const err of [pg('23505'), pg('40001'), new TypeError('x is undefined'), new Error('boom'), Object.assign(new Error('grpc not found'), { code: 5, details: 'x' })]) {
+    for (const err of [
+      pg('23505'),
+      pg('40001'),
+      new TypeError('x is undefined'),
+      new Error('boom'),
+      Object.assign(new Error('grpc not found'), { code: 5, details: 'x' }),
+    ]) {
       expect(dependencyFailure(err), String(err)).to.equal(undefined);
     }
   });

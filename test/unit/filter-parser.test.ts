@@ -234,7 +234,10 @@ describe('parseFilters', () => {
     });
 
     it('only ever returns a result or throws INVALID_FILTER', () => {
-      const noise = fc.string({ unit: fc.constantFrom('a', '[', ']', '=', 'eq', 'in', '(', ')', ',', ';', '"', '\\', '|', 'and', 'or'), maxLength: 30 });
+      const noise = fc.string({
+        unit: fc.constantFrom('a', '[', ']', '=', 'eq', 'in', '(', ')', ',', ';', '"', '\\', '|', 'and', 'or'),
+        maxLength: 30,
+      });
       fc.assert(
         fc.property(fc.oneof(noise, fc.string()), (input) => {
           try {

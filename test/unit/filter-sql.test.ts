@@ -90,7 +90,9 @@ describe('compileFilters', () => {
 
   it('compiles nested groups with params in textual order', () => {
     expect(
-      compile('or(and(status[eq]=PENDING,createdAt[lt]=2024-01-01T00:00:00Z),tags.key[eq]=team);owner.legalName[eq]="Acme, Inc."'),
+      compile(
+        'or(and(status[eq]=PENDING,createdAt[lt]=2024-01-01T00:00:00Z),tags.key[eq]=team);owner.legalName[eq]="Acme, Inc."',
+      ),
     ).to.deep.equal({
       sql:
         "((((o.status = ?) AND (o.created_at < ?::timestamptz)) OR (EXISTS (SELECT 1 FROM jsonb_array_elements(o.tags) AS e WHERE e->>'key' = ?)))" +
@@ -114,7 +116,10 @@ describe('compileFilters', () => {
 
   describe('validation errors', () => {
     it('rejects unknown fields, listing the allowed ones', () => {
-      const e = expectInvalid('status[eq]=PENDING;colour[eq]=red', /Unknown filter field 'colour'; allowed fields: .*accountId/);
+      const e = expectInvalid(
+        'status[eq]=PENDING;colour[eq]=red',
+        /Unknown filter field 'colour'; allowed fields: .*accountId/,
+      );
       expect(e.details).to.deep.equal({ field: 'colour' });
     });
 
@@ -125,7 +130,10 @@ describe('compileFilters', () => {
     });
 
     it('rejects bad timestamps', () => {
-      expectInvalid('createdAt[gt]=yesterday', /Value "yesterday" for field 'createdAt' is not an ISO 8601 UTC timestamp/);
+      expectInvalid(
+        'createdAt[gt]=yesterday',
+        /Value "yesterday" for field 'createdAt' is not an ISO 8601 UTC timestamp/,
+      );
       expectInvalid('createdAt[gt]=2024-01-31', /not an ISO 8601/);
       expectInvalid('createdAt[gt]=2024-01-31T12:00:00+01:00', /not an ISO 8601 UTC/);
       expectInvalid('createdAt[gt]=2023-02-29T00:00:00Z', /not an ISO 8601/);
@@ -165,7 +173,13 @@ describe('compileFilters', () => {
       for (const ok of ['2024-02-29T23:59:59Z', '2024-01-01T00:00:00.1Z', '2024-01-01T00:00:00.123456Z']) {
         expect(isIsoTimestamp(ok), ok).to.equal(true);
       }
-      for (const bad of ['2024-01-01T00:00:00.1234567Z', '2024-01-01T24:00:00Z', '2024-04-31T00:00:00Z', '0000-01-01T00:00:00Z', '2024-01-01t00:00:00z']) {
+      for (const bad of [
+        '2024-01-01T00:00:00.1234567Z',
+        '2024-01-01T24:00:00Z',
+        '2024-04-31T00:00:00Z',
+        '0000-01-01T00:00:00Z',
+        '2024-01-01t00:00:00z',
+      ]) {
         expect(isIsoTimestamp(bad), bad).to.equal(false);
       }
     });
@@ -177,9 +191,16 @@ describe('compileFilters', () => {
 
     it('agrees with Date for every millisecond-precision instant', () => {
       fc.assert(
-        fc.property(fc.date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true }), (d) => {
-          expect(isIsoTimestamp(d.toISOString())).to.equal(true);
-        }),
+        fc.property(
+          fc.date({
+            min: new Date('0001-01-01T00:00:00Z'),
+            max: new Date('9999-12-31T23:59:59Z'),
+            noInvalidDate: true,
+          }),
+          (d) => {
+            expect(isIsoTimestamp(d.toISOString())).to.equal(true);
+          },
+        ),
       );
     });
   });
@@ -187,13 +208,27 @@ describe('compileFilters', () => {
   it('property: one placeholder per param, and values never appear in the SQL', () => {
     const value = fc.string({ minLength: 1, maxLength: 10 }).filter((v) => !v.includes('\u0000'));
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.constantFrom('owner.legalName', 'tags.key', 'tags.value'), value), { minLength: 1, maxLength: 5 }), (conds) => {
-        const ast = { kind: 'or' as const, children: conds.map(([field, v]) => ({ kind: 'cond' as const, field, op: 'eq' as const, values: ['§' + v] })) };
-        const { sql, params } = compileFilters(ast, catalogue);
-        expect(params).to.deep.equal(conds.map(([, v]) => '§' + v));
-        expect(sql.split('?').length - 1).to.equal(params.length);
-        expect(sql).to.not.include('§');
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom('owner.legalName', 'tags.key', 'tags.value'), value), {
+          minLength: 1,
+          maxLength: 5,
+        }),
+        (conds) => {
+          const ast = {
+            kind: 'or' as const,
+            children: conds.map(([field, v]) => ({
+              kind: 'cond' as const,
+              field,
+              op: 'eq' as const,
+              values: ['§' + v],
+            })),
+          };
+          const { sql, params } = compileFilters(ast, catalogue);
+          expect(params).to.deep.equal(conds.map(([, v]) => '§' + v));
+          expect(sql.split('?').length - 1).to.equal(params.length);
+          expect(sql).to.not.include('§');
+        },
+      ),
     );
   });
 });

@@ -7,15 +7,23 @@ import { cambioErrorOf } from '../helpers/errors';
 
 describe('input hygiene', () => {
   it('finds NUL and unpaired surrogates in values and keys, with their JSON pointer', () => {
-    expect(findUnsafeText({ a: 'ok', b: ['fine', 'x\u0000y'] })).to.deep.equal({ path: '/b/1', message: 'must not contain NUL characters' });
+    expect(findUnsafeText({ a: 'ok', b: ['fine', 'x\u0000y'] })).to.deep.equal({
+      path: '/b/1',
+      message: 'must not contain NUL characters',
+    });
     expect(findUnsafeText({ name: 'a\ud800' })?.path).to.equal('/name');
     expect(findUnsafeText({ name: '\udc00b' })?.message).to.equal('must not contain unpaired UTF-16 surrogates');
     expect(findUnsafeText({ name: '\udc00\ud800' })?.path).to.equal('/name');
-    expect(findUnsafeText({ 'a/b\u0000': 1 })).to.deep.equal({ path: '/a~1b\ufffd', message: 'property name must not contain NUL characters' });
+    expect(findUnsafeText({ 'a/b\u0000': 1 })).to.deep.equal({
+      path: '/a~1b\ufffd',
+      message: 'property name must not contain NUL characters',
+    });
   });
 
   it('accepts paired surrogates, other Unicode and non-string values', () => {
-    expect(findUnsafeText({ emoji: '💥', text: 'São Paulo ñ 漢字', n: 1, b: true, z: null, list: [[{}]] })).to.equal(null);
+    expect(findUnsafeText({ emoji: '💥', text: 'São Paulo ñ 漢字', n: 1, b: true, z: null, list: [[{}]] })).to.equal(
+      null,
+    );
     expect(findUnsafeText('plain')).to.equal(null);
   });
 
@@ -47,8 +55,12 @@ describe('amount bounds', () => {
   });
 
   it('is INVALID_AMOUNT alone, VALIDATION_ERROR with other schema errors', () => {
-    expect(cambioErrorOf(() => validateWith('body', schema, { amount: '9'.repeat(33) })).code).to.equal('INVALID_AMOUNT');
-    expect(cambioErrorOf(() => validateWith('body', schema, { amount: '9'.repeat(33), other: 1 })).code).to.equal('VALIDATION_ERROR');
+    expect(cambioErrorOf(() => validateWith('body', schema, { amount: '9'.repeat(33) })).code).to.equal(
+      'INVALID_AMOUNT',
+    );
+    expect(cambioErrorOf(() => validateWith('body', schema, { amount: '9'.repeat(33), other: 1 })).code).to.equal(
+      'VALIDATION_ERROR',
+    );
     expect(cambioErrorOf(() => validateWith('body', schema, { amount: '1e5' })).code).to.equal('VALIDATION_ERROR');
     expect(() => validateWith('body', schema, { amount: '999999999999999.99' })).not.to.throw();
   });

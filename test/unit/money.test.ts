@@ -80,7 +80,9 @@ describe('domain/money parseAmountValue', () => {
 
   it('parses without binary float error', () => {
     expect(parseAmountValue('0.1', 'USD').plus(parseAmountValue('0.2', 'USD')).toFixed()).to.equal('0.3');
-    expect(parseAmountValue('123456789012345678901234.567890', 'USDC').toFixed()).to.equal('123456789012345678901234.56789');
+    expect(parseAmountValue('123456789012345678901234.567890', 'USDC').toFixed()).to.equal(
+      '123456789012345678901234.56789',
+    );
   });
 });
 
@@ -111,21 +113,27 @@ describe('domain/money formatAmount / toAmount', () => {
 
   it('property: always exactly `decimals` fraction digits', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...ASSETS).chain((a) => fc.tuple(fc.constant(a), amountArb(a))), ([asset, x]) => {
-        const s = formatAmount(x, asset);
-        expect(s).to.match(/^-?\d+\.\d+$/);
-        expect(s.split('.')[1]).to.have.length(assetDecimals(asset));
-      }),
+      fc.property(
+        fc.constantFrom(...ASSETS).chain((a) => fc.tuple(fc.constant(a), amountArb(a))),
+        ([asset, x]) => {
+          const s = formatAmount(x, asset);
+          expect(s).to.match(/^-?\d+\.\d+$/);
+          expect(s.split('.')[1]).to.have.length(assetDecimals(asset));
+        },
+      ),
       { numRuns: 500 },
     );
   });
 
   it('property: parse(format(x)) == x', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...ASSETS).chain((a) => fc.tuple(fc.constant(a), amountArb(a))), ([asset, x]) => {
-        const back = parseAmountValue(formatAmount(x, asset), asset, { positive: false });
-        expect(back.eq(x)).to.equal(true);
-      }),
+      fc.property(
+        fc.constantFrom(...ASSETS).chain((a) => fc.tuple(fc.constant(a), amountArb(a))),
+        ([asset, x]) => {
+          const back = parseAmountValue(formatAmount(x, asset), asset, { positive: false });
+          expect(back.eq(x)).to.equal(true);
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -121,11 +121,16 @@ describe('overload building blocks', () => {
   describe('TokenThrottle', () => {
     it('spends the client and address failure budgets only on failures', () => {
       const c = clock();
-      const throttle = new TokenThrottle({ clientFailuresPerMinute: 2, addressFailuresPerMinute: 100, addressPerSecond: 100 }, c.now);
+      const throttle = new TokenThrottle(
+        { clientFailuresPerMinute: 2, addressFailuresPerMinute: 100, addressPerSecond: 100 },
+        c.now,
+      );
       for (let i = 0; i < 5; i++) throttle.admit('cli_a', '10.0.0.1');
       throttle.failed('cli_a', '10.0.0.1');
       throttle.failed('cli_a', '10.0.0.2');
-      expect(() => throttle.admit('cli_a', '10.0.0.3')).to.throw(CambioError).with.property('code', 'RATE_LIMITED');
+      expect(() => throttle.admit('cli_a', '10.0.0.3'))
+        .to.throw(CambioError)
+        .with.property('code', 'RATE_LIMITED');
       expect(() => throttle.admit('cli_b', '10.0.0.3')).not.to.throw();
       c.advance(30_000);
       expect(() => throttle.admit('cli_a', '10.0.0.3')).not.to.throw();

@@ -93,7 +93,18 @@ describe('domain/quote-math computeQuote examples', () => {
     });
   }
 
-  const pegPairs = [['USDC', 'USD'], ['USD', 'USDC'], ['USDT', 'USD'], ['USD', 'USDT'], ['USDC', 'USDT'], ['USDT', 'USDC'], ['EURC', 'EUR'], ['EUR', 'EURC'], ['BRLT', 'BRL'], ['BRL', 'BRLT']] as const;
+  const pegPairs = [
+    ['USDC', 'USD'],
+    ['USD', 'USDC'],
+    ['USDT', 'USD'],
+    ['USD', 'USDT'],
+    ['USDC', 'USDT'],
+    ['USDT', 'USDC'],
+    ['EURC', 'EUR'],
+    ['EUR', 'EURC'],
+    ['BRLT', 'BRL'],
+    ['BRL', 'BRLT'],
+  ] as const;
   for (const [a, b] of pegPairs) {
     it(`${a}→${b} is at par with zero spread and no fee`, () => {
       const q = quote(a, b, { sourceAmount: d('10') });
@@ -126,7 +137,9 @@ describe('domain/quote-math computeQuote examples', () => {
 describe('domain/quote-math computeQuote errors', () => {
   it('needs exactly one of sourceAmount / targetAmount', () => {
     expect(codeOf(() => quote('USD', 'BRL', {}))).to.equal('VALIDATION_ERROR');
-    expect(codeOf(() => quote('USD', 'BRL', { sourceAmount: d('1'), targetAmount: d('1') }))).to.equal('VALIDATION_ERROR');
+    expect(codeOf(() => quote('USD', 'BRL', { sourceAmount: d('1'), targetAmount: d('1') }))).to.equal(
+      'VALIDATION_ERROR',
+    );
   });
 
   it('rejects zero, negative and over-precise amounts', () => {
@@ -152,7 +165,9 @@ describe('domain/quote-math computeQuote errors', () => {
 describe('domain/quote-math properties', () => {
   // Random positive amounts with the asset's exact precision, from 1 minor unit to 10^15 units.
   const amountOf = (a: AssetCode): fc.Arbitrary<Dec> =>
-    fc.bigInt({ min: 1n, max: 10n ** (15n + BigInt(assetDecimals(a))) }).map((u) => new Dec(`${u}e-${assetDecimals(a)}`));
+    fc
+      .bigInt({ min: 1n, max: 10n ** (15n + BigInt(assetDecimals(a))) })
+      .map((u) => new Dec(`${u}e-${assetDecimals(a)}`));
   const pairWithAmount = fc
     .tuple(fc.constantFrom(...ASSETS), fc.constantFrom(...ASSETS), fc.integer({ min: 0, max: 300 }))
     .chain(([s, t, bps]) => fc.tuple(fc.constant(s), fc.constant(t), fc.constant(bps), amountOf(s), amountOf(t)));
@@ -166,7 +181,14 @@ describe('domain/quote-math properties', () => {
         } catch (err) {
           // Only legitimate failure: the source buys less than one minor unit of the target.
           expect((err as CambioError).code).to.equal('INVALID_AMOUNT');
-          expect(new Wide(amount).times(computeQuote({ rates, sourceAsset: s, targetAsset: t, targetAmount: minorUnit(t), spreadBps }).effectiveRate).lt(minorUnit(t))).to.equal(true);
+          expect(
+            new Wide(amount)
+              .times(
+                computeQuote({ rates, sourceAsset: s, targetAsset: t, targetAmount: minorUnit(t), spreadBps })
+                  .effectiveRate,
+              )
+              .lt(minorUnit(t)),
+          ).to.equal(true);
           return;
         }
         const gross = new Wide(q.sourceAmount).times(q.effectiveRate);
@@ -200,7 +222,9 @@ describe('domain/quote-math properties', () => {
       fc.property(pairWithAmount, ([s, t, spreadBps, amount]) => {
         const q = quote(s, t, { targetAmount: amount.toDecimalPlaces(assetDecimals(t)).plus(minorUnit(t)), spreadBps });
         if (q.spread.isZero()) return void expect(q.fee).to.equal(null);
-        const expected = new Wide(q.sourceAmount).times(q.spread).toDecimalPlaces(assetDecimals(s), Decimal.ROUND_HALF_UP);
+        const expected = new Wide(q.sourceAmount)
+          .times(q.spread)
+          .toDecimalPlaces(assetDecimals(s), Decimal.ROUND_HALF_UP);
         expect(q.fee?.amount.eq(expected)).to.equal(true);
         expect(q.fee?.asset).to.equal(s);
       }),
@@ -209,7 +233,9 @@ describe('domain/quote-math properties', () => {
   });
 
   it('invariants hold for arbitrary rate tables too', () => {
-    const rateStr = fc.tuple(fc.bigInt({ min: 1n, max: 10n ** 6n }), fc.integer({ min: 0, max: 3 })).map(([u, dp]) => new Dec(`${u}e-${dp}`).toFixed());
+    const rateStr = fc
+      .tuple(fc.bigInt({ min: 1n, max: 10n ** 6n }), fc.integer({ min: 0, max: 3 }))
+      .map(([u, dp]) => new Dec(`${u}e-${dp}`).toFixed());
     const table = fc.tuple(...FIAT_ASSETS.map(() => rateStr)).map((vals) => {
       const t = Object.fromEntries(FIAT_ASSETS.map((c, i) => [c, vals[i]])) as Record<FiatCode, string>;
       return { ...t, USD: '1' };

@@ -49,7 +49,15 @@ describe('domain/rates TableRateSource', () => {
 
 describe('domain/rates midRate', () => {
   it('is exactly 1 for the same asset and for pegged pairs', () => {
-    for (const [a, b] of [['USD', 'USD'], ['USDC', 'USD'], ['USD', 'USDT'], ['USDC', 'USDT'], ['EURC', 'EUR'], ['BRL', 'BRLT'], ['PHP', 'PHP']] as const) {
+    for (const [a, b] of [
+      ['USD', 'USD'],
+      ['USDC', 'USD'],
+      ['USD', 'USDT'],
+      ['USDC', 'USDT'],
+      ['EURC', 'EUR'],
+      ['BRL', 'BRLT'],
+      ['PHP', 'PHP'],
+    ] as const) {
       expect(midRate(rates, a, b).toFixed()).to.equal('1');
     }
   });
@@ -84,12 +92,31 @@ describe('domain/rates midRate', () => {
 
 describe('domain/rates spreadFor', () => {
   it('is zero for the same asset and a stablecoin against its own peg', () => {
-    const pairs = [['USD', 'USD'], ['USDC', 'USD'], ['USD', 'USDC'], ['USDT', 'USD'], ['USDC', 'USDT'], ['USDT', 'USDC'], ['EURC', 'EUR'], ['EUR', 'EURC'], ['BRLT', 'BRL'], ['BRL', 'BRLT'], ['USDC', 'USDC']] as const;
+    const pairs = [
+      ['USD', 'USD'],
+      ['USDC', 'USD'],
+      ['USD', 'USDC'],
+      ['USDT', 'USD'],
+      ['USDC', 'USDT'],
+      ['USDT', 'USDC'],
+      ['EURC', 'EUR'],
+      ['EUR', 'EURC'],
+      ['BRLT', 'BRL'],
+      ['BRL', 'BRLT'],
+      ['USDC', 'USDC'],
+    ] as const;
     for (const [a, b] of pairs) expect(spreadFor(a, b).isZero(), `${a}/${b}`).to.equal(true);
   });
 
   it('is 50 bps (0.005) between different currencies, including across stablecoins', () => {
-    const pairs = [['USD', 'BRL'], ['BRL', 'USD'], ['USDC', 'EURC'], ['EURC', 'USD'], ['BRLT', 'USDT'], ['GBP', 'EUR']] as const;
+    const pairs = [
+      ['USD', 'BRL'],
+      ['BRL', 'USD'],
+      ['USDC', 'EURC'],
+      ['EURC', 'USD'],
+      ['BRLT', 'USDT'],
+      ['GBP', 'EUR'],
+    ] as const;
     for (const [a, b] of pairs) expect(spreadFor(a, b).toFixed(), `${a}/${b}`).to.equal('0.005');
   });
 

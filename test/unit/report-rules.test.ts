@@ -12,12 +12,26 @@ describe('report window', () => {
     const p = parsePeriod('2026-11-01T00:00:00Z', '2026-11-02T12:30:00.5Z');
     expect(p.start.echo).to.equal('2026-11-01T00:00:00.000Z');
     expect(p.end.echo).to.equal('2026-11-02T12:30:00.500Z');
-    expect(parsePeriod('2026-11-01T00:00:00.123456Z', '2026-11-01T00:00:01Z').start.echo).to.equal('2026-11-01T00:00:00.123Z');
+    expect(parsePeriod('2026-11-01T00:00:00.123456Z', '2026-11-01T00:00:01Z').start.echo).to.equal(
+      '2026-11-01T00:00:00.123Z',
+    );
   });
 
   it('answers VALIDATION_ERROR for a missing or malformed bound, naming it', () => {
-    const bad = [undefined, '', '2026-11-01', '2026-11-01T00:00:00', '2026-11-01T00:00:00+00:00', '2026-11-01 00:00:00Z',
-      '2026-02-30T00:00:00Z', '2026-11-01T24:00:00Z', '2026-11-01T00:00:00.1234567Z', '2026-11-01t00:00:00z', 'yesterday', '1700000000'];
+    const bad = [
+      undefined,
+      '',
+      '2026-11-01',
+      '2026-11-01T00:00:00',
+      '2026-11-01T00:00:00+00:00',
+      '2026-11-01 00:00:00Z',
+      '2026-02-30T00:00:00Z',
+      '2026-11-01T24:00:00Z',
+      '2026-11-01T00:00:00.1234567Z',
+      '2026-11-01t00:00:00z',
+      'yesterday',
+      '1700000000',
+    ];
     for (const value of bad) {
       try {
         parsePeriod(value, '2030-01-01T00:00:00Z');
@@ -33,8 +47,12 @@ describe('report window', () => {
   it('answers INVALID_PERIOD when the end is not after the start, to the microsecond', () => {
     expect(codeOf(() => parsePeriod('2026-11-01T00:00:00Z', '2026-11-01T00:00:00Z'))).to.equal('INVALID_PERIOD');
     expect(codeOf(() => parsePeriod('2026-11-02T00:00:00Z', '2026-11-01T00:00:00Z'))).to.equal('INVALID_PERIOD');
-    expect(codeOf(() => parsePeriod('2026-11-01T00:00:00.000002Z', '2026-11-01T00:00:00.000001Z'))).to.equal('INVALID_PERIOD');
-    expect(parsePeriod('2026-11-01T00:00:00.000001Z', '2026-11-01T00:00:00.000002Z').end.micros).to.equal(1793491200000002n);
+    expect(codeOf(() => parsePeriod('2026-11-01T00:00:00.000002Z', '2026-11-01T00:00:00.000001Z'))).to.equal(
+      'INVALID_PERIOD',
+    );
+    expect(parsePeriod('2026-11-01T00:00:00.000001Z', '2026-11-01T00:00:00.000002Z').end.micros).to.equal(
+      1793491200000002n,
+    );
   });
 
   it('splits a window into whole UTC days and its partial edges', () => {
@@ -53,7 +71,10 @@ describe('report window', () => {
       days: null,
       edges: [{ from: '2026-11-01T10:00:00.000000Z', to: '2026-11-02T09:00:00.000000Z' }],
     });
-    expect(splitPeriod(parsePeriod('1969-12-30T12:00:00Z', '1970-01-01T00:00:00Z')).days).to.deep.equal({ from: '1969-12-31', to: '1970-01-01' });
+    expect(splitPeriod(parsePeriod('1969-12-30T12:00:00Z', '1970-01-01T00:00:00Z')).days).to.deep.equal({
+      from: '1969-12-31',
+      to: '1970-01-01',
+    });
   });
 
   it('covers every instant of the window exactly once (property)', () => {
@@ -89,9 +110,22 @@ describe('report filters', () => {
   });
 
   it('answers INVALID_FILTER for any other operator or field', () => {
-    for (const f of [`account.id[ne]=${account}`, 'asset[in]=BRL|USD', 'tags.key[gt]=a', 'tags.value[lte]=a', 'asset[like]=BRL',
-      'createdAt[eq]=2026-11-01T00:00:00Z', 'intent.type[eq]=SWAP', 'direction[eq]=INFLOW', 'amount[eq]=1', 'constructor[eq]=x']) {
-      expect(codeOf(() => compile(f)), f).to.equal('INVALID_FILTER');
+    for (const f of [
+      `account.id[ne]=${account}`,
+      'asset[in]=BRL|USD',
+      'tags.key[gt]=a',
+      'tags.value[lte]=a',
+      'asset[like]=BRL',
+      'createdAt[eq]=2026-11-01T00:00:00Z',
+      'intent.type[eq]=SWAP',
+      'direction[eq]=INFLOW',
+      'amount[eq]=1',
+      'constructor[eq]=x',
+    ]) {
+      expect(
+        codeOf(() => compile(f)),
+        f,
+      ).to.equal('INVALID_FILTER');
     }
   });
 

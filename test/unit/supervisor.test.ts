@@ -2,7 +2,6 @@
 // doubling back-off, a stable run resets it, and stop() ends it all (also during a back-off).
 import { expect } from 'chai';
 
-/* eslint-disable @typescript-eslint/no-var-requires */
 const { supervise } = require('../../scripts/lib/supervisor');
 const { spawnChild } = require('../../scripts/lib/children');
 
@@ -42,7 +41,9 @@ describe('npm start supervisor', function () {
     // Each gap is the back-off plus the time node needs to start and exit: 100, 200, 400, 400, 400 ms at least.
     [100, 200, 400, 400, 400].forEach((min, i) => expect(gaps[i], `gap ${i + 1} (${gaps})`).to.be.at.least(min));
     expect(s.restarts()).to.be.at.least(5);
-    expect(logs[0]).to.match(/^worker exited unexpectedly \(exit code 3\) after .* s; restarting it in 0\.10 s \(restart 1\)$/);
+    expect(logs[0]).to.match(
+      /^worker exited unexpectedly \(exit code 3\) after .* s; restarting it in 0\.10 s \(restart 1\)$/,
+    );
     expect(logs[2]).to.match(/restarting it in 0\.40 s \(restart 3\)$/);
   });
 
@@ -62,7 +63,12 @@ describe('npm start supervisor', function () {
     );
     await until(() => logs.length >= 4);
     await s.stop(5000);
-    expect(logs.slice(0, 4).map((m) => /restarting it in ([\d.]+) s/.exec(m)![1])).to.deep.equal(['0.05', '0.10', '0.05', '0.10']);
+    expect(logs.slice(0, 4).map((m) => /restarting it in ([\d.]+) s/.exec(m)![1])).to.deep.equal([
+      '0.05',
+      '0.10',
+      '0.05',
+      '0.10',
+    ]);
   });
 
   it('stop() ends a running child and cancels a pending restart', async () => {
@@ -86,12 +92,18 @@ describe('npm start supervisor', function () {
 
     // A child that dies, then stop() during its back-off: nothing is started again.
     let count = 0;
-    const t = supervise('api', () => {
-      count += 1;
-      return node('process.exit(1)')();
-    }, () => {}, { initialDelayMs: 300 });
+    const t = supervise(
+      'api',
+      () => {
+        count += 1;
+        return node('process.exit(1)')();
+      },
+      () => {},
+      { initialDelayMs: 300 },
+    );
     await until(() => t.restarts() === 1);
     await t.stop(5000);
+    // Past the 300 ms back-off: the restart that must not happen would have happened by now.
     await new Promise((r) => setTimeout(r, 500));
     expect(count).to.equal(1);
   });

@@ -20,8 +20,7 @@ const notAllSame = (s: string) => s.split('').some((c) => c !== s[0]);
 const cpfBase = fixed(DIGITS, 9).filter(notAllSame);
 const cnpjBase = fixed(ALNUM, 12).filter(notAllSame);
 
-const formatCpf = (bare: string) =>
-  `${bare.slice(0, 3)}.${bare.slice(3, 6)}.${bare.slice(6, 9)}-${bare.slice(9)}`;
+const formatCpf = (bare: string) => `${bare.slice(0, 3)}.${bare.slice(3, 6)}.${bare.slice(6, 9)}-${bare.slice(9)}`;
 const formatCnpj = (bare: string) =>
   `${bare.slice(0, 2)}.${bare.slice(2, 5)}.${bare.slice(5, 8)}/${bare.slice(8, 12)}-${bare.slice(12)}`;
 
@@ -186,7 +185,13 @@ describe('tax-id', () => {
     });
 
     it('rejects wrong check digits', () => {
-      for (const cnpj of ['11.222.333/0001-80', '11222333000191', '12ABC34501DE36', '12ABC34501DE53', '12.ABC.345/01DE-34']) {
+      for (const cnpj of [
+        '11.222.333/0001-80',
+        '11222333000191',
+        '12ABC34501DE36',
+        '12ABC34501DE53',
+        '12.ABC.345/01DE-34',
+      ]) {
         expect(isValidCnpj(cnpj), cnpj).to.equal(false);
       }
     });

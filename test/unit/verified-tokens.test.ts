@@ -14,7 +14,14 @@ const pair = (): KeyPair => {
 const config = { jwtIssuer: 'cambio-test', jwtAudience: 'cambio-api' } as Config;
 const key = pair();
 const sign = (sub: string, opts: jwt.SignOptions = {}, k: KeyPair = key) =>
-  jwt.sign({}, k.privateKey, { algorithm: 'RS256', subject: sub, issuer: config.jwtIssuer, audience: config.jwtAudience, expiresIn: 3600, ...opts });
+  jwt.sign({}, k.privateKey, {
+    algorithm: 'RS256',
+    subject: sub,
+    issuer: config.jwtIssuer,
+    audience: config.jwtAudience,
+    expiresIn: 3600,
+    ...opts,
+  });
 
 function rejected(fn: () => unknown): string {
   try {
@@ -62,7 +69,9 @@ describe('verified-token cache', () => {
     // Another key, issuer or audience, or a tampered payload: refused and never remembered.
     const other = pair();
     expect(rejected(() => verifyToken(config, key, sign(sub, {}, other), cache))).to.equal('invalid access token');
-    expect(rejected(() => verifyToken(config, key, sign(sub, { issuer: 'someone-else' }), cache))).to.equal('invalid access token');
+    expect(rejected(() => verifyToken(config, key, sign(sub, { issuer: 'someone-else' }), cache))).to.equal(
+      'invalid access token',
+    );
     const [h, , s] = good.split('.');
     const forged = `${h}.${Buffer.from(JSON.stringify({ sub: randomUUID(), iss: config.jwtIssuer, aud: config.jwtAudience, exp: 9999999999 })).toString('base64url')}.${s}`;
     expect(rejected(() => verifyToken(config, key, forged, cache))).to.equal('invalid access token');

@@ -19,8 +19,17 @@ describe('webhooks (pure parts)', () => {
   it('signs with every live secret, newest first, in a form the standardwebhooks library verifies', () => {
     const [fresh, old] = [newWebhookSecret(), newWebhookSecret()];
     const at = new Date();
-    const headers = signedHeaders({ messageId: 'msg_1', eventType: 'OPERATION_COMPLETED', payload: '{"a":1}' }, [fresh, old], at);
-    expect(headers).to.include({ 'webhook-id': 'msg_1', 'x-message-id': 'msg_1', 'x-event-type': 'OPERATION_COMPLETED', 'content-type': 'application/json' });
+    const headers = signedHeaders(
+      { messageId: 'msg_1', eventType: 'OPERATION_COMPLETED', payload: '{"a":1}' },
+      [fresh, old],
+      at,
+    );
+    expect(headers).to.include({
+      'webhook-id': 'msg_1',
+      'x-message-id': 'msg_1',
+      'x-event-type': 'OPERATION_COMPLETED',
+      'content-type': 'application/json',
+    });
     expect(headers['webhook-timestamp']).to.equal(String(Math.floor(at.getTime() / 1000)));
     expect(headers['webhook-signature'].split(' ')[0]).to.equal(new Webhook(fresh).sign('msg_1', at, '{"a":1}'));
     expect(new Webhook(old).verify('{"a":1}', headers)).to.deep.equal({ a: 1 });
@@ -50,19 +59,28 @@ describe('webhooks (pure parts)', () => {
     }
     const creds = await checkWebhookUrl('https://u:p@example.com/h', { allowPrivate: true, resolve }).catch((e) => e);
     expect(creds.code).to.equal('INVALID_WEBHOOK_URL');
-    const ok = await checkWebhookUrl('https://example.com/h', { allowPrivate: false, resolve: async () => ['93.184.216.34'] });
+    const ok = await checkWebhookUrl('https://example.com/h', {
+      allowPrivate: false,
+      resolve: async () => ['93.184.216.34'],
+    });
     expect(ok.address).to.equal('93.184.216.34');
   });
 
   it('reads the retry schedule and timeout from the environment', () => {
     expect(loadConfig({}).webhookRetryScheduleSeconds).to.deep.equal([5, 300, 1800, 7200, 18000, 36000, 36000]);
     expect(loadConfig({}).webhookTimeoutSeconds).to.equal(10);
-    expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE_SECONDS: '1, 2,3' }).webhookRetryScheduleSeconds).to.deep.equal([1, 2, 3]);
+    expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE_SECONDS: '1, 2,3' }).webhookRetryScheduleSeconds).to.deep.equal([
+      1, 2, 3,
+    ]);
     expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE_SECONDS: '' }).webhookRetryScheduleSeconds).to.deep.equal([]);
     expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE_SECONDS: '5,x' })).to.throw(/WEBHOOK_RETRY_SCHEDULE_SECONDS/);
   });
 
   it('includeAll covers every event type exactly once', () => {
-    expect(allResources().flatMap((r) => r.events).sort()).to.deep.equal([...EVENT_TYPES].sort());
+    expect(
+      allResources()
+        .flatMap((r) => r.events)
+        .sort(),
+    ).to.deep.equal([...EVENT_TYPES].sort());
   });
 });
