@@ -25,7 +25,11 @@ export function createAccountReviewActivities(deps: ActivityDeps) {
      */
     async applyAccountReview(input: ApplyAccountReview): Promise<string> {
       return inActivityTransaction(deps.orm, async (em) => {
-        const account = await em.findOne(AccountSchema, { id: input.accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        const account = await em.findOne(
+          AccountSchema,
+          { id: input.accountId },
+          { lockMode: LockMode.PESSIMISTIC_WRITE },
+        );
         if (!account) throw new CambioError('NOT_FOUND', `account ${input.accountId} not found`);
         if (account.status !== 'UNDER_REVIEW') return account.status;
         const now = new Date();
@@ -44,7 +48,8 @@ async function approve(em: Em, queues: DeliveryQueues, account: Account, now: Da
   // Assets activate together with the account: an account-level review covers every asset it asked for.
   account.assets = account.assets.map((a) => ({ ...a, status: 'ACTIVE' as const }));
   for (const ubo of await em.find(UboSchema, { accountId: account.id })) transition(ubo, 'VERIFIED', now);
-  for (const doc of await em.find(AccountDocumentSchema, { accountId: account.id, status: 'PENDING_VERIFICATION' })) doc.status = 'ACCEPTED';
+  for (const doc of await em.find(AccountDocumentSchema, { accountId: account.id, status: 'PENDING_VERIFICATION' }))
+    doc.status = 'ACCEPTED';
   for (const { asset } of account.assets) {
     await recordEvent(em, queues, {
       customerId: account.customerId,

@@ -27,13 +27,19 @@ export function createInstructionReviewActivities(deps: ActivityDeps) {
      */
     async applyInstructionReview(input: ApplyInstructionReview): Promise<InstructionReviewOutcome> {
       return inActivityTransaction(deps.orm, async (em) => {
-        const pi = await em.findOne(PaymentInstructionSchema, { id: input.instructionId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+        const pi = await em.findOne(
+          PaymentInstructionSchema,
+          { id: input.instructionId },
+          { lockMode: LockMode.PESSIMISTIC_WRITE },
+        );
         if (!pi) throw new CambioError('NOT_FOUND', `payment instruction ${input.instructionId} not found`);
         if (pi.status !== 'PENDING_REVIEW') return pi.status;
         const b = await em.findOneOrFail(BeneficiarySchema, { id: pi.beneficiaryId });
         const now = new Date();
         const approved = input.decision === 'APPROVE';
-        const reason = approved ? undefined : { code: 'INSTRUCTION_REJECTED', message: input.reason ?? DEFAULT_REJECTION, details: {} };
+        const reason = approved
+          ? undefined
+          : { code: 'INSTRUCTION_REJECTED', message: input.reason ?? DEFAULT_REJECTION, details: {} };
         transition(pi, approved ? 'APPROVED' : 'REJECTED', now, reason);
         // The beneficiary's representation lists its instructions, so it changed too.
         b.updatedAt = now;

@@ -64,7 +64,13 @@ export function createOperationActivities(deps: ActivityDeps) {
 
   /** Settlement, COMPLETED, movements and the event, as statements of `batch` (the caller saves and runs it). */
   function complete(batch: SqlBatch, op: Operation) {
-    addPosting(batch, { key: `${op.id}:settle`, operationId: op.id, customerId: op.customerId, description: `${op.type} settlement`, postings: settlePostings(op) });
+    addPosting(batch, {
+      key: `${op.id}:settle`,
+      operationId: op.id,
+      customerId: op.customerId,
+      description: `${op.type} settlement`,
+      postings: settlePostings(op),
+    });
     const at = new Date();
     transition(op, 'COMPLETED', at);
     addMovements(batch, op, at);
@@ -73,7 +79,10 @@ export function createOperationActivities(deps: ActivityDeps) {
 
   return {
     /** PROCESSING and ON_HOLD are read through GET only: no event (spec). */
-    async setOperationStatus(input: { operationId: string; status: 'PROCESSING' | 'ON_HOLD' }): Promise<OperationStatus> {
+    async setOperationStatus(input: {
+      operationId: string;
+      status: 'PROCESSING' | 'ON_HOLD';
+    }): Promise<OperationStatus> {
       return inTx(async (em) => {
         const op = await lock(em, input.operationId);
         if (!FINAL.includes(op.status) && transition(op, input.status, new Date())) {
@@ -106,7 +115,13 @@ export function createOperationActivities(deps: ActivityDeps) {
         if (FINAL.includes(op.status)) return op.status;
         const batch = new SqlBatch();
         if (op.type !== 'DEPOSIT') {
-          addPosting(batch, { key: `${op.id}:release`, operationId: op.id, customerId: op.customerId, description: `${op.type} release`, postings: releasePostings(op) });
+          addPosting(batch, {
+            key: `${op.id}:release`,
+            operationId: op.id,
+            customerId: op.customerId,
+            description: `${op.type} release`,
+            postings: releasePostings(op),
+          });
         }
         const at = new Date();
         transition(op, 'FAILED', at, input.reason);
@@ -203,8 +218,19 @@ export function createOperationActivities(deps: ActivityDeps) {
         op.transactions = matched.map((p) => credit(p, p.amount, 'FAILED'));
         if (op.status !== 'FAILED') {
           const reason: Reason = wrongAsset
-            ? { code: 'ASSET_MISMATCH', message: `expected ${op.sourceAsset}, received ${wrongAsset.asset}`, details: { expectedAsset: op.sourceAsset, receivedAsset: wrongAsset.asset } }
-            : { code: 'AMOUNT_MISMATCH', message: `expected ${formatAmount(op.sourceAmount, op.sourceAsset as AssetCode)} ${op.sourceAsset}, received ${formatAmount(received, op.sourceAsset as AssetCode)}`, details: { expected: amount(op.sourceAmount, op.sourceAsset), received: amount(received, op.sourceAsset) } };
+            ? {
+                code: 'ASSET_MISMATCH',
+                message: `expected ${op.sourceAsset}, received ${wrongAsset.asset}`,
+                details: { expectedAsset: op.sourceAsset, receivedAsset: wrongAsset.asset },
+              }
+            : {
+                code: 'AMOUNT_MISMATCH',
+                message: `expected ${formatAmount(op.sourceAmount, op.sourceAsset as AssetCode)} ${op.sourceAsset}, received ${formatAmount(received, op.sourceAsset as AssetCode)}`,
+                details: {
+                  expected: amount(op.sourceAmount, op.sourceAsset),
+                  received: amount(received, op.sourceAsset),
+                },
+              };
           const at = new Date();
           transition(op, 'FAILED', at, reason);
           emitEvent(batch, op, 'OPERATION_FAILED', at);
@@ -241,7 +267,8 @@ export function createOperationActivities(deps: ActivityDeps) {
         const op = await lock(em, input.operationId);
         const existing = op.transactions.find((t) => t.direction === 'DEBIT');
         if (existing) return { ok: existing.status === 'COMPLETED', endToEnd: existing.endToEnd };
-        const instruction = (op.intent.beneficiary as { paymentInstruction: { keyType: string; key: string } }).paymentInstruction;
+        const instruction = (op.intent.beneficiary as { paymentInstruction: { keyType: string; key: string } })
+          .paymentInstruction;
         const ok = !(instruction.keyType === 'EMAIL' && instruction.key.toLowerCase() === FAILING_PAYOUT_KEY);
         const at = new Date();
         const endToEnd = endToEndId(op.id, at);

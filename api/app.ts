@@ -19,9 +19,14 @@ import { DeploymentRate, rateWindow } from './overload/deployment-rate';
 const DOCUMENT_BODY_LIMIT = 7 * 1024 * 1024 + 64 * 1024;
 // Requests nobody authenticated (the token endpoint) carry two short strings.
 const PUBLIC_BODY_LIMIT = 8 * 1024;
-const isDocumentUpload = (ctx: Koa.Context) => ctx.method === 'POST' && /^\/api\/accounts\/[^/]+\/documents$/.test(ctx.path);
+const isDocumentUpload = (ctx: Koa.Context) =>
+  ctx.method === 'POST' && /^\/api\/accounts\/[^/]+\/documents$/.test(ctx.path);
 const bodyLimit = (ctx: Koa.Context) =>
-  ctx.state.customerId === undefined ? PUBLIC_BODY_LIMIT : isDocumentUpload(ctx) ? DOCUMENT_BODY_LIMIT : DEFAULT_BODY_LIMIT;
+  ctx.state.customerId === undefined
+    ? PUBLIC_BODY_LIMIT
+    : isDocumentUpload(ctx)
+      ? DOCUMENT_BODY_LIMIT
+      : DEFAULT_BODY_LIMIT;
 
 export interface AppOptions {
   /** True once a graceful shutdown began: readiness answers 503 so load balancers stop sending traffic. */
@@ -47,12 +52,21 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
       ? new DeploymentRate(services.rateLimits.limiter(window.points, window.seconds), window.points)
       : undefined;
   const admission = new CustomerAdmission(
-    { perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst, inFlight: config.rateLimitInFlight, queue: config.rateLimitQueue },
+    {
+      perSecond: config.rateLimitPerSecond,
+      burst: config.rateLimitBurst,
+      inFlight: config.rateLimitInFlight,
+      queue: config.rateLimitQueue,
+    },
     Date.now,
     deploymentRate && ((customerId) => deploymentRate.take(customerId)),
   );
   const readiness = new Readiness(services, config.readinessCacheMs);
-  const publicRoutes = new Set(Object.values(tables).flatMap((t) => t.routes.filter((r) => r.public).map((r) => `${r.method.toUpperCase()} ${r.path}`)));
+  const publicRoutes = new Set(
+    Object.values(tables).flatMap((t) =>
+      t.routes.filter((r) => r.public).map((r) => `${r.method.toUpperCase()} ${r.path}`),
+    ),
+  );
 
   const platform = new Router();
   platform.get('/healthz', (ctx) => {

@@ -25,7 +25,11 @@ const ANSWERS: Record<string, Answer> = {
     message: 'the request was not received in time',
   },
 };
-const MALFORMED: Answer = { reason: 'Bad Request', code: 'MALFORMED_REQUEST', message: 'the request is not valid HTTP/1.1' };
+const MALFORMED: Answer = {
+  reason: 'Bad Request',
+  code: 'MALFORMED_REQUEST',
+  message: 'the request is not valid HTTP/1.1',
+};
 
 /** The raw response for a request the HTTP parser refused (exported for tests). */
 export function clientErrorResponse(errorCode: string | undefined, requestId: string): string {

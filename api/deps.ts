@@ -21,12 +21,22 @@ export interface Deps {
   close(): Promise<void>;
 }
 
-export async function createDeps(config: Config, opts: { log?: Logger; poolMax?: number; applicationName?: string } = {}): Promise<Deps> {
+export async function createDeps(
+  config: Config,
+  opts: { log?: Logger; poolMax?: number; applicationName?: string } = {},
+): Promise<Deps> {
   const log = opts.log ?? pino({ level: config.logLevel, base: { service: 'cambio-api' } });
-  const orm = await openOrm(config.databaseUrl, { poolMax: opts.poolMax, session: sessionSettingsOf(config), applicationName: opts.applicationName ?? 'cambio-api' });
+  const orm = await openOrm(config.databaseUrl, {
+    poolMax: opts.poolMax,
+    session: sessionSettingsOf(config),
+    applicationName: opts.applicationName ?? 'cambio-api',
+  });
   const connection = await Connection.connect({ address: config.temporalAddress });
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
-  const rateLimits = config.rateLimitScope === 'deployment' ? openRateLimitStore(config.databaseUrl, sessionSettingsOf(config)) : undefined;
+  const rateLimits =
+    config.rateLimitScope === 'deployment'
+      ? openRateLimitStore(config.databaseUrl, sessionSettingsOf(config))
+      : undefined;
   return {
     config,
     orm,

@@ -10,11 +10,18 @@ const header = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${
 
 const HEADERS = {
   'X-Request-Id': {
-    description: 'Id of this request (the one the client sent in `X-Request-Id` when it is 8-128 of `[A-Za-z0-9._-]`, else generated); quote it when reporting a problem',
+    description:
+      'Id of this request (the one the client sent in `X-Request-Id` when it is 8-128 of `[A-Za-z0-9._-]`, else generated); quote it when reporting a problem',
     schema: { type: 'string' },
   },
-  'X-Service-Version': { description: 'API version that served the request', schema: { type: 'string', examples: ['1'] } },
-  'Idempotent-Replayed': { description: '`true` when this is the stored response of an earlier request with the same X-Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
+  'X-Service-Version': {
+    description: 'API version that served the request',
+    schema: { type: 'string', examples: ['1'] },
+  },
+  'Idempotent-Replayed': {
+    description: '`true` when this is the stored response of an earlier request with the same X-Idempotency-Key',
+    schema: { type: 'string', enum: ['true'] },
+  },
   'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 1 } },
 };
 
@@ -37,7 +44,8 @@ function commonErrors(r: RouteSpec): ErrorCode[] {
   if (r.params) codes.push('NOT_FOUND');
   if (mutating && !r.public) codes.push('MISSING_IDEMPOTENCY_KEY', 'IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENCY_KEY_REUSED');
   if (r.body) codes.push('PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
-  if (r.query && 'properties' in r.query && 'cursor' in (r.query.properties as object)) codes.push('INVALID_CURSOR', 'INVALID_FILTER');
+  if (r.query && 'properties' in r.query && 'cursor' in (r.query.properties as object))
+    codes.push('INVALID_CURSOR', 'INVALID_FILTER');
   // A query string makes the request line as long as the client likes: past 16 KiB with the headers, 431.
   if (r.query) codes.push('HEADERS_TOO_LARGE');
   return codes;
@@ -96,7 +104,9 @@ export function openApiDocument(table: RouteTable, version: string, serverUrl: s
     const path = r.path.replace(/:([A-Za-z]+)/g, '{$1}');
     const mutating = r.method !== 'get' && r.method !== 'delete';
     const parameters: unknown[] = [];
-    for (const [name, schema] of Object.entries((r.params as { properties?: Record<string, object> })?.properties ?? {})) {
+    for (const [name, schema] of Object.entries(
+      (r.params as { properties?: Record<string, object> })?.properties ?? {},
+    )) {
       parameters.push({ name, in: 'path', required: true, schema });
     }
     const query = r.query as { properties?: Record<string, object>; required?: string[] } | undefined;
@@ -104,10 +114,28 @@ export function openApiDocument(table: RouteTable, version: string, serverUrl: s
       parameters.push({ name, in: 'query', required: query?.required?.includes(name) ?? false, schema });
     }
     if (!r.public && mutating) {
-      parameters.push({ name: 'X-Idempotency-Key', in: 'header', required: true, description: 'A UUID; the same key and request replays the stored response for 24 h', schema: { type: 'string', format: 'uuid' } });
+      parameters.push({
+        name: 'X-Idempotency-Key',
+        in: 'header',
+        required: true,
+        description: 'A UUID; the same key and request replays the stored response for 24 h',
+        schema: { type: 'string', format: 'uuid' },
+      });
     }
-    parameters.push({ name: 'X-Service-Version', in: 'header', required: false, description: 'API version; missing, empty or unknown: the default', schema: { type: 'string' } });
-    parameters.push({ name: 'X-Request-Id', in: 'header', required: false, description: 'Your id for this request (8-128 of `[A-Za-z0-9._-]`), echoed back', schema: { type: 'string' } });
+    parameters.push({
+      name: 'X-Service-Version',
+      in: 'header',
+      required: false,
+      description: 'API version; missing, empty or unknown: the default',
+      schema: { type: 'string' },
+    });
+    parameters.push({
+      name: 'X-Request-Id',
+      in: 'header',
+      required: false,
+      description: 'Your id for this request (8-128 of `[A-Za-z0-9._-]`), echoed back',
+      schema: { type: 'string' },
+    });
     const status = String(r.response?.status ?? 200);
     paths[path] ??= {};
     paths[path][r.method] = {
@@ -116,7 +144,9 @@ export function openApiDocument(table: RouteTable, version: string, serverUrl: s
       tags: [r.tag],
       ...(r.public ? { security: [] } : {}),
       parameters,
-      ...(r.body ? { requestBody: { required: r.bodyRequired ?? true, content: { 'application/json': { schema: r.body } } } } : {}),
+      ...(r.body
+        ? { requestBody: { required: r.bodyRequired ?? true, content: { 'application/json': { schema: r.body } } } }
+        : {}),
       responses: {
         [status]: {
           description: r.response?.description ?? 'OK',

@@ -41,7 +41,9 @@ export class Readiness {
       this.bounded('postgres', () => pingDatabase(orm.em.fork())),
       // The deadline also ends the client's own retries, which would otherwise outlive the probe.
       this.bounded('temporal', () =>
-        temporal.connection.withDeadline(Date.now() + PROBE_TIMEOUT_MS, () => temporal.connection.workflowService.getSystemInfo({})),
+        temporal.connection.withDeadline(Date.now() + PROBE_TIMEOUT_MS, () =>
+          temporal.connection.workflowService.getSystemInfo({}),
+        ),
       ),
     ]);
     const checks = { postgres, temporal: temporalResult };

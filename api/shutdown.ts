@@ -32,7 +32,10 @@ export async function drainServer(server: Server, opts: DrainOptions): Promise<b
     await Promise.race([closed, sleep(50)]);
   }
   if (done) return true;
-  opts.log.warn({ graceMs: opts.graceMs }, 'requests still running after the shutdown grace period; closing their connections');
+  opts.log.warn(
+    { graceMs: opts.graceMs },
+    'requests still running after the shutdown grace period; closing their connections',
+  );
   server.closeAllConnections();
   await closed;
   return false;

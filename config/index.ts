@@ -133,7 +133,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // holds at most that, so at least three other customers' deliveries run at full speed beside it.
     webhookCustomerConcurrency: Math.max(1, int(env.WEBHOOK_CUSTOMER_CONCURRENCY, 16, 'WEBHOOK_CUSTOMER_CONCURRENCY')),
     // Svix's schedule: 8 attempts over about 27.6 h, so a receiver gets a full day to recover.
-    webhookRetryScheduleSeconds: seconds(env.WEBHOOK_RETRY_SCHEDULE_SECONDS, [5, 300, 1800, 7200, 18000, 36000, 36000], 'WEBHOOK_RETRY_SCHEDULE_SECONDS'),
+    webhookRetryScheduleSeconds: seconds(
+      env.WEBHOOK_RETRY_SCHEDULE_SECONDS,
+      [5, 300, 1800, 7200, 18000, 36000, 36000],
+      'WEBHOOK_RETRY_SCHEDULE_SECONDS',
+    ),
     // Stable per deployment: changing it makes stored secrets unreadable. Set it in production.
     webhookSecretKey: env.WEBHOOK_SECRET_KEY || 'cambio-dev-webhook-secret-key',
     // Svix disables an endpoint after 5 days of failure: long enough to ride out a weekend outage.
@@ -176,7 +180,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: env.METRICS_TOKEN || undefined,
     // What a frozen or partitioned process can hold: Postgres ends its session once it sat idle inside a
     // transaction this long, which releases its row and advisory locks (docs/decisions.md, "Faults").
-    dbIdleInTransactionTimeoutMs: int(env.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS, 5_000, 'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS'),
+    dbIdleInTransactionTimeoutMs: int(
+      env.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      5_000,
+      'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS',
+    ),
     // A statement waiting on a lock gives up after this (503, retried by the client) instead of queueing forever.
     dbLockTimeoutMs: int(env.DB_LOCK_TIMEOUT_MS, 5_000, 'DB_LOCK_TIMEOUT_MS'),
     // Nothing on a request path runs this long; a report over a long period is the slowest and stays far below.

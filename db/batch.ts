@@ -26,7 +26,11 @@ export class SqlBatch {
   private readonly entries: Entry[] = [];
 
   /** `onError` may turn a failure of the batch into a domain error (return it), or leave it (undefined). */
-  add<R = Record<string, unknown>>(sql: string, params: unknown[] = [], onError?: (err: unknown) => unknown): Statement<R> {
+  add<R = Record<string, unknown>>(
+    sql: string,
+    params: unknown[] = [],
+    onError?: (err: unknown) => unknown,
+  ): Statement<R> {
     const result: Statement<R> = { rows: [] };
     this.entries.push({ sql, params, result: result as Statement<unknown>, onError });
     return result;
@@ -41,7 +45,10 @@ export class SqlBatch {
     if (entries.length === 0) return;
     let out: unknown;
     try {
-      out = await em.execute(entries.map((e) => e.sql).join(';\n'), entries.flatMap((e) => e.params));
+      out = await em.execute(
+        entries.map((e) => e.sql).join(';\n'),
+        entries.flatMap((e) => e.params),
+      );
     } catch (err) {
       for (const e of entries) {
         const mapped = e.onError?.(err);

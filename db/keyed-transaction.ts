@@ -90,7 +90,9 @@ async function once<T>(
   const key = taken();
   if (!key.locked) return { kind: 'busy' };
   if (key.stored) {
-    return key.stored.requestHash === request.requestHash ? { kind: 'replay', answer: answerOf(key.stored) } : { kind: 'reused' };
+    return key.stored.requestHash === request.requestHash
+      ? { kind: 'replay', answer: answerOf(key.stored) }
+      : { kind: 'reused' };
   }
 
   let outcome: KeyedOutcome<T>;

@@ -15,7 +15,12 @@ interface PgClient {
  * `prepared` names the statement: each connection then parses it once and Postgres may reuse its plan, which for
  * a statement of several CTEs is most of what the server spends on it. The name must stand for one text only.
  */
-export async function rawQuery<R>(em: Em, text: string, values: unknown[], opts: { prepared?: string } = {}): Promise<R[]> {
+export async function rawQuery<R>(
+  em: Em,
+  text: string,
+  values: unknown[],
+  opts: { prepared?: string } = {},
+): Promise<R[]> {
   if (em.isInTransaction()) throw new Error('rawQuery runs outside a transaction only; use em.execute inside one');
   const knexClient = em.getConnection().getKnex().client as {
     acquireConnection(): Promise<PgClient>;
@@ -35,7 +40,12 @@ export async function rawQuery<R>(em: Em, text: string, values: unknown[], opts:
  * the EntityManager, which owns that connection; outside one straight through the driver, numbered for pg.
  * `prepared` as in `rawQuery`, only for a text drawn from a small fixed set (a list without filters).
  */
-export async function queryRows<R>(em: Em, text: string, values: unknown[], opts: { prepared?: string } = {}): Promise<R[]> {
+export async function queryRows<R>(
+  em: Em,
+  text: string,
+  values: unknown[],
+  opts: { prepared?: string } = {},
+): Promise<R[]> {
   if (em.isInTransaction()) return (await em.execute(text, values)) as R[];
   return rawQuery<R>(em, numbered(text), values, opts);
 }

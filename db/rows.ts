@@ -7,13 +7,13 @@ const columnsOf = new WeakMap<object, Column[]>();
 const selectLists = new WeakMap<object, Map<string, string>>();
 
 /**
- * A row of the entity's columns (`selectColumns`, or fewer) as the entity's plain object, for read-only answers (a GET, a list page):
- * no identity map, no change-set snapshot, which is what `em.map` spends its time on. The columns come from the
- * entity's own metadata; pg returns uuid and text as strings, json as values and float8/int4 as numbers, so only
- * money (numeric, a string) becomes a Dec and timestamps (strings: MikroORM turns pg's date parsing off) become
- * Dates, with the platform's own parser, as em.map does. A column the select left out stays absent. Never for rows
- * that will be changed and flushed (those go through the EntityManager); a row changed by explicit SQL (the operation
- * create and steps, which write back what they change themselves) may start here.
+ * A row of the entity's columns (`selectColumns`, or fewer) as the entity's plain object, for read-only answers (a GET,
+ * a list page): no identity map, no change-set snapshot, which is what `em.map` spends its time on. The columns come
+ * from the entity's own metadata; pg returns uuid and text as strings, json as values and float8/int4 as numbers, so
+ * only money (numeric, a string) becomes a Dec and timestamps (strings: MikroORM turns pg's date parsing off) become
+ * Dates, with the platform's own parser, as em.map does. A column the select left out stays absent. Never for rows that
+ * will be changed and flushed (those go through the EntityManager); a row changed by explicit SQL (the operation create
+ * and steps, which write back what they change themselves) may start here.
  */
 export function entityFromRow<T extends object>(em: Em, schema: EntitySchema<T>, row: Record<string, unknown>): T {
   const columns = entityColumns(em, schema);

@@ -14,7 +14,11 @@ const BASE_DELAY_MS = 20;
 const RETRYABLE = new Set(['40P01', '40001']);
 
 export function isRetryableConflict(err: unknown): boolean {
-  for (let e = err as { code?: string; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+  for (
+    let e = err as { code?: string; cause?: unknown } | undefined, depth = 0;
+    e && depth < 5;
+    e = e.cause as typeof e, depth++
+  ) {
     if (typeof e.code === 'string' && RETRYABLE.has(e.code)) return true;
   }
   return false;
@@ -60,4 +64,3 @@ export async function inTransaction<T>(em: Em, fn: (tx: Em) => Promise<T>, opts:
  * second pool connection per read.
  */
 export const freshEm = (em: Em): Em => em.fork({ keepTransactionContext: true });
-

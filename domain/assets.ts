@@ -2,8 +2,22 @@
 // rates) is derived from these tables so adding an asset is a one-place change.
 
 export const FIAT_ASSETS = [
-  'USD', 'BRL', 'EUR', 'CAD', 'AUD', 'GBP', 'MXN', 'HKD',
-  'SGD', 'PHP', 'NZD', 'CHF', 'NOK', 'DKK', 'PLN', 'SEK',
+  'USD',
+  'BRL',
+  'EUR',
+  'CAD',
+  'AUD',
+  'GBP',
+  'MXN',
+  'HKD',
+  'SGD',
+  'PHP',
+  'NZD',
+  'CHF',
+  'NOK',
+  'DKK',
+  'PLN',
+  'SEK',
 ] as const;
 
 export const STABLECOINS = ['USDC', 'USDT', 'EURC', 'BRLT'] as const;

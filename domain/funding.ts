@@ -26,16 +26,34 @@ function digits(seed: string, n: number): string {
 }
 
 /** Concrete funding instructions for a deposit (sandbox: deterministic, shaped like the real thing). */
-export function fundingInstruction(rail: Rail, operationId: string, asset: string, dueDate: Date): Record<string, string> {
+export function fundingInstruction(
+  rail: Rail,
+  operationId: string,
+  asset: string,
+  dueDate: Date,
+): Record<string, string> {
   switch (rail) {
     case 'PIX_KEY':
       // An EVP (random) key dedicated to this deposit lets reconciliation match the payment to it.
       return { rail, keyType: 'EVP', key: operationId };
     case 'BOLETO':
-      return { rail, barcode: `23793${digits(`${operationId}:boleto`, 42)}`, dueDate: dueDate.toISOString().slice(0, 10) };
+      return {
+        rail,
+        barcode: `23793${digits(`${operationId}:boleto`, 42)}`,
+        dueDate: dueDate.toISOString().slice(0, 10),
+      };
     case 'TED':
-      return { rail, bankCode: '341', branchCode: '0001', accountNumber: `${digits(`${operationId}:ted`, 8)}-${digits(`${operationId}:dv`, 1)}` };
+      return {
+        rail,
+        bankCode: '341',
+        branchCode: '0001',
+        accountNumber: `${digits(`${operationId}:ted`, 8)}-${digits(`${operationId}:dv`, 1)}`,
+      };
     case 'CRYPTO':
-      return { rail, network: NETWORKS[asset] ?? 'ETHEREUM', walletAddress: `0x${createHash('sha256').update(`${operationId}:wallet`).digest('hex').slice(0, 40)}` };
+      return {
+        rail,
+        network: NETWORKS[asset] ?? 'ETHEREUM',
+        walletAddress: `0x${createHash('sha256').update(`${operationId}:wallet`).digest('hex').slice(0, 40)}`,
+      };
   }
 }

@@ -8,8 +8,7 @@ export const FILTER_OPS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in'] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
 
 export type FilterNode =
-  | { kind: 'cond'; field: string; op: FilterOp; values: string[] }
-  | { kind: 'and' | 'or'; children: FilterNode[] };
+  { kind: 'cond'; field: string; op: FilterOp; values: string[] } | { kind: 'and' | 'or'; children: FilterNode[] };
 
 export type SortOrder = 'ASCENDING' | 'DESCENDING';
 export type PageDirection = 'NEXT' | 'PREVIOUS';
@@ -22,10 +21,7 @@ export interface CursorPosition {
 }
 
 export type FieldSpec =
-  | { type: 'string' }
-  | { type: 'enum'; values: readonly string[] }
-  | { type: 'timestamp' }
-  | { type: 'uuid' };
+  { type: 'string' } | { type: 'enum'; values: readonly string[] } | { type: 'timestamp' } | { type: 'uuid' };
 
 /**
  * Where a field lives: a column expression (`o.status`), or a property of the elements of a

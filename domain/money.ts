@@ -47,10 +47,14 @@ export function withinAmountBounds(value: string): boolean {
 }
 
 const outOfRange = (path: string, asset: string) =>
-  new CambioError('INVALID_AMOUNT', `${path} is out of range: at most ${MAX_AMOUNT_INTEGER_DIGITS} digits before the decimal point`, {
-    path,
-    asset,
-  });
+  new CambioError(
+    'INVALID_AMOUNT',
+    `${path} is out of range: at most ${MAX_AMOUNT_INTEGER_DIGITS} digits before the decimal point`,
+    {
+      path,
+      asset,
+    },
+  );
 
 /** Throws INVALID_AMOUNT when a computed amount (a quote's derived side) is past what a request may carry. */
 export function checkAmountLimit(value: Dec, asset: string, path: string): void {

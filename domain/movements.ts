@@ -17,8 +17,18 @@ export interface MovementLeg {
  * account and an inflow on the target account. Fees are inside those amounts.
  */
 export function movementLegs(op: PostedOperation & { id: string }): MovementLeg[] {
-  const outflow: MovementLeg = { accountId: op.accountId, asset: op.sourceAsset, direction: 'OUTFLOW', amount: op.sourceAmount };
-  const inflowTo = (accountId: string): MovementLeg => ({ accountId, asset: op.targetAsset, direction: 'INFLOW', amount: op.targetAmount });
+  const outflow: MovementLeg = {
+    accountId: op.accountId,
+    asset: op.sourceAsset,
+    direction: 'OUTFLOW',
+    amount: op.sourceAmount,
+  };
+  const inflowTo = (accountId: string): MovementLeg => ({
+    accountId,
+    asset: op.targetAsset,
+    direction: 'INFLOW',
+    amount: op.targetAmount,
+  });
   switch (op.type) {
     case 'DEPOSIT':
       return [inflowTo(op.accountId)];

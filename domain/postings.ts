@@ -46,10 +46,15 @@ export function holdPostings(op: PostedOperation): Posting[] {
 }
 
 /** Undo the reservation: the mirror of holdPostings. */
-export const releasePostings = (op: PostedOperation): Posting[] => holdPostings(op).map((p) => ({ ...p, amount: p.amount.neg() }));
+export const releasePostings = (op: PostedOperation): Posting[] =>
+  holdPostings(op).map((p) => ({ ...p, amount: p.amount.neg() }));
 
 /** Convert `from` (source asset, leaving `fromBook`) into the target asset arriving in `to`; the spread is revenue. */
-function convert(op: PostedOperation, from: Omit<Posting, 'asset' | 'amount'>, to: Omit<Posting, 'asset' | 'amount'>): Posting[] {
+function convert(
+  op: PostedOperation,
+  from: Omit<Posting, 'asset' | 'amount'>,
+  to: Omit<Posting, 'asset' | 'amount'>,
+): Posting[] {
   if (op.sourceAsset === op.targetAsset && op.sourceAmount.eq(op.targetAmount)) {
     return [
       { ...from, asset: op.sourceAsset, amount: op.sourceAmount.neg() },

@@ -48,11 +48,11 @@ function checkAmount(amount: Dec, asset: AssetCode, path: string): Dec {
     throw new CambioError('INVALID_AMOUNT', `${path} must be a finite amount`, { path, asset });
   }
   if (d.decimalPlaces() > decimals) {
-    throw new CambioError(
-      'INVALID_AMOUNT_PRECISION',
-      `${path} has more than ${decimals} decimal places for ${asset}`,
-      { path, asset, decimals },
-    );
+    throw new CambioError('INVALID_AMOUNT_PRECISION', `${path} has more than ${decimals} decimal places for ${asset}`, {
+      path,
+      asset,
+      decimals,
+    });
   }
   if (!d.gt('0')) throw new CambioError('INVALID_AMOUNT', `${path} must be greater than zero`, { path, asset });
   return d;

@@ -26,7 +26,8 @@ export const periodBoundSchema = {
   format: 'date-time',
   pattern: UTC_TIMESTAMP_RE.source,
   maxLength: 40,
-  description: 'ISO 8601 UTC timestamp with a trailing Z, e.g. 2026-11-01T00:00:00Z (fractional seconds optional, at most 6 digits)',
+  description:
+    'ISO 8601 UTC timestamp with a trailing Z, e.g. 2026-11-01T00:00:00Z (fractional seconds optional, at most 6 digits)',
 } as const;
 
 /**
@@ -81,10 +82,13 @@ export interface PeriodSplit {
 export function splitPeriod(p: ReportPeriod): PeriodSplit {
   const firstDay = ceilDiv(p.start.micros, DAY_MICROS);
   const endDay = floorDiv(p.end.micros, DAY_MICROS);
-  if (firstDay >= endDay) return { days: null, edges: [{ from: isoMicros(p.start.micros), to: isoMicros(p.end.micros) }] };
+  if (firstDay >= endDay)
+    return { days: null, edges: [{ from: isoMicros(p.start.micros), to: isoMicros(p.end.micros) }] };
   const edges: InstantRange[] = [];
-  if (p.start.micros < firstDay * DAY_MICROS) edges.push({ from: isoMicros(p.start.micros), to: isoMicros(firstDay * DAY_MICROS) });
-  if (endDay * DAY_MICROS < p.end.micros) edges.push({ from: isoMicros(endDay * DAY_MICROS), to: isoMicros(p.end.micros) });
+  if (p.start.micros < firstDay * DAY_MICROS)
+    edges.push({ from: isoMicros(p.start.micros), to: isoMicros(firstDay * DAY_MICROS) });
+  if (endDay * DAY_MICROS < p.end.micros)
+    edges.push({ from: isoMicros(endDay * DAY_MICROS), to: isoMicros(p.end.micros) });
   return { days: { from: isoDay(firstDay), to: isoDay(endDay) }, edges };
 }
 

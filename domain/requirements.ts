@@ -45,7 +45,9 @@ export interface Requirements {
 }
 
 /** The documents an account with these UBOs needs, company documents first, then one per UBO. */
-export function requiredDocuments(uboIds: readonly string[]): Array<{ documentType: DocumentType; uboId: string | null }> {
+export function requiredDocuments(
+  uboIds: readonly string[],
+): Array<{ documentType: DocumentType; uboId: string | null }> {
   return [
     ...COMPANY_DOCUMENT_TYPES.map((documentType) => ({ documentType, uboId: null })),
     ...uboIds.flatMap((uboId) => UBO_DOCUMENT_TYPES.map((documentType) => ({ documentType, uboId }))),
@@ -64,7 +66,10 @@ const keyOf = (documentType: string, uboId: string | null) => `${documentType}:$
  * PENDING_VERIFICATION → pendingVerification, ACCEPTED → satisfied, REJECTED → errors with the reviewer's reason.
  * On equal timestamps the later element of `documents` wins, so callers pass them in upload order.
  */
-export function computeRequirements(uboIds: readonly string[], documents: readonly RequirementDocument[]): Requirements {
+export function computeRequirements(
+  uboIds: readonly string[],
+  documents: readonly RequirementDocument[],
+): Requirements {
   const latest = new Map<string, RequirementDocument>();
   for (const doc of documents) {
     const key = keyOf(doc.documentType, doc.uboId);
@@ -91,7 +96,11 @@ export function computeRequirements(uboIds: readonly string[], documents: readon
     else {
       out.errors.push({
         ...entry,
-        reason: { code: 'DOCUMENT_REJECTED', message: doc.reason ?? 'document rejected', details: { documentId: doc.id } },
+        reason: {
+          code: 'DOCUMENT_REJECTED',
+          message: doc.reason ?? 'document rejected',
+          details: { documentId: doc.id },
+        },
       });
     }
   }

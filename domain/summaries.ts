@@ -15,8 +15,7 @@ export interface SummarizedOperation {
 // One line per workflow for the Temporal UI's list (docs/decisions.md, "Temporal UI summaries"): kind, amount,
 // rail or counterpart, and the account's owner, so an operator reads the list without opening each workflow.
 
-const money = (value: Dec, asset: string) =>
-  `${formatAmount(value, asset as AssetCode)} ${asset}`;
+const money = (value: Dec, asset: string) => `${formatAmount(value, asset as AssetCode)} ${asset}`;
 
 export function operationSummary(op: SummarizedOperation): string {
   const source = money(op.sourceAmount, op.sourceAsset);

@@ -125,7 +125,11 @@ class Parser {
     if (this.peek() === '"') {
       value = this.parseQuoted();
     } else {
-      while (this.pos < this.src.length && !this.isSeparator(this.src[this.pos], inList) && this.src[this.pos] !== '"') {
+      while (
+        this.pos < this.src.length &&
+        !this.isSeparator(this.src[this.pos], inList) &&
+        this.src[this.pos] !== '"'
+      ) {
         this.pos++;
       }
       if (this.peek() === '"') {

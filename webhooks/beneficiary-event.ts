@@ -3,7 +3,14 @@ import { currentState } from '../domain/states';
 
 // The holder as beneficiaries.holder stores it (api/presenters/beneficiary.ts `Holder`), read loosely here.
 type StoredHolder =
-  | { type: 'INDIVIDUAL'; firstName: string; lastName: string; taxId: { value: string }; dateOfBirth: string; address: unknown }
+  | {
+      type: 'INDIVIDUAL';
+      firstName: string;
+      lastName: string;
+      taxId: { value: string };
+      dateOfBirth: string;
+      address: unknown;
+    }
   | { type: 'COMPANY'; legalName: string; taxId: { value: string }; address: unknown };
 
 export type InstructionEventType =
@@ -38,5 +45,12 @@ export function instructionEventPayload(b: Beneficiary, pi: PaymentInstruction, 
 function eventHolder(b: Beneficiary) {
   const h = b.holder as unknown as StoredHolder;
   if (h.type === 'COMPANY') return { type: h.type, legalName: h.legalName, taxId: h.taxId.value, address: h.address };
-  return { type: h.type, firstName: h.firstName, lastName: h.lastName, taxId: h.taxId.value, dateOfBirth: h.dateOfBirth, address: h.address };
+  return {
+    type: h.type,
+    firstName: h.firstName,
+    lastName: h.lastName,
+    taxId: h.taxId.value,
+    dateOfBirth: h.dateOfBirth,
+    address: h.address,
+  };
 }

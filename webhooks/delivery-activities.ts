@@ -43,10 +43,7 @@ const HEARTBEAT_INTERVAL_MS = 1000;
 export function createWebhookActivities(deps: ActivityDeps) {
   const resolve = deps.resolveHost ?? dnsResolve;
   // One set per process: both workers of a process share these activities (worker/main.ts).
-  const permits = new EndpointPermits(
-    deps.config.webhookEndpointConcurrency,
-    deps.config.webhookTimeoutSeconds * 1000,
-  );
+  const permits = new EndpointPermits(deps.config.webhookEndpointConcurrency, deps.config.webhookTimeoutSeconds * 1000);
   // The same permits keyed by customer: many subscriptions of one customer, all hanging, still hold at most this
   // many of the process's delivery slots, so other customers' deliveries keep theirs.
   const customerPermits = new EndpointPermits(
@@ -70,7 +67,11 @@ export function createWebhookActivities(deps: ActivityDeps) {
   }
 
   /** After attempt `n` failed: the schedule's delay, or a longer Retry-After; null when retries are over. */
-  function nextDelay(sub: WebhookSubscription, input: DeliveryAttempt, outcome: Pick<AttemptOutcome, 'ok' | 'retryAfterSeconds'>): number | null {
+  function nextDelay(
+    sub: WebhookSubscription,
+    input: DeliveryAttempt,
+    outcome: Pick<AttemptOutcome, 'ok' | 'retryAfterSeconds'>,
+  ): number | null {
     if (outcome.ok || input.redelivery || !sub.allowRetry || sub.deletedAt) return null;
     const scheduled = deps.config.webhookRetryScheduleSeconds[input.attempt - 1];
     if (scheduled === undefined) return null;
@@ -97,8 +98,18 @@ export function createWebhookActivities(deps: ActivityDeps) {
       throw err;
     }
     const at = new Date();
-    const headers = signedHeaders({ messageId: log.messageId, eventType: log.eventType, payload: log.payload }, secretsOf(sub, at), at);
-    return postWebhook({ url: checked.url, address: checked.address, headers, body: log.payload, timeoutMs: deps.config.webhookTimeoutSeconds * 1000 });
+    const headers = signedHeaders(
+      { messageId: log.messageId, eventType: log.eventType, payload: log.payload },
+      secretsOf(sub, at),
+      at,
+    );
+    return postWebhook({
+      url: checked.url,
+      address: checked.address,
+      headers,
+      body: log.payload,
+      timeoutMs: deps.config.webhookTimeoutSeconds * 1000,
+    });
   }
 
   return {

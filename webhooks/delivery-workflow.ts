@@ -13,7 +13,12 @@ export interface WebhookDeliveryInput {
 // One attempt is one POST bounded by WEBHOOK_TIMEOUT_SECONDS (10 s) plus two short database writes. A failure
 // of the attempt itself (database down, worker killed) is retried with backoff; the attempt number keys the
 // log write, so a retry never counts an attempt twice.
-const retry: RetryPolicy = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', nonRetryableErrorTypes: ['NOT_FOUND'] };
+const retry: RetryPolicy = {
+  initialInterval: '1s',
+  backoffCoefficient: 2,
+  maximumInterval: '1m',
+  nonRetryableErrorTypes: ['NOT_FOUND'],
+};
 
 // Current path: the attempt is an ordinary activity on the workflow's own task queue, the webhook queue
 // (TEMPORAL_WEBHOOK_TASK_QUEUE), so it takes a delivery worker's activity slot and never one of the slots that
@@ -41,7 +46,9 @@ const dispatched = wf.proxyActivities<Activities>({ startToCloseTimeout: '2m', h
  * gone), or that the subscription has its cap of attempts in flight: then the same attempt is tried again
  * after the wait it names, on a timer, without holding an activity slot and without counting an attempt.
  */
-export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<{ delivered: boolean; attempts: number }> {
+export async function webhookDeliveryWorkflow(
+  input: WebhookDeliveryInput,
+): Promise<{ delivered: boolean; attempts: number }> {
   let attempt = input.firstAttempt ?? 1;
   // The order matters for replay: a history that has the newer marker never asks for the older one.
   const capped = wf.patched(ATTEMPT_ON_WEBHOOK_QUEUE);

@@ -47,13 +47,22 @@ export async function getExecutionLog(em: Em, subscriptionId: string, executionL
 export async function redeliver(s: WebhookContext, em: Em, subscriptionId: string, executionLogId: string) {
   const log = await findLog(em, subscriptionId, executionLogId);
   const sub = await subscriptionOf(em, subscriptionId);
-  if (sub.deletedAt) throw new CambioError('INVALID_STATE', 'the subscription was deleted; its deliveries cannot be sent again', { subscriptionId });
+  if (sub.deletedAt)
+    throw new CambioError('INVALID_STATE', 'the subscription was deleted; its deliveries cannot be sent again', {
+      subscriptionId,
+    });
   if (sub.status === 'DISABLED') {
-    throw new CambioError('SUBSCRIPTION_DISABLED', 'the subscription is DISABLED; PATCH its status to ACTIVE first', { subscriptionId });
+    throw new CambioError('SUBSCRIPTION_DISABLED', 'the subscription is DISABLED; PATCH its status to ACTIVE first', {
+      subscriptionId,
+    });
   }
   // A retry is scheduled or a recover queued this delivery (its own workflow id): the same attempt must not race.
   if (log.nextAttempt !== null) {
-    throw new CambioError('DELIVERY_IN_PROGRESS', 'this delivery is still being attempted; redeliver once it has finished', { executionLogId: log.id });
+    throw new CambioError(
+      'DELIVERY_IN_PROGRESS',
+      'this delivery is still being attempted; redeliver once it has finished',
+      { executionLogId: log.id },
+    );
   }
   const input: WebhookDeliveryInput = { executionLogId: log.id, firstAttempt: log.attempts + 1, redelivery: true };
   try {
@@ -68,7 +77,11 @@ export async function redeliver(s: WebhookContext, em: Em, subscriptionId: strin
     });
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) {
-      throw new CambioError('DELIVERY_IN_PROGRESS', 'this delivery is still being attempted; redeliver once it has finished', { executionLogId: log.id });
+      throw new CambioError(
+        'DELIVERY_IN_PROGRESS',
+        'this delivery is still being attempted; redeliver once it has finished',
+        { executionLogId: log.id },
+      );
     }
     throw err;
   }
@@ -76,7 +89,10 @@ export async function redeliver(s: WebhookContext, em: Em, subscriptionId: strin
 }
 
 /** Operators (CLI) name a log only: find its customer and subscription across customers. */
-export async function findLogScope(systemScoped: Em, executionLogId: string): Promise<{ customerId: string; subscriptionId: string }> {
+export async function findLogScope(
+  systemScoped: Em,
+  executionLogId: string,
+): Promise<{ customerId: string; subscriptionId: string }> {
   const log = await findVisibleLogOfAnyCustomer(systemScoped, executionLogId);
   if (!log) throw notFound('execution log');
   return { customerId: log.customerId, subscriptionId: log.subscriptionId };

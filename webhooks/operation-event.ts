@@ -14,7 +14,12 @@ export function operationEventPayload(op: Operation, atTime: Date) {
     sourceAmount: amount(op.sourceAmount, op.sourceAsset),
     destinationAmount: amount(op.targetAmount, op.targetAsset),
     intent: eventIntent(op),
-    fees: op.fees.map((f) => ({ type: f.type, amount: f.amount, source: f.source, ...(f.percentage ? { percentage: f.percentage } : {}) })),
+    fees: op.fees.map((f) => ({
+      type: f.type,
+      amount: f.amount,
+      source: f.source,
+      ...(f.percentage ? { percentage: f.percentage } : {}),
+    })),
     transactions: op.transactions.map((t) => ({
       type: t.type,
       direction: t.direction,
@@ -24,7 +29,10 @@ export function operationEventPayload(op: Operation, atTime: Date) {
     })),
     currentState: currentState(op.states),
     atTime: atTime.toISOString(),
-    quote: op.sourceAsset === op.targetAsset ? null : { id: op.quoteRef.id, effectiveRate: op.quoteRef.effectiveRate, expiresAt: op.quoteRef.expiresAt },
+    quote:
+      op.sourceAsset === op.targetAsset
+        ? null
+        : { id: op.quoteRef.id, effectiveRate: op.quoteRef.effectiveRate, expiresAt: op.quoteRef.expiresAt },
     tags: op.tags,
   };
 }
@@ -34,7 +42,14 @@ function eventIntent(op: Operation) {
   if (op.type !== 'WITHDRAWAL') return op.intent;
   const b = op.intent.beneficiary as {
     id: string;
-    holder: { type: string; firstName?: string; lastName?: string; legalName?: string; taxId: { value: string }; address: unknown };
+    holder: {
+      type: string;
+      firstName?: string;
+      lastName?: string;
+      legalName?: string;
+      taxId: { value: string };
+      address: unknown;
+    };
     paymentInstruction: { id: string; rail: string; keyType: string; key: string };
   };
   const name = b.holder.type === 'COMPANY' ? b.holder.legalName : `${b.holder.firstName} ${b.holder.lastName}`;
@@ -43,7 +58,15 @@ function eventIntent(op: Operation) {
     beneficiary: {
       id: b.id,
       holder: { name, taxId: b.holder.taxId.value, address: b.holder.address },
-      instruction: { id: b.paymentInstruction.id, address: { type: 'PIX', rail: b.paymentInstruction.rail, keyType: b.paymentInstruction.keyType, key: b.paymentInstruction.key } },
+      instruction: {
+        id: b.paymentInstruction.id,
+        address: {
+          type: 'PIX',
+          rail: b.paymentInstruction.rail,
+          keyType: b.paymentInstruction.keyType,
+          key: b.paymentInstruction.key,
+        },
+      },
     },
   };
 }

@@ -45,7 +45,13 @@ export function signedHeaders(message: WebhookMessage, secrets: string[], at: Da
  * that address, the one the URL rules checked, whatever the name resolves to by now (no DNS rebinding); TLS
  * still verifies the certificate against the host name.
  */
-export async function postWebhook(input: { url: URL; address?: string; headers: Record<string, string>; body: string; timeoutMs: number }): Promise<AttemptOutcome> {
+export async function postWebhook(input: {
+  url: URL;
+  address?: string;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+}): Promise<AttemptOutcome> {
   const dispatcher = new Agent({
     connect: { timeout: input.timeoutMs, ...(input.address ? { lookup: pinnedLookup(input.address) } : {}) },
     headersTimeout: input.timeoutMs,
@@ -55,14 +61,26 @@ export async function postWebhook(input: { url: URL; address?: string; headers: 
   });
   const signal = AbortSignal.timeout(input.timeoutMs);
   try {
-    const res = await request(input.url, { method: 'POST', headers: input.headers, body: input.body, dispatcher, signal, maxRedirections: 0 });
+    const res = await request(input.url, {
+      method: 'POST',
+      headers: input.headers,
+      body: input.body,
+      dispatcher,
+      signal,
+      maxRedirections: 0,
+    });
     await res.body.dump({ limit: MAX_RESPONSE_BYTES }).catch(() => undefined);
     const ok = res.statusCode >= 200 && res.statusCode < 300;
-    const retryAfter = res.statusCode === 429 || res.statusCode === 503 ? parseRetryAfter(res.headers['retry-after']) : undefined;
+    const retryAfter =
+      res.statusCode === 429 || res.statusCode === 503 ? parseRetryAfter(res.headers['retry-after']) : undefined;
     return {
       httpStatus: res.statusCode,
       ok,
-      error: ok ? null : res.statusCode >= 300 && res.statusCode < 400 ? `redirect (HTTP ${res.statusCode}) not followed` : `HTTP ${res.statusCode}`,
+      error: ok
+        ? null
+        : res.statusCode >= 300 && res.statusCode < 400
+          ? `redirect (HTTP ${res.statusCode}) not followed`
+          : `HTTP ${res.statusCode}`,
       ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
     };
   } catch (err) {
@@ -93,7 +111,13 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
 /** A short, secret-free reason for the log: what went wrong on the wire. */
 function describeFailure(err: unknown, timeoutMs: number): string {
   const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e?.name === 'TimeoutError' || e?.name === 'AbortError' || err instanceof errors.HeadersTimeoutError || err instanceof errors.BodyTimeoutError || err instanceof errors.ConnectTimeoutError) {
+  if (
+    e?.name === 'TimeoutError' ||
+    e?.name === 'AbortError' ||
+    err instanceof errors.HeadersTimeoutError ||
+    err instanceof errors.BodyTimeoutError ||
+    err instanceof errors.ConnectTimeoutError
+  ) {
     return `timeout: no response within ${timeoutMs / 1000} s`;
   }
   const code = e?.code ?? e?.cause?.code;

@@ -26,7 +26,10 @@ export interface SubscriptionInput {
 
 export type SubscriptionPatch = Partial<SubscriptionInput> & { status?: SubscriptionStatus };
 
-const urlPolicy = (s: WebhookContext) => ({ allowPrivate: s.config.webhookAllowPrivateUrls, resolve: s.resolveHost ?? dnsResolve });
+const urlPolicy = (s: WebhookContext) => ({
+  allowPrivate: s.config.webhookAllowPrivateUrls,
+  resolve: s.resolveHost ?? dnsResolve,
+});
 
 /** Names unique, each event belonging to its resource (the schema checked names, events and repeats). */
 function checkResources(resources: ResourceEvents[]): ResourceEvents[] {
@@ -36,7 +39,8 @@ function checkResources(resources: ResourceEvents[]): ResourceEvents[] {
     seen.add(r.name);
     const allowed: readonly string[] = EVENT_TYPES_BY_RESOURCE[r.name];
     r.events.forEach((e, j) => {
-      if (!allowed.includes(e)) throw validationError(`/resources/${i}/events/${j}`, `${e} is not an event of ${r.name}`);
+      if (!allowed.includes(e))
+        throw validationError(`/resources/${i}/events/${j}`, `${e} is not an event of ${r.name}`);
     });
   });
   return resources.map((r) => ({ name: r.name, events: [...r.events] }));

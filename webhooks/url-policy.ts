@@ -5,7 +5,8 @@ import { CambioError } from '../domain/errors';
 /** Every address a host name resolves to. Injectable so tests can make a name resolve to a private address. */
 export type ResolveHost = (host: string) => Promise<string[]>;
 
-export const dnsResolve: ResolveHost = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+export const dnsResolve: ResolveHost = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 export interface UrlPolicy {
   allowPrivate: boolean;
@@ -22,14 +23,37 @@ export interface CheckedUrl {
 // Not reachable from the public internet, or not meant to be (RFC 6890 special-purpose ranges).
 const NOT_PUBLIC = new BlockList();
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) NOT_PUBLIC.addSubnet(net, prefix, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  NOT_PUBLIC.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
-  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) NOT_PUBLIC.addSubnet(net, prefix, 'ipv6');
+  ['::', 128],
+  ['::1', 128],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const)
+  NOT_PUBLIC.addSubnet(net, prefix, 'ipv6');
 
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
@@ -64,7 +88,8 @@ export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<C
     throw refuse(raw, 'is not a valid absolute URL');
   }
   const schemes = policy.allowPrivate ? ['https:', 'http:'] : ['https:'];
-  if (!schemes.includes(url.protocol)) throw refuse(raw, `must use ${policy.allowPrivate ? 'http:// or https://' : 'https://'}`);
+  if (!schemes.includes(url.protocol))
+    throw refuse(raw, `must use ${policy.allowPrivate ? 'http:// or https://' : 'https://'}`);
   if (url.username || url.password) throw refuse(raw, 'must not carry credentials');
   if (!url.hostname) throw refuse(raw, 'has no host');
   if (policy.allowPrivate) return { url };

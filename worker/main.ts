@@ -17,8 +17,16 @@ export async function runWorker() {
   const config = loadConfig();
   const log = pino({ level: config.logLevel, base: { service: 'cambio-worker' } });
   // Signals are ours (below), not the SDK's: the relays must stop before the workers drain.
-  Runtime.install({ logger: new DefaultLogger(sdkLevel(config.logLevel)), shutdownSignals: [], ...workerTelemetry(config.workerMetricsAddress) });
-  const orm = await openOrm(config.databaseUrl, { poolMax: WORKER_POOL_SIZE, session: sessionSettingsOf(config), applicationName: 'cambio-worker' });
+  Runtime.install({
+    logger: new DefaultLogger(sdkLevel(config.logLevel)),
+    shutdownSignals: [],
+    ...workerTelemetry(config.workerMetricsAddress),
+  });
+  const orm = await openOrm(config.databaseUrl, {
+    poolMax: WORKER_POOL_SIZE,
+    session: sessionSettingsOf(config),
+    applicationName: 'cambio-worker',
+  });
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   // The activities' and the relays' client shares the workers' native connection: no grpc-js client beside it,
   // and the relays' starts can be eager (the first workflow task comes back in the start's answer).
@@ -103,7 +111,15 @@ export async function runWorker() {
 
 /** The SDK's own log lines follow LOG_LEVEL too (its levels are a subset of pino's). */
 function sdkLevel(level: string): LogLevel {
-  const map: Record<string, LogLevel> = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', fatal: 'ERROR', silent: 'ERROR' };
+  const map: Record<string, LogLevel> = {
+    trace: 'TRACE',
+    debug: 'DEBUG',
+    info: 'INFO',
+    warn: 'WARN',
+    error: 'ERROR',
+    fatal: 'ERROR',
+    silent: 'ERROR',
+  };
   return map[level] ?? 'INFO';
 }
 

@@ -7,5 +7,9 @@ import type { TelemetryOptions } from '@temporalio/worker';
  */
 export function workerTelemetry(metricsAddress: string | undefined): { telemetryOptions?: TelemetryOptions } {
   if (!metricsAddress) return {};
-  return { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress, countersTotalSuffix: true, useSecondsForDurations: true } } } };
+  return {
+    telemetryOptions: {
+      metrics: { prometheus: { bindAddress: metricsAddress, countersTotalSuffix: true, useSecondsForDurations: true } },
+    },
+  };
 }

@@ -36,14 +36,21 @@ export async function relayWorkflowStarts(
   const rows = await claimStarts(em, taskQueue, opts.batch ?? RELAY_BATCH, opts.leaseMs ?? RELAY_LEASE_MS);
   if (!rows.length) return 0;
   const results = await Promise.allSettled(
-    rows.map((row) => temporal.withDeadline(Date.now() + START_DEADLINE_MS, () => startWorkflow(temporal, taskQueue, startRequestOf(row), { eager: opts.eager }))),
+    rows.map((row) =>
+      temporal.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+        startWorkflow(temporal, taskQueue, startRequestOf(row), { eager: opts.eager }),
+      ),
+    ),
   );
   const started = rows.filter((_, i) => results[i].status === 'fulfilled').map((row) => row.workflow_id);
   const failed = rows.filter((_, i) => results[i].status === 'rejected').map((row) => row.workflow_id);
   await Promise.all([finishStarts(em.fork(), started), deferStarts(em.fork(), failed)]);
   const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
   if (failures.length) {
-    throw new AggregateError(failures, `outbox relay: ${failures.length} of ${rows.length} workflow start(s) failed and wait for a later pass`);
+    throw new AggregateError(
+      failures,
+      `outbox relay: ${failures.length} of ${rows.length} workflow start(s) failed and wait for a later pass`,
+    );
   }
   return rows.length;
 }
@@ -86,7 +93,8 @@ export function startWorkflowStartRelay(opts: WorkflowStartRelayOptions): Workfl
       again = false;
       try {
         // A full batch may have left rows behind: go on without waiting for a wake-up.
-        if ((await relayWorkflowStarts(opts.orm, opts.temporal, opts.taskQueue, { eager: opts.eager })) === RELAY_BATCH) again = true;
+        if ((await relayWorkflowStarts(opts.orm, opts.temporal, opts.taskQueue, { eager: opts.eager })) === RELAY_BATCH)
+          again = true;
       } catch (err) {
         opts.onError(err);
         return; // failed starts wait for the sweep
@@ -108,7 +116,11 @@ export function startWorkflowStartRelay(opts: WorkflowStartRelayOptions): Workfl
   const listen = () => {
     if (stopped) return;
     // Named after its queue (Postgres keeps 63 characters), so an operator can tell the relays apart.
-    const client = new PgClient({ connectionString: opts.databaseUrl, application_name: `cambio-relay ${opts.taskQueue}`.slice(0, 63), keepAlive: true });
+    const client = new PgClient({
+      connectionString: opts.databaseUrl,
+      application_name: `cambio-relay ${opts.taskQueue}`.slice(0, 63),
+      keepAlive: true,
+    });
     let lost = false;
     const lose = (err?: unknown) => {
       if (lost) return;

@@ -30,7 +30,10 @@ export async function accountReviewWorkflow(input: AccountReviewInput): Promise<
   wf.setHandler(accountDecisionSignal, (d) => {
     // The first decision wins; a second reviewer racing the first is ignored rather than flipping the outcome.
     if (decision) {
-      wf.log.warn('ignoring a second decision for the same review round', { accountId: input.accountId, decision: d.decision });
+      wf.log.warn('ignoring a second decision for the same review round', {
+        accountId: input.accountId,
+        decision: d.decision,
+      });
       return;
     }
     decision = d;

@@ -26,7 +26,9 @@ const { applyInstructionReview } = wf.proxyActivities<Activities>({ startToClose
  * (operator CLI or sandbox route) and applies it. The first decision wins; later signals are ignored, and
  * the service that sent them reports the instruction's actual state.
  */
-export async function instructionReviewWorkflow(input: InstructionReviewInput): Promise<{ instructionId: string; status: InstructionReviewStatus }> {
+export async function instructionReviewWorkflow(
+  input: InstructionReviewInput,
+): Promise<{ instructionId: string; status: InstructionReviewStatus }> {
   let status: InstructionReviewStatus = 'PENDING_REVIEW';
   let decision: InstructionDecisionRequest | undefined;
   wf.setHandler(instructionReviewStatusQuery, () => status);
@@ -38,6 +40,10 @@ export async function instructionReviewWorkflow(input: InstructionReviewInput): 
   const { decision: verdict, reason } = decision!;
   status = 'APPLYING_DECISION';
   // The activity answers with the instruction's state, which is already final if it was decided elsewhere.
-  status = await applyInstructionReview({ instructionId: input.instructionId, decision: verdict, ...(reason !== undefined ? { reason } : {}) });
+  status = await applyInstructionReview({
+    instructionId: input.instructionId,
+    decision: verdict,
+    ...(reason !== undefined ? { reason } : {}),
+  });
   return { instructionId: input.instructionId, status };
 }

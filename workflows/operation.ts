@@ -78,7 +78,8 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
     wf.upsertSearchAttributes([{ key: operationStatusKey, value: next }]);
   };
   const { operationId } = input;
-  const fail = async (code: string, message: string) => track(await acts.failOperation({ operationId, reason: { code, message, details: {} } }));
+  const fail = async (code: string, message: string) =>
+    track(await acts.failOperation({ operationId, reason: { code, message, details: {} } }));
 
   wf.setHandler(
     inboundPaymentUpdate,
@@ -200,7 +201,8 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
         track(await local.completeOperation({ operationId }));
       } catch (err) {
         // Settlement refused for a business reason: give the reserved funds back.
-        const cause = err instanceof wf.ActivityFailure && err.cause instanceof wf.ApplicationFailure ? err.cause : undefined;
+        const cause =
+          err instanceof wf.ActivityFailure && err.cause instanceof wf.ApplicationFailure ? err.cause : undefined;
         if (!cause) throw err;
         await fail(cause.type ?? 'SETTLEMENT_FAILED', cause.message);
       }

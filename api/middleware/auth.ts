@@ -11,7 +11,13 @@ import { VerifiedTokens } from '../services/verified-tokens';
  * Bearer auth. On success the request gets its customer id and an EntityManager scoped to that customer
  * by the tenant filter: handlers cannot forget isolation because they never hold another scope.
  */
-export function bearerAuth(config: Config, orm: Orm, key: KeyPair, access: CustomerAccess, afterAuth: (ctx: Koa.Context) => void = () => {}) {
+export function bearerAuth(
+  config: Config,
+  orm: Orm,
+  key: KeyPair,
+  access: CustomerAccess,
+  afterAuth: (ctx: Koa.Context) => void = () => {},
+) {
   // Verified once per token string until its exp (docs/decisions.md, Performance); activeness is checked every time.
   const verified = new VerifiedTokens();
   return async (ctx: Koa.Context): Promise<void> => {
@@ -19,7 +25,8 @@ export function bearerAuth(config: Config, orm: Orm, key: KeyPair, access: Custo
     if (!match) throw new CambioError('UNAUTHORIZED', 'missing or malformed Authorization: Bearer header');
     const customerId = verifyToken(config, key, match[1], verified);
     // A valid signature is not enough: the customer must still exist and not be disabled.
-    if (!(await access.isActive(customerId))) throw new CambioError('UNAUTHORIZED', 'access token revoked: the customer is disabled or no longer exists');
+    if (!(await access.isActive(customerId)))
+      throw new CambioError('UNAUTHORIZED', 'access token revoked: the customer is disabled or no longer exists');
     ctx.state.customerId = customerId;
     ctx.state.em = tenantEm(orm, customerId);
     afterAuth(ctx);

@@ -3,7 +3,8 @@
 // it is ignored when NODE_ENV=production, and nothing but test/integration sets it.
 type CrashPoint = 'before-commit' | 'after-commit';
 
-const armed = process.env.NODE_ENV === 'production' ? undefined : (process.env.CAMBIO_TEST_CRASH_AT as CrashPoint | undefined);
+const armed =
+  process.env.NODE_ENV === 'production' ? undefined : (process.env.CAMBIO_TEST_CRASH_AT as CrashPoint | undefined);
 
 /** SIGKILLs this process when `CAMBIO_TEST_CRASH_AT` names `point`: no handler, no flush, no goodbye. */
 export function crashPoint(point: CrashPoint): void {

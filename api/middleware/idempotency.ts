@@ -13,7 +13,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
-    const entries = Object.keys(value as object).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`);
+    const entries = Object.keys(value as object)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`);
     return `{${entries.join(',')}}`;
   }
   return JSON.stringify(value ?? null);
@@ -21,9 +23,15 @@ function canonical(value: unknown): string {
 
 export function requireIdempotencyKey(ctx: Koa.Context): string {
   const key = ctx.get('X-Idempotency-Key');
-  if (!key) throw new CambioError('MISSING_IDEMPOTENCY_KEY', 'X-Idempotency-Key header (a UUID) is required on POST, PUT and PATCH');
+  if (!key)
+    throw new CambioError(
+      'MISSING_IDEMPOTENCY_KEY',
+      'X-Idempotency-Key header (a UUID) is required on POST, PUT and PATCH',
+    );
   if (!UUID.test(key)) {
-    throw new CambioError('VALIDATION_ERROR', 'X-Idempotency-Key must be a UUID', { errors: [{ path: '/headers/x-idempotency-key', message: 'must be a UUID' }] });
+    throw new CambioError('VALIDATION_ERROR', 'X-Idempotency-Key must be a UUID', {
+      errors: [{ path: '/headers/x-idempotency-key', message: 'must be a UUID' }],
+    });
   }
   return key.toLowerCase();
 }
@@ -34,17 +42,23 @@ export function requireIdempotencyKey(ctx: Koa.Context): string {
  * instead of writing a second one.
  */
 export function requestScopedId(ctx: Koa.Context, purpose: string): string {
-  const hex = createHash('sha256').update(`${ctx.state.customerId}:${ctx.state.idempotencyKey}:${purpose}`).digest('hex');
+  const hex = createHash('sha256')
+    .update(`${ctx.state.customerId}:${ctx.state.idempotencyKey}:${purpose}`)
+    .digest('hex');
   // Shaped as a version-5-style UUID (name-based), so it passes every uuid column and check.
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-export const keyInUse = () => new CambioError('IDEMPOTENCY_KEY_IN_USE', 'a request with this X-Idempotency-Key is still being processed');
-export const keyReused = () => new CambioError('IDEMPOTENCY_KEY_REUSED', 'this X-Idempotency-Key was used for a different request');
+export const keyInUse = () =>
+  new CambioError('IDEMPOTENCY_KEY_IN_USE', 'a request with this X-Idempotency-Key is still being processed');
+export const keyReused = () =>
+  new CambioError('IDEMPOTENCY_KEY_REUSED', 'this X-Idempotency-Key was used for a different request');
 
 /** What makes two requests with one key "the same request": method, path and the canonical body. */
 export function requestHashOf(ctx: Koa.Context): string {
-  return createHash('sha256').update(`${ctx.method} ${ctx.path}\n${canonical(ctx.request.body)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${ctx.method} ${ctx.path}\n${canonical(ctx.request.body)}`)
+    .digest('hex');
 }
 
 /** Answers a stored response again, marked as a replay. */

@@ -25,7 +25,9 @@ export function jsonBody(limitFor: (ctx: Koa.Context) => number = () => DEFAULT_
     try {
       ctx.request.body = text.trim() === '' ? undefined : JSON.parse(text);
     } catch {
-      throw new CambioError('VALIDATION_ERROR', 'request body is not valid JSON', { errors: [{ path: '', message: 'is not valid JSON' }] });
+      throw new CambioError('VALIDATION_ERROR', 'request body is not valid JSON', {
+        errors: [{ path: '', message: 'is not valid JSON' }],
+      });
     }
     return next();
   };
@@ -56,7 +58,13 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     };
     const onEnd = () => settle(() => resolve(Buffer.concat(chunks, size)));
     const onEndedEarly = () =>
-      settle(() => reject(new CambioError('VALIDATION_ERROR', 'request body ended early', { errors: [{ path: '', message: 'ended before its declared length' }] })));
+      settle(() =>
+        reject(
+          new CambioError('VALIDATION_ERROR', 'request body ended early', {
+            errors: [{ path: '', message: 'ended before its declared length' }],
+          }),
+        ),
+      );
     const onClose = () => {
       if (!req.complete) onEndedEarly();
     };

@@ -19,20 +19,30 @@ export function requestContext(log: Logger): Koa.Middleware {
     const started = process.hrtime.bigint();
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) throw new CambioError('NOT_FOUND', `no route for ${ctx.method} ${ctx.path}`);
+      if (ctx.status === 404 && ctx.body === undefined)
+        throw new CambioError('NOT_FOUND', `no route for ${ctx.method} ${ctx.path}`);
     } catch (thrown) {
       // A dependency that went away (Postgres, Temporal) is a 503 the client retries, not our 500.
       const unavailable = thrown instanceof CambioError ? undefined : dependencyFailure(thrown);
-      if (unavailable) log.warn({ err: thrown, requestId, method: ctx.method, path: ctx.path }, 'dependency unavailable: answered 503');
+      if (unavailable)
+        log.warn(
+          { err: thrown, requestId, method: ctx.method, path: ctx.path },
+          'dependency unavailable: answered 503',
+        );
       const err = unavailable ?? thrown;
       if (err instanceof CambioError) {
         ctx.status = statusOf(err.code);
         ctx.body = errorBody(err);
-        if ((err.code === 'RATE_LIMITED' || err.code === 'SERVICE_UNAVAILABLE') && err.details.retryAfterSeconds) ctx.set('Retry-After', String(err.details.retryAfterSeconds));
+        if ((err.code === 'RATE_LIMITED' || err.code === 'SERVICE_UNAVAILABLE') && err.details.retryAfterSeconds)
+          ctx.set('Retry-After', String(err.details.retryAfterSeconds));
       } else {
         log.error({ err, requestId, method: ctx.method, path: ctx.path }, 'unhandled error');
         ctx.status = 500;
-        ctx.body = { code: 'INTERNAL_ERROR', message: `internal error; quote request id ${requestId}`, details: { requestId } };
+        ctx.body = {
+          code: 'INTERNAL_ERROR',
+          message: `internal error; quote request id ${requestId}`,
+          details: { requestId },
+        };
       }
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;

@@ -138,7 +138,12 @@ export function metricsHandler(orm: Orm, opts: { token?: string } = {}): Koa.Mid
   };
   return async (ctx) => {
     if (!mayScrape(ctx, opts.token)) {
-      throw new CambioError('UNAUTHORIZED', opts.token ? 'GET /metrics needs the METRICS_TOKEN bearer token' : 'GET /metrics answers loopback clients only unless METRICS_TOKEN is set');
+      throw new CambioError(
+        'UNAUTHORIZED',
+        opts.token
+          ? 'GET /metrics needs the METRICS_TOKEN bearer token'
+          : 'GET /metrics answers loopback clients only unless METRICS_TOKEN is set',
+      );
     }
     refreshing ??= refresh().finally(() => {
       refreshing = undefined;

@@ -66,7 +66,9 @@ export class CustomerAdmission {
       const timer = setTimeout(() => {
         const at = lane.waiting.indexOf(wake);
         if (at >= 0) lane.waiting.splice(at, 1);
-        reject(rateLimited('in_flight', `too many requests at once; at most ${this.limits.inFlight} run concurrently`, 1));
+        reject(
+          rateLimited('in_flight', `too many requests at once; at most ${this.limits.inFlight} run concurrently`, 1),
+        );
       }, QUEUE_WAIT_MS);
       lane.waiting.push(wake);
     });
@@ -112,7 +114,11 @@ export type IsPublic = (ctx: Koa.Context) => boolean;
  * answered 401 without a byte of its body read, and a flooding customer's bodies wait in the kernel, not in
  * our memory. The route's own `authenticate` call finds the work done (see `authenticateOnce`).
  */
-export function customerGate(authenticate: (ctx: Koa.Context) => unknown, isPublic: IsPublic, admission: CustomerAdmission): Koa.Middleware {
+export function customerGate(
+  authenticate: (ctx: Koa.Context) => unknown,
+  isPublic: IsPublic,
+  admission: CustomerAdmission,
+): Koa.Middleware {
   return async (ctx, next) => {
     if (!ctx.path.startsWith('/api/') || isPublic(ctx)) return next();
     await authenticate(ctx);

@@ -70,7 +70,8 @@ export class DeploymentRate {
   }
 }
 
-const isRateLimiterRes = (v: unknown): v is RateLimiterRes => typeof v === 'object' && v !== null && 'msBeforeNext' in v && !(v instanceof Error);
+const isRateLimiterRes = (v: unknown): v is RateLimiterRes =>
+  typeof v === 'object' && v !== null && 'msBeforeNext' in v && !(v instanceof Error);
 
 /**
  * The shared counter's fixed window for a rate and a burst: `burst` points per `burst / perSecond` seconds (at

@@ -20,6 +20,8 @@ export function createHttpServer(app: Koa, timeouts: HttpTimeouts): http.Server 
       // Check often enough that a timeout ends within a fraction of itself.
       connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(timeouts.httpHeadersTimeoutMs / 4))),
     },
+    // Koa's callback answers through `res` and handles its own errors; the promise it returns carries nothing.
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises
     app.callback(),
   );
   // A socket silent this long while its response is being written (a client that stopped reading) is dropped.

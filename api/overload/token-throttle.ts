@@ -40,9 +40,18 @@ export class TokenThrottle {
   private readonly addressAttempts: TokenBuckets;
 
   constructor(limits: TokenThrottleLimits, now: () => number = Date.now) {
-    this.clientFailures = new TokenBuckets({ perSecond: limits.clientFailuresPerMinute / 60, burst: limits.clientFailuresPerMinute }, now);
-    this.addressFailures = new TokenBuckets({ perSecond: limits.addressFailuresPerMinute / 60, burst: limits.addressFailuresPerMinute }, now);
-    this.addressAttempts = new TokenBuckets({ perSecond: limits.addressPerSecond, burst: limits.addressPerSecond * 2 }, now);
+    this.clientFailures = new TokenBuckets(
+      { perSecond: limits.clientFailuresPerMinute / 60, burst: limits.clientFailuresPerMinute },
+      now,
+    );
+    this.addressFailures = new TokenBuckets(
+      { perSecond: limits.addressFailuresPerMinute / 60, burst: limits.addressFailuresPerMinute },
+      now,
+    );
+    this.addressAttempts = new TokenBuckets(
+      { perSecond: limits.addressPerSecond, burst: limits.addressPerSecond * 2 },
+      now,
+    );
   }
 
   /**
@@ -56,7 +65,11 @@ export class TokenThrottle {
     const attempts = byAddress > 0 ? this.addressAttempts.peek(address) : this.addressAttempts.take(address);
     if (byAddress > 0 || attempts > 0) {
       const wait = Math.max(byAddress, attempts, this.clientFailures.peek(clientId));
-      throw rejected('token_address', `too many ${byAddress > 0 ? 'failed ' : ''}token requests from this address`, wait);
+      throw rejected(
+        'token_address',
+        `too many ${byAddress > 0 ? 'failed ' : ''}token requests from this address`,
+        wait,
+      );
     }
     const byClient = this.clientFailures.peek(clientId);
     if (byClient > 0) throw rejected('token_client', 'too many failed token requests for this client', byClient);
@@ -67,7 +80,11 @@ export class TokenThrottle {
    * failure budgets would impose if the `pending` checks of this client id and address still running all failed.
    */
   retryAfter(clientId: string, address: string, pending: { client: number; address: number }): number {
-    return Math.max(1, this.clientFailures.peek(clientId, pending.client), this.addressFailures.peek(address, pending.address));
+    return Math.max(
+      1,
+      this.clientFailures.peek(clientId, pending.client),
+      this.addressFailures.peek(address, pending.address),
+    );
   }
 
   /** Entries held in memory across the throttle's maps (tests: bounded whatever the client ids). */
@@ -88,7 +105,13 @@ export class TokenThrottle {
  */
 export function clientAddress(ctx: Koa.Context): string {
   // app.proxy is TRUST_PROXY (api/app.ts): off unless a proxy that sets the header stands in front.
-  const forwarded = ctx.app.proxy ? ctx.get('X-Forwarded-For').split(',').map((s) => s.trim()).filter(Boolean) : [];
+  const forwarded = ctx.app.proxy
+    ? ctx
+        .get('X-Forwarded-For')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : [];
   return forwarded.at(-1) ?? ctx.socket.remoteAddress ?? 'unknown';
 }
 

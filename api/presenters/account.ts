@@ -65,7 +65,11 @@ export function presentUbo(ubo: Ubo): UboView {
 }
 
 /** `ubos` and `documents` are the account's own, in creation order. */
-export function presentAccount(account: Account, ubos: readonly Ubo[], documents: readonly DocumentSummary[]): AccountView {
+export function presentAccount(
+  account: Account,
+  ubos: readonly Ubo[],
+  documents: readonly DocumentSummary[],
+): AccountView {
   const { owner } = account;
   return {
     id: account.id,
@@ -79,8 +83,15 @@ export function presentAccount(account: Account, ubos: readonly Ubo[], documents
       address: owner.address,
       ubos: ubos.map(presentUbo),
     },
-    assets: account.assets.map((a) => ({ asset: a.asset, allowsVirtualAccounts: a.allowsVirtualAccounts, status: a.status })),
-    requirements: computeRequirements(ubos.map((u) => u.id), documents),
+    assets: account.assets.map((a) => ({
+      asset: a.asset,
+      allowsVirtualAccounts: a.allowsVirtualAccounts,
+      status: a.status,
+    })),
+    requirements: computeRequirements(
+      ubos.map((u) => u.id),
+      documents,
+    ),
     tags: account.tags.map((t) => ({ key: t.key, value: t.value })),
     currentState: currentState(account.states),
     states: account.states,

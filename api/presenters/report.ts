@@ -10,7 +10,10 @@ export function presentReport(report: Report) {
       entry = { asset: line.asset };
       totals.push(entry);
     }
-    entry[line.direction === 'INFLOW' ? 'inflows' : 'outflows'] = { sum: amount(line.sum, line.asset), count: line.count };
+    entry[line.direction === 'INFLOW' ? 'inflows' : 'outflows'] = {
+      sum: amount(line.sum, line.asset),
+      count: line.count,
+    };
   }
   return { period: { start: report.period.start.echo, end: report.period.end.echo }, totals };
 }

@@ -10,7 +10,13 @@ import { decideAccountReview, submitReview } from '../services/account-review';
 import type { AccountDecision } from '../../workflows/account-review';
 import { requireSandbox } from './sandbox';
 import {
-  accountParams, createAccountBody, createUboBody, patchUboBody, reviewDecisionBody, uboParams, uploadDocumentBody,
+  accountParams,
+  createAccountBody,
+  createUboBody,
+  patchUboBody,
+  reviewDecisionBody,
+  uboParams,
+  uploadDocumentBody,
 } from '../schemas/accounts';
 import { pageOf, ref } from '../schemas/responses';
 
@@ -39,7 +45,8 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
   table.add({
     method: 'get',
     path: '/api/accounts',
-    summary: 'List accounts (filters: currentState.status, owner.legalName, createdAt, tags.key, tags.value, assets.asset)',
+    summary:
+      'List accounts (filters: currentState.status, owner.legalName, createdAt, tags.key, tags.value, assets.asset)',
     tag: TAG,
     query: listQuerySchema,
     response: { status: 200, schema: pageOf('Account') },

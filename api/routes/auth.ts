@@ -9,9 +9,11 @@ const tokenRequest = {
   type: 'object',
   additionalProperties: false,
   required: ['clientId', 'clientSecret'],
-  properties: { clientId: { type: 'string', minLength: 1, maxLength: 200 }, clientSecret: { type: 'string', minLength: 1, maxLength: 500 } },
+  properties: {
+    clientId: { type: 'string', minLength: 1, maxLength: 200 },
+    clientSecret: { type: 'string', minLength: 1, maxLength: 500 },
+  },
 };
-
 
 export function authRoutes(table: RouteTable, s: ServiceContext): void {
   const throttle = new TokenThrottle({
@@ -49,7 +51,10 @@ export function authRoutes(table: RouteTable, s: ServiceContext): void {
         if (err instanceof CambioError && err.code === 'INVALID_CLIENT') throttle.failed(clientId, address);
         if (err instanceof CambioError && err.code === 'RATE_LIMITED') {
           // Refused for busy checks: the others may still fail and spend this client's budget (not this one).
-          const pending = { client: (checking.client.get(clientId) ?? 1) - 1, address: (checking.address.get(address) ?? 1) - 1 };
+          const pending = {
+            client: (checking.client.get(clientId) ?? 1) - 1,
+            address: (checking.address.get(address) ?? 1) - 1,
+          };
           err.details.retryAfterSeconds = throttle.retryAfter(clientId, address, pending);
         }
         throw err;

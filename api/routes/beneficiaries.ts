@@ -47,7 +47,12 @@ export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
     response: { status: 201, schema: ref('Beneficiary'), description: 'The full Beneficiary' },
     errors: ['INVALID_STATE'],
     async handler(ctx) {
-      ctx.body = await addPaymentInstruction(s, ctx.state.em, ctx.params.beneficiaryId, ctx.request.body as PixInstructionInput);
+      ctx.body = await addPaymentInstruction(
+        s,
+        ctx.state.em,
+        ctx.params.beneficiaryId,
+        ctx.request.body as PixInstructionInput,
+      );
       ctx.status = 201;
     },
   });

@@ -15,13 +15,52 @@ import type { ErrorCode } from '../../domain/errors';
 type Creator = (s: ServiceContext, ctx: Koa.Context) => Promise<unknown>;
 
 // Every creation looks the account and the quote up and checks the account's state.
-const QUOTE_ERRORS: ErrorCode[] = ['NOT_FOUND', 'QUOTE_NOT_FOUND', 'QUOTE_ACCOUNT_MISMATCH', 'QUOTE_ALREADY_CONSUMED', 'QUOTE_EXPIRED', 'ACCOUNT_NOT_ACTIVE', 'ASSET_NOT_ENABLED'];
+const QUOTE_ERRORS: ErrorCode[] = [
+  'NOT_FOUND',
+  'QUOTE_NOT_FOUND',
+  'QUOTE_ACCOUNT_MISMATCH',
+  'QUOTE_ALREADY_CONSUMED',
+  'QUOTE_EXPIRED',
+  'ACCOUNT_NOT_ACTIVE',
+  'ASSET_NOT_ENABLED',
+];
 
 const CREATORS: Array<{ kind: string; body: object; create: Creator; errors: ErrorCode[] }> = [
-  { kind: 'deposit', errors: [...QUOTE_ERRORS, 'RAIL_ASSET_MISMATCH'], body: depositBody, create: (s, ctx) => createDeposit(s, ctx.state.em, ctx.request.body as DepositBody) },
-  { kind: 'withdrawal', errors: [...QUOTE_ERRORS, 'INLINE_BENEFICIARY_NOT_SUPPORTED', 'PAYMENT_INSTRUCTION_NOT_APPROVED', 'INSUFFICIENT_FUNDS'], body: withdrawalBody, create: (s, ctx) => createWithdrawal(s, ctx.state.em, ctx.request.body as WithdrawalBody) },
-  { kind: 'swap', errors: [...QUOTE_ERRORS, 'INSUFFICIENT_FUNDS'], body: swapBody, create: (s, ctx) => createSwap(s, ctx.state.em, ctx.request.body as { accountId: string; quoteId: string }) },
-  { kind: 'transfer', errors: [...QUOTE_ERRORS, 'INVALID_AMOUNT', 'INVALID_AMOUNT_PRECISION', 'SAME_ACCOUNT_TRANSFER', 'INSUFFICIENT_FUNDS'], body: transferBody, create: (s, ctx) => createTransfer(s, ctx.state.em, ctx.request.body as TransferBody) },
+  {
+    kind: 'deposit',
+    errors: [...QUOTE_ERRORS, 'RAIL_ASSET_MISMATCH'],
+    body: depositBody,
+    create: (s, ctx) => createDeposit(s, ctx.state.em, ctx.request.body as DepositBody),
+  },
+  {
+    kind: 'withdrawal',
+    errors: [
+      ...QUOTE_ERRORS,
+      'INLINE_BENEFICIARY_NOT_SUPPORTED',
+      'PAYMENT_INSTRUCTION_NOT_APPROVED',
+      'INSUFFICIENT_FUNDS',
+    ],
+    body: withdrawalBody,
+    create: (s, ctx) => createWithdrawal(s, ctx.state.em, ctx.request.body as WithdrawalBody),
+  },
+  {
+    kind: 'swap',
+    errors: [...QUOTE_ERRORS, 'INSUFFICIENT_FUNDS'],
+    body: swapBody,
+    create: (s, ctx) => createSwap(s, ctx.state.em, ctx.request.body as { accountId: string; quoteId: string }),
+  },
+  {
+    kind: 'transfer',
+    errors: [
+      ...QUOTE_ERRORS,
+      'INVALID_AMOUNT',
+      'INVALID_AMOUNT_PRECISION',
+      'SAME_ACCOUNT_TRANSFER',
+      'INSUFFICIENT_FUNDS',
+    ],
+    body: transferBody,
+    create: (s, ctx) => createTransfer(s, ctx.state.em, ctx.request.body as TransferBody),
+  },
 ];
 
 export function operationRoutes(table: RouteTable, s: ServiceContext): void {
@@ -55,7 +94,8 @@ export function operationRoutes(table: RouteTable, s: ServiceContext): void {
   table.add({
     method: 'get',
     path: '/api/operations',
-    summary: 'List operations (filters: intent.type, currentState.status, account.id, sourceAmount.asset, targetAmount.asset, createdAt, tags.key, tags.value)',
+    summary:
+      'List operations (filters: intent.type, currentState.status, account.id, sourceAmount.asset, targetAmount.asset, createdAt, tags.key, tags.value)',
     tag: 'Operations',
     query: listQuerySchema,
     response: { status: 200, schema: pageOf('Operation') },

@@ -22,7 +22,10 @@ export function quoteRoutes(table: RouteTable, s: ServiceContext): void {
     async handler(ctx) {
       const input = ctx.request.body as CreateQuote;
       const key: string = ctx.state.idempotencyKey;
-      const answer = await createQuote(ctx.state.em, s.rates, s.config.quoteTtlSeconds, input, { key, requestHash: requestHashOf(ctx) });
+      const answer = await createQuote(ctx.state.em, s.rates, s.config.quoteTtlSeconds, input, {
+        key,
+        requestHash: requestHashOf(ctx),
+      });
       crashPoint('after-commit');
       if (answer.replayed) answerReplay(ctx, answer.status, answer.body);
       else {

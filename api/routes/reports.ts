@@ -10,7 +10,11 @@ export const reportQuery = {
   properties: {
     periodStart: { ...periodBoundSchema, description: `Inclusive. ${periodBoundSchema.description}` },
     periodEnd: { ...periodBoundSchema, description: `Exclusive, after periodStart. ${periodBoundSchema.description}` },
-    filters: { type: 'string', maxLength: 4096, description: 'account.id, asset, tags.key, tags.value with eq; ";", and(...), or(...)' },
+    filters: {
+      type: 'string',
+      maxLength: 4096,
+      description: 'account.id, asset, tags.key, tags.value with eq; ";", and(...), or(...)',
+    },
   },
 } as const;
 
@@ -50,7 +54,8 @@ export function reportRoutes(table: RouteTable): void {
   table.add({
     method: 'get',
     path: '/api/reports',
-    summary: 'Settled inflows and outflows per asset over [periodStart, periodEnd); `Accept: text/csv` for CSV (asset,direction,sum,count)',
+    summary:
+      'Settled inflows and outflows per asset over [periodStart, periodEnd); `Accept: text/csv` for CSV (asset,direction,sum,count)',
     tag: 'Reports',
     query: reportQuery,
     response: { status: 200, schema: reportResponse, description: 'The Report (or CSV with Accept: text/csv)' },
@@ -59,7 +64,10 @@ export function reportRoutes(table: RouteTable): void {
       ctx.vary('Accept'); // one URL, two representations: caches must key on Accept
       if (ctx.accepts('application/json', 'text/csv') === 'text/csv') {
         ctx.type = 'text/csv; charset=utf-8';
-        ctx.set('Content-Disposition', `attachment; filename="cambio-report-${compact(report.period.start.echo)}-${compact(report.period.end.echo)}.csv"`);
+        ctx.set(
+          'Content-Disposition',
+          `attachment; filename="cambio-report-${compact(report.period.start.echo)}-${compact(report.period.end.echo)}.csv"`,
+        );
         ctx.body = reportCsv(report);
         return;
       }

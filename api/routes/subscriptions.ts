@@ -41,7 +41,11 @@ export function subscriptionRoutes(table: RouteTable, s: ServiceContext): void {
     tag,
     body: createSubscriptionBody,
     bodyRequired: true,
-    response: { status: 201, schema: createdSubscriptionResponse, description: 'The Subscription with its secret (shown once)' },
+    response: {
+      status: 201,
+      schema: createdSubscriptionResponse,
+      description: 'The Subscription with its secret (shown once)',
+    },
     async handler(ctx) {
       ctx.body = await createSubscription(s, ctx.state.em, ctx.request.body as SubscriptionInput);
       ctx.status = 201;
@@ -82,7 +86,12 @@ export function subscriptionRoutes(table: RouteTable, s: ServiceContext): void {
     bodyRequired: true,
     response: { status: 200, schema: subscriptionResponse },
     async handler(ctx) {
-      ctx.body = await updateSubscription(s, ctx.state.em, ctx.params.subscriptionId, ctx.request.body as SubscriptionPatch);
+      ctx.body = await updateSubscription(
+        s,
+        ctx.state.em,
+        ctx.params.subscriptionId,
+        ctx.request.body as SubscriptionPatch,
+      );
     },
   });
 
@@ -122,7 +131,12 @@ export function subscriptionRoutes(table: RouteTable, s: ServiceContext): void {
     query: executionLogListQuery,
     response: { status: 200, schema: executionLogListResponse },
     async handler(ctx) {
-      ctx.body = await listExecutionLogs(ctx.state.em, ctx.params.subscriptionId, ctx.state.query, s.config.cursorSecret);
+      ctx.body = await listExecutionLogs(
+        ctx.state.em,
+        ctx.params.subscriptionId,
+        ctx.state.query,
+        s.config.cursorSecret,
+      );
     },
   });
 
@@ -141,7 +155,8 @@ export function subscriptionRoutes(table: RouteTable, s: ServiceContext): void {
   table.add({
     method: 'post',
     path: '/api/subscriptions/:subscriptionId/executionLogs/:executionLogId/redeliver',
-    summary: 'Send the same message again (same message id and body), one attempt; 409 DELIVERY_IN_PROGRESS while it is being attempted',
+    summary:
+      'Send the same message again (same message id and body), one attempt; 409 DELIVERY_IN_PROGRESS while it is being attempted',
     tag,
     params: executionLogParams,
     body: noBody,
@@ -165,7 +180,11 @@ export function subscriptionRoutes(table: RouteTable, s: ServiceContext): void {
     body: recoverBody,
     bodyRequired: true,
     errors: ['INVALID_PERIOD', 'SUBSCRIPTION_DISABLED'],
-    response: { status: 202, schema: recoverResponse, description: 'How many deliveries were queued; the attempts follow' },
+    response: {
+      status: 202,
+      schema: recoverResponse,
+      description: 'How many deliveries were queued; the attempts follow',
+    },
     async handler(ctx) {
       ctx.body = await recoverDeliveries(s, ctx.state.em, ctx.params.subscriptionId, ctx.request.body as RecoverInput);
       ctx.status = 202;

@@ -6,9 +6,23 @@ import { DOCUMENT_TYPES } from '../../domain/requirements';
 import { addressSchema, pastDate, text } from './common';
 
 export const INDUSTRIES = [
-  'AGRICULTURE', 'CONSTRUCTION', 'EDUCATION', 'ENERGY', 'FINANCIAL_SERVICES', 'HEALTHCARE', 'HOSPITALITY',
-  'MANUFACTURING', 'MEDIA', 'NON_PROFIT', 'PROFESSIONAL_SERVICES', 'REAL_ESTATE', 'RETAIL', 'TECHNOLOGY',
-  'TRANSPORTATION', 'WHOLESALE', 'OTHER',
+  'AGRICULTURE',
+  'CONSTRUCTION',
+  'EDUCATION',
+  'ENERGY',
+  'FINANCIAL_SERVICES',
+  'HEALTHCARE',
+  'HOSPITALITY',
+  'MANUFACTURING',
+  'MEDIA',
+  'NON_PROFIT',
+  'PROFESSIONAL_SERVICES',
+  'REAL_ESTATE',
+  'RETAIL',
+  'TECHNOLOGY',
+  'TRANSPORTATION',
+  'WHOLESALE',
+  'OTHER',
 ] as const;
 
 export { ACCOUNT_STATUSES, type AccountStatus } from '../../db/entities/account';
@@ -24,7 +38,6 @@ export const taxIdSchema = {
   required: ['value', 'type'],
   properties: { value: text(32), type: { type: 'string', enum: ['CPF', 'CNPJ'] } },
 } as const;
-
 
 const ownershipPercentage = { type: 'number', minimum: 0, maximum: 100 } as const;
 
@@ -89,7 +102,11 @@ export const uploadDocumentBody = {
     uboId: uuid,
     fileName: text(255),
     // type/subtype as in RFC 6838, optionally with parameters.
-    contentType: { type: 'string', maxLength: 255, pattern: '^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(;.*)?$' },
+    contentType: {
+      type: 'string',
+      maxLength: 255,
+      pattern: '^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(;.*)?$',
+    },
     // Size and alphabet are checked after decoding (the service), not here: a 7 MiB string through Ajv is slow.
     content: { type: 'string', minLength: 1 },
   },

@@ -6,8 +6,12 @@ import { findUnsafeText } from './hygiene';
 
 // Bodies are validated strictly (no coercion, no unknown properties); query strings arrive as strings, so
 // their validator coerces `limit=10` to a number and nothing else.
-const bodyAjv = withCambioFormats(new Ajv({ strict: true, strictRequired: false, allErrors: true, coerceTypes: false, useDefaults: false }));
-const queryAjv = withCambioFormats(new Ajv({ strict: true, strictRequired: false, allErrors: true, coerceTypes: true, useDefaults: true }));
+const bodyAjv = withCambioFormats(
+  new Ajv({ strict: true, strictRequired: false, allErrors: true, coerceTypes: false, useDefaults: false }),
+);
+const queryAjv = withCambioFormats(
+  new Ajv({ strict: true, strictRequired: false, allErrors: true, coerceTypes: true, useDefaults: true }),
+);
 
 /**
  * The standard formats (date with formatMinimum/formatMaximum included) plus `amount`: an AmountValue whose
@@ -31,7 +35,8 @@ function compile(ajv: Ajv, schema: object): ValidateFunction {
   return fn;
 }
 
-const isAmountError = (e: ErrorObject) => e.keyword === 'format' && (e.params as { format?: string }).format === 'amount';
+const isAmountError = (e: ErrorObject) =>
+  e.keyword === 'format' && (e.params as { format?: string }).format === 'amount';
 
 function describe(errors: ErrorObject[] | null | undefined, prefix: string) {
   return (errors ?? []).map((e) => {
@@ -62,7 +67,9 @@ export function validateWith(kind: 'body' | 'query' | 'params', schema: object, 
   const unsafe = findUnsafeText(data);
   if (unsafe) {
     const path = `${prefix}${unsafe.path}`;
-    throw new CambioError('VALIDATION_ERROR', `${path || 'body'} ${unsafe.message}`, { errors: [{ path, message: unsafe.message }] });
+    throw new CambioError('VALIDATION_ERROR', `${path || 'body'} ${unsafe.message}`, {
+      errors: [{ path, message: unsafe.message }],
+    });
   }
   const fn = compile(kind === 'body' ? bodyAjv : queryAjv, schema);
   if (fn(data)) return;

@@ -8,6 +8,7 @@
 
 // NUL, a high surrogate not followed by a low one, or a low surrogate not preceded by a high one. No `u` flag:
 // the regex must see code units, not code points.
+// eslint-disable-next-line no-control-regex -- matching NUL is the point of this pattern
 const UNSAFE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const UNSAFE_ALL = new RegExp(UNSAFE.source, 'g');
 

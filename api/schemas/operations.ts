@@ -8,7 +8,12 @@ export const depositBody = {
   properties: {
     accountId: uuid,
     quoteId: uuid,
-    fundingInstruction: { type: 'object', additionalProperties: false, required: ['rail'], properties: { rail: { type: 'string', enum: [...RAILS] } } },
+    fundingInstruction: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['rail'],
+      properties: { rail: { type: 'string', enum: [...RAILS] } },
+    },
   },
 };
 
@@ -19,7 +24,12 @@ const referenceBeneficiary = {
   properties: {
     type: { const: 'REFERENCE' },
     id: uuid,
-    paymentInstruction: { type: 'object', additionalProperties: false, required: ['type', 'id'], properties: { type: { const: 'REFERENCE' }, id: uuid } },
+    paymentInstruction: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['type', 'id'],
+      properties: { type: { const: 'REFERENCE' }, id: uuid },
+    },
   },
 };
 
@@ -61,12 +71,18 @@ export const inboundPaymentBody = {
   type: 'object',
   additionalProperties: false,
   required: ['amount'],
-  properties: { amount: amountObject, endToEndId: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' } },
+  properties: {
+    amount: amountObject,
+    endToEndId: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' },
+  },
 };
 
 export const decisionBody = {
   type: 'object',
   additionalProperties: false,
   required: ['decision'],
-  properties: { decision: { type: 'string', enum: ['APPROVE', 'REJECT'] }, reason: { type: 'string', minLength: 1, maxLength: 500 } },
+  properties: {
+    decision: { type: 'string', enum: ['APPROVE', 'REJECT'] },
+    reason: { type: 'string', minLength: 1, maxLength: 500 },
+  },
 };

@@ -4,7 +4,13 @@ export const createQuoteBody = {
   type: 'object',
   additionalProperties: false,
   required: ['accountId', 'sourceAsset', 'targetAsset'],
-  properties: { accountId: uuid, sourceAsset: assetCode, targetAsset: assetCode, sourceAmount: amountValue, targetAmount: amountValue },
+  properties: {
+    accountId: uuid,
+    sourceAsset: assetCode,
+    targetAsset: assetCode,
+    sourceAmount: amountValue,
+    targetAmount: amountValue,
+  },
   // Exactly one of the two amounts (spec).
   oneOf: [{ required: ['sourceAmount'] }, { required: ['targetAmount'] }],
 };

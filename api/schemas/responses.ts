@@ -20,12 +20,19 @@ const object = (properties: Record<string, object>, required: string[] = Object.
 });
 
 const Amount = object({
-  value: { type: 'string', pattern: '^-?\\d+(\\.\\d+)?$', description: "Decimal string with exactly the asset's decimals" },
+  value: {
+    type: 'string',
+    pattern: '^-?\\d+(\\.\\d+)?$',
+    description: "Decimal string with exactly the asset's decimals",
+  },
   asset: { type: 'string', enum: [...ASSETS] },
   decimals: { type: 'integer', enum: [2, 6] },
 });
 const Reason = object({ code: { type: 'string' }, message: { type: 'string' }, details: { type: 'object' } });
-const StateEntry = object({ status: { type: 'string' }, createdAt: timestamp, reason: { $ref: '#/components/schemas/Reason' } }, ['status', 'createdAt']);
+const StateEntry = object(
+  { status: { type: 'string' }, createdAt: timestamp, reason: { $ref: '#/components/schemas/Reason' } },
+  ['status', 'createdAt'],
+);
 const Tag = object({ key: { type: ['string', 'null'] }, value: { type: 'string' } });
 const AccountReference = object({ id: uuid, owner: { type: 'string' } });
 const Rate = object({ value: { type: 'string' }, base: { type: 'string' }, quote: { type: 'string' } });
@@ -85,9 +92,18 @@ const Account = object({
   }),
   assets: {
     type: 'array',
-    items: object({ asset: { type: 'string', enum: [...ASSETS] }, allowsVirtualAccounts: { type: 'boolean' }, status: { type: 'string' } }),
+    items: object({
+      asset: { type: 'string', enum: [...ASSETS] },
+      allowsVirtualAccounts: { type: 'boolean' },
+      status: { type: 'string' },
+    }),
   },
-  requirements: object({ currentlyDue: requirementList, pendingVerification: requirementList, errors: requirementList, satisfied: requirementList }),
+  requirements: object({
+    currentlyDue: requirementList,
+    pendingVerification: requirementList,
+    errors: requirementList,
+    satisfied: requirementList,
+  }),
   tags: { type: 'array', items: { $ref: '#/components/schemas/Tag' } },
   currentState: stateRef,
   states: { type: 'array', items: stateRef },
@@ -111,7 +127,12 @@ const Balances = object({
   accountId: uuid,
   balances: {
     type: 'array',
-    items: object({ asset: { type: 'string', enum: [...ASSETS] }, available: amountRef, held: amountRef, total: amountRef }),
+    items: object({
+      asset: { type: 'string', enum: [...ASSETS] },
+      available: amountRef,
+      held: amountRef,
+      total: amountRef,
+    }),
   },
 });
 
@@ -128,10 +149,15 @@ const Quote = object({
 const intent = {
   type: 'object',
   required: ['type'],
-  description: 'Discriminated by `type`: DEPOSIT carries `fundingInstruction`, WITHDRAWAL `beneficiary`, TRANSFER `targetAccount`, SWAP `sourceAsset` and `targetAsset`.',
+  description:
+    'Discriminated by `type`: DEPOSIT carries `fundingInstruction`, WITHDRAWAL `beneficiary`, TRANSFER `targetAccount`, SWAP `sourceAsset` and `targetAsset`.',
   properties: {
     type: { type: 'string', enum: ['DEPOSIT', 'WITHDRAWAL', 'SWAP', 'TRANSFER'] },
-    fundingInstruction: { type: 'object', required: ['rail'], properties: { rail: { type: 'string', enum: [...RAILS] } } },
+    fundingInstruction: {
+      type: 'object',
+      required: ['rail'],
+      properties: { rail: { type: 'string', enum: [...RAILS] } },
+    },
     beneficiary: { type: 'object' },
     targetAccount: { $ref: '#/components/schemas/AccountReference' },
     sourceAsset: { type: 'string' },
@@ -146,11 +172,21 @@ const Operation = object({
   sourceAmount: amountRef,
   targetAmount: amountRef,
   intent,
-  quote: object({ id: uuid, effectiveRate: { $ref: '#/components/schemas/Rate' }, expiresAt: timestamp, consumedAt: { type: ['string', 'null'], format: 'date-time' } }),
+  quote: object({
+    id: uuid,
+    effectiveRate: { $ref: '#/components/schemas/Rate' },
+    expiresAt: timestamp,
+    consumedAt: { type: ['string', 'null'], format: 'date-time' },
+  }),
   fees: { type: 'array', items: object({ amount: amountRef, source: { type: 'string' }, createdAt: timestamp }) },
   transactions: {
     type: 'array',
-    items: object({ id: { type: 'string' }, direction: { type: 'string', enum: ['CREDIT', 'DEBIT'] }, amount: amountRef, status: { type: 'string' } }),
+    items: object({
+      id: { type: 'string' },
+      direction: { type: 'string', enum: ['CREDIT', 'DEBIT'] },
+      amount: amountRef,
+      status: { type: 'string' },
+    }),
   },
   currentState: stateRef,
   states: { type: 'array', items: stateRef },
@@ -162,7 +198,8 @@ const Operation = object({
 const holder = {
   type: 'object',
   required: ['type'],
-  description: 'INDIVIDUAL: firstName, lastName, taxId (CPF), dateOfBirth, address. COMPANY: legalName, taxId (CNPJ), address.',
+  description:
+    'INDIVIDUAL: firstName, lastName, taxId (CPF), dateOfBirth, address. COMPANY: legalName, taxId (CNPJ), address.',
   properties: {
     type: { type: 'string', enum: ['INDIVIDUAL', 'COMPANY'] },
     firstName: { type: 'string' },
@@ -196,7 +233,11 @@ const Beneficiary = object({
 });
 const BeneficiarySummary = object({ ...beneficiaryFields, instructionCount: { type: 'integer' } });
 
-const Token = object({ accessToken: { type: 'string' }, tokenType: { const: 'Bearer' }, expiresIn: { type: 'integer' } });
+const Token = object({
+  accessToken: { type: 'string' },
+  tokenType: { const: 'Bearer' },
+  expiresIn: { type: 'integer' },
+});
 
 const InboundPayment = object(
   {
@@ -222,13 +263,20 @@ const InboundPayment = object(
   ['id', 'customerId', 'operationId', 'accountId', 'amount', 'rail', 'endToEndId', 'status', 'createdAt', 'updatedAt'],
 );
 
-const PageMeta = object({ previousCursor: { type: ['string', 'null'] }, nextCursor: { type: ['string', 'null'] }, total: { type: 'integer' } });
+const PageMeta = object({
+  previousCursor: { type: ['string', 'null'] },
+  nextCursor: { type: ['string', 'null'] },
+  total: { type: 'integer' },
+});
 
 const Error = {
   ...object({
     code: { type: 'string', description: 'UPPER_SNAKE error code', examples: [...ERROR_CODES] },
     message: { type: 'string', description: 'Human-readable; not for matching' },
-    details: { type: 'object', description: 'VALIDATION_ERROR: `errors` = [{path, message}] (JSON pointers); others: code-specific' },
+    details: {
+      type: 'object',
+      description: 'VALIDATION_ERROR: `errors` = [{path, message}] (JSON pointers); others: code-specific',
+    },
   }),
   additionalProperties: false,
 };
@@ -257,4 +305,5 @@ export const RESPONSE_SCHEMAS = {
 };
 
 /** A list response of the spec's list conventions: `{data: [item], meta}`. */
-export const pageOf = (item: keyof typeof RESPONSE_SCHEMAS) => object({ data: { type: 'array', items: ref(item) }, meta: ref('PageMeta') });
+export const pageOf = (item: keyof typeof RESPONSE_SCHEMAS) =>
+  object({ data: { type: 'array', items: ref(item) }, meta: ref('PageMeta') });

@@ -9,7 +9,13 @@ const resourceEntry = {
   required: ['name', 'events'],
   properties: {
     name: { type: 'string', enum: [...EVENT_RESOURCES] },
-    events: { type: 'array', minItems: 1, uniqueItems: true, maxItems: EVENT_TYPES.length, items: { type: 'string', enum: [...EVENT_TYPES] } },
+    events: {
+      type: 'array',
+      minItems: 1,
+      uniqueItems: true,
+      maxItems: EVENT_TYPES.length,
+      items: { type: 'string', enum: [...EVENT_TYPES] },
+    },
   },
 } as const;
 
@@ -21,7 +27,12 @@ export const createSubscriptionBody = {
   type: 'object',
   additionalProperties: false,
   required: ['url'],
-  properties: { url, includeAll: { type: 'boolean', default: false }, resources, allowRetry: { type: 'boolean', default: false } },
+  properties: {
+    url,
+    includeAll: { type: 'boolean', default: false },
+    resources,
+    allowRetry: { type: 'boolean', default: false },
+  },
 } as const;
 
 export const updateSubscriptionBody = {
@@ -58,7 +69,10 @@ const subscriptionProperties = {
     items: {
       type: 'object',
       required: ['name', 'events'],
-      properties: { name: { type: 'string', enum: [...EVENT_RESOURCES] }, events: { type: 'array', items: { type: 'string', enum: [...EVENT_TYPES] } } },
+      properties: {
+        name: { type: 'string', enum: [...EVENT_RESOURCES] },
+        events: { type: 'array', items: { type: 'string', enum: [...EVENT_TYPES] } },
+      },
     },
   },
   allowRetry: { type: 'boolean' },
@@ -83,19 +97,43 @@ export const subscriptionResponse = { type: 'object', required, properties: subs
 export const createdSubscriptionResponse = {
   type: 'object',
   required: [...required, 'secret'],
-  properties: { ...subscriptionProperties, secret: { type: 'string', description: 'Signing secret (whsec_...), shown once' } },
+  properties: {
+    ...subscriptionProperties,
+    secret: { type: 'string', description: 'Signing secret (whsec_...), shown once' },
+  },
 };
 export const secretResponse = { type: 'object', required: ['secret'], properties: { secret: { type: 'string' } } };
 
 const meta = {
   type: 'object',
-  properties: { previousCursor: { type: ['string', 'null'] }, nextCursor: { type: ['string', 'null'] }, total: { type: 'integer' } },
+  properties: {
+    previousCursor: { type: ['string', 'null'] },
+    nextCursor: { type: ['string', 'null'] },
+    total: { type: 'integer' },
+  },
 };
-export const subscriptionListResponse = { type: 'object', properties: { data: { type: 'array', items: subscriptionResponse }, meta } };
+export const subscriptionListResponse = {
+  type: 'object',
+  properties: { data: { type: 'array', items: subscriptionResponse }, meta },
+};
 
 export const executionLogResponse = {
   type: 'object',
-  required: ['id', 'companyId', 'subscriptionId', 'messageId', 'eventType', 'url', 'payload', 'httpStatus', 'status', 'retryAttempts', 'createdAt', 'updatedAt', 'error'],
+  required: [
+    'id',
+    'companyId',
+    'subscriptionId',
+    'messageId',
+    'eventType',
+    'url',
+    'payload',
+    'httpStatus',
+    'status',
+    'retryAttempts',
+    'createdAt',
+    'updatedAt',
+    'error',
+  ],
   properties: {
     id: { type: 'string', format: 'uuid' },
     companyId: { type: 'string' },
@@ -112,4 +150,7 @@ export const executionLogResponse = {
     error: { type: ['string', 'null'] },
   },
 };
-export const executionLogListResponse = { type: 'object', properties: { data: { type: 'array', items: executionLogResponse }, meta } };
+export const executionLogListResponse = {
+  type: 'object',
+  properties: { data: { type: 'array', items: executionLogResponse }, meta },
+};

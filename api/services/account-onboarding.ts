@@ -43,9 +43,13 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 function assertEditable(account: Account): void {
   if (account.status !== 'ACTION_REQUIRED') {
-    throw new CambioError('INVALID_STATE', `account is ${account.status}; UBOs and documents change only while it is ACTION_REQUIRED`, {
-      status: account.status,
-    });
+    throw new CambioError(
+      'INVALID_STATE',
+      `account is ${account.status}; UBOs and documents change only while it is ACTION_REQUIRED`,
+      {
+        status: account.status,
+      },
+    );
   }
 }
 
@@ -56,15 +60,21 @@ async function lockEditable(em: Em, accountId: string): Promise<Account> {
 }
 
 /** The same person twice, or stakes adding up past 100 %, is a data-entry mistake worth catching now. */
-function checkOwnership(ubos: Ubo[], candidate: { id: string; taxId: Ubo['taxId']; ownershipPercentage: number | null }): void {
+function checkOwnership(
+  ubos: Ubo[],
+  candidate: { id: string; taxId: Ubo['taxId']; ownershipPercentage: number | null },
+): void {
   const others = ubos.filter((u) => u.id !== candidate.id);
   if (others.some((u) => u.taxId.type === candidate.taxId.type && u.taxId.value === candidate.taxId.value)) {
     throw validationError('/taxId/value', 'is already used by another UBO of this account');
   }
   // Decimal, not float addition: 33.3 + 33.3 + 33.4 must be exactly 100.
-  const total = [...others.map((u) => u.ownershipPercentage), candidate.ownershipPercentage]
-    .reduce((sum: Decimal, p) => (p === null ? sum : sum.plus(new Decimal(String(p)))), new Decimal(0));
-  if (total.greaterThan(100)) throw validationError('/ownershipPercentage', `brings the UBOs' total ownership to ${total.toFixed()} %, over 100`);
+  const total = [...others.map((u) => u.ownershipPercentage), candidate.ownershipPercentage].reduce(
+    (sum: Decimal, p) => (p === null ? sum : sum.plus(new Decimal(String(p)))),
+    new Decimal(0),
+  );
+  if (total.greaterThan(100))
+    throw validationError('/ownershipPercentage', `brings the UBOs' total ownership to ${total.toFixed()} %, over 100`);
 }
 
 export async function addUbo(em: Em, accountId: string, input: UboInput): Promise<UboView> {
@@ -105,7 +115,8 @@ export async function patchUbo(em: Em, accountId: string, uboId: string, patch: 
       name: patch.name ?? found.name,
       taxId: taxId ?? found.taxId,
       address: patch.address ?? found.address,
-      ownershipPercentage: patch.ownershipPercentage === undefined ? found.ownershipPercentage : patch.ownershipPercentage,
+      ownershipPercentage:
+        patch.ownershipPercentage === undefined ? found.ownershipPercentage : patch.ownershipPercentage,
     };
     checkOwnership(ubos, { id: uboId, taxId: next.taxId, ownershipPercentage: next.ownershipPercentage });
     const now = new Date();
@@ -120,7 +131,8 @@ function decodeContent(content: string): Buffer {
   if (content.length % 4 !== 0 || !BASE64.test(content)) throw validationError('/content', 'is not valid base64');
   const padding = content.endsWith('==') ? 2 : content.endsWith('=') ? 1 : 0;
   const size = (content.length / 4) * 3 - padding;
-  if (size > MAX_DOCUMENT_BYTES) throw validationError('/content', `decodes to ${size} bytes; at most ${MAX_DOCUMENT_BYTES} are allowed`);
+  if (size > MAX_DOCUMENT_BYTES)
+    throw validationError('/content', `decodes to ${size} bytes; at most ${MAX_DOCUMENT_BYTES} are allowed`);
   if (size === 0) throw validationError('/content', 'is empty');
   return Buffer.from(content, 'base64');
 }
@@ -159,7 +171,8 @@ export async function uploadDocument(em: Em, accountId: string, input: DocumentI
 
 function requirementMismatch(documentType: string, uboId: string | null, uboIds: string[]): CambioError {
   if (documentType === 'ID_DOCUMENT' && uboId === null) return validationError('/uboId', 'is required for ID_DOCUMENT');
-  if (documentType !== 'ID_DOCUMENT' && uboId !== null) return validationError('/uboId', `must be omitted for ${documentType}`);
+  if (documentType !== 'ID_DOCUMENT' && uboId !== null)
+    return validationError('/uboId', `must be omitted for ${documentType}`);
   if (uboId !== null && !uboIds.includes(uboId)) return validationError('/uboId', 'is not a UBO of this account');
   return validationError('/documentType', `is not required by this account`);
 }

@@ -21,7 +21,6 @@ import { freshEm, inTransaction } from '../../db/transaction';
 
 type ReviewServices = Pick<Deps, 'orm' | 'temporal' | 'config'>;
 
-
 /** Round n is the n-th time the account entered UNDER_REVIEW. */
 const reviewRound = (account: Account) => account.states.filter((s) => s.status === 'UNDER_REVIEW').length;
 
@@ -35,7 +34,11 @@ function reviewWorkflowStart(account: Account): WorkflowStartRequest {
   };
 }
 
-const brief = (r: Requirement) => ({ documentType: r.documentType, uboId: r.uboId, ...(r.reason ? { reason: r.reason } : {}) });
+const brief = (r: Requirement) => ({
+  documentType: r.documentType,
+  uboId: r.uboId,
+  ...(r.reason ? { reason: r.reason } : {}),
+});
 
 /**
  * ACTION_REQUIRED → UNDER_REVIEW and the review workflow's start, in one transaction (outbox), then the start
@@ -45,17 +48,28 @@ export async function submitReview(services: ReviewServices, em: Em, accountId: 
   return inTransaction(em, async (tx) => {
     const account = await findAccount(tx, accountId, true);
     if (account.status !== 'ACTION_REQUIRED') {
-      throw new CambioError('INVALID_STATE', `account is ${account.status}; only an ACTION_REQUIRED account can be submitted for review`, {
-        status: account.status,
-      });
+      throw new CambioError(
+        'INVALID_STATE',
+        `account is ${account.status}; only an ACTION_REQUIRED account can be submitted for review`,
+        {
+          status: account.status,
+        },
+      );
     }
     const { ubos, documents } = (await loadParts(tx, [accountId])).get(accountId)!;
-    const requirements = computeRequirements(ubos.map((u) => u.id), documents);
+    const requirements = computeRequirements(
+      ubos.map((u) => u.id),
+      documents,
+    );
     if (!readyForReview(requirements)) {
-      throw new CambioError('REQUIREMENTS_NOT_MET', 'documents are missing or were rejected; upload them before submitting', {
-        currentlyDue: requirements.currentlyDue.map(brief),
-        errors: requirements.errors.map(brief),
-      });
+      throw new CambioError(
+        'REQUIREMENTS_NOT_MET',
+        'documents are missing or were rejected; upload them before submitting',
+        {
+          currentlyDue: requirements.currentlyDue.map(brief),
+          errors: requirements.errors.map(brief),
+        },
+      );
     }
     const now = new Date();
     transition(account, 'UNDER_REVIEW', now);
@@ -99,7 +113,11 @@ export async function decideAccountReview(
 
 function assertUnderReview(account: Account): void {
   if (account.status !== 'UNDER_REVIEW') {
-    throw new CambioError('INVALID_STATE', `account is ${account.status}; only an account UNDER_REVIEW can be decided`, { status: account.status });
+    throw new CambioError(
+      'INVALID_STATE',
+      `account is ${account.status}; only an account UNDER_REVIEW can be decided`,
+      { status: account.status },
+    );
   }
 }
 

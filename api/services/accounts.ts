@@ -4,7 +4,15 @@ import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import type { Em } from '../../db/orm';
 import { inTransaction } from '../../db/transaction';
-import { Account, AccountDocumentSchema, AccountSchema, AccountTag, CompanyOwner, Ubo, UboSchema } from '../../db/entities/account';
+import {
+  Account,
+  AccountDocumentSchema,
+  AccountSchema,
+  AccountTag,
+  CompanyOwner,
+  Ubo,
+  UboSchema,
+} from '../../db/entities/account';
 import { ACCOUNT_LIST, accountParts, DocumentSummary, listRowParts, newAccount } from '../../db/repositories/accounts';
 import { isValidTaxId, normalizeTaxId, TaxIdType } from '../../domain/tax-id';
 import { initialStates } from '../../domain/states';
@@ -22,7 +30,14 @@ export interface TaxIdInput {
 
 export interface CreateAccountInput {
   assets: Array<{ code: string; isVirtual: boolean }>;
-  owner: { type: 'COMPANY'; legalName: string; taxId: TaxIdInput; industry: string; incorporateDate: string; address: Address };
+  owner: {
+    type: 'COMPANY';
+    legalName: string;
+    taxId: TaxIdInput;
+    industry: string;
+    incorporateDate: string;
+    address: Address;
+  };
 }
 
 /**
@@ -37,7 +52,8 @@ export function checkTaxId(path: string, taxId: TaxIdInput): TaxIdInput {
 function checkUniqueAssets(assets: CreateAccountInput['assets']): void {
   const seen = new Set<string>();
   assets.forEach((a, i) => {
-    if (seen.has(a.code)) throw validationError(`/assets/${i}/code`, `duplicates asset ${a.code}; asset codes must be unique`);
+    if (seen.has(a.code))
+      throw validationError(`/assets/${i}/code`, `duplicates asset ${a.code}; asset codes must be unique`);
     seen.add(a.code);
   });
 }
@@ -58,7 +74,11 @@ export async function createAccount(em: Em, input: CreateAccountInput): Promise<
     legalName: owner.legalName,
     status: 'ACTION_REQUIRED',
     states: initialStates('ACTION_REQUIRED', now),
-    assets: input.assets.map((a) => ({ asset: a.code, allowsVirtualAccounts: a.isVirtual, status: 'ONBOARDING' as const })),
+    assets: input.assets.map((a) => ({
+      asset: a.code,
+      allowsVirtualAccounts: a.isVirtual,
+      status: 'ONBOARDING' as const,
+    })),
     tags: [],
     sourceAccountId: null,
     createdAt: now,
@@ -72,7 +92,10 @@ export async function createAccount(em: Em, input: CreateAccountInput): Promise<
  * The account's UBOs and documents (without content), both in creation order, keyed by account id, as managed
  * entities (a caller may change them and flush). Views read them as plain objects with the account (`viewOf`).
  */
-export async function loadParts(em: Em, accountIds: string[]): Promise<Map<string, { ubos: Ubo[]; documents: DocumentSummary[] }>> {
+export async function loadParts(
+  em: Em,
+  accountIds: string[],
+): Promise<Map<string, { ubos: Ubo[]; documents: DocumentSummary[] }>> {
   const parts = new Map(accountIds.map((id) => [id, { ubos: [] as Ubo[], documents: [] as DocumentSummary[] }]));
   if (accountIds.length === 0) return parts;
   const [ubos, documents] = await Promise.all([
@@ -91,7 +114,11 @@ export async function viewOf(em: Em, account: Account): Promise<AccountView> {
 
 /** The account in the em's scope, or 404 (also for another customer's id: never reveal that it exists). */
 export async function findAccount(em: Em, accountId: string, lock = false): Promise<Account> {
-  const account = await em.findOne(AccountSchema, { id: accountId }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } : { refresh: true });
+  const account = await em.findOne(
+    AccountSchema,
+    { id: accountId },
+    lock ? { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } : { refresh: true },
+  );
   if (!account) throw notFound('account');
   return account;
 }
@@ -101,7 +128,11 @@ export async function getAccount(em: Em, accountId: string): Promise<AccountView
 }
 
 /** A page of the customer's accounts, and the version of the list it shows (null when it has none). */
-export async function listAccounts(em: Em, query: ListQuery, cursorSecret: string): Promise<{ body: Page<AccountView>; version: string | null }> {
+export async function listAccounts(
+  em: Em,
+  query: ListQuery,
+  cursorSecret: string,
+): Promise<{ body: Page<AccountView>; version: string | null }> {
   const page = await runList(em, ACCOUNT_LIST, query, cursorSecret);
   const parts = (page.extras ?? []).map((extras) => listRowParts(em, extras));
   return {
@@ -128,7 +159,10 @@ export function accountsPageJson(em: Em, cache: PageCache, query: ListQuery, cur
 export async function tagAccount(em: Em, accountId: string, tag: AccountTag): Promise<AccountView> {
   return inTransaction(em, async (tx) => {
     const found = await findAccount(tx, accountId, true);
-    found.tags = [...found.tags.filter((t) => t.key !== tag.key), { key: tag.key, value: tag.value, propagate: tag.propagate }];
+    found.tags = [
+      ...found.tags.filter((t) => t.key !== tag.key),
+      { key: tag.key, value: tag.value, propagate: tag.propagate },
+    ];
     found.updatedAt = new Date();
     return viewOf(tx, found);
   });

@@ -36,7 +36,10 @@ export interface CreatedCustomer {
 
 /** Operator action: a customer and its first credentials. The secret is returned once and stored hashed. */
 export async function createCustomer(orm: Orm, name: string): Promise<CreatedCustomer> {
-  if (!name.trim()) throw new CambioError('VALIDATION_ERROR', 'name must not be empty', { errors: [{ path: '/name', message: 'must not be empty' }] });
+  if (!name.trim())
+    throw new CambioError('VALIDATION_ERROR', 'name must not be empty', {
+      errors: [{ path: '/name', message: 'must not be empty' }],
+    });
   const customerId = randomUUID();
   const clientId = `cli_${randomBytes(12).toString('hex')}`;
   const clientSecret = `sec_${randomBytes(24).toString('base64url')}`;
@@ -89,7 +92,13 @@ export interface IssuedToken {
   expiresIn: number;
 }
 
-export async function issueToken(orm: Orm, config: Config, key: KeyPair, clientId: string, clientSecret: string): Promise<IssuedToken> {
+export async function issueToken(
+  orm: Orm,
+  config: Config,
+  key: KeyPair,
+  clientId: string,
+  clientSecret: string,
+): Promise<IssuedToken> {
   const em = orm.em.fork();
   const client = await em.findOne(ApiClientSchema, { clientId });
   // Same answer for an unknown client and a wrong secret: the caller learns nothing about which ids exist.
@@ -99,7 +108,8 @@ export async function issueToken(orm: Orm, config: Config, key: KeyPair, clientI
     throw new CambioError('INVALID_CLIENT', 'unknown client or wrong secret');
   }
   const customer = await em.findOne(CustomerSchema, { id: client.customerId });
-  if (!customer || customer.disabledAt) throw new CambioError('INVALID_CLIENT', 'the customer of this client is disabled');
+  if (!customer || customer.disabledAt)
+    throw new CambioError('INVALID_CLIENT', 'the customer of this client is disabled');
   const accessToken = jwt.sign({ client_id: clientId }, key.privateKey, {
     algorithm: 'RS256',
     keyid: key.kid,

@@ -17,7 +17,12 @@ export async function getBalances(em: Em, accountId: string) {
       const row = rows.get(asset);
       const available = row?.available ?? new Dec(0);
       const held = row?.held ?? new Dec(0);
-      return { asset, available: amount(available, asset), held: amount(held, asset), total: amount(available.plus(held), asset) };
+      return {
+        asset,
+        available: amount(available, asset),
+        held: amount(held, asset),
+        total: amount(available.plus(held), asset),
+      };
     }),
   };
 }

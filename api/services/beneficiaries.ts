@@ -53,7 +53,12 @@ export async function createBeneficiary(s: ServiceContext, em: Em, input: Create
 }
 
 /** Adds a PIX instruction (PENDING_REVIEW) to a beneficiary of the caller; returns the full beneficiary. */
-export async function addPaymentInstruction(s: ServiceContext, em: Em, beneficiaryId: string, input: PixInstructionInput) {
+export async function addPaymentInstruction(
+  s: ServiceContext,
+  em: Em,
+  beneficiaryId: string,
+  input: PixInstructionInput,
+) {
   checkInstruction(input, '');
   const now = new Date();
   await inTransaction(em, async (tx) => {
@@ -68,10 +73,14 @@ export async function addPaymentInstruction(s: ServiceContext, em: Em, beneficia
       status: { $ne: 'REJECTED' },
     });
     if (same) {
-      throw new CambioError('INVALID_STATE', `this beneficiary already has a ${same.status} instruction for that DICT key`, {
-        instructionId: same.id,
-        status: same.status,
-      });
+      throw new CambioError(
+        'INVALID_STATE',
+        `this beneficiary already has a ${same.status} instruction for that DICT key`,
+        {
+          instructionId: same.id,
+          status: same.status,
+        },
+      );
     }
     b.updatedAt = now;
     await newInstruction(tx, s.config, b, input, now);
@@ -93,7 +102,10 @@ export async function getBeneficiary(em: Em, beneficiaryId: string) {
 
 export async function listBeneficiaries(em: Em, query: ListQuery, cursorSecret: string) {
   const page: Page<Beneficiary> = await runList(em, BENEFICIARY_LIST, query, cursorSecret);
-  const counts = await instructionCounts(em, page.data.map((b) => b.id));
+  const counts = await instructionCounts(
+    em,
+    page.data.map((b) => b.id),
+  );
   return { data: page.data.map((b) => presentBeneficiarySummary(b, counts.get(b.id) ?? 0)), meta: page.meta };
 }
 
@@ -152,7 +164,8 @@ function checkHolder(holder: Holder): Holder {
   const value = normalizeTaxId(holder.taxId.type, holder.taxId.value);
   if (holder.type === 'INDIVIDUAL') {
     // Compared as YYYY-MM-DD strings in UTC: a person born today is not accepted until tomorrow.
-    if (holder.dateOfBirth >= new Date().toISOString().slice(0, 10)) throw validationError('/holder/dateOfBirth', 'must be in the past');
+    if (holder.dateOfBirth >= new Date().toISOString().slice(0, 10))
+      throw validationError('/holder/dateOfBirth', 'must be in the past');
     return { ...holder, taxId: { type: 'CPF', value } };
   }
   return { ...holder, taxId: { type: 'CNPJ', value } };

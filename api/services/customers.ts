@@ -23,6 +23,10 @@ export async function setCustomerDisabled(orm: Orm, customerId: string, disabled
     // Disabling twice keeps the first moment; enabling clears it.
     if (disabled) customer.disabledAt ??= new Date();
     else customer.disabledAt = null;
-    return { customerId: customer.id, name: customer.name, disabledAt: customer.disabledAt ? customer.disabledAt.toISOString() : null };
+    return {
+      customerId: customer.id,
+      name: customer.name,
+      disabledAt: customer.disabledAt ? customer.disabledAt.toISOString() : null,
+    };
   });
 }

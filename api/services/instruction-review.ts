@@ -10,7 +10,6 @@ import { pollUntil } from './poll';
 import type { ServiceContext } from './context';
 import { getBeneficiary, instructionReviewStart } from './beneficiaries';
 
-
 const OUTCOME: Record<InstructionDecision, string> = { APPROVE: 'APPROVED', REJECT: 'REJECTED' };
 
 /**
@@ -18,7 +17,13 @@ const OUTCOME: Record<InstructionDecision, string> = { APPROVE: 'APPROVED', REJE
  * workflow, and returns the updated Beneficiary. Shared by the sandbox route (tenant `em`) and the operator
  * CLI (a tenant `em` of the instruction's customer).
  */
-export async function decideInstruction(s: ServiceContext, em: Em, instructionId: string, decision: InstructionDecision, reason?: string) {
+export async function decideInstruction(
+  s: ServiceContext,
+  em: Em,
+  instructionId: string,
+  decision: InstructionDecision,
+  reason?: string,
+) {
   const pi = await em.findOne(PaymentInstructionSchema, { id: instructionId }, { refresh: true });
   if (!pi) throw notFound('payment instruction');
   if (pi.status !== 'PENDING_REVIEW') throw alreadyDecided(pi.status);
@@ -46,10 +51,17 @@ export async function decideInstruction(s: ServiceContext, em: Em, instructionId
 }
 
 const waitWhilePending = (em: Em, instructionId: string): Promise<string> =>
-  pollUntil(() => statusOf(em, instructionId), (status) => status !== 'PENDING_REVIEW');
+  pollUntil(
+    () => statusOf(em, instructionId),
+    (status) => status !== 'PENDING_REVIEW',
+  );
 
 const statusOf = async (em: Em, instructionId: string): Promise<string> =>
   (await instructionStatus(em, instructionId)) ?? 'PENDING_REVIEW';
 
 const alreadyDecided = (status: string) =>
-  new CambioError('INVALID_STATE', `payment instruction is ${status}; only a PENDING_REVIEW instruction can be reviewed`, { status });
+  new CambioError(
+    'INVALID_STATE',
+    `payment instruction is ${status}; only a PENDING_REVIEW instruction can be reviewed`,
+    { status },
+  );

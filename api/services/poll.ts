@@ -8,7 +8,11 @@ export const WORKFLOW_WAIT_MS = 10_000;
  * Reads until `done` holds or `timeoutMs` has passed, and returns the last read. `read` must look past the
  * identity map (a fresh fork or a plain query), or it would keep seeing the row from before the signal.
  */
-export async function pollUntil<T>(read: () => Promise<T>, done: (value: T) => boolean, opts: { timeoutMs?: number; intervalMs?: number } = {}): Promise<T> {
+export async function pollUntil<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  opts: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
   const deadline = Date.now() + (opts.timeoutMs ?? WORKFLOW_WAIT_MS);
   for (;;) {
     const value = await read();

@@ -28,8 +28,14 @@ export function priceQuote(rates: RateSource, ttlSeconds: number, input: CreateQ
     rates,
     sourceAsset: input.sourceAsset,
     targetAsset: input.targetAsset,
-    sourceAmount: input.sourceAmount === undefined ? undefined : parseAmountValue(input.sourceAmount, input.sourceAsset, { path: '/sourceAmount' }),
-    targetAmount: input.targetAmount === undefined ? undefined : parseAmountValue(input.targetAmount, input.targetAsset, { path: '/targetAmount' }),
+    sourceAmount:
+      input.sourceAmount === undefined
+        ? undefined
+        : parseAmountValue(input.sourceAmount, input.sourceAsset, { path: '/sourceAmount' }),
+    targetAmount:
+      input.targetAmount === undefined
+        ? undefined
+        : parseAmountValue(input.targetAmount, input.targetAsset, { path: '/targetAmount' }),
   });
   // The derived side is bounded like a requested one: 10^15 - 1 USD in PHP would not be.
   checkAmountLimit(result.sourceAmount, input.sourceAsset, '/sourceAmount');

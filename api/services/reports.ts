@@ -36,7 +36,11 @@ export async function getReport(em: Em, query: ReportQuery): Promise<Report> {
   const rows = await reportTotals(em, period, parseFilters(query.filters));
   const lines = rows
     .map((r) => ({ asset: r.asset, direction: r.direction, sum: new Dec(r.sum), count: Number(r.count) }))
-    .sort((a, b) => compare(a.asset, b.asset) || MOVEMENT_DIRECTIONS.indexOf(a.direction) - MOVEMENT_DIRECTIONS.indexOf(b.direction));
+    .sort(
+      (a, b) =>
+        compare(a.asset, b.asset) ||
+        MOVEMENT_DIRECTIONS.indexOf(a.direction) - MOVEMENT_DIRECTIONS.indexOf(b.direction),
+    );
   return { period, lines };
 }
 

@@ -15,7 +15,11 @@ export interface KeyPair {
  */
 export async function loadSigningKey(orm: Orm, env: NodeJS.ProcessEnv = process.env): Promise<KeyPair> {
   if (env.JWT_PRIVATE_KEY && env.JWT_PUBLIC_KEY) {
-    return { kid: env.JWT_KEY_ID || 'configured', privateKey: createPrivateKey(env.JWT_PRIVATE_KEY), publicKey: createPublicKey(env.JWT_PUBLIC_KEY) };
+    return {
+      kid: env.JWT_KEY_ID || 'configured',
+      privateKey: createPrivateKey(env.JWT_PRIVATE_KEY),
+      publicKey: createPublicKey(env.JWT_PUBLIC_KEY),
+    };
   }
   const row = await oldestOrNewSigningKey(orm, () => {
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });

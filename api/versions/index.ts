@@ -25,7 +25,10 @@ export const selectVersion: Koa.Middleware = async (ctx, next) => {
 };
 
 /** Routes a request to the route table of the version `selectVersion` chose. */
-export function versionDispatcher(services: ServiceContext, authenticate: Authenticate): { middleware: Koa.Middleware; tables: Record<string, RouteTable> } {
+export function versionDispatcher(
+  services: ServiceContext,
+  authenticate: Authenticate,
+): { middleware: Koa.Middleware; tables: Record<string, RouteTable> } {
   const tables: Record<string, RouteTable> = {};
   const routers: Record<string, Koa.Middleware> = {};
   for (const [name, version] of Object.entries(VERSIONS)) {

@@ -29,7 +29,9 @@ export function accountCommands(program: Command): void {
     .description('approve an account UNDER_REVIEW: it becomes ACTIVE with all its assets')
     .option('--json', 'print JSON')
     .action(async (accountId: string, opts: { json?: boolean }) => {
-      const view = await withServices(async (s) => decideAccountReview(s, await accountScope(s, accountId), accountId, 'APPROVE'));
+      const view = await withServices(async (s) =>
+        decideAccountReview(s, await accountScope(s, accountId), accountId, 'APPROVE'),
+      );
       output(!!opts.json, view, summary(view));
     });
 
@@ -39,7 +41,9 @@ export function accountCommands(program: Command): void {
     .requiredOption('--reason <reason>', 'why, shown to the customer (at most 255 characters)')
     .option('--json', 'print JSON')
     .action(async (accountId: string, opts: { reason: string; json?: boolean }) => {
-      const view = await withServices(async (s) => decideAccountReview(s, await accountScope(s, accountId), accountId, 'REJECT', opts.reason));
+      const view = await withServices(async (s) =>
+        decideAccountReview(s, await accountScope(s, accountId), accountId, 'REJECT', opts.reason),
+      );
       output(!!opts.json, view, `${summary(view)}: ${opts.reason}`);
     });
 
@@ -53,6 +57,10 @@ export function accountCommands(program: Command): void {
     .action(async (accountId: string, opts: { key: string; value: string; propagate?: boolean; json?: boolean }) => {
       const tag = { key: opts.key, value: opts.value, propagate: !!opts.propagate };
       const view = await withServices(async (s) => tagAccount(await accountScope(s, accountId), accountId, tag));
-      output(!!opts.json, view, `${summary(view)} tagged ${opts.key}=${opts.value}${tag.propagate ? ' (propagates)' : ''}`);
+      output(
+        !!opts.json,
+        view,
+        `${summary(view)} tagged ${opts.key}=${opts.value}${tag.propagate ? ' (propagates)' : ''}`,
+      );
     });
 }

@@ -33,7 +33,11 @@ export function auditCommands(program: Command): void {
       const line = (r: (typeof rows)[number]) =>
         `${r.at} ${r.operator} ${r.action} ${r.target}${r.reason ? ` (${r.reason})` : ''} ${JSON.stringify(r.details)}`;
       const human = rows.map(line).join('\n');
-      output(!!opts.json, rows.map(({ prevHash: _p, hash: _h, seq: _s, ...r }) => r), human || 'no audit rows');
+      output(
+        !!opts.json,
+        rows.map(({ prevHash: _p, hash: _h, seq: _s, ...r }) => r),
+        human || 'no audit rows',
+      );
     });
   audit
     .command('verify')

@@ -15,7 +15,11 @@ export function customerCommands(program: Command): void {
     .action(async (opts: { name: string; json?: boolean }) => {
       const created = await withServices((s) => createCustomer(s.orm, opts.name));
       auditNote({ target: created.customerId, details: { clientId: created.clientId } });
-      output(!!opts.json, created, `customer ${created.customerId}\nclientId ${created.clientId}\nclientSecret ${created.clientSecret} (shown once)`);
+      output(
+        !!opts.json,
+        created,
+        `customer ${created.customerId}\nclientId ${created.clientId}\nclientSecret ${created.clientSecret} (shown once)`,
+      );
     });
   customer
     .command('disable <customerId>')
@@ -35,7 +39,7 @@ export function customerCommands(program: Command): void {
     });
   customer
     .command('rotate-secret <customerId>')
-    .description("a new client secret (shown once); the old one keeps working for CLIENT_SECRET_GRACE_SECONDS")
+    .description('a new client secret (shown once); the old one keeps working for CLIENT_SECRET_GRACE_SECONDS')
     .option('--json', 'print JSON')
     .action(async (customerId: string, opts: { json?: boolean }) => {
       const rotate = (s: ServiceContext) => rotateClientSecret(s.orm, customerId, s.config.clientSecretGraceSeconds);

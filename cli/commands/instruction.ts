@@ -13,7 +13,8 @@ import { output, withServices } from '../context';
  * same service as the sandbox route, in the scope of the customer that owns it.
  */
 async function decide(s: ServiceContext, instructionId: string, decision: InstructionDecision, reason?: string) {
-  if (!isUuid(instructionId)) throw new CambioError('VALIDATION_ERROR', `instruction id must be a UUID, got "${instructionId}"`);
+  if (!isUuid(instructionId))
+    throw new CambioError('VALIDATION_ERROR', `instruction id must be a UUID, got "${instructionId}"`);
   const found = await systemEm(s.orm).findOne(PaymentInstructionSchema, { id: instructionId });
   if (!found) throw new CambioError('NOT_FOUND', `payment instruction ${instructionId} not found`);
   return decideInstruction(s, tenantEm(s.orm, found.customerId), instructionId, decision, reason);
@@ -21,7 +22,11 @@ async function decide(s: ServiceContext, instructionId: string, decision: Instru
 
 function report(json: boolean, instructionId: string, beneficiary: Awaited<ReturnType<typeof decide>>): void {
   const pi = beneficiary.paymentInstructions.find((p) => p.id === instructionId);
-  output(json, beneficiary, `instruction ${instructionId} ${pi?.currentState.status ?? 'unknown'} (beneficiary ${beneficiary.id})`);
+  output(
+    json,
+    beneficiary,
+    `instruction ${instructionId} ${pi?.currentState.status ?? 'unknown'} (beneficiary ${beneficiary.id})`,
+  );
 }
 
 export function instructionCommands(program: Command): void {

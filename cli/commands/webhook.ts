@@ -9,7 +9,9 @@ export function webhookCommands(program: Command): void {
   const webhook = program.command('webhook').description('webhook deliveries');
   webhook
     .command('redeliver <logId>')
-    .description('send a delivery again (same message id and body), one attempt; fails while it is still being attempted')
+    .description(
+      'send a delivery again (same message id and body), one attempt; fails while it is still being attempted',
+    )
     .option('--json', 'print JSON')
     .action(async (logId: string, opts: { json?: boolean }) => {
       if (!isUuid(logId)) throw notFound('execution log');

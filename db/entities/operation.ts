@@ -5,7 +5,14 @@ import { StateEntry, Tag, tenantFilter, timestamp } from './common';
 
 export const OPERATION_TYPES = ['DEPOSIT', 'WITHDRAWAL', 'SWAP', 'TRANSFER'] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
-export const OPERATION_STATUSES = ['REQUESTED', 'PROCESSING', 'ON_HOLD', 'ACTION_REQUIRED', 'COMPLETED', 'FAILED'] as const;
+export const OPERATION_STATUSES = [
+  'REQUESTED',
+  'PROCESSING',
+  'ON_HOLD',
+  'ACTION_REQUIRED',
+  'COMPLETED',
+  'FAILED',
+] as const;
 export type OperationStatus = (typeof OPERATION_STATUSES)[number];
 
 export interface OperationFee {

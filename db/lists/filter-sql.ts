@@ -5,7 +5,13 @@
 // property names), which is code, not input. Every node's output is parenthesised so callers can
 // splice it into `WHERE ... AND <expr>` without worrying about precedence.
 import {
-  FieldCatalogue, FieldLocation, FieldSpec, FilterNode, FilterOp, lookupField, validateFilters,
+  FieldCatalogue,
+  FieldLocation,
+  FieldSpec,
+  FilterNode,
+  FilterOp,
+  lookupField,
+  validateFilters,
 } from '../../domain/list-filters';
 
 export interface CompiledFilter {

@@ -46,7 +46,10 @@ export function keysetPage(opts: KeysetOptions): KeysetPage {
   const direction = cursor === undefined ? 'NEXT' : opts.direction;
   // A cursor is a position in one ordering; applied to the other it would select a wrong slice.
   if (cursor !== undefined && cursor.sortOrder !== sortOrder) {
-    throw new CambioError('INVALID_CURSOR', `Invalid cursor: it was issued for ${cursor.sortOrder} order, not ${sortOrder}`);
+    throw new CambioError(
+      'INVALID_CURSOR',
+      `Invalid cursor: it was issued for ${cursor.sortOrder} order, not ${sortOrder}`,
+    );
   }
   const ascending = sortOrder === 'ASCENDING';
   // Walking backwards through an ascending list is walking forwards through a descending one.
@@ -68,7 +71,11 @@ export function keysetPage(opts: KeysetOptions): KeysetPage {
  * Turns the `limit + 1` rows fetched in the order keysetPage asked for into the page to return,
  * in the list's sort order, and says whether more rows exist in the direction of travel.
  */
-export function trimPage<R>(fetched: readonly R[], limit: number, reverseResults: boolean): { rows: R[]; hasMoreInFetchDirection: boolean } {
+export function trimPage<R>(
+  fetched: readonly R[],
+  limit: number,
+  reverseResults: boolean,
+): { rows: R[]; hasMoreInFetchDirection: boolean } {
   const hasMoreInFetchDirection = fetched.length > limit;
   const rows = fetched.slice(0, limit);
   if (reverseResults) rows.reverse();

@@ -52,8 +52,9 @@ const PARTS = {
 type PartsRow = { ubos_json: Record<string, unknown>[]; documents_json: Record<string, unknown>[] };
 
 const PARTS_OF_ONE =
-  `select ${Object.entries(PARTS).map(([name, sql]) => `${sql} as ${name}`).join(', ')} ` +
-  `from (values (?::uuid, ?::uuid)) a (id, customer_id)`;
+  `select ${Object.entries(PARTS)
+    .map(([name, sql]) => `${sql} as ${name}`)
+    .join(', ')} ` + `from (values (?::uuid, ?::uuid)) a (id, customer_id)`;
 
 function partsOf(em: Em, row: PartsRow): AccountParts {
   return {

@@ -29,7 +29,10 @@ function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
     const entry = (k: string) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`;
-    return `{${Object.keys(value as object).sort().map(entry).join(',')}}`;
+    return `{${Object.keys(value as object)
+      .sort()
+      .map(entry)
+      .join(',')}}`;
   }
   return JSON.stringify(value ?? null);
 }
@@ -52,8 +55,17 @@ export async function appendAudit(em: Em, entry: Omit<AuditEntry, 'id' | 'at'>):
     const [row] = await tx.execute(
       `insert into audit_log (id, at, operator, action, target, reason, details, prev_hash, hash)
        values (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?) returning seq::text`,
-      [full.id, full.at, full.operator, full.action, full.target, full.reason, JSON.stringify(full.details), prevHash,
-        hash],
+      [
+        full.id,
+        full.at,
+        full.operator,
+        full.action,
+        full.target,
+        full.reason,
+        JSON.stringify(full.details),
+        prevHash,
+        hash,
+      ],
     );
     return { ...full, seq: row.seq, prevHash, hash };
   });
@@ -76,8 +88,14 @@ const toRow = (r: Record<string, unknown>): AuditRow => ({
 export async function listAudit(em: Em, filter: { since?: Date; action?: string } = {}): Promise<AuditRow[]> {
   const where: string[] = [];
   const params: unknown[] = [];
-  if (filter.since) (where.push('at >= ?'), params.push(filter.since));
-  if (filter.action) (where.push('action = ?'), params.push(filter.action));
+  if (filter.since) {
+    where.push('at >= ?');
+    params.push(filter.since);
+  }
+  if (filter.action) {
+    where.push('action = ?');
+    params.push(filter.action);
+  }
   // `at` as the ISO text that was hashed; ordered by the column, not by the text alias of the same name.
   const rows = await em.execute(
     `select seq::text, id, to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at, operator, action,

@@ -12,7 +12,9 @@ import { SqlBatch } from '../batch';
 import { numbered, rawQuery } from '../raw';
 import { outboxInsert } from './outbox';
 
-type NewEvent = Pick<DomainEvent, 'customerId' | 'type' | 'resourceType' | 'resourceId' | 'payload' | 'dedupeKey'> & { atTime: Date };
+type NewEvent = Pick<DomainEvent, 'customerId' | 'type' | 'resourceType' | 'resourceId' | 'payload' | 'dedupeKey'> & {
+  atTime: Date;
+};
 
 /** Where delivery workflows go: the config (a bare task queue name would too easily be the operations' queue). */
 export type DeliveryQueues = Pick<Config, 'webhookTaskQueue'>;
@@ -72,11 +74,24 @@ export function addEvent(batch: SqlBatch, queues: DeliveryQueues, e: NewEvent): 
   const event: DomainEvent = { id: randomUUID(), ...e, createdAt: new Date() };
   const payload = JSON.stringify(event.payload);
   batch.add(EVENT_WITH_DELIVERIES, [
-    event.id, event.customerId, event.type, event.resourceType, event.resourceId, payload, event.dedupeKey,
-    event.atTime, event.createdAt,
-    event.type, payload, event.createdAt, event.createdAt,
-    event.customerId, JSON.stringify([{ events: [event.type] }]),
-    webhookDeliveryWorkflowId(''), queues.webhookTaskQueue, JSON.stringify({ CustomerId: event.customerId }),
+    event.id,
+    event.customerId,
+    event.type,
+    event.resourceType,
+    event.resourceId,
+    payload,
+    event.dedupeKey,
+    event.atTime,
+    event.createdAt,
+    event.type,
+    payload,
+    event.createdAt,
+    event.createdAt,
+    event.customerId,
+    JSON.stringify([{ events: [event.type] }]),
+    webhookDeliveryWorkflowId(''),
+    queues.webhookTaskQueue,
+    JSON.stringify({ CustomerId: event.customerId }),
     event.createdAt,
   ]);
 }
@@ -101,11 +116,7 @@ const PURGE = numbered(`with gone as (
 export async function purgeEventsBefore(em: Em, cutoff: Date): Promise<number> {
   let purged = 0;
   for (;;) {
-    const rows = await rawQuery<{ n: number }>(
-      em,
-      PURGE,
-      [cutoff, PURGE_BATCH],
-    );
+    const rows = await rawQuery<{ n: number }>(em, PURGE, [cutoff, PURGE_BATCH]);
     purged += rows[0].n;
     if (rows[0].n < PURGE_BATCH) return purged;
   }

@@ -48,7 +48,12 @@ export const REPLACE_UNLESS_ANSWERING = `on conflict (customer_id, key) do updat
  */
 export function addTakeKey(batch: SqlBatch, em: Em, key: string): () => KeyLock {
   const customerId = tenantOf(em);
-  const lock = batch.add<{ locked: boolean; request_hash: string | null; response_status: number | null; response_body: unknown }>(
+  const lock = batch.add<{
+    locked: boolean;
+    request_hash: string | null;
+    response_status: number | null;
+    response_body: unknown;
+  }>(
     `select l.locked, k.request_hash, k.response_status, k.response_body
      from (select pg_try_advisory_xact_lock(?::bigint) as locked) l
      left join idempotency_keys k
@@ -59,7 +64,10 @@ export function addTakeKey(batch: SqlBatch, em: Em, key: string): () => KeyLock 
     const row = lock.rows[0];
     if (!row.locked) return { locked: false };
     if (row.request_hash === null) return { locked: true };
-    return { locked: true, stored: { requestHash: row.request_hash, status: row.response_status!, body: row.response_body } };
+    return {
+      locked: true,
+      stored: { requestHash: row.request_hash, status: row.response_status!, body: row.response_body },
+    };
   };
 }
 

@@ -138,8 +138,15 @@ export function addRemainder(batch: SqlBatch, parent: InboundPayment, amount: De
        status, decided, remainder_of, created_at, updated_at)
      values (?, ?, ?, ?, ?, ?, ?, ?, 'UNMATCHED', true, ?, now(), now())`,
     [
-      id, parent.operationId, parent.customerId, parent.accountId, amount.toFixed(), parent.asset, parent.rail,
-      parent.endToEndId, parent.id,
+      id,
+      parent.operationId,
+      parent.customerId,
+      parent.accountId,
+      amount.toFixed(),
+      parent.asset,
+      parent.rail,
+      parent.endToEndId,
+      parent.id,
     ],
   );
   return id;
@@ -178,8 +185,14 @@ export interface OperatorFilter {
 export async function listPaymentsForOperators(em: Em, filter: OperatorFilter): Promise<InboundPayment[]> {
   const where: string[] = [];
   const params: unknown[] = [];
-  if (filter.customerId) (where.push('p.customer_id = ?'), params.push(filter.customerId));
-  if (filter.status) (where.push('p.status = ?'), params.push(filter.status));
+  if (filter.customerId) {
+    where.push('p.customer_id = ?');
+    params.push(filter.customerId);
+  }
+  if (filter.status) {
+    where.push('p.status = ?');
+    params.push(filter.status);
+  }
   const rows = await em.execute(
     `select ${columns(em)} from inbound_payments p ${where.length ? `where ${where.join(' and ')}` : ''}
      order by p.created_at desc, p.id desc limit ?`,

@@ -81,7 +81,13 @@ export function byBalanceRow(a: { accountId: string; asset: string }, b: { accou
  * constraints on an INSERT's proposed row even when ON CONFLICT turns it into an update. The insert waits on the
  * row only where the update right after it would, so the lock order stays the one above.
  */
-function addBalanceMove(batch: SqlBatch, ifPosted: string, customerId: string, m: { accountId: string; asset: string; available: Dec; held: Dec }, onCheck: (err: unknown) => unknown) {
+function addBalanceMove(
+  batch: SqlBatch,
+  ifPosted: string,
+  customerId: string,
+  m: { accountId: string; asset: string; available: Dec; held: Dec },
+  onCheck: (err: unknown) => unknown,
+) {
   batch.add(
     `insert into balances (account_id, asset, customer_id, available, held, updated_at)
      select ?, ?, ?, 0, 0, now() where ${ifPosted} on conflict (account_id, asset) do nothing`,
@@ -98,7 +104,10 @@ function addBalanceMove(batch: SqlBatch, ifPosted: string, customerId: string, m
  * A balance's non-negative CHECK (and only that: other tables' checks stay errors) as INSUFFICIENT_FUNDS, for the
  * asset of the row whose deltas take money out of the violated book (a posting has one such row per book).
  */
-function insufficientFunds(err: unknown, moves: Array<{ asset: string; available: Dec; held: Dec }>): CambioError | undefined {
+function insufficientFunds(
+  err: unknown,
+  moves: Array<{ asset: string; available: Dec; held: Dec }>,
+): CambioError | undefined {
   const e = err as { code?: string; table?: string; constraint?: string };
   if (e.code !== '23514' || e.table !== 'balances') return undefined;
   const book = e.constraint === 'balances_held_non_negative' ? 'held' : 'available';
@@ -118,5 +127,9 @@ export async function balancesOf(em: Em, accountId: string): Promise<BalanceRow[
     'select asset, available::text, held::text from balances where account_id = ? and customer_id = ?',
     [accountId, tenantOf(em)],
   );
-  return (rows as Array<{ asset: string; available: string; held: string }>).map((r) => ({ asset: r.asset, available: new Dec(r.available), held: new Dec(r.held) }));
+  return (rows as Array<{ asset: string; available: string; held: string }>).map((r) => ({
+    asset: r.asset,
+    available: new Dec(r.available),
+    held: new Dec(r.held),
+  }));
 }

@@ -15,7 +15,9 @@ const CURRENT_VERSION = numbered('select version from list_versions where custom
  * written). One small prepared statement, outside any transaction.
  */
 export async function currentListVersion(em: Em, list: VersionedList): Promise<string | null> {
-  const rows = await rawQuery<{ version: string }>(em, CURRENT_VERSION, [tenantOf(em), list], { prepared: 'cambio-list-version' });
+  const rows = await rawQuery<{ version: string }>(em, CURRENT_VERSION, [tenantOf(em), list], {
+    prepared: 'cambio-list-version',
+  });
   return rows.length ? rows[0].version : null;
 }
 

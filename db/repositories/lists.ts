@@ -61,7 +61,9 @@ export async function readListPage<T extends object>(
   const baseParams = [tenantOf(em), ...fixed.params, ...filter.params];
   // The page and its total in one statement (the count is an uncorrelated subquery, evaluated once); a page past
   // the end has no row to carry the total, so it is counted on its own.
-  const extra = Object.entries(resource.columns ?? {}).map(([name, sql]) => `, ${sql} as ${name}`).join('');
+  const extra = Object.entries(resource.columns ?? {})
+    .map(([name, sql]) => `, ${sql} as ${name}`)
+    .join('');
   const text =
     `select ${selectColumns(em, resource.entity, a)}${extra}, (select count(*)::int ${base}) as list_total ` +
     `${base} and ${window.where.sql} order by ${window.orderBy} limit ?`;

@@ -29,6 +29,18 @@ export function addMovements(batch: SqlBatch, op: Operation, completedAt: Date):
      select customer_id, ?::date, account_id, asset, direction, tags, amount, 1 from written
      on conflict (customer_id, day, account_id, asset, direction, tags)
      do update set sum = movement_days.sum + excluded.sum, count = movement_days.count + excluded.count`,
-    [...legs.flatMap((l) => [op.id, l.accountId, l.asset, l.direction, op.customerId, l.amount.toFixed(), completedAt, tags]), day],
+    [
+      ...legs.flatMap((l) => [
+        op.id,
+        l.accountId,
+        l.asset,
+        l.direction,
+        op.customerId,
+        l.amount.toFixed(),
+        completedAt,
+        tags,
+      ]),
+      day,
+    ],
   );
 }

@@ -75,10 +75,26 @@ export function addOperation(batch: SqlBatch, op: Operation): void {
        source_asset, source_amount, target_asset, target_amount, target_account_id, fees, transactions, tags, created_at, updated_at)
      values (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?, ?)`,
     [
-      op.id, op.customerId, op.accountId, op.type, op.status, json(op.states), json(op.intent), op.quoteId,
-      json(op.quoteRef), op.accountOwner, op.sourceAsset, op.sourceAmount.toFixed(), op.targetAsset,
-      op.targetAmount.toFixed(), op.targetAccountId, json(op.fees), json(op.transactions), json(op.tags),
-      op.createdAt, op.updatedAt,
+      op.id,
+      op.customerId,
+      op.accountId,
+      op.type,
+      op.status,
+      json(op.states),
+      json(op.intent),
+      op.quoteId,
+      json(op.quoteRef),
+      op.accountOwner,
+      op.sourceAsset,
+      op.sourceAmount.toFixed(),
+      op.targetAsset,
+      op.targetAmount.toFixed(),
+      op.targetAccountId,
+      json(op.fees),
+      json(op.transactions),
+      json(op.tags),
+      op.createdAt,
+      op.updatedAt,
     ],
   );
 }
@@ -88,14 +104,9 @@ export function addOperation(batch: SqlBatch, op: Operation): void {
  * caller has already read the row (locked, in its scope or by its workflow's id).
  */
 export function addOperationState(batch: SqlBatch, op: Operation): void {
-  const sql = 'update operations set status = ?, states = ?::jsonb, transactions = ?::jsonb, updated_at = ? where id = ?';
-  batch.add(sql, [
-    op.status,
-    JSON.stringify(op.states),
-    JSON.stringify(op.transactions),
-    op.updatedAt,
-    op.id,
-  ]);
+  const sql =
+    'update operations set status = ?, states = ?::jsonb, transactions = ?::jsonb, updated_at = ? where id = ?';
+  batch.add(sql, [op.status, JSON.stringify(op.states), JSON.stringify(op.transactions), op.updatedAt, op.id]);
 }
 
 // docs/decisions.md: the filterable fields of GET /api/operations.

@@ -111,10 +111,16 @@ export async function insertQuoteOnce(
     STATEMENT,
     [
       advisoryLockId(customerId, request.key),
-      customerId, request.key,
-      request.accountId, customerId,
-      answer?.status ?? null, body === undefined ? null : JSON.stringify(body),
-      customerId, request.key, request.requestHash, JSON.stringify(request.notFoundBody),
+      customerId,
+      request.key,
+      request.accountId,
+      customerId,
+      answer?.status ?? null,
+      body === undefined ? null : JSON.stringify(body),
+      customerId,
+      request.key,
+      request.requestHash,
+      JSON.stringify(request.notFoundBody),
       ...(quote ? quoteValues(quote, customerId) : NO_QUOTE),
     ],
     { prepared: 'cambio-quote-once' },
@@ -122,7 +128,10 @@ export async function insertQuoteOnce(
   const row = rows[0];
   if (!row.locked) return { kind: 'busy' };
   if (row.request_hash !== null) {
-    return { kind: 'stored', stored: { requestHash: row.request_hash, status: row.response_status!, body: row.response_body } };
+    return {
+      kind: 'stored',
+      stored: { requestHash: row.request_hash, status: row.response_status!, body: row.response_body },
+    };
   }
   const found = row.account_owner !== null;
   if (row.stored === 0 && (!found || answer)) return { kind: 'raced' };

@@ -19,7 +19,11 @@ export interface RateLimitStore {
  * window, in this process) decides instead, so a database outage does not turn into a rate-limit outage.
  */
 export function openRateLimitStore(databaseUrl: string, session: SessionSettings): RateLimitStore {
-  const pool = new Pool({ connectionString: databaseUrl, max: POOL_SIZE, ...pgClientOptions(session, 'cambio-api rate-limits') });
+  const pool = new Pool({
+    connectionString: databaseUrl,
+    max: POOL_SIZE,
+    ...pgClientOptions(session, 'cambio-api rate-limits'),
+  });
   pool.on('error', () => undefined); // an idle connection that broke: the pool replaces it
   return {
     limiter: (points, windowSeconds) =>

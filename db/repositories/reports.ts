@@ -57,7 +57,9 @@ export function reportSql(
   filter: CompiledFilter,
   dayFilter: CompiledFilter | null,
 ) {
-  const split = dayFilter ? splitPeriod(period) : { days: null, edges: [{ from: isoMicros(period.start.micros), to: isoMicros(period.end.micros) }] };
+  const split = dayFilter
+    ? splitPeriod(period)
+    : { days: null, edges: [{ from: isoMicros(period.start.micros), to: isoMicros(period.end.micros) }] };
   const parts: string[] = [];
   const params: unknown[] = [];
   for (const edge of split.edges) {

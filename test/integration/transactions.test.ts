@@ -54,22 +54,35 @@ describe('inTransaction', () => {
     const em = () => tenantEm(services.orm, c.customerId);
     const opts = {
       answerOf: (n: number) => ({ status: 201, body: { n } }),
-      storedError: (err: unknown) => ((err as Error).message === 'business' ? { status: 422, body: { code: 'BUSINESS' } } : undefined),
+      storedError: (err: unknown) =>
+        (err as Error).message === 'business' ? { status: 422, body: { code: 'BUSINESS' } } : undefined,
     };
     const key = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
-    const ok = await inKeyedTransaction(em(), { key: key(5), requestHash: 'h' }, async (tx) => {
-      await tx.execute('insert into tx_probe (n) values (5)');
-      return 5;
-    }, opts);
+    const ok = await inKeyedTransaction(
+      em(),
+      { key: key(5), requestHash: 'h' },
+      async (tx) => {
+        await tx.execute('insert into tx_probe (n) values (5)');
+        return 5;
+      },
+      opts,
+    );
     expect(ok).to.deep.equal({ kind: 'done', result: 5 });
-    const failed = await inKeyedTransaction(em(), { key: key(6), requestHash: 'h' }, async (tx) => {
-      await tx.execute('insert into tx_probe (n) values (6)');
-      await tx.execute('select 1 / 0'); // aborts the transaction, as a failed business statement does
-      return 6;
-    }, { ...opts, storedError: () => ({ status: 422, body: { code: 'BUSINESS' } }) });
+    const failed = await inKeyedTransaction(
+      em(),
+      { key: key(6), requestHash: 'h' },
+      async (tx) => {
+        await tx.execute('insert into tx_probe (n) values (6)');
+        await tx.execute('select 1 / 0'); // aborts the transaction, as a failed business statement does
+        return 6;
+      },
+      { ...opts, storedError: () => ({ status: 422, body: { code: 'BUSINESS' } }) },
+    );
     expect(failed.kind).to.equal('failed');
     expect([await visible(5), await visible(6)]).to.deep.equal([1, 0]);
-    const replays = await Promise.all([5, 6].map((n) => inKeyedTransaction(em(), { key: key(n), requestHash: 'h' }, async () => 0, opts)));
+    const replays = await Promise.all(
+      [5, 6].map((n) => inKeyedTransaction(em(), { key: key(n), requestHash: 'h' }, async () => 0, opts)),
+    );
     expect(replays).to.deep.equal([
       { kind: 'replay', answer: { status: 201, body: { n: 5 } } },
       { kind: 'replay', answer: { status: 422, body: { code: 'BUSINESS' } } },

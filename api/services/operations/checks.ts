@@ -5,6 +5,9 @@ import { CambioError } from '../../../domain/errors';
 export function requireAssetEnabled(account: Account, asset: string): void {
   const entry = account.assets.find((a) => a.asset === asset);
   if (!entry || entry.status !== 'ACTIVE') {
-    throw new CambioError('ASSET_NOT_ENABLED', `${asset} is not enabled on account ${account.id}`, { accountId: account.id, asset });
+    throw new CambioError('ASSET_NOT_ENABLED', `${asset} is not enabled on account ${account.id}`, {
+      accountId: account.id,
+      asset,
+    });
   }
 }

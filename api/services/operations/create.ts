@@ -23,20 +23,27 @@ import { inTransaction } from '../../../db/transaction';
 export interface OperationPlan {
   intent: Record<string, unknown>;
   targetAccountId?: string;
-  /** Input the workflow needs besides the operation id (decided now, so a config change mid-flight does not alter it). */
+  /**
+   * Input the workflow needs besides the operation id (decided now, so a config change mid-flight does not alter it).
+   */
   workflowInput?: Record<string, unknown>;
 }
 
 export interface OperationRequest {
   type: OperationType;
   accountId: string;
-  /** A second account of the caller's the operation needs (a transfer's target): read with the first, handed to `plan`. */
+  /**
+   * A second account of the caller's the operation needs (a transfer's target): read with the first, handed to `plan`.
+   */
   otherAccountId?: string;
   /** A quote the caller holds; absent only for a transfer, which then gets a generated 1:1 quote. */
   quoteId?: string;
   /** Builds the quote for a transfer without one; it is inserted with the operation. */
   generateQuote?: (account: Account, now: Date) => Quote;
-  /** Type-specific checks and intent, run with the account, the locked quote and the other account (undefined: not the caller's). */
+  /**
+   * Type-specific checks and intent, run with the account, the locked quote and the other account (undefined: not the
+   * caller's).
+   */
   plan: (em: Em, account: Account, quote: Quote, operationId: string, other?: Account) => Promise<OperationPlan>;
   /**
    * An operation with nothing to wait for (an operator crediting a payment from suspense): its completion joins
@@ -48,7 +55,12 @@ export interface OperationRequest {
 // Swaps, withdrawals and transfers reserve the source amount at creation; a deposit brings money in.
 const HOLDS: Record<OperationType, boolean> = { DEPOSIT: false, WITHDRAWAL: true, SWAP: true, TRANSFER: true };
 // docs/decisions.md: a transfer emits COMPLETED and FAILED only.
-const REQUESTED_EVENT: Record<OperationType, boolean> = { DEPOSIT: true, WITHDRAWAL: true, SWAP: true, TRANSFER: false };
+const REQUESTED_EVENT: Record<OperationType, boolean> = {
+  DEPOSIT: true,
+  WITHDRAWAL: true,
+  SWAP: true,
+  TRANSFER: false,
+};
 
 /**
  * Creates any operation in one transaction: consume the quote (row lock, so racers queue and then see it
@@ -69,13 +81,21 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
   return inTransaction(
     em,
     async (tx) => {
-      const inputs = await readCreateInputs(tx, req.otherAccountId ? [req.accountId, req.otherAccountId] : [req.accountId], req.quoteId);
+      const inputs = await readCreateInputs(
+        tx,
+        req.otherAccountId ? [req.accountId, req.otherAccountId] : [req.accountId],
+        req.quoteId,
+      );
       const account = inputs.accounts.find((a) => a.id === req.accountId);
       const other = inputs.accounts.find((a) => a.id === req.otherAccountId);
       const locked = inputs.quote;
       if (!account) throw notFound('account');
       const quote = req.quoteId ? checkQuote(locked, req.quoteId, account.id, now) : req.generateQuote!(account, now);
-      if (account.status !== 'ACTIVE') throw new CambioError('ACCOUNT_NOT_ACTIVE', 'the account is not ACTIVE', { accountId: account.id, status: account.status });
+      if (account.status !== 'ACTIVE')
+        throw new CambioError('ACCOUNT_NOT_ACTIVE', 'the account is not ACTIVE', {
+          accountId: account.id,
+          status: account.status,
+        });
       const plan = await req.plan(tx, account, quote, id, other);
       quote.consumedAt = now;
       quote.consumedBy = id;
@@ -106,7 +126,13 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
       else addQuote(batch, quote);
       addOperation(batch, operation);
       if (HOLDS[req.type]) {
-        addPosting(batch, { key: `${id}:hold`, operationId: id, customerId: account.customerId, description: `${req.type} hold`, postings: holdPostings(operation) });
+        addPosting(batch, {
+          key: `${id}:hold`,
+          operationId: id,
+          customerId: account.customerId,
+          description: `${req.type} hold`,
+          postings: holdPostings(operation),
+        });
       }
       if (REQUESTED_EVENT[req.type]) {
         addEvent(batch, s.config, {
@@ -120,13 +146,14 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
         });
       }
       if (req.completeAtOnce) req.completeAtOnce(batch, operation);
-      else addWorkflowStart(batch, s.config.taskQueue, {
-        workflowId: operationWorkflowId(id),
-        workflowType: 'operationWorkflow',
-        args: [{ operationId: id, type: req.type, ...(plan.workflowInput ?? {}) }],
-        searchAttributes: { CustomerId: account.customerId, OperationType: req.type, OperationStatus: 'REQUESTED' },
-        summary: operationSummary(operation),
-      });
+      else
+        addWorkflowStart(batch, s.config.taskQueue, {
+          workflowId: operationWorkflowId(id),
+          workflowType: 'operationWorkflow',
+          args: [{ operationId: id, type: req.type, ...(plan.workflowInput ?? {}) }],
+          searchAttributes: { CustomerId: account.customerId, OperationType: req.type, OperationStatus: 'REQUESTED' },
+          summary: operationSummary(operation),
+        });
       await batch.run(tx);
       return presentOperation(operation);
     },
@@ -137,14 +164,28 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
 /** The spread the quote priced in, disclosed as the FX_SPREAD fee in the source asset. */
 function spreadFee(quote: Quote, now: Date): Operation['fees'] {
   if (!quote.feeAmount || quote.feeAmount.isZero()) return [];
-  return [{ amount: amount(quote.feeAmount, quote.sourceAsset), source: 'FX_SPREAD', type: 'PERCENTAGE', percentage: quote.spread, createdAt: now.toISOString() }];
+  return [
+    {
+      amount: amount(quote.feeAmount, quote.sourceAsset),
+      source: 'FX_SPREAD',
+      type: 'PERCENTAGE',
+      percentage: quote.spread,
+      createdAt: now.toISOString(),
+    },
+  ];
 }
 
 /** The quote rules shared by every operation kind (spec: same customer, same account, unexpired, unconsumed). */
 function checkQuote(quote: Quote | undefined, quoteId: string, accountId: string, now: Date): Quote {
   if (!quote) throw new CambioError('QUOTE_NOT_FOUND', 'quote not found', { quoteId });
-  if (quote.accountId !== accountId) throw new CambioError('QUOTE_ACCOUNT_MISMATCH', 'the quote is bound to another account', { quoteId, accountId });
-  if (quote.consumedBy) throw new CambioError('QUOTE_ALREADY_CONSUMED', 'the quote was already used by another operation', { quoteId });
-  if (quote.expiresAt.getTime() <= now.getTime()) throw new CambioError('QUOTE_EXPIRED', 'the quote has expired', { quoteId, expiresAt: quote.expiresAt.toISOString() });
+  if (quote.accountId !== accountId)
+    throw new CambioError('QUOTE_ACCOUNT_MISMATCH', 'the quote is bound to another account', { quoteId, accountId });
+  if (quote.consumedBy)
+    throw new CambioError('QUOTE_ALREADY_CONSUMED', 'the quote was already used by another operation', { quoteId });
+  if (quote.expiresAt.getTime() <= now.getTime())
+    throw new CambioError('QUOTE_EXPIRED', 'the quote has expired', {
+      quoteId,
+      expiresAt: quote.expiresAt.toISOString(),
+    });
   return quote;
 }

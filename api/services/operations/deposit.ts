@@ -23,13 +23,19 @@ export function createDeposit(s: ServiceContext, em: Em, body: DepositBody) {
     quoteId: body.quoteId,
     async plan(_tx, account, quote, operationId) {
       if (!railAccepts(rail, quote.sourceAsset)) {
-        throw new CambioError('RAIL_ASSET_MISMATCH', `${rail} does not pay in ${quote.sourceAsset}`, { rail, asset: quote.sourceAsset });
+        throw new CambioError('RAIL_ASSET_MISMATCH', `${rail} does not pay in ${quote.sourceAsset}`, {
+          rail,
+          asset: quote.sourceAsset,
+        });
       }
       requireAssetEnabled(account, quote.targetAsset);
       const due = new Date(Date.now() + s.config.depositWindowSeconds * 1000);
       return {
         intent: { type: 'DEPOSIT', fundingInstruction: fundingInstruction(rail, operationId, quote.sourceAsset, due) },
-        workflowInput: { depositWindowSeconds: s.config.depositWindowSeconds, replayWindowSeconds: s.config.replayWindowSeconds },
+        workflowInput: {
+          depositWindowSeconds: s.config.depositWindowSeconds,
+          replayWindowSeconds: s.config.replayWindowSeconds,
+        },
       };
     },
   });

@@ -11,25 +11,35 @@ import { loadOperation as load } from './read';
 import { presentOperation } from '../../presenters/operation';
 
 // The repository's read sees past the identity map, on the caller's connection inside its transaction.
-const waitFor = (em: Em, id: string, done: (op: Operation) => boolean) => pollUntil(() => load(em, id), done, { intervalMs: 50 });
+const waitFor = (em: Em, id: string, done: (op: Operation) => boolean) =>
+  pollUntil(() => load(em, id), done, { intervalMs: 50 });
 
 const invalidState = (op: Operation, wanted: string) =>
-  new CambioError('INVALID_STATE', `operation is ${op.type} in ${op.status}; this needs ${wanted}`, { status: op.status, type: op.type });
+  new CambioError('INVALID_STATE', `operation is ${op.type} in ${op.status}; this needs ${wanted}`, {
+    status: op.status,
+    type: op.type,
+  });
 
 /** Operator: re-run a failed deposit's reconciliation over every payment recorded so far. */
 export async function replayDeposit(s: ServiceContext, em: Em, operationId: string) {
   const op = await load(em, operationId);
   const reason = currentState(op.states).reason?.code;
-  if (op.type !== 'DEPOSIT' || op.status !== 'FAILED' || reason === 'DEPOSIT_EXPIRED') throw invalidState(op, 'a DEPOSIT whose reconciliation FAILED');
+  if (op.type !== 'DEPOSIT' || op.status !== 'FAILED' || reason === 'DEPOSIT_EXPIRED')
+    throw invalidState(op, 'a DEPOSIT whose reconciliation FAILED');
   const before = op.updatedAt.getTime();
   try {
     await s.temporal.workflow.getHandle(operationWorkflowId(operationId)).signal(replaySignal);
   } catch (err) {
     // A FAILED reconciliation ran in the workflow, so it started: gone now means its replay window closed.
     if (!(err instanceof WorkflowNotFoundError)) throw err;
-    throw new CambioError('INVALID_STATE', 'the replay window of this deposit has closed', { status: op.status, type: op.type });
+    throw new CambioError('INVALID_STATE', 'the replay window of this deposit has closed', {
+      status: op.status,
+      type: op.type,
+    });
   }
-  return presentOperation(await waitFor(em, operationId, (o) => o.status === 'COMPLETED' || o.updatedAt.getTime() > before));
+  return presentOperation(
+    await waitFor(em, operationId, (o) => o.status === 'COMPLETED' || o.updatedAt.getTime() > before),
+  );
 }
 
 /** Operator: approve or reject a withdrawal held for review. */

@@ -49,15 +49,29 @@ export function createTransfer(s: ServiceContext, em: Em, body: TransferBody) {
     }),
     async plan(_tx, source, quote, _id, target) {
       // A reserved quote must say exactly what the body says: no FX on a transfer.
-      if (quote.sourceAsset !== body.amount.asset || quote.targetAsset !== body.amount.asset || !quote.sourceAmount.eq(value) || !quote.targetAmount.eq(value)) {
-        throw new CambioError('VALIDATION_ERROR', 'a transfer quote must be 1:1 in the transfer asset and amount', { errors: [{ path: '/quoteId', message: 'does not match amount' }] });
+      if (
+        quote.sourceAsset !== body.amount.asset ||
+        quote.targetAsset !== body.amount.asset ||
+        !quote.sourceAmount.eq(value) ||
+        !quote.targetAmount.eq(value)
+      ) {
+        throw new CambioError('VALIDATION_ERROR', 'a transfer quote must be 1:1 in the transfer asset and amount', {
+          errors: [{ path: '/quoteId', message: 'does not match amount' }],
+        });
       }
       // Read with the source account, in the caller's scope: another customer's account is not found (404).
       if (!target) throw notFound('target account');
-      if (target.status !== 'ACTIVE') throw new CambioError('ACCOUNT_NOT_ACTIVE', 'the target account is not ACTIVE', { accountId: target.id, status: target.status });
+      if (target.status !== 'ACTIVE')
+        throw new CambioError('ACCOUNT_NOT_ACTIVE', 'the target account is not ACTIVE', {
+          accountId: target.id,
+          status: target.status,
+        });
       requireAssetEnabled(source, body.amount.asset);
       requireAssetEnabled(target, body.amount.asset);
-      return { intent: { type: 'TRANSFER', targetAccount: { id: target.id, owner: target.legalName } }, targetAccountId: target.id };
+      return {
+        intent: { type: 'TRANSFER', targetAccount: { id: target.id, owner: target.legalName } },
+        targetAccountId: target.id,
+      };
     },
   });
 }

@@ -22,7 +22,10 @@ export interface WithdrawalBody {
  */
 export function createWithdrawal(s: ServiceContext, em: Em, body: WithdrawalBody) {
   if (body.beneficiary.type === 'INLINE') {
-    throw new CambioError('INLINE_BENEFICIARY_NOT_SUPPORTED', 'inline beneficiaries are not supported; save the beneficiary and reference it');
+    throw new CambioError(
+      'INLINE_BENEFICIARY_NOT_SUPPORTED',
+      'inline beneficiaries are not supported; save the beneficiary and reference it',
+    );
   }
   const ref = body.beneficiary as Required<Pick<WithdrawalBody['beneficiary'], 'id' | 'paymentInstruction'>>;
   return createOperation(s, em, {
@@ -32,13 +35,23 @@ export function createWithdrawal(s: ServiceContext, em: Em, body: WithdrawalBody
     async plan(tx, account, quote) {
       const beneficiary = await tx.findOne(BeneficiarySchema, { id: ref.id });
       if (!beneficiary) throw notFound('beneficiary');
-      const instruction = await tx.findOne(PaymentInstructionSchema, { id: ref.paymentInstruction.id, beneficiaryId: beneficiary.id });
+      const instruction = await tx.findOne(PaymentInstructionSchema, {
+        id: ref.paymentInstruction.id,
+        beneficiaryId: beneficiary.id,
+      });
       if (!instruction) throw notFound('payment instruction');
       if (instruction.status !== 'APPROVED') {
-        throw new CambioError('PAYMENT_INSTRUCTION_NOT_APPROVED', `the payment instruction is ${instruction.status}`, { paymentInstructionId: instruction.id, status: instruction.status });
+        throw new CambioError('PAYMENT_INSTRUCTION_NOT_APPROVED', `the payment instruction is ${instruction.status}`, {
+          paymentInstructionId: instruction.id,
+          status: instruction.status,
+        });
       }
       if (quote.targetAsset !== instruction.asset) {
-        throw new CambioError('RAIL_ASSET_MISMATCH', `the instruction pays out ${instruction.asset}, the quote delivers ${quote.targetAsset}`, { asset: quote.targetAsset, instructionAsset: instruction.asset });
+        throw new CambioError(
+          'RAIL_ASSET_MISMATCH',
+          `the instruction pays out ${instruction.asset}, the quote delivers ${quote.targetAsset}`,
+          { asset: quote.targetAsset, instructionAsset: instruction.asset },
+        );
       }
       requireAssetEnabled(account, quote.sourceAsset);
       const usd = usdValue(s.rates, quote.targetAmount, quote.targetAsset as AssetCode);
@@ -49,7 +62,12 @@ export function createWithdrawal(s: ServiceContext, em: Em, body: WithdrawalBody
           beneficiary: {
             id: beneficiary.id,
             holder: beneficiary.holder,
-            paymentInstruction: { id: instruction.id, rail: instruction.rail, keyType: instruction.dictKeyType, key: instruction.dictKey },
+            paymentInstruction: {
+              id: instruction.id,
+              rail: instruction.rail,
+              keyType: instruction.dictKeyType,
+              key: instruction.dictKey,
+            },
           },
         },
         workflowInput: { requiresReview },
