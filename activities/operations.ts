@@ -225,7 +225,9 @@ export function createOperationActivities(deps: ActivityDeps) {
               }
             : {
                 code: 'AMOUNT_MISMATCH',
-                message: `expected ${formatAmount(op.sourceAmount, op.sourceAsset as AssetCode)} ${op.sourceAsset}, received ${formatAmount(received, op.sourceAsset as AssetCode)}`,
+                message:
+                  `expected ${formatAmount(op.sourceAmount, op.sourceAsset as AssetCode)} ${op.sourceAsset}, ` +
+                  `received ${formatAmount(received, op.sourceAsset as AssetCode)}`,
                 details: {
                   expected: amount(op.sourceAmount, op.sourceAsset),
                   received: amount(received, op.sourceAsset),

@@ -11,7 +11,8 @@ const header = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${
 const HEADERS = {
   'X-Request-Id': {
     description:
-      'Id of this request (the one the client sent in `X-Request-Id` when it is 8-128 of `[A-Za-z0-9._-]`, else generated); quote it when reporting a problem',
+      'Id of this request (the one the client sent in `X-Request-Id` when it is 8-128 of ' +
+      '`[A-Za-z0-9._-]`, else generated); quote it when reporting a problem',
     schema: { type: 'string' },
   },
   'X-Service-Version': {
@@ -27,7 +28,8 @@ const HEADERS = {
 
 const API_DESCRIPTION = `
 Every error is \`{"code", "message", "details"}\` with the HTTP status of its code, and every response carries
-\`X-Request-Id\`. Schema errors are \`400 VALIDATION_ERROR\` with \`details.errors = [{path, message}]\` (JSON pointers).
+\`X-Request-Id\`. Schema errors are \`400 VALIDATION_ERROR\` with \`details.errors = [{path, message}]\` (JSON \
+pointers).
 
 Input rules for every route: text may not contain NUL characters or unpaired UTF-16 surrogates; JSON may nest at
 most ${MAX_DEPTH} levels; amounts are decimal strings with at most 15 digits before the point (\`400 INVALID_AMOUNT\`
@@ -138,8 +140,11 @@ export function openApiDocument(table: RouteTable, version: string, serverUrl: s
     });
     const status = String(r.response?.status ?? 200);
     paths[path] ??= {};
+    const pathInCamelCase = path
+      .replace(/\{[^}]+\}/g, 'By')
+      .replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase());
     paths[path][r.method] = {
-      operationId: `${r.method}${path.replace(/\{[^}]+\}/g, 'By').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
+      operationId: `${r.method}${pathInCamelCase}`,
       summary: r.summary,
       tags: [r.tag],
       ...(r.public ? { security: [] } : {}),

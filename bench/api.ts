@@ -42,7 +42,8 @@ async function main(stack: Stack) {
   // One operation to read: a deposit paid in and COMPLETED (a full history, as a polling client reads it).
   const operationId = await fund(customer, accountId, 'BRL', '1000.00');
   log(
-    `customer ${customer.customerId}, account ${accountId} ACTIVE (+9 more accounts), operation ${operationId} COMPLETED`,
+    `customer ${customer.customerId}, account ${accountId} ACTIVE (+9 more accounts), ` +
+      `operation ${operationId} COMPLETED`,
   );
 
   // --- the ceiling: a scratch table shaped like quotes, served by a bare Koa process.
@@ -108,7 +109,8 @@ async function main(stack: Stack) {
     const cpu = meter.stop();
     if (result.errors) log(`${name}: ${result.errors} errors, e.g. ${result.errorSamples.join(' | ')}`);
     log(
-      `${name}: ${fmt(result.perSecond)} req/s, p50 ${fmt(result.rec.stats('latency').p50)} ms, p99 ${fmt(result.rec.stats('latency').p99)} ms`,
+      `${name}: ${fmt(result.perSecond)} req/s, p50 ${fmt(result.rec.stats('latency').p50)} ms, ` +
+        `p99 ${fmt(result.rec.stats('latency').p99)} ms`,
     );
     return { name, result, cpu, apiRssMb: rssOf(stack.api!.proc.pid)?.rssMb };
   };
@@ -145,7 +147,8 @@ async function main(stack: Stack) {
 
   // --- report
   banner(
-    `bench:api — ${CONCURRENCY} concurrent clients, >= ${REQUESTS} requests and >= ${MIN_PHASE_MS / 1000} s per phase (after ${WARMUP} warm-up)`,
+    `bench:api — ${CONCURRENCY} concurrent clients, >= ${REQUESTS} requests and >= ${MIN_PHASE_MS / 1000} ` +
+      `s per phase (after ${WARMUP} warm-up)`,
   );
   // The server's CPU per request: the API's in its phases, the ceiling server's in the ceiling phases.
   const cpuMsPerRequest = (p: Phase) => {

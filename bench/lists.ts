@@ -34,7 +34,8 @@ const FILTER = 'currentState.status[eq]=ACTIVE';
 // every 3 rows (so ties on created_at exist and the id tie-break is exercised); status is spread by a hash
 // of the row number: 50% ACTIVE, 30% ACTION_REQUIRED, 20% UNDER_REVIEW, with a states history to match.
 const SEED_SQL = `
-insert into accounts (id, customer_id, owner, legal_name, status, states, assets, tags, source_account_id, created_at, updated_at)
+insert into accounts (id, customer_id, owner, legal_name, status, states, assets, tags, source_account_id,
+  created_at, updated_at)
 select gen_random_uuid(), $1::uuid,
   jsonb_build_object('type', 'COMPANY', 'legalName', 'Bench Company ' || g || ' Ltda',
     'taxId', jsonb_build_object('value', lpad(g::text, 14, '0'), 'type', 'CNPJ'), 'industry', 'TECHNOLOGY',
@@ -48,17 +49,21 @@ select gen_random_uuid(), $1::uuid,
     when 'UNDER_REVIEW' then jsonb_build_array(jsonb_build_object('status', 'ACTION_REQUIRED', 'createdAt', ts_text),
       jsonb_build_object('status', 'UNDER_REVIEW', 'createdAt', ts_text))
     else jsonb_build_array(jsonb_build_object('status', 'ACTION_REQUIRED', 'createdAt', ts_text),
-      jsonb_build_object('status', 'UNDER_REVIEW', 'createdAt', ts_text), jsonb_build_object('status', 'ACTIVE', 'createdAt', ts_text))
+      jsonb_build_object('status', 'UNDER_REVIEW', 'createdAt', ts_text),
+        jsonb_build_object('status', 'ACTIVE', 'createdAt', ts_text))
   end,
   jsonb_build_array(
-    jsonb_build_object('asset', 'BRL', 'allowsVirtualAccounts', false, 'status', case when st = 'ACTIVE' then 'ACTIVE' else 'ONBOARDING' end),
-    jsonb_build_object('asset', 'USD', 'allowsVirtualAccounts', false, 'status', case when st = 'ACTIVE' then 'ACTIVE' else 'ONBOARDING' end)),
+    jsonb_build_object('asset', 'BRL', 'allowsVirtualAccounts', false,
+      'status', case when st = 'ACTIVE' then 'ACTIVE' else 'ONBOARDING' end),
+    jsonb_build_object('asset', 'USD', 'allowsVirtualAccounts', false,
+      'status', case when st = 'ACTIVE' then 'ACTIVE' else 'ONBOARDING' end)),
   '[]'::jsonb, null, ts, ts
 from (
   select g, ts, to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as ts_text,
     case when h < 5 then 'ACTIVE' when h < 8 then 'ACTION_REQUIRED' else 'UNDER_REVIEW' end as st
   from (
-    select g, timestamptz '2025-01-01 00:00:00+00' + ((g / 3) * interval '31.5 seconds') as ts, abs(hashint4(g)) % 10 as h
+    select g, timestamptz '2025-01-01 00:00:00+00' + ((g / 3) * interval '31.5 seconds') as ts,
+      abs(hashint4(g)) % 10 as h
     from generate_series(1, $2::int) g
   ) s0
 ) s`;
@@ -83,14 +88,16 @@ async function main(stack: Stack) {
     );
     const tableSize = await pg.query(`select pg_size_pretty(pg_total_relation_size('accounts')) as size`);
     log(
-      `rows by status: ${counts.rows.map((r) => `${r.status} ${r.n}`).join(', ')}; accounts table + indexes ${tableSize.rows[0].size}`,
+      `rows by status: ${counts.rows.map((r) => `${r.status} ${r.n}`).join(', ')}; accounts table + ` +
+        `indexes ${tableSize.rows[0].size}`,
     );
 
     // --- page 1000 cursors, computed from the data: the position of row (PAGE-1)*LIMIT (1-based), i.e. OFFSET 9989.
     const positionAt = async (offset: number, filtered: boolean) => {
       const res = await pg.query(
         `select id, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created_at from accounts
-         where customer_id = $1 ${filtered ? `and status = 'ACTIVE'` : ''} order by created_at desc, id desc offset $2 limit 1`,
+         where customer_id = $1 ${filtered ? `and status = 'ACTIVE'` : ''}
+           order by created_at desc, id desc offset $2 limit 1`,
         [customer.customerId, offset],
       );
       return res.rows[0] as { id: string; created_at: string };
@@ -189,7 +196,8 @@ async function main(stack: Stack) {
 
     // --- report
     banner(
-      `bench:lists — GET /api/accounts, ${ROWS.toLocaleString('en')} accounts of one customer, limit ${LIMIT}, median of ${RUNS} runs`,
+      `bench:lists — GET /api/accounts, ${ROWS.toLocaleString('en')} accounts of one customer, ` +
+        `limit ${LIMIT}, median of ${RUNS} runs`,
     );
     console.log(
       table(
@@ -217,7 +225,8 @@ async function main(stack: Stack) {
       ),
     );
     console.log(
-      '\nDatabase side, filtered (EXPLAIN ANALYZE of the two parts of the one statement runList runs per request, the rows and the total, each on its own):',
+      '\nDatabase side, filtered (EXPLAIN ANALYZE of the two parts of the one statement runList runs per ' +
+        'request, the rows and the total, each on its own):',
     );
     console.log(
       table(
@@ -238,7 +247,8 @@ async function main(stack: Stack) {
     );
     console.log(cpuTable(cpu));
     log(
-      'page 1000 reached with a computed cursor (row 9990 of the ordered set, encodeCursor + CURSOR_SECRET), cross-checked against walking and SQL OFFSET',
+      'page 1000 reached with a computed cursor (row 9990 of the ordered set, encodeCursor + ' +
+        'CURSOR_SECRET), cross-checked against walking and SQL OFFSET',
     );
   } finally {
     await pg.end();

@@ -140,7 +140,8 @@ async function main(stack: Stack) {
     const cpu = meter.stop();
     if (result.errors) log(`${name}: ${result.errors} errors, e.g. ${result.errorSamples.join(' | ')}`);
     log(
-      `${name}: ${fmt(result.perSecond)} completed/s, POST p50 ${fmt(result.rec.stats('post').p50)} ms, p99 ${fmt(result.rec.stats('post').p99)} ms`,
+      `${name}: ${fmt(result.perSecond)} completed/s, POST p50 ${fmt(result.rec.stats('post').p50)} ms, ` +
+        `p99 ${fmt(result.rec.stats('post').p99)} ms`,
     );
     return { name, result, cpu };
   };
@@ -185,7 +186,8 @@ async function main(stack: Stack) {
 
   // --- report
   banner(
-    `bench:operations — ${CONCURRENCY} concurrent clients, ${OPS} operations per phase (after ${WARMUP} warm-up), poll every ${POLL_MS} ms`,
+    `bench:operations — ${CONCURRENCY} concurrent clients, ${OPS} operations per phase (after ${WARMUP} ` +
+      `warm-up), poll every ${POLL_MS} ms`,
   );
   console.log(
     table(
@@ -199,7 +201,8 @@ async function main(stack: Stack) {
   );
   const swapQuote = phases[2].result.rec.stats('quote');
   console.log(
-    `(ms; "POST" is the operation's POST, or the workflow start for the ceiling; swaps' quote POST: p50 ${fmt(swapQuote.p50)} ms, p99 ${fmt(swapQuote.p99)} ms; e2e = POST to COMPLETED seen by polling)`,
+    `(ms; "POST" is the operation's POST, or the workflow start for the ceiling; swaps' quote POST: ` +
+      `p50 ${fmt(swapQuote.p50)} ms, p99 ${fmt(swapQuote.p99)} ms; e2e = POST to COMPLETED seen by polling)`,
   );
   const ceilingRate = (phases[0].result.perSecond + phases[3].result.perSecond) / 2;
   const rows: Array<Array<string>> = [];
@@ -236,7 +239,9 @@ async function main(stack: Stack) {
     ),
   );
   console.log(
-    `\noperations in the database: ${byStatus.rows.map((r) => `${r.type} ${r.status} ${r.n}`).join(', ')}; outbox rows left: ${outbox.rows[0].n}; unbalanced assets: ${unbalanced.rows.length}`,
+    `\noperations in the ` +
+      `database: ${byStatus.rows.map((r) => `${r.type} ${r.status} ${r.n}`).join(', ')}; outbox rows ` +
+      `left: ${outbox.rows[0].n}; unbalanced assets: ${unbalanced.rows.length}`,
   );
   for (const p of phases.filter((x) => x.cpu.groups.length)) {
     console.log(`\n${p.name}:`);

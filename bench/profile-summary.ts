@@ -55,7 +55,8 @@ function summarise(file: string, top = 25) {
     const { functionName, url, lineNumber } = n.callFrame;
     const bucket = bucketOf(url, functionName);
     byBucket.set(bucket, (byBucket.get(bucket) ?? 0) + us);
-    const key = `${functionName || '(anonymous)'} ${url ? `${bucketOf(url, functionName)}:${path.basename(url)}:${lineNumber + 1}` : ''}`;
+    const location = url ? `${bucketOf(url, functionName)}:${path.basename(url)}:${lineNumber + 1}` : '';
+    const key = `${functionName || '(anonymous)'} ${location}`;
     byFunction.set(key, (byFunction.get(key) ?? 0) + us);
   }
   // Inclusive time of Cambio's own functions (each function counted once per sample, however deep it recurses).
@@ -67,7 +68,8 @@ function summarise(file: string, top = 25) {
     for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
       const { functionName, url, lineNumber } = byId.get(cur)!.callFrame;
       if (!bucketOf(url, functionName).startsWith('cambio:')) continue;
-      const key = `${functionName || '(anonymous)'} ${path.relative(root, url.replace(/^file:\/\//, ''))}:${lineNumber + 1}`;
+      const file = path.relative(root, url.replace(/^file:\/\//, ''));
+      const key = `${functionName || '(anonymous)'} ${file}:${lineNumber + 1}`;
       if (seen.has(key)) continue;
       seen.add(key);
       inclusive.set(key, (inclusive.get(key) ?? 0) + us);
@@ -84,7 +86,8 @@ function summarise(file: string, top = 25) {
       )
       .join('\n');
   console.log(
-    `\n${path.basename(file)}: ${(totalUs / 1e6).toFixed(1)} s sampled, ${(busy / 1e6).toFixed(1)} s not idle (percentages are of that)`,
+    `\n${path.basename(file)}: ${(totalUs / 1e6).toFixed(1)} s sampled, ${(busy / 1e6).toFixed(1)} s not ` +
+      `idle (percentages are of that)`,
   );
   console.log('self time by package / folder:');
   console.log(show(new Map([...byBucket].filter(([k]) => k !== '(idle)'))));

@@ -43,7 +43,8 @@ from (
     case when g % 3 = 0 then 'SWAP' else 'TRANSFER' end as kind,
     case when g % 10 = 0 then 'USDC' else 'BRL' end as src,
     ($3::uuid[])[1 + g % 4] as acc_out, ($3::uuid[])[1 + (g + 1) % 4] as acc_in,
-    case when g % 10 = 0 then round((random() * 5000)::numeric, 6) + 0.000001 else round((random() * 50000)::numeric, 2) + 0.01 end as amt,
+    case when g % 10 = 0 then round((random() * 5000)::numeric, 6) + 0.000001
+      else round((random() * 50000)::numeric, 2) + 0.01 end as amt,
     $2::timestamptz - interval '90 days' + (g - 1) * (interval '90 days' / $4::int) as at,
     case when g % 5 = 0 then '[{"key":"region","value":"latam"}]'::jsonb else '[]'::jsonb end as tags
   from generate_series(1, $4::int) g
@@ -57,11 +58,15 @@ on conflict (customer_id, day, account_id, asset, direction, tags)
 do update set sum = movement_days.sum + excluded.sum, count = movement_days.count + excluded.count`;
 
 // The hand-written aggregate: what anyone would write against the movements for the same question.
-const HAND_SQL = (c: Case) => `
+const HAND_SQL = (c: Case) => {
+  const byAccount = c.account ? 'and account_id = $4' : '';
+  const byTagKey = c.tagKey ? `and tags @> jsonb_build_array(jsonb_build_object('key', $4::text))` : '';
+  return `
 select asset, direction, sum(amount)::text as sum, count(*)::text as count from movements
 where customer_id = $1 and completed_at >= $2::timestamptz and completed_at < $3::timestamptz
-${c.account ? 'and account_id = $4' : ''} ${c.tagKey ? `and tags @> jsonb_build_array(jsonb_build_object('key', $4::text))` : ''}
+${byAccount} ${byTagKey}
 group by asset, direction`;
+};
 
 interface Case {
   name: string;
@@ -138,14 +143,17 @@ async function main(stack: Stack) {
       [customer.customerId],
     );
     log(
-      `${size.rows[0].n.toLocaleString('en')} movements (table + indexes ${size.rows[0].size}), ${size.rows[0].days} daily total rows; vacuum analyze ${fmt((now() - t0) / 1000)} s`,
+      `${size.rows[0].n.toLocaleString('en')} movements (table + ` +
+        `indexes ${size.rows[0].size}), ${size.rows[0].days} daily total rows; vacuum ` +
+        `analyze ${fmt((now() - t0) / 1000)} s`,
     );
 
     // The daily totals kept by the write path must equal the movements, exactly.
     const drift = await pg.query(
       `
       select coalesce(d.day, m.day) from movement_days d full join (
-        select (completed_at at time zone 'UTC')::date as day, account_id, asset, direction, tags, sum(amount) as s, count(*) as n
+        select (completed_at at time zone 'UTC')::date as day, account_id, asset, direction, tags, sum(amount) as s,
+          count(*) as n
         from movements where customer_id = $1 group by 1, 2, 3, 4, 5) m
       using (day, account_id, asset, direction, tags)
       where d.customer_id = $1 and (d.sum is distinct from m.s or d.count is distinct from m.n) or d.day is null`,
@@ -166,8 +174,14 @@ async function main(stack: Stack) {
     ];
     const filterOf = (c: Case) =>
       c.account ? `account.id[eq]=${c.account}` : c.tagKey ? `tags.key[eq]=${c.tagKey}` : undefined;
-    const reportPath = (c: Case) =>
-      `/api/reports?${new URLSearchParams({ periodStart: c.start, periodEnd: c.end, ...(filterOf(c) ? { filters: filterOf(c)! } : {}) })}`;
+    const reportPath = (c: Case) => {
+      const query = new URLSearchParams({
+        periodStart: c.start,
+        periodEnd: c.end,
+        ...(filterOf(c) ? { filters: filterOf(c)! } : {}),
+      });
+      return `/api/reports?${query}`;
+    };
     const handParams = (c: Case) => [
       customer.customerId,
       c.start,
@@ -237,7 +251,8 @@ async function main(stack: Stack) {
     }
 
     banner(
-      `bench:reports — GET /api/reports, ${size.rows[0].n.toLocaleString('en')} movements of one customer over 90 days, ${RUNS} interleaved runs`,
+      `bench:reports — GET /api/reports, ${size.rows[0].n.toLocaleString('en')} movements of one customer ` +
+        `over 90 days, ${RUNS} interleaved runs`,
     );
     const rows = cases.map((c) => {
       const r = stats(c.report);
@@ -268,7 +283,8 @@ async function main(stack: Stack) {
     );
     const month = stats(cases[0].report);
     console.log(
-      `\nstretch: 30-day report p50 ${fmt(month.p50, 2)} ms, p99 ${fmt(month.p99, 2)} ms (goal < 50 ms): ${ok(month.p99 < 50)}`,
+      `\nstretch: 30-day report p50 ${fmt(month.p50, 2)} ms, p99 ${fmt(month.p99, 2)} ms (goal < 50 ` +
+        `ms): ${ok(month.p99 < 50)}`,
     );
     console.log('\nDatabase side (EXPLAIN ANALYZE, one execution each):');
     console.log(table(['case', 'statement', 'exec ms', 'plan'], plans));

@@ -119,7 +119,8 @@ async function main(stack: Stack) {
     const deadline = Date.now() + DELIVERY_TIMEOUT_MS;
     for (;;) {
       const rows = await pg.query(
-        `select l.message_id, e.created_at from execution_logs l join events e on e.id = l.event_id where e.resource_id = any($1::uuid[])`,
+        `select l.message_id, e.created_at from execution_logs l join events e on e.id = l.event_id where ` +
+          `e.resource_id = any($1::uuid[])`,
         [operationIds],
       );
       const pairs = rows.rows
@@ -145,7 +146,8 @@ async function main(stack: Stack) {
     stack.assertAlive();
     await waitForQuiet();
     const rows = await pg.query(
-      `select l.id, l.message_id from execution_logs l join events e on e.id = l.event_id where e.resource_id = any($1::uuid[])`,
+      `select l.id, l.message_id from execution_logs l join events e on e.id = l.event_id where ` +
+        `e.resource_id = any($1::uuid[])`,
       [saturatedIds],
     );
     const logs = rows.rows as Array<{ id: string; message_id: string }>;
@@ -262,7 +264,8 @@ async function main(stack: Stack) {
   log(`ceiling: ${fmt(ceiling1.perSecond)} workflows/s`);
   const load = await saturated();
   log(
-    `${load.name}: ${fmt(load.perSecond)} deliveries/s, latency p50 ${fmt(load.latency.p50)} ms p99 ${fmt(load.latency.p99)} ms`,
+    `${load.name}: ${fmt(load.perSecond)} deliveries/s, latency p50 ${fmt(load.latency.p50)} ms ` +
+      `p99 ${fmt(load.latency.p99)} ms`,
   );
   const slow = await paced(PACED_RATE_SETTING ?? Math.min(10, Math.max(0.5, 0.4 * load.perSecond)));
   log(`${slow.name}: latency p50 ${fmt(slow.latency.p50)} ms p99 ${fmt(slow.latency.p99)} ms`);
@@ -307,7 +310,8 @@ async function main(stack: Stack) {
       [
         [
           'deliveries/s vs bare workflow + no-op activity (mean of both runs)',
-          `${fmt(ratio, 2)}x (${fmt(load.perSecond)} / ${fmt(ceilingRate)}; runs ${fmt(ceiling1.perSecond)}, ${fmt(ceiling2.perSecond)})`,
+          `${fmt(ratio, 2)}x (${fmt(load.perSecond)} / ${fmt(ceilingRate)}; ` +
+            `runs ${fmt(ceiling1.perSecond)}, ${fmt(ceiling2.perSecond)})`,
           '>= 0.70x',
           ok(ratio >= 0.7),
         ],

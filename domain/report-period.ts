@@ -27,7 +27,8 @@ export const periodBoundSchema = {
   pattern: UTC_TIMESTAMP_RE.source,
   maxLength: 40,
   description:
-    'ISO 8601 UTC timestamp with a trailing Z, e.g. 2026-11-01T00:00:00Z (fractional seconds optional, at most 6 digits)',
+    'ISO 8601 UTC timestamp with a trailing Z, e.g. 2026-11-01T00:00:00Z (fractional seconds optional, at ' +
+    'most 6 digits)',
 } as const;
 
 /**

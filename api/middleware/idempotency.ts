@@ -46,7 +46,9 @@ export function requestScopedId(ctx: Koa.Context, purpose: string): string {
     .update(`${ctx.state.customerId}:${ctx.state.idempotencyKey}:${purpose}`)
     .digest('hex');
   // Shaped as a version-5-style UUID (name-based), so it passes every uuid column and check.
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+  const variant = ((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
+  const [a, b, c, d, e] = [hex.slice(0, 8), hex.slice(8, 12), hex.slice(13, 16), hex.slice(17, 20), hex.slice(20, 32)];
+  return `${a}-${b}-5${c}-${variant}${d}-${e}`;
 }
 
 export const keyInUse = () =>

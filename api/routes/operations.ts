@@ -95,7 +95,8 @@ export function operationRoutes(table: RouteTable, s: ServiceContext): void {
     method: 'get',
     path: '/api/operations',
     summary:
-      'List operations (filters: intent.type, currentState.status, account.id, sourceAmount.asset, targetAmount.asset, createdAt, tags.key, tags.value)',
+      'List operations (filters: intent.type, currentState.status, account.id, sourceAmount.asset, ' +
+      'targetAmount.asset, createdAt, tags.key, tags.value)',
     tag: 'Operations',
     query: listQuerySchema,
     response: { status: 200, schema: pageOf('Operation') },

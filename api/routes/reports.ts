@@ -55,7 +55,8 @@ export function reportRoutes(table: RouteTable): void {
     method: 'get',
     path: '/api/reports',
     summary:
-      'Settled inflows and outflows per asset over [periodStart, periodEnd); `Accept: text/csv` for CSV (asset,direction,sum,count)',
+      'Settled inflows and outflows per asset over [periodStart, periodEnd); `Accept: text/csv` for CSV ' +
+      '(asset,direction,sum,count)',
     tag: 'Reports',
     query: reportQuery,
     response: { status: 200, schema: reportResponse, description: 'The Report (or CSV with Accept: text/csv)' },
@@ -64,10 +65,8 @@ export function reportRoutes(table: RouteTable): void {
       ctx.vary('Accept'); // one URL, two representations: caches must key on Accept
       if (ctx.accepts('application/json', 'text/csv') === 'text/csv') {
         ctx.type = 'text/csv; charset=utf-8';
-        ctx.set(
-          'Content-Disposition',
-          `attachment; filename="cambio-report-${compact(report.period.start.echo)}-${compact(report.period.end.echo)}.csv"`,
-        );
+        const filename = `cambio-report-${compact(report.period.start.echo)}-${compact(report.period.end.echo)}.csv`;
+        ctx.set('Content-Disposition', `attachment; filename="${filename}"`);
         ctx.body = reportCsv(report);
         return;
       }

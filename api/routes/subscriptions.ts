@@ -156,7 +156,8 @@ export function subscriptionRoutes(table: RouteTable, s: ServiceContext): void {
     method: 'post',
     path: '/api/subscriptions/:subscriptionId/executionLogs/:executionLogId/redeliver',
     summary:
-      'Send the same message again (same message id and body), one attempt; 409 DELIVERY_IN_PROGRESS while it is being attempted',
+      'Send the same message again (same message id and body), one attempt; 409 DELIVERY_IN_PROGRESS ' +
+      'while it is being attempted',
     tag,
     params: executionLogParams,
     body: noBody,

@@ -150,7 +150,8 @@ const intent = {
   type: 'object',
   required: ['type'],
   description:
-    'Discriminated by `type`: DEPOSIT carries `fundingInstruction`, WITHDRAWAL `beneficiary`, TRANSFER `targetAccount`, SWAP `sourceAsset` and `targetAsset`.',
+    'Discriminated by `type`: DEPOSIT carries `fundingInstruction`, WITHDRAWAL `beneficiary`, TRANSFER ' +
+    '`targetAccount`, SWAP `sourceAsset` and `targetAsset`.',
   properties: {
     type: { type: 'string', enum: ['DEPOSIT', 'WITHDRAWAL', 'SWAP', 'TRANSFER'] },
     fundingInstruction: {

@@ -212,7 +212,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       }
     }
     log(
-      `stack up: API ${stack.apiUrl}${opts.worker ? `, worker on task queue ${taskQueue}` : ''}, Temporal ${stack.temporalAddress}`,
+      `stack up: API ${stack.apiUrl}${opts.worker ? `, worker on task queue ${taskQueue}` : ''}, ` +
+        `Temporal ${stack.temporalAddress}`,
     );
     return stack;
   } catch (err) {

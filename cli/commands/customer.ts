@@ -18,7 +18,8 @@ export function customerCommands(program: Command): void {
       output(
         !!opts.json,
         created,
-        `customer ${created.customerId}\nclientId ${created.clientId}\nclientSecret ${created.clientSecret} (shown once)`,
+        `customer ${created.customerId}\nclientId ${created.clientId}\nclientSecret ${created.clientSecret} ` +
+          `(shown once)`,
       );
     });
   customer

@@ -78,7 +78,8 @@ export function addTakeKey(batch: SqlBatch, em: Em, key: string): () => KeyLock 
  */
 export function addStoreAnswer(batch: SqlBatch, em: Em, key: string, answer: StoredAnswer): () => boolean {
   const stored = batch.add(
-    `insert into idempotency_keys (customer_id, key, request_hash, state, response_status, response_body, created_at, expires_at)
+    `insert into idempotency_keys (customer_id, key, request_hash, state, response_status, response_body,
+      created_at, expires_at)
      values (?, ?, ?, 'DONE', ?, ?::jsonb, now(), ${EXPIRES_AT})
      ${REPLACE_UNLESS_ANSWERING}
      returning 1 as stored`,

@@ -47,7 +47,8 @@ export function addPosting(batch: SqlBatch, write: LedgerWrite): () => boolean {
   batch.add(
     `insert into ledger_entries (id, transaction_id, account_id, book, asset, amount, created_at)
      select v.id::uuid, v.transaction_id::uuid, v.account_id::uuid, v.book, v.asset, v.amount::numeric, now()
-     from (values ${write.postings.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}) v (id, transaction_id, account_id, book, asset, amount)
+     from (values ${write.postings.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}) v (id, transaction_id, account_id,
+       book, asset, amount)
      where ${ifPosted}`,
     write.postings.flatMap((p) => [randomUUID(), txId, p.accountId, p.book, p.asset, p.amount.toFixed()]),
   );
@@ -94,7 +95,8 @@ function addBalanceMove(
     [m.accountId, m.asset, customerId],
   );
   batch.add(
-    `update balances set available = available + ?, held = held + ?, updated_at = now() where account_id = ? and asset = ? and ${ifPosted}`,
+    `update balances set available = available + ?, held = held + ?, updated_at = now()
+     where account_id = ? and asset = ? and ${ifPosted}`,
     [m.available.toFixed(), m.held.toFixed(), m.accountId, m.asset],
     onCheck,
   );

@@ -71,8 +71,9 @@ export async function readCreateInputs(em: Em, accountIds: string[], quoteId?: s
 export function addOperation(batch: SqlBatch, op: Operation): void {
   const json = (v: unknown) => JSON.stringify(v);
   batch.add(
-    `insert into operations (id, customer_id, account_id, type, status, states, intent, quote_id, quote_ref, account_owner,
-       source_asset, source_amount, target_asset, target_amount, target_account_id, fees, transactions, tags, created_at, updated_at)
+    `insert into operations (id, customer_id, account_id, type, status, states, intent, quote_id, quote_ref,
+       account_owner, source_asset, source_amount, target_asset, target_amount, target_account_id, fees,
+       transactions, tags, created_at, updated_at)
      values (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?, ?)`,
     [
       op.id,

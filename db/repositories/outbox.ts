@@ -119,7 +119,8 @@ export async function deferStarts(em: Em, workflowIds: string[]): Promise<void> 
   if (!workflowIds.length) return;
   await em.execute(
     `update workflow_starts set claimed_until = null,
-       next_attempt_at = now() + least(${MAX_BACKOFF_SECONDS}, 0.25 * power(2, least(attempts, 10))) * interval '1 second'
+       next_attempt_at = now()
+         + least(${MAX_BACKOFF_SECONDS}, 0.25 * power(2, least(attempts, 10))) * interval '1 second'
      where workflow_id in (?)`,
     [workflowIds],
   );
@@ -128,7 +129,8 @@ export async function deferStarts(em: Em, workflowIds: string[]): Promise<void> 
 /** The row of one workflow, whatever its lease (a caller that must start it now). */
 export async function pendingStart(em: Em, workflowId: string): Promise<PendingStart | undefined> {
   const rows = (await em.execute(
-    'select workflow_id, workflow_type, task_queue, args, search_attributes, summary from workflow_starts where workflow_id = ?',
+    'select workflow_id, workflow_type, task_queue, args, search_attributes, summary from workflow_starts ' +
+      'where workflow_id = ?',
     [workflowId],
   )) as PendingStart[];
   return rows[0];

@@ -52,7 +52,8 @@ const STATEMENT = numbered(`
   ),
   ans as (select ?::int as status, ?::jsonb as body),
   k as (
-    insert into idempotency_keys (customer_id, key, request_hash, state, response_status, response_body, created_at, expires_at)
+    insert into idempotency_keys (customer_id, key, request_hash, state, response_status, response_body, created_at,
+      expires_at)
     select ?::uuid, ?::uuid, ?::varchar, 'DONE',
       case when a.id is null then 404 else ans.status end,
       case

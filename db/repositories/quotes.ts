@@ -12,13 +12,15 @@ export type PricedQuote = Omit<Quote, 'customerId'>;
 
 /** The `quotes` columns, in the order of `quoteValues`. */
 export const QUOTE_COLUMNS =
-  'id, customer_id, account_id, source_asset, source_amount, target_asset, target_amount, mid_rate, effective_rate, spread, fee_amount, expires_at, consumed_at, consumed_by, created_at';
+  'id, customer_id, account_id, source_asset, source_amount, target_asset, target_amount, mid_rate, ' +
+  'effective_rate, spread, fee_amount, expires_at, consumed_at, consumed_by, created_at';
 
 /**
  * `?` placeholders for `quoteValues`, typed, so they also serve in an `insert ... select`, where no column types them.
  */
 export const QUOTE_PLACEHOLDERS =
-  '?::uuid, ?::uuid, ?::uuid, ?::varchar, ?::numeric, ?::varchar, ?::numeric, ?::varchar, ?::varchar, ?::varchar, ?::numeric, ?::timestamptz, ?::timestamptz, ?::uuid, ?::timestamptz';
+  '?::uuid, ?::uuid, ?::uuid, ?::varchar, ?::numeric, ?::varchar, ?::numeric, ?::varchar, ?::varchar, ' +
+  '?::varchar, ?::numeric, ?::timestamptz, ?::timestamptz, ?::uuid, ?::timestamptz';
 
 /** The row's values, money as exact decimal strings. */
 export function quoteValues(q: PricedQuote, customerId: string): unknown[] {

@@ -65,7 +65,8 @@ export function reportSql(
   for (const edge of split.edges) {
     parts.push(
       `select m.asset, m.direction, sum(m.amount) as total, count(*) as n from movements m
-       where m.customer_id = ? and m.completed_at >= ?::timestamptz and m.completed_at < ?::timestamptz and ${filter.sql}
+       where m.customer_id = ? and m.completed_at >= ?::timestamptz and m.completed_at < ?::timestamptz
+         and ${filter.sql}
        group by m.asset, m.direction`,
     );
     params.push(customerId, edge.from, edge.to, ...filter.params);

@@ -213,9 +213,9 @@ async function startDevServer(options) {
   }
   for (const [name, type] of Object.entries(loadSearchAttributes())) args.push('--search-attribute', `${name}=${type}`);
 
-  log(
-    `Starting Temporal dev server on ${host}:${port}${dbFile ? ` (state in ${dbFile.startsWith(ROOT + path.sep) ? path.relative(ROOT, dbFile) : dbFile})` : ' (in memory)'}`,
-  );
+  const shownDbFile = dbFile && dbFile.startsWith(ROOT + path.sep) ? path.relative(ROOT, dbFile) : dbFile;
+  const state = dbFile ? ` (state in ${shownDbFile})` : ' (in memory)';
+  log(`Starting Temporal dev server on ${host}:${port}${state}`);
   const child = spawnChild('temporal', temporal, args, { cwd: ROOT, quietAfterStop: true, quietStdout: quiet });
   if (options.onChild) options.onChild(child);
   const address = `${host}:${port}`;

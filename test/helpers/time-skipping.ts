@@ -32,7 +32,8 @@ export async function startTimeSkipping(hook: Context, suite: string): Promise<T
   const serverPath = process.env.TEMPORAL_TEST_SERVER_PATH;
   if (!serverPath) {
     process.stderr.write(
-      `${suite}: skipped, TEMPORAL_TEST_SERVER_PATH is not set (\`npm test\` sets it to the time-skipping test server)\n`,
+      `${suite}: skipped, TEMPORAL_TEST_SERVER_PATH is not set (\`npm test\` sets it to the time-skipping ` +
+        `test server)\n`,
     );
     hook.skip();
   }

@@ -45,103 +45,109 @@ describe('account review', () => {
     expect((await getAccount(c, a.id)).currentState.status).to.equal('ACTION_REQUIRED');
   });
 
-  it('approves: account and assets ACTIVE, UBOs VERIFIED, requirements satisfied, one ASSET_ACTIVATED per asset', async () => {
-    const a = await createAccount(c, { assets: ['BRL', 'USDC'] });
-    await addUbo(c, a.id);
-    await uploadAllDocuments(c, a.id);
-    const submitted = await review(a.id);
-    expect(submitted.status, JSON.stringify(submitted.body)).to.equal(202);
-    expect(submitted.body.currentState.status).to.equal('UNDER_REVIEW');
-    expect(submitted.body.requirements.pendingVerification).to.have.length(3);
+  it(
+    'approves: account and assets ACTIVE, UBOs VERIFIED, requirements satisfied, one ASSET_ACTIVATED per ' + 'asset',
+    async () => {
+      const a = await createAccount(c, { assets: ['BRL', 'USDC'] });
+      await addUbo(c, a.id);
+      await uploadAllDocuments(c, a.id);
+      const submitted = await review(a.id);
+      expect(submitted.status, JSON.stringify(submitted.body)).to.equal(202);
+      expect(submitted.body.currentState.status).to.equal('UNDER_REVIEW');
+      expect(submitted.body.requirements.pendingVerification).to.have.length(3);
 
-    const again = await review(a.id);
-    expect([again.status, again.body.code]).to.deep.equal([409, 'INVALID_STATE']);
-    const { http } = await stack();
-    const late = await http
-      .post(`/api/accounts/${a.id}/ubos`)
-      .set(c.auth)
-      .set(idem())
-      .send({ name: 'X', taxId: { value: '11144477735', type: 'CPF' }, address: a.owner.address });
-    expect([late.status, late.body.code]).to.deep.equal([409, 'INVALID_STATE']);
+      const again = await review(a.id);
+      expect([again.status, again.body.code]).to.deep.equal([409, 'INVALID_STATE']);
+      const { http } = await stack();
+      const late = await http
+        .post(`/api/accounts/${a.id}/ubos`)
+        .set(c.auth)
+        .set(idem())
+        .send({ name: 'X', taxId: { value: '11144477735', type: 'CPF' }, address: a.owner.address });
+      expect([late.status, late.body.code]).to.deep.equal([409, 'INVALID_STATE']);
 
-    const decided = await sandboxDecide(c, a.id, 'APPROVE');
-    expect(decided.currentState.status).to.equal('ACTIVE');
-    expect(decided.states.map((s) => s.status)).to.deep.equal(['ACTION_REQUIRED', 'UNDER_REVIEW', 'ACTIVE']);
-    expect(decided.assets.map((x) => x.status)).to.deep.equal(['ACTIVE', 'ACTIVE']);
-    expect(decided.owner.ubos.map((u) => u.currentState.status)).to.deep.equal(['VERIFIED']);
-    expect(decided.requirements.satisfied).to.have.length(3);
-    expect(decided.requirements.pendingVerification).to.deep.equal([]);
+      const decided = await sandboxDecide(c, a.id, 'APPROVE');
+      expect(decided.currentState.status).to.equal('ACTIVE');
+      expect(decided.states.map((s) => s.status)).to.deep.equal(['ACTION_REQUIRED', 'UNDER_REVIEW', 'ACTIVE']);
+      expect(decided.assets.map((x) => x.status)).to.deep.equal(['ACTIVE', 'ACTIVE']);
+      expect(decided.owner.ubos.map((u) => u.currentState.status)).to.deep.equal(['VERIFIED']);
+      expect(decided.requirements.satisfied).to.have.length(3);
+      expect(decided.requirements.pendingVerification).to.deep.equal([]);
 
-    const { services } = await stack();
-    const events = await systemEm(services.orm).find(
-      DomainEventSchema,
-      { resourceId: a.id },
-      { orderBy: { dedupeKey: 'asc' } },
-    );
-    expect(events.map((e) => [e.type, e.resourceType, e.dedupeKey])).to.deep.equal([
-      ['ASSET_ACTIVATED', 'ASSET', `${a.id}:BRL:ASSET_ACTIVATED`],
-      ['ASSET_ACTIVATED', 'ASSET', `${a.id}:USDC:ASSET_ACTIVATED`],
-    ]);
-    expect(events[0].payload).to.deep.include({
-      customerId: c.customerId,
-      accountId: a.id,
-      asset: 'BRL',
-      status: 'ACTIVE',
-    });
-    expect(events[0].customerId).to.equal(c.customerId);
+      const { services } = await stack();
+      const events = await systemEm(services.orm).find(
+        DomainEventSchema,
+        { resourceId: a.id },
+        { orderBy: { dedupeKey: 'asc' } },
+      );
+      expect(events.map((e) => [e.type, e.resourceType, e.dedupeKey])).to.deep.equal([
+        ['ASSET_ACTIVATED', 'ASSET', `${a.id}:BRL:ASSET_ACTIVATED`],
+        ['ASSET_ACTIVATED', 'ASSET', `${a.id}:USDC:ASSET_ACTIVATED`],
+      ]);
+      expect(events[0].payload).to.deep.include({
+        customerId: c.customerId,
+        accountId: a.id,
+        asset: 'BRL',
+        status: 'ACTIVE',
+      });
+      expect(events[0].customerId).to.equal(c.customerId);
 
-    const afterActive = await review(a.id);
-    expect([afterActive.status, afterActive.body.code]).to.deep.equal([409, 'INVALID_STATE']);
-    const redecide = await http
-      .post(`/api/sandbox/accounts/${a.id}/review`)
-      .set(c.auth)
-      .set(idem())
-      .send({ decision: 'REJECT' });
-    expect([redecide.status, redecide.body.code]).to.deep.equal([409, 'INVALID_STATE']);
-  });
+      const afterActive = await review(a.id);
+      expect([afterActive.status, afterActive.body.code]).to.deep.equal([409, 'INVALID_STATE']);
+      const redecide = await http
+        .post(`/api/sandbox/accounts/${a.id}/review`)
+        .set(c.auth)
+        .set(idem())
+        .send({ decision: 'REJECT' });
+      expect([redecide.status, redecide.body.code]).to.deep.equal([409, 'INVALID_STATE']);
+    },
+  );
 
-  it('rejects with reasons, then a re-upload, resubmission and approval (a new review round) activates it', async () => {
-    const a = await createAccount(c);
-    const ubo = await addUbo(c, a.id);
-    await uploadAllDocuments(c, a.id);
-    await submitReview(c, a.id);
-    const rejected = await sandboxDecide(c, a.id, 'REJECT', 'proof of address is older than 90 days');
-    expect(rejected.currentState).to.deep.include({
-      status: 'ACTION_REQUIRED',
-      reason: { code: 'REVIEW_REJECTED', message: 'proof of address is older than 90 days', details: {} },
-    });
-    expect(rejected.owner.ubos[0].currentState.status).to.equal('REJECTED');
-    expect(rejected.requirements.errors).to.have.length(3);
-    for (const e of rejected.requirements.errors)
-      expect(e.reason).to.include({ message: 'proof of address is older than 90 days' });
-    expect(rejected.assets.map((x) => x.status)).to.deep.equal(['ONBOARDING', 'ONBOARDING']);
+  it(
+    'rejects with reasons, then a re-upload, resubmission and approval (a ' + 'new review round) activates it',
+    async () => {
+      const a = await createAccount(c);
+      const ubo = await addUbo(c, a.id);
+      await uploadAllDocuments(c, a.id);
+      await submitReview(c, a.id);
+      const rejected = await sandboxDecide(c, a.id, 'REJECT', 'proof of address is older than 90 days');
+      expect(rejected.currentState).to.deep.include({
+        status: 'ACTION_REQUIRED',
+        reason: { code: 'REVIEW_REJECTED', message: 'proof of address is older than 90 days', details: {} },
+      });
+      expect(rejected.owner.ubos[0].currentState.status).to.equal('REJECTED');
+      expect(rejected.requirements.errors).to.have.length(3);
+      for (const e of rejected.requirements.errors)
+        expect(e.reason).to.include({ message: 'proof of address is older than 90 days' });
+      expect(rejected.assets.map((x) => x.status)).to.deep.equal(['ONBOARDING', 'ONBOARDING']);
 
-    const blocked = await review(a.id);
-    expect([blocked.status, blocked.body.code]).to.deep.equal([422, 'REQUIREMENTS_NOT_MET']);
-    expect(blocked.body.details.errors).to.have.length(3);
+      const blocked = await review(a.id);
+      expect([blocked.status, blocked.body.code]).to.deep.equal([422, 'REQUIREMENTS_NOT_MET']);
+      expect(blocked.body.details.errors).to.have.length(3);
 
-    await uploadAllDocuments(c, a.id);
-    const resubmitted = await submitReview(c, a.id);
-    expect(resubmitted.requirements.errors).to.deep.equal([]);
-    expect(resubmitted.owner.ubos[0].currentState.status).to.equal('PENDING');
-    const approved = await sandboxDecide(c, a.id, 'APPROVE');
-    expect(approved.currentState.status).to.equal('ACTIVE');
-    expect(approved.owner.ubos.map((u) => [u.id, u.currentState.status])).to.deep.equal([[ubo.id, 'VERIFIED']]);
-    expect(approved.states.map((s) => s.status)).to.deep.equal([
-      'ACTION_REQUIRED',
-      'UNDER_REVIEW',
-      'ACTION_REQUIRED',
-      'UNDER_REVIEW',
-      'ACTIVE',
-    ]);
-    const { services } = await stack();
-    // The activity's COMMIT makes the account ACTIVE; the workflow closes a moment after it.
-    const handle = services.temporal.workflow.getHandle(`account-review-${a.id}-2`);
-    await eventually(
-      async () => (await handle.describe()).status.name,
-      (status) => status === 'COMPLETED',
-    );
-  });
+      await uploadAllDocuments(c, a.id);
+      const resubmitted = await submitReview(c, a.id);
+      expect(resubmitted.requirements.errors).to.deep.equal([]);
+      expect(resubmitted.owner.ubos[0].currentState.status).to.equal('PENDING');
+      const approved = await sandboxDecide(c, a.id, 'APPROVE');
+      expect(approved.currentState.status).to.equal('ACTIVE');
+      expect(approved.owner.ubos.map((u) => [u.id, u.currentState.status])).to.deep.equal([[ubo.id, 'VERIFIED']]);
+      expect(approved.states.map((s) => s.status)).to.deep.equal([
+        'ACTION_REQUIRED',
+        'UNDER_REVIEW',
+        'ACTION_REQUIRED',
+        'UNDER_REVIEW',
+        'ACTIVE',
+      ]);
+      const { services } = await stack();
+      // The activity's COMMIT makes the account ACTIVE; the workflow closes a moment after it.
+      const handle = services.temporal.workflow.getHandle(`account-review-${a.id}-2`);
+      await eventually(
+        async () => (await handle.describe()).status.name,
+        (status) => status === 'COMPLETED',
+      );
+    },
+  );
 
   it("approves through the service the CLI uses, in the account owner's scope", async () => {
     const a = await createAccount(c);

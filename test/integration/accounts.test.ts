@@ -84,7 +84,8 @@ describe('accounts', () => {
 
     it('accepts an alphanumeric CNPJ, and a CPF owner, storing the bare upper-case id', async () => {
       const alnum = validAlphanumericCnpj();
-      const masked = `${alnum.slice(0, 2)}.${alnum.slice(2, 5)}.${alnum.slice(5, 8)}/${alnum.slice(8, 12)}-${alnum.slice(12)}`;
+      const masked =
+        `${alnum.slice(0, 2)}.${alnum.slice(2, 5)}.${alnum.slice(5, 8)}/` + `${alnum.slice(8, 12)}-${alnum.slice(12)}`;
       const res = await post(c, '/api/accounts', accountBody({ taxId: { value: masked.toLowerCase(), type: 'CNPJ' } }));
       expect(res.status, JSON.stringify(res.body)).to.equal(201);
       expect(res.body.owner.taxId).to.deep.equal({ value: alnum, type: 'CNPJ' });

@@ -185,7 +185,8 @@ describe('beneficiaries', () => {
 
     it('accepts a COMPANY holder with a CNPJ and normalises a masked tax id', async () => {
       const cnpj = validCnpj();
-      const masked = `${cnpj.slice(0, 2)}.${cnpj.slice(2, 5)}.${cnpj.slice(5, 8)}/${cnpj.slice(8, 12)}-${cnpj.slice(12)}`;
+      const masked =
+        `${cnpj.slice(0, 2)}.${cnpj.slice(2, 5)}.${cnpj.slice(5, 8)}/` + `${cnpj.slice(8, 12)}-${cnpj.slice(12)}`;
       const holder = {
         type: 'COMPANY',
         legalName: 'Padaria Boa Vista Ltda',

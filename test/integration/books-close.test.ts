@@ -132,7 +132,8 @@ describe('the books close after a race of payments', function () {
       `select coalesce(-sum(e.amount), 0)::numeric(38,2)::text as s
        from ledger_entries e join ledger_transactions t on t.id = e.transaction_id
        where e.book like 'world:%' and t.key in (
-         select 'inbound:' || id || ':' || k from inbound_payments, unnest(array['receive', 'return']) k where customer_id = ?)`,
+         select 'inbound:' || id || ':' || k from inbound_payments, unnest(array['receive', 'return']) k where
+           customer_id = ?)`,
       [c.customerId],
     );
     const net = new Decimal(received).minus(by('RETURNED')).toFixed(2);

@@ -67,10 +67,9 @@ class ChaosClient {
           signal: AbortSignal.timeout(10000),
         });
         answer = { status: res.status, body: (await res.json()) as Answer['body'] };
-        log.push({
-          api: api.name,
-          outcome: `${res.status}${answer.body.code ? ` ${answer.body.code}` : ''}${res.headers.get('idempotent-replayed') ? ' replayed' : ''}`,
-        });
+        const code = answer.body.code ? ` ${answer.body.code}` : '';
+        const replayed = res.headers.get('idempotent-replayed') ? ' replayed' : '';
+        log.push({ api: api.name, outcome: `${res.status}${code}${replayed}` });
       } catch (err) {
         log.push({ api: api.name, outcome: `no answer: ${(err as Error).message}` });
       } finally {
@@ -190,7 +189,8 @@ describe('chaos: 2 APIs and 2 workers, one of each SIGKILLed mid-load', function
       250,
     ).catch(async (err: Error) => {
       const stuck = await sql(
-        `select id, status from operations where account_id in (?) and type in ('SWAP', 'TRANSFER') and status not in ('COMPLETED', 'FAILED')`,
+        `select id, status from operations where account_id in (?) and type in ('SWAP', 'TRANSFER') and ` +
+          `status not in ('COMPLETED', 'FAILED')`,
         [[a.id, b.id]],
       );
       throw new Error(`${err.message.slice(0, 300)}\nnot finished: ${JSON.stringify(stuck)}`);

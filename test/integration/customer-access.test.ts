@@ -62,47 +62,52 @@ describe('customer access', function () {
     }
   });
 
-  it('`cambio customer disable` stops the tokens (within the cache lag) and the token endpoint; enable restores them', async () => {
-    const { http } = await stack();
-    const c = await newCustomer('To Be Disabled');
-    expect((await http.get('/api/accounts').set(c.auth)).status).to.equal(200);
+  it(
+    '`cambio customer disable` stops the tokens (within the cache lag) and the token endpoint; enable ' +
+      'restores them',
+    async () => {
+      const { http } = await stack();
+      const c = await newCustomer('To Be Disabled');
+      expect((await http.get('/api/accounts').set(c.auth)).status).to.equal(200);
 
-    const disabled = JSON.parse((await cambio('customer', 'disable', c.customerId, '--json')).stdout);
-    expect(disabled).to.include({ customerId: c.customerId, name: 'To Be Disabled' });
-    expect(Date.parse(disabled.disabledAt)).to.be.closeTo(Date.now(), 60000);
+      const disabled = JSON.parse((await cambio('customer', 'disable', c.customerId, '--json')).stdout);
+      expect(disabled).to.include({ customerId: c.customerId, name: 'To Be Disabled' });
+      expect(Date.parse(disabled.disabledAt)).to.be.closeTo(Date.now(), 60000);
 
-    const token = await http
-      .post('/api/oauth/client/token')
-      .send({ clientId: c.clientId, clientSecret: c.clientSecret });
-    expect(token.status).to.equal(401);
-    expect(token.body.code).to.equal('INVALID_CLIENT');
+      const token = await http
+        .post('/api/oauth/client/token')
+        .send({ clientId: c.clientId, clientSecret: c.clientSecret });
+      expect(token.status).to.equal(401);
+      expect(token.body.code).to.equal('INVALID_CLIENT');
 
-    // The stack's app keeps a customer's status for CUSTOMER_CACHE_SECONDS (5 s by default): the revocation lag.
-    const started = Date.now();
-    const res = await eventually(
-      () => http.get('/api/accounts').set(c.auth),
-      (r) => r.status !== 200,
-      10000,
-      200,
-    );
-    expect(Date.now() - started).to.be.below(8000);
-    expect(res.status).to.equal(401);
-    expect(res.body.code).to.equal('UNAUTHORIZED');
-    const write = await http.post('/api/quotes').set(c.auth).set('X-Idempotency-Key', randomUUID()).send({});
-    expect(write.status).to.equal(401);
+      // The stack's app keeps a customer's status for CUSTOMER_CACHE_SECONDS (5 s by default): the revocation lag.
+      const started = Date.now();
+      const res = await eventually(
+        () => http.get('/api/accounts').set(c.auth),
+        (r) => r.status !== 200,
+        10000,
+        200,
+      );
+      expect(Date.now() - started).to.be.below(8000);
+      expect(res.status).to.equal(401);
+      expect(res.body.code).to.equal('UNAUTHORIZED');
+      const write = await http.post('/api/quotes').set(c.auth).set('X-Idempotency-Key', randomUUID()).send({});
+      expect(write.status).to.equal(401);
 
-    const enabled = JSON.parse((await cambio('customer', 'enable', c.customerId, '--json')).stdout);
-    expect(enabled.disabledAt).to.equal(null);
-    expect(
-      (await http.post('/api/oauth/client/token').send({ clientId: c.clientId, clientSecret: c.clientSecret })).status,
-    ).to.equal(200);
-    await eventually(
-      () => http.get('/api/accounts').set(c.auth),
-      (r) => r.status === 200,
-      10000,
-      200,
-    );
-  });
+      const enabled = JSON.parse((await cambio('customer', 'enable', c.customerId, '--json')).stdout);
+      expect(enabled.disabledAt).to.equal(null);
+      expect(
+        (await http.post('/api/oauth/client/token').send({ clientId: c.clientId, clientSecret: c.clientSecret }))
+          .status,
+      ).to.equal(200);
+      await eventually(
+        () => http.get('/api/accounts').set(c.auth),
+        (r) => r.status === 200,
+        10000,
+        200,
+      );
+    },
+  );
 
   it('without a cache the disable takes effect on the next request', async () => {
     const { services } = await stack();
@@ -130,10 +135,12 @@ describe('customer access', function () {
       const rows = await sql<{ table_name: string; has_fk: boolean }>(
         `select c.table_name,
                 exists (select 1 from information_schema.table_constraints tc
-                          join information_schema.key_column_usage k on k.constraint_name = tc.constraint_name and k.table_name = tc.table_name
+                          join information_schema.key_column_usage k on k.constraint_name = tc.constraint_name and
+                            k.table_name = tc.table_name
                           join information_schema.constraint_column_usage u on u.constraint_name = tc.constraint_name
                          where tc.constraint_type = 'FOREIGN KEY' and tc.table_name = c.table_name
-                           and k.column_name = 'customer_id' and u.table_name = 'customers' and u.column_name = 'id') as has_fk
+                           and k.column_name = 'customer_id' and u.table_name = 'customers' and u.column_name =
+                             'id') as has_fk
            from information_schema.columns c
           where c.table_schema = current_schema() and c.column_name = 'customer_id'`,
       );

@@ -52,53 +52,57 @@ describe('fault edges (issue 19)', function () {
     await Promise.all(open.splice(0).map((l) => l.close()));
   });
 
-  it('serves concurrent sandbox inbound payments on a pool smaller than the requests: no request waits for a second connection', async () => {
-    const { services } = await stack();
-    // A pool of 3 and 6 payments at once: a request that held its connection while it took a second would deadlock.
-    const small = await createDeps(services.config, { poolMax: 3, log: pino({ level: 'warn' }) });
-    try {
-      const api = await appWith({ rateLimitInFlight: 100 }, { ...small, signingKey: services.signingKey });
-      open.push(api);
-      const c = await newCustomer('Pool Pressure SA');
-      const account = await activeAccount(c, ['BRL']);
-      const { http } = await stack();
-      const deposits = await Promise.all(
-        Array.from({ length: 6 }, async () => {
-          const q = await quote(c, {
-            accountId: account.id,
-            sourceAsset: 'BRL',
-            targetAsset: 'BRL',
-            sourceAmount: '10.00',
-          });
-          const dep = await http
-            .post('/api/operations/deposit')
-            .set(c.auth)
-            .set('X-Idempotency-Key', randomUUID())
-            .send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
-          expect(dep.status, JSON.stringify(dep.body)).to.equal(201);
-          return dep.body.id as string;
-        }),
-      );
-      const started = Date.now();
-      const paid = await Promise.all(
-        deposits.map((id) =>
-          post(
-            `${api.url}/api/sandbox/operations/${id}/inbound-payment`,
-            { amount: { value: '10.00', asset: 'BRL' } },
-            { ...c.auth, 'X-Idempotency-Key': randomUUID() },
+  it(
+    'serves concurrent sandbox inbound payments on a pool smaller than the requests: no request waits for a ' +
+      'second connection',
+    async () => {
+      const { services } = await stack();
+      // A pool of 3 and 6 payments at once: a request that held its connection while it took a second would deadlock.
+      const small = await createDeps(services.config, { poolMax: 3, log: pino({ level: 'warn' }) });
+      try {
+        const api = await appWith({ rateLimitInFlight: 100 }, { ...small, signingKey: services.signingKey });
+        open.push(api);
+        const c = await newCustomer('Pool Pressure SA');
+        const account = await activeAccount(c, ['BRL']);
+        const { http } = await stack();
+        const deposits = await Promise.all(
+          Array.from({ length: 6 }, async () => {
+            const q = await quote(c, {
+              accountId: account.id,
+              sourceAsset: 'BRL',
+              targetAsset: 'BRL',
+              sourceAmount: '10.00',
+            });
+            const dep = await http
+              .post('/api/operations/deposit')
+              .set(c.auth)
+              .set('X-Idempotency-Key', randomUUID())
+              .send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
+            expect(dep.status, JSON.stringify(dep.body)).to.equal(201);
+            return dep.body.id as string;
+          }),
+        );
+        const started = Date.now();
+        const paid = await Promise.all(
+          deposits.map((id) =>
+            post(
+              `${api.url}/api/sandbox/operations/${id}/inbound-payment`,
+              { amount: { value: '10.00', asset: 'BRL' } },
+              { ...c.auth, 'X-Idempotency-Key': randomUUID() },
+            ),
           ),
-        ),
-      );
-      expect(
-        paid.map((p) => p.status),
-        JSON.stringify(paid.map((p) => p.body)),
-      ).to.deep.equal(deposits.map(() => 200));
-      // Far below the pool's acquire timeout (10 s), which a pool deadlock would have to run out.
-      expect(Date.now() - started).to.be.below(8000);
-    } finally {
-      await small.close();
-    }
-  });
+        );
+        expect(
+          paid.map((p) => p.status),
+          JSON.stringify(paid.map((p) => p.body)),
+        ).to.deep.equal(deposits.map(() => 200));
+        // Far below the pool's acquire timeout (10 s), which a pool deadlock would have to run out.
+        expect(Date.now() - started).to.be.below(8000);
+      } finally {
+        await small.close();
+      }
+    },
+  );
 
   it('believes X-Forwarded-For only with TRUST_PROXY: by default a client cannot pick its address', async () => {
     const limits = {
@@ -215,50 +219,62 @@ describe('fault edges (issue 19)', function () {
     });
   });
 
-  it('cuts a client that dribbles a body it will not finish, within the request timeout, even after an early answer', async () => {
-    const api = await appWith({}, undefined, { httpHeadersTimeoutMs: 1000, httpRequestTimeoutMs: 2000 });
-    open.push(api);
-    // No token: answered 401 before the body is read; the body keeps coming at 5 bytes a second.
-    const exchange = rawRequest(
-      api.port,
-      ['POST /api/accounts HTTP/1.1', 'Host: x', 'Content-Type: application/json', 'Content-Length: 500', '', '{'].join(
-        '\r\n',
-      ),
-      20_000,
-    );
-    dribble(exchange.socket, '"a":"' + 'a'.repeat(490), 200);
-    const { ms, closedByServer } = await exchange.closed;
-    expect(closedByServer, 'the server hung up').to.equal(true);
-    expect(ms).to.be.below(4000);
-  });
+  it(
+    'cuts a client that dribbles a body it will not finish, within the request timeout, even after an early ' +
+      'answer',
+    async () => {
+      const api = await appWith({}, undefined, { httpHeadersTimeoutMs: 1000, httpRequestTimeoutMs: 2000 });
+      open.push(api);
+      // No token: answered 401 before the body is read; the body keeps coming at 5 bytes a second.
+      const exchange = rawRequest(
+        api.port,
+        [
+          'POST /api/accounts HTTP/1.1',
+          'Host: x',
+          'Content-Type: application/json',
+          'Content-Length: 500',
+          '',
+          '{',
+        ].join('\r\n'),
+        20_000,
+      );
+      dribble(exchange.socket, '"a":"' + 'a'.repeat(490), 200);
+      const { ms, closedByServer } = await exchange.closed;
+      expect(closedByServer, 'the server hung up').to.equal(true);
+      expect(ms).to.be.below(4000);
+    },
+  );
 
   describe('dependencies down', () => {
-    it('answers 503 SERVICE_UNAVAILABLE with Retry-After when Postgres is unreachable, and /readyz within 1 s', async () => {
-      const { services } = await stack();
-      const c = await newCustomer('Outage Observer SA');
-      const account = await activeAccount(c, ['BRL', 'USD']);
-      const deadOrm = await MikroORM.init({
-        ...ormConfig(`postgres://postgres@127.0.0.1:${await closedPort()}/cambio`),
-        connect: false,
-      });
-      try {
-        const api = await appWith({ customerCacheSeconds: 60 }, { ...services, orm: deadOrm });
-        open.push(api);
-        const res = await post(
-          `${api.url}/api/quotes`,
-          { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '10.00' },
-          { ...c.auth, 'X-Idempotency-Key': randomUUID() },
-        );
-        expect([res.status, res.body.code]).to.deep.equal([503, 'SERVICE_UNAVAILABLE']);
-        expect(Number(res.retryAfter)).to.be.greaterThan(0);
-        const started = Date.now();
-        const ready = await fetch(`${api.url}/readyz`);
-        expect(ready.status).to.equal(503);
-        expect(Date.now() - started).to.be.below(1000);
-      } finally {
-        await deadOrm.close(true);
-      }
-    });
+    it(
+      'answers 503 SERVICE_UNAVAILABLE with Retry-After when Postgres is unreachable, and /readyz within 1 ' + 's',
+      async () => {
+        const { services } = await stack();
+        const c = await newCustomer('Outage Observer SA');
+        const account = await activeAccount(c, ['BRL', 'USD']);
+        const deadOrm = await MikroORM.init({
+          ...ormConfig(`postgres://postgres@127.0.0.1:${await closedPort()}/cambio`),
+          connect: false,
+        });
+        try {
+          const api = await appWith({ customerCacheSeconds: 60 }, { ...services, orm: deadOrm });
+          open.push(api);
+          const res = await post(
+            `${api.url}/api/quotes`,
+            { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '10.00' },
+            { ...c.auth, 'X-Idempotency-Key': randomUUID() },
+          );
+          expect([res.status, res.body.code]).to.deep.equal([503, 'SERVICE_UNAVAILABLE']);
+          expect(Number(res.retryAfter)).to.be.greaterThan(0);
+          const started = Date.now();
+          const ready = await fetch(`${api.url}/readyz`);
+          expect(ready.status).to.equal(503);
+          expect(Date.now() - started).to.be.below(1000);
+        } finally {
+          await deadOrm.close(true);
+        }
+      },
+    );
   });
 
   it("serves a request whose key a frozen process's transaction holds once Postgres ends that session", async () => {
@@ -317,7 +333,8 @@ describe('fault edges (issue 19)', function () {
     await frozen;
     expect(String((frozenError as Error)?.message ?? frozenError)).to.match(/terminat|idle|Connection/i);
     const sessions = await systemEm(services.orm).execute(
-      `select count(*)::int as n from pg_stat_activity where state = 'idle in transaction' and application_name = 'cambio-api' and now() - state_change > interval '20 seconds'`,
+      `select count(*)::int as n from pg_stat_activity where state = 'idle in transaction' and ` +
+        `application_name = 'cambio-api' and now() - state_change > interval '20 seconds'`,
     );
     expect(sessions[0].n).to.equal(0);
   });

@@ -319,11 +319,13 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
       250,
     ).catch(async () => {
       const open = await sql(
-        `select status, count(*)::int as n from operations where account_id in (?) and type = 'TRANSFER' group by status`,
+        `select status, count(*)::int as n from operations where account_id in (?) and type = 'TRANSFER' ` +
+          `group by status`,
         [[a.id, b.id]],
       );
       const outbox = await sql(
-        `select count(*)::int as n, max(attempts) as attempts, min(next_attempt_at) as next from workflow_starts where task_queue = ?`,
+        `select count(*)::int as n, max(attempts) as attempts, min(next_attempt_at) as next from ` +
+          `workflow_starts where task_queue = ?`,
         [taskQueue],
       );
       const polling = await pollers().catch((err: Error) => err.message);
@@ -354,7 +356,8 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
           })()
         : 'none';
       throw new Error(
-        `not settled: ${JSON.stringify(open)}; outbox ${JSON.stringify(outbox)}; pollers ${polling}; a stuck workflow ${described}; worker alive ${worker.alive()}:\n${worker.output().slice(-3000)}`,
+        `not settled: ${JSON.stringify(open)}; outbox ${JSON.stringify(outbox)}; pollers ${polling}; a ` +
+          `stuck workflow ${described}; worker alive ${worker.alive()}:\n${worker.output().slice(-3000)}`,
       );
     });
     expect(rows.map((r) => r.id).sort()).to.deep.equal([...ids].sort());

@@ -33,27 +33,30 @@ describe('two processes starting on a fresh database', function () {
     orms.push(await openOrm(url, { poolMax: 2 }), await openOrm(url, { poolMax: 2 }));
   });
 
-  it("load the signing key at once: both end with the same key and accept each other's tokens (raced 5 times)", async () => {
-    const config = loadConfig();
-    const env = {}; // no JWT_PRIVATE_KEY: the generated, stored key
-    for (let round = 0; round < 5; round++) {
-      await orms[0].em.fork().execute('delete from signing_keys');
-      const [a, b] = await Promise.all([loadSigningKey(orms[0], env), loadSigningKey(orms[1], env)]);
-      expect(a.kid, `round ${round}`).to.equal(b.kid);
-      const rows = await orms[0].em.fork().execute('select kid from signing_keys');
-      expect(rows, `round ${round}: one stored key`).to.have.length(1);
-      const sub = randomUUID();
-      const sign = (k: typeof a) =>
-        jwt.sign({}, k.privateKey, {
-          algorithm: 'RS256',
-          keyid: k.kid,
-          subject: sub,
-          issuer: config.jwtIssuer,
-          audience: config.jwtAudience,
-          expiresIn: 60,
-        });
-      expect(verifyToken(config, b, sign(a))).to.equal(sub);
-      expect(verifyToken(config, a, sign(b))).to.equal(sub);
-    }
-  });
+  it(
+    "load the signing key at once: both end with the same key and accept each other's tokens (raced 5 " + 'times)',
+    async () => {
+      const config = loadConfig();
+      const env = {}; // no JWT_PRIVATE_KEY: the generated, stored key
+      for (let round = 0; round < 5; round++) {
+        await orms[0].em.fork().execute('delete from signing_keys');
+        const [a, b] = await Promise.all([loadSigningKey(orms[0], env), loadSigningKey(orms[1], env)]);
+        expect(a.kid, `round ${round}`).to.equal(b.kid);
+        const rows = await orms[0].em.fork().execute('select kid from signing_keys');
+        expect(rows, `round ${round}: one stored key`).to.have.length(1);
+        const sub = randomUUID();
+        const sign = (k: typeof a) =>
+          jwt.sign({}, k.privateKey, {
+            algorithm: 'RS256',
+            keyid: k.kid,
+            subject: sub,
+            issuer: config.jwtIssuer,
+            audience: config.jwtAudience,
+            expiresIn: 60,
+          });
+        expect(verifyToken(config, b, sign(a))).to.equal(sub);
+        expect(verifyToken(config, a, sign(b))).to.equal(sub);
+      }
+    },
+  );
 });

@@ -182,47 +182,50 @@ describe('fuzzing every route of /openapi.json with hostile input', function () 
     return locations;
   }
 
-  it('refuses NUL, lone surrogates and huge amounts in every field of every route in the documented shape', async () => {
-    // The values the outside fuzzer turned into 500s, swept over every location so none is left to chance.
-    const failures: string[] = [];
-    for (const op of operationsOf(doc)) {
-      const key = `${op.method.toUpperCase()} ${op.path}`;
-      const schema = op.requestBody?.content['application/json']?.schema;
-      const baseline = baselines[key] ? await baselines[key]() : schema ? sampleOf(doc, schema) : undefined;
-      for (const loc of locationsOf(op, baseline)) {
-        if (loc.in === 'header') continue;
-        const current =
-          loc.in === 'body'
-            ? loc.pointer.reduce<unknown>((n, k) => (n as Record<string, unknown>)?.[k], baseline)
-            : undefined;
-        const values = ['a\u0000b', 'x\ud800', '\udc00'];
-        const leaf = loc.in === 'body' ? loc.pointer.slice(-2).join('.') : '';
-        const isAmount = /amount$|amount\.value$/i.test(leaf);
-        if (isAmount && typeof current === 'string') values.push(`${'9'.repeat(33)}.00`, '1000000000000000');
-        for (const value of values) {
-          const res = await send(op, loc, value);
-          const where = loc.in === 'body' ? `body /${loc.pointer.join('/')}` : `${loc.in} ${loc.name}`;
-          try {
-            expectDocumentedAnswer(res, `${key} with ${where} = ${JSON.stringify(value)}`);
-            // A query string cannot carry a lone surrogate (its UTF-8 decoding replaces it with U+FFFD), so there
-            // the list's own checks may answer first (INVALID_CURSOR, INVALID_FILTER).
-            const code = /^[\d.]+$/.test(value)
-              ? 'INVALID_AMOUNT'
-              : loc.in === 'query'
-                ? res.body.code
-                : 'VALIDATION_ERROR';
-            expect([res.status, res.body.code], `${key} with ${where} = ${JSON.stringify(value)}`).to.deep.equal([
-              400,
-              code,
-            ]);
-          } catch (err) {
-            failures.push((err as Error).message);
+  it(
+    'refuses NUL, lone surrogates and huge amounts in every field of ' + 'every route in the documented shape',
+    async () => {
+      // The values the outside fuzzer turned into 500s, swept over every location so none is left to chance.
+      const failures: string[] = [];
+      for (const op of operationsOf(doc)) {
+        const key = `${op.method.toUpperCase()} ${op.path}`;
+        const schema = op.requestBody?.content['application/json']?.schema;
+        const baseline = baselines[key] ? await baselines[key]() : schema ? sampleOf(doc, schema) : undefined;
+        for (const loc of locationsOf(op, baseline)) {
+          if (loc.in === 'header') continue;
+          const current =
+            loc.in === 'body'
+              ? loc.pointer.reduce<unknown>((n, k) => (n as Record<string, unknown>)?.[k], baseline)
+              : undefined;
+          const values = ['a\u0000b', 'x\ud800', '\udc00'];
+          const leaf = loc.in === 'body' ? loc.pointer.slice(-2).join('.') : '';
+          const isAmount = /amount$|amount\.value$/i.test(leaf);
+          if (isAmount && typeof current === 'string') values.push(`${'9'.repeat(33)}.00`, '1000000000000000');
+          for (const value of values) {
+            const res = await send(op, loc, value);
+            const where = loc.in === 'body' ? `body /${loc.pointer.join('/')}` : `${loc.in} ${loc.name}`;
+            try {
+              expectDocumentedAnswer(res, `${key} with ${where} = ${JSON.stringify(value)}`);
+              // A query string cannot carry a lone surrogate (its UTF-8 decoding replaces it with U+FFFD), so there
+              // the list's own checks may answer first (INVALID_CURSOR, INVALID_FILTER).
+              const code = /^[\d.]+$/.test(value)
+                ? 'INVALID_AMOUNT'
+                : loc.in === 'query'
+                  ? res.body.code
+                  : 'VALIDATION_ERROR';
+              expect([res.status, res.body.code], `${key} with ${where} = ${JSON.stringify(value)}`).to.deep.equal([
+                400,
+                code,
+              ]);
+            } catch (err) {
+              failures.push((err as Error).message);
+            }
           }
         }
       }
-    }
-    expect(failures, failures.join('\n')).to.deep.equal([]);
-  });
+      expect(failures, failures.join('\n')).to.deep.equal([]);
+    },
+  );
 
   it('answers every hostile value in every field with a 2xx or a documented 4xx, never a 5xx', async () => {
     const failures: string[] = [];
@@ -246,9 +249,8 @@ describe('fuzzing every route of /openapi.json with hostile input', function () 
         );
       } catch (err) {
         const cause = (err as Error & { cause?: Error }).cause;
-        failures.push(
-          `${key}: ${(err as Error).message.split('\n').slice(0, 3).join(' ').slice(0, 600)}\n  ${cause?.message.slice(0, 600) ?? ''}`,
-        );
+        const firstLines = (err as Error).message.split('\n').slice(0, 3).join(' ').slice(0, 600);
+        failures.push(`${key}: ${firstLines}\n  ${cause?.message.slice(0, 600) ?? ''}`);
       }
     }
     expect(failures, failures.join('\n\n')).to.deep.equal([]);

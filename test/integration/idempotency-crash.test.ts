@@ -90,78 +90,87 @@ describe('idempotency across a process crash', function () {
     expect(await balance(c, target.id, 'BRL')).to.deep.include({ available: '100.00', held: '0.00' });
   });
 
-  it('a request that died before COMMIT: the retry runs for the first time, at once, and creates one operation', async () => {
-    const { http } = await stack();
-    const key = randomUUID();
-    const q = await quote(c, { accountId: source.id, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '50.00' });
-    const body = { accountId: source.id, quoteId: q.id };
-    const before = (await operationsFrom(source.id)).length;
+  it(
+    'a request that died before COMMIT: the retry runs for the first time, at once, and creates one ' + 'operation',
+    async () => {
+      const { http } = await stack();
+      const key = randomUUID();
+      const q = await quote(c, { accountId: source.id, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '50.00' });
+      const body = { accountId: source.id, quoteId: q.id };
+      const before = (await operationsFrom(source.id)).length;
 
-    await postExpectingNoAnswer(`${crashBefore.url}/api/operations/swap`, c, key, body);
-    await exitWithin(crashBefore);
-    expect(await operationsFrom(source.id), 'nothing of the dead request survived').to.have.length(before);
-    const [quoteRow] = await sql<{ consumed_by: string | null }>('select consumed_by from quotes where id = ?', [q.id]);
-    expect(quoteRow.consumed_by, 'the quote is still free').to.equal(null);
+      await postExpectingNoAnswer(`${crashBefore.url}/api/operations/swap`, c, key, body);
+      await exitWithin(crashBefore);
+      expect(await operationsFrom(source.id), 'nothing of the dead request survived').to.have.length(before);
+      const [quoteRow] = await sql<{ consumed_by: string | null }>('select consumed_by from quotes where id = ?', [
+        q.id,
+      ]);
+      expect(quoteRow.consumed_by, 'the quote is still free').to.equal(null);
 
-    const started = Date.now();
-    const retry = await http.post('/api/operations/swap').set(c.auth).set('X-Idempotency-Key', key).send(body);
-    expect(Date.now() - started, 'no IDEMPOTENCY_KEY_IN_USE lockout').to.be.below(5000);
-    expect(retry.status, JSON.stringify(retry.body)).to.equal(201);
-    expect(retry.headers['idempotent-replayed']).to.equal(undefined);
-    await untilStatus(c, retry.body.id, 'COMPLETED');
-    const again = await http.post('/api/operations/swap').set(c.auth).set('X-Idempotency-Key', key).send(body);
-    expect([again.status, again.headers['idempotent-replayed'], again.body.id]).to.deep.equal([
-      201,
-      'true',
-      retry.body.id,
-    ]);
-    expect(await operationsFrom(source.id)).to.have.length(before + 1);
-  });
+      const started = Date.now();
+      const retry = await http.post('/api/operations/swap').set(c.auth).set('X-Idempotency-Key', key).send(body);
+      expect(Date.now() - started, 'no IDEMPOTENCY_KEY_IN_USE lockout').to.be.below(5000);
+      expect(retry.status, JSON.stringify(retry.body)).to.equal(201);
+      expect(retry.headers['idempotent-replayed']).to.equal(undefined);
+      await untilStatus(c, retry.body.id, 'COMPLETED');
+      const again = await http.post('/api/operations/swap').set(c.auth).set('X-Idempotency-Key', key).send(body);
+      expect([again.status, again.headers['idempotent-replayed'], again.body.id]).to.deep.equal([
+        201,
+        'true',
+        retry.body.id,
+      ]);
+      expect(await operationsFrom(source.id)).to.have.length(before + 1);
+    },
+  );
 
-  it('a sandbox payment whose request died after the payment was recorded and signalled: the retry records nothing twice', async () => {
-    const { http } = await stack();
-    const q = await quote(c, { accountId: source.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '30.00' });
-    const dep = await http
-      .post('/api/operations/deposit')
-      .set(c.auth)
-      .set(idem())
-      .send({ accountId: source.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
-    expect(dep.status).to.equal(201);
-    const key = randomUUID();
-    const body = { amount: { value: '30.00', asset: 'BRL' } };
+  it(
+    'a sandbox payment whose request died after the payment was recorded and signalled: the retry records ' +
+      'nothing twice',
+    async () => {
+      const { http } = await stack();
+      const q = await quote(c, { accountId: source.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '30.00' });
+      const dep = await http
+        .post('/api/operations/deposit')
+        .set(c.auth)
+        .set(idem())
+        .send({ accountId: source.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
+      expect(dep.status).to.equal(201);
+      const key = randomUUID();
+      const body = { amount: { value: '30.00', asset: 'BRL' } };
 
-    // The payment commits in its own transaction (the workflow must see it), the workflow reconciles it, and
-    // the process dies before the key's result commits.
-    await postExpectingNoAnswer(
-      `${crashBeforePayment.url}/api/sandbox/operations/${dep.body.id}/inbound-payment`,
-      c,
-      key,
-      body,
-    );
-    await exitWithin(crashBeforePayment);
-    await untilStatus(c, dep.body.id, 'COMPLETED');
+      // The payment commits in its own transaction (the workflow must see it), the workflow reconciles it, and
+      // the process dies before the key's result commits.
+      await postExpectingNoAnswer(
+        `${crashBeforePayment.url}/api/sandbox/operations/${dep.body.id}/inbound-payment`,
+        c,
+        key,
+        body,
+      );
+      await exitWithin(crashBeforePayment);
+      await untilStatus(c, dep.body.id, 'COMPLETED');
 
-    // Without the key naming the payment, this retry would have recorded 30.00 again (unmatched, the deposit done).
-    const retry = await http
-      .post(`/api/sandbox/operations/${dep.body.id}/inbound-payment`)
-      .set(c.auth)
-      .set('X-Idempotency-Key', key)
-      .send(body);
-    expect(retry.status, JSON.stringify(retry.body)).to.equal(200);
-    expect(retry.headers['idempotent-replayed']).to.equal(undefined);
-    expect(retry.body).to.deep.include({ status: 'MATCHED', operationId: dep.body.id });
-    expect(retry.body.amount.value).to.equal('30.00');
-    const done = await untilStatus(c, dep.body.id, 'COMPLETED');
-    expect(done.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal(['30.00']);
-    const payments = await sql<{ n: string }>('select count(*) as n from inbound_payments where operation_id = ?', [
-      dep.body.id,
-    ]);
-    expect(Number(payments[0].n)).to.equal(1);
-    const replay = await http
-      .post(`/api/sandbox/operations/${dep.body.id}/inbound-payment`)
-      .set(c.auth)
-      .set('X-Idempotency-Key', key)
-      .send(body);
-    expect([replay.status, replay.headers['idempotent-replayed']]).to.deep.equal([200, 'true']);
-  });
+      // Without the key naming the payment, this retry would have recorded 30.00 again (unmatched, the deposit done).
+      const retry = await http
+        .post(`/api/sandbox/operations/${dep.body.id}/inbound-payment`)
+        .set(c.auth)
+        .set('X-Idempotency-Key', key)
+        .send(body);
+      expect(retry.status, JSON.stringify(retry.body)).to.equal(200);
+      expect(retry.headers['idempotent-replayed']).to.equal(undefined);
+      expect(retry.body).to.deep.include({ status: 'MATCHED', operationId: dep.body.id });
+      expect(retry.body.amount.value).to.equal('30.00');
+      const done = await untilStatus(c, dep.body.id, 'COMPLETED');
+      expect(done.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal(['30.00']);
+      const payments = await sql<{ n: string }>('select count(*) as n from inbound_payments where operation_id = ?', [
+        dep.body.id,
+      ]);
+      expect(Number(payments[0].n)).to.equal(1);
+      const replay = await http
+        .post(`/api/sandbox/operations/${dep.body.id}/inbound-payment`)
+        .set(c.auth)
+        .set('X-Idempotency-Key', key)
+        .send(body);
+      expect([replay.status, replay.headers['idempotent-replayed']]).to.deep.equal([200, 'true']);
+    },
+  );
 });

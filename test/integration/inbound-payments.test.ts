@@ -57,28 +57,33 @@ describe('inbound payments', function () {
     expect(remainder[0].amount.value).to.equal('50.00');
   });
 
-  it('an underpayment fails AMOUNT_MISMATCH; an overshooting top-up and a replay complete it, with a remainder', async () => {
-    const { services } = await stack();
-    const before = await balance(c, accountId, 'BRL');
-    const dep = await openDeposit(c, accountId, '100.00');
-    const short = await pay(c, dep.id, '60.00');
-    expect(short.body.status).to.equal('MATCHED');
-    const failed = await untilStatus(c, dep.id, 'FAILED');
-    expect(failed.currentState.reason.code).to.equal('AMOUNT_MISMATCH');
-    const topUp = await pay(c, dep.id, '70.00');
-    expect(topUp.body.status).to.equal('MATCHED');
-    expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
-    const replayed = await replayDeposit(services, tenantEm(services.orm, c.customerId), dep.id);
-    expect(replayed.currentState.status).to.equal('COMPLETED');
-    const used = replayed.transactions.map((t: { amount: { value: string } }) => t.amount.value);
-    expect(used).to.deep.equal(['60.00', '40.00']);
-    const records = await paymentsOf(c, `operationId[eq]=${dep.id}`);
-    const remainder = records.find((p) => p.remainderOf === topUp.body.id);
-    expect(remainder).to.deep.include({ status: 'UNMATCHED' });
-    expect(remainder!.amount.value).to.equal('30.00');
-    expect(records.find((p) => p.id === topUp.body.id)!.amount.value).to.equal('40.00');
-    expect((await balance(c, accountId, 'BRL')).available).to.equal(new Decimal(before.available).plus(100).toFixed(2));
-  });
+  it(
+    'an underpayment fails AMOUNT_MISMATCH; an overshooting top-up and a replay complete it, with a ' + 'remainder',
+    async () => {
+      const { services } = await stack();
+      const before = await balance(c, accountId, 'BRL');
+      const dep = await openDeposit(c, accountId, '100.00');
+      const short = await pay(c, dep.id, '60.00');
+      expect(short.body.status).to.equal('MATCHED');
+      const failed = await untilStatus(c, dep.id, 'FAILED');
+      expect(failed.currentState.reason.code).to.equal('AMOUNT_MISMATCH');
+      const topUp = await pay(c, dep.id, '70.00');
+      expect(topUp.body.status).to.equal('MATCHED');
+      expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
+      const replayed = await replayDeposit(services, tenantEm(services.orm, c.customerId), dep.id);
+      expect(replayed.currentState.status).to.equal('COMPLETED');
+      const used = replayed.transactions.map((t: { amount: { value: string } }) => t.amount.value);
+      expect(used).to.deep.equal(['60.00', '40.00']);
+      const records = await paymentsOf(c, `operationId[eq]=${dep.id}`);
+      const remainder = records.find((p) => p.remainderOf === topUp.body.id);
+      expect(remainder).to.deep.include({ status: 'UNMATCHED' });
+      expect(remainder!.amount.value).to.equal('30.00');
+      expect(records.find((p) => p.id === topUp.body.id)!.amount.value).to.equal('40.00');
+      expect((await balance(c, accountId, 'BRL')).available).to.equal(
+        new Decimal(before.available).plus(100).toFixed(2),
+      );
+    },
+  );
 
   it('payments after expiry and after the replay window are kept UNMATCHED (no 409); nothing is credited', async () => {
     const before = await balance(c, accountId, 'BRL');

@@ -119,7 +119,8 @@ describe('observability', function () {
       const em = services.orm.em.fork();
       // For a task queue no relay serves, so the row stays until this test removes it.
       await em.execute(
-        `insert into workflow_starts (workflow_id, workflow_type, task_queue, args, search_attributes, created_at) values (?, 'none', ?, '[]', '{}', now() - interval '90 seconds')`,
+        `insert into workflow_starts (workflow_id, workflow_type, task_queue, args, search_attributes, ` +
+          `created_at) values (?, 'none', ?, '[]', '{}', now() - interval '90 seconds')`,
         [workflowId, `cambio-no-relay-${randomUUID()}`],
       );
       try {

@@ -42,7 +42,9 @@ describe('/openapi.json', () => {
       if (name === 'Idempotent-Replayed' || name === 'Retry-After') continue; // only on replays / 429s
       expect(res.headers[name.toLowerCase()], `${method} ${path} ${res.status}: header ${name}`).to.be.a('string');
     }
-    const pointer = `openapi.json#/paths/${path.replace(/~/g, '~0').replace(/\//g, '~1')}/${method}/responses/${res.status}/content/application~1json/schema`;
+    const pathToken = path.replace(/~/g, '~0').replace(/\//g, '~1');
+    const pointer =
+      `openapi.json#/paths/${pathToken}/${method}/responses/${res.status}` + '/content/application~1json/schema';
     const validate = ajv.getSchema(pointer);
     expect(validate, `schema at ${pointer}`).to.not.equal(undefined);
     // A vacuous schema would accept anything; every declared body has required fields.

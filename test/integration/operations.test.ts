@@ -65,47 +65,51 @@ describe('operations', function () {
       expect(new Date(completed.atTime).getTime()).to.be.greaterThan(new Date(res.body.createdAt).getTime());
     });
 
-    it('refuses a swap the balance cannot cover with 422 INSUFFICIENT_FUNDS, consumes nothing and replays the refusal', async () => {
-      const { c, account } = await setup();
-      await fund(c, account.id, 'BRL', '10.00');
-      const q = await quote(c, {
-        accountId: account.id,
-        sourceAsset: 'BRL',
-        targetAsset: 'USD',
-        sourceAmount: '10.01',
-      });
-      // The refusal comes from the balance CHECK, after the quote, operation and outbox writes of the same batch:
-      // all of them roll back to the handler's savepoint, and the refusal is what the key answers from then on.
-      const key = idem();
-      const swap = async () =>
-        (await stack()).http
-          .post('/api/operations/swap')
-          .set(c.auth)
-          .set(key)
-          .send({ accountId: account.id, quoteId: q.id });
-      const res = await swap();
-      expect(res.status).to.equal(422);
-      expect(res.body.code).to.equal('INSUFFICIENT_FUNDS');
-      expect(res.headers).not.to.have.property('idempotent-replayed');
-      expect(await balance(c, account.id, 'BRL')).to.deep.equal({ available: '10.00', held: '0.00', total: '10.00' });
-      const list = await (
-        await stack()
-      ).http
-        .get('/api/operations')
-        .query({ filters: 'intent.type[eq]=SWAP' })
-        .set(c.auth);
-      expect(list.body.meta.total).to.equal(0);
+    it(
+      'refuses a swap the balance cannot cover with 422 INSUFFICIENT_FUNDS, consumes nothing and replays ' +
+        'the refusal',
+      async () => {
+        const { c, account } = await setup();
+        await fund(c, account.id, 'BRL', '10.00');
+        const q = await quote(c, {
+          accountId: account.id,
+          sourceAsset: 'BRL',
+          targetAsset: 'USD',
+          sourceAmount: '10.01',
+        });
+        // The refusal comes from the balance CHECK, after the quote, operation and outbox writes of the same batch:
+        // all of them roll back to the handler's savepoint, and the refusal is what the key answers from then on.
+        const key = idem();
+        const swap = async () =>
+          (await stack()).http
+            .post('/api/operations/swap')
+            .set(c.auth)
+            .set(key)
+            .send({ accountId: account.id, quoteId: q.id });
+        const res = await swap();
+        expect(res.status).to.equal(422);
+        expect(res.body.code).to.equal('INSUFFICIENT_FUNDS');
+        expect(res.headers).not.to.have.property('idempotent-replayed');
+        expect(await balance(c, account.id, 'BRL')).to.deep.equal({ available: '10.00', held: '0.00', total: '10.00' });
+        const list = await (
+          await stack()
+        ).http
+          .get('/api/operations')
+          .query({ filters: 'intent.type[eq]=SWAP' })
+          .set(c.auth);
+        expect(list.body.meta.total).to.equal(0);
 
-      await fund(c, account.id, 'BRL', '1.00');
-      const again = await swap();
-      expect([again.status, again.body.code, again.headers['idempotent-replayed']]).to.deep.equal([
-        422,
-        'INSUFFICIENT_FUNDS',
-        'true',
-      ]);
-      const other = await post(c, 'swap', { accountId: account.id, quoteId: q.id });
-      expect(other.status, 'the quote was not consumed').to.equal(201);
-    });
+        await fund(c, account.id, 'BRL', '1.00');
+        const again = await swap();
+        expect([again.status, again.body.code, again.headers['idempotent-replayed']]).to.deep.equal([
+          422,
+          'INSUFFICIENT_FUNDS',
+          'true',
+        ]);
+        const other = await post(c, 'swap', { accountId: account.id, quoteId: q.id });
+        expect(other.status, 'the quote was not consumed').to.equal(201);
+      },
+    );
 
     it('refuses an asset the account does not have with 422 ASSET_NOT_ENABLED', async () => {
       const { c, account } = await setup(['BRL']);
@@ -266,54 +270,61 @@ describe('operations', function () {
   });
 
   describe('withdrawal', () => {
-    it('pays out through an APPROVED PIX instruction with an endToEnd id and the withdrawal event payload', async () => {
-      const { c, account } = await setup();
-      await fund(c, account.id, 'BRL', '500.00');
-      const { beneficiaryId, instructionId } = await approvedInstruction(c, {
-        dictKeyType: 'EMAIL',
-        dictKey: 'maria@example.com',
-      });
-      const q = await quote(c, {
-        accountId: account.id,
-        sourceAsset: 'BRL',
-        targetAsset: 'BRL',
-        sourceAmount: '125.50',
-      });
-      const res = await post(c, 'withdrawal', {
-        accountId: account.id,
-        quoteId: q.id,
-        beneficiary: {
-          type: 'REFERENCE',
-          id: beneficiaryId,
-          paymentInstruction: { type: 'REFERENCE', id: instructionId },
-        },
-      });
-      expect(res.status).to.equal(201);
-      expect(res.body.intent.type).to.equal('WITHDRAWAL');
-      expect(res.body.intent.beneficiary.paymentInstruction).to.deep.equal({
-        id: instructionId,
-        rail: 'PIX_KEY',
-        keyType: 'EMAIL',
-        key: 'maria@example.com',
-      });
-      const done = await untilStatus(c, res.body.id, 'COMPLETED');
-      expect(done.transactions).to.have.length(1);
-      expect(done.transactions[0]).to.deep.include({ direction: 'DEBIT', status: 'COMPLETED' });
-      expect(await balance(c, account.id, 'BRL')).to.deep.equal({ available: '374.50', held: '0.00', total: '374.50' });
-      const events = await eventsOf(res.body.id);
-      expect(events.map((e) => e.type)).to.deep.equal(['OPERATION_REQUESTED', 'OPERATION_COMPLETED']);
-      const payload = events[1].payload;
-      expect(payload.intent.beneficiary.holder.taxId).to.be.a('string');
-      expect(payload.intent.beneficiary.instruction.address).to.deep.equal({
-        type: 'PIX',
-        rail: 'PIX_KEY',
-        keyType: 'EMAIL',
-        key: 'maria@example.com',
-      });
-      expect(payload.transactions[0].type).to.equal('PIX');
-      expect(payload.transactions[0].endToEnd).to.match(/^E\d{8}\d{12}[0-9a-f]{11}$/);
-      expect(payload.quote).to.equal(null);
-    });
+    it(
+      'pays out through an APPROVED PIX instruction with an endToEnd id and ' + 'the withdrawal event payload',
+      async () => {
+        const { c, account } = await setup();
+        await fund(c, account.id, 'BRL', '500.00');
+        const { beneficiaryId, instructionId } = await approvedInstruction(c, {
+          dictKeyType: 'EMAIL',
+          dictKey: 'maria@example.com',
+        });
+        const q = await quote(c, {
+          accountId: account.id,
+          sourceAsset: 'BRL',
+          targetAsset: 'BRL',
+          sourceAmount: '125.50',
+        });
+        const res = await post(c, 'withdrawal', {
+          accountId: account.id,
+          quoteId: q.id,
+          beneficiary: {
+            type: 'REFERENCE',
+            id: beneficiaryId,
+            paymentInstruction: { type: 'REFERENCE', id: instructionId },
+          },
+        });
+        expect(res.status).to.equal(201);
+        expect(res.body.intent.type).to.equal('WITHDRAWAL');
+        expect(res.body.intent.beneficiary.paymentInstruction).to.deep.equal({
+          id: instructionId,
+          rail: 'PIX_KEY',
+          keyType: 'EMAIL',
+          key: 'maria@example.com',
+        });
+        const done = await untilStatus(c, res.body.id, 'COMPLETED');
+        expect(done.transactions).to.have.length(1);
+        expect(done.transactions[0]).to.deep.include({ direction: 'DEBIT', status: 'COMPLETED' });
+        expect(await balance(c, account.id, 'BRL')).to.deep.equal({
+          available: '374.50',
+          held: '0.00',
+          total: '374.50',
+        });
+        const events = await eventsOf(res.body.id);
+        expect(events.map((e) => e.type)).to.deep.equal(['OPERATION_REQUESTED', 'OPERATION_COMPLETED']);
+        const payload = events[1].payload;
+        expect(payload.intent.beneficiary.holder.taxId).to.be.a('string');
+        expect(payload.intent.beneficiary.instruction.address).to.deep.equal({
+          type: 'PIX',
+          rail: 'PIX_KEY',
+          keyType: 'EMAIL',
+          key: 'maria@example.com',
+        });
+        expect(payload.transactions[0].type).to.equal('PIX');
+        expect(payload.transactions[0].endToEnd).to.match(/^E\d{8}\d{12}[0-9a-f]{11}$/);
+        expect(payload.quote).to.equal(null);
+      },
+    );
 
     it('fails cleanly and releases the hold when the payout is rejected', async () => {
       const { c, account } = await setup();
@@ -470,39 +481,42 @@ describe('operations', function () {
   });
 
   describe('deposit', () => {
-    it('returns concrete funding instructions per rail (201) and checks the rail pays in the quoted asset', async () => {
-      const { c, account } = await setup(['BRL', 'USDC']);
-      const expected: Record<string, [string, string[]]> = {
-        PIX_KEY: ['BRL', ['keyType', 'key']],
-        BOLETO: ['BRL', ['barcode', 'dueDate']],
-        TED: ['BRL', ['bankCode', 'branchCode', 'accountNumber']],
-        CRYPTO: ['USDC', ['network', 'walletAddress']],
-      };
-      for (const [rail, [asset, fields]] of Object.entries(expected)) {
+    it(
+      'returns concrete funding instructions per rail (201) and checks the ' + 'rail pays in the quoted asset',
+      async () => {
+        const { c, account } = await setup(['BRL', 'USDC']);
+        const expected: Record<string, [string, string[]]> = {
+          PIX_KEY: ['BRL', ['keyType', 'key']],
+          BOLETO: ['BRL', ['barcode', 'dueDate']],
+          TED: ['BRL', ['bankCode', 'branchCode', 'accountNumber']],
+          CRYPTO: ['USDC', ['network', 'walletAddress']],
+        };
+        for (const [rail, [asset, fields]] of Object.entries(expected)) {
+          const q = await quote(c, {
+            accountId: account.id,
+            sourceAsset: asset,
+            targetAsset: 'BRL',
+            sourceAmount: '10.00',
+          });
+          const res = await post(c, 'deposit', { accountId: account.id, quoteId: q.id, fundingInstruction: { rail } });
+          expect(res.status, rail).to.equal(201);
+          expect(res.body.intent.type).to.equal('DEPOSIT');
+          expect(res.body.intent.fundingInstruction).to.have.all.keys('rail', ...fields);
+        }
         const q = await quote(c, {
           accountId: account.id,
-          sourceAsset: asset,
+          sourceAsset: 'USDC',
           targetAsset: 'BRL',
           sourceAmount: '10.00',
         });
-        const res = await post(c, 'deposit', { accountId: account.id, quoteId: q.id, fundingInstruction: { rail } });
-        expect(res.status, rail).to.equal(201);
-        expect(res.body.intent.type).to.equal('DEPOSIT');
-        expect(res.body.intent.fundingInstruction).to.have.all.keys('rail', ...fields);
-      }
-      const q = await quote(c, {
-        accountId: account.id,
-        sourceAsset: 'USDC',
-        targetAsset: 'BRL',
-        sourceAmount: '10.00',
-      });
-      const res = await post(c, 'deposit', {
-        accountId: account.id,
-        quoteId: q.id,
-        fundingInstruction: { rail: 'PIX_KEY' },
-      });
-      expect([res.status, res.body.code]).to.deep.equal([422, 'RAIL_ASSET_MISMATCH']);
-    });
+        const res = await post(c, 'deposit', {
+          accountId: account.id,
+          quoteId: q.id,
+          fundingInstruction: { rail: 'PIX_KEY' },
+        });
+        expect([res.status, res.body.code]).to.deep.equal([422, 'RAIL_ASSET_MISMATCH']);
+      },
+    );
 
     it('completes a cross-asset deposit when the exact source amount arrives, crediting the target', async () => {
       const { c, account } = await setup(['BRL', 'USD']);

@@ -195,87 +195,95 @@ describe('outbox relay', function () {
     for (const id of ids) expect(await status(services.temporal, id)).to.equal('RUNNING');
   });
 
-  it('rows claimed by a pass are skipped by others while it runs, and stay for the next pass when it fails', async () => {
-    const { services } = await stack();
-    const queue = newQueue();
-    const ids = await outboxRows(queue, 3);
-    started.push(...ids);
-    let fail!: (err: Error) => void;
-    const gate = new Promise<void>((_, reject) => {
-      fail = reject;
-    });
-    gate.catch(() => undefined);
-    const dying = countingTemporal(services.temporal, () => gate);
-    const first = relayWorkflowStarts(services.orm, dying.temporal, queue).then(
-      () => undefined,
-      (err: Error) => err,
-    );
-    // The first pass holds its claims (blocked in its starts): another pass finds nothing to do.
-    await eventually(
-      async () => dying.starts.length,
-      (n) => n > 0,
-      10000,
-      10,
-    );
-    const other = countingTemporal(services.temporal);
-    expect(await relayWorkflowStarts(services.orm, other.temporal, queue)).to.equal(0);
-    expect(other.starts).to.deep.equal([]);
+  it(
+    'rows claimed by a pass are skipped by others while it runs, and stay ' + 'for the next pass when it fails',
+    async () => {
+      const { services } = await stack();
+      const queue = newQueue();
+      const ids = await outboxRows(queue, 3);
+      started.push(...ids);
+      let fail!: (err: Error) => void;
+      const gate = new Promise<void>((_, reject) => {
+        fail = reject;
+      });
+      gate.catch(() => undefined);
+      const dying = countingTemporal(services.temporal, () => gate);
+      const first = relayWorkflowStarts(services.orm, dying.temporal, queue).then(
+        () => undefined,
+        (err: Error) => err,
+      );
+      // The first pass holds its claims (blocked in its starts): another pass finds nothing to do.
+      await eventually(
+        async () => dying.starts.length,
+        (n) => n > 0,
+        10000,
+        10,
+      );
+      const other = countingTemporal(services.temporal);
+      expect(await relayWorkflowStarts(services.orm, other.temporal, queue)).to.equal(0);
+      expect(other.starts).to.deep.equal([]);
 
-    fail(new Error('simulated: the worker lost Temporal mid-batch'));
-    const err = await first;
-    expect(err).to.be.instanceOf(AggregateError);
-    expect(await remaining(ids)).to.equal(3);
-    // The failed rows back off before their next attempt; once it is due, the next pass starts them.
-    expect(await relayWorkflowStarts(services.orm, other.temporal, queue)).to.equal(0);
-    await eventually(
-      () => relayWorkflowStarts(services.orm, other.temporal, queue),
-      (n) => n === 3,
-      10000,
-      100,
-    );
-    expect(await remaining(ids)).to.equal(0);
-  });
+      fail(new Error('simulated: the worker lost Temporal mid-batch'));
+      const err = await first;
+      expect(err).to.be.instanceOf(AggregateError);
+      expect(await remaining(ids)).to.equal(3);
+      // The failed rows back off before their next attempt; once it is due, the next pass starts them.
+      expect(await relayWorkflowStarts(services.orm, other.temporal, queue)).to.equal(0);
+      await eventually(
+        () => relayWorkflowStarts(services.orm, other.temporal, queue),
+        (n) => n === 3,
+        10000,
+        100,
+      );
+      expect(await remaining(ids)).to.equal(0);
+    },
+  );
 
-  it('holds no transaction while its starts wait on Temporal, and a relay that died leaves its rows to the next after the lease', async () => {
-    const { services } = await stack();
-    const queue = newQueue();
-    const ids = await outboxRows(queue, 2);
-    started.push(...ids);
-    let hang!: () => void;
-    const gate = new Promise<void>((r) => {
-      hang = r;
-    });
-    const stuck = countingTemporal(services.temporal, () => gate);
-    const pass = relayWorkflowStarts(services.orm, stuck.temporal, queue, { leaseMs: 1500 });
-    await eventually(
-      async () => stuck.starts.length,
-      (n) => n >= 2,
-      10000,
-      10,
-    );
-    // Blocked in Temporal: no session of ours sits in a transaction, and the rows are leased, not locked.
-    const inTx = await systemEm(services.orm).execute(
-      `select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%' and pid <> pg_backend_pid()`,
-    );
-    expect(inTx[0].n).to.equal(0);
-    const leased = await systemEm(services.orm).execute(
-      'select count(*)::int as n from workflow_starts where workflow_id in (?) and claimed_until > now()',
-      [ids],
-    );
-    expect(leased[0].n).to.equal(2);
-    // As if the stuck relay died: another claims the rows once the lease has run out, and starts them.
-    const other = countingTemporal(services.temporal);
-    expect(await relayWorkflowStarts(services.orm, other.temporal, queue)).to.equal(0);
-    await eventually(
-      () => relayWorkflowStarts(services.orm, other.temporal, queue),
-      (n) => n === 2,
-      10000,
-      100,
-    );
-    expect(await remaining(ids)).to.equal(0);
-    hang();
-    await pass;
-  });
+  it(
+    'holds no transaction while its starts wait on Temporal, and a relay that died leaves its rows to the ' +
+      'next after the lease',
+    async () => {
+      const { services } = await stack();
+      const queue = newQueue();
+      const ids = await outboxRows(queue, 2);
+      started.push(...ids);
+      let hang!: () => void;
+      const gate = new Promise<void>((r) => {
+        hang = r;
+      });
+      const stuck = countingTemporal(services.temporal, () => gate);
+      const pass = relayWorkflowStarts(services.orm, stuck.temporal, queue, { leaseMs: 1500 });
+      await eventually(
+        async () => stuck.starts.length,
+        (n) => n >= 2,
+        10000,
+        10,
+      );
+      // Blocked in Temporal: no session of ours sits in a transaction, and the rows are leased, not locked.
+      const inTx = await systemEm(services.orm).execute(
+        `select count(*)::int as n from pg_stat_activity where datname = current_database() and state like ` +
+          `'idle in transaction%' and pid <> pg_backend_pid()`,
+      );
+      expect(inTx[0].n).to.equal(0);
+      const leased = await systemEm(services.orm).execute(
+        'select count(*)::int as n from workflow_starts where workflow_id in (?) and claimed_until > now()',
+        [ids],
+      );
+      expect(leased[0].n).to.equal(2);
+      // As if the stuck relay died: another claims the rows once the lease has run out, and starts them.
+      const other = countingTemporal(services.temporal);
+      expect(await relayWorkflowStarts(services.orm, other.temporal, queue)).to.equal(0);
+      await eventually(
+        () => relayWorkflowStarts(services.orm, other.temporal, queue),
+        (n) => n === 2,
+        10000,
+        100,
+      );
+      expect(await remaining(ids)).to.equal(0);
+      hang();
+      await pass;
+    },
+  );
 
   it('does not stall behind rows whose start always fails', async () => {
     const { services } = await stack();

@@ -28,93 +28,99 @@ describe('overload protection', function () {
   });
 
   describe('per-customer limits', () => {
-    it('keeps serving one customer while another floods the same endpoint; the flood gets 429 with Retry-After', async () => {
-      // 40 per 2 s window for the deployment (RATE_LIMIT_SCOPE=deployment): the quiet customer's 25 fit in one.
-      const api = await appWith({
-        rateLimitPerSecond: 20,
-        rateLimitBurst: 40,
-        rateLimitInFlight: 4,
-        rateLimitQueue: 4,
-      });
-      open.push(api);
-      const noisy = await newCustomer('Noisy Ltda');
-      const quiet = await newCustomer('Quiet Ltda');
-      const noisyStatuses: number[] = [];
-      const retryAfters: string[] = [];
-      const codes = new Set<string>();
-      let flooding = true;
-      const flood = Array.from({ length: 16 }, async () => {
-        while (flooding) {
-          const res = await get(`${api.url}/api/accounts`, noisy);
-          noisyStatuses.push(res.status);
-          if (res.status === 429) {
-            retryAfters.push(res.retryAfter ?? '');
-            codes.add(String(res.body.code));
+    it(
+      'keeps serving one customer while another floods the same endpoint; the flood gets 429 with ' + 'Retry-After',
+      async () => {
+        // 40 per 2 s window for the deployment (RATE_LIMIT_SCOPE=deployment): the quiet customer's 25 fit in one.
+        const api = await appWith({
+          rateLimitPerSecond: 20,
+          rateLimitBurst: 40,
+          rateLimitInFlight: 4,
+          rateLimitQueue: 4,
+        });
+        open.push(api);
+        const noisy = await newCustomer('Noisy Ltda');
+        const quiet = await newCustomer('Quiet Ltda');
+        const noisyStatuses: number[] = [];
+        const retryAfters: string[] = [];
+        const codes = new Set<string>();
+        let flooding = true;
+        const flood = Array.from({ length: 16 }, async () => {
+          while (flooding) {
+            const res = await get(`${api.url}/api/accounts`, noisy);
+            noisyStatuses.push(res.status);
+            if (res.status === 429) {
+              retryAfters.push(res.retryAfter ?? '');
+              codes.add(String(res.body.code));
+            }
           }
-        }
-      });
-      // The quiet customer starts once the flood is at its limit (its first 429), not after a guessed head start.
-      await eventually(
-        async () => retryAfters.length,
-        (n) => n > 0,
-        10_000,
-        10,
-      );
-      const quietResults = [];
-      for (let i = 0; i < 25; i++) quietResults.push(await get(`${api.url}/api/accounts`, quiet));
-      flooding = false;
-      await Promise.all(flood);
+        });
+        // The quiet customer starts once the flood is at its limit (its first 429), not after a guessed head start.
+        await eventually(
+          async () => retryAfters.length,
+          (n) => n > 0,
+          10_000,
+          10,
+        );
+        const quietResults = [];
+        for (let i = 0; i < 25; i++) quietResults.push(await get(`${api.url}/api/accounts`, quiet));
+        flooding = false;
+        await Promise.all(flood);
 
-      expect(quietResults.map((r) => r.status)).to.deep.equal(Array(25).fill(200));
-      // Loose enough for a loaded 2-core machine (client and server share this process); without the limits
-      // the quiet customer waited seconds for every request.
-      const sorted = quietResults.map((r) => r.ms).sort((a, b) => a - b);
-      expect(sorted[Math.floor(sorted.length / 2)]).to.be.below(2000);
-      expect(noisyStatuses.filter((s) => s === 429).length).to.be.greaterThan(0);
-      expect(noisyStatuses.filter((s) => s === 200).length).to.be.greaterThan(0);
-      expect([...codes]).to.deep.equal(['RATE_LIMITED']);
-      for (const r of retryAfters) expect(Number(r)).to.be.at.least(1);
-    });
+        expect(quietResults.map((r) => r.status)).to.deep.equal(Array(25).fill(200));
+        // Loose enough for a loaded 2-core machine (client and server share this process); without the limits
+        // the quiet customer waited seconds for every request.
+        const sorted = quietResults.map((r) => r.ms).sort((a, b) => a - b);
+        expect(sorted[Math.floor(sorted.length / 2)]).to.be.below(2000);
+        expect(noisyStatuses.filter((s) => s === 429).length).to.be.greaterThan(0);
+        expect(noisyStatuses.filter((s) => s === 200).length).to.be.greaterThan(0);
+        expect([...codes]).to.deep.equal(['RATE_LIMITED']);
+        for (const r of retryAfters) expect(Number(r)).to.be.at.least(1);
+      },
+    );
 
-    it('runs at most RATE_LIMIT_IN_FLIGHT requests of a customer at once and answers the next 429 at once', async () => {
-      const api = await appWith({
-        rateLimitPerSecond: 1000,
-        rateLimitBurst: 1000,
-        rateLimitInFlight: 2,
-        rateLimitQueue: 0,
-      });
-      open.push(api);
-      const busy = await newCustomer('Busy Ltda');
-      const other = await newCustomer('Other Ltda');
-      // Two requests whose bodies never finish hold the customer's two slots (admission comes before the body).
-      const head = [
-        'POST /api/accounts HTTP/1.1',
-        'Host: 127.0.0.1',
-        `Authorization: ${busy.auth.Authorization}`,
-        `X-Idempotency-Key: ${randomUUID()}`,
-        'Content-Type: application/json',
-        'Content-Length: 100',
-        '',
-        '{"assets":',
-      ].join('\r\n');
-      const holders = [rawRequest(api.port, head), rawRequest(api.port, head)];
-      const limited = await waitFor(async () => {
-        const res = await get(`${api.url}/api/accounts`, busy);
-        return res.status === 429 ? res : undefined;
-      });
-      expect(limited.body.code).to.equal('RATE_LIMITED');
-      expect(limited.body.message).to.match(/at most 2 run concurrently/);
-      expect(Number(limited.retryAfter)).to.be.at.least(1);
-      expect(limited.ms).to.be.below(1000);
-      expect((await get(`${api.url}/api/accounts`, other)).status).to.equal(200);
+    it(
+      'runs at most RATE_LIMIT_IN_FLIGHT requests of a customer at once and ' + 'answers the next 429 at once',
+      async () => {
+        const api = await appWith({
+          rateLimitPerSecond: 1000,
+          rateLimitBurst: 1000,
+          rateLimitInFlight: 2,
+          rateLimitQueue: 0,
+        });
+        open.push(api);
+        const busy = await newCustomer('Busy Ltda');
+        const other = await newCustomer('Other Ltda');
+        // Two requests whose bodies never finish hold the customer's two slots (admission comes before the body).
+        const head = [
+          'POST /api/accounts HTTP/1.1',
+          'Host: 127.0.0.1',
+          `Authorization: ${busy.auth.Authorization}`,
+          `X-Idempotency-Key: ${randomUUID()}`,
+          'Content-Type: application/json',
+          'Content-Length: 100',
+          '',
+          '{"assets":',
+        ].join('\r\n');
+        const holders = [rawRequest(api.port, head), rawRequest(api.port, head)];
+        const limited = await waitFor(async () => {
+          const res = await get(`${api.url}/api/accounts`, busy);
+          return res.status === 429 ? res : undefined;
+        });
+        expect(limited.body.code).to.equal('RATE_LIMITED');
+        expect(limited.body.message).to.match(/at most 2 run concurrently/);
+        expect(Number(limited.retryAfter)).to.be.at.least(1);
+        expect(limited.ms).to.be.below(1000);
+        expect((await get(`${api.url}/api/accounts`, other)).status).to.equal(200);
 
-      for (const h of holders) h.socket.destroy();
-      const after = await waitFor(async () => {
-        const res = await get(`${api.url}/api/accounts`, busy);
-        return res.status === 200 ? res : undefined;
-      });
-      expect(after.status).to.equal(200);
-    });
+        for (const h of holders) h.socket.destroy();
+        const after = await waitFor(async () => {
+          const res = await get(`${api.url}/api/accounts`, busy);
+          return res.status === 200 ? res : undefined;
+        });
+        expect(after.status).to.equal(200);
+      },
+    );
 
     it('queues a burst beyond the in-flight limit instead of refusing it', async () => {
       const api = await appWith({
@@ -200,63 +206,69 @@ describe('overload protection', function () {
   });
 
   describe('bodies', () => {
-    it('answers an unauthenticated 7 MiB upload 401 without waiting for its body, and closes the connection', async () => {
-      const api = await appWith({});
-      open.push(api);
-      const exchange = rawRequest(
-        api.port,
-        [
-          `POST /api/accounts/${randomUUID()}/documents HTTP/1.1`,
-          'Host: 127.0.0.1',
-          'Content-Type: application/json',
-          `Content-Length: ${7 * 1024 * 1024}`,
-          '',
-          '',
-        ].join('\r\n'),
-      );
-      const { text, ms, closedByServer } = await exchange.closed;
-      expect(statusOf(text)).to.equal(401);
-      expect(text).to.contain('"code":"UNAUTHORIZED"');
-      expect(text.toLowerCase()).to.contain('connection: close');
-      expect(closedByServer).to.equal(true);
-      expect(ms).to.be.below(3000);
-    });
-
-    it('answers 413 from Content-Length before reading: small limit for the token endpoint, 1 MiB for the rest', async () => {
-      const api = await appWith({});
-      open.push(api);
-      const c = await newCustomer();
-      const tokenCall = rawRequest(
-        api.port,
-        [
-          'POST /api/oauth/client/token HTTP/1.1',
-          'Host: x',
-          'Content-Type: application/json',
-          'Content-Length: 100000',
-          '',
-          '',
-        ].join('\r\n'),
-      );
-      const authed = rawRequest(
-        api.port,
-        [
-          'POST /api/accounts HTTP/1.1',
-          'Host: x',
-          `Authorization: ${c.auth.Authorization}`,
-          `X-Idempotency-Key: ${randomUUID()}`,
-          'Content-Type: application/json',
-          `Content-Length: ${2 * 1024 * 1024}`,
-          '',
-          '',
-        ].join('\r\n'),
-      );
-      for (const exchange of [tokenCall, authed]) {
-        const { text, ms } = await exchange.closed;
-        expect(statusOf(text)).to.equal(413);
-        expect(text).to.contain('"code":"PAYLOAD_TOO_LARGE"');
+    it(
+      'answers an unauthenticated 7 MiB upload 401 without waiting for its ' + 'body, and closes the connection',
+      async () => {
+        const api = await appWith({});
+        open.push(api);
+        const exchange = rawRequest(
+          api.port,
+          [
+            `POST /api/accounts/${randomUUID()}/documents HTTP/1.1`,
+            'Host: 127.0.0.1',
+            'Content-Type: application/json',
+            `Content-Length: ${7 * 1024 * 1024}`,
+            '',
+            '',
+          ].join('\r\n'),
+        );
+        const { text, ms, closedByServer } = await exchange.closed;
+        expect(statusOf(text)).to.equal(401);
+        expect(text).to.contain('"code":"UNAUTHORIZED"');
+        expect(text.toLowerCase()).to.contain('connection: close');
+        expect(closedByServer).to.equal(true);
         expect(ms).to.be.below(3000);
-      }
-    });
+      },
+    );
+
+    it(
+      'answers 413 from Content-Length before reading: small limit for the token endpoint, 1 MiB for the ' + 'rest',
+      async () => {
+        const api = await appWith({});
+        open.push(api);
+        const c = await newCustomer();
+        const tokenCall = rawRequest(
+          api.port,
+          [
+            'POST /api/oauth/client/token HTTP/1.1',
+            'Host: x',
+            'Content-Type: application/json',
+            'Content-Length: 100000',
+            '',
+            '',
+          ].join('\r\n'),
+        );
+        const authed = rawRequest(
+          api.port,
+          [
+            'POST /api/accounts HTTP/1.1',
+            'Host: x',
+            `Authorization: ${c.auth.Authorization}`,
+            `X-Idempotency-Key: ${randomUUID()}`,
+            'Content-Type: application/json',
+            `Content-Length: ${2 * 1024 * 1024}`,
+            '',
+            '',
+          ].join('\r\n'),
+        );
+        for (const exchange of [tokenCall, authed]) {
+          const { text, ms } = await exchange.closed;
+          expect(statusOf(text)).to.equal(413);
+          expect(text).to.contain('"code":"PAYLOAD_TOO_LARGE"');
+          expect(ms).to.be.below(3000);
+        }
+      },
+    );
 
     it('cuts a chunked body off at the limit while it streams', async () => {
       const api = await appWith({});

@@ -133,7 +133,8 @@ describe('quote idempotency in one statement', () => {
       try {
         await other.query('begin');
         await other.query(
-          `insert into idempotency_keys (customer_id, key, request_hash, state, response_status, response_body, created_at, expires_at)
+          `insert into idempotency_keys (customer_id, key, request_hash, state, response_status, response_body,
+            created_at, expires_at)
            values ($1, $2, 'h', 'DONE', 201, '{"id":"first"}', now(), now() + interval '1 hour')`,
           [customerId, key],
         );

@@ -165,18 +165,21 @@ describe('quotes', () => {
       expect(rows[0].n).to.equal(0);
     });
 
-    it("another customer's account with 404 even when the amount is also invalid (the account is checked first)", async () => {
-      const { http } = await stack();
-      const owner = await newCustomer();
-      const account = await activeAccount(owner, ['USD', 'BRL']);
-      const intruder = await newCustomer();
-      const res = await http
-        .post('/api/quotes')
-        .set(intruder.auth)
-        .set(idem())
-        .send({ accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '1.001' });
-      expect(res.status).to.equal(404);
-      expect(res.body.code).to.equal('NOT_FOUND');
-    });
+    it(
+      "another customer's account with 404 even when the amount is also invalid (the account is checked " + 'first)',
+      async () => {
+        const { http } = await stack();
+        const owner = await newCustomer();
+        const account = await activeAccount(owner, ['USD', 'BRL']);
+        const intruder = await newCustomer();
+        const res = await http
+          .post('/api/quotes')
+          .set(intruder.auth)
+          .set(idem())
+          .send({ accountId: account.id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: '1.001' });
+        expect(res.status).to.equal(404);
+        expect(res.body.code).to.equal('NOT_FOUND');
+      },
+    );
   });
 });

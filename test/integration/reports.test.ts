@@ -387,8 +387,12 @@ describe('reports', function () {
 
   it('rebuilds from the operations, in the migration, exactly what the write path recorded', async () => {
     const { services } = await stack();
-    const movements = `select operation_id, account_id, asset, direction, amount::text, completed_at, tags from movements where customer_id = ? order by 1, 2, 3, 4`;
-    const days = `select day::text, account_id, asset, direction, tags, sum::text, count::text from movement_days where customer_id = ? order by 1, 2, 3, 4, 5`;
+    const movements =
+      `select operation_id, account_id, asset, direction, amount::text, completed_at, tags from movements ` +
+      `where customer_id = ? order by 1, 2, 3, 4`;
+    const days =
+      `select day::text, account_id, asset, direction, tags, sum::text, count::text from movement_days ` +
+      `where customer_id = ? order by 1, 2, 3, 4, 5`;
     const em = systemEm(services.orm);
     const recorded = {
       movements: await em.execute(movements, [c.customerId]),

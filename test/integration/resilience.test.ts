@@ -86,100 +86,105 @@ async function expectWorkflowAbsent(temporal: Client, operationId: string) {
 
 describe('resilience', () => {
   describe('outbox: a committed workflow start waits for a relay that can make it', () => {
-    it('answers REQUESTED while no worker runs; the relay that comes back runs the operation exactly once', async () => {
-      const { services, config } = await stack();
-      const { c, account } = await fundedCustomer('1000.00');
-      const q = await quote(c, {
-        accountId: account.id,
-        sourceAsset: 'BRL',
-        targetAsset: 'USD',
-        sourceAmount: '100.00',
-      });
-
-      await withoutRelay(async () => {
-        const created = await createSwap(services, tenantEm(services.orm, c.customerId), {
+    it(
+      'answers REQUESTED while no worker runs; the relay that comes back ' + 'runs the operation exactly once',
+      async () => {
+        const { services, config } = await stack();
+        const { c, account } = await fundedCustomer('1000.00');
+        const q = await quote(c, {
           accountId: account.id,
-          quoteId: q.id,
+          sourceAsset: 'BRL',
+          targetAsset: 'USD',
+          sourceAmount: '100.00',
         });
-        expect(created.currentState.status).to.equal('REQUESTED');
-        expect(created.sourceAmount).to.deep.include({ value: '100.00', asset: 'BRL' });
 
-        // Nobody started it: the operation sits with its funds held and no workflow exists. Waiting is the point:
-        // a start that must not come has nothing to observe.
-        await new Promise((r) => setTimeout(r, 1500));
-        expect(await outboxRows(created.id), 'the outbox row waits').to.equal(1);
-        expect((await getOp(c, created.id)).currentState.status).to.equal('REQUESTED');
-        await expectWorkflowAbsent(services.temporal, created.id);
-        expect(await balance(c, account.id, 'BRL')).to.deep.include({ available: '900.00', held: '100.00' });
-        expect(await postingsWithKey(`${created.id}:settle`)).to.equal(0);
-        const [row] = await sql<{
-          workflow_id: string;
-          workflow_type: string;
-          task_queue: string;
-          args: unknown;
-          search_attributes: unknown;
-        }>(
-          'select workflow_id, workflow_type, task_queue, args, search_attributes from workflow_starts where workflow_id = ?',
-          [operationWorkflowId(created.id)],
-        );
-        expect(row.task_queue, 'the row names the queue whose workers run it').to.equal(config.taskQueue);
+        await withoutRelay(async () => {
+          const created = await createSwap(services, tenantEm(services.orm, c.customerId), {
+            accountId: account.id,
+            quoteId: q.id,
+          });
+          expect(created.currentState.status).to.equal('REQUESTED');
+          expect(created.sourceAmount).to.deep.include({ value: '100.00', asset: 'BRL' });
 
-        // A relay pass whose starts fail (Temporal unreachable, or the relay dying mid-pass) leaves the row.
-        const broken = brokenTemporal(services.temporal);
-        const failed = await relayWorkflowStarts(services.orm, broken.temporal, config.taskQueue).catch(
-          (e: unknown) => e,
-        );
-        expect(failed).to.be.instanceOf(AggregateError);
-        expect(broken.startCalls()).to.be.at.least(1);
-        expect(await outboxRows(created.id), 'the outbox row survives the failed start').to.equal(1);
-        await expectWorkflowAbsent(services.temporal, created.id);
+          // Nobody started it: the operation sits with its funds held and no workflow exists. Waiting is the point:
+          // a start that must not come has nothing to observe.
+          await new Promise((r) => setTimeout(r, 1500));
+          expect(await outboxRows(created.id), 'the outbox row waits').to.equal(1);
+          expect((await getOp(c, created.id)).currentState.status).to.equal('REQUESTED');
+          await expectWorkflowAbsent(services.temporal, created.id);
+          expect(await balance(c, account.id, 'BRL')).to.deep.include({ available: '900.00', held: '100.00' });
+          expect(await postingsWithKey(`${created.id}:settle`)).to.equal(0);
+          const [row] = await sql<{
+            workflow_id: string;
+            workflow_type: string;
+            task_queue: string;
+            args: unknown;
+            search_attributes: unknown;
+          }>(
+            'select workflow_id, workflow_type, task_queue, args, search_attributes from workflow_starts ' +
+              'where workflow_id = ?',
+            [operationWorkflowId(created.id)],
+          );
+          expect(row.task_queue, 'the row names the queue whose workers run it').to.equal(config.taskQueue);
 
-        // A pass that reaches Temporal, once the row's backoff is over, starts it and forgets the row.
-        await eventually(
-          () => relayWorkflowStarts(services.orm, services.temporal, config.taskQueue),
-          (n) => n >= 1,
-          10000,
-          100,
-        );
-        const done = await untilStatus(c, created.id, 'COMPLETED');
-        expect(done.states.map((s: { status: string }) => s.status)).to.deep.equal([
-          'REQUESTED',
-          'PROCESSING',
-          'COMPLETED',
-        ]);
-        expect(await outboxRows(created.id), 'the relay forgets the row once started').to.equal(0);
-        expect(await balance(c, account.id, 'BRL')).to.deep.include({ available: '900.00', held: '0.00' });
-        expect((await balance(c, account.id, 'USD')).available).to.equal(q.targetAmount.value);
-        expect(await postingsWithKey(`${created.id}:settle`)).to.equal(1);
-        const handle = services.temporal.workflow.getHandle(operationWorkflowId(created.id));
-        const firstRun = (await handle.describe()).runId;
+          // A relay pass whose starts fail (Temporal unreachable, or the relay dying mid-pass) leaves the row.
+          const broken = brokenTemporal(services.temporal);
+          const failed = await relayWorkflowStarts(services.orm, broken.temporal, config.taskQueue).catch(
+            (e: unknown) => e,
+          );
+          expect(failed).to.be.instanceOf(AggregateError);
+          expect(broken.startCalls()).to.be.at.least(1);
+          expect(await outboxRows(created.id), 'the outbox row survives the failed start').to.equal(1);
+          await expectWorkflowAbsent(services.temporal, created.id);
 
-        // A relay that crashed after starting but before deleting its row sees the row again: the closed
-        // workflow is not started a second time (REJECT_DUPLICATE), and the row is cleared.
-        await sql(
-          'insert into workflow_starts (workflow_id, workflow_type, task_queue, args, search_attributes, created_at) values (?, ?, ?, ?::jsonb, ?::jsonb, now())',
-          [
-            row.workflow_id,
-            row.workflow_type,
-            row.task_queue,
-            JSON.stringify(row.args),
-            JSON.stringify(row.search_attributes),
-          ],
-        );
-        await relayWorkflowStarts(services.orm, services.temporal, config.taskQueue);
-        expect(await outboxRows(created.id)).to.equal(0);
-        const after = await handle.describe();
-        expect(after.runId, 'still the first and only run').to.equal(firstRun);
-        expect(after.status.name).to.equal('COMPLETED');
-        // Give a (wrong) second run time to act before checking nothing moved again.
-        await new Promise((r) => setTimeout(r, 1000));
-        expect(await postingsWithKey(`${created.id}:settle`)).to.equal(1);
-        expect((await getOp(c, created.id)).states).to.have.length(3);
-        expect(await balance(c, account.id, 'BRL')).to.deep.include({ available: '900.00', held: '0.00' });
-        expect((await balance(c, account.id, 'USD')).available).to.equal(q.targetAmount.value);
-      });
-      await assertLedgerBalanced();
-    });
+          // A pass that reaches Temporal, once the row's backoff is over, starts it and forgets the row.
+          await eventually(
+            () => relayWorkflowStarts(services.orm, services.temporal, config.taskQueue),
+            (n) => n >= 1,
+            10000,
+            100,
+          );
+          const done = await untilStatus(c, created.id, 'COMPLETED');
+          expect(done.states.map((s: { status: string }) => s.status)).to.deep.equal([
+            'REQUESTED',
+            'PROCESSING',
+            'COMPLETED',
+          ]);
+          expect(await outboxRows(created.id), 'the relay forgets the row once started').to.equal(0);
+          expect(await balance(c, account.id, 'BRL')).to.deep.include({ available: '900.00', held: '0.00' });
+          expect((await balance(c, account.id, 'USD')).available).to.equal(q.targetAmount.value);
+          expect(await postingsWithKey(`${created.id}:settle`)).to.equal(1);
+          const handle = services.temporal.workflow.getHandle(operationWorkflowId(created.id));
+          const firstRun = (await handle.describe()).runId;
+
+          // A relay that crashed after starting but before deleting its row sees the row again: the closed
+          // workflow is not started a second time (REJECT_DUPLICATE), and the row is cleared.
+          await sql(
+            'insert into workflow_starts (workflow_id, workflow_type, task_queue, args, search_attributes, ' +
+              'created_at) values (?, ?, ?, ?::jsonb, ?::jsonb, now())',
+            [
+              row.workflow_id,
+              row.workflow_type,
+              row.task_queue,
+              JSON.stringify(row.args),
+              JSON.stringify(row.search_attributes),
+            ],
+          );
+          await relayWorkflowStarts(services.orm, services.temporal, config.taskQueue);
+          expect(await outboxRows(created.id)).to.equal(0);
+          const after = await handle.describe();
+          expect(after.runId, 'still the first and only run').to.equal(firstRun);
+          expect(after.status.name).to.equal('COMPLETED');
+          // Give a (wrong) second run time to act before checking nothing moved again.
+          await new Promise((r) => setTimeout(r, 1000));
+          expect(await postingsWithKey(`${created.id}:settle`)).to.equal(1);
+          expect((await getOp(c, created.id)).states).to.have.length(3);
+          expect(await balance(c, account.id, 'BRL')).to.deep.include({ available: '900.00', held: '0.00' });
+          expect((await balance(c, account.id, 'USD')).available).to.equal(q.targetAmount.value);
+        });
+        await assertLedgerBalanced();
+      },
+    );
   });
 
   describe('activities retried after their COMMIT post once', () => {
@@ -500,13 +505,15 @@ describe('resilience', () => {
         500,
       ).catch((err: Error) => {
         throw new Error(
-          `${err.message}\nstatuses at crash: ${JSON.stringify(atCrash)}\nworker output:\n${[first, second].map((p) => p.output()).join('\n---\n')}`,
+          `${err.message}\nstatuses at crash: ${JSON.stringify(atCrash)}\nworker ` +
+            `output:\n${[first, second].map((p) => p.output()).join('\n---\n')}`,
         );
       });
       expect(statuses).to.have.length(20);
 
       const settles = await sql<{ operation_id: string; n: string }>(
-        `select operation_id, count(*) as n from ledger_transactions where operation_id in (?) and key like '%:settle' group by operation_id`,
+        `select operation_id, count(*) as n from ledger_transactions where operation_id in (?) and key ` +
+          `like '%:settle' group by operation_id`,
         [ids],
       );
       expect(settles).to.have.length(20);

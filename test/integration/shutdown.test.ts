@@ -51,74 +51,77 @@ describe('graceful shutdown under load', function () {
   this.timeout(180000);
   after(killAll);
 
-  it('API: SIGTERM answers every accepted request for real (201), refuses new ones, drains readiness and exits 0', async () => {
-    const { config } = await stack();
-    const { c, source, target } = await fundedPair();
-    // On the test stack's task queue: its worker runs what this API starts.
-    const api = await spawnApi('api', config.taskQueue, {
-      SHUTDOWN_DELAY_SECONDS: '2',
-      SHUTDOWN_GRACE_SECONDS: '25',
-      LOG_LEVEL: 'info',
-    });
-    const base = api.url;
+  it(
+    'API: SIGTERM answers every accepted request for real (201), refuses new ones, drains readiness and ' + 'exits 0',
+    async () => {
+      const { config } = await stack();
+      const { c, source, target } = await fundedPair();
+      // On the test stack's task queue: its worker runs what this API starts.
+      const api = await spawnApi('api', config.taskQueue, {
+        SHUTDOWN_DELAY_SECONDS: '2',
+        SHUTDOWN_GRACE_SECONDS: '25',
+        LOG_LEVEL: 'info',
+      });
+      const base = api.url;
 
-    const lock = await lockBalances([source.id, target.id]);
-    let released = false;
-    try {
-      const waitersBefore = await lockWaiters();
-      const requests = Array.from({ length: 5 }, () =>
-        fetch(`${base}/api/operations/transfer`, {
-          method: 'POST',
-          headers: { ...c.auth, 'Content-Type': 'application/json', 'X-Idempotency-Key': randomUUID() },
-          body: JSON.stringify({
-            sourceAccountId: source.id,
-            targetAccountId: target.id,
-            amount: { value: '10.00', asset: 'BRL' },
-          }),
-        }).then(async (r) => ({ status: r.status, body: (await r.json()) as { id: string; code?: string } })),
-      );
-      // In flight: all five were accepted and wait on our lock (or behind each other) inside their transactions.
-      await eventually(lockWaiters, (n) => n >= waitersBefore + 5, 30000, 50);
+      const lock = await lockBalances([source.id, target.id]);
+      let released = false;
+      try {
+        const waitersBefore = await lockWaiters();
+        const requests = Array.from({ length: 5 }, () =>
+          fetch(`${base}/api/operations/transfer`, {
+            method: 'POST',
+            headers: { ...c.auth, 'Content-Type': 'application/json', 'X-Idempotency-Key': randomUUID() },
+            body: JSON.stringify({
+              sourceAccountId: source.id,
+              targetAccountId: target.id,
+              amount: { value: '10.00', asset: 'BRL' },
+            }),
+          }).then(async (r) => ({ status: r.status, body: (await r.json()) as { id: string; code?: string } })),
+        );
+        // In flight: all five were accepted and wait on our lock (or behind each other) inside their transactions.
+        await eventually(lockWaiters, (n) => n >= waitersBefore + 5, 30000, 50);
 
-      api.child.kill('SIGTERM');
-      // Draining: still accepting for SHUTDOWN_DELAY_SECONDS, but not ready, so a load balancer moves away.
-      // (The signal is handled a moment after kill() returns.)
-      const ready = await eventually(
-        () => fetch(`${base}/readyz`).then(async (r) => ({ status: r.status, body: await r.json() })),
-        (r) => r.status !== 200,
-        1500,
-        20,
-      );
-      expect(ready).to.deep.include({ status: 503, body: { status: 'draining', checks: {} } });
-      // Then the port closes while the accepted requests are still running.
-      await eventually(
-        () =>
-          fetch(`${base}/healthz`).then(
-            () => 'open',
-            () => 'refused',
-          ),
-        (s) => s === 'refused',
-        15000,
-        100,
-      );
-      expect(api.alive(), 'the API waits for its in-flight requests').to.equal(true);
+        api.child.kill('SIGTERM');
+        // Draining: still accepting for SHUTDOWN_DELAY_SECONDS, but not ready, so a load balancer moves away.
+        // (The signal is handled a moment after kill() returns.)
+        const ready = await eventually(
+          () => fetch(`${base}/readyz`).then(async (r) => ({ status: r.status, body: await r.json() })),
+          (r) => r.status !== 200,
+          1500,
+          20,
+        );
+        expect(ready).to.deep.include({ status: 503, body: { status: 'draining', checks: {} } });
+        // Then the port closes while the accepted requests are still running.
+        await eventually(
+          () =>
+            fetch(`${base}/healthz`).then(
+              () => 'open',
+              () => 'refused',
+            ),
+          (s) => s === 'refused',
+          15000,
+          100,
+        );
+        expect(api.alive(), 'the API waits for its in-flight requests').to.equal(true);
 
-      await lock.release();
-      released = true;
-      const answers = await Promise.all(requests);
-      expect(
-        answers.map((a) => a.status),
-        JSON.stringify(answers),
-      ).to.deep.equal([201, 201, 201, 201, 201]);
-      const exit = await exitWithin(api, 15000);
-      expect(exit, api.output()).to.deep.equal({ code: 0, signal: null });
+        await lock.release();
+        released = true;
+        const answers = await Promise.all(requests);
+        expect(
+          answers.map((a) => a.status),
+          JSON.stringify(answers),
+        ).to.deep.equal([201, 201, 201, 201, 201]);
+        const exit = await exitWithin(api, 15000);
+        expect(exit, api.output()).to.deep.equal({ code: 0, signal: null });
 
-      // Nothing was cut short: each accepted transfer's workflow was started and it completes.
-      for (const a of answers) await untilStatus(c, a.body.id, 'COMPLETED', 30000);
-    } finally {
-      if (!released) await lock.release();
-    }
-  });
+        // Nothing was cut short: each accepted transfer's workflow was started and it completes.
+        for (const a of answers) await untilStatus(c, a.body.id, 'COMPLETED', 30000);
+      } finally {
+        if (!released) await lock.release();
+      }
+    },
+  );
 
   it('worker: SIGTERM lets the in-flight activity finish, exits 0, and another worker completes the rest', async () => {
     const { services, config } = await stack();
@@ -196,7 +199,8 @@ describe('graceful shutdown under load', function () {
       );
     }
     const settles: { n: number }[] = await systemEm(services.orm).execute(
-      `select operation_id, count(*)::int as n from ledger_transactions where operation_id in (?) and key like '%:settle' group by operation_id`,
+      `select operation_id, count(*)::int as n from ledger_transactions where operation_id in (?) and key ` +
+        `like '%:settle' group by operation_id`,
       [ids],
     );
     expect(settles.map((s) => s.n)).to.deep.equal([1, 1]);

@@ -105,46 +105,49 @@ describe('deposit timers (time skipping)', () => {
     expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
   });
 
-  it('keeps a short-paid deposit replayable: 3 days later a top-up and a replay complete it, credited once', async () => {
-    const before = await balance(c, accountId, 'BRL');
-    await withWorker(async () => {
-      const dep = await openDeposit('100.00');
-      const short = await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '60.00', asset: 'BRL' } });
-      expect(short.status).to.equal('MATCHED');
-      const failed = await getOp(c, dep.id);
-      expect(failed.currentState.status).to.equal('FAILED');
-      expect(failed.currentState.reason?.code).to.equal('AMOUNT_MISMATCH');
+  it(
+    'keeps a short-paid deposit replayable: 3 days later a top-up and a ' + 'replay complete it, credited once',
+    async () => {
+      const before = await balance(c, accountId, 'BRL');
+      await withWorker(async () => {
+        const dep = await openDeposit('100.00');
+        const short = await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '60.00', asset: 'BRL' } });
+        expect(short.status).to.equal('MATCHED');
+        const failed = await getOp(c, dep.id);
+        expect(failed.currentState.status).to.equal('FAILED');
+        expect(failed.currentState.reason?.code).to.equal('AMOUNT_MISMATCH');
 
-      await skipping.env.sleep('3 days');
-      expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
-      expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
+        await skipping.env.sleep('3 days');
+        expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
+        expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
 
-      // Recorded after the failure, the top-up waits for an operator's replay.
-      const topUp = await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '40.00', asset: 'BRL' } });
-      expect(topUp.status).to.equal('MATCHED');
-      expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
-      const replayed = await replayDeposit(ctx, em(), dep.id);
-      expect(replayed.currentState.status).to.equal('COMPLETED');
-      expect(statuses(replayed)).to.deep.equal(['REQUESTED', 'FAILED', 'PROCESSING', 'COMPLETED']);
-      expect(replayed.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal([
-        '60.00',
-        '40.00',
-      ]);
-      expect(await workflow(dep.id).result()).to.equal('COMPLETED');
-      expect(await count(`select count(*) as n from ledger_transactions where key = ?`, [`${dep.id}:settle`])).to.equal(
-        1,
-      );
-      expect(
-        await count(`select count(*) as n from events where resource_id = ? and type = 'OPERATION_COMPLETED'`, [
-          dep.id,
-        ]),
-      ).to.equal(1);
-    });
-    expect(await balance(c, accountId, 'BRL')).to.deep.include({
-      available: new Decimal(before.available).plus('100.00').toFixed(2),
-      held: before.held,
-    });
-  });
+        // Recorded after the failure, the top-up waits for an operator's replay.
+        const topUp = await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '40.00', asset: 'BRL' } });
+        expect(topUp.status).to.equal('MATCHED');
+        expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
+        const replayed = await replayDeposit(ctx, em(), dep.id);
+        expect(replayed.currentState.status).to.equal('COMPLETED');
+        expect(statuses(replayed)).to.deep.equal(['REQUESTED', 'FAILED', 'PROCESSING', 'COMPLETED']);
+        expect(replayed.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal([
+          '60.00',
+          '40.00',
+        ]);
+        expect(await workflow(dep.id).result()).to.equal('COMPLETED');
+        expect(
+          await count(`select count(*) as n from ledger_transactions where key = ?`, [`${dep.id}:settle`]),
+        ).to.equal(1);
+        expect(
+          await count(`select count(*) as n from events where resource_id = ? and type = 'OPERATION_COMPLETED'`, [
+            dep.id,
+          ]),
+        ).to.equal(1);
+      });
+      expect(await balance(c, accountId, 'BRL')).to.deep.include({
+        available: new Decimal(before.available).plus('100.00').toFixed(2),
+        held: before.held,
+      });
+    },
+  );
 
   it('refuses a replay once the 7-day replay window has passed', async () => {
     const before = await balance(c, accountId, 'BRL');

@@ -51,40 +51,47 @@ describe('webhook delivery histories across the attempt changes', function () {
     await Worker.runReplayHistory({ workflowsPath }, history, 'webhook-delivery-webhook-queue-recorded');
   });
 
-  it('runs a new delivery on the webhook queue, the attempt as an ordinary activity there, and replays it', async () => {
-    const { services, config } = await stack();
-    const receiver = await new Receiver().start();
-    try {
-      const c = await newCustomer('Replay Hooks Ltda');
-      const em = () => tenantEm(services.orm, c.customerId);
-      const sub = await createSubscription(services, em(), {
-        url: receiver.url,
-        resources: [{ name: 'BENEFICIARY', events: ['BENEFICIARY_PAYMENT_INSTRUCTION_CREATED'] }],
-      });
-      await createBeneficiary(services, em(), beneficiaryBody(pixInstruction('EMAIL', 'replay@example.com')) as never);
-      const [row] = (await services.orm.em
-        .fork()
-        .getConnection()
-        .execute('select id from execution_logs where subscription_id = ?', [sub.id])) as Array<{ id: string }>;
-      const handle = services.temporal.workflow.getHandle(webhookDeliveryWorkflowId(row.id));
-      const description = await untilStarted(handle);
-      expect(description.taskQueue).to.equal(config.webhookTaskQueue);
-      expect(await handle.result()).to.deep.equal({ delivered: true, attempts: 1 });
-      const history = await handle.fetchHistory();
-      const events = history.events ?? [];
-      const scheduled = events.filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
-      expect(scheduled).to.have.length(1);
-      expect(scheduled[0].activityTaskScheduledEventAttributes?.taskQueue?.name).to.equal(config.webhookTaskQueue);
-      expect(scheduled[0].activityTaskScheduledEventAttributes?.heartbeatTimeout?.seconds?.toString()).to.equal('5');
-      // Only the patch marker: no local activity ran.
-      const markers = (history.events ?? []).filter((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED);
-      expect(markers).to.have.length(1);
-      expect(receiver.received).to.have.length(1);
-      await Worker.runReplayHistory({ workflowsPath }, history, handle.workflowId);
-      const record = process.env.RECORD_HISTORY; // re-records the fixture above
-      if (record) fs.writeFileSync(record, proto.api.history.v1.History.encode(history).finish());
-    } finally {
-      await receiver.stop();
-    }
-  });
+  it(
+    'runs a new delivery on the webhook queue, the attempt as an ordinary ' + 'activity there, and replays it',
+    async () => {
+      const { services, config } = await stack();
+      const receiver = await new Receiver().start();
+      try {
+        const c = await newCustomer('Replay Hooks Ltda');
+        const em = () => tenantEm(services.orm, c.customerId);
+        const sub = await createSubscription(services, em(), {
+          url: receiver.url,
+          resources: [{ name: 'BENEFICIARY', events: ['BENEFICIARY_PAYMENT_INSTRUCTION_CREATED'] }],
+        });
+        await createBeneficiary(
+          services,
+          em(),
+          beneficiaryBody(pixInstruction('EMAIL', 'replay@example.com')) as never,
+        );
+        const [row] = (await services.orm.em
+          .fork()
+          .getConnection()
+          .execute('select id from execution_logs where subscription_id = ?', [sub.id])) as Array<{ id: string }>;
+        const handle = services.temporal.workflow.getHandle(webhookDeliveryWorkflowId(row.id));
+        const description = await untilStarted(handle);
+        expect(description.taskQueue).to.equal(config.webhookTaskQueue);
+        expect(await handle.result()).to.deep.equal({ delivered: true, attempts: 1 });
+        const history = await handle.fetchHistory();
+        const events = history.events ?? [];
+        const scheduled = events.filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+        expect(scheduled).to.have.length(1);
+        expect(scheduled[0].activityTaskScheduledEventAttributes?.taskQueue?.name).to.equal(config.webhookTaskQueue);
+        expect(scheduled[0].activityTaskScheduledEventAttributes?.heartbeatTimeout?.seconds?.toString()).to.equal('5');
+        // Only the patch marker: no local activity ran.
+        const markers = (history.events ?? []).filter((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED);
+        expect(markers).to.have.length(1);
+        expect(receiver.received).to.have.length(1);
+        await Worker.runReplayHistory({ workflowsPath }, history, handle.workflowId);
+        const record = process.env.RECORD_HISTORY; // re-records the fixture above
+        if (record) fs.writeFileSync(record, proto.api.history.v1.History.encode(history).finish());
+      } finally {
+        await receiver.stop();
+      }
+    },
+  );
 });

@@ -124,26 +124,29 @@ describe('webhook URL rules (private addresses refused)', function () {
       expect(isPublicAddress(a), a).to.equal(true);
   });
 
-  it('refuses at create: http, loopback literals, a name with any private address, a name that does not resolve', async () => {
-    dns.set('internal.example.test', ['93.184.216.34', '10.0.0.5']);
-    dns.set('metadata.example.test', ['169.254.169.254']);
-    dns.set('v6.example.test', ['fd12::1']);
-    for (const url of [
-      'http://public.example.test/h',
-      local.url,
-      'https://127.0.0.1/h',
-      'https://[::1]/h',
-      'https://internal.example.test/h',
-      'https://metadata.example.test/h',
-      'https://v6.example.test/h',
-      'https://nowhere.example.test/h',
-    ]) {
-      const res = await create(url);
-      expect(res.status, url).to.equal(400);
-      expect(res.body.code, url).to.equal('INVALID_WEBHOOK_URL');
-    }
-    expect(local.received).to.have.length(0);
-  });
+  it(
+    'refuses at create: http, loopback literals, a name with any private address, a name that does not ' + 'resolve',
+    async () => {
+      dns.set('internal.example.test', ['93.184.216.34', '10.0.0.5']);
+      dns.set('metadata.example.test', ['169.254.169.254']);
+      dns.set('v6.example.test', ['fd12::1']);
+      for (const url of [
+        'http://public.example.test/h',
+        local.url,
+        'https://127.0.0.1/h',
+        'https://[::1]/h',
+        'https://internal.example.test/h',
+        'https://metadata.example.test/h',
+        'https://v6.example.test/h',
+        'https://nowhere.example.test/h',
+      ]) {
+        const res = await create(url);
+        expect(res.status, url).to.equal(400);
+        expect(res.body.code, url).to.equal('INVALID_WEBHOOK_URL');
+      }
+      expect(local.received).to.have.length(0);
+    },
+  );
 
   it('refuses at PATCH, keeping the subscription as it was', async () => {
     dns.set('good.example.test', ['93.184.216.34']);
@@ -162,31 +165,35 @@ describe('webhook URL rules (private addresses refused)', function () {
     );
   });
 
-  it('re-checks before the attempt: a name now resolving to a private address is FAILED, httpStatus 0, nothing sent', async () => {
-    dns.set('rebind.example.test', ['93.184.216.34']);
-    const created = await create('https://rebind.example.test/h');
-    expect(created.status).to.equal(201);
-    dns.set('rebind.example.test', ['127.0.0.1']);
-    const b = await api
-      .post('/api/beneficiaries')
-      .set(c.auth)
-      .set(idem())
-      .send(beneficiaryBody(pixInstruction('EMAIL', 'rebind@example.com')));
-    expect(b.status).to.equal(201);
-    const logs = await eventually(
-      async () =>
-        (await api.get(`/api/subscriptions/${created.body.id}/executionLogs`).set(c.auth)).body.data as Array<
-          Record<string, unknown>
-        >,
-      (ls) => ls.length === 1,
-    );
-    expect(logs[0]).to.include({
-      status: 'FAILED',
-      httpStatus: 0,
-      retryAttempts: 0,
-      url: 'https://rebind.example.test/h',
-    });
-    expect(logs[0].error).to.match(/non-public address 127\.0\.0\.1/);
-    expect(local.received).to.have.length(0);
-  });
+  it(
+    're-checks before the attempt: a name now resolving to a private address is FAILED, httpStatus 0, ' +
+      'nothing sent',
+    async () => {
+      dns.set('rebind.example.test', ['93.184.216.34']);
+      const created = await create('https://rebind.example.test/h');
+      expect(created.status).to.equal(201);
+      dns.set('rebind.example.test', ['127.0.0.1']);
+      const b = await api
+        .post('/api/beneficiaries')
+        .set(c.auth)
+        .set(idem())
+        .send(beneficiaryBody(pixInstruction('EMAIL', 'rebind@example.com')));
+      expect(b.status).to.equal(201);
+      const logs = await eventually(
+        async () =>
+          (await api.get(`/api/subscriptions/${created.body.id}/executionLogs`).set(c.auth)).body.data as Array<
+            Record<string, unknown>
+          >,
+        (ls) => ls.length === 1,
+      );
+      expect(logs[0]).to.include({
+        status: 'FAILED',
+        httpStatus: 0,
+        retryAttempts: 0,
+        url: 'https://rebind.example.test/h',
+      });
+      expect(logs[0].error).to.match(/non-public address 127\.0\.0\.1/);
+      expect(local.received).to.have.length(0);
+    },
+  );
 });

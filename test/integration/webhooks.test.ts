@@ -109,38 +109,41 @@ describe('webhooks', function () {
       expect(stored[0].secret_encrypted).to.not.include(created.secret.slice(6));
     });
 
-    it('refuses bad resources with 400 VALIDATION_ERROR and a missing or non-http URL with INVALID_WEBHOOK_URL', async () => {
-      const { http } = await stack();
-      const c = await newCustomer();
-      const bad = [
-        { url: 'https://example.com/h', resources: [{ name: 'PAYMENTS', events: ['OPERATION_REQUESTED'] }] },
-        { url: 'https://example.com/h', resources: [{ name: 'OPERATION', events: ['ASSET_ACTIVATED'] }] },
-        { url: 'https://example.com/h', resources: [{ name: 'OPERATION', events: [] }] },
-        {
-          url: 'https://example.com/h',
-          resources: [{ name: 'OPERATION', events: ['OPERATION_FAILED', 'OPERATION_FAILED'] }],
-        },
-        {
-          url: 'https://example.com/h',
-          resources: [
-            { name: 'ASSET', events: ['ASSET_ACTIVATED'] },
-            { name: 'ASSET', events: ['ASSET_ACTIVATED'] },
-          ],
-        },
-        { url: 'https://example.com/h', resources: [] },
-        { url: 'https://example.com/h' },
-      ];
-      for (const body of bad) {
-        const res = await http.post('/api/subscriptions').set(c.auth).set(idem()).send(body);
-        expect(res.status, JSON.stringify(body)).to.equal(400);
-        expect(res.body.code).to.equal('VALIDATION_ERROR');
-      }
-      for (const url of ['ftp://example.com/h', 'not a url']) {
-        const res = await http.post('/api/subscriptions').set(c.auth).set(idem()).send({ url, includeAll: true });
-        expect(res.status).to.equal(400);
-        expect(res.body.code).to.equal('INVALID_WEBHOOK_URL');
-      }
-    });
+    it(
+      'refuses bad resources with 400 VALIDATION_ERROR and a missing or non-http URL with ' + 'INVALID_WEBHOOK_URL',
+      async () => {
+        const { http } = await stack();
+        const c = await newCustomer();
+        const bad = [
+          { url: 'https://example.com/h', resources: [{ name: 'PAYMENTS', events: ['OPERATION_REQUESTED'] }] },
+          { url: 'https://example.com/h', resources: [{ name: 'OPERATION', events: ['ASSET_ACTIVATED'] }] },
+          { url: 'https://example.com/h', resources: [{ name: 'OPERATION', events: [] }] },
+          {
+            url: 'https://example.com/h',
+            resources: [{ name: 'OPERATION', events: ['OPERATION_FAILED', 'OPERATION_FAILED'] }],
+          },
+          {
+            url: 'https://example.com/h',
+            resources: [
+              { name: 'ASSET', events: ['ASSET_ACTIVATED'] },
+              { name: 'ASSET', events: ['ASSET_ACTIVATED'] },
+            ],
+          },
+          { url: 'https://example.com/h', resources: [] },
+          { url: 'https://example.com/h' },
+        ];
+        for (const body of bad) {
+          const res = await http.post('/api/subscriptions').set(c.auth).set(idem()).send(body);
+          expect(res.status, JSON.stringify(body)).to.equal(400);
+          expect(res.body.code).to.equal('VALIDATION_ERROR');
+        }
+        for (const url of ['ftp://example.com/h', 'not a url']) {
+          const res = await http.post('/api/subscriptions').set(c.auth).set(idem()).send({ url, includeAll: true });
+          expect(res.status).to.equal(400);
+          expect(res.body.code).to.equal('INVALID_WEBHOOK_URL');
+        }
+      },
+    );
 
     it('patches only the given fields, lists with filters, deletes with 204 and 404s after', async () => {
       const { http } = await stack();
@@ -169,46 +172,50 @@ describe('webhooks', function () {
   });
 
   describe('delivery', () => {
-    it('POSTs the event with the Standard Webhooks headers, verifiable with the standardwebhooks library; logs SUCCESS', async () => {
-      const c = await newCustomer();
-      const r = await receiver();
-      const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY });
-      const b = await createBeneficiary(c);
-      const log = await untilLog(c, sub.id, (l) => l.status === 'SUCCESS');
-      expect(r.received).to.have.length(1);
-      const [req] = r.received;
-      expect(req.headers['content-type']).to.equal('application/json');
-      expect(req.headers['x-event-type']).to.equal('BENEFICIARY_PAYMENT_INSTRUCTION_CREATED');
-      expect(req.headers['x-message-id']).to.equal(log.messageId);
-      expect(req.headers['webhook-id']).to.equal(log.messageId);
-      expect(Number(req.headers['webhook-timestamp'])).to.be.closeTo(Date.now() / 1000, 30);
-      const verified = new Webhook(sub.secret).verify(req.body, req.headers as Record<string, string>);
-      expect(verified).to.deep.equal(JSON.parse(req.body));
-      expect(() =>
-        new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(
-          req.body,
-          req.headers as Record<string, string>,
-        ),
-      ).to.throw();
-      // The spec's payload, no envelope; the log holds the body exactly as sent.
-      const payload = JSON.parse(req.body);
-      expect(payload).to.include({ customerId: c.customerId, beneficiaryId: b.id });
-      expect(payload.instruction.currentState.status).to.equal('PENDING_REVIEW');
-      expect(log).to.include({
-        companyId: c.customerId,
-        subscriptionId: sub.id,
-        eventType: 'BENEFICIARY_PAYMENT_INSTRUCTION_CREATED',
-        url: r.url,
-        payload: req.body,
-        httpStatus: 200,
-        status: 'SUCCESS',
-        retryAttempts: 0,
-        error: null,
-      });
-      const one = await (await stack()).http.get(`/api/subscriptions/${sub.id}/executionLogs/${log.id}`).set(c.auth);
-      expect(one.status).to.equal(200);
-      expect(one.body).to.deep.equal(log);
-    });
+    it(
+      'POSTs the event with the Standard Webhooks headers, verifiable with the standardwebhooks library; ' +
+        'logs SUCCESS',
+      async () => {
+        const c = await newCustomer();
+        const r = await receiver();
+        const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY });
+        const b = await createBeneficiary(c);
+        const log = await untilLog(c, sub.id, (l) => l.status === 'SUCCESS');
+        expect(r.received).to.have.length(1);
+        const [req] = r.received;
+        expect(req.headers['content-type']).to.equal('application/json');
+        expect(req.headers['x-event-type']).to.equal('BENEFICIARY_PAYMENT_INSTRUCTION_CREATED');
+        expect(req.headers['x-message-id']).to.equal(log.messageId);
+        expect(req.headers['webhook-id']).to.equal(log.messageId);
+        expect(Number(req.headers['webhook-timestamp'])).to.be.closeTo(Date.now() / 1000, 30);
+        const verified = new Webhook(sub.secret).verify(req.body, req.headers as Record<string, string>);
+        expect(verified).to.deep.equal(JSON.parse(req.body));
+        expect(() =>
+          new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(
+            req.body,
+            req.headers as Record<string, string>,
+          ),
+        ).to.throw();
+        // The spec's payload, no envelope; the log holds the body exactly as sent.
+        const payload = JSON.parse(req.body);
+        expect(payload).to.include({ customerId: c.customerId, beneficiaryId: b.id });
+        expect(payload.instruction.currentState.status).to.equal('PENDING_REVIEW');
+        expect(log).to.include({
+          companyId: c.customerId,
+          subscriptionId: sub.id,
+          eventType: 'BENEFICIARY_PAYMENT_INSTRUCTION_CREATED',
+          url: r.url,
+          payload: req.body,
+          httpStatus: 200,
+          status: 'SUCCESS',
+          retryAttempts: 0,
+          error: null,
+        });
+        const one = await (await stack()).http.get(`/api/subscriptions/${sub.id}/executionLogs/${log.id}`).set(c.auth);
+        expect(one.status).to.equal(200);
+        expect(one.body).to.deep.equal(log);
+      },
+    );
 
     it('retries a 500 on the schedule with the same message id and body, a fresh signature each time', async () => {
       const c = await newCustomer();
@@ -238,22 +245,29 @@ describe('webhooks', function () {
       expect(r.received).to.have.length(1);
     });
 
-    it('logs a network error (closed port) and a timeout with httpStatus 0; after the last retry it stays FAILED', async () => {
-      const c = await newCustomer();
-      const closed = await subscribe(c, { url: await closedPortUrl(), resources: BENEFICIARY_ONLY, allowRetry: true });
-      const slow = await receiver();
-      slow.fallback = { status: 200, delayMs: 4000 };
-      const timeout = await subscribe(c, { url: slow.url, resources: BENEFICIARY_ONLY });
-      await createBeneficiary(c);
-      const refused = await untilLog(c, closed.id, (l) => l.retryAttempts === 2);
-      expect(refused).to.include({ status: 'FAILED', httpStatus: 0 });
-      expect(refused.error).to.match(/ECONNREFUSED/);
-      const timedOut = await untilLog(c, timeout.id, (l) => l.status === 'FAILED');
-      expect(timedOut).to.include({ httpStatus: 0, retryAttempts: 0 });
-      expect(timedOut.error).to.match(/timeout/);
-      expect(await deliveryEnded(refused.id)).to.deep.equal({ delivered: false, attempts: 3 });
-      expect((await logs(c, closed.id))[0]).to.include({ retryAttempts: 2, status: 'FAILED' });
-    });
+    it(
+      'logs a network error (closed port) and a timeout with httpStatus 0; after the last retry it stays ' + 'FAILED',
+      async () => {
+        const c = await newCustomer();
+        const closed = await subscribe(c, {
+          url: await closedPortUrl(),
+          resources: BENEFICIARY_ONLY,
+          allowRetry: true,
+        });
+        const slow = await receiver();
+        slow.fallback = { status: 200, delayMs: 4000 };
+        const timeout = await subscribe(c, { url: slow.url, resources: BENEFICIARY_ONLY });
+        await createBeneficiary(c);
+        const refused = await untilLog(c, closed.id, (l) => l.retryAttempts === 2);
+        expect(refused).to.include({ status: 'FAILED', httpStatus: 0 });
+        expect(refused.error).to.match(/ECONNREFUSED/);
+        const timedOut = await untilLog(c, timeout.id, (l) => l.status === 'FAILED');
+        expect(timedOut).to.include({ httpStatus: 0, retryAttempts: 0 });
+        expect(timedOut.error).to.match(/timeout/);
+        expect(await deliveryEnded(refused.id)).to.deep.equal({ delivered: false, attempts: 3 });
+        expect((await logs(c, closed.id))[0]).to.include({ retryAttempts: 2, status: 'FAILED' });
+      },
+    );
 
     it('does not follow a redirect: a 302 is FAILED and the target gets nothing', async () => {
       const c = await newCustomer();
@@ -307,38 +321,41 @@ describe('webhooks', function () {
       ).to.throw();
     });
 
-    it('redelivers by hand after a failure: same message id and body, retryAttempts + 1; 409 while in progress', async () => {
-      const { http } = await stack();
-      const c = await newCustomer();
-      const r = await receiver();
-      r.script = [{ status: 500 }, { status: 200, delayMs: 1500 }];
-      const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY });
-      await createBeneficiary(c);
-      const failed = await untilLog(c, sub.id, (l) => l.status === 'FAILED');
-      // The log turns FAILED a moment before its workflow ends; until then a redelivery is (rightly) 409.
-      await deliveryEnded(failed.id);
-      const path = `/api/subscriptions/${sub.id}/executionLogs/${failed.id}/redeliver`;
-      const accepted = await http.post(path).set(c.auth).set(idem());
-      expect(accepted.status).to.equal(202);
-      expect(accepted.body).to.include({ id: failed.id, messageId: failed.messageId });
-      const again = await http.post(path).set(c.auth).set(idem());
-      expect(again.status).to.equal(409);
-      expect(again.body.code).to.equal('DELIVERY_IN_PROGRESS');
-      const done = await untilLog(c, sub.id, (l) => l.status === 'SUCCESS');
-      expect(done).to.include({
-        retryAttempts: 1,
-        httpStatus: 200,
-        messageId: failed.messageId,
-        payload: failed.payload,
-      });
-      expect(r.received).to.have.length(2);
-      expect(r.received[1].headers['webhook-id']).to.equal(failed.messageId);
-      expect(r.received[1].body).to.equal(r.received[0].body);
-      // Once more after success works too and counts again.
-      expect((await http.post(path).set(c.auth).set(idem())).status).to.equal(202);
-      await untilLog(c, sub.id, (l) => l.retryAttempts === 2);
-      expect(r.received).to.have.length(3);
-    });
+    it(
+      'redelivers by hand after a failure: same message id and body, retryAttempts + 1; 409 while in ' + 'progress',
+      async () => {
+        const { http } = await stack();
+        const c = await newCustomer();
+        const r = await receiver();
+        r.script = [{ status: 500 }, { status: 200, delayMs: 1500 }];
+        const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY });
+        await createBeneficiary(c);
+        const failed = await untilLog(c, sub.id, (l) => l.status === 'FAILED');
+        // The log turns FAILED a moment before its workflow ends; until then a redelivery is (rightly) 409.
+        await deliveryEnded(failed.id);
+        const path = `/api/subscriptions/${sub.id}/executionLogs/${failed.id}/redeliver`;
+        const accepted = await http.post(path).set(c.auth).set(idem());
+        expect(accepted.status).to.equal(202);
+        expect(accepted.body).to.include({ id: failed.id, messageId: failed.messageId });
+        const again = await http.post(path).set(c.auth).set(idem());
+        expect(again.status).to.equal(409);
+        expect(again.body.code).to.equal('DELIVERY_IN_PROGRESS');
+        const done = await untilLog(c, sub.id, (l) => l.status === 'SUCCESS');
+        expect(done).to.include({
+          retryAttempts: 1,
+          httpStatus: 200,
+          messageId: failed.messageId,
+          payload: failed.payload,
+        });
+        expect(r.received).to.have.length(2);
+        expect(r.received[1].headers['webhook-id']).to.equal(failed.messageId);
+        expect(r.received[1].body).to.equal(r.received[0].body);
+        // Once more after success works too and counts again.
+        expect((await http.post(path).set(c.auth).set(idem())).status).to.equal(202);
+        await untilLog(c, sub.id, (l) => l.retryAttempts === 2);
+        expect(r.received).to.have.length(3);
+      },
+    );
 
     it('the operator CLI redelivers an execution log by id (cambio webhook redeliver)', async () => {
       const c = await newCustomer();
@@ -367,51 +384,55 @@ describe('webhooks', function () {
   });
 
   describe('fan-out and isolation', () => {
-    it("sends only to subscriptions that existed when the event was recorded; another customer's are 404 and never receive", async () => {
-      const { http } = await stack();
-      const a = await newCustomer('A Ltda');
-      const b = await newCustomer('B Ltda');
-      const ra = await receiver();
-      const rb = await receiver();
-      const subA = await subscribe(a, { url: ra.url, resources: BENEFICIARY_ONLY });
-      await createBeneficiary(a);
-      await untilLog(a, subA.id, (l) => l.status === 'SUCCESS');
-      const late = await receiver();
-      const subLate = await subscribe(a, { url: late.url, resources: BENEFICIARY_ONLY });
-      const subB = await subscribe(b, { url: rb.url, includeAll: true });
-      await createBeneficiary(b);
-      await untilLog(b, subB.id, (l) => l.status === 'SUCCESS');
-      // Nothing to observe for what must not happen (a delivery to `late`, or across customers): a short grace.
-      await new Promise((res) => setTimeout(res, 500));
-      expect(ra.received).to.have.length(1);
-      expect(late.received).to.have.length(0);
-      expect(rb.received).to.have.length(1);
-      expect(JSON.parse(rb.received[0].body).customerId).to.equal(b.customerId);
-      expect(await logs(a, subLate.id)).to.deep.equal([]);
+    it(
+      "sends only to subscriptions that existed when the event was recorded; another customer's are 404 and " +
+        'never receive',
+      async () => {
+        const { http } = await stack();
+        const a = await newCustomer('A Ltda');
+        const b = await newCustomer('B Ltda');
+        const ra = await receiver();
+        const rb = await receiver();
+        const subA = await subscribe(a, { url: ra.url, resources: BENEFICIARY_ONLY });
+        await createBeneficiary(a);
+        await untilLog(a, subA.id, (l) => l.status === 'SUCCESS');
+        const late = await receiver();
+        const subLate = await subscribe(a, { url: late.url, resources: BENEFICIARY_ONLY });
+        const subB = await subscribe(b, { url: rb.url, includeAll: true });
+        await createBeneficiary(b);
+        await untilLog(b, subB.id, (l) => l.status === 'SUCCESS');
+        // Nothing to observe for what must not happen (a delivery to `late`, or across customers): a short grace.
+        await new Promise((res) => setTimeout(res, 500));
+        expect(ra.received).to.have.length(1);
+        expect(late.received).to.have.length(0);
+        expect(rb.received).to.have.length(1);
+        expect(JSON.parse(rb.received[0].body).customerId).to.equal(b.customerId);
+        expect(await logs(a, subLate.id)).to.deep.equal([]);
 
-      const [logA] = await logs(a, subA.id);
-      for (const path of [
-        `/api/subscriptions/${subA.id}`,
-        `/api/subscriptions/${subA.id}/executionLogs`,
-        `/api/subscriptions/${subA.id}/executionLogs/${logA.id}`,
-      ]) {
-        expect((await http.get(path).set(b.auth)).status, path).to.equal(404);
-      }
-      expect(
-        (await http.patch(`/api/subscriptions/${subA.id}`).set(b.auth).set(idem()).send({ allowRetry: true })).status,
-      ).to.equal(404);
-      expect((await http.post(`/api/subscriptions/${subA.id}/rotate-secret`).set(b.auth).set(idem())).status).to.equal(
-        404,
-      );
-      expect(
-        (await http.post(`/api/subscriptions/${subA.id}/executionLogs/${logA.id}/redeliver`).set(b.auth).set(idem()))
-          .status,
-      ).to.equal(404);
-      expect((await http.delete(`/api/subscriptions/${subA.id}`).set(b.auth)).status).to.equal(404);
-      expect(
-        (await http.get('/api/subscriptions').set(b.auth)).body.data.map((s: { id: string }) => s.id),
-      ).to.deep.equal([subB.id]);
-    });
+        const [logA] = await logs(a, subA.id);
+        for (const path of [
+          `/api/subscriptions/${subA.id}`,
+          `/api/subscriptions/${subA.id}/executionLogs`,
+          `/api/subscriptions/${subA.id}/executionLogs/${logA.id}`,
+        ]) {
+          expect((await http.get(path).set(b.auth)).status, path).to.equal(404);
+        }
+        expect(
+          (await http.patch(`/api/subscriptions/${subA.id}`).set(b.auth).set(idem()).send({ allowRetry: true })).status,
+        ).to.equal(404);
+        expect(
+          (await http.post(`/api/subscriptions/${subA.id}/rotate-secret`).set(b.auth).set(idem())).status,
+        ).to.equal(404);
+        expect(
+          (await http.post(`/api/subscriptions/${subA.id}/executionLogs/${logA.id}/redeliver`).set(b.auth).set(idem()))
+            .status,
+        ).to.equal(404);
+        expect((await http.delete(`/api/subscriptions/${subA.id}`).set(b.auth)).status).to.equal(404);
+        expect(
+          (await http.get('/api/subscriptions').set(b.auth)).body.data.map((s: { id: string }) => s.id),
+        ).to.deep.equal([subB.id]);
+      },
+    );
 
     it('a deleted subscription gets no further attempts', async () => {
       const { http } = await stack();
@@ -434,41 +455,44 @@ describe('webhooks', function () {
       expect(log.status).to.equal('FAILED');
     });
 
-    it('operations emit REQUESTED and COMPLETED; transfers COMPLETED (no REQUESTED); assets ASSET_ACTIVATED', async () => {
-      const { http } = await stack();
-      const c = await newCustomer();
-      const r = await receiver();
-      const sub = await subscribe(c, {
-        url: r.url,
-        resources: [
-          { name: 'OPERATION', events: ['OPERATION_REQUESTED', 'OPERATION_COMPLETED', 'OPERATION_FAILED'] },
-          { name: 'ASSET', events: ['ASSET_ACTIVATED'] },
-        ],
-      });
-      const account = await activeAccount(c, ['BRL']);
-      const target = await activeAccount(c, ['BRL']);
-      await fund(c, account.id, 'BRL', '100.00');
-      const transfer = await http
-        .post('/api/operations/transfer')
-        .set(c.auth)
-        .set(idem())
-        .send({ sourceAccountId: account.id, targetAccountId: target.id, amount: { value: '40.00', asset: 'BRL' } });
-      expect(transfer.status).to.equal(201);
-      await untilStatus(c, transfer.body.id, 'COMPLETED');
-      // 2 ASSET_ACTIVATED, the deposit's REQUESTED and COMPLETED, the transfer's COMPLETED.
-      await eventually(
-        async () => (await logs(c, sub.id)).filter((l) => l.status === 'SUCCESS').length,
-        (n) => n === 5,
-      );
-      const seen = r.received.map((x) => [
-        x.headers['x-event-type'],
-        JSON.parse(x.body).id ?? JSON.parse(x.body).accountId,
-      ]);
-      expect(seen.filter(([, id]) => id === transfer.body.id).map(([t]) => t)).to.deep.equal(['OPERATION_COMPLETED']);
-      expect(seen.filter(([t]) => t === 'ASSET_ACTIVATED')).to.have.length(2);
-      const transferEvent = JSON.parse(r.received.find((x) => JSON.parse(x.body).id === transfer.body.id)!.body);
-      expect(transferEvent.currentState.status).to.equal('COMPLETED');
-      expect(transferEvent.intent.type).to.equal('TRANSFER');
-    });
+    it(
+      'operations emit REQUESTED and COMPLETED; transfers COMPLETED (no ' + 'REQUESTED); assets ASSET_ACTIVATED',
+      async () => {
+        const { http } = await stack();
+        const c = await newCustomer();
+        const r = await receiver();
+        const sub = await subscribe(c, {
+          url: r.url,
+          resources: [
+            { name: 'OPERATION', events: ['OPERATION_REQUESTED', 'OPERATION_COMPLETED', 'OPERATION_FAILED'] },
+            { name: 'ASSET', events: ['ASSET_ACTIVATED'] },
+          ],
+        });
+        const account = await activeAccount(c, ['BRL']);
+        const target = await activeAccount(c, ['BRL']);
+        await fund(c, account.id, 'BRL', '100.00');
+        const transfer = await http
+          .post('/api/operations/transfer')
+          .set(c.auth)
+          .set(idem())
+          .send({ sourceAccountId: account.id, targetAccountId: target.id, amount: { value: '40.00', asset: 'BRL' } });
+        expect(transfer.status).to.equal(201);
+        await untilStatus(c, transfer.body.id, 'COMPLETED');
+        // 2 ASSET_ACTIVATED, the deposit's REQUESTED and COMPLETED, the transfer's COMPLETED.
+        await eventually(
+          async () => (await logs(c, sub.id)).filter((l) => l.status === 'SUCCESS').length,
+          (n) => n === 5,
+        );
+        const seen = r.received.map((x) => [
+          x.headers['x-event-type'],
+          JSON.parse(x.body).id ?? JSON.parse(x.body).accountId,
+        ]);
+        expect(seen.filter(([, id]) => id === transfer.body.id).map(([t]) => t)).to.deep.equal(['OPERATION_COMPLETED']);
+        expect(seen.filter(([t]) => t === 'ASSET_ACTIVATED')).to.have.length(2);
+        const transferEvent = JSON.parse(r.received.find((x) => JSON.parse(x.body).id === transfer.body.id)!.body);
+        expect(transferEvent.currentState.status).to.equal('COMPLETED');
+        expect(transferEvent.intent.type).to.equal('TRANSFER');
+      },
+    );
   });
 });

@@ -63,23 +63,26 @@ describe('per-subscription attempt permits', () => {
     expect(wait(p, 'hang')).to.equal(MAX_WAIT_MS);
   });
 
-  it('lets a delivery wait in the process for a fast endpoint, in order, and sends it away after a short wait', async () => {
-    const real = new EndpointPermits(1, 10_000);
-    const learn = await real.acquire('fast');
-    if (!('permit' in learn)) throw new Error('expected a permit');
-    learn.permit.release(); // an attempt that took ~0 ms: the endpoint is fast
-    const first = await real.acquire('fast');
-    if (!('permit' in first)) throw new Error('expected a permit');
-    const queued = [real.acquire('fast'), real.acquire('fast')];
-    first.permit.release();
-    const second = await queued[0];
-    if (!('permit' in second)) throw new Error('the first waiter gets the released permit');
-    // The third is never released to: it is sent away after SHORT_WAIT_MS with a booked wait.
-    const started = Date.now();
-    const third = await queued[1];
-    expect(third).to.have.property('retryInMs');
-    expect(Date.now() - started).to.be.at.least(SHORT_WAIT_MS - 20);
-  });
+  it(
+    'lets a delivery wait in the process for a fast endpoint, in order, and sends it away after a short ' + 'wait',
+    async () => {
+      const real = new EndpointPermits(1, 10_000);
+      const learn = await real.acquire('fast');
+      if (!('permit' in learn)) throw new Error('expected a permit');
+      learn.permit.release(); // an attempt that took ~0 ms: the endpoint is fast
+      const first = await real.acquire('fast');
+      if (!('permit' in first)) throw new Error('expected a permit');
+      const queued = [real.acquire('fast'), real.acquire('fast')];
+      first.permit.release();
+      const second = await queued[0];
+      if (!('permit' in second)) throw new Error('the first waiter gets the released permit');
+      // The third is never released to: it is sent away after SHORT_WAIT_MS with a booked wait.
+      const started = Date.now();
+      const third = await queued[1];
+      expect(third).to.have.property('retryInMs');
+      expect(Date.now() - started).to.be.at.least(SHORT_WAIT_MS - 20);
+    },
+  );
 
   it('never keeps a delivery waiting in the process for a slow endpoint', async () => {
     const p = new EndpointPermits(1, 10_000, clock, half);

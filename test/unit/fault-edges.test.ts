@@ -72,38 +72,42 @@ describe('DeploymentRate', () => {
 });
 
 describe('dependencyFailure', () => {
-  it('turns what Postgres, the pool, the network and Temporal say when they are unavailable into 503, and nothing else', async () => {
-    const { dependencyFailure } = await import('../../api/errors');
-    const pg = (code: string) => Object.assign(new Error('pg'), { code });
-    const unavailable = [
-      pg('57P01'), // admin shutdown
-      pg('08006'), // connection failure
-      pg('55P03'), // lock_timeout
-      pg('25P03'), // idle_in_transaction_session_timeout
-      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
-      Object.assign(new Error('Knex: Timeout acquiring a connection.'), { name: 'KnexTimeoutError' }),
-      new Error('Connection terminated unexpectedly'),
-      Object.assign(new Error('wrapped by MikroORM'), { cause: pg('57P01') }),
-      Object.assign(new Error('14 UNAVAILABLE: No connection established'), {
-        code: 14,
-        details: 'No connection established',
-        metadata: {},
-      }),
-      new AggregateError([pg('08001')], 'several'),
-    ];
-    for (const err of unavailable) {
-      const mapped = dependencyFailure(err);
-      expect(mapped?.code, String(err)).to.equal('SERVICE_UNAVAILABLE');
-      expect(mapped?.details.retryAfterSeconds).to.be.greaterThan(0);
-    }
-    for (const err of [
-      pg('23505'),
-      pg('40001'),
-      new TypeError('x is undefined'),
-      new Error('boom'),
-      Object.assign(new Error('grpc not found'), { code: 5, details: 'x' }),
-    ]) {
-      expect(dependencyFailure(err), String(err)).to.equal(undefined);
-    }
-  });
+  it(
+    'turns what Postgres, the pool, the network and Temporal say when they are unavailable into 503, and ' +
+      'nothing else',
+    async () => {
+      const { dependencyFailure } = await import('../../api/errors');
+      const pg = (code: string) => Object.assign(new Error('pg'), { code });
+      const unavailable = [
+        pg('57P01'), // admin shutdown
+        pg('08006'), // connection failure
+        pg('55P03'), // lock_timeout
+        pg('25P03'), // idle_in_transaction_session_timeout
+        Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+        Object.assign(new Error('Knex: Timeout acquiring a connection.'), { name: 'KnexTimeoutError' }),
+        new Error('Connection terminated unexpectedly'),
+        Object.assign(new Error('wrapped by MikroORM'), { cause: pg('57P01') }),
+        Object.assign(new Error('14 UNAVAILABLE: No connection established'), {
+          code: 14,
+          details: 'No connection established',
+          metadata: {},
+        }),
+        new AggregateError([pg('08001')], 'several'),
+      ];
+      for (const err of unavailable) {
+        const mapped = dependencyFailure(err);
+        expect(mapped?.code, String(err)).to.equal('SERVICE_UNAVAILABLE');
+        expect(mapped?.details.retryAfterSeconds).to.be.greaterThan(0);
+      }
+      for (const err of [
+        pg('23505'),
+        pg('40001'),
+        new TypeError('x is undefined'),
+        new Error('boom'),
+        Object.assign(new Error('grpc not found'), { code: 5, details: 'x' }),
+      ]) {
+        expect(dependencyFailure(err), String(err)).to.equal(undefined);
+      }
+    },
+  );
 });

@@ -91,11 +91,13 @@ describe('compileFilters', () => {
   it('compiles nested groups with params in textual order', () => {
     expect(
       compile(
-        'or(and(status[eq]=PENDING,createdAt[lt]=2024-01-01T00:00:00Z),tags.key[eq]=team);owner.legalName[eq]="Acme, Inc."',
+        'or(and(status[eq]=PENDING,createdAt[lt]=2024-01-01T00:00:00Z),tags.key[eq]=team);owner.legalName[eq]="Acme, ' +
+          'Inc."',
       ),
     ).to.deep.equal({
       sql:
-        "((((o.status = ?) AND (o.created_at < ?::timestamptz)) OR (EXISTS (SELECT 1 FROM jsonb_array_elements(o.tags) AS e WHERE e->>'key' = ?)))" +
+        '((((o.status = ?) AND (o.created_at < ?::timestamptz)) OR (EXISTS (SELECT 1 FROM ' +
+        "jsonb_array_elements(o.tags) AS e WHERE e->>'key' = ?)))" +
         ' AND (o.owner_legal_name = ?))',
       params: ['PENDING', '2024-01-01T00:00:00Z', 'team', 'Acme, Inc.'],
     });

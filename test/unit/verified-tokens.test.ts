@@ -73,7 +73,8 @@ describe('verified-token cache', () => {
       'invalid access token',
     );
     const [h, , s] = good.split('.');
-    const forged = `${h}.${Buffer.from(JSON.stringify({ sub: randomUUID(), iss: config.jwtIssuer, aud: config.jwtAudience, exp: 9999999999 })).toString('base64url')}.${s}`;
+    const forgedClaims = { sub: randomUUID(), iss: config.jwtIssuer, aud: config.jwtAudience, exp: 9999999999 };
+    const forged = `${h}.${Buffer.from(JSON.stringify(forgedClaims)).toString('base64url')}.${s}`;
     expect(rejected(() => verifyToken(config, key, forged, cache))).to.equal('invalid access token');
     expect(cache.size).to.equal(1);
 
