@@ -76,8 +76,17 @@ const NET_UNAVAILABLE = new Set([
 ]);
 // Messages of node-postgres, knex and tarn that carry no code: a connection ended under a query, or the pool had
 // no connection to give within its acquire timeout.
-const MESSAGE_UNAVAILABLE =
-  /Connection terminated|connection timeout|Timeout acquiring a connection|Client has encountered a connection error|Connection ended unexpectedly|terminating connection/i;
+const MESSAGE_UNAVAILABLE = new RegExp(
+  [
+    'Connection terminated',
+    'connection timeout',
+    'Timeout acquiring a connection',
+    'Client has encountered a connection error',
+    'Connection ended unexpectedly',
+    'terminating connection',
+  ].join('|'),
+  'i',
+);
 // gRPC status codes of the Temporal client: UNAVAILABLE (14), DEADLINE_EXCEEDED (4), RESOURCE_EXHAUSTED (8).
 const GRPC_UNAVAILABLE = new Set([4, 8, 14]);
 
