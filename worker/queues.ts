@@ -48,11 +48,8 @@ export function queueWorkerOptions(role: WorkerQueue): Partial<WorkerOptions> {
   }
   return {
     // The sticky cache holds ~1 MB per workflow (SDK guidance), and most open workflows are idle: deposits
-    // waiting for a payment, reviews waiting for a decision. Those are replayed from their short histories when
-    // they wake; the ones that work at a given moment (tens, at our activity and request limits) stay cached. In
-    // bench:webhooks (500 open deposits) 500 took the worker to ~490 MB and 100 to 324-394 MB once more workflow
-    // tasks ran at once (the pollers below); 50 ends at 287-394 MB and delivers as fast. 25 measured the same
-    // (280-350 MB): what moves the figure between runs is not the cache (bench:webhooks measures it).
+    // waiting for a payment, reviews waiting for a decision. They replay from their short histories when they
+    // wake; the tens that work at a given moment stay cached. Measured sizes: docs/decisions.md, "Sticky cache".
     maxCachedWorkflows: 50,
     // Every activity is one database transaction on this process's pool (db/orm.ts, 20 connections). More
     // activities at once than connections only queue inside the pool while their 10 s start-to-close timeout runs
