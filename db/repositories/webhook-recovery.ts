@@ -9,6 +9,7 @@ import type { Em } from '../orm';
 import { tenantOf } from '../orm';
 import { numbered, rawQuery } from '../raw';
 import { webhookDeliveryWorkflowId } from '../../workflows/ids';
+import { outboxInsert } from './outbox';
 
 /** What one attempt did: SUCCESS or FAILED when it sent (or was refused by the URL rules), null when it did not. */
 export type AttemptSent = 'SUCCESS' | 'FAILED' | null;
@@ -112,6 +113,22 @@ export async function afterAttempt<R extends { delivered: boolean; nextDelaySeco
   return { ...result, nextDelaySeconds: null };
 }
 
+// One outbox row per picked delivery, through the one outbox insert.
+const RECOVERY_STARTS = outboxInsert(
+  {
+    workflowId: "? || p.id || '-attempt-' || p.next_attempt",
+    workflowType: "'webhookDeliveryWorkflow'",
+    taskQueue: '?',
+    args:
+      "jsonb_build_array(jsonb_build_object('executionLogId', p.id, 'firstAttempt', p.next_attempt, " +
+      "'redelivery', true))",
+    searchAttributes: '?::jsonb',
+    summary: "'WEBHOOK ' || p.event_type || ' to ' || p.url || ' (recovery)'",
+    createdAt: 'now()',
+  },
+  'picked p',
+);
+
 /**
  * Recover: in the caller's transaction, every FAILED delivery of the subscription created in [since, until) with
  * no attempt pending (no retry scheduled, no recovery already queued) gets one more attempt, numbered after its
@@ -133,16 +150,10 @@ export async function queueRecovery(
        update execution_logs l set next_attempt = l.attempts + 1
        where l.customer_id = ? and l.subscription_id = ? and l.status = 'FAILED' and l.attempts > 0
          and l.next_attempt is null and l.created_at >= ?::timestamptz and l.created_at < ?::timestamptz
-       returning l.id, l.next_attempt
+       returning l.id, l.next_attempt, l.event_type, l.url
      ),
      queued as (
-       insert into workflow_starts (workflow_id, workflow_type, task_queue, args, search_attributes, created_at)
-       select ? || p.id || '-attempt-' || p.next_attempt, 'webhookDeliveryWorkflow', ?,
-         jsonb_build_array(
-           jsonb_build_object('executionLogId', p.id, 'firstAttempt', p.next_attempt, 'redelivery', true)
-         ),
-         ?::jsonb, now()
-       from picked p
+       ${RECOVERY_STARTS}
        on conflict (workflow_id) do nothing
      )
      select count(*)::int as count from picked`,
