@@ -5,8 +5,6 @@ import { validateFilters } from '../domain/list-filters';
 import { parseFilters } from './filter-parser';
 import { pageCursors, PageDirection } from './page-cursors';
 
-export type { ListResource };
-
 /** The paging half of the list conventions: alone, the query of a list without filters. */
 export const pageQuerySchema = {
   type: 'object',

@@ -25,8 +25,6 @@ export const INDUSTRIES = [
   'OTHER',
 ] as const;
 
-export { ACCOUNT_STATUSES, type AccountStatus } from '../../db/entities/account';
-
 // Reasons land in a varchar(255) column of account_documents; longer text is refused, not truncated.
 export const MAX_REASON_LENGTH = 255;
 

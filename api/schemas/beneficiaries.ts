@@ -53,7 +53,6 @@ export const holderSchema = {
 } as const;
 
 export const DICT_KEY_TYPES = ['CPF', 'CNPJ', 'EMAIL', 'PHONE', 'EVP'] as const;
-export { RELATIONSHIP_TYPES };
 
 // The key itself is checked per type by the service (domain/dict-key.ts); 77 is the DICT's longest key.
 export const paymentInstructionBody = {

@@ -1,4 +1,4 @@
-import { periodBoundSchema } from '../services/report-period';
+import { periodBoundSchema } from '../../domain/report-period';
 
 // Recover (docs/decisions.md, "Webhook recovery"): the window is checked by the service (INVALID_PERIOD).
 export const recoverBody = {

@@ -12,9 +12,6 @@ import { ListQuery, runList } from '../../lists/run-list';
 import { presentInboundPayment } from '../presenters/inbound-payment';
 import type { ServiceContext } from './context';
 
-// Step 2 and the sweep live in payments/, where the worker reaches them too.
-export { settleInboundPayment, sweepUndecidedPayments } from '../../payments/inbound-payments';
-
 export interface InboundPaymentReport {
   amount: { value: string; asset: AssetCode };
   endToEndId?: string;
