@@ -42,6 +42,9 @@ export function ormConfig(databaseUrl: string, opts: OrmOptions = {}) {
   });
 }
 
+/** The `tenant` filter's parameters (db/entities/common.ts): one customer, or the system scope. */
+type TenantScope = { customerId?: string; system?: boolean };
+
 export async function openOrm(databaseUrl: string, opts: OrmOptions = {}): Promise<Orm> {
   return MikroORM.init(ormConfig(databaseUrl, opts));
 }
@@ -58,9 +61,17 @@ export function tenantEm(orm: Orm, customerId: string): Em {
  * instead of through the entity layer: they take the tenant condition from here, never from the request.
  */
 export function tenantOf(em: Em): string {
-  const scope = em.getFilterParams<{ customerId?: string }>('tenant');
+  const scope = em.getFilterParams<TenantScope>('tenant');
   if (!scope?.customerId) throw new Error('this statement runs in a customer scope only');
   return scope.customerId;
+}
+
+/**
+ * `tenantOf` for a statement that also serves workers and operators: null in the system scope (every customer's
+ * rows), the customer otherwise; no scope at all still throws.
+ */
+export function tenantOrSystem(em: Em): string | null {
+  return em.getFilterParams<TenantScope>('tenant')?.system ? null : tenantOf(em);
 }
 
 /** An EntityManager for workers and operators, which act across customers on purpose. */

@@ -3,11 +3,11 @@
 // whatever the retries (`on conflict do nothing`) and is then changed only by batched statements beside the
 // deposit's own (addDecision, addRemainder): reads return plain objects, never managed entities that a flush would
 // write again. The tenant is the EntityManager's: a record is written and read in its customer scope (`tenantOf`),
-// the system scope reads any; the steps of a deposit's workflow and the operator's actions address a row by id
-// after they found it in their own scope, and the functions for workers and operators (`undecidedPayments`,
-// `listPaymentsForOperators`) act across customers.
+// and the system scope reads any (`tenantOrSystem`); the steps of a deposit's workflow and the operator's actions
+// address a row by id after they found it in their own scope, and the functions for workers and operators
+// (`undecidedPayments`, `listPaymentsForOperators`) act across customers.
 import { randomUUID } from 'node:crypto';
-import { tenantOf, type Em } from '../orm';
+import { tenantOf, tenantOrSystem, type Em } from '../orm';
 import { SqlBatch } from '../batch';
 import { entityFromRow, selectColumns } from '../rows';
 import { INBOUND_PAYMENT_STATUSES, InboundPayment, InboundPaymentSchema, InboundPaymentStatus } from '../entities';
@@ -19,11 +19,6 @@ import type { Dec } from '../../domain/money';
 
 const columns = (em: Em, alias = 'p') => selectColumns(em, InboundPaymentSchema, alias);
 const toEntity = (em: Em, row: Record<string, unknown>) => entityFromRow(em, InboundPaymentSchema, row);
-
-/** The customer an EntityManager is scoped to, or null in the system scope (which reads every customer's). */
-function customerOrSystem(em: Em): string | null {
-  return em.getFilterParams<{ system?: boolean }>('tenant')?.system ? null : tenantOf(em);
-}
 
 /** GET /api/inbound-payments (docs/decisions.md: its filterable fields); the page is db/repositories/lists.ts. */
 export const INBOUND_PAYMENT_LIST: ListResource<InboundPayment> = {
@@ -82,7 +77,7 @@ export async function recordPayment(em: Em, p: NewPayment): Promise<{ payment: I
 
 /** One record by id within the EntityManager's customer scope (or any, in the system scope); null if none. */
 export async function findPayment(em: Em, id: string, opts: { lock?: boolean } = {}): Promise<InboundPayment | null> {
-  const customerId = customerOrSystem(em);
+  const customerId = tenantOrSystem(em);
   const tenant = customerId === null ? '' : ' and p.customer_id = ?';
   const params = customerId === null ? [id] : [id, customerId];
   const sql = `select ${columns(em)} from inbound_payments p where p.id = ?${tenant}${opts.lock ? ' for update' : ''}`;
