@@ -44,16 +44,45 @@ export interface TransactionOptions {
  * - Otherwise: a new top-level transaction, retried as a whole on deadlock/serialization failure.
  */
 export async function inTransaction<T>(em: Em, fn: (tx: Em) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
-  if (em.isInTransaction()) return opts.savepoint === false ? fn(em) : em.transactional(fn);
+  if (em.isInTransaction()) return opts.savepoint === false ? fn(em) : em.transactional((tx) => watched(tx, fn));
   for (let attempt = 1; ; attempt++) {
     try {
-      return await em.transactional(fn);
+      return await em.transactional((tx) => watched(tx, fn));
     } catch (err) {
       if (attempt >= MAX_ATTEMPTS || !isRetryableConflict(err)) throw err;
       opts.onRetry?.(err, attempt);
       // Full jitter: two victims of one deadlock must not collide again in lockstep.
       await sleep(Math.random() * BASE_DELAY_MS * 2 ** attempt);
     }
+  }
+}
+
+/** A transaction that ended under its caller because its connection failed; `cause` is the connection's error. */
+export class TransactionLost extends Error {
+  constructor(cause: unknown) {
+    super(`the transaction's connection failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'TransactionLost';
+  }
+}
+
+// Knex hands over a transaction whose BEGIN or SAVEPOINT failed (the connection was lost just then) already marked
+// complete: its first statement fails with this message, and the connection error that ended it is only in the
+// transaction's own promise. Without it the failure would read as a bug (a 500) instead of an outage (a 503).
+const ALREADY_COMPLETE = /^Transaction query already complete/;
+
+/** Runs `fn` in `tx`, and puts the connection error back as the cause when the transaction ended under `fn`. */
+async function watched<T>(tx: Em, fn: (tx: Em) => Promise<T>): Promise<T> {
+  let endedBy: unknown;
+  tx.getTransactionContext<{ executionPromise?: Promise<unknown> }>()?.executionPromise?.catch((err: unknown) => {
+    endedBy = err;
+  });
+  try {
+    return await fn(tx);
+  } catch (err) {
+    if (endedBy !== undefined && err instanceof Error && ALREADY_COMPLETE.test(err.message)) {
+      throw new TransactionLost(endedBy);
+    }
+    throw err;
   }
 }
 

@@ -22,6 +22,8 @@ export interface Proc {
   child: ChildProcess;
   /** The last 8 kB of its stdout and stderr, for failure messages. */
   output(): string;
+  /** All of its stdout and stderr (up to FULL_OUTPUT_BYTES, the newest kept), printed when a test fails. */
+  fullOutput(): string;
   alive(): boolean;
   exited: Promise<Exit>;
 }
@@ -31,6 +33,19 @@ export interface ApiProc extends Proc {
 }
 
 const procs: Proc[] = [];
+
+// A flake's cause is often an error logged long before the assertion that fails, so a process keeps all it printed
+// (at LOG_LEVEL warn, a few kB per test); the bound only guards against a process that loops on a log line.
+const FULL_OUTPUT_BYTES = 4 * 1024 * 1024;
+
+/** Prints the whole output of every process these helpers started and have not killed yet (after a failed test). */
+export function printProcessOutputs(testTitle: string): void {
+  for (const proc of procs) {
+    const state = proc.alive() ? 'running' : `exited ${proc.child.exitCode ?? proc.child.signalCode}`;
+    const heading = `${proc.name} (pid ${proc.child.pid}, ${state}), whole output for the failed test "${testTitle}"`;
+    process.stderr.write(`\n----- ${heading} -----\n${proc.fullOutput()}\n----- end of ${proc.name} -----\n`);
+  }
+}
 
 /** `node --import tsx <entry>` with the test run's environment plus `env`; killAll() ends it if the test does not. */
 export function spawnEntry(
@@ -47,7 +62,8 @@ export function spawnEntry(
   });
   let out = '';
   const keep = (chunk: Buffer) => {
-    out = (out + chunk.toString('utf8')).slice(-8000);
+    out += chunk.toString('utf8');
+    if (out.length > FULL_OUTPUT_BYTES) out = out.slice(-FULL_OUTPUT_BYTES);
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
@@ -55,7 +71,8 @@ export function spawnEntry(
   const proc: Proc = {
     name,
     child,
-    output: () => out,
+    output: () => out.slice(-8000),
+    fullOutput: () => out,
     alive: () => child.exitCode === null && child.signalCode === null,
     exited,
   };

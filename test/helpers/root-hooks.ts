@@ -1,11 +1,15 @@
+import type { Context } from 'mocha';
 import { assertLedgerBalanced } from './money';
+import { printProcessOutputs } from './processes';
 import { stackStarted, stopStack } from './stack';
 
 // Registered by .mocharc.json for every file.
 export const mochaHooks = {
-  // The ledger invariants hold after every test that touched the stack: entries balance per asset, running
-  // balances equal their entries, nothing is negative.
-  async afterEach() {
+  // A failed test prints what the processes it ran logged, so a flake in CI names its cause. Then the ledger
+  // invariants hold after every test that touched the stack: entries balance per asset, running balances equal
+  // their entries, nothing is negative.
+  async afterEach(this: Context) {
+    if (this.currentTest?.state === 'failed') printProcessOutputs(this.currentTest.fullTitle());
     if (stackStarted()) await assertLedgerBalanced();
   },
   async afterAll() {
