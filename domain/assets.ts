@@ -48,8 +48,6 @@ export const isAssetCode = (x: unknown): x is AssetCode => typeof x === 'string'
 
 export const isStablecoin = (code: AssetCode): code is StablecoinCode => STABLECOIN_SET.has(code);
 
-export const isFiat = (code: AssetCode): code is FiatCode => !isStablecoin(code);
-
 export function assetDecimals(code: AssetCode): number {
   if (!isAssetCode(code)) throw new Error(`unknown asset ${String(code)}`);
   return isStablecoin(code) ? STABLECOIN_DECIMALS : FIAT_DECIMALS;

@@ -54,8 +54,6 @@ export class CambioError extends Error {
   }
 }
 
-export const isCambioError = (err: unknown): err is CambioError => err instanceof CambioError;
-
 export const notFound = (what: string) => new CambioError('NOT_FOUND', `${what} not found`);
 
 export const validationError = (path: string, message: string) =>

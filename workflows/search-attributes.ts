@@ -3,7 +3,6 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 // Operators filter the Temporal UI by these (docs/decisions.md). The start command registers them on the
 // dev server it launches (`--search-attribute`) and on an external server through the operator service.
 export const customerIdKey = defineSearchAttributeKey('CustomerId', SearchAttributeType.KEYWORD);
-export const operationTypeKey = defineSearchAttributeKey('OperationType', SearchAttributeType.KEYWORD);
 export const operationStatusKey = defineSearchAttributeKey('OperationStatus', SearchAttributeType.KEYWORD);
 
 /** Name → Temporal CLI type, for `temporal server start-dev --search-attribute Name=Keyword`. */
