@@ -9,6 +9,7 @@ import { openApiDocument } from './openapi';
 import { registerDocs } from './docs';
 import { selectVersion, versionDispatcher } from './versions';
 import { methodNotAllowed } from './middleware/method-not-allowed';
+import { canonicalIds } from './middleware/canonical-ids';
 import { authenticateOnce, customerGate, CustomerAdmission } from './overload/customer-limits';
 import { closeIfBodyUnread } from './overload/unread-body';
 import { httpMetrics, metricsHandler } from './observability/metrics';
@@ -73,12 +74,12 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
   platform.get('/readyz', async (ctx) => {
     if (opts.draining?.()) {
       ctx.status = 503;
-      ctx.body = { status: 'draining', checks: {} };
+      ctx.body = { status: 'draining', checks: {}, sandbox: config.sandbox };
       return;
     }
     const checks = await readiness.check();
     ctx.status = checks.postgres === 'ok' && checks.temporal === 'ok' ? 200 : 503;
-    ctx.body = { status: ctx.status === 200 ? 'ready' : 'not ready', checks };
+    ctx.body = { status: ctx.status === 200 ? 'ready' : 'not ready', checks, sandbox: config.sandbox };
   });
   platform.get('/metrics', metricsHandler(services.orm, { token: config.metricsToken }));
   platform.get('/.well-known/jwks.json', (ctx) => {
@@ -93,6 +94,7 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
   app.use(requestContext(services.log));
   app.use(closeIfBodyUnread);
   app.use(selectVersion);
+  app.use(canonicalIds);
   // Authentication and the customer's limits come before a byte of the body is read.
   app.use(customerGate(authenticate, (ctx) => publicPaths.has(ctx.path), admission));
   app.use(jsonBody(bodyLimit));
