@@ -15,6 +15,8 @@ const STATUS: Record<ErrorCode, number> = {
   UNAUTHORIZED: 401,
   INVALID_CLIENT: 401,
   NOT_FOUND: 404,
+  // A path some route serves, with a method none declares (api/middleware/method-not-allowed.ts): with `Allow`.
+  METHOD_NOT_ALLOWED: 405,
   IDEMPOTENCY_KEY_IN_USE: 409,
   QUOTE_ALREADY_CONSUMED: 409,
   INVALID_STATE: 409,
@@ -36,7 +38,6 @@ const STATUS: Record<ErrorCode, number> = {
   MALFORMED_REQUEST: 400,
   REQUEST_TIMEOUT: 408,
   HEADERS_TOO_LARGE: 431,
-  SANDBOX_DISABLED: 404,
   INVALID_WEBHOOK_URL: 400,
   DELIVERY_IN_PROGRESS: 409,
   SUBSCRIPTION_DISABLED: 409,

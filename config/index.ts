@@ -13,6 +13,7 @@ export interface Config {
   /** The queues this worker process serves (WORKER_QUEUES): `main` (taskQueue), `webhooks` (webhookTaskQueue). */
   workerQueues: WorkerQueue[];
   authUrl: string;
+  /** SANDBOX: the /api/sandbox routes exist (customers stand in for operators and rails). Off unless asked. */
   sandbox: boolean;
   quoteTtlSeconds: number;
   depositWindowSeconds: number;
@@ -120,7 +121,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTaskQueue: env.TEMPORAL_WEBHOOK_TASK_QUEUE || 'cambio-webhooks',
     workerQueues: queues(env.WORKER_QUEUES),
     authUrl: env.AUTH_URL || `http://127.0.0.1:${port}`,
-    sandbox: bool(env.SANDBOX, env.NODE_ENV !== 'production'),
+    // The customer approves its own reviews and reports its own deposits paid: never a silent default.
+    sandbox: bool(env.SANDBOX, false),
     quoteTtlSeconds: int(env.QUOTE_TTL_SECONDS, 30, 'QUOTE_TTL_SECONDS'),
     depositWindowSeconds: int(env.DEPOSIT_WINDOW_SECONDS, 86400, 'DEPOSIT_WINDOW_SECONDS'),
     replayWindowSeconds: int(env.REPLAY_WINDOW_SECONDS, 604800, 'REPLAY_WINDOW_SECONDS'),

@@ -33,6 +33,9 @@ const fail = (msg) => console.error(`[start] ${msg}`);
 const env = { ...process.env };
 env.PORT = env.PORT || '3000';
 env.DATABASE_URL = env.DATABASE_URL || DEFAULT_DATABASE_URL;
+// `npm start` is for one machine: sandbox on unless SANDBOX says otherwise (`SANDBOX=false npm start`). Every
+// other way in (npm run api|worker, the image, compose) is off unless asked (config/index.ts).
+if (env.SANDBOX === undefined || env.SANDBOX === '') env.SANDBOX = 'true';
 const namespace = env.TEMPORAL_NAMESPACE || 'default';
 const taskQueue = env.TEMPORAL_TASK_QUEUE || 'cambio';
 const webhookTaskQueue = env.TEMPORAL_WEBHOOK_TASK_QUEUE || 'cambio-webhooks';

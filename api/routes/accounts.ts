@@ -8,7 +8,6 @@ import { PageCache } from '../../db/lists/page-copies';
 import { addUbo, DocumentInput, patchUbo, uploadDocument, UboInput, UboPatch } from '../services/account-onboarding';
 import { decideAccountReview, submitReview } from '../services/account-review';
 import type { AccountDecision } from '../../workflows/account-review';
-import { requireSandbox } from './sandbox';
 import {
   accountParams,
   createAccountBody,
@@ -137,14 +136,13 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     path: '/api/sandbox/accounts/:accountId/review',
     summary: 'Sandbox only: approve or reject an account UNDER_REVIEW as a compliance reviewer would',
     tag: 'Sandbox',
+    sandbox: true,
     params: accountParams,
     body: reviewDecisionBody,
     bodyRequired: true,
     response: { status: 200, schema: ref('Account') },
-    errors: ['INVALID_STATE', 'SANDBOX_DISABLED'],
+    errors: ['INVALID_STATE'],
     async handler(ctx) {
-      // Production answers as if the route did not exist.
-      requireSandbox(s);
       const { decision, reason } = body<AccountDecision>(ctx);
       ctx.body = await decideAccountReview(s, em(ctx), ctx.params.accountId, decision, reason);
     },

@@ -19,7 +19,6 @@ import {
 } from '../services/beneficiaries';
 import { decideInstruction } from '../services/instruction-review';
 import type { InstructionDecisionRequest } from '../../workflows/instruction-review';
-import { requireSandbox } from './sandbox';
 
 export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
   table.add({
@@ -86,13 +85,13 @@ export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
     path: '/api/sandbox/payment-instructions/:instructionId/review',
     summary: 'Sandbox: approve or reject a PENDING_REVIEW payment instruction as compliance would',
     tag: 'Sandbox',
+    sandbox: true,
     params: instructionParams,
     body: instructionReviewBody,
     bodyRequired: true,
     response: { status: 200, schema: ref('Beneficiary'), description: 'The updated Beneficiary' },
-    errors: ['INVALID_STATE', 'SANDBOX_DISABLED'],
+    errors: ['INVALID_STATE'],
     async handler(ctx) {
-      requireSandbox(s);
       const { decision, reason } = ctx.request.body as InstructionDecisionRequest;
       ctx.body = await decideInstruction(s, ctx.state.em, ctx.params.instructionId, decision, reason);
     },

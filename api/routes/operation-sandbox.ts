@@ -5,7 +5,6 @@ import { decisionBody, inboundPaymentBody } from '../schemas/operations';
 import { decideHold } from '../services/operations/signals';
 import { getInboundPayment, recordInboundPayment } from '../services/inbound-payments';
 import { settleInboundPayment } from '../../payments/inbound-payments';
-import { requireSandbox } from './sandbox';
 import { requestScopedId } from '../middleware/idempotency';
 import { idempotentAroundEffect } from '../middleware/idempotent-effect';
 import { ref } from '../schemas/responses';
@@ -16,15 +15,15 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
     path: '/api/sandbox/operations/:operationId/inbound-payment',
     summary: 'Sandbox: simulate a payment received for a deposit',
     tag: 'Sandbox',
+    sandbox: true,
     params: idParams('operationId'),
     body: inboundPaymentBody,
     bodyRequired: true,
     response: { status: 200, schema: ref('InboundPayment'), description: 'The payment as recorded and decided' },
-    errors: ['NOT_FOUND', 'INVALID_AMOUNT', 'INVALID_AMOUNT_PRECISION', 'INVALID_STATE', 'SANDBOX_DISABLED'],
+    errors: ['NOT_FOUND', 'INVALID_AMOUNT', 'INVALID_AMOUNT_PRECISION', 'INVALID_STATE'],
     // Recorded, decided by the deposit's workflow, answered: no transaction stays open while the workflow works.
     ownsIdempotency: true,
     async handler(ctx) {
-      requireSandbox(s);
       await idempotentAroundEffect(
         ctx,
         // Without an endToEndId, the key names it: a retry after a crash finds the record its first attempt made.
@@ -42,13 +41,13 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
     path: '/api/sandbox/operations/:operationId/hold-review',
     summary: 'Sandbox: approve or reject a withdrawal held for review',
     tag: 'Sandbox',
+    sandbox: true,
     params: idParams('operationId'),
     body: decisionBody,
     bodyRequired: true,
     response: { status: 200, schema: ref('Operation'), description: 'The withdrawal' },
-    errors: ['INVALID_STATE', 'SANDBOX_DISABLED'],
+    errors: ['INVALID_STATE'],
     async handler(ctx) {
-      requireSandbox(s);
       ctx.body = await decideHold(s, ctx.state.em, ctx.params.operationId, ctx.request.body as never);
     },
   });

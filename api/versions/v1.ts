@@ -17,7 +17,7 @@ import { inboundPaymentRoutes } from '../routes/inbound-payments';
 export const v1: ApiVersion = {
   name: '1',
   routes(services: ServiceContext) {
-    const table = new RouteTable();
+    const table = new RouteTable({ sandbox: services.config.sandbox });
     authRoutes(table, services);
     accountRoutes(table, services);
     beneficiaryRoutes(table, services);
