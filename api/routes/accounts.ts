@@ -6,7 +6,8 @@ import { listQuerySchema, ListQuery } from '../../lists/run-list';
 import { accountsPageJson, createAccount, CreateAccountInput, getAccount } from '../services/accounts';
 import { PageCache } from '../../db/lists/page-copies';
 import { addUbo, DocumentInput, patchUbo, uploadDocument, UboInput, UboPatch } from '../services/account-onboarding';
-import { decideAccountReview, submitReview } from '../services/account-review';
+import { applyAccountDecision, recordAccountDecision, submitReview } from '../services/account-review';
+import { sandboxDecision } from './sandbox-decision';
 import type { AccountDecision } from '../../workflows/account-review';
 import { requireSandbox } from './sandbox';
 import {
@@ -142,11 +143,18 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     bodyRequired: true,
     response: { status: 200, schema: ref('Account') },
     errors: ['INVALID_STATE', 'SANDBOX_DISABLED'],
+    // Recorded, applied by the review workflow, answered: no transaction stays open while the workflow works.
+    ownsIdempotency: true,
     async handler(ctx) {
       // Production answers as if the route did not exist.
       requireSandbox(s);
-      const { decision, reason } = body<AccountDecision>(ctx);
-      ctx.body = await decideAccountReview(s, em(ctx), ctx.params.accountId, decision, reason);
+      const { accountId } = ctx.params;
+      await sandboxDecision(
+        ctx,
+        (tx, who) => recordAccountDecision(s, tx, accountId, body<AccountDecision>(ctx), who),
+        (requestEm, decisionId) => applyAccountDecision(s, requestEm, accountId, decisionId),
+        (answerEm) => getAccount(answerEm, accountId),
+      );
     },
   });
 }
