@@ -6,6 +6,7 @@ import { openOrm, type Orm } from '../db/orm';
 import { appendAudit, appendAuditWith, AuditKey } from '../db/repositories/audit-log';
 import { CambioError } from '../domain/errors';
 import { auditKey } from './audit-key';
+import { crashPoint } from '../api/middleware/crash-point';
 
 // docs/decisions.md, "Operator actions are audited": the commands that act, and the action each one records.
 // Reads (lists, reports, the audit log itself) record nothing.
@@ -111,9 +112,12 @@ export function auditInTransactions(orm: Orm): void {
         { operator, action, target, reason, details: { ...entry.details, outcome: 'OK' } },
         entry.key,
       );
+      crashPoint('before-commit');
     },
     async afterTransactionCommit(args: TransactionEventArgs) {
-      if (pending && pending.carrier === args.transaction) pending.committed = true;
+      if (!pending || pending.carrier !== args.transaction) return;
+      pending.committed = true;
+      crashPoint('after-commit');
     },
     async afterTransactionRollback(args: TransactionEventArgs) {
       if (pending && pending.carrier === args.transaction) pending.carrier = undefined;

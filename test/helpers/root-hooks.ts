@@ -1,6 +1,10 @@
 import { assertLedgerBalanced } from './money';
 import { stackStarted, stopStack } from './stack';
 
+// The operator CLI keys the audit chain with AUDIT_KEY (required outside sandbox mode): every CLI process a test
+// spawns inherits this one, so `cambio audit verify` checks the whole run's chain with one key.
+process.env.AUDIT_KEY ??= 'cambio test audit key: thirty-two characters or more';
+
 // Registered by .mocharc.json for every file.
 export const mochaHooks = {
   // The ledger invariants hold after every test that touched the stack: entries balance per asset, running
