@@ -108,7 +108,7 @@ describe('audit chain: one transaction, keyed, pinned', function () {
     expect((await verify()).ok).to.equal(true);
   });
 
-  it('prints the row count and head; --expect-head fails once the rows up to that head were cut off the end', async () => {
+  it('prints the row count and head; --expect-head fails once rows up to that head were cut off the end', async () => {
     await cambio('customer', 'create', '--name', 'Head Ltda');
     const noted = await verify();
     const rows = await rowsOf();

@@ -76,7 +76,7 @@ describe('workflow decisions are committed rows', function () {
 
   after(killAll);
 
-  it('a sandbox decision whose request dies before its answer commits is retried onto the decision it recorded', async () => {
+  it('a sandbox decision whose request dies before its answer is retried onto the decision it recorded', async () => {
     const { http, config } = await stack();
     const crashing = await spawnApi('api-decision-crash-before-commit', config.taskQueue, {
       CAMBIO_TEST_CRASH_AT: 'before-commit',
@@ -144,7 +144,7 @@ describe('workflow decisions are committed rows', function () {
     expect([decided.status, decided.body.currentState.status]).to.deep.equal([200, 'ACTIVE']);
   });
 
-  it('ignores and lists hand-made decisions to an instruction review, a held withdrawal and a failed deposit', async () => {
+  it('ignores hand-made decisions to an instruction review, a held withdrawal and a failed deposit', async () => {
     const { services, http } = await stack();
     const created = await http
       .post('/api/beneficiaries')
@@ -205,7 +205,7 @@ describe('workflow decisions are committed rows', function () {
     expect(await decisionsOf(accountId)).to.have.length(1);
   });
 
-  it('delivers a decision whose workflow was not started yet, and one whose writer died before sending it', async () => {
+  it('delivers a decision whose workflow was not started yet, and one whose writer died before its send', async () => {
     const { services } = await stack();
     // Not started yet: the round's start waits in the outbox; the decision starts it (signalWithStart).
     const waiting = await withoutRelay(async () => {
