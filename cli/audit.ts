@@ -62,9 +62,12 @@ export function takeOperator(argv: string[]): string[] {
 /** Who acts, as a workflow decision records it. */
 export const operatorActor = (): string => `operator:${operator}`;
 
-/** What an action learns only once it has run (the customer it created, the deposit it made) joins its row. */
+/**
+ * What an action knows besides its arguments joins its row, if noted before the action's transaction commits (the
+ * row commits with it); a note made after that is too late and is dropped.
+ */
 export function auditNote(note: { target?: string; details?: Record<string, unknown> }): void {
-  if (!pending) return;
+  if (!pending || pending.committed || pending.carrier) return;
   if (note.target) pending.target = note.target;
   Object.assign(pending.details, note.details ?? {});
 }
