@@ -1,5 +1,6 @@
 import { createAccountReviewActivities } from './account-review';
 import type { ActivityDeps } from './deps';
+import { createDecisionActivities } from './decisions';
 import { createInstructionReviewActivities } from './instruction-review';
 import { createOperationActivities } from './operations';
 import { createWebhookActivities } from '../webhooks/delivery-activities';
@@ -8,6 +9,7 @@ import { createWebhookActivities } from '../webhooks/delivery-activities';
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createAccountReviewActivities(deps),
+    ...createDecisionActivities(deps),
     ...createInstructionReviewActivities(deps),
     ...createOperationActivities(deps),
     ...createWebhookActivities(deps),

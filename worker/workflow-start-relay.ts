@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { Orm } from '../db/orm';
 import { claimStarts, deferStarts, finishStarts, listenForStarts } from '../db/repositories/outbox';
 import { startRequestOf, startWorkflow } from '../workflows/start';
+import { relayWorkflowSignals } from './workflow-signal-relay';
 
 // A sweep without a wake-up: catches a notification lost while the listening connection was down, and retries
 // starts that failed (Temporal unreachable) without retrying them in a tight loop.
@@ -95,6 +96,8 @@ export function startWorkflowStartRelay(opts: WorkflowStartRelayOptions): Workfl
         // A full batch may have left rows behind: go on without waiting for a wake-up.
         if ((await relayWorkflowStarts(opts.orm, opts.temporal, opts.taskQueue, { eager: opts.eager })) === RELAY_BATCH)
           again = true;
+        // Signals after starts: a decision whose workflow this pass started finds it running.
+        if ((await relayWorkflowSignals(opts.orm, opts.temporal, opts.taskQueue)) === RELAY_BATCH) again = true;
       } catch (err) {
         opts.onError(err);
         return; // failed starts wait for the sweep

@@ -6,7 +6,8 @@ import { listQuerySchema, ListQuery } from '../../lists/run-list';
 import { accountsPageJson, createAccount, CreateAccountInput, getAccount } from '../services/accounts';
 import { PageCache } from '../../db/lists/page-copies';
 import { addUbo, DocumentInput, patchUbo, uploadDocument, UboInput, UboPatch } from '../services/account-onboarding';
-import { decideAccountReview, submitReview } from '../services/account-review';
+import { applyAccountDecision, recordAccountDecision, submitReview } from '../services/account-review';
+import { sandboxDecision } from './sandbox-decision';
 import type { AccountDecision } from '../../workflows/account-review';
 import {
   accountParams,
@@ -142,9 +143,16 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     bodyRequired: true,
     response: { status: 200, schema: ref('Account') },
     errors: ['INVALID_STATE'],
+    // Recorded, applied by the review workflow, answered: no transaction stays open while the workflow works.
+    ownsIdempotency: true,
     async handler(ctx) {
-      const { decision, reason } = body<AccountDecision>(ctx);
-      ctx.body = await decideAccountReview(s, em(ctx), ctx.params.accountId, decision, reason);
+      const { accountId } = ctx.params;
+      await sandboxDecision(
+        ctx,
+        (tx, who) => recordAccountDecision(s, tx, accountId, body<AccountDecision>(ctx), who),
+        (requestEm, decisionId) => applyAccountDecision(s, requestEm, accountId, decisionId),
+        (answerEm) => getAccount(answerEm, accountId),
+      );
     },
   });
 }

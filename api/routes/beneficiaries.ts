@@ -17,7 +17,12 @@ import {
   listBeneficiaries,
   PixInstructionInput,
 } from '../services/beneficiaries';
-import { decideInstruction } from '../services/instruction-review';
+import {
+  applyInstructionDecision,
+  beneficiaryOfInstruction,
+  recordInstructionDecision,
+} from '../services/instruction-review';
+import { sandboxDecision } from './sandbox-decision';
 import type { InstructionDecisionRequest } from '../../workflows/instruction-review';
 
 export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
@@ -91,9 +96,17 @@ export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
     bodyRequired: true,
     response: { status: 200, schema: ref('Beneficiary'), description: 'The updated Beneficiary' },
     errors: ['INVALID_STATE'],
+    // Recorded, applied by the review workflow, answered: no transaction stays open while the workflow works.
+    ownsIdempotency: true,
     async handler(ctx) {
-      const { decision, reason } = ctx.request.body as InstructionDecisionRequest;
-      ctx.body = await decideInstruction(s, ctx.state.em, ctx.params.instructionId, decision, reason);
+      const { instructionId } = ctx.params;
+      await sandboxDecision(
+        ctx,
+        (tx, who) =>
+          recordInstructionDecision(s, tx, instructionId, ctx.request.body as InstructionDecisionRequest, who),
+        (requestEm, decisionId) => applyInstructionDecision(s, requestEm, instructionId, decisionId),
+        (answerEm) => beneficiaryOfInstruction(answerEm, instructionId),
+      );
     },
   });
 }

@@ -2,7 +2,9 @@ import type { RouteTable } from './define';
 import type { ServiceContext } from '../services/context';
 import { idParams } from '../schemas/common';
 import { decisionBody, inboundPaymentBody } from '../schemas/operations';
-import { decideHold } from '../services/operations/signals';
+import { applyHoldDecision, recordHoldDecision } from '../services/operations/signals';
+import { getOperation } from '../services/operations/read';
+import { sandboxDecision } from './sandbox-decision';
 import { getInboundPayment, recordInboundPayment } from '../services/inbound-payments';
 import { settleInboundPayment } from '../../payments/inbound-payments';
 import { requestScopedId } from '../middleware/idempotency';
@@ -47,8 +49,16 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
     bodyRequired: true,
     response: { status: 200, schema: ref('Operation'), description: 'The withdrawal' },
     errors: ['INVALID_STATE'],
+    // Recorded, applied by the withdrawal's workflow, answered: no transaction stays open while the workflow works.
+    ownsIdempotency: true,
     async handler(ctx) {
-      ctx.body = await decideHold(s, ctx.state.em, ctx.params.operationId, ctx.request.body as never);
+      const { operationId } = ctx.params;
+      await sandboxDecision(
+        ctx,
+        (tx, who) => recordHoldDecision(s, tx, operationId, ctx.request.body as never, who),
+        (requestEm, decisionId) => applyHoldDecision(s, requestEm, operationId, decisionId),
+        (answerEm) => getOperation(answerEm, operationId),
+      );
     },
   });
 }

@@ -6,6 +6,7 @@ import type { ServiceContext } from '../../api/services/context';
 import { decideHold, replayDeposit } from '../../api/services/operations/signals';
 import { reportInboundPayment } from '../../api/services/inbound-payments';
 import { output, withServices } from '../context';
+import { operatorActor } from '../audit';
 
 /** Operators act across customers: find the operation's customer, then act in that customer's scope. */
 async function scopeOf(s: ServiceContext, operationId: string) {
@@ -24,7 +25,7 @@ export function operationCommands(program: Command): void {
     .description('re-run a failed deposit reconciliation over every payment recorded so far')
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { json?: boolean }) => {
-      print(opts.json)(await withServices(async (s) => replayDeposit(s, await scopeOf(s, id), id)));
+      print(opts.json)(await withServices(async (s) => replayDeposit(s, await scopeOf(s, id), id, operatorActor())));
     });
   deposit
     .command('pay <operationId>')
@@ -49,7 +50,7 @@ export function operationCommands(program: Command): void {
       .option('--json', 'print JSON')
       .action(async (id: string, opts: { reason?: string; json?: boolean }) => {
         const d = { decision: decision === 'approve' ? 'APPROVE' : 'REJECT', reason: opts.reason } as const;
-        print(opts.json)(await withServices(async (s) => decideHold(s, await scopeOf(s, id), id, d)));
+        print(opts.json)(await withServices(async (s) => decideHold(s, await scopeOf(s, id), id, d, operatorActor())));
       });
   }
 }

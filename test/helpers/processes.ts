@@ -47,6 +47,10 @@ export function printProcessOutputs(testTitle: string): void {
   }
 }
 
+/** The application role's DATABASE_URL when the run has one (`npm test` does). */
+const appLogin = (): Record<string, string> =>
+  process.env.CAMBIO_TEST_APP_DATABASE_URL ? { DATABASE_URL: process.env.CAMBIO_TEST_APP_DATABASE_URL } : {};
+
 /** `node --import tsx <entry>` with the test run's environment plus `env`; killAll() ends it if the test does not. */
 export function spawnEntry(
   name: string,
@@ -58,7 +62,8 @@ export function spawnEntry(
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, LOG_LEVEL: 'warn', SANDBOX: 'true', ...env },
+    // As the application role (scripts/test.js), as a deployment runs them; `env` may name another DATABASE_URL.
+    env: { ...process.env, ...appLogin(), LOG_LEVEL: 'warn', SANDBOX: 'true', ...env },
   });
   let out = '';
   const keep = (chunk: Buffer) => {

@@ -65,7 +65,8 @@ async function build(): Promise<Stack> {
   };
   // The SDK logs every worker state change at INFO; tests want its warnings only.
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  await migrate(config.databaseUrl);
+  // As the owner; the login the spawned API and worker processes use becomes a member of cambio_app.
+  await migrate(config.databaseUrl, { applicationUrl: process.env.CAMBIO_TEST_APP_DATABASE_URL });
   const deps = await createDeps(config, { log: pino({ level: process.env.LOG_LEVEL || 'silent' }) });
   const signingKey = await loadSigningKey(deps.orm);
   const services: ServiceContext = { ...deps, signingKey };

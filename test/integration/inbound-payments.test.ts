@@ -70,7 +70,7 @@ describe('inbound payments', function () {
       const topUp = await pay(c, dep.id, '70.00');
       expect(topUp.body.status).to.equal('MATCHED');
       expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
-      const replayed = await replayDeposit(services, tenantEm(services.orm, c.customerId), dep.id);
+      const replayed = await replayDeposit(services, tenantEm(services.orm, c.customerId), dep.id, 'operator:test');
       expect(replayed.currentState.status).to.equal('COMPLETED');
       const used = replayed.transactions.map((t: { amount: { value: string } }) => t.amount.value);
       expect(used).to.deep.equal(['60.00', '40.00']);

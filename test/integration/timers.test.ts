@@ -125,7 +125,7 @@ describe('deposit timers (time skipping)', () => {
         const topUp = await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '40.00', asset: 'BRL' } });
         expect(topUp.status).to.equal('MATCHED');
         expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
-        const replayed = await replayDeposit(ctx, em(), dep.id);
+        const replayed = await replayDeposit(ctx, em(), dep.id, 'operator:test');
         expect(replayed.currentState.status).to.equal('COMPLETED');
         expect(statuses(replayed)).to.deep.equal(['REQUESTED', 'FAILED', 'PROCESSING', 'COMPLETED']);
         expect(replayed.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal([
@@ -160,7 +160,7 @@ describe('deposit timers (time skipping)', () => {
       expect(await workflow(dep.id).result()).to.equal('FAILED');
       expect((await skipping.env.currentTimeMs()) - start).to.be.at.least(7 * DAY * 1000 - 60_000);
 
-      const refused = await replayDeposit(ctx, em(), dep.id).catch((e: unknown) => e);
+      const refused = await replayDeposit(ctx, em(), dep.id, 'operator:test').catch((e: unknown) => e);
       expect(refused).to.be.instanceOf(CambioError);
       expect(refused).to.have.property('code', 'INVALID_STATE');
       // The window closed: what counted toward the deposit is unmatched now, and so is a payment arriving later.
