@@ -39,6 +39,11 @@ export interface AttemptResult {
    * process. Try the same attempt again after this many milliseconds (it is not counted).
    */
   busyRetryMs?: number;
+  /**
+   * The number of the attempt this answer is about, when not the one asked for: an attempt cut short (its worker
+   * died) is recorded as interrupted and the next number is made in its place.
+   */
+  attempt?: number;
 }
 
 // A Retry-After longer than this is not taken literally: a receiver cannot park a delivery for days.
@@ -125,8 +130,8 @@ export function createWebhookActivities(deps: ActivityDeps) {
      * execution log. The log's `attempts` keys the write: if attempt n is already recorded (a retry after a crash
      * past the write), its stored outcome is returned and nothing is sent again. The attempt's row is written
      * before the POST: a retry that finds it begun but not finished (the worker died or the heartbeat timed out
-     * mid-attempt) records it FAILED as interrupted and sends nothing, so a receiver gets at most one POST per
-     * attempt, each one listed. A cancelled attempt aborts its POST.
+     * mid-attempt) records it FAILED as interrupted and makes attempt n + 1 in its place, so the delivery survives
+     * the crash and a receiver gets one POST per attempt, each one listed. A cancelled attempt aborts its POST.
      * No database connection is held during the POST: each statement runs on a pooled connection only while it runs.
      */
     async attemptWebhookDelivery(input: DeliveryAttempt): Promise<AttemptResult> {
@@ -137,13 +142,17 @@ export function createWebhookActivities(deps: ActivityDeps) {
           const em = systemEm(deps.orm);
           const { log, sub } = await readLogAndSubscription(em, input.executionLogId);
           // Subscription health and the next attempt (db/repositories/webhook-recovery.ts): may auto-disable.
-          const settle = (sent: AttemptSent, r: AttemptResult) =>
-            afterAttempt(em, { log, sub, attempt: input.attempt, sent }, deps.config.webhookDisableAfterSeconds, r);
+          const settleAs = (n: number, sent: AttemptSent, r: AttemptResult) =>
+            afterAttempt(em, { log, sub, attempt: n, sent }, deps.config.webhookDisableAfterSeconds, r);
+          const settle = (sent: AttemptSent, r: AttemptResult) => settleAs(input.attempt, sent, r);
+          // What the log holds already (a retry after the write): its last attempt, not sent again.
           const stored = async () => {
             const again = log.attempts >= input.attempt ? log : (await readLogAndSubscription(em, log.id)).log;
+            const n = Math.max(again.attempts, input.attempt);
             const ok = again.status === 'SUCCESS';
             const sent = again.status === 'PENDING' ? null : again.status;
-            return settle(sent, { delivered: ok, nextDelaySeconds: nextDelay(sub, input, { ok }) });
+            const r = { delivered: ok, nextDelaySeconds: nextDelay(sub, { ...input, attempt: n }, { ok }) };
+            return settleAs(n, sent, n === input.attempt ? r : { ...r, attempt: n });
           };
           if (log.attempts >= input.attempt) return stored();
           const over = { delivered: false, nextDelaySeconds: null };
@@ -167,28 +176,44 @@ export function createWebhookActivities(deps: ActivityDeps) {
             }
             held = taken.permits;
           }
-          let outcome: AttemptOutcome;
+          const finish = (n: number, outcome: AttemptOutcome) =>
+            finishAttempt(em, log.id, {
+              attempt: n,
+              httpStatus: outcome.httpStatus,
+              status: outcome.ok ? 'SUCCESS' : 'FAILED',
+              error: outcome.error,
+              url: sub.url,
+              durationMs: outcome.durationMs ?? 0,
+              responseBody: outcome.responseBody ?? null,
+            });
+          let n = input.attempt;
+          let outcome: AttemptOutcome | undefined;
           try {
             const trigger = input.trigger ?? (input.redelivery ? 'REDELIVERY' : 'SCHEDULED');
-            const attempt = { executionLogId: log.id, attempt: input.attempt, trigger, waitedMs: input.waitedMs ?? 0 };
-            outcome = (await beginAttempt(em, attempt)) ? await send(sub, log, ctx?.cancellationSignal) : INTERRUPTED;
+            const begin = () => beginAttempt(em, { executionLogId: log.id, attempt: n, trigger, waitedMs: 0 });
+            const first = { executionLogId: log.id, attempt: n, trigger, waitedMs: input.waitedMs ?? 0 };
+            // Attempt n begun before and never finished: an earlier try was cut short after it may have sent. It
+            // is recorded as interrupted, not sent again, and the next number is made in its place.
+            let fresh = await beginAttempt(em, first);
+            while (!fresh) {
+              if (!(await finish(n, INTERRUPTED))) break; // finished meanwhile by the try that began it
+              n += 1;
+              fresh = await begin();
+            }
+            if (fresh) outcome = await send(sub, log, ctx?.cancellationSignal);
           } finally {
             held.forEach((p) => p.release());
           }
-          const finished = await finishAttempt(em, log.id, {
-            attempt: input.attempt,
-            httpStatus: outcome.httpStatus,
-            status: outcome.ok ? 'SUCCESS' : 'FAILED',
-            error: outcome.error,
-            url: sub.url,
-            durationMs: outcome.durationMs ?? 0,
-            responseBody: outcome.responseBody ?? null,
-          });
           // Another try of this attempt finished it first (this one was cut short and came back late): its record
           // stands.
-          if (!finished) return stored();
-          const next = nextDelay(sub, input, outcome);
-          return settle(outcome.ok ? 'SUCCESS' : 'FAILED', { delivered: outcome.ok, nextDelaySeconds: next });
+          if (!outcome || !(await finish(n, outcome))) return stored();
+          const next = nextDelay(sub, { ...input, attempt: n }, outcome);
+          const result = {
+            delivered: outcome.ok,
+            nextDelaySeconds: next,
+            ...(n === input.attempt ? {} : { attempt: n }),
+          };
+          return settleAs(n, outcome.ok ? 'SUCCESS' : 'FAILED', result);
         } finally {
           stopHeartbeat();
         }
@@ -198,7 +223,7 @@ export function createWebhookActivities(deps: ActivityDeps) {
 }
 
 // A retried activity found its attempt begun and not finished: the first try may have reached the receiver, so
-// the attempt is not made again; it counts as failed, and the schedule (or recover) makes the next one.
+// that attempt is not made again; it is recorded as failed, and the next number is sent in its place.
 const INTERRUPTED: AttemptOutcome = {
   httpStatus: 0,
   ok: false,

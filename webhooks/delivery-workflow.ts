@@ -92,6 +92,8 @@ export async function webhookDeliveryWorkflow(
     }
     // The wait was for this attempt: the next one (a scheduled retry) starts its own count.
     waitedMs = 0;
+    // An attempt cut short by a dead worker was recorded as interrupted and the next number made in its place.
+    if (result.attempt !== undefined) attempt = result.attempt;
     if (result.nextDelaySeconds === null) return { delivered: result.delivered, attempts: attempt };
     await wf.sleep(result.nextDelaySeconds * 1000);
     attempt += 1;
