@@ -31,6 +31,8 @@ export interface Config {
   webhookSecretKey: string;
   /** A subscription whose every attempt failed for this long (and at least 3 attempts) is DISABLED. */
   webhookDisableAfterSeconds: number;
+  /** A delivery that has waited this long for a free slot of its endpoint ends FAILED ENDPOINT_BUSY (recoverable). */
+  webhookMaxBusyWaitSeconds: number;
   /** Events are kept this many days for the events API, then purged by the worker. */
   eventRetentionDays: number;
   logLevel: string;
@@ -144,6 +146,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookSecretKey: env.WEBHOOK_SECRET_KEY || 'cambio-dev-webhook-secret-key',
     // Svix disables an endpoint after 5 days of failure: long enough to ride out a weekend outage.
     webhookDisableAfterSeconds: int(env.WEBHOOK_DISABLE_AFTER_SECONDS, 432000, 'WEBHOOK_DISABLE_AFTER_SECONDS'),
+    // An hour behind a hanging endpoint's backlog (at most 4 attempts of 10 s at a time): the customer is better
+    // served by recover once the endpoint is back than by a delivery that waits for days.
+    webhookMaxBusyWaitSeconds: int(env.WEBHOOK_MAX_BUSY_WAIT_SECONDS, 3600, 'WEBHOOK_MAX_BUSY_WAIT_SECONDS'),
     eventRetentionDays: int(env.EVENT_RETENTION_DAYS, 30, 'EVENT_RETENTION_DAYS'),
     logLevel: env.LOG_LEVEL || 'info',
     jwtIssuer: env.JWT_ISSUER || 'cambio',

@@ -17,7 +17,7 @@ import { InboundPaymentSchema, OperationSchema } from './operation';
 import { MovementDaySchema, MovementSchema } from './movement';
 import { DomainEventSchema, IdempotencyRecordSchema, WorkflowStartSchema } from './platform';
 import { QuoteSchema } from './quote';
-import { ExecutionLogSchema, WebhookSubscriptionSchema } from './webhook';
+import { ExecutionLogSchema, WebhookAttemptSchema, WebhookSubscriptionSchema } from './webhook';
 
 export const ALL_ENTITIES = [
   CustomerSchema,
@@ -39,6 +39,7 @@ export const ALL_ENTITIES = [
   IdempotencyRecordSchema,
   WebhookSubscriptionSchema,
   ExecutionLogSchema,
+  WebhookAttemptSchema,
   MovementSchema,
   MovementDaySchema,
 ];
