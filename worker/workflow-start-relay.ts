@@ -92,8 +92,9 @@ export function startWorkflowStartRelay(opts: WorkflowStartRelayOptions): Workfl
     do {
       again = false;
       try {
-        // A full batch may have left rows behind: go on without waiting for a wake-up.
-        if ((await relayWorkflowStarts(opts.orm, opts.temporal, opts.taskQueue, { eager: opts.eager })) === RELAY_BATCH)
+        // Rows may be left behind (a full batch, or rows another relay held locked at that instant): go on
+        // without waiting for a wake-up until a pass finds nothing.
+        if ((await relayWorkflowStarts(opts.orm, opts.temporal, opts.taskQueue, { eager: opts.eager })) > 0)
           again = true;
       } catch (err) {
         opts.onError(err);
