@@ -6,6 +6,7 @@ import { executionLogList, findVisibleLog, findVisibleLogOfAnyCustomer } from '.
 import { findSubscription } from '../db/repositories/webhook-subscriptions';
 import { webhookDeliveryWorkflowId } from '../workflows/ids';
 import { customerIdKey } from '../workflows/search-attributes';
+import { customerPriority } from '../workflows/fairness';
 import type { WebhookDeliveryInput } from './delivery-workflow';
 import { CambioError, notFound } from '../domain/errors';
 import { ListQuery, runList } from '../lists/run-list';
@@ -74,6 +75,7 @@ export async function redeliver(s: WebhookContext, em: Em, subscriptionId: strin
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
       workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
       typedSearchAttributes: new TypedSearchAttributes([{ key: customerIdKey, value: log.customerId }]),
+      priority: customerPriority(log.customerId),
     });
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) {

@@ -5,6 +5,7 @@ import { PaymentInstructionSchema } from '../../db/entities';
 import { instructionStatus } from '../../db/repositories/beneficiaries';
 import { instructionDecisionSignal, InstructionDecision } from '../../workflows/instruction-review';
 import { customerIdKey } from '../../workflows/search-attributes';
+import { customerPriority } from '../../workflows/fairness';
 import { CambioError, notFound } from '../errors';
 import { pollUntil } from './poll';
 import type { ServiceContext } from './context';
@@ -39,6 +40,7 @@ export async function decideInstruction(
       // A closed review is never run again: the decision it applied stands.
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       typedSearchAttributes: [{ key: customerIdKey, value: pi.customerId }],
+      priority: customerPriority(pi.customerId),
     });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
