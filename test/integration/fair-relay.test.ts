@@ -53,8 +53,8 @@ describe('fair outbox claim', function () {
     const claimed = (await claimStarts(systemEm(services.orm), queue, 50, LEASE_MS)).map((r) => r.workflow_id);
     expect(claimed).to.have.length(50);
     expect(claimed).to.include(b);
-    // The rest of the batch is A's oldest, in order.
-    expect(claimed.filter((id) => id !== b)).to.deep.equal(a.slice(0, 49));
+    // The rest of the batch is A's 49 oldest (a pass starts its batch all at once, in no order).
+    expect(claimed.filter((id) => id !== b)).to.have.members(a.slice(0, 49));
   });
 
   it('takes one row per customer before a second from anyone, and leased rows are not taken again', async () => {
