@@ -45,6 +45,8 @@ export interface Config {
   rateLimitBurst: number;
   rateLimitInFlight: number;
   rateLimitQueue: number;
+  /** Operations of one customer accepted but not yet started past which its new ones get 429 (fair share). */
+  maxPendingOperationsPerCustomer: number;
   tokenClientFailuresPerMinute: number;
   tokenAddressFailuresPerMinute: number;
   tokenAddressPerSecond: number;
@@ -163,6 +165,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitBurst: int(env.RATE_LIMIT_BURST, 500, 'RATE_LIMIT_BURST'),
     rateLimitInFlight: int(env.RATE_LIMIT_IN_FLIGHT, 8, 'RATE_LIMIT_IN_FLIGHT'),
     rateLimitQueue: int(env.RATE_LIMIT_QUEUE, 64, 'RATE_LIMIT_QUEUE'),
+    // A customer's backlog of accepted operations the engine has not started: past it the customer is answered
+    // 429 with an honest Retry-After instead of a 201 that takes minutes (docs/decisions.md, "Fair share").
+    maxPendingOperationsPerCustomer: Math.max(
+      1,
+      int(env.MAX_PENDING_OPERATIONS_PER_CUSTOMER, 500, 'MAX_PENDING_OPERATIONS_PER_CUSTOMER'),
+    ),
     tokenClientFailuresPerMinute: int(env.TOKEN_CLIENT_FAILURES_PER_MINUTE, 10, 'TOKEN_CLIENT_FAILURES_PER_MINUTE'),
     tokenAddressFailuresPerMinute: int(env.TOKEN_ADDRESS_FAILURES_PER_MINUTE, 30, 'TOKEN_ADDRESS_FAILURES_PER_MINUTE'),
     tokenAddressPerSecond: int(env.TOKEN_ADDRESS_PER_SECOND, 10, 'TOKEN_ADDRESS_PER_SECOND'),

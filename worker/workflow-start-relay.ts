@@ -93,8 +93,9 @@ export function startWorkflowStartRelay(opts: WorkflowStartRelayOptions): Workfl
     do {
       again = false;
       try {
-        // A full batch may have left rows behind: go on without waiting for a wake-up.
-        if ((await relayWorkflowStarts(opts.orm, opts.temporal, opts.taskQueue, { eager: opts.eager })) === RELAY_BATCH)
+        // Rows may be left behind (a full batch, or rows another relay held locked at that instant): go on
+        // without waiting for a wake-up until a pass finds nothing.
+        if ((await relayWorkflowStarts(opts.orm, opts.temporal, opts.taskQueue, { eager: opts.eager })) > 0)
           again = true;
         // Signals after starts: a decision whose workflow this pass started finds it running.
         if ((await relayWorkflowSignals(opts.orm, opts.temporal, opts.taskQueue)) === RELAY_BATCH) again = true;

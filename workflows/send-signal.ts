@@ -12,6 +12,7 @@ import {
 import type { Orm } from '../db/orm';
 import { finishSignals, pendingSignal, PendingSignal } from '../db/repositories/workflow-decisions';
 import { decisionSignal } from './decision';
+import { customerPriority } from './fairness';
 
 /**
  * Sends the signal of one row; safe to run twice (the workflow reads each decision once). A row with a start
@@ -36,6 +37,7 @@ export async function sendSignal(temporal: Client, row: PendingSignal): Promise<
       staticSummary: start.summary ?? undefined,
       // A closed workflow is never run again: the outcome it reached stands.
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      priority: customerPriority(start.searchAttributes.CustomerId),
       typedSearchAttributes: new TypedSearchAttributes(
         Object.entries(start.searchAttributes).map(([name, value]) => ({
           key: defineSearchAttributeKey(name, SearchAttributeType.KEYWORD),
