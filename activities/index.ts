@@ -3,6 +3,7 @@ import type { ActivityDeps } from './deps';
 import { createInstructionReviewActivities } from './instruction-review';
 import { createOperationActivities } from './operations';
 import { createWebhookActivities } from '../webhooks/delivery-activities';
+import { createPeriodicActivities } from './periodic';
 
 /** All activities, bound to their dependencies. Workflows `import type` this to proxy them. */
 export function createActivities(deps: ActivityDeps) {
@@ -11,6 +12,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createInstructionReviewActivities(deps),
     ...createOperationActivities(deps),
     ...createWebhookActivities(deps),
+    ...createPeriodicActivities(deps),
   };
 }
 

@@ -1,5 +1,6 @@
 // The one place environment variables are read; everything else receives a Config.
 // Defaults follow docs/decisions.md and ../shared/spec/decisions.md.
+import { parseStatementInterval } from '../domain/statement-interval';
 export interface Config {
   port: number;
   /** Interface the API binds (HOST); tests bind loopback only. */
@@ -32,6 +33,10 @@ export interface Config {
   webhookDisableAfterSeconds: number;
   /** Events are kept this many days for the events API, then purged by the worker. */
   eventRetentionDays: number;
+  /**
+   * The periods issued statements close: `month` (default), `day` or an ISO 8601 duration (domain/statement-interval).
+   */
+  statementInterval: string;
   logLevel: string;
   jwtIssuer: string;
   jwtAudience: string;
@@ -143,6 +148,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Svix disables an endpoint after 5 days of failure: long enough to ride out a weekend outage.
     webhookDisableAfterSeconds: int(env.WEBHOOK_DISABLE_AFTER_SECONDS, 432000, 'WEBHOOK_DISABLE_AFTER_SECONDS'),
     eventRetentionDays: int(env.EVENT_RETENTION_DAYS, 30, 'EVENT_RETENTION_DAYS'),
+    statementInterval: parseStatementInterval(env.STATEMENT_INTERVAL || 'month') && (env.STATEMENT_INTERVAL || 'month'),
     logLevel: env.LOG_LEVEL || 'info',
     jwtIssuer: env.JWT_ISSUER || 'cambio',
     jwtAudience: env.JWT_AUDIENCE || 'cambio-api',

@@ -1,6 +1,10 @@
 import type Koa from 'koa';
 import { Readable } from 'node:stream';
 import type { RouteTable } from './define';
+import type { ServiceContext } from '../services/context';
+import { listQuerySchema, ListQuery } from '../../lists/run-list';
+import { ref } from '../schemas/responses';
+import { getIssuedStatement, listIssuedStatements } from '../services/issued-statements';
 import { idParams } from '../schemas/common';
 import { periodBoundSchema } from '../../domain/report-period';
 import { ASSETS } from '../../domain/assets';
@@ -141,7 +145,24 @@ function render(source: StatementSource, format: StatementFormat): Readable {
   }
 }
 
-export function statementRoutes(table: RouteTable): void {
+const issuedStatement = {
+  type: 'object',
+  required: ['id', 'accountId', 'asset', 'periodStart', 'periodEnd', 'sha256', 'createdAt'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    accountId: { type: 'string', format: 'uuid' },
+    asset: { type: 'string' },
+    periodStart: { type: 'string', format: 'date-time' },
+    periodEnd: { type: 'string', format: 'date-time' },
+    sha256: {
+      type: 'string',
+      description: "SHA-256 (hex) of the statement's JSON form, as GET /api/statements/{id} returns it",
+    },
+    createdAt: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+export function statementRoutes(table: RouteTable, s: ServiceContext): void {
   table.add({
     method: 'get',
     path: '/api/accounts/:accountId/statement',
@@ -158,6 +179,43 @@ export function statementRoutes(table: RouteTable): void {
       const format = chosenFormat(ctx, q.format);
       const source = await openStatement(ctx.state.em, { accountId: ctx.params.accountId, ...q });
       sendStatement(ctx, source, format);
+    },
+  });
+  issuedStatementRoutes(table, s);
+}
+
+/** Issued statements: what the statement schedule stored, read back byte for byte. */
+function issuedStatementRoutes(table: RouteTable, s: ServiceContext): void {
+  table.add({
+    method: 'get',
+    path: '/api/statements',
+    summary: 'List issued statements (filters: account.id, asset, periodStart, createdAt)',
+    tag: 'Statements',
+    query: listQuerySchema,
+    response: {
+      status: 200,
+      schema: {
+        type: 'object',
+        properties: { data: { type: 'array', items: issuedStatement }, meta: ref('PageMeta') },
+      },
+    },
+    async handler(ctx) {
+      ctx.body = await listIssuedStatements(ctx.state.em, ctx.state.query as ListQuery, s.config.cursorSecret);
+    },
+  });
+  table.add({
+    method: 'get',
+    path: '/api/statements/:statementId',
+    summary: 'An issued statement: its JSON form exactly as issued and hashed, or CSV, camt.053, PDF',
+    tag: 'Statements',
+    params: idParams('statementId'),
+    query: { type: 'object', additionalProperties: false, properties: { format: formatProperty } },
+    response: { status: 200, schema: statementResponse, description: 'The Statement (or CSV, camt.053, PDF)' },
+    async handler(ctx) {
+      const format = chosenFormat(ctx, (ctx.state.query as { format?: string }).format);
+      const issued = await getIssuedStatement(ctx.state.em, ctx.params.statementId);
+      sendStatement(ctx, issued.source, format);
+      if (format === 'json') ctx.body = issued.json;
     },
   });
 }

@@ -28,7 +28,7 @@ export const v1: ApiVersion = {
     balanceRoutes(table);
     subscriptionRoutes(table, services);
     reportRoutes(table);
-    statementRoutes(table);
+    statementRoutes(table, services);
     eventRoutes(table, services);
     inboundPaymentRoutes(table, services);
     return table;
