@@ -4,6 +4,7 @@ import { createDecisionActivities } from './decisions';
 import { createInstructionReviewActivities } from './instruction-review';
 import { createOperationActivities } from './operations';
 import { createWebhookActivities } from '../webhooks/delivery-activities';
+import { createPeriodicActivities } from './periodic';
 
 /** All activities, bound to their dependencies. Workflows `import type` this to proxy them. */
 export function createActivities(deps: ActivityDeps) {
@@ -13,6 +14,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createInstructionReviewActivities(deps),
     ...createOperationActivities(deps),
     ...createWebhookActivities(deps),
+    ...createPeriodicActivities(deps),
   };
 }
 

@@ -27,6 +27,9 @@ const AUDITED: Record<string, string> = {
   'payment return': 'payment.return',
   'payment credit': 'payment.credit',
   'webhook redeliver': 'webhook.redeliver',
+  'schedule pause': 'schedule.pause',
+  'schedule unpause': 'schedule.unpause',
+  'schedule trigger': 'schedule.trigger',
 };
 
 interface Pending {

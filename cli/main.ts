@@ -7,6 +7,8 @@ import { operationCommands } from './commands/operation';
 import { webhookCommands } from './commands/webhook';
 import { reportCommands } from './commands/report';
 import { paymentCommands } from './commands/payment';
+import { scheduleCommands } from './commands/schedule';
+import { statementCommands } from './commands/statement';
 import { auditCommands as auditLogCommands } from './commands/audit';
 import { auditCommands, auditFailure, takeOperator } from './audit';
 
@@ -19,6 +21,8 @@ operationCommands(program);
 webhookCommands(program);
 reportCommands(program);
 paymentCommands(program);
+scheduleCommands(program);
+statementCommands(program);
 auditLogCommands(program);
 auditCommands(program);
 

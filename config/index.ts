@@ -1,5 +1,6 @@
 // The one place environment variables are read; everything else receives a Config.
 // Defaults follow docs/decisions.md and ../shared/spec/decisions.md.
+import { parseStatementInterval } from '../domain/statement-interval';
 export interface Config {
   port: number;
   /** Interface the API binds (HOST); tests bind loopback only. */
@@ -35,6 +36,10 @@ export interface Config {
   webhookMaxBusyWaitSeconds: number;
   /** Events are kept this many days for the events API, then purged by the worker. */
   eventRetentionDays: number;
+  /**
+   * The periods issued statements close: `month` (default), `day` or an ISO 8601 duration (domain/statement-interval).
+   */
+  statementInterval: string;
   logLevel: string;
   jwtIssuer: string;
   jwtAudience: string;
@@ -152,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // served by recover once the endpoint is back than by a delivery that waits for days.
     webhookMaxBusyWaitSeconds: int(env.WEBHOOK_MAX_BUSY_WAIT_SECONDS, 3600, 'WEBHOOK_MAX_BUSY_WAIT_SECONDS'),
     eventRetentionDays: int(env.EVENT_RETENTION_DAYS, 30, 'EVENT_RETENTION_DAYS'),
+    statementInterval: parseStatementInterval(env.STATEMENT_INTERVAL || 'month') && (env.STATEMENT_INTERVAL || 'month'),
     logLevel: env.LOG_LEVEL || 'info',
     jwtIssuer: env.JWT_ISSUER || 'cambio',
     jwtAudience: env.JWT_AUDIENCE || 'cambio-api',

@@ -44,14 +44,6 @@ export function addPosting(batch: SqlBatch, write: LedgerWrite): () => boolean {
     [txId, write.key, write.operationId, write.description],
   );
   const ifPosted = `exists (select 1 from ledger_transactions where id = '${txId}')`;
-  batch.add(
-    `insert into ledger_entries (id, transaction_id, account_id, book, asset, amount, created_at)
-     select v.id::uuid, v.transaction_id::uuid, v.account_id::uuid, v.book, v.asset, v.amount::numeric, now()
-     from (values ${write.postings.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}) v (id, transaction_id, account_id,
-       book, asset, amount)
-     where ${ifPosted}`,
-    write.postings.flatMap((p) => [randomUUID(), txId, p.accountId, p.book, p.asset, p.amount.toFixed()]),
-  );
   // One update per (account, asset): a hold moves available and held of the same row together.
   const moves = new Map<string, { accountId: string; asset: string; available: Dec; held: Dec }>();
   for (const p of write.postings) {
@@ -67,6 +59,20 @@ export function addPosting(batch: SqlBatch, write: LedgerWrite): () => boolean {
   // statements of a batch run in the order added, so this order is the order the rows are locked in.
   const sorted = [...moves.values()].sort(byBalanceRow);
   for (const m of sorted) addBalanceMove(batch, ifPosted, write.customerId, m, (err) => insufficientFunds(err, sorted));
+  // After the moves: each customer entry copies its balance row as the move left it (seq, booking instant, available
+  // and held after), the history a past balance is read from. The row is locked by the update above, so no other
+  // posting moves it in between.
+  batch.add(
+    `insert into ledger_entries (id, transaction_id, account_id, book, asset, amount, created_at, balance_seq,
+       booked_at, available_after, held_after)
+     select v.id::uuid, v.transaction_id::uuid, v.account_id::uuid, v.book, v.asset, v.amount::numeric, now(), b.seq,
+       b.booked_at, b.available, b.held
+     from (values ${write.postings.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}) v (id, transaction_id, account_id,
+       book, asset, amount)
+     left join balances b on b.account_id = v.account_id::uuid and b.asset = v.asset
+     where ${ifPosted}`,
+    write.postings.flatMap((p) => [randomUUID(), txId, p.accountId, p.book, p.asset, p.amount.toFixed()]),
+  );
   return () => inserted.rows.length > 0;
 }
 
@@ -95,7 +101,10 @@ function addBalanceMove(
     [m.accountId, m.asset, customerId],
   );
   batch.add(
-    `update balances set available = available + ?, held = held + ?, updated_at = now()
+    // seq counts the row's moves; booked_at is the instant of this one, read under the row's lock and never before
+    // the previous move's, so the order of seq and the order of booked_at are the same.
+    `update balances set available = available + ?, held = held + ?, updated_at = now(), seq = seq + 1,
+       booked_at = greatest(clock_timestamp(), booked_at)
      where account_id = ? and asset = ? and ${ifPosted}`,
     [m.available.toFixed(), m.held.toFixed(), m.accountId, m.asset],
     onCheck,
@@ -128,6 +137,30 @@ export async function balancesOf(em: Em, accountId: string): Promise<BalanceRow[
   const rows = await em.execute(
     'select asset, available::text, held::text from balances where account_id = ? and customer_id = ?',
     [accountId, tenantOf(em)],
+  );
+  return (rows as Array<{ asset: string; available: string; held: string }>).map((r) => ({
+    asset: r.asset,
+    available: new Dec(r.available),
+    held: new Dec(r.held),
+  }));
+}
+
+/**
+ * The balances of an account of the scope's customer as they stood just before `asOf` (a timestamptz literal): per
+ * asset the last customer entry booked before it, one lookup on the history index per asset. An asset whose first
+ * posting came later stood at zero.
+ */
+export async function balancesAsOf(em: Em, accountId: string, asOf: string): Promise<BalanceRow[]> {
+  const rows = await em.execute(
+    `select b.asset, coalesce(h.available_after, 0)::text as available, coalesce(h.held_after, 0)::text as held
+     from balances b
+     left join lateral (
+       select e.available_after, e.held_after from ledger_entries e
+       where e.account_id = b.account_id and e.asset = b.asset and e.account_id is not null
+         and e.booked_at < ?::timestamptz
+       order by e.booked_at desc, e.balance_seq desc limit 1) h on true
+     where b.account_id = ? and b.customer_id = ?`,
+    [asOf, accountId, tenantOf(em)],
   );
   return (rows as Array<{ asset: string; available: string; held: string }>).map((r) => ({
     asset: r.asset,
