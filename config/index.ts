@@ -10,7 +10,10 @@ export interface Config {
   taskQueue: string;
   /** Task queue of webhook delivery workflows and their attempts, apart from money movement. */
   webhookTaskQueue: string;
-  /** The queues this worker process serves (WORKER_QUEUES): `main` (taskQueue), `webhooks` (webhookTaskQueue). */
+  /**
+   * The queues this worker process serves (WORKER_QUEUES): `main` (taskQueue), `webhooks` (webhookTaskQueue),
+   * `rails` (railsTaskQueue).
+   */
   workerQueues: WorkerQueue[];
   authUrl: string;
   sandbox: boolean;
@@ -96,10 +99,10 @@ export interface PixConfig {
   reconcileEverySeconds: number;
 }
 
-export type WorkerQueue = 'main' | 'webhooks';
-const WORKER_QUEUES: WorkerQueue[] = ['main', 'webhooks'];
+export type WorkerQueue = 'main' | 'webhooks' | 'rails';
+const WORKER_QUEUES: WorkerQueue[] = ['main', 'webhooks', 'rails'];
 
-/** A comma list of `main` and `webhooks`, at least one. */
+/** A comma list of `main`, `webhooks` and `rails`, at least one. */
 const queues = (v: string | undefined): WorkerQueue[] => {
   if (v === undefined || v.trim() === '') return [...WORKER_QUEUES];
   const names = v.split(',').map((part) => part.trim());
