@@ -8,6 +8,7 @@ import { OperationSchema } from '../../db/entities';
 import { systemEm } from '../../db/orm';
 import { payoutIdFor } from '../../rails/pix/ids';
 import { approvedInstruction } from '../helpers/beneficiary-fixtures';
+import { cambio } from '../helpers/cli';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, fund, getOp, quote, untilStatus } from '../helpers/money';
 import { eventually, idem, newCustomer, stack, type TestCustomer } from '../helpers/stack';
@@ -89,8 +90,16 @@ describe('PIX payouts through the PSP', function () {
       held: (Number(before.held) + 10).toFixed(2),
       total: before.total,
     });
+    // Operators see it: a payout whose money is held and may still leave.
+    const stuck = JSON.parse((await cambio('operation', 'list', '--stuck', '--older-than', '0', '--json')).stdout);
+    expect(stuck.find((op: any) => op.id === res.body.id)).to.deep.include({
+      status: 'PROCESSING',
+      amount: { value: '10.00', asset: 'BRL' },
+    });
     expect((await psp.control('POST', `/payouts/${idEnvio}/settle`, { status: 'REALIZADO' })).status).to.equal(204);
     await untilStatus(c, res.body.id, 'COMPLETED', 90000);
+    const after = JSON.parse((await cambio('operation', 'list', '--stuck', '--older-than', '0', '--json')).stdout);
+    expect(after.map((op: any) => op.id)).to.not.include(res.body.id);
     expect(await payoutsAtPsp(idEnvio)).to.have.length(1);
   });
 
