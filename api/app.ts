@@ -1,5 +1,6 @@
 import Koa from 'koa';
 import Router from '@koa/router';
+import { railStatus } from '../rails';
 import { jwks } from './services/signing-keys';
 import { bearerAuth } from './middleware/auth';
 import { CustomerAccess } from './services/customer-access';
@@ -79,7 +80,13 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
     }
     const checks = await readiness.check();
     ctx.status = checks.postgres === 'ok' && checks.temporal === 'ok' ? 200 : 503;
-    ctx.body = { status: ctx.status === 200 ? 'ready' : 'not ready', checks, sandbox: config.sandbox };
+    // Which rails move real money here: a PSP's connector, or operators recording bank statements.
+    ctx.body = {
+      status: ctx.status === 200 ? 'ready' : 'not ready',
+      checks,
+      sandbox: config.sandbox,
+      rails: railStatus(config),
+    };
   });
   platform.get('/metrics', metricsHandler(services.orm, { token: config.metricsToken }));
   platform.get('/.well-known/jwks.json', (ctx) => {

@@ -11,7 +11,10 @@ export interface Config {
   taskQueue: string;
   /** Task queue of webhook delivery workflows and their attempts, apart from money movement. */
   webhookTaskQueue: string;
-  /** The queues this worker process serves (WORKER_QUEUES): `main` (taskQueue), `webhooks` (webhookTaskQueue). */
+  /**
+   * The queues this worker process serves (WORKER_QUEUES): `main` (taskQueue), `webhooks` (webhookTaskQueue),
+   * `rails` (railsTaskQueue).
+   */
   workerQueues: WorkerQueue[];
   authUrl: string;
   /** SANDBOX: the /api/sandbox routes exist (customers stand in for operators and rails). Off unless asked. */
@@ -78,12 +81,38 @@ export interface Config {
   dbPoolAcquireTimeoutMs: number;
   /** How long /readyz trusts its last probe of Postgres and Temporal. */
   readinessCacheMs: number;
+  /** Task queue of provider calls (rails/): a slow PSP holds only these slots, never those that settle money. */
+  railsTaskQueue: string;
+  /** Where the PSP reaches Cambio (notices go to `{publicBaseUrl}/rails/pix/{token}/pix`). */
+  publicBaseUrl: string;
+  pix: PixConfig;
 }
 
-export type WorkerQueue = 'main' | 'webhooks';
-const WORKER_QUEUES: WorkerQueue[] = ['main', 'webhooks'];
+/** The PSP that speaks API Pix for this deployment (README, "Going live: connecting a PSP"). */
+export interface PixConfig {
+  /** PIX_PSP_URL; unset: no PIX rail (sandbox starts the simulated PSP instead). */
+  pspUrl: string | undefined;
+  clientId: string;
+  clientSecret: string;
+  certFile: string | undefined;
+  keyFile: string | undefined;
+  caFile: string | undefined;
+  receivingKey: string;
+  receivingKeyType: string;
+  webhookToken: string;
+  merchantName: string;
+  merchantCity: string;
+  /** Bound of one provider call from an activity. */
+  timeoutMs: number;
+  /** Bound of the charge the deposit POST creates before it answers. */
+  chargeTimeoutMs: number;
+  reconcileEverySeconds: number;
+}
 
-/** A comma list of `main` and `webhooks`, at least one. */
+export type WorkerQueue = 'main' | 'webhooks' | 'rails';
+const WORKER_QUEUES: WorkerQueue[] = ['main', 'webhooks', 'rails'];
+
+/** A comma list of `main`, `webhooks` and `rails`, at least one. */
 const queues = (v: string | undefined): WorkerQueue[] => {
   if (v === undefined || v.trim() === '') return [...WORKER_QUEUES];
   const names = v.split(',').map((part) => part.trim());
@@ -214,5 +243,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // A request that cannot get a pooled connection this soon is answered 503 rather than left waiting 60 s.
     dbPoolAcquireTimeoutMs: int(env.DB_POOL_ACQUIRE_TIMEOUT_MS, 10_000, 'DB_POOL_ACQUIRE_TIMEOUT_MS'),
     readinessCacheMs: int(env.READINESS_CACHE_MS, 1_000, 'READINESS_CACHE_MS'),
+    railsTaskQueue: env.TEMPORAL_RAILS_TASK_QUEUE || 'cambio-rails',
+    publicBaseUrl: (env.PUBLIC_BASE_URL || `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
+    pix: {
+      pspUrl: env.PIX_PSP_URL || undefined,
+      clientId: env.PIX_CLIENT_ID || 'cambio',
+      clientSecret: env.PIX_CLIENT_SECRET || 'cambio-dev-pix-secret',
+      certFile: env.PIX_CERT_FILE || undefined,
+      keyFile: env.PIX_KEY_FILE || undefined,
+      caFile: env.PIX_CA_FILE || undefined,
+      receivingKey: env.PIX_RECEIVING_KEY || 'pix@cambio.example.com',
+      receivingKeyType: env.PIX_RECEIVING_KEY_TYPE || 'EMAIL',
+      // The notice URL's only secret: set a long random value in production.
+      webhookToken: env.PIX_WEBHOOK_TOKEN || 'cambio-dev-pix-webhook-token',
+      merchantName: env.PIX_MERCHANT_NAME || 'Cambio',
+      merchantCity: env.PIX_MERCHANT_CITY || 'Sao Paulo',
+      timeoutMs: int(env.PIX_TIMEOUT_MS, 10_000, 'PIX_TIMEOUT_MS'),
+      // The deposit POST waits this long for the charge, then answers 503: well inside a client's own timeout.
+      chargeTimeoutMs: int(env.PIX_CHARGE_TIMEOUT_MS, 3_000, 'PIX_CHARGE_TIMEOUT_MS'),
+      reconcileEverySeconds: int(env.PIX_RECONCILE_EVERY_SECONDS, 300, 'PIX_RECONCILE_EVERY_SECONDS'),
+    },
   };
 }

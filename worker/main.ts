@@ -42,7 +42,8 @@ export async function runWorker() {
         connection,
         namespace: config.temporalNamespace,
         taskQueue,
-        workflowBundle: { code },
+        // The rails' queue runs provider calls only: no workflow is ever started on it.
+        ...(role === 'rails' ? {} : { workflowBundle: { code } }),
         activities,
         // SIGTERM: activities already running get this long to finish (short transactions, or one webhook POST
         // bounded by WEBHOOK_TIMEOUT_SECONDS), then they are cancelled and retried elsewhere, which their
@@ -55,16 +56,19 @@ export async function runWorker() {
 
   // Every workflow that a transaction records in the outbox is started by the relay of its task queue
   // (worker/workflow-start-relay.ts), in a process that serves that queue.
-  const relays = queues.map(({ taskQueue }) =>
-    startWorkflowStartRelay({
-      orm,
-      temporal,
-      taskQueue,
-      databaseUrl: config.databaseUrl,
-      eager: true,
-      onError: (err) => log.warn({ err, taskQueue }, 'outbox relay: workflow starts failed; a later pass retries them'),
-    }),
-  );
+  const relays = queues
+    .filter(({ role }) => role !== 'rails')
+    .map(({ taskQueue }) =>
+      startWorkflowStartRelay({
+        orm,
+        temporal,
+        taskQueue,
+        databaseUrl: config.databaseUrl,
+        eager: true,
+        onError: (err) =>
+          log.warn({ err, taskQueue }, 'outbox relay: workflow starts failed; a later pass retries them'),
+      }),
+    );
   const stopRelays = () => Promise.all(relays.map((r) => r.stop()));
   const shutdownWorkers = () => {
     for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();

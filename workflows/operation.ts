@@ -212,7 +212,9 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
         }
       }
       track(await acts.setOperationStatus({ operationId, status: 'PROCESSING' }));
-      const payout = await acts.executePayout({ operationId });
+      const payout = wf.patched(PAYOUT_THROUGH_RAILS)
+        ? await payThroughRails(operationId)
+        : await acts.executePayout({ operationId });
       if (!payout.ok) {
         await fail('PAYOUT_REJECTED', 'the receiving institution rejected the PIX payout');
         return status;
@@ -237,3 +239,42 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
 }
 
 const seconds = (s: number | undefined) => (s ?? 86400) * 1000;
+
+// Withdrawals pay out through the PSP with its calls on the rails' task queue (before: one activity on the main
+// queue did it all).
+const PAYOUT_THROUGH_RAILS = 'payout-through-rails';
+// Status reads back off from this to the cap: a PSP settles most payouts within seconds, a few take hours.
+const FIRST_STATUS_READ_MS = 250;
+const MAX_STATUS_READ_MS = 60_000;
+
+/**
+ * Sends the payout under its idEnvio and reads its status until the PSP answers REALIZADO or NAO_REALIZADO. Only
+ * a final answer is recorded: while it is pending (or the PSP cannot be reached) the operation stays PROCESSING,
+ * because money may still leave. A PSP that refuses the payout outright sent nothing: FAILED.
+ */
+async function payThroughRails(operationId: string): Promise<{ ok: boolean; endToEnd: string }> {
+  const order = await acts.payoutOrder({ operationId });
+  if (order.recorded) return order.recorded;
+  const rails = wf.proxyActivities<Activities>({
+    taskQueue: order.taskQueue,
+    // One PSP call bounded by PIX_TIMEOUT_MS (10 s by default) and its token fetch.
+    startToCloseTimeout: '30s',
+    // Unlimited attempts: a PSP that is down for an hour delays the payout by an hour, never loses it.
+    retry: { initialInterval: '1s', maximumInterval: '60s', backoffCoefficient: 2 },
+  });
+  let state;
+  try {
+    state = await rails.pixSendPayout(order.request);
+  } catch (err) {
+    const cause = err instanceof wf.ActivityFailure && err.cause instanceof wf.ApplicationFailure ? err.cause : null;
+    if (cause?.type !== 'RAIL_REJECTED') throw err;
+    return acts.recordPayout({ operationId, status: 'FAILED', reason: cause.message });
+  }
+  let wait = FIRST_STATUS_READ_MS;
+  while (state.status === 'PENDING') {
+    await wf.sleep(wait);
+    wait = Math.min(wait * 2, MAX_STATUS_READ_MS);
+    state = await rails.pixPayoutStatus({ payoutId: order.request.payoutId });
+  }
+  return acts.recordPayout({ operationId, status: state.status, endToEnd: state.endToEndId, reason: state.reason });
+}

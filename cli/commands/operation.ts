@@ -5,6 +5,10 @@ import { notFound } from '../../api/errors';
 import type { ServiceContext } from '../../api/services/context';
 import { decideHold, replayDeposit } from '../../api/services/operations/signals';
 import { reportInboundPayment } from '../../api/services/inbound-payments';
+import { stuckPayouts } from '../../db/repositories/operations';
+import type { AssetCode } from '../../domain/assets';
+import { CambioError } from '../../domain/errors';
+import { formatAmount } from '../../domain/money';
 import { output, withServices } from '../context';
 import { operatorActor } from '../audit';
 
@@ -39,6 +43,31 @@ export function operationCommands(program: Command): void {
       const payment = await withServices(async (s) => reportInboundPayment(s, await scopeOf(s, id), id, body));
       const { value, asset } = payment.amount;
       output(!!opts.json, payment, `payment ${payment.id} of ${value} ${asset} is ${payment.status}`);
+    });
+
+  const operation = program.command('operation').description('operations across customers');
+  operation
+    .command('list')
+    .description('list operations that need an operator; --stuck: withdrawals whose payout the PSP has not settled')
+    .requiredOption('--stuck', 'withdrawals PROCESSING (money held, payout not settled) for longer than --older-than')
+    .option('--older-than <seconds>', 'unchanged for at least this long', '300')
+    .option('--json', 'print JSON')
+    .action(async (opts: { olderThan: string; json?: boolean }) => {
+      if (!/^\d+$/.test(opts.olderThan)) {
+        const errors = [{ path: '--older-than', message: 'must be whole seconds' }];
+        throw new CambioError('VALIDATION_ERROR', '--older-than must be whole seconds', { errors });
+      }
+      const before = new Date(Date.now() - Number(opts.olderThan) * 1000);
+      const stuck = await withServices((s) => stuckPayouts(systemEm(s.orm), before));
+      const rows = stuck.map((op) => ({
+        id: op.id,
+        customerId: op.customerId,
+        status: op.status,
+        amount: { value: formatAmount(op.targetAmount, op.targetAsset as AssetCode), asset: op.targetAsset },
+        since: op.updatedAt.toISOString(),
+      }));
+      const text = rows.map((r) => `${r.id} ${r.status} ${r.amount.value} ${r.amount.asset} since ${r.since}`);
+      output(!!opts.json, rows, text.join('\n') || 'no stuck payouts');
     });
 
   const withdrawal = program.command('withdrawal').description('withdrawals held for review');
