@@ -7,6 +7,7 @@ import { operationCommands } from './commands/operation';
 import { webhookCommands } from './commands/webhook';
 import { reportCommands } from './commands/report';
 import { paymentCommands } from './commands/payment';
+import { booksCommands } from './commands/books';
 import { auditCommands as auditLogCommands } from './commands/audit';
 import { auditCommands, auditFailure, takeOperator } from './audit';
 
@@ -19,6 +20,7 @@ operationCommands(program);
 webhookCommands(program);
 reportCommands(program);
 paymentCommands(program);
+booksCommands(program);
 auditLogCommands(program);
 auditCommands(program);
 

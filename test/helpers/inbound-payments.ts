@@ -9,6 +9,7 @@ export interface PaymentView {
   id: string;
   status: string;
   amount: { value: string };
+  matchedAmount: { value: string } | null;
   remainderOf: string | null;
   endToEndId: string;
 }

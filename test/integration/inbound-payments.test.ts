@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { systemEm, tenantEm } from '../../db/orm';
 import { replayDeposit } from '../../api/services/operations/signals';
 import { recordInboundPayment } from '../../api/services/inbound-payments';
-import { sweepUndecidedPayments } from '../../payments/inbound-payments';
+import { sweepReceivedPayments } from '../../payments/inbound-payment-sweep';
 import { activeAccount } from '../helpers/fixtures';
 import { assertLedgerBalanced, balance, getOp, untilStatus } from '../helpers/money';
 import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
@@ -48,7 +48,9 @@ describe('inbound payments', function () {
     const paid = await pay(c, dep.id, '150.00');
     expect(paid.status).to.equal(200);
     expect(paid.body.status).to.equal('MATCHED');
-    expect(paid.body.amount.value).to.equal('100.00');
+    // The fact stays as it arrived; what the deposit used is the resolution's.
+    expect(paid.body.amount.value).to.equal('150.00');
+    expect(paid.body.matchedAmount).to.deep.equal({ value: '100.00', asset: 'BRL', decimals: 2 });
     const op = await untilStatus(c, dep.id, 'COMPLETED');
     expect(op.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal(['100.00']);
     const remainder = (await paymentsOf(c, `operationId[eq]=${dep.id}`)).filter((p) => p.remainderOf === paid.body.id);
@@ -78,7 +80,8 @@ describe('inbound payments', function () {
       const remainder = records.find((p) => p.remainderOf === topUp.body.id);
       expect(remainder).to.deep.include({ status: 'UNMATCHED' });
       expect(remainder!.amount.value).to.equal('30.00');
-      expect(records.find((p) => p.id === topUp.body.id)!.amount.value).to.equal('40.00');
+      const topUpRecord = records.find((p) => p.id === topUp.body.id)!;
+      expect([topUpRecord.amount.value, topUpRecord.matchedAmount?.value]).to.deep.equal(['70.00', '40.00']);
       expect((await balance(c, accountId, 'BRL')).available).to.equal(
         new Decimal(before.available).plus(100).toFixed(2),
       );
@@ -162,13 +165,15 @@ describe('inbound payments', function () {
     const closed = await openDeposit(c, accountId, '12.00', { deposit: 1, replay: 1 });
     await untilStatus(c, closed.id, 'FAILED');
     // Step 1 only, as a process killed right after the record's COMMIT leaves it.
-    const orphanOpen = await recordInboundPayment(em(), open.id, { amount: { value: '12.00', asset: 'BRL' } });
-    const orphanClosed = await recordInboundPayment(em(), closed.id, { amount: { value: '12.00', asset: 'BRL' } });
-    expect(await sweepUndecidedPayments(services, 0)).to.be.at.least(2);
+    const amount = { value: '12.00', asset: 'BRL' as const };
+    const orphanOpen = await recordInboundPayment(em(), open.id, { amount, endToEndId: e2e() });
+    const orphanClosed = await recordInboundPayment(em(), closed.id, { amount, endToEndId: e2e() });
+    expect((await sweepReceivedPayments(services, { olderThanSeconds: 0 })).seen).to.be.at.least(2);
     const statusOf = async (id: string) => (await paymentsOf(c, `operationId[eq]=${id}`)).map((p) => [p.id, p.status]);
     expect(await statusOf(open.id)).to.deep.equal([[orphanOpen.id, 'MATCHED']]);
     await untilStatus(c, open.id, 'COMPLETED');
     expect(await statusOf(closed.id)).to.deep.equal([[orphanClosed.id, 'UNMATCHED']]);
-    expect(await sweepUndecidedPayments(services, 0), 'nothing left undecided').to.equal(0);
+    const again = await sweepReceivedPayments(services, { olderThanSeconds: 0 });
+    expect(again.seen, 'nothing left undecided').to.equal(0);
   });
 });
