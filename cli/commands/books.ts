@@ -24,7 +24,8 @@ export function booksCommands(program: Command): void {
   books
     .command('check')
     .description(
-      'per asset: received = matched + unmatched + returning + returned + credited, and the suspense, from the records and from the ledger; exits 1 on any difference',
+      'per asset: received = matched + unmatched + returning + returned + credited, and the suspense, ' +
+        'from the records and from the ledger; exits 1 on any difference',
     )
     .option('--asset <asset>', 'only this asset')
     .option('--json', 'print JSON')

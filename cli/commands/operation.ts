@@ -29,7 +29,8 @@ export function operationCommands(program: Command): void {
   deposit
     .command('pay <operationId>')
     .description(
-      'record an inbound payment for a deposit (prints the payment as the deposit decided it); run twice, it is one payment',
+      'record an inbound payment for a deposit (prints the payment as the deposit decided it); ' +
+        'run again with the same reference, it is the same payment',
     )
     .requiredOption('--amount <value>', 'amount paid, e.g. 100.00')
     .requiredOption('--asset <asset>', 'asset paid, e.g. BRL')

@@ -78,7 +78,7 @@ export async function ledgerBooks(em: Em, asset?: string): Promise<Map<string, L
   const onlyAsset = asset ? ' and e.asset = ?' : '';
   const settle = `(t.key like '%:settle' or t.key like '%:legacy-match')`;
   // An operator's credit is a DEPOSIT whose intent names the payment it credits.
-  const credit = `coalesce(o.intent ? 'inboundPaymentId', false)`;
+  const credit = `(o.intent->>'inboundPaymentId' is not null)`;
   const entries = await em.execute(
     `select e.asset,
        sum(e.amount) filter (where t.key like 'inbound:%:receive')::text as received,
