@@ -108,7 +108,10 @@ describe('operator CLI: deposit pay', function () {
     expect(first).to.deep.include({ status: 'MATCHED', endToEndId: ref });
     expect(again).to.deep.include({ id: first.id, status: 'MATCHED' });
     const { http } = await stack();
-    const list = await http.get('/api/inbound-payments').query({ filters: `operationId[eq]=${dep.id}` }).set(c.auth);
+    const list = await http
+      .get('/api/inbound-payments')
+      .query({ filters: `operationId[eq]=${dep.id}` })
+      .set(c.auth);
     expect(list.body.data.map((p: { id: string }) => p.id)).to.deep.equal([first.id]);
     expect((await balance(c, account.id, 'BRL')).available).to.equal('30.00');
     expect(await suspense(c.customerId)).to.equal('0.00');
