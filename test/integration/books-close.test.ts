@@ -131,7 +131,8 @@ describe('the books close after a race of payments', function () {
     // The ledger agrees: the account holds what deposits and operators credited, the suspense what is unmatched.
     const credited = new Decimal(creditedByDeposits).plus(by('CREDITED')).toFixed(2);
     expect((await balance(c, account.id, 'BRL')).available).to.equal(credited);
-    const suspenseSql = `select coalesce(sum(available), 0)::numeric(38,2)::text as s from balances where account_id = ?`;
+    const suspenseSql = `select coalesce(sum(available), 0)::numeric(38,2)::text as s from balances
+      where account_id = ?`;
     const [row] = await systemEm(services.orm).execute(suspenseSql, [suspenseAccountId(c.customerId)]);
     expect(row.s, 'suspense = unmatched').to.equal(by('UNMATCHED'));
     const [world] = await systemEm(services.orm).execute(
