@@ -181,7 +181,7 @@ describe('inbound payments', function () {
     expect(again.seen, 'nothing left undecided').to.equal(0);
   });
 
-  it('one payment per rail reference across customers: another customer's report is 409', async () => {
+  it("one payment per rail reference across customers: a second customer's report is 409", async () => {
     const { services } = await stack();
     const other = await newCustomer('Other Payer Ltda');
     const otherAccount = (await activeAccount(other, ['BRL'])).id;
