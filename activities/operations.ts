@@ -13,7 +13,7 @@ import { addPosting } from '../db/repositories/ledger';
 import { addMovements } from '../db/repositories/movements';
 import type { AssetCode } from '../domain/assets';
 import { Dec, formatAmount } from '../domain/money';
-import { receivePostings, releasePostings, settlePostings } from '../domain/postings';
+import { releasePostings, settlePostings } from '../domain/postings';
 import { Reason, transition } from '../domain/states';
 import { operationEventPayload } from '../webhooks/operation-event';
 import { amount } from '../domain/amount';
@@ -48,7 +48,8 @@ export function createOperationActivities(deps: ActivityDeps) {
   /** The operation, its row locked until COMMIT; a plain object, written back by `save`. */
   async function lock(em: Em, id: string): Promise<Operation> {
     const op = await lockOperationForStep(em, id);
-    if (!op) throw new Error(`operation ${id} not found`);
+    // Retrying cannot make a missing operation appear: fail the step, not retry it forever.
+    if (!op) throw ApplicationFailure.nonRetryable(`operation ${id} not found`, 'OPERATION_NOT_FOUND');
     return op;
   }
 
@@ -150,9 +151,11 @@ export function createOperationActivities(deps: ActivityDeps) {
         const op = await lock(em, input.operationId);
         const payment = await findPayment(em, input.paymentId, { lock: true });
         if (!payment || payment.operationId !== op.id) {
-          throw new Error(`payment ${input.paymentId} is not one of operation ${op.id}`);
+          // A made-up or misdirected payment id stays wrong however often it is retried.
+          const message = `payment ${input.paymentId} is not one of operation ${op.id}`;
+          throw ApplicationFailure.nonRetryable(message, 'PAYMENT_NOT_OF_DEPOSIT');
         }
-        if (payment.decided) return payment.status;
+        if (payment.status !== 'RECEIVED') return payment.status;
         const counts = input.open && op.status !== 'COMPLETED' && payment.asset === op.sourceAsset;
         const status = counts ? 'MATCHED' : 'UNMATCHED';
         const batch = new SqlBatch();
@@ -163,10 +166,11 @@ export function createOperationActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Reconciles a deposit over the payments that count toward it (MATCHED, oldest first; an undecided record of
-     * an open deposit counts too: its reporter died before asking). Enough: the deposit takes exactly the quote's
-     * source amount out of the customer's suspense and completes; the excess is split off the payment that crossed
-     * the amount as an UNMATCHED remainder, and later payments become UNMATCHED whole. Short: FAILED
+     * Reconciles a deposit over the payments that count toward it (MATCHED, oldest first; a RECEIVED record of an
+     * open deposit counts too: its reporter died before asking). Enough: the deposit takes exactly the quote's
+     * source amount out of the customer's suspense and completes; the payment that crossed the amount keeps what it
+     * received and records what the deposit used (`matchedAmount`), its excess split off as an UNMATCHED remainder;
+     * later payments become UNMATCHED whole. Short: FAILED
      * (AMOUNT_MISMATCH, or ASSET_MISMATCH when a payment came in another asset), replayable after a top-up.
      */
     async reconcileDeposit(input: { operationId: string }): Promise<ReconcileOutcome> {
@@ -175,7 +179,7 @@ export function createOperationActivities(deps: ActivityDeps) {
         if (op.status === 'COMPLETED') return 'COMPLETED';
         const payments = await paymentsOfDeposit(em, op.id);
         const batch = new SqlBatch();
-        for (const p of payments.filter((x) => !x.decided)) {
+        for (const p of payments.filter((x) => x.status === 'RECEIVED')) {
           p.status = p.asset === op.sourceAsset ? 'MATCHED' : 'UNMATCHED';
           addDecision(batch, p.id, { status: p.status });
         }
@@ -196,18 +200,10 @@ export function createOperationActivities(deps: ActivityDeps) {
           let left = op.sourceAmount;
           op.transactions = [];
           for (const p of matched) {
-            // Rows recorded before suspense existed arrive now; for the others the key was posted at record time.
-            addPosting(batch, {
-              key: `inbound:${p.id}:receive`,
-              operationId: null,
-              customerId: op.customerId,
-              description: 'inbound payment received',
-              postings: receivePostings({ ...p, customerId: op.customerId }),
-            });
             if (left.isZero()) {
               addDecision(batch, p.id, { status: 'UNMATCHED' });
             } else if (p.amount.gt(left)) {
-              addDecision(batch, p.id, { status: 'MATCHED', amount: left });
+              addDecision(batch, p.id, { status: 'MATCHED', matchedAmount: left });
               addRemainder(batch, p, p.amount.minus(left));
               op.transactions.push(credit(p, left, 'COMPLETED'));
               left = new Dec(0);
@@ -259,9 +255,9 @@ export function createOperationActivities(deps: ActivityDeps) {
       return inTx(async (em) => {
         const op = await lock(em, input.operationId);
         const uncredited = (p: InboundPayment) => p.status === 'MATCHED' && op.status !== 'COMPLETED';
-        const open = (await paymentsOfDeposit(em, op.id)).filter((p) => !p.decided || uncredited(p));
+        const open = (await paymentsOfDeposit(em, op.id)).filter((p) => p.status === 'RECEIVED' || uncredited(p));
         const batch = new SqlBatch();
-        for (const p of open) addDecision(batch, p.id, { status: 'UNMATCHED' });
+        for (const p of open) addDecision(batch, p.id, { status: 'UNMATCHED', matchedAmount: null });
         await batch.run(em);
         return open.length;
       });

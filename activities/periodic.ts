@@ -11,7 +11,13 @@ export function createPeriodicActivities(deps: ActivityDeps) {
       return purgeExpiredEvents(deps.orm, deps.config.eventRetentionDays);
     },
     async sweepInboundPayments(): Promise<void> {
-      await sweepInboundPayments(deps);
+      const result = await sweepInboundPayments(deps, (paymentId, err) =>
+        Context.current().log.warn('inbound payment could not be decided; the next run retries', {
+          paymentId,
+          error: err instanceof Error ? err.message : String(err),
+        }),
+      );
+      if (result.failed > 0) Context.current().log.warn('inbound payment sweep: some payments failed', { ...result });
     },
     async issueStatementsOfPeriod(interval: string, at: string) {
       const config = { statementInterval: interval, webhookTaskQueue: deps.config.webhookTaskQueue };

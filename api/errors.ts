@@ -42,6 +42,8 @@ const STATUS: Record<ErrorCode, number> = {
   INVALID_WEBHOOK_URL: 400,
   DELIVERY_IN_PROGRESS: 409,
   SUBSCRIPTION_DISABLED: 409,
+  // Another customer's payment already has this rail reference; whose is not said.
+  RAIL_REFERENCE_IN_USE: 409,
   // Postgres or Temporal could not be reached or gave up (see `dependencyFailure`): retry with the same key.
   SERVICE_UNAVAILABLE: 503,
   INTERNAL_ERROR: 500,

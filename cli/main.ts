@@ -9,6 +9,7 @@ import { reportCommands } from './commands/report';
 import { paymentCommands } from './commands/payment';
 import { scheduleCommands } from './commands/schedule';
 import { statementCommands } from './commands/statement';
+import { booksCommands } from './commands/books';
 import { auditCommands as auditLogCommands } from './commands/audit';
 import { auditCommands, auditFailure, takeOperator } from './audit';
 
@@ -23,6 +24,7 @@ reportCommands(program);
 paymentCommands(program);
 scheduleCommands(program);
 statementCommands(program);
+booksCommands(program);
 auditLogCommands(program);
 auditCommands(program);
 

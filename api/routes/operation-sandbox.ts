@@ -6,7 +6,7 @@ import { applyHoldDecision, recordHoldDecision } from '../services/operations/si
 import { getOperation } from '../services/operations/read';
 import { sandboxDecision } from './sandbox-decision';
 import { getInboundPayment, recordInboundPayment } from '../services/inbound-payments';
-import { settleInboundPayment } from '../../payments/inbound-payments';
+import { decideInboundPayment } from '../../payments/inbound-payments';
 import { requestScopedId } from '../middleware/idempotency';
 import { idempotentAroundEffect } from '../middleware/idempotent-effect';
 import { ref } from '../schemas/responses';
@@ -22,7 +22,13 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
     body: inboundPaymentBody,
     bodyRequired: true,
     response: { status: 200, schema: ref('InboundPayment'), description: 'The payment as recorded and decided' },
-    errors: ['NOT_FOUND', 'INVALID_AMOUNT', 'INVALID_AMOUNT_PRECISION', 'INVALID_STATE'],
+    errors: [
+      'NOT_FOUND',
+      'INVALID_AMOUNT',
+      'INVALID_AMOUNT_PRECISION',
+      'INVALID_STATE',
+      'RAIL_REFERENCE_IN_USE',
+    ],
     // Recorded, decided by the deposit's workflow, answered: no transaction stays open while the workflow works.
     ownsIdempotency: true,
     async handler(ctx) {
@@ -33,7 +39,7 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
           recordInboundPayment(tx, ctx.params.operationId, ctx.request.body as never, {
             defaultEndToEndId: `E${requestScopedId(ctx, 'inbound-payment').replace(/-/g, '').slice(0, 31)}`,
           }),
-        (payment) => settleInboundPayment(s, payment),
+        async (payment) => void (await decideInboundPayment(s, payment)),
         (em, payment) => getInboundPayment(em, payment.id),
       );
     },

@@ -33,12 +33,16 @@ export function operationCommands(program: Command): void {
     });
   deposit
     .command('pay <operationId>')
-    .description('record an inbound payment for a deposit (prints the payment as the deposit decided it)')
+    .description(
+      'record an inbound payment for a deposit (prints the payment as the deposit decided it); ' +
+        'run again with the same reference, it is the same payment',
+    )
     .requiredOption('--amount <value>', 'amount paid, e.g. 100.00')
     .requiredOption('--asset <asset>', 'asset paid, e.g. BRL')
-    .option('--end-to-end <id>', 'end-to-end id of the payment')
+    // Required: the rail's reference is what makes a rerun find the payment instead of recording it again.
+    .requiredOption('--end-to-end <id>', "the rail's reference of the payment (PIX end-to-end id, bank statement ref)")
     .option('--json', 'print JSON')
-    .action(async (id: string, opts: { amount: string; asset: string; endToEnd?: string; json?: boolean }) => {
+    .action(async (id: string, opts: { amount: string; asset: string; endToEnd: string; json?: boolean }) => {
       const body = { amount: { value: opts.amount, asset: opts.asset as never }, endToEndId: opts.endToEnd };
       const payment = await withServices(async (s) => reportInboundPayment(s, await scopeOf(s, id), id, body));
       const { value, asset } = payment.amount;

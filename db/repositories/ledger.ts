@@ -7,13 +7,14 @@ import { Em, tenantOf } from '../orm';
 import { SqlBatch } from '../batch';
 import { CambioError } from '../../domain/errors';
 import { Dec } from '../../domain/money';
-import type { Posting } from '../../domain/postings';
+import { suspenseAccountId, type Posting } from '../../domain/postings';
 
 export interface LedgerWrite {
   /** Unique per effect, e.g. `${operationId}:settle`: a retry finds the first posting and does nothing. */
   key: string;
   operationId: string | null;
-  customerId: string;
+  /** The owner of the balance rows it moves; null only for a posting of the platform's suspense alone. */
+  customerId: string | null;
   description: string;
   postings: Posting[];
 }
@@ -58,7 +59,11 @@ export function addPosting(batch: SqlBatch, write: LedgerWrite): () => boolean {
   // queue behind each other instead of each holding the row the other waits for (transfers A→B and B→A). The
   // statements of a batch run in the order added, so this order is the order the rows are locked in.
   const sorted = [...moves.values()].sort(byBalanceRow);
-  for (const m of sorted) addBalanceMove(batch, ifPosted, write.customerId, m, (err) => insufficientFunds(err, sorted));
+  for (const m of sorted) {
+    // The platform's suspense belongs to no customer, whoever's posting moves it.
+    const owner = m.accountId === PLATFORM_SUSPENSE ? null : write.customerId;
+    addBalanceMove(batch, ifPosted, owner, m, (err) => insufficientFunds(err, sorted));
+  }
   // After the moves: each customer entry copies its balance row as the move left it (seq, booking instant, available
   // and held after), the history a past balance is read from. The row is locked by the update above, so no other
   // posting moves it in between.
@@ -76,6 +81,8 @@ export function addPosting(batch: SqlBatch, write: LedgerWrite): () => boolean {
   return () => inserted.rows.length > 0;
 }
 
+const PLATFORM_SUSPENSE = suspenseAccountId(null);
+
 /** The global lock order of balance rows. Plain code-point comparison: the same in every process and locale. */
 export function byBalanceRow(a: { accountId: string; asset: string }, b: { accountId: string; asset: string }): number {
   if (a.accountId !== b.accountId) return a.accountId < b.accountId ? -1 : 1;
@@ -91,7 +98,7 @@ export function byBalanceRow(a: { accountId: string; asset: string }, b: { accou
 function addBalanceMove(
   batch: SqlBatch,
   ifPosted: string,
-  customerId: string,
+  customerId: string | null,
   m: { accountId: string; asset: string; available: Dec; held: Dec },
   onCheck: (err: unknown) => unknown,
 ) {
