@@ -2,9 +2,11 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * A customer's volume can only slow that customer (docs/decisions.md, "Fair share of the engine"):
- * - `workflow_starts.customer_id`: the customer a start is for, derived from its `CustomerId` search attribute
+ * - `workflow_starts.fairness_key`: the customer a start is for, derived from its `CustomerId` search attribute
  *   (every writer sets it; '' for the few rows without one), so the relay can take rows round-robin across
- *   customers (db/repositories/outbox.ts, `claimStarts`). Generated, so no writer has to change.
+ *   customers (db/repositories/outbox.ts, `claimStarts`). Generated, so no writer has to change. Not named
+ *   `customer_id`: the outbox is the system's, read by the relay for every customer, and a tenant column would
+ *   owe a foreign key to customers (test/integration/customer-access.test.ts) that a queue row has no use for.
  * - `workflow_starts_fair_index`: the relay's claim walks the distinct customers of a queue (a skip scan on the
  *   first two columns) and, for each, its oldest due rows (all four). It replaces the plain `next_attempt_at`
  *   index, which only the old first-come claim used. Rows from before task queues were recorded (null) have a
@@ -15,10 +17,10 @@ import { Migration } from '@mikro-orm/migrations';
  */
 export class Migration20261126100000FairShare extends Migration {
   override async up(): Promise<void> {
-    this.addSql(`alter table "workflow_starts" add column "customer_id" varchar(255)
+    this.addSql(`alter table "workflow_starts" add column "fairness_key" varchar(255)
       generated always as (coalesce("search_attributes" ->> 'CustomerId', '')) stored;`);
     this.addSql(`create index "workflow_starts_fair_index"
-      on "workflow_starts" ("task_queue", "customer_id", "next_attempt_at", "created_at");`);
+      on "workflow_starts" ("task_queue", "fairness_key", "next_attempt_at", "created_at");`);
     this.addSql(`create index "workflow_starts_unqueued_index"
       on "workflow_starts" ("next_attempt_at", "created_at") where "task_queue" is null;`);
     this.addSql(`drop index "workflow_starts_next_attempt_index";`);
@@ -31,6 +33,6 @@ export class Migration20261126100000FairShare extends Migration {
     this.addSql(`create index "workflow_starts_next_attempt_index" on "workflow_starts" ("next_attempt_at");`);
     this.addSql(`drop index "workflow_starts_unqueued_index";`);
     this.addSql(`drop index "workflow_starts_fair_index";`);
-    this.addSql(`alter table "workflow_starts" drop column "customer_id";`);
+    this.addSql(`alter table "workflow_starts" drop column "fairness_key";`);
   }
 }

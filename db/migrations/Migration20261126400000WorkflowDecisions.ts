@@ -22,7 +22,8 @@ export class Migration20261126400000WorkflowDecisions extends Migration {
       "reason" text null,
       "actor" varchar(255) not null,
       "created_at" timestamptz(3) not null,
-      constraint "workflow_decisions_pkey" primary key ("id"));`);
+      constraint "workflow_decisions_pkey" primary key ("id"),
+      constraint "workflow_decisions_customer_id_foreign" foreign key ("customer_id") references "customers" ("id"));`);
     this.addSql(`create index "workflow_decisions_workflow_index" on "workflow_decisions" ("workflow_id");`);
     this.addSql(`
       create function "workflow_decisions_refuse_change"() returns trigger language plpgsql as $$

@@ -93,7 +93,7 @@ const MAX_BACKOFF_SECONDS = 10;
 
 // The fair claim, in one statement (docs/decisions.md, "Fair share of the engine"). Parameters: the queue three
 // times, the candidates per customer twice, the lease, the batch size.
-// - `customers`: the distinct customers with rows on the queue, one index probe each (a skip scan of
+// - `queue_keys`: the distinct customers (fairness keys) with rows on the queue, one index probe each (a skip scan of
 //   workflow_starts_fair_index), however many rows each has queued;
 // - `candidates`: each customer's oldest due, unleased rows, ranked within the customer, read from the same index;
 //   two batches' worth each, so a relay claiming at the same instant as another still fills its batch with the
@@ -101,25 +101,25 @@ const MAX_BACKOFF_SECONDS = 10;
 // - `due`: rank 1 of every customer first (oldest head first), then rank 2, ...: a batch takes one row per
 //   customer before it takes a second from anyone, so a customer with one pending start is in the next pass
 //   whatever another has queued. SKIP LOCKED below the LIMIT: two relays claiming at once take disjoint rows.
-const CLAIM_FAIR = `with recursive customers(customer_id) as (
-       (select customer_id from workflow_starts where task_queue = ? order by customer_id limit 1)
+const CLAIM_FAIR = `with recursive queue_keys(fairness_key) as (
+       (select fairness_key from workflow_starts where task_queue = ? order by fairness_key limit 1)
        union all
-       select (select w.customer_id from workflow_starts w
-               where w.task_queue = ? and w.customer_id > c.customer_id order by w.customer_id limit 1)
-       from customers c
-       where c.customer_id is not null
+       select (select w.fairness_key from workflow_starts w
+               where w.task_queue = ? and w.fairness_key > c.fairness_key order by w.fairness_key limit 1)
+       from queue_keys c
+       where c.fairness_key is not null
      ),
      candidates as (
        select d.workflow_id, d.rank, d.next_attempt_at, d.created_at
-       from customers c cross join lateral (
+       from queue_keys c cross join lateral (
          select w.workflow_id, w.next_attempt_at, w.created_at,
            row_number() over (order by w.next_attempt_at, w.created_at) as rank
          from (select workflow_id, next_attempt_at, created_at from workflow_starts
-               where task_queue = ? and customer_id = c.customer_id and next_attempt_at <= now()
+               where task_queue = ? and fairness_key = c.fairness_key and next_attempt_at <= now()
                  and (claimed_until is null or claimed_until < now())
                order by next_attempt_at, created_at limit ?) w
        ) d
-       where c.customer_id is not null
+       where c.fairness_key is not null
        union all
        select u.workflow_id, row_number() over (order by u.next_attempt_at, u.created_at), u.next_attempt_at,
          u.created_at
