@@ -40,13 +40,12 @@ if (env.SANDBOX === undefined || env.SANDBOX === '') env.SANDBOX = 'true';
 const namespace = env.TEMPORAL_NAMESPACE || 'default';
 const taskQueue = env.TEMPORAL_TASK_QUEUE || 'cambio';
 const webhookTaskQueue = env.TEMPORAL_WEBHOOK_TASK_QUEUE || 'cambio-webhooks';
-// The queues the worker serves (WORKER_QUEUES, config/index.ts): both unless narrowed.
-const servedQueues = (env.WORKER_QUEUES || 'main,webhooks').split(',').map((q) => q.trim());
+const railsTaskQueue = env.TEMPORAL_RAILS_TASK_QUEUE || 'cambio-rails';
+// The queues the worker serves (WORKER_QUEUES, config/index.ts): all three unless narrowed.
+const servedQueues = (env.WORKER_QUEUES || 'main,webhooks,rails').split(',').map((q) => q.trim());
 const port = Number(env.PORT);
-// As config/index.ts reads SANDBOX: on unless NODE_ENV=production, or as set.
-const sandbox = env.SANDBOX
-  ? ['1', 'true', 'yes', 'on'].includes(env.SANDBOX.toLowerCase())
-  : env.NODE_ENV !== 'production';
+// As config/index.ts reads SANDBOX (set just above).
+const sandbox = ['1', 'true', 'yes', 'on'].includes(env.SANDBOX.toLowerCase());
 const PSP_SIM_PORT = 4010;
 
 /** Started processes (build, migrate, Temporal), in start order. */
@@ -214,6 +213,7 @@ async function main() {
   for (const [role, queue] of [
     ['main', taskQueue],
     ['webhooks', webhookTaskQueue],
+    ['rails', railsTaskQueue],
   ]) {
     if (!servedQueues.includes(role)) continue;
     await waitForWorker(temporalAddress, namespace, queue, READY_TIMEOUT_MS, () => (stopping ? 'stopping' : undefined));
