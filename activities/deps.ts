@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
 import type { Orm } from '../db/orm';
 import type { RateSource } from '../domain/rates';
+import type { Rails } from '../rails';
 import type { ResolveHost } from '../webhooks/url-policy';
 
 /** What activities may touch. Each activity forks its own EntityManager from `orm`. */
@@ -12,4 +13,6 @@ export interface ActivityDeps {
   temporal: Client;
   /** Name resolution for the webhook URL rules; DNS unless a test injects its own. */
   resolveHost?: ResolveHost;
+  /** The rails' connectors; built from the config when absent. */
+  rails?: Rails;
 }

@@ -1,16 +1,25 @@
 import { createAccountReviewActivities } from './account-review';
 import type { ActivityDeps } from './deps';
+import { createDecisionActivities } from './decisions';
 import { createInstructionReviewActivities } from './instruction-review';
 import { createOperationActivities } from './operations';
+import { createRailActivities } from './rails';
+import { railsFromConfig } from '../rails';
 import { createWebhookActivities } from '../webhooks/delivery-activities';
+import { createPeriodicActivities } from './periodic';
 
 /** All activities, bound to their dependencies. Workflows `import type` this to proxy them. */
-export function createActivities(deps: ActivityDeps) {
+export function createActivities(given: ActivityDeps) {
+  // One set of connectors per process: the PIX client caches its OAuth2 token and keeps its connections.
+  const deps = { ...given, rails: given.rails ?? railsFromConfig(given.config) };
   return {
     ...createAccountReviewActivities(deps),
+    ...createDecisionActivities(deps),
     ...createInstructionReviewActivities(deps),
     ...createOperationActivities(deps),
     ...createWebhookActivities(deps),
+    ...createPeriodicActivities(deps),
+    ...createRailActivities(deps),
   };
 }
 

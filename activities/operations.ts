@@ -1,4 +1,8 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/activity';
+import type { PayoutRequest } from '../rails/rail';
+import { payoutIdFor } from '../rails/pix/ids';
+import { railsFromConfig } from '../rails';
 import { addOperationState, lockOperationForStep } from '../db/repositories/operations';
 import type { Em } from '../db/orm';
 import { SqlBatch } from '../db/batch';
@@ -9,7 +13,7 @@ import { addPosting } from '../db/repositories/ledger';
 import { addMovements } from '../db/repositories/movements';
 import type { AssetCode } from '../domain/assets';
 import { Dec, formatAmount } from '../domain/money';
-import { receivePostings, releasePostings, settlePostings } from '../domain/postings';
+import { releasePostings, settlePostings } from '../domain/postings';
 import { Reason, transition } from '../domain/states';
 import { operationEventPayload } from '../webhooks/operation-event';
 import { amount } from '../domain/amount';
@@ -17,8 +21,10 @@ import type { ActivityDeps } from './deps';
 import { inActivityTransaction } from './failures';
 
 const FINAL: readonly OperationStatus[] = ['COMPLETED', 'FAILED'];
-// docs/decisions.md: sandbox PIX payouts to this key are rejected by the "bank".
-export const FAILING_PAYOUT_KEY = 'payout-fails@example.com';
+/** A withdrawal's payout: what to send and on which queue, or the PSP's answer already recorded. */
+export type PayoutOrder =
+  | { recorded: { ok: boolean; endToEnd: string }; taskQueue?: undefined; request?: undefined }
+  | { recorded?: undefined; taskQueue: string; request: PayoutRequest };
 
 export type ReconcileOutcome = 'COMPLETED' | 'FAILED';
 
@@ -37,11 +43,13 @@ export interface DecideInput {
  */
 export function createOperationActivities(deps: ActivityDeps) {
   const inTx = <T>(fn: (em: Em) => Promise<T>) => inActivityTransaction(deps.orm, fn);
+  let rails = deps.rails;
 
   /** The operation, its row locked until COMMIT; a plain object, written back by `save`. */
   async function lock(em: Em, id: string): Promise<Operation> {
     const op = await lockOperationForStep(em, id);
-    if (!op) throw new Error(`operation ${id} not found`);
+    // Retrying cannot make a missing operation appear: fail the step, not retry it forever.
+    if (!op) throw ApplicationFailure.nonRetryable(`operation ${id} not found`, 'OPERATION_NOT_FOUND');
     return op;
   }
 
@@ -77,7 +85,7 @@ export function createOperationActivities(deps: ActivityDeps) {
     emitEvent(batch, op, 'OPERATION_COMPLETED', at);
   }
 
-  return {
+  const steps = {
     /** PROCESSING and ON_HOLD are read through GET only: no event (spec). */
     async setOperationStatus(input: {
       operationId: string;
@@ -143,9 +151,11 @@ export function createOperationActivities(deps: ActivityDeps) {
         const op = await lock(em, input.operationId);
         const payment = await findPayment(em, input.paymentId, { lock: true });
         if (!payment || payment.operationId !== op.id) {
-          throw new Error(`payment ${input.paymentId} is not one of operation ${op.id}`);
+          // A made-up or misdirected payment id stays wrong however often it is retried.
+          const message = `payment ${input.paymentId} is not one of operation ${op.id}`;
+          throw ApplicationFailure.nonRetryable(message, 'PAYMENT_NOT_OF_DEPOSIT');
         }
-        if (payment.decided) return payment.status;
+        if (payment.status !== 'RECEIVED') return payment.status;
         const counts = input.open && op.status !== 'COMPLETED' && payment.asset === op.sourceAsset;
         const status = counts ? 'MATCHED' : 'UNMATCHED';
         const batch = new SqlBatch();
@@ -156,10 +166,11 @@ export function createOperationActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Reconciles a deposit over the payments that count toward it (MATCHED, oldest first; an undecided record of
-     * an open deposit counts too: its reporter died before asking). Enough: the deposit takes exactly the quote's
-     * source amount out of the customer's suspense and completes; the excess is split off the payment that crossed
-     * the amount as an UNMATCHED remainder, and later payments become UNMATCHED whole. Short: FAILED
+     * Reconciles a deposit over the payments that count toward it (MATCHED, oldest first; a RECEIVED record of an
+     * open deposit counts too: its reporter died before asking). Enough: the deposit takes exactly the quote's
+     * source amount out of the customer's suspense and completes; the payment that crossed the amount keeps what it
+     * received and records what the deposit used (`matchedAmount`), its excess split off as an UNMATCHED remainder;
+     * later payments become UNMATCHED whole. Short: FAILED
      * (AMOUNT_MISMATCH, or ASSET_MISMATCH when a payment came in another asset), replayable after a top-up.
      */
     async reconcileDeposit(input: { operationId: string }): Promise<ReconcileOutcome> {
@@ -168,7 +179,7 @@ export function createOperationActivities(deps: ActivityDeps) {
         if (op.status === 'COMPLETED') return 'COMPLETED';
         const payments = await paymentsOfDeposit(em, op.id);
         const batch = new SqlBatch();
-        for (const p of payments.filter((x) => !x.decided)) {
+        for (const p of payments.filter((x) => x.status === 'RECEIVED')) {
           p.status = p.asset === op.sourceAsset ? 'MATCHED' : 'UNMATCHED';
           addDecision(batch, p.id, { status: p.status });
         }
@@ -189,18 +200,10 @@ export function createOperationActivities(deps: ActivityDeps) {
           let left = op.sourceAmount;
           op.transactions = [];
           for (const p of matched) {
-            // Rows recorded before suspense existed arrive now; for the others the key was posted at record time.
-            addPosting(batch, {
-              key: `inbound:${p.id}:receive`,
-              operationId: null,
-              customerId: op.customerId,
-              description: 'inbound payment received',
-              postings: receivePostings({ ...p, customerId: op.customerId }),
-            });
             if (left.isZero()) {
               addDecision(batch, p.id, { status: 'UNMATCHED' });
             } else if (p.amount.gt(left)) {
-              addDecision(batch, p.id, { status: 'MATCHED', amount: left });
+              addDecision(batch, p.id, { status: 'MATCHED', matchedAmount: left });
               addRemainder(batch, p, p.amount.minus(left));
               op.transactions.push(credit(p, left, 'COMPLETED'));
               left = new Dec(0);
@@ -252,28 +255,52 @@ export function createOperationActivities(deps: ActivityDeps) {
       return inTx(async (em) => {
         const op = await lock(em, input.operationId);
         const uncredited = (p: InboundPayment) => p.status === 'MATCHED' && op.status !== 'COMPLETED';
-        const open = (await paymentsOfDeposit(em, op.id)).filter((p) => !p.decided || uncredited(p));
+        const open = (await paymentsOfDeposit(em, op.id)).filter((p) => p.status === 'RECEIVED' || uncredited(p));
         const batch = new SqlBatch();
-        for (const p of open) addDecision(batch, p.id, { status: 'UNMATCHED' });
+        for (const p of open) addDecision(batch, p.id, { status: 'UNMATCHED', matchedAmount: null });
         await batch.run(em);
         return open.length;
       });
     },
 
     /**
-     * Sandbox PIX payout. The result is stored on the operation as its PIX transaction before returning, so
-     * a retry reads the stored result instead of paying out again.
+     * What the payout sends: its idEnvio (from the operation, so every retry and replay names the same payout),
+     * amount and key, and the task queue of provider calls; or the outcome already recorded.
      */
-    async executePayout(input: { operationId: string }): Promise<{ ok: boolean; endToEnd: string }> {
+    async payoutOrder(input: { operationId: string }): Promise<PayoutOrder> {
+      return inTx(async (em) => {
+        const op = await lock(em, input.operationId);
+        const recorded = op.transactions.find((t) => t.direction === 'DEBIT');
+        if (recorded) return { recorded: { ok: recorded.status === 'COMPLETED', endToEnd: recorded.endToEnd } };
+        const instruction = (op.intent.beneficiary as { paymentInstruction: { key: string } }).paymentInstruction;
+        return {
+          taskQueue: deps.config.railsTaskQueue,
+          request: {
+            payoutId: payoutIdFor(op.id),
+            amount: new Dec(op.targetAmount).toFixed(2),
+            key: instruction.key,
+          },
+        };
+      });
+    },
+
+    /**
+     * Records the PSP's final answer on the operation as its PIX transaction: COMPLETED with the end-to-end id
+     * of the Pix that left, or FAILED with the reason. The first answer recorded stays (a retry reads it).
+     */
+    async recordPayout(input: {
+      operationId: string;
+      status: 'COMPLETED' | 'FAILED';
+      endToEnd?: string;
+      reason?: string;
+    }): Promise<{ ok: boolean; endToEnd: string }> {
       return inTx(async (em) => {
         const op = await lock(em, input.operationId);
         const existing = op.transactions.find((t) => t.direction === 'DEBIT');
         if (existing) return { ok: existing.status === 'COMPLETED', endToEnd: existing.endToEnd };
-        const instruction = (op.intent.beneficiary as { paymentInstruction: { keyType: string; key: string } })
-          .paymentInstruction;
-        const ok = !(instruction.keyType === 'EMAIL' && instruction.key.toLowerCase() === FAILING_PAYOUT_KEY);
+        const ok = input.status === 'COMPLETED';
         const at = new Date();
-        const endToEnd = endToEndId(op.id, at);
+        const endToEnd = input.endToEnd ?? '';
         op.transactions = [
           ...op.transactions,
           {
@@ -294,12 +321,26 @@ export function createOperationActivities(deps: ActivityDeps) {
         return { ok, endToEnd };
       });
     },
-  };
-}
 
-/** A PIX end-to-end id: E + participant ISPB (8) + yyyyMMddHHmm + 11 characters, 32 in all. */
-function endToEndId(operationId: string, at: Date): string {
-  const stamp = at.toISOString().replace(/[-:T]/g, '').slice(0, 12);
-  const tail = createHash('sha256').update(operationId).digest('hex').slice(0, 11);
-  return `E12345678${stamp}${tail}`;
+    /**
+     * The payout step of withdrawals started before payouts went through the rails' task queue: the same PSP
+     * calls, in one activity. It records only a final answer of the PSP; while the payout is pending it fails
+     * (retryable), and Temporal runs it again, which re-reads the same idEnvio.
+     */
+    async executePayout(input: { operationId: string }): Promise<{ ok: boolean; endToEnd: string }> {
+      const order = await steps.payoutOrder(input);
+      if (order.recorded) return order.recorded;
+      rails ??= railsFromConfig(deps.config);
+      const pix = rails.pix;
+      if (!pix) throw ApplicationFailure.nonRetryable('no PSP is configured for PIX', 'RAIL_NOT_CONFIGURED');
+      let state = await pix.sendPayout(order.request);
+      for (let i = 0; state.status === 'PENDING' && i < 20; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        state = await pix.payoutStatus(order.request.payoutId);
+      }
+      if (state.status === 'PENDING') throw new Error(`payout ${state.payoutId} is still pending at the PSP`);
+      return steps.recordPayout({ ...input, status: state.status, endToEnd: state.endToEndId, reason: state.reason });
+    },
+  };
+  return steps;
 }

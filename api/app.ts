@@ -1,5 +1,6 @@
 import Koa from 'koa';
 import Router from '@koa/router';
+import { railStatus } from '../rails';
 import { jwks } from './services/signing-keys';
 import { bearerAuth } from './middleware/auth';
 import { CustomerAccess } from './services/customer-access';
@@ -8,6 +9,8 @@ import { requestContext } from './middleware/request-context';
 import { openApiDocument } from './openapi';
 import { registerDocs } from './docs';
 import { selectVersion, versionDispatcher } from './versions';
+import { methodNotAllowed } from './middleware/method-not-allowed';
+import { canonicalIds } from './middleware/canonical-ids';
 import { authenticateOnce, customerGate, CustomerAdmission } from './overload/customer-limits';
 import { closeIfBodyUnread } from './overload/unread-body';
 import { httpMetrics, metricsHandler } from './observability/metrics';
@@ -43,7 +46,7 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
   const { config } = services;
   const access = new CustomerAccess(services.orm, config.customerCacheSeconds);
   const authenticate = authenticateOnce(bearerAuth(config, services.orm, services.signingKey, access));
-  const { middleware: versioned, tables } = versionDispatcher(services, authenticate);
+  const { middleware: versioned, tables, routers } = versionDispatcher(services, authenticate);
   // The rate is the deployment's (one counter in Postgres shared by every API process) when the deps carry the
   // store; the in-flight bound protects this process and stays per process.
   const window = rateWindow(config.rateLimitPerSecond, config.rateLimitBurst);
@@ -62,11 +65,8 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
     deploymentRate && ((customerId) => deploymentRate.take(customerId)),
   );
   const readiness = new Readiness(services, config.readinessCacheMs);
-  const publicRoutes = new Set(
-    Object.values(tables).flatMap((t) =>
-      t.routes.filter((r) => r.public).map((r) => `${r.method.toUpperCase()} ${r.path}`),
-    ),
-  );
+  // By path, whatever the method: a method the public path does not declare gets its 405 without a token.
+  const publicPaths = new Set([...tables.values()].flatMap((t) => t.routes.filter((r) => r.public).map((r) => r.path)));
 
   const platform = new Router();
   platform.get('/healthz', (ctx) => {
@@ -75,19 +75,25 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
   platform.get('/readyz', async (ctx) => {
     if (opts.draining?.()) {
       ctx.status = 503;
-      ctx.body = { status: 'draining', checks: {} };
+      ctx.body = { status: 'draining', checks: {}, sandbox: config.sandbox };
       return;
     }
     const checks = await readiness.check();
     ctx.status = checks.postgres === 'ok' && checks.temporal === 'ok' ? 200 : 503;
-    ctx.body = { status: ctx.status === 200 ? 'ready' : 'not ready', checks };
+    // Which rails move real money here: a PSP's connector, or operators recording bank statements.
+    ctx.body = {
+      status: ctx.status === 200 ? 'ready' : 'not ready',
+      checks,
+      sandbox: config.sandbox,
+      rails: railStatus(config),
+    };
   });
   platform.get('/metrics', metricsHandler(services.orm, { token: config.metricsToken }));
   platform.get('/.well-known/jwks.json', (ctx) => {
     ctx.body = jwks(services.signingKey);
   });
   platform.get('/openapi.json', (ctx) => {
-    ctx.body = openApiDocument(tables[ctx.state.version], ctx.state.version, `${ctx.protocol}://${ctx.host}`);
+    ctx.body = openApiDocument(tables.get(ctx.state.version)!, ctx.state.version, `${ctx.protocol}://${ctx.host}`);
   });
   registerDocs(platform);
 
@@ -95,10 +101,12 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
   app.use(requestContext(services.log));
   app.use(closeIfBodyUnread);
   app.use(selectVersion);
+  app.use(canonicalIds);
   // Authentication and the customer's limits come before a byte of the body is read.
-  app.use(customerGate(authenticate, (ctx) => publicRoutes.has(`${ctx.method} ${ctx.path}`), admission));
+  app.use(customerGate(authenticate, (ctx) => publicPaths.has(ctx.path), admission));
   app.use(jsonBody(bodyLimit));
   app.use(platform.routes());
   app.use(versioned);
+  app.use(methodNotAllowed((ctx) => [platform, routers.get(ctx.state.version)!]));
   return app;
 }

@@ -15,6 +15,8 @@ const STATUS: Record<ErrorCode, number> = {
   UNAUTHORIZED: 401,
   INVALID_CLIENT: 401,
   NOT_FOUND: 404,
+  // A path some route serves, with a method none declares (api/middleware/method-not-allowed.ts): with `Allow`.
+  METHOD_NOT_ALLOWED: 405,
   IDEMPOTENCY_KEY_IN_USE: 409,
   QUOTE_ALREADY_CONSUMED: 409,
   INVALID_STATE: 409,
@@ -28,6 +30,7 @@ const STATUS: Record<ErrorCode, number> = {
   ASSET_NOT_ENABLED: 422,
   SAME_ACCOUNT_TRANSFER: 422,
   RAIL_ASSET_MISMATCH: 422,
+  RAIL_NOT_CONFIGURED: 422,
   PAYMENT_INSTRUCTION_NOT_APPROVED: 422,
   REQUIREMENTS_NOT_MET: 422,
   IDEMPOTENCY_KEY_REUSED: 422,
@@ -36,10 +39,11 @@ const STATUS: Record<ErrorCode, number> = {
   MALFORMED_REQUEST: 400,
   REQUEST_TIMEOUT: 408,
   HEADERS_TOO_LARGE: 431,
-  SANDBOX_DISABLED: 404,
   INVALID_WEBHOOK_URL: 400,
   DELIVERY_IN_PROGRESS: 409,
   SUBSCRIPTION_DISABLED: 409,
+  // Another customer's payment already has this rail reference; whose is not said.
+  RAIL_REFERENCE_IN_USE: 409,
   // Postgres or Temporal could not be reached or gave up (see `dependencyFailure`): retry with the same key.
   SERVICE_UNAVAILABLE: 503,
   INTERNAL_ERROR: 500,

@@ -14,6 +14,9 @@ async function main() {
   const app = createApp({ ...deps, signingKey }, { draining: () => draining });
   const server = createHttpServer(app, config).listen(config.port, config.host, () => {
     deps.log.info({ port: config.port }, `Cambio API listening on http://127.0.0.1:${config.port}`);
+    // Said at every start, so a deployment running the sandbox by accident shows it in its first lines.
+    if (config.sandbox) deps.log.warn({ sandbox: true }, 'sandbox mode ON: customers can approve their own reviews');
+    else deps.log.info({ sandbox: false }, 'sandbox mode off');
   });
   answerClientErrors(server, deps.log);
 

@@ -12,3 +12,14 @@ export async function ceilingWorkflow(): Promise<string> {
   await noop();
   return 'COMPLETED';
 }
+
+export interface CeilingPostActivities {
+  post(url: string, body: string): Promise<number>;
+}
+
+const { post } = proxyActivities<CeilingPostActivities>({ startToCloseTimeout: '30s' });
+
+/** The ceiling of bench:webhooks: one ordinary activity that POSTs a body to a URL, as a delivery does. */
+export async function ceilingPostWorkflow(url: string, body: string): Promise<number> {
+  return post(url, body);
+}

@@ -6,7 +6,8 @@
 // Targets: completed ops/s >= 0.7x the ceiling, POST p99 < 150 ms (issue 10), worker RSS < 400 MB.
 // Each client has its own funded account (20 accounts, BRL+USD); a transfer goes from the client's account
 // to the next client's, a swap converts BRL→USD inside the client's account.
-// Knobs: BENCH_CONCURRENCY (20), BENCH_OPS (300 per kind), BENCH_WARMUP (40), BENCH_POLL_MS (50).
+// Knobs: BENCH_CONCURRENCY (20), BENCH_OPS (300 per kind), BENCH_WARMUP (40), BENCH_POLL_MS (50); BENCH_MODE=fair
+// runs the fair-share bench instead (10 customers, one flooding: bench/operations-fair.ts).
 import { Client as PgClient } from 'pg';
 import { Client, Connection } from '@temporalio/client';
 import { activeAccount, BenchCustomer, fund, newCustomer } from './lib/cambio';
@@ -16,6 +17,7 @@ import { CpuMeter, CpuReport, postgresPids, rssOf, waitForQuiet } from './lib/pr
 import { log, Stack, withStack } from './lib/stack';
 import { startCeilingWorker } from './lib/ceiling';
 import { banner, cpuTable, fmt, ok, rssLine, table } from './lib/report';
+import { fairShareBench } from './operations-fair';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 20);
 const OPS = Number(process.env.BENCH_OPS || 300);
@@ -249,4 +251,7 @@ async function main(stack: Stack) {
   }
 }
 
-void withStack({ database: 'cambio_bench_ops', worker: true, api: true }, main);
+// BENCH_MODE=fair: 10 customers, one flooding (bench/operations-fair.ts).
+if (process.env.BENCH_MODE === 'fair')
+  void withStack({ database: 'cambio_bench_ops_fair', worker: true, api: true }, fairShareBench);
+else void withStack({ database: 'cambio_bench_ops', worker: true, api: true }, main);

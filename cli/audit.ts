@@ -1,9 +1,12 @@
 import os from 'node:os';
 import type { Command } from 'commander';
+import type { EventSubscriber, TransactionEventArgs } from '@mikro-orm/core';
 import { loadConfig } from '../config';
-import { openOrm } from '../db/orm';
-import { appendAudit } from '../db/repositories/audit-log';
+import { openOrm, type Orm } from '../db/orm';
+import { appendAudit, appendAuditWith, AuditKey } from '../db/repositories/audit-log';
 import { CambioError } from '../domain/errors';
+import { auditKey } from './audit-key';
+import { crashPoint } from '../api/middleware/crash-point';
 
 // docs/decisions.md, "Operator actions are audited": the commands that act, and the action each one records.
 // Reads (lists, reports, the audit log itself) record nothing.
@@ -24,6 +27,9 @@ const AUDITED: Record<string, string> = {
   'payment return': 'payment.return',
   'payment credit': 'payment.credit',
   'webhook redeliver': 'webhook.redeliver',
+  'schedule pause': 'schedule.pause',
+  'schedule unpause': 'schedule.unpause',
+  'schedule trigger': 'schedule.trigger',
 };
 
 interface Pending {
@@ -31,6 +37,10 @@ interface Pending {
   target: string;
   reason: string | null;
   details: Record<string, unknown>;
+  key: AuditKey;
+  /** The transaction whose COMMIT carries the row (set before it commits, kept once it did). */
+  carrier?: unknown;
+  committed: boolean;
 }
 
 let pending: Pending | undefined;
@@ -52,14 +62,23 @@ export function takeOperator(argv: string[]): string[] {
   return rest;
 }
 
-/** What an action learns only once it has run (the customer it created, the deposit it made) joins its row. */
+/** Who acts, as a workflow decision records it. */
+export const operatorActor = (): string => `operator:${operator}`;
+
+/**
+ * What an action knows besides its arguments joins its row, if noted before the action's transaction commits (the
+ * row commits with it); a note made after that is too late and is dropped.
+ */
 export function auditNote(note: { target?: string; details?: Record<string, unknown> }): void {
-  if (!pending) return;
+  if (!pending || pending.committed || pending.carrier) return;
   if (note.target) pending.target = note.target;
   Object.assign(pending.details, note.details ?? {});
 }
 
-/** Registers the hooks: an audited command's row is appended after it ran, or after it failed (`auditFailure`). */
+/**
+ * Registers the hooks: an audited command's row is prepared before it runs (refusing to run without the chain's
+ * key), and written inside the first transaction of the action that commits (`auditInTransactions`).
+ */
 export function auditCommands(program: Command): void {
   program.hook('preAction', (_root, command) => {
     const path = `${command.parent?.name()} ${command.name()}`;
@@ -67,26 +86,69 @@ export function auditCommands(program: Command): void {
     if (!action) return;
     const { json: _json, reason, ...options } = command.opts() as Record<string, unknown>;
     const target = String(command.args[0] ?? options.name ?? '-');
-    pending = { action, target, reason: typeof reason === 'string' ? reason : null, details: { ...options } };
+    const key = auditKey(loadConfig());
+    const why = typeof reason === 'string' ? reason : null;
+    pending = { action, target, reason: why, details: { ...options }, key, committed: false };
   });
+  // An action that succeeded without committing anything (nothing to be atomic with) still gets its row.
   program.hook('postAction', async () => {
-    await flush('OK');
+    const entry = pending;
+    pending = undefined;
+    if (entry && !entry.committed) await appendOwnRow(entry, 'OK');
   });
 }
 
-/** A refused or failed action is recorded too, with the error code it ended with. */
-export async function auditFailure(err: unknown): Promise<void> {
-  await flush(err instanceof CambioError ? err.code : 'ERROR');
+/**
+ * Makes the action's own transaction carry its audit row: the first transaction on `orm` that commits while an
+ * audited command runs appends the row just before its COMMIT, so the action and its row commit together or not
+ * at all. The CLI arms it around the action only (withServices), never around the reads that set it up.
+ */
+export function auditInTransactions(orm: Orm): void {
+  const subscriber: EventSubscriber = {
+    async beforeTransactionCommit(args: TransactionEventArgs) {
+      const entry = pending;
+      if (!entry || entry.committed || entry.carrier) return;
+      entry.carrier = args.transaction;
+      const connection = args.em.getConnection();
+      const run = (sql: string, params: unknown[] = []) =>
+        connection.execute(sql, params, 'all', args.transaction) as Promise<Record<string, unknown>[]>;
+      const { action, target, reason } = entry;
+      await appendAuditWith(
+        run,
+        { operator, action, target, reason, details: { ...entry.details, outcome: 'OK' } },
+        entry.key,
+      );
+      crashPoint('before-commit');
+    },
+    async afterTransactionCommit(args: TransactionEventArgs) {
+      if (!pending || pending.carrier !== args.transaction) return;
+      pending.committed = true;
+      crashPoint('after-commit');
+    },
+    async afterTransactionRollback(args: TransactionEventArgs) {
+      if (pending && pending.carrier === args.transaction) pending.carrier = undefined;
+    },
+  };
+  orm.em.getEventManager().registerSubscriber(subscriber);
 }
 
-async function flush(outcome: string): Promise<void> {
+/**
+ * A refused or failed action is recorded too, with the error code it ended with, in a transaction of its own:
+ * nothing of it committed (else its row is already there and this adds nothing).
+ */
+export async function auditFailure(err: unknown): Promise<void> {
   const entry = pending;
   pending = undefined;
-  if (!entry) return;
+  if (!entry || entry.committed) return;
+  await appendOwnRow(entry, err instanceof CambioError ? err.code : 'ERROR');
+}
+
+async function appendOwnRow(entry: Pending, outcome: string): Promise<void> {
   const orm = await openOrm(loadConfig().databaseUrl, { poolMax: 1 });
   try {
     const { action, target, reason } = entry;
-    await appendAudit(orm.em.fork(), { operator, action, target, reason, details: { ...entry.details, outcome } });
+    const row = { operator, action, target, reason, details: { ...entry.details, outcome } };
+    await appendAudit(orm.em.fork(), row, entry.key);
   } finally {
     await orm.close(true);
   }

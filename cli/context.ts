@@ -3,6 +3,7 @@ import { createDeps } from '../api/deps';
 import pino from 'pino';
 import type { ServiceContext } from '../api/services/context';
 import { loadSigningKey } from '../api/services/signing-keys';
+import { auditInTransactions } from './audit';
 
 /** The CLI builds the same service context as the API: one code path for operators and customers. */
 export async function withServices<T>(fn: (s: ServiceContext) => Promise<T>): Promise<T> {
@@ -10,6 +11,8 @@ export async function withServices<T>(fn: (s: ServiceContext) => Promise<T>): Pr
   const deps = await createDeps(config, { log: pino({ level: 'warn' }), poolMax: 2, applicationName: 'cambio-cli' });
   try {
     const signingKey = await loadSigningKey(deps.orm);
+    // From here on, the action's own transaction carries its audit row (not the set-up's reads above).
+    auditInTransactions(deps.orm);
     return await fn({ ...deps, signingKey });
   } finally {
     await deps.close();

@@ -7,6 +7,9 @@ import { operationCommands } from './commands/operation';
 import { webhookCommands } from './commands/webhook';
 import { reportCommands } from './commands/report';
 import { paymentCommands } from './commands/payment';
+import { scheduleCommands } from './commands/schedule';
+import { statementCommands } from './commands/statement';
+import { booksCommands } from './commands/books';
 import { auditCommands as auditLogCommands } from './commands/audit';
 import { auditCommands, auditFailure, takeOperator } from './audit';
 
@@ -19,6 +22,9 @@ operationCommands(program);
 webhookCommands(program);
 reportCommands(program);
 paymentCommands(program);
+scheduleCommands(program);
+statementCommands(program);
+booksCommands(program);
 auditLogCommands(program);
 auditCommands(program);
 

@@ -1,5 +1,6 @@
 // The one place environment variables are read; everything else receives a Config.
 // Defaults follow docs/decisions.md and ../shared/spec/decisions.md.
+import { parseStatementInterval } from '../domain/statement-interval';
 export interface Config {
   port: number;
   /** Interface the API binds (HOST); tests bind loopback only. */
@@ -10,9 +11,13 @@ export interface Config {
   taskQueue: string;
   /** Task queue of webhook delivery workflows and their attempts, apart from money movement. */
   webhookTaskQueue: string;
-  /** The queues this worker process serves (WORKER_QUEUES): `main` (taskQueue), `webhooks` (webhookTaskQueue). */
+  /**
+   * The queues this worker process serves (WORKER_QUEUES): `main` (taskQueue), `webhooks` (webhookTaskQueue),
+   * `rails` (railsTaskQueue).
+   */
   workerQueues: WorkerQueue[];
   authUrl: string;
+  /** SANDBOX: the /api/sandbox routes exist (customers stand in for operators and rails). Off unless asked. */
   sandbox: boolean;
   quoteTtlSeconds: number;
   depositWindowSeconds: number;
@@ -30,8 +35,14 @@ export interface Config {
   webhookSecretKey: string;
   /** A subscription whose every attempt failed for this long (and at least 3 attempts) is DISABLED. */
   webhookDisableAfterSeconds: number;
+  /** A delivery that has waited this long for a free slot of its endpoint ends FAILED ENDPOINT_BUSY (recoverable). */
+  webhookMaxBusyWaitSeconds: number;
   /** Events are kept this many days for the events API, then purged by the worker. */
   eventRetentionDays: number;
+  /**
+   * The periods issued statements close: `month` (default), `day` or an ISO 8601 duration (domain/statement-interval).
+   */
+  statementInterval: string;
   logLevel: string;
   jwtIssuer: string;
   jwtAudience: string;
@@ -42,6 +53,8 @@ export interface Config {
   rateLimitBurst: number;
   rateLimitInFlight: number;
   rateLimitQueue: number;
+  /** Operations of one customer accepted but not yet started past which its new ones get 429 (fair share). */
+  maxPendingOperationsPerCustomer: number;
   tokenClientFailuresPerMinute: number;
   tokenAddressFailuresPerMinute: number;
   tokenAddressPerSecond: number;
@@ -68,12 +81,38 @@ export interface Config {
   dbPoolAcquireTimeoutMs: number;
   /** How long /readyz trusts its last probe of Postgres and Temporal. */
   readinessCacheMs: number;
+  /** Task queue of provider calls (rails/): a slow PSP holds only these slots, never those that settle money. */
+  railsTaskQueue: string;
+  /** Where the PSP reaches Cambio (notices go to `{publicBaseUrl}/rails/pix/{token}/pix`). */
+  publicBaseUrl: string;
+  pix: PixConfig;
 }
 
-export type WorkerQueue = 'main' | 'webhooks';
-const WORKER_QUEUES: WorkerQueue[] = ['main', 'webhooks'];
+/** The PSP that speaks API Pix for this deployment (README, "Going live: connecting a PSP"). */
+export interface PixConfig {
+  /** PIX_PSP_URL; unset: no PIX rail (sandbox starts the simulated PSP instead). */
+  pspUrl: string | undefined;
+  clientId: string;
+  clientSecret: string;
+  certFile: string | undefined;
+  keyFile: string | undefined;
+  caFile: string | undefined;
+  receivingKey: string;
+  receivingKeyType: string;
+  webhookToken: string;
+  merchantName: string;
+  merchantCity: string;
+  /** Bound of one provider call from an activity. */
+  timeoutMs: number;
+  /** Bound of the charge the deposit POST creates before it answers. */
+  chargeTimeoutMs: number;
+  reconcileEverySeconds: number;
+}
 
-/** A comma list of `main` and `webhooks`, at least one. */
+export type WorkerQueue = 'main' | 'webhooks' | 'rails';
+const WORKER_QUEUES: WorkerQueue[] = ['main', 'webhooks', 'rails'];
+
+/** A comma list of `main`, `webhooks` and `rails`, at least one. */
 const queues = (v: string | undefined): WorkerQueue[] => {
   if (v === undefined || v.trim() === '') return [...WORKER_QUEUES];
   const names = v.split(',').map((part) => part.trim());
@@ -120,7 +159,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTaskQueue: env.TEMPORAL_WEBHOOK_TASK_QUEUE || 'cambio-webhooks',
     workerQueues: queues(env.WORKER_QUEUES),
     authUrl: env.AUTH_URL || `http://127.0.0.1:${port}`,
-    sandbox: bool(env.SANDBOX, env.NODE_ENV !== 'production'),
+    // The customer approves its own reviews and reports its own deposits paid: never a silent default.
+    sandbox: bool(env.SANDBOX, false),
     quoteTtlSeconds: int(env.QUOTE_TTL_SECONDS, 30, 'QUOTE_TTL_SECONDS'),
     depositWindowSeconds: int(env.DEPOSIT_WINDOW_SECONDS, 86400, 'DEPOSIT_WINDOW_SECONDS'),
     replayWindowSeconds: int(env.REPLAY_WINDOW_SECONDS, 604800, 'REPLAY_WINDOW_SECONDS'),
@@ -142,7 +182,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookSecretKey: env.WEBHOOK_SECRET_KEY || 'cambio-dev-webhook-secret-key',
     // Svix disables an endpoint after 5 days of failure: long enough to ride out a weekend outage.
     webhookDisableAfterSeconds: int(env.WEBHOOK_DISABLE_AFTER_SECONDS, 432000, 'WEBHOOK_DISABLE_AFTER_SECONDS'),
+    // An hour behind a hanging endpoint's backlog (at most 4 attempts of 10 s at a time): the customer is better
+    // served by recover once the endpoint is back than by a delivery that waits for days.
+    webhookMaxBusyWaitSeconds: int(env.WEBHOOK_MAX_BUSY_WAIT_SECONDS, 3600, 'WEBHOOK_MAX_BUSY_WAIT_SECONDS'),
     eventRetentionDays: int(env.EVENT_RETENTION_DAYS, 30, 'EVENT_RETENTION_DAYS'),
+    statementInterval: parseStatementInterval(env.STATEMENT_INTERVAL || 'month') && (env.STATEMENT_INTERVAL || 'month'),
     logLevel: env.LOG_LEVEL || 'info',
     jwtIssuer: env.JWT_ISSUER || 'cambio',
     jwtAudience: env.JWT_AUDIENCE || 'cambio-api',
@@ -156,6 +200,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitBurst: int(env.RATE_LIMIT_BURST, 500, 'RATE_LIMIT_BURST'),
     rateLimitInFlight: int(env.RATE_LIMIT_IN_FLIGHT, 8, 'RATE_LIMIT_IN_FLIGHT'),
     rateLimitQueue: int(env.RATE_LIMIT_QUEUE, 64, 'RATE_LIMIT_QUEUE'),
+    // A customer's backlog of accepted operations the engine has not started: past it the customer is answered
+    // 429 with an honest Retry-After instead of a 201 that takes minutes (docs/decisions.md, "Fair share").
+    maxPendingOperationsPerCustomer: Math.max(
+      1,
+      int(env.MAX_PENDING_OPERATIONS_PER_CUSTOMER, 500, 'MAX_PENDING_OPERATIONS_PER_CUSTOMER'),
+    ),
     tokenClientFailuresPerMinute: int(env.TOKEN_CLIENT_FAILURES_PER_MINUTE, 10, 'TOKEN_CLIENT_FAILURES_PER_MINUTE'),
     tokenAddressFailuresPerMinute: int(env.TOKEN_ADDRESS_FAILURES_PER_MINUTE, 30, 'TOKEN_ADDRESS_FAILURES_PER_MINUTE'),
     tokenAddressPerSecond: int(env.TOKEN_ADDRESS_PER_SECOND, 10, 'TOKEN_ADDRESS_PER_SECOND'),
@@ -193,5 +243,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // A request that cannot get a pooled connection this soon is answered 503 rather than left waiting 60 s.
     dbPoolAcquireTimeoutMs: int(env.DB_POOL_ACQUIRE_TIMEOUT_MS, 10_000, 'DB_POOL_ACQUIRE_TIMEOUT_MS'),
     readinessCacheMs: int(env.READINESS_CACHE_MS, 1_000, 'READINESS_CACHE_MS'),
+    railsTaskQueue: env.TEMPORAL_RAILS_TASK_QUEUE || 'cambio-rails',
+    publicBaseUrl: (env.PUBLIC_BASE_URL || `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
+    pix: {
+      pspUrl: env.PIX_PSP_URL || undefined,
+      clientId: env.PIX_CLIENT_ID || 'cambio',
+      clientSecret: env.PIX_CLIENT_SECRET || 'cambio-dev-pix-secret',
+      certFile: env.PIX_CERT_FILE || undefined,
+      keyFile: env.PIX_KEY_FILE || undefined,
+      caFile: env.PIX_CA_FILE || undefined,
+      receivingKey: env.PIX_RECEIVING_KEY || 'pix@cambio.example.com',
+      receivingKeyType: env.PIX_RECEIVING_KEY_TYPE || 'EMAIL',
+      // The notice URL's only secret: set a long random value in production.
+      webhookToken: env.PIX_WEBHOOK_TOKEN || 'cambio-dev-pix-webhook-token',
+      merchantName: env.PIX_MERCHANT_NAME || 'Cambio',
+      merchantCity: env.PIX_MERCHANT_CITY || 'Sao Paulo',
+      timeoutMs: int(env.PIX_TIMEOUT_MS, 10_000, 'PIX_TIMEOUT_MS'),
+      // The deposit POST waits this long for the charge, then answers 503: well inside a client's own timeout.
+      chargeTimeoutMs: int(env.PIX_CHARGE_TIMEOUT_MS, 3_000, 'PIX_CHARGE_TIMEOUT_MS'),
+      reconcileEverySeconds: int(env.PIX_RECONCILE_EVERY_SECONDS, 300, 'PIX_RECONCILE_EVERY_SECONDS'),
+    },
   };
 }

@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import { openOrm } from './orm';
+import { grantApplicationLogin, userOf } from './application-role';
 
 /** Creates the database named in the URL when it does not exist yet (a fresh machine has none). */
 export async function ensureDatabase(databaseUrl: string): Promise<void> {
@@ -24,7 +25,11 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
   }
 }
 
-export async function migrate(databaseUrl: string): Promise<string[]> {
+/**
+ * Applies the migrations as the owner of `databaseUrl`. With `applicationUrl` (a login other than the owner), that
+ * login is then made a member of the application role (db/application-role.ts).
+ */
+export async function migrate(databaseUrl: string, opts: { applicationUrl?: string } = {}): Promise<string[]> {
   await ensureDatabase(databaseUrl);
   // Several processes may migrate at once (one per replica at deploy time): a session advisory lock on a
   // connection of its own lets one apply the migrations while the others wait, then find nothing left to do.
@@ -35,6 +40,9 @@ export async function migrate(databaseUrl: string): Promise<string[]> {
     const orm = await openOrm(databaseUrl, { poolMax: 2 });
     try {
       const applied = await orm.getMigrator().up();
+      if (opts.applicationUrl && userOf(opts.applicationUrl) !== userOf(databaseUrl)) {
+        await grantApplicationLogin(lock, opts.applicationUrl);
+      }
       return applied.map((m) => m.name);
     } finally {
       await orm.close(true);
@@ -45,8 +53,11 @@ export async function migrate(databaseUrl: string): Promise<string[]> {
 }
 
 if (require.main === module) {
-  const url = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/cambio';
-  migrate(url)
+  // The owner migrates: MIGRATION_DATABASE_URL, else DATABASE_URL (one role for everything, as in development).
+  // With both, DATABASE_URL is the application's login, made a member of cambio_app.
+  const app = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/cambio';
+  const url = process.env.MIGRATION_DATABASE_URL || app;
+  migrate(url, { applicationUrl: process.env.MIGRATION_DATABASE_URL ? app : undefined })
     .then((names) => {
       console.log(names.length ? `migrated: ${names.join(', ')}` : 'database is up to date');
     })

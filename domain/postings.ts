@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Dec } from './money';
 
 /** Books that hold a customer's money on an account; everything else is a system book (account null). */
@@ -85,26 +86,45 @@ export function settlePostings(op: PostedOperation): Posting[] {
       return convert(op, held, { accountId: null, book: 'world:pix' });
     case 'DEPOSIT':
       // The payments it used arrived in the customer's suspense (receivePostings); the deposit takes them out.
-      return convert(op, { accountId: null, book: suspenseBook(op.customerId) }, available(op));
+      return convert(op, { accountId: suspenseAccountId(op.customerId), book: 'available' }, available(op));
   }
 }
 
 /**
- * A customer's suspense: money that reached a rail for them and is in no account yet (docs/decisions.md, "Inbound
- * payments"). A system book per customer (account null), so it is outside every balance and the ledger balances.
+ * The suspense: money that reached a rail and is in no account yet (docs/decisions.md, "Inbound payments"). A
+ * ledger account of its own per customer, plus the platform's for payments nobody could attribute, with a balance
+ * row like any other (`available` holds it; never negative). Its id is derived from its owner, so every process
+ * and the migration that created it name the same account without a lookup: md5 of `suspense:<customerId>` (or
+ * `suspense:platform`) read as a uuid, as Postgres's `md5(...)::uuid` does. It is no customer account: nothing lists
+ * it and no balance read of the API reaches it.
  */
-export const suspenseBook = (customerId: string): string => `suspense:${customerId}`;
+export function suspenseAccountId(customerId: string | null): string {
+  const hex = createHash('md5')
+    .update(`suspense:${customerId ?? 'platform'}`)
+    .digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
 
 const worldBook = (rail: string): string => `world:${rail.toLowerCase()}`;
 
-/** An inbound payment arrives: from the outside world through its rail into the customer's suspense. */
-export function receivePostings(p: { customerId: string; rail: string; asset: string; amount: Dec }): Posting[] {
+type Arrival = { customerId: string | null; rail: string; asset: string; amount: Dec };
+
+/** An inbound payment arrives: from the outside world through its rail into its suspense. */
+export function receivePostings(p: Arrival): Posting[] {
   return [
     { accountId: null, book: worldBook(p.rail), asset: p.asset, amount: p.amount.neg() },
-    { accountId: null, book: suspenseBook(p.customerId), asset: p.asset, amount: p.amount },
+    { accountId: suspenseAccountId(p.customerId), book: 'available', asset: p.asset, amount: p.amount },
   ];
 }
 
 /** An unmatched payment is sent back through its rail: the mirror of its arrival. */
-export const returnPostings = (p: { customerId: string; rail: string; asset: string; amount: Dec }): Posting[] =>
+export const returnPostings = (p: Arrival): Posting[] =>
   receivePostings(p).map((x) => ({ ...x, amount: x.amount.neg() }));
+
+/** A payment of the platform's suspense credited to a customer: it moves to that customer's suspense first. */
+export function attributePostings(p: { customerId: string; asset: string; amount: Dec }): Posting[] {
+  return [
+    { accountId: suspenseAccountId(null), book: 'available', asset: p.asset, amount: p.amount.neg() },
+    { accountId: suspenseAccountId(p.customerId), book: 'available', asset: p.asset, amount: p.amount },
+  ];
+}

@@ -44,7 +44,7 @@ export function parsePeriod(periodStart: unknown, periodEnd: unknown): ReportPer
   return { start, end };
 }
 
-function parseInstant(name: string, value: unknown): Instant {
+export function parseInstant(name: string, value: unknown): Instant {
   const path = `/query/${name}`;
   if (value === undefined || value === null || value === '') {
     throw new CambioError('VALIDATION_ERROR', `${path} is required`, { errors: [{ path, message: 'is required' }] });

@@ -14,8 +14,13 @@ const ROOT = path.join(__dirname, '..');
 
 export function lintOpenApi(): { status: number; output: string } {
   // Building the route table registers handlers only; nothing of the services is used until a request comes.
-  const services = { config: loadConfig() } as ServiceContext;
-  const doc = openApiDocument(VERSIONS[DEFAULT_VERSION].routes(services), DEFAULT_VERSION, 'http://127.0.0.1:3000');
+  // Sandbox on, so its routes are linted too.
+  const services = { config: { ...loadConfig(), sandbox: true } } as ServiceContext;
+  const doc = openApiDocument(
+    VERSIONS.get(DEFAULT_VERSION)!.routes(services),
+    DEFAULT_VERSION,
+    'http://127.0.0.1:3000',
+  );
   const dir = mkdtempSync(path.join(tmpdir(), 'cambio-openapi-'));
   try {
     const file = path.join(dir, 'openapi.json');

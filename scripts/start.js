@@ -2,7 +2,8 @@
 'use strict';
 // `npm start`: everything Cambio needs on one machine, in the foreground.
 //   build (TypeScript → dist/) → Postgres (started if local and down) → migrations → Temporal (TEMPORAL_ADDRESS, or
-//   a dev server of our own that keeps its state in .cambio/temporal-dev.db) → worker + API (compiled JavaScript)
+//   a dev server of our own that keeps its state in .cambio/temporal-dev.db) → in sandbox without PIX_PSP_URL, the
+//   simulated PSP (state in .cambio/psp-simulator.json) → worker + API (compiled JavaScript)
 //   → waits for GET /readyz = 200 → prints the URLs.
 // The worker and the API are supervised: when one dies on its own it is restarted after a back-off (1 s doubling
 // to 30 s, reset after a stable minute), and the crash is logged. The Temporal dev server is not: when it dies,
@@ -13,7 +14,7 @@
 const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
-const { ensureTemporalBinaries, isPortFree, ROOT } = require('./lib/temporal-binary');
+const { ensureTemporalBinaries, isPortFree, preferredOrFreePort, ROOT } = require('./lib/temporal-binary');
 const { ensurePostgres, redact } = require('./lib/postgres');
 const { startDevServer, waitForTemporal, waitForWorker, ensureSearchAttributes } = require('./lib/temporal-server');
 const { spawnChild, describeExit } = require('./lib/children');
@@ -33,12 +34,20 @@ const fail = (msg) => console.error(`[start] ${msg}`);
 const env = { ...process.env };
 env.PORT = env.PORT || '3000';
 env.DATABASE_URL = env.DATABASE_URL || DEFAULT_DATABASE_URL;
+// `npm start` is for one machine: sandbox on unless SANDBOX says otherwise (`SANDBOX=false npm start`). Every
+// other way in (npm run api|worker, the image, compose) is off unless asked (config/index.ts).
+if (env.SANDBOX === undefined || env.SANDBOX === '') env.SANDBOX = 'true';
 const namespace = env.TEMPORAL_NAMESPACE || 'default';
 const taskQueue = env.TEMPORAL_TASK_QUEUE || 'cambio';
 const webhookTaskQueue = env.TEMPORAL_WEBHOOK_TASK_QUEUE || 'cambio-webhooks';
 // The queues the worker serves (WORKER_QUEUES, config/index.ts): both unless narrowed.
 const servedQueues = (env.WORKER_QUEUES || 'main,webhooks').split(',').map((q) => q.trim());
 const port = Number(env.PORT);
+// As config/index.ts reads SANDBOX: on unless NODE_ENV=production, or as set.
+const sandbox = env.SANDBOX
+  ? ['1', 'true', 'yes', 'on'].includes(env.SANDBOX.toLowerCase())
+  : env.NODE_ENV !== 'production';
+const PSP_SIM_PORT = 4010;
 
 /** Started processes (build, migrate, Temporal), in start order. */
 const started = [];
@@ -185,6 +194,15 @@ async function main() {
   if (stopping) return;
 
   const childEnv = { ...env, TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_NAMESPACE: namespace };
+  // The sandbox pays and is paid through a PSP like production: the simulated one unless PIX_PSP_URL names another.
+  let pspUrl = env.PIX_PSP_URL;
+  if (sandbox && !pspUrl) {
+    const simPort = await preferredOrFreePort(Number(env.PSP_SIM_PORT || PSP_SIM_PORT));
+    pspUrl = `http://127.0.0.1:${simPort}`;
+    superviseApp('psp-simulator', 'dist/psp-simulator/main.js', { ...env, PSP_SIM_PORT: String(simPort) });
+    log(`Simulated PSP: ${pspUrl}`);
+    childEnv.PIX_PSP_URL = pspUrl;
+  }
   superviseApp('worker', 'dist/worker/main.js', childEnv, WORKER_NODE_ARGS);
   superviseApp('api', 'dist/api/main.js', childEnv);
 
@@ -216,6 +234,7 @@ async function main() {
     `  JWKS           ${base}/.well-known/jwks.json`,
     `  Temporal       ${temporalAddress} (namespace ${namespace}, task queue ${taskQueue})`,
     `  Temporal UI    ${uiUrl || 'not started here (external Temporal server; use its own Web UI)'}`,
+    `  PIX PSP        ${pspUrl || 'none: PIX deposits and withdrawals are refused (RAIL_NOT_CONFIGURED)'}`,
     '',
     'Create a customer and its API credentials (the secret is shown once):',
     `  ${cliEnv.length ? `${cliEnv.join(' ')} ` : ''}npx cambio customer create --name Acme --json`,

@@ -136,9 +136,15 @@ async function main() {
   log(`Database ${redact(testDatabaseUrl)} (dropped afterwards)`);
   if (interrupted) return 130;
 
+  // The API and worker processes that tests spawn log in as the application role (no DDL, no TRUNCATE, the audit
+  // log append-only), as a deployment runs them; the in-process stack migrates as the owner and grants it.
+  const appUrl = new URL(testDatabaseUrl);
+  appUrl.username = 'cambio_app_test';
+  appUrl.password = 'cambio_app_test';
   const env = {
     ...process.env,
     DATABASE_URL: testDatabaseUrl,
+    CAMBIO_TEST_APP_DATABASE_URL: appUrl.toString(),
     TEMPORAL_ADDRESS: temporalAddress,
     TEMPORAL_NAMESPACE: namespace,
     TEMPORAL_TEST_SERVER_PATH: testServer,

@@ -1,7 +1,9 @@
 import { Context } from '@temporalio/activity';
 import { systemEm } from '../db/orm';
 import type { ExecutionLog, WebhookSubscription } from '../db/entities';
-import { readLogAndSubscription, recordAttempt } from '../db/repositories/execution-logs';
+import type { AttemptTrigger } from '../db/entities';
+import { failWithoutAttempt, readLogAndSubscription } from '../db/repositories/execution-logs';
+import { beginAttempt, finishAttempt } from '../db/repositories/webhook-attempts';
 import { afterAttempt, AttemptSent } from '../db/repositories/webhook-recovery';
 import { CambioError } from '../domain/errors';
 import { openSecret } from './secrets';
@@ -22,6 +24,10 @@ export interface DeliveryAttempt {
    * made and the answer says how long to wait. Older workflows (local or dispatched attempts) never ask.
    */
   capped?: boolean;
+  /** Why this attempt is made (the attempts list shows it); SCHEDULED when absent, REDELIVERY for older ones. */
+  trigger?: AttemptTrigger;
+  /** How long this attempt has waited for a free slot of its endpoint so far (busy answers), ms. */
+  waitedMs?: number;
 }
 
 export interface AttemptResult {
@@ -33,6 +39,11 @@ export interface AttemptResult {
    * process. Try the same attempt again after this many milliseconds (it is not counted).
    */
   busyRetryMs?: number;
+  /**
+   * The number of the attempt this answer is about, when not the one asked for: an attempt cut short (its worker
+   * died) is recorded as interrupted and the next number is made in its place.
+   */
+  attempt?: number;
 }
 
 // A Retry-After longer than this is not taken literally: a receiver cannot park a delivery for days.
@@ -88,7 +99,7 @@ export function createWebhookActivities(deps: ActivityDeps) {
     return secrets;
   }
 
-  async function send(sub: WebhookSubscription, log: ExecutionLog): Promise<AttemptOutcome> {
+  async function send(sub: WebhookSubscription, log: ExecutionLog, cancelled?: AbortSignal): Promise<AttemptOutcome> {
     let checked;
     try {
       checked = await checkWebhookUrl(sub.url, { allowPrivate: deps.config.webhookAllowPrivateUrls, resolve });
@@ -109,51 +120,100 @@ export function createWebhookActivities(deps: ActivityDeps) {
       headers,
       body: log.payload,
       timeoutMs: deps.config.webhookTimeoutSeconds * 1000,
+      cancelled,
     });
   }
 
   return {
     /**
-     * One delivery attempt: check the URL rules, sign, POST, record the outcome in the execution log. The log's
-     * `attempts` keys the write: if attempt n is already recorded (a retry after a crash past the write), its
-     * stored outcome is returned and nothing is sent again. A crash between the POST and the write sends the
-     * same message (same id, same body) once more, which receivers dedupe on `webhook-id`.
-     * No database connection is held during the POST: the read and the write are single statements, each on a
-     * pooled connection only while it runs.
+     * One delivery attempt: check the URL rules, sign, POST, record the outcome in the attempt's row and the
+     * execution log. The log's `attempts` keys the write: if attempt n is already recorded (a retry after a crash
+     * past the write), its stored outcome is returned and nothing is sent again. The attempt's row is written
+     * before the POST: a retry that finds it begun but not finished (the worker died or the heartbeat timed out
+     * mid-attempt) records it FAILED as interrupted and makes attempt n + 1 in its place, so the delivery survives
+     * the crash and a receiver gets one POST per attempt, each one listed. A cancelled attempt aborts its POST.
+     * No database connection is held during the POST: each statement runs on a pooled connection only while it runs.
      */
     async attemptWebhookDelivery(input: DeliveryAttempt): Promise<AttemptResult> {
       return asActivity(async () => {
-        const stopHeartbeat = keepHeartbeating();
+        const ctx = activityContext();
+        const stopHeartbeat = keepHeartbeating(ctx);
         try {
           const em = systemEm(deps.orm);
           const { log, sub } = await readLogAndSubscription(em, input.executionLogId);
           // Subscription health and the next attempt (db/repositories/webhook-recovery.ts): may auto-disable.
-          const settle = (sent: AttemptSent, r: AttemptResult) =>
-            afterAttempt(em, { log, sub, attempt: input.attempt, sent }, deps.config.webhookDisableAfterSeconds, r);
-          if (log.attempts >= input.attempt) {
-            const ok = log.status === 'SUCCESS';
-            const sent = log.status === 'PENDING' ? null : log.status;
-            return settle(sent, { delivered: ok, nextDelaySeconds: nextDelay(sub, input, { ok }) });
+          const settleAs = (n: number, sent: AttemptSent, r: AttemptResult) =>
+            afterAttempt(em, { log, sub, attempt: n, sent }, deps.config.webhookDisableAfterSeconds, r);
+          const settle = (sent: AttemptSent, r: AttemptResult) => settleAs(input.attempt, sent, r);
+          // What the log holds already (a retry after the write): its last attempt, not sent again.
+          const stored = async () => {
+            const again = log.attempts >= input.attempt ? log : (await readLogAndSubscription(em, log.id)).log;
+            const n = Math.max(again.attempts, input.attempt);
+            const ok = again.status === 'SUCCESS';
+            const sent = again.status === 'PENDING' ? null : again.status;
+            const r = { delivered: ok, nextDelaySeconds: nextDelay(sub, { ...input, attempt: n }, { ok }) };
+            return settleAs(n, sent, n === input.attempt ? r : { ...r, attempt: n });
+          };
+          if (log.attempts >= input.attempt) return stored();
+          const over = { delivered: false, nextDelaySeconds: null };
+          // Deleting a subscription stops every future attempt; what was recorded stays readable.
+          if (sub.deletedAt) return settle(null, over);
+          // Disabling one stops them too, but what was due is kept: FAILED SUBSCRIPTION_DISABLED, for recover.
+          if (sub.status === 'DISABLED') {
+            await failWithoutAttempt(em, log.id, 'SUBSCRIPTION_DISABLED');
+            return settle(null, over);
           }
-          // Deleting or disabling a subscription stops every future attempt; what was recorded stays readable.
-          const stopped = sub.deletedAt || sub.status === 'DISABLED';
-          if (stopped) return settle(null, { delivered: false, nextDelaySeconds: null });
           let held: Permit[] = [];
           if (input.capped) {
             const taken = await takePermits(sub);
-            if ('retryInMs' in taken) return { delivered: false, nextDelaySeconds: null, busyRetryMs: taken.retryInMs };
+            if ('retryInMs' in taken) {
+              // The wait is bounded: past it the delivery ends FAILED ENDPOINT_BUSY, listed and recoverable.
+              if ((input.waitedMs ?? 0) >= deps.config.webhookMaxBusyWaitSeconds * 1000) {
+                await failWithoutAttempt(em, log.id, 'ENDPOINT_BUSY');
+                return settle(null, over);
+              }
+              return { ...over, busyRetryMs: taken.retryInMs };
+            }
             held = taken.permits;
           }
-          const outcome = await send(sub, log).finally(() => held.forEach((p) => p.release()));
-          await recordAttempt(em, log.id, {
-            attempt: input.attempt,
-            httpStatus: outcome.httpStatus,
-            status: outcome.ok ? 'SUCCESS' : 'FAILED',
-            error: outcome.error,
-            url: sub.url,
-          });
-          const next = nextDelay(sub, input, outcome);
-          return settle(outcome.ok ? 'SUCCESS' : 'FAILED', { delivered: outcome.ok, nextDelaySeconds: next });
+          const finish = (n: number, outcome: AttemptOutcome) =>
+            finishAttempt(em, log.id, {
+              attempt: n,
+              httpStatus: outcome.httpStatus,
+              status: outcome.ok ? 'SUCCESS' : 'FAILED',
+              error: outcome.error,
+              url: sub.url,
+              durationMs: outcome.durationMs ?? 0,
+              responseBody: outcome.responseBody ?? null,
+            });
+          let n = input.attempt;
+          let outcome: AttemptOutcome | undefined;
+          try {
+            const trigger = input.trigger ?? (input.redelivery ? 'REDELIVERY' : 'SCHEDULED');
+            const begin = () => beginAttempt(em, { executionLogId: log.id, attempt: n, trigger, waitedMs: 0 });
+            const first = { executionLogId: log.id, attempt: n, trigger, waitedMs: input.waitedMs ?? 0 };
+            // Attempt n begun before and never finished: an earlier try was cut short after it may have sent. It
+            // is recorded as interrupted, not sent again, and the next number is made in its place.
+            let fresh = await beginAttempt(em, first);
+            while (!fresh) {
+              if (!(await finish(n, INTERRUPTED))) break; // finished meanwhile by the try that began it
+              n += 1;
+              fresh = await begin();
+            }
+            if (fresh) outcome = await send(sub, log, ctx?.cancellationSignal);
+          } finally {
+            held.forEach((p) => p.release());
+          }
+          // Another try of this attempt finished it first (this one was cut short and came back late): its record
+          // stands.
+          if (!outcome || !(await finish(n, outcome))) return stored();
+          const next = nextDelay(sub, { ...input, attempt: n }, outcome);
+          const result = {
+            delivered: outcome.ok,
+            nextDelaySeconds: next,
+            ...(n === input.attempt ? {} : { attempt: n }),
+          };
+          return settleAs(n, outcome.ok ? 'SUCCESS' : 'FAILED', result);
         } finally {
           stopHeartbeat();
         }
@@ -162,20 +222,34 @@ export function createWebhookActivities(deps: ActivityDeps) {
   };
 }
 
+// A retried activity found its attempt begun and not finished: the first try may have reached the receiver, so
+// that attempt is not made again; it is recorded as failed, and the next number is sent in its place.
+const INTERRUPTED: AttemptOutcome = {
+  httpStatus: 0,
+  ok: false,
+  error: 'interrupted: the worker stopped or lost the attempt mid-way; it was not sent again',
+  durationMs: 0,
+  responseBody: null,
+};
+
+function activityContext(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined; // called outside an activity (a unit test)
+  }
+}
+
 /**
  * Heartbeats while the attempt runs, so a worker that dies mid-attempt is noticed within the heartbeat timeout
  * (seconds) rather than the start-to-close timeout, and the attempt is retried on another worker. A local
  * activity (deliveries started while attempts were local) has no heartbeat: its workflow task timing out is what
  * notices a dead worker.
  */
-function keepHeartbeating(): () => void {
-  let ctx: Context;
-  try {
-    ctx = Context.current();
-  } catch {
-    return () => undefined; // called outside an activity (a unit test): nothing to heartbeat to
-  }
-  if (ctx.info.isLocal) return () => undefined;
+function keepHeartbeating(ctx: Context | undefined): () => void {
+  // Outside an activity (a unit test) there is nothing to heartbeat to. The heartbeat is also how a cancellation
+  // reaches the attempt (its cancellationSignal aborts the POST).
+  if (!ctx || ctx.info.isLocal) return () => undefined;
   const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_INTERVAL_MS);
   return () => clearInterval(timer);
 }

@@ -8,6 +8,10 @@ export interface WebhookDeliveryInput {
   firstAttempt?: number;
   /** A manual redelivery: one attempt, whatever allowRetry says. */
   redelivery?: boolean;
+  /** Who asked for this run's attempt (recover, redelivery); SCHEDULED when absent. */
+  trigger?: 'SCHEDULED' | 'REDELIVERY' | 'RECOVERY';
+  /** Time already waited for a free slot of the endpoint by earlier runs (continued as new), ms. */
+  busyWaitedMs?: number;
 }
 
 // One attempt is one POST bounded by WEBHOOK_TIMEOUT_SECONDS (10 s) plus two short database writes. A failure
@@ -38,6 +42,13 @@ const ATTEMPT_AS_LOCAL_ACTIVITY = 'webhook-attempt-as-local-activity';
 // end within about 28 h); then `deprecatePatch(ATTEMPT_ON_WEBHOOK_QUEUE)` replaces the `patched` call below.
 const dispatched = wf.proxyActivities<Activities>({ startToCloseTimeout: '2m', heartbeatTimeout: '5s', retry });
 
+// Deliveries started from here on bound the wait of a capped endpoint: they count the time waited, hand it to the
+// attempt (which ends the delivery FAILED ENDPOINT_BUSY past WEBHOOK_MAX_BUSY_WAIT_SECONDS, and shows the wait in
+// the attempts list), and continue as new every BUSY_WAITS_PER_RUN waits so a long backlog keeps a short history.
+const BUSY_WAIT_BOUNDED = 'webhook-busy-wait-bounded';
+// About 600 history events per run (each wait is an activity and a timer): far under Temporal's 10k warning.
+export const BUSY_WAITS_PER_RUN = 100;
+
 /**
  * One event to one subscription (workflow id `webhook-delivery-<executionLogId>`), on the webhook task queue.
  * Each attempt is an activity; the waits between them are durable timers, so a restart of any process resumes
@@ -53,6 +64,10 @@ export async function webhookDeliveryWorkflow(
   // The order matters for replay: a history that has the newer marker never asks for the older one.
   const capped = wf.patched(ATTEMPT_ON_WEBHOOK_QUEUE);
   const path = capped ? onWebhookQueue : wf.patched(ATTEMPT_AS_LOCAL_ACTIVITY) ? local : dispatched;
+  // Older histories (no marker) keep their activity input and their unbounded wait exactly as they were.
+  const bounded = capped && wf.patched(BUSY_WAIT_BOUNDED);
+  let waitedMs = input.busyWaitedMs ?? 0;
+  let waits = 0;
   for (;;) {
     const result = await path.attemptWebhookDelivery({
       executionLogId: input.executionLogId,
@@ -60,11 +75,25 @@ export async function webhookDeliveryWorkflow(
       redelivery: input.redelivery,
       // Only the current path understands a busy answer; older histories keep their input as it was.
       ...(capped ? { capped } : {}),
+      ...(bounded ? { waitedMs, ...(input.trigger ? { trigger: input.trigger } : {}) } : {}),
     });
     if (result.busyRetryMs !== undefined) {
       await wf.sleep(result.busyRetryMs);
+      if (!bounded) continue;
+      waitedMs += result.busyRetryMs;
+      if (++waits >= BUSY_WAITS_PER_RUN) {
+        await wf.continueAsNew<typeof webhookDeliveryWorkflow>({
+          ...input,
+          firstAttempt: attempt,
+          busyWaitedMs: waitedMs,
+        });
+      }
       continue;
     }
+    // The wait was for this attempt: the next one (a scheduled retry) starts its own count.
+    waitedMs = 0;
+    // An attempt cut short by a dead worker was recorded as interrupted and the next number made in its place.
+    if (result.attempt !== undefined) attempt = result.attempt;
     if (result.nextDelaySeconds === null) return { delivered: result.delivered, attempts: attempt };
     await wf.sleep(result.nextDelaySeconds * 1000);
     attempt += 1;

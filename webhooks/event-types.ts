@@ -7,6 +7,7 @@ export const EVENT_TYPES_BY_RESOURCE = {
     'BENEFICIARY_PAYMENT_INSTRUCTION_REJECTED',
   ],
   ASSET: ['ASSET_ACTIVATED'],
+  STATEMENT: ['STATEMENT_ISSUED'],
 } as const;
 
 export type EventResource = keyof typeof EVENT_TYPES_BY_RESOURCE;

@@ -1,15 +1,13 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { TypedSearchAttributes, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Em } from '../db/orm';
 import type { ExecutionLog } from '../db/entities';
 import { executionLogList, findVisibleLog, findVisibleLogOfAnyCustomer } from '../db/repositories/execution-logs';
 import { findSubscription } from '../db/repositories/webhook-subscriptions';
-import { webhookDeliveryWorkflowId } from '../workflows/ids';
-import { customerIdKey } from '../workflows/search-attributes';
-import type { WebhookDeliveryInput } from './delivery-workflow';
+import { attemptList } from '../db/repositories/webhook-attempts';
+import { queueRedelivery } from '../db/repositories/webhook-recovery';
+import { inTransaction } from '../db/transaction';
 import { CambioError, notFound } from '../domain/errors';
 import { ListQuery, runList } from '../lists/run-list';
-import { presentExecutionLog } from './presenters';
+import { presentAttempt, presentExecutionLog } from './presenters';
 import type { WebhookContext } from './context';
 
 /** The caller's subscription, deleted ones included: their logs stay readable. */
@@ -19,7 +17,7 @@ async function subscriptionOf(em: Em, subscriptionId: string) {
   return sub;
 }
 
-/** A log becomes visible when its first attempt ends (docs/decisions.md). */
+/** A log becomes visible once settled: its first attempt ended, or it was closed without one (docs/decisions.md). */
 async function findLog(em: Em, subscriptionId: string, executionLogId: string): Promise<ExecutionLog> {
   await subscriptionOf(em, subscriptionId);
   const log = await findVisibleLog(em, subscriptionId, executionLogId);
@@ -39,53 +37,48 @@ export async function getExecutionLog(em: Em, subscriptionId: string, executionL
 }
 
 /**
- * Sends the same message (same id, same body) once more, as a new run of the delivery's workflow id: one
- * attempt, numbered after the last, whatever allowRetry says and also after retries are exhausted. Starting
- * with conflict policy FAIL is the check: while a run is open (retries pending, or another redelivery) the
- * start fails and the answer is 409 DELIVERY_IN_PROGRESS, so two redeliveries can never overlap.
+ * Sends the same message (same id, same body) once more: one attempt, numbered after the last, whatever allowRetry
+ * says and also after retries are exhausted. The attempt is queued as recover queues one (an outbox row of this
+ * transaction, its workflow `webhook-delivery-<logId>-attempt-<n>` started after COMMIT), behind the same lock on
+ * the log's `next_attempt`: while an attempt is pending (retries scheduled, a recover or another redelivery queued)
+ * the answer is 409 DELIVERY_IN_PROGRESS, so two attempts of one delivery never overlap, and a transaction that
+ * rolls back has sent nothing.
  */
 export async function redeliver(s: WebhookContext, em: Em, subscriptionId: string, executionLogId: string) {
-  const log = await findLog(em, subscriptionId, executionLogId);
-  const sub = await subscriptionOf(em, subscriptionId);
-  if (sub.deletedAt)
-    throw new CambioError('INVALID_STATE', 'the subscription was deleted; its deliveries cannot be sent again', {
-      subscriptionId,
-    });
-  if (sub.status === 'DISABLED') {
-    throw new CambioError('SUBSCRIPTION_DISABLED', 'the subscription is DISABLED; PATCH its status to ACTIVE first', {
-      subscriptionId,
-    });
-  }
-  // A retry is scheduled or a recover queued this delivery (its own workflow id): the same attempt must not race.
-  if (log.nextAttempt !== null) {
-    throw new CambioError(
-      'DELIVERY_IN_PROGRESS',
-      'this delivery is still being attempted; redeliver once it has finished',
-      { executionLogId: log.id },
-    );
-  }
-  const input: WebhookDeliveryInput = { executionLogId: log.id, firstAttempt: log.attempts + 1, redelivery: true };
-  try {
-    await s.temporal.workflow.start('webhookDeliveryWorkflow', {
-      taskQueue: s.config.webhookTaskQueue,
-      workflowId: webhookDeliveryWorkflowId(log.id),
-      args: [input],
-      staticSummary: `WEBHOOK ${log.eventType} redelivery to ${log.url}`,
-      workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
-      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-      typedSearchAttributes: new TypedSearchAttributes([{ key: customerIdKey, value: log.customerId }]),
-    });
-  } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) {
+  return inTransaction(em, async (tx) => {
+    const log = await findLog(tx, subscriptionId, executionLogId);
+    const sub = await subscriptionOf(tx, subscriptionId);
+    if (sub.deletedAt)
+      throw new CambioError('INVALID_STATE', 'the subscription was deleted; its deliveries cannot be sent again', {
+        subscriptionId,
+      });
+    if (sub.status === 'DISABLED') {
+      const message = 'the subscription is DISABLED; PATCH its status to ACTIVE first';
+      throw new CambioError('SUBSCRIPTION_DISABLED', message, { subscriptionId });
+    }
+    const queued = await queueRedelivery(tx, s.config.webhookTaskQueue, subscriptionId, log.id);
+    if (queued === null) {
       throw new CambioError(
         'DELIVERY_IN_PROGRESS',
         'this delivery is still being attempted; redeliver once it has finished',
         { executionLogId: log.id },
       );
     }
-    throw err;
-  }
-  return presentExecutionLog(log);
+    return presentExecutionLog(log);
+  });
+}
+
+/** GET .../executionLogs/{logId}/attempts: every finished attempt of a delivery, by the list conventions. */
+export async function listAttempts(
+  em: Em,
+  subscriptionId: string,
+  executionLogId: string,
+  query: ListQuery,
+  cursorSecret: string,
+) {
+  const page = await runList(em, attemptList(executionLogId), query, cursorSecret);
+  await findLog(em, subscriptionId, executionLogId);
+  return { data: page.data.map(presentAttempt), meta: page.meta };
 }
 
 /** Operators (CLI) name a log only: find its customer and subscription across customers. */

@@ -1,4 +1,4 @@
-import type { ExecutionLog, WebhookSubscription } from '../db/entities';
+import type { ExecutionLog, WebhookAttempt, WebhookSubscription } from '../db/entities';
 
 /** Spec: Webhook subscription. Never the secret: only the create response carries it. */
 export const presentSubscription = (sub: WebhookSubscription) => ({
@@ -30,4 +30,16 @@ export const presentExecutionLog = (log: ExecutionLog) => ({
   createdAt: log.createdAt.toISOString(),
   updatedAt: log.updatedAt.toISOString(),
   error: log.error,
+});
+
+/** Spec: one attempt of a delivery (Svix's message attempt); `responseBody` is the first 1 KiB of the answer. */
+export const presentAttempt = (a: WebhookAttempt) => ({
+  attempt: a.attempt,
+  attemptedAt: a.createdAt.toISOString(),
+  trigger: a.trigger,
+  httpStatus: a.httpStatus ?? 0,
+  durationMs: a.durationMs ?? 0,
+  waitedMs: a.waitedMs,
+  error: a.error,
+  responseBody: a.responseBody,
 });

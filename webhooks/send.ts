@@ -17,10 +17,16 @@ export interface AttemptOutcome {
   error: string | null;
   /** Seconds a 429 or 503 asked us to wait. */
   retryAfterSeconds?: number;
+  /** The first RESPONSE_BODY_KEPT_BYTES of the answer, as text (null when none came back). */
+  responseBody?: string | null;
+  /** From the request's start to its outcome. */
+  durationMs?: number;
 }
 
 // Receivers answer with whatever they like; we only need to know the status, so at most this much is read.
 const MAX_RESPONSE_BYTES = 64 * 1024;
+// What an attempt keeps of the answer (Svix keeps a truncated response too): enough for an error message.
+export const RESPONSE_BODY_KEPT_BYTES = 1024;
 
 /**
  * The Standard Webhooks headers, signed by the `standardwebhooks` library. Each secret signs; the newest comes
@@ -51,6 +57,8 @@ export async function postWebhook(input: {
   headers: Record<string, string>;
   body: string;
   timeoutMs: number;
+  /** Aborts the request when the attempt is cancelled (its activity's cancellation signal). */
+  cancelled?: AbortSignal;
 }): Promise<AttemptOutcome> {
   const dispatcher = new Agent({
     connect: { timeout: input.timeoutMs, ...(input.address ? { lookup: pinnedLookup(input.address) } : {}) },
@@ -59,7 +67,12 @@ export async function postWebhook(input: {
     // One connection per attempt: nothing of one receiver's connection outlives its attempt.
     pipelining: 0,
   });
-  const signal = AbortSignal.timeout(input.timeoutMs);
+  // Whichever comes first ends the request: its timeout, or the attempt's cancellation (a heartbeat timeout, the
+  // workflow cancelled). No retry may start while this request is still open.
+  const timeout = AbortSignal.timeout(input.timeoutMs);
+  const signal = input.cancelled ? AbortSignal.any([timeout, input.cancelled]) : timeout;
+  const started = performance.now();
+  const duration = () => Math.round(performance.now() - started);
   try {
     const res = await request(input.url, {
       method: 'POST',
@@ -69,7 +82,7 @@ export async function postWebhook(input: {
       signal,
       maxRedirections: 0,
     });
-    await res.body.dump({ limit: MAX_RESPONSE_BYTES }).catch(() => undefined);
+    const responseBody = await readHead(res.body).catch(() => null);
     const ok = res.statusCode >= 200 && res.statusCode < 300;
     const retryAfter =
       res.statusCode === 429 || res.statusCode === 503 ? parseRetryAfter(res.headers['retry-after']) : undefined;
@@ -82,12 +95,37 @@ export async function postWebhook(input: {
           ? `redirect (HTTP ${res.statusCode}) not followed`
           : `HTTP ${res.statusCode}`,
       ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}),
+      responseBody,
+      durationMs: duration(),
     };
   } catch (err) {
-    return { httpStatus: 0, ok: false, error: describeFailure(err, input.timeoutMs) };
+    const error = input.cancelled?.aborted
+      ? 'cancelled: the attempt was stopped before a response came back'
+      : describeFailure(err, input.timeoutMs);
+    return { httpStatus: 0, ok: false, error, responseBody: null, durationMs: duration() };
   } finally {
     void dispatcher.destroy().catch(() => undefined);
   }
+}
+
+/**
+ * The first RESPONSE_BODY_KEPT_BYTES of a body as text, then the rest read and dropped up to MAX_RESPONSE_BYTES.
+ * NUL is dropped: Postgres text cannot hold it.
+ */
+async function readHead(body: AsyncIterable<Buffer | Uint8Array>): Promise<string> {
+  const kept: Buffer[] = [];
+  let size = 0;
+  let read = 0;
+  for await (const chunk of body) {
+    read += chunk.length;
+    if (size < RESPONSE_BODY_KEPT_BYTES) {
+      const part = Buffer.from(chunk).subarray(0, RESPONSE_BODY_KEPT_BYTES - size);
+      kept.push(part);
+      size += part.length;
+    }
+    if (read >= MAX_RESPONSE_BYTES) break;
+  }
+  return Buffer.concat(kept).toString('utf8').replaceAll(String.fromCharCode(0), '');
 }
 
 function pinnedLookup(address: string): LookupFunction {

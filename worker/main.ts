@@ -10,8 +10,7 @@ import { buildWorkflowBundle } from './build-bundle';
 import { workerTelemetry } from './telemetry';
 import { queueWorkerOptions, servedQueues, WORKER_POOL_SIZE } from './queues';
 import { startWorkflowStartRelay } from './workflow-start-relay';
-import { startEventPurge } from './event-retention';
-import { startInboundPaymentSweep } from './inbound-payment-sweep';
+import { ensureSchedules } from './schedules';
 
 export async function runWorker() {
   const config = loadConfig();
@@ -43,7 +42,8 @@ export async function runWorker() {
         connection,
         namespace: config.temporalNamespace,
         taskQueue,
-        workflowBundle: { code },
+        // The rails' queue runs provider calls only: no workflow is ever started on it.
+        ...(role === 'rails' ? {} : { workflowBundle: { code } }),
         activities,
         // SIGTERM: activities already running get this long to finish (short transactions, or one webhook POST
         // bounded by WEBHOOK_TIMEOUT_SECONDS), then they are cancelled and retried elsewhere, which their
@@ -56,26 +56,27 @@ export async function runWorker() {
 
   // Every workflow that a transaction records in the outbox is started by the relay of its task queue
   // (worker/workflow-start-relay.ts), in a process that serves that queue.
-  const relays = queues.map(({ taskQueue }) =>
-    startWorkflowStartRelay({
-      orm,
-      temporal,
-      taskQueue,
-      databaseUrl: config.databaseUrl,
-      eager: true,
-      onError: (err) => log.warn({ err, taskQueue }, 'outbox relay: workflow starts failed; a later pass retries them'),
-    }),
-  );
+  const relays = queues
+    .filter(({ role }) => role !== 'rails')
+    .map(({ taskQueue }) =>
+      startWorkflowStartRelay({
+        orm,
+        temporal,
+        taskQueue,
+        databaseUrl: config.databaseUrl,
+        eager: true,
+        onError: (err) =>
+          log.warn({ err, taskQueue }, 'outbox relay: workflow starts failed; a later pass retries them'),
+      }),
+    );
   const stopRelays = () => Promise.all(relays.map((r) => r.stop()));
   const shutdownWorkers = () => {
     for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
   };
 
-  // Events past EVENT_RETENTION_DAYS go (worker/event-retention.ts).
-  const eventPurge = startEventPurge({ orm, retentionDays: config.eventRetentionDays, log });
-  // Inbound payments whose reporter died before the deposit's workflow decided them (worker/inbound-payment-sweep.ts).
-  const sweepFailed = (err: unknown) => log.warn({ err }, 'inbound payment sweep failed; the next pass retries');
-  const sweep = startInboundPaymentSweep({ orm, temporal, config }, sweepFailed);
+  // The periodic jobs (event purge, inbound payment sweep, statements) are Temporal Schedules, created once per
+  // deployment by whichever worker of the main queue starts first (worker/schedules.ts).
+  if (queues.some((q) => q.role === 'main')) await ensureSchedules(temporal, config);
 
   // Graceful stop: the relays finish their passes and stop, the workers stop polling and let running activities
   // finish (shutdownGraceTime), then connections and the pool close.
@@ -84,7 +85,6 @@ export async function runWorker() {
     if (stopping) return; // npm start's SIGTERM after the terminal's SIGINT is the same request
     stopping = true;
     log.info({ signal, graceSeconds: config.shutdownGraceSeconds }, 'stopping worker: finishing in-flight activities');
-    void eventPurge.stop();
     void stopRelays().finally(shutdownWorkers);
   };
   process.on('SIGINT', onSignal);
@@ -102,7 +102,6 @@ export async function runWorker() {
     if (failed) throw failed.reason;
   } finally {
     await stopRelays();
-    await Promise.all([eventPurge.stop(), sweep.stop()]);
     await connection.close();
     await orm.close(true);
     log.info('worker stopped');

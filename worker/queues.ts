@@ -13,7 +13,7 @@ export interface QueueRole {
 export function servedQueues(config: Config): QueueRole[] {
   return config.workerQueues.map((role) => ({
     role,
-    taskQueue: role === 'main' ? config.taskQueue : config.webhookTaskQueue,
+    taskQueue: { main: config.taskQueue, webhooks: config.webhookTaskQueue, rails: config.railsTaskQueue }[role],
   }));
 }
 
@@ -24,6 +24,11 @@ export function servedQueues(config: Config): QueueRole[] {
  * isolation and delivery throughput").
  */
 export function queueWorkerOptions(role: WorkerQueue): Partial<WorkerOptions> {
+  if (role === 'rails') {
+    // Provider calls (rails/): each waits on the PSP, bounded by PIX_TIMEOUT_MS, and holds no database
+    // connection. 32 slots: a PSP that hangs fills these, never the main queue's, which settle money.
+    return { maxConcurrentActivityTaskExecutions: 32 };
+  }
   if (role === 'webhooks') {
     return {
       // An attempt holds no database connection during its POST (a read before, a write after, each one

@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { Orm } from '../db/orm';
 import { claimStarts, deferStarts, finishStarts, listenForStarts } from '../db/repositories/outbox';
 import { startRequestOf, startWorkflow } from '../workflows/start';
+import { relayWorkflowSignals } from './workflow-signal-relay';
 
 // A sweep without a wake-up: catches a notification lost while the listening connection was down, and retries
 // starts that failed (Temporal unreachable) without retrying them in a tight loop.
@@ -92,9 +93,12 @@ export function startWorkflowStartRelay(opts: WorkflowStartRelayOptions): Workfl
     do {
       again = false;
       try {
-        // A full batch may have left rows behind: go on without waiting for a wake-up.
-        if ((await relayWorkflowStarts(opts.orm, opts.temporal, opts.taskQueue, { eager: opts.eager })) === RELAY_BATCH)
+        // Rows may be left behind (a full batch, or rows another relay held locked at that instant): go on
+        // without waiting for a wake-up until a pass finds nothing.
+        if ((await relayWorkflowStarts(opts.orm, opts.temporal, opts.taskQueue, { eager: opts.eager })) > 0)
           again = true;
+        // Signals after starts: a decision whose workflow this pass started finds it running.
+        if ((await relayWorkflowSignals(opts.orm, opts.temporal, opts.taskQueue)) === RELAY_BATCH) again = true;
       } catch (err) {
         opts.onError(err);
         return; // failed starts wait for the sweep

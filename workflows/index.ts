@@ -3,3 +3,4 @@ export * from './instruction-review';
 export * from './account-review';
 export * from './operation';
 export * from '../webhooks/delivery-workflow';
+export * from './periodic';

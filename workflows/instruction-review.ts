@@ -1,6 +1,7 @@
 import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { InstructionDecision, InstructionReviewOutcome } from '../activities/instruction-review';
+import { ignoredSignals, onDecisions } from './decision';
 
 export type { InstructionDecision } from '../activities/instruction-review';
 
@@ -16,10 +17,14 @@ export interface InstructionReviewInput {
 
 export type InstructionReviewStatus = 'PENDING_REVIEW' | 'APPLYING_DECISION' | InstructionReviewOutcome;
 
+/** Obeyed only by reviews started before decisions were rows (their histories must replay); ignored since. */
 export const instructionDecisionSignal = wf.defineSignal<[InstructionDecisionRequest]>('instructionDecision');
 export const instructionReviewStatusQuery = wf.defineQuery<InstructionReviewStatus>('status');
 
 const { applyInstructionReview } = wf.proxyActivities<Activities>({ startToCloseTimeout: '30s' });
+
+// Reviews started from here on act only on decisions recorded in the database (workflows/decision.ts).
+const DECISIONS_ARE_ROWS = 'instruction-review-decisions-are-rows';
 
 /**
  * One per payment instruction, started with it: waits, without a deadline, for a compliance decision
@@ -32,8 +37,14 @@ export async function instructionReviewWorkflow(
   let status: InstructionReviewStatus = 'PENDING_REVIEW';
   let decision: InstructionDecisionRequest | undefined;
   wf.setHandler(instructionReviewStatusQuery, () => status);
+  const rowsOnly = wf.patched(DECISIONS_ARE_ROWS);
+  const ignore = ignoredSignals();
   wf.setHandler(instructionDecisionSignal, (request) => {
+    if (rowsOnly) return ignore('instructionDecision', 'a decision is a recorded row, named by the decision signal');
     decision ??= request;
+  });
+  onDecisions('INSTRUCTION_REVIEW', ignore, (d) => {
+    decision ??= { decision: d.decision ?? 'REJECT', ...(d.reason !== undefined ? { reason: d.reason } : {}) };
   });
 
   await wf.condition(() => decision !== undefined);

@@ -1,6 +1,7 @@
 import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { operationStatusKey } from './search-attributes';
+import { ignoredSignals, onDecisions } from './decision';
 
 export interface OperationWorkflowInput {
   operationId: string;
@@ -24,7 +25,9 @@ export const inboundPaymentSignal = wf.defineSignal<[{ paymentId: string }]>('in
  * decision and the reconciliation it caused are committed, so nothing is stored and forgotten.
  */
 export const inboundPaymentUpdate = wf.defineUpdate<string, [{ paymentId: string }]>('inboundPaymentUpdate');
+/** Obeyed only by operations started before decisions were rows (their histories must replay); ignored since. */
 export const replaySignal = wf.defineSignal('replay');
+/** Obeyed only by operations started before decisions were rows (their histories must replay); ignored since. */
 export const holdDecisionSignal = wf.defineSignal<[HoldDecision]>('holdDecision');
 export const statusQuery = wf.defineQuery<string>('status');
 
@@ -50,8 +53,13 @@ const local = wf.proxyLocalActivities<Activities>({
 const DECIDES_PAYMENTS = 'deposit-decides-inbound-payments';
 // Signal-path deposits still running when this code arrived close like the others when they end.
 const SIGNAL_PATH_CLOSES = 'signal-path-deposit-closes';
+// Operations started from here on take hold decisions and replays only as recorded rows (workflows/decision.ts).
+const DECISIONS_ARE_ROWS = 'operation-decisions-are-rows';
+// A signal-path deposit counts an `inboundPayment` signal only if it names a payment recorded for it.
+const PAYMENT_SIGNALS_CHECKED = 'signal-path-payment-signals-checked';
 
 export async function operationWorkflow(input: OperationWorkflowInput): Promise<string> {
+  const { operationId } = input;
   let status = 'REQUESTED';
   let payments = 0;
   let replays = 0;
@@ -67,17 +75,35 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
     busy = true;
   };
   wf.setHandler(statusQuery, () => status);
-  wf.setHandler(inboundPaymentSignal, () => void payments++);
-  wf.setHandler(replaySignal, () => void replays++);
+  const rowsOnly = wf.patched(DECISIONS_ARE_ROWS);
+  // Decided before any handler runs: a payment signal delivered with the first task must see which path this is.
+  const decidesPayments = input.type === 'DEPOSIT' && wf.patched(DECIDES_PAYMENTS);
+  legacy = input.type === 'DEPOSIT' && !decidesPayments;
+  const ignore = ignoredSignals();
+  wf.setHandler(inboundPaymentSignal, async (signal) => {
+    if (!legacy) return ignore('inboundPayment', 'payments reach a deposit through the inboundPaymentUpdate');
+    if (!wf.patched(PAYMENT_SIGNALS_CHECKED)) return void payments++;
+    const paymentId = typeof signal?.paymentId === 'string' ? signal.paymentId : '';
+    if (await acts.paymentRecordedFor({ operationId, paymentId })) payments++;
+    else ignore('inboundPayment', `no payment ${paymentId || '(none)'} is recorded for this deposit`);
+  });
+  wf.setHandler(replaySignal, () => {
+    if (rowsOnly) return ignore('replay', 'a replay is a recorded row, named by the decision signal');
+    replays++;
+  });
   wf.setHandler(holdDecisionSignal, (d) => {
+    if (rowsOnly) return ignore('holdDecision', 'a decision is a recorded row, named by the decision signal');
     decision ??= d;
+  });
+  onDecisions(input.type === 'DEPOSIT' ? 'DEPOSIT_REPLAY' : 'HOLD', ignore, (d) => {
+    if (input.type === 'DEPOSIT') replays++;
+    else decision ??= { decision: d.decision ?? 'REJECT', ...(d.reason !== undefined ? { reason: d.reason } : {}) };
   });
 
   const track = (next: string) => {
     status = next;
     wf.upsertSearchAttributes([{ key: operationStatusKey, value: next }]);
   };
-  const { operationId } = input;
   const fail = async (code: string, message: string) =>
     track(await acts.failOperation({ operationId, reason: { code, message, details: {} } }));
 
@@ -160,11 +186,10 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
 
   switch (input.type) {
     case 'DEPOSIT': {
-      if (wf.patched(DECIDES_PAYMENTS)) {
+      if (decidesPayments) {
         await deposit();
         return status;
       }
-      legacy = true;
       await signalPathDeposit();
       // A deposit started on the signal path that ends on this code closes like the others: what counted toward
       // it uncredited, and what nobody decided, becomes UNMATCHED. Histories that ended before have no marker.
@@ -187,7 +212,9 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
         }
       }
       track(await acts.setOperationStatus({ operationId, status: 'PROCESSING' }));
-      const payout = await acts.executePayout({ operationId });
+      const payout = wf.patched(PAYOUT_THROUGH_RAILS)
+        ? await payThroughRails(operationId)
+        : await acts.executePayout({ operationId });
       if (!payout.ok) {
         await fail('PAYOUT_REJECTED', 'the receiving institution rejected the PIX payout');
         return status;
@@ -212,3 +239,42 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
 }
 
 const seconds = (s: number | undefined) => (s ?? 86400) * 1000;
+
+// Withdrawals pay out through the PSP with its calls on the rails' task queue (before: one activity on the main
+// queue did it all).
+const PAYOUT_THROUGH_RAILS = 'payout-through-rails';
+// Status reads back off from this to the cap: a PSP settles most payouts within seconds, a few take hours.
+const FIRST_STATUS_READ_MS = 250;
+const MAX_STATUS_READ_MS = 60_000;
+
+/**
+ * Sends the payout under its idEnvio and reads its status until the PSP answers REALIZADO or NAO_REALIZADO. Only
+ * a final answer is recorded: while it is pending (or the PSP cannot be reached) the operation stays PROCESSING,
+ * because money may still leave. A PSP that refuses the payout outright sent nothing: FAILED.
+ */
+async function payThroughRails(operationId: string): Promise<{ ok: boolean; endToEnd: string }> {
+  const order = await acts.payoutOrder({ operationId });
+  if (order.recorded) return order.recorded;
+  const rails = wf.proxyActivities<Activities>({
+    taskQueue: order.taskQueue,
+    // One PSP call bounded by PIX_TIMEOUT_MS (10 s by default) and its token fetch.
+    startToCloseTimeout: '30s',
+    // Unlimited attempts: a PSP that is down for an hour delays the payout by an hour, never loses it.
+    retry: { initialInterval: '1s', maximumInterval: '60s', backoffCoefficient: 2 },
+  });
+  let state;
+  try {
+    state = await rails.pixSendPayout(order.request);
+  } catch (err) {
+    const cause = err instanceof wf.ActivityFailure && err.cause instanceof wf.ApplicationFailure ? err.cause : null;
+    if (cause?.type !== 'RAIL_REJECTED') throw err;
+    return acts.recordPayout({ operationId, status: 'FAILED', reason: cause.message });
+  }
+  let wait = FIRST_STATUS_READ_MS;
+  while (state.status === 'PENDING') {
+    await wf.sleep(wait);
+    wait = Math.min(wait * 2, MAX_STATUS_READ_MS);
+    state = await rails.pixPayoutStatus({ payoutId: order.request.payoutId });
+  }
+  return acts.recordPayout({ operationId, status: state.status, endToEnd: state.endToEndId, reason: state.reason });
+}

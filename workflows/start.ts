@@ -11,6 +11,7 @@ import {
 } from '@temporalio/common';
 import type { Orm } from '../db/orm';
 import { finishStarts, pendingStart, PendingStart, WorkflowStartRequest } from '../db/repositories/outbox';
+import { customerPriority } from './fairness';
 
 /**
  * Starts (or finds) the workflow of an outbox row. Safe to run twice. `eager` asks the server to hand the
@@ -30,6 +31,8 @@ export async function startWorkflow(
       args: req.args,
       requestEagerStart: opts.eager,
       staticSummary: req.summary ?? undefined,
+      // Its customer's share of the task queue (the outbox writers all set CustomerId).
+      priority: customerPriority(req.searchAttributes.CustomerId),
       // Running already: that is the one. Closed already: never run the business twice.
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,

@@ -71,10 +71,12 @@ export function answerReplay(ctx: Koa.Context, status: number, body: unknown): v
   countIdempotentReplay();
 }
 
-// What the key stores of an error: a business error is the request's answer; a 5xx or a validation error (raised
-// before the handler's writes) is only this attempt's, and the retry with the same key must run the request again.
+// What the key stores of an error: a business error is the request's answer; a 5xx, a validation error (raised
+// before the handler's writes) or a 429 (the customer's backlog is full now) is only this attempt's, and the retry
+// with the same key must run the request again.
 const NOT_STORED = new Set([
   'INTERNAL_ERROR',
+  'RATE_LIMITED',
   'VALIDATION_ERROR',
   'SERVICE_UNAVAILABLE',
   'IDEMPOTENCY_KEY_IN_USE',

@@ -8,7 +8,8 @@ import { CambioError } from '../../domain/errors';
 /**
  * The API's Prometheus metrics (served at `/metrics`). One registry per process; the counters are this process's,
  * the gauges read from Postgres are the whole deployment's (every API process reports the same value: aggregate
- * them with `max`, not `sum`). No label carries a customer id, an id or a raw path, so cardinality stays fixed.
+ * them with `max`, not `sum`). No label carries an id or a raw path, so cardinality stays fixed; one gauge names
+ * customers (`cambio_customer_operation_backlog`), only the 100 with the largest backlogs, and none without one.
  */
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -37,7 +38,7 @@ const listPages = new Counter({
   registers: [registry],
 });
 
-export type RejectionKind = 'rate' | 'in_flight' | 'token_client' | 'token_address' | 'token_concurrency';
+export type RejectionKind = 'rate' | 'in_flight' | 'backlog' | 'token_client' | 'token_address' | 'token_concurrency';
 
 const rejections = new Counter({
   name: 'cambio_rate_limited_total',
@@ -62,6 +63,15 @@ const outboxBacklog = new Gauge({
 const outboxOldest = new Gauge({
   name: 'cambio_outbox_oldest_age_seconds',
   help: 'Age of the oldest workflow start waiting in the outbox (0 when empty)',
+  registers: [registry],
+});
+
+const customerBacklog = new Gauge({
+  name: 'cambio_customer_operation_backlog',
+  help:
+    'Operations accepted but not yet started, per customer (the 100 largest backlogs; past ' +
+    'MAX_PENDING_OPERATIONS_PER_CUSTOMER new ones get 429)',
+  labelNames: ['customer'] as const,
   registers: [registry],
 });
 
@@ -126,6 +136,8 @@ export function metricsHandler(orm: Orm, opts: { token?: string } = {}): Koa.Mid
       const gauges = await readDeploymentGauges(orm, DATABASE_QUERY_TIMEOUT_MS, withOperations);
       outboxBacklog.set(gauges.outbox.count);
       outboxOldest.set(Math.max(0, gauges.outbox.oldestAgeSeconds ?? 0));
+      customerBacklog.reset();
+      for (const b of gauges.backlogs) customerBacklog.set({ customer: b.customerId }, b.count);
       outboxAt = Date.now();
       if (gauges.operations) {
         operations.reset();

@@ -35,6 +35,12 @@ export class TokenBuckets {
     return 0;
   }
 
+  /** Gives back a token `take` spent (an attempt reserved as a failure that succeeded or was never checked). */
+  refund(key: string): void {
+    const bucket = this.buckets.get(key);
+    if (bucket) bucket.tokens = Math.min(this.rule.burst, bucket.tokens + 1);
+  }
+
   /**
    * 0 when a token is available now, else the whole seconds until one is; spends nothing and stores nothing.
    * `after`: as if that many more tokens were spent first (attempts still being checked).

@@ -28,19 +28,27 @@ export function boundedSecretWork<T>(work: () => Promise<T>): Promise<T> {
   return scryptWork.run(work, () => rejected('token_concurrency', 'the token endpoint is busy; retry shortly', 1));
 }
 
+/** An admitted attempt: its reserved failure is kept when the secret was wrong, given back otherwise. */
+export interface TokenAttempt {
+  /** The secret was right (or the attempt was never checked): the reserved failure is given back. */
+  release(): void;
+}
+
 /**
- * The token endpoint's throttle, in this process: per address, a rate on every attempt; per client id and per
- * address, a budget of failed attempts. It is checked before any secret is hashed, so a refused attempt costs
- * no scrypt. Only failures spend the client budget, so a correct secret keeps working until someone (maybe an
- * attacker) has failed for that client id `clientFailuresPerMinute` times in a row within the minute.
+ * The token endpoint's throttle, in this process: per address, a rate on every attempt; per (client id, address)
+ * and per address, a budget of failed attempts. It is checked before any secret is hashed, so a refused attempt
+ * costs no scrypt. An admitted attempt reserves a failure in both budgets before its check and gives it back when
+ * the secret was right: checks still running count as failures, so concurrent guesses cannot overrun the budget,
+ * and every 429's `Retry-After` is the real wait for the next attempt to be checked. Failures are counted per
+ * client and address, so guessing a client's secret from one address never locks its owner out elsewhere.
  */
 export class TokenThrottle {
-  private readonly clientFailures: TokenBuckets;
+  private readonly pairFailures: TokenBuckets;
   private readonly addressFailures: TokenBuckets;
   private readonly addressAttempts: TokenBuckets;
 
   constructor(limits: TokenThrottleLimits, now: () => number = Date.now) {
-    this.clientFailures = new TokenBuckets(
+    this.pairFailures = new TokenBuckets(
       { perSecond: limits.clientFailuresPerMinute / 60, burst: limits.clientFailuresPerMinute },
       now,
     );
@@ -55,49 +63,52 @@ export class TokenThrottle {
   }
 
   /**
-   * Throws 429 when this attempt may not even be checked. The address is checked first, and only a known client id
-   * has a failure bucket (`peek` creates none), so a flood of made-up client ids from one address cannot grow the
-   * maps past the address's own rate. `Retry-After` is the longest of the waits that would refuse this client and
-   * address, so the right secret sent after it is checked (a shorter value would earn another 429).
+   * Admits an attempt (reserving its failure) or throws 429 with the longest of the waits that refuse this client
+   * and address, so the right secret sent after `Retry-After` is checked. Nothing is stored for a refused attempt,
+   * so a flood of made-up client ids from one address grows the maps no faster than the address's own budgets.
    */
-  admit(clientId: string, address: string): void {
+  admit(clientId: string, address: string): TokenAttempt {
+    const pair = pairKey(clientId, address);
     const byAddress = this.addressFailures.peek(address);
-    const attempts = byAddress > 0 ? this.addressAttempts.peek(address) : this.addressAttempts.take(address);
-    if (byAddress > 0 || attempts > 0) {
-      const wait = Math.max(byAddress, attempts, this.clientFailures.peek(clientId));
-      throw rejected(
-        'token_address',
-        `too many ${byAddress > 0 ? 'failed ' : ''}token requests from this address`,
-        wait,
-      );
+    const byPair = this.pairFailures.peek(pair);
+    const attempts =
+      byAddress > 0 || byPair > 0 ? this.addressAttempts.peek(address) : this.addressAttempts.take(address);
+    const wait = Math.max(byAddress, byPair, attempts);
+    if (wait > 0) {
+      if (byAddress > 0 || (attempts > 0 && byPair === 0))
+        throw rejected(
+          'token_address',
+          `too many ${byAddress > 0 ? 'failed ' : ''}token requests from this address`,
+          wait,
+        );
+      throw rejected('token_client', 'too many failed token requests for this client from this address', wait);
     }
-    const byClient = this.clientFailures.peek(clientId);
-    if (byClient > 0) throw rejected('token_client', 'too many failed token requests for this client', byClient);
+    this.pairFailures.take(pair);
+    this.addressFailures.take(address);
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        this.pairFailures.refund(pair);
+        this.addressFailures.refund(address);
+      },
+    };
   }
 
-  /**
-   * The honest wait for an attempt refused for another reason (the secret checks are busy): the longest wait the
-   * failure budgets would impose if the `pending` checks of this client id and address still running all failed.
-   */
-  retryAfter(clientId: string, address: string, pending: { client: number; address: number }): number {
-    return Math.max(
-      1,
-      this.clientFailures.peek(clientId, pending.client),
-      this.addressFailures.peek(address, pending.address),
-    );
+  /** The wait to tell an attempt refused for another reason (the secret checks are busy): what admit would say. */
+  retryAfter(clientId: string, address: string): number {
+    return Math.max(1, this.pairFailures.peek(pairKey(clientId, address)), this.addressFailures.peek(address));
   }
 
   /** Entries held in memory across the throttle's maps (tests: bounded whatever the client ids). */
   entries(): number {
-    return this.clientFailures.size + this.addressFailures.size + this.addressAttempts.size;
-  }
-
-  /** Records a wrong secret or an unknown client id. */
-  failed(clientId: string, address: string): void {
-    this.clientFailures.take(clientId);
-    this.addressFailures.take(address);
+    return this.pairFailures.size + this.addressFailures.size + this.addressAttempts.size;
   }
 }
+
+// NUL cannot occur in an address, so no (client id, address) pair can be spelled as another.
+const pairKey = (clientId: string, address: string) => `${address}\u0000${clientId}`;
 
 /**
  * The address a throttle should key on. Behind a proxy (`app.proxy`), the last X-Forwarded-For entry is the one

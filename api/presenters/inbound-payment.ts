@@ -1,7 +1,10 @@
 import type { InboundPayment } from '../../db/entities';
 import { amount } from '../../domain/amount';
 
-/** docs/decisions.md, "Inbound payments": the record as customers and operators read it. */
+/**
+ * docs/decisions.md, "Inbound payments": the record as customers and operators read it. The facts as they arrived
+ * (`amount`, `operationId`, `accountId`, `rail`, `endToEndId`), then the resolution in fields of its own.
+ */
 export function presentInboundPayment(p: InboundPayment) {
   return {
     id: p.id,
@@ -14,8 +17,14 @@ export function presentInboundPayment(p: InboundPayment) {
     status: p.status,
     /** The matched record an overpayment's excess was split from; null for a payment as the rail reported it. */
     remainderOf: p.remainderOf,
-    /** A RETURNED payment: the end-to-end id it went back with, and why. */
-    returned: p.returnEndToEndId ? { endToEndId: p.returnEndToEndId, reason: p.returnReason } : null,
+    /** MATCHED: what its deposit used, when less than received (the rest is a remainder record). */
+    matchedAmount: p.matchedAmount ? amount(p.matchedAmount, p.asset) : null,
+    /** CREDITED: the DEPOSIT an operator's credit created, and its account. */
+    credit: p.creditOperationId ? { operationId: p.creditOperationId, accountId: p.creditAccountId } : null,
+    /** RETURNING or RETURNED (or UNMATCHED after a refused return): the return's end-to-end id, why, and a refusal. */
+    returned: p.returnEndToEndId
+      ? { endToEndId: p.returnEndToEndId, reason: p.returnReason, failure: p.returnFailure }
+      : null,
     createdAt: p.createdAt.toISOString(),
     updatedAt: p.updatedAt.toISOString(),
   };

@@ -6,9 +6,9 @@ import { listQuerySchema, ListQuery } from '../../lists/run-list';
 import { accountsPageJson, createAccount, CreateAccountInput, getAccount } from '../services/accounts';
 import { PageCache } from '../../db/lists/page-copies';
 import { addUbo, DocumentInput, patchUbo, uploadDocument, UboInput, UboPatch } from '../services/account-onboarding';
-import { decideAccountReview, submitReview } from '../services/account-review';
+import { applyAccountDecision, recordAccountDecision, submitReview } from '../services/account-review';
+import { sandboxDecision } from './sandbox-decision';
 import type { AccountDecision } from '../../workflows/account-review';
-import { requireSandbox } from './sandbox';
 import {
   accountParams,
   createAccountBody,
@@ -137,16 +137,22 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     path: '/api/sandbox/accounts/:accountId/review',
     summary: 'Sandbox only: approve or reject an account UNDER_REVIEW as a compliance reviewer would',
     tag: 'Sandbox',
+    sandbox: true,
     params: accountParams,
     body: reviewDecisionBody,
     bodyRequired: true,
     response: { status: 200, schema: ref('Account') },
-    errors: ['INVALID_STATE', 'SANDBOX_DISABLED'],
+    errors: ['INVALID_STATE'],
+    // Recorded, applied by the review workflow, answered: no transaction stays open while the workflow works.
+    ownsIdempotency: true,
     async handler(ctx) {
-      // Production answers as if the route did not exist.
-      requireSandbox(s);
-      const { decision, reason } = body<AccountDecision>(ctx);
-      ctx.body = await decideAccountReview(s, em(ctx), ctx.params.accountId, decision, reason);
+      const { accountId } = ctx.params;
+      await sandboxDecision(
+        ctx,
+        (tx, who) => recordAccountDecision(s, tx, accountId, body<AccountDecision>(ctx), who),
+        (requestEm, decisionId) => applyAccountDecision(s, requestEm, accountId, decisionId),
+        (answerEm) => getAccount(answerEm, accountId),
+      );
     },
   });
 }

@@ -21,14 +21,6 @@ export function authRoutes(table: RouteTable, s: ServiceContext): void {
     addressFailuresPerMinute: s.config.tokenAddressFailuresPerMinute,
     addressPerSecond: s.config.tokenAddressPerSecond,
   });
-  // Secret checks under way per client id and address (at most the scrypt bound's 34 entries), so that a 429 for
-  // busy checks can say how long the failures they may still record would keep this client out.
-  const checking = { client: new Map<string, number>(), address: new Map<string, number>() };
-  const count = (m: Map<string, number>, k: string, d: number) => {
-    const n = (m.get(k) ?? 0) + d;
-    if (n > 0) m.set(k, n);
-    else m.delete(k);
-  };
   table.add({
     method: 'post',
     path: '/api/oauth/client/token',
@@ -42,25 +34,17 @@ export function authRoutes(table: RouteTable, s: ServiceContext): void {
     async handler(ctx) {
       const { clientId, clientSecret } = ctx.request.body as { clientId: string; clientSecret: string };
       const address = clientAddress(ctx);
-      throttle.admit(clientId, address);
-      count(checking.client, clientId, 1);
-      count(checking.address, address, 1);
+      const attempt = throttle.admit(clientId, address);
       try {
         ctx.body = await issueToken(s.orm, s.config, s.signingKey, clientId, clientSecret);
+        attempt.release();
       } catch (err) {
-        if (err instanceof CambioError && err.code === 'INVALID_CLIENT') throttle.failed(clientId, address);
-        if (err instanceof CambioError && err.code === 'RATE_LIMITED') {
-          // Refused for busy checks: the others may still fail and spend this client's budget (not this one).
-          const pending = {
-            client: (checking.client.get(clientId) ?? 1) - 1,
-            address: (checking.address.get(address) ?? 1) - 1,
-          };
-          err.details.retryAfterSeconds = throttle.retryAfter(clientId, address, pending);
-        }
+        // A wrong secret or an unknown client keeps its reserved failure; anything else was not a guess.
+        if (!(err instanceof CambioError && err.code === 'INVALID_CLIENT')) attempt.release();
+        // Refused for busy checks: the wait the failure budgets impose now, checks still running included.
+        if (err instanceof CambioError && err.code === 'RATE_LIMITED')
+          err.details.retryAfterSeconds = throttle.retryAfter(clientId, address);
         throw err;
-      } finally {
-        count(checking.client, clientId, -1);
-        count(checking.address, address, -1);
       }
     },
   });

@@ -17,9 +17,13 @@ import {
   listBeneficiaries,
   PixInstructionInput,
 } from '../services/beneficiaries';
-import { decideInstruction } from '../services/instruction-review';
+import {
+  applyInstructionDecision,
+  beneficiaryOfInstruction,
+  recordInstructionDecision,
+} from '../services/instruction-review';
+import { sandboxDecision } from './sandbox-decision';
 import type { InstructionDecisionRequest } from '../../workflows/instruction-review';
-import { requireSandbox } from './sandbox';
 
 export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
   table.add({
@@ -86,15 +90,23 @@ export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
     path: '/api/sandbox/payment-instructions/:instructionId/review',
     summary: 'Sandbox: approve or reject a PENDING_REVIEW payment instruction as compliance would',
     tag: 'Sandbox',
+    sandbox: true,
     params: instructionParams,
     body: instructionReviewBody,
     bodyRequired: true,
     response: { status: 200, schema: ref('Beneficiary'), description: 'The updated Beneficiary' },
-    errors: ['INVALID_STATE', 'SANDBOX_DISABLED'],
+    errors: ['INVALID_STATE'],
+    // Recorded, applied by the review workflow, answered: no transaction stays open while the workflow works.
+    ownsIdempotency: true,
     async handler(ctx) {
-      requireSandbox(s);
-      const { decision, reason } = ctx.request.body as InstructionDecisionRequest;
-      ctx.body = await decideInstruction(s, ctx.state.em, ctx.params.instructionId, decision, reason);
+      const { instructionId } = ctx.params;
+      await sandboxDecision(
+        ctx,
+        (tx, who) =>
+          recordInstructionDecision(s, tx, instructionId, ctx.request.body as InstructionDecisionRequest, who),
+        (requestEm, decisionId) => applyInstructionDecision(s, requestEm, instructionId, decisionId),
+        (answerEm) => beneficiaryOfInstruction(answerEm, instructionId),
+      );
     },
   });
 }

@@ -25,6 +25,8 @@ export interface RouteSpec {
   /** Business error codes of this route, beyond those every route of its kind can answer (api/openapi.ts). */
   errors?: ErrorCode[];
   public?: boolean;
+  /** The route exists only in sandbox mode (SANDBOX): otherwise it is not mounted nor documented, so 404. */
+  sandbox?: boolean;
   /**
    * The handler keeps the idempotency key's guarantee itself, in a single statement, and calls `idempotent` when
    * it cannot (the quote: api/services/quotes.ts). It finds the key in `ctx.state.idempotencyKey`.
@@ -37,7 +39,10 @@ export interface RouteSpec {
 export class RouteTable {
   readonly routes: RouteSpec[] = [];
 
+  constructor(private readonly mode: { sandbox: boolean }) {}
+
   add(spec: RouteSpec): void {
+    if (spec.sandbox && !this.mode.sandbox) return;
     this.routes.push(spec);
   }
 

@@ -28,7 +28,7 @@ const QUOTE_ERRORS: ErrorCode[] = [
 const CREATORS: Array<{ kind: string; body: object; create: Creator; errors: ErrorCode[] }> = [
   {
     kind: 'deposit',
-    errors: [...QUOTE_ERRORS, 'RAIL_ASSET_MISMATCH'],
+    errors: [...QUOTE_ERRORS, 'RAIL_ASSET_MISMATCH', 'RAIL_NOT_CONFIGURED'],
     body: depositBody,
     create: (s, ctx) => createDeposit(s, ctx.state.em, ctx.request.body as DepositBody),
   },
@@ -39,6 +39,7 @@ const CREATORS: Array<{ kind: string; body: object; create: Creator; errors: Err
       'INLINE_BENEFICIARY_NOT_SUPPORTED',
       'PAYMENT_INSTRUCTION_NOT_APPROVED',
       'INSUFFICIENT_FUNDS',
+      'RAIL_NOT_CONFIGURED',
     ],
     body: withdrawalBody,
     create: (s, ctx) => createWithdrawal(s, ctx.state.em, ctx.request.body as WithdrawalBody),

@@ -5,6 +5,7 @@ import {
   createdSubscriptionResponse,
   createSubscriptionBody,
   executionLogListQuery,
+  attemptListResponse,
   executionLogListResponse,
   executionLogParams,
   executionLogResponse,
@@ -24,7 +25,7 @@ import {
   SubscriptionPatch,
   updateSubscription,
 } from '../../webhooks/subscriptions';
-import { getExecutionLog, listExecutionLogs, redeliver } from '../../webhooks/execution-logs';
+import { getExecutionLog, listAttempts, listExecutionLogs, redeliver } from '../../webhooks/execution-logs';
 import { recoverDeliveries, RecoverInput } from '../../webhooks/recovery';
 import { recoverBody, recoverResponse } from '../schemas/webhook-recovery';
 
@@ -149,6 +150,27 @@ export function subscriptionRoutes(table: RouteTable, s: ServiceContext): void {
     response: { status: 200, schema: executionLogResponse },
     async handler(ctx) {
       ctx.body = await getExecutionLog(ctx.state.em, ctx.params.subscriptionId, ctx.params.executionLogId);
+    },
+  });
+
+  table.add({
+    method: 'get',
+    path: '/api/subscriptions/:subscriptionId/executionLogs/:executionLogId/attempts',
+    summary:
+      'List every attempt of one delivery (list conventions): when, why, the status, the duration and the first ' +
+      "1 KiB of the receiver's answer",
+    tag,
+    params: executionLogParams,
+    query: executionLogListQuery,
+    response: { status: 200, schema: attemptListResponse },
+    async handler(ctx) {
+      ctx.body = await listAttempts(
+        ctx.state.em,
+        ctx.params.subscriptionId,
+        ctx.params.executionLogId,
+        ctx.state.query,
+        s.config.cursorSecret,
+      );
     },
   });
 

@@ -6,6 +6,7 @@ import { ASSETS } from '../../domain/assets';
 import { RAILS } from '../../domain/funding';
 import { DOCUMENT_TYPES } from '../../domain/requirements';
 import { ERROR_CODES } from '../../domain/errors';
+import { INBOUND_PAYMENT_STATUSES } from '../../db/entities';
 
 /** `{$ref}` to one of the components below. */
 export const ref = (name: keyof typeof RESPONSE_SCHEMAS) => ({ $ref: `#/components/schemas/${name}` });
@@ -243,21 +244,38 @@ const Token = object({
 const InboundPayment = object(
   {
     id: uuid,
-    customerId: uuid,
-    operationId: {
-      ...nullable(uuid),
-      description: 'The deposit it was paid for; for CREDITED, the DEPOSIT the operator created',
-    },
-    accountId: { ...nullable(uuid), description: 'The account it was meant for, or credited to' },
-    amount: { $ref: '#/components/schemas/Amount' },
+    customerId: { ...nullable(uuid), description: "Null: nobody could attribute it (the platform's suspense)" },
+    operationId: { ...nullable(uuid), description: 'The deposit it arrived for (a fact: never changes)' },
+    accountId: { ...nullable(uuid), description: "The deposit's account (a fact)" },
+    amount: { $ref: '#/components/schemas/Amount', description: 'The amount received (a fact: never changes)' },
     rail: { type: 'string', enum: [...RAILS] },
     endToEndId: {
       type: 'string',
-      description: 'The rail reference: one record per reference (a repeated report is the same payment)',
+      description: 'The rail reference: one payment per rail and reference, across customers',
     },
-    status: { type: 'string', enum: ['MATCHED', 'UNMATCHED', 'RETURNED', 'CREDITED'] },
+    status: {
+      type: 'string',
+      enum: [...INBOUND_PAYMENT_STATUSES],
+      description:
+        'RECEIVED: recorded, not decided yet; MATCHED: counts toward its deposit; UNMATCHED: in the suspense; ' +
+        'RETURNING: a return in flight; RETURNED; CREDITED: by an operator',
+    },
     remainderOf: { ...nullable(uuid), description: "An overpayment's excess: the matched record it was split from" },
-    returned: nullable(object({ endToEndId: { type: 'string' }, reason: { type: ['string', 'null'] } })),
+    matchedAmount: {
+      ...nullable({ $ref: '#/components/schemas/Amount' }),
+      description: 'MATCHED: what its deposit used, when less than received (the rest is a remainder record)',
+    },
+    credit: {
+      ...nullable(object({ operationId: uuid, accountId: uuid }, ['operationId', 'accountId'])),
+      description: "CREDITED: the DEPOSIT an operator's credit created, and its account",
+    },
+    returned: nullable(
+      object({
+        endToEndId: { type: 'string' },
+        reason: { type: ['string', 'null'] },
+        failure: { type: ['string', 'null'], description: 'Why the rail refused the last return' },
+      }),
+    ),
     createdAt: timestamp,
     updatedAt: timestamp,
   },

@@ -154,3 +154,25 @@ export const executionLogListResponse = {
   type: 'object',
   properties: { data: { type: 'array', items: executionLogResponse }, meta },
 };
+
+export const attemptResponse = {
+  type: 'object',
+  required: ['attempt', 'attemptedAt', 'trigger', 'httpStatus', 'durationMs', 'waitedMs', 'error', 'responseBody'],
+  properties: {
+    attempt: { type: 'integer', description: 'Its number within the delivery: 1 for the first' },
+    attemptedAt: timestamp,
+    trigger: { type: 'string', enum: ['SCHEDULED', 'REDELIVERY', 'RECOVERY'] },
+    httpStatus: { type: 'integer', description: '0 when no response came back' },
+    durationMs: { type: 'integer', description: 'From the request to its outcome' },
+    waitedMs: {
+      type: 'integer',
+      description: 'How long it waited for a free slot of its endpoint (WEBHOOK_ENDPOINT_CONCURRENCY) first',
+    },
+    error: { type: ['string', 'null'] },
+    responseBody: { type: ['string', 'null'], description: "The first 1 KiB of the receiver's answer" },
+  },
+};
+export const attemptListResponse = {
+  type: 'object',
+  properties: { data: { type: 'array', items: attemptResponse }, meta },
+};

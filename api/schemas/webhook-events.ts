@@ -120,13 +120,40 @@ const AssetActivatedEvent = {
   description: 'An asset of an account became usable.',
 };
 
+const statementAmount = object({
+  value: { type: 'string' },
+  asset: { type: 'string', enum: [...ASSETS] },
+  decimals: { type: 'integer' },
+});
+
+const StatementIssuedEvent = {
+  ...object({
+    customerId: uuid,
+    statementId: uuid,
+    accountId: uuid,
+    asset: { type: 'string', enum: [...ASSETS] },
+    periodStart: { ...timestamp, description: 'Inclusive' },
+    periodEnd: { ...timestamp, description: 'Exclusive' },
+    openingBalance: statementAmount,
+    closingBalance: statementAmount,
+    sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'SHA-256 of the JSON form, hex' },
+  }),
+  description: "A closed period's statement was issued; read it with GET /api/statements/{statementId}.",
+};
+
 /** Components the webhooks section and the events API refer to (merged into `components.schemas`). */
-export const EVENT_PAYLOAD_SCHEMAS = { OperationEvent, BeneficiaryInstructionEvent, AssetActivatedEvent };
+export const EVENT_PAYLOAD_SCHEMAS = {
+  OperationEvent,
+  BeneficiaryInstructionEvent,
+  AssetActivatedEvent,
+  StatementIssuedEvent,
+};
 
 const PAYLOAD_OF: Record<EventResource, keyof typeof EVENT_PAYLOAD_SCHEMAS> = {
   OPERATION: 'OperationEvent',
   BENEFICIARY: 'BeneficiaryInstructionEvent',
   ASSET: 'AssetActivatedEvent',
+  STATEMENT: 'StatementIssuedEvent',
 };
 
 /** The payload component of an event type. */
@@ -145,6 +172,7 @@ const WHEN: Record<EventType, string> = {
   BENEFICIARY_PAYMENT_INSTRUCTION_APPROVED: 'A payment instruction was approved.',
   BENEFICIARY_PAYMENT_INSTRUCTION_REJECTED: 'A payment instruction was rejected.',
   ASSET_ACTIVATED: 'An asset of an account was activated.',
+  STATEMENT_ISSUED: 'A statement of a closed period was issued (one per account and enabled asset).',
 };
 
 const DELIVERY = `

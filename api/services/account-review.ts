@@ -1,20 +1,20 @@
 // Compliance review of an account: the customer submits (POST /review), a reviewer decides (CLI, or the
 // customer in sandbox mode), the review workflow applies the decision. Every submission is a new round with its
 // own workflow id, because workflow ids are never reused (REJECT_DUPLICATE).
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
 import type { Deps } from '../deps';
 import type { Em } from '../../db/orm';
 import type { Account } from '../../db/entities/account';
 import { computeRequirements, readyForReview, Requirement } from '../../domain/requirements';
 import { transition } from '../../domain/states';
 import { accountReviewWorkflowId } from '../../workflows/ids';
-import { accountDecisionSignal, AccountDecision } from '../../workflows/account-review';
+import type { AccountDecision } from '../../workflows/account-review';
 import { customerIdKey } from '../../workflows/search-attributes';
 import { CambioError, validationError } from '../errors';
 import { presentAccount, AccountView } from '../presenters/account';
 import { MAX_REASON_LENGTH } from '../schemas/accounts';
 import { recordWorkflowStart, WorkflowStartRequest } from '../../db/repositories/outbox';
-import { startWorkflow } from '../../workflows/start';
+import { recordDecision, sendDecision } from './decisions';
 import { findAccount, loadParts, viewOf } from './accounts';
 import { pollUntil } from './poll';
 import { freshEm, inTransaction } from '../../db/transaction';
@@ -80,35 +80,53 @@ export async function submitReview(services: ReviewServices, em: Em, accountId: 
 }
 
 /**
- * Delivers a reviewer's decision to the account's current review round and waits until the workflow applied
- * it. Used by the sandbox route (tenant em) and the operator CLI (the account's own tenant em).
+ * Records a reviewer's decision for the account's current review round in `tx` (db/repositories/workflow-decisions):
+ * nothing reaches the workflow before it commits. `decisionId` names the row (fixed by the request for the sandbox
+ * route, so its retry finds it).
  */
+export async function recordAccountDecision(
+  services: Pick<ReviewServices, 'config'>,
+  tx: Em,
+  accountId: string,
+  decision: AccountDecision,
+  who: { decisionId: string; actor: string },
+): Promise<void> {
+  const { reason } = decision;
+  if (reason !== undefined && (reason.length === 0 || reason.length > MAX_REASON_LENGTH)) {
+    throw validationError('/reason', `must be 1 to ${MAX_REASON_LENGTH} characters`);
+  }
+  await recordDecision(services, tx, who.decisionId, accountId, who.actor, async () => {
+    const account = await findAccount(tx, accountId, true);
+    assertUnderReview(account);
+    const start = reviewWorkflowStart(account);
+    return {
+      kind: 'ACCOUNT_REVIEW',
+      workflowId: start.workflowId,
+      customerId: account.customerId,
+      decision: decision.decision,
+      reason,
+      start,
+    };
+  });
+}
+
+/** After COMMIT: the signal naming the decision, then the account once the workflow applied it. */
+export async function applyAccountDecision(services: ReviewServices, em: Em, accountId: string, decisionId: string) {
+  await sendDecision(services, decisionId);
+  return waitUntilDecided(em, accountId);
+}
+
+/** The operator CLI's decision: recorded in a transaction of its own, then sent. */
 export async function decideAccountReview(
   services: ReviewServices,
   em: Em,
   accountId: string,
-  decision: AccountDecision['decision'],
-  reason?: string,
+  decision: AccountDecision,
+  actor: string,
 ): Promise<AccountView> {
-  if (reason !== undefined && (reason.length === 0 || reason.length > MAX_REASON_LENGTH)) {
-    throw validationError('/reason', `must be 1 to ${MAX_REASON_LENGTH} characters`);
-  }
-  const account = await findAccount(em, accountId);
-  assertUnderReview(account);
-  const start = reviewWorkflowStart(account);
-  const handle = services.temporal.workflow.getHandle(start.workflowId);
-  const payload: AccountDecision = reason === undefined ? { decision } : { decision, reason };
-  try {
-    await handle.signal(accountDecisionSignal, payload);
-  } catch (err) {
-    if (!(err instanceof WorkflowNotFoundError)) throw err;
-    // Either a racing decision already closed this round, or its workflow is not started yet (the outbox row waits
-    // for the worker's relay, or no worker is up); in the second case start this round now, as the relay would.
-    assertUnderReview(await findAccount(freshEm(em), accountId));
-    await startWorkflow(services.temporal, services.config.taskQueue, start);
-    await handle.signal(accountDecisionSignal, payload);
-  }
-  return waitUntilDecided(em, accountId);
+  const decisionId = randomUUID();
+  await inTransaction(em, (tx) => recordAccountDecision(services, tx, accountId, decision, { decisionId, actor }));
+  return applyAccountDecision(services, em, accountId, decisionId);
 }
 
 function assertUnderReview(account: Account): void {

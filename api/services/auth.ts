@@ -35,12 +35,11 @@ export interface CreatedCustomer {
 }
 
 /** Operator action: a customer and its first credentials. The secret is returned once and stored hashed. */
-export async function createCustomer(orm: Orm, name: string): Promise<CreatedCustomer> {
+export async function createCustomer(orm: Orm, name: string, customerId = randomUUID()): Promise<CreatedCustomer> {
   if (!name.trim())
     throw new CambioError('VALIDATION_ERROR', 'name must not be empty', {
       errors: [{ path: '/name', message: 'must not be empty' }],
     });
-  const customerId = randomUUID();
   const clientId = `cli_${randomBytes(12).toString('hex')}`;
   const clientSecret = `sec_${randomBytes(24).toString('base64url')}`;
   const secretHash = await hashSecret(clientSecret);

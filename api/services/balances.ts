@@ -1,15 +1,21 @@
 import type { Em } from '../../db/orm';
 import { AccountSchema } from '../../db/entities';
-import { balancesOf } from '../../db/repositories/ledger';
+import { balancesAsOf, balancesOf } from '../../db/repositories/ledger';
+import { isoMicros, parseInstant } from '../../domain/report-period';
 import { Dec } from '../../domain/money';
-import { notFound } from '../errors';
+import { notFound, validationError } from '../errors';
 import { amount } from '../../domain/amount';
 
-/** Per asset of the account: available, held (reserved by operations in flight) and their total. */
-export async function getBalances(em: Em, accountId: string) {
+/**
+ * Per asset of the account: available, held (reserved by operations in flight) and their total; with `asOf`, as they
+ * stood at that instant (every posting booked before it, none after).
+ */
+export async function getBalances(em: Em, accountId: string, asOf?: string) {
+  const at = asOf === undefined ? undefined : pastInstant('asOf', asOf);
   const account = await em.findOne(AccountSchema, { id: accountId });
   if (!account) throw notFound('account');
-  const rows = new Map((await balancesOf(em, accountId)).map((b) => [b.asset, b]));
+  const read = at === undefined ? balancesOf(em, accountId) : balancesAsOf(em, accountId, at);
+  const rows = new Map((await read).map((b) => [b.asset, b]));
   const assets = [...new Set([...account.assets.map((a) => a.asset), ...rows.keys()])];
   return {
     accountId,
@@ -25,4 +31,13 @@ export async function getBalances(em: Em, accountId: string) {
       };
     }),
   };
+}
+
+/** An instant given by the client, as a timestamptz literal with every microsecond; the future is refused. */
+export function pastInstant(name: string, value: string): string {
+  const instant = parseInstant(name, value);
+  if (instant.micros > BigInt(Date.now()) * 1000n) {
+    throw validationError(`/query/${name}`, 'must not be in the future');
+  }
+  return isoMicros(instant.micros);
 }

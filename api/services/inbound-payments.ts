@@ -1,12 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import type { Em } from '../../db/orm';
-import { InboundPayment, OperationSchema } from '../../db/entities';
-import { findPayment, INBOUND_PAYMENT_LIST, recordPayment } from '../../db/repositories/inbound-payments';
-import { inTransaction } from '../../db/transaction';
+import type { InboundPayment } from '../../db/entities';
+import { findPayment, INBOUND_PAYMENT_LIST } from '../../db/repositories/inbound-payments';
 import type { AssetCode } from '../../domain/assets';
 import { CambioError } from '../../domain/errors';
 import { parseAmountValue } from '../../domain/money';
-import { settleInboundPayment } from '../../payments/inbound-payments';
+import { decideInboundPayment, recordInboundPayment as record } from '../../payments/inbound-payments';
+import { crashPoint } from '../middleware/crash-point';
 import { notFound } from '../errors';
 import { ListQuery, runList } from '../../lists/run-list';
 import { presentInboundPayment } from '../presenters/inbound-payment';
@@ -18,10 +17,10 @@ export interface InboundPaymentReport {
 }
 
 /**
- * Step 1 of a reported payment: the record, committed before anything decides it (docs/decisions.md, "Inbound
- * payments"). Its own short transaction (a savepoint when the caller holds one). Keyed by the rail reference: a
- * report of an `endToEndId` already recorded returns that record. Without one, `defaultEndToEndId` names it (the
- * API derives it from the idempotency key, so a retried request finds its first attempt's record).
+ * Step 1 of a payment reported for a deposit (payments/inbound-payments.ts). Keyed by the rail reference: a report
+ * of an `endToEndId` already recorded returns that record. Without one, `defaultEndToEndId` names it (the sandbox
+ * route derives it from the idempotency key, so a retried request finds its first attempt's record); with neither,
+ * it is refused: a reference made up here would make a rerun record the money twice.
  */
 export async function recordInboundPayment(
   em: Em,
@@ -29,26 +28,21 @@ export async function recordInboundPayment(
   body: InboundPaymentReport,
   opts: { defaultEndToEndId?: string } = {},
 ): Promise<InboundPayment> {
-  const op = await em.fork({ keepTransactionContext: true }).findOne(OperationSchema, { id: operationId });
-  if (!op) throw notFound('operation');
-  if (op.type !== 'DEPOSIT') {
-    const message = `operation is ${op.type}; inbound payments are for a DEPOSIT`;
-    throw new CambioError('INVALID_STATE', message, { status: op.status, type: op.type });
+  const amount = parseAmountValue(body.amount.value, body.amount.asset, { path: '/amount/value' });
+  const endToEndId = body.endToEndId ?? opts.defaultEndToEndId;
+  if (!endToEndId) {
+    const errors = [{ path: '/endToEndId', message: 'the rail reference of the payment is required' }];
+    throw new CambioError('VALIDATION_ERROR', 'the rail reference (endToEndId) is required', { errors });
   }
-  const value = parseAmountValue(body.amount.value, body.amount.asset, { path: '/amount/value' });
-  const endToEndId = body.endToEndId ?? opts.defaultEndToEndId ?? newEndToEndId();
-  const rail = (op.intent.fundingInstruction as { rail: string }).rail;
-  const asset = body.amount.asset;
-  const { payment } = await inTransaction(em, (tx) =>
-    recordPayment(tx, { operationId, accountId: op.accountId, amount: value, asset, rail, endToEndId }),
-  );
-  return payment;
+  return record(em, { operationId, endToEndId, amount, asset: body.amount.asset });
 }
 
 /** Both steps, then the record as decided: the operator CLI's `deposit pay`. */
 export async function reportInboundPayment(s: ServiceContext, em: Em, operationId: string, body: InboundPaymentReport) {
   const payment = await recordInboundPayment(em, operationId, body);
-  await settleInboundPayment(s, payment);
+  // The crash tests kill the process here: recorded, not decided (the rerun or the sweep decides it).
+  crashPoint('after-payment-record');
+  await decideInboundPayment(s, payment);
   return getInboundPayment(em, payment.id);
 }
 
@@ -63,6 +57,3 @@ export async function listInboundPayments(em: Em, query: ListQuery, cursorSecret
   const page = await runList(em, INBOUND_PAYMENT_LIST, query, cursorSecret);
   return { data: page.data.map(presentInboundPayment), meta: page.meta };
 }
-
-/** A PIX-style end-to-end id for a report that named none: E + 31 random characters. */
-export const newEndToEndId = (): string => `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;

@@ -1,60 +1,83 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { WorkflowIdReusePolicy } from '@temporalio/common';
+import { randomUUID } from 'node:crypto';
+import { LockMode } from '@mikro-orm/core';
 import type { Em } from '../../db/orm';
 import { PaymentInstructionSchema } from '../../db/entities';
 import { instructionStatus } from '../../db/repositories/beneficiaries';
-import { instructionDecisionSignal, InstructionDecision } from '../../workflows/instruction-review';
-import { customerIdKey } from '../../workflows/search-attributes';
+import type { InstructionDecision } from '../../workflows/instruction-review';
 import { CambioError, notFound } from '../errors';
+import { inTransaction } from '../../db/transaction';
 import { pollUntil } from './poll';
 import type { ServiceContext } from './context';
 import { getBeneficiary, instructionReviewStart } from './beneficiaries';
-
-const OUTCOME: Record<InstructionDecision, string> = { APPROVE: 'APPROVED', REJECT: 'REJECTED' };
+import { recordDecision, sendDecision } from './decisions';
 
 /**
- * Approves or rejects an instruction that is PENDING_REVIEW (else 409 INVALID_STATE), through its review
- * workflow, and returns the updated Beneficiary. Shared by the sandbox route (tenant `em`) and the operator
- * CLI (a tenant `em` of the instruction's customer).
+ * Records a decision on an instruction that is PENDING_REVIEW (else 409 INVALID_STATE) in `tx`, as a row its
+ * review workflow will read (api/services/decisions.ts). Shared by the sandbox route (tenant `tx`) and the operator
+ * CLI (a tenant `tx` of the instruction's customer).
  */
+export async function recordInstructionDecision(
+  s: Pick<ServiceContext, 'config'>,
+  tx: Em,
+  instructionId: string,
+  request: { decision: InstructionDecision; reason?: string },
+  who: { decisionId: string; actor: string },
+): Promise<void> {
+  await recordDecision(s, tx, who.decisionId, instructionId, who.actor, async () => {
+    const pi = await tx.findOne(
+      PaymentInstructionSchema,
+      { id: instructionId },
+      { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
+    );
+    if (!pi) throw notFound('payment instruction');
+    if (pi.status !== 'PENDING_REVIEW') throw alreadyDecided(pi.status);
+    // With its start: the review's own outbox row may not have been relayed yet (no worker up, or not yet).
+    const start = instructionReviewStart(pi.id, pi.customerId);
+    return {
+      kind: 'INSTRUCTION_REVIEW',
+      workflowId: start.workflowId,
+      customerId: pi.customerId,
+      decision: request.decision,
+      reason: request.reason,
+      start,
+    };
+  });
+}
+
+/** After COMMIT: the signal naming the decision, then the wait until the workflow applied it. */
+export async function applyInstructionDecision(
+  s: Pick<ServiceContext, 'orm' | 'temporal' | 'config'>,
+  em: Em,
+  instructionId: string,
+  decisionId: string,
+): Promise<void> {
+  await sendDecision(s, decisionId);
+  await pollUntil(
+    () => statusOf(em, instructionId),
+    (status) => status !== 'PENDING_REVIEW',
+  );
+}
+
+/** The Beneficiary holding the instruction, as it stands. */
+export async function beneficiaryOfInstruction(em: Em, instructionId: string) {
+  const pi = await em.findOne(PaymentInstructionSchema, { id: instructionId }, { refresh: true });
+  if (!pi) throw notFound('payment instruction');
+  return getBeneficiary(em, pi.beneficiaryId);
+}
+
+/** The operator CLI's decision: recorded in a transaction of its own, sent, and the updated Beneficiary. */
 export async function decideInstruction(
   s: ServiceContext,
   em: Em,
   instructionId: string,
-  decision: InstructionDecision,
-  reason?: string,
+  request: { decision: InstructionDecision; reason?: string },
+  actor: string,
 ) {
-  const pi = await em.findOne(PaymentInstructionSchema, { id: instructionId }, { refresh: true });
-  if (!pi) throw notFound('payment instruction');
-  if (pi.status !== 'PENDING_REVIEW') throw alreadyDecided(pi.status);
-  const start = instructionReviewStart(pi.id, pi.customerId);
-  try {
-    // With start: the outbox row may not have been relayed yet (the worker's relay has not run, or no worker is up).
-    await s.temporal.workflow.signalWithStart(start.workflowType, {
-      workflowId: start.workflowId,
-      taskQueue: s.config.taskQueue,
-      args: start.args,
-      signal: instructionDecisionSignal,
-      signalArgs: [{ decision, ...(reason !== undefined ? { reason } : {}) }],
-      // A closed review is never run again: the decision it applied stands.
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      typedSearchAttributes: [{ key: customerIdKey, value: pi.customerId }],
-    });
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    throw alreadyDecided(await statusOf(em, instructionId));
-  }
-  const status = await waitWhilePending(em, instructionId);
-  // A concurrent opposite decision reached the workflow first (it takes the first signal only).
-  if (status !== 'PENDING_REVIEW' && status !== OUTCOME[decision]) throw alreadyDecided(status);
-  return getBeneficiary(em, pi.beneficiaryId);
+  const decisionId = randomUUID();
+  await inTransaction(em, (tx) => recordInstructionDecision(s, tx, instructionId, request, { decisionId, actor }));
+  await applyInstructionDecision(s, em, instructionId, decisionId);
+  return beneficiaryOfInstruction(em, instructionId);
 }
-
-const waitWhilePending = (em: Em, instructionId: string): Promise<string> =>
-  pollUntil(
-    () => statusOf(em, instructionId),
-    (status) => status !== 'PENDING_REVIEW',
-  );
 
 const statusOf = async (em: Em, instructionId: string): Promise<string> =>
   (await instructionStatus(em, instructionId)) ?? 'PENDING_REVIEW';

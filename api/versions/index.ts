@@ -10,34 +10,43 @@ export interface ApiVersion {
   routes(services: ServiceContext): RouteTable;
 }
 
-export const VERSIONS: Record<string, ApiVersion> = { '1': v1 };
+// A Map, not an object literal: the header is the client's string, and on a plain object `__proto__` or
+// `constructor` would find Object.prototype's members instead of "no such version".
+export const VERSIONS: ReadonlyMap<string, ApiVersion> = new Map([['1', v1]]);
 export const DEFAULT_VERSION = '1';
+
+/** The version `X-Service-Version: asked` is served by: the one of that name, else the default. */
+export const versionFor = (asked: string): string => (VERSIONS.has(asked.trim()) ? asked.trim() : DEFAULT_VERSION);
 
 /**
  * Picks the version from `X-Service-Version` (missing, empty or unknown: the default) and echoes the one that
  * serves the request on every response, errors included. Runs before body parsing and routing.
  */
 export const selectVersion: Koa.Middleware = async (ctx, next) => {
-  const asked = ctx.get('X-Service-Version').trim();
-  ctx.state.version = VERSIONS[asked] ? asked : DEFAULT_VERSION;
+  ctx.state.version = versionFor(ctx.get('X-Service-Version'));
   ctx.set('X-Service-Version', ctx.state.version);
   await next();
 };
 
-/** Routes a request to the route table of the version `selectVersion` chose. */
-export function versionDispatcher(
-  services: ServiceContext,
-  authenticate: Authenticate,
-): { middleware: Koa.Middleware; tables: Record<string, RouteTable> } {
-  const tables: Record<string, RouteTable> = {};
-  const routers: Record<string, Koa.Middleware> = {};
-  for (const [name, version] of Object.entries(VERSIONS)) {
+export interface VersionedRoutes {
+  /** Routes a request to the route table of the version `selectVersion` chose. */
+  middleware: Koa.Middleware;
+  tables: ReadonlyMap<string, RouteTable>;
+  routers: ReadonlyMap<string, Router>;
+}
+
+export function versionDispatcher(services: ServiceContext, authenticate: Authenticate): VersionedRoutes {
+  const tables = new Map<string, RouteTable>();
+  const routers = new Map<string, Router>();
+  const middlewares = new Map<string, Koa.Middleware>();
+  for (const [name, version] of VERSIONS) {
     const table = version.routes(services);
     const router = new Router();
     table.mount(router, authenticate);
-    tables[name] = table;
-    routers[name] = router.routes() as unknown as Koa.Middleware;
+    tables.set(name, table);
+    routers.set(name, router);
+    middlewares.set(name, router.routes() as unknown as Koa.Middleware);
   }
-  const middleware: Koa.Middleware = (ctx, next) => routers[ctx.state.version](ctx, next);
-  return { middleware, tables };
+  const middleware: Koa.Middleware = (ctx, next) => middlewares.get(ctx.state.version)!(ctx, next);
+  return { middleware, tables, routers };
 }

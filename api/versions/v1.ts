@@ -10,6 +10,7 @@ import { operationSandboxRoutes } from '../routes/operation-sandbox';
 import { balanceRoutes } from '../routes/balances';
 import { subscriptionRoutes } from '../routes/subscriptions';
 import { reportRoutes } from '../routes/reports';
+import { statementRoutes } from '../routes/statements';
 import { eventRoutes } from '../routes/events';
 import { inboundPaymentRoutes } from '../routes/inbound-payments';
 
@@ -17,7 +18,7 @@ import { inboundPaymentRoutes } from '../routes/inbound-payments';
 export const v1: ApiVersion = {
   name: '1',
   routes(services: ServiceContext) {
-    const table = new RouteTable();
+    const table = new RouteTable({ sandbox: services.config.sandbox });
     authRoutes(table, services);
     accountRoutes(table, services);
     beneficiaryRoutes(table, services);
@@ -27,6 +28,7 @@ export const v1: ApiVersion = {
     balanceRoutes(table);
     subscriptionRoutes(table, services);
     reportRoutes(table);
+    statementRoutes(table, services);
     eventRoutes(table, services);
     inboundPaymentRoutes(table, services);
     return table;

@@ -11,8 +11,16 @@ export interface CeilingWorker {
   stop(): Promise<void>;
 }
 
-/** `onNoop` runs inside the activity: a bench that counts completions by the activity itself hooks in here. */
-export async function startCeilingWorker(stack: Stack, onNoop: () => void = () => {}): Promise<CeilingWorker> {
+/**
+ * `onNoop` runs inside the activity: a bench that counts completions by the activity itself hooks in here. With
+ * `post`, the workflow is `ceilingPostWorkflow(post.url, post.body)`: its one activity POSTs the body (fetch, an
+ * ordinary activity's HTTP call) and the bench counts arrivals at its receiver.
+ */
+export async function startCeilingWorker(
+  stack: Stack,
+  onNoop: () => void = () => {},
+  postTo?: { url: string; body: string },
+): Promise<CeilingWorker> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const taskQueue = `bench-ceiling-${process.pid}`;
   const connection = await NativeConnection.connect({ address: stack.temporalAddress });
@@ -25,12 +33,23 @@ export async function startCeilingWorker(stack: Stack, onNoop: () => void = () =
       async noop() {
         onNoop();
       },
+      async post(url: string, body: string) {
+        const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        await res.arrayBuffer();
+        return res.status;
+      },
     },
   });
   const running = worker.run();
   return {
     start: (temporal) =>
-      temporal.workflow.start('ceilingWorkflow', { taskQueue, workflowId: `ceiling-${randomUUID()}`, args: [] }),
+      postTo
+        ? temporal.workflow.start('ceilingPostWorkflow', {
+            taskQueue,
+            workflowId: `ceiling-${randomUUID()}`,
+            args: [postTo.url, postTo.body],
+          })
+        : temporal.workflow.start('ceilingWorkflow', { taskQueue, workflowId: `ceiling-${randomUUID()}`, args: [] }),
     async stop() {
       worker.shutdown();
       await running;

@@ -8,6 +8,7 @@ import type { AccountView } from '../../api/presenters/account';
 import { tagAccount } from '../../api/services/accounts';
 import { decideAccountReview } from '../../api/services/account-review';
 import { output, withServices } from '../context';
+import { operatorActor } from '../audit';
 
 /**
  * Operators act across customers, but the services then run in the account's own tenant scope: the same
@@ -30,7 +31,7 @@ export function accountCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (accountId: string, opts: { json?: boolean }) => {
       const view = await withServices(async (s) =>
-        decideAccountReview(s, await accountScope(s, accountId), accountId, 'APPROVE'),
+        decideAccountReview(s, await accountScope(s, accountId), accountId, { decision: 'APPROVE' }, operatorActor()),
       );
       output(!!opts.json, view, summary(view));
     });
@@ -42,7 +43,13 @@ export function accountCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (accountId: string, opts: { reason: string; json?: boolean }) => {
       const view = await withServices(async (s) =>
-        decideAccountReview(s, await accountScope(s, accountId), accountId, 'REJECT', opts.reason),
+        decideAccountReview(
+          s,
+          await accountScope(s, accountId),
+          accountId,
+          { decision: 'REJECT', reason: opts.reason },
+          operatorActor(),
+        ),
       );
       output(!!opts.json, view, `${summary(view)}: ${opts.reason}`);
     });

@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config';
 import { openOrm } from '../../db/orm';
-import { firstBrokenLink, listAudit } from '../../db/repositories/audit-log';
+import { checkChain, listAudit } from '../../db/repositories/audit-log';
 import { CambioError } from '../../domain/errors';
 import { output } from '../context';
+import { auditKey, isSandboxKey } from '../audit-key';
 
 async function withOrm<T>(fn: (orm: Awaited<ReturnType<typeof openOrm>>) => Promise<T>): Promise<T> {
   const orm = await openOrm(loadConfig().databaseUrl, { poolMax: 1 });
@@ -35,22 +36,36 @@ export function auditCommands(program: Command): void {
       const human = rows.map(line).join('\n');
       output(
         !!opts.json,
-        rows.map(({ prevHash: _p, hash: _h, seq: _s, ...r }) => r),
+        rows.map(({ prevHash: _p, hash: _h, seq: _s, keyId: _k, ...r }) => r),
         human || 'no audit rows',
       );
     });
   audit
     .command('verify')
-    .description('check the hash chain of the whole log; exits non-zero naming the first row that does not hold')
+    .description(
+      'check the keyed hash chain of the whole log (streamed); prints the row count and head hash, exits non-zero ' +
+        'naming the first row that does not hold',
+    )
+    .option('--expect-head <hash>', 'a head hash noted earlier: fail unless it is still in the chain (a cut tail)')
     .option('--json', 'print JSON')
-    .action(async (opts: { json?: boolean }) => {
-      const rows = await withOrm((orm) => listAudit(orm.em.fork()));
-      const broken = firstBrokenLink(rows);
-      if (broken) {
-        const { id, seq, action, at } = broken.row;
-        const message = `audit log broken at row ${id} (#${seq}, ${action} at ${at}): ${broken.problem}`;
+    .action(async (opts: { expectHead?: string; json?: boolean }) => {
+      const key = auditKey(loadConfig());
+      const check = await withOrm((orm) => checkChain(orm.em.fork(), key, { expectHead: opts.expectHead }));
+      if (check.broken) {
+        const { id, seq, action, at } = check.broken.row;
+        const message = `audit log broken at row ${id} (#${seq}, ${action} at ${at}): ${check.broken.problem}`;
         throw new CambioError('INVALID_STATE', message, { id, seq });
       }
-      output(!!opts.json, { ok: true, rows: rows.length }, `audit log intact: ${rows.length} rows`);
+      if (opts.expectHead !== undefined && !check.sawExpected) {
+        const message =
+          `audit log does not hold the expected head ${opts.expectHead}: rows were cut off the end or the chain ` +
+          `was rewritten (${check.rows} rows, head ${check.head || '(none)'})`;
+        throw new CambioError('INVALID_STATE', message, { rows: check.rows, head: check.head });
+      }
+      const sandboxKey = isSandboxKey(key);
+      const human =
+        `audit log intact: ${check.rows} rows, head ${check.head || '(none)'}` +
+        (sandboxKey ? ' (keyed with the public sandbox key: proves nothing against tampering)' : '');
+      output(!!opts.json, { ok: true, rows: check.rows, head: check.head, keyId: key.id, sandboxKey }, human);
     });
 }

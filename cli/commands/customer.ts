@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { createCustomer, rotateClientSecret } from '../../api/services/auth';
 import { auditNote } from '../audit';
@@ -13,8 +14,10 @@ export function customerCommands(program: Command): void {
     .requiredOption('--name <name>', 'customer name')
     .option('--json', 'print JSON')
     .action(async (opts: { name: string; json?: boolean }) => {
-      const created = await withServices((s) => createCustomer(s.orm, opts.name));
-      auditNote({ target: created.customerId, details: { clientId: created.clientId } });
+      // Named before it is created: the audit row commits with the customer, so it must know its target by then.
+      const customerId = randomUUID();
+      auditNote({ target: customerId });
+      const created = await withServices((s) => createCustomer(s.orm, opts.name, customerId));
       output(
         !!opts.json,
         created,

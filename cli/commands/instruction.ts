@@ -7,6 +7,7 @@ import type { ServiceContext } from '../../api/services/context';
 import { decideInstruction } from '../../api/services/instruction-review';
 import type { InstructionDecision } from '../../workflows/instruction-review';
 import { output, withServices } from '../context';
+import { operatorActor } from '../audit';
 
 /**
  * Operators act across customers: the instruction is found with the system scope, then decided through the
@@ -17,7 +18,8 @@ async function decide(s: ServiceContext, instructionId: string, decision: Instru
     throw new CambioError('VALIDATION_ERROR', `instruction id must be a UUID, got "${instructionId}"`);
   const found = await systemEm(s.orm).findOne(PaymentInstructionSchema, { id: instructionId });
   if (!found) throw new CambioError('NOT_FOUND', `payment instruction ${instructionId} not found`);
-  return decideInstruction(s, tenantEm(s.orm, found.customerId), instructionId, decision, reason);
+  const request = reason === undefined ? { decision } : { decision, reason };
+  return decideInstruction(s, tenantEm(s.orm, found.customerId), instructionId, request, operatorActor());
 }
 
 function report(json: boolean, instructionId: string, beneficiary: Awaited<ReturnType<typeof decide>>): void {

@@ -5,7 +5,12 @@ import { notFound } from '../../api/errors';
 import type { ServiceContext } from '../../api/services/context';
 import { decideHold, replayDeposit } from '../../api/services/operations/signals';
 import { reportInboundPayment } from '../../api/services/inbound-payments';
+import { stuckPayouts } from '../../db/repositories/operations';
+import type { AssetCode } from '../../domain/assets';
+import { CambioError } from '../../domain/errors';
+import { formatAmount } from '../../domain/money';
 import { output, withServices } from '../context';
+import { operatorActor } from '../audit';
 
 /** Operators act across customers: find the operation's customer, then act in that customer's scope. */
 async function scopeOf(s: ServiceContext, operationId: string) {
@@ -24,20 +29,49 @@ export function operationCommands(program: Command): void {
     .description('re-run a failed deposit reconciliation over every payment recorded so far')
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { json?: boolean }) => {
-      print(opts.json)(await withServices(async (s) => replayDeposit(s, await scopeOf(s, id), id)));
+      print(opts.json)(await withServices(async (s) => replayDeposit(s, await scopeOf(s, id), id, operatorActor())));
     });
   deposit
     .command('pay <operationId>')
-    .description('record an inbound payment for a deposit (prints the payment as the deposit decided it)')
+    .description(
+      'record an inbound payment for a deposit (prints the payment as the deposit decided it); ' +
+        'run again with the same reference, it is the same payment',
+    )
     .requiredOption('--amount <value>', 'amount paid, e.g. 100.00')
     .requiredOption('--asset <asset>', 'asset paid, e.g. BRL')
-    .option('--end-to-end <id>', 'end-to-end id of the payment')
+    // Required: the rail's reference is what makes a rerun find the payment instead of recording it again.
+    .requiredOption('--end-to-end <id>', "the rail's reference of the payment (PIX end-to-end id, bank statement ref)")
     .option('--json', 'print JSON')
-    .action(async (id: string, opts: { amount: string; asset: string; endToEnd?: string; json?: boolean }) => {
+    .action(async (id: string, opts: { amount: string; asset: string; endToEnd: string; json?: boolean }) => {
       const body = { amount: { value: opts.amount, asset: opts.asset as never }, endToEndId: opts.endToEnd };
       const payment = await withServices(async (s) => reportInboundPayment(s, await scopeOf(s, id), id, body));
       const { value, asset } = payment.amount;
       output(!!opts.json, payment, `payment ${payment.id} of ${value} ${asset} is ${payment.status}`);
+    });
+
+  const operation = program.command('operation').description('operations across customers');
+  operation
+    .command('list')
+    .description('list operations that need an operator; --stuck: withdrawals whose payout the PSP has not settled')
+    .requiredOption('--stuck', 'withdrawals PROCESSING (money held, payout not settled) for longer than --older-than')
+    .option('--older-than <seconds>', 'unchanged for at least this long', '300')
+    .option('--json', 'print JSON')
+    .action(async (opts: { olderThan: string; json?: boolean }) => {
+      if (!/^\d+$/.test(opts.olderThan)) {
+        const errors = [{ path: '--older-than', message: 'must be whole seconds' }];
+        throw new CambioError('VALIDATION_ERROR', '--older-than must be whole seconds', { errors });
+      }
+      const before = new Date(Date.now() - Number(opts.olderThan) * 1000);
+      const stuck = await withServices((s) => stuckPayouts(systemEm(s.orm), before));
+      const rows = stuck.map((op) => ({
+        id: op.id,
+        customerId: op.customerId,
+        status: op.status,
+        amount: { value: formatAmount(op.targetAmount, op.targetAsset as AssetCode), asset: op.targetAsset },
+        since: op.updatedAt.toISOString(),
+      }));
+      const text = rows.map((r) => `${r.id} ${r.status} ${r.amount.value} ${r.amount.asset} since ${r.since}`);
+      output(!!opts.json, rows, text.join('\n') || 'no stuck payouts');
     });
 
   const withdrawal = program.command('withdrawal').description('withdrawals held for review');
@@ -49,7 +83,7 @@ export function operationCommands(program: Command): void {
       .option('--json', 'print JSON')
       .action(async (id: string, opts: { reason?: string; json?: boolean }) => {
         const d = { decision: decision === 'approve' ? 'APPROVE' : 'REJECT', reason: opts.reason } as const;
-        print(opts.json)(await withServices(async (s) => decideHold(s, await scopeOf(s, id), id, d)));
+        print(opts.json)(await withServices(async (s) => decideHold(s, await scopeOf(s, id), id, d, operatorActor())));
       });
   }
 }

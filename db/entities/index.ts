@@ -8,6 +8,7 @@ export * from './beneficiary';
 export * from './platform';
 export * from './webhook';
 export * from './movement';
+export * from './statement';
 
 import { AccountDocumentSchema, AccountSchema, UboSchema } from './account';
 import { BeneficiarySchema, PaymentInstructionSchema } from './beneficiary';
@@ -17,7 +18,8 @@ import { InboundPaymentSchema, OperationSchema } from './operation';
 import { MovementDaySchema, MovementSchema } from './movement';
 import { DomainEventSchema, IdempotencyRecordSchema, WorkflowStartSchema } from './platform';
 import { QuoteSchema } from './quote';
-import { ExecutionLogSchema, WebhookSubscriptionSchema } from './webhook';
+import { IssuedStatementSchema } from './statement';
+import { ExecutionLogSchema, WebhookAttemptSchema, WebhookSubscriptionSchema } from './webhook';
 
 export const ALL_ENTITIES = [
   CustomerSchema,
@@ -38,7 +40,9 @@ export const ALL_ENTITIES = [
   WorkflowStartSchema,
   IdempotencyRecordSchema,
   WebhookSubscriptionSchema,
+  IssuedStatementSchema,
   ExecutionLogSchema,
+  WebhookAttemptSchema,
   MovementSchema,
   MovementDaySchema,
 ];

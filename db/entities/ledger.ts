@@ -37,6 +37,11 @@ export interface LedgerEntry {
   asset: string;
   amount: Dec;
   createdAt: Date;
+  /** Customer entries only: the balance row's move count, booking instant and books after this posting. */
+  balanceSeq: string | null;
+  bookedAt: Date | null;
+  availableAfter: Dec | null;
+  heldAfter: Dec | null;
 }
 
 export const LedgerEntrySchema = new EntitySchema<LedgerEntry>({
@@ -50,6 +55,10 @@ export const LedgerEntrySchema = new EntitySchema<LedgerEntry>({
     asset: { type: 'string' },
     amount: { type: MoneyType },
     createdAt: { ...timestamp },
+    balanceSeq: { type: 'bigint', nullable: true },
+    bookedAt: { type: 'Date', columnType: 'timestamptz', nullable: true },
+    availableAfter: { type: MoneyType, nullable: true },
+    heldAfter: { type: MoneyType, nullable: true },
   },
 });
 
@@ -61,6 +70,9 @@ export interface Balance {
   available: Dec;
   held: Dec;
   updatedAt: Date;
+  /** How many postings moved the row; the booking instant of the last one (never goes back). */
+  seq: string;
+  bookedAt: Date | null;
 }
 
 export const BalanceSchema = new EntitySchema<Balance>({
@@ -73,5 +85,7 @@ export const BalanceSchema = new EntitySchema<Balance>({
     available: { type: MoneyType },
     held: { type: MoneyType },
     updatedAt: { ...timestamp },
+    seq: { type: 'bigint', default: 0 },
+    bookedAt: { type: 'Date', columnType: 'timestamptz', nullable: true },
   },
 });

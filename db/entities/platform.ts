@@ -9,7 +9,7 @@ export interface DomainEvent {
   id: string;
   customerId: string;
   type: string;
-  resourceType: 'OPERATION' | 'BENEFICIARY' | 'ASSET';
+  resourceType: 'OPERATION' | 'BENEFICIARY' | 'ASSET' | 'STATEMENT';
   resourceId: string;
   payload: Record<string, unknown>;
   // Dedupes a retried activity: one event per resource transition.

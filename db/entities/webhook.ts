@@ -111,3 +111,48 @@ export const ExecutionLogSchema = new EntitySchema<ExecutionLog>({
     updatedAt: { ...timestamp },
   },
 });
+
+/** Why an attempt was made: the delivery's own schedule, a manual redelivery, or a recover. */
+export type AttemptTrigger = 'SCHEDULED' | 'REDELIVERY' | 'RECOVERY';
+
+/**
+ * One attempt of a delivery (Svix's message attempt). Written before the POST, without an outcome, and finished
+ * with it: an attempt with `finishedAt` null is in flight, or was cut short by a worker that died.
+ */
+export interface WebhookAttempt {
+  id: string;
+  customerId: string;
+  executionLogId: string;
+  attempt: number;
+  trigger: AttemptTrigger;
+  /** How long the delivery waited for a free slot of its endpoint (WEBHOOK_ENDPOINT_CONCURRENCY) before it. */
+  waitedMs: number;
+  /** When the attempt began (the list's order). */
+  createdAt: Date;
+  finishedAt: Date | null;
+  httpStatus: number | null;
+  durationMs: number | null;
+  error: string | null;
+  /** The first WEBHOOK_RESPONSE_BODY_BYTES of the receiver's answer. */
+  responseBody: string | null;
+}
+
+export const WebhookAttemptSchema = new EntitySchema<WebhookAttempt>({
+  name: 'WebhookAttempt',
+  tableName: 'webhook_attempts',
+  filters: tenantFilter,
+  properties: {
+    id: { type: 'uuid', primary: true },
+    customerId: { type: 'uuid' },
+    executionLogId: { type: 'uuid' },
+    attempt: { type: 'integer' },
+    trigger: { type: 'string' },
+    waitedMs: { type: 'integer', default: 0 },
+    createdAt: { ...timestamp },
+    finishedAt: { ...timestamp, nullable: true },
+    httpStatus: { type: 'integer', nullable: true },
+    durationMs: { type: 'integer', nullable: true },
+    error: { type: 'text', nullable: true },
+    responseBody: { type: 'text', nullable: true },
+  },
+});

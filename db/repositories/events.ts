@@ -43,13 +43,15 @@ const EVENT_WITH_DELIVERIES = `with event as (
        insert into execution_logs (id, customer_id, subscription_id, event_id, message_id, event_type, url, payload,
          http_status, status, error, attempts, created_at, updated_at)
        -- One id for the message across every attempt and redelivery: receivers dedupe on it.
+       -- A DISABLED subscription's delivery is due all the same: it is logged FAILED SUBSCRIPTION_DISABLED with no
+       -- attempt and no workflow, so the log list shows it and recover sends it once the subscription is ACTIVE.
        select gen_random_uuid(), s.customer_id, s.id, event.id, 'msg_' || replace(gen_random_uuid()::text, '-', ''),
-         ?, s.url, ?, 0, 'PENDING', null, 0, ?, ?
+         ?, s.url, ?, 0, case when s.status = 'ACTIVE' then 'PENDING' else 'FAILED' end,
+         case when s.status = 'ACTIVE' then null else 'SUBSCRIPTION_DISABLED' end, 0, ?, ?
        from event, webhook_subscriptions s
-       -- The live, ACTIVE subscriptions that want this type (some resource whose events list it): a DISABLED one
-       -- gets no log and no delivery for events recorded while it is disabled.
-       where s.customer_id = ? and s.deleted_at is null and s.status = 'ACTIVE' and s.resources @> ?::jsonb
-       returning id, event_type, url
+       -- The live subscriptions that want this type (some resource whose events list it).
+       where s.customer_id = ? and s.deleted_at is null and s.resources @> ?::jsonb
+       returning id, event_type, url, status
      )
      ${outboxInsert(
        {
@@ -61,7 +63,7 @@ const EVENT_WITH_DELIVERIES = `with event as (
          summary: "'WEBHOOK ' || delivery.event_type || ' to ' || delivery.url",
          createdAt: '?::timestamptz',
        },
-       'delivery',
+       "delivery where delivery.status = 'PENDING'",
      )}`;
 
 /**

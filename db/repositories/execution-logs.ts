@@ -15,15 +15,19 @@ import { numbered, rawQuery } from '../raw';
 import { entityFromRow } from '../rows';
 import type { ListResource } from './lists';
 
-/** A log of the subscription visible to its customer: it becomes visible when its first attempt ends. */
+// A log becomes visible once it is settled: its first attempt ended, or it was closed without one (FAILED
+// SUBSCRIPTION_DISABLED or ENDPOINT_BUSY), so a delivery that was due is never hidden.
+const SETTLED = { status: { $ne: 'PENDING' } } as const;
+
+/** A log of the subscription visible to its customer. */
 export function findVisibleLog(em: Em, subscriptionId: string, executionLogId: string): Promise<ExecutionLog | null> {
-  const visible = { id: executionLogId, subscriptionId, attempts: { $gt: 0 } };
+  const visible = { id: executionLogId, subscriptionId, ...SETTLED };
   return em.findOne(ExecutionLogSchema, visible, { refresh: true });
 }
 
 /** For operators (a system-scoped EntityManager): a visible log by its id alone, whichever its customer. */
 export function findVisibleLogOfAnyCustomer(systemScoped: Em, executionLogId: string): Promise<ExecutionLog | null> {
-  return systemScoped.findOne(ExecutionLogSchema, { id: executionLogId, attempts: { $gt: 0 } });
+  return systemScoped.findOne(ExecutionLogSchema, { id: executionLogId, ...SETTLED });
 }
 
 /**
@@ -35,12 +39,13 @@ export function executionLogList(subscriptionId: string): ListResource<Execution
     from: 'execution_logs l',
     alias: 'l',
     catalogue: {},
-    where: { sql: 'l.subscription_id = ? and l.attempts > 0', params: [subscriptionId] },
+    where: { sql: "l.subscription_id = ? and l.status <> 'PENDING'", params: [subscriptionId] },
   };
 }
 
 // The log and its subscription in one round trip, each row as JSON (a fixed result type, so the prepared statement
-// survives a migration that adds a column), read-only: the attempt is written by `recordAttempt` alone.
+// survives a migration that adds a column), read-only: the attempt is written by `finishAttempt`
+// (webhook-attempts.ts).
 const LOG_AND_SUBSCRIPTION = numbered(
   'select row_to_json(l) as log, ' +
     '(select row_to_json(s) from webhook_subscriptions s where s.id = l.subscription_id) as sub ' +
@@ -65,27 +70,16 @@ export async function readLogAndSubscription(
   };
 }
 
-/** What attempt n did, as the log records it. */
-export interface RecordedAttempt {
-  attempt: number;
-  httpStatus: number;
-  status: 'SUCCESS' | 'FAILED';
-  error: string | null;
-  /** The URL it was sent to (the subscription's at the time of the attempt). */
-  url: string;
-}
-
-const RECORD_ATTEMPT = numbered(
-  `update execution_logs set attempts = ?, http_status = ?, status = ?, error = ?, url = ?, updated_at = ?
-   where id = ? and attempts < ?`,
+// No attempt is made, but the delivery was due: it ends FAILED with the reason, so it is listed and recover finds
+// it. A delivery already delivered keeps its SUCCESS (a redelivery stopped this way changes nothing).
+const FAIL_WITHOUT_ATTEMPT = numbered(
+  `update execution_logs set status = 'FAILED', error = ?, updated_at = now() where id = ? and status <> 'SUCCESS'`,
 );
 
-/** Writes attempt n unless it is already there (the guard on `attempts` makes a replayed write a no-op). */
-export async function recordAttempt(em: Em, executionLogId: string, a: RecordedAttempt): Promise<void> {
-  await rawQuery(
-    em,
-    RECORD_ATTEMPT,
-    [a.attempt, a.httpStatus, a.status, a.error, a.url, new Date(), executionLogId, a.attempt],
-    { prepared: 'cambio-delivery-record' },
-  );
+/** Why a due delivery was closed without an attempt. */
+export type UnattemptedReason = 'SUBSCRIPTION_DISABLED' | 'ENDPOINT_BUSY';
+
+/** Closes a due delivery FAILED without an attempt (docs/decisions.md, "Webhooks: isolation, pacing and recovery"). */
+export async function failWithoutAttempt(em: Em, executionLogId: string, reason: UnattemptedReason): Promise<void> {
+  await rawQuery(em, FAIL_WITHOUT_ATTEMPT, [reason, executionLogId], { prepared: 'cambio-delivery-unattempted' });
 }

@@ -2,6 +2,7 @@
 // hand-written through the EntityManager's connection (`em.execute`): they are aggregates over every customer,
 // which the ORM's entity reads are not for. Tenant: none on purpose; no figure names a customer.
 import type { Em, Orm } from '../orm';
+import { backlogsByCustomer } from './operation-backlog';
 
 /** Resolves when Postgres answers a statement on a connection of the pool. */
 export async function pingDatabase(em: Em): Promise<void> {
@@ -11,9 +12,14 @@ export async function pingDatabase(em: Em): Promise<void> {
 export interface DeploymentGauges {
   /** Workflow starts waiting in the outbox, and the age in seconds of the oldest (null when none waits). */
   outbox: { count: number; oldestAgeSeconds: number | null };
+  /** The customers with the largest backlogs of operations accepted but not started (operation-backlog.ts). */
+  backlogs: Array<{ customerId: string; count: number }>;
   /** Operations by type and status; absent when not asked for. */
   operations?: Array<{ type: string; status: string; count: number }>;
 }
+
+// The per-customer backlog gauge names customers: the largest backlogs only, so its series stay bounded.
+const BACKLOG_SERIES = 100;
 
 /**
  * The gauges' figures in one short transaction whose statements are cut at `timeoutMs`, so a slow database
@@ -32,6 +38,7 @@ export async function readDeploymentGauges(
     );
     const gauges: DeploymentGauges = {
       outbox: { count: Number(outbox.n), oldestAgeSeconds: outbox.age === null ? null : Number(outbox.age) },
+      backlogs: await backlogsByCustomer(em, BACKLOG_SERIES),
     };
     if (!withOperations) return gauges;
     const rows = await em.execute<Array<{ type: string; status: string; n: string }>>(

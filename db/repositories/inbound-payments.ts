@@ -2,12 +2,13 @@
 // (`em.execute`, or a statement of the caller's SqlBatch). Plain rather than ORM because a record is written once
 // whatever the retries (`on conflict do nothing`) and is then changed only by batched statements beside the
 // deposit's own (addDecision, addRemainder): reads return plain objects, never managed entities that a flush would
-// write again. The tenant is the EntityManager's: a record is written and read in its customer scope (`tenantOf`),
-// and the system scope reads any (`tenantOrSystem`); the steps of a deposit's workflow and the operator's actions
-// address a row by id after they found it in their own scope, and the functions for workers and operators
-// (`undecidedPayments`, `listPaymentsForOperators`) act across customers.
+// write again. Tenant: a record carries the customer its caller found (the deposit's, or none), and the rail
+// reference is looked up across customers because it is unique across them (the caller decides what a reporter of
+// another customer sees); `findPayment` reads in the EntityManager's scope (`tenantOrSystem`); the steps of a
+// deposit's workflow and the operator's actions address a row by id after they found it in their own scope, and the
+// functions for workers and operators (`receivedPayments`, `listPaymentsForOperators`) act across customers.
 import { randomUUID } from 'node:crypto';
-import { tenantOf, tenantOrSystem, type Em } from '../orm';
+import { tenantOrSystem, type Em } from '../orm';
 import { SqlBatch } from '../batch';
 import { entityFromRow, selectColumns } from '../rows';
 import { INBOUND_PAYMENT_STATUSES, InboundPayment, InboundPaymentSchema, InboundPaymentStatus } from '../entities';
@@ -33,8 +34,11 @@ export const INBOUND_PAYMENT_LIST: ListResource<InboundPayment> = {
 };
 
 export interface NewPayment {
-  operationId: string;
-  accountId: string;
+  /** The customer it is for; null: nobody could attribute it (the platform's suspense). */
+  customerId: string | null;
+  /** The deposit it arrived for, and that deposit's account; null when none. */
+  operationId: string | null;
+  accountId: string | null;
   amount: Dec;
   asset: string;
   rail: string;
@@ -42,43 +46,49 @@ export interface NewPayment {
 }
 
 /**
- * Records a payment the rail reported, undecided, and its arrival in the customer's suspense, in the caller's
- * transaction. The rail reference is the key: a second report of the same `endToEndId` inserts nothing and gets
- * the first record (`created` false), whatever it says, so money reported twice is counted once. The record is the
- * EntityManager's customer's.
+ * Records a payment the rail reported, RECEIVED (not decided yet), and its arrival in its suspense, in the caller's
+ * transaction. The rail reference is the key, across customers: a second report of the same (`rail`,
+ * `endToEndId`) inserts nothing and gets the first record (`created` false), whatever it says and whoever it names,
+ * so money reported twice is counted once. The caller decides what a reporter of another customer may see.
  */
 export async function recordPayment(em: Em, p: NewPayment): Promise<{ payment: InboundPayment; created: boolean }> {
   const id = randomUUID();
-  const customerId = tenantOf(em);
   const [inserted] = await em.execute(
     `insert into inbound_payments (id, operation_id, customer_id, account_id, amount, asset, rail, end_to_end_id,
-       status, decided, created_at, updated_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?, 'UNMATCHED', false, now(), now())
-     on conflict (customer_id, end_to_end_id) where remainder_of is null do nothing
-     returning *`,
-    [id, p.operationId, customerId, p.accountId, p.amount.toFixed(), p.asset, p.rail, p.endToEndId],
+       status, created_at, updated_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, 'RECEIVED', now(), now())
+     on conflict (rail, end_to_end_id) where remainder_of is null do nothing
+     returning ${columns(em, 'inbound_payments')}`,
+    [id, p.operationId, p.customerId, p.accountId, p.amount.toFixed(), p.asset, p.rail, p.endToEndId],
   );
   if (!inserted) {
     const [row] = await em.execute(
       `select ${columns(em)} from inbound_payments p
-       where p.customer_id = ? and p.end_to_end_id = ? and p.remainder_of is null`,
-      [customerId, p.endToEndId],
+       where p.rail = ? and p.end_to_end_id = ? and p.remainder_of is null`,
+      [p.rail, p.endToEndId],
     );
     return { payment: toEntity(em, row), created: false };
   }
   const batch = new SqlBatch();
   const key = `inbound:${id}:receive`;
   const description = 'inbound payment received';
-  const postings = receivePostings({ ...p, customerId });
-  addPosting(batch, { key, operationId: null, customerId, description, postings });
+  addPosting(batch, { key, operationId: null, customerId: p.customerId, description, postings: receivePostings(p) });
   await batch.run(em);
   return { payment: toEntity(em, inserted), created: true };
 }
 
-/** One record by id within the EntityManager's customer scope (or any, in the system scope); null if none. */
-export async function findPayment(em: Em, id: string, opts: { lock?: boolean } = {}): Promise<InboundPayment | null> {
+/**
+ * One record by id within the EntityManager's customer scope (or any, in the system scope); null if none.
+ * `withPlatform`: the platform's records (no customer) too, for an operator resolving one for a customer.
+ */
+export async function findPayment(
+  em: Em,
+  id: string,
+  opts: { lock?: boolean; withPlatform?: boolean } = {},
+): Promise<InboundPayment | null> {
   const customerId = tenantOrSystem(em);
-  const tenant = customerId === null ? '' : ' and p.customer_id = ?';
+  const platform = opts.withPlatform ? ' or p.customer_id is null' : '';
+  const tenant = customerId === null ? '' : ` and (p.customer_id = ?${platform})`;
   const params = customerId === null ? [id] : [id, customerId];
   const sql = `select ${columns(em)} from inbound_payments p where p.id = ?${tenant}${opts.lock ? ' for update' : ''}`;
   const [row] = await em.execute(sql, params);
@@ -93,33 +103,39 @@ export async function paymentsOfDeposit(em: Em, operationId: string): Promise<In
   return rows.map((r: Record<string, unknown>) => toEntity(em, r));
 }
 
+/** The resolution of a record: only these fields change; its facts never do (a trigger refuses it). */
 export interface Decision {
   status: InboundPaymentStatus;
-  amount?: Dec;
-  operationId?: string | null;
-  accountId?: string | null;
+  /** What its deposit used, when less than received; null clears it (no longer counted toward the deposit). */
+  matchedAmount?: Dec | null;
+  creditOperationId?: string;
+  creditAccountId?: string;
   returnEndToEndId?: string;
   returnReason?: string;
+  /** Null clears it (a new return attempt). */
+  returnFailure?: string | null;
 }
 
 /** A decision on a record, as a statement of the caller's batch. */
 export function addDecision(batch: SqlBatch, id: string, change: Decision): void {
   batch.add(
-    `update inbound_payments set status = ?, decided = true, updated_at = now(),
-       amount = coalesce(?::numeric, amount),
-       operation_id = case when ? then ?::uuid else operation_id end,
-       account_id = case when ? then ?::uuid else account_id end,
-       return_end_to_end_id = coalesce(?, return_end_to_end_id), return_reason = coalesce(?, return_reason)
+    `update inbound_payments set status = ?, updated_at = now(),
+       matched_amount = case when ? then ?::numeric else matched_amount end,
+       credit_operation_id = coalesce(?::uuid, credit_operation_id),
+       credit_account_id = coalesce(?::uuid, credit_account_id),
+       return_end_to_end_id = coalesce(?, return_end_to_end_id), return_reason = coalesce(?, return_reason),
+       return_failure = case when ? then ? else return_failure end
      where id = ?`,
     [
       change.status,
-      change.amount?.toFixed() ?? null,
-      change.operationId !== undefined,
-      change.operationId ?? null,
-      change.accountId !== undefined,
-      change.accountId ?? null,
+      change.matchedAmount !== undefined,
+      change.matchedAmount?.toFixed() ?? null,
+      change.creditOperationId ?? null,
+      change.creditAccountId ?? null,
       change.returnEndToEndId ?? null,
       change.returnReason ?? null,
+      change.returnFailure !== undefined,
+      change.returnFailure ?? null,
       id,
     ],
   );
@@ -130,8 +146,8 @@ export function addRemainder(batch: SqlBatch, parent: InboundPayment, amount: De
   const id = randomUUID();
   batch.add(
     `insert into inbound_payments (id, operation_id, customer_id, account_id, amount, asset, rail, end_to_end_id,
-       status, decided, remainder_of, created_at, updated_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?, 'UNMATCHED', true, ?, now(), now())`,
+       status, remainder_of, created_at, updated_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, 'UNMATCHED', ?, now(), now())`,
     [
       id,
       parent.operationId,
@@ -147,24 +163,40 @@ export function addRemainder(batch: SqlBatch, parent: InboundPayment, amount: De
   return id;
 }
 
-/** Records nobody decided for `olderThanSeconds` (the reporter died before the deposit's workflow answered). */
-export async function undecidedPayments(em: Em, olderThanSeconds: number, limit = 100): Promise<InboundPayment[]> {
+/** Where a pass over the RECEIVED records stands: the last one it took (keyset on created_at, id). */
+export interface ReceivedCursor {
+  createdAt: Date;
+  id: string;
+}
+
+/**
+ * Up to `limit` records RECEIVED for `olderThanSeconds` (their reporter died before the deposit's workflow
+ * answered), oldest first, after `after`.
+ */
+export async function receivedPayments(
+  em: Em,
+  olderThanSeconds: number,
+  limit: number,
+  after?: ReceivedCursor,
+): Promise<InboundPayment[]> {
+  const keyset = after ? ' and (p.created_at, p.id) > (?, ?)' : '';
   const rows = await em.execute(
     `select ${columns(em)} from inbound_payments p
-     where not p.decided and p.created_at < now() - make_interval(secs => ?) order by p.created_at limit ?`,
-    [olderThanSeconds, limit],
+     where p.status = 'RECEIVED' and p.created_at < now() - make_interval(secs => ?)${keyset}
+     order by p.created_at, p.id limit ?`,
+    [olderThanSeconds, ...(after ? [after.createdAt, after.id] : []), limit],
   );
   return rows.map((r: Record<string, unknown>) => toEntity(em, r));
 }
 
 /**
- * Marks a record UNMATCHED if it is still undecided (its deposit's workflow has closed, so nothing else can decide
+ * Marks a record UNMATCHED if it is still RECEIVED (its deposit's workflow has closed, so nothing else can decide
  * it). True when this call decided it.
  */
 export async function leaveUnmatched(em: Em, id: string): Promise<boolean> {
   const rows = await em.execute(
-    `update inbound_payments set decided = true, status = 'UNMATCHED', updated_at = now()
-     where id = ? and not decided returning id`,
+    `update inbound_payments set status = 'UNMATCHED', updated_at = now()
+     where id = ? and status = 'RECEIVED' returning id`,
     [id],
   );
   return rows.length > 0;

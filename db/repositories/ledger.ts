@@ -7,13 +7,14 @@ import { Em, tenantOf } from '../orm';
 import { SqlBatch } from '../batch';
 import { CambioError } from '../../domain/errors';
 import { Dec } from '../../domain/money';
-import type { Posting } from '../../domain/postings';
+import { suspenseAccountId, type Posting } from '../../domain/postings';
 
 export interface LedgerWrite {
   /** Unique per effect, e.g. `${operationId}:settle`: a retry finds the first posting and does nothing. */
   key: string;
   operationId: string | null;
-  customerId: string;
+  /** The owner of the balance rows it moves; null only for a posting of the platform's suspense alone. */
+  customerId: string | null;
   description: string;
   postings: Posting[];
 }
@@ -44,14 +45,6 @@ export function addPosting(batch: SqlBatch, write: LedgerWrite): () => boolean {
     [txId, write.key, write.operationId, write.description],
   );
   const ifPosted = `exists (select 1 from ledger_transactions where id = '${txId}')`;
-  batch.add(
-    `insert into ledger_entries (id, transaction_id, account_id, book, asset, amount, created_at)
-     select v.id::uuid, v.transaction_id::uuid, v.account_id::uuid, v.book, v.asset, v.amount::numeric, now()
-     from (values ${write.postings.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}) v (id, transaction_id, account_id,
-       book, asset, amount)
-     where ${ifPosted}`,
-    write.postings.flatMap((p) => [randomUUID(), txId, p.accountId, p.book, p.asset, p.amount.toFixed()]),
-  );
   // One update per (account, asset): a hold moves available and held of the same row together.
   const moves = new Map<string, { accountId: string; asset: string; available: Dec; held: Dec }>();
   for (const p of write.postings) {
@@ -66,9 +59,29 @@ export function addPosting(batch: SqlBatch, write: LedgerWrite): () => boolean {
   // queue behind each other instead of each holding the row the other waits for (transfers A→B and B→A). The
   // statements of a batch run in the order added, so this order is the order the rows are locked in.
   const sorted = [...moves.values()].sort(byBalanceRow);
-  for (const m of sorted) addBalanceMove(batch, ifPosted, write.customerId, m, (err) => insufficientFunds(err, sorted));
+  for (const m of sorted) {
+    // The platform's suspense belongs to no customer, whoever's posting moves it.
+    const owner = m.accountId === PLATFORM_SUSPENSE ? null : write.customerId;
+    addBalanceMove(batch, ifPosted, owner, m, (err) => insufficientFunds(err, sorted));
+  }
+  // After the moves: each customer entry copies its balance row as the move left it (seq, booking instant, available
+  // and held after), the history a past balance is read from. The row is locked by the update above, so no other
+  // posting moves it in between.
+  batch.add(
+    `insert into ledger_entries (id, transaction_id, account_id, book, asset, amount, created_at, balance_seq,
+       booked_at, available_after, held_after)
+     select v.id::uuid, v.transaction_id::uuid, v.account_id::uuid, v.book, v.asset, v.amount::numeric, now(), b.seq,
+       b.booked_at, b.available, b.held
+     from (values ${write.postings.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}) v (id, transaction_id, account_id,
+       book, asset, amount)
+     left join balances b on b.account_id = v.account_id::uuid and b.asset = v.asset
+     where ${ifPosted}`,
+    write.postings.flatMap((p) => [randomUUID(), txId, p.accountId, p.book, p.asset, p.amount.toFixed()]),
+  );
   return () => inserted.rows.length > 0;
 }
+
+const PLATFORM_SUSPENSE = suspenseAccountId(null);
 
 /** The global lock order of balance rows. Plain code-point comparison: the same in every process and locale. */
 export function byBalanceRow(a: { accountId: string; asset: string }, b: { accountId: string; asset: string }): number {
@@ -85,7 +98,7 @@ export function byBalanceRow(a: { accountId: string; asset: string }, b: { accou
 function addBalanceMove(
   batch: SqlBatch,
   ifPosted: string,
-  customerId: string,
+  customerId: string | null,
   m: { accountId: string; asset: string; available: Dec; held: Dec },
   onCheck: (err: unknown) => unknown,
 ) {
@@ -95,7 +108,10 @@ function addBalanceMove(
     [m.accountId, m.asset, customerId],
   );
   batch.add(
-    `update balances set available = available + ?, held = held + ?, updated_at = now()
+    // seq counts the row's moves; booked_at is the instant of this one, read under the row's lock and never before
+    // the previous move's, so the order of seq and the order of booked_at are the same.
+    `update balances set available = available + ?, held = held + ?, updated_at = now(), seq = seq + 1,
+       booked_at = greatest(clock_timestamp(), booked_at)
      where account_id = ? and asset = ? and ${ifPosted}`,
     [m.available.toFixed(), m.held.toFixed(), m.accountId, m.asset],
     onCheck,
@@ -128,6 +144,30 @@ export async function balancesOf(em: Em, accountId: string): Promise<BalanceRow[
   const rows = await em.execute(
     'select asset, available::text, held::text from balances where account_id = ? and customer_id = ?',
     [accountId, tenantOf(em)],
+  );
+  return (rows as Array<{ asset: string; available: string; held: string }>).map((r) => ({
+    asset: r.asset,
+    available: new Dec(r.available),
+    held: new Dec(r.held),
+  }));
+}
+
+/**
+ * The balances of an account of the scope's customer as they stood just before `asOf` (a timestamptz literal): per
+ * asset the last customer entry booked before it, one lookup on the history index per asset. An asset whose first
+ * posting came later stood at zero.
+ */
+export async function balancesAsOf(em: Em, accountId: string, asOf: string): Promise<BalanceRow[]> {
+  const rows = await em.execute(
+    `select b.asset, coalesce(h.available_after, 0)::text as available, coalesce(h.held_after, 0)::text as held
+     from balances b
+     left join lateral (
+       select e.available_after, e.held_after from ledger_entries e
+       where e.account_id = b.account_id and e.asset = b.asset and e.account_id is not null
+         and e.booked_at < ?::timestamptz
+       order by e.booked_at desc, e.balance_seq desc limit 1) h on true
+     where b.account_id = ? and b.customer_id = ?`,
+    [asOf, accountId, tenantOf(em)],
   );
   return (rows as Array<{ asset: string; available: string; held: string }>).map((r) => ({
     asset: r.asset,

@@ -129,3 +129,16 @@ export const OPERATION_LIST: ListResource<Operation> = {
   alias: 'o',
   catalogue: OPERATION_FIELDS,
 };
+
+/**
+ * Withdrawals PROCESSING whose state has not changed since `before`, oldest first, across customers (operators,
+ * `cambio operation list --stuck`): payouts the PSP has not settled, whose money may still leave. Through the ORM
+ * on the system scope (`systemEm`); a rare operator read, not a hot path.
+ */
+export async function stuckPayouts(em: Em, before: Date, limit = 1000): Promise<Operation[]> {
+  return em.find(
+    OperationSchema,
+    { type: 'WITHDRAWAL', status: 'PROCESSING', updatedAt: { $lt: before } },
+    { orderBy: { updatedAt: 'asc' }, limit },
+  );
+}

@@ -91,22 +91,67 @@ export interface PendingStart {
 // start attempt per 10 s, and a start that failed because Temporal was down is retried soon after it is back.
 const MAX_BACKOFF_SECONDS = 10;
 
+// The fair claim, in one statement (docs/decisions.md, "Fair share of the engine"). Parameters: the queue three
+// times, the candidates per customer twice, the lease, the batch size.
+// - `customers`: the distinct customers with rows on the queue, one index probe each (a skip scan of
+//   workflow_starts_fair_index), however many rows each has queued;
+// - `candidates`: each customer's oldest due, unleased rows, ranked within the customer, read from the same index;
+//   two batches' worth each, so a relay claiming at the same instant as another still fills its batch with the
+//   rows after those the other holds locked. Rows from before task queues were recorded are one more group;
+// - `due`: rank 1 of every customer first (oldest head first), then rank 2, ...: a batch takes one row per
+//   customer before it takes a second from anyone, so a customer with one pending start is in the next pass
+//   whatever another has queued. SKIP LOCKED below the LIMIT: two relays claiming at once take disjoint rows.
+const CLAIM_FAIR = `with recursive customers(customer_id) as (
+       (select customer_id from workflow_starts where task_queue = ? order by customer_id limit 1)
+       union all
+       select (select w.customer_id from workflow_starts w
+               where w.task_queue = ? and w.customer_id > c.customer_id order by w.customer_id limit 1)
+       from customers c
+       where c.customer_id is not null
+     ),
+     candidates as (
+       select d.workflow_id, d.rank, d.next_attempt_at, d.created_at
+       from customers c cross join lateral (
+         select w.workflow_id, w.next_attempt_at, w.created_at,
+           row_number() over (order by w.next_attempt_at, w.created_at) as rank
+         from (select workflow_id, next_attempt_at, created_at from workflow_starts
+               where task_queue = ? and customer_id = c.customer_id and next_attempt_at <= now()
+                 and (claimed_until is null or claimed_until < now())
+               order by next_attempt_at, created_at limit ?) w
+       ) d
+       where c.customer_id is not null
+       union all
+       select u.workflow_id, row_number() over (order by u.next_attempt_at, u.created_at), u.next_attempt_at,
+         u.created_at
+       from (select workflow_id, next_attempt_at, created_at from workflow_starts
+             where task_queue is null and next_attempt_at <= now()
+               and (claimed_until is null or claimed_until < now())
+             order by next_attempt_at, created_at limit ?) u
+     )
+     update workflow_starts w set claimed_until = now() + ? * interval '1 millisecond', attempts = w.attempts + 1
+     from (select s.workflow_id from candidates c join workflow_starts s on s.workflow_id = c.workflow_id
+           -- Checked again on the row as locked: a row another relay claimed since this statement began is out.
+           where s.next_attempt_at <= now() and (s.claimed_until is null or s.claimed_until < now())
+           order by c.rank, c.next_attempt_at, c.created_at limit ? for update of s skip locked) due
+     where w.workflow_id = due.workflow_id
+     returning w.workflow_id, w.workflow_type, w.task_queue, w.args, w.search_attributes, w.summary`;
+
 /**
  * Claims up to `limit` rows of `taskQueue` (and of rows from before task queues were recorded) that are due and not
- * leased by another relay, leasing them for `leaseMs`. Rows are taken by their next attempt time, so rows that keep
- * failing go to the back of the line. SKIP LOCKED: two relays claiming at once take disjoint rows.
+ * leased by another relay, leasing them for `leaseMs`: round-robin across customers, oldest first within each
+ * (`CLAIM_FAIR`). Within a customer rows are taken by their next attempt time, so rows that keep failing go to the
+ * back of that customer's line. Two relays claiming at once take disjoint rows.
  */
 export async function claimStarts(em: Em, taskQueue: string, limit: number, leaseMs: number): Promise<PendingStart[]> {
-  return (await em.execute(
-    `update workflow_starts w set claimed_until = now() + ? * interval '1 millisecond', attempts = w.attempts + 1
-     from (select workflow_id from workflow_starts
-           where (task_queue = ? or task_queue is null) and next_attempt_at <= now()
-             and (claimed_until is null or claimed_until < now())
-           order by next_attempt_at, created_at limit ? for update skip locked) due
-     where w.workflow_id = due.workflow_id
-     returning w.workflow_id, w.workflow_type, w.task_queue, w.args, w.search_attributes, w.summary`,
-    [leaseMs, taskQueue, limit],
-  )) as PendingStart[];
+  return (await em.execute(CLAIM_FAIR, [
+    taskQueue,
+    taskQueue,
+    taskQueue,
+    2 * limit,
+    2 * limit,
+    leaseMs,
+    limit,
+  ])) as PendingStart[];
 }
 
 /** Removes rows whose workflow is started. */

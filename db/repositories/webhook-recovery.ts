@@ -21,6 +21,8 @@ export interface SettledAttempt {
   /** The attempt the workflow will make next, or null when the delivery is over. */
   nextAttempt: number | null;
   disableAfterSeconds: number;
+  /** Takes back the attempt n + 1 this attempt scheduled (the subscription is DISABLED or deleted). */
+  withdraw?: boolean;
 }
 
 // Below this many failures in the window a subscription is never disabled: one slow event a week is not an outage.
@@ -36,14 +38,17 @@ const DISABLES = `p.sent = 'FAILED' and s.status = 'ACTIVE'
 // - `p` names the parameters once (each is used several times below);
 // - `log` locks the delivery's row and says whether this attempt still has to be counted (`health_attempt < n`):
 //   a retried activity counts it once;
-// - `upd` records which attempt comes next (n + 1 or none; a later number, a recover's queued after a stale
-//   retry of attempt n, is kept) and the count;
+// - `upd` records which attempt comes next (n + 1 or none) and the count. A marker past n is kept: a recover or
+//   redelivery queued attempt n + 1 after attempt n ended, and a stale retry of attempt n must not erase it (else
+//   another recover would queue n + 1 again). `withdraw` is the one exception: the attempt takes back the n + 1
+//   it has just written itself, when the subscription turned out DISABLED or deleted;
 // - `health` resets the tracking on a success (writing only when there is something to reset, so a healthy
 //   endpoint's deliveries never queue on its row), or counts the failure and disables the subscription;
 // - the result is whether the subscription may still be attempted.
 const SETTLE_ATTEMPT = numbered(`
 with p as (
-  select ?::uuid as log_id, ?::int as attempt, ?::text as sent, ?::int as next_attempt, ?::int as window_secs
+  select ?::uuid as log_id, ?::int as attempt, ?::text as sent, ?::int as next_attempt, ?::int as window_secs,
+    ?::boolean as withdraw
 ),
 log as (
   select l.id, l.subscription_id, l.health_attempt < p.attempt and p.sent is not null as counts
@@ -51,7 +56,8 @@ log as (
 ),
 upd as (
   update execution_logs l set
-    next_attempt = case when l.next_attempt is null or l.next_attempt <= p.attempt + 1 then p.next_attempt
+    next_attempt = case when l.next_attempt is null or l.next_attempt <= p.attempt then p.next_attempt
+      when p.withdraw and l.next_attempt = p.attempt + 1 then null
       else l.next_attempt end,
     health_attempt = case when log.counts then p.attempt else l.health_attempt end
   from log, p where l.id = log.id
@@ -81,8 +87,8 @@ export async function settleAttempt(em: Em, a: SettledAttempt): Promise<boolean>
   const rows = await rawQuery<{ active: boolean }>(
     em,
     SETTLE_ATTEMPT,
-    [a.executionLogId, a.attempt, a.sent, a.nextAttempt, a.disableAfterSeconds],
-    { prepared: 'cambio-delivery-settle' },
+    [a.executionLogId, a.attempt, a.sent, a.nextAttempt, a.disableAfterSeconds, a.withdraw ?? false],
+    { prepared: 'cambio-delivery-settle-attempt' },
   );
   return rows[0]?.active ?? false;
 }
@@ -109,33 +115,39 @@ export async function afterAttempt<R extends { delivered: boolean; nextDelaySeco
   const settled = { executionLogId: ctx.log.id, attempt: ctx.attempt, disableAfterSeconds };
   if (await settleAttempt(em, { ...settled, sent: ctx.sent, nextAttempt })) return result;
   // Disabled (maybe by this very failure) or deleted: the retry it had scheduled will not happen.
-  if (nextAttempt !== null) await settleAttempt(em, { ...settled, sent: null, nextAttempt: null });
+  if (nextAttempt !== null) await settleAttempt(em, { ...settled, sent: null, nextAttempt: null, withdraw: true });
   return { ...result, nextDelaySeconds: null };
 }
 
-// One outbox row per picked delivery, through the one outbox insert.
-const RECOVERY_STARTS = outboxInsert(
-  {
-    workflowId: "? || p.id || '-attempt-' || p.next_attempt",
-    workflowType: "'webhookDeliveryWorkflow'",
-    taskQueue: '?',
-    args:
-      "jsonb_build_array(jsonb_build_object('executionLogId', p.id, 'firstAttempt', p.next_attempt, " +
-      "'redelivery', true))",
-    searchAttributes: '?::jsonb',
-    summary: "'WEBHOOK ' || p.event_type || ' to ' || p.url || ' (recovery)'",
-    createdAt: 'now()',
-  },
-  'picked p',
-);
+// One outbox row per picked delivery, through the one outbox insert. The workflow id names the attempt: whatever
+// queues attempt n of a delivery (recover, redelivery), it is one workflow, and `next_attempt` lets one queue it.
+const attemptStarts = (trigger: 'RECOVERY' | 'REDELIVERY', label: string) =>
+  outboxInsert(
+    {
+      workflowId: "? || p.id || '-attempt-' || p.next_attempt",
+      workflowType: "'webhookDeliveryWorkflow'",
+      taskQueue: '?',
+      args:
+        "jsonb_build_array(jsonb_build_object('executionLogId', p.id, 'firstAttempt', p.next_attempt, " +
+        `'redelivery', true, 'trigger', '${trigger}'))`,
+      searchAttributes: '?::jsonb',
+      summary: `'WEBHOOK ' || p.event_type || ' to ' || p.url || ' (${label})'`,
+      createdAt: 'now()',
+    },
+    'picked p',
+  );
+const RECOVERY_STARTS = attemptStarts('RECOVERY', 'recovery');
+const REDELIVERY_STARTS = attemptStarts('REDELIVERY', 'redelivery');
 
 /**
  * Recover: in the caller's transaction, every FAILED delivery of the subscription created in [since, until) with
- * no attempt pending (no retry scheduled, no recovery already queued) gets one more attempt, numbered after its
- * last, through the outbox: the workflow `webhook-delivery-<logId>-attempt-<n>` runs it once the transaction
- * commits. `next_attempt` marks it queued, so a second recover (another key, a crash and retry) finds nothing to
- * add, and the attempt number keys the send: a start repeated by the relay finds the attempt recorded and sends
- * nothing. Returns how many deliveries were queued.
+ * no attempt pending (no retry scheduled, no recovery or redelivery already queued) gets one more attempt, numbered
+ * after its last, through the outbox: the workflow `webhook-delivery-<logId>-attempt-<n>` runs it once the
+ * transaction commits. A delivery closed without an attempt (SUBSCRIPTION_DISABLED, ENDPOINT_BUSY) is FAILED too,
+ * and gets its first. Setting `next_attempt` is the lock: the update waits on a concurrent redelivery's and then
+ * finds the marker set, so one of them queues the attempt; a second recover (another key, a crash and retry) finds
+ * nothing to add, and the attempt number keys the send: a start repeated by the relay finds the attempt recorded
+ * and sends nothing. Returns how many deliveries were queued.
  */
 export async function queueRecovery(
   em: Em,
@@ -148,7 +160,7 @@ export async function queueRecovery(
   const rows = (await em.execute(
     `with picked as (
        update execution_logs l set next_attempt = l.attempts + 1
-       where l.customer_id = ? and l.subscription_id = ? and l.status = 'FAILED' and l.attempts > 0
+       where l.customer_id = ? and l.subscription_id = ? and l.status = 'FAILED'
          and l.next_attempt is null and l.created_at >= ?::timestamptz and l.created_at < ?::timestamptz
        returning l.id, l.next_attempt, l.event_type, l.url
      ),
@@ -163,6 +175,39 @@ export async function queueRecovery(
     ],
   )) as Array<{ count: number }>;
   return rows[0].count;
+}
+
+/**
+ * Manual redelivery: in the caller's transaction, one more attempt of a settled delivery with no attempt pending,
+ * through the outbox, as recover queues it (same lock, same workflow id per attempt). Returns the attempt queued,
+ * or null when one is pending (a retry scheduled, a recover or another redelivery queued, the first attempt not
+ * ended): the caller answers 409 DELIVERY_IN_PROGRESS.
+ */
+export async function queueRedelivery(
+  em: Em,
+  taskQueue: string,
+  subscriptionId: string,
+  executionLogId: string,
+): Promise<number | null> {
+  const customerId = tenantOf(em);
+  const rows = (await em.execute(
+    `with picked as (
+       update execution_logs l set next_attempt = l.attempts + 1
+       where l.customer_id = ? and l.subscription_id = ? and l.id = ? and l.status <> 'PENDING'
+         and l.next_attempt is null
+       returning l.id, l.next_attempt, l.event_type, l.url
+     ),
+     queued as (
+       ${REDELIVERY_STARTS}
+       on conflict (workflow_id) do nothing
+     )
+     select next_attempt from picked`,
+    [
+      ...[customerId, subscriptionId, executionLogId],
+      ...[webhookDeliveryWorkflowId(''), taskQueue, JSON.stringify({ CustomerId: customerId })],
+    ],
+  )) as Array<{ next_attempt: number }>;
+  return rows[0]?.next_attempt ?? null;
 }
 
 /** Re-enabling starts the failure tracking afresh (a paused subscription keeps none). */

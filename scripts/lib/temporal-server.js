@@ -22,6 +22,9 @@ const INDEXED_VALUE_TYPE = {
   KeywordList: 7,
 };
 const GRPC_ALREADY_EXISTS = 6;
+// Task Queue Fairness (workflows/fairness.ts): the dev server (CLI 1.9.1, server 1.32.0) dispatches by fairness key
+// only with both; `enableFairness` alone was measured to change nothing. README says what a production cluster needs.
+const FAIRNESS_SETTINGS = ['matching.useNewMatcher=true', 'matching.enableFairness=true'];
 
 let cachedAttributes;
 
@@ -212,6 +215,7 @@ async function startDevServer(options) {
     args.push('--db-filename', dbFile);
   }
   for (const [name, type] of Object.entries(loadSearchAttributes())) args.push('--search-attribute', `${name}=${type}`);
+  for (const setting of FAIRNESS_SETTINGS) args.push('--dynamic-config-value', setting);
 
   const shownDbFile = dbFile && dbFile.startsWith(ROOT + path.sep) ? path.relative(ROOT, dbFile) : dbFile;
   const state = dbFile ? ` (state in ${shownDbFile})` : ' (in memory)';

@@ -9,6 +9,7 @@ export interface PaymentView {
   id: string;
   status: string;
   amount: { value: string };
+  matchedAmount: { value: string } | null;
   remainderOf: string | null;
   endToEndId: string;
 }
@@ -25,18 +26,22 @@ export interface Deposit {
   id: string;
 }
 
-/** A BRL→BRL deposit of `value` by PIX; `windows` shortens its deposit and replay windows (seconds). */
+/**
+ * A BRL→BRL deposit of `value` by PIX (or `via` another rail and asset, e.g. CRYPTO in EURC); `windows` shortens its
+ * deposit and replay windows (seconds).
+ */
 export async function openDeposit(
   c: TestCustomer,
   accountId: string,
   value: string,
   windows?: Windows,
+  via: { rail: 'PIX_KEY' | 'CRYPTO'; asset: string } = { rail: 'PIX_KEY', asset: 'BRL' },
 ): Promise<Deposit> {
   const { services, config } = await stack();
-  const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: value });
+  const q = await quote(c, { accountId, sourceAsset: via.asset, targetAsset: via.asset, sourceAmount: value });
   const short = windows && { ...config, depositWindowSeconds: windows.deposit, replayWindowSeconds: windows.replay };
   const s = short ? { ...services, config: short } : services;
-  const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' as const } };
+  const body = { accountId, quoteId: q.id, fundingInstruction: { rail: via.rail } };
   return createDeposit(s, tenantEm(services.orm, c.customerId), body);
 }
 

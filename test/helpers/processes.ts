@@ -4,7 +4,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
-import { eventually, stack } from './stack';
+import { eventually, simulatorEnv, stack } from './stack';
 
 const { freePort } = require('../../scripts/lib/temporal-binary') as { freePort: () => Promise<number> };
 const { WORKER_NODE_ARGS } = require('../../scripts/lib/worker-node-args') as { WORKER_NODE_ARGS: string[] };
@@ -47,6 +47,10 @@ export function printProcessOutputs(testTitle: string): void {
   }
 }
 
+/** The application role's DATABASE_URL when the run has one (`npm test` does). */
+const appLogin = (): Record<string, string> =>
+  process.env.CAMBIO_TEST_APP_DATABASE_URL ? { DATABASE_URL: process.env.CAMBIO_TEST_APP_DATABASE_URL } : {};
+
 /** `node --import tsx <entry>` with the test run's environment plus `env`; killAll() ends it if the test does not. */
 export function spawnEntry(
   name: string,
@@ -58,7 +62,8 @@ export function spawnEntry(
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, LOG_LEVEL: 'warn', SANDBOX: 'true', ...env },
+    // As the application role (scripts/test.js), as a deployment runs them; `env` may name another DATABASE_URL.
+    env: { ...process.env, ...appLogin(), LOG_LEVEL: 'warn', SANDBOX: 'true', ...simulatorEnv(), ...env },
   });
   let out = '';
   const keep = (chunk: Buffer) => {
@@ -94,7 +99,8 @@ function status(url: string): Promise<number> {
 /** An API process on a free loopback port; resolves once /readyz answers 200. */
 export async function spawnApi(name: string, taskQueue: string, env: Record<string, string> = {}): Promise<ApiProc> {
   const port = await freePort();
-  const queues = { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_WEBHOOK_TASK_QUEUE: webhookQueueOf(taskQueue) };
+  await stack(); // its simulated PSP is the one the process pays out through
+  const queues = queuesOf(taskQueue);
   const proc = spawnEntry(name, 'api/main.ts', { ...queues, PORT: String(port), HOST: '127.0.0.1', ...env });
   const url = `http://127.0.0.1:${port}`;
   await eventually(
@@ -112,6 +118,12 @@ export async function spawnApi(name: string, taskQueue: string, env: Record<stri
 /** The webhook task queue of processes spawned for `taskQueue` (unless their env names another). */
 export const webhookQueueOf = (taskQueue: string) => `${taskQueue}-webhooks`;
 
+const queuesOf = (taskQueue: string) => ({
+  TEMPORAL_TASK_QUEUE: taskQueue,
+  TEMPORAL_WEBHOOK_TASK_QUEUE: webhookQueueOf(taskQueue),
+  TEMPORAL_RAILS_TASK_QUEUE: `${taskQueue}-rails`,
+});
+
 /**
  * A worker process on `taskQueue` and its webhook queue (webhookQueueOf); resolves once Temporal sees `pollers`
  * distinct pollers on the main queue (this one included; 0: at once, without waiting).
@@ -122,7 +134,8 @@ export async function spawnWorker(
   { pollers = 1, env = {} }: { pollers?: number; env?: Record<string, string> } = {},
 ): Promise<Proc> {
   // With the worker's production flags (scripts/lib/worker-node-args.js).
-  const queues = { TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_WEBHOOK_TASK_QUEUE: webhookQueueOf(taskQueue) };
+  await stack();
+  const queues = queuesOf(taskQueue);
   const proc = spawnEntry(name, 'worker/main.ts', { ...queues, ...env }, WORKER_NODE_ARGS);
   if (pollers > 0)
     await waitForPollers(taskQueue, pollers, () =>

@@ -5,6 +5,8 @@ export interface Received {
   headers: http.IncomingHttpHeaders;
   body: string;
   at: number;
+  /** When the connection of this request closed (answered, or dropped by the sender), epoch ms. */
+  closedAt?: number;
 }
 
 /** What the receiver does with one request: answer a status (after a delay), or hang past the timeout. */
@@ -12,6 +14,8 @@ export interface Reply {
   status?: number;
   headers?: Record<string, string>;
   delayMs?: number;
+  /** The answer's body ('ok' when absent). */
+  body?: string;
 }
 
 /**
@@ -25,13 +29,17 @@ export class Receiver {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      this.received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+      const received: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      this.received.push(received);
       const reply = this.script.shift() ?? this.fallback;
       const timer = setTimeout(() => {
         res.writeHead(reply.status ?? 200, reply.headers ?? {});
-        res.end('ok');
+        res.end(reply.body ?? 'ok');
       }, reply.delayMs ?? 0);
-      res.on('close', () => clearTimeout(timer));
+      res.on('close', () => {
+        received.closedAt = Date.now();
+        clearTimeout(timer);
+      });
     });
   });
 

@@ -3,6 +3,10 @@ import { assertLedgerBalanced } from './money';
 import { printProcessOutputs } from './processes';
 import { stackStarted, stopStack } from './stack';
 
+// The operator CLI keys the audit chain with AUDIT_KEY (required outside sandbox mode): every CLI process a test
+// spawns inherits this one, so `cambio audit verify` checks the whole run's chain with one key.
+process.env.AUDIT_KEY ??= 'cambio test audit key: thirty-two characters or more';
+
 // Registered by .mocharc.json for every file.
 export const mochaHooks = {
   // A failed test prints what the processes it ran logged, so a flake in CI names its cause. Then the ledger

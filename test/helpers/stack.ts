@@ -14,6 +14,7 @@ import { migrate } from '../../db/migrate';
 import { createActivities } from '../../activities';
 import { queueWorkerOptions } from '../../worker/queues';
 import { startWorkflowStartRelay, WorkflowStartRelay } from '../../worker/workflow-start-relay';
+import { SIM_CLIENT, startSimulator, type SimulatorProc } from './psp-simulator';
 
 /**
  * One real stack per test run: the fresh database `npm test` created (DATABASE_URL), the Temporal server it
@@ -28,8 +29,16 @@ export interface Stack {
   worker: Worker;
   /** The worker of the webhook task queue (delivery workflows and their attempts). */
   webhookWorker: Worker;
+  /** The worker of the rails' task queue (provider calls). */
+  railsWorker: Worker;
+  /** The run's simulated PSP (PIX_PSP_URL of the stack and of the processes tests spawn). */
+  psp: SimulatorProc;
   config: Config;
 }
+
+let pspEnv: Record<string, string> = {};
+/** PIX_PSP_URL and the credentials of the run's simulated PSP, for processes the tests spawn. */
+export const simulatorEnv = (): Record<string, string> => pspEnv;
 
 let stackPromise: Promise<Stack> | undefined;
 let running: Promise<unknown> | undefined;
@@ -45,10 +54,15 @@ async function build(): Promise<Stack> {
   if (!process.env.DATABASE_URL || !process.env.TEMPORAL_ADDRESS) {
     throw new Error('integration tests need DATABASE_URL and TEMPORAL_ADDRESS: run them through `npm test`');
   }
+  // The sandbox pays out (and, with the rails, charges) through a simulated PSP of its own, as `npm start` does.
+  const psp = await startSimulator();
+  pspEnv = { PIX_PSP_URL: psp.url, PIX_CLIENT_ID: SIM_CLIENT.id, PIX_CLIENT_SECRET: SIM_CLIENT.secret };
+  const base = loadConfig({ ...process.env, ...pspEnv });
   const config: Config = {
-    ...loadConfig(),
+    ...base,
     taskQueue: `cambio-test-${randomUUID()}`,
     webhookTaskQueue: `cambio-test-webhooks-${randomUUID()}`,
+    railsTaskQueue: `cambio-test-rails-${randomUUID()}`,
     sandbox: true,
     webhookAllowPrivateUrls: true,
     // Every test client calls from 127.0.0.1, unlike real clients: the token endpoint's per-address budgets would
@@ -65,7 +79,8 @@ async function build(): Promise<Stack> {
   };
   // The SDK logs every worker state change at INFO; tests want its warnings only.
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  await migrate(config.databaseUrl);
+  // As the owner; the login the spawned API and worker processes use becomes a member of cambio_app.
+  await migrate(config.databaseUrl, { applicationUrl: process.env.CAMBIO_TEST_APP_DATABASE_URL });
   const deps = await createDeps(config, { log: pino({ level: process.env.LOG_LEVEL || 'silent' }) });
   const signingKey = await loadSigningKey(deps.orm);
   const services: ServiceContext = { ...deps, signingKey };
@@ -90,7 +105,14 @@ async function build(): Promise<Stack> {
     activities,
     ...queueWorkerOptions('webhooks'),
   });
-  running = Promise.all([worker.run(), webhookWorker.run()]);
+  const railsWorker = await Worker.create({
+    connection,
+    namespace: config.temporalNamespace,
+    taskQueue: config.railsTaskQueue,
+    activities,
+    ...queueWorkerOptions('rails'),
+  });
+  running = Promise.all([worker.run(), webhookWorker.run(), railsWorker.run()]);
   const relayClient = new Client({ connection, namespace: config.temporalNamespace });
   startRelays = () =>
     [config.taskQueue, config.webhookTaskQueue].map((taskQueue) =>
@@ -105,7 +127,7 @@ async function build(): Promise<Stack> {
     );
   relays = startRelays();
   const app = createApp(services);
-  return { services, app, http: supertest(app.callback()), worker, webhookWorker, config };
+  return { services, app, http: supertest(app.callback()), worker, webhookWorker, railsWorker, psp, config };
 }
 
 /**
@@ -141,8 +163,10 @@ export async function stopStack(): Promise<void> {
   await Promise.all(relays.map((r) => r.stop()));
   s.worker.shutdown();
   s.webhookWorker.shutdown();
+  s.railsWorker.shutdown();
   await running;
   await s.services.close();
+  await s.psp.stop();
 }
 
 export interface TestCustomer {

@@ -154,12 +154,22 @@ describe('account review', () => {
     await uploadAllDocuments(c, a.id);
     await submitReview(c, a.id);
     const { services } = await stack();
-    const view = await decideAccountReview(services, tenantEm(services.orm, c.customerId), a.id, 'APPROVE');
+    const view = await decideAccountReview(
+      services,
+      tenantEm(services.orm, c.customerId),
+      a.id,
+      { decision: 'APPROVE' },
+      'operator:test',
+    );
     expect(view.currentState.status).to.equal('ACTIVE');
     const other = await newCustomer('Stranger Ltda');
-    const err = await decideAccountReview(services, tenantEm(services.orm, other.customerId), a.id, 'APPROVE').catch(
-      (e) => e,
-    );
+    const err = await decideAccountReview(
+      services,
+      tenantEm(services.orm, other.customerId),
+      a.id,
+      { decision: 'APPROVE' },
+      'operator:test',
+    ).catch((e) => e);
     expect(err.code).to.equal('NOT_FOUND');
   });
 
@@ -172,7 +182,13 @@ describe('account review', () => {
     const row = await em.findOneOrFail(AccountSchema, { id: a.id });
     transition(row, 'UNDER_REVIEW', new Date());
     await em.flush();
-    const view = await decideAccountReview(services, tenantEm(services.orm, c.customerId), a.id, 'APPROVE');
+    const view = await decideAccountReview(
+      services,
+      tenantEm(services.orm, c.customerId),
+      a.id,
+      { decision: 'APPROVE' },
+      'operator:test',
+    );
     expect(view.currentState.status).to.equal('ACTIVE');
   });
 

@@ -66,7 +66,17 @@ describe('operator audit log and secret rotation', function () {
       cambio('payment', 'credit', extra[1].id, '--account', account.id),
     ]);
     await Promise.all([
-      cambio('deposit', 'pay', short.id, '--amount', '5.00', '--asset', 'BRL'),
+      cambio(
+        'deposit',
+        'pay',
+        short.id,
+        '--amount',
+        '5.00',
+        '--asset',
+        'BRL',
+        '--end-to-end',
+        `E${randomUUID().slice(0, 8)}`,
+      ),
       cambio('customer', 'rotate-secret', created.customerId),
       cambioFails('withdrawal', 'approve', dep.id),
       cambioFails('withdrawal', 'reject', randomUUID()),

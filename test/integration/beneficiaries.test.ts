@@ -446,7 +446,7 @@ describe('beneficiaries', () => {
     });
   });
 
-  it('answers the sandbox review with 404 SANDBOX_DISABLED when sandbox mode is off', async () => {
+  it('answers the sandbox review with 404 NOT_FOUND when sandbox mode is off', async () => {
     const { services } = await stack();
     const live = supertest(createApp({ ...services, config: { ...services.config, sandbox: false } }).callback());
     const pi = (await create(c, beneficiaryBody())).body.paymentInstructions[0];
@@ -456,6 +456,6 @@ describe('beneficiaries', () => {
       .set(idem())
       .send({ decision: 'APPROVE' });
     expect(res.status).to.equal(404);
-    expect(res.body.code).to.equal('SANDBOX_DISABLED');
+    expect(res.body.code).to.equal('NOT_FOUND');
   });
 });

@@ -53,12 +53,25 @@ describe('operator CLI', function () {
       .send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
     expect(dep.status).to.equal(201);
     const short = JSON.parse(
-      (await cambio('deposit', 'pay', dep.body.id, '--amount', '50.00', '--asset', 'BRL', '--json')).stdout,
+      (
+        await cambio(
+          'deposit',
+          'pay',
+          dep.body.id,
+          '--amount',
+          '50.00',
+          '--asset',
+          'BRL',
+          '--end-to-end',
+          'E-cli-1',
+          '--json',
+        )
+      ).stdout,
     );
     expect(short).to.deep.include({ status: 'MATCHED', operationId: dep.body.id });
     const failed = await untilStatus(c, dep.body.id, 'FAILED');
     expect(failed.currentState.reason.code).to.equal('AMOUNT_MISMATCH');
-    await cambio('deposit', 'pay', dep.body.id, '--amount', '25.00', '--asset', 'BRL');
+    await cambio('deposit', 'pay', dep.body.id, '--amount', '25.00', '--asset', 'BRL', '--end-to-end', 'E-cli-2');
     const replayed = await cambio('deposit', 'replay', dep.body.id);
     expect(replayed.stdout.trim()).to.equal(`operation ${dep.body.id} is COMPLETED`);
     await untilStatus(c, dep.body.id, 'COMPLETED');

@@ -176,7 +176,8 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
     temporalServer = await startTemporal();
     const proxy = new PgProxy(await freePort());
     await proxy.open();
-    const dbUrl = new URL(config.databaseUrl);
+    // The application role, as every spawned process of the run (scripts/test.js), through the proxy.
+    const dbUrl = new URL(process.env.CAMBIO_TEST_APP_DATABASE_URL ?? config.databaseUrl);
     dbUrl.host = `127.0.0.1:${proxy.port}`;
     const taskQueue = `cambio-faults-${randomUUID()}`;
     // Short bounds, so each fault resolves in seconds (the defaults are documented in the README).

@@ -6,7 +6,11 @@ import { randomUUID } from 'node:crypto';
 import { systemEm, tenantEm } from '../../db/orm';
 import { replayDeposit } from '../../api/services/operations/signals';
 import { recordInboundPayment } from '../../api/services/inbound-payments';
-import { sweepUndecidedPayments } from '../../payments/inbound-payments';
+import { sweepReceivedPayments } from '../../payments/inbound-payment-sweep';
+import { recordPayment } from '../../db/repositories/inbound-payments';
+import { Dec } from '../../domain/money';
+import { operationWorkflowId } from '../../workflows/ids';
+import { inboundPaymentUpdate } from '../../workflows/operation';
 import { activeAccount } from '../helpers/fixtures';
 import { assertLedgerBalanced, balance, getOp, untilStatus } from '../helpers/money';
 import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
@@ -48,7 +52,9 @@ describe('inbound payments', function () {
     const paid = await pay(c, dep.id, '150.00');
     expect(paid.status).to.equal(200);
     expect(paid.body.status).to.equal('MATCHED');
-    expect(paid.body.amount.value).to.equal('100.00');
+    // The fact stays as it arrived; what the deposit used is the resolution's.
+    expect(paid.body.amount.value).to.equal('150.00');
+    expect(paid.body.matchedAmount).to.deep.equal({ value: '100.00', asset: 'BRL', decimals: 2 });
     const op = await untilStatus(c, dep.id, 'COMPLETED');
     expect(op.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal(['100.00']);
     const remainder = (await paymentsOf(c, `operationId[eq]=${dep.id}`)).filter((p) => p.remainderOf === paid.body.id);
@@ -70,7 +76,7 @@ describe('inbound payments', function () {
       const topUp = await pay(c, dep.id, '70.00');
       expect(topUp.body.status).to.equal('MATCHED');
       expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
-      const replayed = await replayDeposit(services, tenantEm(services.orm, c.customerId), dep.id);
+      const replayed = await replayDeposit(services, tenantEm(services.orm, c.customerId), dep.id, 'operator:test');
       expect(replayed.currentState.status).to.equal('COMPLETED');
       const used = replayed.transactions.map((t: { amount: { value: string } }) => t.amount.value);
       expect(used).to.deep.equal(['60.00', '40.00']);
@@ -78,7 +84,8 @@ describe('inbound payments', function () {
       const remainder = records.find((p) => p.remainderOf === topUp.body.id);
       expect(remainder).to.deep.include({ status: 'UNMATCHED' });
       expect(remainder!.amount.value).to.equal('30.00');
-      expect(records.find((p) => p.id === topUp.body.id)!.amount.value).to.equal('40.00');
+      const topUpRecord = records.find((p) => p.id === topUp.body.id)!;
+      expect([topUpRecord.amount.value, topUpRecord.matchedAmount?.value]).to.deep.equal(['70.00', '40.00']);
       expect((await balance(c, accountId, 'BRL')).available).to.equal(
         new Decimal(before.available).plus(100).toFixed(2),
       );
@@ -162,13 +169,133 @@ describe('inbound payments', function () {
     const closed = await openDeposit(c, accountId, '12.00', { deposit: 1, replay: 1 });
     await untilStatus(c, closed.id, 'FAILED');
     // Step 1 only, as a process killed right after the record's COMMIT leaves it.
-    const orphanOpen = await recordInboundPayment(em(), open.id, { amount: { value: '12.00', asset: 'BRL' } });
-    const orphanClosed = await recordInboundPayment(em(), closed.id, { amount: { value: '12.00', asset: 'BRL' } });
-    expect(await sweepUndecidedPayments(services, 0)).to.be.at.least(2);
+    const amount = { value: '12.00', asset: 'BRL' as const };
+    const orphanOpen = await recordInboundPayment(em(), open.id, { amount, endToEndId: e2e() });
+    const orphanClosed = await recordInboundPayment(em(), closed.id, { amount, endToEndId: e2e() });
+    expect((await sweepReceivedPayments(services, { olderThanSeconds: 0 })).seen).to.be.at.least(2);
     const statusOf = async (id: string) => (await paymentsOf(c, `operationId[eq]=${id}`)).map((p) => [p.id, p.status]);
     expect(await statusOf(open.id)).to.deep.equal([[orphanOpen.id, 'MATCHED']]);
     await untilStatus(c, open.id, 'COMPLETED');
     expect(await statusOf(closed.id)).to.deep.equal([[orphanClosed.id, 'UNMATCHED']]);
-    expect(await sweepUndecidedPayments(services, 0), 'nothing left undecided').to.equal(0);
+    const again = await sweepReceivedPayments(services, { olderThanSeconds: 0 });
+    expect(again.seen, 'nothing left undecided').to.equal(0);
+  });
+
+  it("one payment per rail reference across customers: a second customer's report is 409", async () => {
+    const { services } = await stack();
+    const other = await newCustomer('Other Payer Ltda');
+    const otherAccount = (await activeAccount(other, ['BRL'])).id;
+    const mine = await openDeposit(c, accountId, '15.00');
+    const theirs = await openDeposit(other, otherAccount, '15.00');
+    const ref = e2e();
+    const first = await pay(c, mine.id, '15.00', { endToEndId: ref });
+    expect([first.status, first.body.status]).to.deep.equal([200, 'MATCHED']);
+    const second = await pay(other, theirs.id, '15.00', { endToEndId: ref });
+    expect([second.status, second.body.code]).to.deep.equal([409, 'RAIL_REFERENCE_IN_USE']);
+    expect(JSON.stringify(second.body), "the first payment's owner is not told").to.not.include(first.body.id);
+    expect(await paymentsOf(other, `operationId[eq]=${theirs.id}`)).to.deep.equal([]);
+    const sql = `select count(*)::int as n from inbound_payments where end_to_end_id = ?`;
+    const [{ n }] = await systemEm(services.orm).execute(sql, [ref]);
+    expect(n, 'one record system-wide').to.equal(1);
+    expect((await getOp(other, theirs.id)).currentState.status).to.equal('REQUESTED');
+    await assertLedgerBalanced();
+  });
+
+  it('a payment recorded and not decided yet is RECEIVED (listed and filtered as such), never UNMATCHED', async () => {
+    const { services, http } = await stack();
+    const dep = await openDeposit(c, accountId, '9.00');
+    const amount = { value: '9.00', asset: 'BRL' as const };
+    const recorded = await recordInboundPayment(tenantEm(services.orm, c.customerId), dep.id, {
+      amount,
+      endToEndId: e2e(),
+    });
+    const one = await http.get(`/api/inbound-payments/${recorded.id}`).set(c.auth);
+    expect([one.status, one.body.status]).to.deep.equal([200, 'RECEIVED']);
+    const received = await paymentsOf(c, `status[eq]=RECEIVED;operationId[eq]=${dep.id}`);
+    expect(received.map((p) => p.id)).to.deep.equal([recorded.id]);
+    expect(await paymentsOf(c, `status[eq]=UNMATCHED;operationId[eq]=${dep.id}`)).to.deep.equal([]);
+    await sweepReceivedPayments(services, { olderThanSeconds: 0 });
+    expect((await paymentsOf(c, `operationId[eq]=${dep.id}`))[0].status).to.equal('MATCHED');
+  });
+
+  it('the facts of a payment never change: the database refuses an update of the amount or the deposit', async () => {
+    const { services } = await stack();
+    const dep = await openDeposit(c, accountId, '4.00');
+    const paid = await pay(c, dep.id, '4.00');
+    const em = systemEm(services.orm);
+    for (const change of ['amount = amount + 1', 'operation_id = null', "end_to_end_id = 'E0'", "rail = 'TED'"]) {
+      const refused = await em.execute(`update inbound_payments set ${change} where id = ?`, [paid.body.id]).then(
+        () => undefined,
+        (err: Error) => err,
+      );
+      expect(refused?.message, change).to.include('never change');
+    }
+  });
+
+  it("a decision naming a payment that is not the deposit's fails at once (not retried forever)", async () => {
+    const { services } = await stack();
+    const dep = await openDeposit(c, accountId, '6.00');
+    const handle = services.temporal.workflow.getHandle(operationWorkflowId(dep.id));
+    const exists = () =>
+      handle.describe().then(
+        () => true,
+        () => false,
+      );
+    await eventually(exists, (yes) => yes, 20000, 100);
+    const started = Date.now();
+    const outcome = await services.temporal
+      .withDeadline(Date.now() + 20000, () =>
+        handle.executeUpdate(inboundPaymentUpdate, { args: [{ paymentId: randomUUID() }] }),
+      )
+      .then(
+        () => 'answered',
+        (err: Error) => err.constructor.name,
+      );
+    expect(outcome).to.equal('WorkflowUpdateFailedError');
+    expect(Date.now() - started).to.be.below(15000);
+    // The deposit is unharmed: it still takes its payment.
+    expect((await pay(c, dep.id, '6.00')).body.status).to.equal('MATCHED');
+    await untilStatus(c, dep.id, 'COMPLETED');
+  });
+
+  it('the sweep goes on past a payment whose workflow does not answer: batches, a deadline per decision', async () => {
+    const { services, config } = await stack();
+    // A deposit whose workflow runs where no worker polls: its decision can never be answered.
+    const stuckOp = randomUUID();
+    await services.temporal.workflow.start('operationWorkflow', {
+      workflowId: operationWorkflowId(stuckOp),
+      taskQueue: `${config.taskQueue}-nobody-polls`,
+      args: [{ operationId: stuckOp, type: 'DEPOSIT' }],
+    });
+    const stuck = await systemEm(services.orm).transactional(async (em) =>
+      recordPayment(em, {
+        customerId: c.customerId,
+        operationId: stuckOp,
+        accountId,
+        amount: new Dec('1.00'),
+        asset: 'BRL',
+        rail: 'PIX_KEY',
+        endToEndId: e2e(),
+      }),
+    );
+    const dep = await openDeposit(c, accountId, '8.00');
+    const amount = { value: '8.00', asset: 'BRL' as const };
+    const orphan = await recordInboundPayment(tenantEm(services.orm, c.customerId), dep.id, {
+      amount,
+      endToEndId: e2e(),
+    });
+    const started = Date.now();
+    const result = await sweepReceivedPayments(services, { olderThanSeconds: 0, batchSize: 1, deadlineMs: 2000 });
+    expect(Date.now() - started).to.be.below(15000);
+    expect(result).to.deep.include({ failed: 0 });
+    expect(result.waiting, 'the stuck one waits for a later pass').to.equal(1);
+    expect(result.decided).to.be.at.least(1);
+    const statusOf = async (id: string) => (await paymentsOf(c, `operationId[eq]=${id}`)).map((p) => p.status);
+    expect(await statusOf(dep.id)).to.deep.equal(['MATCHED']);
+    expect((await paymentsOf(c, 'status[eq]=RECEIVED')).map((p) => p.id)).to.deep.equal([stuck.payment.id]);
+    expect(orphan.status).to.equal('RECEIVED');
+    await services.temporal.workflow.getHandle(operationWorkflowId(stuckOp)).terminate('test over');
+    const em = systemEm(services.orm);
+    await em.execute(`update inbound_payments set status = 'UNMATCHED' where id = ?`, [stuck.payment.id]);
   });
 });

@@ -585,7 +585,12 @@ describe('operations', function () {
       expect((await untilStatus(c, res.body.id, 'FAILED')).currentState.status).to.equal('FAILED');
       const { replayDeposit } = await import('../../api/services/operations/signals');
       const { tenantEm } = await import('../../db/orm');
-      const replayed = await replayDeposit(services, tenantEm(services.orm, c.customerId), res.body.id);
+      const replayed = await replayDeposit(
+        services,
+        tenantEm(services.orm, c.customerId),
+        res.body.id,
+        'operator:test',
+      );
       expect(replayed.currentState.status).to.equal('COMPLETED');
       expect(replayed.states.map((s: { status: string }) => s.status)).to.deep.equal([
         'REQUESTED',

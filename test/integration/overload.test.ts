@@ -145,7 +145,7 @@ describe('overload protection', function () {
       address = '203.0.113.1',
     ) => http.post('/api/oauth/client/token').set('X-Forwarded-For', address).send({ clientId, clientSecret });
 
-    it('refuses a client id with 429 after its failed attempts, leaving other clients alone', async () => {
+    it('refuses a client id from an address with 429 after its failed attempts there, and no one else', async () => {
       const { services } = await stack();
       const http = supertest(
         createApp({
@@ -156,14 +156,16 @@ describe('overload protection', function () {
       const target = await createCustomer(services.orm, 'Target Ltda');
       const bystander = await createCustomer(services.orm, 'Bystander Ltda');
       const statuses = [];
-      // From different addresses, so only the per-client budget is in play.
       for (let i = 0; i < 5; i++)
-        statuses.push((await token(http, target.clientId, 'sec_wrong', `198.51.100.${i}`)).status);
+        statuses.push((await token(http, target.clientId, 'sec_wrong', '198.51.100.1')).status);
       expect(statuses).to.deep.equal([401, 401, 401, 429, 429]);
-      const limited = await token(http, target.clientId, 'sec_wrong', '198.51.100.99');
+      const limited = await token(http, target.clientId, 'sec_wrong', '198.51.100.1');
       expect(limited.body.code).to.equal('RATE_LIMITED');
       expect(Number(limited.headers['retry-after'])).to.be.at.least(1);
       expect((await token(http, bystander.clientId, bystander.clientSecret, '198.51.100.1')).status).to.equal(200);
+      // Failures are counted per client and address: the same client id from elsewhere is still checked.
+      expect((await token(http, target.clientId, 'sec_wrong', '198.51.100.2')).status).to.equal(401);
+      expect((await token(http, target.clientId, target.clientSecret, '198.51.100.3')).status).to.equal(200);
     });
 
     it('refuses an address with 429 after its failed attempts, whatever client ids it tries', async () => {

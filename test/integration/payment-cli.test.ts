@@ -4,16 +4,18 @@ import { expect } from 'chai';
 import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
 import { systemEm } from '../../db/orm';
+import { suspenseAccountId } from '../../domain/postings';
 import { activeAccount } from '../helpers/fixtures';
 import { assertLedgerBalanced, balance, getOp } from '../helpers/money';
 import { newCustomer, stack } from '../helpers/stack';
 import { openDeposit, pay } from '../helpers/inbound-payments';
 import { cambio, cambioFails } from '../helpers/cli';
 
+/** The customer's suspense: its ledger account's balance row. */
 async function suspense(customerId: string): Promise<string> {
   const { services } = await stack();
-  const sql = `select coalesce(sum(amount), 0)::numeric(38,2)::text as s from ledger_entries where book = ?`;
-  const [row] = await systemEm(services.orm).execute(sql, [`suspense:${customerId}`]);
+  const sql = `select coalesce(sum(available), 0)::numeric(38,2)::text as s from balances where account_id = ?`;
+  const [row] = await systemEm(services.orm).execute(sql, [suspenseAccountId(customerId)]);
   return row.s;
 }
 
@@ -56,8 +58,10 @@ describe('operator CLI: inbound payments', function () {
     expect(unknown.body.code).to.equal('NOT_FOUND');
 
     const credited = await json('payment', 'credit', extra2.body.id, '--account', account.id);
-    expect(credited.payment).to.deep.include({ status: 'CREDITED', accountId: account.id });
-    expect(credited.payment.operationId).to.equal(credited.operation.id);
+    // The facts stay (the deposit it arrived for); the credit is the resolution's.
+    expect(credited.payment).to.deep.include({ status: 'CREDITED', operationId: other.id, accountId: account.id });
+    expect(credited.payment.amount.value).to.equal('20.00');
+    expect(credited.payment.credit).to.deep.equal({ operationId: credited.operation.id, accountId: account.id });
     const op = await getOp(c, credited.operation.id);
     expect(op.intent.type).to.equal('DEPOSIT');
     expect(op.states.map((s: { status: string }) => s.status)).to.deep.equal(['REQUESTED', 'PROCESSING', 'COMPLETED']);
@@ -78,6 +82,39 @@ describe('operator CLI: inbound payments', function () {
     expect(report.body.totals).to.deep.equal([{ asset: 'BRL', inflows }]);
     const again = await cambioFails('payment', 'credit', extra2.body.id, '--account', account.id);
     expect(again.body.code).to.equal('INVALID_STATE');
+    await assertLedgerBalanced();
+  });
+});
+
+describe('operator CLI: deposit pay', function () {
+  this.timeout(120000);
+
+  it('needs the rail reference, and run twice with it records the money once', async () => {
+    const c = await newCustomer('Rerun Ltda');
+    const account = await activeAccount(c, ['BRL']);
+    const dep = await openDeposit(c, account.id, '30.00');
+    const args = ['deposit', 'pay', dep.id, '--amount', '30.00', '--asset', 'BRL'];
+    const noRef = await cambio(...args).then(
+      () => undefined,
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(noRef?.code, 'without --end-to-end').to.equal(1);
+    expect(noRef?.stderr).to.include('--end-to-end');
+    expect(await suspense(c.customerId), 'nothing recorded').to.equal('0.00');
+
+    const ref = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
+    const first = JSON.parse((await cambio(...args, '--end-to-end', ref, '--json')).stdout);
+    const again = JSON.parse((await cambio(...args, '--end-to-end', ref, '--json')).stdout);
+    expect(first).to.deep.include({ status: 'MATCHED', endToEndId: ref });
+    expect(again).to.deep.include({ id: first.id, status: 'MATCHED' });
+    const { http } = await stack();
+    const list = await http
+      .get('/api/inbound-payments')
+      .query({ filters: `operationId[eq]=${dep.id}` })
+      .set(c.auth);
+    expect(list.body.data.map((p: { id: string }) => p.id)).to.deep.equal([first.id]);
+    expect((await balance(c, account.id, 'BRL')).available).to.equal('30.00');
+    expect(await suspense(c.customerId)).to.equal('0.00');
     await assertLedgerBalanced();
   });
 });

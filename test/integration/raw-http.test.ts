@@ -100,13 +100,14 @@ describe('raw HTTP: errors before any route', () => {
     expectErrorShape(res, 401, 'UNAUTHORIZED');
   });
 
-  it('answers a known path with an unsupported method with 404 NOT_FOUND in the same shape', async () => {
+  it('answers a known path with an unsupported method with 405 METHOD_NOT_ALLOWED and Allow', async () => {
     const { token } = await newCustomer();
     const res = await rawRequest(
       port,
       `DELETE /api/quotes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`,
     );
-    expectErrorShape(res, 404, 'NOT_FOUND');
+    expectErrorShape(res, 405, 'METHOD_NOT_ALLOWED');
+    expect(res.headers.allow).to.equal('POST');
     expect(res.headers['x-service-version']).to.equal('1');
   });
 

@@ -187,7 +187,7 @@ describe('reports', function () {
     await untilStatus(c, replayed.id, 'FAILED');
     expect((await pay(replayed.id, '3.33')).status).to.equal(200);
     const { replayDeposit } = await import('../../api/services/operations/signals');
-    await replayDeposit(services, em(), replayed.id);
+    await replayDeposit(services, em(), replayed.id, 'operator:test');
     await untilStatus(c, replayed.id, 'COMPLETED');
     await deposit('5.00');
 

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import Decimal from 'decimal.js';
 import { Client, WorkflowNotFoundError } from '@temporalio/client';
 import { systemEm, tenantEm } from '../../db/orm';
-import { InboundPaymentSchema } from '../../db/entities';
+import { recordPayment } from '../../db/repositories/inbound-payments';
 import { Dec } from '../../domain/money';
 import { createOperationActivities } from '../../activities/operations';
 import type { ServiceContext } from '../../api/services/context';
@@ -363,11 +363,10 @@ describe('resilience', () => {
         }),
       );
       const acts = await activities();
-      // The payment rows recordInboundPayment would write, undecided (no workflow to decide them here).
+      // The payment rows recordInboundPayment writes, RECEIVED, with their arrival in the suspense (no workflow to
+      // decide them here).
       const pay = async (value: string) => {
-        const em = systemEm(services.orm);
-        em.create(InboundPaymentSchema, {
-          id: randomUUID(),
+        const payment = {
           operationId: op.id,
           customerId: c.customerId,
           accountId,
@@ -375,15 +374,8 @@ describe('resilience', () => {
           asset: 'BRL',
           rail: 'PIX_KEY',
           endToEndId: `E${randomUUID().replace(/-/g, '').slice(0, 31)}`,
-          status: 'UNMATCHED',
-          decided: false,
-          remainderOf: null,
-          returnEndToEndId: null,
-          returnReason: null,
-          createdAt: new Date(),
-          updatedAt: new Date(),
-        });
-        await em.flush();
+        };
+        await systemEm(services.orm).transactional((em) => recordPayment(em, payment));
       };
 
       await pay('50.00');

@@ -57,6 +57,8 @@ describe('npm start (scripts/start.js)', function () {
         TEMPORAL_WEBHOOK_TASK_QUEUE: `cambio-start-webhooks-${process.pid}`,
         LOG_LEVEL: 'warn',
         START_READY_TIMEOUT_MS: '180000',
+        // Unset, as a newcomer has it: `npm start` asks for sandbox mode itself.
+        SANDBOX: undefined,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -75,6 +77,8 @@ describe('npm start (scripts/start.js)', function () {
     await eventually(async () => (alive(), output.includes('Cambio is ready.')), Boolean, 240000, 500);
     expect(output).to.include(`API            ${base}`);
     expect(output).to.include(`Temporal       ${config.temporalAddress}`);
+    const ready = (await (await fetch(`${base}/readyz`)).json()) as { sandbox: boolean };
+    expect(ready.sandbox, 'npm start runs in sandbox mode').to.equal(true);
 
     const [api] = childrenOf(start.pid!, 'dist/api/main.js');
     expect(api, 'the API runs compiled JavaScript').to.be.a('number');

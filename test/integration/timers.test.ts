@@ -16,6 +16,8 @@ import { balance, getOp, quote } from '../helpers/money';
 import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
 import { startTimeSkipping, TimeSkipping } from '../helpers/time-skipping';
 
+const e2e = () => `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
+
 const DAY = 86400;
 
 describe('deposit timers (time skipping)', () => {
@@ -93,7 +95,10 @@ describe('deposit timers (time skipping)', () => {
       expect(await count(`select count(*) as n from ledger_transactions where operation_id = ?`, [dep.id])).to.equal(0);
 
       // A payment arriving after expiry is kept, UNMATCHED, in the customer's suspense: nothing credits it.
-      const late = await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '100.00', asset: 'BRL' } });
+      const late = await reportInboundPayment(ctx, em(), dep.id, {
+        amount: { value: '100.00', asset: 'BRL' },
+        endToEndId: e2e(),
+      });
       expect(late).to.deep.include({ status: 'UNMATCHED', operationId: dep.id, accountId });
       expect(
         await count(`select count(*) as n from inbound_payments where operation_id = ? and status = 'UNMATCHED'`, [
@@ -111,7 +116,10 @@ describe('deposit timers (time skipping)', () => {
       const before = await balance(c, accountId, 'BRL');
       await withWorker(async () => {
         const dep = await openDeposit('100.00');
-        const short = await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '60.00', asset: 'BRL' } });
+        const short = await reportInboundPayment(ctx, em(), dep.id, {
+          amount: { value: '60.00', asset: 'BRL' },
+          endToEndId: e2e(),
+        });
         expect(short.status).to.equal('MATCHED');
         const failed = await getOp(c, dep.id);
         expect(failed.currentState.status).to.equal('FAILED');
@@ -122,10 +130,13 @@ describe('deposit timers (time skipping)', () => {
         expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
 
         // Recorded after the failure, the top-up waits for an operator's replay.
-        const topUp = await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '40.00', asset: 'BRL' } });
+        const topUp = await reportInboundPayment(ctx, em(), dep.id, {
+          amount: { value: '40.00', asset: 'BRL' },
+          endToEndId: e2e(),
+        });
         expect(topUp.status).to.equal('MATCHED');
         expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
-        const replayed = await replayDeposit(ctx, em(), dep.id);
+        const replayed = await replayDeposit(ctx, em(), dep.id, 'operator:test');
         expect(replayed.currentState.status).to.equal('COMPLETED');
         expect(statuses(replayed)).to.deep.equal(['REQUESTED', 'FAILED', 'PROCESSING', 'COMPLETED']);
         expect(replayed.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal([
@@ -153,18 +164,21 @@ describe('deposit timers (time skipping)', () => {
     const before = await balance(c, accountId, 'BRL');
     await withWorker(async () => {
       const dep = await openDeposit('100.00');
-      await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '60.00', asset: 'BRL' } });
-      await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '40.00', asset: 'BRL' } });
+      await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '60.00', asset: 'BRL' }, endToEndId: e2e() });
+      await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '40.00', asset: 'BRL' }, endToEndId: e2e() });
       const start = await skipping.env.currentTimeMs();
       // The workflow closes when the replay window's timer fires.
       expect(await workflow(dep.id).result()).to.equal('FAILED');
       expect((await skipping.env.currentTimeMs()) - start).to.be.at.least(7 * DAY * 1000 - 60_000);
 
-      const refused = await replayDeposit(ctx, em(), dep.id).catch((e: unknown) => e);
+      const refused = await replayDeposit(ctx, em(), dep.id, 'operator:test').catch((e: unknown) => e);
       expect(refused).to.be.instanceOf(CambioError);
       expect(refused).to.have.property('code', 'INVALID_STATE');
       // The window closed: what counted toward the deposit is unmatched now, and so is a payment arriving later.
-      const late = await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '1.00', asset: 'BRL' } });
+      const late = await reportInboundPayment(ctx, em(), dep.id, {
+        amount: { value: '1.00', asset: 'BRL' },
+        endToEndId: e2e(),
+      });
       expect(late.status).to.equal('UNMATCHED');
       expect(
         await count(`select count(*) as n from inbound_payments where operation_id = ? and status = 'UNMATCHED'`, [

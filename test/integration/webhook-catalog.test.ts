@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { EVENT_TYPES } from '../../webhooks/event-types';
+import { issueStatements } from '../../statements/issue';
 import { approvedInstruction, beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
 import { activeAccount } from '../helpers/fixtures';
 import { fund, quote, untilStatus } from '../helpers/money';
@@ -70,6 +71,10 @@ describe('webhook event catalogue (/openapi.json webhooks)', function () {
     const swap = await http.post('/api/operations/swap').set(c.auth).set(idem()).send(swapBody);
     expect(swap.status).to.equal(201);
     await untilStatus(c, swap.body.id, 'COMPLETED'); // an operation event with a quote
+    // STATEMENT_ISSUED: what the statement schedule's run does, for the one-second period that just closed.
+    const { services, config } = await stack();
+    const issuing = { statementInterval: 'PT1S', webhookTaskQueue: config.webhookTaskQueue };
+    await issueStatements({ orm: services.orm, config: issuing }, new Date());
 
     const typeOf = (i: number) => String(r.received[i].headers['x-event-type']);
     const typesReceived = async () => new Set(r.received.map((_, i) => typeOf(i))).size;

@@ -51,6 +51,16 @@ describe('webhook delivery histories across the attempt changes', function () {
     await Worker.runReplayHistory({ workflowsPath }, history, 'webhook-delivery-webhook-queue-recorded');
   });
 
+  it('replays a delivery that waited for its busy endpoint before the wait was bounded', async () => {
+    // Recorded before the bound: its attempt answered busy, the workflow slept, then the attempt was made. It has
+    // no marker for the bound, so it keeps the unbounded wait and its activity input as they were.
+    const history = fixture('webhook-delivery-busy-wait-unbounded.binpb');
+    const types = typesOf(history);
+    expect(types.filter((t) => t === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED).length).to.be.at.least(2);
+    expect(types).to.include(EventType.EVENT_TYPE_TIMER_FIRED);
+    await Worker.runReplayHistory({ workflowsPath }, history, 'webhook-delivery-busy-recorded');
+  });
+
   it(
     'runs a new delivery on the webhook queue, the attempt as an ordinary ' + 'activity there, and replays it',
     async () => {
@@ -82,9 +92,9 @@ describe('webhook delivery histories across the attempt changes', function () {
         expect(scheduled).to.have.length(1);
         expect(scheduled[0].activityTaskScheduledEventAttributes?.taskQueue?.name).to.equal(config.webhookTaskQueue);
         expect(scheduled[0].activityTaskScheduledEventAttributes?.heartbeatTimeout?.seconds?.toString()).to.equal('5');
-        // Only the patch marker: no local activity ran.
+        // Only the patch markers (the webhook queue, the bounded busy wait): no local activity ran.
         const markers = (history.events ?? []).filter((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED);
-        expect(markers).to.have.length(1);
+        expect(markers).to.have.length(2);
         expect(receiver.received).to.have.length(1);
         await Worker.runReplayHistory({ workflowsPath }, history, handle.workflowId);
         const record = process.env.RECORD_HISTORY; // re-records the fixture above

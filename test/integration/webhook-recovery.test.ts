@@ -15,6 +15,8 @@ type Log = {
   messageId: string;
   payload: string;
   retryAttempts: number;
+  httpStatus: number;
+  error: string | null;
   createdAt: string;
   updatedAt: string;
 };
@@ -161,9 +163,12 @@ describe('webhook recovery: disable, recover, events API', function () {
       expect(Date.parse(disabled.disabledAt!) - Date.parse(first.updatedAt)).to.be.at.least(3000);
       expect(r.received).to.have.length(3);
 
-      // While DISABLED: the event is recorded and reaches the other subscription; this one gets no log at all.
+      // While DISABLED: the event is recorded and reaches the other subscription; this one's delivery is logged
+      // FAILED SUBSCRIPTION_DISABLED with no attempt, so recover can send it once the subscription is ACTIVE.
       const during = await createBeneficiary(c);
-      expect(await storedLogs(sub.id)).to.equal(3);
+      expect(await storedLogs(sub.id)).to.equal(4);
+      const held = (await untilLogs(c, sub.id, failedCount(4)))[3];
+      expect(held).to.include({ error: 'SUBSCRIPTION_DISABLED', httpStatus: 0, retryAttempts: 0 });
       await eventually(
         async () => witness.received.length,
         (n) => n === 4,
@@ -182,13 +187,13 @@ describe('webhook recovery: disable, recover, events API', function () {
       expect(resumed.status).to.equal(200);
       expect(resumed.body).to.include({ status: 'ACTIVE', disabledAt: null, disabledReason: null });
       await createBeneficiary(c);
-      await untilLogs(c, sub.id, failedCount(4));
+      await untilLogs(c, sub.id, failedCount(5));
       expect((await getSubscription(c, sub.id)).status).to.equal('ACTIVE');
       r.fallback = { status: 200 };
       await createBeneficiary(c);
-      const after = await untilLogs(c, sub.id, (ls) => ls.length === 5 && ls[4].status === 'SUCCESS');
+      const after = await untilLogs(c, sub.id, (ls) => ls.length === 6 && ls[5].status === 'SUCCESS');
       expect(r.received).to.have.length(5);
-      expect(JSON.parse(r.received[4].body).beneficiaryId).to.equal(JSON.parse(after[4].payload).beneficiaryId);
+      expect(JSON.parse(r.received[4].body).beneficiaryId).to.equal(JSON.parse(after[5].payload).beneficiaryId);
       expect(other.id).to.be.a('string');
     });
 

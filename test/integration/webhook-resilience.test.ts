@@ -1,16 +1,19 @@
 // A worker killed mid-delivery (SIGKILL while the receiver holds the POST open) loses nothing: a new worker
-// process picks the delivery up and finishes it with the same message id and body.
+// process picks the delivery up and finishes it with the same message id and body, as a new attempt (the cut one
+// is listed as interrupted, never sent twice under one number).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { tenantEm } from '../../db/orm';
 import type { ServiceContext } from '../../api/services/context';
 import { createBeneficiary } from '../../api/services/beneficiaries';
 import { createSubscription } from '../../webhooks/subscriptions';
-import { getExecutionLog } from '../../webhooks/execution-logs';
+import { getExecutionLog, listAttempts } from '../../webhooks/execution-logs';
 import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
 import { kill, killAll, spawnWorker, webhookQueueOf } from '../helpers/processes';
 import { Receiver } from '../helpers/receiver';
 import { eventually, newCustomer, stack } from '../helpers/stack';
+
+const PAGE = { limit: 10, direction: 'NEXT', sortOrder: 'ASCENDING' } as const;
 
 describe('webhook delivery across a worker crash', function () {
   this.timeout(180000);
@@ -79,11 +82,19 @@ describe('webhook delivery across a worker crash', function () {
       () => getExecutionLog(em(), sub.id, row.id).catch(() => undefined),
       (l) => l?.status === 'SUCCESS',
     );
+    // The cut attempt is not sent again under its number: it is listed as interrupted, and attempt 2 took its place.
     expect(log).to.include({
       messageId: crashed.headers['webhook-id'],
       httpStatus: 200,
-      retryAttempts: 0,
+      retryAttempts: 1,
       payload: crashed.body,
     });
+    const attempts = await listAttempts(em(), sub.id, row.id, PAGE, config.cursorSecret);
+    expect(attempts.data.map((a) => [a.attempt, a.httpStatus])).to.deep.equal([
+      [1, 0],
+      [2, 200],
+    ]);
+    expect(attempts.data[0].error).to.match(/^interrupted/);
+    expect(receiver.received).to.have.length(2);
   });
 });

@@ -119,21 +119,25 @@ describe('overload building blocks', () => {
   });
 
   describe('TokenThrottle', () => {
-    it('spends the client and address failure budgets only on failures', () => {
+    it('reserves a failure per client and address at admission and gives it back on success', () => {
       const c = clock();
       const throttle = new TokenThrottle(
         { clientFailuresPerMinute: 2, addressFailuresPerMinute: 100, addressPerSecond: 100 },
         c.now,
       );
-      for (let i = 0; i < 5; i++) throttle.admit('cli_a', '10.0.0.1');
-      throttle.failed('cli_a', '10.0.0.1');
-      throttle.failed('cli_a', '10.0.0.2');
-      expect(() => throttle.admit('cli_a', '10.0.0.3'))
+      // Right secrets give their reservation back: any number of them.
+      for (let i = 0; i < 5; i++) throttle.admit('cli_a', '10.0.0.1').release();
+      // Two checks running at once (wrong secrets, not yet answered) already fill the budget of the pair.
+      throttle.admit('cli_a', '10.0.0.1');
+      throttle.admit('cli_a', '10.0.0.1');
+      expect(() => throttle.admit('cli_a', '10.0.0.1'))
         .to.throw(CambioError)
         .with.property('code', 'RATE_LIMITED');
-      expect(() => throttle.admit('cli_b', '10.0.0.3')).not.to.throw();
+      // The owner from elsewhere, and other clients from that address, are untouched.
+      expect(() => throttle.admit('cli_a', '10.0.0.2').release()).not.to.throw();
+      expect(() => throttle.admit('cli_b', '10.0.0.1').release()).not.to.throw();
       c.advance(30_000);
-      expect(() => throttle.admit('cli_a', '10.0.0.3')).not.to.throw();
+      expect(() => throttle.admit('cli_a', '10.0.0.1')).not.to.throw();
     });
   });
 });

@@ -1,4 +1,5 @@
 import type { Account } from '../../../db/entities';
+import type { Config } from '../../../config';
 import { CambioError } from '../../../domain/errors';
 
 /** An asset can move on an account once onboarding activated it there. */
@@ -10,4 +11,14 @@ export function requireAssetEnabled(account: Account, asset: string): void {
       asset,
     });
   }
+}
+
+/**
+ * PIX moves real money only through a PSP (PIX_PSP_URL). Without one, outside the sandbox, nothing could pay the
+ * deposit or send the payout: refuse before any hold. (The sandbox always has one: `npm start` and the tests run
+ * the simulated PSP.)
+ */
+export function requireRailConfigured(config: Config, rail: string): void {
+  if (rail !== 'PIX_KEY' || config.sandbox || config.pix.pspUrl) return;
+  throw new CambioError('RAIL_NOT_CONFIGURED', `no PSP is configured for ${rail} (PIX_PSP_URL)`, { rail });
 }

@@ -19,6 +19,7 @@ import { addWorkflowStart } from '../../../db/repositories/outbox';
 import { holdPostings } from '../../../domain/postings';
 import { operationSummary } from '../../../domain/summaries';
 import { inTransaction } from '../../../db/transaction';
+import { admitOperation } from './admission';
 
 export interface OperationPlan {
   intent: Record<string, unknown>;
@@ -81,6 +82,8 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
   return inTransaction(
     em,
     async (tx) => {
+      // An operator's credit completes at once and waits for nothing: only what the engine must run is admitted.
+      if (!req.completeAtOnce) await admitOperation(s, tx);
       const inputs = await readCreateInputs(
         tx,
         req.otherAccountId ? [req.accountId, req.otherAccountId] : [req.accountId],

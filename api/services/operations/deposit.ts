@@ -2,7 +2,7 @@ import type { Em } from '../../../db/orm';
 import { CambioError } from '../../../domain/errors';
 import { fundingInstruction, Rail, railAccepts } from '../../../domain/funding';
 import type { ServiceContext } from '../context';
-import { requireAssetEnabled } from './checks';
+import { requireAssetEnabled, requireRailConfigured } from './checks';
 import { createOperation } from './create';
 
 export interface DepositBody {
@@ -29,6 +29,7 @@ export function createDeposit(s: ServiceContext, em: Em, body: DepositBody) {
         });
       }
       requireAssetEnabled(account, quote.targetAsset);
+      requireRailConfigured(s.config, rail);
       const due = new Date(Date.now() + s.config.depositWindowSeconds * 1000);
       return {
         intent: { type: 'DEPOSIT', fundingInstruction: fundingInstruction(rail, operationId, quote.sourceAsset, due) },

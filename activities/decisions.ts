@@ -1,0 +1,41 @@
+import { log } from '@temporalio/activity';
+import { systemEm } from '../db/orm';
+import { decisionById, DecisionKind, paymentRecordedFor } from '../db/repositories/workflow-decisions';
+import { isUuid } from '../domain/list-filters';
+import type { ActivityDeps } from './deps';
+
+export interface ReadDecision {
+  decisionId: string;
+  /** The workflow asking: a row recorded for another workflow is not its decision. */
+  workflowId: string;
+  kind: DecisionKind;
+}
+
+export interface RecordedDecision {
+  decisionId: string;
+  decision: 'APPROVE' | 'REJECT' | null;
+  reason?: string;
+}
+
+export function createDecisionActivities(deps: ActivityDeps) {
+  return {
+    /**
+     * The committed decision a signal names, or null when there is none for this workflow and kind (a signal made
+     * by hand): the workflow then ignores the signal. Read-only, so a retry is harmless.
+     */
+    async readDecision(input: ReadDecision): Promise<RecordedDecision | null> {
+      const row = isUuid(input.decisionId) ? await decisionById(systemEm(deps.orm), input.decisionId) : undefined;
+      if (!row || row.workflowId !== input.workflowId || row.kind !== input.kind) {
+        log.warn('a signal named no recorded decision of this workflow; ignored', { ...input, found: !!row });
+        return null;
+      }
+      return { decisionId: row.id, decision: row.decision, ...(row.reason !== null ? { reason: row.reason } : {}) };
+    },
+
+    /** Whether a legacy `inboundPayment` signal names a payment recorded for its deposit (else it is ignored). */
+    async paymentRecordedFor(input: { operationId: string; paymentId: string }): Promise<boolean> {
+      if (!isUuid(input.paymentId) || !isUuid(input.operationId)) return false;
+      return paymentRecordedFor(systemEm(deps.orm), input.operationId, input.paymentId);
+    },
+  };
+}

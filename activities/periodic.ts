@@ -1,0 +1,27 @@
+import { Context } from '@temporalio/activity';
+import type { ActivityDeps } from './deps';
+import { purgeExpiredEvents } from '../worker/event-retention';
+import { sweepInboundPayments } from '../worker/inbound-payment-sweep';
+import { issueStatements } from '../statements/issue';
+
+/** The periodic jobs' activities (workflows/periodic.ts). Each is idempotent: a retry or a second run is harmless. */
+export function createPeriodicActivities(deps: ActivityDeps) {
+  return {
+    async purgeExpiredEvents(): Promise<number> {
+      return purgeExpiredEvents(deps.orm, deps.config.eventRetentionDays);
+    },
+    async sweepInboundPayments(): Promise<void> {
+      const result = await sweepInboundPayments(deps, (paymentId, err) =>
+        Context.current().log.warn('inbound payment could not be decided; the next run retries', {
+          paymentId,
+          error: err instanceof Error ? err.message : String(err),
+        }),
+      );
+      if (result.failed > 0) Context.current().log.warn('inbound payment sweep: some payments failed', { ...result });
+    },
+    async issueStatementsOfPeriod(interval: string, at: string) {
+      const config = { statementInterval: interval, webhookTaskQueue: deps.config.webhookTaskQueue };
+      return issueStatements({ orm: deps.orm, config }, new Date(at), () => Context.current().heartbeat());
+    },
+  };
+}

@@ -1,0 +1,221 @@
+import type Koa from 'koa';
+import { Readable } from 'node:stream';
+import type { RouteTable } from './define';
+import type { ServiceContext } from '../services/context';
+import { listQuerySchema, ListQuery } from '../../lists/run-list';
+import { ref } from '../schemas/responses';
+import { getIssuedStatement, listIssuedStatements } from '../services/issued-statements';
+import { idParams } from '../schemas/common';
+import { periodBoundSchema } from '../../domain/report-period';
+import { ASSETS } from '../../domain/assets';
+import { openStatement, type StatementSource } from '../../statements/statement';
+import { statementJson } from '../../statements/formats/json';
+import { statementCsv } from '../../statements/formats/csv';
+import { statementCamt053 } from '../../statements/formats/camt053';
+import { statementPdf } from '../../statements/formats/pdf';
+
+export const STATEMENT_FORMATS = ['json', 'csv', 'camt053', 'pdf'] as const;
+export type StatementFormat = (typeof STATEMENT_FORMATS)[number];
+
+const MEDIA: Record<StatementFormat, { type: string; ext: string }> = {
+  json: { type: 'application/json; charset=utf-8', ext: 'json' },
+  csv: { type: 'text/csv; charset=utf-8', ext: 'csv' },
+  camt053: { type: 'application/xml; charset=utf-8', ext: 'xml' },
+  pdf: { type: 'application/pdf', ext: 'pdf' },
+};
+
+export const formatProperty = {
+  type: 'string',
+  enum: STATEMENT_FORMATS,
+  description:
+    'json (default), csv, camt053 (ISO 20022 camt.053.001.08) or pdf; without it, the Accept header chooses ' +
+    '(text/csv, application/xml, application/pdf)',
+} as const;
+
+const statementQuery = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['asset', 'periodStart', 'periodEnd'],
+  properties: {
+    asset: { type: 'string', enum: ASSETS },
+    periodStart: { ...periodBoundSchema, description: `Inclusive. ${periodBoundSchema.description}` },
+    periodEnd: { ...periodBoundSchema, description: `Exclusive, after periodStart. ${periodBoundSchema.description}` },
+    format: formatProperty,
+  },
+} as const;
+
+const amountSchema = {
+  type: 'object',
+  required: ['value', 'asset', 'decimals'],
+  properties: { value: { type: 'string' }, asset: { type: 'string' }, decimals: { type: 'integer' } },
+} as const;
+const directionTotal = {
+  type: 'object',
+  required: ['sum', 'count'],
+  properties: { sum: amountSchema, count: { type: 'integer', minimum: 0 } },
+} as const;
+
+// For /openapi.json (statements/formats/json.ts writes the body).
+export const statementResponse = {
+  type: 'object',
+  required: [
+    'id',
+    'accountId',
+    'asset',
+    'periodStart',
+    'periodEnd',
+    'openingBalance',
+    'entries',
+    'closingBalance',
+    'credits',
+    'debits',
+  ],
+  properties: {
+    id: { type: 'string', format: 'uuid', description: 'The same for the same account, asset and period' },
+    accountId: { type: 'string', format: 'uuid' },
+    asset: { type: 'string' },
+    periodStart: { type: 'string', format: 'date-time' },
+    periodEnd: { type: 'string', format: 'date-time' },
+    openingBalance: amountSchema,
+    entries: {
+      type: 'array',
+      description: 'Oldest first; one per posting that changed the booked total (holds are not entries)',
+      items: {
+        type: 'object',
+        required: ['id', 'bookedAt', 'operationId', 'operationType', 'direction', 'amount', 'balanceAfter'],
+        properties: {
+          id: { type: 'string', format: 'uuid' },
+          bookedAt: { type: 'string', format: 'date-time' },
+          operationId: { type: ['string', 'null'], format: 'uuid' },
+          operationType: { type: ['string', 'null'] },
+          direction: { type: 'string', enum: ['CREDIT', 'DEBIT'] },
+          amount: amountSchema,
+          balanceAfter: amountSchema,
+          description: { type: 'string' },
+          endToEnd: { type: 'string', description: 'Where the rail gave one' },
+        },
+      },
+    },
+    closingBalance: amountSchema,
+    credits: directionTotal,
+    debits: directionTotal,
+  },
+} as const;
+
+/** `?format=` wins; else the Accept header; else JSON. */
+export function chosenFormat(ctx: Koa.Context, format: unknown): StatementFormat {
+  if (typeof format === 'string') return format as StatementFormat;
+  ctx.vary('Accept');
+  switch (ctx.accepts('application/json', 'text/csv', 'application/xml', 'application/pdf')) {
+    case 'text/csv':
+      return 'csv';
+    case 'application/xml':
+      return 'camt053';
+    case 'application/pdf':
+      return 'pdf';
+    default:
+      return 'json';
+  }
+}
+
+/** Streams the statement in the chosen format; the balances also travel as headers (for CSV, which has no header). */
+export function sendStatement(ctx: Koa.Context, source: StatementSource, format: StatementFormat): void {
+  const h = source.header;
+  const media = MEDIA[format];
+  ctx.type = media.type;
+  const stamp = (iso: string) => iso.replace(/\.000Z$/, 'Z').replace(/[-:]/g, '');
+  const name = `statement-${h.asset}-${stamp(h.periodStart)}-${stamp(h.periodEnd)}.${media.ext}`;
+  ctx.set('Content-Disposition', `attachment; filename="${name}"`);
+  ctx.set('X-Statement-Id', h.id);
+  ctx.set('X-Statement-Opening-Balance', h.openingBalance.value);
+  ctx.set('X-Statement-Closing-Balance', h.closingBalance.value);
+  ctx.body = render(source, format);
+}
+
+function render(source: StatementSource, format: StatementFormat): Readable {
+  switch (format) {
+    case 'csv':
+      return Readable.from(statementCsv(source));
+    case 'camt053':
+      return Readable.from(statementCamt053(source));
+    case 'pdf':
+      return statementPdf(source);
+    default:
+      return Readable.from(statementJson(source));
+  }
+}
+
+const issuedStatement = {
+  type: 'object',
+  required: ['id', 'accountId', 'asset', 'periodStart', 'periodEnd', 'sha256', 'createdAt'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    accountId: { type: 'string', format: 'uuid' },
+    asset: { type: 'string' },
+    periodStart: { type: 'string', format: 'date-time' },
+    periodEnd: { type: 'string', format: 'date-time' },
+    sha256: {
+      type: 'string',
+      description: "SHA-256 (hex) of the statement's JSON form, as GET /api/statements/{id} returns it",
+    },
+    createdAt: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+export function statementRoutes(table: RouteTable, s: ServiceContext): void {
+  table.add({
+    method: 'get',
+    path: '/api/accounts/:accountId/statement',
+    summary:
+      'Statement of one asset over [periodStart, periodEnd): opening and closing balances, entries with the balance ' +
+      'after each, totals per direction; JSON, CSV, camt.053.001.08 or PDF, streamed',
+    tag: 'Statements',
+    params: idParams('accountId'),
+    query: statementQuery,
+    response: { status: 200, schema: statementResponse, description: 'The Statement (or CSV, camt.053, PDF)' },
+    errors: ['INVALID_PERIOD'],
+    async handler(ctx) {
+      const q = ctx.state.query as { asset: string; periodStart: string; periodEnd: string; format?: string };
+      const format = chosenFormat(ctx, q.format);
+      const source = await openStatement(ctx.state.em, { accountId: ctx.params.accountId, ...q });
+      sendStatement(ctx, source, format);
+    },
+  });
+  issuedStatementRoutes(table, s);
+}
+
+/** Issued statements: what the statement schedule stored, read back byte for byte. */
+function issuedStatementRoutes(table: RouteTable, s: ServiceContext): void {
+  table.add({
+    method: 'get',
+    path: '/api/statements',
+    summary: 'List issued statements (filters: account.id, asset, periodStart, createdAt)',
+    tag: 'Statements',
+    query: listQuerySchema,
+    response: {
+      status: 200,
+      schema: {
+        type: 'object',
+        properties: { data: { type: 'array', items: issuedStatement }, meta: ref('PageMeta') },
+      },
+    },
+    async handler(ctx) {
+      ctx.body = await listIssuedStatements(ctx.state.em, ctx.state.query as ListQuery, s.config.cursorSecret);
+    },
+  });
+  table.add({
+    method: 'get',
+    path: '/api/statements/:statementId',
+    summary: 'An issued statement: its JSON form exactly as issued and hashed, or CSV, camt.053, PDF',
+    tag: 'Statements',
+    params: idParams('statementId'),
+    query: { type: 'object', additionalProperties: false, properties: { format: formatProperty } },
+    response: { status: 200, schema: statementResponse, description: 'The Statement (or CSV, camt.053, PDF)' },
+    async handler(ctx) {
+      const format = chosenFormat(ctx, (ctx.state.query as { format?: string }).format);
+      const issued = await getIssuedStatement(ctx.state.em, ctx.params.statementId);
+      sendStatement(ctx, issued.source, format);
+      if (format === 'json') ctx.body = issued.json;
+    },
+  });
+}

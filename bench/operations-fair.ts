@@ -1,0 +1,177 @@
+// bench:operations with BENCH_MODE=fair — fair share of the engine (docs/decisions.md): 10 customers, one of them
+// flooding. Three phases of transfers, POST then poll until COMPLETED, each on its own funded accounts:
+//   1. one customer alone at BENCH_CONCURRENCY clients: the single-customer throughput;
+//   2. nine "other" customers at FAIR_OTHERS_CLIENTS clients each, alone: their e2e p99 at rest;
+//   3. the same nine while the tenth floods with FAIR_FLOOD_CLIENTS clients (a 429 retried after 50 ms).
+// Targets (issue): the others' p99 within 20 % of phase 2, total completed/s within 10 % of phase 1.
+// Knobs: BENCH_CONCURRENCY (20), BENCH_OPS (300: phase 1's count; the others do as many in all), BENCH_POLL_MS (50),
+// FAIR_OTHERS_CLIENTS (2), FAIR_FLOOD_CLIENTS (16).
+import { activeAccount, BenchCustomer, fund, newCustomer } from './lib/cambio';
+import { expectStatus } from './lib/http';
+import { closedLoop, LoadResult, now, Recorder, sleep } from './lib/load';
+import { log, Stack } from './lib/stack';
+import { banner, fmt, ok, table } from './lib/report';
+
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 20);
+const OPS = Number(process.env.BENCH_OPS || 300);
+const POLL_MS = Number(process.env.BENCH_POLL_MS || 50);
+const OTHERS_CLIENTS = Number(process.env.FAIR_OTHERS_CLIENTS || 2);
+const FLOOD_CLIENTS = Number(process.env.FAIR_FLOOD_CLIENTS || 16);
+const OTHERS = 9;
+const OP_TIMEOUT_MS = 120_000;
+
+interface Funded {
+  customer: BenchCustomer;
+  accounts: string[];
+}
+
+async function fundedCustomer(stack: Stack, name: string, accounts: number, clients: number): Promise<Funded> {
+  const customer = await newCustomer(stack.databaseUrl, stack.apiUrl, name, clients + 4);
+  const ids: string[] = [];
+  for (let i = 0; i < accounts; i++) ids.push(await activeAccount(customer, ['BRL']));
+  for (const id of ids) await fund(customer, id, 'BRL', '1000000.00');
+  return { customer, accounts: ids };
+}
+
+/** One transfer from the client's account to the next, POST to COMPLETED; a 429 is retried after 50 ms. */
+async function transfer(f: Funded, client: number, rec: Recorder, refused: { n: number }): Promise<void> {
+  const t = now();
+  let id: string | undefined;
+  while (!id) {
+    const res = await rec.time('post', () =>
+      f.customer.http.post('/api/operations/transfer', {
+        sourceAccountId: f.accounts[client % f.accounts.length],
+        targetAccountId: f.accounts[(client + 1) % f.accounts.length],
+        amount: { value: '1.00', asset: 'BRL' },
+      }),
+    );
+    if (res.status === 429) {
+      refused.n++;
+      await sleep(50);
+      continue;
+    }
+    id = expectStatus(res, 201, 'transfer').id as string;
+  }
+  const deadline = Date.now() + OP_TIMEOUT_MS;
+  for (;;) {
+    const op = expectStatus(await f.customer.http.get(`/api/operations/${id}`), 200, 'get operation');
+    if (op.currentState?.status === 'COMPLETED') break;
+    if (Date.now() > deadline) throw new Error(`operation ${id} still ${op.currentState?.status}`);
+    await sleep(POLL_MS);
+  }
+  rec.add('e2e', now() - t);
+}
+
+/** The nine others at once, `perCustomer` transfers each; their samples pooled. */
+async function othersRun(others: Funded[], perCustomer: number): Promise<{ results: LoadResult[]; wallMs: number }> {
+  const t0 = now();
+  const results = await Promise.all(
+    others.map((f) =>
+      closedLoop({
+        concurrency: OTHERS_CLIENTS,
+        total: perCustomer,
+        task: (_i, rec, client) => transfer(f, client, rec, { n: 0 }),
+      }),
+    ),
+  );
+  return { results, wallMs: now() - t0 };
+}
+
+const pooled = (results: LoadResult[]) => {
+  const rec = new Recorder();
+  for (const r of results) for (const [name, xs] of r.rec.samples) for (const x of xs) rec.add(name, x);
+  return rec;
+};
+
+export async function fairShareBench(stack: Stack): Promise<void> {
+  const t0 = now();
+  const single = await fundedCustomer(stack, 'Bench Single Ltda', Math.max(2, CONCURRENCY), CONCURRENCY);
+  const flooder = await fundedCustomer(stack, 'Bench Flood SA', 4, FLOOD_CLIENTS);
+  const others: Funded[] = [];
+  for (let i = 0; i < OTHERS; i++) others.push(await fundedCustomer(stack, `Bench Other ${i} Ltda`, 2, OTHERS_CLIENTS));
+  log(`11 customers ready in ${fmt((now() - t0) / 1000)} s`);
+  const perOther = Math.max(OTHERS_CLIENTS, Math.ceil(OPS / OTHERS));
+
+  const alone = await closedLoop({
+    concurrency: CONCURRENCY,
+    total: OPS,
+    task: (_i, rec, client) => transfer(single, client, rec, { n: 0 }),
+  });
+  log(`one customer alone: ${fmt(alone.perSecond)} completed/s`);
+  const rest = await othersRun(others, perOther);
+  const restRec = pooled(rest.results);
+  log(`nine customers, no flood: e2e p99 ${fmt(restRec.stats('e2e').p99)} ms`);
+
+  let flooding = true;
+  const floodRec = new Recorder();
+  const refused = { n: 0 };
+  let floodDone = 0;
+  const flood = Promise.all(
+    Array.from({ length: FLOOD_CLIENTS }, async (_, client) => {
+      while (flooding) {
+        await transfer(flooder, client, floodRec, refused).then(
+          () => floodDone++,
+          () => undefined,
+        );
+      }
+    }),
+  );
+  // The flood builds its backlog before the others start.
+  await sleep(3000);
+  const floodT0 = now();
+  const doneBefore = floodDone;
+  const during = await othersRun(others, perOther);
+  const floodCompleted = floodDone - doneBefore;
+  flooding = false;
+  await flood;
+  const duringRec = pooled(during.results);
+  const othersDone = during.results.reduce((n, r) => n + r.ok, 0);
+  const totalPerSecond = ((othersDone + floodCompleted) * 1000) / (now() - floodT0);
+
+  banner(
+    `bench:operations (fair) — 1 customer at ${CONCURRENCY} clients alone; 9 customers at ${OTHERS_CLIENTS} ` +
+      `clients each, alone and during a 10th's flood at ${FLOOD_CLIENTS} clients`,
+  );
+  const restP99 = restRec.stats('e2e').p99;
+  const duringP99 = duringRec.stats('e2e').p99;
+  console.log(
+    table(
+      ['phase', 'completed/s', 'others e2e p50', 'others e2e p99', 'errors'],
+      [
+        ['one customer alone', alone.perSecond, NaN, NaN, String(alone.errors)],
+        [
+          'nine others alone',
+          (rest.results.reduce((n, r) => n + r.ok, 0) * 1000) / rest.wallMs,
+          restRec.stats('e2e').p50,
+          restP99,
+          String(rest.results.reduce((n, r) => n + r.errors, 0)),
+        ],
+        [
+          `nine others + flood (${floodCompleted} flood ops done, ${refused.n} 429s)`,
+          totalPerSecond,
+          duringRec.stats('e2e').p50,
+          duringP99,
+          String(during.results.reduce((n, r) => n + r.errors, 0)),
+        ],
+      ],
+    ),
+  );
+  const ratioP99 = duringP99 / restP99;
+  const ratioRate = totalPerSecond / alone.perSecond;
+  console.log('');
+  console.log(
+    table(
+      ['target', 'measured', 'goal', ''],
+      [
+        ["others' e2e p99 during the flood vs at rest", `${fmt(ratioP99, 2)}x`, '<= 1.20x', ok(ratioP99 <= 1.2)],
+        [
+          'total completed/s during the flood vs one customer',
+          `${fmt(ratioRate, 2)}x`,
+          '>= 0.90x',
+          ok(ratioRate >= 0.9),
+        ],
+      ],
+    ),
+  );
+  for (const f of [single, flooder, ...others]) f.customer.http.close();
+}

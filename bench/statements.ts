@@ -1,0 +1,129 @@
+// npm run bench:statements — balances at an instant, statements and issuing, at scale, in a dedicated database
+// (cambio_bench_statements, dropped afterwards):
+// 1. asOf: one account with BENCH_POSTINGS (1,000,000) postings seeded straight into Postgres (INSERT ... SELECT
+//    generate_series, with the balance history each posting carries), then BENCH_ASOF_RUNS GET .../balances?asOf=
+//    at random instants of its history. Target p99 < 20 ms.
+// 2. CSV: the statement of the whole history (every posting an entry) streamed from the API; entries/s and the API
+//    process's RSS growth while it streams. Targets >= 100,000 entries/s, RSS growth < 50 MB.
+// 3. Issuing: BENCH_ACCOUNTS (10,000) accounts (copies of the first, opened two days ago) issued for yesterday
+//    (STATEMENT_INTERVAL=day), in this process, as the schedule's activity does. Target: within the period (a day).
+import { Client } from 'pg';
+import { openOrm } from '../db/orm';
+import { issueStatements } from '../statements/issue';
+import { activeAccount, newCustomer } from './lib/cambio';
+import { rssOf } from './lib/proc';
+import { log, withStack } from './lib/stack';
+
+const POSTINGS = Number(process.env.BENCH_POSTINGS || 1_000_000);
+const ASOF_RUNS = Number(process.env.BENCH_ASOF_RUNS || 1000);
+const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS || 10_000);
+
+// One ledger transaction per posting, a credit of 2.00 or (every third) a debit of 1.00 on the account's available
+// book, one second apart, ending a minute ago; each entry carries the running balance after it.
+const SEED_SQL = `
+with p as (
+  select g, gen_random_uuid() as tx, case when g % 3 = 0 then -1.00 else 2.00 end as amount,
+    now() - interval '1 minute' - ($2::int - g) * interval '1 second' as at
+  from generate_series(1, $2::int) g
+), t as (
+  insert into ledger_transactions (id, key, operation_id, description, created_at)
+  select tx, 'bench:' || tx, null, 'bench posting', at from p
+)
+insert into ledger_entries (id, transaction_id, account_id, book, asset, amount, created_at, balance_seq, booked_at,
+  available_after, held_after)
+select gen_random_uuid(), tx, $1::uuid, 'available', 'BRL', amount, at, g, at,
+  sum(amount) over (order by g rows between unbounded preceding and current row), 0
+from p`;
+
+const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+
+void withStack({ database: 'cambio_bench_statements', worker: true, api: true }, async (stack) => {
+  const db = new Client({ connectionString: stack.databaseUrl });
+  await db.connect();
+  const c = await newCustomer(stack.databaseUrl, stack.apiUrl, 'Bench Statements Ltda');
+  const accountId = await activeAccount(c, ['BRL']);
+  let t = Date.now();
+  await db.query(SEED_SQL, [accountId, POSTINGS]);
+  await db.query(
+    `insert into balances (account_id, asset, customer_id, available, held, updated_at, seq, booked_at)
+     select $1, 'BRL', $2, available_after, 0, now(), balance_seq, booked_at from ledger_entries
+     where account_id = $1 order by balance_seq desc limit 1
+     on conflict (account_id, asset) do update set available = excluded.available, seq = excluded.seq,
+       booked_at = excluded.booked_at`,
+    [accountId, c.customerId],
+  );
+  await db.query('analyze ledger_entries; analyze ledger_transactions');
+  log(`seeded ${POSTINGS} postings in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  const range = (
+    await db.query(`select min(booked_at) as first, max(booked_at) as last from ledger_entries where account_id = $1`, [
+      accountId,
+    ])
+  ).rows[0] as { first: Date; last: Date };
+
+  // 1. asOf
+  const url = (path: string) => `${stack.apiUrl}${path}`;
+  const headers = { Authorization: `Bearer ${c.token}` };
+  const span = range.last.getTime() - range.first.getTime();
+  const times: number[] = [];
+  for (let i = 0; i < ASOF_RUNS; i++) {
+    const at = new Date(range.first.getTime() + Math.random() * (span + 60_000)).toISOString();
+    const start = performance.now();
+    const res = await fetch(url(`/api/accounts/${accountId}/balances?asOf=${at}`), { headers });
+    await res.arrayBuffer();
+    times.push(performance.now() - start);
+    if (res.status !== 200) throw new Error(`asOf answered ${res.status}`);
+  }
+  times.sort((a, b) => a - b);
+  log(`asOf over ${ASOF_RUNS} requests: p50 ${pct(times, 50).toFixed(2)} ms, p99 ${pct(times, 99).toFixed(2)} ms`);
+
+  // 2. CSV streaming
+  const pid = stack.api?.proc.pid;
+  const rss0 = rssOf(pid)?.rssMb ?? 0;
+  let peak = rss0;
+  const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid)?.rssMb ?? 0)), 100);
+  const periodStart = new Date(range.first.getTime() - 1000).toISOString();
+  const periodEnd = new Date(range.last.getTime() + 1000).toISOString();
+  t = performance.now();
+  const res = await fetch(
+    url(`/api/accounts/${accountId}/statement?asset=BRL&periodStart=${periodStart}&periodEnd=${periodEnd}&format=csv`),
+    { headers },
+  );
+  let lines = 0;
+  let bytes = 0;
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    bytes += chunk.length;
+    for (const b of chunk) if (b === 10) lines++;
+  }
+  const seconds = (performance.now() - t) / 1000;
+  clearInterval(sampler);
+  const entries = lines - 1;
+  log(
+    `CSV: ${entries} entries, ${(bytes / 1e6).toFixed(1)} MB in ${seconds.toFixed(1)} s = ` +
+      `${Math.round(entries / seconds)} entries/s; API RSS ${rss0.toFixed(0)} MB -> peak ${peak.toFixed(0)} MB ` +
+      `(growth ${(peak - rss0).toFixed(1)} MB)`,
+  );
+
+  // 3. Issuing for ACCOUNTS accounts
+  const cols = (
+    await db.query(
+      `select column_name from information_schema.columns where table_name = 'accounts' and column_name not in
+       ('id', 'created_at') order by ordinal_position`,
+    )
+  ).rows.map((r: { column_name: string }) => `"${r.column_name}"`);
+  await db.query(
+    `insert into accounts (id, created_at, ${cols.join(', ')})
+     select gen_random_uuid(), now() - interval '2 days', ${cols.join(', ')} from accounts a, generate_series(1, $2)
+     where a.id = $1`,
+    [accountId, ACCOUNTS],
+  );
+  const orm = await openOrm(stack.databaseUrl, { poolMax: 8 });
+  t = performance.now();
+  const issued = await issueStatements(
+    { orm, config: { statementInterval: 'day', webhookTaskQueue: 'cambio-webhooks' } },
+    new Date(),
+  );
+  const issueSeconds = (performance.now() - t) / 1000;
+  log(`issuing: ${issued.issued} statements (${issued.skipped} skipped) in ${issueSeconds.toFixed(1)} s`);
+  await orm.close(true);
+  await db.end();
+});

@@ -1,0 +1,67 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../../config';
+import { withServices, output } from '../context';
+import { periodicJobs, scheduleId } from '../../worker/schedules';
+
+/**
+ * `cambio schedule list|pause|unpause|trigger`: the periodic jobs' Temporal Schedules (worker/schedules.ts), by their
+ * short name (event-purge, inbound-payment-sweep, statements) or full id, as an operator would on the Temporal UI.
+ */
+export function scheduleCommands(program: Command): void {
+  const schedule = program.command('schedule').description("the periodic jobs' Temporal Schedules");
+  const idOf = (name: string) => {
+    const config = loadConfig();
+    return periodicJobs(config).some((j) => j.id === name) ? name : scheduleId(config, name);
+  };
+
+  schedule
+    .command('list')
+    .description('every periodic job: its schedule, whether it is paused, its last and next runs')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const rows = await withServices(async (s) =>
+        Promise.all(
+          periodicJobs(s.config).map(async (job) => {
+            const d = await s.temporal.schedule.getHandle(job.id).describe();
+            const last = d.info.recentActions.at(-1);
+            return {
+              id: job.id,
+              workflowType: job.workflowType,
+              paused: d.state.paused,
+              note: d.state.note ?? null,
+              actionsTaken: d.info.numActionsTaken,
+              lastRunAt: last ? last.takenAt.toISOString() : null,
+              nextRunAt: d.info.nextActionTimes[0]?.toISOString() ?? null,
+            };
+          }),
+        ),
+      );
+      const lines = rows.map(
+        (r) => `${r.id}  ${r.paused ? 'PAUSED' : 'active'}  runs ${r.actionsTaken}  next ${r.nextRunAt ?? '-'}`,
+      );
+      output(Boolean(opts.json), rows, lines.join('\n'));
+    });
+
+  for (const [name, description] of [
+    ['pause', 'pause a schedule: no run starts until it is unpaused'],
+    ['unpause', 'resume a paused schedule'],
+    ['trigger', 'run a schedule now, once'],
+  ] as const) {
+    schedule
+      .command(`${name} <schedule>`)
+      .description(description)
+      .option('--reason <reason>', 'why (kept as the schedule note and in the audit log)')
+      .option('--json', 'print JSON')
+      .action(async (target: string, opts: { reason?: string; json?: boolean }) => {
+        const id = idOf(target);
+        await withServices(async (s) => {
+          const handle = s.temporal.schedule.getHandle(id);
+          const note = opts.reason ?? `${name} by cambio schedule`;
+          if (name === 'pause') await handle.pause(note);
+          else if (name === 'unpause') await handle.unpause(note);
+          else await handle.trigger();
+        });
+        output(Boolean(opts.json), { id, action: name }, `${id}: ${name} done`);
+      });
+  }
+}

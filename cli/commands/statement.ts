@@ -1,0 +1,54 @@
+import type { Command } from 'commander';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { AccountSchema } from '../../db/entities';
+import { systemEm, tenantEm } from '../../db/orm';
+import { isUuid } from '../../domain/list-filters';
+import { notFound, validationError } from '../../api/errors';
+import { openStatement } from '../../statements/statement';
+import { statementJson } from '../../statements/formats/json';
+import { statementCsv } from '../../statements/formats/csv';
+import { statementCamt053 } from '../../statements/formats/camt053';
+import { statementPdf } from '../../statements/formats/pdf';
+import { withServices } from '../context';
+
+const FORMATS = ['json', 'csv', 'camt053', 'pdf'];
+
+/**
+ * `cambio statement <accountId>`: the statement GET /api/accounts/{id}/statement answers, in the account's customer's
+ * scope, streamed to stdout in the chosen format.
+ */
+export function statementCommands(program: Command): void {
+  program
+    .command('statement <accountId>')
+    .description("an account's statement of one asset over [--from, --to), to stdout")
+    .requiredOption('--asset <asset>', 'asset code, e.g. BRL')
+    .requiredOption('--from <timestamp>', 'period start, inclusive (ISO 8601 UTC with Z, e.g. 2026-11-01T00:00:00Z)')
+    .requiredOption('--to <timestamp>', 'period end, exclusive')
+    .option('--format <format>', 'json, csv, camt053 or pdf', 'json')
+    .action(async (accountId: string, opts: { asset: string; from: string; to: string; format: string }) => {
+      if (!isUuid(accountId)) throw validationError('accountId', 'must be a UUID');
+      if (!FORMATS.includes(opts.format)) throw validationError('--format', `must be one of ${FORMATS.join(', ')}`);
+      await withServices(async (s) => {
+        const account = await systemEm(s.orm).findOne(AccountSchema, { id: accountId.toLowerCase() });
+        if (!account) throw notFound('account');
+        const source = await openStatement(tenantEm(s.orm, account.customerId), {
+          accountId: account.id,
+          asset: opts.asset.toUpperCase(),
+          periodStart: opts.from,
+          periodEnd: opts.to,
+        });
+        const out =
+          opts.format === 'pdf'
+            ? statementPdf(source)
+            : Readable.from(
+                opts.format === 'csv'
+                  ? statementCsv(source)
+                  : opts.format === 'camt053'
+                    ? statementCamt053(source)
+                    : statementJson(source),
+              );
+        await pipeline(out, process.stdout, { end: false });
+      });
+    });
+}

@@ -1,0 +1,155 @@
+// Workflow decisions and their signal outbox (tables `workflow_decisions`, `workflow_signals`): hand-written
+// statements through the caller's EntityManager (em.execute). Tenant: a decision is written inside a transaction
+// that already found its target in the customer's scope and carries that customer's id; the reads by id are the
+// workflow's and the relay's, which act for every customer (each row names the one workflow it is for).
+import type { Em } from '../orm';
+import type { WorkflowStartRequest } from './outbox';
+
+export type DecisionKind = 'ACCOUNT_REVIEW' | 'INSTRUCTION_REVIEW' | 'HOLD' | 'DEPOSIT_REPLAY';
+
+export interface DecisionRow {
+  id: string;
+  workflowId: string;
+  kind: DecisionKind;
+  customerId: string;
+  target: string;
+  /** APPROVE or REJECT; none for a replay. */
+  decision: 'APPROVE' | 'REJECT' | null;
+  reason: string | null;
+  /** `operator:<name>` (CLI) or `customer:<id>` (sandbox route). */
+  actor: string;
+}
+
+export interface PendingSignal {
+  decision_id: string;
+  workflow_id: string;
+  task_queue: string;
+  start: WorkflowStartRequest | null;
+}
+
+/**
+ * Records a decision and its signal in the caller's transaction. Running it again with the same id (the retry of
+ * a request that died after its COMMIT) writes nothing: the decision id is fixed by the request.
+ * `start`: the workflow to start first if it is not running yet (its own outbox row may not have been relayed).
+ */
+export async function addDecision(
+  em: Em,
+  row: DecisionRow,
+  signal: { taskQueue: string; start?: WorkflowStartRequest },
+): Promise<void> {
+  await em.execute(
+    `with d as (
+       insert into workflow_decisions (id, workflow_id, kind, customer_id, target, decision, reason, actor, created_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, now()) on conflict (id) do nothing returning id, workflow_id)
+     insert into workflow_signals (decision_id, workflow_id, task_queue, start, created_at)
+     select id, workflow_id, ?, ?::jsonb, now() from d`,
+    [
+      row.id,
+      row.workflowId,
+      row.kind,
+      row.customerId,
+      row.target,
+      row.decision,
+      row.reason,
+      row.actor,
+      signal.taskQueue,
+      signal.start ? JSON.stringify(signal.start) : null,
+    ],
+  );
+}
+
+const COLUMNS = 'id, workflow_id, kind, customer_id, target, decision, reason, actor';
+
+const toDecision = (r: Record<string, unknown>): DecisionRow => ({
+  id: r.id as string,
+  workflowId: r.workflow_id as string,
+  kind: r.kind as DecisionKind,
+  customerId: r.customer_id as string,
+  target: r.target as string,
+  decision: (r.decision as DecisionRow['decision']) ?? null,
+  reason: (r.reason as string | null) ?? null,
+  actor: r.actor as string,
+});
+
+/** One decision by id, across customers (the workflow that reads it validates what it is for). */
+export async function decisionById(em: Em, id: string): Promise<DecisionRow | undefined> {
+  const [row] = await em.execute(`select ${COLUMNS} from workflow_decisions where id = ?`, [id]);
+  return row ? toDecision(row) : undefined;
+}
+
+/** The decisions recorded for a workflow of `kind`, oldest first (a review takes one; replays are many). */
+export async function decisionsFor(em: Em, workflowId: string, kind: DecisionKind): Promise<DecisionRow[]> {
+  const rows = await em.execute(
+    `select ${COLUMNS} from workflow_decisions where workflow_id = ? and kind = ? order by created_at, id`,
+    [workflowId, kind],
+  );
+  return rows.map(toDecision);
+}
+
+// Same backoff as the outbox of starts (db/repositories/outbox.ts): a signal Temporal refused waits 0.5 s, 1 s, ...
+// up to 10 s, and goes to the back of the line.
+const MAX_BACKOFF_SECONDS = 10;
+
+/** Claims up to `limit` due signal rows of `taskQueue`, leased for `leaseMs` (SKIP LOCKED: relays never share one). */
+export async function claimSignals(
+  em: Em,
+  taskQueue: string,
+  limit: number,
+  leaseMs: number,
+): Promise<PendingSignal[]> {
+  return (await em.execute(
+    `update workflow_signals s set claimed_until = now() + ? * interval '1 millisecond', attempts = s.attempts + 1
+     from (select decision_id from workflow_signals
+           where task_queue = ? and next_attempt_at <= now() and (claimed_until is null or claimed_until < now())
+           order by next_attempt_at, created_at limit ? for update skip locked) due
+     where s.decision_id = due.decision_id
+     returning s.decision_id, s.workflow_id, s.task_queue, s.start`,
+    [leaseMs, taskQueue, limit],
+  )) as PendingSignal[];
+}
+
+/** The signal row of one decision, whatever its lease (the writer sends it at once after its COMMIT). */
+export async function pendingSignal(em: Em, decisionId: string): Promise<PendingSignal | undefined> {
+  const [row] = (await em.execute(
+    'select decision_id, workflow_id, task_queue, start from workflow_signals where decision_id = ?',
+    [decisionId],
+  )) as PendingSignal[];
+  return row;
+}
+
+/** Removes the rows whose signal was delivered (or can never be: the workflow is gone). */
+export async function finishSignals(em: Em, decisionIds: string[]): Promise<void> {
+  if (decisionIds.length) await em.execute('delete from workflow_signals where decision_id in (?)', [decisionIds]);
+}
+
+/** Releases rows whose signal failed, each due again after its backoff. */
+export async function deferSignals(em: Em, decisionIds: string[]): Promise<void> {
+  if (!decisionIds.length) return;
+  await em.execute(
+    `update workflow_signals set claimed_until = null,
+       next_attempt_at = now()
+         + least(${MAX_BACKOFF_SECONDS}, 0.25 * power(2, least(attempts, 10))) * interval '1 second'
+     where decision_id in (?)`,
+    [decisionIds],
+  );
+}
+
+/**
+ * Whether `paymentId` is a payment recorded for deposit `operationId`: what the legacy `inboundPayment` signal must
+ * name to count (a deposit on the signal path). Across customers, like the workflow that asks.
+ */
+export async function paymentRecordedFor(em: Em, operationId: string, paymentId: string): Promise<boolean> {
+  const rows = await em.execute('select 1 from inbound_payments where id = ? and operation_id = ?', [
+    paymentId,
+    operationId,
+  ]);
+  return rows.length > 0;
+}
+
+/**
+ * Serializes the decisions of one target (account, instruction, operation) until the caller's transaction ends:
+ * two reviewers deciding at once record one decision, and the second is told it was decided.
+ */
+export async function lockDecisions(em: Em, target: string): Promise<void> {
+  await em.execute(`select pg_advisory_xact_lock(hashtextextended('cambio:decision:' || ?, 0))`, [target]);
+}

@@ -1,0 +1,35 @@
+// STATEMENT_INTERVAL (docs/decisions.md, "Statements and balances at any instant"): the periods issued statements
+// close. `month` (calendar months, UTC), `day` (UTC days) or an ISO 8601 duration such as PT30S (periods aligned on
+// the Unix epoch, as Temporal's interval schedules are).
+export type StatementInterval = { kind: 'month' } | { kind: 'day' } | { kind: 'every'; ms: number; text: string };
+
+const DURATION_RE = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$/;
+
+export function parseStatementInterval(text: string): StatementInterval {
+  if (text === 'month' || text === 'day') return { kind: text };
+  const m = DURATION_RE.exec(text);
+  const [d, h, mi, s] = (m ?? []).slice(1).map((x) => Number(x ?? 0));
+  const ms = (((d * 24 + h) * 60 + mi) * 60 + s) * 1000;
+  if (!m || text === 'P' || text.endsWith('T') || !(ms >= 1000)) {
+    throw new Error(`STATEMENT_INTERVAL must be month, day or an ISO 8601 duration such as PT30S, got "${text}"`);
+  }
+  return { kind: 'every', ms, text };
+}
+
+/** The last period that closed at or before `at`: `[start, end)` with `end <= at`. */
+export function closedPeriodBefore(interval: StatementInterval, at: Date): { start: Date; end: Date } {
+  switch (interval.kind) {
+    case 'month': {
+      const end = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
+      return { start: new Date(Date.UTC(end.getUTCFullYear(), end.getUTCMonth() - 1, 1)), end };
+    }
+    case 'day': {
+      const end = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));
+      return { start: new Date(end.getTime() - 86_400_000), end };
+    }
+    case 'every': {
+      const end = Math.floor(at.getTime() / interval.ms) * interval.ms;
+      return { start: new Date(end - interval.ms), end: new Date(end) };
+    }
+  }
+}

@@ -1,0 +1,64 @@
+// The sweep: records still RECEIVED long after they were written lost their reporter (a crash between recording
+// and deciding, or a deposit's workflow that could not be reached in time); the sweep has them decided.
+import { systemEm } from '../db/orm';
+import { receivedPayments, type ReceivedCursor } from '../db/repositories/inbound-payments';
+import { decideInboundPayment, DECISION_DEADLINE_MS, type SettleContext } from './inbound-payments';
+
+export interface SweepOptions {
+  /** Only records RECEIVED for longer than this: a live reporter decides its own within a second. */
+  olderThanSeconds: number;
+  /** Records read per query: a backlog is taken in bounded steps, never loaded whole. */
+  batchSize?: number;
+  /** At most this many per pass; the next pass continues (oldest first, so none starves). */
+  maxPerPass?: number;
+  /** Each decision's deadline: a workflow that does not answer in time keeps its record RECEIVED for later. */
+  deadlineMs?: number;
+  /** Decisions in flight at once: different deposits' workflows decide in parallel. */
+  concurrency?: number;
+  /** Told about each record whose decision failed; the pass goes on with the others. */
+  onFailure?: (paymentId: string, err: unknown) => void;
+}
+
+export interface SweepResult {
+  seen: number;
+  decided: number;
+  /** Past their deadline: still RECEIVED, for the next pass. */
+  waiting: number;
+  failed: number;
+}
+
+/**
+ * One pass over the RECEIVED records, across customers, in batches. Every record is tried once per pass whatever
+ * happens to the others: a failure or a deadline is counted and reported, never the end of the pass. Several
+ * workers sweeping at once is harmless: the update id and the conditional UNMATCHED make a second decision a no-op.
+ */
+export async function sweepReceivedPayments(s: SettleContext, opts: SweepOptions): Promise<SweepResult> {
+  const batchSize = opts.batchSize ?? 100;
+  const maxPerPass = opts.maxPerPass ?? 1000;
+  const result: SweepResult = { seen: 0, decided: 0, waiting: 0, failed: 0 };
+  let after: ReceivedCursor | undefined;
+  while (result.seen < maxPerPass) {
+    const limit = Math.min(batchSize, maxPerPass - result.seen);
+    const batch = await receivedPayments(systemEm(s.orm), opts.olderThanSeconds, limit, after);
+    if (batch.length === 0) break;
+    result.seen += batch.length;
+    const last = batch[batch.length - 1];
+    after = { createdAt: last.createdAt, id: last.id };
+    let next = 0;
+    const lane = async () => {
+      while (next < batch.length) {
+        const payment = batch[next++];
+        try {
+          const outcome = await decideInboundPayment(s, payment, opts.deadlineMs ?? DECISION_DEADLINE_MS);
+          result[outcome === 'DECIDED' ? 'decided' : 'waiting']++;
+        } catch (err) {
+          result.failed++;
+          opts.onFailure?.(payment.id, err);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? 4) }, lane));
+    if (batch.length < limit) break;
+  }
+  return result;
+}

@@ -1,0 +1,145 @@
+import Router from '@koa/router';
+import type Koa from 'koa';
+import { MALFORMED, problem } from './http';
+import { endToEndId } from './ids';
+import { arrive, presentPix } from './settlement';
+import type { Simulator } from './simulator';
+import type { PayoutStatus, ScheduledPayment } from './store';
+
+// The sandbox's hands on the "bank": pay a charge (now or later, with one, two or no notices), decide how payouts
+// and returns end, and make the API fail or hang for a while. No auth: the simulator is a local test double and
+// binds loopback unless told otherwise.
+
+const PAYOUT_OUTCOMES: PayoutStatus[] = ['REALIZADO', 'NAO_REALIZADO', 'EM_PROCESSAMENTO'];
+
+export function controlRoutes(sim: Simulator) {
+  const router = new Router({ prefix: '/sim' });
+  const body = (ctx: Koa.Context) =>
+    (ctx.state.body === MALFORMED || ctx.state.body === undefined ? {} : ctx.state.body) as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+
+  /** Pays: `{txid?, valor?, chave?, pagador?, infoPagador?, delayMs?, notices? (0-3), endToEndId?}`. */
+  router.post('/pix', (ctx) => {
+    const b = body(ctx);
+    const txid = str(b.txid);
+    const charge = txid ? sim.store.state.charges[txid] : undefined;
+    const valor = str(b.valor) ?? charge?.valor;
+    const chave = str(b.chave) ?? charge?.chave ?? Object.keys(sim.store.state.webhooks)[0];
+    if (!valor || !/^\d{1,10}\.\d{2}$/.test(valor)) return problem(ctx, 400, 'Invalido', 'valor (0.00) is required');
+    if (!chave) return problem(ctx, 400, 'Invalido', 'chave is required when no charge or webhook names one');
+    const e2e = str(b.endToEndId) ?? endToEndId();
+    if (sim.store.state.received[e2e]) return problem(ctx, 409, 'Invalido', `endToEndId ${e2e} already received`);
+    const notices = typeof b.notices === 'number' ? Math.max(0, Math.min(3, Math.floor(b.notices))) : 1;
+    const delayMs = typeof b.delayMs === 'number' ? Math.max(0, b.delayMs) : 0;
+    const payment: ScheduledPayment = {
+      endToEndId: e2e,
+      dueAt: Date.now() + delayMs,
+      notices,
+      pix: {
+        endToEndId: e2e,
+        ...(txid ? { txid } : {}),
+        valor,
+        chave,
+        ...(b.pagador && typeof b.pagador === 'object' ? { pagador: b.pagador as Record<string, string> } : {}),
+        ...(str(b.infoPagador) ? { infoPagador: str(b.infoPagador) } : {}),
+      },
+    };
+    if (delayMs === 0) {
+      const pix = sim.store.change((s) => arrive(s, payment));
+      ctx.status = 201;
+      ctx.body = presentPix(pix);
+      return;
+    }
+    sim.store.change((s) => void s.scheduled.push(payment));
+    ctx.status = 202;
+    ctx.body = { endToEndId: e2e, dueAt: new Date(payment.dueAt).toISOString() };
+  });
+
+  /** How payouts to a key end: `{chave, status: REALIZADO | NAO_REALIZADO | EM_PROCESSAMENTO, motivo?}`. */
+  router.post('/payout-rules', (ctx) => {
+    const b = body(ctx);
+    const chave = str(b.chave);
+    const outcome = b.status as PayoutStatus;
+    if (!chave || !PAYOUT_OUTCOMES.includes(outcome)) {
+      return problem(ctx, 400, 'Invalido', `chave and status (${PAYOUT_OUTCOMES.join(', ')}) are required`);
+    }
+    sim.store.change((s) => (s.payoutRules[chave] = { outcome, ...(str(b.motivo) ? { motivo: str(b.motivo) } : {}) }));
+    ctx.status = 204;
+  });
+
+  /** Ends a payout that was left pending: `{status: REALIZADO | NAO_REALIZADO, motivo?}`. */
+  router.post('/payouts/:idEnvio/settle', (ctx) => {
+    const b = body(ctx);
+    const payout = sim.store.state.payouts[ctx.params.idEnvio];
+    if (!payout) return problem(ctx, 404, 'EnvioNaoEncontrado', 'no such payout');
+    if (b.status !== 'REALIZADO' && b.status !== 'NAO_REALIZADO') {
+      return problem(ctx, 400, 'Invalido', 'status is REALIZADO or NAO_REALIZADO');
+    }
+    const status = b.status;
+    sim.store.change(() => {
+      payout.outcome = status;
+      payout.settleAt = Date.now();
+      if (str(b.motivo)) payout.motivo = str(b.motivo);
+    });
+    ctx.status = 204;
+  });
+
+  /** How returns of a Pix end: `{endToEndId, status: DEVOLVIDO | NAO_REALIZADO, motivo?}`. */
+  router.post('/return-rules', (ctx) => {
+    const b = body(ctx);
+    const e2e = str(b.endToEndId);
+    if (!e2e || (b.status !== 'DEVOLVIDO' && b.status !== 'NAO_REALIZADO')) {
+      return problem(ctx, 400, 'Invalido', 'endToEndId and status (DEVOLVIDO, NAO_REALIZADO) are required');
+    }
+    const outcome = b.status;
+    sim.store.change((s) => (s.returnRules[e2e] = { outcome, ...(str(b.motivo) ? { motivo: str(b.motivo) } : {}) }));
+    ctx.status = 204;
+  });
+
+  /**
+   * Faults on the API Pix routes: `{status?, hangMs?, afterHandling?, method?, pathPrefix?, count?, forMs?}`.
+   * `afterHandling`: the request is handled (and stored), then the answer hangs: the caller's timeout fires
+   * after the PSP took the request.
+   */
+  router.post('/faults', (ctx) => {
+    const b = body(ctx);
+    const num = (v: unknown) => (typeof v === 'number' && v >= 0 ? v : undefined);
+    sim.faults.push({
+      ...(str(b.method) ? { method: str(b.method) } : {}),
+      ...(str(b.pathPrefix) ? { pathPrefix: str(b.pathPrefix) } : {}),
+      ...(num(b.status) ? { status: num(b.status) } : {}),
+      ...(num(b.hangMs) ? { hangMs: num(b.hangMs) } : {}),
+      afterHandling: b.afterHandling === true,
+      remaining: num(b.count) ?? Number.POSITIVE_INFINITY,
+      until: Date.now() + (num(b.forMs) ?? 24 * 3600 * 1000),
+    });
+    ctx.status = 204;
+  });
+
+  router.delete('/faults', (ctx) => {
+    sim.faults = [];
+    ctx.status = 204;
+  });
+
+  /** Every access token stops working: the next call gets 401 and must fetch a new one. */
+  router.post('/tokens/revoke', (ctx) => {
+    sim.tokens.clear();
+    ctx.status = 204;
+  });
+
+  /** What the "bank" holds, for tests and for a curious developer. */
+  router.get('/state', (ctx) => {
+    const s = sim.store.state;
+    ctx.body = {
+      tokensIssued: sim.tokensIssued,
+      charges: s.charges,
+      received: Object.values(s.received).map(presentPix),
+      payouts: s.payouts,
+      webhooks: s.webhooks,
+      pendingNotices: s.notices,
+      delivered: s.delivered,
+    };
+  });
+
+  return router;
+}

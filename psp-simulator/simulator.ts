@@ -1,0 +1,163 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import { problem, readBody, sleep } from './http';
+import { token as newToken } from './ids';
+import { Store } from './store';
+import { deliverDue, settleDue } from './settlement';
+import { pixRoutes } from './routes-pix';
+import { payoutRoutes } from './routes-payouts';
+import { controlRoutes } from './routes-control';
+
+// A PSP that speaks API Pix, for the sandbox and the tests: OAuth2 client credentials, charges, received Pix,
+// returns, webhook registration and payouts, with its own durable state (store.ts), notices sent with retries
+// (settlement.ts), and control routes under /sim (routes-control.ts) that play the payer and the faults.
+
+export interface SimulatorOptions {
+  stateFile: string;
+  /** Client id → secret of the clients this PSP knows. */
+  clients: Record<string, string>;
+  tokenTtlSeconds: number;
+  /** How long a payout or return stays EM_PROCESSAMENTO before it settles. */
+  settleMs: number;
+}
+
+/** A fault a control route injected: answer `status`, or hang `hangMs` before (or after) handling. */
+export interface Fault {
+  method?: string;
+  pathPrefix?: string;
+  status?: number;
+  hangMs?: number;
+  /** Handle the request, then hang: the PSP took it but the caller hears nothing in time. */
+  afterHandling?: boolean;
+  remaining: number;
+  until: number;
+}
+
+export class Simulator {
+  readonly store: Store;
+  readonly tokens = new Map<string, number>();
+  tokensIssued = 0;
+  faults: Fault[] = [];
+  private server: Server | undefined;
+  private ticker: NodeJS.Timeout | undefined;
+  private ticking = false;
+
+  constructor(readonly options: SimulatorOptions) {
+    this.store = new Store(options.stateFile);
+  }
+
+  app(): Koa {
+    const app = new Koa();
+    app.use(async (ctx, next) => {
+      try {
+        await next();
+      } catch (err) {
+        problem(ctx, 500, 'ErroInterno', (err as Error).message);
+      }
+    });
+    app.use(async (ctx, next) => {
+      if (ctx.path.startsWith('/sim/')) return next();
+      const fault = this.takeFault(ctx.method, ctx.path);
+      if (!fault) return next();
+      if (fault.afterHandling) {
+        await this.withBody(ctx, next);
+        await sleep(fault.hangMs ?? 0);
+        return;
+      }
+      if (fault.hangMs) await sleep(fault.hangMs);
+      problem(ctx, fault.status ?? 503, 'ServicoIndisponivel', 'simulated outage');
+      ctx.set('Retry-After', '1');
+    });
+    app.use((ctx, next) => this.withBody(ctx, next));
+    app.use(async (ctx, next) => {
+      if (ctx.path === '/oauth/token' && ctx.method === 'POST') return this.issueToken(ctx);
+      if (ctx.path === '/healthz') return void (ctx.body = { ok: true });
+      if (ctx.path.startsWith('/sim/')) return next();
+      const bearer = /^Bearer (.+)$/.exec(ctx.get('authorization'))?.[1];
+      const expires = bearer ? this.tokens.get(bearer) : undefined;
+      if (!expires || expires < Date.now()) return problem(ctx, 401, 'AcessoNegado', 'invalid or expired token');
+      return next();
+    });
+    for (const router of [pixRoutes(this), payoutRoutes(this), controlRoutes(this)]) app.use(router.routes());
+    app.use((ctx) => problem(ctx, 404, 'NaoEncontrado', `${ctx.method} ${ctx.path}`));
+    return app;
+  }
+
+  private async withBody(ctx: Koa.Context, next: Koa.Next) {
+    if (!ctx.state.bodyRead) {
+      ctx.state.bodyRead = true;
+      ctx.state.body = await readBody(ctx);
+    }
+    return next();
+  }
+
+  private issueToken(ctx: Koa.Context) {
+    const [scheme, encoded] = ctx.get('authorization').split(' ');
+    const [id, secret] = Buffer.from(encoded ?? '', 'base64')
+      .toString('utf8')
+      .split(/:(.*)/s);
+    if (scheme !== 'Basic' || !id || this.options.clients[id] === undefined || this.options.clients[id] !== secret) {
+      ctx.status = 401;
+      ctx.body = { error: 'invalid_client' };
+      return;
+    }
+    const body = ctx.state.body as { grant_type?: string } | undefined;
+    if (body?.grant_type !== 'client_credentials') {
+      ctx.status = 400;
+      ctx.body = { error: 'unsupported_grant_type' };
+      return;
+    }
+    const value = newToken();
+    this.tokens.set(value, Date.now() + this.options.tokenTtlSeconds * 1000);
+    this.tokensIssued++;
+    ctx.body = {
+      access_token: value,
+      token_type: 'Bearer',
+      expires_in: this.options.tokenTtlSeconds,
+      scope: 'cob.write cob.read pix.write pix.read webhook.write webhook.read',
+    };
+  }
+
+  private takeFault(method: string, path: string): Fault | undefined {
+    const now = Date.now();
+    this.faults = this.faults.filter((f) => f.remaining > 0 && f.until > now);
+    const fault = this.faults.find(
+      (f) => (!f.method || f.method === method) && (!f.pathPrefix || path.startsWith(f.pathPrefix)),
+    );
+    if (fault) fault.remaining--;
+    return fault;
+  }
+
+  /** Settles what is due and sends due notices; one pass at a time. */
+  async tick(): Promise<void> {
+    if (this.ticking) return;
+    this.ticking = true;
+    try {
+      settleDue(this);
+      await deliverDue(this);
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  async listen(port: number, host: string): Promise<string> {
+    const server = this.app().listen(port, host);
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('listening', resolve);
+      server.once('error', reject);
+    });
+    this.ticker = setInterval(() => void this.tick(), 25);
+    const address = server.address() as AddressInfo;
+    return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+  }
+
+  async close(): Promise<void> {
+    if (this.ticker) clearInterval(this.ticker);
+    const server = this.server;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}

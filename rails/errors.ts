@@ -1,0 +1,37 @@
+// How a provider call fails, in two kinds the engine treats differently: the provider could not be reached or
+// answered 5xx (try again later, the call is idempotent by our id), or it refused the request (a retry would be
+// refused too).
+
+/** Down, slow or answering 5xx: retry. The API answers 503 with Retry-After; an activity retries. */
+export class RailUnavailableError extends Error {
+  override readonly name = 'RailUnavailableError';
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 5,
+  ) {
+    super(message);
+  }
+}
+
+/** The provider refused the request (4xx other than 401): the same request would be refused again. */
+export class RailRejectedError extends Error {
+  override readonly name = 'RailRejectedError';
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly body: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** A notice that is not the provider's (wrong token) or not in its format: answer 401 or 400, record nothing. */
+export class NoticeRejectedError extends Error {
+  override readonly name = 'NoticeRejectedError';
+  constructor(
+    message: string,
+    readonly status: 400 | 401,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,99 @@
+// The rail boundary: what Cambio asks of any provider that moves real money, in Cambio's own words. One connector
+// per rail implements it (rails/pix/ for PIX); the engine calls it from Temporal activities and owns retries and
+// state. Every call is named by an id of ours (txid, idEnvio, return id), so a retried or replayed call is the same
+// call at the provider, never a second charge, payout or return.
+
+/** Amounts cross the boundary as decimal strings with two places (BRL), never as floats. */
+export type RailAmount = string;
+
+export interface ChargeRequest {
+  /** Our id for the charge (PIX: the txid, 26-35 of [a-zA-Z0-9]), the same for every retry of one deposit. */
+  chargeId: string;
+  amount: RailAmount;
+  /** How long the charge takes a payment, in seconds from its creation. */
+  expiresInSeconds: number;
+  debtor?: { name: string; cnpj?: string; cpf?: string };
+  /** A line the payer's bank shows (at most 140 characters). */
+  description?: string;
+}
+
+/** The funding instruction a customer pays: what `intent.fundingInstruction` shows for a PIX deposit. */
+export interface ChargeCreated {
+  chargeId: string;
+  keyType: string;
+  key: string;
+  /** Where the payer's app fetches the charge (a URL without its scheme). */
+  location: string;
+  /** The dynamic BR Code, "Pix Copia e Cola". */
+  pixCopiaECola: string;
+  expiresAt: string;
+}
+
+export type ReturnStatus = 'PENDING' | 'RETURNED' | 'FAILED';
+
+export interface ReturnState {
+  returnId: string;
+  amount: RailAmount;
+  status: ReturnStatus;
+  reason?: string;
+}
+
+/** A payment the provider says it received: one per end-to-end id, whatever notice or list brought it. */
+export interface ReceivedPayment {
+  endToEndId: string;
+  /** The charge it paid; absent for a payment made to the key without a charge. */
+  chargeId?: string;
+  amount: RailAmount;
+  receivedAt: string;
+  payer?: string;
+  returns: ReturnState[];
+}
+
+export interface PayoutRequest {
+  /** Our id for the payout (PIX: idEnvio, 1-35 of [a-zA-Z0-9]), derived from the operation. */
+  payoutId: string;
+  amount: RailAmount;
+  /** The beneficiary's key on the rail. */
+  key: string;
+}
+
+/** PENDING: the provider has it and may still pay; COMPLETED: money left; FAILED: it never will. */
+export type PayoutStatus = 'PENDING' | 'COMPLETED' | 'FAILED';
+
+export interface PayoutState {
+  payoutId: string;
+  status: PayoutStatus;
+  endToEndId?: string;
+  reason?: string;
+}
+
+export interface ReturnRequest {
+  endToEndId: string;
+  /** Our id for the return (PIX: the devolucao id, 1-35 of [a-zA-Z0-9]). */
+  returnId: string;
+  amount: RailAmount;
+  description?: string;
+}
+
+export interface TimeWindow {
+  from: Date;
+  to: Date;
+}
+
+export interface Rail {
+  /** The rail as operations name it (`PIX_KEY`). */
+  readonly rail: string;
+  /** Creates (or finds again, by its id) a charge the customer pays. */
+  createCharge(request: ChargeRequest): Promise<ChargeCreated>;
+  /** Checks that a notice came from the provider (`token` is the secret part of its URL) and translates it. */
+  verifyNotice(token: string, body: unknown): ReceivedPayment[];
+  /** Asks the provider to send notices to `url`. */
+  registerNotices(url: string): Promise<void>;
+  /** Everything received in the window, every page: reconciliation's view, independent of notices. */
+  listReceived(window: TimeWindow): Promise<ReceivedPayment[]>;
+  /** Sends a payout, or reads back the one already sent under the same id. */
+  sendPayout(request: PayoutRequest): Promise<PayoutState>;
+  payoutStatus(payoutId: string): Promise<PayoutState>;
+  /** Returns (part of) a received payment, or reads back the return already asked under the same id. */
+  returnPayment(request: ReturnRequest): Promise<ReturnState>;
+}

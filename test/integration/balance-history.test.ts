@@ -1,0 +1,79 @@
+import { expect } from 'chai';
+import { systemEm } from '../../db/orm';
+import { BACKFILL_BALANCE_HISTORY_SQL } from '../../db/migrations/Migration20261126200000BalanceHistory';
+import { activeAccount } from '../helpers/fixtures';
+import { fund } from '../helpers/money';
+import { newCustomer, stack } from '../helpers/stack';
+
+const balancesAt = async (auth: Record<string, string>, accountId: string, asOf?: string) => {
+  const req = (await stack()).http.get(`/api/accounts/${accountId}/balances`).set(auth);
+  return asOf === undefined ? req : req.query({ asOf });
+};
+const totalOf = (body: { balances: Array<{ asset: string; total: { value: string } }> }, asset: string) =>
+  body.balances.find((b) => b.asset === asset)?.total.value;
+
+describe('Balances at an instant (asOf)', function () {
+  it('answers each balance as it stood before the instant, exact to the posting', async () => {
+    const c = await newCustomer();
+    const account = await activeAccount(c, ['BRL']);
+    const before = new Date().toISOString();
+    await fund(c, account.id, 'BRL', '100.00');
+    const between = new Date().toISOString();
+    await fund(c, account.id, 'BRL', '25.50');
+    const after = new Date().toISOString();
+
+    expect(totalOf((await balancesAt(c.auth, account.id, before)).body, 'BRL')).to.equal('0.00');
+    expect(totalOf((await balancesAt(c.auth, account.id, between)).body, 'BRL')).to.equal('100.00');
+    expect(totalOf((await balancesAt(c.auth, account.id, after)).body, 'BRL')).to.equal('125.50');
+    expect(totalOf((await balancesAt(c.auth, account.id)).body, 'BRL')).to.equal('125.50');
+
+    // The instant of the posting itself: what stood before it, then what it left one microsecond later.
+    const { services } = await stack();
+    const [first] = (await systemEm(services.orm).execute(
+      `select to_char(booked_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at from ledger_entries
+       where account_id = ? and asset = 'BRL' order by balance_seq limit 1`,
+      [account.id],
+    )) as Array<{ at: string }>;
+    const justAfter = new Date(Date.parse(first.at.slice(0, 23) + 'Z') + 1).toISOString();
+    expect(totalOf((await balancesAt(c.auth, account.id, first.at)).body, 'BRL')).to.equal('0.00');
+    expect(totalOf((await balancesAt(c.auth, account.id, justAfter)).body, 'BRL')).to.equal('100.00');
+  });
+
+  it('refuses a future or malformed instant with 400 VALIDATION_ERROR, and another customer gets 404', async () => {
+    const c = await newCustomer();
+    const account = await activeAccount(c, ['BRL']);
+    const future = await balancesAt(c.auth, account.id, new Date(Date.now() + 60_000).toISOString());
+    expect(future.status).to.equal(400);
+    expect(future.body.code).to.equal('VALIDATION_ERROR');
+    for (const bad of ['2026-11-01', '2026-02-30T00:00:00Z', '2026-11-01T00:00:00+01:00']) {
+      const res = await balancesAt(c.auth, account.id, bad);
+      expect(res.status, bad).to.equal(400);
+      expect(res.body.code, bad).to.equal('VALIDATION_ERROR');
+    }
+    const other = await newCustomer('Other Ltda');
+    expect((await balancesAt(other.auth, account.id, new Date().toISOString())).status).to.equal(404);
+  });
+
+  it("the migration's backfill computes the history the postings wrote", async () => {
+    const c = await newCustomer();
+    const account = await activeAccount(c, ['BRL']);
+    await fund(c, account.id, 'BRL', '10.00');
+    await fund(c, account.id, 'BRL', '7.25');
+    const em = systemEm((await stack()).services.orm);
+    const read = () =>
+      em.execute(
+        `select id, balance_seq::text, available_after::text, held_after::text from ledger_entries
+         where account_id = ? order by id`,
+        [account.id],
+      );
+    const written = await read();
+    expect(written).to.have.length.greaterThan(1);
+    await em.execute(
+      `update ledger_entries set balance_seq = null, booked_at = null, available_after = null, held_after = null
+       where account_id = ?`,
+      [account.id],
+    );
+    await em.execute(BACKFILL_BALANCE_HISTORY_SQL);
+    expect(await read()).to.deep.equal(written);
+  });
+});

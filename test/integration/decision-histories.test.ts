@@ -1,0 +1,52 @@
+// Decisions became rows read by the workflow (workflows/decision.ts, patches `*-decisions-are-rows`). Reviews,
+// held withdrawals and failed deposits started before that take their decisions as raw signals: their histories,
+// recorded on the code before the change, must replay on the new code; new ones must replay too.
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import { temporal as proto } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { activeAccount } from '../helpers/fixtures';
+import { approvedInstruction } from '../helpers/beneficiary-fixtures';
+import { newCustomer, stack } from '../helpers/stack';
+
+const EventType = proto.api.enums.v1.EventType;
+const workflowsPath = require.resolve('../../workflows');
+
+const fixture = (name: string) =>
+  proto.api.history.v1.History.decode(fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'histories', name)));
+
+describe('decision histories across decisions-as-rows', function () {
+  this.timeout(60000);
+
+  for (const name of [
+    'account-review-signal-decision.binpb',
+    'instruction-review-signal-decision.binpb',
+    'withdrawal-hold-signal-decision.binpb',
+    'deposit-replay-signal.binpb',
+  ]) {
+    it(`replays ${name}, recorded with a raw decision signal`, async () => {
+      await stack(); // installs the SDK runtime with its quiet logger before the replay worker
+      const history = fixture(name);
+      const types = (history.events ?? []).map((e) => e.eventType);
+      expect(types).to.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
+      expect(types).to.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+      await Worker.runReplayHistory({ workflowsPath }, history, name);
+    });
+  }
+
+  it('replays new reviews, decided through recorded rows', async () => {
+    const { services } = await stack();
+    const c = await newCustomer('Decision Histories Ltda');
+    const account = await activeAccount(c, ['BRL']);
+    const { instructionId } = await approvedInstruction(c, { dictKeyType: 'EMAIL', dictKey: 'h@example.com' });
+    for (const workflowId of [`account-review-${account.id}-1`, `instruction-review-${instructionId}`]) {
+      const handle = services.temporal.workflow.getHandle(workflowId);
+      await handle.result();
+      const history = await handle.fetchHistory();
+      const types = (history.events ?? []).map((e) => e.eventType);
+      expect(types, 'the patch marker').to.include(EventType.EVENT_TYPE_MARKER_RECORDED);
+      await Worker.runReplayHistory({ workflowsPath }, history, workflowId);
+    }
+  });
+});

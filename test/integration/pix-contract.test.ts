@@ -1,0 +1,331 @@
+// The contract every PIX connector passes, run over real HTTP against the simulated PSP (a child process): charges,
+// notices, reconciliation's list, returns, payouts, ids that make retries harmless, and the OAuth2 token's life.
+// A notice receiver stands in for Cambio's endpoint: it checks each notice with the connector and records one
+// payment per end-to-end id.
+import { expect } from 'chai';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { NoticeRejectedError, RailRejectedError, RailUnavailableError } from '../../rails/errors';
+import type { ReceivedPayment } from '../../rails/rail';
+import { decodeBrCode } from '../../rails/pix/br-code';
+import { PixClient } from '../../rails/pix/client';
+import { PixRail } from '../../rails/pix/connector';
+import { payoutIdFor, returnIdFor, txidFor } from '../../rails/pix/ids';
+import { SIM_CLIENT, startSimulator, type SimulatorProc } from '../helpers/psp-simulator';
+import { eventually } from '../helpers/stack';
+
+const KEY = 'pix@cambio.example.com';
+const TOKEN = 'contract-webhook-token';
+
+/** Cambio's notice endpoint in miniature: 401 on a wrong token, one record per endToEndId, 200 after recording. */
+class NoticeReceiver {
+  readonly payments = new Map<string, ReceivedPayment>();
+  posts = 0;
+  refused = 0;
+  private server: http.Server;
+  url = '';
+
+  constructor(rail: () => PixRail) {
+    this.server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        this.posts++;
+        const token = /^\/rails\/pix\/([^/]+)\/pix$/.exec(req.url ?? '')?.[1] ?? '';
+        try {
+          const items = rail().verifyNotice(decodeURIComponent(token), JSON.parse(Buffer.concat(chunks).toString()));
+          for (const p of items) this.payments.set(p.endToEndId, p);
+          res.writeHead(200).end();
+        } catch (err) {
+          this.refused++;
+          res.writeHead(err instanceof NoticeRejectedError ? err.status : 500).end();
+        }
+      });
+    });
+  }
+
+  async start() {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  stop() {
+    this.server.closeAllConnections();
+    return new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+describe('PIX connector contract (against the simulated PSP)', function () {
+  this.timeout(60000);
+  let sim: SimulatorProc;
+  let client: PixClient;
+  let rail: PixRail;
+  let receiver: NoticeReceiver;
+
+  const connect = (timeoutMs = 5000) => {
+    const c = new PixClient({ baseUrl: sim.url, clientId: SIM_CLIENT.id, clientSecret: SIM_CLIENT.secret, timeoutMs });
+    const r = new PixRail(c, {
+      receivingKey: KEY,
+      receivingKeyType: 'EMAIL',
+      webhookToken: TOKEN,
+      merchantName: 'Cambio Contract',
+      merchantCity: 'Sao Paulo',
+    });
+    return { client: c, rail: r };
+  };
+  const charge = (amount = '100.00', chargeId = txidFor(randomUUID(), randomUUID())) =>
+    rail.createCharge({
+      chargeId,
+      amount,
+      expiresInSeconds: 3600,
+      debtor: { name: 'Acme Ltda', cnpj: '11222333000181' },
+    });
+  const pay = async (body: Record<string, unknown>) => {
+    const res = await sim.control('POST', '/pix', body);
+    expect(res.status, JSON.stringify(res.body)).to.be.oneOf([201, 202]);
+    return res.body.endToEndId as string;
+  };
+
+  before(async () => {
+    sim = await startSimulator();
+    ({ client, rail } = connect());
+    receiver = new NoticeReceiver(() => rail);
+    await receiver.start();
+    await rail.registerNotices(`${receiver.url}/rails/pix/${TOKEN}`);
+  });
+
+  after(async () => {
+    await client?.close();
+    await receiver?.stop();
+    await sim?.stop();
+  });
+
+  it('charge: the BR Code decodes back to the location and amount; the same txid is the same charge', async () => {
+    const txid = txidFor(randomUUID(), 'key-1');
+    expect(txid).to.match(/^[a-zA-Z0-9]{26,35}$/);
+    const first = await charge('250.75', txid);
+    expect(first).to.include({ chargeId: txid, keyType: 'EMAIL', key: KEY });
+    const fields = decodeBrCode(first.pixCopiaECola);
+    expect((fields['26'] as Record<string, string>)['25']).to.equal(first.location);
+    expect(fields['54']).to.equal('250.75');
+    expect(Date.parse(first.expiresAt) - Date.now()).to.be.within(3500_000, 3600_000);
+    const again = await charge('250.75', txid);
+    expect(again).to.deep.equal(first);
+    // The same txid for another amount is another charge: refused, not silently merged.
+    const err = await charge('999.00', txid).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(RailRejectedError);
+  });
+
+  it('a malformed body is refused as at a bank, with the violated field', async () => {
+    const err = (await charge('10.5').catch((e: unknown) => e)) as RailRejectedError;
+    expect(err).to.be.instanceOf(RailRejectedError);
+    expect(err.status).to.equal(400);
+    expect((err.body as any).violacoes[0].propriedade).to.equal('valor.original');
+    const short = (await charge('10.00', 'tooShort').catch((e: unknown) => e)) as RailRejectedError;
+    expect(short.status).to.equal(400);
+  });
+
+  it('charge → paid: the notice brings it and the list finds it, the same payment both ways', async () => {
+    const created = await charge('42.10');
+    const e2e = await pay({ txid: created.chargeId, pagador: { nome: 'Fulano', cpf: '12345678909' } });
+    await eventually(
+      async () => receiver.payments.get(e2e),
+      (p) => p !== undefined,
+      10000,
+      50,
+    );
+    const noticed = receiver.payments.get(e2e)!;
+    expect(noticed).to.include({ endToEndId: e2e, chargeId: created.chargeId, amount: '42.10', payer: 'Fulano' });
+    const listed = await rail.listReceived({ from: new Date(Date.now() - 60_000), to: new Date(Date.now() + 1000) });
+    expect(listed.find((p) => p.endToEndId === e2e)).to.deep.equal(noticed);
+  });
+
+  it('the same notice twice records one payment', async () => {
+    const created = await charge('7.00');
+    const before = receiver.posts;
+    const e2e = await pay({ txid: created.chargeId, notices: 2 });
+    await eventually(
+      async () => receiver.posts - before,
+      (n) => n >= 2,
+      10000,
+      50,
+    );
+    expect([...receiver.payments.keys()].filter((k) => k === e2e)).to.have.length(1);
+  });
+
+  it('a notice without a charge or delayed still arrives; a payment with no notice is found by the list', async () => {
+    const orphan = await pay({ valor: '3.00', chave: KEY });
+    const late = await pay({ txid: (await charge('4.00')).chargeId, delayMs: 300 });
+    const silent = await pay({ txid: (await charge('5.00')).chargeId, notices: 0 });
+    await eventually(
+      async () => receiver.payments.has(orphan) && receiver.payments.has(late),
+      (ok) => ok,
+      10000,
+      50,
+    );
+    expect(receiver.payments.get(orphan)!.chargeId).to.equal(undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(receiver.payments.has(silent)).to.equal(false);
+    const listed = await rail.listReceived({ from: new Date(Date.now() - 60_000), to: new Date(Date.now() + 1000) });
+    expect(listed.map((p) => p.endToEndId)).to.include.members([orphan, late, silent]);
+  });
+
+  it('a notice with a wrong token is refused 401 and records nothing', async () => {
+    expect(() => rail.verifyNotice('not-the-token', { pix: [] })).to.throw(NoticeRejectedError);
+    const created = await charge('8.00');
+    await rail.registerNotices(`${receiver.url}/rails/pix/wrong-token`);
+    const refusedBefore = receiver.refused;
+    try {
+      const e2e = await pay({ txid: created.chargeId });
+      await eventually(
+        async () => receiver.refused - refusedBefore,
+        (n) => n >= 1,
+        10000,
+        50,
+      );
+      expect(receiver.payments.has(e2e)).to.equal(false);
+    } finally {
+      await rail.registerNotices(`${receiver.url}/rails/pix/${TOKEN}`);
+    }
+  });
+
+  it('reconciliation reads every page of the window', async () => {
+    const from = new Date();
+    const paid = [];
+    for (let i = 0; i < 105; i++) paid.push(await pay({ valor: '1.00', chave: KEY, notices: 0 }));
+    const listed = await rail.listReceived({ from, to: new Date(Date.now() + 1000) });
+    expect(listed.map((p) => p.endToEndId)).to.have.members(paid);
+  });
+
+  it('return: PENDING → RETURNED, one return per id; NAO_REALIZADO → FAILED with its reason', async () => {
+    const e2e = await pay({ txid: (await charge('20.00')).chargeId, notices: 0 });
+    const id = returnIdFor(randomUUID());
+    const asked = await rail.returnPayment({
+      endToEndId: e2e,
+      returnId: id,
+      amount: '20.00',
+      description: 'devolucao',
+    });
+    expect(asked).to.include({ returnId: id, amount: '20.00', status: 'PENDING' });
+    const again = await rail.returnPayment({ endToEndId: e2e, returnId: id, amount: '20.00' });
+    expect(again.returnId).to.equal(id);
+    await eventually(
+      () => rail.returnStatus(e2e, id),
+      (r) => r.status === 'RETURNED',
+      10000,
+      50,
+    );
+    const listed = await rail.listReceived({ from: new Date(Date.now() - 60_000), to: new Date(Date.now() + 1000) });
+    expect(listed.find((p) => p.endToEndId === e2e)!.returns).to.deep.equal([
+      { returnId: id, amount: '20.00', status: 'RETURNED' },
+    ]);
+
+    const refusedE2e = await pay({ txid: (await charge('9.00')).chargeId, notices: 0 });
+    await sim.control('POST', '/return-rules', {
+      endToEndId: refusedE2e,
+      status: 'NAO_REALIZADO',
+      motivo: 'conta encerrada',
+    });
+    const other = returnIdFor(randomUUID());
+    await rail.returnPayment({ endToEndId: refusedE2e, returnId: other, amount: '9.00' });
+    const failed = await eventually(
+      () => rail.returnStatus(refusedE2e, other),
+      (r) => r.status !== 'PENDING',
+      10000,
+      50,
+    );
+    expect(failed).to.deep.equal({ returnId: other, amount: '9.00', status: 'FAILED', reason: 'conta encerrada' });
+  });
+
+  it('payout REALIZADO: PENDING, then COMPLETED with its end-to-end id', async () => {
+    const payoutId = payoutIdFor(randomUUID());
+    expect(payoutId).to.match(/^[a-zA-Z0-9]{1,35}$/);
+    const sent = await rail.sendPayout({ payoutId, amount: '15.00', key: 'someone@example.com' });
+    expect(sent.status).to.equal('PENDING');
+    const done = await eventually(
+      () => rail.payoutStatus(payoutId),
+      (p) => p.status !== 'PENDING',
+      10000,
+      50,
+    );
+    expect(done.status).to.equal('COMPLETED');
+    expect(done.endToEndId).to.match(/^E[a-zA-Z0-9]{31}$/);
+  });
+
+  it('payout NAO_REALIZADO: FAILED with the reason, never COMPLETED', async () => {
+    const payoutId = payoutIdFor(randomUUID());
+    await rail.sendPayout({ payoutId, amount: '15.00', key: 'payout-fails@example.com' });
+    const done = await eventually(
+      () => rail.payoutStatus(payoutId),
+      (p) => p.status !== 'PENDING',
+      10000,
+      50,
+    );
+    expect(done.status).to.equal('FAILED');
+    expect(done.reason).to.be.a('string');
+  });
+
+  it('a payout whose first PUT times out after the PSP took it: the same idEnvio again is one payout', async () => {
+    const slow = connect(400);
+    try {
+      const payoutId = payoutIdFor(randomUUID());
+      const key = `once-${randomUUID()}@example.com`;
+      await sim.control('POST', '/faults', {
+        method: 'PUT',
+        pathPrefix: `/v3/gn/pix/${payoutId}`,
+        afterHandling: true,
+        hangMs: 1500,
+        count: 1,
+      });
+      const err = await slow.rail.sendPayout({ payoutId, amount: '33.00', key }).catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(RailUnavailableError);
+      const retried = await slow.rail.sendPayout({ payoutId, amount: '33.00', key });
+      expect(retried.payoutId).to.equal(payoutId);
+      const state = (await sim.control('GET', '/state')).body;
+      const atPsp = Object.values(state.payouts as Record<string, any>).filter((p) => p.favorecido.chave === key);
+      expect(atPsp).to.have.length(1);
+      expect(atPsp[0].idEnvio).to.equal(payoutId);
+    } finally {
+      await slow.client.close();
+    }
+  });
+
+  it('a PSP that answers 5xx or hangs is RailUnavailableError, which a caller retries', async () => {
+    await sim.control('POST', '/faults', { status: 503, count: 1, pathPrefix: '/cob/' });
+    const down = (await charge('1.00').catch((e: unknown) => e)) as RailUnavailableError;
+    expect(down).to.be.instanceOf(RailUnavailableError);
+    expect(down.retryAfterSeconds).to.equal(1);
+    const slow = connect(300);
+    try {
+      await sim.control('POST', '/faults', { hangMs: 1000, count: 1, pathPrefix: '/cob/' });
+      const hung = await slow.rail
+        .createCharge({ chargeId: txidFor(randomUUID(), 'x'), amount: '1.00', expiresInSeconds: 60 })
+        .catch((e: unknown) => e);
+      expect(hung).to.be.instanceOf(RailUnavailableError);
+    } finally {
+      await slow.client.close();
+    }
+  });
+
+  it('OAuth2: one token for many calls, fetched again once after a 401', async () => {
+    const fresh = connect();
+    try {
+      for (let i = 0; i < 3; i++) await fresh.rail.payoutStatus((await sendOne(fresh.rail)).payoutId);
+      expect(fresh.client.tokensFetched).to.equal(1);
+      await sim.control('POST', '/tokens/revoke');
+      await fresh.rail.listReceived({ from: new Date(Date.now() - 1000), to: new Date() });
+      expect(fresh.client.tokensFetched).to.equal(2);
+      const wrong = new PixClient({ baseUrl: sim.url, clientId: SIM_CLIENT.id, clientSecret: 'nope', timeoutMs: 2000 });
+      const err = await wrong.request('GET', '/pix').catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(RailUnavailableError);
+      await wrong.close();
+    } finally {
+      await fresh.client.close();
+    }
+  });
+});
+
+function sendOne(rail: PixRail) {
+  return rail.sendPayout({ payoutId: payoutIdFor(randomUUID()), amount: '1.00', key: 'a@example.com' });
+}

@@ -1,0 +1,146 @@
+// Withdrawals pay out through the PSP (the run's simulated PSP, over HTTP): the provider calls run on the rails'
+// task queue, the operation completes only on the PSP's REALIZADO, stays PROCESSING while the payout may still
+// leave, and a deployment without a PSP refuses PIX outright.
+import { expect } from 'chai';
+import supertest from 'supertest';
+import { createApp } from '../../api/app';
+import { OperationSchema } from '../../db/entities';
+import { systemEm } from '../../db/orm';
+import { payoutIdFor } from '../../rails/pix/ids';
+import { approvedInstruction } from '../helpers/beneficiary-fixtures';
+import { cambio } from '../helpers/cli';
+import { activeAccount } from '../helpers/fixtures';
+import { balance, fund, getOp, quote, untilStatus } from '../helpers/money';
+import { eventually, idem, newCustomer, stack, type TestCustomer } from '../helpers/stack';
+
+async function withdraw(c: TestCustomer, accountId: string, key: string, value: string, http?: any) {
+  const { beneficiaryId, instructionId } = await approvedInstruction(c, { dictKeyType: 'EMAIL', dictKey: key });
+  const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: value });
+  const client = http ?? (await stack()).http;
+  return client
+    .post('/api/operations/withdrawal')
+    .set(c.auth)
+    .set(idem())
+    .send({
+      accountId,
+      quoteId: q.id,
+      beneficiary: {
+        type: 'REFERENCE',
+        id: beneficiaryId,
+        paymentInstruction: { type: 'REFERENCE', id: instructionId },
+      },
+    });
+}
+
+const payoutsAtPsp = async (idEnvio: string) => {
+  const { psp } = await stack();
+  const state = (await psp.control('GET', '/state')).body;
+  return Object.values(state.payouts as Record<string, any>).filter((p) => p.idEnvio === idEnvio);
+};
+
+describe('PIX payouts through the PSP', function () {
+  this.timeout(120000);
+  let c: TestCustomer;
+  let accountId: string;
+
+  before(async () => {
+    c = await newCustomer();
+    accountId = (await activeAccount(c, ['BRL'] as never)).id;
+    await fund(c, accountId, 'BRL', '1000.00');
+  });
+
+  it('completes on REALIZADO with the PSP end-to-end id; one payout at the PSP under its idEnvio', async () => {
+    const before = await balance(c, accountId, 'BRL');
+    const res = await withdraw(c, accountId, 'realizado@example.com', '25.00');
+    expect(res.status).to.equal(201);
+    const done = await untilStatus(c, res.body.id, 'COMPLETED');
+    const atPsp = await payoutsAtPsp(payoutIdFor(res.body.id));
+    expect(atPsp).to.have.length(1);
+    expect(atPsp[0]).to.deep.include({
+      valor: '25.00',
+      status: 'REALIZADO',
+      favorecido: { chave: 'realizado@example.com' },
+    });
+    expect(done.transactions).to.have.length(1);
+    expect(done.transactions[0]).to.deep.include({ direction: 'DEBIT', status: 'COMPLETED' });
+    // The API does not show the end-to-end id; the stored transaction (and the webhook payload) carry the PSP's.
+    const { services } = await stack();
+    const stored = await systemEm(services.orm).findOneOrFail(OperationSchema, { id: res.body.id });
+    expect(stored.transactions[0].endToEnd).to.equal(atPsp[0].e2eId);
+    expect((await balance(c, accountId, 'BRL')).total).to.equal((Number(before.total) - 25).toFixed(2));
+  });
+
+  it('stays PROCESSING with the money held while the PSP has not settled, then completes once it does', async () => {
+    const { psp } = await stack();
+    const key = 'slow-payee@example.com';
+    await psp.control('POST', '/payout-rules', { chave: key, status: 'EM_PROCESSAMENTO' });
+    const before = await balance(c, accountId, 'BRL');
+    const res = await withdraw(c, accountId, key, '10.00');
+    const idEnvio = payoutIdFor(res.body.id);
+    await eventually(
+      () => payoutsAtPsp(idEnvio),
+      (p) => p.length === 1,
+      20000,
+    );
+    await new Promise((r) => setTimeout(r, 1500));
+    const waiting = await getOp(c, res.body.id);
+    expect(waiting.currentState.status).to.equal('PROCESSING');
+    expect(waiting.transactions).to.have.length(0);
+    expect(await balance(c, accountId, 'BRL')).to.deep.include({
+      held: (Number(before.held) + 10).toFixed(2),
+      total: before.total,
+    });
+    // Operators see it: a payout whose money is held and may still leave.
+    const stuck = JSON.parse((await cambio('operation', 'list', '--stuck', '--older-than', '0', '--json')).stdout);
+    expect(stuck.find((op: any) => op.id === res.body.id)).to.deep.include({
+      status: 'PROCESSING',
+      amount: { value: '10.00', asset: 'BRL' },
+    });
+    expect((await psp.control('POST', `/payouts/${idEnvio}/settle`, { status: 'REALIZADO' })).status).to.equal(204);
+    await untilStatus(c, res.body.id, 'COMPLETED', 90000);
+    const after = JSON.parse((await cambio('operation', 'list', '--stuck', '--older-than', '0', '--json')).stdout);
+    expect(after.map((op: any) => op.id)).to.not.include(res.body.id);
+    expect(await payoutsAtPsp(idEnvio)).to.have.length(1);
+  });
+
+  it('rides out a PSP that answers 503 for a while: PROCESSING meanwhile, then one payout and COMPLETED', async () => {
+    const { psp } = await stack();
+    await psp.control('POST', '/faults', { status: 503, pathPrefix: '/v3/gn/pix/', forMs: 2500 });
+    const res = await withdraw(c, accountId, 'outage@example.com', '5.00');
+    await new Promise((r) => setTimeout(r, 1000));
+    expect((await getOp(c, res.body.id)).currentState.status).to.equal('PROCESSING');
+    await untilStatus(c, res.body.id, 'COMPLETED', 60000);
+    expect(await payoutsAtPsp(payoutIdFor(res.body.id))).to.have.length(1);
+  });
+
+  it('NAO_REALIZADO: FAILED PAYOUT_REJECTED and the hold released', async () => {
+    const before = await balance(c, accountId, 'BRL');
+    const res = await withdraw(c, accountId, 'payout-fails@example.com', '12.00');
+    const failed = await untilStatus(c, res.body.id, 'FAILED');
+    expect(failed.currentState.reason.code).to.equal('PAYOUT_REJECTED');
+    expect((await payoutsAtPsp(payoutIdFor(res.body.id)))[0].status).to.equal('NAO_REALIZADO');
+    expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
+  });
+
+  it('SANDBOX off and no PSP: PIX deposit and withdrawal are 422 RAIL_NOT_CONFIGURED, nothing held', async () => {
+    const { services } = await stack();
+    const config = { ...services.config, sandbox: false, pix: { ...services.config.pix, pspUrl: undefined } };
+    const live = supertest(createApp({ ...services, config }).callback());
+    const before = await balance(c, accountId, 'BRL');
+    const out = await withdraw(c, accountId, 'nobody@example.com', '3.00', live);
+    expect(out.status).to.equal(422);
+    expect(out.body.code).to.equal('RAIL_NOT_CONFIGURED');
+    const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '3.00' });
+    const dep = await live
+      .post('/api/operations/deposit')
+      .set(c.auth)
+      .set(idem())
+      .send({ accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
+    expect(dep.status).to.equal(422);
+    expect(dep.body.code).to.equal('RAIL_NOT_CONFIGURED');
+    expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
+    const ready = await live.get('/readyz');
+    expect(ready.body.rails).to.deep.include({ PIX_KEY: 'not configured', BOLETO: 'manual' });
+    expect((await (await stack()).http.get('/readyz')).body.rails.PIX_KEY).to.equal('psp');
+  });
+});

@@ -1,0 +1,149 @@
+import { expect } from 'chai';
+import { createHash } from 'node:crypto';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import { systemEm } from '../../db/orm';
+import { createActivities } from '../../activities';
+import { ensureSchedules, periodicJobs, scheduleId } from '../../worker/schedules';
+import { issueStatements } from '../../statements/issue';
+import { activeAccount } from '../helpers/fixtures';
+import { fund } from '../helpers/money';
+import { eventually, newCustomer, stack } from '../helpers/stack';
+import { getStatement } from '../helpers/statements';
+
+const INTERVAL = 'PT4S';
+const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
+
+describe('Periodic jobs as Temporal Schedules', function () {
+  this.timeout(180000);
+
+  let client: Client;
+  let second: Worker | undefined;
+  let secondRun: Promise<void> | undefined;
+  const cfg = async () => ({ taskQueue: (await stack()).config.taskQueue, statementInterval: INTERVAL });
+  const statementsJob = async () =>
+    periodicJobs(await cfg()).filter((j) => j.workflowType === 'issueStatementsWorkflow');
+
+  before(async () => {
+    const s = await stack();
+    client = s.services.temporal;
+    // A second worker on the same task queue, as a second worker process would be.
+    const activities = createActivities({
+      config: s.config,
+      orm: s.services.orm,
+      rates: s.services.rates,
+      temporal: client,
+    });
+    second = await Worker.create({
+      connection: await NativeConnection.connect({ address: s.config.temporalAddress }),
+      namespace: s.config.temporalNamespace,
+      taskQueue: s.config.taskQueue,
+      workflowsPath: require.resolve('../../workflows'),
+      activities,
+    });
+    secondRun = second.run();
+  });
+
+  after(async () => {
+    const handle = client?.schedule.getHandle(scheduleId(await cfg(), 'statements'));
+    await handle?.delete().catch(() => undefined);
+    second?.shutdown();
+    await secondRun;
+  });
+
+  it('two workers create one schedule; each run happens once; issued statements read back', async () => {
+    const c = await newCustomer('Scheduled Ltda');
+    const account = await activeAccount(c, ['BRL']);
+    await fund(c, account.id, 'BRL', '42.00');
+    const config = await cfg();
+    const jobs = await statementsJob();
+    // Two workers starting at once: one creates, the other finds it (ScheduleAlreadyRunning) and goes on.
+    await Promise.all([ensureSchedules(client, config, jobs), ensureSchedules(client, config, jobs)]);
+    const ids: string[] = [];
+    for await (const s of client.schedule.list()) ids.push(s.scheduleId);
+    expect(ids.filter((id) => id === jobs[0].id)).to.have.length(1);
+
+    const handle = client.schedule.getHandle(jobs[0].id);
+    const described = await eventually(
+      () => handle.describe(),
+      (d) => d.info.recentActions.length >= 2,
+      30000,
+      500,
+    );
+    // Each action started one workflow, and no workflow ran twice.
+    const runs = described.info.recentActions.map((a) => a.action.workflow.workflowId);
+    expect(new Set(runs).size).to.equal(runs.length);
+    const em = systemEm((await stack()).services.orm);
+    const rows = (await em.execute(
+      `select id, period_start, period_end from statements where account_id = ? order by period_start`,
+      [account.id],
+    )) as Array<{ id: string }>;
+    expect(rows.length).to.be.greaterThan(0);
+    const events = (await em.execute(
+      `select resource_id, count(*)::int as n from events where type = 'STATEMENT_ISSUED' and customer_id = ?
+       group by resource_id`,
+      [c.customerId],
+    )) as Array<{ resource_id: string; n: number }>;
+    expect(events.map((e) => e.resource_id).sort()).to.deep.equal(rows.map((r) => r.id).sort());
+    expect(events.every((e) => e.n === 1)).to.equal(true);
+
+    // Read back: the list, the JSON exactly as hashed, the same bytes as the statement on demand, and again issued.
+    const { http } = await stack();
+    const list = await http
+      .get('/api/statements')
+      .query({ filters: `account.id[eq]=${account.id};asset[eq]=BRL`, limit: '100' })
+      .set(c.auth);
+    expect(list.status).to.equal(200);
+    expect(list.body.data.map((s: { id: string }) => s.id).sort()).to.deep.equal(rows.map((r) => r.id).sort());
+    const listed = list.body.data[0] as { id: string; sha256: string; periodStart: string; periodEnd: string };
+    const stored = await http.get(`/api/statements/${listed.id}`).set(c.auth).buffer(true);
+    expect(stored.status).to.equal(200);
+    expect(sha256(stored.text)).to.equal(listed.sha256);
+    const onDemand = await getStatement(c, account.id, {
+      asset: 'BRL',
+      periodStart: listed.periodStart,
+      periodEnd: listed.periodEnd,
+    });
+    expect(onDemand.text).to.equal(stored.text);
+    const s = await stack();
+    const again = await issueStatements(
+      { orm: s.services.orm, config: { statementInterval: INTERVAL, webhookTaskQueue: s.config.webhookTaskQueue } },
+      new Date(listed.periodEnd),
+    );
+    expect(again.issued).to.equal(0);
+    expect((await http.get(`/api/statements/${listed.id}`).set(c.auth)).text).to.equal(stored.text);
+    const csv = await http.get(`/api/statements/${listed.id}`).query({ format: 'csv' }).set(c.auth);
+    expect(csv.status).to.equal(200);
+    expect(csv.text.split('\r\n')[0]).to.match(/^id,bookedAt,/);
+    const other = await newCustomer('Other Ltda');
+    expect((await http.get(`/api/statements/${listed.id}`).set(other.auth)).status).to.equal(404);
+    const filtered = await http
+      .get('/api/statements')
+      .query({ filters: `periodStart[gte]=${new Date(Date.now() + 60_000).toISOString()}` })
+      .set(c.auth);
+    expect(filtered.body.data).to.deep.equal([]);
+  });
+
+  it('a paused schedule issues nothing; a trigger runs it once', async () => {
+    const [job] = await statementsJob();
+    await ensureSchedules(client, await cfg(), [job]);
+    const handle = client.schedule.getHandle(job.id);
+    await handle.pause('test: paused');
+    const before = (await handle.describe()).info.numActionsTaken;
+    const em = systemEm((await stack()).services.orm);
+    const count = async () => ((await em.execute('select count(*)::int as n from statements')) as [{ n: number }])[0].n;
+    const issued = await count();
+    await new Promise((r) => setTimeout(r, 9000)); // two periods of PT4S
+    const paused = await handle.describe();
+    expect(paused.state.paused).to.equal(true);
+    expect(paused.info.numActionsTaken).to.equal(before);
+    expect(await count()).to.equal(issued);
+    await handle.trigger();
+    await eventually(
+      () => handle.describe(),
+      (d) => d.info.numActionsTaken === before + 1,
+      20000,
+      250,
+    );
+  });
+});

@@ -1,0 +1,87 @@
+// Every periodic job is a Temporal Schedule (docs/decisions.md, "Statements and balances at any instant"): visible on
+// the Temporal UI's Schedules page, run once per deployment whatever the number of workers, paused and triggered by
+// an operator there or with `cambio schedule list|pause|trigger`. Each worker that serves the main queue creates
+// them at start; a schedule that exists already (another worker, an earlier start) is left as it is, paused or not.
+import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy, type ScheduleSpec } from '@temporalio/client';
+import type { Config } from '../config';
+import { parseStatementInterval } from '../domain/statement-interval';
+
+export interface PeriodicJob {
+  /** The schedule id, prefixed with the task queue: one set of schedules per deployment. */
+  id: string;
+  workflowType: string;
+  args: unknown[];
+  spec: ScheduleSpec;
+  note: string;
+}
+
+export const scheduleId = (config: Pick<Config, 'taskQueue'>, job: string) => `${config.taskQueue}-${job}`;
+
+/** The spec of STATEMENT_INTERVAL: each period closes at 00:00 UTC (month, day) or every duration from the epoch. */
+export function statementSpec(text: string): ScheduleSpec {
+  const interval = parseStatementInterval(text);
+  switch (interval.kind) {
+    case 'month':
+      return { calendars: [{ dayOfMonth: 1, hour: 0, minute: 0, second: 0 }], timezone: 'UTC' };
+    case 'day':
+      return { calendars: [{ hour: 0, minute: 0, second: 0 }], timezone: 'UTC' };
+    case 'every':
+      return { intervals: [{ every: interval.ms }] };
+  }
+}
+
+export function periodicJobs(config: Pick<Config, 'taskQueue' | 'statementInterval'>): PeriodicJob[] {
+  return [
+    {
+      id: scheduleId(config, 'event-purge'),
+      workflowType: 'eventPurgeWorkflow',
+      args: [],
+      spec: { intervals: [{ every: '1 hour' }] },
+      note: 'Purges events past EVENT_RETENTION_DAYS',
+    },
+    {
+      id: scheduleId(config, 'inbound-payment-sweep'),
+      workflowType: 'inboundPaymentSweepWorkflow',
+      args: [],
+      spec: { intervals: [{ every: '30 seconds' }] },
+      note: 'Has deposits decide inbound payments whose reporter died before asking',
+    },
+    {
+      id: scheduleId(config, 'statements'),
+      workflowType: 'issueStatementsWorkflow',
+      args: [config.statementInterval],
+      spec: statementSpec(config.statementInterval),
+      note: `Issues the statements of each closed period (STATEMENT_INTERVAL=${config.statementInterval})`,
+    },
+  ];
+}
+
+/**
+ * Creates each schedule unless it exists. Runs never overlap (a run still going when the next is due makes that one
+ * skip), and a run missed while the cluster was down is caught up within a day.
+ */
+export async function ensureSchedules(
+  client: Client,
+  config: Pick<Config, 'taskQueue' | 'statementInterval'>,
+  jobs: PeriodicJob[] = periodicJobs(config),
+): Promise<void> {
+  for (const job of jobs) {
+    try {
+      await client.schedule.create({
+        scheduleId: job.id,
+        spec: job.spec,
+        action: {
+          type: 'startWorkflow',
+          workflowType: job.workflowType,
+          args: job.args,
+          taskQueue: config.taskQueue,
+          workflowId: job.id,
+        },
+        policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 day' },
+        state: { note: job.note },
+      });
+    } catch (err) {
+      if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    }
+  }
+}

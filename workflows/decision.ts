@@ -1,0 +1,59 @@
+// How a decision reaches a workflow (docs/decisions.md, "Workflow decisions are rows"): the signal names a row
+// committed before it was sent, and the workflow reads and validates that row (`readDecision`) before acting. A
+// signal sent by hand, with a made-up decision or naming no row of this workflow, changes nothing: it is logged and
+// listed by the `ignoredSignals` query.
+import * as wf from '@temporalio/workflow';
+import type { Activities } from '../activities';
+
+export interface DecisionRef {
+  decisionId: string;
+}
+
+export interface IgnoredSignal {
+  signal: string;
+  why: string;
+  decisionId?: string;
+}
+
+export const decisionSignal = wf.defineSignal<[DecisionRef]>('decision');
+export const ignoredSignalsQuery = wf.defineQuery<IgnoredSignal[]>('ignoredSignals');
+
+const { readDecision } = wf.proxyActivities<Activities>({
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '200ms', maximumInterval: '10s', backoffCoefficient: 2 },
+});
+
+/** What a workflow keeps of the signals it ignored, and the query that shows them. */
+export function ignoredSignals(): (signal: string, why: string, decisionId?: string) => void {
+  const ignored: IgnoredSignal[] = [];
+  wf.setHandler(ignoredSignalsQuery, () => ignored);
+  return (signal, why, decisionId) => {
+    wf.log.warn('ignoring a signal that names no recorded decision of this workflow', {
+      signal,
+      why,
+      ...(decisionId ? { decisionId } : {}),
+    });
+    // Bounded: a flood of hand-made signals must not grow the workflow's state without end.
+    if (ignored.length < 100) ignored.push({ signal, why, ...(decisionId ? { decisionId } : {}) });
+  };
+}
+
+type Kind = Parameters<Activities['readDecision']>[0]['kind'];
+type Found = NonNullable<Awaited<ReturnType<Activities['readDecision']>>>;
+
+/**
+ * Handles `decisionSignal` for decisions of `kind`: each id is read once, and `apply` gets the recorded decision
+ * only if the row exists and is for this very workflow and kind.
+ */
+export function onDecisions(kind: Kind, ignore: ReturnType<typeof ignoredSignals>, apply: (d: Found) => void): void {
+  const seen = new Set<string>();
+  wf.setHandler(decisionSignal, async (ref) => {
+    const decisionId = typeof ref?.decisionId === 'string' ? ref.decisionId : '';
+    if (seen.has(decisionId)) return;
+    seen.add(decisionId);
+    const found = await readDecision({ decisionId, workflowId: wf.workflowInfo().workflowId, kind });
+    if (!found)
+      return ignore('decision', `no ${kind} decision ${decisionId || '(none)'} is recorded for it`, decisionId);
+    apply(found);
+  });
+}

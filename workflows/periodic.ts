@@ -1,0 +1,38 @@
+// The periodic jobs, each a workflow a Temporal Schedule starts (worker/schedules.ts): one activity that does the
+// job, so an operator sees every run, its result and its failures in the Temporal UI, and pauses or triggers it there.
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import type { Activities } from '../activities';
+
+const { purgeExpiredEvents, sweepInboundPayments } = proxyActivities<Activities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { maximumAttempts: 3 },
+});
+
+// Issuing goes through every account: long, so it heartbeats, and a retry skips what is already issued.
+const { issueStatementsOfPeriod } = proxyActivities<Activities>({
+  startToCloseTimeout: '6 hours',
+  heartbeatTimeout: '2 minutes',
+  retry: { maximumAttempts: 5 },
+});
+
+const SCHEDULED_AT = defineSearchAttributeKey('TemporalScheduledStartTime', SearchAttributeType.DATETIME);
+
+/** The instant the schedule meant this run for (a late or triggered run still issues the period it was meant for). */
+function scheduledAt(): string {
+  const at = workflowInfo().typedSearchAttributes.get(SCHEDULED_AT) ?? workflowInfo().startTime;
+  return (at instanceof Date ? at : new Date(at)).toISOString();
+}
+
+export async function eventPurgeWorkflow(): Promise<number> {
+  return purgeExpiredEvents();
+}
+
+export async function inboundPaymentSweepWorkflow(): Promise<void> {
+  await sweepInboundPayments();
+}
+
+/** `interval` is the schedule's STATEMENT_INTERVAL, passed by the schedule so that its periods and its runs agree. */
+export async function issueStatementsWorkflow(interval: string) {
+  return issueStatementsOfPeriod(interval, scheduledAt());
+}
