@@ -60,7 +60,8 @@ describe('docs/configuration.md', () => {
   });
 
   it('lists every other variable the application and the npm scripts read', () => {
-    const dirs = ['api', 'activities', 'cli', 'db', 'domain', 'lists', 'payments', 'webhooks', 'worker', 'workflows'];
+    const dirs = ['api', 'activities', 'cli', 'db', 'domain', 'lists', 'payments', 'rails', 'statements', 'webhooks'];
+    dirs.push('worker', 'workflows', 'psp-simulator');
     const files = [...dirs.flatMap((d) => sources(d)), ...sources('scripts', /\.js$/), ...sources('bin')];
     const documented = tableVariables(doc);
     const missing = [...envReads(files)]
