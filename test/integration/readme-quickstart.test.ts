@@ -1,6 +1,8 @@
 // The README's quickstart, run as written: every ```bash block under "## Quickstart", in order, in one bash
 // process (set -e), against an API and a worker started here with the settings the README tells a newcomer to use
-// (sandbox on, local webhook URLs allowed). BASE, RECEIVER_PORT and WEBHOOK_LOG point the blocks at this run; the
+// (sandbox on, local webhook URLs allowed). The blocks run in the environment of a newcomer's second terminal: no
+// SANDBOX and no AUDIT_KEY (the test run sets both for its own processes), so a CLI command that needs either must
+// say so itself. BASE, RECEIVER_PORT and WEBHOOK_LOG point the blocks at this run; the
 // answers are then checked through the API: a token, an ACTIVE account, a quote, a COMPLETED deposit with its USD
 // credited, and an OPERATION_COMPLETED delivery the README's receiver verified and logged.
 import { expect } from 'chai';
@@ -29,14 +31,19 @@ interface Run {
   vars: Record<string, string>;
 }
 
+/** Set for this test run's own processes, never in a newcomer's terminal. */
+const NOT_IN_A_NEWCOMERS_SHELL = ['SANDBOX', 'AUDIT_KEY'];
+
 /** Runs `script` with bash in its own process group; the group (the receiver it starts) is killed at the end. */
 function runBash(script: string, env: Record<string, string>, timeoutMs: number): Promise<Run> {
   return new Promise((resolve, reject) => {
+    const shellEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
+    for (const name of NOT_IN_A_NEWCOMERS_SHELL) delete shellEnv[name];
     const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], {
       cwd: ROOT,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...env },
+      env: shellEnv,
     });
     let stdout = '';
     let stderr = '';
