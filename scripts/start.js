@@ -16,7 +16,13 @@ const http = require('node:http');
 const path = require('node:path');
 const { ensureTemporalBinaries, isPortFree, preferredOrFreePort, ROOT } = require('./lib/temporal-binary');
 const { ensurePostgres, redact } = require('./lib/postgres');
-const { startDevServer, waitForTemporal, waitForWorker, ensureSearchAttributes } = require('./lib/temporal-server');
+const {
+  startDevServer,
+  waitForTemporal,
+  waitForWorker,
+  ensureSearchAttributes,
+  ACTIVITY_POLLERS,
+} = require('./lib/temporal-server');
 const { spawnChild, describeExit } = require('./lib/children');
 const { supervise } = require('./lib/supervisor');
 const { WORKER_NODE_ARGS } = require('./lib/worker-node-args');
@@ -210,13 +216,14 @@ async function main() {
   await waitForReady(`${base}/readyz`);
   if (stopping) return;
   // /readyz speaks for the API; workflows also need the worker to poll its task queues.
-  for (const [role, queue] of [
+  for (const [role, queue, pollers] of [
     ['main', taskQueue],
     ['webhooks', webhookTaskQueue],
-    ['rails', railsTaskQueue],
+    ['rails', railsTaskQueue, ACTIVITY_POLLERS],
   ]) {
     if (!servedQueues.includes(role)) continue;
-    await waitForWorker(temporalAddress, namespace, queue, READY_TIMEOUT_MS, () => (stopping ? 'stopping' : undefined));
+    const abort = () => (stopping ? 'stopping' : undefined);
+    await waitForWorker(temporalAddress, namespace, queue, READY_TIMEOUT_MS, abort, pollers);
     if (stopping) return;
   }
   if (stopping) return;

@@ -100,11 +100,16 @@ async function waitForTemporal(address, namespace = 'default', timeoutMs = 60000
   }
 }
 
+// describeTaskQueue's TaskQueueType: a queue served for workflows has workflow pollers; the rails' queue, which runs
+// provider calls only, has activity pollers alone.
+const WORKFLOW_POLLERS = 1; // TASK_QUEUE_TYPE_WORKFLOW
+const ACTIVITY_POLLERS = 2; // TASK_QUEUE_TYPE_ACTIVITY
+
 /**
- * Resolves once some worker polls `taskQueue` for workflow tasks (DescribeTaskQueue lists a poller); rejects after
- * timeoutMs, or as soon as `abort()` returns a reason.
+ * Resolves once some worker polls `taskQueue` for workflow tasks (or activity tasks, with ACTIVITY_POLLERS):
+ * DescribeTaskQueue lists a poller; rejects after timeoutMs, or as soon as `abort()` returns a reason.
  */
-async function waitForWorker(address, namespace, taskQueue, timeoutMs = 60000, abort) {
+async function waitForWorker(address, namespace, taskQueue, timeoutMs = 60000, abort, pollerType = WORKFLOW_POLLERS) {
   const deadline = Date.now() + timeoutMs;
   const connection = await connect(address);
   try {
@@ -115,7 +120,7 @@ async function waitForWorker(address, namespace, taskQueue, timeoutMs = 60000, a
         const res = await connection.workflowService.describeTaskQueue({
           namespace,
           taskQueue: { name: taskQueue, kind: 1 /* TASK_QUEUE_KIND_NORMAL */ },
-          taskQueueType: 1 /* TASK_QUEUE_TYPE_WORKFLOW */,
+          taskQueueType: pollerType,
         });
         if (res.pollers && res.pollers.length) return;
       } catch {
@@ -278,6 +283,7 @@ module.exports = {
   ensureSearchAttributes,
   waitForTemporal,
   waitForWorker,
+  ACTIVITY_POLLERS,
   loadSearchAttributes,
   splitAddress,
 };

@@ -197,7 +197,7 @@ describe('fault edges (issue 19)', function () {
                   transactional((tx) => {
                     const txExecute = tx.execute.bind(tx);
                     tx.execute = ((sql: string, ...rest: unknown[]) => {
-                      if (/group by/i.test(sql)) groupBys.push(sql);
+                      if (/from operations group by/i.test(sql)) groupBys.push(sql);
                       return (txExecute as (...a: unknown[]) => unknown)(sql, ...rest);
                     }) as typeof tx.execute;
                     return fn(tx);

@@ -9,6 +9,7 @@ import { activeAccount, createAccount, documentBody, uboBody, uploadAllDocuments
 import { approvedInstruction, beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
 import { fund, quote, untilStatus } from '../helpers/money';
 import { OpenApiDocument, operationsOf } from '../helpers/openapi';
+import { issueStatements } from '../../statements/issue';
 
 const upper = (path: string) => path.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, (id) => id.toUpperCase());
 
@@ -25,7 +26,7 @@ describe('ids in paths written in upper case', function () {
 
   /** The route as OpenAPI names it, from its method and a concrete lower-case path. */
   const routeOf = (method: string, path: string) =>
-    `${method.toUpperCase()} ${path.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '{id}')}`;
+    `${method.toUpperCase()} ${path.replace(/\?.*$/, '').replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '{id}')}`;
 
   /** A read: the upper-case path answers exactly what the lower-case path answers. */
   async function read(path: string): Promise<Response> {
@@ -116,6 +117,19 @@ describe('ids in paths written in upper case', function () {
     await read(`/api/operations/${deposit.body.id}`);
     await read(`/api/inbound-payments/${paid.body.id}`);
 
+    // The account's statement on demand, and one issued for the second just closed.
+    const [periodStart, periodEnd] = [new Date(Date.now() - 3_600_000).toISOString(), new Date().toISOString()];
+    await read(`/api/accounts/${account.id}/statement?asset=BRL&periodStart=${periodStart}&periodEnd=${periodEnd}`);
+    const { services, config } = await stack();
+    const issuing = { statementInterval: 'PT1S', webhookTaskQueue: config.webhookTaskQueue };
+    await issueStatements({ orm: services.orm, config: issuing }, new Date());
+    const issued = await http
+      .get('/api/statements')
+      .query({ filters: `account.id[eq]=${account.id}` })
+      .set(c.auth);
+    expect(issued.body.data, JSON.stringify(issued.body)).to.have.length.greaterThan(0);
+    await read(`/api/statements/${issued.body.data[0].id}`);
+
     // A withdrawal held for review, approved (a signal to the withdrawal's workflow).
     await fund(c, account.id, 'USD', '12000.00');
     const { beneficiaryId, instructionId } = await approvedInstruction(c, {
@@ -167,6 +181,7 @@ describe('ids in paths written in upper case', function () {
     await read(`/api/subscriptions/${sub.id}`);
     await read(`/api/subscriptions/${sub.id}/executionLogs`);
     await read(`/api/subscriptions/${sub.id}/executionLogs/${logs[0].id}`);
+    await read(`/api/subscriptions/${sub.id}/executionLogs/${logs[0].id}/attempts`);
     const event = (await http.get('/api/events').set(c.auth)).body.data[0];
     await read(`/api/events/${event.id}`);
     await write('patch', `/api/subscriptions/${sub.id}`, { allowRetry: true }, 200);

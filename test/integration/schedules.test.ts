@@ -129,7 +129,15 @@ describe('Periodic jobs as Temporal Schedules', function () {
     await ensureSchedules(client, await cfg(), [job]);
     const handle = client.schedule.getHandle(job.id);
     await handle.pause('test: paused');
-    const before = (await handle.describe()).info.numActionsTaken;
+    // A run started before the pause finishes its issuing (over every account of the run's database): a paused
+    // schedule starts nothing new, it does not cut what runs.
+    const settled = await eventually(
+      () => handle.describe(),
+      (d) => d.info.runningActions.length === 0,
+      120_000,
+      250,
+    );
+    const before = settled.info.numActionsTaken;
     const em = systemEm((await stack()).services.orm);
     const count = async () => ((await em.execute('select count(*)::int as n from statements')) as [{ n: number }])[0].n;
     const issued = await count();
