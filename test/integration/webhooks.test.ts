@@ -101,6 +101,7 @@ describe('webhooks', function () {
           ],
         },
         { name: 'ASSET', events: ['ASSET_ACTIVATED'] },
+        { name: 'STATEMENT', events: ['STATEMENT_ISSUED'] },
       ]);
       const stored = await systemEm((await stack()).services.orm).execute(
         'select secret_encrypted from webhook_subscriptions where id = ?',
