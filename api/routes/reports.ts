@@ -2,6 +2,7 @@ import type { RouteTable } from './define';
 import { periodBoundSchema } from '../../domain/report-period';
 import { getReport, ReportQuery } from '../services/reports';
 import { presentReport, reportCsv } from '../presenters/report';
+import { directionTotalOf } from '../schemas/common';
 
 export const reportQuery = {
   type: 'object',
@@ -18,16 +19,7 @@ export const reportQuery = {
   },
 } as const;
 
-const amountSchema = {
-  type: 'object',
-  required: ['value', 'asset', 'decimals'],
-  properties: { value: { type: 'string' }, asset: { type: 'string' }, decimals: { type: 'integer' } },
-} as const;
-const directionTotal = {
-  type: 'object',
-  required: ['sum', 'count'],
-  properties: { sum: amountSchema, count: { type: 'integer', minimum: 1 } },
-} as const;
+const directionTotal = directionTotalOf(1);
 
 // For /openapi.json (the presenter builds the body).
 export const reportResponse = {

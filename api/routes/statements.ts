@@ -5,7 +5,7 @@ import type { ServiceContext } from '../services/context';
 import { listQuerySchema, ListQuery } from '../../lists/run-list';
 import { ref } from '../schemas/responses';
 import { getIssuedStatement, listIssuedStatements } from '../services/issued-statements';
-import { idParams } from '../schemas/common';
+import { amountResponse, directionTotalOf, idParams } from '../schemas/common';
 import { periodBoundSchema } from '../../domain/report-period';
 import { ASSETS } from '../../domain/assets';
 import { openStatement, type StatementSource } from '../../statements/statement';
@@ -44,16 +44,7 @@ const statementQuery = {
   },
 } as const;
 
-const amountSchema = {
-  type: 'object',
-  required: ['value', 'asset', 'decimals'],
-  properties: { value: { type: 'string' }, asset: { type: 'string' }, decimals: { type: 'integer' } },
-} as const;
-const directionTotal = {
-  type: 'object',
-  required: ['sum', 'count'],
-  properties: { sum: amountSchema, count: { type: 'integer', minimum: 0 } },
-} as const;
+const directionTotal = directionTotalOf(0);
 
 // For /openapi.json (statements/formats/json.ts writes the body).
 export const statementResponse = {
@@ -76,7 +67,7 @@ export const statementResponse = {
     asset: { type: 'string' },
     periodStart: { type: 'string', format: 'date-time' },
     periodEnd: { type: 'string', format: 'date-time' },
-    openingBalance: amountSchema,
+    openingBalance: amountResponse,
     entries: {
       type: 'array',
       description: 'Oldest first; one per posting that changed the booked total (holds are not entries)',
@@ -89,14 +80,14 @@ export const statementResponse = {
           operationId: { type: ['string', 'null'], format: 'uuid' },
           operationType: { type: ['string', 'null'] },
           direction: { type: 'string', enum: ['CREDIT', 'DEBIT'] },
-          amount: amountSchema,
-          balanceAfter: amountSchema,
+          amount: amountResponse,
+          balanceAfter: amountResponse,
           description: { type: 'string' },
           endToEnd: { type: 'string', description: 'Where the rail gave one' },
         },
       },
     },
-    closingBalance: amountSchema,
+    closingBalance: amountResponse,
     credits: directionTotal,
     debits: directionTotal,
   },

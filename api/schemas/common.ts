@@ -46,3 +46,16 @@ export const addressSchema = {
     postalCode: text(20),
   },
 } as const;
+
+/** An amount as responses write it (domain/amount.ts), and a per-direction total of statements and reports. */
+export const amountResponse = {
+  type: 'object',
+  required: ['value', 'asset', 'decimals'],
+  properties: { value: { type: 'string' }, asset: { type: 'string' }, decimals: { type: 'integer' } },
+} as const;
+export const directionTotalOf = (minCount: 0 | 1) =>
+  ({
+    type: 'object',
+    required: ['sum', 'count'],
+    properties: { sum: amountResponse, count: { type: 'integer', minimum: minCount } },
+  }) as const;
