@@ -1,3 +1,4 @@
+import { inTransaction } from '../../db/transaction';
 import { randomBytes, randomUUID, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import jwt from 'jsonwebtoken';
@@ -43,7 +44,7 @@ export async function createCustomer(orm: Orm, name: string, customerId = random
   const clientId = `cli_${randomBytes(12).toString('hex')}`;
   const clientSecret = `sec_${randomBytes(24).toString('base64url')}`;
   const secretHash = await hashSecret(clientSecret);
-  await orm.em.fork().transactional(async (em) => {
+  await inTransaction(orm.em.fork(), async (em) => {
     em.create(CustomerSchema, { id: customerId, name: name.trim(), createdAt: new Date() });
     // The client row references the customer (foreign key); the unit of work does not know that order.
     await em.flush();
@@ -73,7 +74,7 @@ export interface RotatedSecret {
 export async function rotateClientSecret(orm: Orm, customerId: string, graceSeconds: number): Promise<RotatedSecret> {
   const clientSecret = `sec_${randomBytes(24).toString('base64url')}`;
   const secretHash = await hashSecret(clientSecret);
-  return orm.em.fork().transactional(async (em) => {
+  return inTransaction(orm.em.fork(), async (em) => {
     const newest = { orderBy: { createdAt: 'desc' }, limit: 1, lockMode: LockMode.PESSIMISTIC_WRITE } as const;
     const [client] = await em.find(ApiClientSchema, { customerId }, newest);
     if (!client) throw new CambioError('NOT_FOUND', 'customer not found', { customerId });

@@ -1,3 +1,4 @@
+import { inTransaction } from '../../db/transaction';
 import type { Orm } from '../../db/orm';
 import { CustomerSchema } from '../../db/entities';
 import { CambioError } from '../errors';
@@ -17,7 +18,7 @@ export interface CustomerStatus {
  */
 export async function setCustomerDisabled(orm: Orm, customerId: string, disabled: boolean): Promise<CustomerStatus> {
   if (!UUID.test(customerId)) throw new CambioError('NOT_FOUND', `customer ${customerId} not found`);
-  return orm.em.fork().transactional(async (em) => {
+  return inTransaction(orm.em.fork(), async (em) => {
     const customer = await em.findOne(CustomerSchema, { id: customerId });
     if (!customer) throw new CambioError('NOT_FOUND', `customer ${customerId} not found`);
     // Disabling twice keeps the first moment; enabling clears it.

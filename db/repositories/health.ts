@@ -1,6 +1,7 @@
 // What the API's probes and gauges read (GET /readyz, GET /metrics): a `select 1` and two whole-deployment counts,
 // hand-written through the EntityManager's connection (`em.execute`): they are aggregates over every customer,
 // which the ORM's entity reads are not for. Tenant: none on purpose; no figure names a customer.
+import { inTransaction } from '../transaction';
 import type { Em, Orm } from '../orm';
 import { backlogsByCustomer } from './operation-backlog';
 
@@ -31,7 +32,7 @@ export async function readDeploymentGauges(
   timeoutMs: number,
   withOperations: boolean,
 ): Promise<DeploymentGauges> {
-  return orm.em.fork().transactional(async (em) => {
+  return inTransaction(orm.em.fork(), async (em) => {
     await em.execute(`set local statement_timeout = ${Math.floor(timeoutMs)}`);
     const [outbox] = await em.execute<Array<{ n: string; age: string | null }>>(
       `select count(*) as n, extract(epoch from now() - min(created_at)) as age from workflow_starts`,

@@ -3,6 +3,7 @@
  * EntityManager, with a transaction-scoped advisory lock (`em.execute`). Tenant: none; the key is the
  * installation's, not a customer's.
  */
+import { inTransaction } from '../transaction';
 import { SigningKey, SigningKeySchema } from '../entities';
 import type { Orm } from '../orm';
 
@@ -18,7 +19,7 @@ export interface NewSigningKey {
  * the advisory lock, held until COMMIT, makes the second wait and then read the first one's key.
  */
 export async function oldestOrNewSigningKey(orm: Orm, generate: () => NewSigningKey): Promise<SigningKey> {
-  return orm.em.fork().transactional(async (tx) => {
+  return inTransaction(orm.em.fork(), async (tx) => {
     // tx.execute, not tx.getConnection().execute: the latter takes another pooled connection, outside this
     // transaction, where the xact lock is released as soon as it is granted (two processes then both create a key).
     await tx.execute(`select pg_advisory_xact_lock(hashtext('cambio:signing-key'))`);
