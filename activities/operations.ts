@@ -277,7 +277,7 @@ export function createOperationActivities(deps: ActivityDeps) {
           taskQueue: deps.config.railsTaskQueue,
           request: {
             payoutId: payoutIdFor(op.id),
-            amount: new Dec(op.targetAmount).toFixed(2),
+            amount: formatAmount(op.targetAmount, op.targetAsset as AssetCode),
             key: instruction.key,
           },
         };
