@@ -102,8 +102,8 @@ describe('fairness keys', function () {
       await connection.close();
     }
     const ahead = order.indexOf(b);
-    // In arrival order B's would be the 301st; round-robin across the two keys puts it near the front. The margin
-    // allows for the tasks the server had already handed to its matcher before the first poll.
-    expect(ahead, `A's workflows done before B's: ${ahead}`).to.be.lessThan(100);
+    // In arrival order B's would be the 301st; round-robin across the two keys puts it second (measured: 1 every
+    // time on one partition). The margin allows for A's workflow tasks retried or handed out before B's was read.
+    expect(ahead, `A's workflows done before B's: ${ahead}`).to.be.lessThan(10);
   });
 });
