@@ -2,18 +2,21 @@
 // reconciliation) goes through: record what arrived (`recordInboundPayment`), then have it decided
 // (`decideInboundPayment`). Here rather than in api/services so that the worker and the rails reach them without
 // importing the API; they call repositories and the Temporal client only.
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
 import { systemEm, tenantOrSystem, type Em, type Orm } from '../db/orm';
 import { OperationSchema, type InboundPayment } from '../db/entities';
-import { leaveUnmatched, recordPayment } from '../db/repositories/inbound-payments';
+import { findPayment, leaveUnmatched, recordPayment } from '../db/repositories/inbound-payments';
+import { pendingStart } from '../db/repositories/outbox';
+import { addDecision, requeueDecision, type DecisionRow } from '../db/repositories/workflow-decisions';
 import { inTransaction } from '../db/transaction';
 import { CambioError, notFound } from '../domain/errors';
 import type { Dec } from '../domain/money';
 import { operationWorkflowId } from '../workflows/ids';
-import { inboundPaymentUpdate } from '../workflows/operation';
-import { startPendingWorkflow } from '../workflows/start';
+import { sendDecisionNow } from '../workflows/send-signal';
+import { startRequestOf } from '../workflows/start';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** What deciding a record needs: the workflow client, the outbox (a workflow not started yet), the database. */
 export interface SettleContext {
@@ -37,13 +40,60 @@ export interface PaymentReport {
 }
 
 /**
+ * How a recorded payment reaches its deposit's workflow: as an INBOUND_PAYMENT decision row committed with the
+ * record, and its signal (docs/decisions.md, "Workflow decisions are rows"). `actor` is who reported it
+ * (`operator:<name>`, `customer:<id>`, `rail:<rail>`); `taskQueue` the operation workflows' queue.
+ */
+export interface PaymentDecisionRoute {
+  taskQueue: string;
+  actor: string;
+}
+
+/** The one decision of a payment: its id is the payment's, so the record, the sweep and a rerun name the same row. */
+export function paymentDecisionId(paymentId: string): string {
+  const hex = createHash('md5').update(`inbound-payment:${paymentId}`).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/**
+ * The payment's decision row and signal row, in `tx`: `record` with the record itself; `requeue` for a payment
+ * found RECEIVED later (recorded before payments were decisions, or whose signal found no workflow then), which
+ * queues its signal again. The deposit's start, if still in the outbox, rides along (signalWithStart).
+ */
+async function addPaymentDecision(
+  tx: Em,
+  payment: InboundPayment,
+  via: PaymentDecisionRoute,
+  how: 'record' | 'requeue',
+) {
+  const workflowId = operationWorkflowId(payment.operationId!);
+  const start = await pendingStart(tx, workflowId);
+  const row: DecisionRow = {
+    id: paymentDecisionId(payment.id),
+    workflowId,
+    kind: 'INBOUND_PAYMENT',
+    customerId: payment.customerId!,
+    target: payment.id,
+    decision: null,
+    reason: null,
+    actor: via.actor,
+  };
+  const signal = { taskQueue: start?.task_queue ?? via.taskQueue, start: start ? startRequestOf(start) : undefined };
+  await (how === 'record' ? addDecision(tx, row, signal) : requeueDecision(tx, row, signal));
+}
+
+/**
  * Step 1: the record, RECEIVED, and its arrival in its suspense, committed before anything decides it
  * (docs/decisions.md, "Inbound payments"). Its own short transaction on `em` (a savepoint when the caller holds
  * one); `em`'s scope is the reporter's: a customer's (the sandbox route: another customer's deposit is 404) or the
  * system's (a rail, the sweep). A reference already recorded gives that record, unless it is another customer's:
  * 409 RAIL_REFERENCE_IN_USE, which says nothing about that payment.
  */
-export async function recordInboundPayment(em: Em, report: PaymentReport): Promise<InboundPayment> {
+export async function recordInboundPayment(
+  em: Em,
+  report: PaymentReport,
+  via?: PaymentDecisionRoute,
+): Promise<InboundPayment> {
   let customerId = report.customerId ?? null;
   let accountId: string | null = null;
   let rail = report.rail;
@@ -63,9 +113,21 @@ export async function recordInboundPayment(em: Em, report: PaymentReport): Promi
   if (scope !== null && scope !== customerId) throw notFound('operation');
   const { endToEndId, amount, asset } = report;
   const operationId = report.operationId ?? null;
-  const { payment } = await inTransaction(em, (tx) =>
-    recordPayment(tx, { customerId, operationId, accountId, amount, asset, rail: rail!, endToEndId }),
-  );
+  const { payment } = await inTransaction(em, async (tx) => {
+    const recorded = await recordPayment(tx, {
+      customerId,
+      operationId,
+      accountId,
+      amount,
+      asset,
+      rail: rail!,
+      endToEndId,
+    });
+    // The decision it waits for, with its signal's outbox row, in the record's COMMIT: a reporter that dies next
+    // leaves it to the worker's relay.
+    if (recorded.created && via) await addPaymentDecision(tx, recorded.payment, via, 'record');
+    return recorded;
+  });
   if (payment.customerId !== customerId) {
     const message = `a payment with ${rail} reference ${endToEndId} is already recorded for someone else`;
     throw new CambioError('RAIL_REFERENCE_IN_USE', message, { rail, endToEndId });
@@ -80,48 +142,53 @@ export const DECISION_DEADLINE_MS = 15_000;
 export type DecisionOutcome = 'DECIDED' | 'RECEIVED';
 
 /**
- * Step 2: the deposit's workflow decides the record (matched and reconciled, or unmatched) and answers once that is
- * committed, within `deadlineMs`. No database transaction is open meanwhile. A workflow that was never started (its
- * start still in the outbox) is started first; one that has closed can no longer match anything, so the record is
- * left UNMATCHED here (only if still RECEIVED), as is a record the workflow refuses for good (not its deposit's).
- * 'RECEIVED': the deadline passed first; the record waits for the sweep. A record with no deposit is UNMATCHED at
- * once: no deposit can take it, and its suspense holds it for an operator.
+ * Step 2: the deposit's workflow decides the record (matched and reconciled, or unmatched); the answer comes once
+ * that is committed, or when `deadlineMs` has passed. No database transaction is open meanwhile. The record's
+ * decision row names it to the workflow: the signal the record's COMMIT queued is sent now (unless the relay sent it
+ * first); a record without one, or whose signal found no workflow then, gets its signal queued again. A workflow not
+ * started yet is started with it (signalWithStart); one that has closed can no longer match anything, so the record
+ * is left UNMATCHED. 'RECEIVED': the deadline passed first; the record waits for the sweep. A record with no
+ * deposit is UNMATCHED at once: no deposit can take it, and its suspense holds it for an operator.
  */
 export async function decideInboundPayment(
   s: SettleContext,
   payment: InboundPayment,
   deadlineMs = DECISION_DEADLINE_MS,
+  actor = 'system:sweep',
 ): Promise<DecisionOutcome> {
   if (payment.status !== 'RECEIVED') return 'DECIDED';
   if (!payment.operationId) {
     await leaveUnmatched(systemEm(s.orm), payment.id);
     return 'DECIDED';
   }
-  const workflowId = operationWorkflowId(payment.operationId);
-  const handle = s.temporal.workflow.getHandle(workflowId);
   const deadline = Date.now() + deadlineMs;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      // The update id makes a retried request's update the same update, answered with the same outcome.
-      const updateId = `inbound-payment-${payment.id}`;
-      const args = [{ paymentId: payment.id }] as [{ paymentId: string }];
-      await s.temporal.withDeadline(deadline, () => handle.executeUpdate(inboundPaymentUpdate, { args, updateId }));
-      return 'DECIDED';
-    } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError) {
-        // Refused for good (the validator or a non-retryable step): no deposit will take it; the suspense keeps it.
-        await leaveUnmatched(systemEm(s.orm), payment.id);
-        return 'DECIDED';
-      }
-      if (Date.now() >= deadline) return 'RECEIVED';
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-      if (attempt === 1) {
-        // Started by the relay meanwhile, or by us now: ask once more either way.
-        await startPendingWorkflow(s.orm, s.temporal, s.config.taskQueue, workflowId);
-        continue;
-      }
-      await leaveUnmatched(systemEm(s.orm), payment.id);
-      return 'DECIDED';
-    }
+  const decisionId = paymentDecisionId(payment.id);
+  const send = () => s.temporal.withDeadline(deadline, () => sendDecisionNow(s.orm, s.temporal, decisionId));
+  let sent = await send();
+  if (sent === 'none' && (await stillReceived(s, payment.id))) {
+    const via = { taskQueue: s.config.taskQueue, actor };
+    await inTransaction(systemEm(s.orm), (tx) => addPaymentDecision(tx, payment, via, 'requeue'));
+    sent = await send();
   }
+  // A closed workflow: the send has left it UNMATCHED.
+  if (sent === 'closed') return 'DECIDED';
+  for (;;) {
+    if (await decidedAndApplied(s, payment.id)) return 'DECIDED';
+    if (Date.now() >= deadline) return 'RECEIVED';
+    await sleep(50);
+  }
+}
+
+async function stillReceived(s: SettleContext, paymentId: string): Promise<boolean> {
+  return (await findPayment(systemEm(s.orm), paymentId))?.status === 'RECEIVED';
+}
+
+/** Decided, and what the decision caused is committed too: a MATCHED payment's deposit no longer REQUESTED. */
+async function decidedAndApplied(s: SettleContext, paymentId: string): Promise<boolean> {
+  const em = systemEm(s.orm);
+  const payment = await findPayment(em, paymentId);
+  if (!payment || payment.status === 'RECEIVED') return false;
+  if (payment.status !== 'MATCHED' || !payment.operationId) return true;
+  const op = await em.fork().findOne(OperationSchema, { id: payment.operationId });
+  return op?.status !== 'REQUESTED';
 }

@@ -32,8 +32,9 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
         (tx) =>
           recordInboundPayment(tx, ctx.params.operationId, ctx.request.body as never, {
             defaultEndToEndId: `E${requestScopedId(ctx, 'inbound-payment').replace(/-/g, '').slice(0, 31)}`,
+            via: { taskQueue: s.config.taskQueue, actor: `customer:${ctx.state.customerId}` },
           }),
-        async (payment) => void (await decideInboundPayment(s, payment)),
+        async (payment) => void (await decideInboundPayment(s, payment, undefined, `customer:${ctx.state.customerId}`)),
         (em, payment) => getInboundPayment(em, payment.id),
       );
     },

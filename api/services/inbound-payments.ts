@@ -4,7 +4,11 @@ import { findPayment, INBOUND_PAYMENT_LIST } from '../../db/repositories/inbound
 import type { AssetCode } from '../../domain/assets';
 import { CambioError } from '../../domain/errors';
 import { parseAmountValue } from '../../domain/money';
-import { decideInboundPayment, recordInboundPayment as record } from '../../payments/inbound-payments';
+import {
+  decideInboundPayment,
+  recordInboundPayment as record,
+  type PaymentDecisionRoute,
+} from '../../payments/inbound-payments';
 import { crashPoint } from '../middleware/crash-point';
 import { notFound } from '../errors';
 import { ListQuery, runList } from '../../lists/run-list';
@@ -20,13 +24,14 @@ export interface InboundPaymentReport {
  * Step 1 of a payment reported for a deposit (payments/inbound-payments.ts). Keyed by the rail reference: a report
  * of an `endToEndId` already recorded returns that record. Without one, `defaultEndToEndId` names it (the sandbox
  * route derives it from the idempotency key, so a retried request finds its first attempt's record); with neither,
- * it is refused: a reference made up here would make a rerun record the money twice.
+ * it is refused: a reference made up here would make a rerun record the money twice. `via`: the decision row and
+ * signal committed with the record (every reporter passes it; without, only the sweep has the record decided).
  */
 export async function recordInboundPayment(
   em: Em,
   operationId: string,
   body: InboundPaymentReport,
-  opts: { defaultEndToEndId?: string } = {},
+  opts: { defaultEndToEndId?: string; via?: PaymentDecisionRoute } = {},
 ): Promise<InboundPayment> {
   const amount = parseAmountValue(body.amount.value, body.amount.asset, { path: '/amount/value' });
   const endToEndId = body.endToEndId ?? opts.defaultEndToEndId;
@@ -34,15 +39,22 @@ export async function recordInboundPayment(
     const errors = [{ path: '/endToEndId', message: 'the rail reference of the payment is required' }];
     throw new CambioError('VALIDATION_ERROR', 'the rail reference (endToEndId) is required', { errors });
   }
-  return record(em, { operationId, endToEndId, amount, asset: body.amount.asset });
+  return record(em, { operationId, endToEndId, amount, asset: body.amount.asset }, opts.via);
 }
 
-/** Both steps, then the record as decided: the operator CLI's `deposit pay`. */
-export async function reportInboundPayment(s: ServiceContext, em: Em, operationId: string, body: InboundPaymentReport) {
-  const payment = await recordInboundPayment(em, operationId, body);
-  // The crash tests kill the process here: recorded, not decided (the rerun or the sweep decides it).
+/** Both steps, then the record as decided: the operator CLI's `deposit pay` (`actor`: `operator:<name>`). */
+export async function reportInboundPayment(
+  s: ServiceContext,
+  em: Em,
+  operationId: string,
+  body: InboundPaymentReport,
+  actor: string,
+) {
+  const via = { taskQueue: s.config.taskQueue, actor };
+  const payment = await recordInboundPayment(em, operationId, body, { via });
+  // The crash tests kill the process here: recorded with its decision's signal queued, not sent (the relay sends it).
   crashPoint('after-payment-record');
-  await decideInboundPayment(s, payment);
+  await decideInboundPayment(s, payment, undefined, actor);
   return getInboundPayment(em, payment.id);
 }
 

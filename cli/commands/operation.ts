@@ -44,7 +44,9 @@ export function operationCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { amount: string; asset: string; endToEnd: string; json?: boolean }) => {
       const body = { amount: { value: opts.amount, asset: opts.asset as never }, endToEndId: opts.endToEnd };
-      const payment = await withServices(async (s) => reportInboundPayment(s, await scopeOf(s, id), id, body));
+      const payment = await withServices(async (s) =>
+        reportInboundPayment(s, await scopeOf(s, id), id, body, operatorActor()),
+      );
       const { value, asset } = payment.amount;
       output(!!opts.json, payment, `payment ${payment.id} of ${value} ${asset} is ${payment.status}`);
     });

@@ -202,6 +202,22 @@ export async function leaveUnmatched(em: Em, id: string): Promise<boolean> {
   return rows.length > 0;
 }
 
+/**
+ * The payments of INBOUND_PAYMENT decisions whose signal found its deposit's workflow closed: UNMATCHED if still
+ * RECEIVED (no deposit will take them; their suspense holds them). Across customers, as the relay acts.
+ */
+export async function leaveUnmatchedByDecisions(em: Em, decisionIds: string[]): Promise<number> {
+  if (!decisionIds.length) return 0;
+  const rows = await em.execute(
+    `update inbound_payments set status = 'UNMATCHED', updated_at = now()
+     where status = 'RECEIVED'
+       and id in (select target from workflow_decisions where id in (?) and kind = 'INBOUND_PAYMENT')
+     returning id`,
+    [decisionIds],
+  );
+  return rows.length;
+}
+
 export interface OperatorFilter {
   customerId?: string;
   status?: string;

@@ -10,13 +10,31 @@ import { assertLedgerBalanced, balance, getOp } from '../helpers/money';
 import { newCustomer, stack } from '../helpers/stack';
 import { openDeposit, pay } from '../helpers/inbound-payments';
 import { cambio, cambioFails } from '../helpers/cli';
+import { decideInboundPayment, recordInboundPayment } from '../../payments/inbound-payments';
+import { failReturn, startReturn } from '../../api/services/inbound-payment-resolution';
+import { Dec } from '../../domain/money';
 
-/** The customer's suspense: its ledger account's balance row. */
-async function suspense(customerId: string): Promise<string> {
+/** The customer's suspense (null: the platform's): its ledger account's balance row. */
+async function suspense(customerId: string | null, asset?: string): Promise<string> {
   const { services } = await stack();
-  const sql = `select coalesce(sum(available), 0)::numeric(38,2)::text as s from balances where account_id = ?`;
-  const [row] = await systemEm(services.orm).execute(sql, [suspenseAccountId(customerId)]);
+  const sql = `select coalesce(sum(available), 0)::numeric(38,2)::text as s from balances where account_id = ?
+    ${asset ? 'and asset = ?' : ''}`;
+  const [row] = await systemEm(services.orm).execute(sql, [suspenseAccountId(customerId), ...(asset ? [asset] : [])]);
   return row.s;
+}
+
+/** `cambio books check --asset A --json`: exit code and whether the books close. */
+async function booksCheck(asset: string): Promise<{ exitCode: number; ok: boolean; differences: string[] }> {
+  const ran = await cambio('books', 'check', '--asset', asset, '--json').then(
+    (r) => ({ code: 0, stdout: r.stdout }),
+    (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
+  );
+  const books = JSON.parse(ran.stdout);
+  return {
+    exitCode: ran.code,
+    ok: books.ok,
+    differences: books.assets.flatMap((a: { differences: string[] }) => a.differences),
+  };
 }
 
 describe('operator CLI: inbound payments', function () {
@@ -115,6 +133,66 @@ describe('operator CLI: deposit pay', function () {
     expect(list.body.data.map((p: { id: string }) => p.id)).to.deep.equal([first.id]);
     expect((await balance(c, account.id, 'BRL')).available).to.equal('30.00');
     expect(await suspense(c.customerId)).to.equal('0.00');
+    await assertLedgerBalanced();
+  });
+});
+
+describe("operator CLI: the platform's payments and a refused return", function () {
+  // Five CLI processes: each takes seconds on a loaded machine.
+  this.timeout(300000);
+
+  // BRLT: no other test reports payments in it, so its books are this test's.
+  it('credits a payment nobody could attribute, and takes a return the rail refused back to UNMATCHED', async () => {
+    const { services } = await stack();
+    const c = await newCustomer('Platform Credit Ltda');
+    const account = await activeAccount(c, ['BRLT']);
+    const json = async (...args: string[]) => JSON.parse((await cambio(...args, '--json')).stdout);
+    // A rail reports two payments it can tie to no deposit nor customer: the platform's suspense holds them.
+    const report = async (value: string) => {
+      const ref = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
+      const em = systemEm(services.orm);
+      const p = await recordInboundPayment(em, {
+        endToEndId: ref,
+        amount: new Dec(value),
+        asset: 'BRLT',
+        customerId: null,
+        rail: 'CRYPTO',
+      });
+      await decideInboundPayment(services, p);
+      return p.id;
+    };
+    const toCredit = await report('25.00');
+    const toReturn = await report('7.00');
+    expect(await suspense(null, 'BRLT')).to.equal('32.00');
+    // Credited to a customer's account: from the platform's suspense through the customer's, into the account.
+    const credited = await json('payment', 'credit', toCredit, '--account', account.id);
+    expect(credited.payment).to.deep.include({ status: 'CREDITED', customerId: null, operationId: null });
+    expect(credited.payment.credit).to.deep.equal({ operationId: credited.operation.id, accountId: account.id });
+    const op = await getOp(c, credited.operation.id);
+    expect(op.currentState.status).to.equal('COMPLETED');
+    expect((await balance(c, account.id, 'BRLT')).available).to.equal('25.000000');
+    expect(await suspense(null, 'BRLT')).to.equal('7.00');
+    expect(await suspense(c.customerId, 'BRLT'), "nothing left in the customer's").to.equal('0.00');
+    expect(await booksCheck('BRLT')).to.deep.include({ exitCode: 0, ok: true });
+
+    // A return the rail refuses: RETURNING, then UNMATCHED again with the refusal; the money never left.
+    const returning = await startReturn(services, toReturn, 'unknown payer');
+    expect(returning.status).to.equal('RETURNING');
+    const refused = await failReturn(services, toReturn, 'beneficiary account closed');
+    expect(refused.status).to.equal('UNMATCHED');
+    expect(refused.returned).to.deep.include({ reason: 'unknown payer', failure: 'beneficiary account closed' });
+    expect(await suspense(null, 'BRLT')).to.equal('7.00');
+    expect(await booksCheck('BRLT')).to.deep.include({ exitCode: 0, ok: true });
+    const twice = await failReturn(services, toReturn, 'again').catch((e: { code?: string }) => e.code);
+    expect(twice, 'only a return in flight can fail').to.equal('INVALID_STATE');
+
+    // The operator returns it once more (at the bank, by hand): RETURNED, out of the suspense.
+    const returned = await json('payment', 'return', toReturn, '--reason', 'returned by hand');
+    expect(returned).to.deep.include({ id: toReturn, status: 'RETURNED' });
+    expect(returned.returned).to.deep.include({ reason: 'returned by hand', failure: null });
+    expect(await suspense(null, 'BRLT')).to.equal('0.00');
+    const books = await booksCheck('BRLT');
+    expect(books, JSON.stringify(books.differences)).to.deep.include({ exitCode: 0, ok: true });
     await assertLedgerBalanced();
   });
 });
