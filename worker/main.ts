@@ -35,8 +35,14 @@ export async function runWorker() {
   const rails = railsFromConfig(config);
   // One set of activities for both queues: the per-subscription permits of webhook attempts are per process.
   const activities = createActivities({ config, orm, rates: new TableRateSource(DEFAULT_MID_RATES), temporal, rails });
-  const code = await buildWorkflowBundle();
   const queues = servedQueues(config);
+  // The PSP's notices come to the API: a worker of the rails' queue registers their URL (worker/pix-notices.ts),
+  // from the start and in the background, retrying while the PSP is down.
+  const registration =
+    rails.pix && queues.some((q) => q.role === 'rails')
+      ? keepNoticesRegistered(rails.pix, pixNoticeUrl(config), log)
+      : undefined;
+  const code = await buildWorkflowBundle();
   // One Temporal worker per queue (WORKER_QUEUES, both by default): deliveries have their own slots, so a
   // receiver that hangs can fill only delivery slots, never the ones that settle money.
   const workers = await Promise.all(
@@ -80,13 +86,6 @@ export async function runWorker() {
   // The periodic jobs (event purge, inbound payment sweep, statements) are Temporal Schedules, created once per
   // deployment by whichever worker of the main queue starts first (worker/schedules.ts).
   if (queues.some((q) => q.role === 'main')) await ensureSchedules(temporal, config);
-
-  // The PSP's notices come to the API: a worker of the rails' queue registers their URL (worker/pix-notices.ts),
-  // retrying in the background while the PSP is down.
-  const registration =
-    rails.pix && queues.some((q) => q.role === 'rails')
-      ? keepNoticesRegistered(rails.pix, pixNoticeUrl(config), log)
-      : undefined;
 
   // Graceful stop: the relays finish their passes and stop, the workers stop polling and let running activities
   // finish (shutdownGraceTime), then connections and the pool close.

@@ -10,7 +10,7 @@ import { decodeBrCode } from '../../rails/pix/br-code';
 import { txidFor } from '../../rails/pix/ids';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, quote, untilStatus } from '../helpers/money';
-import { exitWithin, killAll, spawnApi } from '../helpers/processes';
+import { exitWithin, kill, killAll, spawnApi, spawnWorker } from '../helpers/processes';
 import { eventually, newCustomer, stack, type TestCustomer } from '../helpers/stack';
 
 async function sql<T = Record<string, unknown>>(query: string, params: unknown[] = []): Promise<T[]> {
@@ -203,6 +203,31 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
     expect(atPsp).to.have.length(1);
     expect(atPsp[0]).to.include({ txid: txidFor(c.customerId, key), valor: '15.00' });
     await untilStatus(c, dep.id, 'COMPLETED');
+  });
+
+  it('a worker started while the PSP refuses the registration serves, and registers once it is back', async () => {
+    const { psp, config, noticeBaseUrl } = await stack();
+    const key = config.pix.receivingKey;
+    const before = (await pspState()).webhooks[key];
+    await psp.control('POST', '/faults', { method: 'PUT', pathPrefix: '/webhook/', status: 503, count: 2 });
+    // A worker of the rails' queue only: the one that registers (no workflow pollers to wait for).
+    const worker = await spawnWorker('worker-psp-down-at-start', `cambio-test-pix-registration-${randomUUID()}`, {
+      pollers: 0,
+      env: { WORKER_QUEUES: 'rails' },
+    });
+    try {
+      const after = await eventually(
+        async () => (await pspState()).webhooks[key],
+        (hook) => hook.criacao !== before.criacao,
+        30000,
+        100,
+      );
+      expect(after.webhookUrl).to.equal(`${noticeBaseUrl}/rails/pix/${config.pix.webhookToken}`);
+      expect(worker.alive()).to.equal(true);
+      expect(worker.output()).to.include('PSP notice registration failed; retrying in the background');
+    } finally {
+      await kill(worker);
+    }
   });
 
   it('an API killed between charge and COMMIT: the retry is one deposit, same txid; no charge pays two', async () => {
