@@ -95,6 +95,16 @@ export async function findPayment(
   return row ? toEntity(em, row) : null;
 }
 
+/** The record of a rail reference, across customers (it is unique across them); null if none yet. */
+export async function findPaymentByReference(em: Em, rail: string, endToEndId: string): Promise<InboundPayment | null> {
+  const [row] = await em.execute(
+    `select ${columns(em)} from inbound_payments p
+     where p.rail = ? and p.end_to_end_id = ? and p.remainder_of is null`,
+    [rail, endToEndId],
+  );
+  return row ? toEntity(em, row) : null;
+}
+
 /** Every record paid for a deposit, oldest first, locked: the caller holds the deposit's row lock already. */
 export async function paymentsOfDeposit(em: Em, operationId: string): Promise<InboundPayment[]> {
   const sql = `select ${columns(em)} from inbound_payments p where p.operation_id = ?

@@ -71,6 +71,11 @@ export class PixRail implements Rail {
     private readonly options: PixRailOptions,
   ) {}
 
+  /** Closes the client's connections (a process that stops). */
+  close(): Promise<void> {
+    return this.client.close();
+  }
+
   async createCharge(request: ChargeRequest, timeoutMs?: number): Promise<ChargeCreated> {
     const path = `/cob/${request.chargeId}`;
     const body = {

@@ -117,6 +117,29 @@ describe('PIX connector contract (against the simulated PSP)', function () {
     expect(err).to.be.instanceOf(RailRejectedError);
   });
 
+  it('a charge whose PUT times out after the PSP took it: the same txid again is that charge, once', async () => {
+    const slow = connect(400);
+    try {
+      const txid = txidFor(randomUUID(), randomUUID());
+      await sim.control('POST', '/faults', {
+        method: 'PUT',
+        pathPrefix: `/cob/${txid}`,
+        afterHandling: true,
+        hangMs: 1500,
+        count: 1,
+      });
+      const request = { chargeId: txid, amount: '61.00', expiresInSeconds: 600 };
+      const err = await slow.rail.createCharge(request).catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(RailUnavailableError);
+      const retried = await slow.rail.createCharge(request);
+      const charges = (await sim.control('GET', '/state')).body.charges as Record<string, { location: string }>;
+      expect(Object.keys(charges).filter((id) => id === txid)).to.have.length(1);
+      expect(retried).to.include({ chargeId: txid, location: charges[txid].location });
+    } finally {
+      await slow.client.close();
+    }
+  });
+
   it('a malformed body is refused as at a bank, with the violated field', async () => {
     const err = (await charge('10.5').catch((e: unknown) => e)) as RailRejectedError;
     expect(err).to.be.instanceOf(RailRejectedError);

@@ -7,7 +7,7 @@ import Decimal from 'decimal.js';
 import { systemEm, tenantEm } from '../../db/orm';
 import { CambioError } from '../../domain/errors';
 import type { ServiceContext } from '../../api/services/context';
-import { createDeposit } from '../../api/services/operations/deposit';
+import { openDeposit as openDepositWithCharge } from '../../api/services/operations/deposit';
 import { replayDeposit } from '../../api/services/operations/signals';
 import { reportInboundPayment } from '../../api/services/inbound-payments';
 import { operationWorkflowId } from '../../workflows/ids';
@@ -64,7 +64,8 @@ describe('deposit timers (time skipping)', () => {
   /** A BRL deposit of `value` through PIX, its workflow started on the test server. */
   async function openDeposit(value: string) {
     const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: value });
-    const dep = await createDeposit(ctx, em(), { accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
+    const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' as const } };
+    const dep = await openDepositWithCharge(ctx, em(), body, randomUUID());
     expect(dep.currentState.status).to.equal('REQUESTED');
     // The commit wakes this queue's relay (withWorker), which starts the workflow on the test server.
     await eventually(
