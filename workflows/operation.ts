@@ -43,12 +43,11 @@ const acts = wf.proxyActivities<Activities>({
 // at-least-once execution (a worker lost mid-way makes the task time out and the step run again, which the row
 // lock, the state check and the ledger key make harmless), same timeout and retries, the result recorded in
 // history as a marker; only the dispatch through the server is saved.
-const local = wf.proxyLocalActivities<Activities>({
+const inWorkflowTask = wf.proxyLocalActivities<Activities>({
   startToCloseTimeout: '10s',
   retry: { initialInterval: '200ms', maximumInterval: '10s', backoffCoefficient: 2 },
 });
 
-/** One workflow per operation (id `operation-${id}`): the operation's state machine. */
 // Deposits started before inbound payments were decided by the workflow keep the signal-and-count path.
 const DECIDES_PAYMENTS = 'deposit-decides-inbound-payments';
 // Signal-path deposits still running when this code arrived close like the others when they end.
@@ -58,6 +57,7 @@ const DECISIONS_ARE_ROWS = 'operation-decisions-are-rows';
 // A signal-path deposit counts an `inboundPayment` signal only if it names a payment recorded for it.
 const PAYMENT_SIGNALS_CHECKED = 'signal-path-payment-signals-checked';
 
+/** One workflow per operation (id `operation-${id}`): the operation's state machine. */
 export async function operationWorkflow(input: OperationWorkflowInput): Promise<string> {
   const { operationId } = input;
   let status = 'REQUESTED';
@@ -225,7 +225,7 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
     case 'SWAP':
     case 'TRANSFER': {
       try {
-        track(await local.completeOperation({ operationId }));
+        track(await inWorkflowTask.completeOperation({ operationId }));
       } catch (err) {
         // Settlement refused for a business reason: give the reserved funds back.
         const cause =
