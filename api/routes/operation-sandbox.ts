@@ -7,6 +7,7 @@ import { getOperation } from '../services/operations/read';
 import { sandboxDecision } from './sandbox-decision';
 import { getInboundPayment, recordInboundPayment } from '../services/inbound-payments';
 import { decideInboundPayment } from '../../payments/inbound-payments';
+import { sandboxEndToEndId } from '../../domain/end-to-end-ids';
 import { requestScopedId } from '../middleware/idempotency';
 import { idempotentAroundEffect } from '../middleware/idempotent-effect';
 import { ref } from '../schemas/responses';
@@ -31,7 +32,7 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
         // Without an endToEndId, the key names it: a retry after a crash finds the record its first attempt made.
         (tx) =>
           recordInboundPayment(tx, ctx.params.operationId, ctx.request.body as never, {
-            defaultEndToEndId: `E${requestScopedId(ctx, 'inbound-payment').replace(/-/g, '').slice(0, 31)}`,
+            defaultEndToEndId: sandboxEndToEndId(requestScopedId(ctx, 'inbound-payment')),
           }),
         async (payment) => void (await decideInboundPayment(s, payment)),
         (em, payment) => getInboundPayment(em, payment.id),

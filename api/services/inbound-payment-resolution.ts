@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { addOperationState } from '../../db/repositories/operations';
 import { systemEm, tenantEm } from '../../db/orm';
 import type { Em } from '../../db/orm';
@@ -15,6 +15,7 @@ import { transition } from '../../domain/states';
 import { operationEventPayload } from '../../webhooks/operation-event';
 import { notFound } from '../errors';
 import { amount } from '../../domain/amount';
+import { returnEndToEndId } from '../../domain/end-to-end-ids';
 import { presentInboundPayment } from '../presenters/inbound-payment';
 import type { ServiceContext } from './context';
 import { requireAssetEnabled } from './operations/checks';
@@ -227,10 +228,4 @@ export async function creditPayment(
     beforeCommit?.(credited);
     return credited;
   });
-}
-
-/** A PIX end-to-end id for the return: E + participant ISPB (8) + yyyyMMddHHmm + 11 characters, 32 in all. */
-function returnEndToEndId(paymentId: string, at: Date): string {
-  const stamp = at.toISOString().replace(/[-:T]/g, '').slice(0, 12);
-  return `E12345678${stamp}${createHash('sha256').update(`return:${paymentId}`).digest('hex').slice(0, 11)}`;
 }
