@@ -3,7 +3,7 @@
 // could not be reached in time; the sweep queues their decision's signal again and has them decided.
 import { systemEm } from '../db/orm';
 import { receivedPayments, type ReceivedCursor } from '../db/repositories/inbound-payments';
-import { decideInboundPayment, DECISION_DEADLINE_MS, type SettleContext } from './inbound-payments';
+import { decideInboundPayment, DECISION_DEADLINE_MS, type SettleContext } from './record-and-decide';
 
 export interface SweepOptions {
   /** Only records RECEIVED for longer than this: a live reporter decides its own within a second. */

@@ -9,7 +9,7 @@ import { depositOfCharge } from '../db/repositories/operations';
 import { CambioError } from '../domain/errors';
 import { Dec } from '../domain/money';
 import type { ReceivedPayment } from '../rails/rail';
-import { decideInboundPayment, recordInboundPayment, type SettleContext } from './inbound-payments';
+import { decideInboundPayment, recordInboundPayment, type SettleContext } from './record-and-decide';
 
 // A notice's answer waits this long at most for the decisions that follow its records (a decision signal each,
 // milliseconds when all is well); past it the records stay RECEIVED and the sweep decides them. The PSP needs only

@@ -44,12 +44,11 @@ const acts = wf.proxyActivities<Activities>({
 // at-least-once execution (a worker lost mid-way makes the task time out and the step run again, which the row
 // lock, the state check and the ledger key make harmless), same timeout and retries, the result recorded in
 // history as a marker; only the dispatch through the server is saved.
-const local = wf.proxyLocalActivities<Activities>({
+const inWorkflowTask = wf.proxyLocalActivities<Activities>({
   startToCloseTimeout: '10s',
   retry: { initialInterval: '200ms', maximumInterval: '10s', backoffCoefficient: 2 },
 });
 
-/** One workflow per operation (id `operation-${id}`): the operation's state machine. */
 // Deposits started before inbound payments were decided by the workflow keep the signal-and-count path.
 const DECIDES_PAYMENTS = 'deposit-decides-inbound-payments';
 // Signal-path deposits still running when this code arrived close like the others when they end.
@@ -61,6 +60,7 @@ const PAYMENT_SIGNALS_CHECKED = 'signal-path-payment-signals-checked';
 // Deposits started from here on take their payments only as INBOUND_PAYMENT decision rows, not by the update.
 const PAYMENTS_ARE_ROWS = 'deposit-payments-are-rows';
 
+/** One workflow per operation (id `operation-${id}`): the operation's state machine. */
 export async function operationWorkflow(input: OperationWorkflowInput): Promise<string> {
   const { operationId } = input;
   let status = 'REQUESTED';
@@ -255,7 +255,7 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
     case 'SWAP':
     case 'TRANSFER': {
       try {
-        track(await local.completeOperation({ operationId }));
+        track(await inWorkflowTask.completeOperation({ operationId }));
       } catch (err) {
         // Settlement refused for a business reason: give the reserved funds back.
         const cause =

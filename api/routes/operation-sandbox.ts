@@ -5,13 +5,14 @@ import { decisionBody, inboundPaymentBody } from '../schemas/operations';
 import { applyHoldDecision, recordHoldDecision } from '../services/operations/signals';
 import { getOperation } from '../services/operations/read';
 import { sandboxDecision } from './sandbox-decision';
-import { getInboundPayment, recordInboundPayment } from '../services/inbound-payments';
-import { decideInboundPayment } from '../../payments/inbound-payments';
+import { getInboundPayment, recordInboundPayment } from '../services/reported-payments';
+import { decideInboundPayment } from '../../payments/record-and-decide';
+import { sandboxEndToEndId } from '../../domain/end-to-end-ids';
 import { requestScopedId } from '../middleware/idempotency';
 import { idempotentAroundEffect } from '../middleware/idempotent-effect';
 import { ref } from '../schemas/responses';
 import { payThroughSimulator, simulatedCharge, simulatedPayment, simulatedPix } from '../services/sandbox-pix';
-import type { InboundPaymentReport } from '../services/inbound-payments';
+import type { InboundPaymentReport } from '../services/reported-payments';
 
 export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): void {
   table.add({
@@ -31,7 +32,7 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
       const { operationId } = ctx.params;
       const body = ctx.request.body as InboundPaymentReport;
       // Without an endToEndId, the key names it: a retry after a crash finds the record its first attempt made.
-      const defaultEndToEndId = `E${requestScopedId(ctx, 'inbound-payment').replace(/-/g, '').slice(0, 31)}`;
+      const defaultEndToEndId = sandboxEndToEndId(requestScopedId(ctx, 'inbound-payment'));
       // A PIX deposit with a charge is paid by the simulated PSP, and recorded from its notice, as in production.
       const txid = await simulatedCharge(s, ctx.state.em, operationId, body);
       if (txid) {

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { addOperationState } from '../../db/repositories/operations';
 import { systemEm, tenantEm } from '../../db/orm';
 import type { Em } from '../../db/orm';
@@ -8,13 +8,14 @@ import { addEvent } from '../../db/repositories/events';
 import { addDecision, findPayment, listPaymentsForOperators } from '../../db/repositories/inbound-payments';
 import { addPosting } from '../../db/repositories/ledger';
 import { addMovements } from '../../db/repositories/movements';
-import { inTransaction } from '../../db/transaction';
+import { BeforeCommit, inTransaction } from '../../db/transaction';
 import { CambioError } from '../../domain/errors';
 import { attributePostings, returnPostings, settlePostings } from '../../domain/postings';
 import { transition } from '../../domain/states';
 import { operationEventPayload } from '../../webhooks/operation-event';
 import { notFound } from '../errors';
 import { amount } from '../../domain/amount';
+import { returnEndToEndId } from '../../domain/end-to-end-ids';
 import { presentInboundPayment } from '../presenters/inbound-payment';
 import type { ServiceContext } from './context';
 import { requireAssetEnabled } from './operations/checks';
@@ -36,6 +37,12 @@ async function scopeOfPayment(s: ServiceContext, id: string, creditedAccountId?:
   return tenantEm(s.orm, account.customerId);
 }
 
+type PresentedPayment = ReturnType<typeof presentInboundPayment>;
+export interface CreditedPayment {
+  payment: PresentedPayment;
+  operation: Awaited<ReturnType<typeof createOperation>>;
+}
+
 async function lockIn(tx: Em, id: string, expected: InboundPaymentStatus): Promise<InboundPayment> {
   const payment = await findPayment(tx, id, { lock: true, withPlatform: true });
   if (!payment) throw notFound('inbound payment');
@@ -54,7 +61,12 @@ export async function listPayments(s: ServiceContext, filter: { customerId?: str
  * RETURNING: a return of an UNMATCHED payment is in flight, with an end-to-end id of its own; the money stays in
  * the suspense until the rail confirms (`completeReturn`) or refuses (`failReturn`).
  */
-export async function startReturn(s: ServiceContext, id: string, reason: string) {
+export async function startReturn(
+  s: ServiceContext,
+  id: string,
+  reason: string,
+  beforeCommit?: BeforeCommit<PresentedPayment>,
+) {
   const em = await scopeOfPayment(s, id);
   return inTransaction(em, async (tx) => {
     await lockIn(tx, id, 'UNMATCHED');
@@ -67,12 +79,14 @@ export async function startReturn(s: ServiceContext, id: string, reason: string)
       returnFailure: null,
     });
     await batch.run(tx);
-    return presentInboundPayment((await findPayment(tx, id, { withPlatform: true }))!);
+    const started = presentInboundPayment((await findPayment(tx, id, { withPlatform: true }))!);
+    beforeCommit?.(started);
+    return started;
   });
 }
 
 /** RETURNED: the rail sent it back; it leaves the suspense through its rail (a DEBIT). A repeat changes nothing. */
-export async function completeReturn(s: ServiceContext, id: string) {
+export async function completeReturn(s: ServiceContext, id: string, beforeCommit?: BeforeCommit<PresentedPayment>) {
   const em = await scopeOfPayment(s, id);
   return inTransaction(em, async (tx) => {
     const current = await findPayment(tx, id, { withPlatform: true });
@@ -88,7 +102,9 @@ export async function completeReturn(s: ServiceContext, id: string) {
     });
     addDecision(batch, id, { status: 'RETURNED' });
     await batch.run(tx);
-    return presentInboundPayment((await findPayment(tx, id, { withPlatform: true }))!);
+    const returned = presentInboundPayment((await findPayment(tx, id, { withPlatform: true }))!);
+    beforeCommit?.(returned);
+    return returned;
   });
 }
 
@@ -107,19 +123,31 @@ export async function failReturn(s: ServiceContext, id: string, failure: string)
 /**
  * `cambio payment return`: a rail with no connector sends nothing itself (the operator has returned it at the bank),
  * so the return is started and completed at once, as two commits: a crash between them leaves it RETURNING, in the
- * suspense, and the command run again completes it.
+ * suspense, and the command run again completes it. `beforeCommit` sees the payment inside each of the two
+ * transactions (the first to commit carries the operator's audit row).
  */
-export async function returnPayment(s: ServiceContext, id: string, reason: string) {
+export async function returnPayment(
+  s: ServiceContext,
+  id: string,
+  reason: string,
+  beforeCommit?: BeforeCommit<PresentedPayment>,
+) {
   const found = await findPayment(systemEm(s.orm), id);
-  if (found?.status !== 'RETURNING') await startReturn(s, id, reason);
-  return completeReturn(s, id);
+  if (found?.status !== 'RETURNING') await startReturn(s, id, reason, beforeCommit);
+  return completeReturn(s, id, beforeCommit);
 }
 
 /**
  * CREDITED: a DEPOSIT of `accountId` (the payment's customer's), 1:1 in the payment's asset, COMPLETED at once with
  * its events and report movements, funded from the suspense. The asset must be enabled on the account.
+ * `beforeCommit` sees the payment and its deposit inside the transaction (the operator's audit row commits with it).
  */
-export async function creditPayment(s: ServiceContext, id: string, accountId: string) {
+export async function creditPayment(
+  s: ServiceContext,
+  id: string,
+  accountId: string,
+  beforeCommit?: BeforeCommit<CreditedPayment>,
+): Promise<CreditedPayment> {
   const em = await scopeOfPayment(s, id, accountId);
   return inTransaction(em, async (tx) => {
     const payment = await lockIn(tx, id, 'UNMATCHED');
@@ -193,12 +221,11 @@ export async function creditPayment(s: ServiceContext, id: string, accountId: st
         addDecision(batch, payment.id, { status: 'CREDITED', creditOperationId: op.id, creditAccountId: op.accountId });
       },
     });
-    return { payment: presentInboundPayment((await findPayment(tx, id, { withPlatform: true }))!), operation };
+    const credited = {
+      payment: presentInboundPayment((await findPayment(tx, id, { withPlatform: true }))!),
+      operation,
+    };
+    beforeCommit?.(credited);
+    return credited;
   });
-}
-
-/** A PIX end-to-end id for the return: E + participant ISPB (8) + yyyyMMddHHmm + 11 characters, 32 in all. */
-function returnEndToEndId(paymentId: string, at: Date): string {
-  const stamp = at.toISOString().replace(/[-:T]/g, '').slice(0, 12);
-  return `E12345678${stamp}${createHash('sha256').update(`return:${paymentId}`).digest('hex').slice(0, 11)}`;
 }

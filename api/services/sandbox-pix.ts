@@ -7,9 +7,9 @@ import { findPaymentByReference } from '../../db/repositories/inbound-payments';
 import { findOperation } from '../../db/repositories/operations';
 import { CambioError } from '../../domain/errors';
 import { formatAmount, parseAmountValue } from '../../domain/money';
-import { decideInboundPayment } from '../../payments/inbound-payments';
+import { decideInboundPayment } from '../../payments/record-and-decide';
 import type { ServiceContext } from './context';
-import { getInboundPayment, type InboundPaymentReport } from './inbound-payments';
+import { getInboundPayment, type InboundPaymentReport } from './reported-payments';
 
 // How long the route waits for the simulator's notice to be recorded: the simulator sends it within milliseconds
 // and retries from 200 ms on; past this the client's retry (same key, same endToEndId) finds it.

@@ -4,7 +4,7 @@ import { OperationSchema } from '../../db/entities';
 import { notFound } from '../../api/errors';
 import type { ServiceContext } from '../../api/services/context';
 import { decideHold, replayDeposit } from '../../api/services/operations/signals';
-import { reportInboundPayment } from '../../api/services/inbound-payments';
+import { reportInboundPayment } from '../../api/services/reported-payments';
 import { stuckPayouts } from '../../db/repositories/operations';
 import type { AssetCode } from '../../domain/assets';
 import { CambioError } from '../../domain/errors';

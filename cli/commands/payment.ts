@@ -1,5 +1,10 @@
 import type { Command } from 'commander';
-import { creditPayment, listPayments, returnPayment } from '../../api/services/inbound-payment-resolution';
+import {
+  creditPayment,
+  type CreditedPayment,
+  listPayments,
+  returnPayment,
+} from '../../api/services/inbound-payment-resolution';
 import { INBOUND_PAYMENT_STATUSES } from '../../db/entities';
 import { CambioError } from '../../domain/errors';
 import { output, withServices } from '../context';
@@ -35,8 +40,10 @@ export function paymentCommands(program: Command): void {
     .requiredOption('--reason <text>', 'why it goes back')
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { reason: string; json?: boolean }) => {
-      const returned = await withServices((s) => returnPayment(s, id, opts.reason));
-      auditNote({ details: { returnEndToEndId: returned.returned?.endToEndId, amount: returned.amount } });
+      // Noted inside the return's transaction: the audit row commits with it, never without these details.
+      const note = (p: Payment) =>
+        auditNote({ details: { returnEndToEndId: p.returned?.endToEndId, amount: p.amount } });
+      const returned = await withServices((s) => returnPayment(s, id, opts.reason, note));
       output(!!opts.json, returned, `payment ${returned.id} is RETURNED (end-to-end ${returned.returned?.endToEndId})`);
     });
   payment
@@ -45,8 +52,10 @@ export function paymentCommands(program: Command): void {
     .requiredOption('--account <accountId>', 'the account credited')
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { account: string; json?: boolean }) => {
-      const credited = await withServices((s) => creditPayment(s, id, opts.account));
-      auditNote({ details: { operationId: credited.operation.id, amount: credited.payment.amount } });
+      // Noted inside the credit's transaction: the audit row commits with it, never without these details.
+      const note = (c: CreditedPayment) =>
+        auditNote({ details: { operationId: c.operation.id, amount: c.payment.amount } });
+      const credited = await withServices((s) => creditPayment(s, id, opts.account, note));
       output(!!opts.json, credited, `payment ${credited.payment.id} is CREDITED by deposit ${credited.operation.id}`);
     });
 }

@@ -5,7 +5,7 @@ import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
 import { systemEm, tenantEm } from '../../db/orm';
 import { replayDeposit } from '../../api/services/operations/signals';
-import { recordInboundPayment } from '../../api/services/inbound-payments';
+import { recordInboundPayment } from '../../api/services/reported-payments';
 import { sweepReceivedPayments } from '../../payments/inbound-payment-sweep';
 import { recordPayment } from '../../db/repositories/inbound-payments';
 import { Dec } from '../../domain/money';

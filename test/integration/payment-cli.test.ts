@@ -10,7 +10,7 @@ import { assertLedgerBalanced, balance, getOp } from '../helpers/money';
 import { newCustomer, stack } from '../helpers/stack';
 import { openDeposit, pay } from '../helpers/inbound-payments';
 import { cambio, cambioFails } from '../helpers/cli';
-import { decideInboundPayment, recordInboundPayment } from '../../payments/inbound-payments';
+import { decideInboundPayment, recordInboundPayment } from '../../payments/record-and-decide';
 import { failReturn, startReturn } from '../../api/services/inbound-payment-resolution';
 import { Dec } from '../../domain/money';
 

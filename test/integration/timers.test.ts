@@ -9,7 +9,7 @@ import { CambioError } from '../../domain/errors';
 import type { ServiceContext } from '../../api/services/context';
 import { openDeposit as openDepositWithCharge } from '../../api/services/operations/deposit';
 import { replayDeposit } from '../../api/services/operations/signals';
-import { reportInboundPayment } from '../../api/services/inbound-payments';
+import { reportInboundPayment } from '../../api/services/reported-payments';
 import { operationWorkflowId } from '../../workflows/ids';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, getOp, quote } from '../helpers/money';

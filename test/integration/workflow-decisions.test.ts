@@ -17,7 +17,7 @@ import {
 } from '../../workflows/operation';
 import { decisionSignal, ignoredSignalsQuery, IgnoredSignal } from '../../workflows/decision';
 import { recordAccountDecision } from '../../api/services/account-review';
-import { recordInboundPayment, reportInboundPayment } from '../../api/services/inbound-payments';
+import { recordInboundPayment, reportInboundPayment } from '../../api/services/reported-payments';
 import { sweepReceivedPayments } from '../../payments/inbound-payment-sweep';
 import { createAccount, uploadAllDocuments, submitReview, activeAccount, getAccount } from '../helpers/fixtures';
 import { approvedInstruction, beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';

@@ -8,7 +8,7 @@ import {
   decideInboundPayment,
   recordInboundPayment as record,
   type PaymentDecisionRoute,
-} from '../../payments/inbound-payments';
+} from '../../payments/record-and-decide';
 import { crashPoint } from '../middleware/crash-point';
 import { notFound } from '../errors';
 import { ListQuery, runList } from '../../lists/run-list';
@@ -21,7 +21,7 @@ export interface InboundPaymentReport {
 }
 
 /**
- * Step 1 of a payment reported for a deposit (payments/inbound-payments.ts). Keyed by the rail reference: a report
+ * Step 1 of a payment reported for a deposit (payments/record-and-decide.ts). Keyed by the rail reference: a report
  * of an `endToEndId` already recorded returns that record. Without one, `defaultEndToEndId` names it (the sandbox
  * route derives it from the idempotency key, so a retried request finds its first attempt's record); with neither,
  * it is refused: a reference made up here would make a rerun record the money twice. `via`: the decision row and
