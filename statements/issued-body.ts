@@ -25,7 +25,7 @@ export async function* issuedStatementText(em: Em, id: string): AsyncGenerator<s
 export async function issuedStatementSource(em: Em, id: string): Promise<StatementSource | null> {
   const ends = await issuedStatementEnds(em, id);
   if (!ends) return null;
-  return { header: headerOf(ends.first, ends.last), entries: storedEntries(em, id) };
+  return { header: headerOf(ends.first, ends.last), pages: storedEntries(em, id) };
 }
 
 /** The header, from the first piece (up to the entries) and the last (after them). */
@@ -45,18 +45,18 @@ export function headerOf(first: string, last: string): StatementHeader {
   };
 }
 
-async function* storedEntries(em: Em, id: string): AsyncGenerator<StatementEntry> {
+async function* storedEntries(em: Em, id: string): AsyncGenerator<StatementEntry[]> {
   let first = true;
   let pending: string | undefined;
   // One piece behind: whether a piece is the last is known when the next read comes back empty.
   for await (const text of issuedStatementText(em, id)) {
     if (pending !== undefined) {
-      yield* entriesIn(pending, first, false);
+      yield entriesIn(pending, first, false);
       first = false;
     }
     pending = text;
   }
-  if (pending !== undefined) yield* entriesIn(pending, first, true);
+  if (pending !== undefined) yield entriesIn(pending, first, true);
 }
 
 /** The entries a piece holds. */

@@ -43,10 +43,14 @@ export interface StatementEntry {
   endToEnd?: string;
 }
 
-/** What every format writes: the header, then the entries oldest first (each iterable once). */
+/**
+ * What every format writes: the header, then the entries oldest first, a page at a time (iterable once). A format
+ * turns a whole page into text before it asks for the next: the page's objects die young, where one await per entry
+ * kept every page alive across collections and the process's memory grew with the statement's length.
+ */
 export interface StatementSource {
   header: StatementHeader;
-  entries: AsyncIterable<StatementEntry>;
+  pages: AsyncIterable<StatementEntry[]>;
 }
 
 export interface DirectionTotal {
@@ -111,10 +115,10 @@ export async function openStatement(
   };
   const from = opening.position;
   const until = closing.position;
-  return { header, entries: until === null ? empty() : readEntries(em, q.accountId, q.asset, from, until) };
+  return { header, pages: until === null ? empty() : readEntries(em, q.accountId, q.asset, from, until) };
 }
 
-async function* empty(): AsyncGenerator<StatementEntry> {}
+async function* empty(): AsyncGenerator<StatementEntry[]> {}
 
 /** The entries after `from` up to `until`, a keyset page of history rows at a time. */
 async function* readEntries(
@@ -123,7 +127,7 @@ async function* readEntries(
   asset: string,
   from: EntryPosition | null,
   until: EntryPosition,
-): AsyncGenerator<StatementEntry> {
+): AsyncGenerator<StatementEntry[]> {
   const decimals = assetDecimals(asset as AssetCode);
   let after = from;
   for (;;) {
@@ -132,7 +136,7 @@ async function* readEntries(
     // A full page may end inside a posting's legs: its last posting is left for the next page, which starts after
     // the last whole one. A posting has a handful of legs on one account-asset, far fewer than a page.
     const end = full ? lastPostingStart(rows) : rows.length;
-    yield* entriesOf(rows, end, asset, decimals);
+    yield [...entriesOf(rows, end, asset, decimals)];
     if (!full) return;
     after = { bookedAt: rows[end - 1].bookedAt, seq: rows[end - 1].seq };
   }

@@ -26,8 +26,8 @@ export const csvRow = (e: StatementEntry): string =>
 
 export async function* statementCsv(s: StatementSource): AsyncGenerator<string> {
   let out = `${STATEMENT_CSV_HEADER}\r\n`;
-  for await (const e of s.entries) {
-    out += csvRow(e);
+  for await (const page of s.pages) {
+    for (const e of page) out += csvRow(e);
     if (out.length >= FLUSH_CHARS) {
       yield out;
       out = '';

@@ -23,10 +23,12 @@ export async function* statementJson(s: StatementSource): AsyncGenerator<string>
   };
   let out = `${JSON.stringify(head).slice(0, -1)}${ENTRIES_OPEN}`;
   let first = true;
-  for await (const e of s.entries) {
-    totals.add(e);
-    out += (first ? '' : ',') + JSON.stringify(e);
-    first = false;
+  for await (const page of s.pages) {
+    for (const e of page) {
+      totals.add(e);
+      out += (first ? '' : ',') + JSON.stringify(e);
+      first = false;
+    }
     if (out.length >= FLUSH_CHARS) {
       yield out;
       out = '';

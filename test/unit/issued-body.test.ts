@@ -29,8 +29,8 @@ async function chunks(list: StatementEntry[]): Promise<string[]> {
   const out: string[] = [];
   for await (const chunk of statementJson({
     header,
-    entries: (async function* () {
-      yield* list;
+    pages: (async function* () {
+      for (let i = 0; i < list.length; i += 100) yield list.slice(i, i + 100);
     })(),
   })) {
     out.push(chunk);
