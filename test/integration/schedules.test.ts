@@ -121,6 +121,20 @@ describe('Periodic jobs as Temporal Schedules', function () {
     );
     expect(again.issued).to.equal(0);
     expect((await http.get(`/api/statements/${listed.id}`).set(c.auth)).text).to.equal(stored.text);
+    // Issued once more from nothing (its row and body removed), the closed period gives the same bytes.
+    const [gone] = (await em.execute('delete from statements where id = ? returning body_id', [listed.id])) as Array<{
+      body_id: string;
+    }>;
+    await em.execute('delete from statement_chunks where body_id = ?', [gone.body_id]);
+    await em.execute('delete from events where dedupe_key = ?', [`${listed.id}:STATEMENT_ISSUED`]);
+    const reissued = await issueStatements(
+      { orm: s.services.orm, config: { statementInterval: INTERVAL, webhookTaskQueue: s.config.webhookTaskQueue } },
+      new Date(listed.periodEnd),
+    );
+    expect(reissued.issued).to.equal(1);
+    const back = await http.get(`/api/statements/${listed.id}`).set(c.auth).buffer(true);
+    expect(back.text).to.equal(stored.text);
+    expect(sha256(back.text)).to.equal(listed.sha256);
     const csv = await http.get(`/api/statements/${listed.id}`).query({ format: 'csv' }).set(c.auth);
     expect(csv.status).to.equal(200);
     expect(csv.text.split('\r\n')[0]).to.match(/^id,bookedAt,/);
