@@ -44,6 +44,18 @@ export interface PaymentReport {
  * 409 RAIL_REFERENCE_IN_USE, which says nothing about that payment.
  */
 export async function recordInboundPayment(em: Em, report: PaymentReport): Promise<InboundPayment> {
+  return (await recordInboundPaymentOnce(em, report)).payment;
+}
+
+/**
+ * `recordInboundPayment`, telling whether this call recorded it (`created`) or found it recorded already. The check
+ * of another customer's reference runs inside the transaction, so a refused report commits nothing (and an
+ * operator's audited command records its refusal, not an OK).
+ */
+export async function recordInboundPaymentOnce(
+  em: Em,
+  report: PaymentReport,
+): Promise<{ payment: InboundPayment; created: boolean }> {
   let customerId = report.customerId ?? null;
   let accountId: string | null = null;
   let rail = report.rail;
@@ -63,14 +75,22 @@ export async function recordInboundPayment(em: Em, report: PaymentReport): Promi
   if (scope !== null && scope !== customerId) throw notFound('operation');
   const { endToEndId, amount, asset } = report;
   const operationId = report.operationId ?? null;
-  const { payment } = await inTransaction(em, (tx) =>
-    recordPayment(tx, { customerId, operationId, accountId, amount, asset, rail: rail!, endToEndId }),
-  );
-  if (payment.customerId !== customerId) {
-    const message = `a payment with ${rail} reference ${endToEndId} is already recorded for someone else`;
-    throw new CambioError('RAIL_REFERENCE_IN_USE', message, { rail, endToEndId });
-  }
-  return payment;
+  return inTransaction(em, async (tx) => {
+    const recorded = await recordPayment(tx, {
+      customerId,
+      operationId,
+      accountId,
+      amount,
+      asset,
+      rail: rail!,
+      endToEndId,
+    });
+    if (recorded.payment.customerId !== customerId) {
+      const message = `a payment with ${rail} reference ${endToEndId} is already recorded for someone else`;
+      throw new CambioError('RAIL_REFERENCE_IN_USE', message, { rail, endToEndId });
+    }
+    return recorded;
+  });
 }
 
 // A decision is one short transaction in the deposit's workflow; one that takes longer than this waits on a

@@ -114,6 +114,8 @@ export interface Decision {
   returnReason?: string;
   /** Null clears it (a new return attempt). */
   returnFailure?: string | null;
+  /** Our id for a return sent through a provider; null clears it (a return done at the bank). */
+  returnId?: string | null;
 }
 
 /** A decision on a record, as a statement of the caller's batch. */
@@ -124,7 +126,8 @@ export function addDecision(batch: SqlBatch, id: string, change: Decision): void
        credit_operation_id = coalesce(?::uuid, credit_operation_id),
        credit_account_id = coalesce(?::uuid, credit_account_id),
        return_end_to_end_id = coalesce(?, return_end_to_end_id), return_reason = coalesce(?, return_reason),
-       return_failure = case when ? then ? else return_failure end
+       return_failure = case when ? then ? else return_failure end,
+       return_id = case when ? then ? else return_id end
      where id = ?`,
     [
       change.status,
@@ -136,6 +139,8 @@ export function addDecision(batch: SqlBatch, id: string, change: Decision): void
       change.returnReason ?? null,
       change.returnFailure !== undefined,
       change.returnFailure ?? null,
+      change.returnId !== undefined,
+      change.returnId ?? null,
       id,
     ],
   );
@@ -226,4 +231,20 @@ export async function listPaymentsForOperators(em: Em, filter: OperatorFilter): 
     [...params, filter.limit ?? 1000],
   );
   return rows.map((r: Record<string, unknown>) => toEntity(em, r));
+}
+
+/** The record a return id of ours belongs to (any customer), or null. */
+export async function paymentOfReturn(em: Em, returnId: string): Promise<InboundPayment | null> {
+  const [row] = await em.execute(`select ${columns(em)} from inbound_payments p where p.return_id = ?`, [returnId]);
+  return row ? toEntity(em, row) : null;
+}
+
+/** The record of a rail reference as the rail reported it (not a remainder), any customer; null if none. */
+export async function paymentOfReference(em: Em, rail: string, endToEndId: string): Promise<InboundPayment | null> {
+  const [row] = await em.execute(
+    `select ${columns(em)} from inbound_payments p
+     where p.rail = ? and p.end_to_end_id = ? and p.remainder_of is null`,
+    [rail, endToEndId],
+  );
+  return row ? toEntity(em, row) : null;
 }

@@ -142,3 +142,19 @@ export async function stuckPayouts(em: Em, before: Date, limit = 1000): Promise<
     { orderBy: { updatedAt: 'asc' }, limit },
   );
 }
+
+/**
+ * The deposit a rail's charge id names (PIX: the `txid` of `intent.fundingInstruction`), any customer; null when
+ * none does (a Pix without a charge of ours). Plain SQL over the partial expression index of its migration
+ * (Migration20261127100000RailReconciliation): notices and reconciliation match every payment by it.
+ */
+export async function depositOfCharge(em: Em, chargeId: string): Promise<string | null> {
+  const [row] = await em.execute(
+    `select id from operations
+     where type = 'DEPOSIT' and intent->'fundingInstruction'->>'txid' is not null
+       and intent->'fundingInstruction'->>'txid' = ?
+     limit 1`,
+    [chargeId],
+  );
+  return row ? (row.id as string) : null;
+}
