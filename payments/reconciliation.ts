@@ -1,4 +1,4 @@
-// Reconciliation of a rail (docs/decisions.md, "Rails": a Temporal Schedule every PIX_RECONCILE_EVERY_SECONDS): list
+// Reconciliation of a rail (docs/decisions/0080: a Temporal Schedule every PIX_RECONCILE_EVERY_SECONDS): list
 // what the provider received over the window since the last run, less an overlap, and record what no notice
 // brought. A notice that was lost, or is still being retried by the PSP, is credited by the next run; one that
 // arrives after the run finds its record and changes nothing.

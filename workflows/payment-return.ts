@@ -1,4 +1,4 @@
-// A return of an inbound payment through its provider (docs/decisions.md, "Rails": `devolucao`): started with the
+// A return of an inbound payment through its provider (docs/decisions/0080: `devolucao`): started with the
 // RETURNING record (an outbox row of the operator's transaction), it sends the return under our id on the rails'
 // task queue and reads its status until the PSP answers DEVOLVIDO (RETURNED) or NAO_REALIZADO (UNMATCHED again,
 // with the reason). A notice or reconciliation that brings the answer first settles it; this one then finds it
