@@ -1,4 +1,4 @@
-// Production honesty (docs/decisions.md, "Rails"): no code path completes a withdrawal without the PSP's REALIZADO.
+// Production honesty (docs/decisions/0080): no code path completes a withdrawal without the PSP's REALIZADO.
 // Reads the production source (everything but the simulated PSP, the tests and the benchmarks) for the shapes a
 // payout that "succeeds" on its own takes, the old `executePayout` stub's among them; the last case puts that stub
 // back into activities/operations.ts and checks that the scan finds it.
