@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { recordNotice } from '../payments/received-payments';
+import { recordNotice } from '../payments/rail-payments';
 import { NoticeRejectedError } from '../rails/errors';
 import type { ReceivedPayment } from '../rails/rail';
 import { CambioError } from './errors';

@@ -94,6 +94,19 @@ export async function recordInboundPayment(
   report: PaymentReport,
   via?: PaymentDecisionRoute,
 ): Promise<InboundPayment> {
+  return (await recordInboundPaymentOnce(em, report, via)).payment;
+}
+
+/**
+ * `recordInboundPayment`, telling whether this call recorded it (`created`) or found it recorded already. The check
+ * of another customer's reference runs inside the transaction, so a refused report commits nothing (and an
+ * operator's audited command records its refusal, not an OK).
+ */
+export async function recordInboundPaymentOnce(
+  em: Em,
+  report: PaymentReport,
+  via?: PaymentDecisionRoute,
+): Promise<{ payment: InboundPayment; created: boolean }> {
   let customerId = report.customerId ?? null;
   let accountId: string | null = null;
   let rail = report.rail;
@@ -113,7 +126,7 @@ export async function recordInboundPayment(
   if (scope !== null && scope !== customerId) throw notFound('operation');
   const { endToEndId, amount, asset } = report;
   const operationId = report.operationId ?? null;
-  const { payment } = await inTransaction(em, async (tx) => {
+  return inTransaction(em, async (tx) => {
     const recorded = await recordPayment(tx, {
       customerId,
       operationId,
@@ -123,16 +136,15 @@ export async function recordInboundPayment(
       rail: rail!,
       endToEndId,
     });
+    if (recorded.payment.customerId !== customerId) {
+      const message = `a payment with ${rail} reference ${endToEndId} is already recorded for someone else`;
+      throw new CambioError('RAIL_REFERENCE_IN_USE', message, { rail, endToEndId });
+    }
     // The decision it waits for, with its signal's outbox row, in the record's COMMIT: a reporter that dies next
     // leaves it to the worker's relay.
     if (recorded.created && via) await addPaymentDecision(tx, recorded.payment, via, 'record');
     return recorded;
   });
-  if (payment.customerId !== customerId) {
-    const message = `a payment with ${rail} reference ${endToEndId} is already recorded for someone else`;
-    throw new CambioError('RAIL_REFERENCE_IN_USE', message, { rail, endToEndId });
-  }
-  return payment;
 }
 
 // A decision is one short transaction in the deposit's workflow; one that takes longer than this waits on a

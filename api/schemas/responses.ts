@@ -297,7 +297,10 @@ const InboundPayment = object(
     },
     returned: nullable(
       object({
-        endToEndId: { type: 'string' },
+        endToEndId: {
+          type: ['string', 'null'],
+          description: 'Of the money sent back; null when the rail refused the return before giving one',
+        },
         reason: { type: ['string', 'null'] },
         failure: { type: ['string', 'null'], description: 'Why the rail refused the last return' },
       }),

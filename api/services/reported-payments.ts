@@ -1,5 +1,7 @@
-import type { Em } from '../../db/orm';
-import type { InboundPayment } from '../../db/entities';
+import { systemEm, tenantEm, type Em } from '../../db/orm';
+import { CustomerSchema, OperationSchema, type InboundPayment } from '../../db/entities';
+import { railAccepts, type Rail } from '../../domain/funding';
+import { isAssetCode } from '../../domain/assets';
 import { findPayment, INBOUND_PAYMENT_LIST } from '../../db/repositories/inbound-payments';
 import type { AssetCode } from '../../domain/assets';
 import { CambioError } from '../../domain/errors';
@@ -68,4 +70,58 @@ export async function getInboundPayment(em: Em, id: string) {
 export async function listInboundPayments(em: Em, query: ListQuery, cursorSecret: string) {
   const page = await runList(em, INBOUND_PAYMENT_LIST, query, cursorSecret);
   return { data: page.data.map(presentInboundPayment), meta: page.meta };
+}
+
+/** The rails an operator records from the bank statement: those without a connector of their own. */
+export const MANUAL_RAILS = ['BOLETO', 'TED', 'CRYPTO'] as const;
+
+export interface ManualPayment {
+  rail: string;
+  /** The deposit it paid; or, without one, the customer it is for (UNMATCHED in that customer's suspense). */
+  operationId?: string;
+  customerId?: string;
+  amount: string;
+  asset: string;
+  /** The rail's reference (bank statement reference, transaction hash): one payment per rail and reference. */
+  reference: string;
+}
+
+/**
+ * `cambio payment record`: what the bank statement of a rail without a connector shows, recorded and decided as
+ * any reported payment (same matching, same uniqueness per rail reference: another customer's reference is 409
+ * RAIL_REFERENCE_IN_USE, the same customer's is the same payment). The record as decided.
+ */
+export async function recordManualPayment(s: ServiceContext, input: ManualPayment) {
+  const invalid = (path: string, message: string) =>
+    new CambioError('VALIDATION_ERROR', `${path} ${message}`, { errors: [{ path, message }] });
+  if (!(MANUAL_RAILS as readonly string[]).includes(input.rail)) {
+    throw invalid('--rail', `must be one of ${MANUAL_RAILS.join(', ')} (PIX payments come from the PSP)`);
+  }
+  if (!input.operationId === !input.customerId) throw invalid('--operation', 'or --customer, exactly one of them');
+  if (!isAssetCode(input.asset)) throw invalid('--asset', 'is not an asset Cambio knows');
+  if (!railAccepts(input.rail as Rail, input.asset)) {
+    const message = `${input.rail} does not pay in ${input.asset}`;
+    throw new CambioError('RAIL_ASSET_MISMATCH', message, { rail: input.rail, asset: input.asset });
+  }
+  if (!input.reference.trim()) throw invalid('--reference', 'is required');
+  const amount = parseAmountValue(input.amount, input.asset, { path: '--amount' });
+  const report = { endToEndId: input.reference.trim(), amount, asset: input.asset, rail: input.rail };
+  let em: Em;
+  if (input.operationId) {
+    const op = await systemEm(s.orm).findOne(OperationSchema, { id: input.operationId });
+    if (!op) throw notFound('operation');
+    const rail = (op.intent.fundingInstruction as { rail?: string } | undefined)?.rail;
+    if (op.type === 'DEPOSIT' && rail !== input.rail) throw invalid('--rail', `is not the deposit's rail (${rail})`);
+    em = tenantEm(s.orm, op.customerId);
+  } else {
+    const customer = await systemEm(s.orm).findOne(CustomerSchema, { id: input.customerId! });
+    if (!customer) throw notFound('customer');
+    em = tenantEm(s.orm, customer.id);
+  }
+  const payment = await record(
+    em,
+    input.operationId ? { ...report, operationId: input.operationId } : { ...report, customerId: input.customerId! },
+  );
+  await decideInboundPayment(s, payment);
+  return getInboundPayment(em, payment.id);
 }

@@ -48,6 +48,8 @@ export interface InboundPayment {
   returnReason: string | null;
   /** Why the last return attempt failed (the payment is UNMATCHED again). */
   returnFailure: string | null;
+  /** Resolution: our id for the return in flight through a provider (PIX: the `devolucao` id). */
+  returnId: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -73,6 +75,7 @@ export const InboundPaymentSchema = new EntitySchema<InboundPayment>({
     returnEndToEndId: { type: 'string', nullable: true },
     returnReason: { type: 'text', nullable: true },
     returnFailure: { type: 'text', nullable: true },
+    returnId: { type: 'string', nullable: true },
     createdAt: { ...timestamp },
     updatedAt: { ...timestamp },
   },

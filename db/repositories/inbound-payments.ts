@@ -124,6 +124,8 @@ export interface Decision {
   returnReason?: string;
   /** Null clears it (a new return attempt). */
   returnFailure?: string | null;
+  /** Our id for a return sent through a provider; null clears it (a return done at the bank). */
+  returnId?: string | null;
 }
 
 /** A decision on a record, as a statement of the caller's batch. */
@@ -134,7 +136,8 @@ export function addDecision(batch: SqlBatch, id: string, change: Decision): void
        credit_operation_id = coalesce(?::uuid, credit_operation_id),
        credit_account_id = coalesce(?::uuid, credit_account_id),
        return_end_to_end_id = coalesce(?, return_end_to_end_id), return_reason = coalesce(?, return_reason),
-       return_failure = case when ? then ? else return_failure end
+       return_failure = case when ? then ? else return_failure end,
+       return_id = case when ? then ? else return_id end
      where id = ?`,
     [
       change.status,
@@ -146,6 +149,8 @@ export function addDecision(batch: SqlBatch, id: string, change: Decision): void
       change.returnReason ?? null,
       change.returnFailure !== undefined,
       change.returnFailure ?? null,
+      change.returnId !== undefined,
+      change.returnId ?? null,
       id,
     ],
   );
@@ -252,4 +257,10 @@ export async function listPaymentsForOperators(em: Em, filter: OperatorFilter): 
     [...params, filter.limit ?? 1000],
   );
   return rows.map((r: Record<string, unknown>) => toEntity(em, r));
+}
+
+/** The record a return id of ours belongs to (any customer), or null. */
+export async function paymentOfReturn(em: Em, returnId: string): Promise<InboundPayment | null> {
+  const [row] = await em.execute(`select ${columns(em)} from inbound_payments p where p.return_id = ?`, [returnId]);
+  return row ? toEntity(em, row) : null;
 }

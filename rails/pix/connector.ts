@@ -230,12 +230,13 @@ function received(p: PixItem): ReceivedPayment {
 }
 
 function returned(body: unknown): ReturnState {
-  const d = body as { id: string; valor: string; status: string; motivo?: string };
+  const d = body as { id: string; valor: string; status: string; motivo?: string; rtrId?: string };
   return {
     returnId: d.id,
     amount: d.valor,
     status: RETURN_STATUS[d.status] ?? 'PENDING',
     ...(d.motivo ? { reason: d.motivo } : {}),
+    ...(d.rtrId ? { endToEndId: d.rtrId } : {}),
   };
 }
 

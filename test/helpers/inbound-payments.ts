@@ -35,7 +35,7 @@ export async function openDeposit(
   accountId: string,
   value: string,
   windows?: Windows,
-  via: { rail: 'PIX_KEY' | 'CRYPTO'; asset: string } = { rail: 'PIX_KEY', asset: 'BRL' },
+  via: { rail: 'PIX_KEY' | 'CRYPTO' | 'TED' | 'BOLETO'; asset: string } = { rail: 'PIX_KEY', asset: 'BRL' },
 ): Promise<Deposit> {
   const { services, config } = await stack();
   const q = await quote(c, { accountId, sourceAsset: via.asset, targetAsset: via.asset, sourceAmount: value });

@@ -13,6 +13,8 @@ import { cambio, cambioFails } from '../helpers/cli';
 import { decideInboundPayment, recordInboundPayment } from '../../payments/record-and-decide';
 import { failReturn, startReturn } from '../../api/services/inbound-payment-resolution';
 import { Dec } from '../../domain/money';
+import { recordManualPayment } from '../../api/services/reported-payments';
+import type { CambioError } from '../../domain/errors';
 
 /** The customer's suspense (null: the platform's): its ledger account's balance row. */
 async function suspense(customerId: string | null, asset?: string): Promise<string> {
@@ -193,6 +195,71 @@ describe("operator CLI: the platform's payments and a refused return", function 
     expect(await suspense(null, 'BRLT')).to.equal('0.00');
     const books = await booksCheck('BRLT');
     expect(books, JSON.stringify(books.differences)).to.deep.include({ exitCode: 0, ok: true });
+    await assertLedgerBalanced();
+  });
+});
+
+describe('operator CLI: payment record (rails without a connector)', function () {
+  this.timeout(180000);
+
+  it('records for a deposit (matched) or a customer (unmatched), audited; one payment per reference', async () => {
+    const { services } = await stack();
+    const c = await newCustomer('Statement Ltda');
+    const other = await newCustomer('Other Statement Ltda');
+    const account = await activeAccount(c, ['BRL', 'USDC']);
+    const dep = await openDeposit(c, account.id, '30.00', undefined, { rail: 'TED', asset: 'BRL' });
+    const ted = `TED-${randomUUID()}`;
+    const hash = `0x${randomUUID().replace(/-/g, '')}`;
+    const record = (...args: string[]) => cambio('payment', 'record', ...args, '--json');
+
+    const matched = JSON.parse(
+      (await record('--rail', 'TED', '--operation', dep.id, '--amount', '30.00', '--asset', 'BRL', '--reference', ted))
+        .stdout,
+    );
+    expect(matched).to.deep.include({ status: 'MATCHED', rail: 'TED', endToEndId: ted, operationId: dep.id });
+    expect((await getOp(c, dep.id)).currentState.status).to.equal('COMPLETED');
+    expect((await balance(c, account.id, 'BRL')).available).to.equal('30.00');
+
+    const args = ['--rail', 'CRYPTO', '--amount', '5.00', '--asset', 'USDC', '--reference', hash];
+    const unmatched = JSON.parse((await record(...args, '--customer', c.customerId)).stdout);
+    expect(unmatched).to.deep.include({ status: 'UNMATCHED', rail: 'CRYPTO', customerId: c.customerId });
+    expect(unmatched.operationId).to.equal(null);
+
+    // The same reference for another customer: refused, nothing recorded for it.
+    const taken = await cambioFails('payment', 'record', ...args, '--customer', other.customerId);
+    expect([taken.exitCode, taken.body.code]).to.deep.equal([1, 'RAIL_REFERENCE_IN_USE']);
+    const em = systemEm(services.orm);
+    const ofHash = await em.execute(`select customer_id from inbound_payments where end_to_end_id = ?`, [hash]);
+    expect(ofHash).to.deep.equal([{ customer_id: c.customerId }]);
+
+    const audited = (await em.execute(
+      `select target, details->>'outcome' as outcome from audit_log where action = 'payment.record'
+       and target in (?, ?) order by at`,
+      [`TED:${ted}`, `CRYPTO:${hash}`],
+    )) as Array<{ target: string; outcome: string }>;
+    expect(audited).to.deep.equal([
+      { target: `TED:${ted}`, outcome: 'OK' },
+      { target: `CRYPTO:${hash}`, outcome: 'OK' },
+      { target: `CRYPTO:${hash}`, outcome: 'RAIL_REFERENCE_IN_USE' },
+    ]);
+
+    // PIX comes from the PSP; the rail must be the deposit's (checked before anything is recorded).
+    const pix = await recordManualPayment(services, {
+      rail: 'PIX_KEY',
+      customerId: c.customerId,
+      amount: '1.00',
+      asset: 'BRL',
+      reference: `E${randomUUID()}`,
+    }).catch((e: CambioError) => e);
+    expect((pix as CambioError).code).to.equal('VALIDATION_ERROR');
+    const wrongRail = await recordManualPayment(services, {
+      rail: 'BOLETO',
+      operationId: dep.id,
+      amount: '1.00',
+      asset: 'BRL',
+      reference: `B-${randomUUID()}`,
+    }).catch((e: CambioError) => e);
+    expect((wrongRail as CambioError).code).to.equal('VALIDATION_ERROR');
     await assertLedgerBalanced();
   });
 });
