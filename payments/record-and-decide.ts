@@ -141,8 +141,8 @@ export async function recordInboundPaymentOnce(
       throw new CambioError('RAIL_REFERENCE_IN_USE', message, { rail, endToEndId });
     }
     // The decision it waits for, with its signal's outbox row, in the record's COMMIT: a reporter that dies next
-    // leaves it to the worker's relay.
-    if (recorded.created && via) await addPaymentDecision(tx, recorded.payment, via, 'record');
+    // leaves it to the worker's relay. A payment for no deposit waits for no workflow: it is left UNMATCHED.
+    if (recorded.created && via && operationId) await addPaymentDecision(tx, recorded.payment, via, 'record');
     return recorded;
   });
 }

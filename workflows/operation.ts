@@ -1,5 +1,6 @@
 import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { railActivities, railRejection } from './rail-calls';
 import { operationStatusKey } from './search-attributes';
 import { ignoredSignals, onDecisions } from './decision';
 
@@ -285,20 +286,14 @@ const MAX_STATUS_READ_MS = 60_000;
 async function payThroughRails(operationId: string): Promise<{ ok: boolean; endToEnd: string }> {
   const order = await acts.payoutOrder({ operationId });
   if (order.recorded) return order.recorded;
-  const rails = wf.proxyActivities<Activities>({
-    taskQueue: order.taskQueue,
-    // One PSP call bounded by PIX_TIMEOUT_MS (10 s by default) and its token fetch.
-    startToCloseTimeout: '30s',
-    // Unlimited attempts: a PSP that is down for an hour delays the payout by an hour, never loses it.
-    retry: { initialInterval: '1s', maximumInterval: '60s', backoffCoefficient: 2 },
-  });
+  const rails = railActivities(order.taskQueue);
   let state;
   try {
     state = await rails.pixSendPayout(order.request);
   } catch (err) {
-    const cause = err instanceof wf.ActivityFailure && err.cause instanceof wf.ApplicationFailure ? err.cause : null;
-    if (cause?.type !== 'RAIL_REJECTED') throw err;
-    return acts.recordPayout({ operationId, status: 'FAILED', reason: cause.message });
+    const refused = railRejection(err);
+    if (!refused) throw err;
+    return acts.recordPayout({ operationId, status: 'FAILED', reason: refused.message });
   }
   let wait = FIRST_STATUS_READ_MS;
   while (state.status === 'PENDING') {

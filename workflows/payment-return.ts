@@ -5,6 +5,7 @@
 // settled and changes nothing.
 import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { railActivities, railRejection } from './rail-calls';
 
 const acts = wf.proxyActivities<Activities>({
   startToCloseTimeout: '10s',
@@ -19,21 +20,15 @@ export async function paymentReturnWorkflow(input: { paymentId: string; returnId
   const { paymentId, returnId } = input;
   const order = await acts.returnOrder({ paymentId, returnId });
   if (order.settled) return order.settled;
-  const rails = wf.proxyActivities<Activities>({
-    taskQueue: order.taskQueue,
-    // One PSP call bounded by PIX_TIMEOUT_MS and its token fetch.
-    startToCloseTimeout: '30s',
-    // Unlimited attempts: a PSP down for an hour delays the return by an hour; the money stays in the suspense.
-    retry: { initialInterval: '1s', maximumInterval: '60s', backoffCoefficient: 2 },
-  });
+  const rails = railActivities(order.taskQueue);
   let state;
   try {
     state = await rails.pixReturnPayment(order.request);
   } catch (err) {
-    const cause = err instanceof wf.ActivityFailure && err.cause instanceof wf.ApplicationFailure ? err.cause : null;
-    if (cause?.type !== 'RAIL_REJECTED') throw err;
+    const refused = railRejection(err);
+    if (!refused) throw err;
     // Refused outright (no such Pix, more than it holds): nothing was sent back.
-    return acts.settlePaymentReturn({ paymentId, returnId, status: 'FAILED', reason: cause.message });
+    return acts.settlePaymentReturn({ paymentId, returnId, status: 'FAILED', reason: refused.message });
   }
   let wait = FIRST_STATUS_READ_MS;
   while (state.status === 'PENDING') {
