@@ -30,26 +30,7 @@ export function statementSpec(text: string): ScheduleSpec {
   }
 }
 
-/** What the jobs read of the config; the rails' part is optional (a deployment without a PSP reconciles nothing). */
-export type SchedulesConfig = Pick<Config, 'taskQueue' | 'statementInterval'> &
-  Partial<Pick<Config, 'railsTaskQueue' | 'pix'>>;
-
-/** PIX reconciliation, when a PSP is configured: its activity runs on the rails' task queue. */
-function railJobs(config: SchedulesConfig): PeriodicJob[] {
-  if (!config.pix?.pspUrl || !config.railsTaskQueue) return [];
-  const every = config.pix.reconcileEverySeconds;
-  return [
-    {
-      id: scheduleId(config, 'pix-reconciliation'),
-      workflowType: 'pixReconciliationWorkflow',
-      args: [config.railsTaskQueue],
-      spec: { intervals: [{ every: `${every} seconds` }] },
-      note: `Records PIX payments no notice brought, over GET /pix (PIX_RECONCILE_EVERY_SECONDS=${every})`,
-    },
-  ];
-}
-
-export function periodicJobs(config: SchedulesConfig): PeriodicJob[] {
+export function periodicJobs(config: Pick<Config, 'taskQueue' | 'statementInterval'>): PeriodicJob[] {
   return [
     {
       id: scheduleId(config, 'event-purge'),
@@ -72,7 +53,6 @@ export function periodicJobs(config: SchedulesConfig): PeriodicJob[] {
       spec: statementSpec(config.statementInterval),
       note: `Issues the statements of each closed period (STATEMENT_INTERVAL=${config.statementInterval})`,
     },
-    ...railJobs(config),
   ];
 }
 
@@ -82,7 +62,7 @@ export function periodicJobs(config: SchedulesConfig): PeriodicJob[] {
  */
 export async function ensureSchedules(
   client: Client,
-  config: SchedulesConfig,
+  config: Pick<Config, 'taskQueue' | 'statementInterval'>,
   jobs: PeriodicJob[] = periodicJobs(config),
 ): Promise<void> {
   for (const job of jobs) {

@@ -4,7 +4,7 @@ import type { ServiceContext } from '../services/context';
 import { listQuerySchema, ListQuery } from '../../lists/run-list';
 import { idParams } from '../schemas/common';
 import { depositBody, swapBody, transferBody, withdrawalBody } from '../schemas/operations';
-import { chargeForDeposit, createDeposit, DepositBody } from '../services/operations/deposit';
+import { createDeposit, DepositBody } from '../services/operations/deposit';
 import { createSwap } from '../services/operations/swap';
 import { createTransfer, TransferBody } from '../services/operations/transfer';
 import { createWithdrawal, WithdrawalBody } from '../services/operations/withdrawal';
@@ -25,23 +25,12 @@ const QUOTE_ERRORS: ErrorCode[] = [
   'ASSET_NOT_ENABLED',
 ];
 
-const CREATORS: Array<{
-  kind: string;
-  body: object;
-  create: Creator;
-  errors: ErrorCode[];
-  prepare?: (s: ServiceContext, ctx: Koa.Context) => Promise<void>;
-}> = [
+const CREATORS: Array<{ kind: string; body: object; create: Creator; errors: ErrorCode[] }> = [
   {
     kind: 'deposit',
     errors: [...QUOTE_ERRORS, 'RAIL_ASSET_MISMATCH', 'RAIL_NOT_CONFIGURED'],
     body: depositBody,
-    // A PIX deposit's charge exists at the PSP before the transaction begins: the POST answers with it.
-    prepare: async (s, ctx) => {
-      const body = ctx.request.body as DepositBody;
-      ctx.state.charge = await chargeForDeposit(s, ctx.state.em, body, ctx.state.idempotencyKey, ctx.state.customerId);
-    },
-    create: (s, ctx) => createDeposit(s, ctx.state.em, ctx.request.body as DepositBody, ctx.state.charge),
+    create: (s, ctx) => createDeposit(s, ctx.state.em, ctx.request.body as DepositBody),
   },
   {
     kind: 'withdrawal',
@@ -76,7 +65,7 @@ const CREATORS: Array<{
 ];
 
 export function operationRoutes(table: RouteTable, s: ServiceContext): void {
-  for (const { kind, body, create, errors, prepare } of CREATORS) {
+  for (const { kind, body, create, errors } of CREATORS) {
     table.add({
       method: 'post',
       path: `/api/operations/${kind}`,
@@ -86,7 +75,6 @@ export function operationRoutes(table: RouteTable, s: ServiceContext): void {
       bodyRequired: true,
       response: { status: 201, schema: ref('Operation'), description: 'The operation, REQUESTED' },
       errors,
-      ...(prepare ? { prepare: (ctx: Koa.Context) => prepare(s, ctx) } : {}),
       async handler(ctx) {
         ctx.body = await create(s, ctx);
         ctx.status = 201;

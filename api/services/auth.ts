@@ -1,4 +1,4 @@
-import { BeforeCommit, inTransaction } from '../../db/transaction';
+import { inTransaction } from '../../db/transaction';
 import { randomBytes, randomUUID, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import jwt from 'jsonwebtoken';
@@ -70,14 +70,8 @@ export interface RotatedSecret {
 /**
  * Operator action: a new secret for the customer's client (its newest, the one onboarding issued), shown once. The
  * old one keeps working for `graceSeconds`, so the customer can deploy the new one without an outage.
- * `beforeCommit` sees the rotation inside its transaction (the operator's audit row commits with it).
  */
-export async function rotateClientSecret(
-  orm: Orm,
-  customerId: string,
-  graceSeconds: number,
-  beforeCommit?: BeforeCommit<RotatedSecret>,
-): Promise<RotatedSecret> {
+export async function rotateClientSecret(orm: Orm, customerId: string, graceSeconds: number): Promise<RotatedSecret> {
   const clientSecret = `sec_${randomBytes(24).toString('base64url')}`;
   const secretHash = await hashSecret(clientSecret);
   return inTransaction(orm.em.fork(), async (em) => {
@@ -88,14 +82,7 @@ export async function rotateClientSecret(
     client.previousSecretHash = client.secretHash;
     client.previousSecretExpiresAt = expiresAt;
     client.secretHash = secretHash;
-    const rotated = {
-      customerId,
-      clientId: client.clientId,
-      clientSecret,
-      previousSecretExpiresAt: expiresAt.toISOString(),
-    };
-    beforeCommit?.(rotated);
-    return rotated;
+    return { customerId, clientId: client.clientId, clientSecret, previousSecretExpiresAt: expiresAt.toISOString() };
   });
 }
 
