@@ -5,7 +5,7 @@ import type { ServiceContext } from '../services/context';
 import { listQuerySchema, ListQuery } from '../../lists/run-list';
 import { ref } from '../schemas/responses';
 import { getIssuedStatement, listIssuedStatements } from '../services/issued-statements';
-import { amountResponse, directionTotalOf, idParams } from '../schemas/common';
+import { directionTotalOf, idParams } from '../schemas/common';
 import { periodBoundSchema } from '../../domain/report-period';
 import { ASSETS } from '../../domain/assets';
 import { openStatement, type StatementSource } from '../../statements/statement';
@@ -67,7 +67,7 @@ export const statementResponse = {
     asset: { type: 'string' },
     periodStart: { type: 'string', format: 'date-time' },
     periodEnd: { type: 'string', format: 'date-time' },
-    openingBalance: amountResponse,
+    openingBalance: ref('Amount'),
     entries: {
       type: 'array',
       description: 'Oldest first; one per posting that changed the booked total (holds are not entries)',
@@ -80,14 +80,14 @@ export const statementResponse = {
           operationId: { type: ['string', 'null'], format: 'uuid' },
           operationType: { type: ['string', 'null'] },
           direction: { type: 'string', enum: ['CREDIT', 'DEBIT'] },
-          amount: amountResponse,
-          balanceAfter: amountResponse,
+          amount: ref('Amount'),
+          balanceAfter: ref('Amount'),
           description: { type: 'string' },
           endToEnd: { type: 'string', description: 'Where the rail gave one' },
         },
       },
     },
-    closingBalance: amountResponse,
+    closingBalance: ref('Amount'),
     credits: directionTotal,
     debits: directionTotal,
   },

@@ -1,3 +1,4 @@
+import { ref } from './responses';
 import { ASSETS } from '../../domain/assets';
 
 export const uuid = { type: 'string', format: 'uuid' } as const;
@@ -47,15 +48,10 @@ export const addressSchema = {
   },
 } as const;
 
-/** An amount as responses write it (domain/amount.ts), and a per-direction total of statements and reports. */
-export const amountResponse = {
-  type: 'object',
-  required: ['value', 'asset', 'decimals'],
-  properties: { value: { type: 'string' }, asset: { type: 'string' }, decimals: { type: 'integer' } },
-} as const;
+/** A per-direction total of statements and reports: its sum is an `Amount`, as every response writes one. */
 export const directionTotalOf = (minCount: 0 | 1) =>
   ({
     type: 'object',
     required: ['sum', 'count'],
-    properties: { sum: amountResponse, count: { type: 'integer', minimum: minCount } },
+    properties: { sum: ref('Amount'), count: { type: 'integer', minimum: minCount } },
   }) as const;
