@@ -8,13 +8,17 @@ export interface ReadDecision {
   decisionId: string;
   /** The workflow asking: a row recorded for another workflow is not its decision. */
   workflowId: string;
-  kind: DecisionKind;
+  /** The kind, or the kinds, this workflow takes (a deposit: its replays and the payments it decides). */
+  kind: DecisionKind | DecisionKind[];
 }
 
 export interface RecordedDecision {
   decisionId: string;
   decision: 'APPROVE' | 'REJECT' | null;
   reason?: string;
+  /** Absent in results recorded before payments were decisions (those were the kind asked for). */
+  kind?: DecisionKind;
+  target?: string;
 }
 
 export function createDecisionActivities(deps: ActivityDeps) {
@@ -25,11 +29,13 @@ export function createDecisionActivities(deps: ActivityDeps) {
      */
     async readDecision(input: ReadDecision): Promise<RecordedDecision | null> {
       const row = isUuid(input.decisionId) ? await decisionById(systemEm(deps.orm), input.decisionId) : undefined;
-      if (!row || row.workflowId !== input.workflowId || row.kind !== input.kind) {
+      const kinds: DecisionKind[] = Array.isArray(input.kind) ? input.kind : [input.kind];
+      if (!row || row.workflowId !== input.workflowId || !kinds.includes(row.kind)) {
         log.warn('a signal named no recorded decision of this workflow; ignored', { ...input, found: !!row });
         return null;
       }
-      return { decisionId: row.id, decision: row.decision, ...(row.reason !== null ? { reason: row.reason } : {}) };
+      const reason = row.reason !== null ? { reason: row.reason } : {};
+      return { decisionId: row.id, decision: row.decision, ...reason, kind: row.kind, target: row.target };
     },
 
     /** Whether a legacy `inboundPayment` signal names a payment recorded for its deposit (else it is ignored). */

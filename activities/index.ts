@@ -4,6 +4,7 @@ import { createDecisionActivities } from './decisions';
 import { createInstructionReviewActivities } from './instruction-review';
 import { createOperationActivities } from './operations';
 import { createRailActivities } from './rails';
+import { createReturnActivities } from './returns';
 import { railsFromConfig } from '../rails';
 import { createWebhookActivities } from '../webhooks/delivery-activities';
 import { createPeriodicActivities } from './periodic';
@@ -20,6 +21,7 @@ export function createActivities(given: ActivityDeps) {
     ...createWebhookActivities(deps),
     ...createPeriodicActivities(deps),
     ...createRailActivities(deps),
+    ...createReturnActivities(deps),
   };
 }
 

@@ -1,6 +1,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { RailRejectedError } from '../rails/errors';
-import type { PayoutRequest, PayoutState } from '../rails/rail';
+import { Context } from '@temporalio/activity';
+import type { PayoutRequest, PayoutState, ReturnRequest, ReturnState } from '../rails/rail';
+import { reconcileRail, type ReconcileResult } from '../payments/reconciliation';
 import { railsFromConfig, type Rails } from '../rails';
 import type { ActivityDeps } from './deps';
 
@@ -32,6 +34,41 @@ export function createRailActivities(deps: ActivityDeps) {
     /** Retried whatever the PSP answers: while the payout's fate is unknown, money may still leave. */
     async pixPayoutStatus(input: { payoutId: string }): Promise<PayoutState> {
       return pix().payoutStatus(input.payoutId);
+    },
+
+    /** Asks the PSP to send a payment back, under our return id (a retry reads the same return back). */
+    async pixReturnPayment(request: ReturnRequest): Promise<ReturnState> {
+      try {
+        return await pix().returnPayment(request);
+      } catch (err) {
+        if (err instanceof RailRejectedError) throw ApplicationFailure.nonRetryable(err.message, RAIL_REJECTED);
+        throw err;
+      }
+    },
+
+    /** Retried whatever the PSP answers: a return in flight may still send the money back. */
+    async pixReturnStatus(input: { endToEndId: string; returnId: string }): Promise<ReturnState> {
+      return pix().returnStatus(input.endToEndId, input.returnId);
+    },
+
+    /**
+     * One reconciliation run of PIX (the schedule's workflow runs it here, on the rails' queue): `GET /pix` over the
+     * window since the last run, every page, then each payment recorded and decided as a notice's would be. It
+     * heartbeats per payment, so a worker lost mid-run is noticed quickly; a retry does the window again, harmlessly.
+     */
+    async reconcilePixReceived(): Promise<ReconcileResult> {
+      const ctx = Context.current();
+      const settle = { orm: deps.orm, temporal: deps.temporal, config: deps.config };
+      const result = await reconcileRail(settle, pix(), {
+        onProgress: () => ctx.heartbeat(),
+        onFailure: (endToEndId, err) =>
+          ctx.log.warn('reconciliation could not record a payment; the next run lists it again', {
+            endToEndId,
+            error: err instanceof Error ? err.message : String(err),
+          }),
+      });
+      if (result.late > 0) ctx.log.warn('reconciliation found payments no notice brought', { ...result });
+      return result;
     },
   };
 }

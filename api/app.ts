@@ -17,6 +17,7 @@ import { httpMetrics, metricsHandler } from './observability/metrics';
 import type { ServiceContext } from './services/context';
 import { Readiness } from './readiness';
 import { DeploymentRate, rateWindow } from './overload/deployment-rate';
+import { PIX_NOTICE_PATH, railNoticeRoutes } from './rail-notices';
 
 // Documents carry up to 5 MiB decoded as base64 (4/3 larger) plus the JSON around them.
 const DOCUMENT_BODY_LIMIT = 7 * 1024 * 1024 + 64 * 1024;
@@ -24,9 +25,13 @@ const DOCUMENT_BODY_LIMIT = 7 * 1024 * 1024 + 64 * 1024;
 const PUBLIC_BODY_LIMIT = 8 * 1024;
 const isDocumentUpload = (ctx: Koa.Context) =>
   ctx.method === 'POST' && /^\/api\/accounts\/[^/]+\/documents$/.test(ctx.path);
+// A PSP's notice carries many payments (its token is checked once the body is read, as a PSP sends it in one POST).
+const isRailNotice = (ctx: Koa.Context) => ctx.method === 'POST' && PIX_NOTICE_PATH.test(ctx.path);
 const bodyLimit = (ctx: Koa.Context) =>
   ctx.state.customerId === undefined
-    ? PUBLIC_BODY_LIMIT
+    ? isRailNotice(ctx)
+      ? DEFAULT_BODY_LIMIT
+      : PUBLIC_BODY_LIMIT
     : isDocumentUpload(ctx)
       ? DOCUMENT_BODY_LIMIT
       : DEFAULT_BODY_LIMIT;
@@ -96,6 +101,7 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
     ctx.body = openApiDocument(tables.get(ctx.state.version)!, ctx.state.version, `${ctx.protocol}://${ctx.host}`);
   });
   registerDocs(platform);
+  railNoticeRoutes(platform, services);
 
   app.use(httpMetrics);
   app.use(requestContext(services.log));

@@ -6,6 +6,7 @@ import { sessionSettingsOf } from '../db/session-settings';
 import { openRateLimitStore, RateLimitStore } from '../db/repositories/rate-limits';
 import { RateSource, TableRateSource, DEFAULT_MID_RATES } from '../domain/rates';
 import type { ResolveHost } from '../webhooks/url-policy';
+import { railsFromConfig, type Rails } from '../rails';
 
 /** Everything a service needs from the outside world, built once per process (API, CLI, tests). */
 export interface Deps {
@@ -18,6 +19,8 @@ export interface Deps {
   resolveHost?: ResolveHost;
   /** The shared per-customer rate counters (RATE_LIMIT_SCOPE=deployment); absent: a bucket per process. */
   rateLimits?: RateLimitStore;
+  /** The rails' connectors: the deposit POST creates its PIX charge through `rails.pix` before it answers. */
+  rails?: Rails;
   close(): Promise<void>;
 }
 
@@ -37,6 +40,7 @@ export async function createDeps(
     config.rateLimitScope === 'deployment'
       ? openRateLimitStore(config.databaseUrl, sessionSettingsOf(config))
       : undefined;
+  const rails = railsFromConfig(config);
   return {
     config,
     orm,
@@ -44,7 +48,9 @@ export async function createDeps(
     rates: new TableRateSource(DEFAULT_MID_RATES),
     log,
     rateLimits,
+    rails,
     async close() {
+      await rails.pix?.close();
       await connection.close();
       await rateLimits?.close();
       await orm.close(true);

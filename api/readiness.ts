@@ -1,4 +1,4 @@
-import { pingDatabase } from '../db/repositories/health';
+import { pingDatabase } from '../db/repositories/readiness-and-metrics';
 import type { ServiceContext } from './services/context';
 
 export type CheckResult = 'ok' | 'unavailable';

@@ -1,15 +1,22 @@
 // npm run bench:statements — balances at an instant, statements and issuing, at scale, in a dedicated database
 // (cambio_bench_statements, dropped afterwards):
 // 1. asOf: one account with BENCH_POSTINGS (1,000,000) postings seeded straight into Postgres (INSERT ... SELECT
-//    generate_series, with the balance history each posting carries), then BENCH_ASOF_RUNS GET .../balances?asOf=
-//    at random instants of its history. Target p99 < 20 ms.
+//    generate_series, with the balance history each posting carries, one a second up to a minute ago), then
+//    BENCH_ASOF_RUNS GET .../balances?asOf= at random instants of its history, each followed by its ceiling: the
+//    same route without asOf (the running balance row, same authentication and middleware). Target p99 < 20 ms.
+//    Then EXPLAIN ANALYZE of the asOf statement.
 // 2. CSV: the statement of the whole history (every posting an entry) streamed from the API; entries/s and the API
-//    process's RSS growth while it streams. Targets >= 100,000 entries/s, RSS growth < 50 MB.
-// 3. Issuing: BENCH_ACCOUNTS (10,000) accounts (copies of the first, opened two days ago) issued for yesterday
-//    (STATEMENT_INTERVAL=day), in this process, as the schedule's activity does. Target: within the period (a day).
+//    process's RSS growth while it streams. Targets >= 100,000 entries/s, RSS growth < 50 MB. Its ceiling: the same
+//    keyset pages read in this process through the repository (database and driver only: no HTTP, no formatting).
+// 3. Issuing: BENCH_ACCOUNTS (10,000) accounts (copies of the first, opened two days ago) and the first (opened
+//    twelve days ago: yesterday's 86,400 postings are one statement) issued for yesterday (STATEMENT_INTERVAL=day),
+//    in this process, as the schedule's activity does; this process's RSS growth while it issues. Target: within the
+//    period (a day); the big statement streamed into its pieces, not held whole.
 import { Client } from 'pg';
-import { openOrm } from '../db/orm';
+import { openOrm, tenantEm } from '../db/orm';
+import { historyPointBefore, statementRowsPage, type EntryPosition } from '../db/repositories/statement-entries';
 import { issueStatements } from '../statements/issue';
+import { explainAnalyze } from './lib/explain';
 import { activeAccount, newCustomer } from './lib/cambio';
 import { rssOf } from './lib/proc';
 import { log, withStack } from './lib/stack';
@@ -52,6 +59,7 @@ void withStack({ database: 'cambio_bench_statements', worker: true, api: true },
        booked_at = excluded.booked_at`,
     [accountId, c.customerId],
   );
+  await db.query(`update accounts set created_at = now() - interval '12 days' where id = $1`, [accountId]);
   await db.query('analyze ledger_entries; analyze ledger_transactions');
   log(`seeded ${POSTINGS} postings in ${((Date.now() - t) / 1000).toFixed(1)} s`);
   const range = (
@@ -65,16 +73,37 @@ void withStack({ database: 'cambio_bench_statements', worker: true, api: true },
   const headers = { Authorization: `Bearer ${c.token}` };
   const span = range.last.getTime() - range.first.getTime();
   const times: number[] = [];
+  const ceiling: number[] = [];
+  const timed = async (path: string, into: number[]) => {
+    const start = performance.now();
+    const res = await fetch(url(path), { headers });
+    await res.arrayBuffer();
+    into.push(performance.now() - start);
+    if (res.status !== 200) throw new Error(`${path} answered ${res.status}`);
+  };
   for (let i = 0; i < ASOF_RUNS; i++) {
     const at = new Date(range.first.getTime() + Math.random() * (span + 60_000)).toISOString();
-    const start = performance.now();
-    const res = await fetch(url(`/api/accounts/${accountId}/balances?asOf=${at}`), { headers });
-    await res.arrayBuffer();
-    times.push(performance.now() - start);
-    if (res.status !== 200) throw new Error(`asOf answered ${res.status}`);
+    await timed(`/api/accounts/${accountId}/balances?asOf=${at}`, times);
+    await timed(`/api/accounts/${accountId}/balances`, ceiling);
   }
   times.sort((a, b) => a - b);
-  log(`asOf over ${ASOF_RUNS} requests: p50 ${pct(times, 50).toFixed(2)} ms, p99 ${pct(times, 99).toFixed(2)} ms`);
+  ceiling.sort((a, b) => a - b);
+  const ms = (xs: number[], p: number) => pct(xs, p).toFixed(2);
+  log(
+    `asOf over ${ASOF_RUNS} requests: p50 ${ms(times, 50)} ms, p99 ${ms(times, 99)} ms; ceiling (no asOf) p50 ` +
+      `${ms(ceiling, 50)} ms, p99 ${ms(ceiling, 99)} ms; p99 ratio ${(pct(times, 99) / pct(ceiling, 99)).toFixed(2)}`,
+  );
+  const middle = new Date(range.first.getTime() + span / 2).toISOString();
+  const plan = await explainAnalyze(
+    db,
+    `select b.asset, h.available_after, h.held_after from balances b left join lateral (
+       select e.available_after, e.held_after from ledger_entries e
+       where e.account_id = b.account_id and e.asset = b.asset and e.account_id is not null and e.booked_at < $1
+       order by e.booked_at desc, e.balance_seq desc limit 1) h on true
+     where b.account_id = $2 and b.customer_id = $3`,
+    [middle, accountId, c.customerId],
+  );
+  log(`asOf statement: ${plan.ms.toFixed(3)} ms, ${plan.node}`);
 
   // 2. CSV streaming
   const pid = stack.api?.proc.pid;
@@ -103,6 +132,26 @@ void withStack({ database: 'cambio_bench_statements', worker: true, api: true },
       `(growth ${(peak - rss0).toFixed(1)} MB)`,
   );
 
+  // The ceiling: the same pages read here through the repository.
+  const orm = await openOrm(stack.databaseUrl, { poolMax: 8 });
+  const em = tenantEm(orm, c.customerId);
+  const [from, until] = await Promise.all(
+    [periodStart, periodEnd].map((at) => historyPointBefore(em, accountId, 'BRL', at)),
+  );
+  t = performance.now();
+  let rows = 0;
+  for (let after: EntryPosition | null = from.position; ;) {
+    const page = await statementRowsPage(em, accountId, 'BRL', 2, after, until.position!, 2000);
+    rows += page.length;
+    if (page.length < 2000) break;
+    after = { bookedAt: page[page.length - 1].bookedAt, seq: page[page.length - 1].seq };
+  }
+  const ceilingRate = rows / ((performance.now() - t) / 1000);
+  log(
+    `CSV ceiling (the pages alone, in process): ${rows} rows at ${Math.round(ceilingRate)} rows/s; ` +
+      `API ratio ${(entries / seconds / ceilingRate).toFixed(2)}`,
+  );
+
   // 3. Issuing for ACCOUNTS accounts
   const cols = (
     await db.query(
@@ -116,14 +165,28 @@ void withStack({ database: 'cambio_bench_statements', worker: true, api: true },
      where a.id = $1`,
     [accountId, ACCOUNTS],
   );
-  const orm = await openOrm(stack.databaseUrl, { poolMax: 8 });
+  const ownRss0 = process.memoryUsage().rss / 2 ** 20;
+  let ownPeak = ownRss0;
+  const ownSampler = setInterval(() => (ownPeak = Math.max(ownPeak, process.memoryUsage().rss / 2 ** 20)), 100);
   t = performance.now();
   const issued = await issueStatements(
     { orm, config: { statementInterval: 'day', webhookTaskQueue: 'cambio-webhooks' } },
     new Date(),
   );
   const issueSeconds = (performance.now() - t) / 1000;
-  log(`issuing: ${issued.issued} statements (${issued.skipped} skipped) in ${issueSeconds.toFixed(1)} s`);
+  clearInterval(ownSampler);
+  const big = (
+    await db.query(
+      `select count(*)::int as pieces, sum(length(c.text))::bigint as chars from statements s
+       join statement_chunks c on c.body_id = s.body_id where s.account_id = $1`,
+      [accountId],
+    )
+  ).rows[0] as { pieces: number; chars: string };
+  log(
+    `issuing: ${issued.issued} statements (${issued.skipped} skipped) in ${issueSeconds.toFixed(1)} s; the big one ` +
+      `${(Number(big.chars) / 1e6).toFixed(1)} MB in ${big.pieces} pieces; bench RSS ${ownRss0.toFixed(0)} MB -> ` +
+      `peak ${ownPeak.toFixed(0)} MB (growth ${(ownPeak - ownRss0).toFixed(1)} MB)`,
+  );
   await orm.close(true);
   await db.end();
 });

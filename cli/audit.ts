@@ -26,6 +26,7 @@ const AUDITED: Record<string, string> = {
   'deposit pay': 'deposit.pay',
   'payment return': 'payment.return',
   'payment credit': 'payment.credit',
+  'payment record': 'payment.record',
   'webhook redeliver': 'webhook.redeliver',
   'schedule pause': 'schedule.pause',
   'schedule unpause': 'schedule.unpause',

@@ -194,7 +194,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cursorSecret: env.CURSOR_SECRET || 'cambio-dev-cursor-secret',
     // For the whole deployment (RATE_LIMIT_SCOPE=deployment, the default): bench:api measured one API process at
     // ~1,800 quotes/s on 2 cores, so 250/s keeps one customer near a seventh of one process and far below a
-    // 2-process deployment, while an integrator's load test is no longer cut at 50/s (docs/decisions.md, "Faults").
+    // 2-process deployment, and still leaves an integrator's load test room to run (docs/decisions.md, "Faults").
     rateLimitScope: scope(env.RATE_LIMIT_SCOPE),
     rateLimitPerSecond: int(env.RATE_LIMIT_PER_SECOND, 250, 'RATE_LIMIT_PER_SECOND'),
     rateLimitBurst: int(env.RATE_LIMIT_BURST, 500, 'RATE_LIMIT_BURST'),

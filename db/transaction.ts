@@ -37,6 +37,12 @@ export interface TransactionOptions {
 }
 
 /**
+ * Given a service's result inside its transaction, before the COMMIT: for a record that must commit with the work or
+ * not at all (an operator command's audit row, cli/audit.ts). Called again if the transaction is retried.
+ */
+export type BeforeCommit<T> = (result: T) => void;
+
+/**
  * Runs `fn` in a transaction on `em`.
  * - `em` already in a transaction (a request's, an activity's): a savepoint inside it (MikroORM's nested
  *   `transactional`). A failure rolls back to the savepoint; nothing is retried here, because a deadlock

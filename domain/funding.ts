@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { AssetCode } from './assets';
+import type { ChargeCreated } from '../rails/rail';
 
 export const RAILS = ['PIX_KEY', 'BOLETO', 'TED', 'CRYPTO'] as const;
 export type Rail = (typeof RAILS)[number];
@@ -56,4 +57,20 @@ export function fundingInstruction(
         walletAddress: `0x${createHash('sha256').update(`${operationId}:wallet`).digest('hex').slice(0, 40)}`,
       };
   }
+}
+
+/**
+ * A PIX deposit's instruction when a PSP took its charge: the receiving key, the charge's txid and `location`,
+ * the dynamic BR Code ("Pix Copia e Cola") any bank app pays, and when the charge stops taking payments.
+ */
+export function pixChargeInstruction(charge: ChargeCreated): Record<string, string> {
+  return {
+    rail: 'PIX_KEY',
+    keyType: charge.keyType,
+    key: charge.key,
+    txid: charge.chargeId,
+    location: charge.location,
+    pixCopiaECola: charge.pixCopiaECola,
+    expiresAt: charge.expiresAt,
+  };
 }

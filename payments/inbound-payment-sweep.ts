@@ -1,8 +1,9 @@
-// The sweep: records still RECEIVED long after they were written lost their reporter (a crash between recording
-// and deciding, or a deposit's workflow that could not be reached in time); the sweep has them decided.
+// The sweep: records still RECEIVED long after they were written: the worker's relay sends what a reporter that died
+// after its COMMIT left, so these are records from before payments were decisions, or whose deposit's workflow
+// could not be reached in time; the sweep queues their decision's signal again and has them decided.
 import { systemEm } from '../db/orm';
 import { receivedPayments, type ReceivedCursor } from '../db/repositories/inbound-payments';
-import { decideInboundPayment, DECISION_DEADLINE_MS, type SettleContext } from './inbound-payments';
+import { decideInboundPayment, DECISION_DEADLINE_MS, type SettleContext } from './record-and-decide';
 
 export interface SweepOptions {
   /** Only records RECEIVED for longer than this: a live reporter decides its own within a second. */
@@ -30,7 +31,8 @@ export interface SweepResult {
 /**
  * One pass over the RECEIVED records, across customers, in batches. Every record is tried once per pass whatever
  * happens to the others: a failure or a deadline is counted and reported, never the end of the pass. Several
- * workers sweeping at once is harmless: the update id and the conditional UNMATCHED make a second decision a no-op.
+ * workers sweeping at once is harmless: a payment has one decision id, read once by its workflow, and UNMATCHED is
+ * conditional, so a second decision is a no-op.
  */
 export async function sweepReceivedPayments(s: SettleContext, opts: SweepOptions): Promise<SweepResult> {
   const batchSize = opts.batchSize ?? 100;

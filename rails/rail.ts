@@ -36,6 +36,8 @@ export interface ReturnState {
   amount: RailAmount;
   status: ReturnStatus;
   reason?: string;
+  /** The end-to-end id of the money sent back (PIX: `rtrId`), once the provider gave one. */
+  endToEndId?: string;
 }
 
 /** A payment the provider says it received: one per end-to-end id, whatever notice or list brought it. */

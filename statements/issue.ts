@@ -1,19 +1,31 @@
 // Issuing statements (docs/decisions.md, "Statements and balances at any instant"): for the period that closed last
 // before the scheduled instant, one statement per account and enabled asset, stored with the SHA-256 of its JSON form
 // and announced by STATEMENT_ISSUED. A closed period never changes, so a statement issued again is the same bytes;
-// one already stored is skipped, which makes the whole pass idempotent (a retried activity, a triggered run).
-import { createHash } from 'node:crypto';
+// one already stored is skipped, which makes the whole pass idempotent (a retried activity, a triggered run). A
+// statement is never whole in memory: its JSON form is hashed and stored a piece at a time as its entries stream.
+import { createHash, randomUUID } from 'node:crypto';
 import type { Config } from '../config';
 import { systemEm, tenantEm, type Orm } from '../db/orm';
-import { accountsToIssue, isIssued, storeIssuedStatement } from '../db/repositories/issued-statements';
+import {
+  accountsToIssue,
+  dropStatementBody,
+  isIssued,
+  purgeOrphanStatementBodies,
+  storeIssuedStatement,
+  storeStatementPiece,
+} from '../db/repositories/issued-statements';
 import { closedPeriodBefore, parseStatementInterval } from '../domain/statement-interval';
-import { openStatement, statementId } from './statement';
+import { openStatement, statementId, type StatementSource } from './statement';
 import { statementJson } from './formats/json';
 import { statementIssuedPayload } from '../webhooks/statement-event';
 
 const ACCOUNTS_PAGE = 200;
 // Accounts issued at once: each is a few short reads and one short transaction on the worker's pool.
 const CONCURRENCY = 4;
+// A stored piece of a body: big enough that a million entries are a few hundred rows, small enough to hold.
+const PIECE_CHARS = 1 << 20;
+// A body no statement row names, older than this, was left by an issuing that died mid-write.
+const ORPHAN_AGE_MS = 24 * 3600_000;
 
 export interface IssueDeps {
   orm: Orm;
@@ -27,14 +39,27 @@ export interface IssueResult {
   skipped: number;
 }
 
-/** The statement's JSON form, whole: what is hashed and stored. */
-export async function statementJsonText(source: Parameters<typeof statementJson>[0]): Promise<string> {
-  let text = '';
-  for await (const chunk of statementJson(source)) text += chunk;
-  return text;
+/**
+ * Writes the statement's JSON form under a new body id, a piece at a time (each a run of the writer's chunks, so it
+ * ends on an entry boundary), and returns the body id and the SHA-256 of the whole text.
+ */
+async function writeBody(deps: IssueDeps, source: StatementSource): Promise<{ bodyId: string; sha256: string }> {
+  const sys = systemEm(deps.orm);
+  const bodyId = randomUUID();
+  const hash = createHash('sha256');
+  let n = 0;
+  let piece = '';
+  for await (const chunk of statementJson(source)) {
+    hash.update(chunk);
+    piece += chunk;
+    if (piece.length >= PIECE_CHARS) {
+      await storeStatementPiece(sys, bodyId, n++, piece);
+      piece = '';
+    }
+  }
+  if (piece !== '' || n === 0) await storeStatementPiece(sys, bodyId, n, piece);
+  return { bodyId, sha256: hash.digest('hex') };
 }
-
-export const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 export async function issueStatements(deps: IssueDeps, at: Date, progress?: () => void): Promise<IssueResult> {
   const period = closedPeriodBefore(parseStatementInterval(deps.config.statementInterval), at);
@@ -42,6 +67,7 @@ export async function issueStatements(deps: IssueDeps, at: Date, progress?: () =
   const periodEnd = period.end.toISOString();
   const result: IssueResult = { periodStart, periodEnd, issued: 0, skipped: 0 };
   const sys = systemEm(deps.orm);
+  await purgeOrphanStatementBodies(sys, new Date(Date.now() - ORPHAN_AGE_MS));
   let after: string | null = null;
   for (;;) {
     const accounts = await accountsToIssue(sys, period.end, after, ACCOUNTS_PAGE);
@@ -53,8 +79,7 @@ export async function issueStatements(deps: IssueDeps, at: Date, progress?: () =
           if (await isIssued(sys, id)) return void result.skipped++;
           const em = tenantEm(deps.orm, account.customerId);
           const source = await openStatement(em, { accountId: account.id, asset, periodStart, periodEnd });
-          const body = await statementJsonText(source);
-          const hash = sha256(body);
+          const { bodyId, sha256: hash } = await writeBody(deps, source);
           const stored = await storeIssuedStatement(
             sys,
             deps.config,
@@ -66,7 +91,7 @@ export async function issueStatements(deps: IssueDeps, at: Date, progress?: () =
               periodStart: period.start,
               periodEnd: period.end,
               sha256: hash,
-              body,
+              bodyId,
             },
             {
               customerId: account.customerId,
@@ -78,8 +103,10 @@ export async function issueStatements(deps: IssueDeps, at: Date, progress?: () =
               atTime: new Date(),
             },
           );
-          if (stored) result.issued++;
-          else result.skipped++;
+          if (stored) return void result.issued++;
+          // Another issuing stored the same statement meanwhile: this body is nobody's.
+          await dropStatementBody(sys, bodyId);
+          result.skipped++;
         }),
       );
       progress?.();

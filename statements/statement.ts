@@ -7,9 +7,11 @@ import type { Em } from '../db/orm';
 import {
   historyPointBefore,
   ownsAccount,
-  statementEntriesPage,
+  statementRowsPage,
   type EntryPosition,
+  type StatementEntryRow,
 } from '../db/repositories/statement-entries';
+import { assetDecimals, type AssetCode } from '../domain/assets';
 import { amount } from '../domain/amount';
 import type { Amount } from '../domain/money';
 import { Dec } from '../domain/money';
@@ -41,10 +43,14 @@ export interface StatementEntry {
   endToEnd?: string;
 }
 
-/** What every format writes: the header, then the entries oldest first (each iterable once). */
+/**
+ * What every format writes: the header, then the entries oldest first, a page at a time (iterable once). A format
+ * turns a whole page into text before it asks for the next: the page's objects die young, where one await per entry
+ * kept every page alive across collections and the process's memory grew with the statement's length.
+ */
 export interface StatementSource {
   header: StatementHeader;
-  entries: AsyncIterable<StatementEntry>;
+  pages: AsyncIterable<StatementEntry[]>;
 }
 
 export interface DirectionTotal {
@@ -109,37 +115,72 @@ export async function openStatement(
   };
   const from = opening.position;
   const until = closing.position;
-  return { header, entries: until === null ? empty() : readEntries(em, q.accountId, q.asset, from, until) };
+  return { header, pages: until === null ? empty() : readEntries(em, q.accountId, q.asset, from, until) };
 }
 
-async function* empty(): AsyncGenerator<StatementEntry> {}
+async function* empty(): AsyncGenerator<StatementEntry[]> {}
 
+/** The entries after `from` up to `until`, a keyset page of history rows at a time. */
 async function* readEntries(
   em: Em,
   accountId: string,
   asset: string,
   from: EntryPosition | null,
   until: EntryPosition,
-): AsyncGenerator<StatementEntry> {
+): AsyncGenerator<StatementEntry[]> {
+  const decimals = assetDecimals(asset as AssetCode);
   let after = from;
   for (;;) {
-    const rows = await statementEntriesPage(em, accountId, asset, after, until, PAGE);
-    for (const r of rows) {
-      const signed = new Dec(r.amount);
-      yield {
-        id: r.id,
-        bookedAt: r.bookedAt,
-        operationId: r.operationId,
-        operationType: r.operationType,
-        direction: signed.isNegative() ? 'DEBIT' : 'CREDIT',
-        amount: amount(signed.abs(), asset),
-        balanceAfter: amount(r.balanceAfter, asset),
-        description: r.description,
-        ...(r.endToEnd ? { endToEnd: r.endToEnd } : {}),
-      };
+    const rows = await statementRowsPage(em, accountId, asset, decimals, after, until, PAGE);
+    const full = rows.length === PAGE;
+    // A full page may end inside a posting's legs: its last posting is left for the next page, which starts after
+    // the last whole one. A posting has a handful of legs on one account-asset, far fewer than a page.
+    const end = full ? lastPostingStart(rows) : rows.length;
+    yield [...entriesOf(rows, end, asset, decimals)];
+    if (!full) return;
+    after = { bookedAt: rows[end - 1].bookedAt, seq: rows[end - 1].seq };
+  }
+}
+
+/** Where the page's last posting starts (its legs share a position). */
+function lastPostingStart(rows: StatementEntryRow[]): number {
+  let i = rows.length - 1;
+  while (i > 0 && rows[i - 1].seq === rows[i].seq) i--;
+  return i;
+}
+
+/**
+ * One entry per posting: its legs (consecutive rows of one position) summed, a posting that nets zero (a hold or
+ * its release) left out. A posting of one leg, nearly all of them, is printed from the row's strings as they are.
+ */
+function* entriesOf(
+  rows: StatementEntryRow[],
+  end: number,
+  asset: string,
+  decimals: number,
+): Generator<StatementEntry> {
+  for (let i = 0; i < end;) {
+    const first = rows[i];
+    let j = i + 1;
+    while (j < end && rows[j].seq === first.seq) j++;
+    let signed = first.amount;
+    if (j - i > 1) {
+      const sum = rows.slice(i, j).reduce((acc, r) => acc.plus(r.amount), new Dec(0));
+      signed = sum.isZero() ? '0' : sum.toFixed(decimals);
     }
-    if (rows.length < PAGE) return;
-    const last = rows[rows.length - 1];
-    after = { bookedAt: last.bookedAt, seq: last.seq };
+    i = j;
+    if (signed === '0' || /^-?0(\.0*)?$/.test(signed)) continue;
+    const debit = signed.startsWith('-');
+    yield {
+      id: first.transactionId,
+      bookedAt: first.bookedAt,
+      operationId: first.operationId,
+      operationType: first.operationType,
+      direction: debit ? 'DEBIT' : 'CREDIT',
+      amount: { value: debit ? signed.slice(1) : signed, asset: asset as AssetCode, decimals },
+      balanceAfter: { value: rows[j - 1].balanceAfter, asset: asset as AssetCode, decimals },
+      description: first.description,
+      ...(first.endToEnd ? { endToEnd: first.endToEnd } : {}),
+    };
   }
 }

@@ -20,8 +20,10 @@ export interface DeliveryAttempt {
   /** A manual redelivery is one attempt, never retried. */
   redelivery?: boolean;
   /**
-   * The caller understands `busy` (workflows on the webhook queue): over the subscription's cap the attempt is not
-   * made and the answer says how long to wait. Older workflows (local or dispatched attempts) never ask.
+   * The subscription's cap of attempts in flight applies to this attempt, because its caller understands a busy
+   * answer (workflows on the webhook queue): over the cap the attempt is not made and the answer says how long to
+   * wait. Histories whose attempts ran as local activities or on their own task queue never ask. (The name is in
+   * recorded activity inputs: it stays.)
    */
   capped?: boolean;
   /** Why this attempt is made (the attempts list shows it); SCHEDULED when absent, REDELIVERY for older ones. */

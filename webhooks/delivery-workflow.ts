@@ -32,19 +32,20 @@ const retry: RetryPolicy = {
 const onWebhookQueue = wf.proxyActivities<Activities>({ startToCloseTimeout: '2m', heartbeatTimeout: '5s', retry });
 const ATTEMPT_ON_WEBHOOK_QUEUE = 'webhook-attempt-on-webhook-queue';
 
-// Deliveries started while attempts were local activities (histories with the marker of
-// ATTEMPT_AS_LOCAL_ACTIVITY) keep that path until they end: their histories replay only on it.
-const local = wf.proxyLocalActivities<Activities>({ startToCloseTimeout: '2m', retry });
+// A history with the marker of ATTEMPT_AS_LOCAL_ACTIVITY (and not the current one) ran its attempts as local
+// activities: it replays only on that path, so it keeps it until it ends.
+const asLocalActivity = wf.proxyLocalActivities<Activities>({ startToCloseTimeout: '2m', retry });
 const ATTEMPT_AS_LOCAL_ACTIVITY = 'webhook-attempt-as-local-activity';
 
-// Deliveries started before either change (no marker) run the attempt as an ordinary activity on their own
-// task queue, as they always did. Both older paths can be dropped once no such delivery is open (its retries
-// end within about 28 h); then `deprecatePatch(ATTEMPT_ON_WEBHOOK_QUEUE)` replaces the `patched` call below.
-const dispatched = wf.proxyActivities<Activities>({ startToCloseTimeout: '2m', heartbeatTimeout: '5s', retry });
+// A history with neither marker ran its attempts as ordinary activities on its workflow's task queue: it replays
+// only on that path. Both older paths can go once no such delivery is open (its retries end within about 28 h);
+// then `deprecatePatch(ATTEMPT_ON_WEBHOOK_QUEUE)` replaces the `patched` call below.
+const onOwnTaskQueue = wf.proxyActivities<Activities>({ startToCloseTimeout: '2m', heartbeatTimeout: '5s', retry });
 
-// Deliveries started from here on bound the wait of a capped endpoint: they count the time waited, hand it to the
-// attempt (which ends the delivery FAILED ENDPOINT_BUSY past WEBHOOK_MAX_BUSY_WAIT_SECONDS, and shows the wait in
-// the attempts list), and continue as new every BUSY_WAITS_PER_RUN waits so a long backlog keeps a short history.
+// With this marker a delivery bounds its wait for an endpoint at its cap of attempts in flight: it counts the time
+// waited, hands it to the attempt (which ends the delivery FAILED ENDPOINT_BUSY past WEBHOOK_MAX_BUSY_WAIT_SECONDS,
+// and shows the wait in the attempts list), and continues as new every BUSY_WAITS_PER_RUN waits so a long backlog
+// keeps a short history.
 const BUSY_WAIT_BOUNDED = 'webhook-busy-wait-bounded';
 // About 600 history events per run (each wait is an activity and a timer): far under Temporal's 10k warning.
 export const BUSY_WAITS_PER_RUN = 100;
@@ -62,10 +63,14 @@ export async function webhookDeliveryWorkflow(
 ): Promise<{ delivered: boolean; attempts: number }> {
   let attempt = input.firstAttempt ?? 1;
   // The order matters for replay: a history that has the newer marker never asks for the older one.
-  const capped = wf.patched(ATTEMPT_ON_WEBHOOK_QUEUE);
-  const path = capped ? onWebhookQueue : wf.patched(ATTEMPT_AS_LOCAL_ACTIVITY) ? local : dispatched;
+  const onCurrentPath = wf.patched(ATTEMPT_ON_WEBHOOK_QUEUE);
+  const path = onCurrentPath
+    ? onWebhookQueue
+    : wf.patched(ATTEMPT_AS_LOCAL_ACTIVITY)
+      ? asLocalActivity
+      : onOwnTaskQueue;
   // Older histories (no marker) keep their activity input and their unbounded wait exactly as they were.
-  const bounded = capped && wf.patched(BUSY_WAIT_BOUNDED);
+  const bounded = onCurrentPath && wf.patched(BUSY_WAIT_BOUNDED);
   let waitedMs = input.busyWaitedMs ?? 0;
   let waits = 0;
   for (;;) {
@@ -73,8 +78,9 @@ export async function webhookDeliveryWorkflow(
       executionLogId: input.executionLogId,
       attempt,
       redelivery: input.redelivery,
-      // Only the current path understands a busy answer; older histories keep their input as it was.
-      ...(capped ? { capped } : {}),
+      // Only the current path understands a busy answer (`capped`: the endpoint's cap of attempts in flight
+      // applies); older histories keep their input as it was.
+      ...(onCurrentPath ? { capped: true } : {}),
       ...(bounded ? { waitedMs, ...(input.trigger ? { trigger: input.trigger } : {}) } : {}),
     });
     if (result.busyRetryMs !== undefined) {

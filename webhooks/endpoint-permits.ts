@@ -35,8 +35,9 @@ interface Endpoint {
 // holds its slot anyway. A slow or hanging endpoint never makes a delivery hold a slot to wait.
 export const SHORT_WAIT_MS = 250;
 // Until one of its attempts has ended, an endpoint's attempts are assumed to take this, and once the oldest in
-// flight is older, as long as the attempt timeout (none outlasts it): guessing the age of the oldest had the
-// backlog of a slow endpoint come back again and again while its first attempts were in flight.
+// flight is older, as long as the attempt timeout (none outlasts it): an estimate taken from the oldest's age
+// would stay too short while a slow endpoint's first attempts are in flight, and its backlog would ask again and
+// again for nothing.
 const UNKNOWN_DURATION_MS = 1000;
 // An endpoint's estimate is kept this long after it went idle, so the next burst is paced on what it knows.
 const FORGET_IDLE_MS = 10 * 60 * 1000;

@@ -11,6 +11,8 @@ import { workerTelemetry } from './telemetry';
 import { queueWorkerOptions, servedQueues, WORKER_POOL_SIZE } from './queues';
 import { startWorkflowStartRelay } from './workflow-start-relay';
 import { ensureSchedules } from './schedules';
+import { railsFromConfig } from '../rails';
+import { keepNoticesRegistered, pixNoticeUrl } from './pix-notices';
 
 export async function runWorker() {
   const config = loadConfig();
@@ -30,10 +32,17 @@ export async function runWorker() {
   // The activities' and the relays' client shares the workers' native connection: no grpc-js client beside it,
   // and the relays' starts can be eager (the first workflow task comes back in the start's answer).
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
+  const rails = railsFromConfig(config);
   // One set of activities for both queues: the per-subscription permits of webhook attempts are per process.
-  const activities = createActivities({ config, orm, rates: new TableRateSource(DEFAULT_MID_RATES), temporal });
-  const code = await buildWorkflowBundle();
+  const activities = createActivities({ config, orm, rates: new TableRateSource(DEFAULT_MID_RATES), temporal, rails });
   const queues = servedQueues(config);
+  // The PSP's notices come to the API: a worker of the rails' queue registers their URL (worker/pix-notices.ts),
+  // from the start and in the background, retrying while the PSP is down.
+  const registration =
+    rails.pix && queues.some((q) => q.role === 'rails')
+      ? keepNoticesRegistered(rails.pix, pixNoticeUrl(config), log)
+      : undefined;
+  const code = await buildWorkflowBundle();
   // One Temporal worker per queue (WORKER_QUEUES, both by default): deliveries have their own slots, so a
   // receiver that hangs can fill only delivery slots, never the ones that settle money.
   const workers = await Promise.all(
@@ -85,6 +94,7 @@ export async function runWorker() {
     if (stopping) return; // npm start's SIGTERM after the terminal's SIGINT is the same request
     stopping = true;
     log.info({ signal, graceSeconds: config.shutdownGraceSeconds }, 'stopping worker: finishing in-flight activities');
+    registration?.stop();
     void stopRelays().finally(shutdownWorkers);
   };
   process.on('SIGINT', onSignal);
@@ -101,7 +111,9 @@ export async function runWorker() {
     const failed = runs.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
   } finally {
+    registration?.stop();
     await stopRelays();
+    await rails.pix?.close();
     await connection.close();
     await orm.close(true);
     log.info('worker stopped');

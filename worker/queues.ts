@@ -4,6 +4,14 @@ import type { Config, WorkerQueue } from '../config';
 // The worker's database pool, and so how many activities of the main queue it runs at once.
 export const WORKER_POOL_SIZE = 20;
 
+/**
+ * Workflow tasks a worker takes at once on the main and webhook queues. Task Queue Fairness orders only what waits
+ * in the task queue: a worker that takes forty tasks at once (the SDK's default) moves the backlog into its own
+ * process, where tasks wait for the workflow thread in arrival order, and one customer's flood runs ahead of
+ * everyone again. Measured with `BENCH_MODE=fair npm run bench:operations` (docs/decisions/0088).
+ */
+export const FAIR_WORKFLOW_TASK_SLOTS = 8;
+
 export interface QueueRole {
   role: WorkerQueue;
   taskQueue: string;
@@ -39,9 +47,10 @@ export function queueWorkerOptions(role: WorkerQueue): Partial<WorkerOptions> {
       maxConcurrentActivityTaskExecutions: 64,
       // Nothing on this queue runs a local activity; a small bound in case a future change adds one by mistake.
       maxConcurrentLocalActivityExecutions: 4,
-      // A delivery is two short workflow tasks (start and schedule the attempt; finish or set a timer), CPU only.
-      // 20 at once is more than the one workflow thread gets through, and bounds the sticky cache's need below.
-      maxConcurrentWorkflowTaskExecutions: 20,
+      // A delivery is two short workflow tasks (start and schedule the attempt; finish or set a timer), CPU only:
+      // more at once than the workflow thread gets through only queue here, first come first served, instead of
+      // in the task queue, where Temporal hands them out round-robin across customers (FAIR_WORKFLOW_TASK_SLOTS).
+      maxConcurrentWorkflowTaskExecutions: FAIR_WORKFLOW_TASK_SLOTS,
       // The second task of a delivery finds it cached when its attempt took less than the time 50 others need:
       // most of them, saturated. Deliveries waiting on a retry timer are replayed from their short histories.
       maxCachedWorkflows: 50,
@@ -67,5 +76,8 @@ export function queueWorkerOptions(role: WorkerQueue): Partial<WorkerOptions> {
     // a swap are one task each; a deposit or a review waits idle after its first. First tasks come only from the
     // task queue, so with 2 pollers they queued there while the machine had CPU to spare.
     nonStickyToStickyPollRatio: 0.5,
+    // A workflow task holds its slot while its local activities (settlement) run, so a few slots keep the
+    // workflow thread and those transactions busy; the rest of a backlog waits in the task queue, where it is fair.
+    maxConcurrentWorkflowTaskExecutions: FAIR_WORKFLOW_TASK_SLOTS,
   };
 }

@@ -30,7 +30,26 @@ export function statementSpec(text: string): ScheduleSpec {
   }
 }
 
-export function periodicJobs(config: Pick<Config, 'taskQueue' | 'statementInterval'>): PeriodicJob[] {
+/** What the jobs read of the config; the rails' part is optional (a deployment without a PSP reconciles nothing). */
+export type SchedulesConfig = Pick<Config, 'taskQueue' | 'statementInterval'> &
+  Partial<Pick<Config, 'railsTaskQueue' | 'pix'>>;
+
+/** PIX reconciliation, when a PSP is configured: its activity runs on the rails' task queue. */
+function railJobs(config: SchedulesConfig): PeriodicJob[] {
+  if (!config.pix?.pspUrl || !config.railsTaskQueue) return [];
+  const every = config.pix.reconcileEverySeconds;
+  return [
+    {
+      id: scheduleId(config, 'pix-reconciliation'),
+      workflowType: 'pixReconciliationWorkflow',
+      args: [config.railsTaskQueue],
+      spec: { intervals: [{ every: `${every} seconds` }] },
+      note: `Records PIX payments no notice brought, over GET /pix (PIX_RECONCILE_EVERY_SECONDS=${every})`,
+    },
+  ];
+}
+
+export function periodicJobs(config: SchedulesConfig): PeriodicJob[] {
   return [
     {
       id: scheduleId(config, 'event-purge'),
@@ -53,6 +72,7 @@ export function periodicJobs(config: Pick<Config, 'taskQueue' | 'statementInterv
       spec: statementSpec(config.statementInterval),
       note: `Issues the statements of each closed period (STATEMENT_INTERVAL=${config.statementInterval})`,
     },
+    ...railJobs(config),
   ];
 }
 
@@ -62,7 +82,7 @@ export function periodicJobs(config: Pick<Config, 'taskQueue' | 'statementInterv
  */
 export async function ensureSchedules(
   client: Client,
-  config: Pick<Config, 'taskQueue' | 'statementInterval'>,
+  config: SchedulesConfig,
   jobs: PeriodicJob[] = periodicJobs(config),
 ): Promise<void> {
   for (const job of jobs) {

@@ -42,18 +42,25 @@ type Kind = Parameters<Activities['readDecision']>[0]['kind'];
 type Found = NonNullable<Awaited<ReturnType<Activities['readDecision']>>>;
 
 /**
- * Handles `decisionSignal` for decisions of `kind`: each id is read once, and `apply` gets the recorded decision
- * only if the row exists and is for this very workflow and kind.
+ * Handles `decisionSignal` for decisions of `kind` (one, or several: a deposit takes its replays and the payments it
+ * decides): each id is read once, and `apply` gets the recorded decision only if the row exists and is for this very
+ * workflow and one of its kinds. The handler waits for what `apply` returns, so `allHandlersFinished` covers it.
  */
-export function onDecisions(kind: Kind, ignore: ReturnType<typeof ignoredSignals>, apply: (d: Found) => void): void {
+export function onDecisions(
+  kind: Kind,
+  ignore: ReturnType<typeof ignoredSignals>,
+  apply: (d: Found) => void | Promise<void>,
+): void {
   const seen = new Set<string>();
+  const kinds = Array.isArray(kind) ? kind.join(' or ') : kind;
   wf.setHandler(decisionSignal, async (ref) => {
     const decisionId = typeof ref?.decisionId === 'string' ? ref.decisionId : '';
     if (seen.has(decisionId)) return;
     seen.add(decisionId);
     const found = await readDecision({ decisionId, workflowId: wf.workflowInfo().workflowId, kind });
     if (!found)
-      return ignore('decision', `no ${kind} decision ${decisionId || '(none)'} is recorded for it`, decisionId);
-    apply(found);
+      return ignore('decision', `no ${kinds} decision ${decisionId || '(none)'} is recorded for it`, decisionId);
+    const applying = apply(found);
+    if (applying) await applying;
   });
 }

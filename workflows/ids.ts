@@ -3,3 +3,4 @@ export const operationWorkflowId = (operationId: string) => `operation-${operati
 export const accountReviewWorkflowId = (accountId: string, round: number) => `account-review-${accountId}-${round}`;
 export const instructionReviewWorkflowId = (instructionId: string) => `instruction-review-${instructionId}`;
 export const webhookDeliveryWorkflowId = (executionLogId: string) => `webhook-delivery-${executionLogId}`;
+export const paymentReturnWorkflowId = (returnId: string) => `payment-return-${returnId}`;

@@ -4,3 +4,4 @@ export * from './account-review';
 export * from './operation';
 export * from '../webhooks/delivery-workflow';
 export * from './periodic';
+export * from './payment-return';

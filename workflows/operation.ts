@@ -1,5 +1,6 @@
 import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { railActivities, railRejection } from './rail-calls';
 import { operationStatusKey } from './search-attributes';
 import { ignoredSignals, onDecisions } from './decision';
 
@@ -21,8 +22,9 @@ export interface HoldDecision {
 export const inboundPaymentSignal = wf.defineSignal<[{ paymentId: string }]>('inboundPayment');
 /**
  * A payment recorded for this deposit, to be decided by the workflow: counted toward the deposit while it is open
- * (and reconciled at once while it waits), or UNMATCHED once it is closed. The caller gets its answer after the
- * decision and the reconciliation it caused are committed, so nothing is stored and forgotten.
+ * (and reconciled at once while it waits), or UNMATCHED once it is closed. Deposits started before payments were
+ * decisions obey it (their histories must replay); since, a payment reaches its deposit as an INBOUND_PAYMENT
+ * decision row named by the `decision` signal, and this update is ignored and listed (`ignoredSignals`).
  */
 export const inboundPaymentUpdate = wf.defineUpdate<string, [{ paymentId: string }]>('inboundPaymentUpdate');
 /** Obeyed only by operations started before decisions were rows (their histories must replay); ignored since. */
@@ -43,12 +45,11 @@ const acts = wf.proxyActivities<Activities>({
 // at-least-once execution (a worker lost mid-way makes the task time out and the step run again, which the row
 // lock, the state check and the ledger key make harmless), same timeout and retries, the result recorded in
 // history as a marker; only the dispatch through the server is saved.
-const local = wf.proxyLocalActivities<Activities>({
+const inWorkflowTask = wf.proxyLocalActivities<Activities>({
   startToCloseTimeout: '10s',
   retry: { initialInterval: '200ms', maximumInterval: '10s', backoffCoefficient: 2 },
 });
 
-/** One workflow per operation (id `operation-${id}`): the operation's state machine. */
 // Deposits started before inbound payments were decided by the workflow keep the signal-and-count path.
 const DECIDES_PAYMENTS = 'deposit-decides-inbound-payments';
 // Signal-path deposits still running when this code arrived close like the others when they end.
@@ -57,7 +58,10 @@ const SIGNAL_PATH_CLOSES = 'signal-path-deposit-closes';
 const DECISIONS_ARE_ROWS = 'operation-decisions-are-rows';
 // A signal-path deposit counts an `inboundPayment` signal only if it names a payment recorded for it.
 const PAYMENT_SIGNALS_CHECKED = 'signal-path-payment-signals-checked';
+// Deposits started from here on take their payments only as INBOUND_PAYMENT decision rows, not by the update.
+const PAYMENTS_ARE_ROWS = 'deposit-payments-are-rows';
 
+/** One workflow per operation (id `operation-${id}`): the operation's state machine. */
 export async function operationWorkflow(input: OperationWorkflowInput): Promise<string> {
   const { operationId } = input;
   let status = 'REQUESTED';
@@ -79,6 +83,7 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
   // Decided before any handler runs: a payment signal delivered with the first task must see which path this is.
   const decidesPayments = input.type === 'DEPOSIT' && wf.patched(DECIDES_PAYMENTS);
   legacy = input.type === 'DEPOSIT' && !decidesPayments;
+  const paymentsAreRows = input.type === 'DEPOSIT' && wf.patched(PAYMENTS_ARE_ROWS);
   const ignore = ignoredSignals();
   wf.setHandler(inboundPaymentSignal, async (signal) => {
     if (!legacy) return ignore('inboundPayment', 'payments reach a deposit through the inboundPaymentUpdate');
@@ -95,10 +100,6 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
     if (rowsOnly) return ignore('holdDecision', 'a decision is a recorded row, named by the decision signal');
     decision ??= d;
   });
-  onDecisions(input.type === 'DEPOSIT' ? 'DEPOSIT_REPLAY' : 'HOLD', ignore, (d) => {
-    if (input.type === 'DEPOSIT') replays++;
-    else decision ??= { decision: d.decision ?? 'REJECT', ...(d.reason !== undefined ? { reason: d.reason } : {}) };
-  });
 
   const track = (next: string) => {
     status = next;
@@ -107,22 +108,52 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
   const fail = async (code: string, message: string) =>
     track(await acts.failOperation({ operationId, reason: { code, message, details: {} } }));
 
+  /** Decides one payment recorded for this deposit, then reconciles a deposit still waiting for its money. */
+  const decidePayment = async (paymentId: string): Promise<string> => {
+    await acquire();
+    try {
+      const decided = await acts.decideInboundPayment({ operationId, paymentId, open });
+      if (legacy) payments++;
+      // A deposit still waiting for its money reconciles at once; a FAILED one waits for an operator's replay.
+      else if (open && status === 'REQUESTED') {
+        track(await acts.reconcileDeposit({ operationId }));
+        if ((status as string) === 'COMPLETED') open = false;
+      }
+      return decided;
+    } finally {
+      busy = false;
+    }
+  };
+
+  // Every deposit takes payment rows, those started before too (a history records what an activity answered, not
+  // what it was asked, so asking for both kinds replays). Results recorded before have no kind: replays and holds.
+  const kinds: Parameters<typeof onDecisions>[0] =
+    input.type === 'DEPOSIT' ? ['DEPOSIT_REPLAY', 'INBOUND_PAYMENT'] : 'HOLD';
+  onDecisions(kinds, ignore, async (d) => {
+    if (d.kind === 'INBOUND_PAYMENT') {
+      // The row names its payment; a payment that is not this deposit's fails for good, and changes nothing.
+      await decidePayment(d.target ?? '').catch((err: unknown) => {
+        if (!(err instanceof wf.ActivityFailure)) throw err;
+        ignore(
+          'decision',
+          `payment ${d.target} of decision ${d.decisionId} is not one of this deposit's`,
+          d.decisionId,
+        );
+      });
+      return;
+    }
+    if (input.type === 'DEPOSIT') replays++;
+    else decision ??= { decision: d.decision ?? 'REJECT', ...(d.reason !== undefined ? { reason: d.reason } : {}) };
+  });
+
   wf.setHandler(
     inboundPaymentUpdate,
     async ({ paymentId }) => {
-      await acquire();
-      try {
-        const decided = await acts.decideInboundPayment({ operationId, paymentId, open });
-        if (legacy) payments++;
-        // A deposit still waiting for its money reconciles at once; a FAILED one waits for an operator's replay.
-        else if (open && status === 'REQUESTED') {
-          track(await acts.reconcileDeposit({ operationId }));
-          if ((status as string) === 'COMPLETED') open = false;
-        }
-        return decided;
-      } finally {
-        busy = false;
+      if (paymentsAreRows) {
+        ignore('inboundPaymentUpdate', 'payments reach this deposit as recorded rows, named by the decision signal');
+        return 'IGNORED';
       }
+      return decidePayment(paymentId);
     },
     {
       validator: ({ paymentId }) => {
@@ -225,7 +256,7 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
     case 'SWAP':
     case 'TRANSFER': {
       try {
-        track(await local.completeOperation({ operationId }));
+        track(await inWorkflowTask.completeOperation({ operationId }));
       } catch (err) {
         // Settlement refused for a business reason: give the reserved funds back.
         const cause =
@@ -255,20 +286,14 @@ const MAX_STATUS_READ_MS = 60_000;
 async function payThroughRails(operationId: string): Promise<{ ok: boolean; endToEnd: string }> {
   const order = await acts.payoutOrder({ operationId });
   if (order.recorded) return order.recorded;
-  const rails = wf.proxyActivities<Activities>({
-    taskQueue: order.taskQueue,
-    // One PSP call bounded by PIX_TIMEOUT_MS (10 s by default) and its token fetch.
-    startToCloseTimeout: '30s',
-    // Unlimited attempts: a PSP that is down for an hour delays the payout by an hour, never loses it.
-    retry: { initialInterval: '1s', maximumInterval: '60s', backoffCoefficient: 2 },
-  });
+  const rails = railActivities(order.taskQueue);
   let state;
   try {
     state = await rails.pixSendPayout(order.request);
   } catch (err) {
-    const cause = err instanceof wf.ActivityFailure && err.cause instanceof wf.ApplicationFailure ? err.cause : null;
-    if (cause?.type !== 'RAIL_REJECTED') throw err;
-    return acts.recordPayout({ operationId, status: 'FAILED', reason: cause.message });
+    const refused = railRejection(err);
+    if (!refused) throw err;
+    return acts.recordPayout({ operationId, status: 'FAILED', reason: refused.message });
   }
   let wait = FIRST_STATUS_READ_MS;
   while (state.status === 'PENDING') {

@@ -16,6 +16,18 @@ const { issueStatementsOfPeriod } = proxyActivities<Activities>({
   retry: { maximumAttempts: 5 },
 });
 
+/** One PIX reconciliation run, on the rails' task queue (the schedule passes its name: a workflow reads no config). */
+export async function pixReconciliationWorkflow(railsTaskQueue: string) {
+  const { reconcilePixReceived } = proxyActivities<Activities>({
+    taskQueue: railsTaskQueue,
+    startToCloseTimeout: '30 minutes',
+    // Beats once per payment recorded; listing every page of a busy day stays well within this.
+    heartbeatTimeout: '5 minutes',
+    retry: { maximumAttempts: 3 },
+  });
+  return reconcilePixReceived();
+}
+
 const SCHEDULED_AT = defineSearchAttributeKey('TemporalScheduledStartTime', SearchAttributeType.DATETIME);
 
 /** The instant the schedule meant this run for (a late or triggered run still issues the period it was meant for). */

@@ -11,21 +11,25 @@ import {
 } from '@temporalio/common';
 import type { Orm } from '../db/orm';
 import { finishSignals, pendingSignal, PendingSignal } from '../db/repositories/workflow-decisions';
+import { leaveUnmatchedByDecisions } from '../db/repositories/inbound-payments';
 import { decisionSignal } from './decision';
 import { customerPriority } from './fairness';
+
+/** `sent`: the workflow has the signal. `closed`: it never will, its workflow has closed (or never existed). */
+export type SendOutcome = 'sent' | 'closed';
 
 /**
  * Sends the signal of one row; safe to run twice (the workflow reads each decision once). A row with a start
  * request starts its workflow if it is not running yet (signalWithStart): the one answer to "not started yet".
  * Resolves once the row is done with: delivered, or never deliverable because its workflow has closed (the
- * decision came too late and the workflow's own outcome stands).
+ * decision came too late and the workflow's own outcome stands; for an inbound payment, it is left UNMATCHED).
  */
-export async function sendSignal(temporal: Client, row: PendingSignal): Promise<void> {
+export async function sendSignal(temporal: Client, row: PendingSignal): Promise<SendOutcome> {
   const signalArgs: [{ decisionId: string }] = [{ decisionId: row.decision_id }];
   try {
     if (!row.start) {
       await temporal.workflow.getHandle(row.workflow_id).signal(decisionSignal, ...signalArgs);
-      return;
+      return 'sent';
     }
     const { start } = row;
     await temporal.workflow.signalWithStart(start.workflowType, {
@@ -45,18 +49,23 @@ export async function sendSignal(temporal: Client, row: PendingSignal): Promise<
         })),
       ),
     });
+    return 'sent';
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError || err instanceof WorkflowExecutionAlreadyStartedError) return;
+    if (err instanceof WorkflowNotFoundError || err instanceof WorkflowExecutionAlreadyStartedError) return 'closed';
     throw err;
   }
 }
 
-/** The writer's send, right after its COMMIT: the row's signal now, then the row is done. False: none was left. */
-export async function sendDecisionNow(orm: Orm, temporal: Client, decisionId: string): Promise<boolean> {
+/**
+ * The writer's send, right after its COMMIT: the row's signal now, then the row is done. `none`: no row was left
+ * (the relay, or an earlier run, sent it).
+ */
+export async function sendDecisionNow(orm: Orm, temporal: Client, decisionId: string): Promise<SendOutcome | 'none'> {
   const em = orm.em.fork();
   const row = await pendingSignal(em, decisionId);
-  if (!row) return false;
-  await sendSignal(temporal, row);
+  if (!row) return 'none';
+  const outcome = await sendSignal(temporal, row);
   await finishSignals(em, [decisionId]);
-  return true;
+  if (outcome === 'closed') await leaveUnmatchedByDecisions(em, [decisionId]);
+  return outcome;
 }

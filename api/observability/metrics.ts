@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Orm } from '../../db/orm';
-import { readDeploymentGauges } from '../../db/repositories/health';
+import { readDeploymentGauges } from '../../db/repositories/readiness-and-metrics';
 import { CambioError } from '../../domain/errors';
 
 /**

@@ -21,10 +21,14 @@ export function presentInboundPayment(p: InboundPayment) {
     matchedAmount: p.matchedAmount ? amount(p.matchedAmount, p.asset) : null,
     /** CREDITED: the DEPOSIT an operator's credit created, and its account. */
     credit: p.creditOperationId ? { operationId: p.creditOperationId, accountId: p.creditAccountId } : null,
-    /** RETURNING or RETURNED (or UNMATCHED after a refused return): the return's end-to-end id, why, and a refusal. */
-    returned: p.returnEndToEndId
-      ? { endToEndId: p.returnEndToEndId, reason: p.returnReason, failure: p.returnFailure }
-      : null,
+    /**
+     * RETURNED (or RETURNING, or UNMATCHED after a refused return): the return's end-to-end id (null when the rail
+     * refused it before giving one), why, and a refusal.
+     */
+    returned:
+      p.returnEndToEndId || p.returnFailure
+        ? { endToEndId: p.returnEndToEndId, reason: p.returnReason, failure: p.returnFailure }
+        : null,
     createdAt: p.createdAt.toISOString(),
     updatedAt: p.updatedAt.toISOString(),
   };

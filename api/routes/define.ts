@@ -32,6 +32,12 @@ export interface RouteSpec {
    * it cannot (the quote: api/services/quotes.ts). It finds the key in `ctx.state.idempotencyKey`.
    */
   ownsIdempotency?: boolean;
+  /**
+   * Runs after the schemas and before the request's transaction, with `ctx.state.idempotencyKey` set: the place for
+   * an outside call the handler needs and must not make inside a transaction (the deposit's PIX charge). It must
+   * be idempotent by the key: a retry after a crash before COMMIT runs it again.
+   */
+  prepare?: (ctx: Koa.Context) => Promise<void>;
   handler: (ctx: Koa.Context) => Promise<void>;
 }
 
@@ -70,6 +76,10 @@ function compose(spec: RouteSpec, authenticate: Authenticate): Koa.Middleware {
       const body = ctx.request.body === undefined && !spec.bodyRequired ? {} : ctx.request.body;
       validateWith('body', spec.body, body ?? null);
       ctx.request.body = body;
+    }
+    if (spec.prepare) {
+      ctx.state.idempotencyKey = key;
+      await spec.prepare(ctx);
     }
     if (key && !spec.ownsIdempotency) await idempotent(ctx, key, () => spec.handler(ctx), { log: ctx.state.log });
     else {

@@ -3,7 +3,7 @@ import type { ServiceContext } from '../services/context';
 import { listQuerySchema, ListQuery } from '../../lists/run-list';
 import { idParams } from '../schemas/common';
 import { pageOf, ref } from '../schemas/responses';
-import { getInboundPayment, listInboundPayments } from '../services/inbound-payments';
+import { getInboundPayment, listInboundPayments } from '../services/reported-payments';
 
 /** docs/decisions.md, "Inbound payments": the customer sees every payment that reached a rail for it. */
 export function inboundPaymentRoutes(table: RouteTable, s: ServiceContext): void {

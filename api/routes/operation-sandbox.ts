@@ -5,11 +5,14 @@ import { decisionBody, inboundPaymentBody } from '../schemas/operations';
 import { applyHoldDecision, recordHoldDecision } from '../services/operations/signals';
 import { getOperation } from '../services/operations/read';
 import { sandboxDecision } from './sandbox-decision';
-import { getInboundPayment, recordInboundPayment } from '../services/inbound-payments';
-import { decideInboundPayment } from '../../payments/inbound-payments';
+import { getInboundPayment, recordInboundPayment } from '../services/reported-payments';
+import { decideInboundPayment } from '../../payments/record-and-decide';
+import { sandboxEndToEndId } from '../../domain/end-to-end-ids';
 import { requestScopedId } from '../middleware/idempotency';
 import { idempotentAroundEffect } from '../middleware/idempotent-effect';
 import { ref } from '../schemas/responses';
+import { payThroughSimulator, simulatedCharge, simulatedPayment, simulatedPix } from '../services/sandbox-pix';
+import type { InboundPaymentReport } from '../services/reported-payments';
 
 export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): void {
   table.add({
@@ -26,14 +29,29 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
     // Recorded, decided by the deposit's workflow, answered: no transaction stays open while the workflow works.
     ownsIdempotency: true,
     async handler(ctx) {
+      const { operationId } = ctx.params;
+      const body = ctx.request.body as InboundPaymentReport;
+      // Without an endToEndId, the key names it: a retry after a crash finds the record its first attempt made.
+      const defaultEndToEndId = sandboxEndToEndId(requestScopedId(ctx, 'inbound-payment'));
+      // A PIX deposit with a charge is paid by the simulated PSP, and recorded from its notice, as in production.
+      const txid = await simulatedCharge(s, ctx.state.em, operationId, body);
+      if (txid) {
+        const customerId: string = ctx.state.customerId;
+        return idempotentAroundEffect(
+          ctx,
+          async () => simulatedPix(txid, body, defaultEndToEndId),
+          (pix) => payThroughSimulator(s, customerId, pix),
+          (em, pix) => simulatedPayment(s, em, customerId, pix.endToEndId),
+        );
+      }
       await idempotentAroundEffect(
         ctx,
-        // Without an endToEndId, the key names it: a retry after a crash finds the record its first attempt made.
         (tx) =>
-          recordInboundPayment(tx, ctx.params.operationId, ctx.request.body as never, {
-            defaultEndToEndId: `E${requestScopedId(ctx, 'inbound-payment').replace(/-/g, '').slice(0, 31)}`,
+          recordInboundPayment(tx, operationId, body, {
+            defaultEndToEndId,
+            via: { taskQueue: s.config.taskQueue, actor: `customer:${ctx.state.customerId}` },
           }),
-        async (payment) => void (await decideInboundPayment(s, payment)),
+        async (payment) => void (await decideInboundPayment(s, payment, undefined, `customer:${ctx.state.customerId}`)),
         (em, payment) => getInboundPayment(em, payment.id),
       );
     },

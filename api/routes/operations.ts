@@ -4,7 +4,7 @@ import type { ServiceContext } from '../services/context';
 import { listQuerySchema, ListQuery } from '../../lists/run-list';
 import { idParams } from '../schemas/common';
 import { depositBody, swapBody, transferBody, withdrawalBody } from '../schemas/operations';
-import { createDeposit, DepositBody } from '../services/operations/deposit';
+import { chargeForDeposit, createDeposit, DepositBody } from '../services/operations/deposit';
 import { createSwap } from '../services/operations/swap';
 import { createTransfer, TransferBody } from '../services/operations/transfer';
 import { createWithdrawal, WithdrawalBody } from '../services/operations/withdrawal';
@@ -25,12 +25,23 @@ const QUOTE_ERRORS: ErrorCode[] = [
   'ASSET_NOT_ENABLED',
 ];
 
-const CREATORS: Array<{ kind: string; body: object; create: Creator; errors: ErrorCode[] }> = [
+const CREATORS: Array<{
+  kind: string;
+  body: object;
+  create: Creator;
+  errors: ErrorCode[];
+  prepare?: (s: ServiceContext, ctx: Koa.Context) => Promise<void>;
+}> = [
   {
     kind: 'deposit',
     errors: [...QUOTE_ERRORS, 'RAIL_ASSET_MISMATCH', 'RAIL_NOT_CONFIGURED'],
     body: depositBody,
-    create: (s, ctx) => createDeposit(s, ctx.state.em, ctx.request.body as DepositBody),
+    // A PIX deposit's charge exists at the PSP before the transaction begins: the POST answers with it.
+    prepare: async (s, ctx) => {
+      const body = ctx.request.body as DepositBody;
+      ctx.state.charge = await chargeForDeposit(s, ctx.state.em, body, ctx.state.idempotencyKey, ctx.state.customerId);
+    },
+    create: (s, ctx) => createDeposit(s, ctx.state.em, ctx.request.body as DepositBody, ctx.state.charge),
   },
   {
     kind: 'withdrawal',
@@ -65,7 +76,7 @@ const CREATORS: Array<{ kind: string; body: object; create: Creator; errors: Err
 ];
 
 export function operationRoutes(table: RouteTable, s: ServiceContext): void {
-  for (const { kind, body, create, errors } of CREATORS) {
+  for (const { kind, body, create, errors, prepare } of CREATORS) {
     table.add({
       method: 'post',
       path: `/api/operations/${kind}`,
@@ -75,6 +86,7 @@ export function operationRoutes(table: RouteTable, s: ServiceContext): void {
       bodyRequired: true,
       response: { status: 201, schema: ref('Operation'), description: 'The operation, REQUESTED' },
       errors,
+      ...(prepare ? { prepare: (ctx: Koa.Context) => prepare(s, ctx) } : {}),
       async handler(ctx) {
         ctx.body = await create(s, ctx);
         ctx.status = 201;

@@ -206,7 +206,7 @@ function issuedStatementRoutes(table: RouteTable, s: ServiceContext): void {
       const format = chosenFormat(ctx, (ctx.state.query as { format?: string }).format);
       const issued = await getIssuedStatement(ctx.state.em, ctx.params.statementId);
       sendStatement(ctx, issued.source, format);
-      if (format === 'json') ctx.body = issued.json;
+      if (format === 'json') ctx.body = Readable.from(issued.json());
     },
   });
 }

@@ -158,7 +158,33 @@ const intent = {
     fundingInstruction: {
       type: 'object',
       required: ['rail'],
-      properties: { rail: { type: 'string', enum: [...RAILS] } },
+      description:
+        "Where and how the payer pays. PIX_KEY through a PSP: the receiving key, the charge's `txid` and " +
+        '`location`, `pixCopiaECola` (the dynamic BR Code any bank app pays) and `expiresAt`; BOLETO `barcode` ' +
+        'and `dueDate`; TED bank, branch and account; CRYPTO `network` and `walletAddress`.',
+      properties: {
+        rail: { type: 'string', enum: [...RAILS] },
+        keyType: { type: 'string', description: 'PIX_KEY: the type of `key` (EMAIL, CPF, CNPJ, PHONE, EVP)' },
+        key: { type: 'string', description: 'PIX_KEY: the key the charge is paid to' },
+        txid: {
+          type: 'string',
+          pattern: '^[a-zA-Z0-9]{26,35}$',
+          description: 'PIX_KEY: the charge at the PSP; the same for a retry with the same X-Idempotency-Key',
+        },
+        location: { type: 'string', description: "PIX_KEY: where a payer's app fetches the charge (no scheme)" },
+        pixCopiaECola: {
+          type: 'string',
+          description: 'PIX_KEY: the dynamic BR Code (EMV QRCPS-MPM), "Pix Copia e Cola"',
+        },
+        expiresAt: { type: 'string', format: 'date-time', description: 'PIX_KEY: the charge takes no payment after' },
+        barcode: { type: 'string' },
+        dueDate: { type: 'string', format: 'date' },
+        bankCode: { type: 'string' },
+        branchCode: { type: 'string' },
+        accountNumber: { type: 'string' },
+        network: { type: 'string' },
+        walletAddress: { type: 'string' },
+      },
     },
     beneficiary: { type: 'object' },
     targetAccount: { $ref: '#/components/schemas/AccountReference' },
@@ -271,7 +297,10 @@ const InboundPayment = object(
     },
     returned: nullable(
       object({
-        endToEndId: { type: 'string' },
+        endToEndId: {
+          type: ['string', 'null'],
+          description: 'Of the money sent back; null when the rail refused the return before giving one',
+        },
         reason: { type: ['string', 'null'] },
         failure: { type: ['string', 'null'], description: 'Why the rail refused the last return' },
       }),

@@ -1,4 +1,4 @@
-import { inTransaction } from '../../db/transaction';
+import { BeforeCommit, inTransaction } from '../../db/transaction';
 import { randomBytes, randomUUID, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import jwt from 'jsonwebtoken';
@@ -70,8 +70,14 @@ export interface RotatedSecret {
 /**
  * Operator action: a new secret for the customer's client (its newest, the one onboarding issued), shown once. The
  * old one keeps working for `graceSeconds`, so the customer can deploy the new one without an outage.
+ * `beforeCommit` sees the rotation inside its transaction (the operator's audit row commits with it).
  */
-export async function rotateClientSecret(orm: Orm, customerId: string, graceSeconds: number): Promise<RotatedSecret> {
+export async function rotateClientSecret(
+  orm: Orm,
+  customerId: string,
+  graceSeconds: number,
+  beforeCommit?: BeforeCommit<RotatedSecret>,
+): Promise<RotatedSecret> {
   const clientSecret = `sec_${randomBytes(24).toString('base64url')}`;
   const secretHash = await hashSecret(clientSecret);
   return inTransaction(orm.em.fork(), async (em) => {
@@ -82,7 +88,14 @@ export async function rotateClientSecret(orm: Orm, customerId: string, graceSeco
     client.previousSecretHash = client.secretHash;
     client.previousSecretExpiresAt = expiresAt;
     client.secretHash = secretHash;
-    return { customerId, clientId: client.clientId, clientSecret, previousSecretExpiresAt: expiresAt.toISOString() };
+    const rotated = {
+      customerId,
+      clientId: client.clientId,
+      clientSecret,
+      previousSecretExpiresAt: expiresAt.toISOString(),
+    };
+    beforeCommit?.(rotated);
+    return rotated;
   });
 }
 

@@ -1,20 +1,30 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { addOperationState } from '../../db/repositories/operations';
 import { systemEm, tenantEm } from '../../db/orm';
 import type { Em } from '../../db/orm';
 import { SqlBatch } from '../../db/batch';
-import { AccountSchema, type InboundPayment, type InboundPaymentStatus, type Quote } from '../../db/entities';
+import { AccountSchema, type InboundPayment, type Quote } from '../../db/entities';
 import { addEvent } from '../../db/repositories/events';
 import { addDecision, findPayment, listPaymentsForOperators } from '../../db/repositories/inbound-payments';
 import { addPosting } from '../../db/repositories/ledger';
+import { addWorkflowStart } from '../../db/repositories/outbox';
+import type { AssetCode } from '../../domain/assets';
+import { formatAmount } from '../../domain/money';
+import {
+  completeReturn as completeRailReturn,
+  failReturn as failRailReturn,
+  lockPaymentIn,
+} from '../../payments/returns';
+import { newReturnId } from '../../rails/pix/ids';
+import { paymentReturnWorkflowId } from '../../workflows/ids';
 import { addMovements } from '../../db/repositories/movements';
-import { inTransaction } from '../../db/transaction';
-import { CambioError } from '../../domain/errors';
-import { attributePostings, returnPostings, settlePostings } from '../../domain/postings';
+import { BeforeCommit, inTransaction } from '../../db/transaction';
+import { attributePostings, settlePostings } from '../../domain/postings';
 import { transition } from '../../domain/states';
 import { operationEventPayload } from '../../webhooks/operation-event';
 import { notFound } from '../errors';
 import { amount } from '../../domain/amount';
+import { returnEndToEndId } from '../../domain/end-to-end-ids';
 import { presentInboundPayment } from '../presenters/inbound-payment';
 import type { ServiceContext } from './context';
 import { requireAssetEnabled } from './operations/checks';
@@ -36,90 +46,113 @@ async function scopeOfPayment(s: ServiceContext, id: string, creditedAccountId?:
   return tenantEm(s.orm, account.customerId);
 }
 
-async function lockIn(tx: Em, id: string, expected: InboundPaymentStatus): Promise<InboundPayment> {
-  const payment = await findPayment(tx, id, { lock: true, withPlatform: true });
-  if (!payment) throw notFound('inbound payment');
-  if (payment.status !== expected) {
-    const message = `the payment is ${payment.status}; only a ${expected} payment can take this step`;
-    throw new CambioError('INVALID_STATE', message, { status: payment.status });
-  }
-  return payment;
+type PresentedPayment = ReturnType<typeof presentInboundPayment>;
+export interface CreditedPayment {
+  payment: PresentedPayment;
+  operation: Awaited<ReturnType<typeof createOperation>>;
 }
+
+const lockIn = lockPaymentIn;
 
 export async function listPayments(s: ServiceContext, filter: { customerId?: string; status?: string }) {
   return (await listPaymentsForOperators(systemEm(s.orm), filter)).map(presentInboundPayment);
 }
 
+/** A return of a payment on `rail` goes through its provider (a connector sends it), else the operator does it. */
+export const returnsThroughProvider = (config: ServiceContext['config'], rail: string): boolean =>
+  rail === 'PIX_KEY' && !!config.pix.pspUrl;
+
 /**
- * RETURNING: a return of an UNMATCHED payment is in flight, with an end-to-end id of its own; the money stays in
- * the suspense until the rail confirms (`completeReturn`) or refuses (`failReturn`).
+ * RETURNING: a return of an UNMATCHED payment is in flight; the money stays in the suspense until the rail confirms
+ * (`completeReturn`) or refuses (`failReturn`). Through a provider: our return id is written with it and the
+ * return's workflow is an outbox row of the same transaction (it sends the return and learns its outcome); at the
+ * bank: an end-to-end id of its own.
  */
-export async function startReturn(s: ServiceContext, id: string, reason: string) {
+export async function startReturn(
+  s: ServiceContext,
+  id: string,
+  reason: string,
+  beforeCommit?: BeforeCommit<PresentedPayment>,
+) {
   const em = await scopeOfPayment(s, id);
   return inTransaction(em, async (tx) => {
-    await lockIn(tx, id, 'UNMATCHED');
+    const payment = await lockIn(tx, id, 'UNMATCHED');
     const batch = new SqlBatch();
-    const returnE2e = returnEndToEndId(id, new Date());
-    addDecision(batch, id, {
-      status: 'RETURNING',
-      returnEndToEndId: returnE2e,
-      returnReason: reason,
-      returnFailure: null,
-    });
+    if (returnsThroughProvider(s.config, payment.rail)) {
+      const returnId = newReturnId();
+      addDecision(batch, id, { status: 'RETURNING', returnId, returnReason: reason, returnFailure: null });
+      addWorkflowStart(batch, s.config.taskQueue, {
+        workflowId: paymentReturnWorkflowId(returnId),
+        workflowType: 'paymentReturnWorkflow',
+        args: [{ paymentId: id, returnId }],
+        searchAttributes: payment.customerId ? { CustomerId: payment.customerId } : {},
+        summary: `RETURN ${formatAmount(payment.amount, payment.asset as AssetCode)} ${payment.asset} via PIX_KEY`,
+      });
+    } else {
+      addDecision(batch, id, {
+        status: 'RETURNING',
+        returnEndToEndId: returnEndToEndId(id, new Date()),
+        returnReason: reason,
+        returnFailure: null,
+        returnId: null,
+      });
+    }
     await batch.run(tx);
-    return presentInboundPayment((await findPayment(tx, id, { withPlatform: true }))!);
+    const started = presentInboundPayment((await findPayment(tx, id, { withPlatform: true }))!);
+    beforeCommit?.(started);
+    return started;
   });
 }
 
 /** RETURNED: the rail sent it back; it leaves the suspense through its rail (a DEBIT). A repeat changes nothing. */
-export async function completeReturn(s: ServiceContext, id: string) {
-  const em = await scopeOfPayment(s, id);
-  return inTransaction(em, async (tx) => {
-    const current = await findPayment(tx, id, { withPlatform: true });
-    if (current?.status === 'RETURNED') return presentInboundPayment(current);
-    const payment = await lockIn(tx, id, 'RETURNING');
-    const batch = new SqlBatch();
-    addPosting(batch, {
-      key: `inbound:${id}:return`,
-      operationId: null,
-      customerId: payment.customerId,
-      description: `inbound payment returned: ${payment.returnReason ?? ''}`.trim(),
-      postings: returnPostings(payment),
-    });
-    addDecision(batch, id, { status: 'RETURNED' });
-    await batch.run(tx);
-    return presentInboundPayment((await findPayment(tx, id, { withPlatform: true }))!);
-  });
+export async function completeReturn(
+  s: Pick<ServiceContext, 'orm'>,
+  id: string,
+  beforeCommit?: BeforeCommit<PresentedPayment>,
+) {
+  const note = beforeCommit && ((returned: InboundPayment) => beforeCommit(presentInboundPayment(returned)));
+  return presentInboundPayment(await completeRailReturn(s.orm, id, {}, note));
 }
 
 /** The rail refused the return: UNMATCHED again, in the suspense, with the reason. */
-export async function failReturn(s: ServiceContext, id: string, failure: string) {
-  const em = await scopeOfPayment(s, id);
-  return inTransaction(em, async (tx) => {
-    await lockIn(tx, id, 'RETURNING');
-    const batch = new SqlBatch();
-    addDecision(batch, id, { status: 'UNMATCHED', returnFailure: failure });
-    await batch.run(tx);
-    return presentInboundPayment((await findPayment(tx, id, { withPlatform: true }))!);
-  });
+export async function failReturn(s: Pick<ServiceContext, 'orm'>, id: string, failure: string) {
+  return presentInboundPayment(await failRailReturn(s.orm, id, failure));
 }
 
 /**
- * `cambio payment return`: a rail with no connector sends nothing itself (the operator has returned it at the bank),
- * so the return is started and completed at once, as two commits: a crash between them leaves it RETURNING, in the
- * suspense, and the command run again completes it.
+ * `cambio payment return`. Through a provider (PIX with a PSP): RETURNING, and the return's workflow sends it and
+ * settles it when the PSP answers; run again while RETURNING, it shows the return in flight. A rail with no
+ * connector sends nothing itself (the operator has returned it at the bank), so the return is started and completed
+ * at once, as two commits: a crash between them leaves it RETURNING, in the suspense, and the command run again
+ * completes it. `beforeCommit` sees the payment inside each transaction (the first to commit carries the
+ * operator's audit row).
  */
-export async function returnPayment(s: ServiceContext, id: string, reason: string) {
+export async function returnPayment(
+  s: ServiceContext,
+  id: string,
+  reason: string,
+  beforeCommit?: BeforeCommit<PresentedPayment>,
+) {
   const found = await findPayment(systemEm(s.orm), id);
-  if (found?.status !== 'RETURNING') await startReturn(s, id, reason);
-  return completeReturn(s, id);
+  if (found && returnsThroughProvider(s.config, found.rail)) {
+    if (found.status === 'RETURNING') return presentInboundPayment(found);
+    return startReturn(s, id, reason, beforeCommit);
+  }
+  if (found?.status !== 'RETURNING') await startReturn(s, id, reason, beforeCommit);
+  return completeReturn(s, id, beforeCommit);
 }
 
 /**
  * CREDITED: a DEPOSIT of `accountId` (the payment's customer's), 1:1 in the payment's asset, COMPLETED at once with
  * its events and report movements, funded from the suspense. The asset must be enabled on the account.
+ * `beforeCommit` sees the payment and its deposit inside the transaction (the operator's audit row commits with it).
  */
-export async function creditPayment(s: ServiceContext, id: string, accountId: string) {
+export async function creditPayment(
+  s: ServiceContext,
+  id: string,
+  accountId: string,
+  beforeCommit?: BeforeCommit<CreditedPayment>,
+): Promise<CreditedPayment> {
   const em = await scopeOfPayment(s, id, accountId);
   return inTransaction(em, async (tx) => {
     const payment = await lockIn(tx, id, 'UNMATCHED');
@@ -193,12 +226,11 @@ export async function creditPayment(s: ServiceContext, id: string, accountId: st
         addDecision(batch, payment.id, { status: 'CREDITED', creditOperationId: op.id, creditAccountId: op.accountId });
       },
     });
-    return { payment: presentInboundPayment((await findPayment(tx, id, { withPlatform: true }))!), operation };
+    const credited = {
+      payment: presentInboundPayment((await findPayment(tx, id, { withPlatform: true }))!),
+      operation,
+    };
+    beforeCommit?.(credited);
+    return credited;
   });
-}
-
-/** A PIX end-to-end id for the return: E + participant ISPB (8) + yyyyMMddHHmm + 11 characters, 32 in all. */
-function returnEndToEndId(paymentId: string, at: Date): string {
-  const stamp = at.toISOString().replace(/[-:T]/g, '').slice(0, 12);
-  return `E12345678${stamp}${createHash('sha256').update(`return:${paymentId}`).digest('hex').slice(0, 11)}`;
 }

@@ -1,9 +1,10 @@
 import type { Em } from '../../db/orm';
 import type { IssuedStatement } from '../../db/entities/statement';
-import { readIssuedStatement, STATEMENT_LIST } from '../../db/repositories/issued-statements';
+import { STATEMENT_LIST } from '../../db/repositories/issued-statements';
 import { ListQuery, runList } from '../../lists/run-list';
 import { notFound } from '../errors';
-import type { StatementEntry, StatementHeader, StatementSource } from '../../statements/statement';
+import type { StatementSource } from '../../statements/statement';
+import { issuedStatementSource, issuedStatementText } from '../../statements/issued-body';
 
 export function presentIssuedStatement(s: IssuedStatement) {
   return {
@@ -23,26 +24,14 @@ export async function listIssuedStatements(em: Em, query: ListQuery, cursorSecre
 }
 
 /**
- * An issued statement of the EntityManager's customer (another customer's is 404): its stored JSON text, returned
- * as is, and the same statement as a source for the other formats.
+ * An issued statement of the EntityManager's customer (another customer's is 404): its stored JSON text, streamed as
+ * is, and the same statement as a source for the other formats; neither holds more than a piece or two of it.
  */
-export async function getIssuedStatement(em: Em, id: string): Promise<{ json: string; source: StatementSource }> {
-  const found = await readIssuedStatement(em, id);
-  if (!found) throw notFound('statement');
-  const parsed = JSON.parse(found.body) as StatementHeader & { entries: StatementEntry[] };
-  const { entries, ...rest } = parsed;
-  const header: StatementHeader = {
-    id: rest.id,
-    accountId: rest.accountId,
-    asset: rest.asset,
-    periodStart: rest.periodStart,
-    periodEnd: rest.periodEnd,
-    openingBalance: rest.openingBalance,
-    closingBalance: rest.closingBalance,
-  };
-  return { json: found.body, source: { header, entries: fromArray(entries) } };
-}
-
-async function* fromArray(entries: StatementEntry[]): AsyncGenerator<StatementEntry> {
-  yield* entries;
+export async function getIssuedStatement(
+  em: Em,
+  id: string,
+): Promise<{ json: () => AsyncIterable<string>; source: StatementSource }> {
+  const source = await issuedStatementSource(em, id);
+  if (!source) throw notFound('statement');
+  return { json: () => issuedStatementText(em, id), source };
 }

@@ -7,7 +7,7 @@ import { computeQuote, formatRate } from '../../domain/quote-math';
 import type { RateSource } from '../../domain/rates';
 import { errorBody, notFound } from '../errors';
 import { keyInUse, keyReused, storedErrorAnswer } from '../middleware/idempotency';
-import { insertQuoteOnce } from '../../db/repositories/quote-once';
+import { insertKeyedQuote } from '../../db/repositories/keyed-quote';
 import type { PricedQuote } from '../../db/repositories/quotes';
 import { presentQuote } from '../presenters/quote';
 
@@ -74,7 +74,7 @@ export interface QuoteAnswer {
 }
 
 /**
- * The quote request, in one statement under its idempotency key (db/repositories/quote-once.ts): key, account
+ * The quote request, in one statement under its idempotency key (db/repositories/keyed-quote.ts): key, account
  * check, stored answer and quote. An unknown account answers 404 before a pricing error, and both are stored as the
  * key's answer, as any business error is; an error that is not the key's answer (a malformed amount) stores only a
  * 404 for an unknown account. Locks a rate bound to one account of the caller's; which assets an operation may use
@@ -99,7 +99,7 @@ export async function createQuote(
     ? { status: 201 as const, body: (q: Quote) => presentQuote(q, '') }
     : storedErrorAnswer(pricingError);
   for (let run = 1; ; run++) {
-    const outcome = await insertQuoteOnce(em, quote, {
+    const outcome = await insertKeyedQuote(em, quote, {
       ...request,
       accountId: input.accountId,
       answer,

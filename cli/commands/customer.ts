@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import { createCustomer, rotateClientSecret } from '../../api/services/auth';
+import { createCustomer, rotateClientSecret, type RotatedSecret } from '../../api/services/auth';
 import { auditNote } from '../audit';
 import type { ServiceContext } from '../../api/services/context';
 import { setCustomerDisabled } from '../../api/services/customers';
@@ -46,9 +46,12 @@ export function customerCommands(program: Command): void {
     .description('a new client secret (shown once); the old one keeps working for CLIENT_SECRET_GRACE_SECONDS')
     .option('--json', 'print JSON')
     .action(async (customerId: string, opts: { json?: boolean }) => {
-      const rotate = (s: ServiceContext) => rotateClientSecret(s.orm, customerId, s.config.clientSecretGraceSeconds);
+      // Noted inside the rotation's transaction: the audit row commits with it, never without these details.
+      const note = (r: RotatedSecret) =>
+        auditNote({ details: { clientId: r.clientId, previousSecretExpiresAt: r.previousSecretExpiresAt } });
+      const rotate = (s: ServiceContext) =>
+        rotateClientSecret(s.orm, customerId, s.config.clientSecretGraceSeconds, note);
       const rotated = await withServices(rotate);
-      auditNote({ details: { clientId: rotated.clientId, previousSecretExpiresAt: rotated.previousSecretExpiresAt } });
       const human = [
         `clientId ${rotated.clientId}`,
         `clientSecret ${rotated.clientSecret} (shown once)`,

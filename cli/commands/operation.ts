@@ -4,7 +4,7 @@ import { OperationSchema } from '../../db/entities';
 import { notFound } from '../../api/errors';
 import type { ServiceContext } from '../../api/services/context';
 import { decideHold, replayDeposit } from '../../api/services/operations/signals';
-import { reportInboundPayment } from '../../api/services/inbound-payments';
+import { reportInboundPayment } from '../../api/services/reported-payments';
 import { stuckPayouts } from '../../db/repositories/operations';
 import type { AssetCode } from '../../domain/assets';
 import { CambioError } from '../../domain/errors';
@@ -44,7 +44,9 @@ export function operationCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { amount: string; asset: string; endToEnd: string; json?: boolean }) => {
       const body = { amount: { value: opts.amount, asset: opts.asset as never }, endToEndId: opts.endToEnd };
-      const payment = await withServices(async (s) => reportInboundPayment(s, await scopeOf(s, id), id, body));
+      const payment = await withServices(async (s) =>
+        reportInboundPayment(s, await scopeOf(s, id), id, body, operatorActor()),
+      );
       const { value, asset } = payment.amount;
       output(!!opts.json, payment, `payment ${payment.id} of ${value} ${asset} is ${payment.status}`);
     });

@@ -1,5 +1,11 @@
 import type { Command } from 'commander';
-import { creditPayment, listPayments, returnPayment } from '../../api/services/inbound-payment-resolution';
+import {
+  creditPayment,
+  type CreditedPayment,
+  listPayments,
+  returnPayment,
+} from '../../api/services/inbound-payment-resolution';
+import { MANUAL_RAILS, recordManualPayment, type ManualPayment } from '../../api/services/reported-payments';
 import { INBOUND_PAYMENT_STATUSES } from '../../db/entities';
 import { CambioError } from '../../domain/errors';
 import { output, withServices } from '../context';
@@ -31,13 +37,43 @@ export function paymentCommands(program: Command): void {
     });
   payment
     .command('return <paymentId>')
-    .description('send an UNMATCHED payment back through its rail (RETURNED, a DEBIT with a new end-to-end id)')
+    .description(
+      'send an UNMATCHED payment back through its rail: PIX through the PSP (RETURNING until it answers), ' +
+        'other rails as done at the bank (RETURNED at once, a DEBIT with a new end-to-end id)',
+    )
     .requiredOption('--reason <text>', 'why it goes back')
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { reason: string; json?: boolean }) => {
-      const returned = await withServices((s) => returnPayment(s, id, opts.reason));
-      auditNote({ details: { returnEndToEndId: returned.returned?.endToEndId, amount: returned.amount } });
-      output(!!opts.json, returned, `payment ${returned.id} is RETURNED (end-to-end ${returned.returned?.endToEndId})`);
+      // Noted inside the return's transaction: the audit row commits with it, never without these details.
+      const note = (p: Payment) =>
+        auditNote({ details: { returnEndToEndId: p.returned?.endToEndId, amount: p.amount } });
+      const returned = await withServices((s) => returnPayment(s, id, opts.reason, note));
+      const how =
+        returned.status === 'RETURNING'
+          ? 'sent to the PSP; RETURNED once it confirms, UNMATCHED again if it refuses'
+          : `end-to-end ${returned.returned?.endToEndId}`;
+      output(!!opts.json, returned, `payment ${returned.id} is ${returned.status} (${how})`);
+    });
+  payment
+    .command('record')
+    .description(
+      `record a payment the bank statement shows on a rail without a connector (${MANUAL_RAILS.join(', ')}), for a ` +
+        'deposit (matched as any payment) or a customer (UNMATCHED in its suspense); the same reference again is ' +
+        "the same payment, another customer's is refused",
+    )
+    .requiredOption('--rail <rail>', MANUAL_RAILS.join(', '))
+    .option('--operation <operationId>', 'the deposit it paid')
+    .option('--customer <customerId>', 'the customer it is for, when it names no deposit')
+    .requiredOption('--amount <value>', 'amount received, e.g. 100.00')
+    .requiredOption('--asset <asset>', 'asset received, e.g. BRL')
+    .requiredOption('--reference <ref>', "the rail's reference (bank statement reference, transaction hash)")
+    .option('--json', 'print JSON')
+    .action(async (opts: ManualPayment & { operation?: string; customer?: string; json?: boolean }) => {
+      const input = { ...opts, operationId: opts.operation, customerId: opts.customer };
+      auditNote({ target: `${opts.rail}:${opts.reference}` });
+      const recorded = await withServices((s) => recordManualPayment(s, input));
+      const { value, asset } = recorded.amount;
+      output(!!opts.json, recorded, `payment ${recorded.id} of ${value} ${asset} is ${recorded.status}`);
     });
   payment
     .command('credit <paymentId>')
@@ -45,8 +81,10 @@ export function paymentCommands(program: Command): void {
     .requiredOption('--account <accountId>', 'the account credited')
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { account: string; json?: boolean }) => {
-      const credited = await withServices((s) => creditPayment(s, id, opts.account));
-      auditNote({ details: { operationId: credited.operation.id, amount: credited.payment.amount } });
+      // Noted inside the credit's transaction: the audit row commits with it, never without these details.
+      const note = (c: CreditedPayment) =>
+        auditNote({ details: { operationId: c.operation.id, amount: c.payment.amount } });
+      const credited = await withServices((s) => creditPayment(s, id, opts.account, note));
       output(!!opts.json, credited, `payment ${credited.payment.id} is CREDITED by deposit ${credited.operation.id}`);
     });
 }

@@ -1,7 +1,7 @@
 import { EntitySchema } from '@mikro-orm/core';
 import { tenantFilter, timestamp } from './common';
 
-/** A statement issued for a closed period: its JSON form exactly as hashed (statements/issue.ts). */
+/** A statement issued for a closed period; its JSON form, exactly as hashed, is stored in pieces under `bodyId`. */
 export interface IssuedStatement {
   id: string;
   customerId: string;
@@ -10,7 +10,7 @@ export interface IssuedStatement {
   periodStart: Date;
   periodEnd: Date;
   sha256: string;
-  body: string;
+  bodyId: string;
   createdAt: Date;
 }
 
@@ -26,7 +26,7 @@ export const IssuedStatementSchema = new EntitySchema<IssuedStatement>({
     periodStart: { ...timestamp },
     periodEnd: { ...timestamp },
     sha256: { type: 'string', length: 64 },
-    body: { type: 'text', lazy: true },
+    bodyId: { type: 'uuid' },
     createdAt: { ...timestamp },
   },
 });

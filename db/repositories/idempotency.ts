@@ -1,6 +1,6 @@
 // Idempotency keys: the stored answer of each (customer, key) and the advisory lock that marks a key as taken by
 // a live request. How it reaches Postgres: hand-written statements of the caller's batch (db/batch.ts), in the
-// request's transaction (db/keyed-transaction.ts); the quote's one statement (db/repositories/quote-once.ts) uses
+// request's transaction (db/keyed-transaction.ts); the quote's one statement (db/repositories/keyed-quote.ts) uses
 // the same conditions. Tenant: the customer comes from the EntityManager's scope (`tenantOf`).
 import { createHash } from 'node:crypto';
 import { Em, tenantOf } from '../orm';

@@ -95,6 +95,16 @@ export async function findPayment(
   return row ? toEntity(em, row) : null;
 }
 
+/** The record of a rail reference, across customers (it is unique across them); null if none yet. */
+export async function findPaymentByReference(em: Em, rail: string, endToEndId: string): Promise<InboundPayment | null> {
+  const [row] = await em.execute(
+    `select ${columns(em)} from inbound_payments p
+     where p.rail = ? and p.end_to_end_id = ? and p.remainder_of is null`,
+    [rail, endToEndId],
+  );
+  return row ? toEntity(em, row) : null;
+}
+
 /** Every record paid for a deposit, oldest first, locked: the caller holds the deposit's row lock already. */
 export async function paymentsOfDeposit(em: Em, operationId: string): Promise<InboundPayment[]> {
   const sql = `select ${columns(em)} from inbound_payments p where p.operation_id = ?
@@ -114,6 +124,8 @@ export interface Decision {
   returnReason?: string;
   /** Null clears it (a new return attempt). */
   returnFailure?: string | null;
+  /** Our id for a return sent through a provider; null clears it (a return done at the bank). */
+  returnId?: string | null;
 }
 
 /** A decision on a record, as a statement of the caller's batch. */
@@ -124,7 +136,8 @@ export function addDecision(batch: SqlBatch, id: string, change: Decision): void
        credit_operation_id = coalesce(?::uuid, credit_operation_id),
        credit_account_id = coalesce(?::uuid, credit_account_id),
        return_end_to_end_id = coalesce(?, return_end_to_end_id), return_reason = coalesce(?, return_reason),
-       return_failure = case when ? then ? else return_failure end
+       return_failure = case when ? then ? else return_failure end,
+       return_id = case when ? then ? else return_id end
      where id = ?`,
     [
       change.status,
@@ -136,6 +149,8 @@ export function addDecision(batch: SqlBatch, id: string, change: Decision): void
       change.returnReason ?? null,
       change.returnFailure !== undefined,
       change.returnFailure ?? null,
+      change.returnId !== undefined,
+      change.returnId ?? null,
       id,
     ],
   );
@@ -202,6 +217,22 @@ export async function leaveUnmatched(em: Em, id: string): Promise<boolean> {
   return rows.length > 0;
 }
 
+/**
+ * The payments of INBOUND_PAYMENT decisions whose signal found its deposit's workflow closed: UNMATCHED if still
+ * RECEIVED (no deposit will take them; their suspense holds them). Across customers, as the relay acts.
+ */
+export async function leaveUnmatchedByDecisions(em: Em, decisionIds: string[]): Promise<number> {
+  if (!decisionIds.length) return 0;
+  const rows = await em.execute(
+    `update inbound_payments set status = 'UNMATCHED', updated_at = now()
+     where status = 'RECEIVED'
+       and id in (select target from workflow_decisions where id in (?) and kind = 'INBOUND_PAYMENT')
+     returning id`,
+    [decisionIds],
+  );
+  return rows.length;
+}
+
 export interface OperatorFilter {
   customerId?: string;
   status?: string;
@@ -226,4 +257,10 @@ export async function listPaymentsForOperators(em: Em, filter: OperatorFilter): 
     [...params, filter.limit ?? 1000],
   );
   return rows.map((r: Record<string, unknown>) => toEntity(em, r));
+}
+
+/** The record a return id of ours belongs to (any customer), or null. */
+export async function paymentOfReturn(em: Em, returnId: string): Promise<InboundPayment | null> {
+  const [row] = await em.execute(`select ${columns(em)} from inbound_payments p where p.return_id = ?`, [returnId]);
+  return row ? toEntity(em, row) : null;
 }

@@ -1,7 +1,8 @@
-// Issued statements: the stored JSON form of each closed period's statement, its list, and the accounts a period
-// issues for. How it reaches Postgres: MikroORM's list runner for the list (lists.ts), hand-written statements
-// through em.execute for the rest. Tenant: reads take the customer from the EntityManager's scope (`tenantOf`);
-// `accountsToIssue` and `storeIssuedStatement` are the worker's and act across customers (systemEm), each row
+// Issued statements: the stored JSON form of each closed period's statement (in pieces, `statement_chunks`), its
+// list, and the accounts a period issues for. How it reaches Postgres: MikroORM's list runner for the list
+// (lists.ts), hand-written statements through em.execute for the rest. Tenant: reads take the customer from the
+// EntityManager's scope (`tenantOf`), a body's pieces through the statement row that names them; `accountsToIssue`,
+// the body writes and `storeIssuedStatement` are the worker's and act across customers (systemEm), each statement row
 // carrying its account's customer.
 import { Em, tenantOf } from '../orm';
 import { IssuedStatement, IssuedStatementSchema } from '../entities/statement';
@@ -25,27 +26,64 @@ export const STATEMENT_LIST: ListResource<IssuedStatement> = {
   } satisfies FieldCatalogue,
 };
 
-/** An issued statement of the scope's customer with its stored JSON text, or null. */
-export async function readIssuedStatement(em: Em, id: string): Promise<{ row: IssuedStatement; body: string } | null> {
+/** Pieces `from`.. of the body of an issued statement of the scope's customer, in order, at most `limit`. */
+export async function issuedStatementPieces(
+  em: Em,
+  id: string,
+  from: number,
+  limit: number,
+): Promise<Array<{ n: number; text: string }>> {
+  return (await em.execute(
+    `select c.n, c.text from statements s join statement_chunks c on c.body_id = s.body_id
+     where s.id = ? and s.customer_id = ? and c.n >= ? order by c.n limit ?`,
+    [id, tenantOf(em), from, limit],
+  )) as Array<{ n: number; text: string }>;
+}
+
+/** The first and the last piece of the body of an issued statement of the scope's customer (the same when one). */
+export async function issuedStatementEnds(em: Em, id: string): Promise<{ first: string; last: string } | null> {
   const rows = (await em.execute(
-    `select id, customer_id, account_id, asset, period_start, period_end, sha256, body, created_at from statements
-     where id = ? and customer_id = ?`,
+    `select c.n, c.text from statements s join statement_chunks c on c.body_id = s.body_id
+     where s.id = ? and s.customer_id = ?
+       and (c.n = 0 or c.n = (select max(m.n) from statement_chunks m where m.body_id = s.body_id))
+     order by c.n`,
     [id, tenantOf(em)],
-  )) as Array<Record<string, unknown>>;
-  const r = rows[0];
-  if (!r) return null;
-  const row: IssuedStatement = {
-    id: r.id as string,
-    customerId: r.customer_id as string,
-    accountId: r.account_id as string,
-    asset: r.asset as string,
-    periodStart: new Date(r.period_start as string),
-    periodEnd: new Date(r.period_end as string),
-    sha256: r.sha256 as string,
-    body: r.body as string,
-    createdAt: new Date(r.created_at as string),
-  };
-  return { row, body: row.body };
+  )) as Array<{ n: number; text: string }>;
+  if (rows.length === 0) return null;
+  return { first: rows[0].text, last: rows[rows.length - 1].text };
+}
+
+/**
+ * Writes one piece of a body being issued, in a transaction of its own: the body is not anyone's until its statement
+ * row commits (storeIssuedStatement), so a half-written one is never read.
+ */
+export async function storeStatementPiece(em: Em, bodyId: string, n: number, text: string): Promise<void> {
+  await em.execute(
+    'insert into statement_chunks (body_id, n, text, created_at) values (?, ?, ?, now()) on conflict do nothing',
+    [bodyId, n, text],
+  );
+}
+
+/** Drops a body that no statement row names (an issuing that lost the race for its row). */
+export async function dropStatementBody(em: Em, bodyId: string): Promise<void> {
+  await em.execute(
+    `delete from statement_chunks c
+     where c.body_id = ? and not exists (select 1 from statements s where s.body_id = ?)`,
+    [bodyId, bodyId],
+  );
+}
+
+/**
+ * Drops bodies no statement row names, written before `before`: what an issuing that died mid-write left. The bound
+ * keeps a body being written now (by a run still going) out of reach.
+ */
+export async function purgeOrphanStatementBodies(em: Em, before: Date): Promise<number> {
+  const rows = await em.execute(
+    `delete from statement_chunks c where c.created_at < ?
+       and not exists (select 1 from statements s where s.body_id = c.body_id) returning 1`,
+    [before],
+  );
+  return rows.length;
 }
 
 export interface AccountToIssue {
@@ -84,8 +122,9 @@ export async function isIssued(em: Em, id: string): Promise<boolean> {
 }
 
 /**
- * Stores an issued statement and its event in one transaction; a statement stored before (same id: same account,
- * asset and period) inserts nothing and records no second event. True when this call stored it.
+ * Stores an issued statement (its body already written under `bodyId`) and its event in one transaction; a statement
+ * stored before (same id: same account, asset and period) inserts nothing and records no second event. True when
+ * this call stored it.
  */
 export async function storeIssuedStatement(
   em: Em,
@@ -95,9 +134,10 @@ export async function storeIssuedStatement(
 ): Promise<boolean> {
   return inTransaction(em, async (tx) => {
     const inserted = await tx.execute(
-      `insert into statements (id, customer_id, account_id, asset, period_start, period_end, sha256, body, created_at)
+      `insert into statements (id, customer_id, account_id, asset, period_start, period_end, sha256, body_id,
+         created_at)
        values (?, ?, ?, ?, ?, ?, ?, ?, now()) on conflict (id) do nothing returning id`,
-      [s.id, s.customerId, s.accountId, s.asset, s.periodStart, s.periodEnd, s.sha256, s.body],
+      [s.id, s.customerId, s.accountId, s.asset, s.periodStart, s.periodEnd, s.sha256, s.bodyId],
     );
     if (inserted.length === 0) return false;
     const batch = new SqlBatch();

@@ -35,6 +35,19 @@ export async function lockOperationForStep(em: Em, id: string): Promise<Operatio
   return row ? entityFromRow(em, OperationSchema, row) : undefined;
 }
 
+/**
+ * The deposit a PIX charge was created for, by its txid, across customers: a notice from the PSP names the charge,
+ * not the customer. The unique index `operations_deposit_txid_unique` makes it one deposit at most.
+ */
+export async function depositOfCharge(em: Em, txid: string): Promise<{ id: string; customerId: string } | undefined> {
+  const [row] = await em.execute<{ id: string; customer_id: string }[]>(
+    `select o.id, o.customer_id from operations o
+     where o.type = 'DEPOSIT' and (o.intent -> 'fundingInstruction' ->> 'txid') = ?`,
+    [txid],
+  );
+  return row ? { id: row.id, customerId: row.customer_id } : undefined;
+}
+
 /** What an operation's creation reads, in one round trip (see `readCreateInputs`). */
 export interface CreateInputs {
   accounts: Account[];

@@ -97,7 +97,8 @@ const MAX_BACKOFF_SECONDS = 10;
 //   workflow_starts_fair_index), however many rows each has queued;
 // - `candidates`: each customer's oldest due, unleased rows, ranked within the customer, read from the same index;
 //   two batches' worth each, so a relay claiming at the same instant as another still fills its batch with the
-//   rows after those the other holds locked. Rows from before task queues were recorded are one more group;
+//   rows after those the other holds locked. Rows with no task queue (null: any relay may start them, so they are
+//   never left behind whatever queue claims) are one more group;
 // - `due`: rank 1 of every customer first (oldest head first), then rank 2, ...: a batch takes one row per
 //   customer before it takes a second from anyone, so a customer with one pending start is in the next pass
 //   whatever another has queued. SKIP LOCKED below the LIMIT: two relays claiming at once take disjoint rows.
@@ -137,8 +138,8 @@ const CLAIM_FAIR = `with recursive queue_keys(fairness_key) as (
      returning w.workflow_id, w.workflow_type, w.task_queue, w.args, w.search_attributes, w.summary`;
 
 /**
- * Claims up to `limit` rows of `taskQueue` (and of rows from before task queues were recorded) that are due and not
- * leased by another relay, leasing them for `leaseMs`: round-robin across customers, oldest first within each
+ * Claims up to `limit` rows of `taskQueue` (and of rows with no task queue, which any relay may start) that are due
+ * and not leased by another relay, leasing them for `leaseMs`: round-robin across customers, oldest first within each
  * (`CLAIM_FAIR`). Within a customer rows are taken by their next attempt time, so rows that keep failing go to the
  * back of that customer's line. Two relays claiming at once take disjoint rows.
  */

@@ -1,5 +1,5 @@
 // Quotes. How it reaches Postgres: hand-written statements, as statements of the caller's batch (db/batch.ts) in
-// an operation's creation, or in the quote request's own statement (quote-once.ts). Tenant: a quote is written
+// an operation's creation, or in the quote request's own statement (keyed-quote.ts). Tenant: a quote is written
 // with the customer of the scope it was priced in and consumed by id after the creation read it, locked, in that
 // scope
 // (db/repositories/operations.ts, `readCreateInputs`). Every statement that writes a quote row spells it with

@@ -30,7 +30,7 @@ export const MIN_FAILED_ATTEMPTS_TO_DISABLE = 3;
 
 // A failure disables once every attempt has failed for the window, with at least 3 failures in it (`p` the
 // statement's parameters; `s` the subscription row before this attempt).
-const DISABLES = `p.sent = 'FAILED' and s.status = 'ACTIVE'
+const FAILURE_DISABLES_SUBSCRIPTION = `p.sent = 'FAILED' and s.status = 'ACTIVE'
   and s.failed_attempts + 1 >= ${MIN_FAILED_ATTEMPTS_TO_DISABLE}
   and coalesce(s.failing_since, now()) <= now() - make_interval(secs => p.window_secs)`;
 
@@ -66,13 +66,13 @@ health as (
   update webhook_subscriptions s set
     failing_since = case when p.sent = 'SUCCESS' then null else coalesce(s.failing_since, now()) end,
     failed_attempts = case when p.sent = 'SUCCESS' then 0 else s.failed_attempts + 1 end,
-    status = case when ${DISABLES} then 'DISABLED' else s.status end,
-    disabled_at = case when ${DISABLES} then now() else s.disabled_at end,
-    disabled_reason = case when ${DISABLES}
+    status = case when ${FAILURE_DISABLES_SUBSCRIPTION} then 'DISABLED' else s.status end,
+    disabled_at = case when ${FAILURE_DISABLES_SUBSCRIPTION} then now() else s.disabled_at end,
+    disabled_reason = case when ${FAILURE_DISABLES_SUBSCRIPTION}
       then 'every delivery attempt failed for at least ' || p.window_secs::text || ' s ('
         || (s.failed_attempts + 1)::text || ' attempts)'
       else s.disabled_reason end,
-    updated_at = case when ${DISABLES} then now() else s.updated_at end
+    updated_at = case when ${FAILURE_DISABLES_SUBSCRIPTION} then now() else s.updated_at end
   from log, p where log.counts and s.id = log.subscription_id and (p.sent = 'FAILED' or s.failed_attempts > 0)
   returning s.status
 )

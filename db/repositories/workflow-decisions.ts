@@ -5,18 +5,19 @@
 import type { Em } from '../orm';
 import type { WorkflowStartRequest } from './outbox';
 
-export type DecisionKind = 'ACCOUNT_REVIEW' | 'INSTRUCTION_REVIEW' | 'HOLD' | 'DEPOSIT_REPLAY';
+export type DecisionKind = 'ACCOUNT_REVIEW' | 'INSTRUCTION_REVIEW' | 'HOLD' | 'DEPOSIT_REPLAY' | 'INBOUND_PAYMENT';
 
 export interface DecisionRow {
   id: string;
   workflowId: string;
   kind: DecisionKind;
   customerId: string;
+  /** What is decided: the account, instruction or operation; for INBOUND_PAYMENT, the payment to decide. */
   target: string;
-  /** APPROVE or REJECT; none for a replay. */
+  /** APPROVE or REJECT; none for a replay or an inbound payment. */
   decision: 'APPROVE' | 'REJECT' | null;
   reason: string | null;
-  /** `operator:<name>` (CLI) or `customer:<id>` (sandbox route). */
+  /** `operator:<name>` (CLI), `customer:<id>` (sandbox route), `rail:<rail>` (a rail's report), `system:sweep`. */
   actor: string;
 }
 
@@ -55,6 +56,29 @@ export async function addDecision(
       signal.taskQueue,
       signal.start ? JSON.stringify(signal.start) : null,
     ],
+  );
+}
+
+/**
+ * Records a decision if it is not recorded yet and queues its signal again if none is queued: for a decision whose
+ * signal may have been lost to a workflow that was not reachable then (an inbound payment the sweep finds still
+ * RECEIVED, or recorded before payments were decisions). Two statements in the caller's transaction.
+ */
+export async function requeueDecision(
+  em: Em,
+  row: DecisionRow,
+  signal: { taskQueue: string; start?: WorkflowStartRequest },
+): Promise<void> {
+  await em.execute(
+    `insert into workflow_decisions (id, workflow_id, kind, customer_id, target, decision, reason, actor, created_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, now()) on conflict (id) do nothing`,
+    [row.id, row.workflowId, row.kind, row.customerId, row.target, row.decision, row.reason, row.actor],
+  );
+  await em.execute(
+    `insert into workflow_signals (decision_id, workflow_id, task_queue, start, created_at)
+     select id, workflow_id, ?, ?::jsonb, now() from workflow_decisions where id = ?
+     on conflict (decision_id) do nothing`,
+    [signal.taskQueue, signal.start ? JSON.stringify(signal.start) : null, row.id],
   );
 }
 

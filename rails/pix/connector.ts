@@ -71,6 +71,11 @@ export class PixRail implements Rail {
     private readonly options: PixRailOptions,
   ) {}
 
+  /** Closes the client's connections (a process that stops). */
+  close(): Promise<void> {
+    return this.client.close();
+  }
+
   async createCharge(request: ChargeRequest, timeoutMs?: number): Promise<ChargeCreated> {
     const path = `/cob/${request.chargeId}`;
     const body = {
@@ -225,12 +230,13 @@ function received(p: PixItem): ReceivedPayment {
 }
 
 function returned(body: unknown): ReturnState {
-  const d = body as { id: string; valor: string; status: string; motivo?: string };
+  const d = body as { id: string; valor: string; status: string; motivo?: string; rtrId?: string };
   return {
     returnId: d.id,
     amount: d.valor,
     status: RETURN_STATUS[d.status] ?? 'PENDING',
     ...(d.motivo ? { reason: d.motivo } : {}),
+    ...(d.rtrId ? { endToEndId: d.rtrId } : {}),
   };
 }
 

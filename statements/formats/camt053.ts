@@ -24,8 +24,8 @@ export async function* statementCamt053(s: StatementSource): AsyncGenerator<stri
   xml.ele('Acct').ele('Id').ele('Othr').ele('Id').txt(h.accountId).up().up().up().ele('Ccy').txt(h.asset).up().up();
   balance(xml, 'OPBD', h.openingBalance, h.periodStart);
   balance(xml, 'CLBD', h.closingBalance, h.periodEnd);
-  for await (const e of s.entries) {
-    entry(xml, e);
+  for await (const page of s.pages) {
+    for (const e of page) entry(xml, e);
     if (out.length >= FLUSH_CHARS) {
       yield out;
       out = '';

@@ -15,26 +15,19 @@ function field(value: string | null | undefined): string {
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
+/**
+ * Only the free-text fields (description, operation type, endToEnd) go through `field`: ids, instants, the direction
+ * and amounts are written by us and never hold a comma, a quote or a leading formula character (an amount here is
+ * never negative), so the two regular expressions per field are spent where they can matter.
+ */
 export const csvRow = (e: StatementEntry): string =>
-  [
-    e.id,
-    e.bookedAt,
-    e.operationId,
-    e.operationType,
-    e.direction,
-    e.amount.value,
-    e.amount.asset,
-    e.balanceAfter.value,
-    e.description,
-    e.endToEnd,
-  ]
-    .map(field)
-    .join(',') + '\r\n';
+  `${e.id},${e.bookedAt},${e.operationId ?? ''},${field(e.operationType)},${e.direction},${e.amount.value},` +
+  `${e.amount.asset},${e.balanceAfter.value},${field(e.description)},${field(e.endToEnd)}\r\n`;
 
 export async function* statementCsv(s: StatementSource): AsyncGenerator<string> {
   let out = `${STATEMENT_CSV_HEADER}\r\n`;
-  for await (const e of s.entries) {
-    out += csvRow(e);
+  for await (const page of s.pages) {
+    for (const e of page) out += csvRow(e);
     if (out.length >= FLUSH_CHARS) {
       yield out;
       out = '';

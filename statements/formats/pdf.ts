@@ -33,9 +33,11 @@ export function statementPdf(s: StatementSource): Readable {
         COLUMNS.map((c) => c.title),
       );
       const totals = new StatementTotals(h.asset);
-      for await (const e of s.entries) {
-        totals.add(e);
-        row(doc, [e.bookedAt, e.operationType ?? '', e.direction, e.amount.value, e.balanceAfter.value]);
+      for await (const page of s.pages) {
+        for (const e of page) {
+          totals.add(e);
+          row(doc, [e.bookedAt, e.operationType ?? '', e.direction, e.amount.value, e.balanceAfter.value]);
+        }
         if (out.writableNeedDrain) await once(out, 'drain');
       }
       doc.moveDown().text(`Closing balance: ${h.closingBalance.value} ${h.asset}`, COLUMNS[0].x);

@@ -9,19 +9,30 @@ const BIN = path.join(__dirname, '..', '..', 'bin', 'cambio.js');
 
 /** The operator CLI as installed (the package bin, its own process) on the stack's database and Temporal. */
 export async function cambio(...args: string[]) {
+  return cambioWith({}, ...args);
+}
+
+/** `cambio` with `extra` in its environment (e.g. simulatorEnv(): a deployment with a PSP). */
+export async function cambioWith(extra: Record<string, string>, ...args: string[]) {
   const { config } = await stack();
   const env = {
     ...process.env,
     TEMPORAL_TASK_QUEUE: config.taskQueue,
+    TEMPORAL_RAILS_TASK_QUEUE: config.railsTaskQueue,
     LOG_LEVEL: 'warn',
     CAMBIO_OPERATOR: 'test-operator',
+    ...extra,
   };
   return run(process.execPath, [BIN, ...args], { env });
 }
 
 /** A failing command's exit code and its error body (the API's error shape, on stderr). */
 export async function cambioFails(...args: string[]) {
-  const err = await cambio(...args).then(
+  return cambioFailsWith({}, ...args);
+}
+
+export async function cambioFailsWith(extra: Record<string, string>, ...args: string[]) {
+  const err = await cambioWith(extra, ...args).then(
     () => undefined,
     (e: { code: number; stderr: string }) => e,
   );

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { tenantEm } from '../../db/orm';
-import { createDeposit } from '../../api/services/operations/deposit';
+import { openDeposit as openDepositWithCharge } from '../../api/services/operations/deposit';
 import { quote } from './money';
 import { stack, TestCustomer } from './stack';
 
@@ -35,14 +35,14 @@ export async function openDeposit(
   accountId: string,
   value: string,
   windows?: Windows,
-  via: { rail: 'PIX_KEY' | 'CRYPTO'; asset: string } = { rail: 'PIX_KEY', asset: 'BRL' },
+  via: { rail: 'PIX_KEY' | 'CRYPTO' | 'TED' | 'BOLETO'; asset: string } = { rail: 'PIX_KEY', asset: 'BRL' },
 ): Promise<Deposit> {
   const { services, config } = await stack();
   const q = await quote(c, { accountId, sourceAsset: via.asset, targetAsset: via.asset, sourceAmount: value });
   const short = windows && { ...config, depositWindowSeconds: windows.deposit, replayWindowSeconds: windows.replay };
   const s = short ? { ...services, config: short } : services;
   const body = { accountId, quoteId: q.id, fundingInstruction: { rail: via.rail } };
-  return createDeposit(s, tenantEm(services.orm, c.customerId), body);
+  return openDepositWithCharge(s, tenantEm(services.orm, c.customerId), body, randomUUID());
 }
 
 export async function pay(c: TestCustomer, operationId: string, value: string, opts: PayOptions = {}) {

@@ -15,6 +15,9 @@ import { createActivities } from '../../activities';
 import { queueWorkerOptions } from '../../worker/queues';
 import { startWorkflowStartRelay, WorkflowStartRelay } from '../../worker/workflow-start-relay';
 import { SIM_CLIENT, startSimulator, type SimulatorProc } from './psp-simulator';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { keepNoticesRegistered, pixNoticeUrl } from '../../worker/pix-notices';
 
 /**
  * One real stack per test run: the fresh database `npm test` created (DATABASE_URL), the Temporal server it
@@ -33,6 +36,8 @@ export interface Stack {
   railsWorker: Worker;
   /** The run's simulated PSP (PIX_PSP_URL of the stack and of the processes tests spawn). */
   psp: SimulatorProc;
+  /** Where the stack's app listens for the PSP's notices (PUBLIC_BASE_URL of the processes tests spawn). */
+  noticeBaseUrl: string;
   config: Config;
 }
 
@@ -41,6 +46,7 @@ let pspEnv: Record<string, string> = {};
 export const simulatorEnv = (): Record<string, string> => pspEnv;
 
 let stackPromise: Promise<Stack> | undefined;
+let noticeServer: Server | undefined;
 let running: Promise<unknown> | undefined;
 let relays: WorkflowStartRelay[] = [];
 let startRelays: (() => WorkflowStartRelay[]) | undefined;
@@ -127,7 +133,31 @@ async function build(): Promise<Stack> {
     );
   relays = startRelays();
   const app = createApp(services);
-  return { services, app, http: supertest(app.callback()), worker, webhookWorker, railsWorker, psp, config };
+  // The PSP's notices need a real address: the app also listens on loopback, and the simulator is told to send
+  // them there, as a worker registers them at start (worker/pix-notices.ts). Processes the tests spawn name the
+  // same address (PUBLIC_BASE_URL), so a worker they start registers it again rather than a port nobody serves.
+  const server = app.listen(0, '127.0.0.1');
+  noticeServer = server;
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  const noticeBaseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  pspEnv = { ...pspEnv, PUBLIC_BASE_URL: noticeBaseUrl };
+  const registration = keepNoticesRegistered(
+    services.rails!.pix!,
+    pixNoticeUrl({ ...config, publicBaseUrl: noticeBaseUrl }),
+    deps.log,
+  );
+  await registration.done;
+  return {
+    services,
+    app,
+    http: supertest(app.callback()),
+    worker,
+    webhookWorker,
+    railsWorker,
+    psp,
+    noticeBaseUrl,
+    config: { ...config, publicBaseUrl: noticeBaseUrl },
+  };
 }
 
 /**
@@ -165,6 +195,8 @@ export async function stopStack(): Promise<void> {
   s.webhookWorker.shutdown();
   s.railsWorker.shutdown();
   await running;
+  noticeServer?.closeAllConnections();
+  await new Promise<void>((resolve) => (noticeServer ? noticeServer.close(() => resolve()) : resolve()));
   await s.services.close();
   await s.psp.stop();
 }

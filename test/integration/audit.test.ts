@@ -111,6 +111,19 @@ describe('operator audit log and secret rotation', function () {
     expect(one('account.reject')).to.deep.include({ target: toReject, reason: 'blurry documents' });
     expect(one('payment.return')).to.deep.include({ target: extra[0].id, reason: 'paid twice' });
     expect(one('payment.credit').details).to.deep.include({ account: account.id, outcome: 'OK' });
+    // What an action learns as it runs is in its row, which commits in the action's own transaction.
+    const credited = await json('payment', 'list', '--customer', c.customerId, '--status', 'CREDITED');
+    expect(one('payment.credit').details).to.deep.include({
+      operationId: credited[0].credit.operationId,
+      amount: credited[0].amount,
+    });
+    const returnedPayment = (await json('payment', 'list', '--customer', c.customerId, '--status', 'RETURNED'))[0];
+    expect(one('payment.return').details).to.deep.include({
+      returnEndToEndId: returnedPayment.returned.endToEndId,
+      amount: returnedPayment.amount,
+    });
+    expect(one('customer.rotate-secret').details).to.have.keys(['clientId', 'previousSecretExpiresAt', 'outcome']);
+    expect(one('customer.rotate-secret').details.clientId).to.equal(created.clientId);
     const refusedHold = one('withdrawal.approve').details.outcome;
     expect(refusedHold, 'a refused action is recorded with its code').to.equal('INVALID_STATE');
     expect(one('webhook.redeliver').details.outcome).to.equal('NOT_FOUND');

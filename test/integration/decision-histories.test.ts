@@ -9,6 +9,8 @@ import { Worker } from '@temporalio/worker';
 import { activeAccount } from '../helpers/fixtures';
 import { approvedInstruction } from '../helpers/beneficiary-fixtures';
 import { newCustomer, stack } from '../helpers/stack';
+import { openDeposit, pay } from '../helpers/inbound-payments';
+import { operationWorkflowId } from '../../workflows/ids';
 
 const EventType = proto.api.enums.v1.EventType;
 const workflowsPath = require.resolve('../../workflows');
@@ -35,12 +37,25 @@ describe('decision histories across decisions-as-rows', function () {
     });
   }
 
+  it('replays deposit-payment-update.binpb, a deposit whose payments were decided by the update', async () => {
+    await stack();
+    const history = fixture('deposit-payment-update.binpb');
+    const types = (history.events ?? []).map((e) => e.eventType);
+    expect(types).to.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
+    expect(types).to.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+    await Worker.runReplayHistory({ workflowsPath }, history, 'deposit-payment-update');
+  });
+
   it('replays new reviews, decided through recorded rows', async () => {
     const { services } = await stack();
     const c = await newCustomer('Decision Histories Ltda');
     const account = await activeAccount(c, ['BRL']);
     const { instructionId } = await approvedInstruction(c, { dictKeyType: 'EMAIL', dictKey: 'h@example.com' });
-    for (const workflowId of [`account-review-${account.id}-1`, `instruction-review-${instructionId}`]) {
+    // A deposit paid since payments are decision rows: the payment reached it by the decision signal.
+    const dep = await openDeposit(c, account.id, '3.00');
+    expect((await pay(c, dep.id, '3.00')).body.status).to.equal('MATCHED');
+    const deposit = operationWorkflowId(dep.id);
+    for (const workflowId of [`account-review-${account.id}-1`, `instruction-review-${instructionId}`, deposit]) {
       const handle = services.temporal.workflow.getHandle(workflowId);
       await handle.result();
       const history = await handle.fetchHistory();

@@ -1,4 +1,4 @@
-// Deposits now take their payments through an update the workflow decides (workflows/operation.ts, patch
+// Deposits took their payments through an update the workflow decides (workflows/operation.ts, patch
 // `deposit-decides-inbound-payments`). Deposits started before that may wait up to the deposit and replay windows:
 // their histories must replay on the new code, and new deposits must take the new path and replay too.
 import fs from 'node:fs';
@@ -28,7 +28,7 @@ describe('deposit histories across the inbound-payment update', function () {
     await Worker.runReplayHistory({ workflowsPath }, history, 'deposit-signal-path');
   });
 
-  it('runs a new deposit through the update (with its patch marker) and replays it', async () => {
+  it('runs a new deposit, its payment a decision row named by a signal (patch markers), and replays it', async () => {
     const { services } = await stack();
     const c = await newCustomer('Replay Deposits Ltda');
     const account = await activeAccount(c, ['BRL']);
@@ -38,7 +38,9 @@ describe('deposit histories across the inbound-payment update', function () {
     expect(await handle.result()).to.equal('COMPLETED');
     const history = await handle.fetchHistory();
     const types = (history.events ?? []).map((e) => e.eventType);
-    expect(types).to.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED);
+    // Since payments are decision rows (decision 0086): the decision signal, no update.
+    expect(types).to.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
+    expect(types).to.not.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
     expect(types).to.include(EventType.EVENT_TYPE_MARKER_RECORDED);
     await Worker.runReplayHistory({ workflowsPath }, history, handle.workflowId);
   });

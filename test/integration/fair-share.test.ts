@@ -2,12 +2,13 @@
 // 16 concurrent clients while customer B times its own, POST -> COMPLETED. B keeps its pace; A is answered 429
 // once its backlog of accepted-but-not-started operations reaches MAX_PENDING_OPERATIONS_PER_CUSTOMER, and every
 // transfer A was answered 201 for completes. B times its OPERATION_COMPLETED webhooks too, with A's deliveries
-// sharing the webhook queue.
+// sharing the webhook queue, and an account review of B's (submitted and approved through the sandbox) on the
+// flooded queue.
 import { randomUUID } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { expect } from 'chai';
 import { systemEm } from '../../db/orm';
-import { activeAccount } from '../helpers/fixtures';
+import { activeAccount, createAccount, uploadAllDocuments } from '../helpers/fixtures';
 import { fund } from '../helpers/money';
 import { ApiProc, killAll, spawnApi, spawnWorker, waitForPollers } from '../helpers/processes';
 import { Receiver } from '../helpers/receiver';
@@ -93,10 +94,31 @@ async function timedTransfer(
   }
 }
 
+/**
+ * One of B's account reviews on the processes' task queue, timed from its submission to the first read that shows
+ * the account ACTIVE. The account and its documents are prepared beforehand (not timed).
+ */
+async function timedReview(api: ApiProc, c: TestCustomer): Promise<number> {
+  const account = await createAccount(c, { assets: ['BRL'] });
+  await uploadAllDocuments(c, account.id);
+  const t0 = performance.now();
+  const submitted = await call(api, c, 'POST', `/api/accounts/${account.id}/review`, {});
+  expect(submitted.status, JSON.stringify(submitted.body)).to.equal(202);
+  // Answered once the review workflow, on the flooded queue, has applied the decision.
+  const decided = await call(api, c, 'POST', `/api/sandbox/accounts/${account.id}/review`, { decision: 'APPROVE' });
+  expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
+  for (;;) {
+    const got = await call(api, c, 'GET', `/api/accounts/${account.id}`);
+    if (got.body.currentState?.status === 'ACTIVE') return performance.now() - t0;
+    if (performance.now() - t0 > 30_000) throw new Error(`B's account ${account.id} was not ACTIVE in 30 s`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 
 describe('fair share: one customer floods, another keeps its pace (2 APIs, 2 workers)', function () {
-  this.timeout(115_000);
+  this.timeout(180_000);
   const receivers: Receiver[] = [];
   after(async () => {
     await killAll();
@@ -182,6 +204,7 @@ describe('fair share: one customer floods, another keeps its pace (2 APIs, 2 wor
     const baseline: Array<{ completed: number; delivered: number }> = [];
     for (let i = 0; i < B_SAMPLES; i++)
       baseline.push(await timedTransfer(i % 2 ? api2 : api1, b, b1.id, b2.id, bReceiver));
+    const reviewAlone = await timedReview(api1, b);
 
     // A's flood: 16 clients over both APIs, each posting again as soon as it has an answer (after a 429, 50 ms:
     // more eager than its Retry-After asks, as a careless client would be).
@@ -213,8 +236,13 @@ describe('fair share: one customer floods, another keeps its pace (2 APIs, 2 wor
       20,
     );
     const during: Array<{ completed: number; delivered: number }> = [];
-    while (during.length < B_SAMPLES && Date.now() - floodStarted < FLOOD_MS)
-      during.push(await timedTransfer(during.length % 2 ? api2 : api1, b, b1.id, b2.id, bReceiver));
+    const [reviewDuring] = await Promise.all([
+      timedReview(api2, b),
+      (async () => {
+        while (during.length < B_SAMPLES && Date.now() - floodStarted < FLOOD_MS)
+          during.push(await timedTransfer(during.length % 2 ? api2 : api1, b, b1.id, b2.id, bReceiver));
+      })(),
+    ]);
     await new Promise((r) => setTimeout(r, Math.max(0, FLOOD_MS - (Date.now() - floodStarted))));
     flooding = false;
     await flood;
@@ -234,6 +262,7 @@ describe('fair share: one customer floods, another keeps its pace (2 APIs, 2 wor
       `${median(completed.during).toFixed(0)} ms during A's flood ` +
       `(max ${Math.max(...completed.during).toFixed(0)} ms, ${during.length} samples); B POST -> webhook p50 ` +
       `${median(delivered.baseline).toFixed(0)} ms alone, ${median(delivered.during).toFixed(0)} ms during; ` +
+      `B's review submitted -> ACTIVE ${reviewAlone.toFixed(0)} ms alone, ${reviewDuring.toFixed(0)} ms during; ` +
       `A: ${accepted.length} accepted, ${refusals.length} refused`;
     process.stdout.write(`      ${report}\n      B's transfers (ms): ${phases.join('; ')}\n`);
     expect(
@@ -255,6 +284,8 @@ describe('fair share: one customer floods, another keeps its pace (2 APIs, 2 wor
         expect(median(times.during), report).to.be.below(1000);
         expect(median(times.during), report).to.be.at.most(2 * Math.max(median(times.baseline), 100));
       }
+      expect(reviewDuring, report).to.be.below(1000);
+      expect(reviewDuring, report).to.be.at.most(2 * Math.max(reviewAlone, 100));
     } else {
       process.stdout.write(`      B's pace not judged: load average ${load.toFixed(1)} per core\n`);
     }

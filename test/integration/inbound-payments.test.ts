@@ -5,12 +5,15 @@ import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
 import { systemEm, tenantEm } from '../../db/orm';
 import { replayDeposit } from '../../api/services/operations/signals';
-import { recordInboundPayment } from '../../api/services/inbound-payments';
+import { recordInboundPayment } from '../../api/services/reported-payments';
 import { sweepReceivedPayments } from '../../payments/inbound-payment-sweep';
 import { recordPayment } from '../../db/repositories/inbound-payments';
 import { Dec } from '../../domain/money';
 import { operationWorkflowId } from '../../workflows/ids';
-import { inboundPaymentUpdate } from '../../workflows/operation';
+import { ignoredSignalsQuery } from '../../workflows/decision';
+import { sendDecisionNow } from '../../workflows/send-signal';
+import { addDecision } from '../../db/repositories/workflow-decisions';
+import { inTransaction } from '../../db/transaction';
 import { activeAccount } from '../helpers/fixtures';
 import { assertLedgerBalanced, balance, getOp, untilStatus } from '../helpers/money';
 import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
@@ -232,27 +235,31 @@ describe('inbound payments', function () {
     }
   });
 
-  it("a decision naming a payment that is not the deposit's fails at once (not retried forever)", async () => {
+  it("a decision naming a payment that is not the deposit's is ignored at once (not retried forever)", async () => {
     const { services } = await stack();
     const dep = await openDeposit(c, accountId, '6.00');
     const handle = services.temporal.workflow.getHandle(operationWorkflowId(dep.id));
-    const exists = () =>
-      handle.describe().then(
-        () => true,
-        () => false,
-      );
-    await eventually(exists, (yes) => yes, 20000, 100);
-    const started = Date.now();
-    const outcome = await services.temporal
-      .withDeadline(Date.now() + 20000, () =>
-        handle.executeUpdate(inboundPaymentUpdate, { args: [{ paymentId: randomUUID() }] }),
-      )
-      .then(
-        () => 'answered',
-        (err: Error) => err.constructor.name,
-      );
-    expect(outcome).to.equal('WorkflowUpdateFailedError');
-    expect(Date.now() - started).to.be.below(15000);
+    // A row no reporter would write (its payment is not this deposit's), committed with its signal, then sent.
+    const decisionId = randomUUID();
+    const row = {
+      id: decisionId,
+      workflowId: handle.workflowId,
+      kind: 'INBOUND_PAYMENT' as const,
+      customerId: c.customerId,
+      target: randomUUID(),
+      decision: null,
+      reason: null,
+      actor: 'operator:test',
+    };
+    await inTransaction(systemEm(services.orm), (tx) => addDecision(tx, row, { taskQueue: services.config.taskQueue }));
+    await sendDecisionNow(services.orm, services.temporal, decisionId);
+    const ignored = await eventually(
+      () => handle.query(ignoredSignalsQuery),
+      (list) => list.length > 0,
+      15000,
+      100,
+    );
+    expect(ignored.map((i) => [i.signal, i.decisionId])).to.deep.equal([['decision', decisionId]]);
     // The deposit is unharmed: it still takes its payment.
     expect((await pay(c, dep.id, '6.00')).body.status).to.equal('MATCHED');
     await untilStatus(c, dep.id, 'COMPLETED');

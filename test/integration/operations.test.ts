@@ -486,7 +486,7 @@ describe('operations', function () {
       async () => {
         const { c, account } = await setup(['BRL', 'USDC']);
         const expected: Record<string, [string, string[]]> = {
-          PIX_KEY: ['BRL', ['keyType', 'key']],
+          PIX_KEY: ['BRL', ['keyType', 'key', 'txid', 'location', 'pixCopiaECola', 'expiresAt']],
           BOLETO: ['BRL', ['barcode', 'dueDate']],
           TED: ['BRL', ['bankCode', 'branchCode', 'accountNumber']],
           CRYPTO: ['USDC', ['network', 'walletAddress']],

@@ -10,13 +10,33 @@ import { assertLedgerBalanced, balance, getOp } from '../helpers/money';
 import { newCustomer, stack } from '../helpers/stack';
 import { openDeposit, pay } from '../helpers/inbound-payments';
 import { cambio, cambioFails } from '../helpers/cli';
+import { decideInboundPayment, recordInboundPayment } from '../../payments/record-and-decide';
+import { failReturn, startReturn } from '../../api/services/inbound-payment-resolution';
+import { Dec } from '../../domain/money';
+import { recordManualPayment } from '../../api/services/reported-payments';
+import type { CambioError } from '../../domain/errors';
 
-/** The customer's suspense: its ledger account's balance row. */
-async function suspense(customerId: string): Promise<string> {
+/** The customer's suspense (null: the platform's): its ledger account's balance row. */
+async function suspense(customerId: string | null, asset?: string): Promise<string> {
   const { services } = await stack();
-  const sql = `select coalesce(sum(available), 0)::numeric(38,2)::text as s from balances where account_id = ?`;
-  const [row] = await systemEm(services.orm).execute(sql, [suspenseAccountId(customerId)]);
+  const sql = `select coalesce(sum(available), 0)::numeric(38,2)::text as s from balances where account_id = ?
+    ${asset ? 'and asset = ?' : ''}`;
+  const [row] = await systemEm(services.orm).execute(sql, [suspenseAccountId(customerId), ...(asset ? [asset] : [])]);
   return row.s;
+}
+
+/** `cambio books check --asset A --json`: exit code and whether the books close. */
+async function booksCheck(asset: string): Promise<{ exitCode: number; ok: boolean; differences: string[] }> {
+  const ran = await cambio('books', 'check', '--asset', asset, '--json').then(
+    (r) => ({ code: 0, stdout: r.stdout }),
+    (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
+  );
+  const books = JSON.parse(ran.stdout);
+  return {
+    exitCode: ran.code,
+    ok: books.ok,
+    differences: books.assets.flatMap((a: { differences: string[] }) => a.differences),
+  };
 }
 
 describe('operator CLI: inbound payments', function () {
@@ -115,6 +135,131 @@ describe('operator CLI: deposit pay', function () {
     expect(list.body.data.map((p: { id: string }) => p.id)).to.deep.equal([first.id]);
     expect((await balance(c, account.id, 'BRL')).available).to.equal('30.00');
     expect(await suspense(c.customerId)).to.equal('0.00');
+    await assertLedgerBalanced();
+  });
+});
+
+describe("operator CLI: the platform's payments and a refused return", function () {
+  // Five CLI processes: each takes seconds on a loaded machine.
+  this.timeout(300000);
+
+  // BRLT: no other test reports payments in it, so its books are this test's.
+  it('credits a payment nobody could attribute, and takes a return the rail refused back to UNMATCHED', async () => {
+    const { services } = await stack();
+    const c = await newCustomer('Platform Credit Ltda');
+    const account = await activeAccount(c, ['BRLT']);
+    const json = async (...args: string[]) => JSON.parse((await cambio(...args, '--json')).stdout);
+    // A rail reports two payments it can tie to no deposit nor customer: the platform's suspense holds them.
+    const report = async (value: string) => {
+      const ref = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
+      const em = systemEm(services.orm);
+      const p = await recordInboundPayment(em, {
+        endToEndId: ref,
+        amount: new Dec(value),
+        asset: 'BRLT',
+        customerId: null,
+        rail: 'CRYPTO',
+      });
+      await decideInboundPayment(services, p);
+      return p.id;
+    };
+    const toCredit = await report('25.00');
+    const toReturn = await report('7.00');
+    expect(await suspense(null, 'BRLT')).to.equal('32.00');
+    // Credited to a customer's account: from the platform's suspense through the customer's, into the account.
+    const credited = await json('payment', 'credit', toCredit, '--account', account.id);
+    expect(credited.payment).to.deep.include({ status: 'CREDITED', customerId: null, operationId: null });
+    expect(credited.payment.credit).to.deep.equal({ operationId: credited.operation.id, accountId: account.id });
+    const op = await getOp(c, credited.operation.id);
+    expect(op.currentState.status).to.equal('COMPLETED');
+    expect((await balance(c, account.id, 'BRLT')).available).to.equal('25.000000');
+    expect(await suspense(null, 'BRLT')).to.equal('7.00');
+    expect(await suspense(c.customerId, 'BRLT'), "nothing left in the customer's").to.equal('0.00');
+    expect(await booksCheck('BRLT')).to.deep.include({ exitCode: 0, ok: true });
+
+    // A return the rail refuses: RETURNING, then UNMATCHED again with the refusal; the money never left.
+    const returning = await startReturn(services, toReturn, 'unknown payer');
+    expect(returning.status).to.equal('RETURNING');
+    const refused = await failReturn(services, toReturn, 'beneficiary account closed');
+    expect(refused.status).to.equal('UNMATCHED');
+    expect(refused.returned).to.deep.include({ reason: 'unknown payer', failure: 'beneficiary account closed' });
+    expect(await suspense(null, 'BRLT')).to.equal('7.00');
+    expect(await booksCheck('BRLT')).to.deep.include({ exitCode: 0, ok: true });
+    const twice = await failReturn(services, toReturn, 'again').catch((e: { code?: string }) => e.code);
+    expect(twice, 'only a return in flight can fail').to.equal('INVALID_STATE');
+
+    // The operator returns it once more (at the bank, by hand): RETURNED, out of the suspense.
+    const returned = await json('payment', 'return', toReturn, '--reason', 'returned by hand');
+    expect(returned).to.deep.include({ id: toReturn, status: 'RETURNED' });
+    expect(returned.returned).to.deep.include({ reason: 'returned by hand', failure: null });
+    expect(await suspense(null, 'BRLT')).to.equal('0.00');
+    const books = await booksCheck('BRLT');
+    expect(books, JSON.stringify(books.differences)).to.deep.include({ exitCode: 0, ok: true });
+    await assertLedgerBalanced();
+  });
+});
+
+describe('operator CLI: payment record (rails without a connector)', function () {
+  this.timeout(180000);
+
+  it('records for a deposit (matched) or a customer (unmatched), audited; one payment per reference', async () => {
+    const { services } = await stack();
+    const c = await newCustomer('Statement Ltda');
+    const other = await newCustomer('Other Statement Ltda');
+    const account = await activeAccount(c, ['BRL', 'USDC']);
+    const dep = await openDeposit(c, account.id, '30.00', undefined, { rail: 'TED', asset: 'BRL' });
+    const ted = `TED-${randomUUID()}`;
+    const hash = `0x${randomUUID().replace(/-/g, '')}`;
+    const record = (...args: string[]) => cambio('payment', 'record', ...args, '--json');
+
+    const matched = JSON.parse(
+      (await record('--rail', 'TED', '--operation', dep.id, '--amount', '30.00', '--asset', 'BRL', '--reference', ted))
+        .stdout,
+    );
+    expect(matched).to.deep.include({ status: 'MATCHED', rail: 'TED', endToEndId: ted, operationId: dep.id });
+    expect((await getOp(c, dep.id)).currentState.status).to.equal('COMPLETED');
+    expect((await balance(c, account.id, 'BRL')).available).to.equal('30.00');
+
+    const args = ['--rail', 'CRYPTO', '--amount', '5.00', '--asset', 'USDC', '--reference', hash];
+    const unmatched = JSON.parse((await record(...args, '--customer', c.customerId)).stdout);
+    expect(unmatched).to.deep.include({ status: 'UNMATCHED', rail: 'CRYPTO', customerId: c.customerId });
+    expect(unmatched.operationId).to.equal(null);
+
+    // The same reference for another customer: refused, nothing recorded for it.
+    const taken = await cambioFails('payment', 'record', ...args, '--customer', other.customerId);
+    expect([taken.exitCode, taken.body.code]).to.deep.equal([1, 'RAIL_REFERENCE_IN_USE']);
+    const em = systemEm(services.orm);
+    const ofHash = await em.execute(`select customer_id from inbound_payments where end_to_end_id = ?`, [hash]);
+    expect(ofHash).to.deep.equal([{ customer_id: c.customerId }]);
+
+    const audited = (await em.execute(
+      `select target, details->>'outcome' as outcome from audit_log where action = 'payment.record'
+       and target in (?, ?) order by at`,
+      [`TED:${ted}`, `CRYPTO:${hash}`],
+    )) as Array<{ target: string; outcome: string }>;
+    expect(audited).to.deep.equal([
+      { target: `TED:${ted}`, outcome: 'OK' },
+      { target: `CRYPTO:${hash}`, outcome: 'OK' },
+      { target: `CRYPTO:${hash}`, outcome: 'RAIL_REFERENCE_IN_USE' },
+    ]);
+
+    // PIX comes from the PSP; the rail must be the deposit's (checked before anything is recorded).
+    const pix = await recordManualPayment(services, {
+      rail: 'PIX_KEY',
+      customerId: c.customerId,
+      amount: '1.00',
+      asset: 'BRL',
+      reference: `E${randomUUID()}`,
+    }).catch((e: CambioError) => e);
+    expect((pix as CambioError).code).to.equal('VALIDATION_ERROR');
+    const wrongRail = await recordManualPayment(services, {
+      rail: 'BOLETO',
+      operationId: dep.id,
+      amount: '1.00',
+      asset: 'BRL',
+      reference: `B-${randomUUID()}`,
+    }).catch((e: CambioError) => e);
+    expect((wrongRail as CambioError).code).to.equal('VALIDATION_ERROR');
     await assertLedgerBalanced();
   });
 });

@@ -117,6 +117,29 @@ describe('PIX connector contract (against the simulated PSP)', function () {
     expect(err).to.be.instanceOf(RailRejectedError);
   });
 
+  it('a charge whose PUT times out after the PSP took it: the same txid again is that charge, once', async () => {
+    const slow = connect(400);
+    try {
+      const txid = txidFor(randomUUID(), randomUUID());
+      await sim.control('POST', '/faults', {
+        method: 'PUT',
+        pathPrefix: `/cob/${txid}`,
+        afterHandling: true,
+        hangMs: 1500,
+        count: 1,
+      });
+      const request = { chargeId: txid, amount: '61.00', expiresInSeconds: 600 };
+      const err = await slow.rail.createCharge(request).catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(RailUnavailableError);
+      const retried = await slow.rail.createCharge(request);
+      const charges = (await sim.control('GET', '/state')).body.charges as Record<string, { location: string }>;
+      expect(Object.keys(charges).filter((id) => id === txid)).to.have.length(1);
+      expect(retried).to.include({ chargeId: txid, location: charges[txid].location });
+    } finally {
+      await slow.client.close();
+    }
+  });
+
   it('a malformed body is refused as at a bank, with the violated field', async () => {
     const err = (await charge('10.5').catch((e: unknown) => e)) as RailRejectedError;
     expect(err).to.be.instanceOf(RailRejectedError);
@@ -217,9 +240,11 @@ describe('PIX connector contract (against the simulated PSP)', function () {
       50,
     );
     const listed = await rail.listReceived({ from: new Date(Date.now() - 60_000), to: new Date(Date.now() + 1000) });
-    expect(listed.find((p) => p.endToEndId === e2e)!.returns).to.deep.equal([
-      { returnId: id, amount: '20.00', status: 'RETURNED' },
-    ]);
+    const [listedReturn, ...more] = listed.find((p) => p.endToEndId === e2e)!.returns;
+    expect(more).to.deep.equal([]);
+    expect(listedReturn).to.deep.include({ returnId: id, amount: '20.00', status: 'RETURNED' });
+    // The end-to-end id of the money sent back, the PSP's (D + ISPB + ...), not the Pix's own.
+    expect(listedReturn.endToEndId).to.match(/^D[a-zA-Z0-9]{31}$/);
 
     const refusedE2e = await pay({ txid: (await charge('9.00')).chargeId, notices: 0 });
     await sim.control('POST', '/return-rules', {
@@ -235,7 +260,7 @@ describe('PIX connector contract (against the simulated PSP)', function () {
       10000,
       50,
     );
-    expect(failed).to.deep.equal({ returnId: other, amount: '9.00', status: 'FAILED', reason: 'conta encerrada' });
+    expect(failed).to.deep.include({ returnId: other, amount: '9.00', status: 'FAILED', reason: 'conta encerrada' });
   });
 
   it('payout REALIZADO: PENDING, then COMPLETED with its end-to-end id', async () => {

@@ -1,11 +1,11 @@
-// The quote's single-statement idempotency (db/repositories/quote-once.ts) against real Postgres, and the same
+// The quote's single-statement idempotency (db/repositories/keyed-quote.ts) against real Postgres, and the same
 // "another request committed the key after my look-up" race in the general request transaction
 // (db/keyed-transaction.ts).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { Client } from 'pg';
 import { systemEm, tenantEm } from '../../db/orm';
-import { insertQuoteOnce } from '../../db/repositories/quote-once';
+import { insertKeyedQuote } from '../../db/repositories/keyed-quote';
 import { inKeyedTransaction } from '../../db/keyed-transaction';
 import { priceQuote } from '../../api/services/quotes';
 import { activeAccount } from '../helpers/fixtures';
@@ -170,7 +170,7 @@ describe('quote idempotency in one statement', () => {
         sourceAmount: '10.00',
       });
       const outcome = await withUncommittedKey(c.customerId, key, () =>
-        insertQuoteOnce(em, quote, {
+        insertKeyedQuote(em, quote, {
           accountId: account.id,
           key,
           requestHash: 'h2',

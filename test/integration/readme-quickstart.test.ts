@@ -148,7 +148,8 @@ describe('README quickstart', function () {
     );
     expect(balances.find((b) => b.asset === 'USD')?.available.value).to.equal(deposit.targetAmount.value);
     // The blocks printed the funding instruction, the payment's decision and the USD balance.
-    expect(run.stdout).to.match(/keyType: 'EVP'/);
+    expect(run.stdout).to.match(/txid: 'cb[0-9a-f]{32}'/);
+    expect(run.stdout).to.match(/pixCopiaECola: '000201/);
     expect(run.stdout).to.include('MATCHED');
     expect(run.stdout).to.include(deposit.targetAmount.value);
     const payments = await get<{ data: Array<{ status: string }> }>(

@@ -13,7 +13,7 @@ import { createOperationActivities } from '../../activities/operations';
 import type { ServiceContext } from '../../api/services/context';
 import { createSwap } from '../../api/services/operations/swap';
 import { createTransfer } from '../../api/services/operations/transfer';
-import { createDeposit } from '../../api/services/operations/deposit';
+import { openDeposit } from '../../api/services/operations/deposit';
 import { createWithdrawal } from '../../api/services/operations/withdrawal';
 import { RELAY_LEASE_MS, relayWorkflowStarts } from '../../worker/workflow-start-relay';
 import { operationWorkflowId } from '../../workflows/ids';
@@ -356,11 +356,12 @@ describe('resilience', () => {
       const brlBefore = await balance(c, accountId, 'BRL');
       const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '70.00' });
       const op = await orphan((ctx) =>
-        createDeposit(ctx, tenantEm(services.orm, c.customerId), {
-          accountId,
-          quoteId: q.id,
-          fundingInstruction: { rail: 'PIX_KEY' },
-        }),
+        openDeposit(
+          ctx,
+          tenantEm(services.orm, c.customerId),
+          { accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } },
+          randomUUID(),
+        ),
       );
       const acts = await activities();
       // The payment rows recordInboundPayment writes, RECEIVED, with their arrival in the suspense (no workflow to

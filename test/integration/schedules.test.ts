@@ -10,6 +10,7 @@ import { activeAccount } from '../helpers/fixtures';
 import { fund } from '../helpers/money';
 import { eventually, newCustomer, stack } from '../helpers/stack';
 import { getStatement } from '../helpers/statements';
+import { cambio } from '../helpers/cli';
 
 const INTERVAL = 'PT4S';
 const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
@@ -73,6 +74,14 @@ describe('Periodic jobs as Temporal Schedules', function () {
     // Each action started one workflow, and no workflow ran twice.
     const runs = described.info.recentActions.map((a) => a.action.workflow.workflowId);
     expect(new Set(runs).size).to.equal(runs.length);
+    // Held still from here on (a run every 4 s would add statements between the reads below).
+    await handle.pause('test: reading back');
+    await eventually(
+      () => handle.describe(),
+      (d) => d.info.runningActions.length === 0,
+      120_000,
+      250,
+    );
     const em = systemEm((await stack()).services.orm);
     const rows = (await em.execute(
       `select id, period_start, period_end from statements where account_id = ? order by period_start`,
@@ -112,6 +121,20 @@ describe('Periodic jobs as Temporal Schedules', function () {
     );
     expect(again.issued).to.equal(0);
     expect((await http.get(`/api/statements/${listed.id}`).set(c.auth)).text).to.equal(stored.text);
+    // Issued once more from nothing (its row and body removed), the closed period gives the same bytes.
+    const [gone] = (await em.execute('delete from statements where id = ? returning body_id', [listed.id])) as Array<{
+      body_id: string;
+    }>;
+    await em.execute('delete from statement_chunks where body_id = ?', [gone.body_id]);
+    await em.execute('delete from events where dedupe_key = ?', [`${listed.id}:STATEMENT_ISSUED`]);
+    const reissued = await issueStatements(
+      { orm: s.services.orm, config: { statementInterval: INTERVAL, webhookTaskQueue: s.config.webhookTaskQueue } },
+      new Date(listed.periodEnd),
+    );
+    expect(reissued.issued).to.equal(1);
+    const back = await http.get(`/api/statements/${listed.id}`).set(c.auth).buffer(true);
+    expect(back.text).to.equal(stored.text);
+    expect(sha256(back.text)).to.equal(listed.sha256);
     const csv = await http.get(`/api/statements/${listed.id}`).query({ format: 'csv' }).set(c.auth);
     expect(csv.status).to.equal(200);
     expect(csv.text.split('\r\n')[0]).to.match(/^id,bookedAt,/);
@@ -153,5 +176,60 @@ describe('Periodic jobs as Temporal Schedules', function () {
       20000,
       250,
     );
+  });
+
+  it('cambio schedule lists, pauses, unpauses and triggers a schedule, each action audited', async () => {
+    // The CLI's own configuration: this run's task queue, STATEMENT_INTERVAL unset (month).
+    const config = { taskQueue: (await stack()).config.taskQueue, statementInterval: 'month' };
+    const jobs = periodicJobs(config);
+    const drop = () =>
+      Promise.all(
+        jobs.map((j) =>
+          client.schedule
+            .getHandle(j.id)
+            .delete()
+            .catch(() => undefined),
+        ),
+      );
+    await drop();
+    try {
+      await ensureSchedules(client, config, jobs);
+      const listed = JSON.parse((await cambio('schedule', 'list', '--json')).stdout) as Array<Record<string, unknown>>;
+      expect(listed.map((r) => [r.id, r.workflowType, r.paused])).to.deep.equal(
+        jobs.map((j) => [j.id, j.workflowType, false]),
+      );
+
+      const purge = client.schedule.getHandle(scheduleId(config, 'event-purge'));
+      const paused = await cambio('schedule', 'pause', 'event-purge', '--reason', 'disk maintenance');
+      expect(paused.stdout.trim()).to.equal(`${purge.scheduleId}: pause done`);
+      expect((await purge.describe()).state).to.deep.include({ paused: true, note: 'disk maintenance' });
+      const human = (await cambio('schedule', 'list')).stdout.split('\n');
+      expect(human.find((l) => l.startsWith(`${purge.scheduleId} `))).to.match(/ PAUSED /);
+
+      await cambio('schedule', 'unpause', purge.scheduleId);
+      expect((await purge.describe()).state.paused).to.equal(false);
+      const triggered = JSON.parse((await cambio('schedule', 'trigger', 'event-purge', '--json')).stdout);
+      expect(triggered).to.deep.equal({ id: purge.scheduleId, action: 'trigger' });
+      await eventually(
+        () => purge.describe(),
+        (d) => d.info.numActionsTaken === 1,
+        20000,
+        250,
+      );
+
+      const em = systemEm((await stack()).services.orm);
+      const audited = (await em.execute(
+        `select action, target, reason, operator from audit_log where action like 'schedule.%' and target in (?, ?)
+         order by seq`,
+        ['event-purge', purge.scheduleId],
+      )) as Array<Record<string, string | null>>;
+      expect(audited).to.deep.equal([
+        { action: 'schedule.pause', target: 'event-purge', reason: 'disk maintenance', operator: 'test-operator' },
+        { action: 'schedule.unpause', target: purge.scheduleId, reason: null, operator: 'test-operator' },
+        { action: 'schedule.trigger', target: 'event-purge', reason: null, operator: 'test-operator' },
+      ]);
+    } finally {
+      await drop();
+    }
   });
 });

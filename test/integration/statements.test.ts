@@ -7,6 +7,7 @@ import { approvedInstruction } from '../helpers/beneficiary-fixtures';
 import { fund, quote, untilStatus } from '../helpers/money';
 import { idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
 import { getStatement, parseCsv, parseXml, pdfText, type StatementBody } from '../helpers/statements';
+import { cambio, cambioFails } from '../helpers/cli';
 
 type Action =
   | { kind: 'deposit'; cents: number }
@@ -243,5 +244,20 @@ describe('Statements', function () {
     const periodStart = new Date(Date.now() - 60_000).toISOString();
     const foreign = await getStatement(other, a, { asset: 'BRL', periodStart, periodEnd: now });
     expect(foreign.status).to.equal(404);
+  });
+
+  it('cambio statement prints the statement the API answers, in JSON and CSV; an unknown account fails', async () => {
+    const periodStart = new Date(Date.now() - 3600_000).toISOString();
+    const periodEnd = new Date().toISOString();
+    const query = { asset: 'BRL', periodStart, periodEnd };
+    const args = ['statement', a, '--asset', 'brl', '--from', periodStart, '--to', periodEnd];
+    const json = await getStatement(c, a, query);
+    expect((json.body as StatementBody).entries.length).to.be.greaterThan(0);
+    expect((await cambio(...args)).stdout).to.equal(json.text);
+    const csv = await getStatement(c, a, { ...query, format: 'csv' });
+    expect((await cambio(...args, '--format', 'csv')).stdout).to.equal(csv.text);
+    const unknown = await cambioFails('statement', '00000000-0000-4000-8000-000000000000', ...args.slice(2));
+    expect(unknown.exitCode).to.not.equal(0);
+    expect(unknown.body.code).to.equal('NOT_FOUND');
   });
 });

@@ -7,9 +7,9 @@ import Decimal from 'decimal.js';
 import { systemEm, tenantEm } from '../../db/orm';
 import { CambioError } from '../../domain/errors';
 import type { ServiceContext } from '../../api/services/context';
-import { createDeposit } from '../../api/services/operations/deposit';
+import { openDeposit as openDepositWithCharge } from '../../api/services/operations/deposit';
 import { replayDeposit } from '../../api/services/operations/signals';
-import { reportInboundPayment } from '../../api/services/inbound-payments';
+import { reportInboundPayment } from '../../api/services/reported-payments';
 import { operationWorkflowId } from '../../workflows/ids';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, getOp, quote } from '../helpers/money';
@@ -64,7 +64,8 @@ describe('deposit timers (time skipping)', () => {
   /** A BRL deposit of `value` through PIX, its workflow started on the test server. */
   async function openDeposit(value: string) {
     const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: value });
-    const dep = await createDeposit(ctx, em(), { accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
+    const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' as const } };
+    const dep = await openDepositWithCharge(ctx, em(), body, randomUUID());
     expect(dep.currentState.status).to.equal('REQUESTED');
     // The commit wakes this queue's relay (withWorker), which starts the workflow on the test server.
     await eventually(
@@ -95,10 +96,16 @@ describe('deposit timers (time skipping)', () => {
       expect(await count(`select count(*) as n from ledger_transactions where operation_id = ?`, [dep.id])).to.equal(0);
 
       // A payment arriving after expiry is kept, UNMATCHED, in the customer's suspense: nothing credits it.
-      const late = await reportInboundPayment(ctx, em(), dep.id, {
-        amount: { value: '100.00', asset: 'BRL' },
-        endToEndId: e2e(),
-      });
+      const late = await reportInboundPayment(
+        ctx,
+        em(),
+        dep.id,
+        {
+          amount: { value: '100.00', asset: 'BRL' },
+          endToEndId: e2e(),
+        },
+        'operator:timers-test',
+      );
       expect(late).to.deep.include({ status: 'UNMATCHED', operationId: dep.id, accountId });
       expect(
         await count(`select count(*) as n from inbound_payments where operation_id = ? and status = 'UNMATCHED'`, [
@@ -116,10 +123,16 @@ describe('deposit timers (time skipping)', () => {
       const before = await balance(c, accountId, 'BRL');
       await withWorker(async () => {
         const dep = await openDeposit('100.00');
-        const short = await reportInboundPayment(ctx, em(), dep.id, {
-          amount: { value: '60.00', asset: 'BRL' },
-          endToEndId: e2e(),
-        });
+        const short = await reportInboundPayment(
+          ctx,
+          em(),
+          dep.id,
+          {
+            amount: { value: '60.00', asset: 'BRL' },
+            endToEndId: e2e(),
+          },
+          'operator:timers-test',
+        );
         expect(short.status).to.equal('MATCHED');
         const failed = await getOp(c, dep.id);
         expect(failed.currentState.status).to.equal('FAILED');
@@ -130,10 +143,16 @@ describe('deposit timers (time skipping)', () => {
         expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
 
         // Recorded after the failure, the top-up waits for an operator's replay.
-        const topUp = await reportInboundPayment(ctx, em(), dep.id, {
-          amount: { value: '40.00', asset: 'BRL' },
-          endToEndId: e2e(),
-        });
+        const topUp = await reportInboundPayment(
+          ctx,
+          em(),
+          dep.id,
+          {
+            amount: { value: '40.00', asset: 'BRL' },
+            endToEndId: e2e(),
+          },
+          'operator:timers-test',
+        );
         expect(topUp.status).to.equal('MATCHED');
         expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
         const replayed = await replayDeposit(ctx, em(), dep.id, 'operator:test');
@@ -164,8 +183,20 @@ describe('deposit timers (time skipping)', () => {
     const before = await balance(c, accountId, 'BRL');
     await withWorker(async () => {
       const dep = await openDeposit('100.00');
-      await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '60.00', asset: 'BRL' }, endToEndId: e2e() });
-      await reportInboundPayment(ctx, em(), dep.id, { amount: { value: '40.00', asset: 'BRL' }, endToEndId: e2e() });
+      await reportInboundPayment(
+        ctx,
+        em(),
+        dep.id,
+        { amount: { value: '60.00', asset: 'BRL' }, endToEndId: e2e() },
+        'operator:timers-test',
+      );
+      await reportInboundPayment(
+        ctx,
+        em(),
+        dep.id,
+        { amount: { value: '40.00', asset: 'BRL' }, endToEndId: e2e() },
+        'operator:timers-test',
+      );
       const start = await skipping.env.currentTimeMs();
       // The workflow closes when the replay window's timer fires.
       expect(await workflow(dep.id).result()).to.equal('FAILED');
@@ -175,10 +206,16 @@ describe('deposit timers (time skipping)', () => {
       expect(refused).to.be.instanceOf(CambioError);
       expect(refused).to.have.property('code', 'INVALID_STATE');
       // The window closed: what counted toward the deposit is unmatched now, and so is a payment arriving later.
-      const late = await reportInboundPayment(ctx, em(), dep.id, {
-        amount: { value: '1.00', asset: 'BRL' },
-        endToEndId: e2e(),
-      });
+      const late = await reportInboundPayment(
+        ctx,
+        em(),
+        dep.id,
+        {
+          amount: { value: '1.00', asset: 'BRL' },
+          endToEndId: e2e(),
+        },
+        'operator:timers-test',
+      );
       expect(late.status).to.equal('UNMATCHED');
       expect(
         await count(`select count(*) as n from inbound_payments where operation_id = ? and status = 'UNMATCHED'`, [

@@ -9,13 +9,20 @@ import { inTransaction } from '../../db/transaction';
 import { operationWorkflowId } from '../../workflows/ids';
 import { accountDecisionSignal } from '../../workflows/account-review';
 import { instructionDecisionSignal } from '../../workflows/instruction-review';
-import { holdDecisionSignal, inboundPaymentSignal, replaySignal } from '../../workflows/operation';
+import {
+  holdDecisionSignal,
+  inboundPaymentSignal,
+  inboundPaymentUpdate,
+  replaySignal,
+} from '../../workflows/operation';
 import { decisionSignal, ignoredSignalsQuery, IgnoredSignal } from '../../workflows/decision';
 import { recordAccountDecision } from '../../api/services/account-review';
+import { recordInboundPayment, reportInboundPayment } from '../../api/services/reported-payments';
+import { sweepReceivedPayments } from '../../payments/inbound-payment-sweep';
 import { createAccount, uploadAllDocuments, submitReview, activeAccount, getAccount } from '../helpers/fixtures';
 import { approvedInstruction, beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
 import { fund, quote, untilStatus, getOp } from '../helpers/money';
-import { openDeposit, pay } from '../helpers/inbound-payments';
+import { openDeposit, pay, paymentsOf } from '../helpers/inbound-payments';
 import { exitWithin, killAll, spawnApi } from '../helpers/processes';
 import { eventually, idem, newCustomer, stack, untilStarted, withoutRelay, TestCustomer } from '../helpers/stack';
 
@@ -245,5 +252,69 @@ describe('workflow decisions are committed rows', function () {
     expect(rejected.currentState.status).to.equal('ACTION_REQUIRED');
     const left = () => systemEm(services.orm).execute('select count(*)::int as n from workflow_signals');
     await eventually(left, (rows) => rows[0].n === 0); // every signal row was sent and removed
+  });
+
+  it('an inbound payment reaches its deposit as a decision row: not started, writer died, deposit closed', async () => {
+    const { services } = await stack();
+    const account = await activeAccount(c, ['BRL']);
+    const em = () => tenantEm(services.orm, c.customerId);
+    const via = { taskQueue: services.config.taskQueue, actor: 'operator:test' };
+    const e2e = () => `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
+    const amount = { value: '5.00', asset: 'BRL' as const };
+    const statusOf = async (id: string) => (await paymentsOf(c, `operationId[eq]=${id}`)).map((p) => p.status);
+
+    // Not started yet: the deposit's start waits in the outbox; the payment's decision starts it (signalWithStart).
+    const early = await withoutRelay(async () => {
+      const dep = await openDeposit(c, account.id, '5.00');
+      const payment = await reportInboundPayment(
+        services,
+        em(),
+        dep.id,
+        { amount, endToEndId: e2e() },
+        'operator:test',
+      );
+      return { dep, payment };
+    });
+    expect(early.payment.status).to.equal('MATCHED');
+    expect((await getOp(c, early.dep.id)).currentState.status).to.equal('COMPLETED');
+    expect((await decisionsOf(early.payment.id)).map((d) => [d.kind, d.actor])).to.deep.equal([
+      ['INBOUND_PAYMENT', 'operator:test'],
+    ]);
+
+    // Recorded with its decision, then the writer died before its send: the relay sends it.
+    const open = await openDeposit(c, account.id, '5.00');
+    const orphan = await recordInboundPayment(em(), open.id, { amount, endToEndId: e2e() }, { via });
+    expect(orphan.status).to.equal('RECEIVED');
+    await untilStatus(c, open.id, 'COMPLETED');
+    expect(await statusOf(open.id)).to.deep.equal(['MATCHED']);
+
+    // The same for a deposit whose workflow has closed: the relay's signal finds none, and it is UNMATCHED.
+    const closed = await openDeposit(c, account.id, '5.00', { deposit: 1, replay: 1 });
+    await untilStatus(c, closed.id, 'FAILED');
+    await services.temporal.workflow.getHandle(operationWorkflowId(closed.id)).result();
+    await recordInboundPayment(em(), closed.id, { amount, endToEndId: e2e() }, { via });
+    await eventually(
+      () => statusOf(closed.id),
+      (s) => s[0] === 'UNMATCHED',
+    );
+
+    // A hand-made update naming a payment recorded for the deposit changes nothing and is listed; the payment's
+    // own decision (here queued by the sweep: it was recorded without one) is what decides it.
+    const dep = await openDeposit(c, account.id, '5.00');
+    const bare = await recordInboundPayment(em(), dep.id, { amount, endToEndId: e2e() });
+    const deposit = services.temporal.workflow.getHandle(operationWorkflowId(dep.id));
+    await untilStarted(deposit);
+    const answer = await deposit.executeUpdate(inboundPaymentUpdate, { args: [{ paymentId: bare.id }] });
+    expect(answer).to.equal('IGNORED');
+    expect((await ignoredBy(deposit.workflowId, 1)).map((i) => i.signal)).to.deep.equal(['inboundPaymentUpdate']);
+    expect(await statusOf(dep.id)).to.deep.equal(['RECEIVED']);
+    await sweepReceivedPayments(services, { olderThanSeconds: 0 });
+    await untilStatus(c, dep.id, 'COMPLETED');
+    expect(await statusOf(dep.id)).to.deep.equal(['MATCHED']);
+    expect((await decisionsOf(bare.id)).map((d) => [d.kind, d.actor])).to.deep.equal([
+      ['INBOUND_PAYMENT', 'system:sweep'],
+    ]);
+    const left = () => systemEm(services.orm).execute('select count(*)::int as n from workflow_signals');
+    await eventually(left, (rows) => rows[0].n === 0);
   });
 });

@@ -23,7 +23,7 @@ export interface QuoteRequest {
   notFoundBody: object;
 }
 
-export type QuoteOnce =
+export type KeyedQuoteOutcome =
   /** A live request holds the key. */
   | { kind: 'busy' }
   /** The key already answered (for this request or, if the hash differs, another). */
@@ -91,11 +91,11 @@ const NO_QUOTE = new Array<null>(15).fill(null);
  *   neither, and the lock dies with the connection.
  * `quote` is undefined when pricing failed: then `request.answer` is the error's, or none.
  */
-export async function insertQuoteOnce(
+export async function insertKeyedQuote(
   em: Em,
   quote: PricedQuote | undefined,
   request: QuoteRequest,
-): Promise<QuoteOnce> {
+): Promise<KeyedQuoteOutcome> {
   const customerId = tenantOf(em);
   const answer = request.answer;
   const body: unknown =
@@ -124,7 +124,7 @@ export async function insertQuoteOnce(
       JSON.stringify(request.notFoundBody),
       ...(quote ? quoteValues(quote, customerId) : NO_QUOTE),
     ],
-    { prepared: 'cambio-quote-once' },
+    { prepared: 'cambio-keyed-quote' },
   );
   const row = rows[0];
   if (!row.locked) return { kind: 'busy' };

@@ -1,0 +1,28 @@
+import { createHash } from 'node:crypto';
+
+// The end-to-end ids Cambio itself names, all here. A payment that arrives through a rail carries the id its sender
+// named (the simulated PSP draws its own, as the bank it stands for would). Each is derived from a business id,
+// never drawn at random: the same step run again names the same payment, so a rerun cannot record or send it twice.
+
+// The participant ISPB in Cambio's return ids (the SPI's 8 digits of the institution that sends the payment).
+const CAMBIO_ISPB = '12345678';
+
+const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * The end-to-end id of an inbound payment's return, in the SPI's format: E + ISPB (8) + yyyyMMddHHmm (UTC, when the
+ * return starts) + 11 characters of the payment's id, 32 in all.
+ */
+export function returnEndToEndId(paymentId: string, at: Date): string {
+  const stamp = at.toISOString().replace(/[-:T]/g, '').slice(0, 12);
+  return `E${CAMBIO_ISPB}${stamp}${sha256Hex(`return:${paymentId}`).slice(0, 11)}`;
+}
+
+/**
+ * The end-to-end id of a payment the sandbox reports without one: E + 31 hex of the request's scoped id (the
+ * customer, the idempotency key and a purpose), so a retried request names the payment its first attempt recorded.
+ * No time in it, for the same reason.
+ */
+export function sandboxEndToEndId(requestScopedId: string): string {
+  return `E${requestScopedId.replace(/-/g, '').slice(0, 31)}`;
+}

@@ -1,0 +1,115 @@
+// What a rail's provider says it received (a notice, or reconciliation's list), recorded as inbound payments: one
+// record per end-to-end id system-wide, matched to its deposit by the charge id (PIX: the `txid`), decided as any
+// reported payment is; and the provider's word on returns it lists with the payment (`devolucoes`) settles them.
+// Shared by every reporter of a rail so that a payment is the same record whichever brought it first; here rather
+// than in api/ so that the worker's reconciliation reaches it too.
+import type { Logger } from 'pino';
+import { systemEm } from '../db/orm';
+import type { InboundPayment } from '../db/entities';
+import { findPaymentByReference, paymentOfReturn } from '../db/repositories/inbound-payments';
+import { depositOfCharge } from '../db/repositories/operations';
+import { CambioError } from '../domain/errors';
+import { Dec } from '../domain/money';
+import type { ReceivedPayment } from '../rails/rail';
+import {
+  DECISION_DEADLINE_MS,
+  decideInboundPayment,
+  recordInboundPaymentOnce,
+  type SettleContext,
+} from './record-and-decide';
+import { settleReturn } from './returns';
+
+// PIX moves reais only.
+const RAIL_ASSET: Record<string, string> = { PIX_KEY: 'BRL' };
+
+// A notice's answer waits this long at most for the decisions that follow its records (a decision signal each,
+// milliseconds when all is well); past it the records stay RECEIVED and the relay or the sweep decides them. The
+// PSP needs only the records, and a PSP whose notice times out sends it again.
+export const NOTICE_DECISION_DEADLINE_MS = 3_000;
+
+export interface RecordedReceipt {
+  payment: InboundPayment;
+  /** False: a notice (or an earlier run) had recorded it already. */
+  created: boolean;
+}
+
+/**
+ * Records one received payment in its own transaction (committed when this returns), with its decision row: for the
+ * deposit whose charge it paid (matched, or UNMATCHED for that deposit's customer when it no longer takes payments);
+ * without a charge of ours, for nobody (UNMATCHED in the platform's suspense). A reference recorded already is that
+ * record, whoever's it is: the same payment reported again.
+ */
+export async function recordReceipt(s: SettleContext, rail: string, p: ReceivedPayment): Promise<RecordedReceipt> {
+  const em = systemEm(s.orm);
+  const known = await findPaymentByReference(em, rail, p.endToEndId);
+  if (known) return { payment: known, created: false };
+  const deposit = p.chargeId ? await depositOfCharge(em, p.chargeId) : undefined;
+  const report = {
+    endToEndId: p.endToEndId,
+    amount: new Dec(p.amount),
+    asset: RAIL_ASSET[rail] ?? 'BRL',
+    ...(deposit ? { operationId: deposit.id } : { customerId: null, rail }),
+  };
+  try {
+    // Its decision row commits with the record: a reporter that dies next leaves the decision to the worker's relay.
+    return await recordInboundPaymentOnce(em, report, { taskQueue: s.config.taskQueue, actor: `rail:${rail}` });
+  } catch (err) {
+    // Recorded meanwhile by another reporter that attributed it otherwise (an operator's `deposit pay` with this
+    // reference): the first record stands.
+    if (!(err instanceof CambioError && err.code === 'RAIL_REFERENCE_IN_USE')) throw err;
+    return { payment: (await findPaymentByReference(em, rail, p.endToEndId))!, created: false };
+  }
+}
+
+/** One received payment recorded, then decided within `deadlineMs`, and the returns it lists settled. */
+export async function recordReceived(
+  s: SettleContext,
+  rail: string,
+  p: ReceivedPayment,
+  deadlineMs = DECISION_DEADLINE_MS,
+): Promise<RecordedReceipt> {
+  const recorded = await recordReceipt(s, rail, p);
+  await decideInboundPayment(s, recorded.payment, deadlineMs, `rail:${rail}`);
+  await settleListedReturns(s, p);
+  return recorded;
+}
+
+/**
+ * A notice's items: every record committed first (in order; the caller answers the PSP only after this returns,
+ * and a failure throws so the PSP sends the notice again), then the new ones decided within `deadlineMs` and the
+ * returns they list settled; what is not decided by then is the relay's or the sweep's.
+ */
+export async function recordNotice(
+  s: SettleContext & { log: Logger },
+  rail: string,
+  items: ReceivedPayment[],
+  deadlineMs = NOTICE_DECISION_DEADLINE_MS,
+): Promise<InboundPayment[]> {
+  const recorded: InboundPayment[] = [];
+  for (const item of items) recorded.push((await recordReceipt(s, rail, item)).payment);
+  await Promise.all(
+    recorded.map(async (payment, i) => {
+      try {
+        await decideInboundPayment(s, payment, deadlineMs, `rail:${rail}`);
+        await settleListedReturns(s, items[i]);
+      } catch (err) {
+        s.log.warn({ err, paymentId: payment.id }, 'inbound payment recorded, not decided yet: the sweep decides it');
+      }
+    }),
+  );
+  return recorded;
+}
+
+/** Returns of ours the provider lists as final (DEVOLVIDO or NAO_REALIZADO) settle their payment, once. */
+export async function settleListedReturns(s: SettleContext, p: ReceivedPayment): Promise<void> {
+  for (const r of p.returns) {
+    if (r.status === 'PENDING') continue;
+    const payment = await paymentOfReturn(systemEm(s.orm), r.returnId);
+    if (!payment) continue; // a return asked by someone else (at the PSP's portal): not one of ours to settle
+    await settleReturn(s.orm, payment.id, r.returnId, {
+      status: r.status === 'RETURNED' ? 'RETURNED' : 'FAILED',
+      ...(r.reason ? { reason: r.reason } : {}),
+      ...(r.endToEndId ? { endToEndId: r.endToEndId } : {}),
+    });
+  }
+}

@@ -1,0 +1,284 @@
+// PIX deposits through the PSP, real processes only: the deposit POST creates the charge at the run's simulated PSP
+// (a child process) before it answers, the PSP's notice comes back over HTTP to the app's notice endpoint, and the
+// deposit completes from it. A PSP that is down is a 503 with nothing created; an API killed between the charge and
+// its COMMIT leaves a charge the retry with the same key takes over, and no charge ever pays two deposits.
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import Decimal from 'decimal.js';
+import { systemEm } from '../../db/orm';
+import { decodeBrCode } from '../../rails/pix/br-code';
+import { txidFor } from '../../rails/pix/ids';
+import { activeAccount } from '../helpers/fixtures';
+import { balance, quote, untilStatus } from '../helpers/money';
+import { exitWithin, kill, killAll, spawnApi, spawnWorker } from '../helpers/processes';
+import { eventually, newCustomer, stack, type TestCustomer } from '../helpers/stack';
+
+async function sql<T = Record<string, unknown>>(query: string, params: unknown[] = []): Promise<T[]> {
+  const { services } = await stack();
+  return (await systemEm(services.orm).execute(query, params)) as T[];
+}
+
+const paymentsWith = (endToEndId: string) =>
+  sql<{ status: string; customer_id: string | null; operation_id: string | null; amount: string }>(
+    `select status, customer_id, operation_id, amount::numeric(20, 2)::text as amount
+     from inbound_payments where end_to_end_id = ?`,
+    [endToEndId],
+  );
+
+const depositsOf = (accountId: string) =>
+  sql<{ id: string }>(`select id from operations where account_id = ? and type = 'DEPOSIT'`, [accountId]);
+
+async function pspState() {
+  const { psp } = await stack();
+  return (await psp.control('GET', '/state')).body;
+}
+
+/** What a payer's bank does: pays the charge (the simulator then sends its notice). */
+async function payCharge(body: Record<string, unknown>): Promise<string> {
+  const { psp } = await stack();
+  const res = await psp.control('POST', '/pix', body);
+  expect(res.status, JSON.stringify(res.body)).to.be.oneOf([201, 202]);
+  return res.body.endToEndId;
+}
+
+describe('PIX deposits through the PSP: charge, notice, settlement', function () {
+  this.timeout(120000);
+  let c: TestCustomer;
+  let accountId: string;
+
+  const postDeposit = async (value: string, key = randomUUID(), via?: { url: string }) => {
+    const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: value });
+    const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } };
+    return { q, key, body, res: await sendDeposit(body, key, via) };
+  };
+  const sendDeposit = async (body: unknown, key: string, via?: { url: string }) => {
+    if (via) {
+      return fetch(`${via.url}/api/operations/deposit`, {
+        method: 'POST',
+        headers: { ...c.auth, 'Content-Type': 'application/json', 'X-Idempotency-Key': key },
+        body: JSON.stringify(body),
+      });
+    }
+    const { http } = await stack();
+    return http
+      .post('/api/operations/deposit')
+      .set(c.auth)
+      .set('X-Idempotency-Key', key)
+      .send(body as object);
+  };
+
+  before(async () => {
+    c = await newCustomer('Pix Deposits Ltda');
+    accountId = (await activeAccount(c, ['BRL'])).id;
+  });
+
+  after(async () => {
+    const { psp } = await stack();
+    await psp.control('DELETE', '/faults');
+    await killAll();
+  });
+
+  it('answers with the charge, and the PSP notice completes the deposit: HTTP only', async () => {
+    const before = await balance(c, accountId, 'BRL');
+    const { res, key } = await postDeposit('123.45');
+    const r = res as { status: number; body: any };
+    expect(r.status, JSON.stringify(r.body)).to.equal(201);
+    const instruction = r.body.intent.fundingInstruction;
+    const txid = txidFor(c.customerId, key);
+    expect(instruction).to.include({ rail: 'PIX_KEY', keyType: 'EMAIL', key: 'pix@cambio.example.com', txid });
+    expect(Object.keys(instruction).sort()).to.deep.equal(
+      ['expiresAt', 'key', 'keyType', 'location', 'pixCopiaECola', 'rail', 'txid'].sort(),
+    );
+    const code = decodeBrCode(instruction.pixCopiaECola);
+    expect(code['54']).to.equal('123.45');
+    expect((code['26'] as Record<string, string>)['25']).to.equal(instruction.location);
+    const charge = (await pspState()).charges[txid];
+    expect(charge).to.deep.include({ valor: '123.45', location: instruction.location, status: 'ATIVA' });
+    expect(charge.devedor).to.have.property('nome');
+
+    const e2e = await payCharge({ txid });
+    const done = await untilStatus(c, r.body.id, 'COMPLETED');
+    expect(done.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal(['123.45']);
+    expect(await paymentsWith(e2e)).to.deep.equal([
+      { status: 'MATCHED', customer_id: c.customerId, operation_id: r.body.id, amount: '123.45' },
+    ]);
+    expect((await balance(c, accountId, 'BRL')).available).to.equal(
+      new Decimal(before.available).plus('123.45').toFixed(2),
+    );
+  });
+
+  it('the same notice twice records one payment and credits once', async () => {
+    const { res, key } = await postDeposit('7.00');
+    const dep = (res as { body: any }).body;
+    const e2e = await payCharge({ txid: txidFor(c.customerId, key), notices: 2 });
+    await eventually(
+      async () => (await pspState()).delivered.filter((d: any) => d.body.pix[0].endToEndId === e2e),
+      (delivered) => delivered.length === 2 && delivered.every((d: { status: number }) => d.status === 200),
+      15000,
+      50,
+    );
+    const done = await untilStatus(c, dep.id, 'COMPLETED');
+    expect(done.transactions).to.have.length(1);
+    expect(await paymentsWith(e2e)).to.have.length(1);
+  });
+
+  it('a wrong token is 401 and records nothing; a txid never issued goes to the platform suspense', async () => {
+    const { noticeBaseUrl } = await stack();
+    const { res, key } = await postDeposit('9.00');
+    const dep = (res as { body: any }).body;
+    const item = (e2e: string, txid?: string) => ({
+      endToEndId: e2e,
+      ...(txid ? { txid } : {}),
+      valor: '9.00',
+      horario: new Date().toISOString(),
+    });
+    const notice = (token: string, body: unknown) =>
+      fetch(`${noticeBaseUrl}/rails/pix/${token}/pix`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const forged = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
+    const refused = await notice('not-the-token', { pix: [item(forged, txidFor(c.customerId, key))] });
+    expect(refused.status).to.equal(401);
+    expect(((await refused.json()) as { code: string }).code).to.equal('UNAUTHORIZED');
+    expect(await paymentsWith(forged)).to.deep.equal([]);
+    expect((await untilStatus(c, dep.id, 'REQUESTED')).transactions).to.deep.equal([]);
+
+    const { config } = await stack();
+    const malformed = await notice(config.pix.webhookToken, { pix: [{ endToEndId: forged }] });
+    expect(malformed.status).to.equal(400);
+    expect(await paymentsWith(forged)).to.deep.equal([]);
+
+    const stray = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
+    const unknown = await notice(config.pix.webhookToken, { pix: [item(stray, 'cbneverissued0000000000000000000')] });
+    expect(unknown.status).to.equal(200);
+    expect(await paymentsWith(stray)).to.deep.equal([
+      { status: 'UNMATCHED', customer_id: null, operation_id: null, amount: '9.00' },
+    ]);
+  });
+
+  it('a PSP down or hanging: 503 with Retry-After, no operation; the retry with the key gets its txid', async () => {
+    const { psp, config } = await stack();
+    const depositsBefore = (await depositsOf(accountId)).length;
+    await psp.control('POST', '/faults', { status: 503, pathPrefix: '/cob/', count: 1 });
+    const { res, key, body, q } = await postDeposit('11.00');
+    const down = res as { status: number; headers: Record<string, string>; body: any };
+    expect(down.status, JSON.stringify(down.body)).to.equal(503);
+    expect(down.body.code).to.equal('SERVICE_UNAVAILABLE');
+    expect(Number(down.headers['retry-after'])).to.be.greaterThan(0);
+    expect(await depositsOf(accountId)).to.have.length(depositsBefore);
+
+    await psp.control('POST', '/faults', { hangMs: config.pix.chargeTimeoutMs + 2000, pathPrefix: '/cob/', count: 1 });
+    const hung = (await sendDeposit(body, key)) as { status: number; headers: Record<string, string> };
+    expect(hung.status).to.equal(503);
+    expect(hung.headers['retry-after']).to.match(/^\d+$/);
+    expect(await depositsOf(accountId)).to.have.length(depositsBefore);
+    const [quoteRow] = await sql<{ consumed_by: string | null }>('select consumed_by from quotes where id = ?', [q.id]);
+    expect(quoteRow.consumed_by, 'the quote is still free').to.equal(null);
+
+    const retried = (await sendDeposit(body, key)) as { status: number; body: any };
+    expect(retried.status, JSON.stringify(retried.body)).to.equal(201);
+    expect(retried.body.intent.fundingInstruction.txid).to.equal(txidFor(c.customerId, key));
+    const replay = (await sendDeposit(body, key)) as { status: number; body: any; headers: Record<string, string> };
+    expect([replay.status, replay.headers['idempotent-replayed']]).to.deep.equal([201, 'true']);
+    expect(replay.body.intent.fundingInstruction).to.deep.equal(retried.body.intent.fundingInstruction);
+    expect(await depositsOf(accountId)).to.have.length(depositsBefore + 1);
+  });
+
+  it('the sandbox route pays the charge at the simulated PSP and answers with the record its notice made', async () => {
+    const { http } = await stack();
+    const { res, key } = await postDeposit('15.00');
+    const dep = (res as { body: any }).body;
+    const paid = await http
+      .post(`/api/sandbox/operations/${dep.id}/inbound-payment`)
+      .set(c.auth)
+      .set('X-Idempotency-Key', randomUUID())
+      .send({ amount: { value: '15.00', asset: 'BRL' } });
+    expect(paid.status, JSON.stringify(paid.body)).to.equal(200);
+    expect(paid.body).to.deep.include({ status: 'MATCHED', operationId: dep.id });
+    const atPsp = (await pspState()).received.filter(
+      (p: { endToEndId: string }) => p.endToEndId === paid.body.endToEndId,
+    );
+    expect(atPsp).to.have.length(1);
+    expect(atPsp[0]).to.include({ txid: txidFor(c.customerId, key), valor: '15.00' });
+    await untilStatus(c, dep.id, 'COMPLETED');
+  });
+
+  it('a worker started while the PSP refuses the registration serves, and registers once it is back', async () => {
+    const { psp, config, noticeBaseUrl } = await stack();
+    const key = config.pix.receivingKey;
+    const before = (await pspState()).webhooks[key];
+    await psp.control('POST', '/faults', { method: 'PUT', pathPrefix: '/webhook/', status: 503, count: 2 });
+    // A worker of the rails' queue only: the one that registers (no workflow pollers to wait for).
+    const worker = await spawnWorker('worker-psp-down-at-start', `cambio-test-pix-registration-${randomUUID()}`, {
+      pollers: 0,
+      env: { WORKER_QUEUES: 'rails' },
+    });
+    try {
+      const after = await eventually(
+        async () => (await pspState()).webhooks[key],
+        (hook) => hook.criacao !== before.criacao,
+        30000,
+        100,
+      );
+      expect(after.webhookUrl).to.equal(`${noticeBaseUrl}/rails/pix/${config.pix.webhookToken}`);
+      expect(worker.alive()).to.equal(true);
+      expect(worker.output()).to.include('PSP notice registration failed; retrying in the background');
+    } finally {
+      await kill(worker);
+    }
+  });
+
+  it('an API killed between charge and COMMIT: the retry is one deposit, same txid; no charge pays two', async () => {
+    const { config, http } = await stack();
+    const api = await spawnApi('api-deposit-crash-before-commit', config.taskQueue, {
+      CAMBIO_TEST_CRASH_AT: 'before-commit',
+    });
+    const before = await balance(c, accountId, 'BRL');
+    const depositsBefore = (await depositsOf(accountId)).length;
+    const key = randomUUID();
+    const txid = txidFor(c.customerId, key);
+    const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '40.00' });
+    const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } };
+    const died = await sendDeposit(body, key, api).then(
+      (r) => `answered ${r.status}`,
+      (err: Error) => err,
+    );
+    expect(died, 'the request got no answer (its process died)').to.be.instanceOf(Error);
+    await exitWithin(api);
+    expect((await pspState()).charges[txid], 'the charge exists at the PSP').to.include({ valor: '40.00' });
+    expect(await depositsOf(accountId), 'nothing committed').to.have.length(depositsBefore);
+
+    // The client retries with the same key and body, on another process.
+    const retry = await http.post('/api/operations/deposit').set(c.auth).set('X-Idempotency-Key', key).send(body);
+    expect(retry.status, JSON.stringify(retry.body)).to.equal(201);
+    expect(retry.body.intent.fundingInstruction).to.include({
+      txid,
+      location: (await pspState()).charges[txid].location,
+    });
+    expect(Object.values((await pspState()).charges).filter((ch: any) => ch.txid === txid)).to.have.length(1);
+    expect(await depositsOf(accountId)).to.have.length(depositsBefore + 1);
+
+    // The charge paid twice (a payer's second Pix to the same QR code): one deposit takes one payment.
+    const first = await payCharge({ txid });
+    await untilStatus(c, retry.body.id, 'COMPLETED');
+    const second = await payCharge({ txid });
+    await eventually(
+      async () => (await paymentsWith(second))[0]?.status,
+      (s) => s === 'UNMATCHED',
+      15000,
+      50,
+    );
+    expect((await paymentsWith(first))[0]).to.include({ status: 'MATCHED', operation_id: retry.body.id });
+    expect((await paymentsWith(second))[0]).to.include({ customer_id: c.customerId, operation_id: retry.body.id });
+    const [{ n }] = await sql<{ n: string }>(
+      `select count(*) as n from operations where type = 'DEPOSIT' and intent -> 'fundingInstruction' ->> 'txid' = ?`,
+      [txid],
+    );
+    expect(Number(n)).to.equal(1);
+    expect((await balance(c, accountId, 'BRL')).available).to.equal(
+      new Decimal(before.available).plus('40.00').toFixed(2),
+    );
+  });
+});

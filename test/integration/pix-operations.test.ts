@@ -1,0 +1,199 @@
+// The operations side of the PIX rail, against the run's simulated PSP over HTTP: reconciliation as a Temporal
+// Schedule finds what no notice brought (and the deposit completes), returns go through `devolucao` and stay
+// RETURNING until the PSP answers DEVOLVIDO (RETURNED) or NAO_REALIZADO (UNMATCHED again, with its reason).
+import { expect } from 'chai';
+import type { Client } from '@temporalio/client';
+import { systemEm } from '../../db/orm';
+import { findPaymentByReference } from '../../db/repositories/inbound-payments';
+import { presentInboundPayment } from '../../api/presenters/inbound-payment';
+import { returnPayment } from '../../api/services/inbound-payment-resolution';
+import type { CambioError } from '../../domain/errors';
+import { ensureSchedules, periodicJobs, scheduleId } from '../../worker/schedules';
+import type { ReconcileResult } from '../../payments/reconciliation';
+import { cambioWith } from '../helpers/cli';
+import { activeAccount } from '../helpers/fixtures';
+import { openDeposit } from '../helpers/inbound-payments';
+import { assertLedgerBalanced, balance, getOp, untilStatus } from '../helpers/money';
+import { eventually, newCustomer, simulatorEnv, stack } from '../helpers/stack';
+
+/** The platform's suspense (payments nobody could attribute) for one asset. */
+async function platformSuspense(): Promise<string> {
+  const { services } = await stack();
+  const sql = `select coalesce(sum(available), 0)::numeric(38,2)::text as s from balances
+               where account_id = md5('suspense:platform')::uuid and asset = 'BRL'`;
+  return (await systemEm(services.orm).execute(sql))[0].s;
+}
+
+describe('PIX operations: reconciliation and returns through the PSP', function () {
+  this.timeout(120000);
+  let client: Client;
+  const json = async (...args: string[]) => JSON.parse((await cambioWith(simulatorEnv(), ...args, '--json')).stdout);
+  const record = async (e2e: string) => {
+    const { services } = await stack();
+    return findPaymentByReference(systemEm(services.orm), 'PIX_KEY', e2e);
+  };
+  const paidAtPsp = async (body: Record<string, unknown>) => {
+    const res = await (await stack()).psp.control('POST', '/pix', body);
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    return res.body.endToEndId as string;
+  };
+  const returnsAtPsp = async (e2e: string) => {
+    const state = (await (await stack()).psp.control('GET', '/state')).body;
+    return state.received.find((p: { endToEndId: string }) => p.endToEndId === e2e).devolucoes as any[];
+  };
+  // Two Pix to the receiving key with no charge and no notice: reconciliation leaves them in the platform's
+  // suspense, for the return tests.
+  const unattributed: string[] = [];
+
+  before(async () => {
+    const s = await stack();
+    client = s.services.temporal;
+    // Every schedule of this run's deployment, as a worker creates them at start (the PSP is configured).
+    await ensureSchedules(client, s.config);
+  });
+
+  after(async () => {
+    const s = await stack();
+    for (const job of periodicJobs(s.config)) {
+      await client.schedule
+        .getHandle(job.id)
+        .delete()
+        .catch(() => undefined);
+    }
+  });
+
+  it('a Pix no notice brought: a triggered reconciliation run records it once and the deposit completes', async () => {
+    const { config, psp } = await stack();
+    const listed = await json('schedule', 'list');
+    const job = listed.find((r: { id: string }) => r.id === scheduleId(config, 'pix-reconciliation'));
+    expect(job).to.deep.include({ workflowType: 'pixReconciliationWorkflow', paused: false });
+    expect(job.note).to.include('PIX_RECONCILE_EVERY_SECONDS=300');
+    // Paused, so that only the runs this test triggers record anything (a trigger runs a paused schedule too).
+    await client.schedule.getHandle(job.id).pause('test: runs triggered by hand');
+    const c = await newCustomer('Reconciled Ltda');
+    const account = await activeAccount(c, ['BRL']);
+    const deposit = await openDeposit(c, account.id, '40.00');
+    // The deposit's charge, created at the PSP by the deposit POST.
+    const txid: string = (await getOp(c, deposit.id)).intent.fundingInstruction.txid;
+    expect(txid, 'the PIX deposit names its charge').to.be.a('string');
+    const e2e = await paidAtPsp({ txid, notices: 0, pagador: { nome: 'Fulano', cpf: '12345678909' } });
+    unattributed.push(await paidAtPsp({ valor: '15.00', chave: config.pix.receivingKey, notices: 0 }));
+    unattributed.push(await paidAtPsp({ valor: '9.00', chave: config.pix.receivingKey, notices: 0 }));
+    expect(
+      (await psp.control('GET', '/state')).body.delivered.map((d: any) => d.body.pix[0].endToEndId),
+    ).to.not.include(e2e);
+    expect(await record(e2e), 'no notice, no record').to.equal(null);
+
+    const first = await triggeredRun();
+    expect(first.late, JSON.stringify(first)).to.be.at.least(3);
+    expect(first.failed).to.deep.equal([]);
+    const done = await untilStatus(c, deposit.id, 'COMPLETED');
+    expect(done.transactions).to.have.length(1);
+    expect(done.transactions[0]).to.deep.include({ direction: 'CREDIT', status: 'COMPLETED' });
+    expect((await balance(c, account.id, 'BRL')).available).to.equal('40.00');
+    const matched = (await record(e2e))!;
+    expect(matched).to.deep.include({ status: 'MATCHED', operationId: deposit.id, customerId: c.customerId });
+    for (const other of unattributed)
+      expect((await record(other))!).to.deep.include({ status: 'UNMATCHED', customerId: null });
+
+    // The next run's window overlaps the last: it lists them again and records nothing twice.
+    const second = await triggeredRun();
+    expect(Date.parse(second.windowStart)).to.be.below(Date.parse(first.windowEnd));
+    expect(second.listed).to.be.at.least(3);
+    expect((await record(e2e))!.id).to.equal(matched.id);
+    const rows = await systemEm((await stack()).services.orm).execute(
+      `select count(*)::int as n from inbound_payments where end_to_end_id = ?`,
+      [e2e],
+    );
+    expect(rows[0].n).to.equal(1);
+    expect((await balance(c, account.id, 'BRL')).available).to.equal('40.00');
+    await assertLedgerBalanced();
+  });
+
+  it('a return through devolucao: RETURNING, then RETURNED with its end-to-end id once the PSP confirms', async () => {
+    const payment = (await record(unattributed[0]))!;
+    const suspenseBefore = await platformSuspense();
+    const asked = await json('payment', 'return', payment.id, '--reason', 'nobody asked for it');
+    expect(asked).to.deep.include({ id: payment.id, status: 'RETURNING' });
+    // What `cambio payment list` and GET /api/inbound-payments show (read in-process: a CLI run costs seconds).
+    const returned = await eventually(
+      async () => presentInboundPayment((await record(payment.endToEndId))!),
+      (p) => p.status === 'RETURNED',
+      30000,
+      100,
+    );
+    const devolucoes = await returnsAtPsp(payment.endToEndId);
+    expect(devolucoes, 'one return at the PSP').to.have.length(1);
+    expect(devolucoes[0]).to.deep.include({
+      valor: '15.00',
+      status: 'DEVOLVIDO',
+      descricao: 'nobody asked for it',
+    });
+    expect(returned.returned).to.deep.equal({
+      endToEndId: devolucoes[0].rtrId,
+      reason: 'nobody asked for it',
+      failure: null,
+    });
+    expect(await platformSuspense()).to.equal((Number(suspenseBefore) - 15).toFixed(2));
+    // Asked again: nothing more goes back.
+    const { services } = await stack();
+    const again = await returnPayment(services, payment.id, 'again').catch((e: CambioError) => e);
+    expect((again as CambioError).code).to.equal('INVALID_STATE');
+    const after = await returnsAtPsp(payment.endToEndId);
+    expect(after).to.have.length(1);
+  });
+
+  it('NAO_REALIZADO: UNMATCHED again with the reason; a later return has an id of its own', async () => {
+    const { psp } = await stack();
+    const payment = (await record(unattributed[1]))!;
+    const suspenseBefore = await platformSuspense();
+    await psp.control('POST', '/return-rules', {
+      endToEndId: payment.endToEndId,
+      status: 'NAO_REALIZADO',
+      motivo: 'conta do pagador encerrada',
+    });
+    expect(await json('payment', 'return', payment.id, '--reason', 'unknown payer')).to.deep.include({
+      status: 'RETURNING',
+    });
+    const refused = await eventually(
+      async () => presentInboundPayment((await record(payment.endToEndId))!),
+      (p) => p.status === 'UNMATCHED',
+      30000,
+      100,
+    );
+    expect(refused.returned).to.deep.include({ reason: 'unknown payer', failure: 'conta do pagador encerrada' });
+    expect(await platformSuspense()).to.equal(suspenseBefore);
+
+    await psp.control('POST', '/return-rules', { endToEndId: payment.endToEndId, status: 'DEVOLVIDO' });
+    const { services } = await stack();
+    expect(await returnPayment(services, payment.id, 'second try')).to.deep.include({ status: 'RETURNING' });
+    await eventually(
+      async () => (await record(payment.endToEndId))!.status,
+      (s) => s === 'RETURNED',
+      30000,
+      250,
+    );
+    const devolucoes = await returnsAtPsp(payment.endToEndId);
+    expect(devolucoes.map((d: any) => d.status)).to.deep.equal(['NAO_REALIZADO', 'DEVOLVIDO']);
+    expect(new Set(devolucoes.map((d: any) => d.id)).size).to.equal(2);
+    expect(await platformSuspense()).to.equal((Number(suspenseBefore) - 9).toFixed(2));
+    await assertLedgerBalanced();
+  });
+
+  /** A triggered run of the schedule, and its result. */
+  async function triggeredRun(): Promise<ReconcileResult> {
+    const { config } = await stack();
+    const handle = client.schedule.getHandle(scheduleId(config, 'pix-reconciliation'));
+    const before = (await handle.describe()).info.numActionsTaken;
+    // As `cambio schedule trigger pix-reconciliation` does (each CLI process costs seconds on a loaded machine).
+    await handle.trigger();
+    const described = await eventually(
+      () => handle.describe(),
+      (d) => d.info.numActionsTaken > before,
+      20000,
+      200,
+    );
+    const run = described.info.recentActions.at(-1)!.action.workflow;
+    return client.workflow.getHandle(run.workflowId, run.firstExecutionRunId).result();
+  }
+});
