@@ -141,6 +141,8 @@ async function build(): Promise<Stack> {
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const noticeBaseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   pspEnv = { ...pspEnv, PUBLIC_BASE_URL: noticeBaseUrl };
+  // In place: tests change the stack's config object, which its workers and app read at each use.
+  config.publicBaseUrl = noticeBaseUrl;
   const registration = keepNoticesRegistered(
     services.rails!.pix!,
     pixNoticeUrl({ ...config, publicBaseUrl: noticeBaseUrl }),
@@ -156,7 +158,7 @@ async function build(): Promise<Stack> {
     railsWorker,
     psp,
     noticeBaseUrl,
-    config: { ...config, publicBaseUrl: noticeBaseUrl },
+    config,
   };
 }
 

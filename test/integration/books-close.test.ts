@@ -100,6 +100,10 @@ describe('the books close after a race of payments', function () {
     const unmatched = (await allPayments(c)).filter((p) => p.status === 'UNMATCHED');
     expect(unmatched.length).to.be.at.least(30);
     for (const p of unmatched.slice(0, 3)) await returnPayment(services, p.id, 'race test');
+    // A PIX return is RETURNING until the PSP confirms its devolucao; the books are read once it has.
+    const returned = new Set(unmatched.slice(0, 3).map((p) => p.id));
+    const returning = async () => (await allPayments(c)).filter((p) => returned.has(p.id) && p.status !== 'RETURNED');
+    await eventually(returning, (left) => left.length === 0, 30000, 250);
     const credits = [];
     for (const p of unmatched.slice(3, 6)) credits.push(await creditPayment(services, p.id, account.id));
 
