@@ -354,6 +354,13 @@ async function main(stack: Stack) {
   for (const p of phases.filter((x) => x.cpu.groups.length)) {
     console.log(`\n${p.name}:`);
     console.log(cpuTable(p.cpu));
+    // What one operation costs, so kinds that do different amounts of work can be compared on the same cores.
+    const perOp = (seconds: number) => `${fmt((1000 * seconds) / p.result.ok)} ms`;
+    const ours = p.cpu.groups.reduce((sum, g) => sum + g.cpuSeconds, 0);
+    const temporalCpu = p.cpu.groups.find((g) => g.name === 'temporal')?.cpuSeconds ?? NaN;
+    console.log(
+      `CPU per completed operation: ${perOp(ours)} (all of the above), of which Temporal ${perOp(temporalCpu)}`,
+    );
   }
 }
 
