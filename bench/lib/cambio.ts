@@ -5,7 +5,7 @@
 import { randomInt } from 'node:crypto';
 import { openOrm } from '../../db/orm';
 import { createCustomer } from '../../api/services/auth';
-import { cnpjCheckDigits } from '../../domain/tax-id';
+import { cnpjCheckDigits, cpfCheckDigits } from '../../domain/tax-id';
 import { expectStatus, JsonClient } from './http';
 import { sleep } from './load';
 
@@ -101,6 +101,57 @@ export async function createAccount(c: BenchCustomer, assets: string[], legalNam
   return expectStatus(await c.http.post('/api/accounts', accountBody(assets, legalName)), 201, 'create account');
 }
 
+function validCpf(): string {
+  let base = '';
+  while (base.length < 9) base += String(randomInt(10));
+  if (base[0] === base[1]) return validCpf();
+  return base + cpfCheckDigits(base);
+}
+
+/**
+ * A beneficiary whose one PIX instruction (an EMAIL key) is APPROVED, as test/helpers/beneficiary-fixtures.ts makes
+ * one: created, approved through the sandbox review route, polled until APPROVED. For withdrawals to pay out to.
+ */
+export async function approvedBeneficiary(
+  c: BenchCustomer,
+  dictKey: string,
+): Promise<{ beneficiaryId: string; instructionId: string }> {
+  const created = expectStatus(
+    await c.http.post('/api/beneficiaries', {
+      holder: {
+        type: 'INDIVIDUAL',
+        firstName: 'Maria',
+        lastName: 'Silva',
+        taxId: { value: validCpf(), type: 'CPF' },
+        dateOfBirth: '1988-04-12',
+        address: {
+          addressLine1: 'Av. Paulista, 1000',
+          city: 'São Paulo',
+          state: 'SP',
+          country: 'BR',
+          postalCode: '01310-100',
+        },
+      },
+      relationshipType: 'THIRD_PARTY',
+      paymentInstruction: { type: 'PIX', asset: 'BRL', dictKeyType: 'EMAIL', dictKey },
+    }),
+    201,
+    'create beneficiary',
+  );
+  const beneficiaryId: string = created.id;
+  const instructionId: string = created.paymentInstructions[0].id;
+  expectStatus(
+    await c.http.post(`/api/sandbox/payment-instructions/${instructionId}/review`, { decision: 'APPROVE' }),
+    200,
+    'sandbox approve instruction',
+  );
+  await eventually(
+    async () => expectStatus(await c.http.get(`/api/beneficiaries/${beneficiaryId}`), 200, 'get beneficiary'),
+    (b) => b.paymentInstructions?.[0]?.currentState?.status === 'APPROVED',
+  );
+  return { beneficiaryId, instructionId };
+}
+
 /** Created, documents uploaded for everything due, submitted, approved in the sandbox, polled until ACTIVE. */
 export async function activeAccount(c: BenchCustomer, assets: string[] = ['BRL', 'USD']): Promise<string> {
   const { id } = await createAccount(c, assets);
@@ -148,8 +199,11 @@ export async function untilStatus(
   );
 }
 
-/** A same-asset deposit paid in through the sandbox and reconciled (test/helpers/money.ts `fund`). */
-/** Returns the deposit's operation id. */
+/**
+ * A same-asset deposit paid in through the sandbox and reconciled (test/helpers/money.ts `fund`); returns the
+ * deposit's operation id. On a stack with the simulated PSP, the sandbox route has the PSP pay the deposit's PIX
+ * charge and answers once the PSP's notice is recorded (api/services/sandbox-pix.ts).
+ */
 export async function fund(c: BenchCustomer, accountId: string, asset: string, value: string): Promise<string> {
   const q = await quote(c, { accountId, sourceAsset: asset, targetAsset: asset, sourceAmount: value });
   const rail = ['USDC', 'USDT', 'EURC', 'BRLT'].includes(asset) ? 'CRYPTO' : 'PIX_KEY';

@@ -5,15 +5,21 @@
 //   (`node dist/api/main.js`) as child processes → /readyz 200 and a worker polling. Compiled JavaScript, as in
 //   production: tsx at run time would add its own CPU. stop() undoes all of it (and drops the database unless
 //   BENCH_KEEP_DB=1).
-// The worker uses task queues of its own (cambio-bench-<pid> and cambio-bench-<pid>-webhooks), so a Cambio worker
-// already polling the same external Temporal server can never pick up the bench's workflows.
+// With `psp: true`, the simulated PSP too (`node dist/psp-simulator/main.js`, as `npm start` runs it in sandbox), on
+// a free port with a state file of its own: the worker and the API get its URL as PIX_PSP_URL (and PUBLIC_BASE_URL,
+// the API's address, so its notices reach the API), so every PIX deposit of the run is charged, paid and noticed
+// through it and every PIX withdrawal pays out through it. The stack is up once the worker registered its notice
+// URL there (a deposit paid before would wait for the registration's retry).
+// The worker uses task queues of its own (cambio-bench-<pid>, -webhooks and -rails), so a Cambio worker already
+// polling the same external Temporal server can never pick up the bench's workflows or provider calls.
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 
 const { ensurePostgres, createDatabase, dropDatabase, withDatabase, redact } = require('../../scripts/lib/postgres');
 const { freePort, ROOT } = require('../../scripts/lib/temporal-binary');
-const { temporalForRun, waitForWorker } = require('../../scripts/lib/temporal-server');
+const { temporalForRun, waitForWorker, ACTIVITY_POLLERS } = require('../../scripts/lib/temporal-server');
 const { spawnChild, describeExit } = require('../../scripts/lib/children');
 const { WORKER_NODE_ARGS } = require('../../scripts/lib/worker-node-args');
 const { build } = require('../../scripts/build');
@@ -36,6 +42,8 @@ export interface StackOptions {
   api: boolean;
   /** Extra environment for the worker and the API. */
   env?: Record<string, string>;
+  /** Start the simulated PSP and name it PIX_PSP_URL of the worker and the API. */
+  psp?: boolean;
 }
 
 export interface Stack {
@@ -45,9 +53,12 @@ export interface Stack {
   namespace: string;
   taskQueue: string;
   apiUrl: string;
+  /** The simulated PSP's base URL (its control routes are under /sim), with `psp: true`. */
+  pspUrl?: string;
   api?: Child;
   worker?: Child;
   temporal?: Child;
+  psp?: Child;
   /** Throws when a child we started died on its own (a bench calls it between phases). */
   assertAlive(): void;
   /** Spawns `node dist/<entry>.js` (entry named by its source, e.g. `api/main.ts`); stopped with the stack. */
@@ -79,6 +90,20 @@ export async function waitFor200(url: string, timeoutMs: number, abort: () => st
   }
 }
 
+/** Until the simulated PSP holds a notice URL (the worker registers it at start, worker/pix-notices.ts). */
+async function waitForNoticeUrl(pspUrl: string, timeoutMs: number, abort: () => string | undefined): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const reason = abort();
+    if (reason) throw new Error(`gave up waiting for the PSP notice registration: ${reason}`);
+    const res = await fetch(`${pspUrl}/sim/state`).catch(() => undefined);
+    const state = res?.ok ? ((await res.json()) as { webhooks?: Record<string, unknown> }) : undefined;
+    if (Object.keys(state?.webhooks ?? {}).length) return;
+    if (Date.now() > deadline) throw new Error(`no notice URL registered at the PSP within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
 let current: Stack | undefined;
 let stoppingAll = false;
 
@@ -104,6 +129,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const children: Child[] = [];
   let unexpected: string | undefined;
   let stopped = false;
+  let pspDir: string | undefined;
 
   const watch = (child: Child) => {
     void child.exited.then((info) => {
@@ -146,6 +172,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       if (apps.length) log(`stopping ${apps.map((c) => c.name).join(', ')}`);
       await Promise.all(apps.map((c) => c.stop(15000)));
       if (stack.temporal && stack.temporal.running()) await stack.temporal.stop(10000);
+      if (pspDir) fs.rmSync(pspDir, { recursive: true, force: true });
       if (process.env.BENCH_KEEP_DB === '1') {
         log(`keeping database ${opts.database} (BENCH_KEEP_DB=1)`);
       } else {
@@ -182,6 +209,22 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
 
     const port = await freePort();
     stack.apiUrl = `http://127.0.0.1:${port}`;
+    // The PSP's OAuth2 client, the same on both sides (the simulator accepts it, the rail presents it).
+    const pspClient = { PIX_CLIENT_ID: 'cambio-bench', PIX_CLIENT_SECRET: 'cambio-bench-pix-secret' };
+    if (opts.psp) {
+      const simPort = await freePort();
+      stack.pspUrl = `http://127.0.0.1:${simPort}`;
+      pspDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cambio-bench-psp-'));
+      stack.psp = spawnNode('psp-simulator', 'psp-simulator/main.ts', {
+        ...(process.env as Record<string, string>),
+        PSP_SIM_PORT: String(simPort),
+        PSP_SIM_STATE_FILE: path.join(pspDir, 'state.json'),
+        PSP_SIM_CLIENT_ID: pspClient.PIX_CLIENT_ID,
+        PSP_SIM_CLIENT_SECRET: pspClient.PIX_CLIENT_SECRET,
+      });
+      watch(stack.psp);
+      await waitFor200(`${stack.pspUrl}/healthz`, 30000, () => unexpected);
+    }
     const env: Record<string, string> = {
       ...(process.env as Record<string, string>),
       DATABASE_URL: databaseUrl,
@@ -189,6 +232,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       TEMPORAL_NAMESPACE: namespace,
       TEMPORAL_TASK_QUEUE: taskQueue,
       TEMPORAL_WEBHOOK_TASK_QUEUE: `${taskQueue}-webhooks`,
+      TEMPORAL_RAILS_TASK_QUEUE: `${taskQueue}-rails`,
       PORT: String(port),
       SANDBOX: 'true',
       // Per-request logs are debug-level anyway; warn keeps the bench output to the figures.
@@ -199,21 +243,25 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       ...(process.env.BENCH_RATE_LIMIT === 'default'
         ? {}
         : { RATE_LIMIT_PER_SECOND: '1000000', RATE_LIMIT_BURST: '1000000', RATE_LIMIT_IN_FLIGHT: '1000000' }),
+      ...(stack.pspUrl ? { ...pspClient, PIX_PSP_URL: stack.pspUrl, PUBLIC_BASE_URL: stack.apiUrl } : {}),
       ...(opts.env ?? {}),
     };
     if (opts.worker) watch((stack.worker = spawnNode('worker', 'worker/main.ts', env)));
     if (opts.api) watch((stack.api = spawnNode('api', 'api/main.ts', env)));
     const abort = () => unexpected;
     if (opts.api) await waitFor200(`${stack.apiUrl}/readyz`, 120000, abort);
-    // The worker serves both queues (deliveries have their own): wait until it polls each.
+    // The worker serves the three queues (deliveries and provider calls have their own): wait until it polls each
+    // (the rails' queue runs activities only).
     if (opts.worker) {
       for (const queue of [taskQueue, `${taskQueue}-webhooks`]) {
         await waitForWorker(stack.temporalAddress, namespace, queue, 120000, abort);
       }
+      await waitForWorker(stack.temporalAddress, namespace, `${taskQueue}-rails`, 120000, abort, ACTIVITY_POLLERS);
     }
+    if (opts.worker && stack.pspUrl) await waitForNoticeUrl(stack.pspUrl, 60000, abort);
     log(
       `stack up: API ${stack.apiUrl}${opts.worker ? `, worker on task queue ${taskQueue}` : ''}, ` +
-        `Temporal ${stack.temporalAddress}`,
+        `Temporal ${stack.temporalAddress}${stack.pspUrl ? `, simulated PSP ${stack.pspUrl}` : ''}`,
     );
     return stack;
   } catch (err) {
