@@ -19,7 +19,7 @@ export function controlRoutes(sim: Simulator) {
   const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
 
   /** Pays: `{txid?, valor?, chave?, pagador?, infoPagador?, delayMs?, notices? (0-3), endToEndId?}`. */
-  router.post('/pix', (ctx) => {
+  router.post('/pix', async (ctx) => {
     const b = body(ctx);
     const txid = str(b.txid);
     const charge = txid ? sim.store.state.charges[txid] : undefined;
@@ -45,30 +45,32 @@ export function controlRoutes(sim: Simulator) {
       },
     };
     if (delayMs === 0) {
-      const pix = sim.store.change((s) => arrive(s, payment));
+      const pix = await sim.store.change((s) => arrive(s, payment));
       ctx.status = 201;
       ctx.body = presentPix(pix);
       return;
     }
-    sim.store.change((s) => void s.scheduled.push(payment));
+    await sim.store.change((s) => void s.scheduled.push(payment));
     ctx.status = 202;
     ctx.body = { endToEndId: e2e, dueAt: new Date(payment.dueAt).toISOString() };
   });
 
   /** How payouts to a key end: `{chave, status: REALIZADO | NAO_REALIZADO | EM_PROCESSAMENTO, motivo?}`. */
-  router.post('/payout-rules', (ctx) => {
+  router.post('/payout-rules', async (ctx) => {
     const b = body(ctx);
     const chave = str(b.chave);
     const outcome = b.status as PayoutStatus;
     if (!chave || !PAYOUT_OUTCOMES.includes(outcome)) {
       return problem(ctx, 400, 'Invalido', `chave and status (${PAYOUT_OUTCOMES.join(', ')}) are required`);
     }
-    sim.store.change((s) => (s.payoutRules[chave] = { outcome, ...(str(b.motivo) ? { motivo: str(b.motivo) } : {}) }));
+    await sim.store.change(
+      (s) => (s.payoutRules[chave] = { outcome, ...(str(b.motivo) ? { motivo: str(b.motivo) } : {}) }),
+    );
     ctx.status = 204;
   });
 
   /** Ends a payout that was left pending: `{status: REALIZADO | NAO_REALIZADO, motivo?}`. */
-  router.post('/payouts/:idEnvio/settle', (ctx) => {
+  router.post('/payouts/:idEnvio/settle', async (ctx) => {
     const b = body(ctx);
     const payout = sim.store.state.payouts[ctx.params.idEnvio];
     if (!payout) return problem(ctx, 404, 'EnvioNaoEncontrado', 'no such payout');
@@ -76,7 +78,7 @@ export function controlRoutes(sim: Simulator) {
       return problem(ctx, 400, 'Invalido', 'status is REALIZADO or NAO_REALIZADO');
     }
     const status = b.status;
-    sim.store.change(() => {
+    await sim.store.change(() => {
       payout.outcome = status;
       payout.settleAt = Date.now();
       if (str(b.motivo)) payout.motivo = str(b.motivo);
@@ -85,14 +87,16 @@ export function controlRoutes(sim: Simulator) {
   });
 
   /** How returns of a Pix end: `{endToEndId, status: DEVOLVIDO | NAO_REALIZADO, motivo?}`. */
-  router.post('/return-rules', (ctx) => {
+  router.post('/return-rules', async (ctx) => {
     const b = body(ctx);
     const e2e = str(b.endToEndId);
     if (!e2e || (b.status !== 'DEVOLVIDO' && b.status !== 'NAO_REALIZADO')) {
       return problem(ctx, 400, 'Invalido', 'endToEndId and status (DEVOLVIDO, NAO_REALIZADO) are required');
     }
     const outcome = b.status;
-    sim.store.change((s) => (s.returnRules[e2e] = { outcome, ...(str(b.motivo) ? { motivo: str(b.motivo) } : {}) }));
+    await sim.store.change(
+      (s) => (s.returnRules[e2e] = { outcome, ...(str(b.motivo) ? { motivo: str(b.motivo) } : {}) }),
+    );
     ctx.status = 204;
   });
 
@@ -101,7 +105,7 @@ export function controlRoutes(sim: Simulator) {
    * `afterHandling`: the request is handled (and stored), then the answer hangs: the caller's timeout fires
    * after the PSP took the request.
    */
-  router.post('/faults', (ctx) => {
+  router.post('/faults', async (ctx) => {
     const b = body(ctx);
     const num = (v: unknown) => (typeof v === 'number' && v >= 0 ? v : undefined);
     sim.faults.push({
@@ -116,19 +120,19 @@ export function controlRoutes(sim: Simulator) {
     ctx.status = 204;
   });
 
-  router.delete('/faults', (ctx) => {
+  router.delete('/faults', async (ctx) => {
     sim.faults = [];
     ctx.status = 204;
   });
 
   /** Every access token stops working: the next call gets 401 and must fetch a new one. */
-  router.post('/tokens/revoke', (ctx) => {
+  router.post('/tokens/revoke', async (ctx) => {
     sim.tokens.clear();
     ctx.status = 204;
   });
 
   /** What the "bank" holds, for tests and for a curious developer. */
-  router.get('/state', (ctx) => {
+  router.get('/state', async (ctx) => {
     const s = sim.store.state;
     ctx.body = {
       tokensIssued: sim.tokensIssued,

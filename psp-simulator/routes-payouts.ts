@@ -24,7 +24,7 @@ export function payoutRoutes(sim: Simulator) {
     ...(p.motivo && p.status === 'NAO_REALIZADO' ? { motivo: p.motivo } : {}),
   });
 
-  router.put('/v3/gn/pix/:idEnvio', (ctx) => {
+  router.put('/v3/gn/pix/:idEnvio', async (ctx) => {
     const { idEnvio } = ctx.params;
     if (!ID_35.test(idEnvio)) return problem(ctx, 400, 'EnvioInvalido', 'idEnvio must be 1-35 of [a-zA-Z0-9]');
     const body = ctx.state.body;
@@ -45,7 +45,7 @@ export function payoutRoutes(sim: Simulator) {
     }
     const rule = sim.store.state.payoutRules[b.favorecido.chave];
     const outcome = rule?.outcome ?? 'REALIZADO';
-    const payout = sim.store.change((s) => {
+    const payout = await sim.store.change((s) => {
       const created: Payout = {
         idEnvio,
         e2eId: endToEndId(),
@@ -71,7 +71,7 @@ export function payoutRoutes(sim: Simulator) {
     };
   });
 
-  router.get('/v2/gn/pix/enviados/id-envio/:idEnvio', (ctx) => {
+  router.get('/v2/gn/pix/enviados/id-envio/:idEnvio', async (ctx) => {
     const payout = sim.store.state.payouts[ctx.params.idEnvio];
     if (!payout) return problem(ctx, 404, 'EnvioNaoEncontrado', 'no payout with this idEnvio');
     ctx.body = present(payout);

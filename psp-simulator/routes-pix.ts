@@ -43,7 +43,7 @@ export function pixRoutes(sim: Simulator) {
     ...(c.solicitacaoPagador ? { solicitacaoPagador: c.solicitacaoPagador } : {}),
   });
 
-  router.put('/cob/:txid', (ctx) => {
+  router.put('/cob/:txid', async (ctx) => {
     const { txid } = ctx.params;
     if (!TXID.test(txid)) return problem(ctx, 400, 'CobOperacaoInvalida', 'txid must be 26-35 of [a-zA-Z0-9]');
     const body = bodyOr400<{
@@ -60,7 +60,7 @@ export function pixRoutes(sim: Simulator) {
       ]);
     }
     if (state().charges[txid]) return problem(ctx, 409, 'CobOperacaoInvalida', `txid ${txid} is already in use`);
-    const charge: Charge = sim.store.change((s) => {
+    const charge: Charge = await sim.store.change((s) => {
       const created: Charge = {
         txid,
         criacao: new Date().toISOString(),
@@ -79,14 +79,14 @@ export function pixRoutes(sim: Simulator) {
     ctx.body = cob(charge);
   });
 
-  router.get('/cob/:txid', (ctx) => {
+  router.get('/cob/:txid', async (ctx) => {
     const charge = state().charges[ctx.params.txid];
     if (!charge) return problem(ctx, 404, 'CobNaoEncontrado', 'no charge with this txid');
     const pix = Object.values(state().received).filter((p) => p.txid === charge.txid);
     ctx.body = { ...cob(charge), ...(pix.length ? { pix: pix.map(presentPix) } : {}) };
   });
 
-  router.get('/pix', (ctx) => {
+  router.get('/pix', async (ctx) => {
     const q = ctx.query as Record<string, string | undefined>;
     const inicio = Date.parse(q.inicio ?? '');
     const fim = Date.parse(q.fim ?? '');
@@ -122,13 +122,13 @@ export function pixRoutes(sim: Simulator) {
     };
   });
 
-  router.get('/pix/:e2eid', (ctx) => {
+  router.get('/pix/:e2eid', async (ctx) => {
     const pix = state().received[ctx.params.e2eid];
     if (!pix) return problem(ctx, 404, 'PixNaoEncontrado', 'no Pix with this e2eid');
     ctx.body = presentPix(pix);
   });
 
-  router.put('/pix/:e2eid/devolucao/:id', (ctx) => {
+  router.put('/pix/:e2eid/devolucao/:id', async (ctx) => {
     const { e2eid, id } = ctx.params;
     if (!E2E.test(e2eid)) return problem(ctx, 400, 'PixDevolucaoInvalida', 'e2eid must be 32 of [a-zA-Z0-9]');
     if (!ID_35.test(id)) return problem(ctx, 400, 'PixDevolucaoInvalida', 'id must be 1-35 of [a-zA-Z0-9]');
@@ -151,7 +151,7 @@ export function pixRoutes(sim: Simulator) {
       ]);
     }
     const rule = state().returnRules[e2eid];
-    const created = sim.store.change(() => {
+    const created = await sim.store.change(() => {
       const d = {
         id,
         rtrId: returnId(),
@@ -171,31 +171,31 @@ export function pixRoutes(sim: Simulator) {
     ctx.body = presentDevolucao(created);
   });
 
-  router.get('/pix/:e2eid/devolucao/:id', (ctx) => {
+  router.get('/pix/:e2eid/devolucao/:id', async (ctx) => {
     const d = state().received[ctx.params.e2eid]?.devolucoes.find((x) => x.id === ctx.params.id);
     if (!d) return problem(ctx, 404, 'DevolucaoNaoEncontrada', 'no such return');
     ctx.body = presentDevolucao(d);
   });
 
-  router.put('/webhook/:chave', (ctx) => {
+  router.put('/webhook/:chave', async (ctx) => {
     const body = bodyOr400<{ webhookUrl: string }>(ctx, validate.webhook, 'WebhookOperacaoInvalida');
     if (!body) return;
     const chave = ctx.params.chave;
-    const hook = sim.store.change((s) => {
+    const hook = await sim.store.change((s) => {
       s.webhooks[chave] = { webhookUrl: body.webhookUrl, criacao: new Date().toISOString() };
       return s.webhooks[chave];
     });
     ctx.body = { webhookUrl: hook.webhookUrl, chave, criacao: hook.criacao };
   });
 
-  router.get('/webhook/:chave', (ctx) => {
+  router.get('/webhook/:chave', async (ctx) => {
     const hook = state().webhooks[ctx.params.chave];
     if (!hook) return problem(ctx, 404, 'WebhookNaoEncontrado', 'no webhook for this key');
     ctx.body = { webhookUrl: hook.webhookUrl, chave: ctx.params.chave, criacao: hook.criacao };
   });
 
-  router.delete('/webhook/:chave', (ctx) => {
-    sim.store.change((s) => delete s.webhooks[ctx.params.chave]);
+  router.delete('/webhook/:chave', async (ctx) => {
+    await sim.store.change((s) => delete s.webhooks[ctx.params.chave]);
     ctx.status = 204;
   });
 

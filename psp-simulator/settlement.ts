@@ -54,7 +54,7 @@ export function arrive(state: State, s: ScheduledPayment) {
   return pix;
 }
 
-export function settleDue(sim: Simulator) {
+export async function settleDue(sim: Simulator): Promise<void> {
   const state = sim.store.state;
   const now = Date.now();
   const due = state.scheduled.some((s) => s.dueAt <= now);
@@ -65,7 +65,7 @@ export function settleDue(sim: Simulator) {
     p.devolucoes.some((d) => d.status === 'EM_PROCESSAMENTO' && d.settleAt <= now),
   );
   if (!due && !payouts.length && !returns.length) return;
-  sim.store.change((s) => {
+  await sim.store.change((s) => {
     for (const payment of s.scheduled.filter((x) => x.dueAt <= now)) arrive(s, payment);
     s.scheduled = s.scheduled.filter((x) => x.dueAt > now);
     for (const p of payouts) {
@@ -102,7 +102,7 @@ export async function deliverDue(sim: Simulator) {
       }
     }),
   );
-  sim.store.change((s) => {
+  await sim.store.change((s) => {
     for (const { n, status, error } of results) {
       const notice = s.notices.find((x) => x.id === n.id);
       if (!notice) continue;

@@ -52,6 +52,8 @@ export class Simulator {
     app.use(async (ctx, next) => {
       try {
         await next();
+        // Every answer, reads too, leaves once what it may show is on disk (a write can hold others' changes).
+        await this.store.flushed();
       } catch (err) {
         problem(ctx, 500, 'ErroInterno', (err as Error).message);
       }
@@ -134,7 +136,7 @@ export class Simulator {
     if (this.ticking) return;
     this.ticking = true;
     try {
-      settleDue(this);
+      await settleDue(this);
       await deliverDue(this);
     } finally {
       this.ticking = false;
