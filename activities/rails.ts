@@ -13,6 +13,10 @@ import type { ActivityDeps } from './deps';
 
 export const RAIL_REJECTED = 'RAIL_REJECTED';
 
+// The in-activity status reads after a payout's PUT (700 ms in all), before the workflow's timers take over.
+const SETTLE_READS_MS = [100, 200, 400];
+const SETTLE_READS_BUDGET_MS = 2000;
+
 export function createRailActivities(deps: ActivityDeps) {
   let rails: Rails | undefined = deps.rails;
   const pix = () => {
@@ -22,13 +26,32 @@ export function createRailActivities(deps: ActivityDeps) {
   };
 
   return {
+    /**
+     * Sends the payout, then reads its status a few times within 700 ms (SETTLE_READS_MS): a PSP settles most payouts
+     * in a fraction of a second, and a workflow timer shorter than a second fires about a second late (Temporal
+     * does not promise sub-second timers), which made every withdrawal take over a second. A payout still PENDING
+     * after that, or a status read that fails, goes back to the workflow, whose reads back off from there.
+     */
     async pixSendPayout(request: PayoutRequest): Promise<PayoutState> {
+      const started = Date.now();
+      let state: PayoutState;
       try {
-        return await pix().sendPayout(request);
+        state = await pix().sendPayout(request);
       } catch (err) {
         if (err instanceof RailRejectedError) throw ApplicationFailure.nonRetryable(err.message, RAIL_REJECTED);
         throw err;
       }
+      for (const wait of SETTLE_READS_MS) {
+        // A slow PSP gets no extra reads: the activity stays well inside its timeout (one read is PIX_TIMEOUT_MS).
+        if (state.status !== 'PENDING' || Date.now() - started > SETTLE_READS_BUDGET_MS) break;
+        await Context.current().sleep(wait);
+        const read = await pix()
+          .payoutStatus(request.payoutId)
+          .catch(() => undefined);
+        if (!read) break;
+        state = read;
+      }
+      return state;
     },
 
     /** Retried whatever the PSP answers: while the payout's fate is unknown, money may still leave. */
