@@ -10,7 +10,7 @@ import {
   WorkflowIdReusePolicy,
 } from '@temporalio/common';
 import type { Orm } from '../db/orm';
-import { finishSignals, pendingSignal, PendingSignal } from '../db/repositories/workflow-decisions';
+import { claimSignal, deferSignals, finishSignals, PendingSignal } from '../db/repositories/workflow-decisions';
 import { leaveUnmatchedByDecisions } from '../db/repositories/inbound-payments';
 import { decisionSignal } from './decision';
 import { customerPriority } from './fairness';
@@ -56,15 +56,31 @@ export async function sendSignal(temporal: Client, row: PendingSignal): Promise<
   }
 }
 
+// The writer's claim on its row: the relay's lease, long enough for one send (which has its own deadline).
+const WRITER_LEASE_MS = 15_000;
+
 /**
- * The writer's send, right after its COMMIT: the row's signal now, then the row is done. `none`: no row was left
- * (the relay, or an earlier run, sent it).
+ * The writer's send, right after its COMMIT: the row's signal now, then the row is done. `held`: the relay is sending
+ * it; `none`: no row is left (the relay, or an earlier run, sent it). A writer that dies holding its claim leaves
+ * the row to the relay once the lease ends.
  */
-export async function sendDecisionNow(orm: Orm, temporal: Client, decisionId: string): Promise<SendOutcome | 'none'> {
+export async function sendDecisionNow(
+  orm: Orm,
+  temporal: Client,
+  decisionId: string,
+): Promise<SendOutcome | 'none' | 'held'> {
   const em = orm.em.fork();
-  const row = await pendingSignal(em, decisionId);
-  if (!row) return 'none';
-  const outcome = await sendSignal(temporal, row);
+  const row = await claimSignal(em, decisionId, WRITER_LEASE_MS);
+  if (row === 'held') return 'held';
+  if (row === 'gone') return 'none';
+  let outcome: SendOutcome;
+  try {
+    outcome = await sendSignal(temporal, row);
+  } catch (err) {
+    // Back to the relay at once (its first back-off), not after this writer's lease.
+    await deferSignals(em, [decisionId]).catch(() => undefined);
+    throw err;
+  }
   await finishSignals(em, [decisionId]);
   if (outcome === 'closed') await leaveUnmatchedByDecisions(em, [decisionId]);
   return outcome;

@@ -132,13 +132,27 @@ export async function claimSignals(
   )) as PendingSignal[];
 }
 
-/** The signal row of one decision, whatever its lease (the writer sends it at once after its COMMIT). */
-export async function pendingSignal(em: Em, decisionId: string): Promise<PendingSignal | undefined> {
+/**
+ * Claims the signal row of one decision for its writer, which sends it at once after its COMMIT. `held`: the relay
+ * holds it (its LISTEN wakes it on the same COMMIT) and sends it: one of them sends, not both. `gone`: no row.
+ */
+export async function claimSignal(
+  em: Em,
+  decisionId: string,
+  leaseMs: number,
+): Promise<PendingSignal | 'held' | 'gone'> {
   const [row] = (await em.execute(
-    'select decision_id, workflow_id, task_queue, start from workflow_signals where decision_id = ?',
-    [decisionId],
-  )) as PendingSignal[];
-  return row;
+    `with claimed as (
+       update workflow_signals set claimed_until = now() + ? * interval '1 millisecond'
+       where decision_id = ? and (claimed_until is null or claimed_until < now())
+       returning decision_id, workflow_id, task_queue, start)
+     select c.*, (c.decision_id is null and exists (select 1 from workflow_signals where decision_id = ?)) as held
+     from (select 1) one left join claimed c on true`,
+    [leaseMs, decisionId, decisionId],
+  )) as Array<PendingSignal & { held: boolean }>;
+  if (row.decision_id)
+    return { decision_id: row.decision_id, workflow_id: row.workflow_id, task_queue: row.task_queue, start: row.start };
+  return row.held ? 'held' : 'gone';
 }
 
 /** Removes the rows whose signal was delivered (or can never be: the workflow is gone). */
