@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { ScheduleNotFoundError } from '@temporalio/client';
 import { loadConfig } from '../../config';
 import { withServices, output } from '../context';
 import { periodicJobs, scheduleId } from '../../worker/schedules';
@@ -23,11 +24,20 @@ export function scheduleCommands(program: Command): void {
       const rows = await withServices(async (s) =>
         Promise.all(
           periodicJobs(s.config).map(async (job) => {
-            const d = await s.temporal.schedule.getHandle(job.id).describe();
+            const d = await s.temporal.schedule
+              .getHandle(job.id)
+              .describe()
+              .catch((err: unknown) => {
+                if (err instanceof ScheduleNotFoundError) return undefined;
+                throw err;
+              });
+            // The first worker that starts creates the schedules (worker/schedules.ts): none has yet.
+            if (!d) return { id: job.id, workflowType: job.workflowType, created: false as const };
             const last = d.info.recentActions.at(-1);
             return {
               id: job.id,
               workflowType: job.workflowType,
+              created: true as const,
               paused: d.state.paused,
               note: d.state.note ?? null,
               actionsTaken: d.info.numActionsTaken,
@@ -37,8 +47,10 @@ export function scheduleCommands(program: Command): void {
           }),
         ),
       );
-      const lines = rows.map(
-        (r) => `${r.id}  ${r.paused ? 'PAUSED' : 'active'}  runs ${r.actionsTaken}  next ${r.nextRunAt ?? '-'}`,
+      const lines = rows.map((r) =>
+        r.created
+          ? `${r.id}  ${r.paused ? 'PAUSED' : 'active'}  runs ${r.actionsTaken}  next ${r.nextRunAt ?? '-'}`
+          : `${r.id}  not created yet (a worker creates it when it starts)`,
       );
       output(Boolean(opts.json), rows, lines.join('\n'));
     });

@@ -193,6 +193,10 @@ describe('Periodic jobs as Temporal Schedules', function () {
       );
     await drop();
     try {
+      // Before any worker created them: listed as not created, not an error.
+      const none = JSON.parse((await cambio('schedule', 'list', '--json')).stdout) as Array<Record<string, unknown>>;
+      expect(none.map((r) => [r.id, r.created])).to.deep.equal(jobs.map((j) => [j.id, false]));
+      expect((await cambio('schedule', 'list')).stdout).to.match(/not created yet/);
       await ensureSchedules(client, config, jobs);
       const listed = JSON.parse((await cambio('schedule', 'list', '--json')).stdout) as Array<Record<string, unknown>>;
       expect(listed.map((r) => [r.id, r.workflowType, r.paused])).to.deep.equal(
