@@ -1,6 +1,6 @@
 # One image for the three Cambio processes; the command picks the role (see docker-compose.yml):
-#   API (default)   node dist/api/main.js
-#   worker          node --max-old-space-size=128 dist/worker/main.js  (scripts/lib/worker-node-args.js)
+#   API (default)   node --max-old-space-size=128 dist/api/main.js  (scripts/lib/node-args.js)
+#   worker          node --max-old-space-size=128 dist/worker/main.js  (scripts/lib/node-args.js)
 #   migrations      node dist/db/migrate.js
 #   operator CLI    node dist/cli/main.js customer create --name Acme --json
 # TypeScript is compiled in the build stage; the image runs that JavaScript with production dependencies only
@@ -25,4 +25,4 @@ EXPOSE 3000
 # SIGTERM starts the graceful stop (in-flight requests and activities finish within SHUTDOWN_GRACE_SECONDS, 25 s);
 # give the container longer than that before SIGKILL (compose: stop_grace_period).
 STOPSIGNAL SIGTERM
-CMD ["node", "dist/api/main.js"]
+CMD ["node", "--max-old-space-size=128", "dist/api/main.js"]

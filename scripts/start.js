@@ -25,7 +25,7 @@ const {
 } = require('./lib/temporal-server');
 const { spawnChild, describeExit } = require('./lib/children');
 const { supervise } = require('./lib/supervisor');
-const { WORKER_NODE_ARGS } = require('./lib/worker-node-args');
+const { WORKER_NODE_ARGS, API_NODE_ARGS } = require('./lib/node-args');
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/cambio';
 const READY_TIMEOUT_MS = Number(process.env.START_READY_TIMEOUT_MS || 120000);
@@ -209,7 +209,7 @@ async function main() {
     childEnv.PIX_PSP_URL = pspUrl;
   }
   superviseApp('worker', 'dist/worker/main.js', childEnv, WORKER_NODE_ARGS);
-  superviseApp('api', 'dist/api/main.js', childEnv);
+  superviseApp('api', 'dist/api/main.js', childEnv, API_NODE_ARGS);
 
   const base = `http://127.0.0.1:${port}`;
   log(`Waiting for ${base}/readyz`);

@@ -21,7 +21,7 @@ const { ensurePostgres, createDatabase, dropDatabase, withDatabase, redact } = r
 const { freePort, ROOT } = require('../../scripts/lib/temporal-binary');
 const { temporalForRun, waitForWorker, ACTIVITY_POLLERS } = require('../../scripts/lib/temporal-server');
 const { spawnChild, describeExit } = require('../../scripts/lib/children');
-const { WORKER_NODE_ARGS } = require('../../scripts/lib/worker-node-args');
+const { WORKER_NODE_ARGS, API_NODE_ARGS } = require('../../scripts/lib/node-args');
 const { build } = require('../../scripts/build');
 
 export const REPO_ROOT: string = ROOT;
@@ -143,8 +143,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const spawnNode = (name: string, entry: string, env: Record<string, string>): Child => {
     const compiled = path.join('dist', entry.replace(/\.ts$/, '.js'));
     if (!fs.existsSync(path.join(REPO_ROOT, compiled))) throw new Error(`${compiled} is missing (did the build run?)`);
-    // The worker runs with the flags it has in production (scripts/lib/worker-node-args.js).
-    const nodeArgs: string[] = name === 'worker' ? [...WORKER_NODE_ARGS] : [];
+    // The worker and the API run with the flags they have in production (scripts/lib/node-args.js).
+    const nodeArgs: string[] = name === 'worker' ? [...WORKER_NODE_ARGS] : name === 'api' ? [...API_NODE_ARGS] : [];
     // BENCH_CPU_PROF=1: V8 CPU profiles of each child in bench/.profiles/<name>/ (one file per thread: the main
     // thread's is the large one); summarise with `npx tsx bench/profile-summary.ts <file>` or open in DevTools.
     if (process.env.BENCH_CPU_PROF === '1')

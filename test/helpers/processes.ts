@@ -7,7 +7,10 @@ import path from 'node:path';
 import { eventually, simulatorEnv, stack } from './stack';
 
 const { freePort } = require('../../scripts/lib/temporal-binary') as { freePort: () => Promise<number> };
-const { WORKER_NODE_ARGS } = require('../../scripts/lib/worker-node-args') as { WORKER_NODE_ARGS: string[] };
+const { WORKER_NODE_ARGS, API_NODE_ARGS } = require('../../scripts/lib/node-args') as {
+  WORKER_NODE_ARGS: string[];
+  API_NODE_ARGS: string[];
+};
 export { freePort };
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -101,7 +104,13 @@ export async function spawnApi(name: string, taskQueue: string, env: Record<stri
   const port = await freePort();
   await stack(); // its simulated PSP is the one the process pays out through
   const queues = queuesOf(taskQueue);
-  const proc = spawnEntry(name, 'api/main.ts', { ...queues, PORT: String(port), HOST: '127.0.0.1', ...env });
+  // With the API's production flags (scripts/lib/node-args.js).
+  const proc = spawnEntry(
+    name,
+    'api/main.ts',
+    { ...queues, PORT: String(port), HOST: '127.0.0.1', ...env },
+    API_NODE_ARGS,
+  );
   const url = `http://127.0.0.1:${port}`;
   await eventually(
     async () => {
@@ -133,7 +142,7 @@ export async function spawnWorker(
   taskQueue: string,
   { pollers = 1, env = {} }: { pollers?: number; env?: Record<string, string> } = {},
 ): Promise<Proc> {
-  // With the worker's production flags (scripts/lib/worker-node-args.js).
+  // With the worker's production flags (scripts/lib/node-args.js).
   await stack();
   const queues = queuesOf(taskQueue);
   const proc = spawnEntry(name, 'worker/main.ts', { ...queues, ...env }, WORKER_NODE_ARGS);
