@@ -101,6 +101,15 @@ async function main(stack: Stack) {
   });
 
   type Task = (i: number, rec: Recorder, client: number) => Promise<void>;
+  /** A quote of 10.00 BRL into `targetAsset` for `accountId`, timed as the phase's 'quote'. */
+  const quoteOf = async (rec: Recorder, accountId: string, targetAsset: 'BRL' | 'USD') =>
+    expectStatus(
+      await rec.time('quote', () =>
+        customer.http.post('/api/quotes', { accountId, sourceAsset: 'BRL', targetAsset, sourceAmount: '10.00' }),
+      ),
+      201,
+      'quote',
+    );
   const tasks: Record<string, Task> = {
     'bare workflow + no-op activity (ceiling)': async (_i, rec) => {
       const t = now();
@@ -130,18 +139,7 @@ async function main(stack: Stack) {
     },
     'deposit (POST /api/quotes + /api/operations/deposit, paid at the PSP)': async (_i, rec, client) => {
       const t = now();
-      const q = expectStatus(
-        await rec.time('quote', () =>
-          customer.http.post('/api/quotes', {
-            accountId: accounts[client],
-            sourceAsset: 'BRL',
-            targetAsset: 'BRL',
-            sourceAmount: '10.00',
-          }),
-        ),
-        201,
-        'quote',
-      );
+      const q = await quoteOf(rec, accounts[client], 'BRL');
       const res = await rec.time('post', () =>
         customer.http.post('/api/operations/deposit', {
           accountId: accounts[client],
@@ -159,18 +157,7 @@ async function main(stack: Stack) {
     },
     'withdrawal (POST /api/quotes + /api/operations/withdrawal, paid out at the PSP)': async (_i, rec, client) => {
       const t = now();
-      const q = expectStatus(
-        await rec.time('quote', () =>
-          customer.http.post('/api/quotes', {
-            accountId: accounts[client],
-            sourceAsset: 'BRL',
-            targetAsset: 'BRL',
-            sourceAmount: '10.00',
-          }),
-        ),
-        201,
-        'quote',
-      );
+      const q = await quoteOf(rec, accounts[client], 'BRL');
       const payee = payees[client];
       const res = await rec.time('post', () =>
         customer.http.post('/api/operations/withdrawal', {
@@ -189,18 +176,7 @@ async function main(stack: Stack) {
     },
     'swap (POST /api/quotes + /api/operations/swap)': async (_i, rec, client) => {
       const t = now();
-      const q = expectStatus(
-        await rec.time('quote', () =>
-          customer.http.post('/api/quotes', {
-            accountId: accounts[client],
-            sourceAsset: 'BRL',
-            targetAsset: 'USD',
-            sourceAmount: '10.00',
-          }),
-        ),
-        201,
-        'quote',
-      );
+      const q = await quoteOf(rec, accounts[client], 'USD');
       const res = await rec.time('post', () =>
         customer.http.post('/api/operations/swap', { accountId: accounts[client], quoteId: q.id }),
       );
