@@ -239,6 +239,18 @@ describe('inbound payments', function () {
     const { services } = await stack();
     const dep = await openDeposit(c, accountId, '6.00');
     const handle = services.temporal.workflow.getHandle(operationWorkflowId(dep.id));
+    // The row below carries no start (a reporter's would while the start waits in the outbox): the deposit's
+    // workflow must be running before it is sent, or the send finds no workflow and drops it.
+    await eventually(
+      () =>
+        handle.describe().then(
+          (d) => d.status.name,
+          () => 'NOT_STARTED',
+        ),
+      (status) => status === 'RUNNING',
+      15000,
+      50,
+    );
     // A row no reporter would write (its payment is not this deposit's), committed with its signal, then sent.
     const decisionId = randomUUID();
     const row = {
