@@ -2,7 +2,8 @@
 // answered 5xx (try again later, the call is idempotent by our id), or it refused the request (a retry would be
 // refused too).
 
-/** Down, slow or answering 5xx: retry. The API answers 503 with Retry-After; an activity retries. */
+/** Down, slow, answering 5xx or asking to come back later (408, 425, 429): retry. The API answers 503 with
+ * Retry-After; an activity retries. */
 export class RailUnavailableError extends Error {
   override readonly name = 'RailUnavailableError';
   constructor(
@@ -13,7 +14,7 @@ export class RailUnavailableError extends Error {
   }
 }
 
-/** The provider refused the request (4xx other than 401): the same request would be refused again. */
+/** The provider refused the request (4xx other than 401, 408, 425, 429): the same request would be refused again. */
 export class RailRejectedError extends Error {
   override readonly name = 'RailRejectedError';
   constructor(

@@ -2,6 +2,9 @@ import { readFileSync } from 'node:fs';
 import { Agent, fetch, type Dispatcher } from 'undici';
 import { RailUnavailableError } from '../errors';
 
+/** Client errors that ask to come back later (timeout, too early, too many requests). */
+const TRANSIENT_4XX = new Set([408, 425, 429]);
+
 // The PSP's HTTP API as the BCB's API Pix defines it: OAuth2 client credentials and, in production, mTLS. This
 // module knows the protocol (auth, timeouts, what a failure is) and no business rule; connector.ts translates.
 
@@ -60,7 +63,7 @@ export class PixClient {
   /**
    * One call with a bearer token. A 401 means the PSP no longer takes the cached token (revoked, or its clock
    * ran ahead): fetch a new one and send once more. Answers below 500 are returned for the caller to read;
-   * 5xx, a timeout or a refused connection is RailUnavailableError.
+   * 5xx, 408, 425, 429, a timeout or a refused connection is RailUnavailableError.
    */
   async request(method: string, path: string, options: RequestOptions = {}): Promise<PixResponse> {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
@@ -120,7 +123,9 @@ export class PixClient {
     } catch (err) {
       throw new RailUnavailableError(`PSP unreachable: ${init.method} ${new URL(url).pathname}: ${describe(err)}`);
     }
-    if (res.status >= 500) {
+    // 408, 425 and 429 say "not now", not "no": a refusal is final (a payout or return marked FAILED on it may
+    // still be carried out by the PSP), so these are retried like a 5xx.
+    if (res.status >= 500 || TRANSIENT_4XX.has(res.status)) {
       const retryAfter = Number(res.headers.get('retry-after'));
       throw new RailUnavailableError(
         `PSP answered ${res.status} to ${init.method} ${new URL(url).pathname}`,

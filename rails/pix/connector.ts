@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { NoticeRejectedError, RailRejectedError } from '../errors';
+import { NoticeRejectedError, RailRejectedError, RailUnavailableError } from '../errors';
 import type {
   ChargeCreated,
   ChargeRequest,
@@ -165,8 +165,12 @@ export class PixRail implements Rail {
     if (res.status === 200 || res.status === 201) return payout(request.payoutId, res.body);
     if (res.status !== 409) throw rejected(`PUT ${path}`, res);
     // The PSP already has this idEnvio: an earlier try reached it. Its state is the answer, if it is this payout.
-    const state = await this.payoutStatus(request.payoutId);
-    return state;
+    // A PSP that holds it but cannot show it yet is asked again later: a refusal here would mark FAILED a payout
+    // that is leaving.
+    return this.payoutStatus(request.payoutId).catch((err: unknown) => {
+      if (!(err instanceof RailRejectedError)) throw err;
+      throw new RailUnavailableError(`the PSP holds payout ${request.payoutId} but does not show it: ${err.message}`);
+    });
   }
 
   async payoutStatus(payoutId: string): Promise<PayoutState> {
@@ -189,6 +193,11 @@ export class PixRail implements Rail {
     const again = await this.client.request('GET', path);
     if (again.status === 200 && (again.body as { valor?: string })?.valor === request.amount) {
       return returned(again.body);
+    }
+    // The PSP holds this return id (an earlier try reached it) but cannot show it yet: ask again later. A refusal
+    // here would put back in suspense money the PSP is sending back.
+    if (res.status === 409 && again.status !== 200) {
+      throw new RailUnavailableError(`the PSP holds return ${request.returnId} but does not show it (${again.status})`);
     }
     throw rejected(`PUT ${path}`, res);
   }
