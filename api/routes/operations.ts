@@ -34,7 +34,7 @@ const CREATORS: Array<{
 }> = [
   {
     kind: 'deposit',
-    errors: [...QUOTE_ERRORS, 'RAIL_ASSET_MISMATCH', 'RAIL_NOT_CONFIGURED'],
+    errors: [...QUOTE_ERRORS, 'RAIL_ASSET_MISMATCH', 'RAIL_NOT_CONFIGURED', 'RAIL_REJECTED'],
     body: depositBody,
     // A PIX deposit's charge exists at the PSP before the transaction begins: the POST answers with it.
     prepare: async (s, ctx) => {

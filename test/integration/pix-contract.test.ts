@@ -11,7 +11,7 @@ import type { ReceivedPayment } from '../../rails/rail';
 import { decodeBrCode } from '../../rails/pix/br-code';
 import { PixClient } from '../../rails/pix/client';
 import { PixRail } from '../../rails/pix/connector';
-import { payoutIdFor, returnIdFor, txidFor } from '../../rails/pix/ids';
+import { newReturnId, payoutIdFor, txidFor } from '../../rails/pix/ids';
 import { SIM_CLIENT, startSimulator, type SimulatorProc } from '../helpers/psp-simulator';
 import { eventually } from '../helpers/stack';
 
@@ -74,7 +74,7 @@ describe('PIX connector contract (against the simulated PSP)', function () {
     });
     return { client: c, rail: r };
   };
-  const charge = (amount = '100.00', chargeId = txidFor(randomUUID(), randomUUID())) =>
+  const charge = (amount = '100.00', chargeId = txidFor(randomUUID(), randomUUID(), randomUUID())) =>
     rail.createCharge({
       chargeId,
       amount,
@@ -102,7 +102,7 @@ describe('PIX connector contract (against the simulated PSP)', function () {
   });
 
   it('charge: the BR Code decodes back to the location and amount; the same txid is the same charge', async () => {
-    const txid = txidFor(randomUUID(), 'key-1');
+    const txid = txidFor(randomUUID(), 'key-1', randomUUID());
     expect(txid).to.match(/^[a-zA-Z0-9]{26,35}$/);
     const first = await charge('250.75', txid);
     expect(first).to.include({ chargeId: txid, keyType: 'EMAIL', key: KEY });
@@ -120,7 +120,7 @@ describe('PIX connector contract (against the simulated PSP)', function () {
   it('a charge whose PUT times out after the PSP took it: the same txid again is that charge, once', async () => {
     const slow = connect(400);
     try {
-      const txid = txidFor(randomUUID(), randomUUID());
+      const txid = txidFor(randomUUID(), randomUUID(), randomUUID());
       await sim.control('POST', '/faults', {
         method: 'PUT',
         pathPrefix: `/cob/${txid}`,
@@ -223,7 +223,7 @@ describe('PIX connector contract (against the simulated PSP)', function () {
 
   it('return: PENDING → RETURNED, one return per id; NAO_REALIZADO → FAILED with its reason', async () => {
     const e2e = await pay({ txid: (await charge('20.00')).chargeId, notices: 0 });
-    const id = returnIdFor(randomUUID());
+    const id = newReturnId();
     const asked = await rail.returnPayment({
       endToEndId: e2e,
       returnId: id,
@@ -252,7 +252,7 @@ describe('PIX connector contract (against the simulated PSP)', function () {
       status: 'NAO_REALIZADO',
       motivo: 'conta encerrada',
     });
-    const other = returnIdFor(randomUUID());
+    const other = newReturnId();
     await rail.returnPayment({ endToEndId: refusedE2e, returnId: other, amount: '9.00' });
     const failed = await eventually(
       () => rail.returnStatus(refusedE2e, other),
@@ -325,7 +325,7 @@ describe('PIX connector contract (against the simulated PSP)', function () {
     try {
       await sim.control('POST', '/faults', { hangMs: 1000, count: 1, pathPrefix: '/cob/' });
       const hung = await slow.rail
-        .createCharge({ chargeId: txidFor(randomUUID(), 'x'), amount: '1.00', expiresInSeconds: 60 })
+        .createCharge({ chargeId: txidFor(randomUUID(), 'x', randomUUID()), amount: '1.00', expiresInSeconds: 60 })
         .catch((e: unknown) => e);
       expect(hung).to.be.instanceOf(RailUnavailableError);
     } finally {

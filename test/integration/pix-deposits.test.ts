@@ -80,11 +80,11 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
 
   it('answers with the charge, and the PSP notice completes the deposit: HTTP only', async () => {
     const before = await balance(c, accountId, 'BRL');
-    const { res, key } = await postDeposit('123.45');
+    const { res, key, q } = await postDeposit('123.45');
     const r = res as { status: number; body: any };
     expect(r.status, JSON.stringify(r.body)).to.equal(201);
     const instruction = r.body.intent.fundingInstruction;
-    const txid = txidFor(c.customerId, key);
+    const txid = txidFor(c.customerId, key, q.id);
     expect(instruction).to.include({ rail: 'PIX_KEY', keyType: 'EMAIL', key: 'pix@cambio.example.com', txid });
     expect(Object.keys(instruction).sort()).to.deep.equal(
       ['expiresAt', 'key', 'keyType', 'location', 'pixCopiaECola', 'rail', 'txid'].sort(),
@@ -108,9 +108,9 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
   });
 
   it('the same notice twice records one payment and credits once', async () => {
-    const { res, key } = await postDeposit('7.00');
+    const { res, key, q } = await postDeposit('7.00');
     const dep = (res as { body: any }).body;
-    const e2e = await payCharge({ txid: txidFor(c.customerId, key), notices: 2 });
+    const e2e = await payCharge({ txid: txidFor(c.customerId, key, q.id), notices: 2 });
     await eventually(
       async () => (await pspState()).delivered.filter((d: any) => d.body.pix[0].endToEndId === e2e),
       (delivered) => delivered.length === 2 && delivered.every((d: { status: number }) => d.status === 200),
@@ -124,7 +124,7 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
 
   it('a wrong token is 401 and records nothing; a txid never issued goes to the platform suspense', async () => {
     const { noticeBaseUrl } = await stack();
-    const { res, key } = await postDeposit('9.00');
+    const { res, key, q } = await postDeposit('9.00');
     const dep = (res as { body: any }).body;
     const item = (e2e: string, txid?: string) => ({
       endToEndId: e2e,
@@ -139,7 +139,7 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
         body: JSON.stringify(body),
       });
     const forged = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
-    const refused = await notice('not-the-token', { pix: [item(forged, txidFor(c.customerId, key))] });
+    const refused = await notice('not-the-token', { pix: [item(forged, txidFor(c.customerId, key, q.id))] });
     expect(refused.status).to.equal(401);
     expect(((await refused.json()) as { code: string }).code).to.equal('UNAUTHORIZED');
     expect(await paymentsWith(forged)).to.deep.equal([]);
@@ -156,6 +156,20 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
     expect(await paymentsWith(stray)).to.deep.equal([
       { status: 'UNMATCHED', customer_id: null, operation_id: null, amount: '9.00' },
     ]);
+  });
+
+  it('a PSP that refuses the charge is 422 RAIL_REJECTED, one asking to wait (429) is 503: no operation', async () => {
+    const { psp } = await stack();
+    const depositsBefore = (await depositsOf(accountId)).length;
+    await psp.control('POST', '/faults', { status: 400, pathPrefix: '/cob/', count: 1 });
+    const refused = (await postDeposit('9.00')).res as { status: number; body: any };
+    expect(refused.status, JSON.stringify(refused.body)).to.equal(422);
+    expect(refused.body.code).to.equal('RAIL_REJECTED');
+    await psp.control('POST', '/faults', { status: 429, pathPrefix: '/cob/', count: 1 });
+    const later = (await postDeposit('9.00')).res as { status: number; headers: Record<string, string> };
+    expect(later.status).to.equal(503);
+    expect(later.headers['retry-after']).to.match(/^\d+$/);
+    expect(await depositsOf(accountId)).to.have.length(depositsBefore);
   });
 
   it('a PSP down or hanging: 503 with Retry-After, no operation; the retry with the key gets its txid', async () => {
@@ -179,7 +193,7 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
 
     const retried = (await sendDeposit(body, key)) as { status: number; body: any };
     expect(retried.status, JSON.stringify(retried.body)).to.equal(201);
-    expect(retried.body.intent.fundingInstruction.txid).to.equal(txidFor(c.customerId, key));
+    expect(retried.body.intent.fundingInstruction.txid).to.equal(txidFor(c.customerId, key, q.id));
     const replay = (await sendDeposit(body, key)) as { status: number; body: any; headers: Record<string, string> };
     expect([replay.status, replay.headers['idempotent-replayed']]).to.deep.equal([201, 'true']);
     expect(replay.body.intent.fundingInstruction).to.deep.equal(retried.body.intent.fundingInstruction);
@@ -188,7 +202,7 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
 
   it('the sandbox route pays the charge at the simulated PSP and answers with the record its notice made', async () => {
     const { http } = await stack();
-    const { res, key } = await postDeposit('15.00');
+    const { res, key, q } = await postDeposit('15.00');
     const dep = (res as { body: any }).body;
     const paid = await http
       .post(`/api/sandbox/operations/${dep.id}/inbound-payment`)
@@ -201,7 +215,7 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
       (p: { endToEndId: string }) => p.endToEndId === paid.body.endToEndId,
     );
     expect(atPsp).to.have.length(1);
-    expect(atPsp[0]).to.include({ txid: txidFor(c.customerId, key), valor: '15.00' });
+    expect(atPsp[0]).to.include({ txid: txidFor(c.customerId, key, q.id), valor: '15.00' });
     await untilStatus(c, dep.id, 'COMPLETED');
   });
 
@@ -238,8 +252,8 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
     const before = await balance(c, accountId, 'BRL');
     const depositsBefore = (await depositsOf(accountId)).length;
     const key = randomUUID();
-    const txid = txidFor(c.customerId, key);
     const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '40.00' });
+    const txid = txidFor(c.customerId, key, q.id);
     const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } };
     const died = await sendDeposit(body, key, api).then(
       (r) => `answered ${r.status}`,

@@ -86,7 +86,7 @@ export async function chargeForDeposit(
   if (quote.consumedBy || quote.expiresAt.getTime() <= Date.now() || quote.sourceAsset !== 'BRL') return undefined;
   if (!account.assets.some((a) => a.asset === quote.targetAsset && a.status === 'ACTIVE')) return undefined;
   const request: ChargeRequest = {
-    chargeId: txidFor(customerId, idempotencyKey),
+    chargeId: txidFor(customerId, idempotencyKey, quote.id),
     amount: formatAmount(quote.sourceAmount, quote.sourceAsset as AssetCode),
     expiresInSeconds: s.config.depositWindowSeconds,
     ...(debtorOf(account) ? { debtor: debtorOf(account) } : {}),
@@ -107,9 +107,15 @@ export async function chargeForDeposit(
       throw chargeUnavailable('the PSP did not create the charge', err.retryAfterSeconds);
     }
     if (err instanceof RailRejectedError && err.status === 409) {
-      // The txid holds another charge: this key was first used for another deposit (another quote) whose request
-      // died before its COMMIT. The key answers one request only.
+      // The txid (customer, key, quote) holds a different charge at the PSP: not one this request made.
       throw new CambioError('IDEMPOTENCY_KEY_REUSED', 'this X-Idempotency-Key was used for a different request');
+    }
+    if (err instanceof RailRejectedError) {
+      // The PSP refused the charge itself (say, the account owner's tax id): no operation, nothing held.
+      s.log.warn({ err: err.message, txid: request.chargeId }, 'PIX charge refused by the PSP');
+      throw new CambioError('RAIL_REJECTED', `the PSP refused the deposit's charge: ${err.message}`, {
+        rail: 'PIX_KEY',
+      });
     }
     throw err;
   } finally {
