@@ -89,9 +89,9 @@ export interface ManualPayment {
 /**
  * `cambio payment record`: what the bank statement of a rail without a connector shows, recorded and decided as
  * any reported payment (same matching, same uniqueness per rail reference: another customer's reference is 409
- * RAIL_REFERENCE_IN_USE, the same customer's is the same payment). The record as decided.
+ * RAIL_REFERENCE_IN_USE, the same customer's is the same payment). The record as decided; `actor`: `operator:<name>`.
  */
-export async function recordManualPayment(s: ServiceContext, input: ManualPayment) {
+export async function recordManualPayment(s: ServiceContext, input: ManualPayment, actor: string) {
   const invalid = (path: string, message: string) =>
     new CambioError('VALIDATION_ERROR', `${path} ${message}`, { errors: [{ path, message }] });
   if (!(MANUAL_RAILS as readonly string[]).includes(input.rail)) {
@@ -118,10 +118,13 @@ export async function recordManualPayment(s: ServiceContext, input: ManualPaymen
     if (!customer) throw notFound('customer');
     em = tenantEm(s.orm, customer.id);
   }
+  // With its decision row in the record's COMMIT, as every reporter: a CLI that dies before deciding leaves the
+  // signal to the relay, not to the sweep.
   const payment = await record(
     em,
     input.operationId ? { ...report, operationId: input.operationId } : { ...report, customerId: input.customerId! },
+    { taskQueue: s.config.taskQueue, actor },
   );
-  await decideInboundPayment(s, payment);
+  await decideInboundPayment(s, payment, undefined, actor);
   return getInboundPayment(em, payment.id);
 }

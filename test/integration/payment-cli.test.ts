@@ -218,6 +218,12 @@ describe('operator CLI: payment record (rails without a connector)', function ()
     );
     expect(matched).to.deep.include({ status: 'MATCHED', rail: 'TED', endToEndId: ted, operationId: dep.id });
     expect((await getOp(c, dep.id)).currentState.status).to.equal('COMPLETED');
+    // The decision that reached the deposit names the operator who recorded it.
+    const decisions = (await systemEm(services.orm).execute('select actor from workflow_decisions where target = ?', [
+      matched.id,
+    ])) as Array<{ actor: string }>;
+    expect(decisions).to.have.length(1);
+    expect(decisions[0].actor).to.match(/^operator:./);
     expect((await balance(c, account.id, 'BRL')).available).to.equal('30.00');
 
     const args = ['--rail', 'CRYPTO', '--amount', '5.00', '--asset', 'USDC', '--reference', hash];
@@ -244,21 +250,29 @@ describe('operator CLI: payment record (rails without a connector)', function ()
     ]);
 
     // PIX comes from the PSP; the rail must be the deposit's (checked before anything is recorded).
-    const pix = await recordManualPayment(services, {
-      rail: 'PIX_KEY',
-      customerId: c.customerId,
-      amount: '1.00',
-      asset: 'BRL',
-      reference: `E${randomUUID()}`,
-    }).catch((e: CambioError) => e);
+    const pix = await recordManualPayment(
+      services,
+      {
+        rail: 'PIX_KEY',
+        customerId: c.customerId,
+        amount: '1.00',
+        asset: 'BRL',
+        reference: `E${randomUUID()}`,
+      },
+      'operator:test',
+    ).catch((e: CambioError) => e);
     expect((pix as CambioError).code).to.equal('VALIDATION_ERROR');
-    const wrongRail = await recordManualPayment(services, {
-      rail: 'BOLETO',
-      operationId: dep.id,
-      amount: '1.00',
-      asset: 'BRL',
-      reference: `B-${randomUUID()}`,
-    }).catch((e: CambioError) => e);
+    const wrongRail = await recordManualPayment(
+      services,
+      {
+        rail: 'BOLETO',
+        operationId: dep.id,
+        amount: '1.00',
+        asset: 'BRL',
+        reference: `B-${randomUUID()}`,
+      },
+      'operator:test',
+    ).catch((e: CambioError) => e);
     expect((wrongRail as CambioError).code).to.equal('VALIDATION_ERROR');
     await assertLedgerBalanced();
   });
