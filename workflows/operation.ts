@@ -1,6 +1,6 @@
 import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { railActivities, railRejection } from './rail-calls';
+import { railActivities, railRejection, statusReadPauses } from './rail-calls';
 import { operationStatusKey } from './search-attributes';
 import { ignoredSignals, onDecisions } from './decision';
 
@@ -274,9 +274,6 @@ const seconds = (s: number | undefined) => (s ?? 86400) * 1000;
 // Withdrawals pay out through the PSP with its calls on the rails' task queue (before: one activity on the main
 // queue did it all).
 const PAYOUT_THROUGH_RAILS = 'payout-through-rails';
-// Status reads back off from this to the cap: a PSP settles most payouts within seconds, a few take hours.
-const FIRST_STATUS_READ_MS = 250;
-const MAX_STATUS_READ_MS = 60_000;
 
 /**
  * Sends the payout under its idEnvio and reads its status until the PSP answers REALIZADO or NAO_REALIZADO. Only
@@ -295,10 +292,9 @@ async function payThroughRails(operationId: string): Promise<{ ok: boolean; endT
     if (!refused) throw err;
     return acts.recordPayout({ operationId, status: 'FAILED', reason: refused.message });
   }
-  let wait = FIRST_STATUS_READ_MS;
+  const pause = statusReadPauses();
   while (state.status === 'PENDING') {
-    await wf.sleep(wait);
-    wait = Math.min(wait * 2, MAX_STATUS_READ_MS);
+    await pause();
     state = await rails.pixPayoutStatus({ payoutId: order.request.payoutId });
   }
   return acts.recordPayout({ operationId, status: state.status, endToEnd: state.endToEndId, reason: state.reason });

@@ -5,16 +5,12 @@
 // settled and changes nothing.
 import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { railActivities, railRejection } from './rail-calls';
+import { railActivities, railRejection, statusReadPauses } from './rail-calls';
 
 const acts = wf.proxyActivities<Activities>({
   startToCloseTimeout: '10s',
   retry: { initialInterval: '200ms', maximumInterval: '10s', backoffCoefficient: 2 },
 });
-
-// Status reads back off from this to the cap: a PSP settles most returns within seconds, a few take hours.
-const FIRST_STATUS_READ_MS = 250;
-const MAX_STATUS_READ_MS = 60_000;
 
 export async function paymentReturnWorkflow(input: { paymentId: string; returnId: string }): Promise<string> {
   const { paymentId, returnId } = input;
@@ -30,10 +26,9 @@ export async function paymentReturnWorkflow(input: { paymentId: string; returnId
     // Refused outright (no such Pix, more than it holds): nothing was sent back.
     return acts.settlePaymentReturn({ paymentId, returnId, status: 'FAILED', reason: refused.message });
   }
-  let wait = FIRST_STATUS_READ_MS;
+  const pause = statusReadPauses();
   while (state.status === 'PENDING') {
-    await wf.sleep(wait);
-    wait = Math.min(wait * 2, MAX_STATUS_READ_MS);
+    await pause();
     // Settled meanwhile by a notice or reconciliation: nothing left to wait for.
     const now = await acts.returnOrder({ paymentId, returnId });
     if (now.settled) return now.settled;

@@ -16,3 +16,17 @@ export function railRejection(err: unknown): wf.ApplicationFailure | null {
   const cause = err instanceof wf.ActivityFailure && err.cause instanceof wf.ApplicationFailure ? err.cause : null;
   return cause?.type === 'RAIL_REJECTED' ? cause : null;
 }
+
+// Status reads of a pending provider call back off from this to the cap: a PSP settles most payouts and returns
+// within seconds, a few take hours.
+const FIRST_STATUS_READ_MS = 250;
+const MAX_STATUS_READ_MS = 60_000;
+
+/** The pause before each status read of one pending call: 250 ms, doubling at each read, up to a minute. */
+export function statusReadPauses(): () => Promise<void> {
+  let wait = FIRST_STATUS_READ_MS;
+  return async () => {
+    await wf.sleep(wait);
+    wait = Math.min(wait * 2, MAX_STATUS_READ_MS);
+  };
+}
