@@ -41,7 +41,7 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
           ctx,
           async () => simulatedPix(txid, body, defaultEndToEndId),
           (pix) => payThroughSimulator(s, customerId, pix),
-          (em, pix) => simulatedPayment(s, em, customerId, pix.endToEndId),
+          (em, pix) => simulatedPayment(em, customerId, pix.endToEndId),
         );
       }
       await idempotentAroundEffect(

@@ -79,8 +79,10 @@ export async function payThroughSimulator(s: ServiceContext, customerId: string,
 }
 
 /** The record the notice made, as its customer sees it; another customer's reference is 409, nothing said of it. */
-export async function simulatedPayment(s: ServiceContext, em: Em, customerId: string, endToEndId: string) {
-  const payment = await findPaymentByReference(systemEm(s.orm), RAIL, endToEndId);
+export async function simulatedPayment(em: Em, customerId: string, endToEndId: string) {
+  // On `em`, the answer's transaction: a second connection taken while it holds its first deadlocks a pool smaller
+  // than the requests in flight. The lookup is by rail reference across customers (plain SQL, no tenant filter).
+  const payment = await findPaymentByReference(em, RAIL, endToEndId);
   if (!payment) throw unavailable("the simulated PSP's notice has not been recorded yet");
   if (payment.customerId !== customerId) {
     const message = `a payment with ${RAIL} reference ${endToEndId} is already recorded for someone else`;
