@@ -72,7 +72,10 @@ export function validateWith(kind: 'body' | 'query' | 'params', schema: object, 
     });
   }
   const fn = compile(kind === 'body' ? bodyAjv : queryAjv, schema);
-  if (fn(data)) return;
+  if (fn(data)) {
+    if (kind !== 'body') refuseCoercedInfinity(data, prefix);
+    return;
+  }
   const errors = describe(fn.errors, prefix);
   const first = errors[0];
   const message = first ? `${first.path || 'body'} ${first.message}` : 'invalid request';
@@ -80,4 +83,21 @@ export function validateWith(kind: 'body' | 'query' | 'params', schema: object, 
     throw new CambioError('INVALID_AMOUNT', message, { path: first?.path, errors });
   }
   throw new CambioError('VALIDATION_ERROR', message, { errors });
+}
+
+/**
+ * Ajv (8.x) coerces the strings `Infinity`, `-Infinity` and `1e400` to an infinite number that then passes an
+ * `integer` type with any `minimum` or `maximum` (its bounds are checked only for finite numbers), so
+ * `?limit=Infinity` reached the database. A query or path value is one level deep: an infinite number there is
+ * refused as the type Ajv should have refused it.
+ */
+function refuseCoercedInfinity(data: unknown, prefix: string): void {
+  if (!data || typeof data !== 'object') return;
+  for (const [name, value] of Object.entries(data)) {
+    if (typeof value !== 'number' || Number.isFinite(value)) continue;
+    const path = `${prefix}/${name}`;
+    throw new CambioError('VALIDATION_ERROR', `${path} must be a finite number`, {
+      errors: [{ path, message: 'must be a finite number' }],
+    });
+  }
 }

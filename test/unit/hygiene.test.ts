@@ -36,6 +36,20 @@ describe('input hygiene', () => {
     expect(findUnsafeText(ok)).to.equal(null);
   });
 
+  it('refuses a query number that coerces to infinity, which Ajv lets past integer bounds', () => {
+    const schema = { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 100 } } };
+    for (const limit of ['Infinity', '-Infinity', '1e400', ' Infinity']) {
+      const err = cambioErrorOf(() => validateWith('query', schema, { limit }));
+      expect([err.code, err.details.errors], limit).to.deep.equal([
+        'VALIDATION_ERROR',
+        [{ path: '/query/limit', message: 'must be a finite number' }],
+      ]);
+    }
+    const query: Record<string, unknown> = { limit: '100' };
+    validateWith('query', schema, query);
+    expect(query.limit).to.equal(100);
+  });
+
   it('answers unsafe text through validateWith as VALIDATION_ERROR before the schema runs', () => {
     const err = cambioErrorOf(() => validateWith('query', { type: 'object' }, { filters: 'a[eq]=\u0000' }));
     expect(err.code).to.equal('VALIDATION_ERROR');
