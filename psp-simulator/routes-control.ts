@@ -25,7 +25,8 @@ export function controlRoutes(sim: Simulator) {
     const charge = txid ? sim.store.state.charges[txid] : undefined;
     const valor = str(b.valor) ?? charge?.valor;
     const chave = str(b.chave) ?? charge?.chave ?? Object.keys(sim.store.state.webhooks)[0];
-    if (!valor || !/^\d{1,10}\.\d{2}$/.test(valor)) return problem(ctx, 400, 'Invalido', 'valor (0.00) is required');
+    if (!valor || !/^\d{1,10}\.\d{2}$/.test(valor))
+      return problem(ctx, 400, 'Invalido', 'valor is required, as API Pix writes it (\\d{1,10}\\.\\d{2})');
     if (!chave) return problem(ctx, 400, 'Invalido', 'chave is required when no charge or webhook names one');
     const e2e = str(b.endToEndId) ?? endToEndId();
     if (sim.store.state.received[e2e]) return problem(ctx, 409, 'Invalido', `endToEndId ${e2e} already received`);

@@ -25,7 +25,14 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
     body: inboundPaymentBody,
     bodyRequired: true,
     response: { status: 200, schema: ref('InboundPayment'), description: 'The payment as recorded and decided' },
-    errors: ['NOT_FOUND', 'INVALID_AMOUNT', 'INVALID_AMOUNT_PRECISION', 'INVALID_STATE', 'RAIL_REFERENCE_IN_USE'],
+    errors: [
+      'NOT_FOUND',
+      'INVALID_AMOUNT',
+      'INVALID_AMOUNT_PRECISION',
+      'INVALID_STATE',
+      'RAIL_REFERENCE_IN_USE',
+      'RAIL_REJECTED',
+    ],
     // Recorded, decided by the deposit's workflow, answered: no transaction stays open while the workflow works.
     ownsIdempotency: true,
     async handler(ctx) {

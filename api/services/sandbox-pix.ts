@@ -6,7 +6,7 @@ import { systemEm } from '../../db/orm';
 import { findPaymentByReference } from '../../db/repositories/inbound-payments';
 import { findOperation } from '../../db/repositories/operations';
 import { CambioError } from '../../domain/errors';
-import { formatAmount, parseAmountValue } from '../../domain/money';
+import { Dec, formatAmount, parseAmountValue } from '../../domain/money';
 import { decideInboundPayment } from '../../payments/record-and-decide';
 import type { ServiceContext } from './context';
 import { getInboundPayment, type InboundPaymentReport } from './reported-payments';
@@ -16,6 +16,8 @@ import { getInboundPayment, type InboundPaymentReport } from './reported-payment
 const NOTICE_WAIT_MS = 10_000;
 const POLL_MS = 25;
 const RAIL = 'PIX_KEY';
+// The most a Pix carries: API Pix's `valor` is `\d{1,10}\.\d{2}`.
+const PIX_MAX_VALOR = new Dec('9999999999.99');
 
 export interface SimulatedPix {
   txid: string;
@@ -41,9 +43,16 @@ export async function simulatedCharge(
   return typeof txid === 'string' ? txid : undefined;
 }
 
-/** The Pix the simulator is to pay, checked as a reported payment is (amount, precision). */
+/**
+ * The Pix the simulator is to pay, checked as a reported payment is (amount, precision) and as a Pix is (at most
+ * 9999999999.99): an amount no Pix can carry is the request's error, stored with its key, not the PSP's refusal.
+ */
 export function simulatedPix(txid: string, body: InboundPaymentReport, endToEndId: string): SimulatedPix {
   const amount = parseAmountValue(body.amount.value, 'BRL', { path: '/amount/value' });
+  if (amount.gt(PIX_MAX_VALOR)) {
+    const message = `/amount/value is more than a Pix carries (${PIX_MAX_VALOR.toFixed(2)} BRL)`;
+    throw new CambioError('INVALID_AMOUNT', message, { path: '/amount/value' });
+  }
   return { txid, valor: formatAmount(amount, 'BRL'), endToEndId: body.endToEndId ?? endToEndId };
 }
 
@@ -62,6 +71,12 @@ export async function payThroughSimulator(s: ServiceContext, customerId: string,
   });
   const answer = await res.text();
   if (res.status !== 201 && res.status !== 202 && res.status !== 409) {
+    // A refusal is the same on every retry; a timeout, a throttle or a 5xx may pass.
+    const refused = res.status >= 400 && res.status < 500 && ![408, 425, 429].includes(res.status);
+    if (refused)
+      throw new CambioError('RAIL_REJECTED', `the simulated PSP refused the payment: ${answer.slice(0, 200)}`, {
+        rail: RAIL,
+      });
     throw unavailable(`the simulated PSP answered ${res.status}: ${answer.slice(0, 200)}`);
   }
   const em = systemEm(s.orm);

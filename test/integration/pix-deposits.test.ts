@@ -219,6 +219,32 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
     await untilStatus(c, dep.id, 'COMPLETED');
   });
 
+  it('the sandbox route refuses an amount no Pix carries with 400, stored with its key: nothing is paid', async () => {
+    const { http } = await stack();
+    const { res, key, q } = await postDeposit('16.00');
+    const dep = (res as { body: any }).body;
+    const txid = txidFor(c.customerId, key, q.id);
+    const pay = (value: string, payKey: string) =>
+      http
+        .post(`/api/sandbox/operations/${dep.id}/inbound-payment`)
+        .set(c.auth)
+        .set('X-Idempotency-Key', payKey)
+        .send({ amount: { value, asset: 'BRL' } });
+    const tooMuch = randomUUID();
+    for (const value of ['10000000000.00', '999999999999999.99']) {
+      const refused = await pay(value, value === '10000000000.00' ? tooMuch : randomUUID());
+      expect([refused.status, refused.body.code], JSON.stringify(refused.body)).to.deep.equal([400, 'INVALID_AMOUNT']);
+      expect(refused.body.message).to.contain('9999999999.99');
+    }
+    const replay = await pay('10000000000.00', tooMuch);
+    expect([replay.status, replay.headers['idempotent-replayed']]).to.deep.equal([400, 'true']);
+    const received = (await pspState()).received.filter((p: { txid?: string }) => p.txid === txid);
+    expect(received, 'the PSP was asked to pay nothing').to.deep.equal([]);
+    const paid = await pay('16.00', randomUUID());
+    expect([paid.status, paid.body.status], JSON.stringify(paid.body)).to.deep.equal([200, 'MATCHED']);
+    await untilStatus(c, dep.id, 'COMPLETED');
+  });
+
   it('a worker started while the PSP refuses the registration serves, and registers once it is back', async () => {
     const { psp, config, noticeBaseUrl } = await stack();
     const key = config.pix.receivingKey;
