@@ -40,7 +40,7 @@ export function requestContext(log: Logger): Koa.Middleware {
         ctx.status = 500;
         ctx.body = {
           code: 'INTERNAL_ERROR',
-          message: `internal error; quote request id ${requestId}`,
+          message: `internal error; when you report it, give its request id ${requestId}`,
           details: { requestId },
         };
       }
