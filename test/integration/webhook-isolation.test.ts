@@ -1,8 +1,11 @@
 // The noisy neighbour (issue 20): customer A's receivers accept deliveries and never answer (then: answer after
 // 5 s) while A creates deposits at ~4/s, each fanned out to three URLs. Customer B's transfers, timed from POST to
-// COMPLETED, and B's deliveries to a healthy receiver must not notice. Runs an API and a worker process with the
-// production settings (WEBHOOK_TIMEOUT_SECONDS 10, the worker's real slot sizes) on task queues of their own, so
-// the hanging attempts really hold slots for the whole timeout.
+// COMPLETED, and B's deliveries to a healthy receiver must not notice the receivers: B's transfers are compared
+// with B's transfers while another customer creates deposits at the same rate for receivers that answer at once.
+// That volume alone slows B on a small machine (two cores here: A's deposits and their deliveries take CPU B's
+// transfers need), which is fair share's question (fair-share.test.ts), not this one's. Runs an API and a worker
+// process with the production settings (WEBHOOK_TIMEOUT_SECONDS 10, the worker's real slot sizes) on task queues of
+// their own, so the hanging attempts really hold slots for the whole timeout.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -53,6 +56,17 @@ class HoldingReceiver {
   get openTotal(): number {
     return [...this.open.values()].reduce((a, b) => a + b, 0);
   }
+  /** Samples `openTotal` every 20 ms until `stop`: the average number of requests held open over that time. */
+  watchOpen(): { stop(): number } {
+    const samples: number[] = [];
+    const timer = setInterval(() => samples.push(this.openTotal), 20);
+    return {
+      stop: () => {
+        clearInterval(timer);
+        return samples.length ? samples.reduce((a, b) => a + b, 0) / samples.length : this.openTotal;
+      },
+    };
+  }
   async stop(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -100,6 +114,49 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
     return { ms: Math.min(Date.now() - t0, TRANSFER_LIMIT_MS), id: op.id };
   }
 
+  /**
+   * A customer creating PIX deposits at A_DEPOSITS_PER_SECOND (a quote and a deposit each) until `stop`, which
+   * resolves once the deposit under way is done.
+   */
+  function floodOfDeposits(c: TestCustomer, accountId: string): { deposits(): number; stop(): Promise<void> } {
+    let flooding = true;
+    let deposits = 0;
+    const flood = (async () => {
+      const t0 = Date.now();
+      while (flooding) {
+        const q = await call(c, 'POST', '/api/quotes', {
+          accountId,
+          sourceAsset: 'BRL',
+          targetAsset: 'BRL',
+          sourceAmount: '10.00',
+        });
+        await call(c, 'POST', '/api/operations/deposit', {
+          accountId,
+          quoteId: q.id,
+          fundingInstruction: { rail: 'PIX_KEY' },
+        });
+        deposits += 1;
+        const next = t0 + (deposits * 1000) / A_DEPOSITS_PER_SECOND;
+        await new Promise((r) => setTimeout(r, Math.max(0, next - Date.now())));
+      }
+    })();
+    return {
+      deposits: () => deposits,
+      async stop() {
+        flooding = false;
+        await flood;
+      },
+    };
+  }
+
+  /** Subscribes `c` to its operations' OPERATION_REQUESTED at A_URLS paths of `receiver`. */
+  async function subscribeAt(c: TestCustomer, receiver: HoldingReceiver, prefix: string): Promise<void> {
+    for (let i = 1; i <= A_URLS; i++) {
+      const resources = [{ name: 'OPERATION', events: ['OPERATION_REQUESTED'] }];
+      await call(c, 'POST', '/api/subscriptions', { url: receiver.url(`/${prefix}/${i}`), resources });
+    }
+  }
+
   /** First-attempt latency of each operation's OPERATION_COMPLETED delivery to B: event committed → received. */
   async function firstAttemptLatencies(operationIds: string[]): Promise<number[]> {
     const { services } = await stack();
@@ -143,68 +200,68 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
   ] as const) {
     it(`receivers that ${kind}: B's transfers and first attempts keep their latency`, async () => {
       const noisy = await new HoldingReceiver(holdMs).start();
+      const prompt = await new HoldingReceiver(0).start();
       try {
         const a = await newCustomer('Noisy Neighbour SA');
+        const calm = await newCustomer('Busy But Healthy SA');
         const b = await newCustomer('Quiet Customer Ltda');
-        const [aAccount, b1, b2] = await Promise.all([
+        const [aAccount, calmAccount, b1, b2] = await Promise.all([
           activeAccount(a, ['BRL']),
+          activeAccount(calm, ['BRL']),
           activeAccount(b, ['BRL']),
           activeAccount(b, ['BRL']),
         ]);
         await fund(b, b1.id, 'BRL', '1000.00');
-        for (let i = 1; i <= A_URLS; i++) {
-          const resources = [{ name: 'OPERATION', events: ['OPERATION_REQUESTED'] }];
-          await call(a, 'POST', '/api/subscriptions', { url: noisy.url(`/a/${i}`), resources });
-        }
+        await subscribeAt(a, noisy, 'a');
+        await subscribeAt(calm, prompt, 'calm');
         const bResources = [{ name: 'OPERATION', events: ['OPERATION_COMPLETED'] }];
         await call(b, 'POST', '/api/subscriptions', { url: healthy.url, resources: bResources });
 
-        // Baseline: B alone.
+        // B alone, for the report.
         await timedTransfer(b, b1.id, b2.id); // warm-up
         const alone: number[] = [];
         for (let i = 0; i < B_TRANSFERS; i++) alone.push((await timedTransfer(b, b1.id, b2.id)).ms);
 
+        // The baseline: B while another customer creates deposits at A's rate for receivers that answer at once.
+        const calmFlood = floodOfDeposits(calm, calmAccount.id);
+        const besideVolume: number[] = [];
+        try {
+          await eventually(
+            async () => calmFlood.deposits(),
+            (n) => n >= 3 * A_DEPOSITS_PER_SECOND,
+            30000,
+            20,
+          );
+          for (let i = 0; i < B_TRANSFERS; i++) besideVolume.push((await timedTransfer(b, b1.id, b2.id)).ms);
+        } finally {
+          await calmFlood.stop();
+        }
+
         // A's flood: deposits at ~4/s, each delivered to three URLs that hold every request.
-        let flooding = true;
-        let deposits = 0;
-        const flood = (async () => {
-          const t0 = Date.now();
-          while (flooding) {
-            const accountId = aAccount.id;
-            const q = await call(a, 'POST', '/api/quotes', {
-              accountId,
-              sourceAsset: 'BRL',
-              targetAsset: 'BRL',
-              sourceAmount: '10.00',
-            });
-            await call(a, 'POST', '/api/operations/deposit', {
-              accountId,
-              quoteId: q.id,
-              fundingInstruction: { rail: 'PIX_KEY' },
-            });
-            deposits += 1;
-            const next = t0 + (deposits * 1000) / A_DEPOSITS_PER_SECOND;
-            await new Promise((r) => setTimeout(r, Math.max(0, next - Date.now())));
-          }
-        })();
+        const flood = floodOfDeposits(a, aAccount.id);
         try {
           // B is measured once A has flooded for 3 s (36 deliveries, more than the 20 local-activity slots the
           // attempts used to share with settlement) and its attempts hold their share of delivery slots: every URL
           // at its cap of requests open.
           const flooded = (n: { deposits: number; open: number }) =>
             n.deposits >= 3 * A_DEPOSITS_PER_SECOND && n.open >= A_URLS * CAP;
-          await eventually(async () => ({ deposits, open: noisy.openTotal }), flooded, 30000, 20);
+          await eventually(async () => ({ deposits: flood.deposits(), open: noisy.openTotal }), flooded, 30000, 20);
+          const held = noisy.watchOpen();
           const during: Array<{ ms: number; id: string }> = [];
           for (let i = 0; i < B_TRANSFERS; i++) during.push(await timedTransfer(b, b1.id, b2.id));
+          const averageOpen = held.stop();
           const report = (firstAttempts?: number[]) =>
-            `alone ${JSON.stringify(alone)}; during A's flood ${JSON.stringify(during.map((d) => d.ms))}; ` +
-            `B first attempts ${JSON.stringify(firstAttempts ?? 'not yet')}; A: ${deposits} deposits, ` +
-            `${noisy.received} requests received, ${noisy.openTotal} open, ` +
+            `alone ${JSON.stringify(alone)}; beside a healthy customer's deposits ${JSON.stringify(besideVolume)}; ` +
+            `during A's flood ${JSON.stringify(during.map((d) => d.ms))}; ` +
+            `B first attempts ${JSON.stringify(firstAttempts ?? 'not yet')}; A: ${flood.deposits()} deposits, ` +
+            `${noisy.received} requests received, ${averageOpen.toFixed(1)} open on average while B was timed, ` +
             `most open per URL ${JSON.stringify([...noisy.maxOpen.values()])}`;
           if (process.env.WEBHOOK_ISOLATION_REPORT) process.stderr.write(`${kind}: ${report()}\n`);
-          expect(noisy.openTotal, report()).to.be.at.least(A_URLS * CAP);
+          // A's attempts held their slots while B was timed: every one, when they hang; receivers that answer after
+          // 5 s give theirs back and A's next deliveries take them again, a few at a time (three quarters at least).
+          expect(averageOpen, report()).to.be.at.least(holdMs === undefined ? A_URLS * CAP : 0.75 * A_URLS * CAP);
           expect(p50(during.map((d) => d.ms)), report())
-            .to.be.at.most(Math.max(2 * p50(alone), 1))
+            .to.be.at.most(Math.max(2 * p50(besideVolume), 1))
             .and.below(500);
           const firstAttempts = await firstAttemptLatencies(during.map((d) => d.id));
           if (process.env.WEBHOOK_ISOLATION_REPORT) process.stderr.write(`${kind}: ${report(firstAttempts)}\n`);
@@ -212,8 +269,7 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
           // The cap held: no URL of A ever had more than WEBHOOK_ENDPOINT_CONCURRENCY attempts at once.
           for (const n of noisy.maxOpen.values()) expect(n, report(firstAttempts)).to.be.at.most(CAP);
         } finally {
-          flooding = false;
-          await flood;
+          await flood.stop();
         }
         // Stop A's backlog: deleting a subscription ends its pending and waiting deliveries.
         for (const s of (await call(a, 'GET', '/api/subscriptions')).data as Array<{ id: string }>) {
@@ -222,6 +278,7 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
         }
       } finally {
         await noisy.stop();
+        await prompt.stop();
       }
     });
   }
