@@ -1,5 +1,6 @@
 import type { WorkerOptions } from '@temporalio/worker';
 import type { Config, WorkerQueue } from '../config';
+import { railHeartbeats } from './rail-heartbeats';
 
 // The worker's database pool, and so how many activities of the main queue it runs at once.
 export const WORKER_POOL_SIZE = 20;
@@ -34,8 +35,9 @@ export function servedQueues(config: Config): QueueRole[] {
 export function queueWorkerOptions(role: WorkerQueue): Partial<WorkerOptions> {
   if (role === 'rails') {
     // Provider calls (rails/): each waits on the PSP, bounded by PIX_TIMEOUT_MS, and holds no database
-    // connection. 32 slots: a PSP that hangs fills these, never the main queue's, which settle money.
-    return { maxConcurrentActivityTaskExecutions: 32 };
+    // connection. 32 slots: a PSP that hangs fills these, never the main queue's, which settle money. Each
+    // heartbeats while it runs, so a worker lost during one is noticed in seconds (worker/rail-heartbeats.ts).
+    return { maxConcurrentActivityTaskExecutions: 32, interceptors: { activity: [railHeartbeats] } };
   }
   if (role === 'webhooks') {
     return {

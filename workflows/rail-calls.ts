@@ -1,6 +1,8 @@
 // How a workflow calls a rail's provider (rails/): activities on the provider's own task queue, so a slow PSP never
 // takes the slots that settle money, retried without end (a PSP down for an hour delays the call by an hour, never
-// loses it), each bounded by PIX_TIMEOUT_MS (10 s by default) and its token fetch.
+// loses it), each bounded by PIX_TIMEOUT_MS (10 s by default) and its token fetch. The rails' worker heartbeats
+// every call while it runs (worker/rail-heartbeats.ts): a worker lost during one is noticed after the heartbeat
+// timeout, and the call retried elsewhere under the same id, instead of after the 30 s start-to-close timeout.
 import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities';
 
@@ -8,6 +10,7 @@ export const railActivities = (taskQueue: string) =>
   wf.proxyActivities<Activities>({
     taskQueue,
     startToCloseTimeout: '30s',
+    heartbeatTimeout: '5s',
     retry: { initialInterval: '1s', maximumInterval: '60s', backoffCoefficient: 2 },
   });
 
