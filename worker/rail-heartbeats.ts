@@ -1,9 +1,9 @@
 import type { Context } from '@temporalio/activity';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 
-// How often a running provider call tells Temporal its worker is alive: well inside RAIL_HEARTBEAT_TIMEOUT
-// (workflows/rail-calls.ts), which the SDK's throttling (80 % of the timeout) keeps to about one heartbeat a 4 s.
-export const RAIL_HEARTBEAT_EVERY_MS = 1000;
+// How often a running provider call tells Temporal its worker is alive: well inside the 5 s heartbeat timeout the
+// workflows give provider calls (workflows/rail-calls.ts). The SDK sends at most one per 80 % of that timeout.
+const HEARTBEAT_EVERY_MS = 1000;
 
 /**
  * The rails' worker heartbeats every activity while it runs, whatever the activity does: a provider call is one
@@ -15,7 +15,7 @@ export const RAIL_HEARTBEAT_EVERY_MS = 1000;
 export const railHeartbeats: ActivityInterceptorsFactory = (ctx: Context) => ({
   inbound: {
     async execute(input, next) {
-      const timer = setInterval(() => ctx.heartbeat(), RAIL_HEARTBEAT_EVERY_MS);
+      const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
       try {
         return await next(input);
       } finally {
