@@ -2,6 +2,15 @@
 // answered 5xx (try again later, the call is idempotent by our id), or it refused the request (a retry would be
 // refused too).
 
+// Client errors that ask to come back later (timeout, too early, too many requests): "not now", not "no".
+const COME_BACK_LATER = new Set([408, 425, 429]);
+
+/**
+ * Whether a provider's HTTP status says "not now" (5xx, 408, 425, 429) rather than "no": retried like an outage,
+ * never taken as a refusal (a payout or return marked FAILED on one may still be carried out by the provider).
+ */
+export const isTransientStatus = (status: number): boolean => status >= 500 || COME_BACK_LATER.has(status);
+
 /** Down, slow, answering 5xx or asking to come back later (408, 425, 429): retry. The API answers 503 with
  * Retry-After; an activity retries. */
 export class RailUnavailableError extends Error {

@@ -8,6 +8,7 @@ import { findOperation } from '../../db/repositories/operations';
 import { CambioError } from '../../domain/errors';
 import { Dec, formatAmount, parseAmountValue } from '../../domain/money';
 import { decideInboundPayment } from '../../payments/record-and-decide';
+import { isTransientStatus } from '../../rails/errors';
 import type { ServiceContext } from './context';
 import { getInboundPayment, type InboundPaymentReport } from './reported-payments';
 
@@ -72,8 +73,7 @@ export async function payThroughSimulator(s: ServiceContext, customerId: string,
   const answer = await res.text();
   if (res.status !== 201 && res.status !== 202 && res.status !== 409) {
     // A refusal is the same on every retry; a timeout, a throttle or a 5xx may pass.
-    const refused = res.status >= 400 && res.status < 500 && ![408, 425, 429].includes(res.status);
-    if (refused)
+    if (res.status >= 400 && !isTransientStatus(res.status))
       throw new CambioError('RAIL_REJECTED', `the simulated PSP refused the payment: ${answer.slice(0, 200)}`, {
         rail: RAIL,
       });

@@ -1,9 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Agent, fetch, type Dispatcher } from 'undici';
-import { RailUnavailableError } from '../errors';
-
-/** Client errors that ask to come back later (timeout, too early, too many requests). */
-const TRANSIENT_4XX = new Set([408, 425, 429]);
+import { isTransientStatus, RailUnavailableError } from '../errors';
 
 // The PSP's HTTP API as the BCB's API Pix defines it: OAuth2 client credentials and, in production, mTLS. This
 // module knows the protocol (auth, timeouts, what a failure is) and no business rule; connector.ts translates.
@@ -123,9 +120,7 @@ export class PixClient {
     } catch (err) {
       throw new RailUnavailableError(`PSP unreachable: ${init.method} ${new URL(url).pathname}: ${describe(err)}`);
     }
-    // 408, 425 and 429 say "not now", not "no": a refusal is final (a payout or return marked FAILED on it may
-    // still be carried out by the PSP), so these are retried like a 5xx.
-    if (res.status >= 500 || TRANSIENT_4XX.has(res.status)) {
+    if (isTransientStatus(res.status)) {
       const retryAfter = Number(res.headers.get('retry-after'));
       throw new RailUnavailableError(
         `PSP answered ${res.status} to ${init.method} ${new URL(url).pathname}`,
