@@ -1,3 +1,4 @@
+import { Migrator } from '@mikro-orm/migrations';
 import { Client } from 'pg';
 import { openOrm } from './orm';
 import { grantApplicationLogin, userOf } from './application-role';
@@ -37,7 +38,7 @@ export async function migrate(databaseUrl: string, opts: { applicationUrl?: stri
   await lock.connect();
   try {
     await lock.query(`select pg_advisory_lock(hashtext('cambio:migrate'))`);
-    const orm = await openOrm(databaseUrl, { poolMax: 2 });
+    const orm = await openOrm(databaseUrl, { poolMax: 2, extensions: [Migrator] });
     try {
       const applied = await orm.getMigrator().up();
       if (opts.applicationUrl && userOf(opts.applicationUrl) !== userOf(databaseUrl)) {

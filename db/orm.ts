@@ -1,5 +1,4 @@
-import { Migrator } from '@mikro-orm/migrations';
-import { defineConfig, EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { defineConfig, EntityManager, MikroORM, type Options } from '@mikro-orm/postgresql';
 import path from 'node:path';
 import { ALL_ENTITIES } from './entities';
 import { pgClientOptions, SessionSettings } from './session-settings';
@@ -13,13 +12,18 @@ export interface OrmOptions {
   session?: SessionSettings;
   /** Shown in pg_stat_activity, so an operator can tell the processes apart. */
   applicationName?: string;
+  /**
+   * MikroORM extensions: db/migrate.ts passes the Migrator. Only the migration step needs it, and it loads knex
+   * and umzug, which the API, the worker and every CLI command would otherwise load at start for nothing.
+   */
+  extensions?: Options['extensions'];
 }
 
 export function ormConfig(databaseUrl: string, opts: OrmOptions = {}) {
   return defineConfig({
     clientUrl: databaseUrl,
     entities: ALL_ENTITIES,
-    extensions: [Migrator],
+    extensions: opts.extensions ?? [],
     // Under tsx (tests, development) migrations are the .ts files; compiled (dist/) they are the .js beside us.
     preferTs: __filename.endsWith('.ts'),
     discovery: { warnWhenNoEntities: true },

@@ -4,6 +4,7 @@
 // window and one not; a payment nobody decided; an operator's credit that overwrote the deposit it arrived for; a
 // split that overwrote the amount received. Then every migration up, and each row is in its true state, the suspense
 // holds what the records say and `cambio books check`'s figures agree.
+import { Migrator } from '@mikro-orm/migrations';
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { openOrm, type Orm } from '../../db/orm';
@@ -23,7 +24,7 @@ describe('the inbound payment facts migration over rows the old code left', func
 
   before(async () => {
     await createDatabase(url);
-    orm = await openOrm(url, { poolMax: 2 });
+    orm = await openOrm(url, { poolMax: 2, extensions: [Migrator] });
     await orm.getMigrator().up({ to: BEFORE });
     const pending = (await orm.getMigrator().getPendingMigrations()).map((m) => m.name);
     expect(pending[0]).to.equal('Migration20261126300000InboundPaymentFacts');
