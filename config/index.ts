@@ -62,6 +62,11 @@ export interface Config {
   httpRequestTimeoutMs: number;
   httpKeepAliveTimeoutMs: number;
   workerMetricsAddress: string | undefined;
+  /**
+   * A workflow bundle made from this same code (`node dist/worker/bundle.js <file>`; the Docker image builds one),
+   * read at start instead of bundled there. Unset: the worker bundles the workflows at every start.
+   */
+  workflowBundlePath: string | undefined;
   customerCacheSeconds: number;
   /** How long a client's previous secret keeps working after `cambio customer rotate-secret`. */
   clientSecretGraceSeconds: number;
@@ -214,6 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpKeepAliveTimeoutMs: int(env.HTTP_KEEP_ALIVE_TIMEOUT_MS, 5_000, 'HTTP_KEEP_ALIVE_TIMEOUT_MS'),
     // Off unless set: two workers on one host would fight over a fixed port.
     workerMetricsAddress: env.WORKER_METRICS_ADDRESS || undefined,
+    workflowBundlePath: env.WORKFLOW_BUNDLE_PATH || undefined,
     // How long an API process trusts its last look at a customer's status: the lag of `cambio customer disable`.
     customerCacheSeconds: int(env.CUSTOMER_CACHE_SECONDS, 5, 'CUSTOMER_CACHE_SECONDS'),
     clientSecretGraceSeconds: int(env.CLIENT_SECRET_GRACE_SECONDS, 86400, 'CLIENT_SECRET_GRACE_SECONDS'),

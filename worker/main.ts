@@ -1,5 +1,6 @@
 import { Client } from '@temporalio/client';
 import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { readFile } from 'node:fs/promises';
 import pino from 'pino';
 import { loadConfig } from '../config';
 import { openOrm } from '../db/orm';
@@ -42,7 +43,10 @@ export async function runWorker() {
     rails.pix && queues.some((q) => q.role === 'rails')
       ? keepNoticesRegistered(rails.pix, pixNoticeUrl(config), log)
       : undefined;
-  const code = await buildWorkflowBundle();
+  // Bundled at start unless the deployment built it with this same code (the Docker image does).
+  const code = config.workflowBundlePath
+    ? await readFile(config.workflowBundlePath, 'utf8')
+    : await buildWorkflowBundle();
   // One Temporal worker per queue (WORKER_QUEUES, both by default): deliveries have their own slots, so a
   // receiver that hangs can fill only delivery slots, never the ones that settle money.
   const workers = await Promise.all(

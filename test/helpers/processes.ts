@@ -4,7 +4,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
-import { eventually, simulatorEnv, stack } from './stack';
+import { eventually, simulatorEnv, stack, workflowBundleEnv } from './stack';
 
 const { freePort } = require('../../scripts/lib/temporal-binary') as { freePort: () => Promise<number> };
 const { WORKER_NODE_ARGS, API_NODE_ARGS } = require('../../scripts/lib/node-args') as {
@@ -66,7 +66,15 @@ export function spawnEntry(
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
     // As the application role (scripts/test.js), as a deployment runs them; `env` may name another DATABASE_URL.
-    env: { ...process.env, ...appLogin(), LOG_LEVEL: 'warn', SANDBOX: 'true', ...simulatorEnv(), ...env },
+    env: {
+      ...process.env,
+      ...appLogin(),
+      LOG_LEVEL: 'warn',
+      SANDBOX: 'true',
+      ...simulatorEnv(),
+      ...workflowBundleEnv(),
+      ...env,
+    },
   });
   let out = '';
   const keep = (chunk: Buffer) => {
