@@ -1,11 +1,10 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { stack } from './stack';
+import { cliArgs } from './entries';
 
 const run = promisify(execFile);
-const BIN = path.join(__dirname, '..', '..', 'bin', 'cambio.js');
 
 /** The operator CLI as installed (the package bin, its own process) on the stack's database and Temporal. */
 export async function cambio(...args: string[]) {
@@ -23,7 +22,7 @@ export async function cambioWith(extra: Record<string, string>, ...args: string[
     CAMBIO_OPERATOR: 'test-operator',
     ...extra,
   };
-  return run(process.execPath, [BIN, ...args], { env });
+  return run(process.execPath, [...cliArgs(), ...args], { env });
 }
 
 /** A failing command's exit code and its error body (the API's error shape, on stderr). */

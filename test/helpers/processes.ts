@@ -5,6 +5,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { eventually, simulatorEnv, stack, workflowBundleEnv } from './stack';
+import { entryArgs } from './entries';
 
 const { freePort } = require('../../scripts/lib/temporal-binary') as { freePort: () => Promise<number> };
 const { WORKER_NODE_ARGS, API_NODE_ARGS } = require('../../scripts/lib/node-args') as {
@@ -54,14 +55,17 @@ export function printProcessOutputs(testTitle: string): void {
 const appLogin = (): Record<string, string> =>
   process.env.CAMBIO_TEST_APP_DATABASE_URL ? { DATABASE_URL: process.env.CAMBIO_TEST_APP_DATABASE_URL } : {};
 
-/** `node --import tsx <entry>` with the test run's environment plus `env`; killAll() ends it if the test does not. */
+/**
+ * `node <entry>` (entries.ts: dist/ under npm test, else tsx) with the test run's environment plus `env`; killAll()
+ * ends it if the test does not.
+ */
 export function spawnEntry(
   name: string,
   entry: string,
   env: Record<string, string> = {},
   nodeArgs: string[] = [],
 ): Proc {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], {
+  const child = spawn(process.execPath, [...nodeArgs, ...entryArgs(entry)], {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],

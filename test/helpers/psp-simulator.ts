@@ -4,6 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { entryArgs } from './entries';
 
 const ROOT = path.resolve(__dirname, '../..');
 export const SIM_CLIENT = { id: 'cambio-test', secret: 'cambio-test-secret' };
@@ -20,7 +21,7 @@ export interface SimulatorProc {
 export async function startSimulator(env: Record<string, string> = {}): Promise<SimulatorProc> {
   const dir = mkdtempSync(path.join(tmpdir(), 'psp-sim-'));
   const stateFile = path.join(dir, 'state.json');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'psp-simulator/main.ts'], {
+  const child = spawn(process.execPath, entryArgs('psp-simulator/main.ts'), {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,7 +2,6 @@
 // action and its row commit together or not at all, even when the CLI process is killed between them; rows edited
 // with their hashes recomputed (without AUDIT_KEY) fail `verify`; rows cut off the end fail `verify --expect-head`.
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { systemEm } from '../../db/orm';
@@ -10,14 +9,13 @@ import { auditHash, AuditRow, listAudit } from '../../db/repositories/audit-log'
 import { activeAccount, getAccount } from '../helpers/fixtures';
 import { cambio, cambioFails } from '../helpers/cli';
 import { newCustomer, stack } from '../helpers/stack';
-
-const BIN = path.join(__dirname, '..', '..', 'bin', 'cambio.js');
+import { cliArgs } from '../helpers/entries';
 
 /** The CLI killed (SIGKILL, by itself) at `point` of its action's transaction. */
 async function cambioKilledAt(point: 'before-commit' | 'after-commit', ...args: string[]) {
   const { config } = await stack();
   const env = { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, CAMBIO_TEST_CRASH_AT: point };
-  const err = await promisify(execFile)(process.execPath, [BIN, ...args], { env }).then(
+  const err = await promisify(execFile)(process.execPath, [...cliArgs(), ...args], { env }).then(
     () => undefined,
     (e: { signal?: string }) => e,
   );

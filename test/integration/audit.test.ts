@@ -7,7 +7,7 @@ import { createAccount, uploadAllDocuments, submitReview, activeAccount } from '
 import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
 import { openDeposit, pay } from '../helpers/inbound-payments';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
-import { cambio, cambioFails } from '../helpers/cli';
+import { cambio, cambioFails, cambioWith } from '../helpers/cli';
 import type { AuditEntry } from '../../db/repositories/audit-log';
 
 // The row as `cambio audit list --json` prints it.
@@ -167,15 +167,10 @@ describe('operator audit log and secret rotation', function () {
   });
 
   it('rotates a client secret: both work during the grace period, then the old one is 401 INVALID_CLIENT', async () => {
-    const { http, config } = await stack();
+    const { http } = await stack();
     const created = await json('customer', 'create', '--name', 'Rotating Ltda');
-    const { execFile } = await import('node:child_process');
-    const { promisify } = await import('node:util');
-    const path = await import('node:path');
-    const bin = path.join(__dirname, '..', '..', 'bin', 'cambio.js');
-    const env = { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, CLIENT_SECRET_GRACE_SECONDS: '3' };
-    const args = [bin, 'customer', 'rotate-secret', created.customerId, '--json'];
-    const rotated = JSON.parse((await promisify(execFile)(process.execPath, args, { env })).stdout);
+    const args = ['customer', 'rotate-secret', created.customerId, '--json'];
+    const rotated = JSON.parse((await cambioWith({ CLIENT_SECRET_GRACE_SECONDS: '3' }, ...args)).stdout);
     expect(rotated).to.deep.include({ customerId: created.customerId, clientId: created.clientId });
     expect(rotated.clientSecret).to.be.a('string').and.not.equal(created.clientSecret);
     const token = (clientSecret: string) =>

@@ -17,6 +17,7 @@ import {
   validCnpj,
   validCpf,
 } from '../helpers/beneficiary-fixtures';
+import { cliArgs } from '../helpers/entries';
 
 const run = promisify(execFile);
 const create = async (c: TestCustomer, body: unknown) =>
@@ -420,7 +421,7 @@ describe('beneficiaries', () => {
     it('lets an operator approve and reject from the CLI, across customers', async () => {
       const { config } = await stack();
       const cli = (...args: string[]) =>
-        run(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'instruction', ...args], {
+        run(process.execPath, [...cliArgs(), 'instruction', ...args], {
           env: {
             ...process.env,
             TEMPORAL_TASK_QUEUE: config.taskQueue,

@@ -4,7 +4,6 @@
 // and fails (exit 1) when the ledger's suspense is tampered with.
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { systemEm } from '../../db/orm';
@@ -15,9 +14,9 @@ import { assertLedgerBalanced, untilStatus } from '../helpers/money';
 import { newCustomer, stack } from '../helpers/stack';
 import { openDeposit, paymentsOf } from '../helpers/inbound-payments';
 import { cambio, cambioFails } from '../helpers/cli';
+import { cliArgs } from '../helpers/entries';
 
 const run = promisify(execFile);
-const BIN = path.join(__dirname, '..', '..', 'bin', 'cambio.js');
 const e2e = () => `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
 const CRYPTO_EURC = { rail: 'CRYPTO' as const, asset: 'EURC' };
 
@@ -25,7 +24,7 @@ const CRYPTO_EURC = { rail: 'CRYPTO' as const, asset: 'EURC' };
 async function cambioKilledAt(point: string, ...args: string[]) {
   const { config } = await stack();
   const env = { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, LOG_LEVEL: 'warn', CAMBIO_TEST_CRASH_AT: point };
-  const err = await run(process.execPath, [BIN, ...args], { env }).then(
+  const err = await run(process.execPath, [...cliArgs(), ...args], { env }).then(
     () => undefined,
     (e: { signal?: string }) => e,
   );

@@ -3,18 +3,17 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import jwt from 'jsonwebtoken';
 import supertest from 'supertest';
 import { createApp } from '../../api/app';
 import { setCustomerDisabled } from '../../api/services/customers';
 import { eventually, newCustomer, stack } from '../helpers/stack';
+import { cliArgs } from '../helpers/entries';
 
 const run = promisify(execFile);
-const BIN = path.join(__dirname, '..', '..', 'bin', 'cambio.js');
 const cambio = (...args: string[]) =>
-  run(process.execPath, [BIN, ...args], { env: { ...process.env, LOG_LEVEL: 'warn' } });
+  run(process.execPath, [...cliArgs(), ...args], { env: { ...process.env, LOG_LEVEL: 'warn' } });
 
 async function sql<T = Record<string, unknown>>(query: string, params: unknown[] = []): Promise<T[]> {
   const { services } = await stack();

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { systemEm, tenantEm } from '../../db/orm';
 import { BACKFILL_DAYS_SQL, BACKFILL_MOVEMENTS_SQL } from '../../db/migrations/Migration20261123060000Movements';
@@ -10,6 +9,7 @@ import { activeAccount } from '../helpers/fixtures';
 import { approvedInstruction } from '../helpers/beneficiary-fixtures';
 import { fund, quote, untilStatus } from '../helpers/money';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { cliArgs } from '../helpers/entries';
 
 type Op = {
   id: string;
@@ -111,7 +111,7 @@ const hasTag = (key: string | null, value?: string) => (l: Leg) =>
 const run = promisify(execFile);
 /** The operator CLI as installed: the package bin in its own process, on the stack's database. */
 const cambio = (...args: string[]) =>
-  run(process.execPath, [path.join(__dirname, '..', '..', 'bin', 'cambio.js'), ...args], {
+  run(process.execPath, [...cliArgs(), ...args], {
     env: { ...process.env, LOG_LEVEL: 'warn' },
   });
 

@@ -2,7 +2,6 @@
 // by the delivery workflow to real HTTP receivers on 127.0.0.1 (the test stack allows private URLs; the URL
 // rules themselves are tested with an injected resolver in webhook-url-rules.test.ts).
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
@@ -12,9 +11,9 @@ import { activeAccount } from '../helpers/fixtures';
 import { fund, untilStatus } from '../helpers/money';
 import { closedPortUrl, Receiver } from '../helpers/receiver';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { cliArgs } from '../helpers/entries';
 
 const run = promisify(execFile);
-const BIN = path.join(__dirname, '..', '..', 'bin', 'cambio.js');
 const BENEFICIARY_ONLY = [{ name: 'BENEFICIARY', events: ['BENEFICIARY_PAYMENT_INSTRUCTION_CREATED'] }];
 
 describe('webhooks', function () {
@@ -373,9 +372,11 @@ describe('webhooks', function () {
         TEMPORAL_WEBHOOK_TASK_QUEUE: config.webhookTaskQueue,
         LOG_LEVEL: 'warn',
       };
-      const { stdout } = await run(process.execPath, [BIN, 'webhook', 'redeliver', failed.id, '--json'], { env });
+      const { stdout } = await run(process.execPath, [...cliArgs(), 'webhook', 'redeliver', failed.id, '--json'], {
+        env,
+      });
       expect(JSON.parse(stdout)).to.include({ id: failed.id, messageId: failed.messageId, subscriptionId: sub.id });
-      const missing = await run(process.execPath, [BIN, 'webhook', 'redeliver', 'nope'], { env }).catch(
+      const missing = await run(process.execPath, [...cliArgs(), 'webhook', 'redeliver', 'nope'], { env }).catch(
         (e: { code: number; stderr: string }) => e,
       );
       expect((missing as { code: number }).code).to.equal(1);
