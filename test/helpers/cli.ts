@@ -1,12 +1,13 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import type { CrashPoint } from '../../api/middleware/crash-point';
 import { stack } from './stack';
 import { cliArgs } from './entries';
 
 const run = promisify(execFile);
 
-/** The operator CLI as installed (the package bin, its own process) on the stack's database and Temporal. */
+/** The operator CLI in its own process (entries.ts) on the stack's database and its three task queues. */
 export async function cambio(...args: string[]) {
   return cambioWith({}, ...args);
 }
@@ -17,6 +18,7 @@ export async function cambioWith(extra: Record<string, string>, ...args: string[
   const env = {
     ...process.env,
     TEMPORAL_TASK_QUEUE: config.taskQueue,
+    TEMPORAL_WEBHOOK_TASK_QUEUE: config.webhookTaskQueue,
     TEMPORAL_RAILS_TASK_QUEUE: config.railsTaskQueue,
     LOG_LEVEL: 'warn',
     CAMBIO_OPERATOR: 'test-operator',
@@ -37,4 +39,13 @@ export async function cambioFailsWith(extra: Record<string, string>, ...args: st
   );
   expect(err, `${args.join(' ')} fails`).to.not.equal(undefined);
   return { exitCode: err!.code, body: JSON.parse(err!.stderr.trim().split('\n').pop()!) };
+}
+
+/** The CLI killed (SIGKILL, by itself: api/middleware/crash-point.ts) at `point` of its action's transaction. */
+export async function cambioKilledAt(point: CrashPoint, ...args: string[]) {
+  const err = await cambioWith({ CAMBIO_TEST_CRASH_AT: point }, ...args).then(
+    () => undefined,
+    (e: { signal?: string }) => e,
+  );
+  expect(err?.signal, `${args.join(' ')} is killed at ${point}`).to.equal('SIGKILL');
 }

@@ -1,26 +1,12 @@
 // The audit chain holds against its own writers (docs/decisions.md, "Audit chain: keyed, streamed, pinned"): an
 // action and its row commit together or not at all, even when the CLI process is killed between them; rows edited
 // with their hashes recomputed (without AUDIT_KEY) fail `verify`; rows cut off the end fail `verify --expect-head`.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { systemEm } from '../../db/orm';
 import { auditHash, AuditRow, listAudit } from '../../db/repositories/audit-log';
 import { activeAccount, getAccount } from '../helpers/fixtures';
-import { cambio, cambioFails } from '../helpers/cli';
 import { newCustomer, stack } from '../helpers/stack';
-import { cliArgs } from '../helpers/entries';
-
-/** The CLI killed (SIGKILL, by itself) at `point` of its action's transaction. */
-async function cambioKilledAt(point: 'before-commit' | 'after-commit', ...args: string[]) {
-  const { config } = await stack();
-  const env = { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, CAMBIO_TEST_CRASH_AT: point };
-  const err = await promisify(execFile)(process.execPath, [...cliArgs(), ...args], { env }).then(
-    () => undefined,
-    (e: { signal?: string }) => e,
-  );
-  expect(err?.signal, `${args.join(' ')} was killed at ${point}`).to.equal('SIGKILL');
-}
+import { cambio, cambioFails, cambioKilledAt } from '../helpers/cli';
 
 const verify = async (...args: string[]) => JSON.parse((await cambio('audit', 'verify', ...args, '--json')).stdout);
 

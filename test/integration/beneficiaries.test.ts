@@ -1,8 +1,6 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import supertest from 'supertest';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { Worker } from '@temporalio/worker';
 import { createApp } from '../../api/app';
 import { instructionReviewWorkflowId } from '../../workflows/ids';
@@ -17,9 +15,8 @@ import {
   validCnpj,
   validCpf,
 } from '../helpers/beneficiary-fixtures';
-import { cliArgs } from '../helpers/entries';
+import { cambio, cambioFails } from '../helpers/cli';
 
-const run = promisify(execFile);
 const create = async (c: TestCustomer, body: unknown) =>
   (await stack()).http
     .post('/api/beneficiaries')
@@ -419,16 +416,7 @@ describe('beneficiaries', () => {
     });
 
     it('lets an operator approve and reject from the CLI, across customers', async () => {
-      const { config } = await stack();
-      const cli = (...args: string[]) =>
-        run(process.execPath, [...cliArgs(), 'instruction', ...args], {
-          env: {
-            ...process.env,
-            TEMPORAL_TASK_QUEUE: config.taskQueue,
-            TEMPORAL_WEBHOOK_TASK_QUEUE: config.webhookTaskQueue,
-            LOG_LEVEL: 'warn',
-          },
-        });
+      const cli = (...args: string[]) => cambio('instruction', ...args);
       const created = (await create(c, beneficiaryBody())).body;
       const other = (await addInstruction(c, created.id, pixInstruction('EVP', randomUUID()))).body
         .paymentInstructions[1];
@@ -438,12 +426,9 @@ describe('beneficiaries', () => {
       expect(rejected.stdout).to.match(new RegExp(`instruction ${other.id} REJECTED`));
       const final = (await get(c, `/api/beneficiaries/${created.id}`)).body.paymentInstructions[1];
       expect(final.currentState.reason.message).to.equal('key owner is a different person');
-      const failed = await cli('approve', other.id).then(
-        () => undefined,
-        (err: { code: number; stderr: string }) => err,
-      );
-      expect(failed?.code).to.equal(1);
-      expect(JSON.parse(failed!.stderr.trim().split('\n').pop()!)).to.include({ code: 'INVALID_STATE' });
+      const failed = await cambioFails('instruction', 'approve', other.id);
+      expect(failed.exitCode).to.equal(1);
+      expect(failed.body).to.include({ code: 'INVALID_STATE' });
     });
   });
 

@@ -3,8 +3,6 @@
 // between recording a payment and having it decided, a return is left in flight; the check passes throughout,
 // and fails (exit 1) when the ledger's suspense is tampered with.
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { systemEm } from '../../db/orm';
 import { startReturn } from '../../api/services/inbound-payment-resolution';
@@ -13,23 +11,10 @@ import { activeAccount } from '../helpers/fixtures';
 import { assertLedgerBalanced, untilStatus } from '../helpers/money';
 import { newCustomer, stack } from '../helpers/stack';
 import { openDeposit, paymentsOf } from '../helpers/inbound-payments';
-import { cambio, cambioFails } from '../helpers/cli';
-import { cliArgs } from '../helpers/entries';
+import { cambio, cambioFails, cambioKilledAt } from '../helpers/cli';
 
-const run = promisify(execFile);
 const e2e = () => `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
 const CRYPTO_EURC = { rail: 'CRYPTO' as const, asset: 'EURC' };
-
-/** The CLI killed at `point` (SIGKILL from inside, api/middleware/crash-point.ts). */
-async function cambioKilledAt(point: string, ...args: string[]) {
-  const { config } = await stack();
-  const env = { ...process.env, TEMPORAL_TASK_QUEUE: config.taskQueue, LOG_LEVEL: 'warn', CAMBIO_TEST_CRASH_AT: point };
-  const err = await run(process.execPath, [...cliArgs(), ...args], { env }).then(
-    () => undefined,
-    (e: { signal?: string }) => e,
-  );
-  expect(err?.signal, `${args.join(' ')} is killed at ${point}`).to.equal('SIGKILL');
-}
 
 interface Books {
   ok: boolean;

@@ -1,19 +1,13 @@
 // A token is only as good as its customer: tokens need `exp`, a disabled or nonexistent customer's tokens stop
 // working, the token endpoint refuses a disabled customer, and Postgres ties every tenant row to a customer.
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
 import jwt from 'jsonwebtoken';
 import supertest from 'supertest';
 import { createApp } from '../../api/app';
 import { setCustomerDisabled } from '../../api/services/customers';
 import { eventually, newCustomer, stack } from '../helpers/stack';
-import { cliArgs } from '../helpers/entries';
-
-const run = promisify(execFile);
-const cambio = (...args: string[]) =>
-  run(process.execPath, [...cliArgs(), ...args], { env: { ...process.env, LOG_LEVEL: 'warn' } });
+import { cambio, cambioFails } from '../helpers/cli';
 
 async function sql<T = Record<string, unknown>>(query: string, params: unknown[] = []): Promise<T[]> {
   const { services } = await stack();
@@ -120,13 +114,9 @@ describe('customer access', function () {
   });
 
   it('`cambio customer disable` of an unknown customer exits 1 with NOT_FOUND', async () => {
-    const failure = await cambio('customer', 'disable', randomUUID(), '--json').then(
-      () => undefined,
-      (err: { code: number; stderr: string }) => err,
-    );
-    expect(failure, 'the command fails').to.not.equal(undefined);
-    expect(failure!.code).to.equal(1);
-    expect(JSON.parse(failure!.stderr.trim().split('\n').pop()!).code).to.equal('NOT_FOUND');
+    const failure = await cambioFails('customer', 'disable', randomUUID(), '--json');
+    expect(failure.exitCode).to.equal(1);
+    expect(failure.body.code).to.equal('NOT_FOUND');
   });
 
   describe('foreign keys to customers', () => {

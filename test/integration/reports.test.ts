@@ -1,6 +1,4 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { systemEm, tenantEm } from '../../db/orm';
 import { BACKFILL_DAYS_SQL, BACKFILL_MOVEMENTS_SQL } from '../../db/migrations/Migration20261123060000Movements';
 import { tagAccount } from '../../api/services/accounts';
@@ -9,7 +7,7 @@ import { activeAccount } from '../helpers/fixtures';
 import { approvedInstruction } from '../helpers/beneficiary-fixtures';
 import { fund, quote, untilStatus } from '../helpers/money';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
-import { cliArgs } from '../helpers/entries';
+import { cambio, cambioFails } from '../helpers/cli';
 
 type Op = {
   id: string;
@@ -108,12 +106,6 @@ function expected(legs: Leg[], start: string, end: string, match: (l: Leg) => bo
 
 const hasTag = (key: string | null, value?: string) => (l: Leg) =>
   l.tags.some((t) => (value === undefined ? t.key === key : t.value === value));
-const run = promisify(execFile);
-/** The operator CLI as installed: the package bin in its own process, on the stack's database. */
-const cambio = (...args: string[]) =>
-  run(process.execPath, [...cliArgs(), ...args], {
-    env: { ...process.env, LOG_LEVEL: 'warn' },
-  });
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const dayStart = (ms: number) => iso(Math.floor(ms / 86_400_000) * 86_400_000);
@@ -377,12 +369,9 @@ describe('reports', function () {
     expect(human.stdout).to.match(
       /^period .* \(end exclusive\)\nasset +direction +sum +count\nBRL +INFLOW +1253\.48 +4\n/,
     );
-    const failure = await cambio('report', '--customer', c.customerId, '--from', to, '--to', from).then(
-      () => undefined,
-      (err: { code: number; stderr: string }) => err,
-    );
-    expect(failure?.code).to.equal(1);
-    expect(JSON.parse(failure!.stderr.trim().split('\n').pop()!).code).to.equal('INVALID_PERIOD');
+    const failure = await cambioFails('report', '--customer', c.customerId, '--from', to, '--to', from);
+    expect(failure.exitCode).to.equal(1);
+    expect(failure.body.code).to.equal('INVALID_PERIOD');
   });
 
   it('rebuilds from the operations, in the migration, exactly what the write path recorded', async () => {

@@ -1,8 +1,6 @@
 // Webhooks end to end: subscriptions through the API, events from real operations and beneficiaries, delivered
 // by the delivery workflow to real HTTP receivers on 127.0.0.1 (the test stack allows private URLs; the URL
 // rules themselves are tested with an injected resolver in webhook-url-rules.test.ts).
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { systemEm } from '../../db/orm';
@@ -11,9 +9,8 @@ import { activeAccount } from '../helpers/fixtures';
 import { fund, untilStatus } from '../helpers/money';
 import { closedPortUrl, Receiver } from '../helpers/receiver';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
-import { cliArgs } from '../helpers/entries';
+import { cambio } from '../helpers/cli';
 
-const run = promisify(execFile);
 const BENEFICIARY_ONLY = [{ name: 'BENEFICIARY', events: ['BENEFICIARY_PAYMENT_INSTRUCTION_CREATED'] }];
 
 describe('webhooks', function () {
@@ -365,20 +362,9 @@ describe('webhooks', function () {
       await createBeneficiary(c);
       const failed = await untilLog(c, sub.id, (l) => l.status === 'FAILED');
       await deliveryEnded(failed.id);
-      const { config } = await stack();
-      const env = {
-        ...process.env,
-        TEMPORAL_TASK_QUEUE: config.taskQueue,
-        TEMPORAL_WEBHOOK_TASK_QUEUE: config.webhookTaskQueue,
-        LOG_LEVEL: 'warn',
-      };
-      const { stdout } = await run(process.execPath, [...cliArgs(), 'webhook', 'redeliver', failed.id, '--json'], {
-        env,
-      });
+      const { stdout } = await cambio('webhook', 'redeliver', failed.id, '--json');
       expect(JSON.parse(stdout)).to.include({ id: failed.id, messageId: failed.messageId, subscriptionId: sub.id });
-      const missing = await run(process.execPath, [...cliArgs(), 'webhook', 'redeliver', 'nope'], { env }).catch(
-        (e: { code: number; stderr: string }) => e,
-      );
+      const missing = await cambio('webhook', 'redeliver', 'nope').catch((e: { code: number; stderr: string }) => e);
       expect((missing as { code: number }).code).to.equal(1);
       expect(JSON.parse((missing as { stderr: string }).stderr).code).to.equal('NOT_FOUND');
       await untilLog(c, sub.id, (l) => l.status === 'SUCCESS');
