@@ -102,10 +102,9 @@ describe('fairness keys', function () {
       await connection.close();
     }
     const ahead = order.indexOf(b);
-    // In arrival order B's would be the 301st, and with the four partitions of a task queue and no fairness it would
-    // still come near the end (last of its partition, which drains as fast as the others). Fairness orders each
-    // partition's backlog on its own and a poll is served by whichever partition it lands on, so B's place varies:
-    // measured 3, 17, 32 alone and 177 in a loaded CI run (docs/decisions/0077).
-    expect(ahead, `A's workflows done before B's: ${ahead}`).to.be.lessThan(250);
+    // In arrival order B's would be the 301st. The test server's task queues have one partition, whose backlog
+    // fairness hands out round-robin across keys: B's comes among the first few (docs/decisions/0091; with four
+    // partitions it varied from 3 to 177, decision 0077).
+    expect(ahead, `A's workflows done before B's: ${ahead}`).to.be.lessThan(10);
   });
 });
