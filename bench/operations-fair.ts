@@ -208,7 +208,7 @@ export async function fairShareBench(stack: Stack): Promise<void> {
   const bDuring = open.during.rec.stats('e2e');
   console.log(
     table(
-      ['phase 4: B at ' + OTHERS_CLIENTS + ' clients', 'completed', 'B e2e p50', 'B e2e p99', 'errors'],
+      [`phase 4: B at ${OTHERS_CLIENTS} clients`, 'completed', 'B e2e p50', 'B e2e p99', 'errors'],
       [
         ['B alone', String(open.alone.ok), bAlone.p50, bAlone.p99, String(open.alone.errors)],
         [

@@ -26,8 +26,9 @@ const GRPC_ALREADY_EXISTS = 6;
 // only with the first two; `enableFairness` alone was measured to change nothing. Tasks go to one partition per
 // task queue: fairness orders each partition's backlog on its own, and with four (the default) the slowest
 // transfers' first workflow task waited 0.8 to 1 s in the task queue (0.3 to 0.4 s with one), and a customer's
-// flood got twice its share. Pollers still read four, so tasks an older `npm start` left in the other three of a
-// kept state file are still handed out (docs/decisions/0091). docs/operations.md says what production needs.
+// flood got two to three times its share. Pollers still read four, so tasks an older `npm start` left in the other
+// three of a kept state file are still handed out (docs/decisions/0091). docs/operations.md says what production
+// needs.
 const FAIRNESS_SETTINGS = [
   'matching.useNewMatcher=true',
   'matching.enableFairness=true',
