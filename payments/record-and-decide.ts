@@ -168,22 +168,25 @@ export async function decideInboundPayment(
   deadlineMs = DECISION_DEADLINE_MS,
   actor = 'system:sweep',
 ): Promise<DecisionOutcome> {
-  if (payment.status !== 'RECEIVED') return 'DECIDED';
-  if (!payment.operationId) {
-    await leaveUnmatched(systemEm(s.orm), payment.id);
-    return 'DECIDED';
-  }
   const deadline = Date.now() + deadlineMs;
-  const decisionId = paymentDecisionId(payment.id);
-  const send = () => s.temporal.withDeadline(deadline, () => sendDecisionNow(s.orm, s.temporal, decisionId));
-  let sent = await send();
-  if (sent === 'none' && (await stillReceived(s, payment.id))) {
-    const via = { taskQueue: s.config.taskQueue, actor };
-    await inTransaction(systemEm(s.orm), (tx) => addPaymentDecision(tx, payment, via, 'requeue'));
-    sent = await send();
+  if (payment.status === 'RECEIVED') {
+    if (!payment.operationId) {
+      await leaveUnmatched(systemEm(s.orm), payment.id);
+      return 'DECIDED';
+    }
+    const decisionId = paymentDecisionId(payment.id);
+    const send = () => s.temporal.withDeadline(deadline, () => sendDecisionNow(s.orm, s.temporal, decisionId));
+    let sent = await send();
+    if (sent === 'none' && (await stillReceived(s, payment.id))) {
+      const via = { taskQueue: s.config.taskQueue, actor };
+      await inTransaction(systemEm(s.orm), (tx) => addPaymentDecision(tx, payment, via, 'requeue'));
+      sent = await send();
+    }
+    // A closed workflow: the send has left it UNMATCHED.
+    if (sent === 'closed') return 'DECIDED';
   }
-  // A closed workflow: the send has left it UNMATCHED.
-  if (sent === 'closed') return 'DECIDED';
+  // Decided now or by another caller (a PSP's notice, the relay). MATCHED comes one step before the deposit's
+  // reconciliation, which records what the payment counted for: the answer waits for that too.
   for (;;) {
     if (await decidedAndApplied(s, payment.id)) return 'DECIDED';
     if (Date.now() >= deadline) return 'RECEIVED';

@@ -7,6 +7,7 @@ import { systemEm, tenantEm } from '../../db/orm';
 import { replayDeposit } from '../../api/services/operations/signals';
 import { recordInboundPayment } from '../../api/services/reported-payments';
 import { sweepReceivedPayments } from '../../payments/inbound-payment-sweep';
+import { decideInboundPayment } from '../../payments/record-and-decide';
 import { recordPayment } from '../../db/repositories/inbound-payments';
 import { Dec } from '../../domain/money';
 import { operationWorkflowId } from '../../workflows/ids';
@@ -275,6 +276,39 @@ describe('inbound payments', function () {
     // The deposit is unharmed: it still takes its payment.
     expect((await pay(c, dep.id, '6.00')).body.status).to.equal('MATCHED');
     await untilStatus(c, dep.id, 'COMPLETED');
+  });
+
+  it('a payment another caller decided MATCHED is answered once its deposit has reconciled, not before', async () => {
+    const { services } = await stack();
+    const dep = await openDeposit(c, accountId, '8.00');
+    // Where a PSP's notice leaves it between the deposit's two steps: decided MATCHED, its reconciliation (what it
+    // counted for, the deposit COMPLETED) not committed yet. No decision row: the workflow has not heard of it.
+    const recorded = await systemEm(services.orm).transactional(async (em) =>
+      recordPayment(em, {
+        customerId: c.customerId,
+        operationId: dep.id,
+        accountId,
+        amount: new Dec('8.00'),
+        asset: 'BRL',
+        rail: 'PIX_KEY',
+        endToEndId: e2e(),
+      }),
+    );
+    await systemEm(services.orm).execute(`update inbound_payments set status = 'MATCHED' where id = ?`, [
+      recorded.payment.id,
+    ]);
+    const matched = { ...recorded.payment, status: 'MATCHED' as const };
+    const started = Date.now();
+    expect(await decideInboundPayment(services, matched, 1500)).to.equal('RECEIVED');
+    expect(Date.now() - started).to.be.at.least(1500);
+
+    // A second payment reaches the workflow, which reconciles: the first, oldest, pays the deposit.
+    expect((await pay(c, dep.id, '1.00')).body.status).to.equal('UNMATCHED');
+    expect(await decideInboundPayment(services, matched, 15000)).to.equal('DECIDED');
+    const op = await getOp(c, dep.id);
+    expect(op.currentState.status).to.equal('COMPLETED');
+    expect(op.transactions.map((t: { id: string }) => t.id)).to.deep.equal([recorded.payment.id]);
+    await assertLedgerBalanced();
   });
 
   it('the sweep goes on past a payment whose workflow does not answer: batches, a deadline per decision', async () => {
