@@ -39,18 +39,20 @@ async function fundedCustomer(stack: Stack, name: string, accounts: number, clie
   return { customer, accounts: ids };
 }
 
+/** The POST of one transfer of 1.00 BRL from the client's account to the next. */
+const postTransfer = (f: Funded, client: number) =>
+  f.customer.http.post('/api/operations/transfer', {
+    sourceAccountId: f.accounts[client % f.accounts.length],
+    targetAccountId: f.accounts[(client + 1) % f.accounts.length],
+    amount: { value: '1.00', asset: 'BRL' },
+  });
+
 /** One transfer from the client's account to the next, POST to COMPLETED; a 429 is retried after 50 ms. */
 async function transfer(f: Funded, client: number, rec: Recorder, refused: { n: number }): Promise<void> {
   const t = now();
   let id: string | undefined;
   while (!id) {
-    const res = await rec.time('post', () =>
-      f.customer.http.post('/api/operations/transfer', {
-        sourceAccountId: f.accounts[client % f.accounts.length],
-        targetAccountId: f.accounts[(client + 1) % f.accounts.length],
-        amount: { value: '1.00', asset: 'BRL' },
-      }),
-    );
+    const res = await rec.time('post', () => postTransfer(f, client));
     if (res.status === 429) {
       refused.n++;
       await sleep(50);
@@ -85,13 +87,7 @@ async function openFloodRun(b: Funded, flooder: Funded) {
   const flood = Promise.all(
     Array.from({ length: FLOOD_CLIENTS }, async (_, client) => {
       while (flooding) {
-        const res = await flooder.customer.http
-          .post('/api/operations/transfer', {
-            sourceAccountId: flooder.accounts[client % flooder.accounts.length],
-            targetAccountId: flooder.accounts[(client + 1) % flooder.accounts.length],
-            amount: { value: '1.00', asset: 'BRL' },
-          })
-          .catch(() => undefined);
+        const res = await postTransfer(flooder, client).catch(() => undefined);
         if (res?.status === 201) posted.accepted++;
         else {
           if (res?.status === 429) posted.refused++;

@@ -9,7 +9,7 @@ import { activeAccount } from '../helpers/fixtures';
 import { fund, untilStatus } from '../helpers/money';
 import { closedPortUrl, Receiver } from '../helpers/receiver';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
-import { cambio } from '../helpers/cli';
+import { cambio, cambioFails } from '../helpers/cli';
 
 const BENEFICIARY_ONLY = [{ name: 'BENEFICIARY', events: ['BENEFICIARY_PAYMENT_INSTRUCTION_CREATED'] }];
 
@@ -364,9 +364,9 @@ describe('webhooks', function () {
       await deliveryEnded(failed.id);
       const { stdout } = await cambio('webhook', 'redeliver', failed.id, '--json');
       expect(JSON.parse(stdout)).to.include({ id: failed.id, messageId: failed.messageId, subscriptionId: sub.id });
-      const missing = await cambio('webhook', 'redeliver', 'nope').catch((e: { code: number; stderr: string }) => e);
-      expect((missing as { code: number }).code).to.equal(1);
-      expect(JSON.parse((missing as { stderr: string }).stderr).code).to.equal('NOT_FOUND');
+      const missing = await cambioFails('webhook', 'redeliver', 'nope');
+      expect(missing.exitCode).to.equal(1);
+      expect(missing.body.code).to.equal('NOT_FOUND');
       await untilLog(c, sub.id, (l) => l.status === 'SUCCESS');
     });
   });
