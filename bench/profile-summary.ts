@@ -1,6 +1,7 @@
 // Summarises V8 CPU profiles written by a bench run with BENCH_CPU_PROF=1 (bench/.profiles/*.cpuprofile):
 // self time by package / project folder, and the top functions by self time.
 //   npx tsx bench/profile-summary.ts bench/.profiles/api-*.cpuprofile
+// `--last <seconds>` counts only the profile's last seconds: the measured phase, without start-up and warm-up.
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -38,12 +39,16 @@ function bucketOf(url: string, fn: string): string {
   return file;
 }
 
-function summarise(file: string, top = 25) {
+function summarise(file: string, lastSeconds: number | undefined, top = 25) {
   const profile: Profile = JSON.parse(fs.readFileSync(file, 'utf8'));
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   // Self time per node from the samples (timeDeltas[i] is the time before sample i).
   const selfUs = new Map<number, number>();
+  const from = lastSeconds === undefined ? -Infinity : profile.endTime - lastSeconds * 1e6;
+  let at = profile.startTime;
   for (let i = 0; i < profile.samples.length; i++) {
+    at += profile.timeDeltas[i];
+    if (at < from) continue;
     const id = profile.samples[i];
     selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i + 1] ?? 0));
   }
@@ -97,9 +102,11 @@ function summarise(file: string, top = 25) {
   console.log(show(inclusive));
 }
 
-const files = process.argv.slice(2);
-if (!files.length) {
-  console.error('usage: tsx bench/profile-summary.ts <file.cpuprofile> ...');
+const args = process.argv.slice(2);
+const lastAt = args.indexOf('--last');
+const lastSeconds = lastAt >= 0 ? Number(args.splice(lastAt, 2)[1]) : undefined;
+if (!args.length || (lastSeconds !== undefined && !(lastSeconds > 0))) {
+  console.error('usage: tsx bench/profile-summary.ts [--last <seconds>] <file.cpuprofile> ...');
   process.exit(2);
 }
-for (const f of files) summarise(f);
+for (const f of args) summarise(f, lastSeconds);
