@@ -9,6 +9,7 @@ import { createSwap } from '../services/operations/swap';
 import { createTransfer, TransferBody } from '../services/operations/transfer';
 import { createWithdrawal, WithdrawalBody } from '../services/operations/withdrawal';
 import { getOperation, listOperations } from '../services/operations/read';
+import { gateOperation } from '../services/operations/admission';
 import { pageOf, ref } from '../schemas/responses';
 import type { ErrorCode } from '../../domain/errors';
 
@@ -86,7 +87,11 @@ export function operationRoutes(table: RouteTable, s: ServiceContext): void {
       bodyRequired: true,
       response: { status: 201, schema: ref('Operation'), description: 'The operation, REQUESTED' },
       errors,
-      ...(prepare ? { prepare: (ctx: Koa.Context) => prepare(s, ctx) } : {}),
+      // A customer past its backlog bound is refused before the transaction (and before a deposit's charge).
+      async prepare(ctx: Koa.Context) {
+        await gateOperation(s, ctx.state.em, ctx.state.idempotencyKey);
+        await prepare?.(s, ctx);
+      },
       async handler(ctx) {
         ctx.body = await create(s, ctx);
         ctx.status = 201;
