@@ -20,6 +20,13 @@ const START_DEADLINE_MS = 5_000;
 export const RELAY_LEASE_MS = 15_000;
 
 /**
+ * Passes one relay runs at once. A pass waits for all its starts, and under load one slow start holds it for a
+ * second or more: a row committed meanwhile (a quiet customer's one operation) would wait for that pass to end.
+ * It gets a pass of its own instead, until this many run; their claims never overlap (SKIP LOCKED).
+ */
+export const MAX_CONCURRENT_PASSES = 3;
+
+/**
  * One pass of the relay of `taskQueue` (and of rows from before task queues were recorded). Any number of workers
  * run it at once. It claims rows with a lease in one short statement (SKIP LOCKED: two relays never claim the same
  * row), starts them with no transaction open, then deletes the started rows and defers the failed ones (backoff per
@@ -78,13 +85,13 @@ export interface WorkflowStartRelay {
 /**
  * The outbox relay of one task queue: the only starter of the workflows that transactions record in
  * `workflow_starts`. A COMMIT that wrote rows for this queue wakes it at once (LISTEN), and it runs passes
- * (`relayWorkflowStarts`) until the outbox is empty: a wake-up during a pass runs one more pass after
- * it, so rows committed meanwhile never wait for the sweep. Any number of processes run a relay for the same
- * queue; their passes never claim the same row.
+ * (`relayWorkflowStarts`) until the outbox is empty: a wake-up starts a pass of its own beside those running, up
+ * to MAX_CONCURRENT_PASSES, and past that one more pass after them, so rows committed meanwhile never wait for the
+ * sweep. Any number of processes run a relay for the same queue; their passes never claim the same row.
  */
 export function startWorkflowStartRelay(opts: WorkflowStartRelayOptions): WorkflowStartRelay {
   let stopped = false;
-  let pass: Promise<void> | undefined;
+  const passes = new Set<Promise<void>>();
   let again = false;
   let listener: PgClient | undefined;
   let relisten: NodeJS.Timeout | undefined;
@@ -108,13 +115,12 @@ export function startWorkflowStartRelay(opts: WorkflowStartRelayOptions): Workfl
 
   const wake = () => {
     if (stopped) return;
-    if (pass) {
+    if (passes.size >= MAX_CONCURRENT_PASSES) {
       again = true;
       return;
     }
-    pass = drain().finally(() => {
-      pass = undefined;
-    });
+    const pass: Promise<void> = drain().finally(() => passes.delete(pass));
+    passes.add(pass);
   };
 
   const listen = () => {
@@ -156,7 +162,7 @@ export function startWorkflowStartRelay(opts: WorkflowStartRelayOptions): Workfl
       clearInterval(sweep);
       clearTimeout(relisten);
       await listener?.end().catch(() => undefined);
-      await pass;
+      await Promise.all(passes);
     },
   };
 }

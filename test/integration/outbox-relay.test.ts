@@ -8,7 +8,7 @@ import { inTransaction } from '../../db/transaction';
 import { addWorkflowStart } from '../../db/repositories/outbox';
 import { relayWorkflowStarts } from '../../worker/workflow-start-relay';
 import { SqlBatch } from '../../db/batch';
-import { startWorkflowStartRelay, WorkflowStartRelay } from '../../worker/workflow-start-relay';
+import { MAX_CONCURRENT_PASSES, startWorkflowStartRelay, WorkflowStartRelay } from '../../worker/workflow-start-relay';
 import { eventually, stack } from '../helpers/stack';
 
 /** The real client, with every workflow start counted per workflow id and passed through `before` first. */
@@ -125,7 +125,7 @@ describe('outbox relay', function () {
     await systemEm(services.orm).execute('delete from workflow_starts where workflow_id in (?)', [others]);
   });
 
-  it('rows committed while a pass runs get a pass of their own right after it', async () => {
+  it('rows committed while passes wait on slow starts get a pass of their own, up to the bound, then one after', async () => {
     const { services } = await stack();
     const queue = newQueue();
     let release!: () => void;
@@ -134,27 +134,34 @@ describe('outbox relay', function () {
     });
     const counted = countingTemporal(services.temporal, () => gate);
     await wakeOnlyRelay(queue, counted.temporal);
-    const first = await outboxRows(queue, 1);
-    // The first pass is held in its start; meanwhile two more rows commit, and their wake-up finds a pass running.
-    await eventually(
-      async () => counted.starts.length,
-      (n) => n === 1,
-      10000,
-      10,
-    );
+    // Each row commits while every pass before it is held in its start: it gets a pass of its own at once.
+    const held: string[] = [];
+    for (let i = 1; i <= MAX_CONCURRENT_PASSES; i++) {
+      held.push(...(await outboxRows(queue, 1)));
+      await eventually(
+        async () => counted.starts.length,
+        (n) => n === i,
+        10000,
+        10,
+      );
+    }
+    started.push(...held);
+    expect([...counted.starts].sort()).to.deep.equal([...held].sort());
+    // Past the bound, rows wait for a pass to end. What must not happen (a pass claiming them now) has nothing to
+    // wait for: a short grace instead.
     const later = await outboxRows(queue, 2);
-    started.push(...first, ...later);
-    // What must not happen (the running pass claiming them) has nothing to wait for: a short grace instead.
+    started.push(...later);
     await new Promise((r) => setTimeout(r, 200));
-    expect(await remaining(later), 'not claimed by the running pass').to.equal(2);
+    expect(await remaining(later), 'not claimed while the passes run').to.equal(2);
+    expect(counted.starts).to.have.length(MAX_CONCURRENT_PASSES);
     release();
     await eventually(
-      () => remaining([...first, ...later]),
+      () => remaining([...held, ...later]),
       (n) => n === 0,
       10000,
       20,
     );
-    for (const id of [...first, ...later]) expect(await status(services.temporal, id)).to.equal('RUNNING');
+    for (const id of [...held, ...later]) expect(await status(services.temporal, id)).to.equal('RUNNING');
   });
 
   it('a relay whose connection was cut listens again, and starts what committed meanwhile', async () => {
