@@ -36,7 +36,7 @@ describe('admission per customer: the backlog bound', function () {
   const post = async (path: string, body: object, key: string) =>
     (await stack()).http.post(path).set(c.auth).set('X-Idempotency-Key', key).send(body);
 
-  it('refuses new operations past the bound, replays a key that has its answer, and charges no refused deposit', async () => {
+  it('refuses new operations past the bound, replays a key with its answer, charges no refused deposit', async () => {
     const { config, psp } = await stack();
     config.maxPendingOperationsPerCustomer = BOUND;
     const first = { key: randomUUID(), body: transferBody() };

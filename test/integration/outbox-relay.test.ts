@@ -125,7 +125,7 @@ describe('outbox relay', function () {
     await systemEm(services.orm).execute('delete from workflow_starts where workflow_id in (?)', [others]);
   });
 
-  it('rows committed while passes wait on slow starts get a pass of their own, up to the bound, then one after', async () => {
+  it('rows committed while passes wait on slow starts get passes of their own, up to the bound', async () => {
     const { services } = await stack();
     const queue = newQueue();
     let release!: () => void;
