@@ -9,12 +9,14 @@
 // Targets (issue): the others' p99 within 20 % of phase 2, total completed/s within 10 % of phase 1; B's p50
 // during the open flood within 2x its p50 alone and under 1 s.
 // Knobs: BENCH_CONCURRENCY (20), BENCH_OPS (300: phase 1's count; the others do as many in all), BENCH_POLL_MS (50),
-// FAIR_OTHERS_CLIENTS (2), FAIR_FLOOD_CLIENTS (16).
+// FAIR_OTHERS_CLIENTS (2), FAIR_FLOOD_CLIENTS (16). Each flood prints the CPU of every process over its window:
+// which one saturates first is where the others' time goes.
 import { activeAccount, BenchCustomer, fund, newCustomer } from './lib/cambio';
 import { expectStatus } from './lib/http';
 import { closedLoop, LoadResult, now, Recorder, sleep } from './lib/load';
 import { log, Stack } from './lib/stack';
-import { banner, fmt, ok, table } from './lib/report';
+import { banner, cpuTable, fmt, ok, table } from './lib/report';
+import { CpuMeter, CpuReport, postgresPids } from './lib/proc';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 20);
 const OPS = Number(process.env.BENCH_OPS || 300);
@@ -74,7 +76,7 @@ async function transfer(f: Funded, client: number, rec: Recorder, refused: { n: 
  * Phase 4: B's transfers alone, then during an open flood by `flooder` (its clients post again as soon as they are
  * answered, after 50 ms on a 429, and never wait for completion). The flood runs 3 s before B starts.
  */
-async function openFloodRun(b: Funded, flooder: Funded) {
+async function openFloodRun(b: Funded, flooder: Funded, meter: CpuMeter) {
   const timeB = () =>
     closedLoop({
       concurrency: OTHERS_CLIENTS,
@@ -97,10 +99,12 @@ async function openFloodRun(b: Funded, flooder: Funded) {
     }),
   );
   await sleep(3000);
+  meter.start();
   const during = await timeB();
+  const cpu = meter.stop();
   flooding = false;
   await flood;
-  return { alone, during, posted };
+  return { alone, during, posted, cpu };
 }
 
 /** The nine others at once, `perCustomer` transfers each; their samples pooled. */
@@ -132,6 +136,12 @@ export async function fairShareBench(stack: Stack): Promise<void> {
   for (let i = 0; i < OTHERS; i++) others.push(await fundedCustomer(stack, `Bench Other ${i} Ltda`, 2, OTHERS_CLIENTS));
   log(`11 customers ready in ${fmt((now() - t0) / 1000)} s`);
   const perOther = Math.max(OTHERS_CLIENTS, Math.ceil(OPS / OTHERS));
+  const meter = new CpuMeter({
+    api: () => [stack.api!.proc.pid!],
+    worker: () => [stack.worker!.proc.pid!],
+    temporal: () => (stack.temporal?.proc.pid ? [stack.temporal.proc.pid] : []),
+    postgres: () => postgresPids([stack.databaseName]),
+  });
 
   const alone = await closedLoop({
     concurrency: CONCURRENCY,
@@ -161,7 +171,9 @@ export async function fairShareBench(stack: Stack): Promise<void> {
   await sleep(3000);
   const floodT0 = now();
   const doneBefore = floodDone;
+  meter.start();
   const during = await othersRun(others, perOther);
+  const floodCpu: CpuReport = meter.stop();
   const floodCompleted = floodDone - doneBefore;
   flooding = false;
   await flood;
@@ -169,7 +181,7 @@ export async function fairShareBench(stack: Stack): Promise<void> {
   const othersDone = during.results.reduce((n, r) => n + r.ok, 0);
   const totalPerSecond = ((othersDone + floodCompleted) * 1000) / (now() - floodT0);
   // Last: the open flood leaves a backlog behind it.
-  const open = await openFloodRun(others[0], flooder);
+  const open = await openFloodRun(others[0], flooder, meter);
 
   banner(
     `bench:operations (fair) — 1 customer at ${CONCURRENCY} clients alone; 9 customers at ${OTHERS_CLIENTS} ` +
@@ -217,6 +229,8 @@ export async function fairShareBench(stack: Stack): Promise<void> {
       ],
     ),
   );
+  console.log(`\nthe nine others during the flood:\n${cpuTable(floodCpu)}`);
+  console.log(`\nB during the open flood:\n${cpuTable(open.cpu)}`);
   const ratioP99 = duringP99 / restP99;
   const ratioRate = totalPerSecond / alone.perSecond;
   const ratioB = bDuring.p50 / bAlone.p50;
