@@ -39,6 +39,12 @@ const FAIRNESS_SETTINGS = [
 // by default), so the 200 ms retry of an operation's activity, and every other sub-second timer, waited a second.
 // A workflow sleeping 250 ms six times measured 998 to 1005 ms a sleep on the default, 263 to 350 ms with 10 ms.
 const TIMER_SETTINGS = ['history.timerProcessorMaxTimeShift="10ms"'];
+// A state file (npm start's) is SQLite in rollback-journal mode with a full sync by default: two or three fsyncs per
+// write. In WAL mode with synchronous=NORMAL a commit syncs nothing until a checkpoint, and a killed server loses
+// nothing it committed (only the machine losing power can cost the last commits of a local dev server). Transfers
+// through a file-backed server: 11.5 completed/s by default, 12.8 with WAL and a full sync, 19.5 with these, about
+// what an in-memory server does (docs/decisions/0094).
+const STATE_FILE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'];
 
 let cachedAttributes;
 
@@ -232,6 +238,7 @@ async function startDevServer(options) {
   if (dbFile) {
     fs.mkdirSync(path.dirname(dbFile), { recursive: true });
     args.push('--db-filename', dbFile);
+    for (const pragma of STATE_FILE_PRAGMAS) args.push('--sqlite-pragma', pragma);
   }
   for (const [name, type] of Object.entries(loadSearchAttributes())) args.push('--search-attribute', `${name}=${type}`);
   for (const setting of [...FAIRNESS_SETTINGS, ...TIMER_SETTINGS]) args.push('--dynamic-config-value', setting);

@@ -277,6 +277,13 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
       }
     };
     await eventually(pollers, (n) => n > 0, 30_000, 500);
+    // The state file is in WAL mode (its header's write and read versions are 2), as `npm start` keeps it: the kill
+    // above cost nothing it had committed (every operation below still settles once).
+    const header = Buffer.alloc(20);
+    const stateFile = fs.openSync(path.join(dir, 'temporal.db'), 'r');
+    fs.readSync(stateFile, header, 0, 20, 0);
+    fs.closeSync(stateFile);
+    expect([header[18], header[19]], 'WAL mode').to.deep.equal([2, 2]);
 
     // 3. api-1 frozen for 6 s while requests run through it; clients retry their keys on api-2.
     process.kill(api1.child.pid!, 'SIGSTOP');
