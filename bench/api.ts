@@ -9,11 +9,11 @@
 // a phase also runs until this long has passed, so the fast ceiling is not measured over half a second),
 // BENCH_WARMUP (300). The per-customer rate limit is lifted in the bench (see bench/lib/stack.ts).
 import { Client } from 'pg';
-import { CpuMeter, CpuReport, postgresPids, rssOf, waitForQuiet } from './lib/proc';
+import { CpuReport, rssOf, waitForQuiet } from './lib/proc';
 import { closedLoop, LoadResult, now, Recorder } from './lib/load';
 import { expectStatus, JsonClient } from './lib/http';
 import { activeAccount, createAccount, fund, newCustomer } from './lib/cambio';
-import { Child, log, Stack, waitFor200, withStack } from './lib/stack';
+import { Child, log, Stack, stackCpuMeter, waitFor200, withStack } from './lib/stack';
 import { banner, cpuTable, fmt, ok, rssLine, table } from './lib/report';
 
 const { freePort } = require('../scripts/lib/temporal-binary');
@@ -62,12 +62,8 @@ async function main(stack: Stack) {
   );
   const ceiling = new JsonClient(`http://127.0.0.1:${ceilingPort}`, { maxSockets: CONCURRENCY });
 
-  const meter = new CpuMeter({
-    api: () => [stack.api!.proc.pid!],
-    worker: () => [stack.worker!.proc.pid!],
+  const meter = stackCpuMeter(stack, {
     'ceiling server': () => (ceilingChild.running() ? [ceilingChild.proc.pid!] : []),
-    temporal: () => (stack.temporal?.proc.pid ? [stack.temporal.proc.pid] : []),
-    postgres: () => postgresPids([stack.databaseName]),
   });
 
   const quoteBody = { accountId, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '1000.00' };

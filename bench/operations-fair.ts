@@ -14,9 +14,9 @@
 import { activeAccount, BenchCustomer, fund, newCustomer } from './lib/cambio';
 import { expectStatus } from './lib/http';
 import { closedLoop, LoadResult, now, Recorder, sleep } from './lib/load';
-import { log, Stack } from './lib/stack';
+import { log, Stack, stackCpuMeter } from './lib/stack';
 import { banner, cpuTable, fmt, ok, table } from './lib/report';
-import { CpuMeter, CpuReport, postgresPids } from './lib/proc';
+import { CpuMeter, CpuReport } from './lib/proc';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 20);
 const OPS = Number(process.env.BENCH_OPS || 300);
@@ -136,12 +136,7 @@ export async function fairShareBench(stack: Stack): Promise<void> {
   for (let i = 0; i < OTHERS; i++) others.push(await fundedCustomer(stack, `Bench Other ${i} Ltda`, 2, OTHERS_CLIENTS));
   log(`11 customers ready in ${fmt((now() - t0) / 1000)} s`);
   const perOther = Math.max(OTHERS_CLIENTS, Math.ceil(OPS / OTHERS));
-  const meter = new CpuMeter({
-    api: () => [stack.api!.proc.pid!],
-    worker: () => [stack.worker!.proc.pid!],
-    temporal: () => (stack.temporal?.proc.pid ? [stack.temporal.proc.pid] : []),
-    postgres: () => postgresPids([stack.databaseName]),
-  });
+  const meter = stackCpuMeter(stack);
 
   const alone = await closedLoop({
     concurrency: CONCURRENCY,

@@ -26,8 +26,8 @@ import { Client, Connection } from '@temporalio/client';
 import { activeAccount, approvedBeneficiary, BenchCustomer, fund, newCustomer } from './lib/cambio';
 import { expectStatus, JsonClient } from './lib/http';
 import { closedLoop, LoadResult, now, Recorder, sleep } from './lib/load';
-import { CpuMeter, CpuReport, postgresPids, rssOf, waitForQuiet } from './lib/proc';
-import { log, Stack, withStack } from './lib/stack';
+import { CpuReport, rssOf, waitForQuiet } from './lib/proc';
+import { log, Stack, stackCpuMeter, withStack } from './lib/stack';
 import { startCeilingWorker } from './lib/ceiling';
 import { banner, cpuTable, fmt, ok, rssLine, table } from './lib/report';
 import { fairShareBench } from './operations-fair';
@@ -92,13 +92,7 @@ async function main(stack: Stack) {
   const connection = await Connection.connect({ address: stack.temporalAddress });
   const temporal = new Client({ connection, namespace: stack.namespace });
 
-  const meter = new CpuMeter({
-    api: () => [stack.api!.proc.pid!],
-    worker: () => [stack.worker!.proc.pid!],
-    temporal: () => (stack.temporal?.proc.pid ? [stack.temporal.proc.pid] : []),
-    'simulated PSP': () => (stack.psp?.proc.pid ? [stack.psp.proc.pid] : []),
-    postgres: () => postgresPids([stack.databaseName]),
-  });
+  const meter = stackCpuMeter(stack);
 
   type Task = (i: number, rec: Recorder, client: number) => Promise<void>;
   /** A quote of 10.00 BRL into `targetAsset` for `accountId`, timed as the phase's 'quote'. */

@@ -21,8 +21,8 @@ import { Client, Connection } from '@temporalio/client';
 import { activeAccount, newCustomer, quote } from './lib/cambio';
 import { expectStatus } from './lib/http';
 import { closedLoop, now, sleep, stats } from './lib/load';
-import { CpuMeter, CpuReport, postgresPids, rssOf, waitForQuiet } from './lib/proc';
-import { log, Stack, withStack } from './lib/stack';
+import { CpuReport, rssOf, waitForQuiet } from './lib/proc';
+import { log, Stack, stackCpuMeter, withStack } from './lib/stack';
 import { startCeilingWorker } from './lib/ceiling';
 import { banner, cpuTable, fmt, ok, rssLine, table } from './lib/report';
 
@@ -126,12 +126,7 @@ async function main(stack: Stack) {
   const pg = new PgClient({ connectionString: stack.databaseUrl });
   await pg.connect();
 
-  const meter = new CpuMeter({
-    api: () => [stack.api!.proc.pid!],
-    worker: () => [stack.worker!.proc.pid!],
-    temporal: () => (stack.temporal?.proc.pid ? [stack.temporal.proc.pid] : []),
-    postgres: () => postgresPids([stack.databaseName]),
-  });
+  const meter = stackCpuMeter(stack);
 
   const deposit = async () => {
     const q = await quote(customer, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '10.00' });

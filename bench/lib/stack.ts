@@ -16,6 +16,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { CpuMeter, postgresPids, type PidSource } from './proc';
 
 const { ensurePostgres, createDatabase, dropDatabase, withDatabase, redact } = require('../../scripts/lib/postgres');
 const { freePort, ROOT } = require('../../scripts/lib/temporal-binary');
@@ -268,6 +269,22 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     await stack.stop();
     throw err;
   }
+}
+
+/**
+ * A CpuMeter with a group per process the stack started (the API, the worker, Temporal, the simulated PSP) and
+ * one for this database's Postgres backends; a bench adds its own processes (a ceiling server) with `extra`.
+ */
+export function stackCpuMeter(stack: Stack, extra: Record<string, PidSource> = {}): CpuMeter {
+  const pidOf = (child: Child | undefined) => () => (child?.proc.pid ? [child.proc.pid] : []);
+  return new CpuMeter({
+    api: pidOf(stack.api),
+    worker: pidOf(stack.worker),
+    ...extra,
+    temporal: pidOf(stack.temporal),
+    ...(stack.psp ? { 'simulated PSP': pidOf(stack.psp) } : {}),
+    postgres: () => postgresPids([stack.databaseName]),
+  });
 }
 
 /** Runs `main(stack)` and always stops the stack; exits 1 on failure. */
