@@ -13,6 +13,16 @@ export const WORKER_POOL_SIZE = 20;
  */
 export const FAIR_WORKFLOW_TASK_SLOTS = 8;
 
+/**
+ * Workflow task pollers of the main and webhook queues, sticky and not (half each). A poller holds a slot while it
+ * waits, and a relay's eager start needs a slot no poller holds: with the SDK's ten pollers on eight slots every
+ * eager start was refused, and each first workflow task went through the task queue (25 to 30 ms with an idle
+ * worker). Four leave half the slots free when the worker is idle. Busy, freed slots go to the pollers waiting for
+ * them first, so starts then go through the task queue and its fairness (docs/decisions/0095).
+ */
+export const WORKFLOW_TASK_POLLERS = 4;
+const workflowTaskPollerBehavior = { type: 'simple-maximum', maximum: WORKFLOW_TASK_POLLERS } as const;
+
 export interface QueueRole {
   role: WorkerQueue;
   taskQueue: string;
@@ -59,6 +69,7 @@ export function queueWorkerOptions(role: WorkerQueue): Partial<WorkerOptions> {
       // Half of the workflow task pollers on the queue itself (first tasks come only from there), as the main
       // queue; 10 activity pollers (the SDK's default) keep 64 slots fed at the rates measured here.
       nonStickyToStickyPollRatio: 0.5,
+      workflowTaskPollerBehavior,
       maxConcurrentActivityTaskPolls: 10,
     };
   }
@@ -81,5 +92,6 @@ export function queueWorkerOptions(role: WorkerQueue): Partial<WorkerOptions> {
     // A workflow task holds its slot while its local activities (settlement) run, so a few slots keep the
     // workflow thread and those transactions busy; the rest of a backlog waits in the task queue, where it is fair.
     maxConcurrentWorkflowTaskExecutions: FAIR_WORKFLOW_TASK_SLOTS,
+    workflowTaskPollerBehavior,
   };
 }

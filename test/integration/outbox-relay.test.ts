@@ -9,7 +9,10 @@ import { addWorkflowStart } from '../../db/repositories/outbox';
 import { relayWorkflowStarts } from '../../worker/workflow-start-relay';
 import { SqlBatch } from '../../db/batch';
 import { MAX_CONCURRENT_PASSES, startWorkflowStartRelay, WorkflowStartRelay } from '../../worker/workflow-start-relay';
-import { eventually, stack } from '../helpers/stack';
+import { eventually, stack, workflowBundleEnv } from '../helpers/stack';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { Client as TemporalClient } from '@temporalio/client';
+import { queueWorkerOptions } from '../../worker/queues';
 
 /** The real client, with every workflow start counted per workflow id and passed through `before` first. */
 function countingTemporal(real: Client, before: () => Promise<void> = async () => {}) {
@@ -181,6 +184,48 @@ describe('outbox relay', function () {
       20,
     );
     for (const id of ids) expect(await status(services.temporal, id)).to.equal('RUNNING');
+  });
+
+  it("an idle worker with its queue's options takes the relay's starts eagerly, on both workflow queues", async () => {
+    const { services } = await stack();
+    const { config } = services;
+    // The worker's own connection, shared by the relay's client, as in worker/main.ts: only then can a start be
+    // eager. A review round waits for its decision: its first task runs and the workflow just waits.
+    const connection = await NativeConnection.connect({ address: config.temporalAddress });
+    try {
+      const temporal = new TemporalClient({ connection, namespace: config.temporalNamespace });
+      for (const role of ['main', 'webhooks'] as const) {
+        const queue = newQueue();
+        const worker = await Worker.create({
+          connection,
+          namespace: config.temporalNamespace,
+          taskQueue: queue,
+          workflowBundle: { codePath: workflowBundleEnv().WORKFLOW_BUNDLE_PATH },
+          ...queueWorkerOptions(role),
+        });
+        await worker.runUntil(async () => {
+          const id = `relay-test-${randomUUID()}`;
+          await inTransaction(systemEm(services.orm), async (tx) => {
+            const batch = new SqlBatch();
+            addWorkflowStart(batch, queue, {
+              workflowId: id,
+              workflowType: 'accountReviewWorkflow',
+              args: [{ accountId: randomUUID(), customerId: randomUUID() }],
+              searchAttributes: {},
+            });
+            await batch.run(tx);
+          });
+          started.push(id);
+          expect(await relayWorkflowStarts(services.orm, temporal, queue, { eager: true })).to.equal(1);
+          const history = await temporal.workflow.getHandle(id).fetchHistory();
+          const attrs = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+          const eager = attrs?.eagerExecutionAccepted;
+          expect(eager, `${role} queue: the first task came back in the start's answer`).to.equal(true);
+        });
+      }
+    } finally {
+      await connection.close();
+    }
   });
 
   it('two concurrent passes claim disjoint rows: each workflow is started once and every row is cleared', async () => {
