@@ -9,19 +9,25 @@ export const WORKER_POOL_SIZE = 20;
  * Workflow tasks a worker takes at once on the main and webhook queues. Task Queue Fairness orders only what waits
  * in the task queue: a worker that takes forty tasks at once (the SDK's default) moves the backlog into its own
  * process, where tasks wait for the workflow thread in arrival order, and one customer's flood runs ahead of
- * everyone again. Measured with `BENCH_MODE=fair npm run bench:operations` (docs/decisions/0088).
+ * everyone again. A waiting poller holds a slot too, so under load first tasks get the slots the sticky poller does
+ * not hold: five. Measured with `BENCH_MODE=fair npm run bench:operations` (docs/decisions/0088, 0095).
  */
-export const FAIR_WORKFLOW_TASK_SLOTS = 8;
+export const FAIR_WORKFLOW_TASK_SLOTS = 6;
 
 /**
- * Workflow task pollers of the main and webhook queues, sticky and not (half each). A poller holds a slot while it
- * waits, and a relay's eager start needs a slot no poller holds: with the SDK's ten pollers on eight slots every
- * eager start was refused, and each first workflow task went through the task queue (25 to 30 ms with an idle
- * worker). Four leave half the slots free when the worker is idle. Busy, freed slots go to the pollers waiting for
- * them first, so starts then go through the task queue and its fairness (docs/decisions/0095).
+ * Workflow task pollers of the main and webhook queues: two on the task queue (where every first task comes from)
+ * and one on the worker's sticky queue (a deposit's or a delivery's later tasks). A poller holds a slot while it
+ * waits, and a relay's eager start needs a slot no poller holds: with the SDK's ten pollers every slot was held and
+ * every eager start refused, so each first task went through the task queue (25 to 30 ms with an idle worker).
+ * Three leave an idle worker a slot for eager starts. A busy worker's pollers wait for slots and take freed ones
+ * first, so under load starts go through the task queue and its fairness (docs/decisions/0095).
  */
-export const WORKFLOW_TASK_POLLERS = 4;
-const workflowTaskPollerBehavior = { type: 'simple-maximum', maximum: WORKFLOW_TASK_POLLERS } as const;
+export const WORKFLOW_TASK_POLLERS = 3;
+const pollers = {
+  workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: WORKFLOW_TASK_POLLERS },
+  // The SDK gives the task queue floor(3 * 2/3) = 2 of them and the sticky queue the rest.
+  nonStickyToStickyPollRatio: 2 / 3,
+} as const;
 
 export interface QueueRole {
   role: WorkerQueue;
@@ -66,10 +72,8 @@ export function queueWorkerOptions(role: WorkerQueue): Partial<WorkerOptions> {
       // The second task of a delivery finds it cached when its attempt took less than the time 50 others need:
       // most of them, saturated. Deliveries waiting on a retry timer are replayed from their short histories.
       maxCachedWorkflows: 50,
-      // Half of the workflow task pollers on the queue itself (first tasks come only from there), as the main
-      // queue; 10 activity pollers (the SDK's default) keep 64 slots fed at the rates measured here.
-      nonStickyToStickyPollRatio: 0.5,
-      workflowTaskPollerBehavior,
+      ...pollers,
+      // 10 activity pollers (the SDK's default) keep 64 slots fed at the rates measured here.
       maxConcurrentActivityTaskPolls: 10,
     };
   }
@@ -84,14 +88,11 @@ export function queueWorkerOptions(role: WorkerQueue): Partial<WorkerOptions> {
     maxConcurrentActivityTaskExecutions: WORKER_POOL_SIZE,
     // Local activities (swap and transfer settlement) are transactions on the same pool: the same bound.
     maxConcurrentLocalActivityExecutions: WORKER_POOL_SIZE,
-    // Half of the workflow task pollers on the task queue itself, half on this worker's sticky queue (the SDK's
-    // default gives the task queue 2 of 10). Almost every workflow task here is a workflow's first: a transfer and
-    // a swap are one task each; a deposit or a review waits idle after its first. First tasks come only from the
-    // task queue, so with 2 pollers they queued there while the machine had CPU to spare.
-    nonStickyToStickyPollRatio: 0.5,
+    // Almost every workflow task here is a workflow's first, which comes only from the task queue: a transfer and
+    // a swap are one task each; a deposit or a review waits idle after its first. So most pollers are there.
+    ...pollers,
     // A workflow task holds its slot while its local activities (settlement) run, so a few slots keep the
     // workflow thread and those transactions busy; the rest of a backlog waits in the task queue, where it is fair.
     maxConcurrentWorkflowTaskExecutions: FAIR_WORKFLOW_TASK_SLOTS,
-    workflowTaskPollerBehavior,
   };
 }
