@@ -25,8 +25,8 @@ export const FAIR_WORKFLOW_TASK_SLOTS = 6;
 export const WORKFLOW_TASK_POLLERS = 3;
 const pollers = {
   workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: WORKFLOW_TASK_POLLERS },
-  // The SDK gives the task queue floor(3 * 2/3) = 2 of them and the sticky queue the rest.
-  nonStickyToStickyPollRatio: 2 / 3,
+  // The SDK gives the task queue floor(3 * 0.7) = 2 of them and the sticky queue the rest.
+  nonStickyToStickyPollRatio: 0.7,
 } as const;
 
 export interface QueueRole {

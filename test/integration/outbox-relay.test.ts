@@ -2,17 +2,16 @@
 // and a pass that fails (as a worker dying mid-batch would) leaves its rows for the next one.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { systemEm } from '../../db/orm';
 import { inTransaction } from '../../db/transaction';
 import { addWorkflowStart } from '../../db/repositories/outbox';
 import { relayWorkflowStarts } from '../../worker/workflow-start-relay';
 import { SqlBatch } from '../../db/batch';
 import { MAX_CONCURRENT_PASSES, startWorkflowStartRelay, WorkflowStartRelay } from '../../worker/workflow-start-relay';
-import { eventually, stack, workflowBundleEnv } from '../helpers/stack';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { Client as TemporalClient } from '@temporalio/client';
 import { queueWorkerOptions } from '../../worker/queues';
+import { eventually, stack, workflowBundleEnv } from '../helpers/stack';
 
 /** The real client, with every workflow start counted per workflow id and passed through `before` first. */
 function countingTemporal(real: Client, before: () => Promise<void> = async () => {}) {
@@ -193,7 +192,7 @@ describe('outbox relay', function () {
     // eager. A review round waits for its decision: its first task runs and the workflow just waits.
     const connection = await NativeConnection.connect({ address: config.temporalAddress });
     try {
-      const temporal = new TemporalClient({ connection, namespace: config.temporalNamespace });
+      const temporal = new Client({ connection, namespace: config.temporalNamespace });
       for (const role of ['main', 'webhooks'] as const) {
         const queue = newQueue();
         const worker = await Worker.create({
