@@ -23,7 +23,10 @@ export const FAIR_WORKFLOW_TASK_SLOTS = 6;
  * first, so under load starts go through the task queue and its fairness (docs/decisions/0095).
  */
 export const WORKFLOW_TASK_POLLERS = 3;
-const pollers = {
+
+/** The slots and pollers together: eager starts need both numbers as they are (docs/decisions/0095). */
+const fairWorkflowTasks = {
+  maxConcurrentWorkflowTaskExecutions: FAIR_WORKFLOW_TASK_SLOTS,
   workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: WORKFLOW_TASK_POLLERS },
   // The SDK gives the task queue floor(3 * 0.7) = 2 of them and the sticky queue the rest.
   nonStickyToStickyPollRatio: 0.7,
@@ -68,11 +71,10 @@ export function queueWorkerOptions(role: WorkerQueue): Partial<WorkerOptions> {
       // A delivery is two short workflow tasks (start and schedule the attempt; finish or set a timer), CPU only:
       // more at once than the workflow thread gets through only queue here, first come first served, instead of
       // in the task queue, where Temporal hands them out round-robin across customers (FAIR_WORKFLOW_TASK_SLOTS).
-      maxConcurrentWorkflowTaskExecutions: FAIR_WORKFLOW_TASK_SLOTS,
+      ...fairWorkflowTasks,
       // The second task of a delivery finds it cached when its attempt took less than the time 50 others need:
       // most of them, saturated. Deliveries waiting on a retry timer are replayed from their short histories.
       maxCachedWorkflows: 50,
-      ...pollers,
       // 10 activity pollers (the SDK's default) keep 64 slots fed at the rates measured here.
       maxConcurrentActivityTaskPolls: 10,
     };
@@ -89,10 +91,9 @@ export function queueWorkerOptions(role: WorkerQueue): Partial<WorkerOptions> {
     // Local activities (swap and transfer settlement) are transactions on the same pool: the same bound.
     maxConcurrentLocalActivityExecutions: WORKER_POOL_SIZE,
     // Almost every workflow task here is a workflow's first, which comes only from the task queue: a transfer and
-    // a swap are one task each; a deposit or a review waits idle after its first. So most pollers are there.
-    ...pollers,
-    // A workflow task holds its slot while its local activities (settlement) run, so a few slots keep the
-    // workflow thread and those transactions busy; the rest of a backlog waits in the task queue, where it is fair.
-    maxConcurrentWorkflowTaskExecutions: FAIR_WORKFLOW_TASK_SLOTS,
+    // a swap are one task each; a deposit or a review waits idle after its first. So most pollers are there. A
+    // workflow task holds its slot while its local activities (settlement) run, so a few slots keep the workflow
+    // thread and those transactions busy; the rest of a backlog waits in the task queue, where it is fair.
+    ...fairWorkflowTasks,
   };
 }

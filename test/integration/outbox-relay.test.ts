@@ -33,14 +33,20 @@ function countingTemporal(real: Client, before: () => Promise<void> = async () =
   return { temporal, starts };
 }
 
-/** `n` outbox rows for `queue`, committed together (one transaction, as a fan-out writes them). */
-async function outboxRows(queue: string, n: number): Promise<string[]> {
+/**
+ * `n` outbox rows for `queue`, committed together (one transaction, as a fan-out writes them), of a workflow type
+ * no worker runs unless `workflow` names one.
+ */
+async function outboxRows(
+  queue: string,
+  n: number,
+  workflow: { workflowType: string; args: unknown[] } = { workflowType: 'relayTestWorkflow', args: [] },
+): Promise<string[]> {
   const { services } = await stack();
   const ids = Array.from({ length: n }, () => `relay-test-${randomUUID()}`);
   await inTransaction(systemEm(services.orm), async (tx) => {
     const batch = new SqlBatch();
-    for (const workflowId of ids)
-      addWorkflowStart(batch, queue, { workflowId, workflowType: 'relayTestWorkflow', args: [], searchAttributes: {} });
+    for (const workflowId of ids) addWorkflowStart(batch, queue, { workflowId, ...workflow, searchAttributes: {} });
     await batch.run(tx);
   });
   return ids;
@@ -203,16 +209,9 @@ describe('outbox relay', function () {
           ...queueWorkerOptions(role),
         });
         await worker.runUntil(async () => {
-          const id = `relay-test-${randomUUID()}`;
-          await inTransaction(systemEm(services.orm), async (tx) => {
-            const batch = new SqlBatch();
-            addWorkflowStart(batch, queue, {
-              workflowId: id,
-              workflowType: 'accountReviewWorkflow',
-              args: [{ accountId: randomUUID(), customerId: randomUUID() }],
-              searchAttributes: {},
-            });
-            await batch.run(tx);
+          const [id] = await outboxRows(queue, 1, {
+            workflowType: 'accountReviewWorkflow',
+            args: [{ accountId: randomUUID(), customerId: randomUUID() }],
           });
           started.push(id);
           expect(await relayWorkflowStarts(services.orm, temporal, queue, { eager: true })).to.equal(1);
