@@ -55,7 +55,9 @@ export async function runWorker() {
         connection,
         namespace: config.temporalNamespace,
         taskQueue,
-        // The rails' queue runs provider calls only: no workflow is ever started on it.
+        // The rails' queue runs provider calls only: no workflow is ever started on it. The SDK's deadlock detector
+        // (isolateExecutionTimeout) stays: it costs a thread per call into a workflow, about a tenth of a
+        // transfer's CPU, and keeps one looping workflow from stopping all the others (docs/decisions/0096).
         ...(role === 'rails' ? {} : { workflowBundle: { code } }),
         activities,
         // SIGTERM: activities already running get this long to finish (short transactions, or one webhook POST
