@@ -12,7 +12,7 @@ export const WORKER_POOL_SIZE = 20;
  * everyone again. A waiting poller holds a slot too, so under load first tasks get the slots the sticky poller does
  * not hold: five. Measured with `BENCH_MODE=fair npm run bench:operations` (docs/decisions/0088, 0095).
  */
-export const FAIR_WORKFLOW_TASK_SLOTS = 6;
+const FAIR_WORKFLOW_TASK_SLOTS = 6;
 
 /**
  * Workflow task pollers of the main and webhook queues: two on the task queue (where every first task comes from)
@@ -22,7 +22,7 @@ export const FAIR_WORKFLOW_TASK_SLOTS = 6;
  * Three leave an idle worker a slot for eager starts. A busy worker's pollers wait for slots and take freed ones
  * first, so under load starts go through the task queue and its fairness (docs/decisions/0095).
  */
-export const WORKFLOW_TASK_POLLERS = 3;
+const WORKFLOW_TASK_POLLERS = 3;
 
 /** The slots and pollers together: eager starts need both numbers as they are (docs/decisions/0095). */
 const fairWorkflowTasks = {
