@@ -238,7 +238,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       SANDBOX: 'true',
       // Per-request logs are debug-level anyway; warn keeps the bench output to the figures.
       LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
-      // One customer drives all the load here; the per-customer limits (50/s, 8 in flight by default) would measure
+      // One customer drives all the load here; the per-customer limits (250/s and 8 in flight by default) would measure
       // themselves. It still runs on every request, it just never says no. BENCH_RATE_LIMIT=default keeps the real
       // limit.
       ...(process.env.BENCH_RATE_LIMIT === 'default'
