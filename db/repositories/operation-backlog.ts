@@ -6,8 +6,8 @@
 // Tenant: `customerBacklog` takes the customer from the EntityManager's scope (`tenantOf`); `backlogsByCustomer`
 // is the metrics' read across customers (a system-scoped EntityManager).
 import { Em, tenantOf } from '../orm';
-import { queryRows, statementName } from '../raw';
-import { answersFor } from './idempotency';
+import { numbered, rawQuery, statementName } from '../raw';
+import { advisoryLockId, answersFor } from './idempotency';
 
 export interface Backlog {
   /** Pending operations, counted up to the bound it was asked about (never more than `upTo`). */
@@ -22,10 +22,14 @@ const CUSTOMER_BACKLOG = `select count(*)::int as n, coalesce(extract(epoch from
         where customer_id = ? and status = 'REQUESTED' and type <> 'DEPOSIT'
         order by created_at limit ?) pending`;
 
-// The same count, and whether the request's key holds a stored answer (the one a retry must be given again).
-const BACKLOG_AND_KEY = `select b.n, b.age, exists (
-    select 1 from idempotency_keys k where k.customer_id = ? and k.key = ? and ${answersFor('k')}) as key_answered
-  from (${CUSTOMER_BACKLOG}) b`;
+// The same count; whether the request's key holds a stored answer (the one a retry must be given again); and
+// whether a live request holds the key's lock (a concurrent duplicate). The lock is tried, not waited for: taken
+// here, it is this statement's implicit transaction's and ends with it, hence `rawQuery`, which refuses to run in a
+// transaction (there the lock would outlive the read and make the request's own transaction find its key busy).
+const BACKLOG_AND_KEY = numbered(`select b.n, b.age, exists (
+    select 1 from idempotency_keys k where k.customer_id = ? and k.key = ? and ${answersFor('k')}) as key_answered,
+    not pg_try_advisory_xact_lock(?::bigint) as key_busy
+  from (${CUSTOMER_BACKLOG}) b`);
 const BACKLOG_AND_KEY_NAME = statementName(BACKLOG_AND_KEY);
 
 /** The customer's backlog, counted up to `upTo` rows. */
@@ -35,22 +39,28 @@ export async function customerBacklog(em: Em, upTo: number): Promise<Backlog> {
 }
 
 /**
- * The customer's backlog as `customerBacklog` counts it, and whether `key` holds a stored answer: one read outside
- * any transaction, for the admission gate in front of a request's keyed transaction.
+ * The customer's backlog as `customerBacklog` counts it, whether `key` holds a stored answer, and whether a live
+ * request holds `key` (its lock is taken): one read outside any transaction, for the admission gate in front of a
+ * request's keyed transaction.
  */
 export async function customerBacklogAndKey(
   em: Em,
   upTo: number,
   key: string,
-): Promise<Backlog & { keyAnswered: boolean }> {
+): Promise<Backlog & { keyAnswered: boolean; keyBusy: boolean }> {
   const customerId = tenantOf(em);
-  const [row] = await queryRows<{ n: number; age: string | number; key_answered: boolean }>(
+  const [row] = await rawQuery<{ n: number; age: string | number; key_answered: boolean; key_busy: boolean }>(
     em,
     BACKLOG_AND_KEY,
-    [customerId, key, customerId, upTo],
+    [customerId, key, advisoryLockId(customerId, key), customerId, upTo],
     { prepared: BACKLOG_AND_KEY_NAME },
   );
-  return { count: Number(row.n), oldestAgeSeconds: Math.max(0, Number(row.age)), keyAnswered: row.key_answered };
+  return {
+    count: Number(row.n),
+    oldestAgeSeconds: Math.max(0, Number(row.age)),
+    keyAnswered: row.key_answered,
+    keyBusy: row.key_busy,
+  };
 }
 
 /** The customers with the largest backlogs, at most `limit` of them (the metrics' gauge). */

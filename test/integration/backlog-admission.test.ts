@@ -1,8 +1,11 @@
 // Admission per customer, seen from one API: past MAX_PENDING_OPERATIONS_PER_CUSTOMER accepted-but-not-started
-// operations a new request is 429 RATE_LIMITED, while a key that already has its answer is still replayed, and a
-// refused deposit leaves no charge at the PSP. The relay is stopped, so nothing starts and the backlog only grows.
+// operations a new request is 429 RATE_LIMITED, while a key that already has its answer is still replayed, a key
+// held by a live request is 409, and a refused deposit leaves no charge at the PSP. The relay is stopped, so nothing
+// starts and the backlog only grows.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import { tenantEm } from '../../db/orm';
+import { advisoryLockId } from '../../db/repositories/idempotency';
 import { txidFor } from '../../rails/pix/ids';
 import { activeAccount } from '../helpers/fixtures';
 import { fund, quote, untilStatus } from '../helpers/money';
@@ -36,7 +39,7 @@ describe('admission per customer: the backlog bound', function () {
   const post = async (path: string, body: object, key: string) =>
     (await stack()).http.post(path).set(c.auth).set('X-Idempotency-Key', key).send(body);
 
-  it('refuses new operations past the bound, replays a key with its answer, charges no refused deposit', async () => {
+  it('refuses past the bound, replays an answered key, 409s a held one, charges no refused deposit', async () => {
     const { config, psp } = await stack();
     config.maxPendingOperationsPerCustomer = BOUND;
     const first = { key: randomUUID(), body: transferBody() };
@@ -59,6 +62,31 @@ describe('admission per customer: the backlog bound', function () {
         expect(Number(refused.headers['retry-after'])).to.be.within(1, 60);
         expect(refused.body.details).to.deep.include({ pendingOperations: BOUND });
       }
+
+      // A key that a live request holds (its lock taken, nothing committed) is a concurrent duplicate, bound or not:
+      // 409, the transaction's answer, from the read in front of it too. Then, let go, the key is refused again.
+      const { services } = await stack();
+      const heldKey = randomUUID();
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      let held!: () => void;
+      const holding = new Promise<void>((r) => (held = r));
+      const live = tenantEm(services.orm, c.customerId).transactional(async (tx) => {
+        await tx.execute('select pg_advisory_xact_lock(?::bigint)', [advisoryLockId(c.customerId, heldKey)]);
+        held();
+        await released;
+      });
+      try {
+        await holding;
+        const duplicate = await post('/api/operations/transfer', refusedBody, heldKey);
+        expect(duplicate.status, JSON.stringify(duplicate.body)).to.equal(409);
+        expect(duplicate.body.code).to.equal('IDEMPOTENCY_KEY_IN_USE');
+      } finally {
+        release();
+        await live;
+      }
+      const letGo = await post('/api/operations/transfer', refusedBody, heldKey);
+      expect(letGo.status, JSON.stringify(letGo.body)).to.equal(429);
 
       // The first request's retry is not a new operation: it is replayed, bound or not.
       const replay = await post('/api/operations/transfer', first.body, first.key);

@@ -1,6 +1,7 @@
 import { Em, tenantOf } from '../../../db/orm';
 import { Backlog, customerBacklog, customerBacklogAndKey } from '../../../db/repositories/operation-backlog';
 import { CambioError } from '../../../domain/errors';
+import { keyInUse } from '../../middleware/idempotency';
 import { countRejection } from '../../observability/metrics';
 import type { ServiceContext } from '../context';
 
@@ -34,11 +35,12 @@ const MAX_REFUSING = 10_000;
 
 /**
  * The cheap refusal in front of the keyed transaction, for a customer this process refused within GATE_MS: one
- * read outside any transaction, the backlog and whether the request's key already holds an answer. Still full
- * and the key unknown: 429 at the cost of that read, not of a transaction, so a customer that keeps posting past
- * its bound (a careless client retrying every few milliseconds) spends little of the engine that others share.
- * A key with a stored answer goes on to the transaction, which replays it. A key whose first request is still
- * running is refused here instead of answered 409: both mean "ask again", and the retry replays the answer.
+ * read outside any transaction, of the backlog, whether the request's key already holds an answer, and whether a
+ * live request holds the key. Still full and the key free and unknown: 429 at the cost of that read, not of a
+ * transaction, so a customer that keeps posting past its bound (a careless client retrying every few
+ * milliseconds) spends little of the engine that others share. A key with a stored answer goes on to the
+ * transaction, which replays it. A key that a live request holds is a concurrent duplicate: 409, as the
+ * transaction would answer it, whatever the backlog.
  */
 export async function gateOperation(s: ServiceContext, em: Em, key: string): Promise<void> {
   const customerId = tenantOf(em);
@@ -51,6 +53,7 @@ export async function gateOperation(s: ServiceContext, em: Em, key: string): Pro
   const bound = s.config.maxPendingOperationsPerCustomer;
   const backlog = await customerBacklogAndKey(em, bound, key);
   if (backlog.keyAnswered) return;
+  if (backlog.keyBusy) throw keyInUse();
   if (backlog.count < bound) {
     refusing.delete(customerId);
     return;
