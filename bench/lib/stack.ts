@@ -18,7 +18,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { CpuMeter, postgresPids, type PidSource } from './proc';
 
-const { ensurePostgres, createDatabase, dropDatabase, withDatabase, redact } = require('../../scripts/lib/postgres');
+const {
+  ensurePostgres,
+  createDatabase,
+  dropDatabase,
+  sessionsOn,
+  withDatabase,
+  redact,
+} = require('../../scripts/lib/postgres');
 const { freePort, ROOT } = require('../../scripts/lib/temporal-binary');
 const { temporalForRun, waitForWorker, ACTIVITY_POLLERS } = require('../../scripts/lib/temporal-server');
 const { spawnChild, describeExit } = require('../../scripts/lib/children');
@@ -130,6 +137,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const children: Child[] = [];
   let unexpected: string | undefined;
   let stopped = false;
+  // Set once this run has made the database: a run refused because another uses it must not drop it on the way out.
+  let ownsDatabase = false;
   let pspDir: string | undefined;
 
   const watch = (child: Child) => {
@@ -174,6 +183,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       await Promise.all(apps.map((c) => c.stop(15000)));
       if (stack.temporal && stack.temporal.running()) await stack.temporal.stop(10000);
       if (pspDir) fs.rmSync(pspDir, { recursive: true, force: true });
+      if (!ownsDatabase) return;
       if (process.env.BENCH_KEEP_DB === '1') {
         log(`keeping database ${opts.database} (BENCH_KEEP_DB=1)`);
       } else {
@@ -187,6 +197,17 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   try {
     log('building (TypeScript → dist/)');
     if (build() !== 0) throw new Error('the build failed (see the tsc output above)');
+    // The drop below ends every session on the database: a run of the same bench still going would lose its stack
+    // mid-phase and print figures of nothing. Benches run one at a time anyway (each would measure the other's
+    // load), so a second run is refused and the first one goes on.
+    const sessions: number = await sessionsOn(databaseUrl);
+    if (sessions > 0) {
+      throw new Error(
+        `${sessions} session(s) use database ${opts.database}: another run of this bench is going. Run benches one ` +
+          'at a time, or end that run first.',
+      );
+    }
+    ownsDatabase = true;
     await dropDatabase(databaseUrl);
     await createDatabase(databaseUrl);
     log(`database ${redact(databaseUrl)} (fresh; dropped afterwards)`);

@@ -169,6 +169,15 @@ async function createDatabase(databaseUrl) {
   await withAdminClient(databaseUrl, (c) => c.query(`CREATE DATABASE ${quoteIdent(name)}`));
 }
 
+/** How many sessions are connected to the database of databaseUrl (0 when it does not exist). */
+async function sessionsOn(databaseUrl) {
+  const name = databaseName(databaseUrl);
+  return withAdminClient(databaseUrl, async (c) => {
+    const { rows } = await c.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+    return rows[0].n;
+  });
+}
+
 /** DROP DATABASE IF EXISTS <name of databaseUrl> WITH (FORCE): also ends sessions still connected to it. */
 async function dropDatabase(databaseUrl) {
   const name = databaseName(databaseUrl);
@@ -179,6 +188,7 @@ module.exports = {
   ensurePostgres,
   createDatabase,
   dropDatabase,
+  sessionsOn,
   databaseName,
   withDatabase,
   redact,
