@@ -105,8 +105,8 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
     status = next;
     wf.upsertSearchAttributes([{ key: operationStatusKey, value: next }]);
   };
-  const fail = async (code: string, message: string) =>
-    track(await acts.failOperation({ operationId, reason: { code, message, details: {} } }));
+  const fail = async (code: string, message: string, via = acts) =>
+    track(await via.failOperation({ operationId, reason: { code, message, details: {} } }));
 
   /** Decides one payment recorded for this deposit, then reconciles a deposit still waiting for its money. */
   const decidePayment = async (paymentId: string): Promise<string> => {
@@ -234,23 +234,26 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
       return status;
     }
     case 'WITHDRAWAL': {
+      // Its own database steps inside the workflow task, as a transfer settles (above); histories recorded before
+      // scheduled them as activities, and replay so.
+      const db = wf.patched(WITHDRAWAL_STEPS_IN_TASK) ? inWorkflowTask : acts;
       if (input.requiresReview) {
-        track(await acts.setOperationStatus({ operationId, status: 'ON_HOLD' }));
+        track(await db.setOperationStatus({ operationId, status: 'ON_HOLD' }));
         await wf.condition(() => decision !== undefined);
         if (decision!.decision === 'REJECT') {
-          await fail('HOLD_REJECTED', decision!.reason ?? 'the withdrawal was rejected in review');
+          await fail('HOLD_REJECTED', decision!.reason ?? 'the withdrawal was rejected in review', db);
           return status;
         }
       }
-      track(await acts.setOperationStatus({ operationId, status: 'PROCESSING' }));
+      track(await db.setOperationStatus({ operationId, status: 'PROCESSING' }));
       const payout = wf.patched(PAYOUT_THROUGH_RAILS)
-        ? await payThroughRails(operationId)
+        ? await payThroughRails(operationId, db)
         : await acts.executePayout({ operationId });
       if (!payout.ok) {
-        await fail('PAYOUT_REJECTED', 'the receiving institution rejected the PIX payout');
+        await fail('PAYOUT_REJECTED', 'the receiving institution rejected the PIX payout', db);
         return status;
       }
-      track(await acts.completeOperation({ operationId }));
+      track(await db.completeOperation({ operationId }));
       return status;
     }
     case 'SWAP':
@@ -274,14 +277,19 @@ const seconds = (s: number | undefined) => (s ?? 86400) * 1000;
 // Withdrawals pay out through the PSP with its calls on the rails' task queue (before: one activity on the main
 // queue did it all).
 const PAYOUT_THROUGH_RAILS = 'payout-through-rails';
+// A withdrawal's own database steps (its status, the payout order, the payout's record, its settlement or failure)
+// run as local activities in the workflow task, as a transfer's settlement does; only the PSP's calls are
+// dispatched, on the rails' queue. Each step is one short transaction with no outside effect, safe to run again (a
+// withdrawal took about a quarter less CPU and Temporal's share nearly halved: decision 0098).
+const WITHDRAWAL_STEPS_IN_TASK = 'withdrawal-database-steps-in-workflow-task';
 
 /**
  * Sends the payout under its idEnvio and reads its status until the PSP answers REALIZADO or NAO_REALIZADO. Only
  * a final answer is recorded: while it is pending (or the PSP cannot be reached) the operation stays PROCESSING,
  * because money may still leave. A PSP that refuses the payout outright sent nothing: FAILED.
  */
-async function payThroughRails(operationId: string): Promise<{ ok: boolean; endToEnd: string }> {
-  const order = await acts.payoutOrder({ operationId });
+async function payThroughRails(operationId: string, db: typeof acts): Promise<{ ok: boolean; endToEnd: string }> {
+  const order = await db.payoutOrder({ operationId });
   if (order.recorded) return order.recorded;
   const rails = railActivities(order.taskQueue);
   let state;
@@ -290,12 +298,12 @@ async function payThroughRails(operationId: string): Promise<{ ok: boolean; endT
   } catch (err) {
     const refused = railRejection(err);
     if (!refused) throw err;
-    return acts.recordPayout({ operationId, status: 'FAILED', reason: refused.message });
+    return db.recordPayout({ operationId, status: 'FAILED', reason: refused.message });
   }
   const pause = statusReadPauses();
   while (state.status === 'PENDING') {
     await pause();
     state = await rails.pixPayoutStatus({ payoutId: order.request.payoutId });
   }
-  return acts.recordPayout({ operationId, status: state.status, endToEnd: state.endToEndId, reason: state.reason });
+  return db.recordPayout({ operationId, status: state.status, endToEnd: state.endToEndId, reason: state.reason });
 }
