@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { cnpjCheckDigits, cpfCheckDigits } from '../../domain/tax-id';
 import type { DictKeyType } from '../../domain/dict-key';
+import { quote } from './money';
 import { eventually, idem, stack, TestCustomer } from './stack';
 
 // Any 9 (CPF) or 12 (CNPJ) base digits get valid check digits; a repeated digit is rejected by design.
@@ -79,3 +80,34 @@ export async function approvedInstruction(customer: TestCustomer, key: { dictKey
   );
   return { beneficiaryId, instructionId, beneficiary };
 }
+
+/**
+ * A PIX withdrawal of `value` BRL from `accountId` to a new beneficiary whose e-mail key is `dictKey`, approved
+ * first: the POST's answer (through `http`, the stack's app unless given).
+ */
+export async function withdrawToNewKey(
+  c: TestCustomer,
+  accountId: string,
+  dictKey: string,
+  value: string,
+  http?: ReturnType<typeof import('supertest')>,
+) {
+  const { beneficiaryId, instructionId } = await approvedInstruction(c, { dictKeyType: 'EMAIL', dictKey });
+  const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: value });
+  return (http ?? (await stack()).http)
+    .post('/api/operations/withdrawal')
+    .set(c.auth)
+    .set(idem())
+    .send({
+      accountId,
+      quoteId: q.id,
+      beneficiary: referenceBeneficiary(beneficiaryId, instructionId),
+    });
+}
+
+/** A withdrawal's `beneficiary`: a saved beneficiary and one of its payment instructions, by reference. */
+export const referenceBeneficiary = (beneficiaryId: string, instructionId: string) => ({
+  type: 'REFERENCE' as const,
+  id: beneficiaryId,
+  paymentInstruction: { type: 'REFERENCE' as const, id: instructionId },
+});

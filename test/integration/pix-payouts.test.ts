@@ -7,30 +7,11 @@ import { createApp } from '../../api/app';
 import { OperationSchema } from '../../db/entities';
 import { systemEm } from '../../db/orm';
 import { payoutIdFor } from '../../rails/pix/ids';
-import { approvedInstruction } from '../helpers/beneficiary-fixtures';
+import { withdrawToNewKey } from '../helpers/beneficiary-fixtures';
 import { cambio } from '../helpers/cli';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, fund, getOp, quote, untilStatus } from '../helpers/money';
 import { eventually, idem, newCustomer, stack, type TestCustomer } from '../helpers/stack';
-
-async function withdraw(c: TestCustomer, accountId: string, key: string, value: string, http?: any) {
-  const { beneficiaryId, instructionId } = await approvedInstruction(c, { dictKeyType: 'EMAIL', dictKey: key });
-  const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: value });
-  const client = http ?? (await stack()).http;
-  return client
-    .post('/api/operations/withdrawal')
-    .set(c.auth)
-    .set(idem())
-    .send({
-      accountId,
-      quoteId: q.id,
-      beneficiary: {
-        type: 'REFERENCE',
-        id: beneficiaryId,
-        paymentInstruction: { type: 'REFERENCE', id: instructionId },
-      },
-    });
-}
 
 const payoutsAtPsp = async (idEnvio: string) => {
   const { psp } = await stack();
@@ -51,7 +32,7 @@ describe('PIX payouts through the PSP', function () {
 
   it('completes on REALIZADO with the PSP end-to-end id; one payout at the PSP under its idEnvio', async () => {
     const before = await balance(c, accountId, 'BRL');
-    const res = await withdraw(c, accountId, 'realizado@example.com', '25.00');
+    const res = await withdrawToNewKey(c, accountId, 'realizado@example.com', '25.00');
     expect(res.status).to.equal(201);
     const done = await untilStatus(c, res.body.id, 'COMPLETED');
     const atPsp = await payoutsAtPsp(payoutIdFor(res.body.id));
@@ -75,7 +56,7 @@ describe('PIX payouts through the PSP', function () {
     const key = 'slow-payee@example.com';
     await psp.control('POST', '/payout-rules', { chave: key, status: 'EM_PROCESSAMENTO' });
     const before = await balance(c, accountId, 'BRL');
-    const res = await withdraw(c, accountId, key, '10.00');
+    const res = await withdrawToNewKey(c, accountId, key, '10.00');
     const idEnvio = payoutIdFor(res.body.id);
     await eventually(
       () => payoutsAtPsp(idEnvio),
@@ -106,7 +87,7 @@ describe('PIX payouts through the PSP', function () {
   it('rides out a PSP that answers 503 for a while: PROCESSING meanwhile, then one payout and COMPLETED', async () => {
     const { psp } = await stack();
     await psp.control('POST', '/faults', { status: 503, pathPrefix: '/v3/gn/pix/', forMs: 2500 });
-    const res = await withdraw(c, accountId, 'outage@example.com', '5.00');
+    const res = await withdrawToNewKey(c, accountId, 'outage@example.com', '5.00');
     await new Promise((r) => setTimeout(r, 1000));
     expect((await getOp(c, res.body.id)).currentState.status).to.equal('PROCESSING');
     await untilStatus(c, res.body.id, 'COMPLETED', 60000);
@@ -115,7 +96,7 @@ describe('PIX payouts through the PSP', function () {
 
   it('NAO_REALIZADO: FAILED PAYOUT_REJECTED and the hold released', async () => {
     const before = await balance(c, accountId, 'BRL');
-    const res = await withdraw(c, accountId, 'payout-fails@example.com', '12.00');
+    const res = await withdrawToNewKey(c, accountId, 'payout-fails@example.com', '12.00');
     const failed = await untilStatus(c, res.body.id, 'FAILED');
     expect(failed.currentState.reason.code).to.equal('PAYOUT_REJECTED');
     expect((await payoutsAtPsp(payoutIdFor(res.body.id)))[0].status).to.equal('NAO_REALIZADO');
@@ -127,7 +108,7 @@ describe('PIX payouts through the PSP', function () {
     const config = { ...services.config, sandbox: false, pix: { ...services.config.pix, pspUrl: undefined } };
     const live = supertest(createApp({ ...services, config }).callback());
     const before = await balance(c, accountId, 'BRL');
-    const out = await withdraw(c, accountId, 'nobody@example.com', '3.00', live);
+    const out = await withdrawToNewKey(c, accountId, 'nobody@example.com', '3.00', live);
     expect(out.status).to.equal(422);
     expect(out.body.code).to.equal('RAIL_NOT_CONFIGURED');
     const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '3.00' });

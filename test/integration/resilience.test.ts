@@ -18,7 +18,7 @@ import { createWithdrawal } from '../../api/services/operations/withdrawal';
 import { RELAY_LEASE_MS, relayWorkflowStarts } from '../../worker/workflow-start-relay';
 import { operationWorkflowId } from '../../workflows/ids';
 import { activeAccount } from '../helpers/fixtures';
-import { approvedInstruction } from '../helpers/beneficiary-fixtures';
+import { approvedInstruction, referenceBeneficiary } from '../helpers/beneficiary-fixtures';
 import { assertLedgerBalanced, balance, fund, getOp, quote, untilStatus } from '../helpers/money';
 import { kill, killAll, spawnWorker } from '../helpers/processes';
 import { eventually, newCustomer, stack, TestCustomer, withoutRelay } from '../helpers/stack';
@@ -324,11 +324,7 @@ describe('resilience', () => {
         createWithdrawal(ctx, tenantEm(services.orm, c.customerId), {
           accountId,
           quoteId: q.id,
-          beneficiary: {
-            type: 'REFERENCE',
-            id: beneficiaryId,
-            paymentInstruction: { type: 'REFERENCE', id: instructionId },
-          },
+          beneficiary: referenceBeneficiary(beneficiaryId, instructionId),
         }),
       );
       const acts = await activities();

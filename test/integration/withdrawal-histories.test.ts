@@ -7,10 +7,10 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { temporal as proto } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { approvedInstruction } from '../helpers/beneficiary-fixtures';
+import { withdrawToNewKey } from '../helpers/beneficiary-fixtures';
 import { activeAccount } from '../helpers/fixtures';
-import { fund, quote, untilStatus } from '../helpers/money';
-import { eventually, idem, newCustomer, stack, type TestCustomer } from '../helpers/stack';
+import { fund, untilStatus } from '../helpers/money';
+import { eventually, newCustomer, stack, type TestCustomer } from '../helpers/stack';
 import { payoutIdFor } from '../../rails/pix/ids';
 import { operationWorkflowId } from '../../workflows/ids';
 
@@ -26,23 +26,9 @@ const scheduled = (history: proto.api.history.v1.IHistory) =>
     .filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
     .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
 
-async function withdraw(c: TestCustomer, accountId: string, dictKey: string): Promise<string> {
-  const { http } = await stack();
-  const { beneficiaryId, instructionId } = await approvedInstruction(c, { dictKeyType: 'EMAIL', dictKey });
-  const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '10.00' });
-  const res = await http
-    .post('/api/operations/withdrawal')
-    .set(c.auth)
-    .set(idem())
-    .send({
-      accountId,
-      quoteId: q.id,
-      beneficiary: {
-        type: 'REFERENCE',
-        id: beneficiaryId,
-        paymentInstruction: { type: 'REFERENCE', id: instructionId },
-      },
-    });
+/** The id of a new withdrawal of 10.00 BRL to a new beneficiary's key. */
+async function withdrawn(c: TestCustomer, accountId: string, dictKey: string): Promise<string> {
+  const res = await withdrawToNewKey(c, accountId, dictKey, '10.00');
   expect(res.status, JSON.stringify(res.body)).to.equal(201);
   return res.body.id;
 }
@@ -67,9 +53,9 @@ describe('withdrawal histories across database steps in the workflow task', func
     const c = await newCustomer('Withdrawal Histories Ltda');
     const accountId = (await activeAccount(c, ['BRL'])).id;
     await fund(c, accountId, 'BRL', '100.00');
-    const paid = await withdraw(c, accountId, 'history-paid@example.com');
+    const paid = await withdrawn(c, accountId, 'history-paid@example.com');
     await psp.control('POST', '/payout-rules', { chave: 'history-pending@example.com', status: 'EM_PROCESSAMENTO' });
-    const pending = await withdraw(c, accountId, 'history-pending@example.com');
+    const pending = await withdrawn(c, accountId, 'history-pending@example.com');
     const idEnvio = payoutIdFor(pending);
     await eventually(
       async () => (await psp.control('GET', '/state')).body.payouts as Record<string, { idEnvio: string }>,
