@@ -56,6 +56,8 @@ const DECIDES_PAYMENTS = 'deposit-decides-inbound-payments';
 const SIGNAL_PATH_CLOSES = 'signal-path-deposit-closes';
 // Operations started from here on take hold decisions and replays only as recorded rows (workflows/decision.ts).
 const DECISIONS_ARE_ROWS = 'operation-decisions-are-rows';
+// Deposits started from here on run their own database steps as local activities (decision 0098).
+const DEPOSIT_STEPS_IN_TASK = 'deposit-database-steps-in-workflow-task';
 // A signal-path deposit counts an `inboundPayment` signal only if it names a payment recorded for it.
 const PAYMENT_SIGNALS_CHECKED = 'signal-path-payment-signals-checked';
 // Deposits started from here on take their payments only as INBOUND_PAYMENT decision rows, not by the update.
@@ -84,6 +86,9 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
   const decidesPayments = input.type === 'DEPOSIT' && wf.patched(DECIDES_PAYMENTS);
   legacy = input.type === 'DEPOSIT' && !decidesPayments;
   const paymentsAreRows = input.type === 'DEPOSIT' && wf.patched(PAYMENTS_ARE_ROWS);
+  // A deposit's own database steps (deciding a payment, reconciling, closing, expiring) inside the workflow task;
+  // deposits started before scheduled them as activities, and replay so.
+  const steps = input.type === 'DEPOSIT' && wf.patched(DEPOSIT_STEPS_IN_TASK) ? inWorkflowTask : acts;
   const ignore = ignoredSignals();
   wf.setHandler(inboundPaymentSignal, async (signal) => {
     if (!legacy) return ignore('inboundPayment', 'payments reach a deposit through the inboundPaymentUpdate');
@@ -112,11 +117,11 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
   const decidePayment = async (paymentId: string): Promise<string> => {
     await acquire();
     try {
-      const decided = await acts.decideInboundPayment({ operationId, paymentId, open });
+      const decided = await steps.decideInboundPayment({ operationId, paymentId, open });
       if (legacy) payments++;
       // A deposit still waiting for its money reconciles at once; a FAILED one waits for an operator's replay.
       else if (open && status === 'REQUESTED') {
-        track(await acts.reconcileDeposit({ operationId }));
+        track(await steps.reconcileDeposit({ operationId }));
         if ((status as string) === 'COMPLETED') open = false;
       }
       return decided;
@@ -133,7 +138,8 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
     if (d.kind === 'INBOUND_PAYMENT') {
       // The row names its payment; a payment that is not this deposit's fails for good, and changes nothing.
       await decidePayment(d.target ?? '').catch((err: unknown) => {
-        if (!(err instanceof wf.ActivityFailure)) throw err;
+        // As before for a scheduled step (any ActivityFailure), and a local step's business failure.
+        if (!(err instanceof wf.ActivityFailure) && !businessFailure(err)) throw err;
         ignore(
           'decision',
           `payment ${d.target} of decision ${d.decisionId} is not one of this deposit's`,
@@ -170,8 +176,8 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
     await acquire();
     if (status === 'REQUESTED') {
       open = false;
-      await fail('DEPOSIT_EXPIRED', 'no payment arrived within the deposit window');
-      await acts.closeDeposit({ operationId });
+      await fail('DEPOSIT_EXPIRED', 'no payment arrived within the deposit window', steps);
+      await steps.closeDeposit({ operationId });
       busy = false;
       return wf.condition(wf.allHandlersFinished);
     }
@@ -183,17 +189,17 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
       await acquire();
       if (!replayed) {
         open = false;
-        await acts.closeDeposit({ operationId });
+        await steps.closeDeposit({ operationId });
         busy = false;
         return wf.condition(wf.allHandlersFinished);
       }
       handled = replays;
-      track(await acts.reconcileDeposit({ operationId }));
+      track(await steps.reconcileDeposit({ operationId }));
       busy = false;
     }
     await acquire();
     open = false;
-    await acts.closeDeposit({ operationId });
+    await steps.closeDeposit({ operationId });
     busy = false;
     return wf.condition(wf.allHandlersFinished);
   }
@@ -262,8 +268,7 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
         track(await inWorkflowTask.completeOperation({ operationId }));
       } catch (err) {
         // Settlement refused for a business reason: give the reserved funds back.
-        const cause =
-          err instanceof wf.ActivityFailure && err.cause instanceof wf.ApplicationFailure ? err.cause : undefined;
+        const cause = businessFailure(err);
         if (!cause) throw err;
         await fail(cause.type ?? 'SETTLEMENT_FAILED', cause.message);
       }
@@ -273,6 +278,16 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
 }
 
 const seconds = (s: number | undefined) => (s ?? 86400) * 1000;
+
+/**
+ * The non-retryable failure a step ended with: a scheduled activity's comes wrapped in an ActivityFailure, a local
+ * activity's reaches the workflow as the ApplicationFailure itself. Anything else (a bug, a cancellation) is not
+ * a business answer: undefined.
+ */
+function businessFailure(err: unknown): wf.ApplicationFailure | undefined {
+  if (err instanceof wf.ActivityFailure) return err.cause instanceof wf.ApplicationFailure ? err.cause : undefined;
+  return err instanceof wf.ApplicationFailure ? err : undefined;
+}
 
 // Withdrawals pay out through the PSP with its calls on the rails' task queue (before: one activity on the main
 // queue did it all).

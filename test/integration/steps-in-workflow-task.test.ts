@@ -1,7 +1,7 @@
-// A withdrawal's own database steps run as local activities inside its workflow task (patch
-// `withdrawal-database-steps-in-workflow-task`, decision 0098); only the PSP's calls are scheduled, on the rails'
-// queue. Withdrawals recorded before, with every step a scheduled activity, must replay on this code, and new ones
-// too.
+// A withdrawal's and a deposit's own database steps run as local activities inside the workflow task (patches
+// `withdrawal-database-steps-in-workflow-task` and `deposit-database-steps-in-workflow-task`, decision 0098); only
+// what leaves the worker is scheduled: the PSP's calls on the rails' queue, and a decision's read. Operations
+// recorded before, with every step a scheduled activity, must replay on this code, and new ones too.
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -10,7 +10,10 @@ import { Worker } from '@temporalio/worker';
 import { withdrawToNewKey } from '../helpers/beneficiary-fixtures';
 import { activeAccount } from '../helpers/fixtures';
 import { fund, untilStatus } from '../helpers/money';
+import { openDeposit, pay } from '../helpers/inbound-payments';
 import { eventually, newCustomer, stack, type TestCustomer } from '../helpers/stack';
+import { tenantEm } from '../../db/orm';
+import { replayDeposit } from '../../api/services/operations/signals';
 import { payoutIdFor } from '../../rails/pix/ids';
 import { operationWorkflowId } from '../../workflows/ids';
 
@@ -33,17 +36,22 @@ async function withdrawn(c: TestCustomer, accountId: string, dictKey: string): P
   return res.body.id;
 }
 
-describe('withdrawal histories across database steps in the workflow task', function () {
+describe('database steps inside the workflow task: histories before and after', function () {
   this.timeout(120_000);
 
-  for (const name of [
-    'withdrawal-pix-db-steps-as-activities.binpb',
-    'withdrawal-pix-pending-db-steps-as-activities.binpb',
-  ]) {
+  for (const [name, steps] of [
+    ['withdrawal-pix-db-steps-as-activities.binpb', ['setOperationStatus', 'payoutOrder', 'recordPayout']],
+    ['withdrawal-pix-pending-db-steps-as-activities.binpb', ['setOperationStatus', 'payoutOrder', 'recordPayout']],
+    ['deposit-paid-steps-as-activities.binpb', ['decideInboundPayment', 'reconcileDeposit', 'closeDeposit']],
+    [
+      'deposit-topped-up-replayed-steps-as-activities.binpb',
+      ['decideInboundPayment', 'reconcileDeposit', 'closeDeposit'],
+    ],
+  ] as const) {
     it(`replays ${name}, recorded with every database step a scheduled activity`, async () => {
       await stack(); // installs the SDK runtime with its quiet logger before the replay worker
       const history = fixture(name);
-      expect(scheduled(history)).to.include.members(['setOperationStatus', 'payoutOrder', 'recordPayout']);
+      expect(scheduled(history)).to.include.members([...steps]);
       await Worker.runReplayHistory({ workflowsPath }, history, name);
     });
   }
@@ -75,6 +83,32 @@ describe('withdrawal histories across database steps in the workflow task', func
       expect(new Set(calls.slice(1)), JSON.stringify(calls)).to.satisfy((rest: Set<string>) =>
         [...rest].every((t) => t === 'pixPayoutStatus'),
       );
+      await Worker.runReplayHistory({ workflowsPath }, history, id);
+    }
+  });
+
+  it('schedules only decision reads for a new deposit, paid at once or topped up and replayed', async () => {
+    const { services } = await stack();
+    const c = await newCustomer('Deposit Histories Ltda');
+    const accountId = (await activeAccount(c, ['BRL'])).id;
+    const paid = await openDeposit(c, accountId, '20.00');
+    expect((await pay(c, paid.id, '20.00')).body.status).to.equal('MATCHED');
+    const short = await openDeposit(c, accountId, '100.00');
+    await pay(c, short.id, '60.00');
+    await untilStatus(c, short.id, 'FAILED');
+    await pay(c, short.id, '70.00');
+    await replayDeposit(services, tenantEm(services.orm, c.customerId), short.id, 'operator:test');
+    for (const id of [paid.id, short.id]) {
+      await untilStatus(c, id, 'COMPLETED');
+      const handle = services.temporal.workflow.getHandle(operationWorkflowId(id));
+      await handle.result();
+      const history = await handle.fetchHistory();
+      const calls = scheduled(history);
+      expect(calls.length, JSON.stringify(calls)).to.be.greaterThan(0);
+      expect(
+        calls.every((t) => t === 'readDecision'),
+        JSON.stringify(calls),
+      ).to.equal(true);
       await Worker.runReplayHistory({ workflowsPath }, history, id);
     }
   });
