@@ -1,11 +1,10 @@
 // Decisions became rows read by the workflow (workflows/decision.ts, patches `*-decisions-are-rows`). Reviews,
 // held withdrawals and failed deposits started before that take their decisions as raw signals: their histories,
 // recorded on the code before the change, must replay on the new code; new ones must replay too.
-import fs from 'node:fs';
-import path from 'node:path';
 import { expect } from 'chai';
 import { temporal as proto } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
+import { historyFixture } from '../helpers/histories';
 import { activeAccount } from '../helpers/fixtures';
 import { approvedInstruction } from '../helpers/beneficiary-fixtures';
 import { newCustomer, stack } from '../helpers/stack';
@@ -14,9 +13,6 @@ import { operationWorkflowId } from '../../workflows/ids';
 
 const EventType = proto.api.enums.v1.EventType;
 const workflowsPath = require.resolve('../../workflows');
-
-const fixture = (name: string) =>
-  proto.api.history.v1.History.decode(fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'histories', name)));
 
 describe('decision histories across decisions-as-rows', function () {
   this.timeout(60000);
@@ -29,7 +25,7 @@ describe('decision histories across decisions-as-rows', function () {
   ]) {
     it(`replays ${name}, recorded with a raw decision signal`, async () => {
       await stack(); // installs the SDK runtime with its quiet logger before the replay worker
-      const history = fixture(name);
+      const history = historyFixture(name);
       const types = (history.events ?? []).map((e) => e.eventType);
       expect(types).to.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
       expect(types).to.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
@@ -39,7 +35,7 @@ describe('decision histories across decisions-as-rows', function () {
 
   it('replays deposit-payment-update.binpb, a deposit whose payments were decided by the update', async () => {
     await stack();
-    const history = fixture('deposit-payment-update.binpb');
+    const history = historyFixture('deposit-payment-update.binpb');
     const types = (history.events ?? []).map((e) => e.eventType);
     expect(types).to.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
     expect(types).to.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);

@@ -1,11 +1,10 @@
 // Deposits took their payments through an update the workflow decides (workflows/operation.ts, patch
 // `deposit-decides-inbound-payments`). Deposits started before that may wait up to the deposit and replay windows:
 // their histories must replay on the new code, and new deposits must take the new path and replay too.
-import fs from 'node:fs';
-import path from 'node:path';
 import { expect } from 'chai';
 import { temporal as proto } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
+import { historyFixture } from '../helpers/histories';
 import { operationWorkflowId } from '../../workflows/ids';
 import { activeAccount } from '../helpers/fixtures';
 import { openDeposit, pay } from '../helpers/inbound-payments';
@@ -20,8 +19,7 @@ describe('deposit histories across the inbound-payment update', function () {
   it('replays a deposit recorded on the signal path (payment, failed reconciliation, replay, completed)', async () => {
     await stack(); // installs the SDK runtime with its quiet logger before the replay worker
     // Recorded with workflows/operation.ts as it was before the change, on a dev server, with stub activities.
-    const bytes = fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'histories', 'deposit-signal-path.binpb'));
-    const history = proto.api.history.v1.History.decode(bytes);
+    const history = historyFixture('deposit-signal-path.binpb');
     const types = (history.events ?? []).map((e) => e.eventType);
     expect(types.filter((t) => t === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED)).to.have.length(2);
     expect(types).to.not.include(EventType.EVENT_TYPE_MARKER_RECORDED);

@@ -2,11 +2,10 @@
 // `withdrawal-database-steps-in-workflow-task` and `deposit-database-steps-in-workflow-task`, decision 0098); only
 // what leaves the worker is scheduled: the PSP's calls on the rails' queue, and a decision's read. Operations
 // recorded before, with every step a scheduled activity, must replay on this code, and new ones too.
-import fs from 'node:fs';
-import path from 'node:path';
 import { expect } from 'chai';
 import { temporal as proto } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
+import { historyFixture } from '../helpers/histories';
 import { withdrawToNewKey } from '../helpers/beneficiary-fixtures';
 import { activeAccount } from '../helpers/fixtures';
 import { fund, untilStatus } from '../helpers/money';
@@ -19,9 +18,6 @@ import { operationWorkflowId } from '../../workflows/ids';
 
 const EventType = proto.api.enums.v1.EventType;
 const workflowsPath = require.resolve('../../workflows');
-
-const fixture = (name: string) =>
-  proto.api.history.v1.History.decode(fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'histories', name)));
 
 /** The activity types a history scheduled, in order. */
 const scheduled = (history: proto.api.history.v1.IHistory) =>
@@ -50,7 +46,7 @@ describe('database steps inside the workflow task: histories before and after', 
   ] as const) {
     it(`replays ${name}, recorded with every database step a scheduled activity`, async () => {
       await stack(); // installs the SDK runtime with its quiet logger before the replay worker
-      const history = fixture(name);
+      const history = historyFixture(name);
       expect(scheduled(history)).to.include.members([...steps]);
       await Worker.runReplayHistory({ workflowsPath }, history, name);
     });

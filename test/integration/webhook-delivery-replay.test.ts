@@ -3,10 +3,10 @@
 // path may still be waiting between retries for up to a day: their histories must replay on the current code
 // without a nondeterminism error, and new deliveries must take the current path.
 import fs from 'node:fs';
-import path from 'node:path';
 import { expect } from 'chai';
 import { temporal as proto } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
+import { historyFixture } from '../helpers/histories';
 import { tenantEm } from '../../db/orm';
 import { createBeneficiary } from '../../api/services/beneficiaries';
 import { createSubscription } from '../../webhooks/subscriptions';
@@ -17,8 +17,6 @@ import { newCustomer, stack, untilStarted } from '../helpers/stack';
 
 const EventType = proto.api.enums.v1.EventType;
 const workflowsPath = require.resolve('../../workflows');
-const fixture = (name: string) =>
-  proto.api.history.v1.History.decode(fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'histories', name)));
 const typesOf = (history: proto.api.history.v1.IHistory) => (history.events ?? []).map((e) => e.eventType);
 
 describe('webhook delivery histories across the attempt changes', function () {
@@ -26,7 +24,7 @@ describe('webhook delivery histories across the attempt changes', function () {
 
   it('replays a delivery recorded with the attempt as an ordinary activity (a 500, a timer, then a 200)', async () => {
     // Recorded with the workflow as it was before the local-activity change: a real run on the dev server.
-    const history = fixture('webhook-delivery-as-activity.binpb');
+    const history = historyFixture('webhook-delivery-as-activity.binpb');
     const types = typesOf(history);
     expect(types.filter((t) => t === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED)).to.have.length(2);
     expect(types).to.include(EventType.EVENT_TYPE_TIMER_FIRED);
@@ -35,7 +33,7 @@ describe('webhook delivery histories across the attempt changes', function () {
 
   it('replays a delivery recorded with the attempt as a local activity (a 500, a timer, then a 200)', async () => {
     // Recorded with the workflow as it was before the webhook queue: a real run on the dev server.
-    const history = fixture('webhook-delivery-as-local-activity.binpb');
+    const history = historyFixture('webhook-delivery-as-local-activity.binpb');
     const types = typesOf(history);
     expect(types).to.not.include(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
     // The patch marker and one marker per attempt.
@@ -46,7 +44,7 @@ describe('webhook delivery histories across the attempt changes', function () {
 
   it('replays a delivery recorded on the webhook queue (the current path, kept for the next change)', async () => {
     // Recorded by the next test (RECORD_HISTORY=<file>): one attempt as an ordinary activity, then done.
-    const history = fixture('webhook-delivery-on-webhook-queue.binpb');
+    const history = historyFixture('webhook-delivery-on-webhook-queue.binpb');
     expect(typesOf(history).filter((t) => t === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED)).to.have.length(1);
     await Worker.runReplayHistory({ workflowsPath }, history, 'webhook-delivery-webhook-queue-recorded');
   });
@@ -54,7 +52,7 @@ describe('webhook delivery histories across the attempt changes', function () {
   it('replays a delivery that waited for its busy endpoint before the wait was bounded', async () => {
     // Recorded before the bound: its attempt answered busy, the workflow slept, then the attempt was made. It has
     // no marker for the bound, so it keeps the unbounded wait and its activity input as they were.
-    const history = fixture('webhook-delivery-busy-wait-unbounded.binpb');
+    const history = historyFixture('webhook-delivery-busy-wait-unbounded.binpb');
     const types = typesOf(history);
     expect(types.filter((t) => t === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED).length).to.be.at.least(2);
     expect(types).to.include(EventType.EVENT_TYPE_TIMER_FIRED);

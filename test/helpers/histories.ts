@@ -1,0 +1,10 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { temporal as proto } from '@temporalio/proto';
+
+/**
+ * A workflow history recorded on older code, from test/fixtures/histories/ (the binary History a dev server's
+ * `fetchHistory` gave), for `Worker.runReplayHistory` to replay on the current code.
+ */
+export const historyFixture = (name: string): proto.api.history.v1.History =>
+  proto.api.history.v1.History.decode(fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'histories', name)));
