@@ -88,7 +88,7 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
   const paymentsAreRows = input.type === 'DEPOSIT' && wf.patched(PAYMENTS_ARE_ROWS);
   // A deposit's own database steps (deciding a payment, reconciling, closing, expiring) inside the workflow task;
   // deposits started before scheduled them as activities, and replay so.
-  const steps = input.type === 'DEPOSIT' && wf.patched(DEPOSIT_STEPS_IN_TASK) ? inWorkflowTask : acts;
+  const depositSteps = input.type === 'DEPOSIT' && wf.patched(DEPOSIT_STEPS_IN_TASK) ? inWorkflowTask : acts;
   const ignore = ignoredSignals();
   wf.setHandler(inboundPaymentSignal, async (signal) => {
     if (!legacy) return ignore('inboundPayment', 'payments reach a deposit through the inboundPaymentUpdate');
@@ -117,11 +117,11 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
   const decidePayment = async (paymentId: string): Promise<string> => {
     await acquire();
     try {
-      const decided = await steps.decideInboundPayment({ operationId, paymentId, open });
+      const decided = await depositSteps.decideInboundPayment({ operationId, paymentId, open });
       if (legacy) payments++;
       // A deposit still waiting for its money reconciles at once; a FAILED one waits for an operator's replay.
       else if (open && status === 'REQUESTED') {
-        track(await steps.reconcileDeposit({ operationId }));
+        track(await depositSteps.reconcileDeposit({ operationId }));
         if ((status as string) === 'COMPLETED') open = false;
       }
       return decided;
@@ -138,8 +138,8 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
     if (d.kind === 'INBOUND_PAYMENT') {
       // The row names its payment; a payment that is not this deposit's fails for good, and changes nothing.
       await decidePayment(d.target ?? '').catch((err: unknown) => {
-        // As before for a scheduled step (any ActivityFailure), and a local step's business failure.
-        if (!(err instanceof wf.ActivityFailure) && !businessFailure(err)) throw err;
+        // A scheduled step fails as an ActivityFailure (any, as before); a local step as the ApplicationFailure.
+        if (!(err instanceof wf.ActivityFailure || err instanceof wf.ApplicationFailure)) throw err;
         ignore(
           'decision',
           `payment ${d.target} of decision ${d.decisionId} is not one of this deposit's`,
@@ -176,8 +176,8 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
     await acquire();
     if (status === 'REQUESTED') {
       open = false;
-      await fail('DEPOSIT_EXPIRED', 'no payment arrived within the deposit window', steps);
-      await steps.closeDeposit({ operationId });
+      await fail('DEPOSIT_EXPIRED', 'no payment arrived within the deposit window', depositSteps);
+      await depositSteps.closeDeposit({ operationId });
       busy = false;
       return wf.condition(wf.allHandlersFinished);
     }
@@ -189,17 +189,17 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
       await acquire();
       if (!replayed) {
         open = false;
-        await steps.closeDeposit({ operationId });
+        await depositSteps.closeDeposit({ operationId });
         busy = false;
         return wf.condition(wf.allHandlersFinished);
       }
       handled = replays;
-      track(await steps.reconcileDeposit({ operationId }));
+      track(await depositSteps.reconcileDeposit({ operationId }));
       busy = false;
     }
     await acquire();
     open = false;
-    await steps.closeDeposit({ operationId });
+    await depositSteps.closeDeposit({ operationId });
     busy = false;
     return wf.condition(wf.allHandlersFinished);
   }
@@ -242,24 +242,24 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
     case 'WITHDRAWAL': {
       // Its own database steps inside the workflow task, as a transfer settles (above); histories recorded before
       // scheduled them as activities, and replay so.
-      const db = wf.patched(WITHDRAWAL_STEPS_IN_TASK) ? inWorkflowTask : acts;
+      const withdrawalSteps = wf.patched(WITHDRAWAL_STEPS_IN_TASK) ? inWorkflowTask : acts;
       if (input.requiresReview) {
-        track(await db.setOperationStatus({ operationId, status: 'ON_HOLD' }));
+        track(await withdrawalSteps.setOperationStatus({ operationId, status: 'ON_HOLD' }));
         await wf.condition(() => decision !== undefined);
         if (decision!.decision === 'REJECT') {
-          await fail('HOLD_REJECTED', decision!.reason ?? 'the withdrawal was rejected in review', db);
+          await fail('HOLD_REJECTED', decision!.reason ?? 'the withdrawal was rejected in review', withdrawalSteps);
           return status;
         }
       }
-      track(await db.setOperationStatus({ operationId, status: 'PROCESSING' }));
+      track(await withdrawalSteps.setOperationStatus({ operationId, status: 'PROCESSING' }));
       const payout = wf.patched(PAYOUT_THROUGH_RAILS)
-        ? await payThroughRails(operationId, db)
+        ? await payThroughRails(operationId, withdrawalSteps)
         : await acts.executePayout({ operationId });
       if (!payout.ok) {
-        await fail('PAYOUT_REJECTED', 'the receiving institution rejected the PIX payout', db);
+        await fail('PAYOUT_REJECTED', 'the receiving institution rejected the PIX payout', withdrawalSteps);
         return status;
       }
-      track(await db.completeOperation({ operationId }));
+      track(await withdrawalSteps.completeOperation({ operationId }));
       return status;
     }
     case 'SWAP':
@@ -303,8 +303,8 @@ const WITHDRAWAL_STEPS_IN_TASK = 'withdrawal-database-steps-in-workflow-task';
  * a final answer is recorded: while it is pending (or the PSP cannot be reached) the operation stays PROCESSING,
  * because money may still leave. A PSP that refuses the payout outright sent nothing: FAILED.
  */
-async function payThroughRails(operationId: string, db: typeof acts): Promise<{ ok: boolean; endToEnd: string }> {
-  const order = await db.payoutOrder({ operationId });
+async function payThroughRails(operationId: string, steps: typeof acts): Promise<{ ok: boolean; endToEnd: string }> {
+  const order = await steps.payoutOrder({ operationId });
   if (order.recorded) return order.recorded;
   const rails = railActivities(order.taskQueue);
   let state;
@@ -313,12 +313,12 @@ async function payThroughRails(operationId: string, db: typeof acts): Promise<{ 
   } catch (err) {
     const refused = railRejection(err);
     if (!refused) throw err;
-    return db.recordPayout({ operationId, status: 'FAILED', reason: refused.message });
+    return steps.recordPayout({ operationId, status: 'FAILED', reason: refused.message });
   }
   const pause = statusReadPauses();
   while (state.status === 'PENDING') {
     await pause();
     state = await rails.pixPayoutStatus({ payoutId: order.request.payoutId });
   }
-  return db.recordPayout({ operationId, status: state.status, endToEnd: state.endToEndId, reason: state.reason });
+  return steps.recordPayout({ operationId, status: state.status, endToEnd: state.endToEndId, reason: state.reason });
 }
