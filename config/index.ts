@@ -55,6 +55,8 @@ export interface Config {
   rateLimitQueue: number;
   /** Operations of one customer accepted but not yet started past which its new ones get 429 (fair share). */
   maxPendingOperationsPerCustomer: number;
+  /** A customer's operations started in Temporal and not yet run, at most; 0: no window (decision 0099). */
+  maxStartedOperationsPerCustomer: number;
   tokenClientFailuresPerMinute: number;
   tokenAddressFailuresPerMinute: number;
   tokenAddressPerSecond: number;
@@ -210,6 +212,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxPendingOperationsPerCustomer: Math.max(
       1,
       int(env.MAX_PENDING_OPERATIONS_PER_CUSTOMER, 500, 'MAX_PENDING_OPERATIONS_PER_CUSTOMER'),
+    ),
+    // Of that backlog, how much the relay hands Temporal at once: the rest waits in the outbox, so one customer's
+    // flood is never a backlog of hundreds of tasks in matching that every other customer's task is read past.
+    maxStartedOperationsPerCustomer: int(
+      env.MAX_STARTED_OPERATIONS_PER_CUSTOMER,
+      50,
+      'MAX_STARTED_OPERATIONS_PER_CUSTOMER',
     ),
     tokenClientFailuresPerMinute: int(env.TOKEN_CLIENT_FAILURES_PER_MINUTE, 10, 'TOKEN_CLIENT_FAILURES_PER_MINUTE'),
     tokenAddressFailuresPerMinute: int(env.TOKEN_ADDRESS_FAILURES_PER_MINUTE, 30, 'TOKEN_ADDRESS_FAILURES_PER_MINUTE'),

@@ -1,7 +1,7 @@
 import { Client as PgClient, Notification } from 'pg';
 import type { Client } from '@temporalio/client';
 import type { Orm } from '../db/orm';
-import { claimStarts, deferStarts, finishStarts, listenForStarts } from '../db/repositories/outbox';
+import { claimStarts, deferStarts, finishStarts, hasUnclaimedStarts, listenForStarts } from '../db/repositories/outbox';
 import { startRequestOf, startWorkflow } from '../workflows/start';
 import { relayWorkflowSignals } from './workflow-signal-relay';
 
@@ -10,6 +10,10 @@ import { relayWorkflowSignals } from './workflow-signal-relay';
 const SWEEP_INTERVAL_MS = 2000;
 // How long to wait before listening again after the listening connection broke.
 const RELISTEN_DELAY_MS = 1000;
+
+// How soon a relay looks again at rows the per-customer window held back: the pace at which a customer at its
+// window refills the engine as its started operations run.
+const WINDOW_RETRY_MS = 50;
 
 /** How many rows one relay pass claims at most. */
 export const RELAY_BATCH = 50;
@@ -38,10 +42,12 @@ export async function relayWorkflowStarts(
   orm: Orm,
   temporal: Client,
   taskQueue: string,
-  opts: { eager?: boolean; batch?: number; leaseMs?: number } = {},
+  opts: { eager?: boolean; batch?: number; leaseMs?: number; maxStartedPerCustomer?: number } = {},
 ): Promise<number> {
   const em = orm.em.fork();
-  const rows = await claimStarts(em, taskQueue, opts.batch ?? RELAY_BATCH, opts.leaseMs ?? RELAY_LEASE_MS);
+  const rows = await claimStarts(em, taskQueue, opts.batch ?? RELAY_BATCH, opts.leaseMs ?? RELAY_LEASE_MS, {
+    maxStartedPerCustomer: opts.maxStartedPerCustomer,
+  });
   if (!rows.length) return 0;
   const results = await Promise.allSettled(
     rows.map((row) =>
@@ -74,6 +80,11 @@ export interface WorkflowStartRelayOptions {
   eager: boolean;
   /** How often it looks without a wake-up (SWEEP_INTERVAL_MS). */
   sweepIntervalMs?: number;
+  /**
+   * A customer's operations started in Temporal and not yet run (REQUESTED, no outbox row), at most: its further
+   * rows wait in the outbox (`claimStarts`). Unset: no window.
+   */
+  maxStartedPerCustomer?: number;
   onError(err: unknown): void;
 }
 
@@ -102,8 +113,18 @@ export function startWorkflowStartRelay(opts: WorkflowStartRelayOptions): Workfl
       try {
         // Rows may be left behind (a full batch, or rows another relay held locked at that instant): go on
         // without waiting for a wake-up until a pass finds nothing.
-        if ((await relayWorkflowStarts(opts.orm, opts.temporal, opts.taskQueue, { eager: opts.eager })) > 0)
-          again = true;
+        const claimed = await relayWorkflowStarts(opts.orm, opts.temporal, opts.taskQueue, {
+          eager: opts.eager,
+          maxStartedPerCustomer: opts.maxStartedPerCustomer,
+        });
+        if (claimed > 0) again = true;
+        // Nothing claimed but rows wait: the window holds them until the customer's started operations run. No
+        // COMMIT announces that, so look again shortly (while they wait, and only then).
+        else if (
+          opts.maxStartedPerCustomer !== undefined &&
+          (await hasUnclaimedStarts(opts.orm.em.fork(), opts.taskQueue))
+        )
+          lookAgainSoon();
         // Signals after starts: a decision whose workflow this pass started finds it running.
         if ((await relayWorkflowSignals(opts.orm, opts.temporal, opts.taskQueue)) === RELAY_BATCH) again = true;
       } catch (err) {
@@ -111,6 +132,15 @@ export function startWorkflowStartRelay(opts: WorkflowStartRelayOptions): Workfl
         return; // failed starts wait for the sweep
       }
     } while (again && !stopped);
+  };
+
+  let soon: NodeJS.Timeout | undefined;
+  const lookAgainSoon = () => {
+    if (soon || stopped) return;
+    soon = setTimeout(() => {
+      soon = undefined;
+      wake();
+    }, WINDOW_RETRY_MS);
   };
 
   const wake = () => {
@@ -160,6 +190,7 @@ export function startWorkflowStartRelay(opts: WorkflowStartRelayOptions): Workfl
     async stop() {
       stopped = true;
       clearInterval(sweep);
+      clearTimeout(soon);
       clearTimeout(relisten);
       await listener?.end().catch(() => undefined);
       await Promise.all(passes);

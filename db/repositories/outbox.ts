@@ -7,6 +7,7 @@
 import type { Client as PgClient } from 'pg';
 import type { Em } from '../orm';
 import { SqlBatch } from '../batch';
+import { operationWorkflowId } from '../../workflows/ids';
 
 /** A workflow to start once the transaction that records it commits. */
 export interface WorkflowStartRequest {
@@ -91,14 +92,22 @@ export interface PendingStart {
 // start attempt per 10 s, and a start that failed because Temporal was down is retried soon after it is back.
 const MAX_BACKOFF_SECONDS = 10;
 
-// The fair claim, in one statement (docs/decisions.md, "Fair share of the engine"). Parameters: the queue three
-// times, the candidates per customer twice, the lease, the batch size.
+// An operation's outbox row is named by its workflow id; a fairness key is a customer id (a lowercase UUID) or ''.
+const OPERATION_PREFIX = operationWorkflowId('');
+const UUID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+
+// The fair claim, in one statement (docs/decisions.md, "Fair share of the engine"). Parameters: the queue twice,
+// the window twice, the queue, the candidates per customer twice, the lease, the batch size.
 // - `queue_keys`: the distinct customers (fairness keys) with rows on the queue, one index probe each (a skip scan of
 //   workflow_starts_fair_index), however many rows each has queued;
+// - `r.room`: how many more of the customer's operations Temporal may hold (decision 0099): the window less its
+//   operations started and not yet run. The relay starts a customer's rows oldest first, so those are its oldest
+//   REQUESTED operations with no unleased outbox row; only the oldest `window` of them are read
+//   (operations_pending_index);
 // - `candidates`: each customer's oldest due, unleased rows, ranked within the customer, read from the same index;
-//   two batches' worth each, so a relay claiming at the same instant as another still fills its batch with the
-//   rows after those the other holds locked. Rows with no task queue (null: any relay may start them, so they are
-//   never left behind whatever queue claims) are one more group;
+//   two batches' worth each (no more than its room), so a relay claiming at the same instant as another still fills
+//   its batch with the rows after those the other holds locked. Rows with no task queue (null: any relay may start
+//   them, so they are never left behind whatever queue claims) are one more group;
 // - `due`: rank 1 of every customer first (oldest head first), then rank 2, ...: a batch takes one row per
 //   customer before it takes a second from anyone, so a customer with one pending start is in the next pass
 //   whatever another has queued. SKIP LOCKED below the LIMIT: two relays claiming at once take disjoint rows.
@@ -113,12 +122,20 @@ const CLAIM_FAIR = `with recursive queue_keys(fairness_key) as (
      candidates as (
        select d.workflow_id, d.rank, d.next_attempt_at, d.created_at
        from queue_keys c cross join lateral (
+         select ? - count(*) as room
+         from (select o.id from operations o
+               where o.customer_id = case when c.fairness_key ~ '${UUID_PATTERN}' then c.fairness_key::uuid end
+                 and o.status = 'REQUESTED' and o.type <> 'DEPOSIT'
+               order by o.created_at limit ?) pending
+         where not exists (select 1 from workflow_starts s where s.workflow_id = '${OPERATION_PREFIX}' || pending.id
+                             and (s.claimed_until is null or s.claimed_until < now()))
+       ) r cross join lateral (
          select w.workflow_id, w.next_attempt_at, w.created_at,
            row_number() over (order by w.next_attempt_at, w.created_at) as rank
          from (select workflow_id, next_attempt_at, created_at from workflow_starts
                where task_queue = ? and fairness_key = c.fairness_key and next_attempt_at <= now()
                  and (claimed_until is null or claimed_until < now())
-               order by next_attempt_at, created_at limit ?) w
+               order by next_attempt_at, created_at limit greatest(0, least(?, r.room))) w
        ) d
        where c.fairness_key is not null
        union all
@@ -141,18 +158,43 @@ const CLAIM_FAIR = `with recursive queue_keys(fairness_key) as (
  * Claims up to `limit` rows of `taskQueue` (and of rows with no task queue, which any relay may start) that are due
  * and not leased by another relay, leasing them for `leaseMs`: round-robin across customers, oldest first within each
  * (`CLAIM_FAIR`). Within a customer rows are taken by their next attempt time, so rows that keep failing go to the
- * back of that customer's line. Two relays claiming at once take disjoint rows.
+ * back of that customer's line. Two relays claiming at once take disjoint rows. With `maxStartedPerCustomer`, a
+ * customer with that many operations started and not yet run has none of its rows claimed.
  */
-export async function claimStarts(em: Em, taskQueue: string, limit: number, leaseMs: number): Promise<PendingStart[]> {
+export async function claimStarts(
+  em: Em,
+  taskQueue: string,
+  limit: number,
+  leaseMs: number,
+  opts: { maxStartedPerCustomer?: number } = {},
+): Promise<PendingStart[]> {
+  const window = opts.maxStartedPerCustomer;
   return (await em.execute(CLAIM_FAIR, [
     taskQueue,
     taskQueue,
+    window ?? 2 ** 31 - 1,
+    // No window: no operation is read.
+    window ?? 0,
     taskQueue,
     2 * limit,
     2 * limit,
     leaseMs,
     limit,
   ])) as PendingStart[];
+}
+
+/**
+ * Whether `taskQueue` has rows due and not leased: after a claim that took none, they are rows held back by the
+ * per-customer window (`claimStarts`), and the relay looks again soon instead of waiting for a wake-up.
+ */
+export async function hasUnclaimedStarts(em: Em, taskQueue: string): Promise<boolean> {
+  const rows = (await em.execute(
+    `select exists (select 1 from workflow_starts
+       where task_queue = ? and next_attempt_at <= now() and (claimed_until is null or claimed_until < now())
+     ) as waiting`,
+    [taskQueue],
+  )) as Array<{ waiting: boolean }>;
+  return rows[0].waiting;
 }
 
 /** Removes rows whose workflow is started. */

@@ -7,6 +7,7 @@ import { inTransaction } from '../../db/transaction';
 import { claimStarts } from '../../db/repositories/outbox';
 import { SqlBatch } from '../../db/batch';
 import { stack } from '../helpers/stack';
+import { customerId, requestedOperations, runOperation } from '../helpers/requested-operations';
 
 /** `n` outbox rows of `customerId` on `queue`, committed together, oldest first in the returned order. */
 async function rowsOf(queue: string, customerId: string, n: number): Promise<string[]> {
@@ -68,6 +69,28 @@ describe('fair outbox claim', function () {
     expect(first).to.have.members([...a.slice(0, 3), ...b.slice(0, 3), c[0]]);
     const second = (await claimStarts(em, queue, 6, LEASE_MS)).map((r) => r.workflow_id);
     expect(second).to.have.members([...a.slice(3, 6), ...b.slice(3, 6)]);
+  });
+
+  it("a customer at its window of started operations waits in the outbox, and another's row does not", async () => {
+    const { services } = await stack();
+    const queue = newQueue();
+    const em = systemEm(services.orm);
+    const a = await customerId();
+    // A: three operations started and not yet run, five more waiting; B: one waiting.
+    const aStarted = await requestedOperations(a, 3);
+    const aWaiting = await requestedOperations(a, 5, queue);
+    const [b] = await requestedOperations(await customerId(), 1, queue);
+    const claim = async (window?: number) =>
+      (await claimStarts(em, queue, 50, LEASE_MS, { maxStartedPerCustomer: window })).map((r) => r.workflow_id);
+
+    expect(await claim(3)).to.deep.equal([b]);
+    // One of A's started operations runs: one place, for A's oldest waiting row.
+    await runOperation(aStarted[0]);
+    expect(await claim(3)).to.deep.equal([aWaiting[0]]);
+    // A wider window lets the rest through, up to it: the claimed row counts as started once its lease is taken.
+    expect(await claim(5)).to.have.members(aWaiting.slice(1, 3));
+    // No window: everything due.
+    expect(await claim()).to.have.members(aWaiting.slice(3));
   });
 
   it('rows of another queue are not claimed, and a queue with nothing due claims nothing', async () => {

@@ -12,6 +12,7 @@ import { SqlBatch } from '../../db/batch';
 import { MAX_CONCURRENT_PASSES, startWorkflowStartRelay, WorkflowStartRelay } from '../../worker/workflow-start-relay';
 import { queueWorkerOptions } from '../../worker/queues';
 import { eventually, stack, workflowBundleEnv } from '../helpers/stack';
+import { customerId, requestedOperations, runOperation } from '../helpers/requested-operations';
 
 /** The real client, with every workflow start counted per workflow id and passed through `before` first. */
 function countingTemporal(real: Client, before: () => Promise<void> = async () => {}) {
@@ -74,7 +75,11 @@ describe('outbox relay', function () {
   const relays: WorkflowStartRelay[] = [];
 
   /** A relay that runs on wake-ups alone (its sweep is an hour away). */
-  async function wakeOnlyRelay(queue: string, temporal: Client): Promise<WorkflowStartRelay> {
+  async function wakeOnlyRelay(
+    queue: string,
+    temporal: Client,
+    opts: { maxStartedPerCustomer?: number } = {},
+  ): Promise<WorkflowStartRelay> {
     const { services } = await stack();
     const relay = startWorkflowStartRelay({
       orm: services.orm,
@@ -84,6 +89,7 @@ describe('outbox relay', function () {
       eager: false,
       sweepIntervalMs: 3_600_000,
       onError: () => undefined,
+      ...opts,
     });
     relays.push(relay);
     // Listening once its connection shows up in Postgres, waiting.
@@ -131,6 +137,28 @@ describe('outbox relay', function () {
     expect(counted.starts.sort()).to.deep.equal([...ids].sort());
     expect(await remaining(others), 'rows of another queue stay for its own relay').to.equal(2);
     await systemEm(services.orm).execute('delete from workflow_starts where workflow_id in (?)', [others]);
+  });
+
+  it("a row its customer's window holds back starts when one of its started operations runs, unannounced", async () => {
+    const { services } = await stack();
+    const queue = newQueue();
+    const a = await customerId();
+    const [running] = await requestedOperations(a, 1);
+    const [waiting] = await requestedOperations(a, 1, queue);
+    started.push(waiting);
+    await wakeOnlyRelay(queue, services.temporal, { maxStartedPerCustomer: 1 });
+    // The relay's first pass found A at its window of one.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await remaining([waiting])).to.equal(1);
+    // The operation runs: nothing is committed to the outbox, and the sweep is an hour away.
+    await runOperation(running);
+    await eventually(
+      () => remaining([waiting]),
+      (n) => n === 0,
+      5000,
+      20,
+    );
+    expect(await status(services.temporal, waiting)).to.equal('RUNNING');
   });
 
   it('rows committed while passes wait on slow starts get passes of their own, up to the bound', async () => {
