@@ -401,7 +401,11 @@ describe('reports', function () {
         };
         throw Object.assign(new Error('rollback'), { out });
       })
-      .catch((err: { out?: unknown }) => err.out);
+      // Only the rollback carries `out`: any other error is the rebuild's, and the test's answer.
+      .catch((err: { out?: unknown }) => {
+        if (!err.out) throw err;
+        return err.out;
+      });
     const numeric = (rows: Array<Record<string, unknown>>) =>
       rows.map((r) => ({
         ...r,
