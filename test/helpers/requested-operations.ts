@@ -1,6 +1,8 @@
 // Operations of a customer in REQUESTED, written straight to the tables, for the relay's per-customer window
 // (db/repositories/outbox.ts, `claimStarts`): with an outbox row they wait to be started, without one they are
-// started and not yet run.
+// started and not yet run. They are stand-ins, with no money, history or states: one that "runs" is deleted rather
+// than completed (a COMPLETED operation with no COMPLETED state is one the movements backfill cannot read), and
+// `removeRequestedOperations` deletes the rest once a test file is done.
 import { randomUUID } from 'node:crypto';
 import { systemEm } from '../../db/orm';
 import { inTransaction } from '../../db/transaction';
@@ -10,6 +12,7 @@ import { createCustomer } from '../../api/services/auth';
 import { stack } from './stack';
 
 let clock = Date.now() - 3_600_000;
+const written: string[] = [];
 
 /** A customer of its own (no token: the tests that use it never call the API). */
 export async function customerId(): Promise<string> {
@@ -25,6 +28,7 @@ export async function customerId(): Promise<string> {
 export async function requestedOperations(customerId: string, n: number, queue?: string): Promise<string[]> {
   const { services } = await stack();
   const ids = Array.from({ length: n }, () => randomUUID());
+  written.push(...ids);
   await inTransaction(systemEm(services.orm), async (tx) => {
     const batch = new SqlBatch();
     for (const id of ids) {
@@ -48,9 +52,19 @@ export async function requestedOperations(customerId: string, n: number, queue?:
   return ids.map(operationWorkflowId);
 }
 
-/** Marks the operation of `workflowId` COMPLETED: its workflow ran, and it leaves its customer's window. */
+/** The operation of `workflowId` ran: it leaves REQUESTED, and its customer's window. */
 export async function runOperation(workflowId: string): Promise<void> {
   const { services } = await stack();
   const id = workflowId.slice(operationWorkflowId('').length);
-  await systemEm(services.orm).execute(`update operations set status = 'COMPLETED' where id = ?`, [id]);
+  await systemEm(services.orm).execute('delete from operations where id = ?', [id]);
+}
+
+/** Deletes every operation this helper wrote, and their outbox rows. */
+export async function removeRequestedOperations(): Promise<void> {
+  if (!written.length) return;
+  const { services } = await stack();
+  const ids = written.splice(0);
+  const em = systemEm(services.orm);
+  await em.execute('delete from workflow_starts where workflow_id in (?)', [ids.map(operationWorkflowId)]);
+  await em.execute('delete from operations where id in (?)', [ids]);
 }

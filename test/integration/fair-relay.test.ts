@@ -7,7 +7,12 @@ import { inTransaction } from '../../db/transaction';
 import { claimStarts } from '../../db/repositories/outbox';
 import { SqlBatch } from '../../db/batch';
 import { stack } from '../helpers/stack';
-import { customerId, requestedOperations, runOperation } from '../helpers/requested-operations';
+import {
+  customerId,
+  removeRequestedOperations,
+  requestedOperations,
+  runOperation,
+} from '../helpers/requested-operations';
 
 /** `n` outbox rows of `customerId` on `queue`, committed together, oldest first in the returned order. */
 async function rowsOf(queue: string, customerId: string, n: number): Promise<string[]> {
@@ -44,6 +49,7 @@ describe('fair outbox claim', function () {
   after(async () => {
     const { services } = await stack();
     await systemEm(services.orm).execute('delete from workflow_starts where task_queue in (?)', [queues]);
+    await removeRequestedOperations();
   });
 
   it("A's 1,000 queued rows do not hold up B's one: B's row is in the first batch", async () => {

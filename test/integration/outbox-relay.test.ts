@@ -12,7 +12,12 @@ import { SqlBatch } from '../../db/batch';
 import { MAX_CONCURRENT_PASSES, startWorkflowStartRelay, WorkflowStartRelay } from '../../worker/workflow-start-relay';
 import { queueWorkerOptions } from '../../worker/queues';
 import { eventually, stack, workflowBundleEnv } from '../helpers/stack';
-import { customerId, requestedOperations, runOperation } from '../helpers/requested-operations';
+import {
+  customerId,
+  removeRequestedOperations,
+  requestedOperations,
+  runOperation,
+} from '../helpers/requested-operations';
 
 /** The real client, with every workflow start counted per workflow id and passed through `before` first. */
 function countingTemporal(real: Client, before: () => Promise<void> = async () => {}) {
@@ -109,6 +114,7 @@ describe('outbox relay', function () {
   after(async () => {
     const { services } = await stack();
     await Promise.all(relays.map((r) => r.stop()));
+    await removeRequestedOperations();
     await Promise.all(
       started.map((id) =>
         services.temporal.workflow
