@@ -80,7 +80,7 @@ export async function runWorker() {
         taskQueue,
         databaseUrl: config.databaseUrl,
         eager: true,
-        maxStartedPerCustomer: config.maxStartedOperationsPerCustomer || undefined,
+        maxStartedPerCustomer: config.maxStartedOperationsPerCustomer,
         onError: (err) =>
           log.warn({ err, taskQueue }, 'outbox relay: workflow starts failed; a later pass retries them'),
       }),

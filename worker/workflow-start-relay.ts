@@ -82,7 +82,7 @@ export interface WorkflowStartRelayOptions {
   sweepIntervalMs?: number;
   /**
    * A customer's operations started in Temporal and not yet run (REQUESTED, no outbox row), at most: its further
-   * rows wait in the outbox (`claimStarts`). Unset: no window.
+   * rows wait in the outbox (`claimStarts`). 0 or unset: no window.
    */
   maxStartedPerCustomer?: number;
   onError(err: unknown): void;
@@ -120,10 +120,7 @@ export function startWorkflowStartRelay(opts: WorkflowStartRelayOptions): Workfl
         if (claimed > 0) again = true;
         // Nothing claimed but rows wait: the window holds them until the customer's started operations run. No
         // COMMIT announces that, so look again shortly (while they wait, and only then).
-        else if (
-          opts.maxStartedPerCustomer !== undefined &&
-          (await hasUnclaimedStarts(opts.orm.em.fork(), opts.taskQueue))
-        )
+        else if (opts.maxStartedPerCustomer && (await hasUnclaimedStarts(opts.orm.em.fork(), opts.taskQueue)))
           lookAgainSoon();
         // Signals after starts: a decision whose workflow this pass started finds it running.
         if ((await relayWorkflowSignals(opts.orm, opts.temporal, opts.taskQueue)) === RELAY_BATCH) again = true;

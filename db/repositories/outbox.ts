@@ -92,6 +92,9 @@ export interface PendingStart {
 // start attempt per 10 s, and a start that failed because Temporal was down is retried soon after it is back.
 const MAX_BACKOFF_SECONDS = 10;
 
+// A row a relay may claim now: due, and not leased by another relay (the claim checks it again on the locked row).
+const DUE_AND_UNLEASED = 'next_attempt_at <= now() and (claimed_until is null or claimed_until < now())';
+
 // An operation's outbox row is named by its workflow id; a fairness key is a customer id (a lowercase UUID) or ''.
 const OPERATION_PREFIX = operationWorkflowId('');
 const UUID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
@@ -133,8 +136,7 @@ const CLAIM_FAIR = `with recursive queue_keys(fairness_key) as (
          select w.workflow_id, w.next_attempt_at, w.created_at,
            row_number() over (order by w.next_attempt_at, w.created_at) as rank
          from (select workflow_id, next_attempt_at, created_at from workflow_starts
-               where task_queue = ? and fairness_key = c.fairness_key and next_attempt_at <= now()
-                 and (claimed_until is null or claimed_until < now())
+               where task_queue = ? and fairness_key = c.fairness_key and ${DUE_AND_UNLEASED}
                order by next_attempt_at, created_at limit greatest(0, least(?, r.room))) w
        ) d
        where c.fairness_key is not null
@@ -142,8 +144,7 @@ const CLAIM_FAIR = `with recursive queue_keys(fairness_key) as (
        select u.workflow_id, row_number() over (order by u.next_attempt_at, u.created_at), u.next_attempt_at,
          u.created_at
        from (select workflow_id, next_attempt_at, created_at from workflow_starts
-             where task_queue is null and next_attempt_at <= now()
-               and (claimed_until is null or claimed_until < now())
+             where task_queue is null and ${DUE_AND_UNLEASED}
              order by next_attempt_at, created_at limit ?) u
      )
      update workflow_starts w set claimed_until = now() + ? * interval '1 millisecond', attempts = w.attempts + 1
@@ -168,7 +169,8 @@ export async function claimStarts(
   leaseMs: number,
   opts: { maxStartedPerCustomer?: number } = {},
 ): Promise<PendingStart[]> {
-  const window = opts.maxStartedPerCustomer;
+  // 0, as the configuration spells "off", is no window, as unset is.
+  const window = opts.maxStartedPerCustomer || undefined;
   return (await em.execute(CLAIM_FAIR, [
     taskQueue,
     taskQueue,
@@ -190,8 +192,7 @@ export async function claimStarts(
 export async function hasUnclaimedStarts(em: Em, taskQueue: string): Promise<boolean> {
   const rows = (await em.execute(
     `select exists (select 1 from workflow_starts
-       where task_queue = ? and next_attempt_at <= now() and (claimed_until is null or claimed_until < now())
-     ) as waiting`,
+       where task_queue = ? and ${DUE_AND_UNLEASED}) as waiting`,
     [taskQueue],
   )) as Array<{ waiting: boolean }>;
   return rows[0].waiting;

@@ -141,7 +141,7 @@ async function build(): Promise<Stack> {
         taskQueue,
         databaseUrl: config.databaseUrl,
         eager: true,
-        maxStartedPerCustomer: config.maxStartedOperationsPerCustomer || undefined,
+        maxStartedPerCustomer: config.maxStartedOperationsPerCustomer,
         onError: (err) => process.stderr.write(`test stack: outbox relay ${taskQueue}: ${String(err)}\n`),
       }),
     );
