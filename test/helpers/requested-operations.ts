@@ -15,7 +15,7 @@ let clock = Date.now() - 3_600_000;
 const written: string[] = [];
 
 /** A customer of its own (no token: the tests that use it never call the API). */
-export async function customerId(): Promise<string> {
+export async function newCustomerId(): Promise<string> {
   const { services } = await stack();
   return (await createCustomer(services.orm, 'Window Ltda')).customerId;
 }

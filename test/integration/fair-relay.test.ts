@@ -8,7 +8,7 @@ import { claimStarts } from '../../db/repositories/outbox';
 import { SqlBatch } from '../../db/batch';
 import { stack } from '../helpers/stack';
 import {
-  customerId,
+  newCustomerId,
   removeRequestedOperations,
   requestedOperations,
   runOperation,
@@ -81,11 +81,11 @@ describe('fair outbox claim', function () {
     const { services } = await stack();
     const queue = newQueue();
     const em = systemEm(services.orm);
-    const a = await customerId();
+    const a = await newCustomerId();
     // A: three operations started and not yet run, five more waiting; B: one waiting.
     const aStarted = await requestedOperations(a, 3);
     const aWaiting = await requestedOperations(a, 5, queue);
-    const [b] = await requestedOperations(await customerId(), 1, queue);
+    const [b] = await requestedOperations(await newCustomerId(), 1, queue);
     const claim = async (window?: number) =>
       (await claimStarts(em, queue, 50, LEASE_MS, { maxStartedPerCustomer: window })).map((r) => r.workflow_id);
 

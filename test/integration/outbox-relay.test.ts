@@ -13,7 +13,7 @@ import { MAX_CONCURRENT_PASSES, startWorkflowStartRelay, WorkflowStartRelay } fr
 import { queueWorkerOptions } from '../../worker/queues';
 import { eventually, stack, workflowBundleEnv } from '../helpers/stack';
 import {
-  customerId,
+  newCustomerId,
   removeRequestedOperations,
   requestedOperations,
   runOperation,
@@ -148,7 +148,7 @@ describe('outbox relay', function () {
   it("a row its customer's window holds back starts when one of its started operations runs, unannounced", async () => {
     const { services } = await stack();
     const queue = newQueue();
-    const a = await customerId();
+    const a = await newCustomerId();
     const [running] = await requestedOperations(a, 1);
     const [waiting] = await requestedOperations(a, 1, queue);
     started.push(waiting);
