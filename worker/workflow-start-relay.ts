@@ -12,8 +12,11 @@ const SWEEP_INTERVAL_MS = 2000;
 const RELISTEN_DELAY_MS = 1000;
 
 // How soon a relay looks again at rows the per-customer window held back: the pace at which a customer at its
-// window refills the engine as its started operations run.
+// window refills the engine as its started operations run. Each look that still claims nothing doubles the wait, up
+// to WINDOW_RETRY_MAX_MS: a customer whose started operations never run (a workflow that never takes its first step)
+// costs a pass a second, not twenty, while one whose operations do run is looked at again every 50 ms.
 const WINDOW_RETRY_MS = 50;
+const WINDOW_RETRY_MAX_MS = 1_000;
 
 /** How many rows one relay pass claims at most. */
 export const RELAY_BATCH = 50;
@@ -117,7 +120,10 @@ export function startWorkflowStartRelay(opts: WorkflowStartRelayOptions): Workfl
           eager: opts.eager,
           maxStartedPerCustomer: opts.maxStartedPerCustomer,
         });
-        if (claimed > 0) again = true;
+        if (claimed > 0) {
+          again = true;
+          heldRetryMs = WINDOW_RETRY_MS;
+        }
         // Nothing claimed but rows wait: the window holds them until the customer's started operations run. No
         // COMMIT announces that, so look again shortly (while they wait, and only then).
         else if (opts.maxStartedPerCustomer && (await hasUnclaimedStarts(opts.orm.em.fork(), opts.taskQueue)))
@@ -132,12 +138,14 @@ export function startWorkflowStartRelay(opts: WorkflowStartRelayOptions): Workfl
   };
 
   let soon: NodeJS.Timeout | undefined;
+  let heldRetryMs = WINDOW_RETRY_MS;
   const lookAgainSoon = () => {
     if (soon || stopped) return;
     soon = setTimeout(() => {
       soon = undefined;
       wake();
-    }, WINDOW_RETRY_MS);
+    }, heldRetryMs);
+    heldRetryMs = Math.min(2 * heldRetryMs, WINDOW_RETRY_MAX_MS);
   };
 
   const wake = () => {
