@@ -260,9 +260,12 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
           // A's attempts held their slots while B was timed: every one, when they hang; receivers that answer after
           // 5 s give theirs back and A's next deliveries take them again, a few at a time (three quarters at least).
           expect(averageOpen, report()).to.be.at.least(holdMs === undefined ? A_URLS * CAP : 0.75 * A_URLS * CAP);
+          // Within 2x the baseline, and under 500 ms (issue 20) on a host where the baseline itself is: a CI
+          // host that already takes longer for B's transfers beside a healthy customer's volume (773 and 884 ms
+          // there, 191 and 288 ms alone) is measuring itself, and the question stays the ratio.
           expect(p50(during.map((d) => d.ms)), report())
             .to.be.at.most(Math.max(2 * p50(besideVolume), 1))
-            .and.below(500);
+            .and.below(Math.max(500, p50(besideVolume)));
           const firstAttempts = await firstAttemptLatencies(during.map((d) => d.id));
           if (process.env.WEBHOOK_ISOLATION_REPORT) process.stderr.write(`${kind}: ${report(firstAttempts)}\n`);
           expect(p50(firstAttempts), report(firstAttempts)).to.be.below(1000);
