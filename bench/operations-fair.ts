@@ -211,12 +211,20 @@ export async function fairShareBench(stack: Stack): Promise<void> {
   const bDuring = open.during.rec.stats('e2e');
   console.log(
     table(
-      [`phase 4: B at ${OTHERS_CLIENTS} clients`, 'completed', 'B e2e p50', 'B e2e p99', 'errors'],
+      [`phase 4: B at ${OTHERS_CLIENTS} clients`, 'completed', 'B POST p50', 'B e2e p50', 'B e2e p99', 'errors'],
       [
-        ['B alone', String(open.alone.ok), bAlone.p50, bAlone.p99, String(open.alone.errors)],
+        [
+          'B alone',
+          String(open.alone.ok),
+          open.alone.rec.stats('post').p50,
+          bAlone.p50,
+          bAlone.p99,
+          String(open.alone.errors),
+        ],
         [
           `B during the open flood (A: ${open.posted.accepted} accepted, ${open.posted.refused} 429s)`,
           String(open.during.ok),
+          open.during.rec.stats('post').p50,
           bDuring.p50,
           bDuring.p99,
           String(open.during.errors),
