@@ -9,7 +9,7 @@ import { DEFAULT_MID_RATES, TableRateSource } from '../domain/rates';
 import { createActivities } from '../activities';
 import { buildWorkflowBundle } from './build-bundle';
 import { workerTelemetry } from './telemetry';
-import { queueWorkerOptions, servedQueues, WORKER_POOL_SIZE } from './queues';
+import { queueWorkerOptions, relayWindow, servedQueues, WORKER_POOL_SIZE } from './queues';
 import { startWorkflowStartRelay } from './workflow-start-relay';
 import { ensureSchedules } from './schedules';
 import { railsFromConfig } from '../rails';
@@ -73,14 +73,14 @@ export async function runWorker() {
   // (worker/workflow-start-relay.ts), in a process that serves that queue.
   const relays = queues
     .filter(({ role }) => role !== 'rails')
-    .map(({ taskQueue }) =>
+    .map(({ role, taskQueue }) =>
       startWorkflowStartRelay({
         orm,
         temporal,
         taskQueue,
         databaseUrl: config.databaseUrl,
         eager: true,
-        maxStartedPerCustomer: config.maxStartedOperationsPerCustomer,
+        maxStartedPerCustomer: relayWindow(role, config),
         onError: (err) =>
           log.warn({ err, taskQueue }, 'outbox relay: workflow starts failed; a later pass retries them'),
       }),

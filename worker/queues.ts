@@ -46,6 +46,14 @@ export function servedQueues(config: Config): QueueRole[] {
 }
 
 /**
+ * The per-customer window of a queue's relay (decision 0099): the configured one on the main queue, where operations
+ * start; none on the webhook queue. The window counts a customer's operations, and a customer at it must not have
+ * its webhook deliveries held back with them.
+ */
+export const relayWindow = (role: WorkerQueue, config: Config): number | undefined =>
+  role === 'main' ? config.maxStartedOperationsPerCustomer : undefined;
+
+/**
  * Slot and cache sizes of each queue's worker. The main queue moves money: its activities and local activities
  * are transactions on the process's pool of WORKER_POOL_SIZE connections. The webhook queue runs delivery
  * workflows and their attempts, which wait on receivers, not on the database (docs/decisions.md, "Webhook

@@ -15,7 +15,7 @@ import { createCustomer } from '../../api/services/auth';
 import type { ServiceContext } from '../../api/services/context';
 import { migrate } from '../../db/migrate';
 import { createActivities } from '../../activities';
-import { queueWorkerOptions } from '../../worker/queues';
+import { queueWorkerOptions, relayWindow } from '../../worker/queues';
 import { startWorkflowStartRelay, WorkflowStartRelay } from '../../worker/workflow-start-relay';
 import { SIM_CLIENT, startSimulator, type SimulatorProc } from './psp-simulator';
 import type { Server } from 'node:http';
@@ -134,14 +134,19 @@ async function build(): Promise<Stack> {
   running = Promise.all([worker.run(), webhookWorker.run(), railsWorker.run()]);
   const relayClient = new Client({ connection, namespace: config.temporalNamespace });
   startRelays = () =>
-    [config.taskQueue, config.webhookTaskQueue].map((taskQueue) =>
+    (
+      [
+        ['main', config.taskQueue],
+        ['webhooks', config.webhookTaskQueue],
+      ] as const
+    ).map(([role, taskQueue]) =>
       startWorkflowStartRelay({
         orm: deps.orm,
         temporal: relayClient,
         taskQueue,
         databaseUrl: config.databaseUrl,
         eager: true,
-        maxStartedPerCustomer: config.maxStartedOperationsPerCustomer,
+        maxStartedPerCustomer: relayWindow(role, config),
         onError: (err) => process.stderr.write(`test stack: outbox relay ${taskQueue}: ${String(err)}\n`),
       }),
     );

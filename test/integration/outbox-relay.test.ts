@@ -11,7 +11,10 @@ import { relayWorkflowStarts } from '../../worker/workflow-start-relay';
 import { SqlBatch } from '../../db/batch';
 import { MAX_CONCURRENT_PASSES, startWorkflowStartRelay, WorkflowStartRelay } from '../../worker/workflow-start-relay';
 import { queueWorkerOptions } from '../../worker/queues';
-import { eventually, stack, workflowBundleEnv } from '../helpers/stack';
+import { eventually, idem, newCustomer, stack, workflowBundleEnv } from '../helpers/stack';
+import { activeAccount } from '../helpers/fixtures';
+import { Receiver } from '../helpers/receiver';
+import { operationWorkflowId } from '../../workflows/ids';
 import {
   newCustomerId,
   removeRequestedOperations,
@@ -165,6 +168,52 @@ describe('outbox relay', function () {
       20,
     );
     expect(await status(services.temporal, waiting)).to.equal('RUNNING');
+  });
+
+  it("a customer at its window waits for its operations' starts, never for its webhook deliveries", async () => {
+    // The stack's own relays, as the worker runs them: the window on the main queue, none on the webhook queue.
+    const { services, http } = await stack();
+    const c = await newCustomer();
+    const receiver = await new Receiver().start();
+    try {
+      const resources = [{ name: 'OPERATION', events: ['OPERATION_REQUESTED'] }];
+      const sub = await http.post('/api/subscriptions').set(c.auth).set(idem()).send({ url: receiver.url, resources });
+      expect(sub.status).to.equal(201);
+      const account = await activeAccount(c, ['BRL']);
+      // As many operations started and not yet run as the window allows.
+      await requestedOperations(c.customerId, services.config.maxStartedOperationsPerCustomer);
+      const quote = await http
+        .post('/api/quotes')
+        .set(c.auth)
+        .set(idem())
+        .send({ accountId: account.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '10.00' });
+      const deposit = await http
+        .post('/api/operations/deposit')
+        .set(c.auth)
+        .set(idem())
+        .send({ accountId: account.id, quoteId: quote.body.id, fundingInstruction: { rail: 'PIX_KEY' } });
+      expect(deposit.status).to.equal(201);
+      const delivered = await eventually(
+        async () => receiver.received.filter((r) => JSON.parse(r.body).id === deposit.body.id),
+        (found) => found.length === 1,
+        15000,
+        20,
+      );
+      expect(delivered[0].headers['x-event-type']).to.equal('OPERATION_REQUESTED');
+      const depositWorkflow = operationWorkflowId(deposit.body.id);
+      expect(await remaining([depositWorkflow]), "the deposit's own start waits for the window").to.equal(1);
+      // Its started operations run: the deposit starts.
+      await removeRequestedOperations();
+      await eventually(
+        () => remaining([depositWorkflow]),
+        (n) => n === 0,
+        10000,
+        20,
+      );
+      expect(await status(services.temporal, depositWorkflow)).to.equal('RUNNING');
+    } finally {
+      await receiver.stop();
+    }
   });
 
   it('rows committed while passes wait on slow starts get passes of their own, up to the bound', async () => {
