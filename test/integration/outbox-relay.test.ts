@@ -74,6 +74,18 @@ const remaining = async (ids: string[]) => {
 
 const status = async (temporal: Client, id: string) => (await temporal.workflow.getHandle(id).describe()).status.name;
 
+/** Waits up to `ms` for the outbox row of `workflowId` to go, then expects its workflow running. */
+async function leavesTheOutboxRunning(workflowId: string, ms: number): Promise<void> {
+  const { services } = await stack();
+  await eventually(
+    () => remaining([workflowId]),
+    (n) => n === 0,
+    ms,
+    20,
+  );
+  expect(await status(services.temporal, workflowId)).to.equal('RUNNING');
+}
+
 describe('outbox relay', function () {
   this.timeout(60000);
   // Task queues nobody polls and no other relay serves: the started workflows just wait, and are terminated
@@ -161,13 +173,7 @@ describe('outbox relay', function () {
     expect(await remaining([waiting])).to.equal(1);
     // The operation runs: nothing is committed to the outbox, and the sweep is an hour away.
     await runOperation(running);
-    await eventually(
-      () => remaining([waiting]),
-      (n) => n === 0,
-      5000,
-      20,
-    );
-    expect(await status(services.temporal, waiting)).to.equal('RUNNING');
+    await leavesTheOutboxRunning(waiting, 5000);
   });
 
   it("a customer at its window waits for its operations' starts, never for its webhook deliveries", async () => {
@@ -204,13 +210,7 @@ describe('outbox relay', function () {
       expect(await remaining([depositWorkflow]), "the deposit's own start waits for the window").to.equal(1);
       // Its started operations run: the deposit starts.
       await removeRequestedOperations();
-      await eventually(
-        () => remaining([depositWorkflow]),
-        (n) => n === 0,
-        10000,
-        20,
-      );
-      expect(await status(services.temporal, depositWorkflow)).to.equal('RUNNING');
+      await leavesTheOutboxRunning(depositWorkflow, 10000);
     } finally {
       await receiver.stop();
     }
