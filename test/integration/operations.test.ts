@@ -4,7 +4,7 @@ import { systemEm } from '../../db/orm';
 import { activeAccount } from '../helpers/fixtures';
 import { approvedInstruction } from '../helpers/beneficiary-fixtures';
 import { balance, fund, getOp, quote, untilStatus } from '../helpers/money';
-import { idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
 
 async function eventsOf(operationId: string) {
   const { services } = await stack();
@@ -627,6 +627,59 @@ describe('operations', function () {
         .send({ amount: { value: '5.000000', asset: 'USDT' } });
       const failed = await untilStatus(c, res.body.id, 'FAILED');
       expect(failed.currentState.reason.code).to.equal('ASSET_MISMATCH');
+    });
+
+    it('answers a duplicate sent while the payment is decided 409 IDEMPOTENCY_KEY_IN_USE; one payment', async () => {
+      const { c, account } = await setup(['BRL']);
+      const q = await quote(c, {
+        accountId: account.id,
+        sourceAsset: 'BRL',
+        targetAsset: 'BRL',
+        sourceAmount: '25.00',
+      });
+      const res = await post(c, 'deposit', {
+        accountId: account.id,
+        quoteId: q.id,
+        fundingInstruction: { rail: 'TED' },
+      });
+      const { http, services } = await stack();
+      const key = randomUUID();
+      const pay = () =>
+        http
+          .post(`/api/sandbox/operations/${res.body.id}/inbound-payment`)
+          .set(c.auth)
+          .set('X-Idempotency-Key', key)
+          .send({ amount: { value: '25.00', asset: 'BRL' } });
+      const payments = async () =>
+        Number(
+          (
+            await systemEm(services.orm).execute(
+              'select count(*)::int as n from inbound_payments where operation_id = ?',
+              [res.body.id],
+            )
+          )[0].n,
+        );
+      let firstAnswered = false;
+      const first = pay().then((r) => ((firstAnswered = true), r));
+      // The payment is recorded (the first step committed): the first request now waits for the deposit's decision.
+      await eventually(payments, (n) => n === 1, 10000, 2);
+      const second = await pay();
+      const secondBeforeFirst = !firstAnswered;
+      expect((await first).status).to.equal(200);
+      if (secondBeforeFirst) {
+        expect([second.status, second.body.code]).to.deep.equal([409, 'IDEMPOTENCY_KEY_IN_USE']);
+      } else {
+        // The first answered before the second arrived: a replay.
+        expect([second.status, second.headers['idempotent-replayed']]).to.deep.equal([200, 'true']);
+      }
+      expect(await payments()).to.equal(1);
+      await untilStatus(c, res.body.id, 'COMPLETED');
+      const again = await pay();
+      expect([again.status, again.headers['idempotent-replayed'], again.body.id]).to.deep.equal([
+        200,
+        'true',
+        (await first).body.id,
+      ]);
     });
   });
 
