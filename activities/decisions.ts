@@ -1,7 +1,7 @@
 import { log } from '@temporalio/activity';
 import { systemEm } from '../db/orm';
 import { decisionById, DecisionKind, paymentRecordedFor } from '../db/repositories/workflow-decisions';
-import { isUuid } from '../domain/list-filters';
+import { isUuid } from '../domain/uuid';
 import type { ActivityDeps } from './deps';
 
 export interface ReadDecision {

@@ -1,6 +1,7 @@
 // PIX DICT key validation. DICT keys are looked up verbatim, so every type must arrive in its
 // canonical form: no masks, no surrounding whitespace, no case folding done for the caller.
 import { isValidCnpj, isValidCpf } from './tax-id';
+import { isUuid } from './uuid';
 
 export type DictKeyType = 'CPF' | 'CNPJ' | 'EMAIL' | 'PHONE' | 'EVP';
 
@@ -12,7 +13,6 @@ const EMAIL_LOCAL = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+$/;
 const DOMAIN_LABEL = /^[A-Za-z0-9-]+$/;
 // E.164 with Brazil's country code: 2-digit area code, then an 8-digit landline or 9-digit mobile.
 const PHONE = /^\+55[1-9][0-9]\d{8,9}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function isValidEmailKey(key: string): boolean {
   if (key.length > EMAIL_MAX_LENGTH) return false;
@@ -43,7 +43,7 @@ export function isValidDictKey(type: DictKeyType, key: string): boolean {
     case 'PHONE':
       return isValidPhoneKey(key);
     case 'EVP':
-      return UUID.test(key);
+      return isUuid(key);
     default:
       // Unreachable for typed callers; untyped input (e.g. parsed JSON) must not get `undefined`.
       return false;

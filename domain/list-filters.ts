@@ -3,6 +3,7 @@
 // keyset position. The catalogue is the allowlist: only fields named there can reach SQL, and its column
 // expressions (`sql`, `jsonArray`, `prop`) are written in the repositories, never taken from the request.
 import { CambioError } from './errors';
+import { isUuid } from './uuid';
 
 export const FILTER_OPS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in'] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
@@ -41,12 +42,9 @@ export type FieldCatalogue = Record<string, FieldSpec & FieldLocation & { ops?: 
 const ORDERING_OPS: readonly FilterOp[] = ['gt', 'gte', 'lt', 'lte'];
 const ORDERABLE_TYPES: readonly FieldSpec['type'][] = ['timestamp', 'string'];
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // ISO 8601 with a full date and time; at most 6 fractional digits because Postgres keeps
 // microseconds and would silently round anything finer.
 const TIMESTAMP_RE = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,6})?(Z|[+-](\d{2}):(\d{2}))$/;
-
-export const isUuid = (s: string): boolean => UUID_RE.test(s);
 
 /**
  * True for `YYYY-MM-DDTHH:MM:SS[.ffffff]Z` naming a real calendar instant. With

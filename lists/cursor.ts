@@ -10,7 +10,8 @@
 // position that lost the microseconds Postgres stores would skip or repeat rows.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { CambioError } from '../domain/errors';
-import { type CursorPosition, isIsoTimestamp, isUuid, type SortOrder } from '../domain/list-filters';
+import { type CursorPosition, isIsoTimestamp, type SortOrder } from '../domain/list-filters';
+import { isUuid } from '../domain/uuid';
 
 export type { CursorPosition, SortOrder };
 

@@ -1,6 +1,5 @@
 import type Koa from 'koa';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from '../../domain/uuid';
 
 /**
  * Before routing: every path segment that is a UUID (in any case, percent-encoded or not) is rewritten in lower
@@ -13,7 +12,7 @@ export const canonicalIds: Koa.Middleware = async (ctx, next) => {
   let changed = false;
   for (let i = 0; i < segments.length; i++) {
     const decoded = decodeSegment(segments[i]);
-    if (decoded !== undefined && UUID.test(decoded) && decoded.toLowerCase() !== segments[i]) {
+    if (decoded !== undefined && isUuid(decoded) && decoded.toLowerCase() !== segments[i]) {
       segments[i] = decoded.toLowerCase();
       changed = true;
     }

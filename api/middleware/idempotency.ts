@@ -6,8 +6,7 @@ import { Answer, inKeyedTransaction, KeyedOutcome } from '../../db/keyed-transac
 import { CambioError, errorBody, statusOf } from '../errors';
 import { crashPoint } from './crash-point';
 import { countIdempotentReplay } from '../observability/metrics';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from '../../domain/uuid';
 
 /** Key order must not change the hash: `{a,b}` and `{b,a}` are the same request. */
 function canonical(value: unknown): string {
@@ -28,7 +27,7 @@ export function requireIdempotencyKey(ctx: Koa.Context): string {
       'MISSING_IDEMPOTENCY_KEY',
       'X-Idempotency-Key header (a UUID) is required on POST, PUT and PATCH',
     );
-  if (!UUID.test(key)) {
+  if (!isUuid(key)) {
     throw new CambioError('VALIDATION_ERROR', 'X-Idempotency-Key must be a UUID', {
       errors: [{ path: '/headers/x-idempotency-key', message: 'must be a UUID' }],
     });

@@ -1,9 +1,9 @@
 import type { Orm } from '../../db/orm';
 import { isCustomerActive } from '../../db/repositories/customers';
+import { isUuid } from '../../domain/uuid';
 
 // Bounds the cache's memory; far above the customers one API process serves within a cache lifetime.
 const MAX_CACHED_CUSTOMERS = 10_000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Whether a customer may act: it exists and is not disabled. Every authenticated request asks, so the answer is
@@ -20,7 +20,7 @@ export class CustomerAccess {
   ) {}
 
   async isActive(customerId: string): Promise<boolean> {
-    if (!UUID.test(customerId)) return false;
+    if (!isUuid(customerId)) return false;
     const hit = this.known.get(customerId);
     if (hit && hit.until > Date.now()) return hit.active;
     let lookup = this.pending.get(customerId);

@@ -2,8 +2,7 @@ import { inTransaction } from '../../db/transaction';
 import type { Orm } from '../../db/orm';
 import { CustomerSchema } from '../../db/entities';
 import { CambioError } from '../errors';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from '../../domain/uuid';
 
 export interface CustomerStatus {
   customerId: string;
@@ -17,7 +16,7 @@ export interface CustomerStatus {
  * are (money in flight still settles or is released by its workflow).
  */
 export async function setCustomerDisabled(orm: Orm, customerId: string, disabled: boolean): Promise<CustomerStatus> {
-  if (!UUID.test(customerId)) throw new CambioError('NOT_FOUND', `customer ${customerId} not found`);
+  if (!isUuid(customerId)) throw new CambioError('NOT_FOUND', `customer ${customerId} not found`);
   return inTransaction(orm.em.fork(), async (em) => {
     const customer = await em.findOne(CustomerSchema, { id: customerId });
     if (!customer) throw new CambioError('NOT_FOUND', `customer ${customerId} not found`);

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { PaymentInstructionSchema } from '../../db/entities';
 import { systemEm, tenantEm } from '../../db/orm';
 import { CambioError } from '../../domain/errors';
-import { isUuid } from '../../domain/list-filters';
+import { isUuid } from '../../domain/uuid';
 import type { ServiceContext } from '../../api/services/context';
 import { decideInstruction } from '../../api/services/instruction-review';
 import type { InstructionDecision } from '../../workflows/instruction-review';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { CustomerSchema } from '../../db/entities/customer';
 import { systemEm, tenantEm } from '../../db/orm';
-import { isUuid } from '../../domain/list-filters';
+import { isUuid } from '../../domain/uuid';
 import { notFound, validationError } from '../../api/errors';
 import { getReport } from '../../api/services/reports';
 import { presentReport, reportCsv } from '../../api/presenters/report';

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AccountSchema } from '../../db/entities';
 import { systemEm, tenantEm } from '../../db/orm';
-import { isUuid } from '../../domain/list-filters';
+import { isUuid } from '../../domain/uuid';
 import { notFound, validationError } from '../../api/errors';
 import { openStatement } from '../../statements/statement';
 import { statementJson } from '../../statements/formats/json';

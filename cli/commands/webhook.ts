@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { systemEm, tenantEm } from '../../db/orm';
 import { findLogScope, redeliver } from '../../webhooks/execution-logs';
 import { notFound } from '../../api/errors';
-import { isUuid } from '../../domain/list-filters';
+import { isUuid } from '../../domain/uuid';
 import { output, withServices } from '../context';
 
 export function webhookCommands(program: Command): void {

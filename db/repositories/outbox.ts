@@ -8,6 +8,7 @@ import type { Client as PgClient } from 'pg';
 import type { Em } from '../orm';
 import { SqlBatch } from '../batch';
 import { operationWorkflowId } from '../../workflows/ids';
+import { UUID_RE } from '../../domain/uuid';
 
 /** A workflow to start once the transaction that records it commits. */
 export interface WorkflowStartRequest {
@@ -96,8 +97,9 @@ const MAX_BACKOFF_SECONDS = 10;
 const DUE_AND_UNLEASED = 'next_attempt_at <= now() and (claimed_until is null or claimed_until < now())';
 
 // An operation's outbox row is named by its workflow id; a fairness key is a customer id (a lowercase UUID) or ''.
+// The claim tests it against UUID_RE's pattern with `~`, which is case-sensitive: the keys are written lowercase.
 const OPERATION_PREFIX = operationWorkflowId('');
-const UUID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+const UUID_PATTERN = UUID_RE.source;
 
 // The fair claim, in one statement (docs/decisions.md, "Fair share of the engine"). Parameters: the queue twice,
 // the window twice, the queue, the candidates per customer twice, the lease, the batch size.
