@@ -24,6 +24,18 @@ async function setup(assets = ['BRL', 'USD']) {
 const post = async (c: TestCustomer, kind: string, body: Record<string, unknown>) =>
   (await stack()).http.post(`/api/operations/${kind}`).set(c.auth).set(idem()).send(body);
 
+/** A new customer's deposit into a new account with `assets`, on a quote of `quoted`, paid in through `rail`. */
+async function requestedDeposit(
+  assets: string[],
+  quoted: { sourceAsset: string; targetAsset: string; sourceAmount: string },
+  rail: string,
+) {
+  const { c, account } = await setup(assets);
+  const q = await quote(c, { accountId: account.id, ...quoted });
+  const res = await post(c, 'deposit', { accountId: account.id, quoteId: q.id, fundingInstruction: { rail } });
+  return { c, account, q, res };
+}
+
 describe('operations', function () {
   this.timeout(120000);
 
@@ -519,18 +531,11 @@ describe('operations', function () {
     );
 
     it('completes a cross-asset deposit when the exact source amount arrives, crediting the target', async () => {
-      const { c, account } = await setup(['BRL', 'USD']);
-      const q = await quote(c, {
-        accountId: account.id,
-        sourceAsset: 'BRL',
-        targetAsset: 'USD',
-        sourceAmount: '540.00',
-      });
-      const res = await post(c, 'deposit', {
-        accountId: account.id,
-        quoteId: q.id,
-        fundingInstruction: { rail: 'PIX_KEY' },
-      });
+      const { c, account, q, res } = await requestedDeposit(
+        ['BRL', 'USD'],
+        { sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '540.00' },
+        'PIX_KEY',
+      );
       const { http } = await stack();
       const paid = await http
         .post(`/api/sandbox/operations/${res.body.id}/inbound-payment`)
@@ -553,18 +558,11 @@ describe('operations', function () {
     });
 
     it('fails a short payment with a reason, keeps later payments, and completes on replay', async () => {
-      const { c, account } = await setup(['BRL']);
-      const q = await quote(c, {
-        accountId: account.id,
-        sourceAsset: 'BRL',
-        targetAsset: 'BRL',
-        sourceAmount: '100.00',
-      });
-      const res = await post(c, 'deposit', {
-        accountId: account.id,
-        quoteId: q.id,
-        fundingInstruction: { rail: 'TED' },
-      });
+      const { c, account, res } = await requestedDeposit(
+        ['BRL'],
+        { sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '100.00' },
+        'TED',
+      );
       const { http, services } = await stack();
       await http
         .post(`/api/sandbox/operations/${res.body.id}/inbound-payment`)
@@ -607,18 +605,11 @@ describe('operations', function () {
     });
 
     it('fails a payment in the wrong asset with ASSET_MISMATCH', async () => {
-      const { c, account } = await setup(['BRL', 'USDC']);
-      const q = await quote(c, {
-        accountId: account.id,
-        sourceAsset: 'USDC',
-        targetAsset: 'USDC',
-        sourceAmount: '5.00',
-      });
-      const res = await post(c, 'deposit', {
-        accountId: account.id,
-        quoteId: q.id,
-        fundingInstruction: { rail: 'CRYPTO' },
-      });
+      const { c, res } = await requestedDeposit(
+        ['BRL', 'USDC'],
+        { sourceAsset: 'USDC', targetAsset: 'USDC', sourceAmount: '5.00' },
+        'CRYPTO',
+      );
       const { http } = await stack();
       await http
         .post(`/api/sandbox/operations/${res.body.id}/inbound-payment`)
@@ -630,18 +621,11 @@ describe('operations', function () {
     });
 
     it('answers a duplicate sent while the payment is decided 409 IDEMPOTENCY_KEY_IN_USE; one payment', async () => {
-      const { c, account } = await setup(['BRL']);
-      const q = await quote(c, {
-        accountId: account.id,
-        sourceAsset: 'BRL',
-        targetAsset: 'BRL',
-        sourceAmount: '25.00',
-      });
-      const res = await post(c, 'deposit', {
-        accountId: account.id,
-        quoteId: q.id,
-        fundingInstruction: { rail: 'TED' },
-      });
+      const { c, res } = await requestedDeposit(
+        ['BRL'],
+        { sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '25.00' },
+        'TED',
+      );
       const { http, services } = await stack();
       const key = randomUUID();
       const pay = () =>
