@@ -15,7 +15,7 @@ import { activeAccount, BenchCustomer, fund, newCustomer } from './lib/cambio';
 import { expectStatus } from './lib/http';
 import { closedLoop, LoadResult, now, Recorder, sleep } from './lib/load';
 import { log, Stack, stackCpuMeter } from './lib/stack';
-import { banner, cpuTable, fmt, ok, table } from './lib/report';
+import { banner, cpuPerOperation, cpuTable, fmt, ok, table } from './lib/report';
 import { CpuMeter, CpuReport } from './lib/proc';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 20);
@@ -138,13 +138,17 @@ export async function fairShareBench(stack: Stack): Promise<void> {
   const perOther = Math.max(OTHERS_CLIENTS, Math.ceil(OPS / OTHERS));
   const meter = stackCpuMeter(stack);
 
+  meter.start();
   const alone = await closedLoop({
     concurrency: CONCURRENCY,
     total: OPS,
     task: (_i, rec, client) => transfer(single, client, rec, { n: 0 }),
   });
+  const aloneCpu = meter.stop();
   log(`one customer alone: ${fmt(alone.perSecond)} completed/s`);
+  meter.start();
   const rest = await othersRun(others, perOther);
+  const restCpu = meter.stop();
   const restRec = pooled(rest.results);
   log(`nine customers, no flood: e2e p99 ${fmt(restRec.stats('e2e').p99)} ms`);
 
@@ -233,6 +237,14 @@ export async function fairShareBench(stack: Stack): Promise<void> {
     ),
   );
   console.log(`\nthe nine others during the flood:\n${cpuTable(floodCpu)}`);
+  const restDone = rest.results.reduce((n, r) => n + r.ok, 0);
+  console.log(
+    `\nCPU ms per completed transfer (where a flood's cost lands):\n${cpuPerOperation([
+      ['one customer alone', aloneCpu, alone.ok],
+      ['nine others alone', restCpu, restDone],
+      ['nine others + flood', floodCpu, othersDone + floodCompleted],
+    ])}`,
+  );
   console.log(`\nB during the open flood:\n${cpuTable(open.cpu)}`);
   const ratioP99 = duringP99 / restP99;
   const ratioRate = totalPerSecond / alone.perSecond;

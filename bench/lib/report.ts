@@ -25,6 +25,23 @@ export function cpuTable(cpu: CpuReport): string {
   ].join('\n');
 }
 
+/**
+ * Each process's CPU per completed operation in each phase, a column per phase: the process whose figure grows
+ * between phases is where the added load's cost lands.
+ */
+export function cpuPerOperation(phases: Array<[name: string, cpu: CpuReport, completed: number]>): string {
+  const names = [...new Set(phases.flatMap(([, cpu]) => cpu.groups.map((g) => g.name)))];
+  const rows = names.map((name) => [
+    name,
+    ...phases.map(([, cpu, completed]) => {
+      const group = cpu.groups.find((g) => g.name === name);
+      return group && completed > 0 ? fmt((group.cpuSeconds * 1000) / completed, 2) : '-';
+    }),
+  ]);
+  rows.push(['machine busy %', ...phases.map(([, cpu]) => fmt(cpu.machineBusyPct))]);
+  return table(['process', ...phases.map(([name]) => name)], rows);
+}
+
 export function rssLine(name: string, rss: Rss | undefined): Array<string | number> {
   return [name, rss ? fmt(rss.rssMb) : '-', rss ? fmt(rss.peakMb) : '-'];
 }
