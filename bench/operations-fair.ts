@@ -178,6 +178,7 @@ export async function fairShareBench(stack: Stack): Promise<void> {
   await flood;
   const duringRec = pooled(during.results);
   const othersDone = during.results.reduce((n, r) => n + r.ok, 0);
+  const restDone = rest.results.reduce((n, r) => n + r.ok, 0);
   const totalPerSecond = ((othersDone + floodCompleted) * 1000) / (now() - floodT0);
   // Last: the open flood leaves a backlog behind it.
   const open = await openFloodRun(others[0], flooder, meter);
@@ -195,7 +196,7 @@ export async function fairShareBench(stack: Stack): Promise<void> {
         ['one customer alone', alone.perSecond, NaN, NaN, String(alone.errors)],
         [
           'nine others alone',
-          (rest.results.reduce((n, r) => n + r.ok, 0) * 1000) / rest.wallMs,
+          (restDone * 1000) / rest.wallMs,
           restRec.stats('e2e').p50,
           restP99,
           String(rest.results.reduce((n, r) => n + r.errors, 0)),
@@ -237,7 +238,6 @@ export async function fairShareBench(stack: Stack): Promise<void> {
     ),
   );
   console.log(`\nthe nine others during the flood:\n${cpuTable(floodCpu)}`);
-  const restDone = rest.results.reduce((n, r) => n + r.ok, 0);
   console.log(
     `\nCPU ms per completed transfer (where a flood's cost lands):\n${cpuPerOperation([
       ['one customer alone', aloneCpu, alone.ok],
