@@ -248,6 +248,25 @@ describe('Statements', function () {
     expect(foreign.status).to.equal(404);
   });
 
+  it('an asset the account never held is the zero statement; an Accept it cannot serve gets JSON', async () => {
+    const periodStart = new Date(Date.now() - 3600_000).toISOString();
+    await fund(c, a, 'BRL', '1.00');
+    const periodEnd = new Date().toISOString();
+    // `a` holds BRL and USD only (decision 0101).
+    const eur = await getStatement(c, a, { asset: 'EUR', periodStart, periodEnd });
+    expect(eur.status).to.equal(200);
+    const zero = eur.body as StatementBody;
+    expect([zero.openingBalance.value, zero.closingBalance.value, zero.entries.length]).to.deep.equal([
+      '0.00',
+      '0.00',
+      0,
+    ]);
+    const png = await getStatement(c, a, { asset: 'BRL', periodStart, periodEnd }, 'image/png');
+    expect(png.status).to.equal(200);
+    expect(png.headers['content-type']).to.match(/^application\/json/);
+    expect((png.body as StatementBody).entries.length).to.be.greaterThan(0);
+  });
+
   it('cambio statement prints the statement the API answers, in JSON and CSV; an unknown account fails', async () => {
     const periodStart = new Date(Date.now() - 3600_000).toISOString();
     const periodEnd = new Date().toISOString();
