@@ -107,8 +107,16 @@ async function openFloodRun(b: Funded, flooder: Funded, meter: CpuMeter) {
   return { alone, during, posted, cpu };
 }
 
+interface OthersRun {
+  results: LoadResult[];
+  wallMs: number;
+  /** Transfers completed and failed, summed over the nine. */
+  ok: number;
+  errors: number;
+}
+
 /** The nine others at once, `perCustomer` transfers each; their samples pooled. */
-async function othersRun(others: Funded[], perCustomer: number): Promise<{ results: LoadResult[]; wallMs: number }> {
+async function othersRun(others: Funded[], perCustomer: number): Promise<OthersRun> {
   const t0 = now();
   const results = await Promise.all(
     others.map((f) =>
@@ -119,7 +127,9 @@ async function othersRun(others: Funded[], perCustomer: number): Promise<{ resul
       }),
     ),
   );
-  return { results, wallMs: now() - t0 };
+  const wallMs = now() - t0;
+  const sum = (count: (r: LoadResult) => number) => results.reduce((n, r) => n + count(r), 0);
+  return { results, wallMs, ok: sum((r) => r.ok), errors: sum((r) => r.errors) };
 }
 
 const pooled = (results: LoadResult[]) => {
@@ -177,9 +187,7 @@ export async function fairShareBench(stack: Stack): Promise<void> {
   flooding = false;
   await flood;
   const duringRec = pooled(during.results);
-  const othersDone = during.results.reduce((n, r) => n + r.ok, 0);
-  const restDone = rest.results.reduce((n, r) => n + r.ok, 0);
-  const totalPerSecond = ((othersDone + floodCompleted) * 1000) / (now() - floodT0);
+  const totalPerSecond = ((during.ok + floodCompleted) * 1000) / (now() - floodT0);
   // Last: the open flood leaves a backlog behind it.
   const open = await openFloodRun(others[0], flooder, meter);
 
@@ -194,19 +202,13 @@ export async function fairShareBench(stack: Stack): Promise<void> {
       ['phase', 'completed/s', 'others e2e p50', 'others e2e p99', 'errors'],
       [
         ['one customer alone', alone.perSecond, NaN, NaN, String(alone.errors)],
-        [
-          'nine others alone',
-          (restDone * 1000) / rest.wallMs,
-          restRec.stats('e2e').p50,
-          restP99,
-          String(rest.results.reduce((n, r) => n + r.errors, 0)),
-        ],
+        ['nine others alone', (rest.ok * 1000) / rest.wallMs, restRec.stats('e2e').p50, restP99, String(rest.errors)],
         [
           `nine others + flood (${floodCompleted} flood ops done, ${refused.n} 429s)`,
           totalPerSecond,
           duringRec.stats('e2e').p50,
           duringP99,
-          String(during.results.reduce((n, r) => n + r.errors, 0)),
+          String(during.errors),
         ],
       ],
     ),
@@ -241,8 +243,8 @@ export async function fairShareBench(stack: Stack): Promise<void> {
   console.log(
     `\nCPU ms per completed transfer (where a flood's cost lands):\n${cpuPerOperation([
       ['one customer alone', aloneCpu, alone.ok],
-      ['nine others alone', restCpu, restDone],
-      ['nine others + flood', floodCpu, othersDone + floodCompleted],
+      ['nine others alone', restCpu, rest.ok],
+      ['nine others + flood', floodCpu, during.ok + floodCompleted],
     ])}`,
   );
   console.log(`\nB during the open flood:\n${cpuTable(open.cpu)}`);
