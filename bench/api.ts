@@ -7,7 +7,8 @@
 // API CPU <= 0.8 ms per quote and per GET of one resource; API and worker RSS < 400 MB each.
 // Knobs: BENCH_CONCURRENCY (20), BENCH_REQUESTS (3000 per measured phase, at least), BENCH_MIN_PHASE_MS (5000:
 // a phase also runs until this long has passed, so the fast ceiling is not measured over half a second),
-// BENCH_WARMUP (300). The per-customer rate limit is lifted in the bench (see bench/lib/stack.ts).
+// BENCH_WARMUP (5000 requests before each phase: V8 compiles the API's request path for its first few thousand
+// requests, see decision 0084). The per-customer rate limit is lifted in the bench (see bench/lib/stack.ts).
 import { Client } from 'pg';
 import { CpuReport, rssOf, waitForQuiet } from './lib/proc';
 import { closedLoop, LoadResult, now, Recorder } from './lib/load';
@@ -20,7 +21,7 @@ const { freePort } = require('../scripts/lib/temporal-binary');
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 20);
 const REQUESTS = Number(process.env.BENCH_REQUESTS || 3000);
-const WARMUP = Number(process.env.BENCH_WARMUP || 300);
+const WARMUP = Number(process.env.BENCH_WARMUP || 5000);
 const MIN_PHASE_MS = Number(process.env.BENCH_MIN_PHASE_MS || 5000);
 
 const emptyCpu: CpuReport = { wallSeconds: 0, cores: 0, groups: [], machineBusyPct: NaN, otherPctOfCore: NaN };
