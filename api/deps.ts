@@ -24,17 +24,26 @@ export interface Deps {
   close(): Promise<void>;
 }
 
-export async function createDeps(
-  config: Config,
-  opts: { log?: Logger; poolMax?: number; applicationName?: string } = {},
-): Promise<Deps> {
+export interface DepsOptions {
+  log?: Logger;
+  poolMax?: number;
+  applicationName?: string;
+  /**
+   * Connect to Temporal on first use instead of checking it now: the operator CLI, whose commands that never call
+   * Temporal (customers, reports, statements, the books) must run while it is down. The API checks it at start.
+   */
+  temporalOnFirstUse?: boolean;
+}
+
+export async function createDeps(config: Config, opts: DepsOptions = {}): Promise<Deps> {
   const log = opts.log ?? pino({ level: config.logLevel, base: { service: 'cambio-api' } });
   const orm = await openOrm(config.databaseUrl, {
     poolMax: opts.poolMax,
     session: sessionSettingsOf(config),
     applicationName: opts.applicationName ?? 'cambio-api',
   });
-  const connection = await Connection.connect({ address: config.temporalAddress });
+  const address = { address: config.temporalAddress };
+  const connection = opts.temporalOnFirstUse ? Connection.lazy(address) : await Connection.connect(address);
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
   const rateLimits =
     config.rateLimitScope === 'deployment'

@@ -1,21 +1,59 @@
+import type { Client } from '@temporalio/client';
 import { loadConfig } from '../config';
+import { CambioError } from '../domain/errors';
 import { createDeps } from '../api/deps';
 import pino from 'pino';
 import type { ServiceContext } from '../api/services/context';
 import { loadSigningKey } from '../api/services/signing-keys';
 import { auditInTransactions } from './audit';
 
-/** The CLI builds the same service context as the API: one code path for operators and customers. */
-export async function withServices<T>(fn: (s: ServiceContext) => Promise<T>): Promise<T> {
+/**
+ * The CLI builds the same service context as the API: one code path for operators and customers. Temporal is
+ * reached only when a command uses it, so a command that never does (customers, account tags, reports, statements,
+ * the books, the audit log, webhook logs, listing, returning or crediting payments) runs while Temporal is down.
+ */
+export async function withServices<T>(
+  fn: (s: ServiceContext) => Promise<T>,
+  opts: { temporal?: boolean } = {},
+): Promise<T> {
   const config = loadConfig();
-  const deps = await createDeps(config, { log: pino({ level: 'warn' }), poolMax: 2, applicationName: 'cambio-cli' });
+  const deps = await createDeps(config, {
+    log: pino({ level: 'warn' }),
+    poolMax: 2,
+    applicationName: 'cambio-cli',
+    temporalOnFirstUse: true,
+  });
   try {
+    if (opts.temporal) await temporalAnswers(deps.temporal, config.temporalAddress);
     const signingKey = await loadSigningKey(deps.orm);
     // From here on, the action's own transaction carries its audit row (not the set-up's reads above).
     auditInTransactions(deps.orm);
     return await fn({ ...deps, signingKey });
   } finally {
     await deps.close();
+  }
+}
+
+/**
+ * `withServices` for a command that signals a workflow (a review's or a withdrawal's decision, a deposit's replay or
+ * payment) or manages a schedule: it checks that Temporal answers before it records anything, so while Temporal is
+ * down it fails as a whole instead of recording what it cannot deliver now.
+ */
+export const withTemporalServices = <T>(fn: (s: ServiceContext) => Promise<T>): Promise<T> =>
+  withServices(fn, { temporal: true });
+
+async function temporalAnswers(temporal: Client, address: string): Promise<void> {
+  try {
+    await temporal.connection.ensureConnected();
+  } catch (err) {
+    const cause = err instanceof Error ? err.message : String(err);
+    throw new CambioError(
+      'SERVICE_UNAVAILABLE',
+      `Temporal at ${address} cannot be reached (${cause}): nothing was done`,
+      {
+        temporalAddress: address,
+      },
+    );
   }
 }
 

@@ -7,7 +7,7 @@ import type { ServiceContext } from '../../api/services/context';
 import type { AccountView } from '../../api/presenters/account';
 import { tagAccount } from '../../api/services/accounts';
 import { decideAccountReview } from '../../api/services/account-review';
-import { output, withServices } from '../context';
+import { output, withServices, withTemporalServices } from '../context';
 import { operatorActor } from '../audit';
 
 /**
@@ -30,7 +30,7 @@ export function accountCommands(program: Command): void {
     .description('approve an account UNDER_REVIEW: it becomes ACTIVE with all its assets')
     .option('--json', 'print JSON')
     .action(async (accountId: string, opts: { json?: boolean }) => {
-      const view = await withServices(async (s) =>
+      const view = await withTemporalServices(async (s) =>
         decideAccountReview(s, await accountScope(s, accountId), accountId, { decision: 'APPROVE' }, operatorActor()),
       );
       output(!!opts.json, view, summary(view));
@@ -42,7 +42,7 @@ export function accountCommands(program: Command): void {
     .requiredOption('--reason <reason>', 'why, shown to the customer (at most 255 characters)')
     .option('--json', 'print JSON')
     .action(async (accountId: string, opts: { reason: string; json?: boolean }) => {
-      const view = await withServices(async (s) =>
+      const view = await withTemporalServices(async (s) =>
         decideAccountReview(
           s,
           await accountScope(s, accountId),

@@ -6,7 +6,7 @@ import { isUuid } from '../../domain/uuid';
 import type { ServiceContext } from '../../api/services/context';
 import { decideInstruction } from '../../api/services/instruction-review';
 import type { InstructionDecision } from '../../workflows/instruction-review';
-import { output, withServices } from '../context';
+import { output, withTemporalServices } from '../context';
 import { operatorActor } from '../audit';
 
 /**
@@ -38,7 +38,7 @@ export function instructionCommands(program: Command): void {
     .description('approve a PENDING_REVIEW payment instruction')
     .option('--json', 'print the updated beneficiary as JSON')
     .action(async (instructionId: string, opts: { json?: boolean }) => {
-      const beneficiary = await withServices((s) => decide(s, instructionId, 'APPROVE'));
+      const beneficiary = await withTemporalServices((s) => decide(s, instructionId, 'APPROVE'));
       report(!!opts.json, instructionId, beneficiary);
     });
   instruction
@@ -47,7 +47,7 @@ export function instructionCommands(program: Command): void {
     .requiredOption('--reason <reason>', 'why; stored as the rejection reason message')
     .option('--json', 'print the updated beneficiary as JSON')
     .action(async (instructionId: string, opts: { reason: string; json?: boolean }) => {
-      const beneficiary = await withServices((s) => decide(s, instructionId, 'REJECT', opts.reason));
+      const beneficiary = await withTemporalServices((s) => decide(s, instructionId, 'REJECT', opts.reason));
       report(!!opts.json, instructionId, beneficiary);
     });
 }

@@ -9,7 +9,7 @@ import { stuckPayouts } from '../../db/repositories/operations';
 import type { AssetCode } from '../../domain/assets';
 import { CambioError } from '../../domain/errors';
 import { formatAmount } from '../../domain/money';
-import { output, withServices } from '../context';
+import { output, withServices, withTemporalServices } from '../context';
 import { operatorActor } from '../audit';
 
 /** Operators act across customers: find the operation's customer, then act in that customer's scope. */
@@ -29,7 +29,9 @@ export function operationCommands(program: Command): void {
     .description('re-run a failed deposit reconciliation over every payment recorded so far')
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { json?: boolean }) => {
-      print(opts.json)(await withServices(async (s) => replayDeposit(s, await scopeOf(s, id), id, operatorActor())));
+      print(opts.json)(
+        await withTemporalServices(async (s) => replayDeposit(s, await scopeOf(s, id), id, operatorActor())),
+      );
     });
   deposit
     .command('pay <operationId>')
@@ -44,7 +46,7 @@ export function operationCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { amount: string; asset: string; endToEnd: string; json?: boolean }) => {
       const body = { amount: { value: opts.amount, asset: opts.asset as never }, endToEndId: opts.endToEnd };
-      const payment = await withServices(async (s) =>
+      const payment = await withTemporalServices(async (s) =>
         reportInboundPayment(s, await scopeOf(s, id), id, body, operatorActor()),
       );
       const { value, asset } = payment.amount;
@@ -85,7 +87,9 @@ export function operationCommands(program: Command): void {
       .option('--json', 'print JSON')
       .action(async (id: string, opts: { reason?: string; json?: boolean }) => {
         const d = { decision: decision === 'approve' ? 'APPROVE' : 'REJECT', reason: opts.reason } as const;
-        print(opts.json)(await withServices(async (s) => decideHold(s, await scopeOf(s, id), id, d, operatorActor())));
+        print(opts.json)(
+          await withTemporalServices(async (s) => decideHold(s, await scopeOf(s, id), id, d, operatorActor())),
+        );
       });
   }
 }

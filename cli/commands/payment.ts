@@ -8,7 +8,7 @@ import {
 import { MANUAL_RAILS, recordManualPayment, type ManualPayment } from '../../api/services/reported-payments';
 import { INBOUND_PAYMENT_STATUSES } from '../../db/entities';
 import { CambioError } from '../../domain/errors';
-import { output, withServices } from '../context';
+import { output, withServices, withTemporalServices } from '../context';
 import { auditNote, operatorActor } from '../audit';
 
 type Payment = Awaited<ReturnType<typeof listPayments>>[number];
@@ -71,7 +71,7 @@ export function paymentCommands(program: Command): void {
     .action(async (opts: ManualPayment & { operation?: string; customer?: string; json?: boolean }) => {
       const input = { ...opts, operationId: opts.operation, customerId: opts.customer };
       auditNote({ target: `${opts.rail}:${opts.reference}` });
-      const recorded = await withServices((s) => recordManualPayment(s, input, operatorActor()));
+      const recorded = await withTemporalServices((s) => recordManualPayment(s, input, operatorActor()));
       const { value, asset } = recorded.amount;
       output(!!opts.json, recorded, `payment ${recorded.id} of ${value} ${asset} is ${recorded.status}`);
     });

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { loadConfig } from '../../config';
-import { withServices, output } from '../context';
+import { withTemporalServices, output } from '../context';
 import { periodicJobs, scheduleId } from '../../worker/schedules';
 
 /**
@@ -21,7 +21,7 @@ export function scheduleCommands(program: Command): void {
     .description('every periodic job: its schedule, whether it is paused, its last and next runs')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
-      const rows = await withServices(async (s) =>
+      const rows = await withTemporalServices(async (s) =>
         Promise.all(
           periodicJobs(s.config).map(async (job) => {
             const d = await s.temporal.schedule
@@ -67,7 +67,7 @@ export function scheduleCommands(program: Command): void {
       .option('--json', 'print JSON')
       .action(async (target: string, opts: { reason?: string; json?: boolean }) => {
         const id = idOf(target);
-        await withServices(async (s) => {
+        await withTemporalServices(async (s) => {
           const handle = s.temporal.schedule.getHandle(id);
           const note = opts.reason ?? `${name} by cambio schedule`;
           if (name === 'pause') await handle.pause(note);

@@ -1,0 +1,47 @@
+// The operator CLI while Temporal is down (decision 0102): a command that never calls Temporal runs; one that
+// signals a workflow fails before it records anything. The stack's own Temporal stays up for the API; only the CLI
+// processes are pointed at a port nothing listens on.
+import { expect } from 'chai';
+import { systemEm } from '../../db/orm';
+import { createAccount, getAccount, submitReview, uploadAllDocuments } from '../helpers/fixtures';
+import { newCustomer, stack } from '../helpers/stack';
+import { cambioFailsWith, cambioWith } from '../helpers/cli';
+import { freePort } from '../helpers/processes';
+import type { AuditEntry } from '../../db/repositories/audit-log';
+
+describe('operator CLI while Temporal is down', function () {
+  this.timeout(120000);
+
+  it('creates, disables and enables a customer; an approval fails as a whole and records nothing', async () => {
+    const { http, services } = await stack();
+    const down = { TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` };
+    const offline = (...args: string[]) => cambioWith(down, ...args, '--json').then((r) => JSON.parse(r.stdout));
+    const token = (c: { clientId: string; clientSecret: string }) =>
+      http.post('/api/oauth/client/token').send({ clientId: c.clientId, clientSecret: c.clientSecret });
+
+    const created = await offline('customer', 'create', '--name', 'Offline Ltda');
+    expect((await token(created)).status).to.equal(200);
+    expect(await offline('customer', 'disable', created.customerId)).to.include({ customerId: created.customerId });
+    expect((await token(created)).body.code).to.equal('INVALID_CLIENT');
+    expect((await offline('customer', 'enable', created.customerId)).disabledAt).to.equal(null);
+    expect((await token(created)).status).to.equal(200);
+
+    const c = await newCustomer('Offline Review');
+    const account = await createAccount(c, { assets: ['BRL'] });
+    await uploadAllDocuments(c, account.id);
+    await submitReview(c, account.id);
+    const failure = await cambioFailsWith(down, 'account', 'approve', account.id);
+    expect(failure.exitCode).to.equal(1);
+    expect(failure.body.code).to.equal('SERVICE_UNAVAILABLE');
+    expect(failure.body.message).to.contain(down.TEMPORAL_ADDRESS);
+    const decisions = await systemEm(services.orm).execute('select id from workflow_decisions where target = ?', [
+      account.id,
+    ]);
+    expect(decisions).to.deep.equal([]);
+    expect((await getAccount(c, account.id)).currentState.status).to.equal('UNDER_REVIEW');
+    // Audited as refused, not as done: the audit log needs no Temporal either.
+    const audited: AuditEntry[] = await offline('audit', 'list', '--action', 'account.approve');
+    const approvals = audited.filter((row) => row.target === account.id);
+    expect(approvals.map((row) => row.details.outcome)).to.deep.equal(['SERVICE_UNAVAILABLE']);
+  });
+});
