@@ -28,11 +28,6 @@ export interface DepsOptions {
   log?: Logger;
   poolMax?: number;
   applicationName?: string;
-  /**
-   * Connect to Temporal on first use instead of checking it now: the operator CLI, whose commands that never call
-   * Temporal (customers, reports, statements, the books) must run while it is down. The API checks it at start.
-   */
-  temporalOnFirstUse?: boolean;
 }
 
 export async function createDeps(config: Config, opts: DepsOptions = {}): Promise<Deps> {
@@ -42,8 +37,10 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
     session: sessionSettingsOf(config),
     applicationName: opts.applicationName ?? 'cambio-api',
   });
-  const address = { address: config.temporalAddress };
-  const connection = opts.temporalOnFirstUse ? Connection.lazy(address) : await Connection.connect(address);
+  // Connected on first use, not checked here: a process started while Temporal is down still starts. The API then
+  // answers as it does when Temporal goes down under it (operations accepted into the outbox, 503 where a request
+  // needs Temporal, /readyz 503) and needs no restart once it answers; the CLI runs its commands that never call it.
+  const connection = Connection.lazy({ address: config.temporalAddress });
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
   const rateLimits =
     config.rateLimitScope === 'deployment'

@@ -17,12 +17,7 @@ export async function withServices<T>(
   opts: { temporal?: boolean } = {},
 ): Promise<T> {
   const config = loadConfig();
-  const deps = await createDeps(config, {
-    log: pino({ level: 'warn' }),
-    poolMax: 2,
-    applicationName: 'cambio-cli',
-    temporalOnFirstUse: true,
-  });
+  const deps = await createDeps(config, { log: pino({ level: 'warn' }), poolMax: 2, applicationName: 'cambio-cli' });
   try {
     if (opts.temporal) await temporalAnswers(deps.temporal, config.temporalAddress);
     const signingKey = await loadSigningKey(deps.orm);

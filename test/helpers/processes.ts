@@ -111,8 +111,13 @@ function status(url: string): Promise<number> {
   });
 }
 
-/** An API process on a free loopback port; resolves once /readyz answers 200. */
-export async function spawnApi(name: string, taskQueue: string, env: Record<string, string> = {}): Promise<ApiProc> {
+/** An API process on a free loopback port; resolves once /readyz answers 200 (or what `ready` accepts). */
+export async function spawnApi(
+  name: string,
+  taskQueue: string,
+  env: Record<string, string> = {},
+  ready: (status: number) => boolean = (s) => s === 200,
+): Promise<ApiProc> {
   const port = await freePort();
   await stack(); // its simulated PSP is the one the process pays out through
   const queues = queuesOf(taskQueue);
@@ -129,7 +134,7 @@ export async function spawnApi(name: string, taskQueue: string, env: Record<stri
       if (!proc.alive()) throw new Error(`${name} exited early: ${proc.output()}`);
       return status(`${url}/readyz`);
     },
-    (s) => s === 200,
+    ready,
     90000,
     200,
   );

@@ -6,7 +6,6 @@
 // accepted operation settles exactly once, money is conserved and every completion reaches the webhook receiver.
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -17,6 +16,7 @@ import { activeAccount } from '../helpers/fixtures';
 import { balance, fund } from '../helpers/money';
 import { ApiProc, freePort, killAll, Proc, spawnApi, spawnWorker } from '../helpers/processes';
 import { Receiver } from '../helpers/receiver';
+import { TcpProxy } from '../helpers/tcp-proxy';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
 
 const { startDevServer } = require('../../scripts/lib/temporal-server') as {
@@ -32,39 +32,6 @@ const { ensureTemporalBinaries } = require('../../scripts/lib/temporal-binary') 
 
 const FUNDING = '5000.00';
 const CLIENTS = 3;
-
-/** A TCP proxy in front of Postgres that the test cuts (every connection dropped, port closed) and reopens. */
-class PgProxy {
-  private server?: net.Server;
-  private readonly sockets = new Set<net.Socket>();
-  constructor(
-    readonly port: number,
-    private readonly target = { host: '127.0.0.1', port: 5432 },
-  ) {}
-
-  async open(): Promise<void> {
-    const server = net.createServer((client) => {
-      const upstream = net.connect(this.target.port, this.target.host);
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => undefined);
-      }
-      client.pipe(upstream).pipe(client);
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
-    });
-    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
-    this.server = server;
-  }
-
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    for (const s of this.sockets) s.destroy();
-    await new Promise((r) => server?.close(r) ?? r(undefined));
-  }
-}
 
 interface Seen {
   statuses: Map<number, number>;
@@ -174,7 +141,7 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
       }
     };
     temporalServer = await startTemporal();
-    const proxy = new PgProxy(await freePort());
+    const proxy = new TcpProxy(await freePort());
     await proxy.open();
     // The application role, as every spawned process of the run (scripts/test.js), through the proxy.
     const dbUrl = new URL(process.env.CAMBIO_TEST_APP_DATABASE_URL ?? config.databaseUrl);
