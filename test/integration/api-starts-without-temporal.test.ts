@@ -2,12 +2,12 @@
 // down under it: /readyz 503 naming Temporal, operations accepted into the outbox (the stack's worker, which reaches
 // Temporal, starts and settles them). Once Temporal answers, it is ready without a restart.
 import { expect } from 'chai';
-import { randomUUID } from 'node:crypto';
+import supertest from 'supertest';
 import { activeAccount } from '../helpers/fixtures';
 import { fund, untilStatus } from '../helpers/money';
 import { freePort, killAll, spawnApi } from '../helpers/processes';
 import { TcpProxy } from '../helpers/tcp-proxy';
-import { eventually, newCustomer, stack } from '../helpers/stack';
+import { eventually, idem, newCustomer, stack } from '../helpers/stack';
 
 describe('an API started while Temporal is down', function () {
   this.timeout(120000);
@@ -35,18 +35,10 @@ describe('an API started while Temporal is down', function () {
       const c = await newCustomer('Started Without Temporal');
       const [from, to] = [await activeAccount(c, ['BRL']), await activeAccount(c, ['BRL'])];
       await fund(c, from.id, 'BRL', '100.00');
-      const posted = await fetch(`${api.url}/api/operations/transfer`, {
-        method: 'POST',
-        headers: { ...c.auth, 'Content-Type': 'application/json', 'X-Idempotency-Key': randomUUID() },
-        body: JSON.stringify({
-          sourceAccountId: from.id,
-          targetAccountId: to.id,
-          amount: { value: '40.00', asset: 'BRL' },
-        }),
-      });
-      const transfer = (await posted.json()) as { id: string };
-      expect(posted.status, JSON.stringify(transfer)).to.equal(201);
-      await untilStatus(c, transfer.id, 'COMPLETED');
+      const body = { sourceAccountId: from.id, targetAccountId: to.id, amount: { value: '40.00', asset: 'BRL' } };
+      const transfer = await supertest(api.url).post('/api/operations/transfer').set(c.auth).set(idem()).send(body);
+      expect(transfer.status, JSON.stringify(transfer.body)).to.equal(201);
+      await untilStatus(c, transfer.body.id, 'COMPLETED');
 
       await temporal.open();
       const ready = await eventually(
