@@ -1,39 +1,45 @@
+import pino, { Logger } from 'pino';
 import { loadConfig } from '../config';
-import { createDeps } from './deps';
+import { createDeps, Deps } from './deps';
 import { createApp } from './app';
 import { drainServer } from './shutdown';
 import { loadSigningKey } from './services/signing-keys';
 import { createHttpServer } from './overload/http-server';
 import { answerClientErrors } from './client-error';
+import { dependencyFailure } from './errors';
+import { startingApp } from './starting';
+import type { Config } from '../config';
 
 async function main() {
   const config = loadConfig();
-  const deps = await createDeps(config);
-  const signingKey = await loadSigningKey(deps.orm);
-  let draining = false;
-  const app = createApp({ ...deps, signingKey }, { draining: () => draining });
-  const server = createHttpServer(app, config).listen(config.port, config.host, () => {
-    deps.log.info({ port: config.port }, `Cambio API listening on http://127.0.0.1:${config.port}`);
+  const log = pino({ level: config.logLevel, base: { service: 'cambio-api' } });
+  // Listening before Postgres answers: until it does, a request gets 503 with Retry-After (api/starting.ts), as from
+  // an API whose Postgres went down under it, instead of a refused connection and a restart loop.
+  const server = createHttpServer(startingApp(), config).listen(config.port, config.host, () => {
+    log.info({ port: config.port }, `Cambio API listening on http://127.0.0.1:${config.port}`);
     // Said at every start, so a deployment running the sandbox by accident shows it in its first lines.
-    if (config.sandbox) deps.log.warn({ sandbox: true }, 'sandbox mode ON: customers can approve their own reviews');
-    else deps.log.info({ sandbox: false }, 'sandbox mode off');
+    if (config.sandbox) log.warn({ sandbox: true }, 'sandbox mode ON: customers can approve their own reviews');
+    else log.info({ sandbox: false }, 'sandbox mode off');
   });
-  answerClientErrors(server, deps.log);
+  answerClientErrors(server, log);
 
+  // Set once Postgres answers; until then a stop has nothing to close.
+  const running: { deps?: Deps } = {};
+  let draining = false;
   // Graceful stop: readiness 503 → stop accepting → in-flight requests answered (bounded) → Temporal connection
   // and pool closed → exit 0. Closing the pool under running requests would
   // answer committed work with 500.
   const stop = async (signal: string) => {
     if (draining) return; // npm start's SIGTERM after the terminal's SIGINT is the same request
     draining = true;
-    deps.log.info({ signal, graceSeconds: config.shutdownGraceSeconds }, 'stopping API: draining in-flight requests');
+    log.info({ signal, graceSeconds: config.shutdownGraceSeconds }, 'stopping API: draining in-flight requests');
     const clean = await drainServer(server, {
       delayMs: config.shutdownDelaySeconds * 1000,
       graceMs: config.shutdownGraceSeconds * 1000,
-      log: deps.log,
+      log,
     });
-    await deps.close();
-    deps.log.info({ clean }, 'API stopped');
+    await running.deps?.close();
+    log.info({ clean }, 'API stopped');
     process.exit(0);
   };
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -44,6 +50,36 @@ async function main() {
       });
     });
   }
+
+  const started = await untilPostgresAnswers(config, log, () => draining);
+  if (!started) return;
+  running.deps = started.deps;
+  const app = createApp({ ...started.deps, signingKey: started.signingKey }, { draining: () => draining });
+  server.removeAllListeners('request');
+  // Koa's callback answers through `res` and handles its own errors; the promise it returns carries nothing.
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises
+  server.on('request', app.callback());
+  log.info('API ready to serve');
+}
+
+/**
+ * The service context and the signing key, tried again while Postgres cannot be reached (1 s, doubling to 5 s).
+ * Any other failure (configuration, a database not migrated) ends the start as before. Undefined once stopping.
+ */
+async function untilPostgresAnswers(config: Config, log: Logger, stopping: () => boolean) {
+  for (let pauseMs = 1000; !stopping(); pauseMs = Math.min(pauseMs * 2, 5000)) {
+    let deps: Deps | undefined;
+    try {
+      deps = await createDeps(config, { log });
+      return { deps, signingKey: await loadSigningKey(deps.orm) };
+    } catch (err) {
+      await deps?.close().catch(() => undefined);
+      if (!dependencyFailure(err)) throw err;
+      log.warn({ err: String(err), retryInMs: pauseMs }, 'Postgres cannot be reached: answering 503 until it can');
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+  }
+  return undefined;
 }
 
 main().catch((err) => {

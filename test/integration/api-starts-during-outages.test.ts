@@ -1,0 +1,100 @@
+// An API process started during an outage (decision 0103) answers as an API whose dependency went down under it,
+// and serves without a restart once the dependency answers. Temporal down: /readyz 503 naming Temporal, operations
+// accepted into the outbox (the stack's worker, which reaches Temporal, starts and settles them). Postgres down: 503
+// with Retry-After on every request, liveness 200. Each dependency sits behind a TCP proxy that opens later.
+import { expect } from 'chai';
+import supertest from 'supertest';
+import { activeAccount } from '../helpers/fixtures';
+import { fund, untilStatus } from '../helpers/money';
+import { freePort, killAll, spawnApi } from '../helpers/processes';
+import { TcpProxy } from '../helpers/tcp-proxy';
+import { eventually, idem, newCustomer, stack } from '../helpers/stack';
+
+describe('an API started during an outage', function () {
+  this.timeout(120000);
+  after(killAll);
+
+  it('Temporal down: starts, accepts a transfer that settles, and is ready once Temporal answers', async () => {
+    const { config } = await stack();
+    const [host, port] = config.temporalAddress.split(':');
+    // Nothing listens on the proxy's port until it opens: Temporal is down for this API alone.
+    const temporal = new TcpProxy(await freePort(), { host, port: Number(port) });
+    const api = await spawnApi(
+      'api-without-temporal',
+      config.taskQueue,
+      {
+        TEMPORAL_ADDRESS: `127.0.0.1:${temporal.port}`,
+        TEMPORAL_WEBHOOK_TASK_QUEUE: config.webhookTaskQueue,
+        TEMPORAL_RAILS_TASK_QUEUE: config.railsTaskQueue,
+      },
+      (status) => status === 503,
+    );
+    try {
+      // Past its start (a 503 too, until Postgres answers): the API's own readiness, naming what is missing.
+      const readiness = await eventually(
+        () => supertest(api.url).get('/readyz'),
+        (r) => r.body.checks?.postgres === 'ok',
+      );
+      expect(readiness.status).to.equal(503);
+      expect(readiness.body.checks).to.deep.equal({ postgres: 'ok', temporal: 'unavailable' });
+
+      const c = await newCustomer('Started Without Temporal');
+      const [from, to] = [await activeAccount(c, ['BRL']), await activeAccount(c, ['BRL'])];
+      await fund(c, from.id, 'BRL', '100.00');
+      const body = { sourceAccountId: from.id, targetAccountId: to.id, amount: { value: '40.00', asset: 'BRL' } };
+      const transfer = await supertest(api.url).post('/api/operations/transfer').set(c.auth).set(idem()).send(body);
+      expect(transfer.status, JSON.stringify(transfer.body)).to.equal(201);
+      await untilStatus(c, transfer.body.id, 'COMPLETED');
+
+      await temporal.open();
+      await eventually(
+        () => supertest(api.url).get('/readyz'),
+        (r) => r.status === 200,
+        60000,
+        500,
+      );
+      expect(api.alive(), 'the same process, never restarted').to.equal(true);
+    } finally {
+      await temporal.cut();
+    }
+  });
+
+  it('Postgres down: answers 503 with Retry-After, then serves once Postgres answers, without a restart', async () => {
+    const { config } = await stack();
+    const postgres = new TcpProxy(await freePort());
+    // The application role, as every spawned process of the run (scripts/test.js), through the proxy.
+    const dbUrl = new URL(process.env.CAMBIO_TEST_APP_DATABASE_URL ?? config.databaseUrl);
+    dbUrl.host = `127.0.0.1:${postgres.port}`;
+    const api = await spawnApi(
+      'api-without-postgres',
+      config.taskQueue,
+      {
+        DATABASE_URL: dbUrl.toString(),
+        TEMPORAL_WEBHOOK_TASK_QUEUE: config.webhookTaskQueue,
+        TEMPORAL_RAILS_TASK_QUEUE: config.railsTaskQueue,
+      },
+      (status) => status === 503,
+    );
+    try {
+      const c = await newCustomer('Started Without Postgres');
+      expect((await supertest(api.url).get('/healthz')).status).to.equal(200);
+      const refused = await supertest(api.url).get('/api/accounts').set(c.auth);
+      expect(refused.status).to.equal(503);
+      expect(refused.body.code).to.equal('SERVICE_UNAVAILABLE');
+      expect(refused.headers['retry-after']).to.equal('2');
+
+      await postgres.open();
+      await eventually(
+        () => supertest(api.url).get('/readyz'),
+        (r) => r.status === 200,
+        60000,
+        500,
+      );
+      const served = await supertest(api.url).get('/api/accounts').set(c.auth);
+      expect(served.status, JSON.stringify(served.body)).to.equal(200);
+      expect(api.alive(), 'the same process, never restarted').to.equal(true);
+    } finally {
+      await postgres.cut();
+    }
+  });
+});
