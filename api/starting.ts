@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import { errorBody, SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS } from './errors';
 import { CambioError } from '../domain/errors';
+import { closeIfBodyUnread } from './overload/unread-body';
 
 /**
  * What the API answers while it starts and Postgres cannot be reached yet (api/main.ts keeps trying): liveness 200,
@@ -12,6 +13,8 @@ export function startingApp(): Koa {
   const unavailable = new CambioError('SERVICE_UNAVAILABLE', 'the API is starting and cannot reach its database yet', {
     retryAfterSeconds: SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS,
   });
+  // A body is never read here: its connection closes after the answer, as the API does (api/overload/unread-body.ts).
+  app.use(closeIfBodyUnread);
   app.use((ctx) => {
     if (ctx.path === '/healthz') {
       ctx.body = { status: 'ok' };

@@ -82,6 +82,9 @@ describe('an API started during an outage', function () {
       expect(refused.status).to.equal(503);
       expect(refused.body.code).to.equal('SERVICE_UNAVAILABLE');
       expect(refused.headers['retry-after']).to.equal('2');
+      const post = await supertest(api.url).post('/api/quotes').set(c.auth).set(idem()).send({ accountId: 'x' });
+      expect(post.status).to.equal(503);
+      expect(post.body.code).to.equal('SERVICE_UNAVAILABLE');
 
       await postgres.open();
       await eventually(
