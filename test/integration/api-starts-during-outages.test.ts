@@ -10,6 +10,15 @@ import { freePort, killAll, spawnApi } from '../helpers/processes';
 import { TcpProxy } from '../helpers/tcp-proxy';
 import { eventually, idem, newCustomer, stack } from '../helpers/stack';
 
+/** Once the dependency answers: the same process reports ready within a minute (gRPC's and our own back-offs). */
+const untilReady = (url: string) =>
+  eventually(
+    () => supertest(url).get('/readyz'),
+    (r) => r.status === 200,
+    60000,
+    500,
+  );
+
 describe('an API started during an outage', function () {
   this.timeout(120000);
   after(killAll);
@@ -47,12 +56,7 @@ describe('an API started during an outage', function () {
       await untilStatus(c, transfer.body.id, 'COMPLETED');
 
       await temporal.open();
-      await eventually(
-        () => supertest(api.url).get('/readyz'),
-        (r) => r.status === 200,
-        60000,
-        500,
-      );
+      await untilReady(api.url);
       expect(api.alive(), 'the same process, never restarted').to.equal(true);
     } finally {
       await temporal.cut();
@@ -87,12 +91,7 @@ describe('an API started during an outage', function () {
       expect(post.body.code).to.equal('SERVICE_UNAVAILABLE');
 
       await postgres.open();
-      await eventually(
-        () => supertest(api.url).get('/readyz'),
-        (r) => r.status === 200,
-        60000,
-        500,
-      );
+      await untilReady(api.url);
       const served = await supertest(api.url).get('/api/accounts').set(c.auth);
       expect(served.status, JSON.stringify(served.body)).to.equal(200);
       expect(api.alive(), 'the same process, never restarted').to.equal(true);
