@@ -15,7 +15,7 @@ async function main() {
   const log = pino({ level: config.logLevel, base: { service: 'cambio-api' } });
   // Listening before Postgres answers: until it does, a request gets 503 with Retry-After (api/starting.ts), as from
   // an API whose Postgres went down under it, instead of a refused connection and a restart loop.
-  const server = createHttpServer(startingApp(), config).listen(config.port, config.host, () => {
+  const server = createHttpServer(startingApp(log), config).listen(config.port, config.host, () => {
     log.info({ port: config.port }, `Cambio API listening on http://127.0.0.1:${config.port}`);
     // Said at every start, so a deployment running the sandbox by accident shows it in its first lines.
     if (config.sandbox) log.warn({ sandbox: true }, 'sandbox mode ON: customers can approve their own reviews');
