@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import pino, { Logger } from 'pino';
+import type { Logger } from 'pino';
 import { Config } from '../config';
 import { openOrm, Orm } from '../db/orm';
 import { sessionSettingsOf } from '../db/session-settings';
@@ -25,13 +25,13 @@ export interface Deps {
 }
 
 export interface DepsOptions {
-  log?: Logger;
+  /** The process's logger: the API's (api/main.ts, from its first line), the CLI's, a test's. */
+  log: Logger;
   poolMax?: number;
   applicationName?: string;
 }
 
-export async function createDeps(config: Config, opts: DepsOptions = {}): Promise<Deps> {
-  const log = opts.log ?? pino({ level: config.logLevel, base: { service: 'cambio-api' } });
+export async function createDeps(config: Config, opts: DepsOptions): Promise<Deps> {
   const orm = await openOrm(config.databaseUrl, {
     poolMax: opts.poolMax,
     session: sessionSettingsOf(config),
@@ -52,7 +52,7 @@ export async function createDeps(config: Config, opts: DepsOptions = {}): Promis
     orm,
     temporal,
     rates: new TableRateSource(DEFAULT_MID_RATES),
-    log,
+    log: opts.log,
     rateLimits,
     rails,
     async close() {
