@@ -22,17 +22,44 @@ export async function rawQuery<R>(
   opts: { prepared?: string } = {},
 ): Promise<R[]> {
   if (em.isInTransaction()) throw new Error('rawQuery runs outside a transaction only; use em.execute inside one');
-  const knexClient = em.getConnection().getKnex().client as {
-    acquireConnection(): Promise<PgClient>;
-    releaseConnection(connection: PgClient): Promise<void>;
-  };
-  const connection = await knexClient.acquireConnection();
-  try {
-    return (await connection.query({ name: opts.prepared, text, values })).rows as R[];
-  } finally {
-    // A connection that failed under the query is marked disposed by knex, and its pool drops it on next acquire.
-    void knexClient.releaseConnection(connection);
+  return poolOf(em).query<R>(text, values, opts);
+}
+
+/** The ORM's pool, for a statement that serves several scopes at once (db/statement-batch.ts): no scope of its own. */
+export interface Pool {
+  query<R>(text: string, values: unknown[], opts?: { prepared?: string }): Promise<R[]>;
+}
+
+interface KnexClient {
+  acquireConnection(): Promise<PgClient>;
+  releaseConnection(connection: PgClient): Promise<void>;
+}
+
+const pools = new WeakMap<KnexClient, Pool>();
+
+/** The pool under an EntityManager: every EntityManager of one ORM has the same one, the same object. */
+export function poolOf(em: Em): Pool {
+  const knexClient = em.getConnection().getKnex().client as KnexClient;
+  let pool = pools.get(knexClient);
+  if (!pool) {
+    pool = poolOn(knexClient);
+    pools.set(knexClient, pool);
   }
+  return pool;
+}
+
+function poolOn(knexClient: KnexClient): Pool {
+  return {
+    async query<R>(text: string, values: unknown[], opts: { prepared?: string } = {}): Promise<R[]> {
+      const connection = await knexClient.acquireConnection();
+      try {
+        return (await connection.query({ name: opts.prepared, text, values })).rows as R[];
+      } finally {
+        // A connection that failed under the query is marked disposed by knex, and its pool drops it on next acquire.
+        void knexClient.releaseConnection(connection);
+      }
+    },
+  };
 }
 
 /**

@@ -11,13 +11,28 @@ import type { Quote } from '../entities';
 export type PricedQuote = Omit<Quote, 'customerId'>;
 
 /** The `quotes` columns, in the order of `quoteValues`. */
-export const QUOTE_COLUMNS =
-  'id, customer_id, account_id, source_asset, source_amount, target_asset, target_amount, mid_rate, ' +
-  'effective_rate, spread, fee_amount, expires_at, consumed_at, consumed_by, created_at';
+export const QUOTE_COLUMN_LIST = [
+  'id',
+  'customer_id',
+  'account_id',
+  'source_asset',
+  'source_amount',
+  'target_asset',
+  'target_amount',
+  'mid_rate',
+  'effective_rate',
+  'spread',
+  'fee_amount',
+  'expires_at',
+  'consumed_at',
+  'consumed_by',
+  'created_at',
+] as const;
 
-/**
- * `?` placeholders for `quoteValues`, typed, so they also serve in an `insert ... select`, where no column types them.
- */
+/** The `quotes` columns as SQL, in the order of `quoteValues`. */
+export const QUOTE_COLUMNS = QUOTE_COLUMN_LIST.join(', ');
+
+/** `?` placeholders for `quoteValues`, typed. */
 export const QUOTE_PLACEHOLDERS =
   '?::uuid, ?::uuid, ?::uuid, ?::varchar, ?::numeric, ?::varchar, ?::numeric, ?::varchar, ?::varchar, ' +
   '?::varchar, ?::numeric, ?::timestamptz, ?::timestamptz, ?::uuid, ?::timestamptz';
@@ -41,6 +56,12 @@ export function quoteValues(q: PricedQuote, customerId: string): unknown[] {
     q.consumedBy,
     q.createdAt,
   ];
+}
+
+/** The row as a JSON object by column name, for a statement that reads it with `jsonb_populate_record`. */
+export function quoteRecord(q: PricedQuote, customerId: string): Record<string, unknown> {
+  const values = quoteValues(q, customerId);
+  return Object.fromEntries(QUOTE_COLUMN_LIST.map((column, i) => [column, values[i]]));
 }
 
 /** A new quote (a transfer's generated 1:1 quote), as a statement of the caller's batch. */

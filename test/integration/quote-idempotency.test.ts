@@ -119,6 +119,77 @@ describe('quote idempotency in one statement', () => {
     expect(await quotesOf(account.id)).to.equal(1);
   });
 
+  it('answers two customers quoting at once each with its own quote, though they share statements', async () => {
+    const { http } = await stack();
+    const customers = await Promise.all([newCustomer(), newCustomer()]);
+    const owners = ['Batch One Ltda', 'Batch Two Ltda'];
+    const accounts = await Promise.all(
+      customers.map((c, n) => activeAccount(c, ['USD', 'BRL'], { legalName: owners[n] })),
+    );
+    const sent = customers.flatMap((c, n) =>
+      Array.from({ length: 20 }, (_, i) => ({
+        c,
+        account: { id: accounts[n].id, owner: owners[n] },
+        key: { 'X-Idempotency-Key': randomUUID() },
+        body: { accountId: accounts[n].id, sourceAsset: 'USD', targetAsset: 'BRL', sourceAmount: `${10 + i}.00` },
+      })),
+    );
+    const send = () => Promise.all(sent.map((q) => http.post('/api/quotes').set(q.c.auth).set(q.key).send(q.body)));
+    const answers = await send();
+    answers.forEach((r, i) => {
+      expect(r.status).to.equal(201);
+      expect(r.body.account).to.deep.equal(sent[i].account);
+      expect(r.body.sourceAmount.value).to.equal(sent[i].body.sourceAmount);
+    });
+    expect(new Set(answers.map((r) => r.body.id)).size).to.equal(40);
+    expect(await Promise.all(accounts.map((a) => quotesOf(a.id)))).to.deep.equal([20, 20]);
+    const again = await send();
+    again.forEach((r, i) => {
+      expect(r.header['idempotent-replayed']).to.equal('true');
+      expect(r.body).to.deep.equal(answers[i].body);
+    });
+  });
+
+  it('fails only the request whose row breaks the statement it shares, and writes nothing for it', async () => {
+    const { services } = await stack();
+    const c = await newCustomer();
+    const account = await activeAccount(c, ['USD', 'BRL']);
+    const em = tenantEm(services.orm, c.customerId);
+    const request = (key: string) => ({
+      accountId: account.id,
+      key,
+      requestHash: 'h',
+      answer: { status: 201 as const, body: () => ({ account: {} }) },
+      notFoundBody: {},
+    });
+    const quote = () =>
+      priceQuote(services.rates, 30, {
+        accountId: account.id,
+        sourceAsset: 'USD',
+        targetAsset: 'BRL',
+        sourceAmount: '10.00',
+      });
+    // A source asset longer than its column fails the statement that carries it. The first two requests leave
+    // alone (two statements at once); the other six wait and share the third, the broken one among them.
+    const broken = { ...quote(), sourceAsset: 'X'.repeat(300) as never };
+    const keys = Array.from({ length: 8 }, () => randomUUID());
+    const outcomes = await Promise.all(
+      keys.map((key, i) =>
+        insertKeyedQuote(em, i === 5 ? broken : quote(), request(key)).then(
+          (outcome) => outcome.kind,
+          (err: Error) => err.message,
+        ),
+      ),
+    );
+    outcomes.forEach((outcome, i) => expect(outcome).to.match(i === 5 ? /too long/ : /^answered$/));
+    expect(await quotesOf(account.id)).to.equal(7);
+    const stored = (await systemEm(services.orm).execute(
+      "select key from idempotency_keys where customer_id = ? and key::text = any(string_to_array(?, ','))",
+      [c.customerId, keys.join(',')],
+    )) as Array<{ key: string }>;
+    expect(stored.map((r) => r.key).sort()).to.deep.equal(keys.filter((_, i) => i !== 5).sort());
+  });
+
   describe('a key committed by another request after the statement looked', () => {
     // Another connection holds an uncommitted row for the key (without the advisory lock, which only a request
     // takes): our statement takes the lock, cannot see the row, and waits on it at the insert; the row then
