@@ -121,8 +121,21 @@ interface AnswerRow {
 }
 
 // At most two statements at Postgres at once, of at most 100 requests each: enough to keep a request waiting
-// no longer than one statement, and to let Postgres work on one batch while the API fills the next.
-const BATCH_LIMITS = { maxInFlight: 2, maxRows: 100 };
+// no longer than one statement, and to let Postgres work on one batch while the API fills the next. A request
+// whose key another request of this process holds is answered as the key's lock answers it: busy.
+const BATCH_LIMITS = {
+  maxInFlight: 2,
+  maxRows: 100,
+  busy: (): AnswerRow => ({
+    i: -1,
+    locked: false,
+    request_hash: null,
+    response_status: null,
+    response_body: null,
+    account_owner: null,
+    stored: false,
+  }),
+};
 
 // One batcher per pool (per ORM): a test or a process with two ORMs keeps their batches apart.
 const batches = new WeakMap<Pool, StatementBatch<StatementRow, AnswerRow>>();
