@@ -1,9 +1,10 @@
 import { Client } from '@temporalio/client';
-import { DefaultLogger, LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, LogLevel, NativeConnection, Runtime, TransportError, Worker } from '@temporalio/worker';
 import { readFile } from 'node:fs/promises';
-import pino from 'pino';
-import { loadConfig } from '../config';
-import { openOrm } from '../db/orm';
+import pino, { Logger } from 'pino';
+import { Config, loadConfig } from '../config';
+import { openOrm, Orm } from '../db/orm';
+import { dependencyFailure } from '../api/errors';
 import { sessionSettingsOf } from '../db/session-settings';
 import { DEFAULT_MID_RATES, TableRateSource } from '../domain/rates';
 import { createActivities } from '../activities';
@@ -24,12 +25,7 @@ export async function runWorker() {
     shutdownSignals: [],
     ...workerTelemetry(config.workerMetricsAddress),
   });
-  const orm = await openOrm(config.databaseUrl, {
-    poolMax: WORKER_POOL_SIZE,
-    session: sessionSettingsOf(config),
-    applicationName: 'cambio-worker',
-  });
-  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  const { orm, connection } = await untilDependenciesAnswer(config, log);
   // The activities' and the relays' client shares the workers' native connection: no grpc-js client beside it,
   // and the relays' starts can be eager (the first workflow task comes back in the start's answer).
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
@@ -124,6 +120,34 @@ export async function runWorker() {
     await connection.close();
     await orm.close(true);
     log.info('worker stopped');
+  }
+}
+
+/**
+ * The pool and Temporal's connection, tried again while Postgres or Temporal cannot be reached (1 s, doubling to
+ * 5 s). A worker started during an outage waits in place and works as soon as both answer, instead of exiting and
+ * waiting out its supervisor's back-off (decision 0105). Any other failure ends the start.
+ */
+async function untilDependenciesAnswer(
+  config: Config,
+  log: Logger,
+): Promise<{ orm: Orm; connection: NativeConnection }> {
+  for (let pauseMs = 1000; ; pauseMs = Math.min(pauseMs * 2, 5000)) {
+    let orm: Orm | undefined;
+    try {
+      orm = await openOrm(config.databaseUrl, {
+        poolMax: WORKER_POOL_SIZE,
+        session: sessionSettingsOf(config),
+        applicationName: 'cambio-worker',
+      });
+      return { orm, connection: await NativeConnection.connect({ address: config.temporalAddress }) };
+    } catch (err) {
+      await orm?.close(true).catch(() => undefined);
+      const missing = err instanceof TransportError ? 'Temporal' : dependencyFailure(err) ? 'Postgres' : undefined;
+      if (!missing) throw err;
+      log.warn({ err: String(err), retryInMs: pauseMs }, `${missing} cannot be reached: the worker starts once it can`);
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
   }
 }
 
