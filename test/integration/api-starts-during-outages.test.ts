@@ -4,10 +4,8 @@
 // with Retry-After on every request, liveness 200. Each dependency sits behind a TCP proxy that opens later.
 import { expect } from 'chai';
 import supertest from 'supertest';
-import { activeAccount } from '../helpers/fixtures';
-import { fund, untilStatus } from '../helpers/money';
-import { freePort, killAll, spawnApi } from '../helpers/processes';
-import { TcpProxy } from '../helpers/tcp-proxy';
+import { postgresDown, temporalDown, transferSettlesThrough } from '../helpers/outages';
+import { killAll, spawnApi } from '../helpers/processes';
 import { eventually, idem, newCustomer, stack } from '../helpers/stack';
 
 /** Once the dependency answers: the same process reports ready within a minute (gRPC's and our own back-offs). */
@@ -25,14 +23,13 @@ describe('an API started during an outage', function () {
 
   it('Temporal down: starts, accepts a transfer that settles, and is ready once Temporal answers', async () => {
     const { config } = await stack();
-    const [host, port] = config.temporalAddress.split(':');
     // Nothing listens on the proxy's port until it opens: Temporal is down for this API alone.
-    const temporal = new TcpProxy(await freePort(), { host, port: Number(port) });
+    const { proxy: temporal, address } = await temporalDown();
     const api = await spawnApi(
       'api-without-temporal',
       config.taskQueue,
       {
-        TEMPORAL_ADDRESS: `127.0.0.1:${temporal.port}`,
+        TEMPORAL_ADDRESS: address,
         TEMPORAL_WEBHOOK_TASK_QUEUE: config.webhookTaskQueue,
         TEMPORAL_RAILS_TASK_QUEUE: config.railsTaskQueue,
       },
@@ -47,13 +44,7 @@ describe('an API started during an outage', function () {
       expect(readiness.status).to.equal(503);
       expect(readiness.body.checks).to.deep.equal({ postgres: 'ok', temporal: 'unavailable' });
 
-      const c = await newCustomer('Started Without Temporal');
-      const [from, to] = [await activeAccount(c, ['BRL']), await activeAccount(c, ['BRL'])];
-      await fund(c, from.id, 'BRL', '100.00');
-      const body = { sourceAccountId: from.id, targetAccountId: to.id, amount: { value: '40.00', asset: 'BRL' } };
-      const transfer = await supertest(api.url).post('/api/operations/transfer').set(c.auth).set(idem()).send(body);
-      expect(transfer.status, JSON.stringify(transfer.body)).to.equal(201);
-      await untilStatus(c, transfer.body.id, 'COMPLETED');
+      await transferSettlesThrough(api.url, 'Started Without Temporal');
 
       await temporal.open();
       await untilReady(api.url);
@@ -65,15 +56,12 @@ describe('an API started during an outage', function () {
 
   it('Postgres down: answers 503 with Retry-After, then serves once Postgres answers, without a restart', async () => {
     const { config } = await stack();
-    const postgres = new TcpProxy(await freePort());
-    // The application role, as every spawned process of the run (scripts/test.js), through the proxy.
-    const dbUrl = new URL(process.env.CAMBIO_TEST_APP_DATABASE_URL ?? config.databaseUrl);
-    dbUrl.host = `127.0.0.1:${postgres.port}`;
+    const { proxy: postgres, databaseUrl } = await postgresDown();
     const api = await spawnApi(
       'api-without-postgres',
       config.taskQueue,
       {
-        DATABASE_URL: dbUrl.toString(),
+        DATABASE_URL: databaseUrl,
         TEMPORAL_WEBHOOK_TASK_QUEUE: config.webhookTaskQueue,
         TEMPORAL_RAILS_TASK_QUEUE: config.railsTaskQueue,
       },

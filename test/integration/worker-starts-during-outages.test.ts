@@ -3,16 +3,18 @@
 // dependency sits behind a TCP proxy that opens later.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import supertest from 'supertest';
-import { activeAccount } from '../helpers/fixtures';
-import { fund, untilStatus } from '../helpers/money';
-import { freePort, killAll, spawnApi, spawnWorker, waitForPollers } from '../helpers/processes';
-import type { Proc } from '../helpers/processes';
-import { TcpProxy } from '../helpers/tcp-proxy';
-import { eventually, idem, newCustomer, stack } from '../helpers/stack';
+import { postgresDown, temporalDown, transferSettlesThrough } from '../helpers/outages';
+import { killAll, spawnApi, spawnWorker, waitForPollers } from '../helpers/processes';
+import type { TcpProxy } from '../helpers/tcp-proxy';
+import { eventually } from '../helpers/stack';
 
-/** The worker says what it waits for, and is still the process that was started, a few passes later. */
-async function expectWaiting(worker: Proc, missing: string): Promise<void> {
+/**
+ * A worker on a queue of its own, started with `env` (one dependency behind `proxy`, closed): it says what it waits
+ * for and stays alive; once the proxy opens, the same process polls its queue.
+ */
+async function waitsThenPolls(missing: 'Temporal' | 'Postgres', proxy: TcpProxy, env: Record<string, string>) {
+  const queue = `outage-worker-${randomUUID()}`;
+  const worker = await spawnWorker(`worker-without-${missing}`, queue, { pollers: 0, env });
   await eventually(
     async () => worker.fullOutput(),
     (out) => out.split(`${missing} cannot be reached`).length > 2,
@@ -20,6 +22,10 @@ async function expectWaiting(worker: Proc, missing: string): Promise<void> {
     200,
   );
   expect(worker.alive(), worker.output()).to.equal(true);
+  await proxy.open();
+  await waitForPollers(queue, 1, () => (worker.alive() ? undefined : `worker exited: ${worker.output()}`));
+  expect(worker.alive(), 'the same process, never restarted').to.equal(true);
+  return { queue, worker };
 }
 
 describe('a worker started during an outage', function () {
@@ -27,52 +33,24 @@ describe('a worker started during an outage', function () {
   after(killAll);
 
   it('Temporal down: waits, then polls once Temporal answers and settles a transfer', async () => {
-    const { config } = await stack();
-    const [host, port] = config.temporalAddress.split(':');
-    const temporal = new TcpProxy(await freePort(), { host, port: Number(port) });
-    const queue = `outage-worker-${randomUUID()}`;
-    const worker = await spawnWorker('worker-without-temporal', queue, {
-      pollers: 0,
-      env: { TEMPORAL_ADDRESS: `127.0.0.1:${temporal.port}` },
-    });
+    const { proxy, address } = await temporalDown();
     try {
-      await expectWaiting(worker, 'Temporal');
-      await temporal.open();
-      await waitForPollers(queue, 1, () => (worker.alive() ? undefined : `worker exited: ${worker.output()}`));
-
+      const { queue, worker } = await waitsThenPolls('Temporal', proxy, { TEMPORAL_ADDRESS: address });
       // An API on the worker's queue: the transfer it accepts is started and settled by this worker.
       const api = await spawnApi('api-for-outage-worker', queue);
-      const c = await newCustomer('Worker Started Without Temporal');
-      const [from, to] = [await activeAccount(c, ['BRL']), await activeAccount(c, ['BRL'])];
-      await fund(c, from.id, 'BRL', '100.00');
-      const body = { sourceAccountId: from.id, targetAccountId: to.id, amount: { value: '40.00', asset: 'BRL' } };
-      const transfer = await supertest(api.url).post('/api/operations/transfer').set(c.auth).set(idem()).send(body);
-      expect(transfer.status, JSON.stringify(transfer.body)).to.equal(201);
-      await untilStatus(c, transfer.body.id, 'COMPLETED');
-      expect(worker.alive(), 'the same process, never restarted').to.equal(true);
+      await transferSettlesThrough(api.url, 'Worker Started Without Temporal');
+      expect(worker.alive()).to.equal(true);
     } finally {
-      await temporal.cut();
+      await proxy.cut();
     }
   });
 
   it('Postgres down: waits, then polls once Postgres answers', async () => {
-    const { config } = await stack();
-    const postgres = new TcpProxy(await freePort());
-    // The application role, as every spawned process of the run (scripts/test.js), through the proxy.
-    const dbUrl = new URL(process.env.CAMBIO_TEST_APP_DATABASE_URL ?? config.databaseUrl);
-    dbUrl.host = `127.0.0.1:${postgres.port}`;
-    const queue = `outage-worker-${randomUUID()}`;
-    const worker = await spawnWorker('worker-without-postgres', queue, {
-      pollers: 0,
-      env: { DATABASE_URL: dbUrl.toString() },
-    });
+    const { proxy, databaseUrl } = await postgresDown();
     try {
-      await expectWaiting(worker, 'Postgres');
-      await postgres.open();
-      await waitForPollers(queue, 1, () => (worker.alive() ? undefined : `worker exited: ${worker.output()}`));
-      expect(worker.alive(), 'the same process, never restarted').to.equal(true);
+      await waitsThenPolls('Postgres', proxy, { DATABASE_URL: databaseUrl });
     } finally {
-      await postgres.cut();
+      await proxy.cut();
     }
   });
 });
