@@ -8,6 +8,7 @@ import { createHttpServer } from './overload/http-server';
 import { answerClientErrors } from './client-error';
 import { dependencyFailure } from './errors';
 import { startingApp } from './starting';
+import { untilReachable } from './until-reachable';
 import type { Config } from '../config';
 
 async function main() {
@@ -63,23 +64,27 @@ async function main() {
 }
 
 /**
- * The service context and the signing key, tried again while Postgres cannot be reached (1 s, doubling to 5 s).
- * Any other failure (configuration, a database not migrated) ends the start as before. Undefined once stopping.
+ * The service context and the signing key, tried again while Postgres cannot be reached. Any other failure
+ * (configuration, a database not migrated) ends the start as before. Undefined once stopping.
  */
-async function untilPostgresAnswers(config: Config, log: Logger, stopping: () => boolean) {
-  for (let pauseMs = 1000; !stopping(); pauseMs = Math.min(pauseMs * 2, 5000)) {
-    let deps: Deps | undefined;
-    try {
-      deps = await createDeps(config, { log });
-      return { deps, signingKey: await loadSigningKey(deps.orm) };
-    } catch (err) {
-      await deps?.close().catch(() => undefined);
-      if (!dependencyFailure(err)) throw err;
-      log.warn({ err: String(err), retryInMs: pauseMs }, 'Postgres cannot be reached: answering 503 until it can');
-      await new Promise((resolve) => setTimeout(resolve, pauseMs));
-    }
-  }
-  return undefined;
+function untilPostgresAnswers(config: Config, log: Logger, stopping: () => boolean) {
+  return untilReachable(
+    async () => {
+      const deps = await createDeps(config, { log });
+      try {
+        return { deps, signingKey: await loadSigningKey(deps.orm) };
+      } catch (err) {
+        await deps.close().catch(() => undefined);
+        throw err;
+      }
+    },
+    {
+      log,
+      unreachable: (err) => (dependencyFailure(err) ? 'Postgres' : undefined),
+      meanwhile: 'answering 503 until it can',
+      stopping,
+    },
+  );
 }
 
 main().catch((err) => {

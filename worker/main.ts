@@ -3,8 +3,9 @@ import { DefaultLogger, LogLevel, NativeConnection, Runtime, TransportError, Wor
 import { readFile } from 'node:fs/promises';
 import pino, { Logger } from 'pino';
 import { Config, loadConfig } from '../config';
-import { openOrm, Orm } from '../db/orm';
+import { openOrm } from '../db/orm';
 import { dependencyFailure } from '../api/errors';
+import { untilReachable } from '../api/until-reachable';
 import { sessionSettingsOf } from '../db/session-settings';
 import { DEFAULT_MID_RATES, TableRateSource } from '../domain/rates';
 import { createActivities } from '../activities';
@@ -124,31 +125,33 @@ export async function runWorker() {
 }
 
 /**
- * The pool and Temporal's connection, tried again while Postgres or Temporal cannot be reached (1 s, doubling to
- * 5 s). A worker started during an outage waits in place and works as soon as both answer, instead of exiting and
- * waiting out its supervisor's back-off (decision 0105). Any other failure ends the start.
+ * The pool and Temporal's connection, tried again while Postgres or Temporal cannot be reached. A worker started
+ * during an outage waits in place and works as soon as both answer (decision 0105). Any other failure ends the start.
  */
-async function untilDependenciesAnswer(
-  config: Config,
-  log: Logger,
-): Promise<{ orm: Orm; connection: NativeConnection }> {
-  for (let pauseMs = 1000; ; pauseMs = Math.min(pauseMs * 2, 5000)) {
-    let orm: Orm | undefined;
-    try {
-      orm = await openOrm(config.databaseUrl, {
+async function untilDependenciesAnswer(config: Config, log: Logger) {
+  const opened = await untilReachable(
+    async () => {
+      const orm = await openOrm(config.databaseUrl, {
         poolMax: WORKER_POOL_SIZE,
         session: sessionSettingsOf(config),
         applicationName: 'cambio-worker',
       });
-      return { orm, connection: await NativeConnection.connect({ address: config.temporalAddress }) };
-    } catch (err) {
-      await orm?.close(true).catch(() => undefined);
-      const missing = err instanceof TransportError ? 'Temporal' : dependencyFailure(err) ? 'Postgres' : undefined;
-      if (!missing) throw err;
-      log.warn({ err: String(err), retryInMs: pauseMs }, `${missing} cannot be reached: the worker starts once it can`);
-      await new Promise((resolve) => setTimeout(resolve, pauseMs));
-    }
-  }
+      try {
+        return { orm, connection: await NativeConnection.connect({ address: config.temporalAddress }) };
+      } catch (err) {
+        await orm.close(true).catch(() => undefined);
+        throw err;
+      }
+    },
+    {
+      log,
+      unreachable: (err) =>
+        err instanceof TransportError ? 'Temporal' : dependencyFailure(err) ? 'Postgres' : undefined,
+      meanwhile: 'the worker starts once it can',
+    },
+  );
+  // Without `stopping`, only a success ends the wait.
+  return opened!;
 }
 
 /** The SDK's own log lines follow LOG_LEVEL too (its levels are a subset of pino's). */
