@@ -17,24 +17,24 @@ const untilReady = (url: string) =>
     500,
   );
 
+/** An API on the stack's queues, with one dependency's address in `env` behind a closed proxy: it starts (503). */
+async function apiStartedWithout(name: string, env: Record<string, string>) {
+  const { config } = await stack();
+  const queues = {
+    TEMPORAL_WEBHOOK_TASK_QUEUE: config.webhookTaskQueue,
+    TEMPORAL_RAILS_TASK_QUEUE: config.railsTaskQueue,
+  };
+  return spawnApi(name, config.taskQueue, { ...env, ...queues }, (status) => status === 503);
+}
+
 describe('an API started during an outage', function () {
   this.timeout(120000);
   after(killAll);
 
   it('Temporal down: starts, accepts a transfer that settles, and is ready once Temporal answers', async () => {
-    const { config } = await stack();
     // Nothing listens on the proxy's port until it opens: Temporal is down for this API alone.
     const { proxy: temporal, address } = await temporalDown();
-    const api = await spawnApi(
-      'api-without-temporal',
-      config.taskQueue,
-      {
-        TEMPORAL_ADDRESS: address,
-        TEMPORAL_WEBHOOK_TASK_QUEUE: config.webhookTaskQueue,
-        TEMPORAL_RAILS_TASK_QUEUE: config.railsTaskQueue,
-      },
-      (status) => status === 503,
-    );
+    const api = await apiStartedWithout('api-without-temporal', { TEMPORAL_ADDRESS: address });
     try {
       // Past its start (a 503 too, until Postgres answers): the API's own readiness, naming what is missing.
       const readiness = await eventually(
@@ -55,18 +55,8 @@ describe('an API started during an outage', function () {
   });
 
   it('Postgres down: answers 503 with Retry-After, then serves once Postgres answers, without a restart', async () => {
-    const { config } = await stack();
     const { proxy: postgres, databaseUrl } = await postgresDown();
-    const api = await spawnApi(
-      'api-without-postgres',
-      config.taskQueue,
-      {
-        DATABASE_URL: databaseUrl,
-        TEMPORAL_WEBHOOK_TASK_QUEUE: config.webhookTaskQueue,
-        TEMPORAL_RAILS_TASK_QUEUE: config.railsTaskQueue,
-      },
-      (status) => status === 503,
-    );
+    const api = await apiStartedWithout('api-without-postgres', { DATABASE_URL: databaseUrl });
     try {
       const c = await newCustomer('Started Without Postgres');
       expect((await supertest(api.url).get('/healthz')).status).to.equal(200);
