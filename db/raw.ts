@@ -21,7 +21,6 @@ export async function rawQuery<R>(
   values: unknown[],
   opts: { prepared?: string } = {},
 ): Promise<R[]> {
-  if (em.isInTransaction()) throw new Error('rawQuery runs outside a transaction only; use em.execute inside one');
   return poolOf(em).query<R>(text, values, opts);
 }
 
@@ -37,8 +36,12 @@ interface KnexClient {
 
 const pools = new WeakMap<KnexClient, Pool>();
 
-/** The pool under an EntityManager: every EntityManager of one ORM has the same one, the same object. */
+/**
+ * The pool under an EntityManager: every EntityManager of one ORM has the same one, the same object. Never for an
+ * EntityManager inside a transaction: its statements belong on the transaction's connection.
+ */
 export function poolOf(em: Em): Pool {
+  if (em.isInTransaction()) throw new Error('the pool runs statements outside a transaction only; use em.execute');
   const knexClient = em.getConnection().getKnex().client as KnexClient;
   let pool = pools.get(knexClient);
   if (!pool) {

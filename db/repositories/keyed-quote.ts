@@ -181,7 +181,6 @@ export async function insertKeyedQuote(
   const answer = request.answer;
   const body: unknown =
     answer && (typeof answer.body === 'function' ? answer.body({ ...quote!, customerId }) : answer.body);
-  if (em.isInTransaction()) throw new Error('a quote statement runs outside a transaction only');
   const row = await batchOn(poolOf(em)).submit({
     lock_id: advisoryLockId(customerId, request.key),
     customer_id: customerId,
