@@ -160,7 +160,16 @@ export function openApiDocument(table: RouteTable, version: string, serverUrl: s
             'X-Service-Version': header('X-Service-Version'),
             ...(!r.public && mutating ? { 'Idempotent-Replayed': header('Idempotent-Replayed') } : {}),
           },
-          ...(r.response?.schema ? { content: { 'application/json': { schema: r.response.schema } } } : {}),
+          ...(r.response?.schema
+            ? {
+                content: {
+                  'application/json': { schema: r.response.schema },
+                  ...Object.fromEntries(
+                    Object.entries(r.response.otherMedia ?? {}).map(([type, schema]) => [type, { schema }]),
+                  ),
+                },
+              }
+            : {}),
         },
         ...errorResponses(r),
       },

@@ -20,8 +20,11 @@ export interface RouteSpec {
   body?: object;
   /** Whether a body must be present (POST /review takes none). */
   bodyRequired?: boolean;
-  /** The success status and its body's schema (for /openapi.json; api/schemas/responses.ts). */
-  response?: { status: number; schema?: object; description?: string };
+  /**
+   * The success status and its body's schema (for /openapi.json; api/schemas/responses.ts). `otherMedia`: the
+   * media types the route also answers with (chosen by `?format=` or Accept), each with its schema.
+   */
+  response?: { status: number; schema?: object; description?: string; otherMedia?: Record<string, object> };
   /** Business error codes of this route, beyond those every route of its kind can answer (api/openapi.ts). */
   errors?: ErrorCode[];
   public?: boolean;

@@ -51,7 +51,12 @@ export function reportRoutes(table: RouteTable): void {
       '(asset,direction,sum,count)',
     tag: 'Reports',
     query: reportQuery,
-    response: { status: 200, schema: reportResponse, description: 'The Report (or CSV with Accept: text/csv)' },
+    response: {
+      status: 200,
+      schema: reportResponse,
+      description: 'The Report (or CSV with Accept: text/csv)',
+      otherMedia: { 'text/csv': { type: 'string', description: 'asset,direction,sum,count, one line per total' } },
+    },
     async handler(ctx) {
       const report = await getReport(ctx.state.em, ctx.state.query as ReportQuery);
       ctx.vary('Accept'); // one URL, two representations: caches must key on Accept

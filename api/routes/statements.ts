@@ -46,6 +46,13 @@ const statementQuery = {
 
 const directionTotal = directionTotalOf(0);
 
+// The statement's other representations, for /openapi.json (MEDIA above sends them).
+const statementOtherMedia = {
+  'text/csv': { type: 'string', description: 'One line per entry, after a header line' },
+  'application/xml': { type: 'string', description: 'ISO 20022 camt.053.001.08 BankToCustomerStatement' },
+  'application/pdf': { type: 'string', format: 'binary' },
+};
+
 // For /openapi.json (statements/formats/json.ts writes the body).
 export const statementResponse = {
   type: 'object',
@@ -163,7 +170,12 @@ export function statementRoutes(table: RouteTable, s: ServiceContext): void {
     tag: 'Statements',
     params: idParams('accountId'),
     query: statementQuery,
-    response: { status: 200, schema: statementResponse, description: 'The Statement (or CSV, camt.053, PDF)' },
+    response: {
+      status: 200,
+      schema: statementResponse,
+      description: 'The Statement (or CSV, camt.053, PDF)',
+      otherMedia: statementOtherMedia,
+    },
     errors: ['INVALID_PERIOD'],
     async handler(ctx) {
       const q = ctx.state.query as { asset: string; periodStart: string; periodEnd: string; format?: string };
@@ -201,7 +213,12 @@ function issuedStatementRoutes(table: RouteTable, s: ServiceContext): void {
     tag: 'Statements',
     params: idParams('statementId'),
     query: { type: 'object', additionalProperties: false, properties: { format: formatProperty } },
-    response: { status: 200, schema: statementResponse, description: 'The Statement (or CSV, camt.053, PDF)' },
+    response: {
+      status: 200,
+      schema: statementResponse,
+      description: 'The Statement (or CSV, camt.053, PDF)',
+      otherMedia: statementOtherMedia,
+    },
     async handler(ctx) {
       const format = chosenFormat(ctx, (ctx.state.query as { format?: string }).format);
       const issued = await getIssuedStatement(ctx.state.em, ctx.params.statementId);

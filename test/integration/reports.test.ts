@@ -302,6 +302,9 @@ describe('reports', function () {
     const bad = await report(c, { periodStart: to, periodEnd: to }, 'text/csv');
     expect(bad.status).to.equal(400);
     expect(bad.body.code).to.equal('INVALID_PERIOD');
+    const { http } = await stack();
+    const documented = (await http.get('/openapi.json')).body.paths['/api/reports'].get.responses['200'].content;
+    expect(documented).to.have.all.keys('application/json', 'text/csv');
   });
 
   it("never shows another customer's movements", async () => {

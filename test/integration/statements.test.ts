@@ -232,6 +232,12 @@ describe('Statements', function () {
     const text = pdfText(pdf.bytes);
     expect(text).to.include(`Opening balance: ${json.openingBalance.value} BRL`);
     expect(text).to.include(`Closing balance: ${json.closingBalance.value} BRL`);
+
+    // /openapi.json names every representation the route sends: a client generated from it accepts each.
+    const { http } = await stack();
+    const documented = (await http.get('/openapi.json')).body.paths['/api/accounts/{accountId}/statement'].get
+      .responses['200'].content;
+    for (const sent of [csv, xml, pdf]) expect(documented).to.have.property(sent.headers['content-type'].split(';')[0]);
   });
 
   it('a bad period is 400 INVALID_PERIOD, a bad bound 400 VALIDATION_ERROR, another customer 404', async () => {
