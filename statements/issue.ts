@@ -59,7 +59,7 @@ export type Progress = (detail?: Record<string, string>) => void;
  * now are the ones read at any later time. First the database's clock must be past `end` (the schedule fires on
  * Temporal's clock, and booked_at is the database's); then a marker transaction id is taken, above every transaction
  * that has written so far, and the run waits until none at or below it is still running (db/repositories/
- * booking-horizon.ts says why that is exact). Nothing is waited for when the period closed long ago: three reads.
+ * booking-horizon.ts says why that is exact). With no transaction of the period still open it is three reads.
  */
 export async function untilPeriodSettled(em: Em, end: Date, progress?: Progress): Promise<number> {
   const started = Date.now();
