@@ -11,6 +11,7 @@ import { addPosting } from '../../db/repositories/ledger';
 import { inTransaction } from '../../db/transaction';
 import { Dec } from '../../domain/money';
 import { ensureSchedules, periodicJobs, scheduleId } from '../../worker/schedules';
+import { issueStatements } from '../../statements/issue';
 import { activeAccount } from '../helpers/fixtures';
 import { fund } from '../helpers/money';
 import { eventually, newCustomer, stack, type TestCustomer } from '../helpers/stack';
@@ -48,10 +49,11 @@ describe('Issued statements across a period boundary', function () {
       .catch(() => undefined);
   });
 
-  const issuedRow = async (accountId: string, periodEnd: number) =>
+  const issuedRow = async (accountId: string, periodEnd: number, periodMs = PERIOD_MS) =>
     (await systemEm((await stack()).services.orm).execute(
-      `select id, sha256 from statements where account_id = ? and asset = 'BRL' and period_end = ?::timestamptz`,
-      [accountId, new Date(periodEnd).toISOString()],
+      `select id, sha256 from statements
+       where account_id = ? and asset = 'BRL' and period_start = ?::timestamptz and period_end = ?::timestamptz`,
+      [accountId, new Date(periodEnd - periodMs).toISOString(), new Date(periodEnd).toISOString()],
     )) as Array<{ id: string; sha256: string }>;
 
   /** The issued statement of the period ending at `periodEnd`, as stored, checked against its hash and on demand. */
@@ -152,5 +154,18 @@ describe('Issued statements across a period boundary', function () {
       expect(next.openingBalance.value).to.equal(closed.closingBalance.value);
       expect(next.entries.map((e) => e.id)).to.not.include(tx.id);
     }
+  });
+
+  it("a run whose clock is ahead of the database's waits until the database's clock passes the end", async () => {
+    const { services, config } = await stack();
+    const issuing = { statementInterval: 'PT2S', webhookTaskQueue: config.webhookTaskQueue };
+    // A worker 2.5 s ahead: the period it means to issue has not ended yet on the database's clock.
+    const started = Date.now();
+    const result = await issueStatements({ orm: services.orm, config: issuing }, new Date(started + 2500));
+    const end = Date.parse(result.periodEnd);
+    expect(end).to.be.greaterThan(started);
+    expect(Date.now()).to.be.at.least(end);
+    expect(result.waitedMs).to.be.at.least(end - started - 50);
+    expect(await issuedRow(a, end, 2000)).to.have.length(1);
   });
 });
