@@ -21,7 +21,7 @@ export function createPeriodicActivities(deps: ActivityDeps) {
     },
     async issueStatementsOfPeriod(interval: string, at: string) {
       const config = { statementInterval: interval, webhookTaskQueue: deps.config.webhookTaskQueue };
-      return issueStatements({ orm: deps.orm, config }, new Date(at), () => Context.current().heartbeat());
+      return issueStatements({ orm: deps.orm, config }, new Date(at), (detail) => Context.current().heartbeat(detail));
     },
   };
 }
