@@ -56,17 +56,24 @@ export function unsafeSecrets(env: NodeJS.ProcessEnv): UnsafeSecret[] {
   return unsafe;
 }
 
+/** `NAME (unset), NAME (a value published in Cambio)`: each unsafe secret and why. */
+export const describeUnsafeSecrets = (unsafe: UnsafeSecret[]): string =>
+  unsafe
+    .map(({ name, problem }) => `${name} (${problem === 'unset' ? 'unset' : 'a value published in Cambio'})`)
+    .join(', ');
+
+/** What to do about them, after the list. */
+export const UNSAFE_SECRETS_HINT =
+  'Set each to a value of this deployment only, the same on every process (docs/operations.md, "Security: roles, ' +
+  'keys and the sandbox"); SANDBOX=true is for local trials.';
+
 /** Throws, naming each unsafe secret, when the process must not start (`process`: "API" or "worker"). */
 export function assertSecretsSet(process: string, env: NodeJS.ProcessEnv): void {
   const unsafe = unsafeSecrets(env);
   if (!unsafe.length) return;
-  const list = unsafe
-    .map(({ name, problem }) => `${name} (${problem === 'unset' ? 'unset' : 'a value published in Cambio'})`)
-    .join(', ');
   throw new Error(
-    `The ${process} does not start outside sandbox mode while a secret is unset or public: ${list}. ` +
-      'Set each to a value of this deployment only, the same on every process (docs/operations.md, "Security: ' +
-      'roles, keys and the sandbox"); SANDBOX=true is for local trials.',
+    `The ${process} does not start outside sandbox mode while a secret is unset or public: ` +
+      `${describeUnsafeSecrets(unsafe)}. ${UNSAFE_SECRETS_HINT}`,
   );
 }
 
