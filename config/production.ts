@@ -3,8 +3,9 @@
 // such variable at once (docs/decisions/0114). Also the one fallback only the sandbox may take: the simulated PSP.
 
 /**
- * Values anyone can read in this repository (config/index.ts's defaults, docs/configuration.md, the benches, the
- * simulated PSP): none of them is a secret, whichever variable holds it.
+ * Values anyone can read in this repository: config/index.ts's defaults (docs/configuration.md prints them), the
+ * simulated PSP's fallback, the benches' client secret, the values the test run used before it made its own, and
+ * the public sandbox audit key. None of them is a secret, whichever variable holds it.
  */
 export const PUBLISHED_SECRET_VALUES: readonly string[] = [
   'cambio-dev-webhook-secret-key',
@@ -67,12 +68,12 @@ export const UNSAFE_SECRETS_HINT =
   'Set each to a value of this deployment only, the same on every process (docs/operations.md, "Security: roles, ' +
   'keys and the sandbox"); SANDBOX=true is for local trials.';
 
-/** Throws, naming each unsafe secret, when the process must not start (`process`: "API" or "worker"). */
-export function assertSecretsSet(process: string, env: NodeJS.ProcessEnv): void {
+/** Throws, naming each unsafe secret, when the process must not start (`processName`: "API" or "worker"). */
+export function assertSecretsSet(processName: string, env: NodeJS.ProcessEnv): void {
   const unsafe = unsafeSecrets(env);
   if (!unsafe.length) return;
   throw new Error(
-    `The ${process} does not start outside sandbox mode while a secret is unset or public: ` +
+    `The ${processName} does not start outside sandbox mode while a secret is unset or public: ` +
       `${describeUnsafeSecrets(unsafe)}. ${UNSAFE_SECRETS_HINT}`,
   );
 }
