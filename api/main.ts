@@ -1,5 +1,6 @@
 import pino, { Logger } from 'pino';
 import { loadConfig } from '../config';
+import { exitOnUnsafeSecrets } from '../config/production';
 import { createDeps, Deps } from './deps';
 import { createApp } from './app';
 import { drainServer } from './shutdown';
@@ -12,6 +13,7 @@ import { untilReachable } from './until-reachable';
 import type { Config } from '../config';
 
 async function main() {
+  exitOnUnsafeSecrets('API');
   const config = loadConfig();
   const log = pino({ level: config.logLevel, base: { service: 'cambio-api' } });
   // Listening before Postgres answers: until it does, a request gets 503 with Retry-After (api/starting.ts), as from

@@ -1,6 +1,7 @@
 // The one place environment variables are read; everything else receives a Config.
 // Defaults follow docs/decisions.md and ../shared/spec/decisions.md.
 import { parseStatementInterval } from '../domain/statement-interval';
+import { pixPspUrl } from './production';
 export interface Config {
   port: number;
   /** Interface the API binds (HOST); tests bind loopback only. */
@@ -261,7 +262,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     railsTaskQueue: env.TEMPORAL_RAILS_TASK_QUEUE || 'cambio-rails',
     publicBaseUrl: (env.PUBLIC_BASE_URL || `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
     pix: {
-      pspUrl: env.PIX_PSP_URL || undefined,
+      // In sandbox mode only, PIX_SANDBOX_PSP_URL stands in (config/production.ts).
+      pspUrl: pixPspUrl(env),
       clientId: env.PIX_CLIENT_ID || 'cambio',
       clientSecret: env.PIX_CLIENT_SECRET || 'cambio-dev-pix-secret',
       certFile: env.PIX_CERT_FILE || undefined,

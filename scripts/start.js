@@ -165,6 +165,18 @@ async function main() {
   const built = await build.exited;
   if (stopping) return;
   if (built.code !== 0) throw new Error(`The build failed (${describeExit(built)}); see the [build] lines above`);
+  // Outside sandbox mode the API and the worker refuse to start without the deployment's own secrets
+  // (config/production.ts): say so once here, rather than through a supervisor restarting them every few seconds.
+  if (!sandbox) {
+    const secrets = require(path.join(ROOT, 'dist', 'config', 'production.js'));
+    const unsafe = secrets.unsafeSecrets(env);
+    if (unsafe.length) {
+      throw new Error(
+        'With SANDBOX off the API and the worker do not start while a secret is unset or public: ' +
+          `${secrets.describeUnsafeSecrets(unsafe)}. ${secrets.UNSAFE_SECRETS_HINT}`,
+      );
+    }
+  }
 
   log(`Postgres: ${redact(env.DATABASE_URL)}`);
   await ensurePostgres(env.DATABASE_URL, { log });

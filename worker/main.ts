@@ -3,6 +3,7 @@ import { DefaultLogger, LogLevel, NativeConnection, Runtime, TransportError, Wor
 import { readFile } from 'node:fs/promises';
 import pino, { Logger } from 'pino';
 import { Config, loadConfig } from '../config';
+import { exitOnUnsafeSecrets } from '../config/production';
 import { openOrm } from '../db/orm';
 import { dependencyFailure } from '../api/errors';
 import { untilReachable } from '../api/until-reachable';
@@ -18,6 +19,7 @@ import { railsFromConfig } from '../rails';
 import { keepNoticesRegistered, pixNoticeUrl } from './pix-notices';
 
 export async function runWorker() {
+  exitOnUnsafeSecrets('worker');
   const config = loadConfig();
   const log = pino({ level: config.logLevel, base: { service: 'cambio-worker' } });
   // Signals are ours (below), not the SDK's: the relays must stop before the workers drain.

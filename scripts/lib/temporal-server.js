@@ -22,23 +22,10 @@ const INDEXED_VALUE_TYPE = {
   KeywordList: 7,
 };
 const GRPC_ALREADY_EXISTS = 6;
-// Task Queue Fairness (workflows/fairness.ts): the dev server (CLI 1.9.1, server 1.32.0) dispatches by fairness key
-// only with the first two; `enableFairness` alone was measured to change nothing. Tasks go to one partition per
-// task queue: fairness orders each partition's backlog on its own, and with four (the default) the slowest
-// transfers' first workflow task waited 0.8 to 1 s in the task queue (0.3 to 0.4 s with one), and a customer's
-// flood got two to three times its share. Pollers still read four, so tasks an older `npm start` left in the other
-// three of a kept state file are still handed out (docs/decisions/0091). docs/operations.md says what production
-// needs.
-const FAIRNESS_SETTINGS = [
-  'matching.useNewMatcher=true',
-  'matching.enableFairness=true',
-  'matching.numTaskqueueWritePartitions=1',
-  'matching.numTaskqueueReadPartitions=4',
-];
-// The history service fires no timer earlier than 1 s after it reads it (history.timerProcessorMaxTimeShift, 1 s
-// by default), so the 200 ms retry of an operation's activity, and every other sub-second timer, waited a second.
-// A workflow sleeping 250 ms six times measured 998 to 1005 ms a sleep on the default, 263 to 350 ms with 10 ms.
-const TIMER_SETTINGS = ['history.timerProcessorMaxTimeShift="10ms"'];
+// The dynamic config of every Temporal server Cambio runs: Task Queue Fairness, one write partition per task queue,
+// sub-second timers. One file, which docker-compose.yml mounts into its server and the dev server reads here; what
+// each value is for is said there.
+const DYNAMIC_CONFIG_FILE = path.join(ROOT, 'deploy', 'temporal', 'dynamic-config.yaml');
 // A state file (npm start's) is SQLite in rollback-journal mode with a full sync by default: two or three fsyncs per
 // write. In WAL mode with synchronous=NORMAL a commit syncs nothing until a checkpoint, and a killed server loses
 // nothing it committed (only the machine losing power can cost the last commits of a local dev server). Transfers
@@ -47,6 +34,23 @@ const TIMER_SETTINGS = ['history.timerProcessorMaxTimeShift="10ms"'];
 const STATE_FILE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'];
 
 let cachedAttributes;
+
+/**
+ * deploy/temporal/dynamic-config.yaml as the dev server's `--dynamic-config-value` pairs (`KEY=JSON`). Each key has
+ * one value and no constraints (the dev server has no place for them): anything else is an error, not a silent drop.
+ */
+function dynamicConfigValues(file = DYNAMIC_CONFIG_FILE) {
+  const YAML = require('yaml');
+  const doc = YAML.parse(fs.readFileSync(file, 'utf8')) || {};
+  return Object.entries(doc).map(([key, entries]) => {
+    const [only, ...more] = Array.isArray(entries) ? entries : [];
+    const constrained = only && only.constraints && Object.keys(only.constraints).length > 0;
+    if (!only || !('value' in only) || more.length || constrained) {
+      throw new Error(`${path.relative(ROOT, file)}: ${key} must be one "- value: ..." without constraints`);
+    }
+    return `${key}=${JSON.stringify(only.value)}`;
+  });
+}
 
 /** `{ CustomerId: 'Keyword', ... }` from workflows/search-attributes.ts (the single source of truth). */
 function loadSearchAttributes() {
@@ -241,7 +245,7 @@ async function startDevServer(options) {
     for (const pragma of STATE_FILE_PRAGMAS) args.push('--sqlite-pragma', pragma);
   }
   for (const [name, type] of Object.entries(loadSearchAttributes())) args.push('--search-attribute', `${name}=${type}`);
-  for (const setting of [...FAIRNESS_SETTINGS, ...TIMER_SETTINGS]) args.push('--dynamic-config-value', setting);
+  for (const setting of dynamicConfigValues()) args.push('--dynamic-config-value', setting);
 
   const shownDbFile = dbFile && dbFile.startsWith(ROOT + path.sep) ? path.relative(ROOT, dbFile) : dbFile;
   const state = dbFile ? ` (state in ${shownDbFile})` : ' (in memory)';
@@ -307,4 +311,6 @@ module.exports = {
   ACTIVITY_POLLERS,
   loadSearchAttributes,
   splitAddress,
+  dynamicConfigValues,
+  DYNAMIC_CONFIG_FILE,
 };

@@ -1,13 +1,15 @@
 // The simulated PSP (psp-simulator/) as a real child process on a free loopback port, with its own state file,
 // and a client for its /sim control routes.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { entryArgs } from './entries';
 
 const ROOT = path.resolve(__dirname, '../..');
-export const SIM_CLIENT = { id: 'cambio-test', secret: 'cambio-test-secret' };
+// The client secret is the run's own: outside sandbox a published PIX_CLIENT_SECRET stops the API and the worker.
+export const SIM_CLIENT = { id: 'cambio-test', secret: randomBytes(24).toString('hex') };
 
 export interface SimulatorProc {
   url: string;

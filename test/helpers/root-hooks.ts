@@ -1,11 +1,13 @@
 import type { Context } from 'mocha';
 import { assertLedgerBalanced } from './money';
 import { printProcessOutputs } from './processes';
+import { setRunSecrets } from './secrets';
 import { stackStarted, stopStack } from './stack';
 
-// The operator CLI keys the audit chain with AUDIT_KEY (required outside sandbox mode): every CLI process a test
-// spawns inherits this one, so `cambio audit verify` checks the whole run's chain with one key.
-process.env.AUDIT_KEY ??= 'cambio test audit key: thirty-two characters or more';
+// The run's secrets (test/helpers/secrets.ts), before the stack reads its config. Among them AUDIT_KEY, which the
+// operator CLI requires outside sandbox mode: every CLI process a test spawns inherits it, so `cambio audit verify`
+// checks the whole run's chain with one key.
+setRunSecrets();
 
 // Registered by .mocharc.json for every file.
 export const mochaHooks = {

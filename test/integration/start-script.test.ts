@@ -136,4 +136,29 @@ describe('npm start (scripts/start.js)', function () {
       100,
     );
   });
+
+  it('with SANDBOX off and an unsafe secret, stops after the build naming each, starting nothing', async () => {
+    const port = await freePort();
+    const refused = spawn(process.execPath, ['scripts/start.js'], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        SANDBOX: 'false',
+        JWT_PRIVATE_KEY: '',
+        WEBHOOK_SECRET_KEY: 'cambio-dev-webhook-secret-key',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    refused.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    refused.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    const exit = await new Promise<number | null>((resolve) => refused.once('exit', (code) => resolve(code)));
+    expect(exit, out).to.equal(1);
+    expect(out).to.include(
+      'With SANDBOX off the API and the worker do not start while a secret is unset or public: JWT_PRIVATE_KEY ' +
+        '(unset), WEBHOOK_SECRET_KEY (a value published in Cambio).',
+    );
+    expect(out).to.not.match(/Applying database migrations|Starting Temporal|\[api\]|\[worker\]/);
+  });
 });

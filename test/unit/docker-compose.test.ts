@@ -1,0 +1,144 @@
+// docker-compose.yml is a production deployment (docs/decisions/0114): there is no Docker engine here, so the file is
+// read as YAML and held to what it must say. Its Temporal server runs the one dynamic config the dev server of
+// `npm start` and `npm test` gets (deploy/temporal/dynamic-config.yaml), on a version with Task Queue Fairness; the
+// API and the worker get every secret config/production.ts requires, each one a required variable; README's Docker
+// section lists them; the simulated PSP runs in the `sandbox` profile.
+import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import YAML from 'yaml';
+import { requiredSecrets } from '../../config/production';
+
+const ROOT = path.resolve(__dirname, '../..');
+const read = (rel: string) => fs.readFileSync(path.join(ROOT, rel), 'utf8');
+const { startDevServer, dynamicConfigValues, DYNAMIC_CONFIG_FILE } = require('../../scripts/lib/temporal-server') as {
+  startDevServer: (o: Record<string, unknown>) => Promise<unknown>;
+  dynamicConfigValues: (file?: string) => string[];
+  DYNAMIC_CONFIG_FILE: string;
+};
+
+interface Service {
+  image?: string;
+  profiles?: string[];
+  environment?: Record<string, string>;
+  volumes?: string[];
+  depends_on?: Record<string, { condition: string }> | string[];
+}
+const compose = (text = read('docker-compose.yml')) =>
+  YAML.parse(text, { merge: true }) as { services: Record<string, Service> };
+
+/** `${NAME:?message}`: compose refuses to start while NAME is unset or empty. */
+const required = (name: string) => new RegExp(`^\\$\\{${name}:\\?[^}]+\\}$`);
+
+/** The `--dynamic-config-value` pairs startDevServer (npm start's and npm test's) passes, read off a fake binary. */
+async function devServerValues(): Promise<string[]> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fake-temporal-'));
+  const argsFile = path.join(dir, 'args');
+  const fake = path.join(dir, 'temporal');
+  fs.writeFileSync(fake, `#!/bin/sh\nprintf '%s\\n' "$@" > '${argsFile}'\nexit 3\n`, { mode: 0o755 });
+  try {
+    const started = startDevServer({ temporal: fake, headless: true, port: 1, log: () => undefined, quiet: true });
+    await started.then(
+      () => expect.fail('the fake server cannot start'),
+      () => undefined,
+    );
+    const args = read(path.relative(ROOT, argsFile)).split('\n');
+    return args.flatMap((a, i) => (a === '--dynamic-config-value' ? [args[i + 1]] : []));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('docker-compose.yml', () => {
+  const { services } = compose();
+  const temporal = services.temporal;
+
+  it('runs a Temporal server with Task Queue Fairness (1.31 or later), not the retired auto-setup image', () => {
+    const m = /^temporalio\/server:(\d+)\.(\d+)\.(\d+)$/.exec(temporal.image ?? '');
+    expect(m, `temporal's image: ${temporal.image}`).to.not.equal(null);
+    expect(Number(m![1]) * 1000 + Number(m![2]), temporal.image).to.be.at.least(1031);
+    const version = temporal.image!.split(':')[1];
+    for (const [name, service] of Object.entries(services))
+      if (service.image?.startsWith('temporalio/admin-tools'))
+        expect(service.image, name).to.equal(`temporalio/admin-tools:${version}`);
+    expect(JSON.stringify(services)).to.not.include('auto-setup');
+  });
+
+  it("mounts deploy/temporal/dynamic-config.yaml as the server's dynamic config", () => {
+    const target = temporal.environment?.DYNAMIC_CONFIG_FILE_PATH;
+    expect(target, 'DYNAMIC_CONFIG_FILE_PATH').to.be.a('string');
+    const source = path.relative(ROOT, DYNAMIC_CONFIG_FILE);
+    expect(temporal.volumes ?? []).to.include(`./${source}:${target}:ro`);
+  });
+
+  it('the dynamic config turns fairness on, and is what the dev server of npm start and npm test gets', async () => {
+    const values = dynamicConfigValues();
+    expect(values).to.include.members(['matching.useNewMatcher=true', 'matching.enableFairness=true']);
+    expect(values).to.include('matching.numTaskqueueWritePartitions=1');
+    expect(await devServerValues()).to.deep.equal(values);
+    expect(read('scripts/start.js')).to.match(/startDevServer\(/);
+    // No other list of values beside the file: the scripts pass only what it says.
+    for (const file of fs.readdirSync(path.join(ROOT, 'scripts/lib')).map((f) => `scripts/lib/${f}`))
+      expect(read(file), file).to.not.match(/matching\.enableFairness|timerProcessorMaxTimeShift/);
+  });
+
+  it('a dynamic config value the dev server cannot take is an error, not a silent drop', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dynamic-config-'));
+    const file = path.join(dir, 'dc.yaml');
+    try {
+      fs.writeFileSync(file, 'matching.enableFairness:\n  - value: true\n    constraints:\n      namespace: default\n');
+      expect(() => dynamicConfigValues(file)).to.throw('matching.enableFairness must be one "- value: ..."');
+      fs.writeFileSync(file, 'history.timerProcessorMaxTimeShift:\n  - value: 10ms\n');
+      expect(dynamicConfigValues(file)).to.deep.equal(['history.timerProcessorMaxTimeShift="10ms"']);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('gives the API and the worker every secret required outside sandbox, each a required variable', () => {
+    const names = requiredSecrets({ PIX_PSP_URL: 'https://psp.example' });
+    expect(names).to.include.members(['PIX_WEBHOOK_TOKEN', 'JWT_PRIVATE_KEY', 'AUDIT_KEY', 'PIX_CLIENT_SECRET']);
+    for (const service of ['api', 'worker'])
+      for (const name of names)
+        expect(services[service].environment?.[name], `${service} ${name}`).to.match(required(name));
+  });
+
+  it('writes every secret it needs as a required variable, with no password of its own', () => {
+    const text = read('docker-compose.yml');
+    for (const m of text.matchAll(/\$\{(POSTGRES_PASSWORD|[A-Z_]*(?:SECRET|TOKEN|KEY|PASSWORD)[A-Z_]*)([^}]*)\}/g))
+      expect(m[2], `\${${m[1]}${m[2]}}`).to.match(/^:\?./);
+    expect(services.postgres.environment?.POSTGRES_PASSWORD).to.match(required('POSTGRES_PASSWORD'));
+    expect(text).to.not.match(/postgres:postgres@|PASSWORD: postgres|PWD: postgres/);
+  });
+
+  it("README's Docker section lists every variable compose requires", () => {
+    const readme = read('README.md');
+    const start = readme.indexOf('\n## Docker\n');
+    expect(start, 'README has a "## Docker" section').to.be.greaterThan(-1);
+    const end = readme.indexOf('\n## ', start + 1);
+    const section = readme.slice(start, end < 0 ? undefined : end);
+    const requiredNames = new Set([...read('docker-compose.yml').matchAll(/\$\{([A-Z_]+):\?/g)].map((m) => m[1]));
+    expect(requiredNames.size).to.be.at.least(8);
+    for (const name of requiredNames) expect(section, name).to.include(`\`${name}\``);
+  });
+
+  it('runs the simulated PSP in the sandbox profile, where the API and the worker find it', () => {
+    const sim = services['psp-simulator'];
+    expect(sim.profiles).to.deep.equal(['sandbox']);
+    const url = `http://psp-simulator:${sim.environment?.PSP_SIM_PORT}`;
+    for (const service of ['api', 'worker']) {
+      expect(services[service].environment?.PIX_SANDBOX_PSP_URL, service).to.equal(url);
+      expect(services[service].profiles, `${service} runs in every profile`).to.equal(undefined);
+    }
+  });
+
+  it('the checks can fail: a compose file without the dynamic config or a secret does not pass', () => {
+    const text = read('docker-compose.yml')
+      .replace(/\n {6}DYNAMIC_CONFIG_FILE_PATH: .*/, '')
+      .replace(/\n {4}AUDIT_KEY: .*/, '');
+    const broken = compose(text).services;
+    expect(broken.temporal.environment?.DYNAMIC_CONFIG_FILE_PATH).to.equal(undefined);
+    expect(broken.api.environment?.AUDIT_KEY).to.equal(undefined);
+  });
+});
