@@ -83,6 +83,7 @@ export function createRailActivities(deps: ActivityDeps) {
       const ctx = Context.current();
       const settle = { orm: deps.orm, temporal: deps.temporal, config: deps.config };
       const result = await reconcileRail(settle, pix(), {
+        firstFrom: deps.config.pix.reconcileFrom,
         onProgress: () => ctx.heartbeat(),
         onFailure: (endToEndId, err) =>
           ctx.log.warn('reconciliation could not record a payment; the next run lists it again', {

@@ -5,6 +5,8 @@ import { createDeps, Deps } from './deps';
 import { createApp } from './app';
 import { drainServer } from './shutdown';
 import { loadSigningKey } from './services/signing-keys';
+import { recordRailStart } from '../payments/reconciliation';
+import { providerRails } from '../rails';
 import { createHttpServer } from './overload/http-server';
 import { answerClientErrors } from './client-error';
 import { dependencyFailure } from './errors';
@@ -74,7 +76,10 @@ function untilPostgresAnswers(config: Config, log: Logger, stopping: () => boole
     async () => {
       const deps = await createDeps(config, { log });
       try {
-        return { deps, signingKey: await loadSigningKey(deps.orm) };
+        const signingKey = await loadSigningKey(deps.orm);
+        // Where this deployment's reconciliation of each rail begins, if this is its first start (decision 0111).
+        await recordRailStart(deps.orm, providerRails(config));
+        return { deps, signingKey };
       } catch (err) {
         await deps.close().catch(() => undefined);
         throw err;

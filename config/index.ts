@@ -115,6 +115,8 @@ export interface PixConfig {
   /** Bound of the charge the deposit POST creates before it answers. */
   chargeTimeoutMs: number;
   reconcileEverySeconds: number;
+  /** PIX_RECONCILE_FROM: where the deployment's first reconciliation run starts, instead of its first start. */
+  reconcileFrom: Date | undefined;
 }
 
 export type WorkerQueue = 'main' | 'webhooks' | 'rails';
@@ -131,6 +133,17 @@ const queues = (v: string | undefined): WorkerQueue[] => {
 
 const bool = (v: string | undefined, fallback: boolean) =>
   v === undefined || v === '' ? fallback : ['1', 'true', 'yes', 'on'].includes(v.toLowerCase());
+
+/** An RFC 3339 instant with its offset (`2026-12-01T00:00:00Z`); unset: undefined. */
+const instant = (v: string | undefined, name: string): Date | undefined => {
+  if (v === undefined || v === '') return undefined;
+  const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+  const at = new Date(v);
+  if (!rfc3339.test(v) || Number.isNaN(at.getTime())) {
+    throw new Error(`${name} must be an RFC 3339 instant with its offset (e.g. 2026-12-01T00:00:00Z), got "${v}"`);
+  }
+  return at;
+};
 
 const int = (v: string | undefined, fallback: number, name: string) => {
   if (v === undefined || v === '') return fallback;
@@ -279,6 +292,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       // The deposit POST waits this long for the charge, then answers 503: well inside a client's own timeout.
       chargeTimeoutMs: int(env.PIX_CHARGE_TIMEOUT_MS, 3_000, 'PIX_CHARGE_TIMEOUT_MS'),
       reconcileEverySeconds: int(env.PIX_RECONCILE_EVERY_SECONDS, 300, 'PIX_RECONCILE_EVERY_SECONDS'),
+      reconcileFrom: instant(env.PIX_RECONCILE_FROM, 'PIX_RECONCILE_FROM'),
     },
   };
 }

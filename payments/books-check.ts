@@ -3,7 +3,7 @@
 // holds exactly what is neither matched nor gone (unmatched + returning, plus undecided and matched toward a
 // deposit that has not completed), and the ledger says the same as the records.
 import type { Em } from '../db/orm';
-import { ledgerBooks, recordBooks, type LedgerBooks, type RecordBooks } from '../db/repositories/payment-books';
+import { paymentBooks, type LedgerBooks, type RecordBooks } from '../db/repositories/payment-books';
 import { Dec, formatAmount } from '../domain/money';
 import type { AssetCode } from '../domain/assets';
 
@@ -44,7 +44,8 @@ const ZERO_LEDGER: LedgerBooks = {
 const sum = (...values: Dec[]) => values.reduce((s, v) => s.plus(v), new Dec(0));
 
 export async function checkBooks(em: Em, asset?: string): Promise<BooksCheck> {
-  const [records, ledger] = await Promise.all([recordBooks(em, asset), ledgerBooks(em, asset)]);
+  // One snapshot for both sides: read apart, ordinary activity between the reads looks like a difference.
+  const { records, ledger } = await paymentBooks(em, asset);
   const assets = [...new Set([...records.keys(), ...ledger.keys()])].sort();
   const out = assets.map((a) => {
     const r = records.get(a) ?? ZERO_RECORDS;

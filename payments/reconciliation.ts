@@ -1,18 +1,28 @@
 // Reconciliation of a rail (docs/decisions/0080: a Temporal Schedule every PIX_RECONCILE_EVERY_SECONDS): list
 // what the provider received over the window since the last run, less an overlap, and record what no notice
 // brought. A notice that was lost, or is still being retried by the PSP, is credited by the next run; one that
-// arrives after the run finds its record and changes nothing.
-import { systemEm } from '../db/orm';
-import { addReconciliationRun, lastWindowEnd } from '../db/repositories/rail-reconciliations';
+// arrives after the run finds its record and changes nothing. A deployment's first run starts at its origin on the
+// rail (docs/decisions/0111): the first start of one of its processes with the provider configured, or
+// PIX_RECONCILE_FROM; never at the beginning of the provider account's history, which may hold another
+// deployment's payments (a PSP account, or the sandbox's simulator, shared by several databases).
+import { systemEm, type Orm } from '../db/orm';
+import { addReconciliationRun, railOrigin, reconciledSpan } from '../db/repositories/rail-reconciliations';
 import type { Rail } from '../rails/rail';
 import type { SettleContext } from './record-and-decide';
 import { recordReceived } from './rail-payments';
 
 // Each window starts this long before the last one ended: a Pix the PSP timestamps a little before it lists it
-// (its clock, its own settlement lag) is still in the next window. Listing a payment twice costs one lookup.
+// (its clock, its own settlement lag) is still in the next window. Listing a payment twice costs one lookup. No
+// window reaches before the first run's start: what came before the deployment's origin is not its business.
 export const RECONCILE_OVERLAP_MS = 10 * 60 * 1000;
-// The first run of a deployment looks back this far: a PSP connected today may hold yesterday's payments.
-export const FIRST_RUN_LOOKBACK_MS = 24 * 3600 * 1000;
+
+/**
+ * Records the deployment's origin on each rail whose provider this process has (the API and the worker call it at
+ * start): the first such start of any process is kept, later ones read it back.
+ */
+export async function recordRailStart(orm: Orm, rails: string[]): Promise<void> {
+  for (const rail of rails) await railOrigin(systemEm(orm), rail);
+}
 
 export interface ReconcileResult {
   rail: string;
@@ -36,13 +46,22 @@ export interface ReconcileResult {
 export async function reconcileRail(
   s: SettleContext,
   rail: Pick<Rail, 'rail' | 'listReceived'>,
-  opts: { now?: Date; onFailure?: (endToEndId: string, err: unknown) => void; onProgress?: () => void } = {},
+  opts: {
+    now?: Date;
+    /** The first run's start when set (PIX_RECONCILE_FROM), instead of the deployment's recorded origin. */
+    firstFrom?: Date;
+    onFailure?: (endToEndId: string, err: unknown) => void;
+    onProgress?: () => void;
+  } = {},
 ): Promise<ReconcileResult> {
   const to = opts.now ?? new Date();
-  const last = await lastWindowEnd(systemEm(s.orm), rail.rail);
-  const from = new Date(
-    (last ? last.getTime() : to.getTime() - FIRST_RUN_LOOKBACK_MS) - (last ? RECONCILE_OVERLAP_MS : 0),
-  );
+  const em = systemEm(s.orm);
+  const { firstStart, lastEnd } = await reconciledSpan(em, rail.rail);
+  const start =
+    lastEnd && firstStart
+      ? Math.max(lastEnd.getTime() - RECONCILE_OVERLAP_MS, firstStart.getTime())
+      : (opts.firstFrom ?? (await railOrigin(em, rail.rail))).getTime();
+  const from = new Date(Math.min(start, to.getTime()));
   const received = await rail.listReceived({ from, to });
   const result: ReconcileResult = {
     rail: rail.rail,

@@ -40,7 +40,11 @@ export interface ReturnOutcome {
   endToEndId?: string;
 }
 
-/** Which return a step settles: `returnId`, checked under the row lock (a later attempt is not this one's). */
+/**
+ * Which return a step settles: `returnId`, checked under the row lock (a later attempt is not this one's). Without
+ * it, only a return that no provider holds (made at the bank): one that carries a provider's return id completes or
+ * fails only on that provider's final answer (docs/decisions/0110).
+ */
 export interface ReturnOf {
   returnId?: string;
   /** The end-to-end id of the return itself (PIX: the devolucao's `rtrId`). */
@@ -52,6 +56,10 @@ async function lockReturning(tx: Em, id: string, of: ReturnOf): Promise<InboundP
   if (of.returnId !== undefined && payment.returnId !== of.returnId) {
     const message = `the payment's return in flight is not ${of.returnId}`;
     throw new CambioError('INVALID_STATE', message, { status: payment.status });
+  }
+  if (of.returnId === undefined && payment.returnId) {
+    const message = `the payment's return ${payment.returnId} is in flight at its provider; only its answer settles it`;
+    throw new CambioError('INVALID_STATE', message, { status: payment.status, returnId: payment.returnId });
   }
   return payment;
 }

@@ -11,6 +11,11 @@ export function railsFromConfig(config: Config): Rails {
   return { pix: pixRailFromConfig(config) };
 }
 
+/** The rails whose provider this process has: a deployment's origin on each is its first start with it. */
+export function providerRails(config: Config): string[] {
+  return config.pix.pspUrl ? ['PIX_KEY'] : [];
+}
+
 /** What /readyz shows per rail: a provider, or operators recording what the bank statement shows. */
 export function railStatus(config: Config): Record<string, string> {
   return {

@@ -3,7 +3,8 @@
 // `npm start`: everything Cambio needs on one machine, in the foreground.
 //   build (TypeScript → dist/) → Postgres (started if local and down) → migrations → Temporal (TEMPORAL_ADDRESS, or
 //   a dev server of our own that keeps its state in .cambio/temporal-dev.db) → in sandbox without PIX_PSP_URL, the
-//   simulated PSP (state in .cambio/psp-simulator.json) → worker + API (compiled JavaScript)
+//   simulated PSP (its state kept per database: .cambio/psp-simulator/<host>-<port>-<database>.json) → worker + API
+//   (compiled JavaScript)
 //   → waits for GET /readyz = 200 → prints the URLs.
 // The worker and the API are supervised: when one dies on its own it is restarted after a back-off (1 s doubling
 // to 30 s, reset after a stable minute), and the crash is logged. The Temporal dev server is not: when it dies,
@@ -26,6 +27,7 @@ const {
 const { spawnChild, describeExit } = require('./lib/children');
 const { supervise } = require('./lib/supervisor');
 const { WORKER_NODE_ARGS, API_NODE_ARGS } = require('./lib/node-args');
+const { simulatorStateFile } = require('./lib/psp-simulator-state');
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/cambio';
 const READY_TIMEOUT_MS = Number(process.env.START_READY_TIMEOUT_MS || 120000);
@@ -216,8 +218,11 @@ async function main() {
   if (sandbox && !pspUrl) {
     const simPort = await preferredOrFreePort(Number(env.PSP_SIM_PORT || PSP_SIM_PORT));
     pspUrl = `http://127.0.0.1:${simPort}`;
-    superviseApp('psp-simulator', 'dist/psp-simulator/main.js', { ...env, PSP_SIM_PORT: String(simPort) });
-    log(`Simulated PSP: ${pspUrl}`);
+    // One state per deployment (decision 0111): a new database meets a PSP that has seen nothing of another's.
+    const stateFile = env.PSP_SIM_STATE_FILE || simulatorStateFile(ROOT, env.DATABASE_URL);
+    const simEnv = { ...env, PSP_SIM_PORT: String(simPort), PSP_SIM_STATE_FILE: stateFile };
+    superviseApp('psp-simulator', 'dist/psp-simulator/main.js', simEnv);
+    log(`Simulated PSP: ${pspUrl} (state: ${path.relative(ROOT, stateFile)})`);
     childEnv.PIX_PSP_URL = pspUrl;
   }
   superviseApp('worker', 'dist/worker/main.js', childEnv, WORKER_NODE_ARGS);
@@ -258,6 +263,9 @@ async function main() {
     'Create a customer and its API credentials (the secret is shown once):',
     `  ${cliEnv.length ? `${cliEnv.join(' ')} ` : ''}npx cambio customer create --name Acme --json`,
     'then see README.md "Quickstart" for a token, an account and a quote.',
+    ...(pspUrl
+      ? [`\`cambio payment return\` sends a PIX payment back through the PSP when the CLI has PIX_PSP_URL=${pspUrl}.`]
+      : []),
     'A crashed worker or API is restarted; Ctrl-C stops everything.',
     '',
   ];

@@ -15,7 +15,8 @@ import { workerTelemetry } from './telemetry';
 import { queueWorkerOptions, relayWindow, servedQueues, WORKER_POOL_SIZE } from './queues';
 import { startWorkflowStartRelay } from './workflow-start-relay';
 import { ensureSchedules } from './schedules';
-import { railsFromConfig } from '../rails';
+import { providerRails, railsFromConfig } from '../rails';
+import { recordRailStart } from '../payments/reconciliation';
 import { keepNoticesRegistered, pixNoticeUrl } from './pix-notices';
 
 export async function runWorker() {
@@ -139,6 +140,8 @@ async function untilDependenciesAnswer(config: Config, log: Logger) {
         applicationName: 'cambio-worker',
       });
       try {
+        // Where this deployment's reconciliation of each rail begins, if this is its first start (decision 0111).
+        await recordRailStart(orm, providerRails(config));
         return { orm, connection: await NativeConnection.connect({ address: config.temporalAddress }) };
       } catch (err) {
         await orm.close(true).catch(() => undefined);

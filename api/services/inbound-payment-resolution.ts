@@ -23,6 +23,7 @@ import { attributePostings, settlePostings } from '../../domain/postings';
 import { transition } from '../../domain/states';
 import { operationEventPayload } from '../../webhooks/operation-event';
 import { notFound } from '../errors';
+import { CambioError } from '../../domain/errors';
 import { amount } from '../../domain/amount';
 import { returnEndToEndId } from '../../domain/end-to-end-ids';
 import { presentInboundPayment } from '../presenters/inbound-payment';
@@ -63,22 +64,56 @@ export const returnsThroughProvider = (config: ServiceContext['config'], rail: s
   rail === 'PIX_KEY' && !!config.pix.pspUrl;
 
 /**
+ * The rails that have a connector (rails/): a payment that came in on one leaves through it, never through an
+ * operator's say-so by default (docs/decisions/0110). The others (BOLETO, TED, CRYPTO) are returned at the bank.
+ */
+const RAILS_WITH_CONNECTOR: ReadonlySet<string> = new Set(['PIX_KEY']);
+
+/** `cambio payment return --outside --reference REF`: the operator states the money went back outside Cambio. */
+export interface OutsideReturn {
+  /** The bank's reference of the money that left (kept as the return's end-to-end id). */
+  reference: string;
+}
+
+// The column that keeps the return's end-to-end id (inbound_payments.return_end_to_end_id, varchar(64)).
+const MAX_REFERENCE_LENGTH = 64;
+
+function checkReference(reference: string): void {
+  if (reference.trim() === reference && reference.length > 0 && reference.length <= MAX_REFERENCE_LENGTH) return;
+  const message = `--reference must be 1 to ${MAX_REFERENCE_LENGTH} characters, without surrounding spaces`;
+  throw new CambioError('VALIDATION_ERROR', message, { errors: [{ path: '--reference', message }] });
+}
+
+function railNotConfigured(rail: string): CambioError {
+  return new CambioError(
+    'RAIL_NOT_CONFIGURED',
+    `no PSP is configured for ${rail} (PIX_PSP_URL): a ${rail} payment is returned through its PSP, so nothing was ` +
+      'sent; if the money was returned at the bank, say so with --outside --reference REF',
+    { rail },
+  );
+}
+
+/**
  * RETURNING: a return of an UNMATCHED payment is in flight; the money stays in the suspense until the rail confirms
- * (`completeReturn`) or refuses (`failReturn`). Through a provider: our return id is written with it and the
- * return's workflow is an outbox row of the same transaction (it sends the return and learns its outcome); at the
- * bank: an end-to-end id of its own.
+ * (`completeReturn`) or refuses (`failReturn`). Decided by the payment's rail (docs/decisions/0110): through its
+ * provider, our return id is written with it and the return's workflow is an outbox row of the same transaction (it
+ * sends the return and learns its outcome); a rail with a connector but no provider configured refuses
+ * (RAIL_NOT_CONFIGURED, nothing changes) unless the operator states the money went back `outside`, whose reference
+ * is the return's end-to-end id; a rail without a connector (returned at the bank), an end-to-end id of its own.
  */
 export async function startReturn(
   s: ServiceContext,
   id: string,
   reason: string,
   beforeCommit?: BeforeCommit<PresentedPayment>,
+  outside?: OutsideReturn,
 ) {
+  if (outside) checkReference(outside.reference);
   const em = await scopeOfPayment(s, id);
   return inTransaction(em, async (tx) => {
     const payment = await lockIn(tx, id, 'UNMATCHED');
     const batch = new SqlBatch();
-    if (returnsThroughProvider(s.config, payment.rail)) {
+    if (!outside && returnsThroughProvider(s.config, payment.rail)) {
       const returnId = newReturnId();
       addDecision(batch, id, { status: 'RETURNING', returnId, returnReason: reason, returnFailure: null });
       addWorkflowStart(batch, s.config.taskQueue, {
@@ -88,10 +123,12 @@ export async function startReturn(
         searchAttributes: payment.customerId ? { CustomerId: payment.customerId } : {},
         summary: `RETURN ${formatAmount(payment.amount, payment.asset as AssetCode)} ${payment.asset} via PIX_KEY`,
       });
+    } else if (!outside && RAILS_WITH_CONNECTOR.has(payment.rail)) {
+      throw railNotConfigured(payment.rail);
     } else {
       addDecision(batch, id, {
         status: 'RETURNING',
-        returnEndToEndId: returnEndToEndId(id, new Date()),
+        returnEndToEndId: outside ? outside.reference : returnEndToEndId(id, new Date()),
         returnReason: reason,
         returnFailure: null,
         returnId: null,
@@ -104,7 +141,11 @@ export async function startReturn(
   });
 }
 
-/** RETURNED: the rail sent it back; it leaves the suspense through its rail (a DEBIT). A repeat changes nothing. */
+/**
+ * RETURNED: the money went back outside any provider (at the bank); it leaves the suspense (a DEBIT). A repeat
+ * changes nothing. A return that carries a provider's return id is refused here: only the provider's answer settles
+ * it (payments/returns.ts).
+ */
 export async function completeReturn(
   s: Pick<ServiceContext, 'orm'>,
   id: string,
@@ -114,17 +155,19 @@ export async function completeReturn(
   return presentInboundPayment(await completeRailReturn(s.orm, id, {}, note));
 }
 
-/** The rail refused the return: UNMATCHED again, in the suspense, with the reason. */
+/** The rail refused a return made outside any provider: UNMATCHED again, in the suspense, with the reason. */
 export async function failReturn(s: Pick<ServiceContext, 'orm'>, id: string, failure: string) {
   return presentInboundPayment(await failRailReturn(s.orm, id, failure));
 }
 
 /**
- * `cambio payment return`. Through a provider (PIX with a PSP): RETURNING, and the return's workflow sends it and
- * settles it when the PSP answers; run again while RETURNING, it shows the return in flight. A rail with no
- * connector sends nothing itself (the operator has returned it at the bank), so the return is started and completed
- * at once, as two commits: a crash between them leaves it RETURNING, in the suspense, and the command run again
- * completes it. `beforeCommit` sees the payment inside each transaction (the first to commit carries the
+ * `cambio payment return`, decided by the payment's rail (docs/decisions/0110). Through its provider (PIX with a
+ * PSP): RETURNING, and the return's workflow sends it and settles it when the PSP answers. A return in flight at a
+ * provider is shown as it is, whatever this process's configuration: only the provider's final answer completes it.
+ * PIX without a PSP: RAIL_NOT_CONFIGURED, unless `outside` (the operator states it went back at the bank, with the
+ * bank's reference). Outside, and on a rail with no connector, nothing is sent by Cambio, so the return is started
+ * and completed at once, as two commits: a crash between them leaves it RETURNING, in the suspense, and the command
+ * run again completes it. `beforeCommit` sees the payment inside each transaction (the first to commit carries the
  * operator's audit row).
  */
 export async function returnPayment(
@@ -132,13 +175,31 @@ export async function returnPayment(
   id: string,
   reason: string,
   beforeCommit?: BeforeCommit<PresentedPayment>,
+  outside?: OutsideReturn,
 ) {
   const found = await findPayment(systemEm(s.orm), id);
-  if (found && returnsThroughProvider(s.config, found.rail)) {
-    if (found.status === 'RETURNING') return presentInboundPayment(found);
-    return startReturn(s, id, reason, beforeCommit);
+  if (!found) throw notFound('inbound payment');
+  if (found.status === 'RETURNING' && found.returnId) {
+    if (!outside) return presentInboundPayment(found);
+    throw new CambioError(
+      'INVALID_STATE',
+      `the payment's return ${found.returnId} is in flight at its provider; only the provider's answer settles it`,
+      { status: found.status, returnId: found.returnId },
+    );
   }
-  if (found?.status !== 'RETURNING') await startReturn(s, id, reason, beforeCommit);
+  if (!outside && returnsThroughProvider(s.config, found.rail)) {
+    return found.status === 'RETURNING' ? presentInboundPayment(found) : startReturn(s, id, reason, beforeCommit);
+  }
+  if (found.status !== 'RETURNING') await startReturn(s, id, reason, beforeCommit, outside);
+  else if (RAILS_WITH_CONNECTOR.has(found.rail) && !outside) throw railNotConfigured(found.rail);
+  else if (outside && found.returnEndToEndId !== outside.reference) {
+    throw new CambioError(
+      'INVALID_STATE',
+      `the payment's return in flight has the reference ${found.returnEndToEndId ?? '(none)'}, ` +
+        `not ${outside.reference}`,
+      { status: found.status },
+    );
+  }
   return completeReturn(s, id, beforeCommit);
 }
 

@@ -38,20 +38,31 @@ export function paymentCommands(program: Command): void {
   payment
     .command('return <paymentId>')
     .description(
-      'send an UNMATCHED payment back through its rail: PIX through the PSP (RETURNING until it answers), ' +
-        'other rails as done at the bank (RETURNED at once, a DEBIT with a new end-to-end id)',
+      'send an UNMATCHED payment back through the rail it came in on: PIX through the PSP (RETURNING until it ' +
+        'answers; RAIL_NOT_CONFIGURED without PIX_PSP_URL), rails without a connector as done at the bank ' +
+        '(RETURNED at once); --outside --reference REF states it was returned at the bank, with its reference',
     )
     .requiredOption('--reason <text>', 'why it goes back')
+    .option('--outside', 'the money was returned outside Cambio (at the bank); needs --reference')
+    .option('--reference <ref>', "with --outside: the bank's reference of the money that left")
     .option('--json', 'print JSON')
-    .action(async (id: string, opts: { reason: string; json?: boolean }) => {
+    .action(async (id: string, opts: { reason: string; outside?: boolean; reference?: string; json?: boolean }) => {
+      if (!!opts.outside !== (opts.reference !== undefined)) {
+        const message = '--outside and --reference go together: the bank reference of a return made outside Cambio';
+        const errors = [{ path: opts.outside ? '--reference' : '--outside', message }];
+        throw new CambioError('VALIDATION_ERROR', message, { errors });
+      }
+      const outside = opts.outside ? { reference: opts.reference! } : undefined;
       // Noted inside the return's transaction: the audit row commits with it, never without these details.
       const note = (p: Payment) =>
         auditNote({ details: { returnEndToEndId: p.returned?.endToEndId, amount: p.amount } });
-      const returned = await withServices((s) => returnPayment(s, id, opts.reason, note));
+      const returned = await withServices((s) => returnPayment(s, id, opts.reason, note, outside));
       const how =
         returned.status === 'RETURNING'
           ? 'sent to the PSP; RETURNED once it confirms, UNMATCHED again if it refuses'
-          : `end-to-end ${returned.returned?.endToEndId}`;
+          : outside
+            ? `returned outside Cambio, reference ${returned.returned?.endToEndId}`
+            : `end-to-end ${returned.returned?.endToEndId}`;
       output(!!opts.json, returned, `payment ${returned.id} is ${returned.status} (${how})`);
     });
   payment

@@ -1,6 +1,9 @@
 // The books of inbound payments, per asset, as the payment records tell them and as the ledger tells them
 // (docs/decisions.md, "Inbound payments": `cambio books check`). Hand-written aggregates through the caller's
-// EntityManager (`em.execute`); read-only; across customers (an operator's check, system scope).
+// EntityManager (`em.execute`); read-only; across customers (an operator's check, system scope). `paymentBooks`
+// reads both sides in one snapshot (docs/decisions.md, "Rails": it never reports a difference that concurrent
+// recording made up).
+import { IsolationLevel } from '@mikro-orm/core';
 import type { Em } from '../orm';
 import { Dec } from '../../domain/money';
 
@@ -104,4 +107,24 @@ export async function ledgerBooks(em: Em, asset?: string): Promise<Map<string, L
     balance: balanceOf.get(a),
   }));
   return byAsset<LedgerBooks>(rows, ['received', 'matched', 'credited', 'returned', 'entries', 'balance']);
+}
+
+/**
+ * Both sides of the books as of one instant: one REPEATABLE READ, READ ONLY transaction, so every statement reads the
+ * snapshot its first one took. A payment recorded, matched or returned meanwhile (one transaction that writes its
+ * record and its postings together) is either wholly in it or wholly out of it; read in separate transactions, the
+ * records could count it and the ledger not yet, and the check would report a difference nobody made.
+ */
+export async function paymentBooks(
+  em: Em,
+  asset?: string,
+): Promise<{ records: Map<string, RecordBooks>; ledger: Map<string, LedgerBooks> }> {
+  return em.transactional(
+    async (tx) => {
+      const records = await recordBooks(tx, asset);
+      const ledger = await ledgerBooks(tx, asset);
+      return { records, ledger };
+    },
+    { isolationLevel: IsolationLevel.REPEATABLE_READ, readOnly: true },
+  );
 }

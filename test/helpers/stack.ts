@@ -21,6 +21,8 @@ import { SIM_CLIENT, startSimulator, type SimulatorProc } from './psp-simulator'
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { keepNoticesRegistered, pixNoticeUrl } from '../../worker/pix-notices';
+import { recordRailStart } from '../../payments/reconciliation';
+import { providerRails } from '../../rails';
 
 /**
  * One real stack per test run: the fresh database `npm test` created (DATABASE_URL), the Temporal server it
@@ -96,6 +98,8 @@ async function build(): Promise<Stack> {
   // As the owner; the login the spawned API and worker processes use becomes a member of cambio_app.
   await migrate(config.databaseUrl, { applicationUrl: process.env.CAMBIO_TEST_APP_DATABASE_URL });
   const deps = await createDeps(config, { log: pino({ level: process.env.LOG_LEVEL || 'silent' }) });
+  // The deployment's first start with its PSP, as the API and the worker record it (its reconciliation begins there).
+  await recordRailStart(deps.orm, providerRails(config));
   const signingKey = await loadSigningKey(deps.orm);
   const services: ServiceContext = { ...deps, signingKey };
   const connection = await NativeConnection.connect({ address: config.temporalAddress });

@@ -62,7 +62,7 @@ describe('operator audit log and secret rotation', function () {
       cambio('customer', 'enable', created.customerId),
       cambio('instruction', 'approve', instrA),
       cambio('instruction', 'reject', instrB, '--reason', 'wrong key'),
-      cambio('payment', 'return', extra[0].id, '--reason', 'paid twice'),
+      cambio('payment', 'return', extra[0].id, '--reason', 'paid twice', '--outside', '--reference', 'BANK-REF-7'),
       cambio('payment', 'credit', extra[1].id, '--account', account.id),
     ]);
     await Promise.all([
@@ -119,7 +119,9 @@ describe('operator audit log and secret rotation', function () {
     });
     const returnedPayment = (await json('payment', 'list', '--customer', c.customerId, '--status', 'RETURNED'))[0];
     expect(one('payment.return').details).to.deep.include({
-      returnEndToEndId: returnedPayment.returned.endToEndId,
+      outside: true,
+      reference: 'BANK-REF-7',
+      returnEndToEndId: 'BANK-REF-7',
       amount: returnedPayment.amount,
     });
     expect(one('customer.rotate-secret').details).to.have.keys(['clientId', 'previousSecretExpiresAt', 'outcome']);

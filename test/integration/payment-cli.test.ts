@@ -62,15 +62,17 @@ describe('operator CLI: inbound payments', function () {
     const listed = await json('payment', 'list', '--customer', c.customerId, '--status', 'UNMATCHED');
     expect(listed.map((p: { id: string }) => p.id)).to.deep.equal([extra2.body.id, extra.body.id]);
 
-    const returned = await json('payment', 'return', extra.body.id, '--reason', 'paid twice');
+    // A PIX payment, and this CLI has no PSP: the operator states it went back at the bank (decision 0110;
+    // payment-return-rail.test.ts has the rest).
+    const reference = `BANK-${extra.body.id}`;
+    const outside = ['--outside', '--reference', reference];
+    const returned = await json('payment', 'return', extra.body.id, '--reason', 'paid twice', ...outside);
     expect(returned).to.deep.include({ id: extra.body.id, status: 'RETURNED' });
     expect(returned.returned.reason).to.equal('paid twice');
-    expect(returned.returned.endToEndId)
-      .to.match(/^E12345678\d{12}[0-9a-f]{11}$/)
-      .and.not.equal(extra.body.endToEndId);
+    expect(returned.returned.endToEndId).to.equal(reference).and.not.equal(extra.body.endToEndId);
     expect(await suspense(c.customerId)).to.equal('20.00');
 
-    const refused = await cambioFails('payment', 'return', matched.body.id, '--reason', 'no');
+    const refused = await cambioFails('payment', 'return', matched.body.id, '--reason', 'no', ...outside);
     expect([refused.exitCode, refused.body.code]).to.deep.equal([1, 'INVALID_STATE']);
     const notEnabled = await cambioFails('payment', 'credit', extra2.body.id, '--account', usdOnly.id);
     expect(notEnabled.body.code).to.equal('ASSET_NOT_ENABLED');

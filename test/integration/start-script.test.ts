@@ -30,6 +30,8 @@ describe('npm start (scripts/start.js)', function () {
   this.timeout(300000);
   let start: ChildProcess | undefined;
   let output = '';
+  // The simulated PSP's state file of this run's database: gone with the database.
+  let stateFile: string | undefined;
 
   after(async () => {
     if (start && start.exitCode === null && start.signalCode === null) {
@@ -41,6 +43,7 @@ describe('npm start (scripts/start.js)', function () {
         }
       }
     }
+    if (stateFile) fs.rmSync(path.join(ROOT, stateFile), { force: true });
   });
 
   it('restarts a killed API with back-off, stays up, and stops everything cleanly on Ctrl-C', async function () {
@@ -79,6 +82,11 @@ describe('npm start (scripts/start.js)', function () {
     expect(output).to.include(`Temporal       ${config.temporalAddress}`);
     const ready = (await (await fetch(`${base}/readyz`)).json()) as { sandbox: boolean };
     expect(ready.sandbox, 'npm start runs in sandbox mode').to.equal(true);
+    // The simulated PSP keeps one state per database it serves (decision 0111), not one file shared by them all.
+    const db = new URL(config.databaseUrl);
+    stateFile = `.cambio/psp-simulator/${db.hostname}-${db.port || '5432'}-${db.pathname.slice(1)}.json`;
+    expect(output).to.include(`(state: ${stateFile})`);
+    expect(output).to.include('`cambio payment return` sends a PIX payment back through the PSP when the CLI has');
 
     const [api] = childrenOf(start.pid!, 'dist/api/main.js');
     expect(api, 'the API runs compiled JavaScript').to.be.a('number');
