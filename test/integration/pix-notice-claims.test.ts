@@ -153,6 +153,24 @@ describe('PIX notices are claims: read back from the PSP before they are money',
     }
   });
 
+  it('the sandbox route pays through the PSP only with an end-to-end id a notice can carry', async () => {
+    const { http } = await stack();
+    const dep = await openPixDeposit('8.00');
+    const pay = (endToEndId?: string) =>
+      http
+        .post(`/api/sandbox/operations/${dep.id}/inbound-payment`)
+        .set(c.auth)
+        .set('X-Idempotency-Key', randomUUID())
+        .send({ amount: { value: '8.00', asset: 'BRL' }, ...(endToEndId ? { endToEndId } : {}) });
+    const refused = await pay(`E${randomUUID().replace(/-/g, '').slice(0, 31)}`);
+    expect([refused.status, refused.body.code], JSON.stringify(refused.body)).to.deep.equal([400, 'VALIDATION_ERROR']);
+    expect(refused.body.details.errors[0].path).to.equal('/endToEndId');
+    // Without one, the sandbox names it in the SPI's format, and the PSP's notice is recorded.
+    const paid = await pay();
+    expect([paid.status, paid.body.status], JSON.stringify(paid.body)).to.deep.equal([200, 'MATCHED']);
+    expect(paid.body.endToEndId).to.match(/^E\d{8}\d{12}[a-zA-Z0-9]{11}$/);
+  });
+
   it('a PSP that cannot be asked: 503 with Retry-After and nothing recorded; the PSP retry records it', async () => {
     const { psp } = await stack();
     const dep = await openPixDeposit('12.00');
