@@ -142,7 +142,7 @@ export class PixRail implements Rail {
     const path = `/pix/${encodeURIComponent(endToEndId)}`;
     const res = await this.client.request('GET', path, { timeoutMs });
     if (res.status === 404) return undefined;
-    if (res.status !== 200) throw new RailUnavailableError(`${rejected(`GET ${path}`, res).message}`);
+    if (res.status !== 200) throw new RailUnavailableError(rejected(`GET ${path}`, res).message);
     const problems = pixItemProblems(res.body);
     if (problems.length) {
       const [p] = problems;
