@@ -17,7 +17,8 @@ import { httpMetrics, metricsHandler } from './observability/metrics';
 import type { ServiceContext } from './services/context';
 import { Readiness } from './readiness';
 import { DeploymentRate, rateWindow } from './overload/deployment-rate';
-import { PIX_NOTICE_PATH, railNoticeRoutes } from './rail-notices';
+import { PIX_NOTICE_PATH, railNoticeGate, railNoticeRoutes } from './rail-notices';
+import { TokenBuckets } from './overload/token-bucket';
 
 // Documents carry up to 5 MiB decoded as base64 (4/3 larger) plus the JSON around them.
 const DOCUMENT_BODY_LIMIT = 7 * 1024 * 1024 + 64 * 1024;
@@ -25,7 +26,7 @@ const DOCUMENT_BODY_LIMIT = 7 * 1024 * 1024 + 64 * 1024;
 const PUBLIC_BODY_LIMIT = 8 * 1024;
 const isDocumentUpload = (ctx: Koa.Context) =>
   ctx.method === 'POST' && /^\/api\/accounts\/[^/]+\/documents$/.test(ctx.path);
-// A PSP's notice carries many payments (its token is checked once the body is read, as a PSP sends it in one POST).
+// A PSP's notice carries many payments (its token is checked before the body is read: railNoticeGate).
 const isRailNotice = (ctx: Koa.Context) => ctx.method === 'POST' && PIX_NOTICE_PATH.test(ctx.path);
 const bodyLimit = (ctx: Koa.Context) =>
   ctx.state.customerId === undefined
@@ -69,6 +70,21 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
     Date.now,
     deploymentRate && ((customerId) => deploymentRate.take(customerId)),
   );
+  // The PSP notice route's own rate per client address (decision 0107), shared by the deployment like the
+  // customers' rate when the store is there, else a bucket per address in this process.
+  const noticeWindow = rateWindow(config.pix.noticeRatePerSecond, config.pix.noticeRateBurst);
+  const noticeRate =
+    services.rateLimits && config.rateLimitScope === 'deployment'
+      ? new DeploymentRate(
+          services.rateLimits.limiter(noticeWindow.points, noticeWindow.seconds, 'rail-notice'),
+          noticeWindow.points,
+        )
+      : undefined;
+  const noticeBuckets = new TokenBuckets({
+    perSecond: config.pix.noticeRatePerSecond,
+    burst: config.pix.noticeRateBurst,
+  });
+  const takeNotice = (address: string) => (noticeRate ? noticeRate.take(address) : noticeBuckets.take(address));
   const readiness = new Readiness(services, config.readinessCacheMs);
   // By path, whatever the method: a method the public path does not declare gets its 405 without a token.
   const publicPaths = new Set([...tables.values()].flatMap((t) => t.routes.filter((r) => r.public).map((r) => r.path)));
@@ -110,6 +126,8 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
   app.use(canonicalIds);
   // Authentication and the customer's limits come before a byte of the body is read.
   app.use(customerGate(authenticate, (ctx) => publicPaths.has(ctx.path), admission));
+  // The PSP's notices: their own rate and the path's token, before the body is read too.
+  app.use(railNoticeGate(services, takeNotice));
   app.use(jsonBody(bodyLimit));
   app.use(platform.routes());
   app.use(versioned);

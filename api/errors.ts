@@ -32,6 +32,8 @@ const STATUS: Record<ErrorCode, number> = {
   RAIL_ASSET_MISMATCH: 422,
   RAIL_NOT_CONFIGURED: 422,
   RAIL_REJECTED: 422,
+  // A PSP notice with items the PSP's own record does not confirm (decision 0107): those are not recorded.
+  NOTICE_NOT_CONFIRMED: 422,
   PAYMENT_INSTRUCTION_NOT_APPROVED: 422,
   REQUIREMENTS_NOT_MET: 422,
   IDEMPOTENCY_KEY_REUSED: 422,

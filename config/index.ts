@@ -112,8 +112,11 @@ export interface PixConfig {
   merchantCity: string;
   /** Bound of one provider call from an activity. */
   timeoutMs: number;
-  /** Bound of the charge the deposit POST creates before it answers. */
+  /** Bound of the charge the deposit POST creates before it answers, and of each read-back of a notice's items. */
   chargeTimeoutMs: number;
+  /** The notice route's own rate per client address (decision 0107): sustained per second, and burst. */
+  noticeRatePerSecond: number;
+  noticeRateBurst: number;
   reconcileEverySeconds: number;
   /** PIX_RECONCILE_FROM: where the deployment's first reconciliation run starts, instead of its first start. */
   reconcileFrom: Date | undefined;
@@ -291,6 +294,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: int(env.PIX_TIMEOUT_MS, 10_000, 'PIX_TIMEOUT_MS'),
       // The deposit POST waits this long for the charge, then answers 503: well inside a client's own timeout.
       chargeTimeoutMs: int(env.PIX_CHARGE_TIMEOUT_MS, 3_000, 'PIX_CHARGE_TIMEOUT_MS'),
+      // A PSP posts about one notice per Pix it receives for us, from a few addresses: 50/s sustained and 200 at
+      // once is far above one deployment's Pix traffic, and still bounds the read-backs a flood of forged notices
+      // could make us send to the PSP (a notice refused 429 is sent again; reconciliation finds what it carried).
+      noticeRatePerSecond: Math.max(1, int(env.PIX_NOTICE_RATE_PER_SECOND, 50, 'PIX_NOTICE_RATE_PER_SECOND')),
+      noticeRateBurst: Math.max(1, int(env.PIX_NOTICE_RATE_BURST, 200, 'PIX_NOTICE_RATE_BURST')),
       reconcileEverySeconds: int(env.PIX_RECONCILE_EVERY_SECONDS, 300, 'PIX_RECONCILE_EVERY_SECONDS'),
       reconcileFrom: instant(env.PIX_RECONCILE_FROM, 'PIX_RECONCILE_FROM'),
     },

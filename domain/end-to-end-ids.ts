@@ -19,10 +19,13 @@ export function returnEndToEndId(paymentId: string, at: Date): string {
 }
 
 /**
- * The end-to-end id of a payment the sandbox reports without one: E + 31 hex of the request's scoped id (the
- * customer, the idempotency key and a purpose), so a retried request names the payment its first attempt recorded.
- * No time in it, for the same reason.
+ * The end-to-end id of a payment the sandbox reports without one, in the SPI's format (a PIX notice accepts no
+ * other, decision 0107): E + ISPB (8) + 12 digits + 11 hex, all drawn from the request's scoped id (the customer,
+ * the idempotency key and a purpose), so a retried request names the payment its first attempt recorded. No time
+ * in it, for the same reason: the 12 digits stand where the SPI writes yyyyMMddHHmm.
  */
 export function sandboxEndToEndId(requestScopedId: string): string {
-  return `E${requestScopedId.replace(/-/g, '').slice(0, 31)}`;
+  const hash = sha256Hex(`sandbox:${requestScopedId}`);
+  const digits = (BigInt(`0x${hash.slice(0, 16)}`) % 10n ** 12n).toString().padStart(12, '0');
+  return `E${CAMBIO_ISPB}${digits}${hash.slice(16, 27)}`;
 }

@@ -35,12 +35,19 @@ export class RailRejectedError extends Error {
   }
 }
 
+/** One reason a notice is malformed: a JSON pointer into the notice (`/pix/0/valor`) and what is wrong there. */
+export interface NoticeProblem {
+  path: string;
+  message: string;
+}
+
 /** A notice that is not the provider's (wrong token) or not in its format: answer 401 or 400, record nothing. */
 export class NoticeRejectedError extends Error {
   override readonly name = 'NoticeRejectedError';
   constructor(
     message: string,
     readonly status: 400 | 401,
+    readonly problems: NoticeProblem[] = [],
   ) {
     super(message);
   }

@@ -77,6 +77,19 @@ export interface ReturnRequest {
   description?: string;
 }
 
+/** A notice item the provider's own record does not confirm: nothing is recorded for it. */
+export interface RefusedClaim {
+  endToEndId: string;
+  /** Why, for the log (the provider has no such payment, or another txid or amount). */
+  reason: string;
+}
+
+/** A notice read back item by item: what the provider's records confirm (in its words) and what they do not. */
+export interface NoticeVerdict {
+  confirmed: ReceivedPayment[];
+  refused: RefusedClaim[];
+}
+
 export interface TimeWindow {
   from: Date;
   to: Date;
@@ -87,8 +100,15 @@ export interface Rail {
   readonly rail: string;
   /** Creates (or finds again, by its id) a charge the customer pays. */
   createCharge(request: ChargeRequest): Promise<ChargeCreated>;
-  /** Checks that a notice came from the provider (`token` is the secret part of its URL) and translates it. */
-  verifyNotice(token: string, body: unknown): ReceivedPayment[];
+  /** Throws NoticeRejectedError 401 unless `token` (the secret part of the notice URL) is this rail's. */
+  checkNoticeToken(token: string): void;
+  /**
+   * A notice is a claim (decisions.md, "A claim is not money"): checks its token and its format (NoticeRejectedError
+   * 401 or 400), then reads every item back from the provider over the authenticated client. Only what the
+   * provider's record confirms is returned as received, in the provider's words; RailUnavailableError when the
+   * provider cannot be asked (nothing is to be recorded then).
+   */
+  verifyNotice(token: string, body: unknown, timeoutMs?: number): Promise<NoticeVerdict>;
   /** Asks the provider to send notices to `url`. */
   registerNotices(url: string): Promise<void>;
   /** Everything received in the window, every page: reconciliation's view, independent of notices. */

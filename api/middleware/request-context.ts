@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type Koa from 'koa';
 import { CambioError, dependencyFailure, errorBody, statusOf } from '../errors';
+import { loggablePath } from '../observability/loggable-path';
 
 const INCOMING_ID = /^[A-Za-z0-9._-]{8,128}$/;
 
@@ -26,7 +27,7 @@ export function requestContext(log: Logger): Koa.Middleware {
       const unavailable = thrown instanceof CambioError ? undefined : dependencyFailure(thrown);
       if (unavailable)
         log.warn(
-          { err: thrown, requestId, method: ctx.method, path: ctx.path },
+          { err: thrown, requestId, method: ctx.method, path: loggablePath(ctx.path) },
           'dependency unavailable: answered 503',
         );
       const err = unavailable ?? thrown;
@@ -36,7 +37,7 @@ export function requestContext(log: Logger): Koa.Middleware {
         if ((err.code === 'RATE_LIMITED' || err.code === 'SERVICE_UNAVAILABLE') && err.details.retryAfterSeconds)
           ctx.set('Retry-After', String(err.details.retryAfterSeconds));
       } else {
-        log.error({ err, requestId, method: ctx.method, path: ctx.path }, 'unhandled error');
+        log.error({ err, requestId, method: ctx.method, path: loggablePath(ctx.path) }, 'unhandled error');
         ctx.status = 500;
         ctx.body = {
           code: 'INTERNAL_ERROR',
@@ -46,7 +47,7 @@ export function requestContext(log: Logger): Koa.Middleware {
       }
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      log.debug({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms }, 'request');
+      log.debug({ requestId, method: ctx.method, path: loggablePath(ctx.path), status: ctx.status, ms }, 'request');
     }
   };
 }

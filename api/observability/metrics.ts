@@ -38,7 +38,8 @@ const listPages = new Counter({
   registers: [registry],
 });
 
-export type RejectionKind = 'rate' | 'in_flight' | 'backlog' | 'token_client' | 'token_address' | 'token_concurrency';
+export type RejectionKind =
+  'rate' | 'in_flight' | 'backlog' | 'token_client' | 'token_address' | 'token_concurrency' | 'rail_notice';
 
 const rejections = new Counter({
   name: 'cambio_rate_limited_total',

@@ -9,6 +9,7 @@ import { CambioError } from '../../domain/errors';
 import { Dec, formatAmount, parseAmountValue } from '../../domain/money';
 import { decideInboundPayment } from '../../payments/record-and-decide';
 import { isTransientStatus } from '../../rails/errors';
+import { PIX_END_TO_END_ID } from '../../rails/pix/notices';
 import type { ServiceContext } from './context';
 import { getInboundPayment, type InboundPaymentReport } from './reported-payments';
 
@@ -46,13 +47,20 @@ export async function simulatedCharge(
 
 /**
  * The Pix the simulator is to pay, checked as a reported payment is (amount, precision) and as a Pix is (at most
- * 9999999999.99): an amount no Pix can carry is the request's error, stored with its key, not the PSP's refusal.
+ * 9999999999.99, an end-to-end id in the SPI's format): what no Pix can carry is the request's error, stored with its
+ * key, not a PSP refusal or a notice Cambio refuses (decision 0107).
  */
 export function simulatedPix(txid: string, body: InboundPaymentReport, endToEndId: string): SimulatedPix {
   const amount = parseAmountValue(body.amount.value, 'BRL', { path: '/amount/value' });
   if (amount.gt(PIX_MAX_VALOR)) {
     const message = `/amount/value is more than a Pix carries (${PIX_MAX_VALOR.toFixed(2)} BRL)`;
     throw new CambioError('INVALID_AMOUNT', message, { path: '/amount/value' });
+  }
+  if (body.endToEndId !== undefined && !PIX_END_TO_END_ID.test(body.endToEndId)) {
+    const message = 'a Pix endToEndId is 32 characters: E, 8 digits, 12 digits and 11 of [a-zA-Z0-9]';
+    throw new CambioError('VALIDATION_ERROR', `/endToEndId: ${message}`, {
+      errors: [{ path: '/endToEndId', message }],
+    });
   }
   return { txid, valor: formatAmount(amount, 'BRL'), endToEndId: body.endToEndId ?? endToEndId };
 }

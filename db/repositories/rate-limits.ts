@@ -1,6 +1,7 @@
 // The per-customer rate limit's shared counters (table `rate_limits`), kept by rate-limiter-flexible's Postgres
 // store on a small pg Pool of its own with the application's session settings: one upsert per consume, written
-// by the library (its SQL, not ours). Keys are `<customer id>` only: a customer's counter is its own row.
+// by the library (its SQL, not ours). Keys are `<customer id>` only: a customer's counter is its own row. The PSP
+// notice route's limit (decision 0107) keeps its counters here too, keyed by client address under its own prefix.
 import { Pool } from 'pg';
 import { RateLimiterMemory, RateLimiterPostgres } from 'rate-limiter-flexible';
 import { pgClientOptions, SessionSettings } from '../session-settings';
@@ -9,8 +10,11 @@ import { pgClientOptions, SessionSettings } from '../session-settings';
 const POOL_SIZE = 2;
 
 export interface RateLimitStore {
-  /** A fixed-window counter of `points` per `windowSeconds` per key, on this store's pool. */
-  limiter(points: number, windowSeconds: number): RateLimiterPostgres;
+  /**
+   * A fixed-window counter of `points` per `windowSeconds` per key, on this store's pool. `scope` names what the
+   * keys are (`customer`, `rail-notice`): two limits never share a counter.
+   */
+  limiter(points: number, windowSeconds: number, scope?: string): RateLimiterPostgres;
   close(): Promise<void>;
 }
 
@@ -26,7 +30,7 @@ export function openRateLimitStore(databaseUrl: string, session: SessionSettings
   });
   pool.on('error', () => undefined); // an idle connection that broke: the pool replaces it
   return {
-    limiter: (points, windowSeconds) =>
+    limiter: (points, windowSeconds, scope = 'customer') =>
       new RateLimiterPostgres({
         storeClient: pool,
         storeType: 'pool',
@@ -35,7 +39,7 @@ export function openRateLimitStore(databaseUrl: string, session: SessionSettings
         points,
         duration: windowSeconds,
         // The rule is part of the key: two rules never share a counter.
-        keyPrefix: `customer:${points}/${windowSeconds}s`,
+        keyPrefix: `${scope}:${points}/${windowSeconds}s`,
         insuranceLimiter: new RateLimiterMemory({ points, duration: windowSeconds }),
       }),
     close: () => pool.end(),

@@ -1,8 +1,9 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { NoticeRejectedError, RailRejectedError, RailUnavailableError } from '../errors';
 import type {
   ChargeCreated,
   ChargeRequest,
+  NoticeVerdict,
   PayoutRequest,
   PayoutState,
   PayoutStatus,
@@ -15,6 +16,7 @@ import type {
 } from '../rail';
 import { encodeBrCode } from './br-code';
 import type { PixClient, PixResponse } from './client';
+import { parseNoticeItems, pixItemProblems, unconfirmed, type PixItem } from './notices';
 
 // The PIX connector: Cambio's rail boundary spoken as API Pix (charges, received Pix, returns, webhook) and the
 // PSP payout shape most Brazilian PSPs deploy (Efí's "envio de Pix"). Every call carries our id; a PSP that
@@ -53,15 +55,8 @@ interface Cob {
   chave: string;
 }
 
-interface PixItem {
-  endToEndId: string;
-  txid?: string;
-  valor: string;
-  horario: string;
-  infoPagador?: string;
-  pagador?: { nome?: string };
-  devolucoes?: { id: string; valor: string; status: string; motivo?: string }[];
-}
+// A notice's items are read back from the PSP this many at a time: a notice of many items is not a burst at the PSP.
+const READ_BACK_CONCURRENCY = 4;
 
 export class PixRail implements Rail {
   readonly rail = 'PIX_KEY';
@@ -115,17 +110,47 @@ export class PixRail implements Rail {
     };
   }
 
-  verifyNotice(token: string, body: unknown): ReceivedPayment[] {
-    const expected = Buffer.from(this.options.webhookToken);
-    const given = Buffer.from(token);
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) {
-      throw new NoticeRejectedError('unknown notice token', 401);
+  checkNoticeToken(token: string): void {
+    // Digests of equal length: the compare takes the same time whatever the length of the guess.
+    const expected = createHash('sha256').update(this.options.webhookToken).digest();
+    const given = createHash('sha256').update(token).digest();
+    if (!timingSafeEqual(expected, given)) throw new NoticeRejectedError('unknown notice token', 401);
+  }
+
+  async verifyNotice(token: string, body: unknown, timeoutMs?: number): Promise<NoticeVerdict> {
+    this.checkNoticeToken(token);
+    const claims = parseNoticeItems(body);
+    const verdict: NoticeVerdict = { confirmed: [], refused: [] };
+    const records = await inBatches(claims, READ_BACK_CONCURRENCY, (claim) =>
+      this.readReceived(claim.endToEndId, timeoutMs),
+    );
+    claims.forEach((claim, i) => {
+      const record = records[i];
+      const why = record ? unconfirmed(claim, record) : 'the PSP has no Pix with this endToEndId';
+      if (why) verdict.refused.push({ endToEndId: claim.endToEndId, reason: why });
+      else verdict.confirmed.push(received(record!));
+    });
+    return verdict;
+  }
+
+  /**
+   * The PSP's own record of a received Pix (`GET /pix/{e2eid}`), or undefined when it has none (404). An answer
+   * that is neither, or a record that is not a Pix, is RailUnavailableError: the PSP could not tell us, so the
+   * notice is answered 503 and sent again.
+   */
+  async readReceived(endToEndId: string, timeoutMs?: number): Promise<PixItem | undefined> {
+    const path = `/pix/${encodeURIComponent(endToEndId)}`;
+    const res = await this.client.request('GET', path, { timeoutMs });
+    if (res.status === 404) return undefined;
+    if (res.status !== 200) throw new RailUnavailableError(rejected(`GET ${path}`, res).message);
+    const problems = pixItemProblems(res.body);
+    if (problems.length) {
+      const [p] = problems;
+      throw new RailUnavailableError(
+        `the PSP answered GET ${path} with a record that is not a Pix: ${p.path} ${p.message}`,
+      );
     }
-    const items = (body as { pix?: unknown })?.pix;
-    if (!Array.isArray(items) || !items.every(isPixItem)) {
-      throw new NoticeRejectedError('a notice is {"pix": [{endToEndId, valor, horario, txid?}]}', 400);
-    }
-    return items.map(received);
+    return res.body as PixItem;
   }
 
   async registerNotices(url: string): Promise<void> {
@@ -215,16 +240,11 @@ function debtor(d: NonNullable<ChargeRequest['debtor']>) {
   return d.cnpj ? { cnpj: d.cnpj, nome: d.name } : { cpf: d.cpf, nome: d.name };
 }
 
-function isPixItem(item: unknown): item is PixItem {
-  const p = item as PixItem;
-  return (
-    typeof p === 'object' &&
-    p !== null &&
-    typeof p.endToEndId === 'string' &&
-    typeof p.valor === 'string' &&
-    typeof p.horario === 'string' &&
-    (p.txid === undefined || typeof p.txid === 'string')
-  );
+/** `fn` over `items`, at most `size` at a time, results in the items' order. */
+async function inBatches<T, R>(items: T[], size: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += size) out.push(...(await Promise.all(items.slice(i, i + size).map(fn))));
+  return out;
 }
 
 function received(p: PixItem): ReceivedPayment {

@@ -5,6 +5,13 @@ import { openDeposit as openDepositWithCharge } from '../../api/services/operati
 import { quote } from './money';
 import { stack, TestCustomer } from './stack';
 
+/**
+ * A fresh end-to-end id in the SPI's format (E + 8 digits + 12 digits + 11 alphanumerics), the only one a PIX notice
+ * carries: a payment the sandbox pays through the simulated PSP is recorded from its notice.
+ */
+export const spiEndToEndId = (): string =>
+  `E99999008${String(Date.now() % 1e12).padStart(12, '0')}${randomUUID().replace(/-/g, '').slice(0, 11)}`;
+
 export interface PaymentView {
   id: string;
   status: string;

@@ -3,7 +3,6 @@
 // customer's views and in the ledger.
 import { expect } from 'chai';
 import Decimal from 'decimal.js';
-import { randomUUID } from 'node:crypto';
 import { systemEm } from '../../db/orm';
 import { suspenseAccountId } from '../../domain/postings';
 import { creditPayment, returnPayment } from '../../api/services/inbound-payment-resolution';
@@ -11,7 +10,7 @@ import { checkBooks } from '../../payments/books-check';
 import { activeAccount } from '../helpers/fixtures';
 import { assertLedgerBalanced, balance, getOp, untilStatus } from '../helpers/money';
 import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
-import { openDeposit, pay } from '../helpers/inbound-payments';
+import { openDeposit, pay, spiEndToEndId } from '../helpers/inbound-payments';
 
 type Kind = 'exact' | 'excess' | 'short' | 'late';
 
@@ -70,7 +69,7 @@ describe('the books close after a race of payments', function () {
 
     const sent: string[] = [];
     const send = async (operationId: string, value: string) => {
-      const res = await pay(c, operationId, value, { endToEndId: `E${randomUUID().replace(/-/g, '').slice(0, 31)}` });
+      const res = await pay(c, operationId, value, { endToEndId: spiEndToEndId() });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       expect(res.body.status).to.be.oneOf(['MATCHED', 'UNMATCHED']);
       sent.push(value);

@@ -18,9 +18,7 @@ import { inTransaction } from '../../db/transaction';
 import { activeAccount } from '../helpers/fixtures';
 import { assertLedgerBalanced, balance, getOp, untilStatus } from '../helpers/money';
 import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
-import { openDeposit, pay, paymentsOf, PaymentView } from '../helpers/inbound-payments';
-
-const e2e = () => `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
+import { openDeposit, pay, paymentsOf, PaymentView, spiEndToEndId as e2e } from '../helpers/inbound-payments';
 
 describe('inbound payments', function () {
   this.timeout(120000);

@@ -18,7 +18,10 @@ import { eventually } from '../helpers/stack';
 const KEY = 'pix@cambio.example.com';
 const TOKEN = 'contract-webhook-token';
 
-/** Cambio's notice endpoint in miniature: 401 on a wrong token, one record per endToEndId, 200 after recording. */
+/**
+ * Cambio's notice endpoint in miniature: 401 on a wrong token, every item read back from the PSP, one record per
+ * endToEndId of what the PSP confirms, 200 after recording.
+ */
 class NoticeReceiver {
   readonly payments = new Map<string, ReceivedPayment>();
   posts = 0;
@@ -30,19 +33,21 @@ class NoticeReceiver {
     this.server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        this.posts++;
-        const token = /^\/rails\/pix\/([^/]+)\/pix$/.exec(req.url ?? '')?.[1] ?? '';
-        try {
-          const items = rail().verifyNotice(decodeURIComponent(token), JSON.parse(Buffer.concat(chunks).toString()));
-          for (const p of items) this.payments.set(p.endToEndId, p);
-          res.writeHead(200).end();
-        } catch (err) {
-          this.refused++;
-          res.writeHead(err instanceof NoticeRejectedError ? err.status : 500).end();
-        }
-      });
+      req.on('end', () => void this.answer(rail(), req.url ?? '', Buffer.concat(chunks), res));
     });
+  }
+
+  private async answer(rail: PixRail, url: string, raw: Buffer, res: http.ServerResponse) {
+    this.posts++;
+    const token = /^\/rails\/pix\/([^/]+)\/pix$/.exec(url)?.[1] ?? '';
+    try {
+      const { confirmed, refused } = await rail.verifyNotice(decodeURIComponent(token), JSON.parse(raw.toString()));
+      for (const p of confirmed) this.payments.set(p.endToEndId, p);
+      res.writeHead(refused.length ? 422 : 200).end();
+    } catch (err) {
+      this.refused++;
+      res.writeHead(err instanceof NoticeRejectedError ? err.status : 500).end();
+    }
   }
 
   async start() {
@@ -195,7 +200,9 @@ describe('PIX connector contract (against the simulated PSP)', function () {
   });
 
   it('a notice with a wrong token is refused 401 and records nothing', async () => {
-    expect(() => rail.verifyNotice('not-the-token', { pix: [] })).to.throw(NoticeRejectedError);
+    expect(() => rail.checkNoticeToken('not-the-token')).to.throw(NoticeRejectedError);
+    const wrong = await rail.verifyNotice('not-the-token', { pix: [] }).catch((err: unknown) => err);
+    expect(wrong).to.be.instanceOf(NoticeRejectedError).with.property('status', 401);
     const created = await charge('8.00');
     await rail.registerNotices(`${receiver.url}/rails/pix/wrong-token`);
     const refusedBefore = receiver.refused;
@@ -211,6 +218,42 @@ describe('PIX connector contract (against the simulated PSP)', function () {
     } finally {
       await rail.registerNotices(`${receiver.url}/rails/pix/${TOKEN}`);
     }
+  });
+
+  it('a notice is read back: only what GET /pix/{e2eid} confirms is received, in the PSP words', async () => {
+    const created = await charge('12.34');
+    const e2e = await pay({ txid: created.chargeId, notices: 0, pagador: { nome: 'Fulano' } });
+    const record = await rail.readReceived(e2e);
+    expect(record).to.include({ endToEndId: e2e, txid: created.chargeId, valor: '12.34' });
+    const unknown = `E99999008${'202601011200'}${'zzzzzzzzzzz'}`;
+    expect(await rail.readReceived(unknown)).to.equal(undefined);
+    const at = new Date().toISOString();
+    const { confirmed, refused } = await rail.verifyNotice(TOKEN, {
+      pix: [
+        // The PSP's own words win: the claim's payer and horario are not what is recorded.
+        { endToEndId: e2e, txid: created.chargeId, valor: '12.34', horario: '2020-01-01T00:00:00Z' },
+        { endToEndId: e2e, txid: created.chargeId, valor: '99.99', horario: at },
+        { endToEndId: e2e, txid: txidFor(randomUUID(), randomUUID(), randomUUID()), valor: '12.34', horario: at },
+        { endToEndId: unknown, txid: created.chargeId, valor: '12.34', horario: at },
+      ],
+    });
+    expect(confirmed).to.have.length(1);
+    expect(confirmed[0]).to.include({ endToEndId: e2e, chargeId: created.chargeId, amount: '12.34', payer: 'Fulano' });
+    expect(confirmed[0].receivedAt).to.equal(new Date(record!.horario).toISOString());
+    expect(refused.map((r) => r.endToEndId)).to.deep.equal([e2e, e2e, unknown]);
+    expect(refused.map((r) => r.reason)).to.satisfy(
+      (reasons: string[]) =>
+        reasons[0].startsWith('valor differs') &&
+        reasons[1].startsWith('txid differs') &&
+        reasons[2].includes('no Pix'),
+    );
+
+    await sim.control('POST', '/faults', { status: 503, pathPrefix: `/pix/${e2e}`, method: 'GET', count: 1 });
+    const down = await rail.verifyNotice(TOKEN, { pix: [{ endToEndId: e2e, valor: '12.34', horario: at }] }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(down).to.be.instanceOf(RailUnavailableError);
   });
 
   it('reconciliation reads every page of the window', async () => {
