@@ -9,7 +9,6 @@ import { type AssetCode, assetDecimals } from './assets';
 // needs, so products of realistic values are exact and only divisions ever round.
 export const Dec = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_UP });
 export type Dec = Decimal;
-export type Money = Decimal;
 
 // Directed contexts: when a result is later rounded DOWN (or UP) to an asset's decimals, the
 // intermediate 40-digit rounding must go the same way, otherwise a value a hair below a cent

@@ -3,7 +3,7 @@ import type Koa from 'koa';
 import { MALFORMED, problem } from './http';
 import { endToEndId } from './ids';
 import { arrive, presentPix } from './settlement';
-import type { Simulator } from './simulator';
+import type { SimulatorHandle as Simulator } from './handle';
 import type { PayoutStatus, ScheduledPayment } from './store';
 
 // The sandbox's hands on the "bank": pay a charge (now or later, with one, two or no notices), decide how payouts

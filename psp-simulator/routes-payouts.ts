@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { MALFORMED, problem } from './http';
 import { endToEndId } from './ids';
 import { ID_35, validate, violacoes } from './schemas';
-import type { Simulator } from './simulator';
+import type { SimulatorHandle as Simulator } from './handle';
 import type { Payout } from './store';
 
 // Payouts ("envio de Pix"): API Pix has none, so this is the shape most Brazilian PSPs deploy (Efí's):

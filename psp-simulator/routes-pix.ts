@@ -5,7 +5,7 @@ import { MALFORMED, problem } from './http';
 import { locationId, returnId } from './ids';
 import { E2E, ID_35, TXID, validate, violacoes } from './schemas';
 import { presentDevolucao, presentPix } from './settlement';
-import type { Simulator } from './simulator';
+import type { SimulatorHandle as Simulator } from './handle';
 import type { Charge } from './store';
 
 // API Pix: immediate charges (cob), received Pix (pix), returns (devolucao) and the webhook of a key.

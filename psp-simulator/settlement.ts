@@ -1,4 +1,4 @@
-import type { Simulator } from './simulator';
+import type { SimulatorHandle as Simulator } from './handle';
 import type { Devolucao, ReceivedPix, ScheduledPayment, State } from './store';
 
 // What happens at the PSP with time: scheduled payments arrive, payouts and returns settle, and notices go to the

@@ -4,6 +4,7 @@ import Koa from 'koa';
 import { problem, readBody, sleep } from './http';
 import { token as newToken } from './ids';
 import { Store } from './store';
+import type { Fault, SimulatorHandle, SimulatorOptions } from './handle';
 import { deliverDue, settleDue } from './settlement';
 import { pixRoutes } from './routes-pix';
 import { payoutRoutes } from './routes-payouts';
@@ -13,28 +14,7 @@ import { controlRoutes } from './routes-control';
 // returns, webhook registration and payouts, with its own durable state (store.ts), notices sent with retries
 // (settlement.ts), and control routes under /sim (routes-control.ts) that play the payer and the faults.
 
-export interface SimulatorOptions {
-  stateFile: string;
-  /** Client id → secret of the clients this PSP knows. */
-  clients: Record<string, string>;
-  tokenTtlSeconds: number;
-  /** How long a payout or return stays EM_PROCESSAMENTO before it settles. */
-  settleMs: number;
-}
-
-/** A fault a control route injected: answer `status`, or hang `hangMs` before (or after) handling. */
-export interface Fault {
-  method?: string;
-  pathPrefix?: string;
-  status?: number;
-  hangMs?: number;
-  /** Handle the request, then hang: the PSP took it but the caller hears nothing in time. */
-  afterHandling?: boolean;
-  remaining: number;
-  until: number;
-}
-
-export class Simulator {
+export class Simulator implements SimulatorHandle {
   readonly store: Store;
   readonly tokens = new Map<string, number>();
   tokensIssued = 0;

@@ -13,11 +13,6 @@ type StoredHolder =
     }
   | { type: 'COMPANY'; legalName: string; taxId: { value: string }; address: unknown };
 
-export type InstructionEventType =
-  | 'BENEFICIARY_PAYMENT_INSTRUCTION_CREATED'
-  | 'BENEFICIARY_PAYMENT_INSTRUCTION_APPROVED'
-  | 'BENEFICIARY_PAYMENT_INSTRUCTION_REJECTED';
-
 /**
  * The spec's beneficiary instruction event payload, shared by CREATED / APPROVED / REJECTED. It carries the
  * affected instruction only. Beyond the spec's fields it names `beneficiaryId` and `instruction.id`: without

@@ -255,5 +255,3 @@ function keepHeartbeating(ctx: Context | undefined): () => void {
   const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_INTERVAL_MS);
   return () => clearInterval(timer);
 }
-
-export type WebhookActivities = ReturnType<typeof createWebhookActivities>;

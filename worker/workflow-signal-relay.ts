@@ -3,7 +3,7 @@ import type { Orm } from '../db/orm';
 import { claimSignals, deferSignals, finishSignals } from '../db/repositories/workflow-decisions';
 import { leaveUnmatchedByDecisions } from '../db/repositories/inbound-payments';
 import { sendSignal, type SendOutcome } from '../workflows/send-signal';
-import { RELAY_BATCH, RELAY_LEASE_MS } from './workflow-start-relay';
+import { RELAY_BATCH, RELAY_LEASE_MS } from './relay-limits';
 
 // As for starts: each send well within the lease, so another relay never claims rows still being sent.
 const SEND_DEADLINE_MS = 5_000;

@@ -4,6 +4,7 @@ import type { Orm } from '../db/orm';
 import { claimStarts, deferStarts, finishStarts, hasUnclaimedStarts, listenForStarts } from '../db/repositories/outbox';
 import { startRequestOf, startWorkflow } from '../workflows/start';
 import { relayWorkflowSignals } from './workflow-signal-relay';
+import { RELAY_BATCH, RELAY_LEASE_MS, START_DEADLINE_MS } from './relay-limits';
 
 // A sweep without a wake-up: catches a notification lost while the listening connection was down, and retries
 // starts that failed (Temporal unreachable) without retrying them in a tight loop.
@@ -17,14 +18,6 @@ const RELISTEN_DELAY_MS = 1000;
 // costs a pass a second, not twenty, while one whose operations do run is looked at again every 50 ms.
 const WINDOW_RETRY_MS = 50;
 const WINDOW_RETRY_MAX_MS = 1_000;
-
-/** How many rows one relay pass claims at most. */
-export const RELAY_BATCH = 50;
-
-// A pass's starts must end well within its lease, or another relay could claim the same rows while they run
-// (harmless, the starts are idempotent, but wasted): each start gets START_DEADLINE_MS, the lease three times that.
-const START_DEADLINE_MS = 5_000;
-export const RELAY_LEASE_MS = 15_000;
 
 /**
  * Passes one relay runs at once. A pass waits for all its starts, and under load one slow start holds it for a

@@ -3,7 +3,10 @@
 // signal sent by hand, with a made-up decision or naming no row of this workflow, changes nothing: it is logged and
 // listed by the `ignoredSignals` query.
 import * as wf from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { createDecisionActivities } from '../activities/decisions';
+
+/** The activity group this module proxies: only its type, so the bundle and the import graph stay narrow. */
+type DecisionActivities = ReturnType<typeof createDecisionActivities>;
 
 export interface DecisionRef {
   decisionId: string;
@@ -18,7 +21,7 @@ export interface IgnoredSignal {
 export const decisionSignal = wf.defineSignal<[DecisionRef]>('decision');
 export const ignoredSignalsQuery = wf.defineQuery<IgnoredSignal[]>('ignoredSignals');
 
-const { readDecision } = wf.proxyActivities<Activities>({
+const { readDecision } = wf.proxyActivities<DecisionActivities>({
   startToCloseTimeout: '10s',
   retry: { initialInterval: '200ms', maximumInterval: '10s', backoffCoefficient: 2 },
 });
@@ -38,8 +41,8 @@ export function ignoredSignals(): (signal: string, why: string, decisionId?: str
   };
 }
 
-type Kind = Parameters<Activities['readDecision']>[0]['kind'];
-type Found = NonNullable<Awaited<ReturnType<Activities['readDecision']>>>;
+type Kind = Parameters<DecisionActivities['readDecision']>[0]['kind'];
+type Found = NonNullable<Awaited<ReturnType<DecisionActivities['readDecision']>>>;
 
 /**
  * Handles `decisionSignal` for decisions of `kind` (one, or several: a deposit takes its replays and the payments it

@@ -9,8 +9,7 @@ import {
   WorkflowIdConflictPolicy,
   WorkflowIdReusePolicy,
 } from '@temporalio/common';
-import type { Orm } from '../db/orm';
-import { finishStarts, pendingStart, PendingStart, WorkflowStartRequest } from '../db/repositories/outbox';
+import type { PendingStart, WorkflowStartRequest } from '../db/repositories/outbox';
 import { customerPriority } from './fairness';
 
 /**
@@ -56,21 +55,3 @@ export const startRequestOf = (row: PendingStart): WorkflowStartRequest => ({
   searchAttributes: row.search_attributes,
   summary: row.summary,
 });
-
-/**
- * Starts the workflow an outbox row still waits for, now, on the row's task queue: for a caller that cannot wait
- * for the relay (a signal to a workflow that must exist). False when there is no such row.
- */
-export async function startPendingWorkflow(
-  orm: Orm,
-  temporal: Client,
-  taskQueue: string,
-  workflowId: string,
-): Promise<boolean> {
-  const em = orm.em.fork();
-  const row = await pendingStart(em, workflowId);
-  if (!row) return false;
-  await startWorkflow(temporal, row.task_queue ?? taskQueue, startRequestOf(row));
-  await finishStarts(em, [workflowId]);
-  return true;
-}

@@ -67,5 +67,3 @@ export function presentBeneficiarySummary(b: Beneficiary, instructionCount: numb
     updatedAt: b.updatedAt.toISOString(),
   };
 }
-
-export type BeneficiaryView = ReturnType<typeof presentBeneficiary>;

@@ -21,5 +21,3 @@ export function presentOperation(op: Operation) {
     updatedAt: op.updatedAt.toISOString(),
   };
 }
-
-export type PresentedOperation = ReturnType<typeof presentOperation>;

@@ -3,12 +3,7 @@ import Router from '@koa/router';
 import type { Authenticate, RouteTable } from '../routes/define';
 import type { ServiceContext } from '../services/context';
 import { v1 } from './v1';
-
-/** A version is one module that builds its route table; a new version is a new module, not `if`s. */
-export interface ApiVersion {
-  name: string;
-  routes(services: ServiceContext): RouteTable;
-}
+import type { ApiVersion } from './version';
 
 // A Map, not an object literal: the header is the client's string, and on a plain object `__proto__` or
 // `constructor` would find Object.prototype's members instead of "no such version".

@@ -1,6 +1,6 @@
 import { RouteTable } from '../routes/define';
 import type { ServiceContext } from '../services/context';
-import type { ApiVersion } from './index';
+import type { ApiVersion } from './version';
 import { authRoutes } from '../routes/auth';
 import { accountRoutes } from '../routes/accounts';
 import { beneficiaryRoutes } from '../routes/beneficiaries';
