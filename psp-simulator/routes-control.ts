@@ -102,9 +102,11 @@ export function controlRoutes(sim: Simulator) {
   });
 
   /**
-   * Faults on the API Pix routes: `{status?, hangMs?, afterHandling?, method?, pathPrefix?, count?, forMs?}`.
+   * Faults on the API Pix routes: `{status?, body?, hangMs?, afterHandling?, method?, pathPrefix?, count?, forMs?}`.
    * `afterHandling`: the request is handled (and stored), then the answer hangs: the caller's timeout fires
-   * after the PSP took the request.
+   * after the PSP took the request; with `status` it is then answered `status` and `body` (202 and no body, 201
+   * and a status the caller does not know). Without `afterHandling`, nothing is handled: `status` with `body` (or
+   * a problem) is the whole answer.
    */
   router.post('/faults', async (ctx) => {
     const b = body(ctx);
@@ -113,6 +115,7 @@ export function controlRoutes(sim: Simulator) {
       ...(str(b.method) ? { method: str(b.method) } : {}),
       ...(str(b.pathPrefix) ? { pathPrefix: str(b.pathPrefix) } : {}),
       ...(num(b.status) ? { status: num(b.status) } : {}),
+      ...(b.body !== undefined ? { body: b.body } : {}),
       ...(num(b.hangMs) ? { hangMs: num(b.hangMs) } : {}),
       afterHandling: b.afterHandling === true,
       remaining: num(b.count) ?? Number.POSITIVE_INFINITY,

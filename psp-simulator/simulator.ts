@@ -27,8 +27,13 @@ export interface Fault {
   method?: string;
   pathPrefix?: string;
   status?: number;
+  /** The answer's body with `status` (JSON, or a string sent as is, '' for none); a problem when absent. */
+  body?: unknown;
   hangMs?: number;
-  /** Handle the request, then hang: the PSP took it but the caller hears nothing in time. */
+  /**
+   * Handle the request, then hang: the PSP took it but the caller hears nothing in time. With `status`, the
+   * request is handled and then answered `status` and `body`: the PSP took it but says something else.
+   */
   afterHandling?: boolean;
   remaining: number;
   until: number;
@@ -65,9 +70,11 @@ export class Simulator {
       if (fault.afterHandling) {
         await this.withBody(ctx, next);
         await sleep(fault.hangMs ?? 0);
+        if (fault.status !== undefined) answer(ctx, fault.status, fault.body);
         return;
       }
       if (fault.hangMs) await sleep(fault.hangMs);
+      if (fault.body !== undefined) return answer(ctx, fault.status ?? 503, fault.body);
       problem(ctx, fault.status ?? 503, 'ServicoIndisponivel', 'simulated outage');
       ctx.set('Retry-After', '1');
     });
@@ -162,4 +169,16 @@ export class Simulator {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
+}
+
+/** Answers `status` with `body` as given: a string as is ('' is an empty body), anything else as JSON. */
+function answer(ctx: Koa.Context, status: number, body: unknown) {
+  ctx.remove('Content-Type');
+  if (typeof body === 'string') {
+    ctx.body = body;
+    ctx.type = body ? 'text/plain' : '';
+  } else {
+    ctx.body = body === undefined ? '' : body;
+  }
+  ctx.status = status;
 }
