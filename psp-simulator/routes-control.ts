@@ -87,17 +87,39 @@ export function controlRoutes(sim: Simulator) {
     ctx.status = 204;
   });
 
-  /** How returns of a Pix end: `{endToEndId, status: DEVOLVIDO | NAO_REALIZADO, motivo?}`. */
+  /** How returns of a Pix end: `{endToEndId, status: DEVOLVIDO | NAO_REALIZADO | EM_PROCESSAMENTO, motivo?}`. */
   router.post('/return-rules', async (ctx) => {
     const b = body(ctx);
     const e2e = str(b.endToEndId);
-    if (!e2e || (b.status !== 'DEVOLVIDO' && b.status !== 'NAO_REALIZADO')) {
-      return problem(ctx, 400, 'Invalido', 'endToEndId and status (DEVOLVIDO, NAO_REALIZADO) are required');
+    if (!e2e || (b.status !== 'DEVOLVIDO' && b.status !== 'NAO_REALIZADO' && b.status !== 'EM_PROCESSAMENTO')) {
+      return problem(
+        ctx,
+        400,
+        'Invalido',
+        'endToEndId and status (DEVOLVIDO, NAO_REALIZADO, EM_PROCESSAMENTO) are required',
+      );
     }
     const outcome = b.status;
     await sim.store.change(
       (s) => (s.returnRules[e2e] = { outcome, ...(str(b.motivo) ? { motivo: str(b.motivo) } : {}) }),
     );
+    ctx.status = 204;
+  });
+
+  /** Ends a return that was left pending: `{status: DEVOLVIDO | NAO_REALIZADO, motivo?}`. */
+  router.post('/pix/:e2eid/devolucao/:id/settle', async (ctx) => {
+    const b = body(ctx);
+    const d = sim.store.state.received[ctx.params.e2eid]?.devolucoes.find((x) => x.id === ctx.params.id);
+    if (!d) return problem(ctx, 404, 'NaoEncontrado', 'no such return');
+    if (b.status !== 'DEVOLVIDO' && b.status !== 'NAO_REALIZADO') {
+      return problem(ctx, 400, 'Invalido', 'status is DEVOLVIDO or NAO_REALIZADO');
+    }
+    const status = b.status;
+    await sim.store.change(() => {
+      d.outcome = status;
+      d.settleAt = Date.now();
+      if (str(b.motivo)) d.motivo = str(b.motivo);
+    });
     ctx.status = 204;
   });
 

@@ -1,6 +1,7 @@
-// Payouts that wait on the PSP, on a time-skipping Temporal test server (decisions 0108, 0109): a payout pending
-// for days of reads continues as new instead of growing one history to Temporal's limit, stays listed as stuck, and
-// completes once on REALIZADO; a worker with no PSP fails the withdrawal RAIL_NOT_CONFIGURED and releases its hold.
+// Payouts and returns that wait on the PSP, on a time-skipping Temporal test server (decisions 0108, 0109): a payout
+// pending for days of reads continues as new instead of growing one history to Temporal's limit, stays listed as
+// stuck, and completes once on REALIZADO (a return likewise, RETURNED once on DEVOLVIDO); a worker with no PSP fails
+// the withdrawal RAIL_NOT_CONFIGURED and releases its hold.
 // Postgres and the simulated PSP are the stack's; only Temporal's clock is virtual.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
@@ -12,7 +13,9 @@ import { createApp } from '../../api/app';
 import type { ServiceContext } from '../../api/services/context';
 import { systemEm } from '../../db/orm';
 import { payoutIdFor } from '../../rails/pix/ids';
-import { operationWorkflowId } from '../../workflows/ids';
+import { operationWorkflowId, paymentReturnWorkflowId } from '../../workflows/ids';
+import { returnPayment } from '../../api/services/inbound-payment-resolution';
+import { findPaymentByReference } from '../../db/repositories/inbound-payments';
 import { withdrawToNewKey } from '../helpers/beneficiary-fixtures';
 import { cambio } from '../helpers/cli';
 import { activeAccount } from '../helpers/fixtures';
@@ -69,8 +72,8 @@ describe('payouts waiting on the PSP (time skipping)', function () {
     return Number(((await systemEm(services.orm).execute(query, params)) as Array<{ n: string }>)[0].n);
   };
 
-  /** Every run of the workflow, last to first, with how many payout reads each scheduled and how it ended. */
-  async function runs(workflowId: string) {
+  /** Every run of the workflow, last to first, with how many reads (`readType`) each scheduled and how it ended. */
+  async function runs(workflowId: string, readType = 'pixFollowPayout') {
     const out: { runId: string; reads: number; events: number; end: string; history: proto.api.history.v1.IHistory }[] =
       [];
     let runId: string | undefined = (await skipping.env.client.workflow.getHandle(workflowId).describe()).runId;
@@ -82,7 +85,7 @@ describe('payouts waiting on the PSP (time skipping)', function () {
       const reads = events.filter(
         (e) =>
           e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
-          e.activityTaskScheduledEventAttributes?.activityType?.name === 'pixFollowPayout',
+          e.activityTaskScheduledEventAttributes?.activityType?.name === readType,
       ).length;
       const last = events[events.length - 1];
       out.push({ runId, reads, events: events.length, end: EventType[last?.eventType ?? 0] ?? '', history });
@@ -194,5 +197,46 @@ describe('payouts waiting on the PSP (time skipping)', function () {
       expect(await stuckIds()).to.not.include(id);
     });
     expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
+  });
+
+  it('a return pending for thousands of reads continues as new, then RETURNED once on DEVOLVIDO', async () => {
+    const { psp, config, services } = await stack();
+    const ctx = await context(config.pix.pspUrl);
+    const paid = await psp.control('POST', '/pix', { valor: '8.00', chave: config.pix.receivingKey });
+    expect(paid.status, JSON.stringify(paid.body)).to.equal(201);
+    const e2e: string = paid.body.endToEndId;
+    const record = () => findPaymentByReference(systemEm(services.orm), 'PIX_KEY', e2e);
+    const payment = (await eventually(record, (p) => p?.status === 'UNMATCHED', 30000, 100))!;
+    await psp.control('POST', '/return-rules', { endToEndId: e2e, status: 'EM_PROCESSAMENTO' });
+    await skipping.withWorker(ctx, async () => {
+      expect(await returnPayment(ctx, payment.id, 'sent back')).to.deep.include({ status: 'RETURNING' });
+      const returnId = (await record())!.returnId!;
+      const returnsAtPsp = async () =>
+        ((await psp.control('GET', '/state')).body.received.find((p: { endToEndId: string }) => p.endToEndId === e2e)
+          .devolucoes ?? []) as unknown[];
+      await eventually(returnsAtPsp, (d) => d.length === 1, 30000);
+      await skipping.env.sleep('36 hours');
+      expect((await record())!.status).to.equal('RETURNING');
+      const continued = await runs(paymentReturnWorkflowId(returnId), 'pixFollowReturn');
+      expect(
+        continued.reduce((n, r) => n + r.reads, 0),
+        'return reads in 36 hours',
+      ).to.be.above(2000);
+      expect(continued.length, 'runs').to.be.at.least(3);
+      expect(continued.slice(1).map((r) => r.end)).to.satisfy((ends: string[]) =>
+        ends.every((e) => e === 'EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW'),
+      );
+      expect(Math.max(...continued.map((r) => r.events))).to.be.below(5000);
+      const settle = await psp.control('POST', `/pix/${e2e}/devolucao/${returnId}/settle`, { status: 'DEVOLVIDO' });
+      expect(settle.status).to.equal(204);
+      expect(await skipping.env.client.workflow.getHandle(paymentReturnWorkflowId(returnId)).result()).to.equal(
+        'RETURNED',
+      );
+      expect((await record())!.status).to.equal('RETURNED');
+      expect(await returnsAtPsp()).to.have.length(1);
+      for (const run of await runs(paymentReturnWorkflowId(returnId), 'pixFollowReturn')) {
+        await Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows') }, run.history, run.runId);
+      }
+    });
   });
 });
