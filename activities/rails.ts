@@ -1,6 +1,5 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { RailRejectedError } from '../rails/errors';
-import { Context } from '@temporalio/activity';
 import type { PayoutRequest, PayoutState, ReturnRequest, ReturnState } from '../rails/rail';
 import { reconcileRail, type ReconcileResult } from '../payments/reconciliation';
 import { railsFromConfig, type Rails } from '../rails';
@@ -12,6 +11,7 @@ import type { ActivityDeps } from './deps';
 // refuses the request throws RAIL_REJECTED, which no retry would change.
 
 export const RAIL_REJECTED = 'RAIL_REJECTED';
+export const RAIL_NOT_CONFIGURED = 'RAIL_NOT_CONFIGURED';
 
 // The in-activity status reads after a payout's PUT (700 ms in all), before the workflow's timers take over.
 const SETTLE_READS_MS = [100, 200, 400];
@@ -19,10 +19,25 @@ const SETTLE_READS_BUDGET_MS = 2000;
 
 export function createRailActivities(deps: ActivityDeps) {
   let rails: Rails | undefined = deps.rails;
-  const pix = () => {
+  /**
+   * The PIX connector of this worker. A worker without a PSP refuses for good (non-retryable RAIL_NOT_CONFIGURED)
+   * only the first attempt of a first call, when nothing can have been sent (`firstSend`): the workflow then fails
+   * the payout or return. Anywhere else an earlier attempt, or an earlier call, may have reached a PSP and money may
+   * still leave, so the call is retried until a worker with a PSP takes it.
+   */
+  const pix = (firstSend = false) => {
     rails ??= railsFromConfig(deps.config);
-    if (!rails.pix) throw ApplicationFailure.nonRetryable('no PSP is configured for PIX', 'RAIL_NOT_CONFIGURED');
-    return rails.pix;
+    if (rails.pix) return rails.pix;
+    const message = 'no PSP is configured for PIX on this worker (PIX_PSP_URL)';
+    if (firstSend && Context.current().info.attempt === 1) {
+      throw ApplicationFailure.nonRetryable(`${message}: nothing was sent`, RAIL_NOT_CONFIGURED);
+    }
+    throw ApplicationFailure.retryable(`${message}; an earlier call may have reached a PSP`, RAIL_NOT_CONFIGURED);
+  };
+  /** A provider's final refusal (nothing was created) is RAIL_REJECTED, which no retry would change. */
+  const finalRefusal = (err: unknown): never => {
+    if (err instanceof RailRejectedError) throw ApplicationFailure.nonRetryable(err.message, RAIL_REJECTED);
+    throw err;
   };
 
   return {
@@ -34,13 +49,7 @@ export function createRailActivities(deps: ActivityDeps) {
      */
     async pixSendPayout(request: PayoutRequest): Promise<PayoutState> {
       const started = Date.now();
-      let state: PayoutState;
-      try {
-        state = await pix().sendPayout(request);
-      } catch (err) {
-        if (err instanceof RailRejectedError) throw ApplicationFailure.nonRetryable(err.message, RAIL_REJECTED);
-        throw err;
-      }
+      let state = await pix(true).sendPayout(request).catch(finalRefusal);
       for (const wait of SETTLE_READS_MS) {
         // A slow PSP gets no extra reads: the activity stays well inside its timeout (one read is PIX_TIMEOUT_MS).
         if (state.status !== 'PENDING' || Date.now() - started > SETTLE_READS_BUDGET_MS) break;
@@ -54,24 +63,36 @@ export function createRailActivities(deps: ActivityDeps) {
       return state;
     },
 
-    /** Retried whatever the PSP answers: while the payout's fate is unknown, money may still leave. */
+    /**
+     * Withdrawals started before decision 0108: retried whatever the PSP answers (a 404 too, for ever: those
+     * workflows continue as new into pixFollowPayout once their history is long).
+     */
     async pixPayoutStatus(input: { payoutId: string }): Promise<PayoutState> {
       return pix().payoutStatus(input.payoutId);
     },
 
-    /** Asks the PSP to send a payment back, under our return id (a retry reads the same return back). */
-    async pixReturnPayment(request: ReturnRequest): Promise<ReturnState> {
-      try {
-        return await pix().returnPayment(request);
-      } catch (err) {
-        if (err instanceof RailRejectedError) throw ApplicationFailure.nonRetryable(err.message, RAIL_REJECTED);
-        throw err;
-      }
+    /**
+     * A pending payout read again; one the PSP does not show is sent again under its idEnvio (decision 0108). A
+     * refusal of that PUT with nothing under the idEnvio is the PSP's final answer (RAIL_REJECTED); anything else
+     * that cannot tell is retried: while the payout's fate is unknown, money may still leave.
+     */
+    async pixFollowPayout(request: PayoutRequest): Promise<PayoutState> {
+      return pix().followPayout(request).catch(finalRefusal);
     },
 
-    /** Retried whatever the PSP answers: a return in flight may still send the money back. */
+    /** Asks the PSP to send a payment back, under our return id (a retry reads the same return back). */
+    async pixReturnPayment(request: ReturnRequest): Promise<ReturnState> {
+      return pix(true).returnPayment(request).catch(finalRefusal);
+    },
+
+    /** Returns started before decision 0108: retried whatever the PSP answers. */
     async pixReturnStatus(input: { endToEndId: string; returnId: string }): Promise<ReturnState> {
       return pix().returnStatus(input.endToEndId, input.returnId);
+    },
+
+    /** A pending return read again; one the PSP does not show is asked again under its id (as pixFollowPayout). */
+    async pixFollowReturn(request: ReturnRequest): Promise<ReturnState> {
+      return pix().followReturn(request).catch(finalRefusal);
     },
 
     /**

@@ -17,8 +17,13 @@ export interface Fault {
   method?: string;
   pathPrefix?: string;
   status?: number;
+  /** The answer's body with `status` (JSON, or a string sent as is, '' for none); a problem when absent. */
+  body?: unknown;
   hangMs?: number;
-  /** Handle the request, then hang: the PSP took it but the caller hears nothing in time. */
+  /**
+   * Handle the request, then hang: the PSP took it but the caller hears nothing in time. With `status`, the
+   * request is handled and then answered `status` and `body`: the PSP took it but says something else.
+   */
   afterHandling?: boolean;
   remaining: number;
   until: number;

@@ -87,12 +87,17 @@ export function controlRoutes(sim: Simulator) {
     ctx.status = 204;
   });
 
-  /** How returns of a Pix end: `{endToEndId, status: DEVOLVIDO | NAO_REALIZADO, motivo?}`. */
+  /** How returns of a Pix end: `{endToEndId, status: DEVOLVIDO | NAO_REALIZADO | EM_PROCESSAMENTO, motivo?}`. */
   router.post('/return-rules', async (ctx) => {
     const b = body(ctx);
     const e2e = str(b.endToEndId);
-    if (!e2e || (b.status !== 'DEVOLVIDO' && b.status !== 'NAO_REALIZADO')) {
-      return problem(ctx, 400, 'Invalido', 'endToEndId and status (DEVOLVIDO, NAO_REALIZADO) are required');
+    if (!e2e || (b.status !== 'DEVOLVIDO' && b.status !== 'NAO_REALIZADO' && b.status !== 'EM_PROCESSAMENTO')) {
+      return problem(
+        ctx,
+        400,
+        'Invalido',
+        'endToEndId and status (DEVOLVIDO, NAO_REALIZADO, EM_PROCESSAMENTO) are required',
+      );
     }
     const outcome = b.status;
     await sim.store.change(
@@ -101,10 +106,29 @@ export function controlRoutes(sim: Simulator) {
     ctx.status = 204;
   });
 
+  /** Ends a return that was left pending: `{status: DEVOLVIDO | NAO_REALIZADO, motivo?}`. */
+  router.post('/pix/:e2eid/devolucao/:id/settle', async (ctx) => {
+    const b = body(ctx);
+    const d = sim.store.state.received[ctx.params.e2eid]?.devolucoes.find((x) => x.id === ctx.params.id);
+    if (!d) return problem(ctx, 404, 'NaoEncontrado', 'no such return');
+    if (b.status !== 'DEVOLVIDO' && b.status !== 'NAO_REALIZADO') {
+      return problem(ctx, 400, 'Invalido', 'status is DEVOLVIDO or NAO_REALIZADO');
+    }
+    const status = b.status;
+    await sim.store.change(() => {
+      d.outcome = status;
+      d.settleAt = Date.now();
+      if (str(b.motivo)) d.motivo = str(b.motivo);
+    });
+    ctx.status = 204;
+  });
+
   /**
-   * Faults on the API Pix routes: `{status?, hangMs?, afterHandling?, method?, pathPrefix?, count?, forMs?}`.
+   * Faults on the API Pix routes: `{status?, body?, hangMs?, afterHandling?, method?, pathPrefix?, count?, forMs?}`.
    * `afterHandling`: the request is handled (and stored), then the answer hangs: the caller's timeout fires
-   * after the PSP took the request.
+   * after the PSP took the request; with `status` it is then answered `status` and `body` (202 and no body, 201
+   * and a status the caller does not know). Without `afterHandling`, nothing is handled: `status` with `body` (or
+   * a problem) is the whole answer.
    */
   router.post('/faults', async (ctx) => {
     const b = body(ctx);
@@ -113,6 +137,7 @@ export function controlRoutes(sim: Simulator) {
       ...(str(b.method) ? { method: str(b.method) } : {}),
       ...(str(b.pathPrefix) ? { pathPrefix: str(b.pathPrefix) } : {}),
       ...(num(b.status) ? { status: num(b.status) } : {}),
+      ...(b.body !== undefined ? { body: b.body } : {}),
       ...(num(b.hangMs) ? { hangMs: num(b.hangMs) } : {}),
       afterHandling: b.afterHandling === true,
       remaining: num(b.count) ?? Number.POSITIVE_INFINITY,

@@ -161,8 +161,10 @@ export function pixRoutes(sim: Simulator) {
         horario: { solicitacao: new Date().toISOString() },
         status: 'EM_PROCESSAMENTO' as const,
         ...(rule?.motivo ? { motivo: rule.motivo } : {}),
-        settleAt: Date.now() + sim.options.settleMs,
-        outcome: rule?.outcome ?? ('DEVOLVIDO' as const),
+        // A return told to stay pending has no settlement time: only the control route's settle ends it.
+        ...(rule?.outcome === 'EM_PROCESSAMENTO'
+          ? {}
+          : { settleAt: Date.now() + sim.options.settleMs, outcome: rule?.outcome ?? ('DEVOLVIDO' as const) }),
       };
       pix.devolucoes.push(d);
       return d;

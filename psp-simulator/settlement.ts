@@ -62,7 +62,7 @@ export async function settleDue(sim: Simulator): Promise<void> {
     (p) => p.status === 'EM_PROCESSAMENTO' && p.settleAt !== undefined && p.settleAt <= now,
   );
   const returns = Object.values(state.received).filter((p) =>
-    p.devolucoes.some((d) => d.status === 'EM_PROCESSAMENTO' && d.settleAt <= now),
+    p.devolucoes.some((d) => d.status === 'EM_PROCESSAMENTO' && d.settleAt !== undefined && d.settleAt <= now),
   );
   if (!due && !payouts.length && !returns.length) return;
   await sim.store.change((s) => {
@@ -73,8 +73,9 @@ export async function settleDue(sim: Simulator): Promise<void> {
       if (p.status === 'REALIZADO') p.horario.liquidacao = new Date(now).toISOString();
     }
     for (const pix of returns) {
-      for (const d of pix.devolucoes.filter((x) => x.status === 'EM_PROCESSAMENTO' && x.settleAt <= now)) {
-        d.status = d.outcome;
+      for (const d of pix.devolucoes) {
+        if (d.status !== 'EM_PROCESSAMENTO' || d.settleAt === undefined || d.settleAt > now) continue;
+        d.status = d.outcome ?? 'DEVOLVIDO';
         if (d.status === 'DEVOLVIDO') d.horario.liquidacao = new Date(now).toISOString();
       }
       enqueueNotice(s, pix);

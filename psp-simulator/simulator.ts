@@ -45,9 +45,11 @@ export class Simulator implements SimulatorHandle {
       if (fault.afterHandling) {
         await this.withBody(ctx, next);
         await sleep(fault.hangMs ?? 0);
+        if (fault.status !== undefined) answer(ctx, fault.status, fault.body);
         return;
       }
       if (fault.hangMs) await sleep(fault.hangMs);
+      if (fault.body !== undefined) return answer(ctx, fault.status ?? 503, fault.body);
       problem(ctx, fault.status ?? 503, 'ServicoIndisponivel', 'simulated outage');
       ctx.set('Retry-After', '1');
     });
@@ -142,4 +144,16 @@ export class Simulator implements SimulatorHandle {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
+}
+
+/** Answers `status` with `body` as given: a string as is ('' is an empty body), anything else as JSON. */
+function answer(ctx: Koa.Context, status: number, body: unknown) {
+  ctx.remove('Content-Type');
+  if (typeof body === 'string') {
+    ctx.body = body;
+    ctx.type = body ? 'text/plain' : '';
+  } else {
+    ctx.body = body === undefined ? '' : body;
+  }
+  ctx.status = status;
 }

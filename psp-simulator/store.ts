@@ -28,9 +28,9 @@ export interface Devolucao {
   horario: { solicitacao: string; liquidacao?: string };
   status: 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO';
   motivo?: string;
-  /** When the return settles (ms since epoch), and how. */
-  settleAt: number;
-  outcome: 'DEVOLVIDO' | 'NAO_REALIZADO';
+  /** When the return settles (ms since epoch), and how; no settleAt: pending until a control route says. */
+  settleAt?: number;
+  outcome?: 'DEVOLVIDO' | 'NAO_REALIZADO';
 }
 
 export interface ReceivedPix {
@@ -87,7 +87,7 @@ export interface State {
   /** Payouts to these keys end as said here (the sandbox's failing key is one). */
   payoutRules: Record<string, { outcome: PayoutStatus; motivo?: string }>;
   /** Returns of these end-to-end ids end as said here. */
-  returnRules: Record<string, { outcome: 'DEVOLVIDO' | 'NAO_REALIZADO'; motivo?: string }>;
+  returnRules: Record<string, { outcome: 'DEVOLVIDO' | 'NAO_REALIZADO' | 'EM_PROCESSAMENTO'; motivo?: string }>;
   notices: Notice[];
   delivered: { url: string; body: unknown; at: string; status: number }[];
 }

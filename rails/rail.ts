@@ -113,9 +113,17 @@ export interface Rail {
   registerNotices(url: string): Promise<void>;
   /** Everything received in the window, every page: reconciliation's view, independent of notices. */
   listReceived(window: TimeWindow): Promise<ReceivedPayment[]>;
-  /** Sends a payout, or reads back the one already sent under the same id. */
+  /**
+   * Sends a payout, or reads back the one already sent under the same id. FAILED (or a refusal) only on the
+   * provider's final answer; an answer that leaves its fate unknown is read back, and a call that cannot tell is
+   * retried under the same id (docs/decisions/0108).
+   */
   sendPayout(request: PayoutRequest): Promise<PayoutState>;
+  /** Reads a payout sent before; one the provider does not hold is sent again under the same id. */
+  followPayout(request: PayoutRequest): Promise<PayoutState>;
   payoutStatus(payoutId: string): Promise<PayoutState>;
   /** Returns (part of) a received payment, or reads back the return already asked under the same id. */
   returnPayment(request: ReturnRequest): Promise<ReturnState>;
+  /** Reads a return asked before; one the provider does not hold is asked again under the same id. */
+  followReturn(request: ReturnRequest): Promise<ReturnState>;
 }

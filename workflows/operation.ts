@@ -1,6 +1,16 @@
 import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { railActivities, railRejection, statusReadPauses } from './rail-calls';
+import type { PayoutState } from '../rails/rail';
+import {
+  FIRST_STATUS_READ_MS,
+  MAX_STATUS_READ_MS,
+  railActivities,
+  railNotConfigured,
+  railRejection,
+  statusReadPause,
+  statusReadPauses,
+  timeToContinueAsNew,
+} from './rail-calls';
 import { operationStatusKey } from './search-attributes';
 import { ignoredSignals, onDecisions } from './decision';
 
@@ -12,6 +22,15 @@ export interface OperationWorkflowInput {
   replayWindowSeconds?: number;
   /** Withdrawal: above the review threshold, an operator decides before the payout. */
   requiresReview?: boolean;
+  /**
+   * A withdrawal continued as new while its payout was pending at the PSP (decision 0109): the payout was sent,
+   * the operation is PROCESSING; the new run reads the payout again after `waitMs`.
+   */
+  pendingPayout?: PendingPayout;
+}
+
+export interface PendingPayout {
+  waitMs: number;
 }
 
 export interface HoldDecision {
@@ -243,20 +262,35 @@ export async function operationWorkflow(input: OperationWorkflowInput): Promise<
       // Its own database steps inside the workflow task, as a transfer settles (above); histories recorded before
       // scheduled them as activities, and replay so.
       const withdrawalSteps = wf.patched(WITHDRAWAL_STEPS_IN_TASK) ? inWorkflowTask : acts;
-      if (input.requiresReview) {
-        track(await withdrawalSteps.setOperationStatus({ operationId, status: 'ON_HOLD' }));
-        await wf.condition(() => decision !== undefined);
-        if (decision!.decision === 'REJECT') {
-          await fail('HOLD_REJECTED', decision!.reason ?? 'the withdrawal was rejected in review', withdrawalSteps);
-          return status;
+      const continueAsNew = async (pendingPayout: PendingPayout) => {
+        // Decisions being applied finish first: a continued run does not see this one's handlers.
+        await wf.condition(wf.allHandlersFinished);
+        return wf.makeContinueAsNewFunc<typeof operationWorkflow>({
+          typedSearchAttributes: wf.workflowInfo().typedSearchAttributes,
+        })({ ...input, pendingPayout });
+      };
+      const resumed = input.pendingPayout;
+      if (resumed) {
+        // A run continued as new: reviewed, PROCESSING and sent before; only the payout's answer is left.
+        status = 'PROCESSING';
+      } else {
+        if (input.requiresReview) {
+          track(await withdrawalSteps.setOperationStatus({ operationId, status: 'ON_HOLD' }));
+          await wf.condition(() => decision !== undefined);
+          if (decision!.decision === 'REJECT') {
+            await fail('HOLD_REJECTED', decision!.reason ?? 'the withdrawal was rejected in review', withdrawalSteps);
+            return status;
+          }
         }
+        track(await withdrawalSteps.setOperationStatus({ operationId, status: 'PROCESSING' }));
       }
-      track(await withdrawalSteps.setOperationStatus({ operationId, status: 'PROCESSING' }));
-      const payout = wf.patched(PAYOUT_THROUGH_RAILS)
-        ? await payThroughRails(operationId, withdrawalSteps)
-        : await acts.executePayout({ operationId });
+      const payout =
+        resumed || wf.patched(PAYOUT_THROUGH_RAILS)
+          ? await payThroughRails(operationId, withdrawalSteps, continueAsNew, resumed)
+          : await acts.executePayout({ operationId });
       if (!payout.ok) {
-        await fail('PAYOUT_REJECTED', 'the receiving institution rejected the PIX payout', withdrawalSteps);
+        const failure = 'code' in payout ? payout : PAYOUT_REJECTED;
+        await fail(failure.code, failure.message, withdrawalSteps);
         return status;
       }
       track(await withdrawalSteps.completeOperation({ operationId }));
@@ -298,27 +332,64 @@ const PAYOUT_THROUGH_RAILS = 'payout-through-rails';
 // withdrawal took about a quarter less CPU and Temporal's share nearly halved: decision 0098).
 const WITHDRAWAL_STEPS_IN_TASK = 'withdrawal-database-steps-in-workflow-task';
 
+// Withdrawals started from here on end their payout only on the PSP's final answer (decision 0108): its status reads
+// go through pixFollowPayout (a payout the PSP does not show is sent again), a worker without a PSP fails the
+// withdrawal RAIL_NOT_CONFIGURED instead of the workflow, and the reads continue as new once the history is long.
+const PAYOUT_FINAL_ANSWERS = 'payout-ends-on-final-answer';
+
+const PAYOUT_REJECTED = { code: 'PAYOUT_REJECTED', message: 'the receiving institution rejected the PIX payout' };
+
+type PayoutOutcome = { ok: boolean; endToEnd: string } | { ok: false; code: string; message: string };
+
 /**
  * Sends the payout under its idEnvio and reads its status until the PSP answers REALIZADO or NAO_REALIZADO. Only
  * a final answer is recorded: while it is pending (or the PSP cannot be reached) the operation stays PROCESSING,
- * because money may still leave. A PSP that refuses the payout outright sent nothing: FAILED.
+ * because money may still leave. A PSP that refuses the payout outright sent nothing: FAILED. A worker with no PSP
+ * sent nothing either: FAILED RAIL_NOT_CONFIGURED, with no rail transaction. While pending, the workflow continues
+ * as new once its history is long (`continueAsNew`, which does not return); `resumed` is where the last run was.
  */
-async function payThroughRails(operationId: string, steps: typeof acts): Promise<{ ok: boolean; endToEnd: string }> {
+async function payThroughRails(
+  operationId: string,
+  steps: typeof acts,
+  continueAsNew: (pending: PendingPayout) => Promise<never>,
+  resumed?: PendingPayout,
+): Promise<PayoutOutcome> {
   const order = await steps.payoutOrder({ operationId });
   if (order.recorded) return order.recorded;
   const rails = railActivities(order.taskQueue);
-  let state;
+  if (!resumed && !wf.patched(PAYOUT_FINAL_ANSWERS)) {
+    // Withdrawals started before: the calls they made, but continued as new (onto the code above) when long.
+    let state;
+    try {
+      state = await rails.pixSendPayout(order.request);
+    } catch (err) {
+      const refused = railRejection(err);
+      if (!refused) throw err;
+      return steps.recordPayout({ operationId, status: 'FAILED', reason: refused.message });
+    }
+    const pause = statusReadPauses();
+    while (state.status === 'PENDING') {
+      if (timeToContinueAsNew()) await continueAsNew({ waitMs: MAX_STATUS_READ_MS });
+      await pause();
+      state = await rails.pixPayoutStatus({ payoutId: order.request.payoutId });
+    }
+    return steps.recordPayout({ operationId, status: state.status, endToEnd: state.endToEndId, reason: state.reason });
+  }
+  let state: PayoutState = { payoutId: order.request.payoutId, status: 'PENDING' };
   try {
-    state = await rails.pixSendPayout(order.request);
+    if (!resumed) state = await rails.pixSendPayout(order.request);
+    let wait = resumed?.waitMs;
+    while (state.status === 'PENDING') {
+      if (timeToContinueAsNew()) await continueAsNew({ waitMs: wait ?? FIRST_STATUS_READ_MS });
+      wait = await statusReadPause(wait);
+      state = await rails.pixFollowPayout(order.request);
+    }
   } catch (err) {
     const refused = railRejection(err);
-    if (!refused) throw err;
-    return steps.recordPayout({ operationId, status: 'FAILED', reason: refused.message });
-  }
-  const pause = statusReadPauses();
-  while (state.status === 'PENDING') {
-    await pause();
-    state = await rails.pixPayoutStatus({ payoutId: order.request.payoutId });
+    if (refused) return steps.recordPayout({ operationId, status: 'FAILED', reason: refused.message });
+    const unconfigured = railNotConfigured(err);
+    if (!unconfigured) throw err;
+    return { ok: false, code: 'RAIL_NOT_CONFIGURED', message: unconfigured.message };
   }
   return steps.recordPayout({ operationId, status: state.status, endToEnd: state.endToEndId, reason: state.reason });
 }

@@ -5,39 +5,93 @@
 // settled and changes nothing.
 import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { railActivities, railRejection, statusReadPauses } from './rail-calls';
+import type { ReturnState } from '../rails/rail';
+import {
+  FIRST_STATUS_READ_MS,
+  MAX_STATUS_READ_MS,
+  railActivities,
+  railNotConfigured,
+  railRejection,
+  statusReadPause,
+  statusReadPauses,
+  timeToContinueAsNew,
+} from './rail-calls';
 
 const acts = wf.proxyActivities<Activities>({
   startToCloseTimeout: '10s',
   retry: { initialInterval: '200ms', maximumInterval: '10s', backoffCoefficient: 2 },
 });
 
-export async function paymentReturnWorkflow(input: { paymentId: string; returnId: string }): Promise<string> {
+export interface PaymentReturnInput {
+  paymentId: string;
+  returnId: string;
+  /** A return continued as new while pending at the PSP (decision 0109): asked before, read again after `waitMs`. */
+  pending?: { waitMs: number };
+}
+
+// Returns started from here on end only on the PSP's final answer (decision 0108): their reads go through
+// pixFollowReturn (a return the PSP does not show is asked again), and a worker without a PSP settles the return
+// FAILED (nothing was sent) instead of failing the workflow.
+const RETURN_FINAL_ANSWERS = 'return-ends-on-final-answer';
+
+export async function paymentReturnWorkflow(input: PaymentReturnInput): Promise<string> {
   const { paymentId, returnId } = input;
   const order = await acts.returnOrder({ paymentId, returnId });
   if (order.settled) return order.settled;
   const rails = railActivities(order.taskQueue);
-  let state;
+  const continueAsNew = (waitMs: number) =>
+    wf.makeContinueAsNewFunc<typeof paymentReturnWorkflow>()({ paymentId, returnId, pending: { waitMs } });
+  const refusedWith = (reason: string) => acts.settlePaymentReturn({ paymentId, returnId, status: 'FAILED', reason });
+  if (!input.pending && !wf.patched(RETURN_FINAL_ANSWERS)) {
+    // Returns started before: the calls they made, but continued as new (onto the code below) when long.
+    let sent;
+    try {
+      sent = await rails.pixReturnPayment(order.request);
+    } catch (err) {
+      const refused = railRejection(err);
+      if (!refused) throw err;
+      // Refused outright (no such Pix, more than it holds): nothing was sent back.
+      return refusedWith(refused.message);
+    }
+    const pause = statusReadPauses();
+    while (sent.status === 'PENDING') {
+      if (timeToContinueAsNew()) await continueAsNew(MAX_STATUS_READ_MS);
+      await pause();
+      // Settled meanwhile by a notice or reconciliation: nothing left to wait for.
+      const now = await acts.returnOrder({ paymentId, returnId });
+      if (now.settled) return now.settled;
+      sent = await rails.pixReturnStatus({ endToEndId: order.request.endToEndId, returnId });
+    }
+    return settle(paymentId, returnId, sent);
+  }
+  let state: ReturnState = { returnId, amount: order.request.amount, status: 'PENDING' };
   try {
-    state = await rails.pixReturnPayment(order.request);
+    if (!input.pending) state = await rails.pixReturnPayment(order.request);
+    let wait = input.pending?.waitMs;
+    while (state.status === 'PENDING') {
+      if (timeToContinueAsNew()) await continueAsNew(wait ?? FIRST_STATUS_READ_MS);
+      wait = await statusReadPause(wait);
+      // Settled meanwhile by a notice or reconciliation: nothing left to wait for.
+      const now = await acts.returnOrder({ paymentId, returnId });
+      if (now.settled) return now.settled;
+      state = await rails.pixFollowReturn(order.request);
+    }
   } catch (err) {
-    const refused = railRejection(err);
+    // Refused with nothing under our id (no such Pix, more than it holds), or no PSP on the worker that took the
+    // first call: nothing was sent back.
+    const refused = railRejection(err) ?? railNotConfigured(err);
     if (!refused) throw err;
-    // Refused outright (no such Pix, more than it holds): nothing was sent back.
-    return acts.settlePaymentReturn({ paymentId, returnId, status: 'FAILED', reason: refused.message });
+    return refusedWith(refused.message);
   }
-  const pause = statusReadPauses();
-  while (state.status === 'PENDING') {
-    await pause();
-    // Settled meanwhile by a notice or reconciliation: nothing left to wait for.
-    const now = await acts.returnOrder({ paymentId, returnId });
-    if (now.settled) return now.settled;
-    state = await rails.pixReturnStatus({ endToEndId: order.request.endToEndId, returnId });
-  }
+  return settle(paymentId, returnId, state);
+}
+
+/** The PSP's final answer, applied to the payment (RETURNED, or UNMATCHED again with the reason). */
+function settle(paymentId: string, returnId: string, state: ReturnState): Promise<string> {
   return acts.settlePaymentReturn({
     paymentId,
     returnId,
-    status: state.status,
+    status: state.status as 'RETURNED' | 'FAILED',
     ...(state.reason ? { reason: state.reason } : {}),
     ...(state.endToEndId ? { endToEndId: state.endToEndId } : {}),
   });

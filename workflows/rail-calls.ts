@@ -16,14 +16,26 @@ export const railActivities = (taskQueue: string) =>
 
 /** The provider refused the call outright (RAIL_REJECTED): nothing was sent. Null for any other failure. */
 export function railRejection(err: unknown): wf.ApplicationFailure | null {
+  return railFailure(err, 'RAIL_REJECTED');
+}
+
+/**
+ * The worker that took the first call has no provider for the rail (RAIL_NOT_CONFIGURED, raised only by a first
+ * attempt, before anything was sent). Null for any other failure.
+ */
+export function railNotConfigured(err: unknown): wf.ApplicationFailure | null {
+  return railFailure(err, 'RAIL_NOT_CONFIGURED');
+}
+
+function railFailure(err: unknown, type: string): wf.ApplicationFailure | null {
   const cause = err instanceof wf.ActivityFailure && err.cause instanceof wf.ApplicationFailure ? err.cause : null;
-  return cause?.type === 'RAIL_REJECTED' ? cause : null;
+  return cause?.type === type ? cause : null;
 }
 
 // Status reads of a pending provider call back off from this to the cap: a PSP settles most payouts and returns
 // within seconds, a few take hours.
-const FIRST_STATUS_READ_MS = 250;
-const MAX_STATUS_READ_MS = 60_000;
+export const FIRST_STATUS_READ_MS = 250;
+export const MAX_STATUS_READ_MS = 60_000;
 
 /** The pause before each status read of one pending call: 250 ms, doubling at each read, up to a minute. */
 export function statusReadPauses(): () => Promise<void> {
@@ -32,4 +44,37 @@ export function statusReadPauses(): () => Promise<void> {
     await wf.sleep(wait);
     wait = Math.min(wait * 2, MAX_STATUS_READ_MS);
   };
+}
+
+/**
+ * statusReadPauses for a call that may continue as new: waits `waitMs` (from FIRST_STATUS_READ_MS on a first run,
+ * from where the last run was on a continued one) and returns the next pause.
+ */
+export async function statusReadPause(waitMs = FIRST_STATUS_READ_MS): Promise<number> {
+  await wf.sleep(waitMs);
+  return Math.min(waitMs * 2, MAX_STATUS_READ_MS);
+}
+
+/**
+ * A history past this many events continues as new, whatever the server suggests (decision 0109). Temporal
+ * suggests it at 4 Ki events (or 4 MiB) by default and terminates a workflow at 51,200 events. A call pending at
+ * the provider, read once a minute, adds about eight events a minute (a timer, an activity, a workflow task):
+ * about four and a half days to the limit, about eight hours to this bound, which is the server's default
+ * suggestion and holds on a server that suggests nothing (the time-skipping test server).
+ */
+export const MAX_HISTORY_EVENTS = 4096;
+
+// Workflows waiting on a provider continue as new once their history is long (decision 0109). Recorded only when
+// they do, so a history that never grew that long replays without it.
+export const PENDING_CALLS_CONTINUE_AS_NEW = 'pending-provider-calls-continue-as-new';
+
+/**
+ * Whether a workflow that waits on a provider should continue as new now: its history is long (the server suggests
+ * it, or MAX_HISTORY_EVENTS) and the workflow runs code that does (the patch, asked only then: histories recorded
+ * before it was written replay as they ran).
+ */
+export function timeToContinueAsNew(): boolean {
+  const info = wf.workflowInfo();
+  const long = info.continueAsNewSuggested || info.historyLength >= MAX_HISTORY_EVENTS;
+  return long && wf.patched(PENDING_CALLS_CONTINUE_AS_NEW);
 }

@@ -178,24 +178,40 @@ export class PixRail implements Rail {
     }
   }
 
+  /**
+   * Sends the payout under its idEnvio (docs/decisions/0108). Only a final answer ends it: the PSP's state in the
+   * PUT's answer (EM_PROCESSAMENTO, REALIZADO, NAO_REALIZADO), or a refusal (a 4xx other than 409) whose read-back
+   * finds nothing under the idEnvio, which is RailRejectedError. Any other answer (202, a 2xx whose status is
+   * unknown or missing, 409, 408, 425, 429, 5xx, a timeout) says nothing of what the PSP holds: the idEnvio is read
+   * back, and a payout the PSP shows is its answer (a status it does not name is PENDING). One it does not show
+   * after such an answer is RailUnavailableError, and the caller's retry sends the same PUT again: the idEnvio makes
+   * it the same payout.
+   */
   async sendPayout(request: PayoutRequest): Promise<PayoutState> {
     const path = `/v3/gn/pix/${request.payoutId}`;
-    const res = await this.client.request('PUT', path, {
-      body: {
-        valor: request.amount,
-        pagador: { chave: this.options.receivingKey },
-        favorecido: { chave: request.key },
-      },
+    const answer = await this.answerOf('PUT', path, {
+      valor: request.amount,
+      pagador: { chave: this.options.receivingKey },
+      favorecido: { chave: request.key },
     });
-    if (res.status === 200 || res.status === 201) return payout(request.payoutId, res.body);
-    if (res.status !== 409) throw rejected(`PUT ${path}`, res);
-    // The PSP already has this idEnvio: an earlier try reached it. Its state is the answer, if it is this payout.
-    // A PSP that holds it but cannot show it yet is asked again later: a refusal here would mark FAILED a payout
-    // that is leaving.
-    return this.payoutStatus(request.payoutId).catch((err: unknown) => {
-      if (!(err instanceof RailRejectedError)) throw err;
-      throw new RailUnavailableError(`the PSP holds payout ${request.payoutId} but does not show it: ${err.message}`);
-    });
+    if (answer.res && (answer.res.status === 200 || answer.res.status === 201)) {
+      const said = payoutAnswer(request.payoutId, answer.res.body);
+      if (said) return said;
+    }
+    const held = await this.findPayout(request.payoutId);
+    if (held) return held;
+    if (answer.res && isRefusal(answer.res.status)) throw rejected(`PUT ${path}`, answer.res);
+    throw new RailUnavailableError(
+      `the PSP answered ${answer.said} to PUT ${path} and shows no payout under that idEnvio: it is sent again`,
+    );
+  }
+
+  /**
+   * A payout sent before, read again: its state at the PSP, or, when the PSP shows nothing under its idEnvio, the
+   * same PUT sent again (sendPayout's rules). A read the PSP cannot answer now is RailUnavailableError.
+   */
+  async followPayout(request: PayoutRequest): Promise<PayoutState> {
+    return (await this.findPayout(request.payoutId)) ?? this.sendPayout(request);
   }
 
   async payoutStatus(payoutId: string): Promise<PayoutState> {
@@ -205,26 +221,43 @@ export class PixRail implements Rail {
     return payout(payoutId, res.body);
   }
 
+  /** The payout the PSP holds under this idEnvio; undefined on a 404 (it holds none). */
+  private async findPayout(payoutId: string): Promise<PayoutState | undefined> {
+    const path = `/v2/gn/pix/enviados/id-envio/${payoutId}`;
+    const res = await this.client.request('GET', path);
+    if (res.status === 200) return payout(payoutId, res.body);
+    if (res.status === 404) return undefined;
+    throw new RailUnavailableError(`the PSP answered ${res.status} to GET ${path}: read again later`);
+  }
+
+  /**
+   * Asks for a return under our return id, by sendPayout's rules (docs/decisions/0108): the return's state in the
+   * PUT's answer, or the one the PSP shows under that id; a refusal (4xx other than 409) with nothing under the id
+   * is RailRejectedError; any other answer with nothing under the id is RailUnavailableError (the retry sends the
+   * same PUT again).
+   */
   async returnPayment(request: ReturnRequest): Promise<ReturnState> {
     const path = `/pix/${request.endToEndId}/devolucao/${request.returnId}`;
-    const res = await this.client.request('PUT', path, {
-      body: {
-        valor: request.amount,
-        natureza: 'ORIGINAL',
-        ...(request.description ? { descricao: request.description.slice(0, 140) } : {}),
-      },
+    const answer = await this.answerOf('PUT', path, {
+      valor: request.amount,
+      natureza: 'ORIGINAL',
+      ...(request.description ? { descricao: request.description.slice(0, 140) } : {}),
     });
-    if (res.status === 200 || res.status === 201) return returned(res.body);
-    const again = await this.client.request('GET', path);
-    if (again.status === 200 && (again.body as { valor?: string })?.valor === request.amount) {
-      return returned(again.body);
+    if (answer.res && (answer.res.status === 200 || answer.res.status === 201)) {
+      const said = returnAnswer(request, answer.res.body);
+      if (said) return said;
     }
-    // The PSP holds this return id (an earlier try reached it) but cannot show it yet: ask again later. A refusal
-    // here would put back in suspense money the PSP is sending back.
-    if (res.status === 409 && again.status !== 200) {
-      throw new RailUnavailableError(`the PSP holds return ${request.returnId} but does not show it (${again.status})`);
-    }
-    throw rejected(`PUT ${path}`, res);
+    const held = await this.findReturn(request);
+    if (held) return held;
+    if (answer.res && isRefusal(answer.res.status)) throw rejected(`PUT ${path}`, answer.res);
+    throw new RailUnavailableError(
+      `the PSP answered ${answer.said} to PUT ${path} and shows no return under that id: it is sent again`,
+    );
+  }
+
+  /** A return asked before, read again; one the PSP does not show is asked again under the same id. */
+  async followReturn(request: ReturnRequest): Promise<ReturnState> {
+    return (await this.findReturn(request)) ?? this.returnPayment(request);
   }
 
   async returnStatus(endToEndId: string, returnId: string): Promise<ReturnState> {
@@ -232,6 +265,26 @@ export class PixRail implements Rail {
     const res = await this.client.request('GET', path);
     if (res.status !== 200) throw rejected(`GET ${path}`, res);
     return returned(res.body);
+  }
+
+  /** The return the PSP holds under our id; undefined on a 404 (it holds none). */
+  private async findReturn(request: ReturnRequest): Promise<ReturnState | undefined> {
+    const path = `/pix/${request.endToEndId}/devolucao/${request.returnId}`;
+    const res = await this.client.request('GET', path);
+    if (res.status === 200) return returnRead(request, res.body);
+    if (res.status === 404) return undefined;
+    throw new RailUnavailableError(`the PSP answered ${res.status} to GET ${path}: read again later`);
+  }
+
+  /** The PSP's answer to a call, or, when it gave none we can read (down, slow, 5xx, 408, 425, 429), why not. */
+  private async answerOf(method: string, path: string, body: unknown): Promise<{ res?: PixResponse; said: string }> {
+    try {
+      const res = await this.client.request(method, path, { body });
+      return { res, said: `HTTP ${res.status}` };
+    } catch (err) {
+      if (!(err instanceof RailUnavailableError)) throw err;
+      return { said: `nothing final (${err.message})` };
+    }
   }
 }
 
@@ -269,10 +322,21 @@ function returned(body: unknown): ReturnState {
   };
 }
 
+/** A payout the PSP showed: a status it does not name (or none) is not final, so PENDING. */
 function payout(payoutId: string, body: unknown): PayoutState {
-  const p = body as { status?: string; e2eId?: string; endToEndId?: string; motivo?: string };
-  const status = PAYOUT_STATUS[p.status ?? ''];
-  if (!status) throw new RailRejectedError(`payout ${payoutId}: unknown status ${p.status}`, 502, body);
+  return payoutAnswer(payoutId, body) ?? { payoutId, status: 'PENDING' };
+}
+
+/** The payout's state in a PSP's answer, if the answer names a status we know; undefined for any other body. */
+function payoutAnswer(payoutId: string, body: unknown): PayoutState | undefined {
+  const p = (typeof body === 'object' && body !== null ? body : {}) as {
+    status?: unknown;
+    e2eId?: string;
+    endToEndId?: string;
+    motivo?: string;
+  };
+  const status = typeof p.status === 'string' ? PAYOUT_STATUS[p.status] : undefined;
+  if (!status) return undefined;
   const endToEndId = p.e2eId ?? p.endToEndId;
   return {
     payoutId,
@@ -281,6 +345,34 @@ function payout(payoutId: string, body: unknown): PayoutState {
     ...(p.motivo ? { reason: p.motivo } : {}),
   };
 }
+
+/** The return's state in a PSP's answer to the PUT, if it is this return with a status we know. */
+function returnAnswer(request: ReturnRequest, body: unknown): ReturnState | undefined {
+  const d = body as { id?: unknown; status?: unknown } | undefined;
+  if (typeof d !== 'object' || d === null || typeof d.status !== 'string' || !RETURN_STATUS[d.status]) return undefined;
+  if (d.id !== undefined && d.id !== request.returnId) return undefined;
+  return returnRead(request, body);
+}
+
+/** A return the PSP showed under our id: a status it does not name (or none) is not final, so PENDING. */
+function returnRead(request: ReturnRequest, body: unknown): ReturnState {
+  const d = (typeof body === 'object' && body !== null ? body : {}) as {
+    valor?: unknown;
+    status?: unknown;
+    motivo?: string;
+    rtrId?: string;
+  };
+  return {
+    returnId: request.returnId,
+    amount: typeof d.valor === 'string' ? d.valor : request.amount,
+    status: (typeof d.status === 'string' ? RETURN_STATUS[d.status] : undefined) ?? 'PENDING',
+    ...(d.motivo ? { reason: d.motivo } : {}),
+    ...(d.rtrId ? { endToEndId: d.rtrId } : {}),
+  };
+}
+
+/** A 4xx that says "no" (not 409, which says the id is taken, nor the "come back later" ones the client raises). */
+const isRefusal = (status: number): boolean => status >= 400 && status < 500 && status !== 409;
 
 function rejected(call: string, res: PixResponse): RailRejectedError {
   const problem = res.body as { title?: string; detail?: string } | undefined;

@@ -16,10 +16,11 @@ const INDEXED_VALUE_KEYWORD = 2;
 export interface TimeSkipping {
   env: TestWorkflowEnvironment;
   /**
-   * Runs `fn` while workers on the test server serve `ctx.config.taskQueue` and `ctx.config.webhookTaskQueue`
-   * with the activities of `ctx` (each queue's worker sized as in worker/main.ts), and those queues' outbox relays
-   * start their workflows there. Give `ctx` task queues of its own: a relay of the shared stack's queues would
-   * start the same outbox rows on the other server.
+   * Runs `fn` while workers on the test server serve `ctx.config.taskQueue`, `ctx.config.webhookTaskQueue` and
+   * `ctx.config.railsTaskQueue` (provider calls) with the activities of `ctx` (each queue's worker sized as in
+   * worker/main.ts; the rails' calls reach the PSP `ctx.config.pix` names, none when it names none), and the first
+   * two queues' outbox relays start their workflows there. Give `ctx` task queues of its own: a relay of the shared
+   * stack's queues would start the same outbox rows on the other server.
    */
   withWorker<T>(ctx: ServiceContext, fn: () => Promise<T>): Promise<T>;
 }
@@ -59,6 +60,12 @@ export async function startTimeSkipping(hook: Context, suite: string): Promise<T
         Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: bundle, activities, ...options });
       const worker = await create(ctx.config.taskQueue);
       const webhookWorker = await create(ctx.config.webhookTaskQueue, queueWorkerOptions('webhooks'));
+      const railsWorker = await Worker.create({
+        connection: env.nativeConnection,
+        taskQueue: ctx.config.railsTaskQueue,
+        activities,
+        ...queueWorkerOptions('rails'),
+      });
       const relays = [ctx.config.taskQueue, ctx.config.webhookTaskQueue].map((taskQueue) =>
         startWorkflowStartRelay({
           orm: ctx.orm,
@@ -70,7 +77,7 @@ export async function startTimeSkipping(hook: Context, suite: string): Promise<T
         }),
       );
       try {
-        return await webhookWorker.runUntil(() => worker.runUntil(fn));
+        return await railsWorker.runUntil(() => webhookWorker.runUntil(() => worker.runUntil(fn)));
       } finally {
         await Promise.all(relays.map((r) => r.stop()));
       }

@@ -346,8 +346,10 @@ describe('PIX connector contract (against the simulated PSP)', function () {
         hangMs: 1500,
         count: 1,
       });
-      const err = await slow.rail.sendPayout({ payoutId, amount: '33.00', key }).catch((e: unknown) => e);
-      expect(err).to.be.instanceOf(RailUnavailableError);
+      // The PUT timed out: its idEnvio is read back (decision 0108), and what the PSP holds is the answer.
+      const first = await slow.rail.sendPayout({ payoutId, amount: '33.00', key });
+      expect(first.payoutId).to.equal(payoutId);
+      expect(first.status).to.be.oneOf(['PENDING', 'COMPLETED']);
       const retried = await slow.rail.sendPayout({ payoutId, amount: '33.00', key });
       expect(retried.payoutId).to.equal(payoutId);
       const state = (await sim.control('GET', '/state')).body;
@@ -357,6 +359,61 @@ describe('PIX connector contract (against the simulated PSP)', function () {
     } finally {
       await slow.client.close();
     }
+  });
+
+  it('payout answers that are not final are read back; a refusal with nothing under the idEnvio is final', async () => {
+    const send = (payoutId: string) => rail.sendPayout({ payoutId, amount: '2.00', key: 'answers@example.com' });
+    const fault = (payoutId: string, f: Record<string, unknown>) =>
+      sim.control('POST', '/faults', { method: 'PUT', pathPrefix: `/v3/gn/pix/${payoutId}`, count: 1, ...f });
+    // Taken, answered with nothing final: what the PSP holds is the answer.
+    for (const answer of [
+      { status: 202, body: '' },
+      { status: 201, body: { status: 'PROCESSANDO' } },
+      { status: 201, body: '' },
+      { status: 400, body: { title: 'EnvioInvalido' } },
+    ]) {
+      const id = payoutIdFor(randomUUID());
+      await fault(id, { afterHandling: true, ...answer });
+      expect(await send(id), JSON.stringify(answer)).to.deep.include({ payoutId: id, status: 'PENDING' });
+    }
+    // Not taken, answered 202: unknown, retried; the retry sends the same PUT, one payout.
+    const lost = payoutIdFor(randomUUID());
+    await fault(lost, { status: 202, body: '' });
+    expect(await send(lost).catch((e: unknown) => e)).to.be.instanceOf(RailUnavailableError);
+    expect(await rail.followPayout({ payoutId: lost, amount: '2.00', key: 'answers@example.com' })).to.deep.include({
+      payoutId: lost,
+      status: 'PENDING',
+    });
+    // Refused, and nothing under the idEnvio: the PSP's final answer.
+    const refused = payoutIdFor(randomUUID());
+    await fault(refused, { status: 422 });
+    const err = (await send(refused).catch((e: unknown) => e)) as RailRejectedError;
+    expect(err).to.be.instanceOf(RailRejectedError);
+    expect(err.status).to.equal(422);
+    const payouts = (await sim.control('GET', '/state')).body.payouts as Record<string, unknown>;
+    expect(Object.keys(payouts)).to.include(lost).and.not.include(refused);
+  });
+
+  it('return answers that are not final are read back; a lost return is asked again under its id', async () => {
+    const e2e = await pay({ txid: (await charge('30.00')).chargeId, notices: 0 });
+    const request = (returnId: string, amount = '10.00') => ({ endToEndId: e2e, returnId, amount });
+    const fault = (returnId: string, f: Record<string, unknown>) =>
+      sim.control('POST', '/faults', {
+        method: 'PUT',
+        pathPrefix: `/pix/${e2e}/devolucao/${returnId}`,
+        count: 1,
+        ...f,
+      });
+    const taken = newReturnId();
+    await fault(taken, { afterHandling: true, status: 201, body: '' });
+    expect(await rail.returnPayment(request(taken))).to.deep.include({ returnId: taken, status: 'PENDING' });
+    const lost = newReturnId();
+    await fault(lost, { status: 202, body: '' });
+    expect(await rail.returnPayment(request(lost)).catch((e: unknown) => e)).to.be.instanceOf(RailUnavailableError);
+    expect(await rail.followReturn(request(lost))).to.deep.include({ returnId: lost, amount: '10.00' });
+    // More than the Pix holds: refused, nothing under the id.
+    const err = await rail.returnPayment(request(newReturnId(), '99.00')).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(RailRejectedError);
   });
 
   it('a PSP that answers 5xx or hangs is RailUnavailableError, which a caller retries', async () => {

@@ -180,6 +180,35 @@ describe('PIX operations: reconciliation and returns through the PSP', function 
     await assertLedgerBalanced();
   });
 
+  it('a return the PSP answered 202 without taking it: asked again under its id, RETURNED, one return', async () => {
+    const { psp, config, services } = await stack();
+    const res = await psp.control('POST', '/pix', { valor: '6.00', chave: config.pix.receivingKey });
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    const e2e: string = res.body.endToEndId;
+    const payment = await eventually(
+      () => record(e2e),
+      (p) => p?.status === 'UNMATCHED',
+      30000,
+      100,
+    );
+    // Decision 0108: a 202 is no refusal. Its read-back finds nothing, so the same PUT goes again (before: FAILED,
+    // the payment UNMATCHED again, while a PSP that took it would have sent the money back).
+    const fault = { method: 'PUT', pathPrefix: `/pix/${e2e}/devolucao/`, status: 202, body: '', count: 1 };
+    expect((await psp.control('POST', '/faults', fault)).status).to.equal(204);
+    expect(await returnPayment(services, payment!.id, 'sent back')).to.deep.include({ status: 'RETURNING' });
+    const returned = await eventually(
+      async () => presentInboundPayment((await record(e2e))!),
+      (p) => p.status !== 'RETURNING',
+      30000,
+      250,
+    );
+    expect(returned.status, JSON.stringify(returned.returned)).to.equal('RETURNED');
+    const devolucoes = await returnsAtPsp(e2e);
+    expect(devolucoes).to.have.length(1);
+    expect(devolucoes[0]).to.deep.include({ valor: '6.00', status: 'DEVOLVIDO' });
+    await assertLedgerBalanced();
+  });
+
   /** A triggered run of the schedule, and its result. */
   async function triggeredRun(): Promise<ReconcileResult> {
     const { config } = await stack();

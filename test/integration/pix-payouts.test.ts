@@ -2,6 +2,9 @@
 // task queue, the operation completes only on the PSP's REALIZADO, stays PROCESSING while the payout may still
 // leave, and a deployment without a PSP refuses PIX outright.
 import { expect } from 'chai';
+import { temporal as proto } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import Decimal from 'decimal.js';
 import supertest from 'supertest';
 import { createApp } from '../../api/app';
 import { OperationSchema } from '../../db/entities';
@@ -9,6 +12,7 @@ import { systemEm } from '../../db/orm';
 import { payoutIdFor } from '../../rails/pix/ids';
 import { withdrawToNewKey } from '../helpers/beneficiary-fixtures';
 import { cambio } from '../helpers/cli';
+import { historyFixture } from '../helpers/histories';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, fund, getOp, quote, untilStatus } from '../helpers/money';
 import { eventually, idem, newCustomer, stack, type TestCustomer } from '../helpers/stack';
@@ -100,6 +104,99 @@ describe('PIX payouts through the PSP', function () {
     const failed = await untilStatus(c, res.body.id, 'FAILED');
     expect(failed.currentState.reason.code).to.equal('PAYOUT_REJECTED');
     expect((await payoutsAtPsp(payoutIdFor(res.body.id)))[0].status).to.equal('NAO_REALIZADO');
+    expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
+  });
+
+  // Decision 0108: a payout is FAILED only on the PSP's final answer. Each case below made the withdrawal FAILED, its
+  // hold released, before (a 202 or a 2xx whose status is not one the PSP names was a refusal), while the PSP paid.
+  const plus = (a: string, b: string) => new Decimal(a).plus(b).toFixed(2);
+  const minus = (a: string, b: string) => new Decimal(a).minus(b).toFixed(2);
+
+  for (const [what, answer] of [
+    ['202 with no body', { status: 202, body: '' }],
+    ['201 {"status": "PROCESSANDO"}', { status: 201, body: { status: 'PROCESSANDO' } }],
+    ['201 with an empty body', { status: 201, body: '' }],
+    ['400 (a refusal, but the PSP took it)', { status: 400, body: { title: 'EnvioInvalido' } }],
+  ] as const) {
+    it(`a PUT the PSP took, answered ${what}: read back, PROCESSING and held, COMPLETED on REALIZADO`, async () => {
+      const { psp } = await stack();
+      const key = `answered-${answer.status}-${Date.now()}@example.com`;
+      await psp.control('POST', '/payout-rules', { chave: key, status: 'EM_PROCESSAMENTO' });
+      const fault = { method: 'PUT', pathPrefix: '/v3/gn/pix/', afterHandling: true, count: 1, ...answer };
+      expect((await psp.control('POST', '/faults', fault)).status).to.equal(204);
+      const before = await balance(c, accountId, 'BRL');
+      const res = await withdrawToNewKey(c, accountId, key, '4.00');
+      expect(res.status).to.equal(201);
+      const idEnvio = payoutIdFor(res.body.id);
+      await eventually(
+        () => payoutsAtPsp(idEnvio),
+        (p) => p.length === 1,
+        20000,
+      );
+      // Reads back off from 250 ms: by now several have found it pending.
+      await new Promise((r) => setTimeout(r, 1500));
+      const waiting = await getOp(c, res.body.id);
+      expect(waiting.currentState.status).to.equal('PROCESSING');
+      expect(waiting.transactions).to.have.length(0);
+      expect(await balance(c, accountId, 'BRL')).to.deep.equal({
+        available: minus(before.available, '4.00'),
+        held: plus(before.held, '4.00'),
+        total: before.total,
+      });
+      expect((await psp.control('POST', `/payouts/${idEnvio}/settle`, { status: 'REALIZADO' })).status).to.equal(204);
+      const done = await untilStatus(c, res.body.id, 'COMPLETED', 60000);
+      expect(done.transactions[0]).to.deep.include({ direction: 'DEBIT', status: 'COMPLETED' });
+      expect(await payoutsAtPsp(idEnvio)).to.have.length(1);
+      expect(await balance(c, accountId, 'BRL')).to.deep.equal({
+        available: minus(before.available, '4.00'),
+        held: before.held,
+        total: minus(before.total, '4.00'),
+      });
+    });
+  }
+
+  it('a 202 from a PSP that took nothing: the read-back finds nothing, the same PUT again, one payout', async () => {
+    const { psp } = await stack();
+    const fault = { method: 'PUT', pathPrefix: '/v3/gn/pix/', status: 202, body: '', count: 1 };
+    expect((await psp.control('POST', '/faults', fault)).status).to.equal(204);
+    const res = await withdrawToNewKey(c, accountId, `lost-${Date.now()}@example.com`, '2.00');
+    const done = await untilStatus(c, res.body.id, 'COMPLETED', 60000);
+    const atPsp = await payoutsAtPsp(payoutIdFor(res.body.id));
+    expect(atPsp).to.have.length(1);
+    expect(done.transactions[0]).to.deep.include({ direction: 'DEBIT', status: 'COMPLETED' });
+  });
+
+  it('a 4xx to the PUT and nothing under the idEnvio: FAILED PAYOUT_REJECTED, the hold released', async () => {
+    const { psp } = await stack();
+    const fault = { method: 'PUT', pathPrefix: '/v3/gn/pix/', status: 422, count: 1 };
+    expect((await psp.control('POST', '/faults', fault)).status).to.equal(204);
+    const before = await balance(c, accountId, 'BRL');
+    const res = await withdrawToNewKey(c, accountId, `refused-${Date.now()}@example.com`, '3.00');
+    const failed = await untilStatus(c, res.body.id, 'FAILED');
+    expect(failed.currentState.reason.code).to.equal('PAYOUT_REJECTED');
+    expect(await payoutsAtPsp(payoutIdFor(res.body.id))).to.deep.equal([]);
+    expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
+  });
+
+  it('replays a withdrawal recorded before decision 0108: sent, read by pixPayoutStatus, then paid', async () => {
+    await stack(); // installs the SDK runtime with its quiet logger before the replay worker
+    const history = historyFixture('withdrawal-pix-pending-status-reads.binpb');
+    const scheduled = (history.events ?? [])
+      .filter((e) => e.eventType === proto.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
+      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
+    expect(scheduled[0]).to.equal('pixSendPayout');
+    expect(scheduled.filter((t) => t === 'pixPayoutStatus').length).to.be.at.least(2);
+    await Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows') }, history, 'before-0108');
+  });
+
+  it('SANDBOX on and no PSP: a PIX withdrawal is 422 RAIL_NOT_CONFIGURED, nothing held', async () => {
+    const { services } = await stack();
+    const config = { ...services.config, sandbox: true, pix: { ...services.config.pix, pspUrl: undefined } };
+    const sandbox = supertest(createApp({ ...services, config }).callback());
+    const before = await balance(c, accountId, 'BRL');
+    const out = await withdrawToNewKey(c, accountId, 'nobody-sandbox@example.com', '3.00', sandbox);
+    expect(out.status).to.equal(422);
+    expect(out.body.code).to.equal('RAIL_NOT_CONFIGURED');
     expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
   });
 

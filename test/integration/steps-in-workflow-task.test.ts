@@ -76,8 +76,9 @@ describe('database steps inside the workflow task: histories before and after', 
       const history = await handle.fetchHistory();
       const calls = scheduled(history);
       expect(calls[0], JSON.stringify(calls)).to.equal('pixSendPayout');
+      // Reads of a payout sent: pixFollowPayout since decision 0108 (pixPayoutStatus before).
       expect(
-        calls.slice(1).every((t) => t === 'pixPayoutStatus'),
+        calls.slice(1).every((t) => t === 'pixFollowPayout'),
         JSON.stringify(calls),
       ).to.equal(true);
       await Worker.runReplayHistory({ workflowsPath }, history, id);

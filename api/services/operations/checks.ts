@@ -20,5 +20,18 @@ export function requireAssetEnabled(account: Account, asset: string): void {
  */
 export function requireRailConfigured(config: Config, rail: string): void {
   if (rail !== 'PIX_KEY' || config.sandbox || config.pix.pspUrl) return;
-  throw new CambioError('RAIL_NOT_CONFIGURED', `no PSP is configured for ${rail} (PIX_PSP_URL)`, { rail });
+  throw notConfigured(rail);
 }
+
+/**
+ * A payout leaves only through a PSP, in the sandbox too (docs/decisions.md, "A claim is not money"): a PIX
+ * withdrawal with no PSP configured is refused before any hold, whatever SANDBOX says. (A sandbox deposit without
+ * one still takes the sandbox route's payments.)
+ */
+export function requirePayoutRail(config: Config, rail: string): void {
+  if (rail !== 'PIX_KEY' || config.pix.pspUrl) return;
+  throw notConfigured(rail);
+}
+
+const notConfigured = (rail: string) =>
+  new CambioError('RAIL_NOT_CONFIGURED', `no PSP is configured for ${rail} (PIX_PSP_URL)`, { rail });

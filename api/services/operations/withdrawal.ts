@@ -6,7 +6,7 @@ import { Dec } from '../../../domain/money';
 import { usdValue } from '../../../domain/rates';
 import { notFound } from '../../errors';
 import type { ServiceContext } from '../context';
-import { requireAssetEnabled, requireRailConfigured } from './checks';
+import { requireAssetEnabled, requirePayoutRail } from './checks';
 import { createOperation } from './create';
 
 export interface WithdrawalBody {
@@ -54,7 +54,7 @@ export function createWithdrawal(s: ServiceContext, em: Em, body: WithdrawalBody
         );
       }
       requireAssetEnabled(account, quote.sourceAsset);
-      requireRailConfigured(s.config, instruction.rail);
+      requirePayoutRail(s.config, instruction.rail);
       const usd = usdValue(s.rates, quote.targetAmount, quote.targetAsset as AssetCode);
       const requiresReview = usd.gt(new Dec(s.config.withdrawalReviewThresholdUsd));
       return {
