@@ -71,6 +71,7 @@ function untilPostgresAnswers(config: Config, log: Logger, stopping: () => boole
   return untilReachable(
     async () => {
       const deps = await createDeps(config, { log });
+      if (deps.ratesWarning) log.warn(deps.ratesWarning);
       try {
         return { deps, signingKey: await loadSigningKey(deps.orm) };
       } catch (err) {

@@ -7,7 +7,7 @@ import { openOrm } from '../db/orm';
 import { dependencyFailure } from '../api/errors';
 import { untilReachable } from '../api/until-reachable';
 import { sessionSettingsOf } from '../db/session-settings';
-import { DEFAULT_MID_RATES, TableRateSource } from '../domain/rates';
+import { rateBookFromConfig } from '../rates';
 import { createActivities } from '../activities';
 import { buildWorkflowBundle } from './build-bundle';
 import { workerTelemetry } from './telemetry';
@@ -32,7 +32,9 @@ export async function runWorker() {
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
   const rails = railsFromConfig(config);
   // One set of activities for both queues: the per-subscription permits of webhook attempts are per process.
-  const activities = createActivities({ config, orm, rates: new TableRateSource(DEFAULT_MID_RATES), temporal, rails });
+  const rates = rateBookFromConfig(config, orm, log);
+  if (rates.warning) log.warn(rates.warning);
+  const activities = createActivities({ config, orm, rates: rates.book, temporal, rails });
   const queues = servedQueues(config);
   // The PSP's notices come to the API: a worker of the rails' queue registers their URL (worker/pix-notices.ts),
   // from the start and in the background, retrying while the PSP is down.

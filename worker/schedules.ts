@@ -32,7 +32,7 @@ export function statementSpec(text: string): ScheduleSpec {
 
 /** What the jobs read of the config; the rails' part is optional (a deployment without a PSP reconciles nothing). */
 export type SchedulesConfig = Pick<Config, 'taskQueue' | 'statementInterval'> &
-  Partial<Pick<Config, 'railsTaskQueue' | 'pix'>>;
+  Partial<Pick<Config, 'railsTaskQueue' | 'pix' | 'rates'>>;
 
 /** PIX reconciliation, when a PSP is configured: its activity runs on the rails' task queue. */
 function railJobs(config: SchedulesConfig): PeriodicJob[] {
@@ -45,6 +45,22 @@ function railJobs(config: SchedulesConfig): PeriodicJob[] {
       args: [config.railsTaskQueue],
       spec: { intervals: [{ every: `${every} seconds` }] },
       note: `Records PIX payments no notice brought, over GET /pix (PIX_RECONCILE_EVERY_SECONDS=${every})`,
+    },
+  ];
+}
+
+/** The exchange-rate poll, when a polled source is configured (not the sandbox's table): on the rails' queue. */
+function rateJobs(config: SchedulesConfig): PeriodicJob[] {
+  const polled = (config.rates?.sources ?? []).filter((s) => s !== 'table');
+  if (polled.length === 0 || !config.railsTaskQueue) return [];
+  const every = config.rates!.pollSeconds;
+  return [
+    {
+      id: scheduleId(config, 'rates-poll'),
+      workflowType: 'ratesPollWorkflow',
+      args: [config.railsTaskQueue],
+      spec: { intervals: [{ every: `${every} seconds` }] },
+      note: `Polls the exchange-rate sources ${polled.join(', ')} into Postgres (RATES_POLL_SECONDS=${every})`,
     },
   ];
 }
@@ -73,6 +89,7 @@ export function periodicJobs(config: SchedulesConfig): PeriodicJob[] {
       note: `Issues the statements of each closed period (STATEMENT_INTERVAL=${config.statementInterval})`,
     },
     ...railJobs(config),
+    ...rateJobs(config),
   ];
 }
 

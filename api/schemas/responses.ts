@@ -36,7 +36,27 @@ const StateEntry = object(
 );
 const Tag = object({ key: { type: ['string', 'null'] }, value: { type: 'string' } });
 const AccountReference = object({ id: uuid, owner: { type: 'string' } });
-const Rate = object({ value: { type: 'string' }, base: { type: 'string' }, quote: { type: 'string' } });
+// `source` and `sourceTime` (beyond the spec, docs/decisions/0115): which rates priced the quote. Optional: an
+// operation's snapshot written before they existed has neither.
+const Rate = object(
+  {
+    value: { type: 'string' },
+    base: { type: 'string' },
+    quote: { type: 'string' },
+    source: {
+      type: ['string', 'null'],
+      description:
+        'The rate source that priced it: oxr, ptax, ecb (RATES_SOURCES), table (sandbox), peg (1:1, no market ' +
+        'rate); null on quotes made before sources were recorded',
+    },
+    sourceTime: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: "The source's instant for the older leg; null for table, peg and older quotes",
+    },
+  },
+  ['value', 'base', 'quote'],
+);
 const Address = object(
   {
     addressLine1: { type: 'string' },
