@@ -57,6 +57,23 @@ const Rate = object(
   },
   ['value', 'base', 'quote'],
 );
+// GET /api/rates (beyond the spec, docs/decisions.md "Live exchange rates").
+const Rates = object({
+  base: { type: 'string', enum: [...ASSETS] },
+  rates: {
+    type: 'array',
+    items: object({
+      asset: { type: 'string', enum: [...ASSETS] },
+      mid: { type: ['string', 'null'], description: 'Units of asset per 1 base at mid; null while refused' },
+      source: { type: ['string', 'null'] },
+      sourceTime: { type: ['string', 'null'], format: 'date-time' },
+      unavailable: {
+        type: ['string', 'null'],
+        description: 'Why a new quote of this pair would be 503 RATES_UNAVAILABLE now; null when it prices',
+      },
+    }),
+  },
+});
 const Address = object(
   {
     addressLine1: { type: 'string' },
@@ -357,6 +374,7 @@ export const RESPONSE_SCHEMAS = {
   Tag,
   AccountReference,
   Rate,
+  Rates,
   Address,
   TaxId,
   Ubo,

@@ -7,6 +7,7 @@ import { createActivities } from '../../activities';
 import { createApp } from '../../api/app';
 import { noteRatesDeviation } from '../../api/observability/metrics';
 import { priceQuote } from '../../api/services/quotes';
+import { formatRate } from '../../domain/quote-math';
 import type { Config, RatesConfig } from '../../config';
 import { systemEm } from '../../db/orm';
 import { latestExchangeRates } from '../../db/repositories/exchange-rates';
@@ -19,6 +20,7 @@ import { brasiliaDay, ptaxConnector } from '../../rates/ptax';
 import { odataDate } from '../../rates/ptax/client';
 import type { PollResult } from '../../rates/poll';
 import { queueWorkerOptions } from '../../worker/queues';
+import { cambioWith } from '../helpers/cli';
 import { activeAccount } from '../helpers/fixtures';
 import { ecbDaily, type FakeRateSources, oxrLatest, ptaxDay, startFakeRateSources } from '../helpers/rate-sources';
 import { idem, newCustomer, stack, type TestCustomer } from '../helpers/stack';
@@ -155,6 +157,55 @@ describe('live exchange rates (local sources in the documented shapes)', functio
     expect(res.body.targetAmount.value).to.equal(expected.targetAmount.toFixed(2));
   });
 
+  it('GET /api/rates answers the mids quotes would use now, each with its source and time', async () => {
+    const app = await api();
+    const res = await app.get('/api/rates?base=USD').set(c.auth);
+    expect(res.status).to.equal(200);
+    expect(res.body.base).to.equal('USD');
+    const by = new Map((res.body.rates as { asset: string }[]).map((r) => [r.asset, r]));
+    expect(by.has('USD')).to.equal(false);
+    expect(by.get('BRL')).to.deep.equal({
+      asset: 'BRL',
+      mid: formatRate(new Dec(LONG_BRL)),
+      source: 'oxr',
+      sourceTime: new Date(t1 * 1000).toISOString(),
+      unavailable: null,
+    });
+    expect(by.get('USDC')).to.deep.include({ mid: '1', source: 'peg', sourceTime: null });
+    const eur = await app.get('/api/rates?base=EUR').set(c.auth);
+    expect(eur.body.rates.find((r: { asset: string }) => r.asset === 'USD').mid).to.equal(
+      formatRate(new Dec(1).div('0.8620')),
+    );
+    expect((await app.get('/api/rates?base=XYZ').set(c.auth)).status).to.equal(400);
+    expect((await app.get('/api/rates')).status).to.equal(401);
+  });
+
+  it("cambio rates shows the same, with each source's age", async () => {
+    const env = {
+      RATES_SOURCES: 'oxr,ptax,ecb',
+      OXR_URL: fake.url,
+      OXR_APP_ID: 'test-app-id',
+      PTAX_URL: fake.url,
+      ECB_URL: config.rates.ecb.url,
+      SANDBOX: 'true',
+    };
+    const { stdout } = await cambioWith(env, 'rates', '--json');
+    const out = JSON.parse(stdout);
+    expect(out.sources.map((s: { source: string; role: string }) => [s.source, s.role])).to.deep.equal([
+      ['oxr', 'primary'],
+      ['ptax', 'reference'],
+      ['ecb', 'reference'],
+    ]);
+    for (const s of out.sources) expect(s.receivedAgeSeconds, s.source).to.be.within(0, 60);
+    expect(out.sources[0].sourceAgeSeconds).to.be.at.least(600);
+    const brl = out.rates.find((r: { asset: string }) => r.asset === 'BRL');
+    expect(brl).to.include({ mid: formatRate(new Dec(LONG_BRL)), source: 'oxr' });
+    expect(brl.ageSeconds).to.be.at.least(600);
+    const human = await cambioWith(env, 'rates');
+    expect(human.stdout).to.match(/^oxr \(primary\) {2}\d+ currencies {2}received \d+s ago {2}latest rate \d+s old$/m);
+    expect(human.stdout).to.match(/^USD\/BRL {2}5\.4012345678 {2}oxr {2}\S+ {2}age \d+s$/m);
+  });
+
   it('refuses 0, "5,41", a negative and a missing value from a source: none of them prices anything', async () => {
     const t2 = t1 + 60;
     fake.oxr.body = oxrLatest(t2, oxrRates({ BRL: '"5,41"', MXN: '0', CAD: '-1.3850', GBP: undefined }));
@@ -205,6 +256,10 @@ describe('live exchange rates (local sources in the documented shapes)', functio
     expect((await quoteOn(app, 'USD', 'EUR')).status).to.equal(201);
     expect((await quoteOn(app, 'USD', 'GBP')).status).to.equal(201);
     expect((await quoteOn(app, 'BRL', 'BRL')).status).to.equal(201);
+    const view = await app.get('/api/rates?base=USD').set(c.auth);
+    const brl = view.body.rates.find((r: { asset: string }) => r.asset === 'BRL');
+    expect(brl).to.deep.include({ mid: null, source: null, sourceTime: null });
+    expect(brl.unavailable).to.match(/oxr differs from ptax by \d+\.\d+%, over RATES_MAX_DEVIATION_PCT/);
     const metrics = await app.get('/metrics');
     expect(metrics.text).to.match(/cambio_rates_deviation_breaker_open\{currency="BRL",reference="ptax"\} 1/);
     expect(metrics.text).to.match(/cambio_rates_refused_quotes_total\{asset="BRL"\} [1-9]/);
