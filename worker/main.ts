@@ -91,7 +91,11 @@ export async function runWorker() {
 
   // The periodic jobs (event purge, inbound payment sweep, statements) are Temporal Schedules, created once per
   // deployment by whichever worker of the main queue starts first (worker/schedules.ts).
-  if (queues.some((q) => q.role === 'main')) await ensureSchedules(temporal, config);
+  if (queues.some((q) => q.role === 'main')) {
+    await ensureSchedules(temporal, config, undefined, (job, err) =>
+      log.warn({ err, schedule: job.id }, 'schedule: its run at start was not triggered; it runs at its next interval'),
+    );
+  }
 
   // Graceful stop: the relays finish their passes and stop, the workers stop polling and let running activities
   // finish (shutdownGraceTime), then connections and the pool close.

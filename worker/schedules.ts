@@ -13,6 +13,11 @@ export interface PeriodicJob {
   args: unknown[];
   spec: ScheduleSpec;
   note: string;
+  /**
+   * Run once as the worker starts (unless paused): the job's result is needed now, not at the next interval (the
+   * rates' poll: a deployment or a restart has fresh rates before its first quotes, not up to an interval later).
+   */
+  runAtStart?: boolean;
 }
 
 export const scheduleId = (config: Pick<Config, 'taskQueue'>, job: string) => `${config.taskQueue}-${job}`;
@@ -61,6 +66,7 @@ function rateJobs(config: SchedulesConfig): PeriodicJob[] {
       args: [config.railsTaskQueue],
       spec: { intervals: [{ every: `${every} seconds` }] },
       note: `Polls the exchange-rate sources ${polled.join(', ')} into Postgres (RATES_POLL_SECONDS=${every})`,
+      runAtStart: true,
     },
   ];
 }
@@ -101,6 +107,7 @@ export async function ensureSchedules(
   client: Client,
   config: SchedulesConfig,
   jobs: PeriodicJob[] = periodicJobs(config),
+  onRunAtStartError: (job: PeriodicJob, err: unknown) => void = () => undefined,
 ): Promise<void> {
   for (const job of jobs) {
     try {
@@ -120,5 +127,13 @@ export async function ensureSchedules(
     } catch (err) {
       if (!(err instanceof ScheduleAlreadyRunning)) throw err;
     }
+    if (job.runAtStart) await runNow(client, job).catch((err: unknown) => onRunAtStartError(job, err));
   }
+}
+
+/** One run of `job` now, unless an operator paused it; skipped if a run is still going. */
+async function runNow(client: Client, job: PeriodicJob): Promise<void> {
+  const handle = client.schedule.getHandle(job.id);
+  if ((await handle.describe()).state.paused) return;
+  await handle.trigger(ScheduleOverlapPolicy.SKIP);
 }
