@@ -20,10 +20,13 @@ import { brasiliaDay, ptaxConnector } from '../../rates/ptax';
 import { odataDate } from '../../rates/ptax/client';
 import type { PollResult } from '../../rates/poll';
 import { queueWorkerOptions } from '../../worker/queues';
+import { withdrawToNewKey } from '../helpers/beneficiary-fixtures';
 import { cambioWith } from '../helpers/cli';
+import { fund, untilStatus } from '../helpers/money';
 import { activeAccount } from '../helpers/fixtures';
 import { ecbDaily, type FakeRateSources, oxrLatest, ptaxDay, startFakeRateSources } from '../helpers/rate-sources';
-import { idem, newCustomer, stack, type TestCustomer } from '../helpers/stack';
+import { eventually, idem, newCustomer, stack, type TestCustomer } from '../helpers/stack';
+import { ensureSchedules, periodicJobs } from '../../worker/schedules';
 
 // More digits than a binary double holds: a rate that passed through a JS number would lose the tail.
 const LONG_BRL = '5.40123456789012345678901';
@@ -318,6 +321,38 @@ describe('live exchange rates (local sources in the documented shapes)', functio
       expect(res.headers['retry-after']).to.be.a('string');
       expect((await quoteOn(app, 'USDT', 'USD')).status).to.equal(201);
       expect((await quoteOn(app, 'BRL', 'BRL')).status).to.equal(201);
+    }
+  });
+
+  it('holds for review a withdrawal that no rate can value now, instead of refusing its locked quote', async () => {
+    await fund(c, accountId, 'BRL', '10.00');
+    // 10.00 BRL is about 1.85 USD, far below the review threshold: only an unknown value holds it.
+    const noRates = await api({ sources: [] }, { sandbox: false });
+    const res = await withdrawToNewKey(c, accountId, `rates-${randomUUID()}@example.com`, '10.00', noRates);
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    await untilStatus(c, res.body.id, 'ON_HOLD');
+  });
+
+  it('creates the rates-poll schedule on the rails queue and runs it once as the worker starts', async () => {
+    const { services } = await stack();
+    const jobs = periodicJobs(config).filter((j) => j.workflowType === 'ratesPollWorkflow');
+    expect(jobs.map((j) => [j.id, j.args, j.spec])).to.deep.equal([
+      [`${config.taskQueue}-rates-poll`, [railsTaskQueue], { intervals: [{ every: '30 seconds' }] }],
+    ]);
+    expect(periodicJobs({ ...config, rates: { ...config.rates, sources: ['table'] } }).map((j) => j.id)).not.to.include(
+      `${config.taskQueue}-rates-poll`,
+    );
+    fake.requests.length = 0;
+    await ensureSchedules(services.temporal, config, jobs);
+    try {
+      // The interval's first run is up to 30 s away (within 5 s one time in six): the run at start reads them now.
+      await eventually(
+        async () => fake.requests.filter((p) => p.startsWith('/api/latest.json')).length,
+        (n) => n > 0,
+        5_000,
+      );
+    } finally {
+      await services.temporal.schedule.getHandle(jobs[0].id).delete();
     }
   });
 
