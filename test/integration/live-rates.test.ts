@@ -23,6 +23,7 @@ import { queueWorkerOptions } from '../../worker/queues';
 import { withdrawToNewKey } from '../helpers/beneficiary-fixtures';
 import { cambioWith } from '../helpers/cli';
 import { fund, untilStatus } from '../helpers/money';
+import { killAll, spawnApi } from '../helpers/processes';
 import { activeAccount } from '../helpers/fixtures';
 import { ecbDaily, type FakeRateSources, oxrLatest, ptaxDay, startFakeRateSources } from '../helpers/rate-sources';
 import { eventually, idem, newCustomer, stack, type TestCustomer } from '../helpers/stack';
@@ -321,6 +322,29 @@ describe('live exchange rates (local sources in the documented shapes)', functio
       expect(res.headers['retry-after']).to.be.a('string');
       expect((await quoteOn(app, 'USDT', 'USD')).status).to.equal(201);
       expect((await quoteOn(app, 'BRL', 'BRL')).status).to.equal(201);
+    }
+  });
+
+  it('an API outside a sandbox without a source warns at start and refuses cross-currency quotes', async () => {
+    const { config: stackConfig } = await stack();
+    try {
+      const proc = await spawnApi('rates-no-source-api', stackConfig.taskQueue, { SANDBOX: 'false' });
+      expect(proc.output()).to.contain(
+        'RATES_SOURCES is not set: every quote between different currencies is 503 RATES_UNAVAILABLE',
+      );
+      const post = (sourceAsset: string, targetAsset: string) =>
+        fetch(`${proc.url}/api/quotes`, {
+          method: 'POST',
+          headers: { ...c.auth, ...idem(), 'content-type': 'application/json' },
+          body: JSON.stringify({ accountId, sourceAsset, targetAsset, sourceAmount: '10.00' }),
+        });
+      const refused = await post('USD', 'BRL');
+      expect(refused.status).to.equal(503);
+      expect(refused.headers.get('retry-after')).to.equal('30');
+      expect(((await refused.json()) as { code: string }).code).to.equal('RATES_UNAVAILABLE');
+      expect((await post('USDC', 'USD')).status).to.equal(201);
+    } finally {
+      await killAll();
     }
   });
 
