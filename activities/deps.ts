@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
 import type { Orm } from '../db/orm';
-import type { RateSource } from '../domain/rates';
+import type { RateBook } from '../domain/rates';
 import type { Rails } from '../rails';
 import type { ResolveHost } from '../webhooks/url-policy';
 
@@ -9,7 +9,7 @@ import type { ResolveHost } from '../webhooks/url-policy';
 export interface ActivityDeps {
   config: Config;
   orm: Orm;
-  rates: RateSource;
+  rates: RateBook;
   temporal: Client;
   /** Name resolution for the webhook URL rules; DNS unless a test injects its own. */
   resolveHost?: ResolveHost;

@@ -8,6 +8,7 @@ import { createReturnActivities } from './returns';
 import { railsFromConfig } from '../rails';
 import { createWebhookActivities } from '../webhooks/delivery-activities';
 import { createPeriodicActivities } from './periodic';
+import { createRateActivities } from './rates';
 
 /** All activities, bound to their dependencies. Workflows `import type` this to proxy them. */
 export function createActivities(given: ActivityDeps) {
@@ -22,6 +23,7 @@ export function createActivities(given: ActivityDeps) {
     ...createPeriodicActivities(deps),
     ...createRailActivities(deps),
     ...createReturnActivities(deps),
+    ...createRateActivities(deps),
   };
 }
 

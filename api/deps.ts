@@ -4,7 +4,9 @@ import { Config } from '../config';
 import { openOrm, Orm } from '../db/orm';
 import { sessionSettingsOf } from '../db/session-settings';
 import { openRateLimitStore, RateLimitStore } from '../db/repositories/rate-limits';
-import { RateSource, TableRateSource, DEFAULT_MID_RATES } from '../domain/rates';
+import type { RateBook } from '../domain/rates';
+import { rateBookFromConfig } from '../rates';
+import { noteRatesDeviation } from './observability/metrics';
 import type { ResolveHost } from '../webhooks/url-policy';
 import { railsFromConfig, type Rails } from '../rails';
 
@@ -13,7 +15,10 @@ export interface Deps {
   config: Config;
   orm: Orm;
   temporal: Client;
-  rates: RateSource;
+  /** What quotes price from (rates/index.ts): the sandbox's table, the live rates, or none outside a sandbox. */
+  rates: RateBook;
+  /** Why quotes between currencies are refused in this deployment (no usable source): the API logs it at start. */
+  ratesWarning?: string;
   log: Logger;
   /** Name resolution for the webhook URL rules; DNS unless a test injects its own. */
   resolveHost?: ResolveHost;
@@ -47,11 +52,13 @@ export async function createDeps(config: Config, opts: DepsOptions): Promise<Dep
       ? openRateLimitStore(config.databaseUrl, sessionSettingsOf(config))
       : undefined;
   const rails = railsFromConfig(config);
+  const rates = rateBookFromConfig(config, orm, opts.log, { onDeviation: noteRatesDeviation });
   return {
     config,
     orm,
     temporal,
-    rates: new TableRateSource(DEFAULT_MID_RATES),
+    rates: rates.book,
+    ratesWarning: rates.warning,
     log: opts.log,
     rateLimits,
     rails,

@@ -75,6 +75,7 @@ function untilPostgresAnswers(config: Config, log: Logger, stopping: () => boole
   return untilReachable(
     async () => {
       const deps = await createDeps(config, { log });
+      if (deps.ratesWarning) log.warn(deps.ratesWarning);
       try {
         const signingKey = await loadSigningKey(deps.orm);
         // Where this deployment's reconciliation of each rail begins, if this is its first start (decision 0111).

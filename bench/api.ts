@@ -69,6 +69,11 @@ async function main(stack: Stack) {
   });
 
   const quoteBody = { accountId, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '1000.00' };
+  // The quotes measured are the live path's: priced from the polled rows (the worker polls once as it starts).
+  const first = expectStatus(await customer.http.post('/api/quotes', quoteBody), 201, 'quote') as {
+    effectiveRate: { source?: string };
+  };
+  if (first.effectiveRate.source !== 'oxr') throw new Error(`quotes price from ${first.effectiveRate.source}, not oxr`);
   const ceilingBody = {
     customerId: customer.customerId,
     accountId,
@@ -248,4 +253,6 @@ async function main(stack: Stack) {
   }
 }
 
-void withStack({ database: 'cambio_bench_api', worker: true, api: true }, main);
+// Live rates (issue 52): quotes price from the rows the worker polls from the simulated PSP's sources, through the
+// API's cache of a second, as in production; a quote never reads them itself.
+void withStack({ database: 'cambio_bench_api', worker: true, api: true, psp: true, liveRates: true }, main);

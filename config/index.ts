@@ -94,6 +94,7 @@ export interface Config {
   /** Where the PSP reaches Cambio (notices go to `{publicBaseUrl}/rails/pix/{token}/pix`). */
   publicBaseUrl: string;
   pix: PixConfig;
+  rates: RatesConfig;
 }
 
 /** The PSP that speaks API Pix for this deployment (README, "Going live: connecting a PSP"). */
@@ -302,5 +303,61 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       reconcileEverySeconds: int(env.PIX_RECONCILE_EVERY_SECONDS, 300, 'PIX_RECONCILE_EVERY_SECONDS'),
       reconcileFrom: instant(env.PIX_RECONCILE_FROM, 'PIX_RECONCILE_FROM'),
     },
+    rates: loadRatesConfig(env),
   };
 }
+
+// ---- Live exchange rates (docs/decisions.md "Live exchange rates"; rates/README.md) -------------------------------
+// Kept together here, apart from the rest of loadConfig, so that other changes to this file do not touch it.
+
+export type RateSourceName = 'table' | 'oxr' | 'ptax' | 'ecb';
+const RATE_SOURCE_NAMES: RateSourceName[] = ['table', 'oxr', 'ptax', 'ecb'];
+
+export interface RatesConfig {
+  /** RATES_SOURCES: the first prices quotes (the primary), the others are references; empty when unset. */
+  sources: RateSourceName[];
+  /** RATES_POLL_SECONDS: how often the Temporal Schedule polls every source. */
+  pollSeconds: number;
+  /** RATES_MAX_AGE_SECONDS: a primary rate received longer ago than this prices no new quote. */
+  maxAgeSeconds: number;
+  /** RATES_MAX_DEVIATION_PCT: a decimal string; the primary may differ this much from a reference's fixing. */
+  maxDeviationPct: string;
+  /** RATES_TIMEOUT_MS: the bound of one request to a source (a poll never waits longer on one). */
+  timeoutMs: number;
+  oxr: { url: string; appId: string | undefined };
+  ptax: { url: string };
+  ecb: { url: string };
+}
+
+const rateSources = (v: string | undefined): RateSourceName[] => {
+  if (v === undefined || v.trim() === '') return [];
+  const names = v.split(',').map((part) => part.trim().toLowerCase());
+  const unknown = names.filter((n) => !RATE_SOURCE_NAMES.includes(n as RateSourceName));
+  if (unknown.length || new Set(names).size !== names.length) {
+    throw new Error(`RATES_SOURCES must be a comma list of distinct ${RATE_SOURCE_NAMES.join(', ')}, got "${v}"`);
+  }
+  return names as RateSourceName[];
+};
+
+const percent = (v: string | undefined, fallback: string, name: string): string => {
+  if (v === undefined || v === '') return fallback;
+  if (!/^\d+(\.\d+)?$/.test(v)) throw new Error(`${name} must be a non-negative decimal, got "${v}"`);
+  return v;
+};
+
+const trimmedUrl = (v: string | undefined, fallback: string) => (v || fallback).replace(/\/+$/, '');
+
+function loadRatesConfig(env: NodeJS.ProcessEnv): RatesConfig {
+  return {
+    sources: rateSources(env.RATES_SOURCES),
+    pollSeconds: Math.max(1, int(env.RATES_POLL_SECONDS, 30, 'RATES_POLL_SECONDS')),
+    maxAgeSeconds: int(env.RATES_MAX_AGE_SECONDS, 120, 'RATES_MAX_AGE_SECONDS'),
+    maxDeviationPct: percent(env.RATES_MAX_DEVIATION_PCT, '3', 'RATES_MAX_DEVIATION_PCT'),
+    // Well inside the poll interval and the poll activity's own timeout: a source that hangs costs one poll.
+    timeoutMs: int(env.RATES_TIMEOUT_MS, 5_000, 'RATES_TIMEOUT_MS'),
+    oxr: { url: trimmedUrl(env.OXR_URL, 'https://openexchangerates.org'), appId: env.OXR_APP_ID || undefined },
+    ptax: { url: trimmedUrl(env.PTAX_URL, 'https://olinda.bcb.gov.br') },
+    ecb: { url: env.ECB_URL || 'https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml' },
+  };
+}
+// ---- end of live exchange rates ----------------------------------------------------------------------------------

@@ -1,11 +1,48 @@
 // Mid-market rates. Every source quotes against USD only; cross rates are derived through USD
 // so a table of N entries prices all N² pairs consistently (no triangular arbitrage).
 import { type AssetCode, type FiatCode, FIAT_ASSETS, pegOf } from './assets';
+import { CambioError } from './errors';
 import { Dec, divDown } from './money';
 
+/** One leg's mid and where it came from: the source's name and the instant the source gave for it. */
+export interface RateLeg {
+  /** Units of the asset per 1 USD at mid. */
+  mid: Dec;
+  /** `table`, `oxr`, ... (config RATES_SOURCES); `peg` for 1:1 (same asset, a stablecoin against its peg). */
+  source: string;
+  /** The instant the source stamped on the rate; null for the configured table and for USD itself. */
+  sourceTime: Date | null;
+}
+
 export interface RateSource {
-  /** Units of `asset` per 1 USD at mid. Stablecoins answer with their peg's rate. */
+  /** Units of `asset` per 1 USD at mid. Stablecoins answer with their peg's rate. Throws RATES_UNAVAILABLE. */
   midPerUsd(asset: AssetCode): Dec;
+  /** The same mid with its provenance. Throws RATES_UNAVAILABLE when no usable rate prices `asset` now. */
+  legOf(asset: AssetCode): RateLeg;
+}
+
+/** What a process holds: the rates as they are now (a table answers itself; live rates a cached snapshot). */
+export interface RateBook {
+  current(): Promise<RateSource>;
+}
+
+/** The 503 of a leg without a usable rate; `retryAfterSeconds` is about when the next poll may bring one. */
+export function ratesUnavailable(asset: string, reason: string, retryAfterSeconds: number): CambioError {
+  return new CambioError('RATES_UNAVAILABLE', `no usable exchange rate for ${asset} now (${reason}); retry later`, {
+    asset,
+    reason,
+    retryAfterSeconds,
+  });
+}
+
+/** Which rates priced a quote base→quote: the primary's name and the older of its legs' instants. */
+export function provenanceOf(source: RateSource, base: AssetCode, quote: AssetCode): Omit<RateLeg, 'mid'> {
+  if (base === quote || pegOf(base) === pegOf(quote)) return { source: 'peg', sourceTime: null };
+  const legs = [source.legOf(base), source.legOf(quote)];
+  const times = legs.map((l) => l.sourceTime).filter((t): t is Date => t !== null);
+  const oldest = times.length ? new Date(Math.min(...times.map((t) => t.getTime()))) : null;
+  const named = legs.find((l) => l.source !== 'peg') ?? legs[0];
+  return { source: named.source, sourceTime: oldest };
 }
 
 // Indicative mid rates (units per 1 USD), late 2026. Strings, never numbers: a rate typed as
@@ -31,7 +68,7 @@ export const DEFAULT_MID_RATES: Readonly<Record<FiatCode, string>> = {
 
 const RATE_PATTERN = /^\d+(\.\d+)?$/;
 
-export class TableRateSource implements RateSource {
+export class TableRateSource implements RateSource, RateBook {
   private readonly table: ReadonlyMap<FiatCode, Dec>;
 
   // Validated eagerly so a bad config fails at startup, not on the first quote in production.
@@ -55,6 +92,14 @@ export class TableRateSource implements RateSource {
     const rate = this.table.get(pegOf(asset));
     if (!rate) throw new Error(`no mid rate for ${asset}`);
     return rate;
+  }
+
+  legOf(asset: AssetCode): RateLeg {
+    return { mid: this.midPerUsd(asset), source: 'table', sourceTime: null };
+  }
+
+  current(): Promise<RateSource> {
+    return Promise.resolve(this);
   }
 }
 

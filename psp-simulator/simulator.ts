@@ -9,6 +9,7 @@ import { deliverDue, settleDue } from './settlement';
 import { pixRoutes } from './routes-pix';
 import { payoutRoutes } from './routes-payouts';
 import { controlRoutes } from './routes-control';
+import { rateSourceRoutes } from './rates';
 
 // A PSP that speaks API Pix, for the sandbox and the tests: OAuth2 client credentials, charges, received Pix,
 // returns, webhook registration and payouts, with its own durable state (store.ts), notices sent with retries
@@ -54,6 +55,8 @@ export class Simulator implements SimulatorHandle {
       ctx.set('Retry-After', '1');
     });
     app.use((ctx, next) => this.withBody(ctx, next));
+    // The sandbox's exchange-rate sources (rates.ts): public GETs, before the PSP's bearer check.
+    app.use(rateSourceRoutes());
     app.use(async (ctx, next) => {
       if (ctx.path === '/oauth/token' && ctx.method === 'POST') return this.issueToken(ctx);
       if (ctx.path === '/healthz') return void (ctx.body = { ok: true });

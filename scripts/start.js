@@ -224,6 +224,18 @@ async function main() {
     superviseApp('psp-simulator', 'dist/psp-simulator/main.js', simEnv);
     log(`Simulated PSP: ${pspUrl} (state: ${path.relative(ROOT, stateFile)})`);
     childEnv.PIX_PSP_URL = pspUrl;
+    // Its exchange-rate sources too (psp-simulator/rates.ts), a slow random walk, so sandbox quotes move as in
+    // production; unless RATES_SOURCES chooses (`RATES_SOURCES=table npm start`: the fixed table).
+    if (!env.RATES_SOURCES) {
+      Object.assign(childEnv, {
+        RATES_SOURCES: 'oxr,ptax,ecb',
+        OXR_URL: pspUrl,
+        OXR_APP_ID: env.OXR_APP_ID || 'sandbox',
+        PTAX_URL: pspUrl,
+        ECB_URL: `${pspUrl}/stats/eurofxref/eurofxref-daily.xml`,
+      });
+      log(`Exchange rates: oxr, ptax and ecb simulated at ${pspUrl} (RATES_SOURCES=table for the fixed table)`);
+    }
   }
   superviseApp('worker', 'dist/worker/main.js', childEnv, WORKER_NODE_ARGS);
   superviseApp('api', 'dist/api/main.js', childEnv, API_NODE_ARGS);

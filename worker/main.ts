@@ -8,7 +8,7 @@ import { openOrm } from '../db/orm';
 import { dependencyFailure } from '../api/errors';
 import { untilReachable } from '../api/until-reachable';
 import { sessionSettingsOf } from '../db/session-settings';
-import { DEFAULT_MID_RATES, TableRateSource } from '../domain/rates';
+import { rateBookFromConfig } from '../rates';
 import { createActivities } from '../activities';
 import { buildWorkflowBundle } from './build-bundle';
 import { workerTelemetry } from './telemetry';
@@ -35,7 +35,9 @@ export async function runWorker() {
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
   const rails = railsFromConfig(config);
   // One set of activities for both queues: the per-subscription permits of webhook attempts are per process.
-  const activities = createActivities({ config, orm, rates: new TableRateSource(DEFAULT_MID_RATES), temporal, rails });
+  const rates = rateBookFromConfig(config, orm, log);
+  if (rates.warning) log.warn(rates.warning);
+  const activities = createActivities({ config, orm, rates: rates.book, temporal, rails });
   const queues = servedQueues(config);
   // The PSP's notices come to the API: a worker of the rails' queue registers their URL (worker/pix-notices.ts),
   // from the start and in the background, retrying while the PSP is down.
@@ -92,7 +94,11 @@ export async function runWorker() {
 
   // The periodic jobs (event purge, inbound payment sweep, statements) are Temporal Schedules, created once per
   // deployment by whichever worker of the main queue starts first (worker/schedules.ts).
-  if (queues.some((q) => q.role === 'main')) await ensureSchedules(temporal, config);
+  if (queues.some((q) => q.role === 'main')) {
+    await ensureSchedules(temporal, config, undefined, (job, err) =>
+      log.warn({ err, schedule: job.id }, 'schedule: its run at start was not triggered; it runs at its next interval'),
+    );
+  }
 
   // Graceful stop: the relays finish their passes and stop, the workers stop polling and let running activities
   // finish (shutdownGraceTime), then connections and the pool close.

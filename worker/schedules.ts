@@ -13,6 +13,11 @@ export interface PeriodicJob {
   args: unknown[];
   spec: ScheduleSpec;
   note: string;
+  /**
+   * Run once as the worker starts (unless paused): the job's result is needed now, not at the next interval (the
+   * rates' poll: a deployment or a restart has fresh rates before its first quotes, not up to an interval later).
+   */
+  runAtStart?: boolean;
 }
 
 export const scheduleId = (config: Pick<Config, 'taskQueue'>, job: string) => `${config.taskQueue}-${job}`;
@@ -32,7 +37,7 @@ export function statementSpec(text: string): ScheduleSpec {
 
 /** What the jobs read of the config; the rails' part is optional (a deployment without a PSP reconciles nothing). */
 export type SchedulesConfig = Pick<Config, 'taskQueue' | 'statementInterval'> &
-  Partial<Pick<Config, 'railsTaskQueue' | 'pix'>>;
+  Partial<Pick<Config, 'railsTaskQueue' | 'pix' | 'rates'>>;
 
 /** PIX reconciliation, when a PSP is configured: its activity runs on the rails' task queue. */
 function railJobs(config: SchedulesConfig): PeriodicJob[] {
@@ -45,6 +50,23 @@ function railJobs(config: SchedulesConfig): PeriodicJob[] {
       args: [config.railsTaskQueue],
       spec: { intervals: [{ every: `${every} seconds` }] },
       note: `Records PIX payments no notice brought, over GET /pix (PIX_RECONCILE_EVERY_SECONDS=${every})`,
+    },
+  ];
+}
+
+/** The exchange-rate poll, when a polled source is configured (not the sandbox's table): on the rails' queue. */
+function rateJobs(config: SchedulesConfig): PeriodicJob[] {
+  const polled = (config.rates?.sources ?? []).filter((s) => s !== 'table');
+  if (polled.length === 0 || !config.railsTaskQueue) return [];
+  const every = config.rates!.pollSeconds;
+  return [
+    {
+      id: scheduleId(config, 'rates-poll'),
+      workflowType: 'ratesPollWorkflow',
+      args: [config.railsTaskQueue],
+      spec: { intervals: [{ every: `${every} seconds` }] },
+      note: `Polls the exchange-rate sources ${polled.join(', ')} into Postgres (RATES_POLL_SECONDS=${every})`,
+      runAtStart: true,
     },
   ];
 }
@@ -73,6 +95,7 @@ export function periodicJobs(config: SchedulesConfig): PeriodicJob[] {
       note: `Issues the statements of each closed period (STATEMENT_INTERVAL=${config.statementInterval})`,
     },
     ...railJobs(config),
+    ...rateJobs(config),
   ];
 }
 
@@ -84,6 +107,7 @@ export async function ensureSchedules(
   client: Client,
   config: SchedulesConfig,
   jobs: PeriodicJob[] = periodicJobs(config),
+  onRunAtStartError: (job: PeriodicJob, err: unknown) => void = () => undefined,
 ): Promise<void> {
   for (const job of jobs) {
     try {
@@ -103,5 +127,13 @@ export async function ensureSchedules(
     } catch (err) {
       if (!(err instanceof ScheduleAlreadyRunning)) throw err;
     }
+    if (job.runAtStart) await runNow(client, job).catch((err: unknown) => onRunAtStartError(job, err));
   }
+}
+
+/** One run of `job` now, unless an operator paused it; skipped if a run is still going. */
+async function runNow(client: Client, job: PeriodicJob): Promise<void> {
+  const handle = client.schedule.getHandle(job.id);
+  if ((await handle.describe()).state.paused) return;
+  await handle.trigger(ScheduleOverlapPolicy.SKIP);
 }

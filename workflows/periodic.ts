@@ -48,3 +48,17 @@ export async function inboundPaymentSweepWorkflow(): Promise<void> {
 export async function issueStatementsWorkflow(interval: string) {
   return issueStatementsOfPeriod(interval, scheduledAt());
 }
+
+/**
+ * One poll of the exchange-rate sources, on the rails' task queue (a source is a provider; the schedule passes the
+ * queue's name). One attempt: the next scheduled run is the retry, with fresher rates than a retry would get.
+ */
+export async function ratesPollWorkflow(railsTaskQueue: string) {
+  const { pollRateSources } = proxyActivities<Activities>({
+    taskQueue: railsTaskQueue,
+    // Each source is bounded by RATES_TIMEOUT_MS (5 s by default); this only bounds a worker that died mid-poll.
+    startToCloseTimeout: '2 minutes',
+    retry: { maximumAttempts: 1 },
+  });
+  return pollRateSources();
+}

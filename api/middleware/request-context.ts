@@ -34,7 +34,10 @@ export function requestContext(log: Logger): Koa.Middleware {
       if (err instanceof CambioError) {
         ctx.status = statusOf(err.code);
         ctx.body = errorBody(err);
-        if ((err.code === 'RATE_LIMITED' || err.code === 'SERVICE_UNAVAILABLE') && err.details.retryAfterSeconds)
+        if (
+          (err.code === 'RATE_LIMITED' || err.code === 'SERVICE_UNAVAILABLE' || err.code === 'RATES_UNAVAILABLE') &&
+          err.details.retryAfterSeconds
+        )
           ctx.set('Retry-After', String(err.details.retryAfterSeconds));
       } else {
         log.error({ err, requestId, method: ctx.method, path: loggablePath(ctx.path) }, 'unhandled error');

@@ -82,7 +82,33 @@ const scrapeErrors = new Counter({
   registers: [registry],
 });
 
+const ratesDeviation = new Gauge({
+  name: 'cambio_rates_deviation_breaker_open',
+  help: 'Per currency, 1 while the primary rate is beyond RATES_MAX_DEVIATION_PCT of its reference (quotes refused)',
+  labelNames: ['currency', 'reference'] as const,
+  registers: [registry],
+});
+
+const ratesDeviationsOpened = new Counter({
+  name: 'cambio_rates_deviation_breaker_opened_total',
+  help: 'Times a currency was cut off from new quotes for deviating from its reference fixing',
+  labelNames: ['currency', 'reference'] as const,
+  registers: [registry],
+});
+
+const ratesRefusedQuotes = new Counter({
+  name: 'cambio_rates_refused_quotes_total',
+  help: 'New quotes answered 503 RATES_UNAVAILABLE (no fresh primary rate, a deviation, no source), by leg',
+  labelNames: ['asset'] as const,
+  registers: [registry],
+});
+
 export const countIdempotentReplay = (): void => idempotentReplays.inc();
+export const countRatesRefusedQuote = (asset: string): void => ratesRefusedQuotes.inc({ asset });
+export function noteRatesDeviation(currency: string, open: boolean, detail: { reference: string }): void {
+  ratesDeviation.set({ currency, reference: detail.reference }, open ? 1 : 0);
+  if (open) ratesDeviationsOpened.inc({ currency, reference: detail.reference });
+}
 export const countListPage = (source: 'copy' | 'read'): void => listPages.inc({ source });
 export const countRejection = (kind: RejectionKind): void => rejections.inc({ kind });
 

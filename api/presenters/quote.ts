@@ -1,7 +1,14 @@
 import type { Quote } from '../../db/entities';
 import { amount } from '../../domain/amount';
 
-export const presentRate = (q: Quote) => ({ value: q.effectiveRate, base: q.sourceAsset, quote: q.targetAsset });
+/** The quote's rate and which rates priced it (`source`, `sourceTime`: beyond the spec, docs/decisions/0115). */
+export const presentRate = (q: Quote) => ({
+  value: q.effectiveRate,
+  base: q.sourceAsset,
+  quote: q.targetAsset,
+  source: q.rateSource,
+  sourceTime: q.rateSourceTime ? q.rateSourceTime.toISOString() : null,
+});
 
 export function presentQuote(q: Quote, accountOwner: string) {
   return {

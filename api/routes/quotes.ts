@@ -16,7 +16,8 @@ export function quoteRoutes(table: RouteTable, s: ServiceContext): void {
     bodyRequired: true,
     response: { status: 201, schema: ref('Quote'), description: 'The quote' },
     // NOT_FOUND: the body names an account the customer does not have.
-    errors: ['INVALID_AMOUNT', 'INVALID_AMOUNT_PRECISION', 'NOT_FOUND'],
+    // RATES_UNAVAILABLE: no usable market rate for a leg now (a stale primary, a deviation, no source).
+    errors: ['INVALID_AMOUNT', 'INVALID_AMOUNT_PRECISION', 'NOT_FOUND', 'RATES_UNAVAILABLE'],
     // One statement holds the key, checks the account, stores the answer and writes the quote.
     ownsIdempotency: true,
     async handler(ctx) {

@@ -36,7 +36,44 @@ const StateEntry = object(
 );
 const Tag = object({ key: { type: ['string', 'null'] }, value: { type: 'string' } });
 const AccountReference = object({ id: uuid, owner: { type: 'string' } });
-const Rate = object({ value: { type: 'string' }, base: { type: 'string' }, quote: { type: 'string' } });
+// `source` and `sourceTime` (beyond the spec, docs/decisions/0115): which rates priced the quote. Optional: an
+// operation's snapshot written before they existed has neither.
+const Rate = object(
+  {
+    value: { type: 'string' },
+    base: { type: 'string' },
+    quote: { type: 'string' },
+    source: {
+      type: ['string', 'null'],
+      description:
+        'The rate source that priced it: oxr, ptax, ecb (RATES_SOURCES), table (sandbox), peg (1:1, no market ' +
+        'rate); null on quotes made before sources were recorded',
+    },
+    sourceTime: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: "The source's instant for the older leg; null for table, peg and older quotes",
+    },
+  },
+  ['value', 'base', 'quote'],
+);
+// GET /api/rates (beyond the spec, docs/decisions.md "Live exchange rates").
+const Rates = object({
+  base: { type: 'string', enum: [...ASSETS] },
+  rates: {
+    type: 'array',
+    items: object({
+      asset: { type: 'string', enum: [...ASSETS] },
+      mid: { type: ['string', 'null'], description: 'Units of asset per 1 base at mid; null while refused' },
+      source: { type: ['string', 'null'] },
+      sourceTime: { type: ['string', 'null'], format: 'date-time' },
+      unavailable: {
+        type: ['string', 'null'],
+        description: 'Why a new quote of this pair would be 503 RATES_UNAVAILABLE now; null when it prices',
+      },
+    }),
+  },
+});
 const Address = object(
   {
     addressLine1: { type: 'string' },
@@ -337,6 +374,7 @@ export const RESPONSE_SCHEMAS = {
   Tag,
   AccountReference,
   Rate,
+  Rates,
   Address,
   TaxId,
   Ubo,

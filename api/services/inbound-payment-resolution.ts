@@ -231,6 +231,8 @@ export async function creditPayment(
         midRate: '1',
         effectiveRate: '1',
         spread: '0',
+        rateSource: 'peg',
+        rateSourceTime: null,
         feeAmount: null,
         expiresAt: now,
         consumedAt: null,

@@ -4,7 +4,9 @@ import type { Quote } from '../../db/entities';
 import type { AssetCode } from '../../domain/assets';
 import { checkAmountLimit, parseAmountValue } from '../../domain/money';
 import { computeQuote, formatRate } from '../../domain/quote-math';
-import type { RateSource } from '../../domain/rates';
+import { provenanceOf, type RateBook, type RateSource } from '../../domain/rates';
+import { CambioError } from '../../domain/errors';
+import { countRatesRefusedQuote } from '../observability/metrics';
 import { errorBody, notFound } from '../errors';
 import { keyInUse, keyReused, storedErrorAnswer } from '../middleware/idempotency';
 import { insertKeyedQuote } from '../../db/repositories/keyed-quote';
@@ -40,6 +42,7 @@ export function priceQuote(rates: RateSource, ttlSeconds: number, input: CreateQ
   // The derived side is bounded like a requested one: 10^15 - 1 USD in PHP would not be.
   checkAmountLimit(result.sourceAmount, input.sourceAsset, '/sourceAmount');
   checkAmountLimit(result.targetAmount, input.targetAsset, '/targetAmount');
+  const provenance = provenanceOf(rates, input.sourceAsset, input.targetAsset);
   const now = new Date();
   return {
     id: randomUUID(),
@@ -51,6 +54,8 @@ export function priceQuote(rates: RateSource, ttlSeconds: number, input: CreateQ
     midRate: formatRate(result.midRate),
     effectiveRate: formatRate(result.effectiveRate),
     spread: result.spread.toFixed(),
+    rateSource: provenance.source,
+    rateSourceTime: provenance.sourceTime,
     feeAmount: result.fee ? result.fee.amount : null,
     expiresAt: new Date(now.getTime() + ttlSeconds * 1000),
     consumedAt: null,
@@ -83,7 +88,7 @@ export interface QuoteAnswer {
  */
 export async function createQuote(
   em: Em,
-  rates: RateSource,
+  book: RateBook,
   ttlSeconds: number,
   input: CreateQuote,
   request: { key: string; requestHash: string },
@@ -91,9 +96,12 @@ export async function createQuote(
   let quote: PricedQuote | undefined;
   let pricingError: unknown;
   try {
-    quote = priceQuote(rates, ttlSeconds, input);
+    // The rates of this second (a process cache, rates/book.ts): never a query per quote, never a source's call.
+    quote = priceQuote(await book.current(), ttlSeconds, input);
   } catch (err) {
     pricingError = err;
+    if (err instanceof CambioError && err.code === 'RATES_UNAVAILABLE')
+      countRatesRefusedQuote(String(err.details.asset));
   }
   const answer = quote
     ? { status: 201 as const, body: (q: Quote) => presentQuote(q, '') }

@@ -5,6 +5,7 @@ import { authRoutes } from '../routes/auth';
 import { accountRoutes } from '../routes/accounts';
 import { beneficiaryRoutes } from '../routes/beneficiaries';
 import { quoteRoutes } from '../routes/quotes';
+import { rateRoutes } from '../routes/rates';
 import { operationRoutes } from '../routes/operations';
 import { operationSandboxRoutes } from '../routes/operation-sandbox';
 import { balanceRoutes } from '../routes/balances';
@@ -23,6 +24,7 @@ export const v1: ApiVersion = {
     accountRoutes(table, services);
     beneficiaryRoutes(table, services);
     quoteRoutes(table, services);
+    rateRoutes(table, services);
     operationRoutes(table, services);
     operationSandboxRoutes(table, services);
     balanceRoutes(table);

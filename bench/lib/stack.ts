@@ -52,6 +52,11 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** Start the simulated PSP and name it PIX_PSP_URL of the worker and the API. */
   psp?: boolean;
+  /**
+   * With `psp`: quotes price from live rates, the simulated PSP's three sources (RATES_SOURCES=oxr,ptax,ecb), as
+   * `npm start` runs them, instead of the sandbox table.
+   */
+  liveRates?: boolean;
 }
 
 export interface Stack {
@@ -266,6 +271,15 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         ? {}
         : { RATE_LIMIT_PER_SECOND: '1000000', RATE_LIMIT_BURST: '1000000', RATE_LIMIT_IN_FLIGHT: '1000000' }),
       ...(stack.pspUrl ? { ...pspClient, PIX_PSP_URL: stack.pspUrl, PUBLIC_BASE_URL: stack.apiUrl } : {}),
+      ...(stack.pspUrl && opts.liveRates
+        ? {
+            RATES_SOURCES: 'oxr,ptax,ecb',
+            OXR_URL: stack.pspUrl,
+            OXR_APP_ID: 'bench',
+            PTAX_URL: stack.pspUrl,
+            ECB_URL: `${stack.pspUrl}/stats/eurofxref/eurofxref-daily.xml`,
+          }
+        : {}),
       ...(opts.env ?? {}),
     };
     if (opts.worker) watch((stack.worker = spawnNode('worker', 'worker/main.ts', env)));

@@ -6,8 +6,8 @@ import { periodicJobs, scheduleId } from '../../worker/schedules';
 
 /**
  * `cambio schedule list|pause|unpause|trigger`: the periodic jobs' Temporal Schedules (worker/schedules.ts), by their
- * short name (event-purge, inbound-payment-sweep, statements, pix-reconciliation) or full id, as an operator would
- * on the Temporal UI.
+ * short name (event-purge, inbound-payment-sweep, statements, pix-reconciliation, rates-poll) or full id, as an
+ * operator would on the Temporal UI.
  */
 export function scheduleCommands(program: Command): void {
   const schedule = program.command('schedule').description("the periodic jobs' Temporal Schedules");

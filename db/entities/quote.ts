@@ -14,6 +14,10 @@ export interface Quote {
   midRate: string;
   effectiveRate: string;
   spread: string;
+  /** Which rates priced it (docs/decisions/0115): `oxr`, `table`, `peg`, ...; null on quotes made before. */
+  rateSource: string | null;
+  /** The instant the source gave for the older of the quote's legs; null for the table, a peg and older quotes. */
+  rateSourceTime: Date | null;
   feeAmount: Dec | null;
   expiresAt: Date;
   consumedAt: Date | null;
@@ -36,6 +40,8 @@ export const QuoteSchema = new EntitySchema<Quote>({
     midRate: { type: 'string' },
     effectiveRate: { type: 'string' },
     spread: { type: 'string' },
+    rateSource: { type: 'string', nullable: true },
+    rateSourceTime: { ...timestamp, nullable: true },
     feeAmount: { type: MoneyType, nullable: true },
     expiresAt: { ...timestamp },
     consumedAt: { ...timestamp, nullable: true },

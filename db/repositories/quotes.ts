@@ -27,6 +27,8 @@ export const QUOTE_COLUMN_LIST = [
   'consumed_at',
   'consumed_by',
   'created_at',
+  'rate_source',
+  'rate_source_time',
 ] as const;
 
 /** The `quotes` columns as SQL, in the order of `quoteValues`. */
@@ -35,7 +37,7 @@ export const QUOTE_COLUMNS = QUOTE_COLUMN_LIST.join(', ');
 /** `?` placeholders for `quoteValues`, typed. */
 export const QUOTE_PLACEHOLDERS =
   '?::uuid, ?::uuid, ?::uuid, ?::varchar, ?::numeric, ?::varchar, ?::numeric, ?::varchar, ?::varchar, ' +
-  '?::varchar, ?::numeric, ?::timestamptz, ?::timestamptz, ?::uuid, ?::timestamptz';
+  '?::varchar, ?::numeric, ?::timestamptz, ?::timestamptz, ?::uuid, ?::timestamptz, ?::text, ?::timestamptz';
 
 /** The row's values, money as exact decimal strings. */
 export function quoteValues(q: PricedQuote, customerId: string): unknown[] {
@@ -55,6 +57,8 @@ export function quoteValues(q: PricedQuote, customerId: string): unknown[] {
     q.consumedAt,
     q.consumedBy,
     q.createdAt,
+    q.rateSource,
+    q.rateSourceTime,
   ];
 }
 

@@ -155,6 +155,7 @@ describe('/openapi.json', () => {
         .set(idem())
         .send({ accountId: source.id, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '10.00' });
       expectConforms('post', '/api/quotes', q);
+      expectConforms('get', '/api/rates', await http.get('/api/rates?base=BRL').set(customer.auth));
       const swap = await http
         .post('/api/operations/swap')
         .set(customer.auth)

@@ -217,7 +217,13 @@ describe('operations', function () {
       expect(res.body.targetAmount).to.deep.equal(res.body.sourceAmount);
       expect(res.body.fees).to.deep.equal([]);
       expect(res.body.transactions).to.deep.equal([]);
-      expect(res.body.quote.effectiveRate).to.deep.equal({ value: '1', base: 'BRL', quote: 'BRL' });
+      expect(res.body.quote.effectiveRate).to.deep.equal({
+        value: '1',
+        base: 'BRL',
+        quote: 'BRL',
+        source: 'peg',
+        sourceTime: null,
+      });
       expect(res.body.intent).to.deep.equal({
         type: 'TRANSFER',
         targetAccount: { id: target.id, owner: target.owner.legalName },

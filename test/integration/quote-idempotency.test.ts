@@ -162,8 +162,9 @@ describe('quote idempotency in one statement', () => {
       answer: { status: 201 as const, body: () => ({ account: {} }) },
       notFoundBody: {},
     });
+    const rates = await services.rates.current();
     const quote = () =>
-      priceQuote(services.rates, 30, {
+      priceQuote(rates, 30, {
         accountId: account.id,
         sourceAsset: 'USD',
         targetAsset: 'BRL',
@@ -234,7 +235,7 @@ describe('quote idempotency in one statement', () => {
       const account = await activeAccount(c, ['USD', 'BRL']);
       const key = randomUUID();
       const em = tenantEm(services.orm, c.customerId);
-      const quote = priceQuote(services.rates, 30, {
+      const quote = priceQuote(await services.rates.current(), 30, {
         accountId: account.id,
         sourceAsset: 'USD',
         targetAsset: 'BRL',

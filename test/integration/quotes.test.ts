@@ -45,7 +45,14 @@ describe('quotes', () => {
     expect(res.body.customerId).to.equal(c.customerId);
     expect(res.body.account.id).to.equal(account.id);
     expect(res.body.account.owner).to.be.a('string').and.not.equal('');
-    expect(res.body.effectiveRate).to.deep.equal({ value: '5.373', base: 'USD', quote: 'BRL' });
+    // The sandbox's table priced it (no RATES_SOURCES): it has no instant of its own.
+    expect(res.body.effectiveRate).to.deep.equal({
+      value: '5.373',
+      base: 'USD',
+      quote: 'BRL',
+      source: 'table',
+      sourceTime: null,
+    });
     // 1000 × 5.40 × (1 − 0.005) = 5373.00, rounded down.
     expect(res.body.targetAmount).to.deep.equal({ value: '5373.00', asset: 'BRL', decimals: 2 });
     const ttl = new Date(res.body.expiresAt).getTime() - before;

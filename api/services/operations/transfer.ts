@@ -41,6 +41,8 @@ export function createTransfer(s: ServiceContext, em: Em, body: TransferBody) {
       midRate: '1',
       effectiveRate: '1',
       spread: '0',
+      rateSource: 'peg',
+      rateSourceTime: null,
       feeAmount: null,
       expiresAt: new Date(now.getTime() + s.config.quoteTtlSeconds * 1000),
       consumedAt: null,

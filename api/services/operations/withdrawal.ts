@@ -3,7 +3,7 @@ import { BeneficiarySchema, PaymentInstructionSchema } from '../../../db/entitie
 import type { AssetCode } from '../../../domain/assets';
 import { CambioError } from '../../../domain/errors';
 import { Dec } from '../../../domain/money';
-import { usdValue } from '../../../domain/rates';
+import { type RateBook, usdValue } from '../../../domain/rates';
 import { notFound } from '../../errors';
 import type { ServiceContext } from '../context';
 import { requireAssetEnabled, requirePayoutRail } from './checks';
@@ -20,7 +20,7 @@ export interface WithdrawalBody {
  * from the account, its target is the instruction's asset. Above the review threshold (USD value of the
  * target at mid) the workflow holds it for an operator.
  */
-export function createWithdrawal(s: ServiceContext, em: Em, body: WithdrawalBody) {
+export async function createWithdrawal(s: ServiceContext, em: Em, body: WithdrawalBody) {
   if (body.beneficiary.type === 'INLINE') {
     throw new CambioError(
       'INLINE_BENEFICIARY_NOT_SUPPORTED',
@@ -28,6 +28,8 @@ export function createWithdrawal(s: ServiceContext, em: Em, body: WithdrawalBody
     );
   }
   const ref = body.beneficiary as Required<Pick<WithdrawalBody['beneficiary'], 'id' | 'paymentInstruction'>>;
+  // Read before the transaction: the rates' snapshot may need its once-a-second read (rates/book.ts).
+  const rates = await s.rates.current();
   return createOperation(s, em, {
     type: 'WITHDRAWAL',
     accountId: body.accountId,
@@ -55,8 +57,9 @@ export function createWithdrawal(s: ServiceContext, em: Em, body: WithdrawalBody
       }
       requireAssetEnabled(account, quote.sourceAsset);
       requirePayoutRail(s.config, instruction.rail);
-      const usd = usdValue(s.rates, quote.targetAmount, quote.targetAsset as AssetCode);
-      const requiresReview = usd.gt(new Dec(s.config.withdrawalReviewThresholdUsd));
+      const usd = usdOrUnknown(rates, quote.targetAmount, quote.targetAsset as AssetCode);
+      // A locked quote still executes when no fresh rate values it now; one of unknown value is reviewed.
+      const requiresReview = usd === undefined || usd.gt(new Dec(s.config.withdrawalReviewThresholdUsd));
       return {
         intent: {
           type: 'WITHDRAWAL',
@@ -75,4 +78,14 @@ export function createWithdrawal(s: ServiceContext, em: Em, body: WithdrawalBody
       };
     },
   });
+}
+
+/** The USD value at mid, or undefined when the rates cannot value `asset` now (RATES_UNAVAILABLE, decision 0116). */
+function usdOrUnknown(rates: Awaited<ReturnType<RateBook['current']>>, amount: Dec, asset: AssetCode): Dec | undefined {
+  try {
+    return usdValue(rates, amount, asset);
+  } catch (err) {
+    if (err instanceof CambioError && err.code === 'RATES_UNAVAILABLE') return undefined;
+    throw err;
+  }
 }

@@ -1,0 +1,49 @@
+// The shape every rate source's connector answers in (rates/README.md): the rows it read, each with the instant the
+// source gave, and the values it refused, each with why.
+
+/** One rate as a source published it: units of `currency` per 1 unit of the answer's base. */
+export interface FetchedRate {
+  currency: string;
+  /** A positive decimal string (rates/values.ts), never a JS number. */
+  mid: string;
+  sourceTime: Date;
+}
+
+export interface RefusedRate {
+  currency: string;
+  reason: string;
+}
+
+export interface FetchedRates {
+  /** The currency the mids are quoted against: USD for OXR and PTAX, EUR for the ECB. */
+  base: string;
+  rates: FetchedRate[];
+  refused: RefusedRate[];
+}
+
+export interface RateConnector {
+  name: 'oxr' | 'ptax' | 'ecb';
+  /** The currencies this source is a reference for (the deviation breaker); the primary's role ignores it. */
+  covers: readonly string[];
+  /** One read of the source's latest rates; `signal` ends it at the poll's timeout. */
+  fetchLatest(now: Date, signal: AbortSignal): Promise<FetchedRates>;
+}
+
+/** A source answered something that is not its documented shape (a status, a body): nothing of it is stored. */
+export class SourceAnswerError extends Error {
+  constructor(
+    readonly source: string,
+    message: string,
+  ) {
+    super(`${source}: ${message}`);
+    this.name = 'SourceAnswerError';
+  }
+}
+
+/** GET `url` as text within `signal`; any status but 200 is the source's error. */
+export async function getText(source: string, url: string, signal: AbortSignal, accept: string): Promise<string> {
+  const res = await fetch(url, { signal, headers: { accept } });
+  const text = await res.text();
+  if (res.status !== 200) throw new SourceAnswerError(source, `HTTP ${res.status} from ${new URL(url).host}`);
+  return text;
+}
