@@ -1,4 +1,4 @@
-// Returns of inbound payments (docs/decisions.md, "Inbound payments"; docs/decisions/0080): a return is RETURNING
+// Returns of inbound payments (decisions 0076, 0080): a return is RETURNING
 // from the moment it is asked until the rail confirms it (RETURNED: it leaves the suspense through its rail, a
 // DEBIT) or refuses it (UNMATCHED again, with the reason). Here rather than in api/services so that the rails'
 // activities (which learn the outcome from the PSP) and the operator's commands reach the same steps. Each step is

@@ -1,4 +1,4 @@
-// Issuing statements (docs/decisions.md, "Statements and balances at any instant"): for the period that closed last
+// Issuing statements (decision 0073): for the period that closed last
 // before the scheduled instant, one statement per account and enabled asset, stored with the SHA-256 of its JSON form
 // and announced by STATEMENT_ISSUED. A closed period never changes, so a statement issued again is the same bytes;
 // one already stored is skipped, which makes the whole pass idempotent (a retried activity, a triggered run). A

@@ -1,4 +1,4 @@
-// How a decision reaches a workflow (docs/decisions.md, "Workflow decisions are rows"): the signal names a row
+// How a decision reaches a workflow (decision 0068): the signal names a row
 // committed before it was sent, and the workflow reads and validates that row (`readDecision`) before acting. A
 // signal sent by hand, with a made-up decision or naming no row of this workflow, changes nothing: it is logged and
 // listed by the `ignoredSignals` query.

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * The balance after each posting, on the posting's rows (docs/decisions.md, "Balances at any instant"): a balance
+ * The balance after each posting, on the posting's rows (decision 0073): a balance
  * row counts its moves (`seq`) and stamps each with a booking instant that never goes back (`booked_at`); every
  * customer entry of a posting copies the row's seq, instant, available and held after the move. A past balance is
  * then the last entry before the instant, one lookup on `ledger_entries_balance_history`.

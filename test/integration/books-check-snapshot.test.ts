@@ -1,4 +1,4 @@
-// `cambio books check` reads the records and the ledger in one snapshot (docs/decisions.md, "Rails": it never
+// `cambio books check` reads the records and the ledger in one snapshot (decision 0080: it never
 // reports a difference that concurrent recording made up). The check runs in a loop while payments are recorded,
 // returned and credited concurrently; every difference it reports would be a real one, so a later quiet check
 // would confirm it, and none does. Read in separate transactions (before), a payment committed between the reads

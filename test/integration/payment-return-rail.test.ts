@@ -1,8 +1,8 @@
-// A return leaves through the rail the payment came in on (docs/decisions.md, "A claim is not money"; decision
-// 0110). Through the operator CLI, as an operator runs it: a PIX payment goes back through the PSP; a CLI with no
-// PSP configured refuses (RAIL_NOT_CONFIGURED) and sends nothing, unless the operator states the money went back at
-// the bank (`--outside --reference REF`, audited); a return in flight at the PSP completes only on its answer,
-// whatever a CLI without the PSP is asked.
+// A return leaves through the rail the payment came in on (../shared/spec/decisions.md, "A claim is not money";
+// decision 0110). Through the operator CLI, as an operator runs it: a PIX payment goes back through the PSP; a CLI with
+// no PSP configured refuses (RAIL_NOT_CONFIGURED) and sends nothing, unless the operator states the money went back at
+// the bank (`--outside --reference REF`, audited); a return in flight at the PSP completes only on its answer, whatever
+// a CLI without the PSP is asked.
 import { expect } from 'chai';
 import { systemEm } from '../../db/orm';
 import { suspenseAccountId } from '../../domain/postings';
