@@ -76,7 +76,7 @@ describe('cambio payment return: through the rail the payment came in on', funct
     const { c, payment } = await unmatchedPix('Return Rail Ltda');
     expect(await suspense(c.customerId)).to.equal('10.00');
 
-    // This CLI has no PIX_PSP_URL: before, it took the bank path and invented an end-to-end id (E12345678...).
+    // This CLI has no PIX_PSP_URL: it refuses rather than take the bank path with an end-to-end id of its own making.
     const refused = await cambioFails('payment', 'return', payment.id, '--reason', 'paid twice');
     expect([refused.exitCode, refused.body.code]).to.deep.equal([1, 'RAIL_NOT_CONFIGURED']);
     expect(refused.body.message).to.include('--outside --reference');
@@ -132,7 +132,7 @@ describe('cambio payment return: through the rail the payment came in on', funct
       );
       expect(asked).to.deep.include({ id: payment.id, status: 'RETURNING' });
 
-      // Before: a CLI without PIX_PSP_URL completed it at once with an end-to-end id of its own making.
+      // A CLI without PIX_PSP_URL must not complete it at once with an end-to-end id of its own making.
       const again = await json('payment', 'return', payment.id, '--reason', 'unknown payer');
       expect(again).to.deep.include({ id: payment.id, status: 'RETURNING' });
       const outside = await cambioFails(
