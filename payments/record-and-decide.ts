@@ -41,8 +41,8 @@ export interface PaymentReport {
 
 /**
  * How a recorded payment reaches its deposit's workflow: as an INBOUND_PAYMENT decision row committed with the
- * record, and its signal (decision 0086). `actor` is who reported it
- * (`operator:<name>`, `customer:<id>`, `rail:<rail>`); `taskQueue` the operation workflows' queue.
+ * record, and its signal (decision 0086). `actor` is who reported it (`operator:<name>`, `customer:<id>`,
+ * `rail:<rail>`); `taskQueue` the operation workflows' queue.
  */
 export interface PaymentDecisionRoute {
   taskQueue: string;
