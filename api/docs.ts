@@ -4,7 +4,7 @@ import type Router from '@koa/router';
 // The interactive API reference: Redoc's standalone bundle, served from node_modules by this app, renders
 // /openapi.json in the browser. No CDN and no fonts from elsewhere, so it works offline and behind a firewall.
 // Redoc rather than Scalar: one 1.1 MB file and about 90 packages installed, against Scalar's 4 MB bundle
-// and 290 MB of dependencies (docs/decisions.md).
+// and 290 MB of dependencies (decision 0033).
 const REDOC_PATH = require.resolve('redoc/bundles/redoc.standalone.js');
 export const DOCS_ASSET = '/docs/assets/redoc.standalone.js';
 

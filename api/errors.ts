@@ -2,7 +2,7 @@ import { CambioError, ErrorCode } from '../domain/errors';
 
 export { CambioError, notFound, validationError } from '../domain/errors';
 
-// The only place a code becomes an HTTP status (docs/decisions.md, "Errors").
+// The only place a code becomes an HTTP status (decisions 0001, 0032, 0064).
 const STATUS: Record<ErrorCode, number> = {
   VALIDATION_ERROR: 400,
   INVALID_AMOUNT_PRECISION: 400,

@@ -1,4 +1,4 @@
-// bench:operations with BENCH_MODE=fair — fair share of the engine (docs/decisions.md): 10 customers, one of them
+// bench:operations with BENCH_MODE=fair — fair share of the engine (decision 0072): 10 customers, one of them
 // flooding. Three phases of transfers, POST then poll until COMPLETED, each on its own funded accounts:
 //   1. one customer alone at BENCH_CONCURRENCY clients: the single-customer throughput;
 //   2. nine "other" customers at FAIR_OTHERS_CLIENTS clients each, alone: their e2e p99 at rest;

@@ -9,9 +9,9 @@ export const SANDBOX_AUDIT_KEY = 'cambio sandbox audit key: public, proves nothi
 const MIN_KEY_LENGTH = 32;
 
 /**
- * The key of the audit chain (docs/decisions.md, "Audit chain: keyed, streamed, pinned"): AUDIT_KEY, required by
- * every audited command and by `audit verify` outside sandbox mode, so that a deployment can never write rows that
- * anyone with table access could recompute. In sandbox mode, without AUDIT_KEY, the public sandbox key.
+ * The key of the audit chain (decision 0069): AUDIT_KEY, required by every audited command and by `audit verify`
+ * outside sandbox mode, so that a deployment can never write rows that anyone with table access could recompute. In
+ * sandbox mode, without AUDIT_KEY, the public sandbox key.
  */
 export function auditKey(config: Pick<Config, 'sandbox'>, env: NodeJS.ProcessEnv = process.env): AuditKey {
   const secret = env.AUDIT_KEY;

@@ -8,7 +8,7 @@ import { CambioError } from '../domain/errors';
 import { auditKey } from './audit-key';
 import { crashPoint } from '../api/middleware/crash-point';
 
-// docs/decisions.md, "Operator actions are audited": the commands that act, and the action each one records.
+// Operator actions are audited (decisions 0049, 0069): the commands that act, and the action each one records.
 // Reads (lists, reports, the audit log itself) record nothing.
 const AUDITED: Record<string, string> = {
   'customer create': 'customer.create',

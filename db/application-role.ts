@@ -1,6 +1,6 @@
-// The login of the application role (docs/decisions.md, "Database roles: owner and application"): `npm run migrate`
-// runs as the owner and lets the user of the application's DATABASE_URL act as `cambio_app`, so the API and the
-// worker hold row rights only. Statements on a client of the owner's, outside any transaction.
+// The login of the application role (decision 0070): `npm run migrate` runs as the owner and lets the user of the
+// application's DATABASE_URL act as `cambio_app`, so the API and the worker hold row rights only. Statements on a
+// client of the owner's, outside any transaction.
 import type { Client } from 'pg';
 
 const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;

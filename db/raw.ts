@@ -8,7 +8,7 @@ interface PgClient {
 /**
  * One statement straight through the driver on a connection of the ORM's own pool: no knex query builder, no
  * MikroORM logging or result mapping around it. For the hot path's single-statement requests (a quote, a page of
- * a list), where those layers cost more CPU than the statement itself (docs/decisions.md, Performance). The
+ * a list), where those layers cost more CPU than the statement itself (decision 0034). The
  * statement runs in its own implicit transaction, so it is never for a caller inside one: that caller's work
  * must go through its EntityManager and connection.
  * Placeholders are pg's `$1, $2, ...`; rows come back with the same type parsing as `em.execute`.

@@ -1,6 +1,6 @@
 // What every application connection to Postgres is told at connect time (request transactions, activities, the
 // relay, the CLI), so that a stuck client cannot hold what others need for longer than a bound we chose
-// (docs/decisions.md, "Faults: outages, frozen processes and edges").
+// (decision 0052).
 import type { Config } from '../config';
 
 export interface SessionSettings {

@@ -1,4 +1,4 @@
-// Every business failure is a CambioError carrying a code the spec or docs/decisions.md names.
+// Every business failure is a CambioError carrying a code the spec or a decision in docs/decisions/ names.
 // api/errors.ts is the only place a code becomes an HTTP status; activities turn it into a
 // non-retryable ApplicationFailure whose `type` is the code.
 export const ERROR_CODES = [

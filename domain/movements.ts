@@ -11,7 +11,7 @@ export interface MovementLeg {
 }
 
 /**
- * What a completed operation moved on the customer's accounts (docs/decisions.md, Reports): a deposit is an
+ * What a completed operation moved on the customer's accounts (decision 0031): a deposit is an
  * inflow of the credited (target) amount; a withdrawal an outflow of the debited (source) amount; a swap an
  * outflow of its source and an inflow of its target on the same account; a transfer an outflow on the source
  * account and an inflow on the target account. Fees are inside those amounts.

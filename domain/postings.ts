@@ -91,7 +91,7 @@ export function settlePostings(op: PostedOperation): Posting[] {
 }
 
 /**
- * The suspense: money that reached a rail and is in no account yet (docs/decisions.md, "Inbound payments"). A
+ * The suspense: money that reached a rail and is in no account yet (decisions 0045, 0076). A
  * ledger account of its own per customer, plus the platform's for payments nobody could attribute, with a balance
  * row like any other (`available` holds it; never negative). Its id is derived from its owner, so every process
  * and the migration that created it name the same account without a lookup: md5 of `suspense:<customerId>` (or

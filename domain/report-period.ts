@@ -1,4 +1,4 @@
-// The report window `[periodStart, periodEnd)` (docs/decisions.md, Reports) and how it splits into whole UTC days,
+// The report window `[periodStart, periodEnd)` (decision 0031) and how it splits into whole UTC days,
 // answered from the daily totals, and the partial days at its edges, answered from the movements themselves.
 import { CambioError } from './errors';
 import { isIsoTimestamp } from './list-filters';

@@ -1,6 +1,6 @@
-// Onboarding requirements (docs/decisions.md, "Onboarding"): which documents an account needs and where
-// each one stands. Pure: derived from the account's UBOs and uploaded documents on every read, never stored,
-// so it cannot drift from the documents themselves.
+// Onboarding requirements (../shared/spec/decisions.md, "Onboarding"; decision 0008): which documents an account
+// needs and where each one stands. Pure: derived from the account's UBOs and uploaded documents on every read, never
+// stored, so it cannot drift from the documents themselves.
 
 export const COMPANY_DOCUMENT_TYPES = ['CERTIFICATE_OF_INCORPORATION', 'PROOF_OF_ADDRESS'] as const;
 export const UBO_DOCUMENT_TYPES = ['ID_DOCUMENT'] as const;

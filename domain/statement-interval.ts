@@ -1,6 +1,6 @@
-// STATEMENT_INTERVAL (docs/decisions.md, "Statements and balances at any instant"): the periods issued statements
-// close. `month` (calendar months, UTC), `day` (UTC days) or an ISO 8601 duration such as PT30S (periods aligned on
-// the Unix epoch, as Temporal's interval schedules are).
+// STATEMENT_INTERVAL (decision 0073): the periods issued statements close. `month` (calendar months, UTC), `day` (UTC
+// days) or an ISO 8601 duration such as PT30S (periods aligned on the Unix epoch, as Temporal's interval schedules
+// are).
 export type StatementInterval = { kind: 'month' } | { kind: 'day' } | { kind: 'every'; ms: number; text: string };
 
 const DURATION_RE = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$/;

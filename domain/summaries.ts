@@ -12,8 +12,8 @@ export interface SummarizedOperation {
   targetAmount: Dec;
 }
 
-// One line per workflow for the Temporal UI's list (docs/decisions.md, "Temporal UI summaries"): kind, amount,
-// rail or counterpart, and the account's owner, so an operator reads the list without opening each workflow.
+// One line per workflow for the Temporal UI's list (decision 0050): kind, amount, rail or counterpart, and the
+// account's owner, so an operator reads the list without opening each workflow.
 
 const money = (value: Dec, asset: string) => `${formatAmount(value, asset as AssetCode)} ${asset}`;
 

@@ -1,4 +1,4 @@
-// `cambio books check` (docs/decisions.md, "Inbound payments"): per asset, every payment received is accounted for
+// `cambio books check` (decision 0076): per asset, every payment received is accounted for
 // (received = matched + unmatched + returning + returned + credited, plus what is not decided yet), the suspense
 // holds exactly what is neither matched nor gone (unmatched + returning, plus undecided and matched toward a
 // deposit that has not completed), and the ledger says the same as the records.

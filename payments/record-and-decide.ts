@@ -41,8 +41,8 @@ export interface PaymentReport {
 
 /**
  * How a recorded payment reaches its deposit's workflow: as an INBOUND_PAYMENT decision row committed with the
- * record, and its signal (docs/decisions.md, "Workflow decisions are rows"). `actor` is who reported it
- * (`operator:<name>`, `customer:<id>`, `rail:<rail>`); `taskQueue` the operation workflows' queue.
+ * record, and its signal (decision 0086). `actor` is who reported it (`operator:<name>`, `customer:<id>`,
+ * `rail:<rail>`); `taskQueue` the operation workflows' queue.
  */
 export interface PaymentDecisionRoute {
   taskQueue: string;
@@ -84,7 +84,7 @@ async function addPaymentDecision(
 
 /**
  * Step 1: the record, RECEIVED, and its arrival in its suspense, committed before anything decides it
- * (docs/decisions.md, "Inbound payments"). Its own short transaction on `em` (a savepoint when the caller holds
+ * (decision 0076). Its own short transaction on `em` (a savepoint when the caller holds
  * one); `em`'s scope is the reporter's: a customer's (the sandbox route: another customer's deposit is 404) or the
  * system's (a rail, the sweep). A reference already recorded gives that record, unless it is another customer's:
  * 409 RAIL_REFERENCE_IN_USE, which says nothing about that payment.

@@ -1,11 +1,10 @@
-// Issuing statements (docs/decisions.md, "Statements and balances at any instant"): for the period that closed last
-// before the scheduled instant, one statement per account and enabled asset, stored with the SHA-256 of its JSON form
-// and announced by STATEMENT_ISSUED. A closed period never changes, so a statement issued again is the same bytes;
-// one already stored is skipped, which makes the whole pass idempotent (a retried activity, a triggered run). A
-// statement is never whole in memory: its JSON form is hashed and stored a piece at a time as its entries stream.
-// A period is issued only once no transaction that can still book into it is open (decision 0112): a posting stamps
-// its instant when it moves the balance, not when it commits, so one that booked just before the period's end may
-// commit after it.
+// Issuing statements (decision 0073): for the period that closed last before the scheduled instant, one statement per
+// account and enabled asset, stored with the SHA-256 of its JSON form and announced by STATEMENT_ISSUED. A closed
+// period never changes, so a statement issued again is the same bytes; one already stored is skipped, which makes the
+// whole pass idempotent (a retried activity, a triggered run). A statement is never whole in memory: its JSON form is
+// hashed and stored a piece at a time as its entries stream. A period is issued only once no transaction that can still
+// book into it is open (decision 0112): a posting stamps its instant when it moves the balance, not when it commits, so
+// one that booked just before the period's end may commit after it.
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../config';

@@ -1,8 +1,8 @@
-// An issued statement's stored JSON text read back a piece at a time (docs/decisions.md, "Issued statements are
-// stored in pieces"): the JSON form as stored, byte for byte, and the same statement as a source for the other
-// formats, parsed one piece at a time. A piece is a run of the JSON writer's chunks (formats/json.ts), so it ends on
-// an entry boundary: the first holds the header and opens the entries array, the last closes it with the closing
-// balance and the totals, and what lies between is whole entries separated by commas.
+// An issued statement's stored JSON text read back a piece at a time (decision 0083): the JSON form as stored, byte for
+// byte, and the same statement as a source for the other formats, parsed one piece at a time. A piece is a run of the
+// JSON writer's chunks (formats/json.ts), so it ends on an entry boundary: the first holds the header and opens the
+// entries array, the last closes it with the closing balance and the totals, and what lies between is whole entries
+// separated by commas.
 import type { Em } from '../db/orm';
 import { issuedStatementEnds, issuedStatementPieces } from '../db/repositories/issued-statements';
 import type { StatementEntry, StatementHeader, StatementSource } from './statement';

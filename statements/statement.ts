@@ -1,7 +1,6 @@
-// A statement of one asset of one account over [periodStart, periodEnd) (docs/decisions.md, "Statements and balances
-// at any instant"): its header (opening and closing balances) and its entries, read a page at a time so that every
-// format streams in constant memory. Shared by the API (on demand) and the worker (issued statements); it calls
-// repositories only.
+// A statement of one asset of one account over [periodStart, periodEnd) (decision 0073): its header (opening and
+// closing balances) and its entries, read a page at a time so that every format streams in constant memory. Shared by
+// the API (on demand) and the worker (issued statements); it calls repositories only.
 import { createHash } from 'node:crypto';
 import type { Em } from '../db/orm';
 import {

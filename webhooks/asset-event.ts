@@ -1,5 +1,5 @@
 /**
- * ASSET_ACTIVATED (the spec does not show its payload; docs/decisions.md): which asset of which account became
+ * ASSET_ACTIVATED (the spec does not show its payload; decision 0025): which asset of which account became
  * usable, and when.
  */
 export function assetActivatedPayload(input: { customerId: string; accountId: string; asset: string; atTime: Date }) {

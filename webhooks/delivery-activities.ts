@@ -106,7 +106,7 @@ export function createWebhookActivities(deps: ActivityDeps) {
     try {
       checked = await checkWebhookUrl(sub.url, { allowPrivate: deps.config.webhookAllowPrivateUrls, resolve });
     } catch (err) {
-      // Refused before anything is sent (docs/decisions.md): FAILED, httpStatus 0, the reason as the error.
+      // Refused before anything is sent (decision 0029): FAILED, httpStatus 0, the reason as the error.
       if (err instanceof CambioError) return { httpStatus: 0, ok: false, error: err.message };
       throw err;
     }

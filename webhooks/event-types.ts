@@ -1,4 +1,4 @@
-// The event catalogue (docs/decisions.md, Webhooks): each resource a subscription can name, with its events.
+// The event catalogue (decision 0025): each resource a subscription can name, with its events.
 export const EVENT_TYPES_BY_RESOURCE = {
   OPERATION: ['OPERATION_REQUESTED', 'OPERATION_COMPLETED', 'OPERATION_FAILED'],
   BENEFICIARY: [

@@ -6,7 +6,7 @@ import { notFound } from '../domain/errors';
 import { ListQuery, runList } from '../lists/run-list';
 
 /**
- * Events read back (docs/decisions.md, "Webhook recovery"): `payload` is the body every delivery of the event
+ * Events read back (decision 0044): `payload` is the body every delivery of the event
  * carried, key for key (the column is `json`, which keeps the text as written). Tenant: the EntityManager's
  * customer scope, applied by db/repositories/event-reads.ts.
  */

@@ -17,7 +17,7 @@ async function subscriptionOf(em: Em, subscriptionId: string) {
   return sub;
 }
 
-/** A log becomes visible once settled: its first attempt ended, or it was closed without one (docs/decisions.md). */
+/** A log becomes visible once settled: its first attempt ended, or it was closed without one (decision 0071). */
 async function findLog(em: Em, subscriptionId: string, executionLogId: string): Promise<ExecutionLog> {
   await subscriptionOf(em, subscriptionId);
   const log = await findVisibleLog(em, subscriptionId, executionLogId);

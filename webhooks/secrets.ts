@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
-// Standard Webhooks secret: `whsec_` + base64 of 32 random bytes (docs/decisions.md, Webhooks).
+// Standard Webhooks secret: `whsec_` + base64 of 32 random bytes (decision 0028).
 export const newWebhookSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
 
 // How long the replaced secret keeps signing after a rotation, so receivers can switch over.

@@ -48,7 +48,7 @@ function checkResources(resources: ResourceEvents[]): ResourceEvents[] {
 
 /**
  * The one rule for `includeAll` and `resources`, for create and PATCH alike: given resources are always checked
- * (a PATCH of an includeAll subscription used to store anything); includeAll then subscribes to everything;
+ * (a PATCH of an includeAll subscription too, or it would store anything); includeAll then subscribes to everything;
  * otherwise the resources are required. `current` is what a PATCH keeps when it gives no resources.
  */
 function resolveResources(

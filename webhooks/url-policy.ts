@@ -76,7 +76,7 @@ export function isPublicAddress(address: string): boolean {
 const refuse = (url: string, why: string) => new CambioError('INVALID_WEBHOOK_URL', `webhook url ${why}`, { url });
 
 /**
- * The URL rules (docs/decisions.md, Webhooks): `https://` to a host whose every resolved address is public.
+ * The URL rules (decision 0029): `https://` to a host whose every resolved address is public.
  * Run at create, at PATCH and before each attempt, after resolution, so a name that later points at 10.x or
  * 169.254.169.254 is refused then. With `allowPrivate` (local work) `http://` and any host are accepted.
  */

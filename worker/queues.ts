@@ -54,10 +54,9 @@ export const relayWindow = (role: WorkerQueue, config: Config): number | undefin
   role === 'main' ? config.maxStartedOperationsPerCustomer : undefined;
 
 /**
- * Slot and cache sizes of each queue's worker. The main queue moves money: its activities and local activities
- * are transactions on the process's pool of WORKER_POOL_SIZE connections. The webhook queue runs delivery
- * workflows and their attempts, which wait on receivers, not on the database (docs/decisions.md, "Webhook
- * isolation and delivery throughput").
+ * Slot and cache sizes of each queue's worker. The main queue moves money: its activities and local activities are
+ * transactions on the process's pool of WORKER_POOL_SIZE connections. The webhook queue runs delivery workflows and
+ * their attempts, which wait on receivers, not on the database (decisions 0057, 0059).
  */
 export function queueWorkerOptions(role: WorkerQueue): Partial<WorkerOptions> {
   if (role === 'rails') {
@@ -90,7 +89,7 @@ export function queueWorkerOptions(role: WorkerQueue): Partial<WorkerOptions> {
   return {
     // The sticky cache holds ~1 MB per workflow (SDK guidance), and most open workflows are idle: deposits
     // waiting for a payment, reviews waiting for a decision. They replay from their short histories when they
-    // wake; the tens that work at a given moment stay cached. Measured sizes: docs/decisions.md, "Sticky cache".
+    // wake; the tens that work at a given moment stay cached. Measured sizes: decision 0038.
     maxCachedWorkflows: 50,
     // Every activity is one database transaction on this process's pool (db/orm.ts, 20 connections). More
     // activities at once than connections only queue inside the pool while their 10 s start-to-close timeout runs

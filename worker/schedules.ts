@@ -1,7 +1,7 @@
-// Every periodic job is a Temporal Schedule (docs/decisions.md, "Statements and balances at any instant"): visible on
-// the Temporal UI's Schedules page, run once per deployment whatever the number of workers, paused and triggered by
-// an operator there or with `cambio schedule list|pause|trigger`. Each worker that serves the main queue creates
-// them at start; a schedule that exists already (another worker, an earlier start) is left as it is, paused or not.
+// Every periodic job is a Temporal Schedule (decision 0073): visible on the Temporal UI's Schedules page, run once per
+// deployment whatever the number of workers, paused and triggered by an operator there or with
+// `cambio schedule list|pause|trigger`. Each worker that serves the main queue creates them at start; a schedule that
+// exists already (another worker, an earlier start) is left as it is, paused or not.
 import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy, type ScheduleSpec } from '@temporalio/client';
 import type { Config } from '../config';
 import { parseStatementInterval } from '../domain/statement-interval';

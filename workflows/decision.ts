@@ -1,7 +1,6 @@
-// How a decision reaches a workflow (docs/decisions.md, "Workflow decisions are rows"): the signal names a row
-// committed before it was sent, and the workflow reads and validates that row (`readDecision`) before acting. A
-// signal sent by hand, with a made-up decision or naming no row of this workflow, changes nothing: it is logged and
-// listed by the `ignoredSignals` query.
+// How a decision reaches a workflow (decision 0068): the signal names a row committed before it was sent, and the
+// workflow reads and validates that row (`readDecision`) before acting. A signal sent by hand, with a made-up decision
+// or naming no row of this workflow, changes nothing: it is logged and listed by the `ignoredSignals` query.
 import * as wf from '@temporalio/workflow';
 import type { createDecisionActivities } from '../activities/decisions';
 

@@ -1,7 +1,7 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
-// Operators filter the Temporal UI by these (docs/decisions.md). The start command registers them on the
-// dev server it launches (`--search-attribute`) and on an external server through the operator service.
+// Operators filter the Temporal UI by these (../shared/spec/decisions.md, "Operators"). The start command registers
+// them on the dev server it launches (`--search-attribute`) and on an external server through the operator service.
 export const customerIdKey = defineSearchAttributeKey('CustomerId', SearchAttributeType.KEYWORD);
 export const operationStatusKey = defineSearchAttributeKey('OperationStatus', SearchAttributeType.KEYWORD);
 

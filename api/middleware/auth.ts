@@ -18,7 +18,7 @@ export function bearerAuth(
   access: CustomerAccess,
   afterAuth: (ctx: Koa.Context) => void = () => {},
 ) {
-  // Verified once per token string until its exp (docs/decisions.md, Performance); activeness is checked every time.
+  // Verified once per token string until its exp (decision 0034); activeness is checked every time.
   const verified = new VerifiedTokens();
   return async (ctx: Koa.Context): Promise<void> => {
     const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(ctx.get('Authorization'));

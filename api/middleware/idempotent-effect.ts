@@ -5,7 +5,7 @@ import { answerOutcome, idempotent, requestHashOf, storedErrorAnswer } from './i
 
 /**
  * The idempotency key's guarantees for a handler that waits for an outside effect (a workflow's answer), without
- * holding a transaction open while it waits (docs/decisions.md, "Inbound payments"), in two keyed transactions
+ * holding a transaction open while it waits (decision 0047), in two keyed transactions
  * (db/keyed-transaction.ts) around the effect:
  *   1. `record`, under the key: a stored answer is replayed instead (422 for another request), a live duplicate
  *      gets 409, a business error is stored as the key's answer; a success stores nothing yet, so what `record`

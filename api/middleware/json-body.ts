@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
 import { CambioError } from '../errors';
 
-// docs/decisions.md: JSON-only bodies, 1 MiB at most (documents carry base64 up to 5 MiB decoded, so the
+// Decision 0015: JSON-only bodies, 1 MiB at most (documents carry base64 up to 5 MiB decoded, so the
 // documents route raises its own limit).
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 

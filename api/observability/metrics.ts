@@ -150,7 +150,7 @@ const OUTBOX_REFRESH_MS = 1000;
 /**
  * `GET /metrics`: refreshes the database gauges (cached, and one refresh at a time however many scrapes arrive
  * together), then renders the registry in the text format. Needs METRICS_TOKEN as a bearer token when it is set,
- * else answers loopback clients only (docs/decisions.md, "Faults").
+ * else answers loopback clients only (decision 0054).
  */
 export function metricsHandler(orm: Orm, opts: { token?: string } = {}): Koa.Middleware {
   let operationsAt = 0;

@@ -27,7 +27,8 @@ interface Lane {
  * Per-customer admission in this API process: a token bucket bounds the rate, a counting semaphore bounds how
  * many of the customer's requests run at once (a small FIFO queue absorbs a burst). One customer flooding the
  * API therefore holds at most `inFlight` database connections and event-loop turns; everyone else's requests
- * keep their share. Limits are per process: N API processes admit N times as much (docs/decisions.md).
+ * keep their share. The in-flight bound is this process's (decision 0015); the rate is the deployment's when
+ * `rate` is given (decision 0056), else this process's alone.
  */
 export class CustomerAdmission {
   private readonly rate: (customerId: string) => number | Promise<number>;

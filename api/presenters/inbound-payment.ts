@@ -2,7 +2,7 @@ import type { InboundPayment } from '../../db/entities';
 import { amount } from '../../domain/amount';
 
 /**
- * docs/decisions.md, "Inbound payments": the record as customers and operators read it. The facts as they arrived
+ * Decision 0076: the record as customers and operators read it. The facts as they arrived
  * (`amount`, `operationId`, `accountId`, `rail`, `endToEndId`), then the resolution in fields of its own.
  */
 export function presentInboundPayment(p: InboundPayment) {

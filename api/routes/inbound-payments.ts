@@ -5,7 +5,7 @@ import { idParams } from '../schemas/common';
 import { pageOf, ref } from '../schemas/responses';
 import { getInboundPayment, listInboundPayments } from '../services/reported-payments';
 
-/** docs/decisions.md, "Inbound payments": the customer sees every payment that reached a rail for it. */
+/** Decisions 0045, 0076: the customer sees every payment that reached a rail for it. */
 export function inboundPaymentRoutes(table: RouteTable, s: ServiceContext): void {
   table.add({
     method: 'get',

@@ -25,7 +25,7 @@ const individualHolder = {
   },
 } as const;
 
-// Not shown by the spec; ours mirrors the account owner: a legal name and a CNPJ (docs/decisions.md).
+// Not shown by the spec; ours mirrors the account owner: a legal name and a CNPJ (decision 0008).
 const companyHolder = {
   type: 'object',
   additionalProperties: false,

@@ -2,7 +2,7 @@
 //
 // Postgres refuses two kinds of text a JSON string can carry: NUL (a text column rejects byte 0x00, jsonb the
 // escape \u0000) and a UTF-16 surrogate without its partner (JSON.stringify writes it as \udXXX, which jsonb
-// rejects). Either used to reach the database and answer 500; here they are the client's 400. Nesting is
+// rejects). Either, let through, would reach the database and answer 500; here they are the client's 400. Nesting is
 // bounded too: no schema of ours goes deeper than a handful of levels, and everything that walks a body
 // (this walk, Ajv, the idempotency hash) should never meet thousands.
 

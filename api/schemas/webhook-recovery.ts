@@ -1,6 +1,6 @@
 import { periodBoundSchema } from '../../domain/report-period';
 
-// Recover (docs/decisions.md, "Webhook recovery"): the window is checked by the service (INVALID_PERIOD).
+// Recover (decision 0044): the window is checked by the service (INVALID_PERIOD).
 export const recoverBody = {
   type: 'object',
   additionalProperties: false,

@@ -37,7 +37,7 @@ export interface DocumentInput {
   content: string;
 }
 
-// docs/decisions.md: 5 MiB decoded. Checked on the base64 length before decoding anything.
+// ../shared/spec/decisions.md, "Onboarding": 5 MiB decoded. Checked on the base64 length before decoding anything.
 export const MAX_DOCUMENT_BYTES = 5 * 1024 * 1024;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 

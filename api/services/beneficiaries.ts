@@ -30,7 +30,7 @@ export interface CreateBeneficiary {
   paymentInstruction: PixInstructionInput;
 }
 
-// PIX settles in reais only (docs/decisions.md, Onboarding).
+// PIX settles in reais only (../shared/spec/decisions.md, "Onboarding").
 const PIX_ASSET = 'BRL';
 
 /** Creates a beneficiary with its first instruction (PENDING_REVIEW) and starts that instruction's review. */

@@ -1,7 +1,7 @@
-// The one way a decision reaches a workflow (docs/decisions.md, "Workflow decisions are rows"): the decision is a
-// row committed in the caller's transaction together with its signal's outbox row (and, for an operator, the audit
-// row); the signal, naming the row, goes after COMMIT; the workflow reads and validates the row before acting.
-// Shared by the sandbox routes and the operator CLI for account, instruction and hold decisions and deposit replays.
+// The one way a decision reaches a workflow (decision 0068): the decision is a row committed in the caller's
+// transaction together with its signal's outbox row (and, for an operator, the audit row); the signal, naming the row,
+// goes after COMMIT; the workflow reads and validates the row before acting. Shared by the sandbox routes and the
+// operator CLI for account, instruction and hold decisions and deposit replays.
 import type { Em } from '../../db/orm';
 import type { WorkflowStartRequest } from '../../db/repositories/outbox';
 import {

@@ -31,7 +31,7 @@ import type { ServiceContext } from './context';
 import { requireAssetEnabled } from './operations/checks';
 import { createOperation } from './operations/create';
 
-// Operators resolve what sits in the suspense (docs/decisions.md, "Inbound payments"): send it back through its
+// Operators resolve what sits in the suspense (decisions 0048, 0076): send it back through its
 // rail, or credit it to one of the customer's accounts. Each step runs in one transaction holding the payment's
 // row lock, so two operators cannot resolve one payment twice. A payment of the platform's suspense (no customer)
 // is resolved in the scope of the customer whose account it is credited to.

@@ -1,6 +1,6 @@
-// The sandbox's payer for PIX deposits (docs/decisions.md, "Rails: real money in and out"): the sandbox route asks
-// the simulated PSP to pay the deposit's charge (its control route `POST /sim/pix`), and Cambio learns of the
-// payment from the PSP's notice, as in production; the route then answers with the record that notice made.
+// The sandbox's payer for PIX deposits (decision 0078): the sandbox route asks the simulated PSP to pay the deposit's
+// charge (its control route `POST /sim/pix`), and Cambio learns of the payment from the PSP's notice, as in production;
+// the route then answers with the record that notice made.
 import type { Em } from '../../db/orm';
 import { systemEm } from '../../db/orm';
 import { findPaymentByReference } from '../../db/repositories/inbound-payments';

@@ -15,7 +15,7 @@ import { statementRoutes } from '../routes/statements';
 import { eventRoutes } from '../routes/events';
 import { inboundPaymentRoutes } from '../routes/inbound-payments';
 
-/** Version 1: the interface of ../shared/spec/interface.md with docs/decisions.md. */
+/** Version 1: the interface of ../shared/spec/interface.md with the decisions in docs/decisions/. */
 export const v1: ApiVersion = {
   name: '1',
   routes(services: ServiceContext) {

@@ -15,7 +15,7 @@ async function withOrm<T>(fn: (orm: Awaited<ReturnType<typeof openOrm>>) => Prom
   }
 }
 
-/** docs/decisions.md, "Operator actions are audited": read and check the operators' audit log. */
+/** Operator actions are audited (decisions 0049, 0069): read and check the operators' audit log. */
 export function auditCommands(program: Command): void {
   const audit = program.command('audit').description("the operators' audit log (append-only, hash-chained)");
   audit

@@ -18,7 +18,7 @@ const human = (a: AssetBooks) => {
   return lines.join('\n');
 };
 
-/** docs/decisions.md, "Inbound payments": the books close by a query an operator can run at any time. */
+/** Decision 0076: the books close by a query an operator can run at any time. */
 export function booksCommands(program: Command): void {
   const books = program.command('books').description('the books of inbound payments');
   books

@@ -17,7 +17,7 @@ const line = (p: Payment) =>
   `${p.id} ${p.status.padEnd(9)} ${p.amount.value} ${p.amount.asset} ${p.rail} customer ${p.customerId}` +
   ` deposit ${p.operationId ?? '-'} e2e ${p.endToEndId}`;
 
-/** docs/decisions.md, "Inbound payments": operators see every payment and resolve the unmatched ones. */
+/** Decisions 0048, 0076: operators see every payment and resolve the unmatched ones. */
 export function paymentCommands(program: Command): void {
   const payment = program.command('payment').description('inbound payments: matched, unmatched, returned, credited');
   payment

@@ -20,8 +20,7 @@ export type InboundPaymentStatus = (typeof INBOUND_PAYMENT_STATUSES)[number];
 /**
  * Money that reached a rail, once per rail reference (`endToEndId`, unique per rail across customers). Its facts
  * (what arrived, for which deposit and customer, through which rail, under which reference) never change, a trigger
- * sees to it; its resolution has fields of its own (docs/decisions.md, "Inbound payments: the facts and their
- * resolution").
+ * sees to it; its resolution has fields of its own (decision 0076).
  */
 export interface InboundPayment {
   id: string;

@@ -45,7 +45,7 @@ export const QuoteSchema = new EntitySchema<Quote>({
     feeAmount: { type: MoneyType, nullable: true },
     expiresAt: { ...timestamp },
     consumedAt: { ...timestamp, nullable: true },
-    // Unique: the database itself refuses a second consumer (docs/decisions.md: quote consumed once).
+    // Unique: the database itself refuses a second consumer (decision 0006: a quote is consumed once).
     consumedBy: { type: 'uuid', nullable: true, unique: true },
     createdAt: { ...timestamp },
   },

@@ -27,7 +27,7 @@ const keyBytes = (key: string) => key.length * 2;
 /**
  * This process's copies of recently served list pages, least recently used dropped first once they hold more
  * than `maxBytes`. A copy is never trusted on its own: `servePage` answers from it only after the database says
- * the list's version is still the one the copy was read at (docs/decisions.md, "Performance").
+ * the list's version is still the one the copy was read at (decision 0037).
  */
 export class PageCache {
   private readonly pages = new Map<string, CachedPage>();

@@ -7,7 +7,7 @@ const ACCOUNT_LIST_TABLES = ['accounts', 'ubos', 'account_documents'] as const;
  * A version per (customer, list) that changes in the same transaction as any row the list shows, whoever writes
  * it (the API, the review workflow, an operator's SQL): an API process may then answer a list page from a copy it
  * made earlier, after checking in one small statement that the version is still the one the copy was read at
- * (api/lists/page-cache.ts, docs/decisions.md "Performance").
+ * (db/lists/page-copies.ts, decision 0037).
  *
  * - Versions come from one sequence, so a value is never handed out twice, not even after a row was removed.
  * - The triggers are deferred to COMMIT: the version row is locked last and only for the commit, so writers of

@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * Workflow starts are the worker's job: an outbox row says which task queue's worker starts it, and its COMMIT
- * wakes that worker's relay at once (worker/workflow-start-relay.ts, docs/decisions.md "Workflow starts").
+ * wakes that worker's relay at once (worker/workflow-start-relay.ts, decision 0023).
  *
  * - `task_queue` names the worker pool that runs the workflow. Rows written before this column (null) belong to
  *   any relay: every relay then served the one queue of its deployment.

@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-// Issue 20, points 2-6 (docs/decisions.md, "Webhook recovery"):
+// Subscription health, recovery and the events API (decisions 0042, 0044):
 // - subscriptions get a status and the failure tracking that auto-disables them (`failing_since`: the first failed
 //   attempt after the last success; `failed_attempts`: how many since);
 // - a delivery log says which attempt a workflow will make next (`next_attempt`, null when none is scheduled or

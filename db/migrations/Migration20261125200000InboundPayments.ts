@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Inbound payments become a first-class record (docs/decisions.md, "Inbound payments: every real accounted for").
+ * Inbound payments become a first-class record (decision 0045).
  *
  * - `status` MATCHED | UNMATCHED | RETURNED | CREDITED; `decided` is false from the moment the rail's report is
  *   recorded until the deposit's workflow (or, for a closed deposit, the service) has decided it. Rows written

@@ -1,10 +1,10 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * The operators' audit log (docs/decisions.md, "Operator actions are audited"): append-only, hash-chained.
- * `seq` orders the chain; `prev_hash` is the hash of the row before (empty for the first) and `hash` covers it
- * with the row's own fields, so an edited, removed or reordered row breaks the chain where `cambio audit verify`
- * looks. A trigger refuses UPDATE, DELETE and TRUNCATE: an edit takes a superuser disabling it on purpose.
+ * The operators' audit log (decision 0049): append-only, hash-chained. `seq` orders the chain; `prev_hash` is the hash
+ * of the row before (empty for the first) and `hash` covers it with the row's own fields, so an edited, removed or
+ * reordered row breaks the chain where `cambio audit verify` looks. A trigger refuses UPDATE, DELETE and TRUNCATE: an
+ * edit takes a superuser disabling it on purpose.
  */
 export class Migration20261125200001AuditLog extends Migration {
   override async up(): Promise<void> {

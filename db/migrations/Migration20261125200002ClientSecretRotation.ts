@@ -1,9 +1,9 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Client secret rotation (docs/decisions.md, "Operator actions are audited"): the secret a rotation replaced keeps
- * working until `previous_secret_expires_at` (CLIENT_SECRET_GRACE_SECONDS after the rotation), hashed like the
- * current one. One previous secret is kept: a second rotation within the grace period ends the oldest at once.
+ * Client secret rotation (decision 0024): the secret a rotation replaced keeps working until
+ * `previous_secret_expires_at` (CLIENT_SECRET_GRACE_SECONDS after the rotation), hashed like the current one. One
+ * previous secret is kept: a second rotation within the grace period ends the oldest at once.
  */
 export class Migration20261125200002ClientSecretRotation extends Migration {
   override async up(): Promise<void> {

@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * The relay claims outbox rows with a lease instead of a transaction held across its Temporal calls
- * (db/repositories/workflow-starts.ts, docs/decisions.md "Faults"):
+ * (db/repositories/workflow-starts.ts, decision 0055):
  * - `claimed_until`: a relay owns the row until then; one that died lets it go when the lease runs out.
  * - `attempts`, `next_attempt_at`: a row whose start keeps failing backs off on its own and goes to the back of
  *   the line (passes take rows by `next_attempt_at`), so it never holds up the rows behind it.

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * A customer's volume can only slow that customer (docs/decisions.md, "Fair share of the engine"):
+ * A customer's volume can only slow that customer (decision 0072):
  * - `workflow_starts.fairness_key`: the customer a start is for, derived from its `CustomerId` search attribute
  *   (every writer sets it; '' for the few rows without one), so the relay can take rows round-robin across
  *   customers (db/repositories/outbox.ts, `claimStarts`). Generated, so no writer has to change. Not named

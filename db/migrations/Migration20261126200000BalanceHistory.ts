@@ -1,10 +1,10 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * The balance after each posting, on the posting's rows (docs/decisions.md, "Balances at any instant"): a balance
- * row counts its moves (`seq`) and stamps each with a booking instant that never goes back (`booked_at`); every
- * customer entry of a posting copies the row's seq, instant, available and held after the move. A past balance is
- * then the last entry before the instant, one lookup on `ledger_entries_balance_history`.
+ * The balance after each posting, on the posting's rows (decision 0073): a balance row counts its moves (`seq`) and
+ * stamps each with a booking instant that never goes back (`booked_at`); every customer entry of a posting copies the
+ * row's seq, instant, available and held after the move. A past balance is then the last entry before the instant, one
+ * lookup on `ledger_entries_balance_history`.
  *
  * The backfill orders the existing postings of each (account, asset) by their creation instant, then transaction
  * id (the only order they have), and computes the same columns with running sums.

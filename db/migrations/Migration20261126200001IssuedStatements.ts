@@ -1,9 +1,9 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Issued statements (docs/decisions.md, "Statements and balances at any instant"): one per account, asset and
- * closed period, its JSON form kept as the exact text that was hashed. The id derives from account, asset and period
- * (statements/statement.ts), so issuing a period again meets the first row and inserts nothing.
+ * Issued statements (decision 0073): one per account, asset and closed period, its JSON form kept as the exact text
+ * that was hashed. The id derives from account, asset and period (statements/statement.ts), so issuing a period again
+ * meets the first row and inserts nothing.
  */
 export class Migration20261126200001IssuedStatements extends Migration {
   override async up(): Promise<void> {

@@ -6,9 +6,8 @@ const SUSPENSE_OF_CUSTOMER = (col: string) => `md5('suspense:' || ${col}::text):
 const PLATFORM_SUSPENSE = `md5('suspense:platform')::uuid`;
 
 /**
- * Puts rows written before this migration in their true state (docs/decisions.md, "Inbound payments: the facts
- * and their resolution"). Exported so that a test can run it over rows shaped as the old code left them; every
- * statement is idempotent.
+ * Puts rows written before this migration in their true state (decision 0076). Exported so that a test can run it
+ * over rows shaped as the old code left them; every statement is idempotent.
  *
  * 1. Every reported payment has its arrival in its suspense (`inbound:<id>:receive`): rows recorded before the
  *    suspense existed never had one, so the suspense was short by exactly the payments of deposits that never
@@ -95,9 +94,8 @@ export function legacyPaymentRepair(replayWindowSeconds: number): string[] {
 }
 
 /**
- * Inbound payments: the facts of a payment and its resolution apart, states for what is not decided yet, one
- * record per rail reference system-wide, the suspense a ledger account (docs/decisions.md, "Inbound payments: the
- * facts and their resolution").
+ * Inbound payments: the facts of a payment and its resolution apart, states for what is not decided yet, one record per
+ * rail reference system-wide, the suspense a ledger account (decision 0076).
  *
  * - Facts (`amount` as received, `asset`, `rail`, `end_to_end_id`, `operation_id` the deposit it arrived for,
  *   `customer_id`, `account_id`, `remainder_of`, `created_at`) never change: a trigger refuses it. The resolution

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Decisions reach workflows only as committed rows (docs/decisions.md, "Workflow decisions are rows"):
+ * Decisions reach workflows only as committed rows (decision 0068):
  * - `workflow_decisions`: one row per decision (an account or instruction review, a held withdrawal, a deposit
  *   replay), who made it (`actor`) and for which workflow. Append-only like the audit log: the workflow reads it
  *   back to act, so an edit after the fact would change what a replayed history means.

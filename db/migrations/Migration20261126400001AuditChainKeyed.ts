@@ -1,10 +1,10 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * The audit chain becomes keyed (docs/decisions.md, "Audit chain: keyed, streamed, pinned"): each new row's `hash`
- * is an HMAC-SHA256 with AUDIT_KEY, and `key_id` names the key (a fingerprint, never the key). Rows written before
- * have no key id; `audit_chain_start` records where they end, so rows after it that claim to be unkeyed are an edit.
- * An edited unkeyed row still breaks the chain at the first keyed row, whose HMAC covers its `prev_hash`.
+ * The audit chain becomes keyed (decision 0069): each new row's `hash` is an HMAC-SHA256 with AUDIT_KEY, and `key_id`
+ * names the key (a fingerprint, never the key). Rows written before have no key id; `audit_chain_start` records where
+ * they end, so rows after it that claim to be unkeyed are an edit. An edited unkeyed row still breaks the chain at the
+ * first keyed row, whose HMAC covers its `prev_hash`.
  */
 export class Migration20261126400001AuditChainKeyed extends Migration {
   override async up(): Promise<void> {

@@ -1,8 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Least privilege (docs/decisions.md, "Database roles: owner and application"): the role that migrates owns the
- * tables; `cambio_app` (no login of its own; `npm run migrate` grants it to the login role of DATABASE_URL, see
+ * Least privilege (decision 0070): the role that migrates owns the tables; `cambio_app` (no login of its own;
+ * `npm run migrate` grants it to the login role of DATABASE_URL, see
  * db/application-role.ts) may read and write rows and nothing more: no DDL (it owns nothing, so it cannot ALTER,
  * DROP or disable a trigger), no TRUNCATE, and only INSERT and SELECT on the append-only tables (audit_log,
  * workflow_decisions) and SELECT on audit_chain_start. Tables that later migrations create get the same row

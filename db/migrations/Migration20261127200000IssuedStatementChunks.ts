@@ -1,11 +1,11 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * An issued statement's JSON text in pieces (docs/decisions.md, "Issued statements are stored in pieces"): a
- * statement of a million entries is hundreds of megabytes, which one `text` value would make the worker build and the
- * API read whole. Each piece ends on an entry boundary (statements/issued-body.ts reads one piece at a time); the
- * statement row names its body (`body_id`), written piece by piece before the row commits, so a body whose row never
- * committed is unreferenced and purged. An existing body becomes one piece.
+ * An issued statement's JSON text in pieces (decision 0083): a statement of a million entries is hundreds of megabytes,
+ * which one `text` value would make the worker build and the API read whole. Each piece ends on an entry boundary
+ * (statements/issued-body.ts reads one piece at a time); the statement row names its body (`body_id`), written piece by
+ * piece before the row commits, so a body whose row never committed is unreferenced and purged. An existing body
+ * becomes one piece.
  */
 export class Migration20261127200000IssuedStatementChunks extends Migration {
   override async up(): Promise<void> {

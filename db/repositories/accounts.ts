@@ -26,7 +26,10 @@ export function newAccount(em: Em, fields: Omit<Account, 'customerId'>): Account
   return em.create(AccountSchema, { ...fields, customerId: tenantOf(em) });
 }
 
-/** Filterable fields of GET /api/accounts (docs/decisions.md, "Lists and filters"); the allowlist reaching SQL. */
+/**
+ * Filterable fields of GET /api/accounts (../shared/spec/decisions.md, "Lists and filters"); the allowlist reaching
+ * SQL.
+ */
 export const ACCOUNT_FIELDS: FieldCatalogue = {
   'currentState.status': { type: 'enum', values: ACCOUNT_STATUSES, sql: 'a.status' },
   'owner.legalName': { type: 'string', sql: 'a.legal_name' },

@@ -8,7 +8,7 @@ import type { FieldCatalogue } from '../../domain/list-filters';
 import { tenantOf, type Em } from '../orm';
 import type { ListResource } from './lists';
 
-/** GET /api/beneficiaries (docs/decisions.md, "Lists and filters": relationshipType and createdAt). */
+/** GET /api/beneficiaries (../shared/spec/decisions.md, "Lists and filters": relationshipType and createdAt). */
 export const BENEFICIARY_LIST: ListResource<Beneficiary> = {
   entity: BeneficiarySchema,
   from: 'beneficiaries b',

@@ -1,13 +1,12 @@
-// The booking horizon: whether every posting booked before an instant has committed (docs/decisions.md, "A claim is
-// not money", last bullet; decision 0112). A posting's `booked_at` is the database's clock at its balance UPDATE
-// (ledger.ts), not at its COMMIT, so a transaction that booked just before a period's end may still be open after it.
-// Postgres numbers transactions in the order they first write, and every posting writes (its ledger_transactions
-// insert) before it reads the clock for booked_at. So, once the database's clock is past the instant, a transaction
-// id taken after that (a marker) is above every transaction that booked before the instant, and once no transaction
-// at or below the marker is running, they have all committed or rolled back. How it reaches Postgres: hand-written
-// statements through em.execute, outside any transaction (each its own). Tenant: none; it reads no rows, only the
-// server's clock and its snapshot (pg_current_snapshot needs no privilege, where pg_stat_activity hides the sessions
-// of other roles).
+// The booking horizon: whether every posting booked before an instant has committed (decision 0112). A posting's
+// `booked_at` is the database's clock at its balance UPDATE (ledger.ts), not at its COMMIT, so a transaction that
+// booked just before a period's end may still be open after it. Postgres numbers transactions in the order they first
+// write, and every posting writes (its ledger_transactions insert) before it reads the clock for booked_at. So, once
+// the database's clock is past the instant, a transaction id taken after that (a marker) is above every transaction
+// that booked before the instant, and once no transaction at or below the marker is running, they have all committed or
+// rolled back. How it reaches Postgres: hand-written statements through em.execute, outside any transaction (each its
+// own). Tenant: none; it reads no rows, only the server's clock and its snapshot (pg_current_snapshot needs no
+// privilege, where pg_stat_activity hides the sessions of other roles).
 import type { Em } from '../orm';
 
 /** Whether the database's clock is at or past `instant` (an ISO 8601 UTC instant). */

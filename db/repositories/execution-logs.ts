@@ -31,7 +31,7 @@ export function findVisibleLogOfAnyCustomer(systemScoped: Em, executionLogId: st
 }
 
 /**
- * A subscription's visible logs, for its list page (no filters: docs/decisions.md, Webhooks).
+ * A subscription's visible logs, for its list page (no filters: ../shared/spec/decisions.md, "Webhooks").
  */
 export function executionLogList(subscriptionId: string): ListResource<ExecutionLog> {
   return {
@@ -79,7 +79,7 @@ const FAIL_WITHOUT_ATTEMPT = numbered(
 /** Why a due delivery was closed without an attempt. */
 export type UnattemptedReason = 'SUBSCRIPTION_DISABLED' | 'ENDPOINT_BUSY';
 
-/** Closes a due delivery FAILED without an attempt (docs/decisions.md, "Webhooks: isolation, pacing and recovery"). */
+/** Closes a due delivery FAILED without an attempt (decision 0071). */
 export async function failWithoutAttempt(em: Em, executionLogId: string, reason: UnattemptedReason): Promise<void> {
   await rawQuery(em, FAIL_WITHOUT_ATTEMPT, [reason, executionLogId], { prepared: 'cambio-delivery-unattempted' });
 }

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { Em, tenantOf } from '../orm';
 import type { SqlBatch } from '../batch';
 
-// docs/decisions.md: keys are kept 24 h.
+// Decision 0010: keys are kept 24 h.
 export const IDEMPOTENCY_TTL_HOURS = 24;
 
 export interface StoredAnswer {

@@ -21,7 +21,10 @@ import type { Dec } from '../../domain/money';
 const columns = (em: Em, alias = 'p') => selectColumns(em, InboundPaymentSchema, alias);
 const toEntity = (em: Em, row: Record<string, unknown>) => entityFromRow(em, InboundPaymentSchema, row);
 
-/** GET /api/inbound-payments (docs/decisions.md: its filterable fields); the page is db/repositories/lists.ts. */
+/**
+ * GET /api/inbound-payments (its filterable fields: ../shared/spec/decisions.md, "Inbound payments"); the page is
+ * db/repositories/lists.ts.
+ */
 export const INBOUND_PAYMENT_LIST: ListResource<InboundPayment> = {
   entity: InboundPaymentSchema,
   from: 'inbound_payments p',

@@ -123,7 +123,7 @@ export function addOperationState(batch: SqlBatch, op: Operation): void {
   batch.add(sql, [op.status, JSON.stringify(op.states), JSON.stringify(op.transactions), op.updatedAt, op.id]);
 }
 
-// docs/decisions.md: the filterable fields of GET /api/operations.
+// The filterable fields of GET /api/operations (../shared/spec/decisions.md, "Lists and filters").
 const OPERATION_FIELDS: FieldCatalogue = {
   'intent.type': { type: 'enum', values: OPERATION_TYPES, sql: 'o.type' },
   'currentState.status': { type: 'enum', values: OPERATION_STATUSES, sql: 'o.status' },

@@ -101,8 +101,8 @@ const DUE_AND_UNLEASED = 'next_attempt_at <= now() and (claimed_until is null or
 const OPERATION_PREFIX = operationWorkflowId('');
 const UUID_PATTERN = UUID_RE.source;
 
-// The fair claim, in one statement (docs/decisions.md, "Fair share of the engine"). Parameters: the queue twice,
-// the window twice, the queue, the candidates per customer twice, the lease, the batch size.
+// The fair claim, in one statement (decision 0072). Parameters: the queue twice, the window twice, the queue, the
+// candidates per customer twice, the lease, the batch size.
 // - `queue_keys`: the distinct customers (fairness keys) with rows on the queue, one index probe each (a skip scan of
 //   workflow_starts_fair_index), however many rows each has queued;
 // - `r.room`: how many more of the customer's operations Temporal may hold (decision 0099): the window less its

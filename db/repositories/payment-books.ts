@@ -1,7 +1,7 @@
 // The books of inbound payments, per asset, as the payment records tell them and as the ledger tells them
-// (docs/decisions.md, "Inbound payments": `cambio books check`). Hand-written aggregates through the caller's
+// (decision 0076: `cambio books check`). Hand-written aggregates through the caller's
 // EntityManager (`em.execute`); read-only; across customers (an operator's check, system scope). `paymentBooks`
-// reads both sides in one snapshot (docs/decisions.md, "Rails": it never reports a difference that concurrent
+// reads both sides in one snapshot (decision 0080: it never reports a difference that concurrent
 // recording made up).
 import { IsolationLevel } from '@mikro-orm/core';
 import type { Em } from '../orm';

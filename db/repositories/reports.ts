@@ -11,7 +11,7 @@ import { tenantOf, type Em } from '../orm';
 
 const EQ_ONLY = ['eq'] as const;
 
-// docs/decisions.md, Reports: the filterable fields, `eq` only. `asset` is the movement's asset.
+// Decision 0031: the filterable fields, `eq` only. `asset` is the movement's asset.
 export const REPORT_FIELDS: FieldCatalogue = {
   'account.id': { type: 'uuid', sql: 'm.account_id', ops: EQ_ONLY },
   asset: { type: 'enum', values: ASSETS, sql: 'm.asset', ops: EQ_ONLY },

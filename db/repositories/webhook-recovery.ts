@@ -1,5 +1,5 @@
 /**
- * Subscription health (auto-disable) and recovery of failed deliveries (docs/decisions.md, "Webhook recovery").
+ * Subscription health (auto-disable) and recovery of failed deliveries (decisions 0042, 0044).
  * SQL on `execution_logs` and `webhook_subscriptions`. The attempt's bookkeeping runs outside any transaction
  * through the driver (`rawQuery`, prepared; a worker's system scope: the log id names the row); recovery runs in
  * the request's transaction through its EntityManager (`em.execute`), with the customer taken from that

@@ -35,7 +35,8 @@ export function findSubscription(em: Em, id: string): Promise<WebhookSubscriptio
 }
 
 /**
- * GET /api/subscriptions: live subscriptions, filtered on url and createdAt (docs/decisions.md, Webhooks).
+ * GET /api/subscriptions: live subscriptions, filtered on url and createdAt (../shared/spec/decisions.md, "Lists
+ * and filters").
  */
 export const SUBSCRIPTION_LIST: ListResource<WebhookSubscription> = {
   entity: WebhookSubscriptionSchema,

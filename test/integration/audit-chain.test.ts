@@ -1,6 +1,6 @@
-// The audit chain holds against its own writers (docs/decisions.md, "Audit chain: keyed, streamed, pinned"): an
-// action and its row commit together or not at all, even when the CLI process is killed between them; rows edited
-// with their hashes recomputed (without AUDIT_KEY) fail `verify`; rows cut off the end fail `verify --expect-head`.
+// The audit chain holds against its own writers (decision 0069): an action and its row commit together or not at all,
+// even when the CLI process is killed between them; rows edited with their hashes recomputed (without AUDIT_KEY) fail
+// `verify`; rows cut off the end fail `verify --expect-head`.
 import { expect } from 'chai';
 import { systemEm } from '../../db/orm';
 import { auditHash, AuditRow, listAudit } from '../../db/repositories/audit-log';

@@ -1,4 +1,4 @@
-// Operator actions are audited (docs/decisions.md): every acting CLI command appends a hash-chained row, the table
+// Operator actions are audited (decisions 0049, 0069): every acting CLI command appends a hash-chained row, the table
 // refuses UPDATE and DELETE, `cambio audit verify` finds an edited row; client secrets rotate with a grace period.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';

@@ -1,8 +1,8 @@
-// `cambio books check` reads the records and the ledger in one snapshot (docs/decisions.md, "Rails": it never
-// reports a difference that concurrent recording made up). The check runs in a loop while payments are recorded,
-// returned and credited concurrently; every difference it reports would be a real one, so a later quiet check
-// would confirm it, and none does. Read in separate transactions (before), a payment committed between the reads
-// showed as `received: records != ledger` or `suspense: ... != ledger balance`, and the check exited 1.
+// `cambio books check` reads the records and the ledger in one snapshot (decision 0080: it never reports a difference
+// that concurrent recording made up). The check runs in a loop while payments are recorded, returned and credited
+// concurrently; every difference it reports would be a real one, so a later quiet check would confirm it, and none
+// does. Read in separate transactions, a payment committed between the reads would show as
+// `received: records != ledger` or `suspense: ... != ledger balance`, and the check would exit 1.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { systemEm } from '../../db/orm';

@@ -1,4 +1,4 @@
-// `cambio books check` (docs/decisions.md, "Inbound payments"): the books close by a command an operator runs at
+// `cambio books check` (decision 0076): the books close by a command an operator runs at
 // any time. The books case: two customers report one end-to-end id, the CLI is run twice, a CLI process is killed
 // between recording a payment and having it decided, a return is left in flight; the check passes throughout,
 // and fails (exit 1) when the ledger's suspense is tampered with.

@@ -1,4 +1,4 @@
-// The books close (docs/decisions.md, "Inbound payments"): after a race of concurrent, excess, short and late
+// The books close (decision 0076): after a race of concurrent, excess, short and late
 // payments, per asset, received = credited by deposits + unmatched + returned + credited by operators, in the
 // customer's views and in the ledger.
 import { expect } from 'chai';

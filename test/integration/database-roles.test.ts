@@ -1,6 +1,6 @@
-// Least privilege (docs/decisions.md, "Database roles: owner and application"): the API and the worker run as a
-// member of cambio_app (scripts/test.js gives every spawned process that login), which serves the whole path of
-// a request and a workflow, and cannot rewrite history: no DDL, no TRUNCATE, no UPDATE or DELETE of the audit log.
+// Least privilege (decision 0070): the API and the worker run as a member of cambio_app (scripts/test.js gives every
+// spawned process that login), which serves the whole path of a request and a workflow, and cannot rewrite history: no
+// DDL, no TRUNCATE, no UPDATE or DELETE of the audit log.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { Client as PgClient } from 'pg';

@@ -36,7 +36,7 @@ describe('deposit histories across the inbound-payment update', function () {
     expect(await handle.result()).to.equal('COMPLETED');
     const history = await handle.fetchHistory();
     const types = (history.events ?? []).map((e) => e.eventType);
-    // Since payments are decision rows (decision 0086): the decision signal, no update.
+    // Payments reach the deposit as decision rows (decision 0086): the decision signal, no update.
     expect(types).to.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
     expect(types).to.not.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
     expect(types).to.include(EventType.EVENT_TYPE_MARKER_RECORDED);

@@ -1,5 +1,5 @@
 // The outbox relay's claim is fair: round-robin across customers, oldest first within each, so one customer's
-// backlog never stands in front of another's rows (docs/decisions.md, "Fair share of the engine").
+// backlog never stands in front of another's rows (decision 0072).
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { systemEm } from '../../db/orm';

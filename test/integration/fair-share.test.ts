@@ -1,4 +1,4 @@
-// Fair share of the engine (docs/decisions.md): with 2 API and 2 worker processes, customer A floods transfers from
+// Fair share of the engine (decision 0072): with 2 API and 2 worker processes, customer A floods transfers from
 // 16 concurrent clients while customer B times its own, POST -> COMPLETED. B keeps its pace; A is answered 429
 // once its backlog of accepted-but-not-started operations reaches MAX_PENDING_OPERATIONS_PER_CUSTOMER, and every
 // transfer A was answered 201 for completes. B times its OPERATION_COMPLETED webhooks too, with A's deliveries

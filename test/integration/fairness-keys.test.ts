@@ -1,7 +1,6 @@
-// Temporal Task Queue Fairness (docs/decisions.md, "Fair share of the engine"): every workflow started for a
-// customer carries its fairness key, and the server (started with fairness enabled, scripts/lib/temporal-server.js)
-// dispatches a backlogged queue round-robin across keys, so one customer's 300 queued workflows do not run before
-// another customer's one.
+// Temporal Task Queue Fairness (decision 0072): every workflow started for a customer carries its fairness key, and the
+// server (started with fairness enabled, scripts/lib/temporal-server.js) dispatches a backlogged queue round-robin
+// across keys, so one customer's 300 queued workflows do not run before another customer's one.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { WorkflowExecutionDescription } from '@temporalio/client';

@@ -1,4 +1,4 @@
-// Inbound payments as first-class records (docs/decisions.md, "Inbound payments"): every payment a rail reports is
+// Inbound payments as first-class records (decisions 0045, 0076): every payment a rail reports is
 // kept once per end-to-end id and ends matched to its deposit or unmatched in the customer's suspense.
 import { expect } from 'chai';
 import Decimal from 'decimal.js';

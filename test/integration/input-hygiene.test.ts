@@ -1,4 +1,4 @@
-// What the outside fuzzer found, as a client sees it now: bad text, huge amounts and odd dates are the client's
+// What the outside fuzzer found, as a client sees it: bad text, huge amounts and odd dates are the client's
 // 400 with the path at fault, never a 500 from Postgres.
 import { expect } from 'chai';
 import { idem, newCustomer, stack, TestCustomer } from '../helpers/stack';

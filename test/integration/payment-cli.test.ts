@@ -1,4 +1,4 @@
-// Operators resolve unmatched payments with the CLI (docs/decisions.md, "Inbound payments"): return them through
+// Operators resolve unmatched payments with the CLI (decisions 0048, 0076): return them through
 // their rail or credit them to an account, as the customer then sees in balances, operations, events and reports.
 import { expect } from 'chai';
 import Decimal from 'decimal.js';

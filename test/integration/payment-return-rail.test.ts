@@ -1,8 +1,8 @@
-// A return leaves through the rail the payment came in on (docs/decisions.md, "A claim is not money"; decision
-// 0110). Through the operator CLI, as an operator runs it: a PIX payment goes back through the PSP; a CLI with no
-// PSP configured refuses (RAIL_NOT_CONFIGURED) and sends nothing, unless the operator states the money went back at
-// the bank (`--outside --reference REF`, audited); a return in flight at the PSP completes only on its answer,
-// whatever a CLI without the PSP is asked.
+// A return leaves through the rail the payment came in on (../shared/spec/decisions.md, "A claim is not money";
+// decision 0110). Through the operator CLI, as an operator runs it: a PIX payment goes back through the PSP; a CLI with
+// no PSP configured refuses (RAIL_NOT_CONFIGURED) and sends nothing, unless the operator states the money went back at
+// the bank (`--outside --reference REF`, audited); a return in flight at the PSP completes only on its answer, whatever
+// a CLI without the PSP is asked.
 import { expect } from 'chai';
 import { systemEm } from '../../db/orm';
 import { suspenseAccountId } from '../../domain/postings';
@@ -76,7 +76,7 @@ describe('cambio payment return: through the rail the payment came in on', funct
     const { c, payment } = await unmatchedPix('Return Rail Ltda');
     expect(await suspense(c.customerId)).to.equal('10.00');
 
-    // This CLI has no PIX_PSP_URL: before, it took the bank path and invented an end-to-end id (E12345678...).
+    // This CLI has no PIX_PSP_URL: it refuses rather than take the bank path with an end-to-end id of its own making.
     const refused = await cambioFails('payment', 'return', payment.id, '--reason', 'paid twice');
     expect([refused.exitCode, refused.body.code]).to.deep.equal([1, 'RAIL_NOT_CONFIGURED']);
     expect(refused.body.message).to.include('--outside --reference');
@@ -132,7 +132,7 @@ describe('cambio payment return: through the rail the payment came in on', funct
       );
       expect(asked).to.deep.include({ id: payment.id, status: 'RETURNING' });
 
-      // Before: a CLI without PIX_PSP_URL completed it at once with an end-to-end id of its own making.
+      // A CLI without PIX_PSP_URL must not complete it at once with an end-to-end id of its own making.
       const again = await json('payment', 'return', payment.id, '--reason', 'unknown payer');
       expect(again).to.deep.include({ id: payment.id, status: 'RETURNING' });
       const outside = await cambioFails(

@@ -191,8 +191,8 @@ describe('PIX operations: reconciliation and returns through the PSP', function 
       30000,
       100,
     );
-    // Decision 0108: a 202 is no refusal. Its read-back finds nothing, so the same PUT goes again (before: FAILED,
-    // the payment UNMATCHED again, while a PSP that took it would have sent the money back).
+    // Decision 0108: a 202 is no refusal. Its read-back finds nothing, so the same PUT goes again (failing it would
+    // put the payment back UNMATCHED while a PSP that took it sends the money back).
     const fault = { method: 'PUT', pathPrefix: `/pix/${e2e}/devolucao/`, status: 202, body: '', count: 1 };
     expect((await psp.control('POST', '/faults', fault)).status).to.equal(204);
     expect(await returnPayment(services, payment!.id, 'sent back')).to.deep.include({ status: 'RETURNING' });

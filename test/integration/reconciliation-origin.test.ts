@@ -1,8 +1,8 @@
-// A new deployment does not inherit the PSP's history (docs/decisions.md, "Rails"; decision 0111): its first
-// reconciliation starts at its first start with the PSP (or PIX_RECONCILE_FROM), never at the beginning of the PSP
-// account's history. A fresh database of its own meets a simulated PSP that already holds older Pix (another
-// deployment's, as when every database `npm start` pointed at shared one simulator state): the first run records
-// none of them, a later run's overlap does not reach them, and what arrived after the start with no notice is found.
+// A new deployment does not inherit the PSP's history (decision 0111): its first reconciliation starts at its first
+// start with the PSP (or PIX_RECONCILE_FROM), never at the beginning of the PSP account's history. A fresh database of
+// its own meets a simulated PSP that already holds older Pix (another deployment's, as when every database `npm start`
+// pointed at shared one simulator state): the first run records none of them, a later run's overlap does not reach
+// them, and what arrived after the start with no notice is found.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { loadConfig, type Config } from '../../config';

@@ -1,7 +1,7 @@
-// An issued statement never changes (docs/decisions.md, "A claim is not money", last bullet; decision 0112): a
-// posting stamps booked_at when it moves the balance, not when it commits, so a transaction that booked just before a
-// period's end and commits after it must still be in that period's issued statement. The schedule's run at the
-// boundary waits for it; the next period opens where this one closed; the stored bytes are the on-demand ones.
+// An issued statement never changes (decision 0112): a posting stamps booked_at when it moves the balance, not when it
+// commits, so a transaction that booked just before a period's end and commits after it must still be in that period's
+// issued statement. The schedule's run at the boundary waits for it; the next period opens where this one closed; the
+// stored bytes are the on-demand ones.
 import { createHash, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { Client } from '@temporalio/client';

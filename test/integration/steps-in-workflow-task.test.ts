@@ -76,7 +76,7 @@ describe('database steps inside the workflow task: histories before and after', 
       const history = await handle.fetchHistory();
       const calls = scheduled(history);
       expect(calls[0], JSON.stringify(calls)).to.equal('pixSendPayout');
-      // Reads of a payout sent: pixFollowPayout since decision 0108 (pixPayoutStatus before).
+      // Every read of the payout sent is pixFollowPayout (decision 0108).
       expect(
         calls.slice(1).every((t) => t === 'pixFollowPayout'),
         JSON.stringify(calls),

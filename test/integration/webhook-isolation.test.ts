@@ -240,9 +240,9 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
         // A's flood: deposits at ~4/s, each delivered to three URLs that hold every request.
         const flood = floodOfDeposits(a, aAccount.id);
         try {
-          // B is measured once A has flooded for 3 s (36 deliveries, more than the 20 local-activity slots the
-          // attempts used to share with settlement) and its attempts hold their share of delivery slots: every URL
-          // at its cap of requests open.
+          // B is measured once A has flooded for 3 s (36 deliveries, more than settlement's 20 local-activity slots,
+          // so attempts that shared them would starve it) and its attempts hold their share of delivery slots: every
+          // URL at its cap of requests open.
           const flooded = (n: { deposits: number; open: number }) =>
             n.deposits >= 3 * A_DEPOSITS_PER_SECOND && n.open >= A_URLS * CAP;
           await eventually(async () => ({ deposits: flood.deposits(), open: noisy.openTotal }), flooded, 30000, 20);

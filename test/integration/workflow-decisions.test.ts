@@ -1,4 +1,4 @@
-// Workflow decisions are rows (docs/decisions.md): a decision reaches a workflow only as a committed row named by
+// Workflow decisions are rows (decision 0068): a decision reaches a workflow only as a committed row named by
 // the signal sent after COMMIT; the workflow reads and validates it. A request that dies mid-way is retried onto
 // the same decision, a signal made by hand changes nothing and is listed by the `ignoredSignals` query, and a
 // decision whose writer died before sending it is sent by the outbox relay.

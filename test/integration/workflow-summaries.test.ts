@@ -1,4 +1,4 @@
-// Temporal UI summaries (docs/decisions.md): every workflow starts with a one-line static summary that the relay
+// Temporal UI summaries (decision 0050): every workflow starts with a one-line static summary that the relay
 // carries from its outbox row, readable in the workflow list and through describe().
 import { expect } from 'chai';
 import { accountReviewWorkflowId, operationWorkflowId } from '../../workflows/ids';

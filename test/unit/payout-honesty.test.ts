@@ -52,7 +52,7 @@ function payoutsWithoutPsp(sources: Source[]): string[] {
   const findings: string[] = [];
   for (const { file, text } of sources) {
     const at = (i: number, why: string) => findings.push(`${file}:${lineOf(text, i)} ${why}`);
-    // 1. The sandbox's failing key decided payouts in the stub; the simulated PSP decides them now.
+    // 1. Only the PSP decides a payout: the sandbox's failing key lives in the simulator, never in our code.
     for (const m of text.matchAll(/payout-fails@example\.com/g)) {
       at(m.index!, 'decides a payout by its key (the PSP decides; the failing key lives in the simulator)');
     }
