@@ -32,6 +32,8 @@ const STATUS: Record<ErrorCode, number> = {
   RAIL_ASSET_MISMATCH: 422,
   RAIL_NOT_CONFIGURED: 422,
   RAIL_REJECTED: 422,
+  // A representation the resource has no valid form in (a stablecoin statement as camt.053): details name the others.
+  FORMAT_NOT_SUPPORTED: 422,
   PAYMENT_INSTRUCTION_NOT_APPROVED: 422,
   REQUIREMENTS_NOT_MET: 422,
   IDEMPOTENCY_KEY_REUSED: 422,
