@@ -12,8 +12,8 @@ import { statementDocument } from '../../statements/formats/document';
 import { withServices } from '../context';
 
 const FORMATS = ['json', 'csv', 'camt053', 'pdf'];
-// The PDF and camt.053 writers (pdfkit, xmlbuilder2) are loaded by the command that prints one: loaded by every
-// command at start, they cost each `cambio` run about 0.2 s.
+// The PDF and camt.053 writers are loaded by the command that prints one: pdfkit and its font, loaded by every
+// command at start, would cost each `cambio` run about 0.2 s.
 
 /**
  * `cambio statement <accountId>`: the statement GET /api/accounts/{id}/statement answers, in the account's customer's
