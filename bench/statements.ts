@@ -133,9 +133,11 @@ void withStack({ database: 'cambio_bench_statements', worker: true, api: true },
         for (const b of chunk) if (b === 10) count++;
         continue;
       }
-      const text = Buffer.concat([tail, chunk]);
-      for (let i = text.indexOf(tag); i !== -1; i = text.indexOf(tag, i + tag.length)) count++;
-      tail = text.subarray(Math.max(0, text.length - (tag.length - 1)));
+      const bytesIn = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
+      // A tag cut by the chunk boundary: the last bytes before it and the first after, joined (a few bytes).
+      if (Buffer.concat([tail, bytesIn.subarray(0, tag.length - 1)]).includes(tag)) count++;
+      for (let i = bytesIn.indexOf(tag); i !== -1; i = bytesIn.indexOf(tag, i + tag.length)) count++;
+      tail = Buffer.from(bytesIn.subarray(Math.max(0, bytesIn.length - (tag.length - 1))));
     }
     const seconds = (performance.now() - started) / 1000;
     clearInterval(sampler);

@@ -133,15 +133,13 @@ function entry(e: StatementEntry): string {
   const endToEnd = reference(e.endToEnd);
   const operation = e.operationId ? compactId(e.operationId) : null;
   const info = schemaText(e.description, 500);
-  let details = '';
-  if (endToEnd || operation || info) {
-    // TransactionReferences6 order: EndToEndId, then (UETR,) TxId.
-    const refs =
-      endToEnd || operation
-        ? `<Refs>${endToEnd ? el('EndToEndId', endToEnd) : ''}${operation ? el('TxId', operation) : ''}</Refs>`
-        : '';
-    details = `<NtryDtls><TxDtls>${refs}${info ? el('AddtlTxInf', info) : ''}</TxDtls></NtryDtls>`;
-  }
+  // TransactionReferences6 order: EndToEndId, then (UETR,) TxId. The description is the entry's (AddtlNtryInf) only:
+  // repeated as AddtlTxInf it added a tenth to every entry's bytes and nothing an importer reads.
+  const details =
+    endToEnd || operation
+      ? `<NtryDtls><TxDtls><Refs>${endToEnd ? el('EndToEndId', endToEnd) : ''}` +
+        `${operation ? el('TxId', operation) : ''}</Refs></TxDtls></NtryDtls>`
+      : '';
   return (
     `<Ntry><NtryRef>${ref}</NtryRef><Amt Ccy="${e.amount.asset}">${e.amount.value}</Amt>` +
     `<CdtDbtInd>${e.direction === 'CREDIT' ? 'CRDT' : 'DBIT'}</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts>` +
