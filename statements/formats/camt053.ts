@@ -10,6 +10,7 @@ import { CambioError } from '../../domain/errors';
 import type { Amount } from '../../domain/money';
 import type { StatementEntry, StatementHeader, StatementSource } from '../statement';
 import { isInterim, type StatementDocument } from './document';
+import { readAhead } from './ahead';
 
 export const CAMT053_NAMESPACE = 'urn:iso:std:iso:20022:tech:xsd:camt.053.001.08';
 
@@ -101,7 +102,7 @@ export async function* statementCamt053(s: StatementSource, doc: StatementDocume
     account(h, doc) +
     balance('OPBD', h.openingBalance, h.periodStart) +
     (interim ? balance('ITBD', h.closingBalance, renderedAt) : balance('CLBD', h.closingBalance, h.periodEnd));
-  for await (const page of s.pages) {
+  for await (const page of readAhead(s.pages)) {
     for (const e of page) out += entry(e);
     if (out.length >= FLUSH_CHARS) {
       yield out;

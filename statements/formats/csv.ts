@@ -2,6 +2,7 @@
 // opening and closing balances travel in response headers (api/routes/statements.ts); each row's balanceAfter
 // carries the running balance.
 import type { StatementEntry, StatementSource } from '../statement';
+import { readAhead } from './ahead';
 
 export const STATEMENT_CSV_HEADER =
   'id,bookedAt,operationId,operationType,direction,amount,asset,balanceAfter,description,endToEnd';
@@ -30,7 +31,7 @@ export const csvRow = (e: StatementEntry): string =>
 
 export async function* statementCsv(s: StatementSource): AsyncGenerator<string> {
   let out = `${STATEMENT_CSV_HEADER}\r\n`;
-  for await (const page of s.pages) {
+  for await (const page of readAhead(s.pages)) {
     for (const e of page) out += csvRow(e);
     if (out.length >= FLUSH_CHARS) {
       yield out;
