@@ -45,14 +45,71 @@ const COLUMNS: Record<'date' | 'description' | 'reference' | 'amount' | 'balance
   balance: { title: 'Balance after', x: 476, width: 79, align: 'right' },
 };
 
-/** The parts of pdfkit's font object a deferred text needs (not in its typings). */
+/** The parts of pdfkit's embedded font this file uses (not in its typings). */
 interface PdfFont {
   id: string;
   ascender: number;
   ref(): unknown;
   encode(text: string): [string[], unknown];
+  /** fontkit's font, the subset being embedded, and what pdfkit records per subset glyph (encode() fills them). */
+  font: { glyphForCodePoint(codePoint: number): { id: number; advanceWidth: number; codePoints: number[] } };
+  subset: { includeGlyph(glyphId: number): number };
+  widths: number[];
+  unicode: number[][];
+  scale: number;
 }
-type Doc = PDFKit.PDFDocument & { _font: PdfFont; ref(data: object): { end(data: string): void } };
+type Doc = PDFKit.PDFDocument & {
+  _font: PdfFont;
+  ref(data: object): { end(data: string): void };
+  page: { fonts: Record<string, unknown> };
+};
+
+/**
+ * The entries' text, written straight into the page as glyphs of the embedded font, one code point to one glyph.
+ * pdfkit's text() shapes every string with fontkit (about 0.4 ms a call here), several per entry: a statement of
+ * thousands of entries took minutes. A table of dates, amounts and names needs no shaping (no ligature, no
+ * kerning); widths come from the same advances, so what is measured is what is drawn. pdfkit still embeds the
+ * subset, its widths and the ToUnicode map, from the glyphs recorded here as its own encode() records them.
+ */
+class Glyphs {
+  private readonly cache = new Map<number, { hex: string; advance: number }>();
+
+  constructor(readonly font: PdfFont) {}
+
+  private glyph(codePoint: number): { hex: string; advance: number } {
+    let g = this.cache.get(codePoint);
+    if (!g) {
+      const f = this.font;
+      const glyph = f.font.glyphForCodePoint(codePoint);
+      const gid = f.subset.includeGlyph(glyph.id);
+      const advance = glyph.advanceWidth * f.scale;
+      f.widths[gid] ??= advance;
+      f.unicode[gid] ??= glyph.codePoints.length > 0 ? glyph.codePoints : [codePoint];
+      g = { hex: gid.toString(16).padStart(4, '0'), advance };
+      this.cache.set(codePoint, g);
+    }
+    return g;
+  }
+
+  width(text: string, size: number): number {
+    let w = 0;
+    for (const ch of text) w += this.glyph(ch.codePointAt(0)!).advance;
+    return (w * size) / 1000;
+  }
+
+  /** Draws `text` with its top at y (as pdfkit's text() takes it), in the current fill colour. */
+  draw(doc: Doc, text: string, x: number, y: number, size: number): void {
+    if (text === '') return;
+    let hex = '';
+    for (const ch of text) hex += this.glyph(ch.codePointAt(0)!).hex;
+    const baseline = y + (this.font.ascender / 1000) * size;
+    doc.page.fonts[this.font.id] = this.font.ref();
+    // The page's user space runs downwards (pdfkit flips it): the text matrix flips the glyphs back upright.
+    doc.addContent(`BT /${this.font.id} ${size} Tf 1 0 0 -1 ${num(x)} ${num(baseline)} Tm <${hex}> Tj ET`);
+  }
+}
+
+const num = (n: number): string => String(Math.round(n * 100) / 100);
 
 /**
  * A text drawn where its value is not yet known: each page that shows it refers to one form XObject, written by
@@ -99,6 +156,9 @@ export function statementPdf(s: StatementSource, statementDoc: StatementDocument
     size: 'A4',
     margin: MARGIN,
     font: REGULAR,
+    // pdfkit keeps every word it lays out in an embedded font's cache, for the document's life: with a date, an
+    // amount and a balance per entry, that grows with the statement. Off, memory stays flat.
+    fontLayoutCache: false,
     info: { Title: `Statement ${h.id}`, CreationDate: new Date(h.periodEnd) },
   }) as Doc;
   doc.registerFont('regular', REGULAR).registerFont('bold', BOLD);
@@ -161,7 +221,12 @@ function firstPage(doc: Doc, h: StatementHeader, sd: StatementDocument): { credi
     const y = doc.y;
     doc.font('bold').fontSize(10).fillColor('black').text(`${label}:`, MARGIN, y, { lineBreak: false });
     if (value !== null) {
-      doc.font('regular').text(fit(doc, value, valueWidth), MARGIN + labelWidth, y, { lineBreak: false });
+      doc.font('regular').text(
+        fit((t) => doc.widthOfString(t), value, valueWidth),
+        MARGIN + labelWidth,
+        y,
+        { lineBreak: false },
+      );
     }
     doc.y = y + 14;
     return y;
@@ -181,6 +246,7 @@ class Pages {
   private n = 1;
   private readonly total: Deferred;
   private readonly head: string;
+  private readonly glyphs: Glyphs;
 
   constructor(
     private readonly doc: Doc,
@@ -188,6 +254,7 @@ class Pages {
     sd: StatementDocument,
   ) {
     doc.font('regular').fontSize(SIZE);
+    this.glyphs = new Glyphs(doc._font);
     this.total = new Deferred(doc, 'PageCount', SIZE);
     const minutes = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)}`;
     const period = `${minutes(h.periodStart)} to ${minutes(h.periodEnd)} UTC`;
@@ -200,7 +267,12 @@ class Pages {
     const doc = this.doc;
     const bottom = doc.page.height - MARGIN + 6;
     doc.font('regular').fontSize(SIZE).fillColor(GREY);
-    doc.text(fit(doc, this.head, doc.page.width - 2 * MARGIN), MARGIN, MARGIN - 16, { lineBreak: false });
+    doc.text(
+      fit((t) => doc.widthOfString(t), this.head, doc.page.width - 2 * MARGIN),
+      MARGIN,
+      MARGIN - 16,
+      { lineBreak: false },
+    );
     doc.text(`Account ${this.h.accountId} · ${this.h.asset}`, MARGIN, bottom, { lineBreak: false });
     const label = `Page ${this.n} of `;
     const x = doc.page.width - MARGIN - 60;
@@ -214,7 +286,10 @@ class Pages {
     const doc = this.doc;
     const y = doc.y;
     doc.font('bold').fontSize(SIZE).fillColor('black');
-    for (const c of Object.values(COLUMNS)) cell(doc, c, c.title, y);
+    for (const c of Object.values(COLUMNS)) {
+      const x = c.align === 'right' ? c.x + c.width - doc.widthOfString(c.title) : c.x;
+      doc.text(c.title, x, y, { lineBreak: false });
+    }
     const line = y + LINE + 2;
     doc
       .moveTo(MARGIN, line)
@@ -235,18 +310,19 @@ class Pages {
       this.headings();
     }
     const y = doc.y;
-    doc.font('regular').fontSize(SIZE).fillColor('black');
-    cell(doc, COLUMNS.date, e.bookedAt.slice(0, 10), y);
-    cell(doc, COLUMNS.date, e.bookedAt.slice(11, 19), y + LINE);
-    cell(doc, COLUMNS.description, e.description || '—', y);
+    const g = this.glyphs;
+    doc.fillColor('black');
+    cell(doc, g, COLUMNS.date, e.bookedAt.slice(0, 10), y);
+    cell(doc, g, COLUMNS.date, e.bookedAt.slice(11, 19), y + LINE);
+    cell(doc, g, COLUMNS.description, e.description || '—', y);
     const sign = e.direction === 'CREDIT' ? '+' : '-';
-    cell(doc, COLUMNS.amount, `${sign}${e.amount.value}`, y);
-    cell(doc, COLUMNS.balance, e.balanceAfter.value, y);
-    const [first, second] = twoLines(doc, e.endToEnd ?? '', COLUMNS.reference.width);
-    cell(doc, COLUMNS.reference, first, y);
-    if (second) cell(doc, COLUMNS.reference, second, y + LINE);
+    cell(doc, g, COLUMNS.amount, `${sign}${e.amount.value}`, y);
+    cell(doc, g, COLUMNS.balance, e.balanceAfter.value, y);
+    const [first, second] = twoLines(g, e.endToEnd ?? '', COLUMNS.reference.width);
+    cell(doc, g, COLUMNS.reference, first, y);
+    if (second) cell(doc, g, COLUMNS.reference, second, y + LINE);
     doc.fillColor(GREY);
-    cell(doc, COLUMNS.description, e.operationType ?? 'Ledger posting', y + LINE);
+    cell(doc, g, COLUMNS.description, e.operationType ?? 'Ledger posting', y + LINE);
     doc.y = y + ROW;
   }
 
@@ -256,34 +332,37 @@ class Pages {
   }
 }
 
-/** One line of a column, cut to its width, at its alignment. */
-function cell(doc: Doc, c: Column, text: string, y: number): void {
-  const shown = fit(doc, text, c.width);
-  const x = c.align === 'right' ? c.x + c.width - doc.widthOfString(shown) : c.x;
-  doc.text(shown, x, y, { lineBreak: false });
+/** One line of a column (an entry's), cut to its width, at its alignment, in the regular font at SIZE. */
+function cell(doc: Doc, g: Glyphs, c: Column, text: string, y: number): void {
+  const shown = fit((t) => g.width(t, SIZE), text, c.width);
+  const x = c.align === 'right' ? c.x + c.width - g.width(shown, SIZE) : c.x;
+  g.draw(doc, shown, x, y, SIZE);
 }
 
-/** The text, or its longest start that fits `width` with an ellipsis; one line (line breaks become spaces). */
-function fit(doc: Doc, text: string, width: number): string {
+/**
+ * The text, or its longest start that fits `width` with an ellipsis; one line (line breaks become spaces).
+ * `measure` is the width of a text in the font and size it is drawn in.
+ */
+function fit(measure: (text: string) => number, text: string, width: number): string {
   // eslint-disable-next-line no-control-regex -- a control character is what is replaced
   const flat = text.replace(/[\u0000-\u001F\u007F-\u009F]+/g, ' ');
-  if (doc.widthOfString(flat) <= width) return flat;
+  if (measure(flat) <= width) return flat;
   const chars = Array.from(flat);
   let lo = 0;
   let hi = chars.length;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (doc.widthOfString(`${chars.slice(0, mid).join('')}…`) <= width) lo = mid;
+    if (measure(`${chars.slice(0, mid).join('')}…`) <= width) lo = mid;
     else hi = mid - 1;
   }
   return `${chars.slice(0, lo).join('').trimEnd()}…`;
 }
 
 /** A reference split over two lines of `width` where it must be (it has no spaces to break at). */
-function twoLines(doc: Doc, text: string, width: number): [string, string | null] {
-  if (doc.widthOfString(text) <= width) return [text, null];
+function twoLines(g: Glyphs, text: string, width: number): [string, string | null] {
+  if (g.width(text, SIZE) <= width) return [text, null];
   const chars = Array.from(text);
   let n = chars.length;
-  while (n > 1 && doc.widthOfString(chars.slice(0, n).join('')) > width) n--;
-  return [chars.slice(0, n).join(''), fit(doc, chars.slice(n).join(''), width)];
+  while (n > 1 && g.width(chars.slice(0, n).join(''), SIZE) > width) n--;
+  return [chars.slice(0, n).join(''), fit((t) => g.width(t, SIZE), chars.slice(n).join(''), width)];
 }
