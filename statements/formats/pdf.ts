@@ -344,8 +344,9 @@ function cell(doc: Doc, g: Glyphs, c: Column, text: string, y: number): void {
  * `measure` is the width of a text in the font and size it is drawn in.
  */
 function fit(measure: (text: string) => number, text: string, width: number): string {
+  // Composed (NFC): an accent typed as a separate combining mark becomes its letter's own glyph.
   // eslint-disable-next-line no-control-regex -- a control character is what is replaced
-  const flat = text.replace(/[\u0000-\u001F\u007F-\u009F]+/g, ' ');
+  const flat = text.normalize('NFC').replace(/[\u0000-\u001F\u007F-\u009F]+/g, ' ');
   if (measure(flat) <= width) return flat;
   const chars = Array.from(flat);
   let lo = 0;
