@@ -66,7 +66,7 @@ describe('BR Code (Pix Copia e Cola)', () => {
   });
 });
 
-describe('BR Code: name, location (issue 50)', () => {
+describe('BR Code: the merchant name and the location', () => {
   const base = { amount: '10.00', merchantName: 'Cambio', merchantCity: 'Sao Paulo' };
 
   it('cuts the merchant name to 25 and never leaves it ending in a space', () => {
