@@ -34,6 +34,8 @@ const STATUS: Record<ErrorCode, number> = {
   RAIL_REJECTED: 422,
   // A PSP notice with items the PSP's own record does not confirm (decision 0107): those are not recorded.
   NOTICE_NOT_CONFIRMED: 422,
+  // A representation the resource has no valid form in (a stablecoin statement as camt.053): details name the others.
+  FORMAT_NOT_SUPPORTED: 422,
   PAYMENT_INSTRUCTION_NOT_APPROVED: 422,
   REQUIREMENTS_NOT_MET: 422,
   IDEMPOTENCY_KEY_REUSED: 422,

@@ -159,6 +159,7 @@ export function openApiDocument(table: RouteTable, version: string, serverUrl: s
             'X-Request-Id': header('X-Request-Id'),
             'X-Service-Version': header('X-Service-Version'),
             ...(!r.public && mutating ? { 'Idempotent-Replayed': header('Idempotent-Replayed') } : {}),
+            ...r.response?.headers,
           },
           ...(r.response?.schema
             ? {

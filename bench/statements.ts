@@ -5,9 +5,9 @@
 //    BENCH_ASOF_RUNS GET .../balances?asOf= at random instants of its history, each followed by its ceiling: the
 //    same route without asOf (the running balance row, same authentication and middleware). Target p99 < 20 ms.
 //    Then EXPLAIN ANALYZE of the asOf statement.
-// 2. CSV: the statement of the whole history (every posting an entry) streamed from the API; entries/s and the API
-//    process's RSS growth while it streams. Targets >= 100,000 entries/s, RSS growth < 50 MB. Its ceiling: the same
-//    keyset pages read in this process through the repository (database and driver only: no HTTP, no formatting).
+// 2. CSV, then camt.053: the statement of the whole history (every posting an entry) streamed from the API; entries/s
+//    and the API process's RSS growth while it streams. Targets (each) >= 100,000 entries/s, RSS growth < 50 MB. Its
+//    ceiling: the same keyset pages read in this process through the repository (no HTTP, no formatting).
 // 3. Issuing: BENCH_ACCOUNTS (10,000) accounts (copies of the first, opened two days ago) and the first (opened
 //    twelve days ago: yesterday's 86,400 postings are one statement) issued for yesterday (STATEMENT_INTERVAL=day),
 //    in this process, as the schedule's activity does; this process's RSS growth while it issues. Target: within the
@@ -105,32 +105,53 @@ void withStack({ database: 'cambio_bench_statements', worker: true, api: true },
   );
   log(`asOf statement: ${plan.ms.toFixed(3)} ms, ${plan.node}`);
 
-  // 2. CSV streaming
+  // 2. CSV and camt.053 streaming
   const pid = stack.api?.proc.pid;
-  const rss0 = rssOf(pid)?.rssMb ?? 0;
-  let peak = rss0;
-  const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid)?.rssMb ?? 0)), 100);
   const periodStart = new Date(range.first.getTime() - 1000).toISOString();
   const periodEnd = new Date(range.last.getTime() + 1000).toISOString();
-  t = performance.now();
-  const res = await fetch(
-    url(`/api/accounts/${accountId}/statement?asset=BRL&periodStart=${periodStart}&periodEnd=${periodEnd}&format=csv`),
-    { headers },
-  );
-  let lines = 0;
-  let bytes = 0;
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    bytes += chunk.length;
-    for (const b of chunk) if (b === 10) lines++;
-  }
-  const seconds = (performance.now() - t) / 1000;
-  clearInterval(sampler);
-  const entries = lines - 1;
-  log(
-    `CSV: ${entries} entries, ${(bytes / 1e6).toFixed(1)} MB in ${seconds.toFixed(1)} s = ` +
-      `${Math.round(entries / seconds)} entries/s; API RSS ${rss0.toFixed(0)} MB -> peak ${peak.toFixed(0)} MB ` +
-      `(growth ${(peak - rss0).toFixed(1)} MB)`,
-  );
+  /** Streams the statement in `format`, counting its entries (CSV: lines after the header; camt.053: `</Ntry>`). */
+  const stream = async (format: 'csv' | 'camt053') => {
+    const rss0 = rssOf(pid)?.rssMb ?? 0;
+    let peak = rss0;
+    const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid)?.rssMb ?? 0)), 100);
+    const started = performance.now();
+    const res = await fetch(
+      url(
+        `/api/accounts/${accountId}/statement?asset=BRL&periodStart=${periodStart}&periodEnd=${periodEnd}` +
+          `&format=${format}`,
+      ),
+      { headers },
+    );
+    let count = 0;
+    let bytes = 0;
+    // `</Ntry>` ends in `>` (62): counted where a `>` closes those seven bytes, across chunk boundaries.
+    const tag = Buffer.from('</Ntry>');
+    let tail = Buffer.alloc(0);
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      bytes += chunk.length;
+      if (format === 'csv') {
+        for (const b of chunk) if (b === 10) count++;
+        continue;
+      }
+      const bytesIn = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
+      // A tag cut by the chunk boundary: the last bytes before it and the first after, joined (a few bytes).
+      if (Buffer.concat([tail, bytesIn.subarray(0, tag.length - 1)]).includes(tag)) count++;
+      for (let i = bytesIn.indexOf(tag); i !== -1; i = bytesIn.indexOf(tag, i + tag.length)) count++;
+      tail = Buffer.from(bytesIn.subarray(Math.max(0, bytesIn.length - (tag.length - 1))));
+    }
+    const seconds = (performance.now() - started) / 1000;
+    clearInterval(sampler);
+    const entries = format === 'csv' ? count - 1 : count;
+    log(
+      `${format === 'csv' ? 'CSV' : 'camt.053'}: ${entries} entries, ${(bytes / 1e6).toFixed(1)} MB in ` +
+        `${seconds.toFixed(1)} s = ${Math.round(entries / seconds)} entries/s; API RSS ${rss0.toFixed(0)} MB -> ` +
+        `peak ${peak.toFixed(0)} MB (growth ${(peak - rss0).toFixed(1)} MB)`,
+    );
+    return { entries, seconds };
+  };
+  const { entries, seconds } = await stream('csv');
+  // The document banks import (decision 0113): the same entries through the XML writer, schema-shaped.
+  await stream('camt053');
 
   // The ceiling: the same pages read here through the repository.
   const orm = await openOrm(stack.databaseUrl, { poolMax: 8 });

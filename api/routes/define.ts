@@ -22,9 +22,16 @@ export interface RouteSpec {
   bodyRequired?: boolean;
   /**
    * The success status and its body's schema (for /openapi.json; api/schemas/responses.ts). `otherMedia`: the
-   * media types the route also answers with (chosen by `?format=` or Accept), each with its schema.
+   * media types the route also answers with (chosen by `?format=` or Accept), each with its schema. `headers`: the
+   * response headers of its own the route sends on success, each an OpenAPI Header Object.
    */
-  response?: { status: number; schema?: object; description?: string; otherMedia?: Record<string, object> };
+  response?: {
+    status: number;
+    schema?: object;
+    description?: string;
+    otherMedia?: Record<string, object>;
+    headers?: Record<string, object>;
+  };
   /** Business error codes of this route, beyond those every route of its kind can answer (api/openapi.ts). */
   errors?: ErrorCode[];
   public?: boolean;

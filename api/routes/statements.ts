@@ -11,8 +11,10 @@ import { ASSETS } from '../../domain/assets';
 import { openStatement, type StatementSource } from '../../statements/statement';
 import { statementJson } from '../../statements/formats/json';
 import { statementCsv } from '../../statements/formats/csv';
-import { statementCamt053 } from '../../statements/formats/camt053';
+import { assertCamt053Asset, statementCamt053 } from '../../statements/formats/camt053';
 import { statementPdf } from '../../statements/formats/pdf';
+import { statementDocument, type StatementDocument } from '../../statements/formats/document';
+import type { Em } from '../../db/orm';
 
 export const STATEMENT_FORMATS = ['json', 'csv', 'camt053', 'pdf'] as const;
 export type StatementFormat = (typeof STATEMENT_FORMATS)[number];
@@ -29,7 +31,8 @@ export const formatProperty = {
   enum: STATEMENT_FORMATS,
   description:
     'json (default), csv, camt053 (ISO 20022 camt.053.001.08) or pdf; without it, the Accept header chooses ' +
-    '(text/csv, application/xml, application/pdf)',
+    '(text/csv, application/xml, application/pdf). camt053 exists for ISO 4217 currencies only: a stablecoin ' +
+    '(USDC, USDT, EURC, BRLT) is 422 FORMAT_NOT_SUPPORTED, whose details name json, csv and pdf',
 } as const;
 
 const statementQuery = {
@@ -51,6 +54,28 @@ const statementOtherMedia = {
   'text/csv': { type: 'string', description: 'One line per entry, after a header line' },
   'application/xml': { type: 'string', description: 'ISO 20022 camt.053.001.08 BankToCustomerStatement' },
   'application/pdf': { type: 'string', format: 'binary' },
+};
+
+// What sendStatement sets beside the body, in every format, for /openapi.json.
+const statementHeaders = {
+  'X-Statement-Id': {
+    description: "The statement's id: the same for the same account, asset and period (an issued statement's id)",
+    schema: { type: 'string', format: 'uuid' },
+  },
+  'X-Statement-Opening-Balance': {
+    description: "The booked balance at periodStart, a decimal string at the asset's scale (CSV has no header for it)",
+    schema: { type: 'string', examples: ['1250.00'] },
+  },
+  'X-Statement-Closing-Balance': {
+    description: 'The booked balance at periodEnd (as of now for a period not yet ended), a decimal string',
+    schema: { type: 'string', examples: ['980.50'] },
+  },
+  'Content-Disposition': {
+    description:
+      "attachment, with a file name of the asset, the period and the format's extension " +
+      '(statement-BRL-20261101T000000Z-20261201T000000Z.csv)',
+    schema: { type: 'string' },
+  },
 };
 
 // For /openapi.json (statements/formats/json.ts writes the body).
@@ -116,9 +141,19 @@ export function chosenFormat(ctx: Koa.Context, format: unknown): StatementFormat
   }
 }
 
-/** Streams the statement in the chosen format; the balances also travel as headers (for CSV, which has no header). */
-export function sendStatement(ctx: Koa.Context, source: StatementSource, format: StatementFormat): void {
+/**
+ * Streams the statement in the chosen format; the balances also travel as headers (for CSV, which has no header).
+ * What a format cannot carry is refused here, before a header or a byte is sent (422 FORMAT_NOT_SUPPORTED).
+ */
+export async function sendStatement(
+  ctx: Koa.Context,
+  em: Em,
+  source: StatementSource,
+  format: StatementFormat,
+): Promise<void> {
   const h = source.header;
+  if (format === 'camt053') assertCamt053Asset(h.asset);
+  const doc = format === 'camt053' || format === 'pdf' ? await statementDocument(em, h) : null;
   const media = MEDIA[format];
   ctx.type = media.type;
   const stamp = (iso: string) => iso.replace(/\.000Z$/, 'Z').replace(/[-:]/g, '');
@@ -127,17 +162,17 @@ export function sendStatement(ctx: Koa.Context, source: StatementSource, format:
   ctx.set('X-Statement-Id', h.id);
   ctx.set('X-Statement-Opening-Balance', h.openingBalance.value);
   ctx.set('X-Statement-Closing-Balance', h.closingBalance.value);
-  ctx.body = render(source, format);
+  ctx.body = render(source, format, doc);
 }
 
-function render(source: StatementSource, format: StatementFormat): Readable {
+function render(source: StatementSource, format: StatementFormat, doc: StatementDocument | null): Readable {
   switch (format) {
     case 'csv':
       return Readable.from(statementCsv(source));
     case 'camt053':
-      return Readable.from(statementCamt053(source));
+      return Readable.from(statementCamt053(source, doc!));
     case 'pdf':
-      return statementPdf(source);
+      return statementPdf(source, doc!);
     default:
       return Readable.from(statementJson(source));
   }
@@ -175,13 +210,16 @@ export function statementRoutes(table: RouteTable, s: ServiceContext): void {
       schema: statementResponse,
       description: 'The Statement (or CSV, camt.053, PDF)',
       otherMedia: statementOtherMedia,
+      headers: statementHeaders,
     },
-    errors: ['INVALID_PERIOD'],
+    errors: ['INVALID_PERIOD', 'FORMAT_NOT_SUPPORTED'],
     async handler(ctx) {
       const q = ctx.state.query as { asset: string; periodStart: string; periodEnd: string; format?: string };
       const format = chosenFormat(ctx, q.format);
+      // Refused before the period or the account is read: a stablecoin never has a camt.053 form.
+      if (format === 'camt053') assertCamt053Asset(q.asset);
       const source = await openStatement(ctx.state.em, { accountId: ctx.params.accountId, ...q });
-      sendStatement(ctx, source, format);
+      await sendStatement(ctx, ctx.state.em, source, format);
     },
   });
   issuedStatementRoutes(table, s);
@@ -218,11 +256,13 @@ function issuedStatementRoutes(table: RouteTable, s: ServiceContext): void {
       schema: statementResponse,
       description: 'The Statement (or CSV, camt.053, PDF)',
       otherMedia: statementOtherMedia,
+      headers: statementHeaders,
     },
+    errors: ['FORMAT_NOT_SUPPORTED'],
     async handler(ctx) {
       const format = chosenFormat(ctx, (ctx.state.query as { format?: string }).format);
       const issued = await getIssuedStatement(ctx.state.em, ctx.params.statementId);
-      sendStatement(ctx, issued.source, format);
+      await sendStatement(ctx, ctx.state.em, issued.source, format);
       if (format === 'json') ctx.body = Readable.from(issued.json());
     },
   });

@@ -6,9 +6,16 @@ const GUI = 'br.gov.bcb.pix';
 /** The manual's limits: the merchant name and city as a payer's app shows them. */
 const MAX_NAME = 25;
 const MAX_CITY = 15;
+/** Field 26 holds at most 99 characters: the GUI's sub-field takes 18, the location's header 4, leaving 77. */
+export const MAX_LOCATION = 77;
+
+/** A charge that no BR Code can carry (its location too long): refused, never encoded cut. */
+export class BrCodeError extends Error {
+  override readonly name = 'BrCodeError';
+}
 
 export interface BrCodeInput {
-  /** The charge's `location` as the PSP returned it (no scheme). */
+  /** The charge's `location` as the PSP returned it (a scheme, if it has one, is left out: see brCodeLocation). */
   location: string;
   /** Two decimal places, e.g. "100.00". */
   amount: string;
@@ -38,7 +45,22 @@ function plain(text: string, max: number): string {
     .replace(/[\u0300-\u036f]/g, '')
     .replace(/[^\x20-\x7e]/g, '')
     .trim();
-  return ascii.slice(0, max) || 'N/A';
+  // Cut, then trimmed again: a name never ends in the space its 25th character happened to be.
+  return ascii.slice(0, max).trimEnd() || 'N/A';
+}
+
+/**
+ * The location as field 25 carries it: without a scheme (the payer's app adds https://, and a PSP that returns
+ * one would otherwise push a valid location over the limit). Throws BrCodeError when it is empty or longer than 77.
+ */
+export function brCodeLocation(location: string): string {
+  const bare = location.trim().replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
+  if (bare.length === 0 || bare.length > MAX_LOCATION) {
+    throw new BrCodeError(
+      `the charge location is ${bare.length} characters without its scheme; a BR Code carries 1 to ${MAX_LOCATION}`,
+    );
+  }
+  return bare;
 }
 
 export function encodeBrCode(input: BrCodeInput): string {
@@ -46,7 +68,7 @@ export function encodeBrCode(input: BrCodeInput): string {
     field('00', '01') +
     // 12: the code is for one payment (dynamic), not reusable.
     field('01', '12') +
-    field('26', field('00', GUI) + field('25', input.location)) +
+    field('26', field('00', GUI) + field('25', brCodeLocation(input.location))) +
     field('52', '0000') +
     field('53', '986') +
     field('54', input.amount) +

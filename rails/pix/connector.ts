@@ -14,7 +14,7 @@ import type {
   ReturnStatus,
   TimeWindow,
 } from '../rail';
-import { encodeBrCode } from './br-code';
+import { BrCodeError, brCodeLocation, encodeBrCode } from './br-code';
 import type { PixClient, PixResponse } from './client';
 import { parseNoticeItems, pixItemProblems, unconfirmed, type PixItem } from './notices';
 
@@ -92,8 +92,16 @@ export class PixRail implements Rail {
   }
 
   private funding(cob: Cob): ChargeCreated {
-    const location = cob.location ?? cob.loc?.location;
-    if (!location) throw new RailRejectedError(`charge ${cob.txid} has no location`, 502, cob);
+    const given = cob.location ?? cob.loc?.location;
+    if (!given) throw new RailRejectedError(`charge ${cob.txid} has no location`, 502, cob);
+    // Checked before the charge is answered, so a deposit whose BR Code cannot be written is never opened.
+    let location: string;
+    try {
+      location = brCodeLocation(given);
+    } catch (err) {
+      if (err instanceof BrCodeError) throw new RailRejectedError(`charge ${cob.txid}: ${err.message}`, 502, cob);
+      throw err;
+    }
     const expiresAt = new Date(Date.parse(cob.calendario.criacao) + cob.calendario.expiracao * 1000);
     return {
       chargeId: cob.txid,

@@ -2,16 +2,21 @@
 // opening and closing balances travel in response headers (api/routes/statements.ts); each row's balanceAfter
 // carries the running balance.
 import type { StatementEntry, StatementSource } from '../statement';
+import { readAhead } from './ahead';
 
 export const STATEMENT_CSV_HEADER =
   'id,bookedAt,operationId,operationType,direction,amount,asset,balanceAfter,description,endToEnd';
 
 const FLUSH_CHARS = 64 * 1024;
 
-/** A field quoted when it holds a comma, a quote or a line break; a leading formula character is neutralised. */
+/**
+ * A free-text field: one that starts with a formula character (=, +, -, @, a tab or a carriage return) gets a `'`
+ * before it, whatever follows (OWASP CSV injection: `-2+3+cmd|' /C calc'!A0` starts with a digit after its minus),
+ * and it is quoted when it holds a comma, a quote or a line break. Amounts never come here: they stay numbers.
+ */
 function field(value: string | null | undefined): string {
   if (value === null || value === undefined) return '';
-  const safe = /^[=+\-@\t\r]/.test(value) && !/^-?\d/.test(value) ? `'${value}` : value;
+  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
@@ -26,7 +31,7 @@ export const csvRow = (e: StatementEntry): string =>
 
 export async function* statementCsv(s: StatementSource): AsyncGenerator<string> {
   let out = `${STATEMENT_CSV_HEADER}\r\n`;
-  for await (const page of s.pages) {
+  for await (const page of readAhead(s.pages)) {
     for (const e of page) out += csvRow(e);
     if (out.length >= FLUSH_CHARS) {
       yield out;

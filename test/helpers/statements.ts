@@ -1,6 +1,6 @@
-import { inflateSync } from 'node:zlib';
 import { XMLParser } from 'fast-xml-parser';
 import { stack, TestCustomer } from './stack';
+import { assertValidCamt053 } from './statement-documents';
 
 export interface StatementBody {
   id: string;
@@ -49,6 +49,10 @@ export async function getStatement(
   const text = bytes.toString('utf8');
   let body: unknown = undefined;
   if (String(res.headers['content-type']).startsWith('application/json')) body = JSON.parse(text);
+  // Every camt.053 the suite renders is checked against the official schema (decision 0113).
+  if (res.status === 200 && String(res.headers['content-type']).startsWith('application/xml')) {
+    await assertValidCamt053(text);
+  }
   return { status: res.status, headers: res.headers as Record<string, string>, text, bytes, body };
 }
 
@@ -88,24 +92,3 @@ export const parseXml = (text: string) =>
     parseTagValue: false,
     isArray: (name) => ['Ntry', 'Bal'].includes(name),
   }).parse(text);
-
-/** The text a PDF shows: every content stream inflated, the hex strings of its TJ/Tj operators decoded. */
-export function pdfText(pdf: Buffer): string {
-  const raw = pdf.toString('latin1');
-  const out: string[] = [];
-  const streams = /stream\r?\n([\s\S]*?)\r?\nendstream/g;
-  for (let m = streams.exec(raw); m; m = streams.exec(raw)) {
-    let content: string;
-    try {
-      content = inflateSync(Buffer.from(m[1], 'latin1')).toString('latin1');
-    } catch {
-      content = m[1];
-    }
-    const ops = /\[([^\]]*)\]\s*TJ|<([0-9a-fA-F]*)>\s*Tj/g;
-    for (let o = ops.exec(content); o; o = ops.exec(content)) {
-      const hexes = o[1] !== undefined ? [...o[1].matchAll(/<([0-9a-fA-F]*)>/g)].map((h) => h[1]) : [o[2]];
-      out.push(hexes.map((h) => Buffer.from(h, 'hex').toString('latin1')).join(''));
-    }
-  }
-  return out.join('\n');
-}

@@ -6,7 +6,8 @@ import { activeAccount } from '../helpers/fixtures';
 import { approvedInstruction } from '../helpers/beneficiary-fixtures';
 import { fund, quote, untilStatus } from '../helpers/money';
 import { idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
-import { getStatement, parseCsv, parseXml, pdfText, type StatementBody } from '../helpers/statements';
+import { getStatement, parseCsv, parseXml, type StatementBody } from '../helpers/statements';
+import { pdfPages } from '../helpers/statement-documents';
 import { cambio, cambioFails } from '../helpers/cli';
 
 type Action =
@@ -229,7 +230,7 @@ describe('Statements', function () {
     const pdf = await getStatement(c, a, query, 'application/pdf');
     expect(pdf.headers['content-type']).to.equal('application/pdf');
     expect(pdf.bytes.subarray(0, 5).toString()).to.equal('%PDF-');
-    const text = pdfText(pdf.bytes);
+    const text = (await pdfPages(pdf.bytes)).flatMap((p) => p.lines).join('\n');
     expect(text).to.include(`Opening balance: ${json.openingBalance.value} BRL`);
     expect(text).to.include(`Closing balance: ${json.closingBalance.value} BRL`);
 

@@ -1,5 +1,11 @@
 import { expect } from 'chai';
-import { crc16, decodeBrCode, encodeBrCode } from '../../rails/pix/br-code';
+import { createServer } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { BrCodeError, brCodeLocation, crc16, decodeBrCode, encodeBrCode } from '../../rails/pix/br-code';
+import { PixClient } from '../../rails/pix/client';
+import { PixRail } from '../../rails/pix/connector';
+import { RailRejectedError } from '../../rails/errors';
 
 describe('BR Code (Pix Copia e Cola)', () => {
   it('CRC16-CCITT-FALSE gives the standard check value and the BCB manual example', () => {
@@ -57,5 +63,85 @@ describe('BR Code (Pix Copia e Cola)', () => {
     expect(fields['62']).to.deep.equal({ '05': '***' });
     const tampered = code.replace('1234.56', '1234.57');
     expect(() => decodeBrCode(tampered)).to.throw(/CRC/);
+  });
+});
+
+describe('BR Code: the merchant name and the location', () => {
+  const base = { amount: '10.00', merchantName: 'Cambio', merchantCity: 'Sao Paulo' };
+
+  it('cuts the merchant name to 25 and never leaves it ending in a space', () => {
+    // The 25th character is the space before "Ltda".
+    const fields = decodeBrCode(
+      encodeBrCode({ ...base, location: 'psp.example/l/1', merchantName: 'Comercio Exterior Brasil Ltda' }),
+    );
+    expect(fields['59']).to.equal('Comercio Exterior Brasil');
+  });
+
+  it('leaves out the scheme of a location given with one', () => {
+    for (const location of [
+      'https://psp.example/qr/v2/abc',
+      'HTTPS://psp.example/qr/v2/abc',
+      'http://psp.example/qr/v2/abc',
+    ]) {
+      expect(decodeBrCode(encodeBrCode({ ...base, location }))['26']).to.deep.equal({
+        '00': 'br.gov.bcb.pix',
+        '25': 'psp.example/qr/v2/abc',
+      });
+    }
+  });
+
+  it('refuses a location over 77 characters with a clear error; 77 fits, counted without the scheme', () => {
+    const at77 = `psp.example/${'a'.repeat(77 - 12)}`;
+    expect(decodeBrCode(encodeBrCode({ ...base, location: `https://${at77}` }))['26']).to.have.property('25', at77);
+    expect(() => encodeBrCode({ ...base, location: `${at77}b` })).to.throw(BrCodeError, /78 characters.*1 to 77/);
+    expect(() => brCodeLocation('https://')).to.throw(BrCodeError);
+  });
+
+  it('a PSP whose charge location is too long: the connector refuses the charge (RailRejectedError)', async () => {
+    const long = `psp.example/qr/v2/${'x'.repeat(70)}`;
+    const server = createServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      if (req.url === '/oauth/token') return res.end(JSON.stringify({ access_token: 't', expires_in: 300 }));
+      const txid = req.url!.split('/').pop();
+      res.statusCode = 201;
+      res.end(
+        JSON.stringify({
+          txid,
+          calendario: { criacao: new Date().toISOString(), expiracao: 600 },
+          location: long,
+          valor: { original: '10.00' },
+          chave: 'key@example.com',
+        }),
+      );
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    const client = new PixClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      clientId: 'c',
+      clientSecret: 's',
+      timeoutMs: 5000,
+    });
+    const rail = new PixRail(client, {
+      receivingKey: 'key@example.com',
+      receivingKeyType: 'EMAIL',
+      webhookToken: 'token',
+      merchantName: 'Cambio',
+      merchantCity: 'Sao Paulo',
+    });
+    try {
+      const charge = rail.createCharge({ chargeId: 'a'.repeat(30), amount: '10.00', expiresInSeconds: 600 });
+      await charge.then(
+        () => expect.fail('a charge with an 88-character location was answered'),
+        (err: Error) => {
+          expect(err).to.be.instanceOf(RailRejectedError);
+          expect(err.message).to.match(/location is 88 characters.*1 to 77/);
+        },
+      );
+    } finally {
+      await rail.close();
+      server.close();
+    }
   });
 });

@@ -1,0 +1,30 @@
+// What a statement's documents (statements/formats/) print beyond the statement itself: the account holder's name
+// (PDF) and the statement's electronic sequence number among the account-asset's issued statements (camt.053
+// ElctrncSeqNb). How it reaches Postgres: hand-written statements through em.execute, one index lookup each. Tenant:
+// both name the scope's customer (`tenantOf`), so another customer's account or statement reads as absent.
+import { Em, tenantOf } from '../orm';
+
+/** The name of the scope's customer that holds the account; null when it holds no such account. */
+export async function accountHolderName(em: Em, accountId: string): Promise<string | null> {
+  const rows = (await em.execute(
+    `select c.name from accounts a join customers c on c.id = a.customer_id
+     where a.id = ? and a.customer_id = ?`,
+    [accountId, tenantOf(em)],
+  )) as Array<{ name: string }>;
+  return rows[0]?.name ?? null;
+}
+
+/**
+ * The issued statement's place (1, 2, ...) among the issued statements of its account and asset, oldest period
+ * first; null when no statement of the scope's customer has this id (a statement on demand over another period).
+ * Consecutive by construction: the issued periods of an account-asset follow one another (statements/issue.ts).
+ */
+export async function issuedStatementSequence(em: Em, statementId: string): Promise<number | null> {
+  const rows = (await em.execute(
+    `select (select count(*) from statements p
+             where p.account_id = s.account_id and p.asset = s.asset and p.period_start <= s.period_start)::int as n
+     from statements s where s.id = ? and s.customer_id = ?`,
+    [statementId, tenantOf(em)],
+  )) as Array<{ n: number }>;
+  return rows[0]?.n ?? null;
+}
