@@ -13,6 +13,7 @@ import { findPaymentByReference } from '../../db/repositories/inbound-payments';
 import { ormConfig, systemEm } from '../../db/orm';
 import { payoutIdFor } from '../../rails/pix/ids';
 import { withdrawToNewKey } from '../helpers/beneficiary-fixtures';
+import { cambioWith } from '../helpers/cli';
 import { activeAccount } from '../helpers/fixtures';
 import { fund, getOp, untilStatus } from '../helpers/money';
 import { eventually, newCustomer, stack } from '../helpers/stack';
@@ -77,6 +78,17 @@ describe('stuck payouts and returns on /metrics', function () {
     expect(text, 'no customer or operation in a label').not.to.contain(c.customerId).and.not.to.contain(id);
     // Younger than an hour: not stuck for a deployment whose threshold is an hour.
     expect(stuck(await scrapeLate())).to.equal(baselineLate);
+    // Without --older-than the operators' list takes the same threshold as the gauge.
+    const listed = async (seconds: string) =>
+      (
+        JSON.parse(
+          (await cambioWith({ STUCK_PAYOUT_AFTER_SECONDS: seconds }, 'operation', 'list', '--stuck', '--json')).stdout,
+        ) as {
+          id: string;
+        }[]
+      ).map((op) => op.id);
+    expect(await listed('1')).to.include(id);
+    expect(await listed('3600')).to.not.include(id);
 
     expect((await psp.control('POST', `/payouts/${payoutIdFor(id)}/settle`, { status: 'REALIZADO' })).status).to.equal(
       204,
