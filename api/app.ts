@@ -109,7 +109,13 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
       rails: railStatus(config),
     };
   });
-  platform.get('/metrics', metricsHandler(services.orm, { token: config.metricsToken }));
+  platform.get(
+    '/metrics',
+    metricsHandler(services.orm, {
+      token: config.metricsToken,
+      stuckPayoutAfterSeconds: config.stuckPayoutAfterSeconds,
+    }),
+  );
   platform.get('/.well-known/jwks.json', (ctx) => {
     ctx.body = jwks(services.signingKey);
   });

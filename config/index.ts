@@ -81,6 +81,12 @@ export interface Config {
   trustProxy: boolean;
   /** Bearer token that GET /metrics requires; unset: /metrics answers loopback clients only. */
   metricsToken: string | undefined;
+  /**
+   * A withdrawal PROCESSING (or a return RETURNING) unchanged for longer than this is stuck: counted by
+   * `cambio_payouts_stuck` and `cambio_returns_stuck` on /metrics, and listed by `cambio operation list --stuck`
+   * unless `--older-than` says otherwise.
+   */
+  stuckPayoutAfterSeconds: number;
   /** Postgres session settings of every application connection (db/session-settings.ts). */
   dbIdleInTransactionTimeoutMs: number;
   dbLockTimeoutMs: number;
@@ -261,6 +267,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Off: without a proxy in front, X-Forwarded-For is whatever the client wrote (docs/decisions.md, "Faults").
     trustProxy: bool(env.TRUST_PROXY, false),
     metricsToken: env.METRICS_TOKEN || undefined,
+    // The CLI's default before it read this: a PIX payout settles in seconds, five minutes is well past (0120).
+    stuckPayoutAfterSeconds: int(env.STUCK_PAYOUT_AFTER_SECONDS, 300, 'STUCK_PAYOUT_AFTER_SECONDS'),
     // What a frozen or partitioned process can hold: Postgres ends its session once it sat idle inside a
     // transaction this long, which releases its row and advisory locks (docs/decisions.md, "Faults").
     dbIdleInTransactionTimeoutMs: int(

@@ -2,8 +2,14 @@ import { timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Orm } from '../../db/orm';
-import { readDeploymentGauges } from '../../db/repositories/readiness-and-metrics';
+import {
+  readDeploymentGauges,
+  readStuckPayouts,
+  type StuckFigure,
+  type StuckKind,
+} from '../../db/repositories/readiness-and-metrics';
 import { CambioError } from '../../domain/errors';
+import { RAILS } from '../../domain/funding';
 
 /**
  * The API's Prometheus metrics (served at `/metrics`). One registry per process; the counters are this process's,
@@ -78,7 +84,9 @@ const customerBacklog = new Gauge({
 
 const scrapeErrors = new Counter({
   name: 'cambio_metrics_database_errors_total',
-  help: 'Scrapes whose database figures could not be refreshed (the previous values are served)',
+  help:
+    'Scrapes whose database figures could not be read (the cached gauges serve their previous values, the stuck ' +
+    'payout and return gauges are left out)',
   registers: [registry],
 });
 
@@ -147,12 +155,88 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 // Prometheus replica is plenty: scrapes closer together share the last figures.
 const OUTBOX_REFRESH_MS = 1000;
 
+// A scrape that waits longer than this for the stuck figures (the statement's own timeout, or no free connection)
+// leaves them out rather than hold the scrape.
+const STUCK_READ_DEADLINE_MS = DATABASE_QUERY_TIMEOUT_MS + 500;
+
+/** `p`, or a rejection once `ms` have passed (the work itself goes on, and its outcome is dropped). */
+function within<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The stuck payout and return gauges (decision 0120), in a registry of the handler's own: they are read when
+ * scraped, by their `collect()`, with the handler's database and threshold. Every rail has a series (0 when
+ * nothing waits on it), so a series that is missing means the database did not answer, never that nothing is
+ * stuck: a failed read leaves the four gauges without samples instead of failing /metrics or serving old figures.
+ */
+function stuckPayoutGauges(orm: Orm, afterSeconds: number): Registry {
+  const own = new Registry();
+  // The four gauges' collect() run together on each scrape and share one read (and concurrent scrapes too).
+  let reading: Promise<StuckFigure[] | undefined> | undefined;
+  const read = () =>
+    (reading ??= within(readStuckPayouts(orm, afterSeconds, DATABASE_QUERY_TIMEOUT_MS), STUCK_READ_DEADLINE_MS)
+      .catch(() => {
+        scrapeErrors.inc();
+        return undefined;
+      })
+      .finally(() => {
+        reading = undefined;
+      }));
+  const fill = async (gauge: Gauge<'rail'>, kind: StuckKind, figure: 'count' | 'oldestAgeSeconds') => {
+    const figures = await read();
+    gauge.reset();
+    if (!figures) return;
+    const byRail = new Map<string, number>(RAILS.map((rail) => [rail, 0]));
+    for (const f of figures) {
+      if (f.kind !== kind) continue;
+      // A rail outside the list (or none recorded) still counts, under a label of its own: never a row's value.
+      const rail = f.rail !== null && byRail.has(f.rail) ? f.rail : 'other';
+      const before = byRail.get(rail) ?? 0;
+      byRail.set(rail, figure === 'count' ? before + f.count : Math.max(before, f.oldestAgeSeconds));
+    }
+    for (const [rail, value] of byRail) gauge.set({ rail }, value);
+  };
+  const gauge = (name: string, help: string, kind: StuckKind, figure: 'count' | 'oldestAgeSeconds') =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['rail'] as const,
+      registers: [own],
+      async collect() {
+        await fill(this, kind, figure);
+      },
+    });
+  const after = `unchanged for more than ${afterSeconds} s (STUCK_PAYOUT_AFTER_SECONDS)`;
+  gauge('cambio_payouts_stuck', `Withdrawals PROCESSING at their rail's provider, ${after}`, 'payout', 'count');
+  gauge(
+    'cambio_payouts_stuck_oldest_age_seconds',
+    'Seconds since the oldest stuck withdrawal last changed (0 when none)',
+    'payout',
+    'oldestAgeSeconds',
+  );
+  gauge('cambio_returns_stuck', `Payments RETURNING at their rail's provider, ${after}`, 'return', 'count');
+  gauge(
+    'cambio_returns_stuck_oldest_age_seconds',
+    'Seconds since the oldest stuck return last changed (0 when none)',
+    'return',
+    'oldestAgeSeconds',
+  );
+  return own;
+}
+
 /**
  * `GET /metrics`: refreshes the database gauges (cached, and one refresh at a time however many scrapes arrive
- * together), then renders the registry in the text format. Needs METRICS_TOKEN as a bearer token when it is set,
- * else answers loopback clients only (decision 0054).
+ * together), then renders the registry in the text format, followed by the stuck payout gauges read as they are
+ * rendered (`stuckPayoutAfterSeconds`: STUCK_PAYOUT_AFTER_SECONDS). Needs METRICS_TOKEN as a bearer token when it
+ * is set, else answers loopback clients only (decision 0054).
  */
-export function metricsHandler(orm: Orm, opts: { token?: string } = {}): Koa.Middleware {
+export function metricsHandler(orm: Orm, opts: { token?: string; stuckPayoutAfterSeconds: number }): Koa.Middleware {
+  const stuck = stuckPayoutGauges(orm, opts.stuckPayoutAfterSeconds);
   let operationsAt = 0;
   let outboxAt = 0;
   let refreshing: Promise<void> | undefined;
@@ -189,6 +273,7 @@ export function metricsHandler(orm: Orm, opts: { token?: string } = {}): Koa.Mid
     });
     await refreshing;
     ctx.set('Content-Type', registry.contentType);
-    ctx.body = await registry.metrics();
+    const [shared, own] = await Promise.all([registry.metrics(), stuck.metrics()]);
+    ctx.body = `${shared}\n${own}`;
   };
 }

@@ -58,15 +58,18 @@ export function operationCommands(program: Command): void {
     .command('list')
     .description('list operations that need an operator; --stuck: withdrawals whose payout the PSP has not settled')
     .requiredOption('--stuck', 'withdrawals PROCESSING (money held, payout not settled) for longer than --older-than')
-    .option('--older-than <seconds>', 'unchanged for at least this long', '300')
+    .option('--older-than <seconds>', 'unchanged for at least this long (default: STUCK_PAYOUT_AFTER_SECONDS, 300)')
     .option('--json', 'print JSON')
-    .action(async (opts: { olderThan: string; json?: boolean }) => {
-      if (!/^\d+$/.test(opts.olderThan)) {
+    .action(async (opts: { olderThan?: string; json?: boolean }) => {
+      if (opts.olderThan !== undefined && !/^\d+$/.test(opts.olderThan)) {
         const errors = [{ path: '--older-than', message: 'must be whole seconds' }];
         throw new CambioError('VALIDATION_ERROR', '--older-than must be whole seconds', { errors });
       }
-      const before = new Date(Date.now() - Number(opts.olderThan) * 1000);
-      const stuck = await withServices((s) => stuckPayouts(systemEm(s.orm), before));
+      // The same age as the cambio_payouts_stuck gauge unless told otherwise (decision 0120).
+      const stuck = await withServices((s) => {
+        const seconds = opts.olderThan === undefined ? s.config.stuckPayoutAfterSeconds : Number(opts.olderThan);
+        return stuckPayouts(systemEm(s.orm), new Date(Date.now() - seconds * 1000));
+      });
       const rows = stuck.map((op) => ({
         id: op.id,
         customerId: op.customerId,

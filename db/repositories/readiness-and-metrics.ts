@@ -1,4 +1,4 @@
-// What the API's probes and gauges read (GET /readyz, GET /metrics): a `select 1` and two whole-deployment counts,
+// What the API's probes and gauges read (GET /readyz, GET /metrics): a `select 1` and whole-deployment counts,
 // hand-written through the EntityManager's connection (`em.execute`): they are aggregates over every customer,
 // which the ORM's entity reads are not for. Tenant: none on purpose; no figure names a customer.
 import { inTransaction } from '../transaction';
@@ -47,5 +47,45 @@ export async function readDeploymentGauges(
     );
     gauges.operations = rows.map((r) => ({ type: r.type, status: r.status, count: Number(r.n) }));
     return gauges;
+  });
+}
+
+/** Money that may still leave while its provider has not answered: a withdrawal's payout or a payment's return. */
+export type StuckKind = 'payout' | 'return';
+
+export interface StuckFigure {
+  kind: StuckKind;
+  /** The rail it waits on (the withdrawal's payment instruction's, the payment's); null if the row names none. */
+  rail: string | null;
+  count: number;
+  /** Age of the oldest, in seconds since it last changed, by the database's clock. */
+  oldestAgeSeconds: number;
+}
+
+/**
+ * Withdrawals PROCESSING and payments RETURNING unchanged for more than `afterSeconds`, counted per rail with the
+ * age of the oldest (the gauges `cambio_payouts_stuck` and `cambio_returns_stuck`, decision 0120). One statement
+ * over the two partial indexes of Migration20261202100000StuckPayoutIndexes, which hold only rows in those states,
+ * so it reads a few index entries and their rows whatever the size of the tables; cut at `timeoutMs`. No rail
+ * means nothing is stuck on it.
+ */
+export async function readStuckPayouts(orm: Orm, afterSeconds: number, timeoutMs: number): Promise<StuckFigure[]> {
+  return inTransaction(orm.em.fork(), async (em) => {
+    await em.execute(`set local statement_timeout = ${Math.floor(timeoutMs)}`);
+    const rows = await em.execute<Array<{ kind: StuckKind; rail: string | null; n: string; age: string }>>(
+      `select 'payout' as kind, o.intent #>> '{beneficiary,paymentInstruction,rail}' as rail, count(*) as n,
+              extract(epoch from now() - min(o.updated_at)) as age
+         from operations o
+        where o.type = 'WITHDRAWAL' and o.status = 'PROCESSING'
+          and o.updated_at < now() - make_interval(secs => ?)
+        group by 2
+       union all
+       select 'return', p.rail, count(*), extract(epoch from now() - min(p.updated_at))
+         from inbound_payments p
+        where p.status = 'RETURNING' and p.updated_at < now() - make_interval(secs => ?)
+        group by 2`,
+      [afterSeconds, afterSeconds],
+    );
+    return rows.map((r) => ({ kind: r.kind, rail: r.rail, count: Number(r.n), oldestAgeSeconds: Number(r.age) }));
   });
 }
