@@ -1,30 +1,10 @@
-import { createHash } from 'node:crypto';
-import type { AssetCode } from './assets';
-import type { ChargeCreated } from '../rails/rail';
+// A deposit's funding instruction: what the customer pays, per rail. The rails and what each pays in are
+// rails/registry.ts's; each rail's folder says how its instruction looks.
+import { RAILS, railAccepts, railEntry } from '../rails/registry';
 
-export const RAILS = ['PIX_KEY', 'BOLETO', 'TED', 'CRYPTO'] as const;
-export type Rail = (typeof RAILS)[number];
-
-// docs/decisions.md: Brazilian rails pay in BRL; CRYPTO pays in a stablecoin.
-const RAIL_ASSETS: Record<Rail, readonly AssetCode[]> = {
-  PIX_KEY: ['BRL'],
-  BOLETO: ['BRL'],
-  TED: ['BRL'],
-  CRYPTO: ['USDC', 'USDT', 'EURC', 'BRLT'],
-};
-
-export const railAccepts = (rail: Rail, asset: string) => (RAIL_ASSETS[rail] as readonly string[]).includes(asset);
-
-// Sandbox networks per stablecoin: where the deposit address lives.
-const NETWORKS: Record<string, string> = { USDC: 'ETHEREUM', USDT: 'TRON', EURC: 'ETHEREUM', BRLT: 'POLYGON' };
-
-/** Digits derived from the operation id: the same deposit always shows the same instructions. */
-function digits(seed: string, n: number): string {
-  const hex = createHash('sha256').update(seed).digest('hex');
-  let out = '';
-  for (let i = 0; out.length < n; i++) out += (parseInt(hex[i % hex.length], 16) % 10).toString();
-  return out;
-}
+export { RAILS, railAccepts };
+/** A rail's name as operations carry it (one of RAILS; the API's schema holds requests to them). */
+export type Rail = string;
 
 /** Concrete funding instructions for a deposit (sandbox: deterministic, shaped like the real thing). */
 export function fundingInstruction(
@@ -33,44 +13,7 @@ export function fundingInstruction(
   asset: string,
   dueDate: Date,
 ): Record<string, string> {
-  switch (rail) {
-    case 'PIX_KEY':
-      // An EVP (random) key dedicated to this deposit lets reconciliation match the payment to it.
-      return { rail, keyType: 'EVP', key: operationId };
-    case 'BOLETO':
-      return {
-        rail,
-        barcode: `23793${digits(`${operationId}:boleto`, 42)}`,
-        dueDate: dueDate.toISOString().slice(0, 10),
-      };
-    case 'TED':
-      return {
-        rail,
-        bankCode: '341',
-        branchCode: '0001',
-        accountNumber: `${digits(`${operationId}:ted`, 8)}-${digits(`${operationId}:dv`, 1)}`,
-      };
-    case 'CRYPTO':
-      return {
-        rail,
-        network: NETWORKS[asset] ?? 'ETHEREUM',
-        walletAddress: `0x${createHash('sha256').update(`${operationId}:wallet`).digest('hex').slice(0, 40)}`,
-      };
-  }
-}
-
-/**
- * A PIX deposit's instruction when a PSP took its charge: the receiving key, the charge's txid and `location`,
- * the dynamic BR Code ("Pix Copia e Cola") any bank app pays, and when the charge stops taking payments.
- */
-export function pixChargeInstruction(charge: ChargeCreated): Record<string, string> {
-  return {
-    rail: 'PIX_KEY',
-    keyType: charge.keyType,
-    key: charge.key,
-    txid: charge.chargeId,
-    location: charge.location,
-    pixCopiaECola: charge.pixCopiaECola,
-    expiresAt: charge.expiresAt,
-  };
+  const entry = railEntry(rail);
+  if (!entry) throw new Error(`no rail ${rail} in rails/registry.ts`);
+  return entry.fundingInstruction(operationId, asset, dueDate);
 }
