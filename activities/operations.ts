@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { PayoutRequest } from '../rails/rail';
 import { payoutIdFor } from '../rails/pix/ids';
 import { railsFromConfig } from '../rails';
+import { railTransactionType } from '../rails/registry';
 import { addOperationState, lockOperationForStep } from '../db/repositories/operations';
 import type { Em } from '../db/orm';
 import { SqlBatch } from '../db/batch';
@@ -24,7 +25,13 @@ const FINAL: readonly OperationStatus[] = ['COMPLETED', 'FAILED'];
 /** A withdrawal's payout: what to send and on which queue, or the PSP's answer already recorded. */
 export type PayoutOrder =
   | { recorded: { ok: boolean; endToEnd: string }; taskQueue?: undefined; request?: undefined }
-  | { recorded?: undefined; taskQueue: string; request: PayoutRequest };
+  | {
+      recorded?: undefined;
+      taskQueue: string;
+      /** The beneficiary's rail (absent from orders that histories recorded before decision 0118: PIX's then). */
+      rail: string;
+      request: PayoutRequest;
+    };
 
 export type ReconcileOutcome = 'COMPLETED' | 'FAILED';
 
@@ -189,7 +196,7 @@ export function createOperationActivities(deps: ActivityDeps) {
         const rail = (op.intent.fundingInstruction as { rail: string }).rail;
         const credit = (p: InboundPayment, value: Dec, status: string) => ({
           id: p.id,
-          type: rail === 'PIX_KEY' ? 'PIX' : rail,
+          type: railTransactionType(rail),
           direction: 'CREDIT' as const,
           amount: amount(value, p.asset),
           status,
@@ -272,9 +279,11 @@ export function createOperationActivities(deps: ActivityDeps) {
         const op = await lock(em, input.operationId);
         const recorded = op.transactions.find((t) => t.direction === 'DEBIT');
         if (recorded) return { recorded: { ok: recorded.status === 'COMPLETED', endToEnd: recorded.endToEnd } };
-        const instruction = (op.intent.beneficiary as { paymentInstruction: { key: string } }).paymentInstruction;
+        const instruction = (op.intent.beneficiary as { paymentInstruction: { rail: string; key: string } })
+          .paymentInstruction;
         return {
           taskQueue: deps.config.railsTaskQueue,
+          rail: instruction.rail,
           request: {
             payoutId: payoutIdFor(op.id),
             amount: formatAmount(op.targetAmount, op.targetAsset as AssetCode),
@@ -305,7 +314,9 @@ export function createOperationActivities(deps: ActivityDeps) {
           ...op.transactions,
           {
             id: randomUUID(),
-            type: 'PIX',
+            type: railTransactionType(
+              (op.intent.beneficiary as { paymentInstruction: { rail: string } }).paymentInstruction.rail,
+            ),
             direction: 'DEBIT',
             amount: amount(op.targetAmount, op.targetAsset),
             status: ok ? 'COMPLETED' : 'FAILED',
@@ -331,8 +342,9 @@ export function createOperationActivities(deps: ActivityDeps) {
       const order = await steps.payoutOrder(input);
       if (order.recorded) return order.recorded;
       rails ??= railsFromConfig(deps.config);
-      const pix = rails.pix;
-      if (!pix) throw ApplicationFailure.nonRetryable('no PSP is configured for PIX', 'RAIL_NOT_CONFIGURED');
+      const pix = rails.connector(order.rail)?.payouts;
+      if (!pix)
+        throw ApplicationFailure.nonRetryable(`no provider is configured for ${order.rail}`, 'RAIL_NOT_CONFIGURED');
       let state = await pix.sendPayout(order.request);
       for (let i = 0; state.status === 'PENDING' && i < 20; i++) {
         await new Promise((resolve) => setTimeout(resolve, 250));

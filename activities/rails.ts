@@ -1,14 +1,20 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { RailRejectedError } from '../rails/errors';
-import type { PayoutRequest, PayoutState, ReturnRequest, ReturnState } from '../rails/rail';
+import type { PayoutRequest, PayoutState, ReturnRequest, ReturnState, TimeWindow } from '../rails/rail';
 import { reconcileRail, type ReconcileResult } from '../payments/reconciliation';
 import { railsFromConfig, type Rails } from '../rails';
+import { pixRail } from '../rails/pix';
+import type { RailConnector } from '../rails/rail';
+import { railEntry } from '../rails/registry';
 import type { ActivityDeps } from './deps';
 
 // Provider calls, run on their own task queue (config.railsTaskQueue): they wait on a PSP, hold no database
-// connection and run in no transaction. Each is named by our id (idEnvio), so a retry after a timeout is the same
-// payout at the PSP. A PSP that is down or slow throws a plain error (retried with back-off by Temporal); one that
-// refuses the request throws RAIL_REJECTED, which no retry would change.
+// connection and run in no transaction. Each names its rail and finds the rail's connector in the registry
+// (rails/registry.ts); the pix* activities are the names workflows recorded before decision 0118, kept as aliases
+// of the generic ones so those histories replay and their pending activities still run. Each is named by our id
+// (idEnvio), so a retry after a timeout is the same payout at the PSP. A PSP that is down or slow throws a plain error
+// (retried with back-off by Temporal); one that refuses the request throws RAIL_REJECTED, which no retry would
+// change.
 
 export const RAIL_REJECTED = 'RAIL_REJECTED';
 export const RAIL_NOT_CONFIGURED = 'RAIL_NOT_CONFIGURED';
@@ -17,18 +23,28 @@ export const RAIL_NOT_CONFIGURED = 'RAIL_NOT_CONFIGURED';
 const SETTLE_READS_MS = [100, 200, 400];
 const SETTLE_READS_BUDGET_MS = 2000;
 
+export type RailCall<T> = T & {
+  /** The rail as operations name it (`PIX_KEY`): its connector is the registry's. */
+  rail: string;
+};
+
+type Capability = 'payouts' | 'returns' | 'listing';
+
 export function createRailActivities(deps: ActivityDeps) {
   let rails: Rails | undefined = deps.rails;
   /**
-   * The PIX connector of this worker. A worker without a PSP refuses for good (non-retryable RAIL_NOT_CONFIGURED)
-   * only the first attempt of a first call, when nothing can have been sent (`firstSend`): the workflow then fails
-   * the payout or return. Anywhere else an earlier attempt, or an earlier call, may have reached a PSP and money may
-   * still leave, so the call is retried until a worker with a PSP takes it.
+   * The capability of `rail`'s connector on this worker. A worker without a provider for the rail refuses for good
+   * (non-retryable RAIL_NOT_CONFIGURED) only the first attempt of a first call, when nothing can have been sent
+   * (`firstSend`): the workflow then fails the payout or return. Anywhere else an earlier attempt, or an earlier
+   * call, may have reached a provider and money may still leave, so the call is retried until a worker with a
+   * provider takes it.
    */
-  const pix = (firstSend = false) => {
+  const connector = <K extends Capability>(rail: string, kind: K, firstSend = false): NonNullable<RailConnector[K]> => {
     rails ??= railsFromConfig(deps.config);
-    if (rails.pix) return rails.pix;
-    const message = 'no PSP is configured for PIX on this worker (PIX_PSP_URL)';
+    const found = rails.connector(rail)?.[kind];
+    if (found) return found as NonNullable<RailConnector[K]>;
+    const setting = railEntry(rail)?.providerSetting;
+    const message = `no PSP is configured for ${rail} on this worker${setting ? ` (${setting})` : ''}`;
     if (firstSend && Context.current().info.attempt === 1) {
       throw ApplicationFailure.nonRetryable(`${message}: nothing was sent`, RAIL_NOT_CONFIGURED);
     }
@@ -40,21 +56,21 @@ export function createRailActivities(deps: ActivityDeps) {
     throw err;
   };
 
-  return {
+  const generic = {
     /**
      * Sends the payout, then reads its status a few times within 700 ms (SETTLE_READS_MS): a PSP settles most payouts
      * in a fraction of a second, and a workflow timer shorter than a second fires about a second late (Temporal
      * does not promise sub-second timers), which made every withdrawal take over a second. A payout still PENDING
      * after that, or a status read that fails, goes back to the workflow, whose reads back off from there.
      */
-    async pixSendPayout(request: PayoutRequest): Promise<PayoutState> {
+    async railSendPayout({ rail, ...request }: RailCall<PayoutRequest>): Promise<PayoutState> {
       const started = Date.now();
-      let state = await pix(true).sendPayout(request).catch(finalRefusal);
+      let state = await connector(rail, 'payouts', true).sendPayout(request).catch(finalRefusal);
       for (const wait of SETTLE_READS_MS) {
         // A slow PSP gets no extra reads: the activity stays well inside its timeout (one read is PIX_TIMEOUT_MS).
         if (state.status !== 'PENDING' || Date.now() - started > SETTLE_READS_BUDGET_MS) break;
         await Context.current().sleep(wait);
-        const read = await pix()
+        const read = await connector(rail, 'payouts')
           .payoutStatus(request.payoutId)
           .catch(() => undefined);
         if (!read) break;
@@ -65,10 +81,10 @@ export function createRailActivities(deps: ActivityDeps) {
 
     /**
      * Withdrawals started before decision 0108: retried whatever the PSP answers (a 404 too, for ever: those
-     * workflows continue as new into pixFollowPayout once their history is long).
+     * workflows continue as new into railFollowPayout once their history is long).
      */
-    async pixPayoutStatus(input: { payoutId: string }): Promise<PayoutState> {
-      return pix().payoutStatus(input.payoutId);
+    async railPayoutStatus({ rail, payoutId }: RailCall<{ payoutId: string }>): Promise<PayoutState> {
+      return connector(rail, 'payouts').payoutStatus(payoutId);
     },
 
     /**
@@ -76,35 +92,42 @@ export function createRailActivities(deps: ActivityDeps) {
      * refusal of that PUT with nothing under the idEnvio is the PSP's final answer (RAIL_REJECTED); anything else
      * that cannot tell is retried: while the payout's fate is unknown, money may still leave.
      */
-    async pixFollowPayout(request: PayoutRequest): Promise<PayoutState> {
-      return pix().followPayout(request).catch(finalRefusal);
+    async railFollowPayout({ rail, ...request }: RailCall<PayoutRequest>): Promise<PayoutState> {
+      return connector(rail, 'payouts').followPayout(request).catch(finalRefusal);
     },
 
     /** Asks the PSP to send a payment back, under our return id (a retry reads the same return back). */
-    async pixReturnPayment(request: ReturnRequest): Promise<ReturnState> {
-      return pix(true).returnPayment(request).catch(finalRefusal);
+    async railReturnPayment({ rail, ...request }: RailCall<ReturnRequest>): Promise<ReturnState> {
+      return connector(rail, 'returns', true).returnPayment(request).catch(finalRefusal);
     },
 
     /** Returns started before decision 0108: retried whatever the PSP answers. */
-    async pixReturnStatus(input: { endToEndId: string; returnId: string }): Promise<ReturnState> {
-      return pix().returnStatus(input.endToEndId, input.returnId);
+    async railReturnStatus({
+      rail,
+      endToEndId,
+      returnId,
+    }: RailCall<{ endToEndId: string; returnId: string }>): Promise<ReturnState> {
+      return connector(rail, 'returns').returnStatus(endToEndId, returnId);
     },
 
-    /** A pending return read again; one the PSP does not show is asked again under its id (as pixFollowPayout). */
-    async pixFollowReturn(request: ReturnRequest): Promise<ReturnState> {
-      return pix().followReturn(request).catch(finalRefusal);
+    /** A pending return read again; one the PSP does not show is asked again under its id (as railFollowPayout). */
+    async railFollowReturn({ rail, ...request }: RailCall<ReturnRequest>): Promise<ReturnState> {
+      return connector(rail, 'returns').followReturn(request).catch(finalRefusal);
     },
 
     /**
-     * One reconciliation run of PIX (the schedule's workflow runs it here, on the rails' queue): `GET /pix` over the
-     * window since the last run, every page, then each payment recorded and decided as a notice's would be. It
-     * heartbeats per payment, so a worker lost mid-run is noticed quickly; a retry does the window again, harmlessly.
+     * One reconciliation run of a rail (the schedule's workflow runs it here, on the rails' queue): everything the
+     * provider lists over the window since the last run, every page, then each payment recorded and decided as a
+     * notice's would be. It heartbeats per payment, so a worker lost mid-run is noticed quickly; a retry does the
+     * window again, harmlessly.
      */
-    async reconcilePixReceived(): Promise<ReconcileResult> {
+    async railReconcile({ rail }: { rail: string }): Promise<ReconcileResult> {
       const ctx = Context.current();
       const settle = { orm: deps.orm, temporal: deps.temporal, config: deps.config };
-      const result = await reconcileRail(settle, pix(), {
-        firstFrom: deps.config.pix.reconcileFrom,
+      const listing = connector(rail, 'listing');
+      const source = { rail, listReceived: (window: TimeWindow) => listing.listReceived(window) };
+      const result = await reconcileRail(settle, source, {
+        firstFrom: railEntry(rail)?.reconciliation?.from(deps.config),
         onProgress: () => ctx.heartbeat(),
         onFailure: (endToEndId, err) =>
           ctx.log.warn('reconciliation could not record a payment; the next run lists it again', {
@@ -116,4 +139,18 @@ export function createRailActivities(deps: ActivityDeps) {
       return result;
     },
   };
+
+  // The names workflows recorded before the generic activities (decision 0118): PIX's calls, kept for their histories.
+  const PIX = pixRail.rail;
+  const aliases = {
+    pixSendPayout: (request: PayoutRequest) => generic.railSendPayout({ rail: PIX, ...request }),
+    pixPayoutStatus: (input: { payoutId: string }) => generic.railPayoutStatus({ rail: PIX, ...input }),
+    pixFollowPayout: (request: PayoutRequest) => generic.railFollowPayout({ rail: PIX, ...request }),
+    pixReturnPayment: (request: ReturnRequest) => generic.railReturnPayment({ rail: PIX, ...request }),
+    pixReturnStatus: (input: { endToEndId: string; returnId: string }) =>
+      generic.railReturnStatus({ rail: PIX, ...input }),
+    pixFollowReturn: (request: ReturnRequest) => generic.railFollowReturn({ rail: PIX, ...request }),
+    reconcilePixReceived: () => generic.railReconcile({ rail: PIX }),
+  };
+  return { ...generic, ...aliases };
 }

@@ -11,7 +11,13 @@ import type { ActivityDeps } from './deps';
 /** What a return's workflow sends, and on which queue; or the state it already reached (nothing left to send). */
 export type ReturnOrder =
   | { settled: InboundPaymentStatus; taskQueue?: undefined; request?: undefined }
-  | { settled?: undefined; taskQueue: string; request: ReturnRequest };
+  | {
+      settled?: undefined;
+      taskQueue: string;
+      /** The payment's rail; absent from orders recorded before decision 0118 (PIX's then). */
+      rail?: string;
+      request: ReturnRequest;
+    };
 
 /**
  * The main queue's side of a return through a provider (workflows/payment-return.ts): read what to send from the
@@ -28,6 +34,7 @@ export function createReturnActivities(deps: ActivityDeps) {
       if (payment.status !== 'RETURNING' || payment.returnId !== input.returnId) return { settled: payment.status };
       return {
         taskQueue: deps.config.railsTaskQueue,
+        rail: payment.rail,
         request: {
           endToEndId: payment.endToEndId,
           returnId: input.returnId,

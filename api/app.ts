@@ -17,7 +17,7 @@ import { httpMetrics, metricsHandler } from './observability/metrics';
 import type { ServiceContext } from './services/context';
 import { Readiness } from './readiness';
 import { DeploymentRate, rateWindow } from './overload/deployment-rate';
-import { PIX_NOTICE_PATH, railNoticeGate, railNoticeRoutes } from './rail-notices';
+import { isRailNotice, railNoticeGate, railNoticeRoutes } from './rail-notices';
 import { TokenBuckets } from './overload/token-bucket';
 
 // Documents carry up to 5 MiB decoded as base64 (4/3 larger) plus the JSON around them.
@@ -27,10 +27,9 @@ const PUBLIC_BODY_LIMIT = 8 * 1024;
 const isDocumentUpload = (ctx: Koa.Context) =>
   ctx.method === 'POST' && /^\/api\/accounts\/[^/]+\/documents$/.test(ctx.path);
 // A PSP's notice carries many payments (its token is checked before the body is read: railNoticeGate).
-const isRailNotice = (ctx: Koa.Context) => ctx.method === 'POST' && PIX_NOTICE_PATH.test(ctx.path);
-const bodyLimit = (ctx: Koa.Context) =>
+const bodyLimit = (services: ServiceContext) => (ctx: Koa.Context) =>
   ctx.state.customerId === undefined
-    ? isRailNotice(ctx)
+    ? isRailNotice(services, ctx)
       ? DEFAULT_BODY_LIMIT
       : PUBLIC_BODY_LIMIT
     : isDocumentUpload(ctx)
@@ -134,7 +133,7 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
   app.use(customerGate(authenticate, (ctx) => publicPaths.has(ctx.path), admission));
   // The PSP's notices: their own rate and the path's token, before the body is read too.
   app.use(railNoticeGate(services, takeNotice));
-  app.use(jsonBody(bodyLimit));
+  app.use(jsonBody(bodyLimit(services)));
   app.use(platform.routes());
   app.use(versioned);
   app.use(methodNotAllowed((ctx) => [platform, routers.get(ctx.state.version)!]));

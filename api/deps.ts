@@ -24,7 +24,7 @@ export interface Deps {
   resolveHost?: ResolveHost;
   /** The shared per-customer rate counters (RATE_LIMIT_SCOPE=deployment); absent: a bucket per process. */
   rateLimits?: RateLimitStore;
-  /** The rails' connectors: the deposit POST creates its PIX charge through `rails.pix` before it answers. */
+  /** The rails' connectors: the deposit POST creates its rail's charge through them before it answers. */
   rails?: Rails;
   close(): Promise<void>;
 }
@@ -63,7 +63,7 @@ export async function createDeps(config: Config, opts: DepsOptions): Promise<Dep
     rateLimits,
     rails,
     async close() {
-      await rails.pix?.close();
+      await rails.close();
       await connection.close();
       await rateLimits?.close();
       await orm.close(true);

@@ -2,22 +2,41 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import { recordNotice } from '../payments/rail-payments';
 import { NoticeRejectedError, RailUnavailableError } from '../rails/errors';
-import type { NoticeVerdict } from '../rails/rail';
+import type { NoticeCapability, NoticeVerdict, RailEntry } from '../rails/rail';
 import { CambioError } from './errors';
 import { countRejection } from './observability/metrics';
 import { clientAddress } from './overload/token-throttle';
 import type { ServiceContext } from './services/context';
 
-// The PSP's notices (docs/decisions.md, "Rails: real money in and out" and "A claim is not money"): outside /api, no
-// customer and no token of ours; the secret is the path's token (PIX_WEBHOOK_TOKEN). A notice is a claim: the gate
-// below limits the rate and checks the token before a byte of the body is read, the connector checks every item's
-// format and reads it back from the PSP, and only what the PSP's own record confirms is recorded, in its words. The
-// answer is 200 only once every item is recorded, so a PSP that got anything else sends the notice again, and a
-// record per end-to-end id makes that harmless (decision 0107).
+// A provider's notices (docs/decisions.md, "Rails: real money in and out" and "A claim is not money"): outside
+// /api, no customer and no token of ours; the secret is the path's token (PIX: PIX_WEBHOOK_TOKEN). One route for
+// every rail, `/rails/{rail}/{token}{suffix}` (rail in lower case, the suffix the provider appends: PIX's
+// `/pix`), whose connector the registry (rails/registry.ts) gives. A notice is a claim: the gate below limits the
+// rate and checks the token before a byte of the body is read, the connector checks every item's format and reads
+// it back from the provider, and only what the provider's own record confirms is recorded, in its words. The
+// answer is 200 only once every item is recorded, so a provider that got anything else sends the notice again,
+// and a record per end-to-end id makes that harmless (decision 0107).
 
-export const PIX_NOTICE_PATH = /^\/rails\/pix\/([^/?#]+)\/pix$/;
+/** Any path under /rails/{rail}/{token}: the rail's slug, the token, and what follows it. */
+export const RAIL_NOTICE_PATH = /^\/rails\/([a-z0-9-]+)\/([^/?#]+)(\/[^?#]*)?$/;
 
-const isNotice = (ctx: Koa.Context) => ctx.method === 'POST' && PIX_NOTICE_PATH.test(ctx.path);
+interface NoticeTarget {
+  entry: RailEntry;
+  /** Undefined: the rail has notices but this deployment no provider for it (404). */
+  notices?: NoticeCapability;
+}
+
+/** The rail a POST is a notice of: a registered rail that takes notices, at its suffix. */
+function noticeTarget(s: ServiceContext, ctx: Koa.Context): NoticeTarget | undefined {
+  if (ctx.method !== 'POST') return undefined;
+  const m = RAIL_NOTICE_PATH.exec(ctx.path);
+  const entry = m ? s.rails?.bySlug(m[1]) : undefined;
+  if (!m || !entry?.notices || (m[3] ?? '') !== entry.notices.suffix) return undefined;
+  return { entry, notices: s.rails?.connector(entry.rail)?.notices };
+}
+
+/** Whether a request is a provider's notice (its body limit is an authenticated request's). */
+export const isRailNotice = (s: ServiceContext, ctx: Koa.Context): boolean => noticeTarget(s, ctx) !== undefined;
 
 /**
  * Before the body is read: the notice route's own rate (per client address; `take` answers 0 or the seconds to
@@ -26,19 +45,23 @@ const isNotice = (ctx: Koa.Context) => ctx.method === 'POST' && PIX_NOTICE_PATH.
  */
 export function railNoticeGate(s: ServiceContext, take: (address: string) => number | Promise<number>): Koa.Middleware {
   return async (ctx, next) => {
-    if (!isNotice(ctx)) return next();
+    const target = noticeTarget(s, ctx);
+    if (!target) return next();
     const wait = await take(clientAddress(ctx));
     if (wait > 0) {
       countRejection('rail_notice');
       throw new CambioError('RATE_LIMITED', 'too many PSP notices from this address', { retryAfterSeconds: wait });
     }
-    const pix = s.rails?.pix;
-    if (!pix) throw new CambioError('NOT_FOUND', 'no PIX rail is configured here');
+    const { entry, notices } = target;
+    if (!notices) throw new CambioError('NOT_FOUND', `no ${entry.transactionType} rail is configured here`);
     try {
-      pix.checkNoticeToken(tokenOf(ctx));
+      notices.checkNoticeToken(tokenOf(ctx));
     } catch (err) {
       if (!(err instanceof NoticeRejectedError)) throw err;
-      s.log.warn({ requestId: ctx.state.requestId }, 'PIX notice with a wrong token: refused, nothing recorded');
+      s.log.warn(
+        { requestId: ctx.state.requestId },
+        `${entry.transactionType} notice with a wrong token: refused, nothing recorded`,
+      );
       throw new CambioError('UNAUTHORIZED', 'unknown notice token');
     }
     return next();
@@ -46,53 +69,64 @@ export function railNoticeGate(s: ServiceContext, take: (address: string) => num
 }
 
 export function railNoticeRoutes(router: Router, s: ServiceContext): void {
-  router.post('/rails/pix/:token/pix', async (ctx) => {
-    const pix = s.rails?.pix;
-    if (!pix) throw new CambioError('NOT_FOUND', 'no PIX rail is configured here');
+  for (const entry of s.rails?.entries ?? []) {
+    if (entry.notices)
+      router.post(`/rails/${entry.slug}/:token${entry.notices.suffix}`, (ctx) => notice(s, entry, ctx));
+  }
+}
+
+async function notice(s: ServiceContext, entry: RailEntry, ctx: Koa.Context): Promise<void> {
+  const name = entry.transactionType;
+  {
+    const notices = s.rails?.connector(entry.rail)?.notices;
+    if (!notices) throw new CambioError('NOT_FOUND', `no ${name} rail is configured here`);
     const requestId = ctx.state.requestId;
     let verdict: NoticeVerdict;
     try {
-      verdict = await pix.verifyNotice(tokenOf(ctx), ctx.request.body, s.config.pix.chargeTimeoutMs);
+      verdict = await notices.verifyNotice(tokenOf(ctx), ctx.request.body, entry.notices?.timeoutMs(s.config));
     } catch (err) {
       if (err instanceof RailUnavailableError) {
-        // Nothing is recorded: the PSP sends the notice again, and reconciliation lists what it holds anyway.
-        s.log.warn({ requestId, err: err.message }, 'PIX notice not read back (the PSP is unavailable): answered 503');
+        // Nothing is recorded: the provider sends the notice again, and reconciliation lists what it holds anyway.
+        s.log.warn(
+          { requestId, err: err.message },
+          `${name} notice not read back (the PSP is unavailable): answered 503`,
+        );
         throw new CambioError('SERVICE_UNAVAILABLE', 'the PSP could not confirm the notice; send it again later', {
           retryAfterSeconds: err.retryAfterSeconds,
         });
       }
       if (!(err instanceof NoticeRejectedError)) throw err;
       if (err.status === 401) throw new CambioError('UNAUTHORIZED', 'unknown notice token');
-      s.log.warn({ requestId, problems: err.problems }, 'malformed PIX notice: refused, nothing recorded');
+      s.log.warn({ requestId, problems: err.problems }, `malformed ${name} notice: refused, nothing recorded`);
       throw new CambioError('VALIDATION_ERROR', err.message, {
-        errors: err.problems.length ? err.problems : [{ path: '/pix', message: err.message }],
+        errors: err.problems.length ? err.problems : [{ path: entry.notices!.suffix, message: err.message }],
       });
     }
     for (const refused of verdict.refused) {
-      s.log.warn({ requestId, ...refused }, 'PIX notice item the PSP does not confirm: refused, nothing recorded');
+      s.log.warn({ requestId, ...refused }, `${name} notice item the PSP does not confirm: refused, nothing recorded`);
     }
-    const recorded = await recordNotice(s, pix.rail, verdict.confirmed);
+    const recorded = await recordNotice(s, entry.rail, verdict.confirmed);
     if (verdict.refused.length) {
-      // Not 200: not every item is recorded. What the PSP confirmed is recorded (a retry finds it recorded).
+      // Not 200: not every item is recorded. What the provider confirmed is recorded (a retry finds it recorded).
       throw new CambioError('NOTICE_NOT_CONFIRMED', 'the PSP does not confirm some items of this notice', {
         received: recorded.length,
         refused: verdict.refused.map((r) => ({
           endToEndId: r.endToEndId,
-          reason: 'the PSP does not confirm this Pix (no such endToEndId, or another txid or valor)',
+          reason: `the PSP does not confirm this ${name} (no such endToEndId, or another txid or valor)`,
         })),
       });
     }
     ctx.status = 200;
     ctx.body = { received: recorded.length };
-  });
+  }
 }
 
 /**
- * The token as the PSP sent it: `canonicalIds` lower-cases a path segment that looks like a UUID, and a token may
- * be one written in capitals.
+ * The token as the provider sent it: `canonicalIds` lower-cases a path segment that looks like a UUID, and a
+ * token may be one written in capitals.
  */
 function tokenOf(ctx: Koa.Context): string {
-  const raw = PIX_NOTICE_PATH.exec(new URL(ctx.originalUrl, 'http://x').pathname)?.[1] ?? ctx.params.token ?? '';
+  const raw = RAIL_NOTICE_PATH.exec(new URL(ctx.originalUrl, 'http://x').pathname)?.[2] ?? ctx.params.token ?? '';
   try {
     return decodeURIComponent(raw);
   } catch {

@@ -1,7 +1,12 @@
-// The one place environment variables are read; everything else receives a Config.
+// The one place environment variables are read (with each rail's own settings, read by its folder's config.ts:
+// rails/pix/config.ts); everything else receives a Config.
 // Defaults follow docs/decisions.md and ../shared/spec/decisions.md.
 import { parseStatementInterval } from '../domain/statement-interval';
-import { pixPspUrl } from './production';
+import { readPixConfig, type PixConfig } from '../rails/pix/config';
+import { int } from './env-values';
+
+export type { PixConfig };
+
 export interface Config {
   port: number;
   /** Interface the API binds (HOST); tests bind loopback only. */
@@ -103,32 +108,6 @@ export interface Config {
   rates: RatesConfig;
 }
 
-/** The PSP that speaks API Pix for this deployment (README, "Going live: connecting a PSP"). */
-export interface PixConfig {
-  /** PIX_PSP_URL; unset: no PIX rail (sandbox starts the simulated PSP instead). */
-  pspUrl: string | undefined;
-  clientId: string;
-  clientSecret: string;
-  certFile: string | undefined;
-  keyFile: string | undefined;
-  caFile: string | undefined;
-  receivingKey: string;
-  receivingKeyType: string;
-  webhookToken: string;
-  merchantName: string;
-  merchantCity: string;
-  /** Bound of one provider call from an activity. */
-  timeoutMs: number;
-  /** Bound of the charge the deposit POST creates before it answers, and of each read-back of a notice's items. */
-  chargeTimeoutMs: number;
-  /** The notice route's own rate per client address (decision 0107): sustained per second, and burst. */
-  noticeRatePerSecond: number;
-  noticeRateBurst: number;
-  reconcileEverySeconds: number;
-  /** PIX_RECONCILE_FROM: where the deployment's first reconciliation run starts, instead of its first start. */
-  reconcileFrom: Date | undefined;
-}
-
 export type WorkerQueue = 'main' | 'webhooks' | 'rails';
 const WORKER_QUEUES: WorkerQueue[] = ['main', 'webhooks', 'rails'];
 
@@ -143,23 +122,6 @@ const queues = (v: string | undefined): WorkerQueue[] => {
 
 const bool = (v: string | undefined, fallback: boolean) =>
   v === undefined || v === '' ? fallback : ['1', 'true', 'yes', 'on'].includes(v.toLowerCase());
-
-/** An RFC 3339 instant with its offset (`2026-12-01T00:00:00Z`); unset: undefined. */
-const instant = (v: string | undefined, name: string): Date | undefined => {
-  if (v === undefined || v === '') return undefined;
-  const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
-  const at = new Date(v);
-  if (!rfc3339.test(v) || Number.isNaN(at.getTime())) {
-    throw new Error(`${name} must be an RFC 3339 instant with its offset (e.g. 2026-12-01T00:00:00Z), got "${v}"`);
-  }
-  return at;
-};
-
-const int = (v: string | undefined, fallback: number, name: string) => {
-  if (v === undefined || v === '') return fallback;
-  if (!/^\d+$/.test(v)) throw new Error(`${name} must be a whole number, got "${v}"`);
-  return Number.parseInt(v, 10);
-};
 
 /** A comma list of whole seconds, e.g. `5,300,1800`; empty means no retries. */
 const seconds = (v: string | undefined, fallback: number[], name: string): number[] => {
@@ -286,31 +248,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readinessCacheMs: int(env.READINESS_CACHE_MS, 1_000, 'READINESS_CACHE_MS'),
     railsTaskQueue: env.TEMPORAL_RAILS_TASK_QUEUE || 'cambio-rails',
     publicBaseUrl: (env.PUBLIC_BASE_URL || `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
-    pix: {
-      // In sandbox mode only, PIX_SANDBOX_PSP_URL stands in (config/production.ts).
-      pspUrl: pixPspUrl(env),
-      clientId: env.PIX_CLIENT_ID || 'cambio',
-      clientSecret: env.PIX_CLIENT_SECRET || 'cambio-dev-pix-secret',
-      certFile: env.PIX_CERT_FILE || undefined,
-      keyFile: env.PIX_KEY_FILE || undefined,
-      caFile: env.PIX_CA_FILE || undefined,
-      receivingKey: env.PIX_RECEIVING_KEY || 'pix@cambio.example.com',
-      receivingKeyType: env.PIX_RECEIVING_KEY_TYPE || 'EMAIL',
-      // The notice URL's only secret: set a long random value in production.
-      webhookToken: env.PIX_WEBHOOK_TOKEN || 'cambio-dev-pix-webhook-token',
-      merchantName: env.PIX_MERCHANT_NAME || 'Cambio',
-      merchantCity: env.PIX_MERCHANT_CITY || 'Sao Paulo',
-      timeoutMs: int(env.PIX_TIMEOUT_MS, 10_000, 'PIX_TIMEOUT_MS'),
-      // The deposit POST waits this long for the charge, then answers 503: well inside a client's own timeout.
-      chargeTimeoutMs: int(env.PIX_CHARGE_TIMEOUT_MS, 3_000, 'PIX_CHARGE_TIMEOUT_MS'),
-      // A PSP posts about one notice per Pix it receives for us, from a few addresses: 50/s sustained and 200 at
-      // once is far above one deployment's Pix traffic, and still bounds the read-backs a flood of forged notices
-      // could make us send to the PSP (a notice refused 429 is sent again; reconciliation finds what it carried).
-      noticeRatePerSecond: Math.max(1, int(env.PIX_NOTICE_RATE_PER_SECOND, 50, 'PIX_NOTICE_RATE_PER_SECOND')),
-      noticeRateBurst: Math.max(1, int(env.PIX_NOTICE_RATE_BURST, 200, 'PIX_NOTICE_RATE_BURST')),
-      reconcileEverySeconds: int(env.PIX_RECONCILE_EVERY_SECONDS, 300, 'PIX_RECONCILE_EVERY_SECONDS'),
-      reconcileFrom: instant(env.PIX_RECONCILE_FROM, 'PIX_RECONCILE_FROM'),
-    },
+    pix: readPixConfig(env),
     rates: loadRatesConfig(env),
   };
 }

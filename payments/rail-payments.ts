@@ -11,6 +11,7 @@ import { depositOfCharge } from '../db/repositories/operations';
 import { CambioError } from '../domain/errors';
 import { Dec } from '../domain/money';
 import type { ReceivedPayment } from '../rails/rail';
+import { railAsset } from '../rails/registry';
 import {
   DECISION_DEADLINE_MS,
   decideInboundPayment,
@@ -18,9 +19,6 @@ import {
   type SettleContext,
 } from './record-and-decide';
 import { settleReturn } from './returns';
-
-// PIX moves reais only.
-const RAIL_ASSET: Record<string, string> = { PIX_KEY: 'BRL' };
 
 // A notice's answer waits this long at most for the decisions that follow its records (a decision signal each,
 // milliseconds when all is well); past it the records stay RECEIVED and the relay or the sweep decides them. The
@@ -47,7 +45,8 @@ export async function recordReceipt(s: SettleContext, rail: string, p: ReceivedP
   const report = {
     endToEndId: p.endToEndId,
     amount: new Dec(p.amount),
-    asset: RAIL_ASSET[rail] ?? 'BRL',
+    // The provider's word on the asset, else the rail's (rails/registry.ts).
+    asset: p.asset ?? railAsset(rail),
     ...(deposit ? { operationId: deposit.id } : { customerId: null, rail }),
   };
   try {

@@ -7,7 +7,7 @@
 // deployment's payments (a PSP account, or the sandbox's simulator, shared by several databases).
 import { systemEm, type Orm } from '../db/orm';
 import { addReconciliationRun, railOrigin, reconciledSpan } from '../db/repositories/rail-reconciliations';
-import type { Rail } from '../rails/rail';
+import type { ListingCapability } from '../rails/rail';
 import type { SettleContext } from './record-and-decide';
 import { recordReceived } from './rail-payments';
 
@@ -45,7 +45,7 @@ export interface ReconcileResult {
  */
 export async function reconcileRail(
   s: SettleContext,
-  rail: Pick<Rail, 'rail' | 'listReceived'>,
+  rail: ListingCapability & { rail: string },
   opts: {
     now?: Date;
     /** The first run's start when set (PIX_RECONCILE_FROM), instead of the deployment's recorded origin. */

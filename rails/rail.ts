@@ -1,9 +1,13 @@
-// The rail boundary: what Cambio asks of any provider that moves real money, in Cambio's own words. One connector
-// per rail implements it (rails/pix/ for PIX); the engine calls it from Temporal activities and owns retries and
-// state. Every call is named by an id of ours (txid, idEnvio, return id), so a retried or replayed call is the same
-// call at the provider, never a second charge, payout or return.
+// The rail boundary: what Cambio asks of any provider that moves real money, in Cambio's own words. A rail is a
+// folder (rails/pix/, rails/boleto/, ...) and an entry in rails/registry.ts; its connector, when the deployment has
+// a provider for it, offers the capabilities it has (charges, notices, listing, payouts, returns) in rail-neutral
+// types: amounts as decimal strings in the rail's asset. The engine calls it from Temporal activities and owns
+// retries and state. Every call is named by an id of ours (txid, idEnvio, return id), so a retried or replayed call
+// is the same call at the provider, never a second charge, payout or return.
 
-/** Amounts cross the boundary as decimal strings with two places (BRL), never as floats. */
+import type { Config } from '../config';
+
+/** Amounts cross the boundary as decimal strings in the rail's asset (BRL: two places), never as floats. */
 export type RailAmount = string;
 
 export interface ChargeRequest {
@@ -17,16 +21,12 @@ export interface ChargeRequest {
   description?: string;
 }
 
-/** The funding instruction a customer pays: what `intent.fundingInstruction` shows for a PIX deposit. */
+/** A charge the provider holds: `fundingInstruction` is what the deposit's `intent.fundingInstruction` shows. */
 export interface ChargeCreated {
   chargeId: string;
-  keyType: string;
-  key: string;
-  /** Where the payer's app fetches the charge (a URL without its scheme). */
-  location: string;
-  /** The dynamic BR Code, "Pix Copia e Cola". */
-  pixCopiaECola: string;
   expiresAt: string;
+  /** The instruction the customer pays, in the rail's words (`rail` included). */
+  fundingInstruction: Record<string, string>;
 }
 
 export type ReturnStatus = 'PENDING' | 'RETURNED' | 'FAILED';
@@ -46,6 +46,8 @@ export interface ReceivedPayment {
   /** The charge it paid; absent for a payment made to the key without a charge. */
   chargeId?: string;
   amount: RailAmount;
+  /** The asset `amount` is in (PIX: BRL). */
+  asset: string;
   receivedAt: string;
   payer?: string;
   returns: ReturnState[];
@@ -95,24 +97,34 @@ export interface TimeWindow {
   to: Date;
 }
 
-export interface Rail {
-  /** The rail as operations name it (`PIX_KEY`). */
-  readonly rail: string;
+/** Charges a customer pays (PIX: a cob with its BR Code). */
+export interface ChargeCapability {
   /** Creates (or finds again, by its id) a charge the customer pays. */
-  createCharge(request: ChargeRequest): Promise<ChargeCreated>;
+  createCharge(request: ChargeRequest, timeoutMs?: number): Promise<ChargeCreated>;
+}
+
+/** Notices the provider POSTs to `/rails/{rail}/{token}/...` (api/rail-notices.ts). */
+export interface NoticeCapability {
   /** Throws NoticeRejectedError 401 unless `token` (the secret part of the notice URL) is this rail's. */
   checkNoticeToken(token: string): void;
   /**
    * A notice is a claim (decisions.md, "A claim is not money"): checks its token and its format (NoticeRejectedError
    * 401 or 400), then reads every item back from the provider over the authenticated client. Only what the
    * provider's record confirms is returned as received, in the provider's words; RailUnavailableError when the
-   * provider cannot be asked (nothing is to be recorded then).
+   * provider cannot be asked (nothing is to be recorded then). `path` is what follows the token in the URL.
    */
   verifyNotice(token: string, body: unknown, timeoutMs?: number): Promise<NoticeVerdict>;
   /** Asks the provider to send notices to `url`. */
   registerNotices(url: string): Promise<void>;
-  /** Everything received in the window, every page: reconciliation's view, independent of notices. */
+}
+
+/** What the provider received, listed: reconciliation's view, independent of notices. */
+export interface ListingCapability {
+  /** Everything received in the window, every page. */
   listReceived(window: TimeWindow): Promise<ReceivedPayment[]>;
+}
+
+export interface PayoutCapability {
   /**
    * Sends a payout, or reads back the one already sent under the same id. FAILED (or a refusal) only on the
    * provider's final answer; an answer that leaves its fate unknown is read back, and a call that cannot tell is
@@ -122,8 +134,71 @@ export interface Rail {
   /** Reads a payout sent before; one the provider does not hold is sent again under the same id. */
   followPayout(request: PayoutRequest): Promise<PayoutState>;
   payoutStatus(payoutId: string): Promise<PayoutState>;
+}
+
+export interface ReturnCapability {
   /** Returns (part of) a received payment, or reads back the return already asked under the same id. */
   returnPayment(request: ReturnRequest): Promise<ReturnState>;
   /** Reads a return asked before; one the provider does not hold is asked again under the same id. */
   followReturn(request: ReturnRequest): Promise<ReturnState>;
+  returnStatus(endToEndId: string, returnId: string): Promise<ReturnState>;
+}
+
+/** A rail's provider as this deployment configured it: the capabilities it has, each optional. */
+export interface RailConnector {
+  /** The rail as operations name it (`PIX_KEY`). */
+  readonly rail: string;
+  readonly charges?: ChargeCapability;
+  readonly notices?: NoticeCapability;
+  readonly listing?: ListingCapability;
+  readonly payouts?: PayoutCapability;
+  readonly returns?: ReturnCapability;
+  /** Closes its connections (a process that stops). */
+  close?(): Promise<void>;
+}
+
+/**
+ * A rail as rails/registry.ts lists it: what it is, the assets it pays in, how a deposit on it is funded, and its
+ * connector when the deployment has a provider for it (`connector` undefined: an operator records its payments from
+ * the bank statement, `cambio payment record`).
+ */
+export interface RailEntry {
+  /** As operations and funding instructions name it (`PIX_KEY`). */
+  readonly rail: string;
+  /** Its segment in notice URLs, lower case (`/rails/pix/{token}/pix`). */
+  readonly slug: string;
+  /** The assets it pays in; the first is what a provider's amounts are in. */
+  readonly assets: readonly string[];
+  /** A statement transaction's `type` for money that came in on it. */
+  readonly transactionType: string;
+  /** How payments received on it are recorded: by its connector, or by an operator (`cambio payment record`). */
+  readonly recordedBy: 'connector' | 'operator';
+  /** How its provider's notices arrive, for a rail whose connector has notices. */
+  readonly notices?: {
+    /** What the provider appends to the registered `/rails/{slug}/{token}` (PIX: `/pix`). */
+    readonly suffix: string;
+    /** How long a notice's read-back may take. */
+    timeoutMs(config: Config): number;
+  };
+  /** The setting that gives it a provider (named by RAIL_NOT_CONFIGURED), for a rail that has one. */
+  readonly providerSetting?: string;
+  /** How its funding instruction reads in the API's schema: a sentence, and the fields besides `rail`. */
+  readonly instruction: { readonly summary: string; readonly properties: Readonly<Record<string, object>> };
+  /** The instruction a deposit shows when no provider's charge gives one (sandbox: deterministic). */
+  fundingInstruction(operationId: string, asset: string, dueDate: Date): Record<string, string>;
+  /** For a rail whose connector lists what it received: its reconciliation schedule (worker/schedules.ts). */
+  readonly reconciliation?: {
+    /** How often it runs. */
+    everySeconds(config: Config): number;
+    /** Where a deployment's first run starts, when the configuration says (else its first start). */
+    from(config: Config): Date | undefined;
+    /** What the schedule's note says it does. */
+    note(config: Config): string;
+    /** The schedule's workflow, when not railReconciliationWorkflow (PIX keeps the one its schedules run). */
+    workflowType?: string;
+  };
+  /** Whether this configuration has a provider for it (without building the connector). */
+  hasProvider(config: Config): boolean;
+  /** Its connector, or undefined when this configuration has no provider for it. */
+  connector?(config: Config): RailConnector | undefined;
 }

@@ -16,6 +16,7 @@ import { queueWorkerOptions, relayWindow, servedQueues, WORKER_POOL_SIZE } from 
 import { startWorkflowStartRelay } from './workflow-start-relay';
 import { ensureSchedules } from './schedules';
 import { providerRails, railsFromConfig } from '../rails';
+import { pixRail } from '../rails/pix';
 import { recordRailStart } from '../payments/reconciliation';
 import { keepNoticesRegistered, pixNoticeUrl } from './pix-notices';
 
@@ -41,9 +42,10 @@ export async function runWorker() {
   const queues = servedQueues(config);
   // The PSP's notices come to the API: a worker of the rails' queue registers their URL (worker/pix-notices.ts),
   // from the start and in the background, retrying while the PSP is down.
+  const pix = rails.connector(pixRail.rail);
   const registration =
-    rails.pix && queues.some((q) => q.role === 'rails')
-      ? keepNoticesRegistered(rails.pix, pixNoticeUrl(config), log)
+    pix?.notices && queues.some((q) => q.role === 'rails')
+      ? keepNoticesRegistered({ rail: pix.rail, notices: pix.notices }, pixNoticeUrl(config), log)
       : undefined;
   // Bundled at start unless the deployment built it with this same code (the Docker image does).
   const code = config.workflowBundlePath
@@ -126,7 +128,7 @@ export async function runWorker() {
   } finally {
     registration?.stop();
     await stopRelays();
-    await rails.pix?.close();
+    await rails.close();
     await connection.close();
     await orm.close(true);
     log.info('worker stopped');

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config';
-import type { Rail } from '../rails/rail';
+import type { NoticeCapability, RailConnector } from '../rails/rail';
 
 // At start, a worker of the rails' queue tells the PSP where to send notices (`PUT /webhook/{PIX_RECEIVING_KEY}`:
 // the same URL every time, so registering again changes nothing). A PSP that is down then must not stop the
@@ -20,14 +20,18 @@ export interface Registration {
   stop(): void;
 }
 
-export function keepNoticesRegistered(rail: Rail, url: string, log: Logger): Registration {
+export function keepNoticesRegistered(
+  rail: RailConnector & { notices: NoticeCapability },
+  url: string,
+  log: Logger,
+): Registration {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let wake: (() => void) | undefined;
   const done = (async () => {
     for (let attempt = 1, wait = FIRST_RETRY_MS; !stopped; attempt++, wait = Math.min(wait * 2, MAX_RETRY_MS)) {
       try {
-        await rail.registerNotices(url);
+        await rail.notices.registerNotices(url);
         log.info({ rail: rail.rail, url: url.replace(/\/[^/]+$/, '/…') }, 'PSP notices registered');
         return;
       } catch (err) {

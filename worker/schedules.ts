@@ -5,6 +5,7 @@
 import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy, type ScheduleSpec } from '@temporalio/client';
 import type { Config } from '../config';
 import { parseStatementInterval } from '../domain/statement-interval';
+import { RAIL_ENTRIES } from '../rails/registry';
 
 export interface PeriodicJob {
   /** The schedule id, prefixed with the task queue: one set of schedules per deployment. */
@@ -39,19 +40,28 @@ export function statementSpec(text: string): ScheduleSpec {
 export type SchedulesConfig = Pick<Config, 'taskQueue' | 'statementInterval'> &
   Partial<Pick<Config, 'railsTaskQueue' | 'pix' | 'rates'>>;
 
-/** PIX reconciliation, when a PSP is configured: its activity runs on the rails' task queue. */
+/**
+ * A reconciliation per rail of the registry that lists what it received and has a provider here: its activity runs
+ * on the rails' task queue. PIX's keeps its schedule id and workflow (`pix-reconciliation`, pixReconciliationWorkflow).
+ */
 function railJobs(config: SchedulesConfig): PeriodicJob[] {
-  if (!config.pix?.pspUrl || !config.railsTaskQueue) return [];
-  const every = config.pix.reconcileEverySeconds;
-  return [
-    {
-      id: scheduleId(config, 'pix-reconciliation'),
-      workflowType: 'pixReconciliationWorkflow',
-      args: [config.railsTaskQueue],
-      spec: { intervals: [{ every: `${every} seconds` }] },
-      note: `Records PIX payments no notice brought, over GET /pix (PIX_RECONCILE_EVERY_SECONDS=${every})`,
-    },
-  ];
+  const railsTaskQueue = config.railsTaskQueue;
+  // Without the rails' part (a test's config) nothing is reconciled.
+  if (!config.pix || !railsTaskQueue) return [];
+  const full = config as Config;
+  return RAIL_ENTRIES.flatMap((e) => {
+    if (!e.reconciliation || !e.hasProvider(full)) return [];
+    const r = e.reconciliation;
+    return [
+      {
+        id: scheduleId(config, `${e.slug}-reconciliation`),
+        workflowType: r.workflowType ?? 'railReconciliationWorkflow',
+        args: r.workflowType ? [railsTaskQueue] : [railsTaskQueue, e.rail],
+        spec: { intervals: [{ every: `${r.everySeconds(full)} seconds` }] },
+        note: r.note(full),
+      },
+    ];
+  });
 }
 
 /** The exchange-rate poll, when a polled source is configured (not the sandbox's table): on the rails' queue. */

@@ -4,7 +4,7 @@ import type { PayoutState } from '../rails/rail';
 import {
   FIRST_STATUS_READ_MS,
   MAX_STATUS_READ_MS,
-  railActivities,
+  railCalls,
   railNotConfigured,
   railRejection,
   statusReadPause,
@@ -356,12 +356,12 @@ async function payThroughRails(
 ): Promise<PayoutOutcome> {
   const order = await steps.payoutOrder({ operationId });
   if (order.recorded) return order.recorded;
-  const rails = railActivities(order.taskQueue);
+  const rails = railCalls(order.taskQueue, order.rail);
   if (!resumed && !wf.patched(PAYOUT_FINAL_ANSWERS)) {
     // Withdrawals started before: the calls they made, but continued as new (onto the code above) when long.
     let state;
     try {
-      state = await rails.pixSendPayout(order.request);
+      state = await rails.sendPayout(order.request);
     } catch (err) {
       const refused = railRejection(err);
       if (!refused) throw err;
@@ -371,18 +371,18 @@ async function payThroughRails(
     while (state.status === 'PENDING') {
       if (timeToContinueAsNew()) await continueAsNew({ waitMs: MAX_STATUS_READ_MS });
       await pause();
-      state = await rails.pixPayoutStatus({ payoutId: order.request.payoutId });
+      state = await rails.payoutStatus({ payoutId: order.request.payoutId });
     }
     return steps.recordPayout({ operationId, status: state.status, endToEnd: state.endToEndId, reason: state.reason });
   }
   let state: PayoutState = { payoutId: order.request.payoutId, status: 'PENDING' };
   try {
-    if (!resumed) state = await rails.pixSendPayout(order.request);
+    if (!resumed) state = await rails.sendPayout(order.request);
     let wait = resumed?.waitMs;
     while (state.status === 'PENDING') {
       if (timeToContinueAsNew()) await continueAsNew({ waitMs: wait ?? FIRST_STATUS_READ_MS });
       wait = await statusReadPause(wait);
-      state = await rails.pixFollowPayout(order.request);
+      state = await rails.followPayout(order.request);
     }
   } catch (err) {
     const refused = railRejection(err);

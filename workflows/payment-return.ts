@@ -9,7 +9,7 @@ import type { ReturnState } from '../rails/rail';
 import {
   FIRST_STATUS_READ_MS,
   MAX_STATUS_READ_MS,
-  railActivities,
+  railCalls,
   railNotConfigured,
   railRejection,
   statusReadPause,
@@ -38,7 +38,7 @@ export async function paymentReturnWorkflow(input: PaymentReturnInput): Promise<
   const { paymentId, returnId } = input;
   const order = await acts.returnOrder({ paymentId, returnId });
   if (order.settled) return order.settled;
-  const rails = railActivities(order.taskQueue);
+  const rails = railCalls(order.taskQueue, order.rail);
   const continueAsNew = (waitMs: number) =>
     wf.makeContinueAsNewFunc<typeof paymentReturnWorkflow>()({ paymentId, returnId, pending: { waitMs } });
   const refusedWith = (reason: string) => acts.settlePaymentReturn({ paymentId, returnId, status: 'FAILED', reason });
@@ -46,7 +46,7 @@ export async function paymentReturnWorkflow(input: PaymentReturnInput): Promise<
     // Returns started before: the calls they made, but continued as new (onto the code below) when long.
     let sent;
     try {
-      sent = await rails.pixReturnPayment(order.request);
+      sent = await rails.returnPayment(order.request);
     } catch (err) {
       const refused = railRejection(err);
       if (!refused) throw err;
@@ -60,13 +60,13 @@ export async function paymentReturnWorkflow(input: PaymentReturnInput): Promise<
       // Settled meanwhile by a notice or reconciliation: nothing left to wait for.
       const now = await acts.returnOrder({ paymentId, returnId });
       if (now.settled) return now.settled;
-      sent = await rails.pixReturnStatus({ endToEndId: order.request.endToEndId, returnId });
+      sent = await rails.returnStatus({ endToEndId: order.request.endToEndId, returnId });
     }
     return settle(paymentId, returnId, sent);
   }
   let state: ReturnState = { returnId, amount: order.request.amount, status: 'PENDING' };
   try {
-    if (!input.pending) state = await rails.pixReturnPayment(order.request);
+    if (!input.pending) state = await rails.returnPayment(order.request);
     let wait = input.pending?.waitMs;
     while (state.status === 'PENDING') {
       if (timeToContinueAsNew()) await continueAsNew(wait ?? FIRST_STATUS_READ_MS);
@@ -74,7 +74,7 @@ export async function paymentReturnWorkflow(input: PaymentReturnInput): Promise<
       // Settled meanwhile by a notice or reconciliation: nothing left to wait for.
       const now = await acts.returnOrder({ paymentId, returnId });
       if (now.settled) return now.settled;
-      state = await rails.pixFollowReturn(order.request);
+      state = await rails.followReturn(order.request);
     }
   } catch (err) {
     // Refused with nothing under our id (no such Pix, more than it holds), or no PSP on the worker that took the

@@ -28,6 +28,17 @@ export async function pixReconciliationWorkflow(railsTaskQueue: string) {
   return reconcilePixReceived();
 }
 
+/** One reconciliation run of `rail` (a rail of the registry whose connector lists), on the rails' task queue. */
+export async function railReconciliationWorkflow(railsTaskQueue: string, rail: string) {
+  const { railReconcile } = proxyActivities<Activities>({
+    taskQueue: railsTaskQueue,
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: '5 minutes',
+    retry: { maximumAttempts: 3 },
+  });
+  return railReconcile({ rail });
+}
+
 const SCHEDULED_AT = defineSearchAttributeKey('TemporalScheduledStartTime', SearchAttributeType.DATETIME);
 
 /** The instant the schedule meant this run for (a late or triggered run still issues the period it was meant for). */

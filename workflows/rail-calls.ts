@@ -5,6 +5,7 @@
 // timeout, and the call retried elsewhere under the same id, instead of after the 30 s start-to-close timeout.
 import * as wf from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { PayoutRequest, ReturnRequest } from '../rails/rail';
 
 export const railActivities = (taskQueue: string) =>
   wf.proxyActivities<Activities>({
@@ -13,6 +14,37 @@ export const railActivities = (taskQueue: string) =>
     heartbeatTimeout: '5s',
     retry: { initialInterval: '1s', maximumInterval: '60s', backoffCoefficient: 2 },
   });
+
+// Workflows from here on call the generic rail activities (railSendPayout, ...) naming their rail (decision 0118);
+// histories recorded before replay the PIX names they called (pixSendPayout, ...), which stay registered as aliases.
+export const GENERIC_RAIL_ACTIVITIES = 'generic-rail-activities';
+
+/**
+ * The provider calls of one payout or return on `rail`: the generic activities, or PIX's names for a workflow
+ * recorded before they existed (or an order recorded without its rail, which was PIX's). Asked once per call site,
+ * before its first provider call.
+ */
+export function railCalls(taskQueue: string, rail: string | undefined) {
+  const a = railActivities(taskQueue);
+  if (rail && wf.patched(GENERIC_RAIL_ACTIVITIES)) {
+    return {
+      sendPayout: (r: PayoutRequest) => a.railSendPayout({ rail, ...r }),
+      payoutStatus: (r: { payoutId: string }) => a.railPayoutStatus({ rail, ...r }),
+      followPayout: (r: PayoutRequest) => a.railFollowPayout({ rail, ...r }),
+      returnPayment: (r: ReturnRequest) => a.railReturnPayment({ rail, ...r }),
+      returnStatus: (r: { endToEndId: string; returnId: string }) => a.railReturnStatus({ rail, ...r }),
+      followReturn: (r: ReturnRequest) => a.railFollowReturn({ rail, ...r }),
+    };
+  }
+  return {
+    sendPayout: a.pixSendPayout,
+    payoutStatus: a.pixPayoutStatus,
+    followPayout: a.pixFollowPayout,
+    returnPayment: a.pixReturnPayment,
+    returnStatus: a.pixReturnStatus,
+    followReturn: a.pixFollowReturn,
+  };
+}
 
 /** The provider refused the call outright (RAIL_REJECTED): nothing was sent. Null for any other failure. */
 export function railRejection(err: unknown): wf.ApplicationFailure | null {

@@ -9,7 +9,7 @@ import {
   type StuckKind,
 } from '../../db/repositories/readiness-and-metrics';
 import { CambioError } from '../../domain/errors';
-import { RAILS } from '../../domain/funding';
+import { RAILS } from '../../rails/funding';
 
 /**
  * The API's Prometheus metrics (served at `/metrics`). One registry per process; the counters are this process's,

@@ -1,4 +1,4 @@
-import { RAILS } from '../../domain/funding';
+import { RAILS } from '../../rails/funding';
 import { amountObject, uuid } from './common';
 
 export const depositBody = {

@@ -3,7 +3,9 @@
 // responses against them. Additional properties stay allowed: clients must ignore fields they do not know
 // (spec, Versioning), so adding one is not a breaking change.
 import { ASSETS } from '../../domain/assets';
-import { RAILS } from '../../domain/funding';
+import { RAILS } from '../../rails/funding';
+import { PIX_RAIL } from '../../rails/pix/connector';
+import { RAIL_ENTRIES } from '../../rails/registry';
 import { DOCUMENT_TYPES } from '../../domain/requirements';
 import { ERROR_CODES } from '../../domain/errors';
 import { INBOUND_PAYMENT_STATUSES } from '../../db/entities';
@@ -195,33 +197,12 @@ const intent = {
     fundingInstruction: {
       type: 'object',
       required: ['rail'],
-      description:
-        "Where and how the payer pays. PIX_KEY through a PSP: the receiving key, the charge's `txid` and " +
-        '`location`, `pixCopiaECola` (the dynamic BR Code any bank app pays) and `expiresAt`; BOLETO `barcode` ' +
-        'and `dueDate`; TED bank, branch and account; CRYPTO `network` and `walletAddress`.',
-      properties: {
-        rail: { type: 'string', enum: [...RAILS] },
-        keyType: { type: 'string', description: 'PIX_KEY: the type of `key` (EMAIL, CPF, CNPJ, PHONE, EVP)' },
-        key: { type: 'string', description: 'PIX_KEY: the key the charge is paid to' },
-        txid: {
-          type: 'string',
-          pattern: '^[a-zA-Z0-9]{26,35}$',
-          description: 'PIX_KEY: the charge at the PSP; the same for a retry with the same X-Idempotency-Key',
-        },
-        location: { type: 'string', description: "PIX_KEY: where a payer's app fetches the charge (no scheme)" },
-        pixCopiaECola: {
-          type: 'string',
-          description: 'PIX_KEY: the dynamic BR Code (EMV QRCPS-MPM), "Pix Copia e Cola"',
-        },
-        expiresAt: { type: 'string', format: 'date-time', description: 'PIX_KEY: the charge takes no payment after' },
-        barcode: { type: 'string' },
-        dueDate: { type: 'string', format: 'date' },
-        bankCode: { type: 'string' },
-        branchCode: { type: 'string' },
-        accountNumber: { type: 'string' },
-        network: { type: 'string' },
-        walletAddress: { type: 'string' },
-      },
+      // Each rail's fields are its folder's (rails/registry.ts).
+      description: `Where and how the payer pays. ${RAIL_ENTRIES.map((e) => e.instruction.summary).join('; ')}.`,
+      properties: Object.assign(
+        { rail: { type: 'string', enum: [...RAILS] } },
+        ...RAIL_ENTRIES.map((e) => e.instruction.properties),
+      ) as Record<string, object>,
     },
     beneficiary: { type: 'object' },
     targetAccount: { $ref: '#/components/schemas/AccountReference' },
@@ -291,7 +272,7 @@ const Beneficiary = object({
       id: uuid,
       asset: { type: 'string' },
       currentState: stateRef,
-      address: object({ rail: { const: 'PIX_KEY' }, dictKeyType: { type: 'string' }, dictKey: { type: 'string' } }),
+      address: object({ rail: { const: PIX_RAIL }, dictKeyType: { type: 'string' }, dictKey: { type: 'string' } }),
       createdAt: timestamp,
     }),
   },

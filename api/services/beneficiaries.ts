@@ -16,6 +16,7 @@ import { instructionReviewWorkflowId } from '../../workflows/ids';
 import type { ServiceContext } from './context';
 import { recordWorkflowStart, WorkflowStartRequest } from '../../db/repositories/outbox';
 import { inTransaction } from '../../db/transaction';
+import { PIX_ASSET, PIX_RAIL } from '../../rails/pix/connector';
 
 export interface PixInstructionInput {
   type: 'PIX';
@@ -31,7 +32,6 @@ export interface CreateBeneficiary {
 }
 
 // PIX settles in reais only (../shared/spec/decisions.md, "Onboarding").
-const PIX_ASSET = 'BRL';
 
 /** Creates a beneficiary with its first instruction (PENDING_REVIEW) and starts that instruction's review. */
 export async function createBeneficiary(s: ServiceContext, em: Em, input: CreateBeneficiary) {
@@ -125,7 +125,7 @@ async function newInstruction(
     beneficiaryId: b.id,
     customerId: b.customerId,
     asset: input.asset,
-    rail: 'PIX_KEY',
+    rail: PIX_RAIL,
     dictKeyType: input.dictKeyType,
     dictKey: input.dictKey,
     status: 'PENDING_REVIEW',
@@ -178,7 +178,7 @@ function checkInstruction(input: PixInstructionInput, path: string): void {
   }
   if (input.asset !== PIX_ASSET) {
     throw new CambioError('RAIL_ASSET_MISMATCH', `PIX instructions pay out in ${PIX_ASSET}, not ${input.asset}`, {
-      rail: 'PIX_KEY',
+      rail: PIX_RAIL,
       asset: input.asset,
       allowedAssets: [PIX_ASSET],
     });

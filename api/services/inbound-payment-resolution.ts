@@ -16,6 +16,7 @@ import {
   lockPaymentIn,
 } from '../../payments/returns';
 import { newReturnId } from '../../rails/pix/ids';
+import { railEntry, railTransactionType } from '../../rails/registry';
 import { paymentReturnWorkflowId } from '../../workflows/ids';
 import { addMovements } from '../../db/repositories/movements';
 import { BeforeCommit, inTransaction } from '../../db/transaction';
@@ -61,13 +62,13 @@ export async function listPayments(s: ServiceContext, filter: { customerId?: str
 
 /** A return of a payment on `rail` goes through its provider (a connector sends it), else the operator does it. */
 export const returnsThroughProvider = (config: ServiceContext['config'], rail: string): boolean =>
-  rail === 'PIX_KEY' && !!config.pix.pspUrl;
+  hasConnector(rail) && !!railEntry(rail)?.hasProvider(config);
 
 /**
  * The rails that have a connector (rails/): a payment that came in on one leaves through it, never through an
  * operator's say-so by default (docs/decisions/0110). The others (BOLETO, TED, CRYPTO) are returned at the bank.
  */
-const RAILS_WITH_CONNECTOR: ReadonlySet<string> = new Set(['PIX_KEY']);
+const hasConnector = (rail: string): boolean => railEntry(rail)?.recordedBy === 'connector';
 
 /** `cambio payment return --outside --reference REF`: the operator states the money went back outside Cambio. */
 export interface OutsideReturn {
@@ -113,7 +114,8 @@ export async function startReturn(
   return inTransaction(em, async (tx) => {
     const payment = await lockIn(tx, id, 'UNMATCHED');
     const batch = new SqlBatch();
-    if (!outside && returnsThroughProvider(s.config, payment.rail)) {
+    const rail = payment.rail;
+    if (!outside && returnsThroughProvider(s.config, rail)) {
       const returnId = newReturnId();
       addDecision(batch, id, { status: 'RETURNING', returnId, returnReason: reason, returnFailure: null });
       addWorkflowStart(batch, s.config.taskQueue, {
@@ -121,9 +123,9 @@ export async function startReturn(
         workflowType: 'paymentReturnWorkflow',
         args: [{ paymentId: id, returnId }],
         searchAttributes: payment.customerId ? { CustomerId: payment.customerId } : {},
-        summary: `RETURN ${formatAmount(payment.amount, payment.asset as AssetCode)} ${payment.asset} via PIX_KEY`,
+        summary: `RETURN ${formatAmount(payment.amount, payment.asset as AssetCode)} ${payment.asset} via ${rail}`,
       });
-    } else if (!outside && RAILS_WITH_CONNECTOR.has(payment.rail)) {
+    } else if (!outside && hasConnector(payment.rail)) {
       throw railNotConfigured(payment.rail);
     } else {
       addDecision(batch, id, {
@@ -191,7 +193,7 @@ export async function returnPayment(
     return found.status === 'RETURNING' ? presentInboundPayment(found) : startReturn(s, id, reason, beforeCommit);
   }
   if (found.status !== 'RETURNING') await startReturn(s, id, reason, beforeCommit, outside);
-  else if (RAILS_WITH_CONNECTOR.has(found.rail) && !outside) throw railNotConfigured(found.rail);
+  else if (hasConnector(found.rail) && !outside) throw railNotConfigured(found.rail);
   else if (outside && found.returnEndToEndId !== outside.reference) {
     throw new CambioError(
       'INVALID_STATE',
@@ -249,7 +251,7 @@ export async function creditPayment(
         op.transactions = [
           {
             id: payment.id,
-            type: payment.rail === 'PIX_KEY' ? 'PIX' : payment.rail,
+            type: railTransactionType(payment.rail),
             direction: 'CREDIT',
             amount: amount(payment.amount, payment.asset),
             status: 'COMPLETED',

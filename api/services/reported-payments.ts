@@ -1,6 +1,6 @@
 import { systemEm, tenantEm, type Em } from '../../db/orm';
 import { CustomerSchema, OperationSchema, type InboundPayment } from '../../db/entities';
-import { railAccepts, type Rail } from '../../domain/funding';
+import { manualRails, railAccepts } from '../../rails/registry';
 import { isAssetCode } from '../../domain/assets';
 import { findPayment, INBOUND_PAYMENT_LIST } from '../../db/repositories/inbound-payments';
 import type { AssetCode } from '../../domain/assets';
@@ -73,7 +73,7 @@ export async function listInboundPayments(em: Em, query: ListQuery, cursorSecret
 }
 
 /** The rails an operator records from the bank statement: those without a connector of their own. */
-export const MANUAL_RAILS = ['BOLETO', 'TED', 'CRYPTO'] as const;
+export const MANUAL_RAILS: readonly string[] = manualRails();
 
 export interface ManualPayment {
   rail: string;
@@ -94,12 +94,12 @@ export interface ManualPayment {
 export async function recordManualPayment(s: ServiceContext, input: ManualPayment, actor: string) {
   const invalid = (path: string, message: string) =>
     new CambioError('VALIDATION_ERROR', `${path} ${message}`, { errors: [{ path, message }] });
-  if (!(MANUAL_RAILS as readonly string[]).includes(input.rail)) {
+  if (!MANUAL_RAILS.includes(input.rail)) {
     throw invalid('--rail', `must be one of ${MANUAL_RAILS.join(', ')} (PIX payments come from the PSP)`);
   }
   if (!input.operationId === !input.customerId) throw invalid('--operation', 'or --customer, exactly one of them');
   if (!isAssetCode(input.asset)) throw invalid('--asset', 'is not an asset Cambio knows');
-  if (!railAccepts(input.rail as Rail, input.asset)) {
+  if (!railAccepts(input.rail, input.asset)) {
     const message = `${input.rail} does not pay in ${input.asset}`;
     throw new CambioError('RAIL_ASSET_MISMATCH', message, { rail: input.rail, asset: input.asset });
   }

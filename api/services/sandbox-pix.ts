@@ -9,6 +9,7 @@ import { CambioError } from '../../domain/errors';
 import { Dec, formatAmount, parseAmountValue } from '../../domain/money';
 import { decideInboundPayment } from '../../payments/record-and-decide';
 import { isTransientStatus } from '../../rails/errors';
+import { PIX_ASSET, PIX_RAIL } from '../../rails/pix/connector';
 import { PIX_END_TO_END_ID } from '../../rails/pix/notices';
 import type { ServiceContext } from './context';
 import { getInboundPayment, type InboundPaymentReport } from './reported-payments';
@@ -17,7 +18,7 @@ import { getInboundPayment, type InboundPaymentReport } from './reported-payment
 // and retries from 200 ms on; past this the client's retry (same key, same endToEndId) finds it.
 const NOTICE_WAIT_MS = 10_000;
 const POLL_MS = 25;
-const RAIL = 'PIX_KEY';
+const RAIL = PIX_RAIL;
 // The most a Pix carries: API Pix's `valor` is `\d{1,10}\.\d{2}`.
 const PIX_MAX_VALOR = new Dec('9999999999.99');
 
@@ -38,7 +39,7 @@ export async function simulatedCharge(
   operationId: string,
   body: InboundPaymentReport,
 ): Promise<string | undefined> {
-  if (!s.rails?.pix || !s.config.pix.pspUrl || body.amount.asset !== 'BRL') return undefined;
+  if (!s.rails?.connector(RAIL) || !s.config.pix.pspUrl || body.amount.asset !== PIX_ASSET) return undefined;
   const op = await findOperation(em, operationId);
   if (!op || op.type !== 'DEPOSIT') return undefined;
   const txid = (op.intent.fundingInstruction as { txid?: unknown } | undefined)?.txid;

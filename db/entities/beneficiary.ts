@@ -31,7 +31,8 @@ export interface PaymentInstruction {
   beneficiaryId: string;
   customerId: string;
   asset: string;
-  rail: 'PIX_KEY';
+  /** A DICT key's rail (rails/pix/): PIX_RAIL. */
+  rail: string;
   dictKeyType: string;
   dictKey: string;
   status: 'PENDING_REVIEW' | 'APPROVED' | 'REJECTED';

@@ -7,8 +7,13 @@ import type {
   PayoutRequest,
   PayoutState,
   PayoutStatus,
-  Rail,
+  ChargeCapability,
+  ListingCapability,
+  NoticeCapability,
+  PayoutCapability,
+  RailConnector,
   ReceivedPayment,
+  ReturnCapability,
   ReturnRequest,
   ReturnState,
   ReturnStatus,
@@ -32,6 +37,10 @@ export interface PixRailOptions {
   merchantName: string;
   merchantCity: string;
 }
+
+/** The rail as operations name it, and the one asset it moves. */
+export const PIX_RAIL = 'PIX_KEY';
+export const PIX_ASSET = 'BRL';
 
 const PAGE_SIZE = 100;
 
@@ -58,8 +67,15 @@ interface Cob {
 // A notice's items are read back from the PSP this many at a time: a notice of many items is not a burst at the PSP.
 const READ_BACK_CONCURRENCY = 4;
 
-export class PixRail implements Rail {
-  readonly rail = 'PIX_KEY';
+export class PixRail
+  implements RailConnector, ChargeCapability, NoticeCapability, ListingCapability, PayoutCapability, ReturnCapability
+{
+  readonly rail = PIX_RAIL;
+  readonly charges = this;
+  readonly notices = this;
+  readonly listing = this;
+  readonly payouts = this;
+  readonly returns = this;
 
   constructor(
     private readonly client: PixClient,
@@ -103,10 +119,13 @@ export class PixRail implements Rail {
       throw err;
     }
     const expiresAt = new Date(Date.parse(cob.calendario.criacao) + cob.calendario.expiracao * 1000);
-    return {
-      chargeId: cob.txid,
+    // The receiving key, the charge's txid and `location`, the dynamic BR Code ("Pix Copia e Cola") any bank app
+    // pays, and when the charge stops taking payments.
+    const fundingInstruction = {
+      rail: PIX_RAIL,
       keyType: this.options.receivingKeyType,
       key: cob.chave,
+      txid: cob.txid,
       location,
       pixCopiaECola: encodeBrCode({
         location,
@@ -116,6 +135,7 @@ export class PixRail implements Rail {
       }),
       expiresAt: expiresAt.toISOString(),
     };
+    return { chargeId: cob.txid, expiresAt: fundingInstruction.expiresAt, fundingInstruction };
   }
 
   checkNoticeToken(token: string): void {
@@ -313,6 +333,7 @@ function received(p: PixItem): ReceivedPayment {
     endToEndId: p.endToEndId,
     ...(p.txid ? { chargeId: p.txid } : {}),
     amount: p.valor,
+    asset: PIX_ASSET,
     receivedAt: new Date(p.horario).toISOString(),
     ...(p.pagador?.nome ? { payer: p.pagador.nome } : {}),
     returns: (p.devolucoes ?? []).map(returned),

@@ -1,6 +1,7 @@
 import type { Config } from '../../config';
+import type { RailEntry } from '../rail';
 import { PixClient } from './client';
-import { PixRail } from './connector';
+import { PIX_ASSET, PIX_RAIL, PixRail } from './connector';
 
 export { PixClient } from './client';
 export { PixRail } from './connector';
@@ -26,3 +27,48 @@ export function pixRailFromConfig(config: Config): PixRail | undefined {
     merchantCity: pix.merchantCity,
   });
 }
+
+/** PIX: reais through a PSP speaking API Pix (charges, notices, listing, payouts, returns). */
+export const pixRail: RailEntry = {
+  rail: PIX_RAIL,
+  slug: 'pix',
+  assets: [PIX_ASSET],
+  transactionType: 'PIX',
+  recordedBy: 'connector',
+  providerSetting: 'PIX_PSP_URL',
+  // The PSP POSTs to the registered URL plus `/pix` (API Pix); reading a notice back is bounded as a charge is.
+  notices: { suffix: '/pix', timeoutMs: (config) => config.pix.chargeTimeoutMs },
+  instruction: {
+    summary:
+      "PIX_KEY through a PSP: the receiving key, the charge's `txid` and `location`, `pixCopiaECola` (the dynamic " +
+      'BR Code any bank app pays) and `expiresAt`',
+    properties: {
+      keyType: { type: 'string', description: 'PIX_KEY: the type of `key` (EMAIL, CPF, CNPJ, PHONE, EVP)' },
+      key: { type: 'string', description: 'PIX_KEY: the key the charge is paid to' },
+      txid: {
+        type: 'string',
+        pattern: '^[a-zA-Z0-9]{26,35}$',
+        description: 'PIX_KEY: the charge at the PSP; the same for a retry with the same X-Idempotency-Key',
+      },
+      location: { type: 'string', description: "PIX_KEY: where a payer's app fetches the charge (no scheme)" },
+      pixCopiaECola: {
+        type: 'string',
+        description: 'PIX_KEY: the dynamic BR Code (EMV QRCPS-MPM), "Pix Copia e Cola"',
+      },
+      expiresAt: { type: 'string', format: 'date-time', description: 'PIX_KEY: the charge takes no payment after' },
+    },
+  },
+  // Without a PSP's charge (sandbox without one): an EVP (random) key dedicated to this deposit lets
+  // reconciliation match the payment to it.
+  fundingInstruction: (operationId) => ({ rail: PIX_RAIL, keyType: 'EVP', key: operationId }),
+  hasProvider: (config) => !!config.pix.pspUrl,
+  reconciliation: {
+    everySeconds: (config) => config.pix.reconcileEverySeconds,
+    from: (config) => config.pix.reconcileFrom,
+    note: (config) =>
+      'Records PIX payments no notice brought, over GET /pix ' +
+      `(PIX_RECONCILE_EVERY_SECONDS=${config.pix.reconcileEverySeconds})`,
+    workflowType: 'pixReconciliationWorkflow',
+  },
+  connector: pixRailFromConfig,
+};

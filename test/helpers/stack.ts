@@ -21,6 +21,7 @@ import { SIM_CLIENT, startSimulator, type SimulatorProc } from './psp-simulator'
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { keepNoticesRegistered, pixNoticeUrl } from '../../worker/pix-notices';
+import { pixRail, type PixRail } from '../../rails/pix';
 import { recordRailStart } from '../../payments/reconciliation';
 import { providerRails } from '../../rails';
 
@@ -167,7 +168,7 @@ async function build(): Promise<Stack> {
   // In place: tests change the stack's config object, which its workers and app read at each use.
   config.publicBaseUrl = noticeBaseUrl;
   const registration = keepNoticesRegistered(
-    services.rails!.pix!,
+    services.rails!.connector(pixRail.rail) as PixRail,
     pixNoticeUrl({ ...config, publicBaseUrl: noticeBaseUrl }),
     deps.log,
   );

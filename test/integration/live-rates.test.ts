@@ -14,6 +14,7 @@ import { latestExchangeRates } from '../../db/repositories/exchange-rates';
 import { ASSETS } from '../../domain/assets';
 import { Dec } from '../../domain/money';
 import { DEFAULT_MID_RATES, TableRateSource } from '../../domain/rates';
+import { RAIL_ENTRIES, Rails } from '../../rails/registry';
 import { rateBookFromConfig } from '../../rates';
 import { ecbConnector } from '../../rates/ecb';
 import { brasiliaDay, ptaxConnector } from '../../rates/ptax';
@@ -80,7 +81,8 @@ describe('live exchange rates (local sources in the documented shapes)', functio
         orm: services.orm,
         rates: services.rates,
         temporal: services.temporal,
-        rails: {},
+        // No rail connector: this worker only polls the rate sources.
+        rails: new Rails(RAIL_ENTRIES, []),
       }),
       ...queueWorkerOptions('rails'),
     });

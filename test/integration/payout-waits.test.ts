@@ -73,7 +73,7 @@ describe('payouts waiting on the PSP (time skipping)', function () {
   };
 
   /** Every run of the workflow, last to first, with how many reads (`readType`) each scheduled and how it ended. */
-  async function runs(workflowId: string, readType = 'pixFollowPayout') {
+  async function runs(workflowId: string, readType = 'railFollowPayout') {
     const out: { runId: string; reads: number; events: number; end: string; history: proto.api.history.v1.IHistory }[] =
       [];
     let runId: string | undefined = (await skipping.env.client.workflow.getHandle(workflowId).describe()).runId;
@@ -217,7 +217,7 @@ describe('payouts waiting on the PSP (time skipping)', function () {
       await eventually(returnsAtPsp, (d) => d.length === 1, 30000);
       await skipping.env.sleep('36 hours');
       expect((await record())!.status).to.equal('RETURNING');
-      const continued = await runs(paymentReturnWorkflowId(returnId), 'pixFollowReturn');
+      const continued = await runs(paymentReturnWorkflowId(returnId), 'railFollowReturn');
       expect(
         continued.reduce((n, r) => n + r.reads, 0),
         'return reads in 36 hours',
@@ -234,7 +234,7 @@ describe('payouts waiting on the PSP (time skipping)', function () {
       );
       expect((await record())!.status).to.equal('RETURNED');
       expect(await returnsAtPsp()).to.have.length(1);
-      for (const run of await runs(paymentReturnWorkflowId(returnId), 'pixFollowReturn')) {
+      for (const run of await runs(paymentReturnWorkflowId(returnId), 'railFollowReturn')) {
         await Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows') }, run.history, run.runId);
       }
     });

@@ -109,14 +109,16 @@ describe('PIX connector contract (against the simulated PSP)', function () {
   it('charge: the BR Code decodes back to the location and amount; the same txid is the same charge', async () => {
     const txid = txidFor(randomUUID(), 'key-1', randomUUID());
     expect(txid).to.match(/^[a-zA-Z0-9]{26,35}$/);
-    const first = await charge('250.75', txid);
-    expect(first).to.include({ chargeId: txid, keyType: 'EMAIL', key: KEY });
+    const charged = await charge('250.75', txid);
+    expect(charged).to.include({ chargeId: txid });
+    const first = charged.fundingInstruction;
+    expect(first).to.include({ rail: 'PIX_KEY', txid, keyType: 'EMAIL', key: KEY, expiresAt: charged.expiresAt });
     const fields = decodeBrCode(first.pixCopiaECola);
     expect((fields['26'] as Record<string, string>)['25']).to.equal(first.location);
     expect(fields['54']).to.equal('250.75');
     expect(Date.parse(first.expiresAt) - Date.now()).to.be.within(3500_000, 3600_000);
     const again = await charge('250.75', txid);
-    expect(again).to.deep.equal(first);
+    expect(again).to.deep.equal(charged);
     // The same txid for another amount is another charge: refused, not silently merged.
     const err = await charge('999.00', txid).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(RailRejectedError);
@@ -139,7 +141,8 @@ describe('PIX connector contract (against the simulated PSP)', function () {
       const retried = await slow.rail.createCharge(request);
       const charges = (await sim.control('GET', '/state')).body.charges as Record<string, { location: string }>;
       expect(Object.keys(charges).filter((id) => id === txid)).to.have.length(1);
-      expect(retried).to.include({ chargeId: txid, location: charges[txid].location });
+      expect(retried).to.include({ chargeId: txid });
+      expect(retried.fundingInstruction).to.include({ location: charges[txid].location });
     } finally {
       await slow.client.close();
     }

@@ -75,10 +75,11 @@ describe('database steps inside the workflow task: histories before and after', 
       await handle.result();
       const history = await handle.fetchHistory();
       const calls = scheduled(history);
-      expect(calls[0], JSON.stringify(calls)).to.equal('pixSendPayout');
-      // Every read of the payout sent is pixFollowPayout (decision 0108).
+      // The generic rail activities since decision 0118 (pixSendPayout and pixFollowPayout before).
+      expect(calls[0], JSON.stringify(calls)).to.equal('railSendPayout');
+      // Reads of a payout sent: railFollowPayout (pixFollowPayout since decision 0108, pixPayoutStatus before).
       expect(
-        calls.slice(1).every((t) => t === 'pixFollowPayout'),
+        calls.slice(1).every((t) => t === 'railFollowPayout'),
         JSON.stringify(calls),
       ).to.equal(true);
       await Worker.runReplayHistory({ workflowsPath }, history, id);

@@ -1,5 +1,6 @@
 // docs/configuration.md cannot drift from the code: its first table lists exactly the variables config/index.ts
-// reads, and every other variable the application or the npm scripts read is listed somewhere on the page.
+// reads (itself, and through each rail's rails/*/config.ts), and every other variable the application or the npm
+// scripts read is listed somewhere on the page.
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -50,7 +51,9 @@ describe('docs/configuration.md', () => {
   const doc = read('docs/configuration.md');
 
   it('lists exactly the variables config/index.ts reads, in its first table', () => {
-    const inConfig = new Set(envReads(sources('config')).keys());
+    const railConfigs = sources('rails').filter((f) => path.basename(f) === 'config.ts');
+    expect(railConfigs, "the rails' own settings").to.include(path.join('rails', 'pix', 'config.ts'));
+    const inConfig = new Set(envReads([...sources('config'), ...railConfigs]).keys());
     const inTable = tableVariables(doc, 'Read by config/index.ts');
     expect(inConfig.size, 'config/ reads variables').to.be.greaterThan(40);
     const undocumented = [...inConfig].filter((n) => !inTable.has(n)).sort();

@@ -1,6 +1,7 @@
 import type { Account } from '../../../db/entities';
 import type { Config } from '../../../config';
 import { CambioError } from '../../../domain/errors';
+import { railEntry } from '../../../rails/registry';
 
 /** An asset can move on an account once onboarding activated it there. */
 export function requireAssetEnabled(account: Account, asset: string): void {
@@ -19,7 +20,8 @@ export function requireAssetEnabled(account: Account, asset: string): void {
  * the simulated PSP.)
  */
 export function requireRailConfigured(config: Config, rail: string): void {
-  if (rail !== 'PIX_KEY' || config.sandbox || config.pix.pspUrl) return;
+  const entry = railEntry(rail);
+  if (entry?.recordedBy !== 'connector' || config.sandbox || entry.hasProvider(config)) return;
   throw notConfigured(rail);
 }
 
@@ -29,9 +31,12 @@ export function requireRailConfigured(config: Config, rail: string): void {
  * one still takes the sandbox route's payments.)
  */
 export function requirePayoutRail(config: Config, rail: string): void {
-  if (rail !== 'PIX_KEY' || config.pix.pspUrl) return;
+  const entry = railEntry(rail);
+  if (entry?.recordedBy !== 'connector' || entry.hasProvider(config)) return;
   throw notConfigured(rail);
 }
 
 const notConfigured = (rail: string) =>
-  new CambioError('RAIL_NOT_CONFIGURED', `no PSP is configured for ${rail} (PIX_PSP_URL)`, { rail });
+  new CambioError('RAIL_NOT_CONFIGURED', `no PSP is configured for ${rail} (${railEntry(rail)?.providerSetting})`, {
+    rail,
+  });

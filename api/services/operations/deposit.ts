@@ -2,7 +2,7 @@ import { AccountSchema, QuoteSchema, type Account } from '../../../db/entities';
 import type { Em } from '../../../db/orm';
 import type { AssetCode } from '../../../domain/assets';
 import { CambioError } from '../../../domain/errors';
-import { fundingInstruction, pixChargeInstruction, Rail, railAccepts } from '../../../domain/funding';
+import { fundingInstruction, Rail, railAccepts } from '../../../rails/funding';
 import { formatAmount } from '../../../domain/money';
 import { RailRejectedError, RailUnavailableError } from '../../../rails/errors';
 import { txidFor } from '../../../rails/pix/ids';
@@ -38,7 +38,7 @@ export function createDeposit(s: ServiceContext, em: Em, body: DepositBody, char
       requireAssetEnabled(account, quote.targetAsset);
       requireRailConfigured(s.config, rail);
       const due = new Date(Date.now() + s.config.depositWindowSeconds * 1000);
-      const charged = rail === 'PIX_KEY' && s.rails?.pix !== undefined;
+      const charged = s.rails?.connector(rail)?.charges !== undefined;
       // The checks before the charge found nothing wrong, these did (an account or asset changed in between): the
       // client's retry charges again (same txid) and meets the same checks here. Not stored with the key.
       if (charged && !charge) throw chargeUnavailable('the deposit changed while its charge was created', 1);
@@ -46,7 +46,7 @@ export function createDeposit(s: ServiceContext, em: Em, body: DepositBody, char
         intent: {
           type: 'DEPOSIT',
           fundingInstruction: charged
-            ? pixChargeInstruction(charge!)
+            ? charge!.fundingInstruction
             : fundingInstruction(rail, operationId, quote.sourceAsset, due),
         },
         workflowInput: {
@@ -75,15 +75,17 @@ export async function chargeForDeposit(
   idempotencyKey: string,
   customerId: string,
 ): Promise<ChargeCreated | undefined> {
-  const pix = s.rails?.pix;
-  if (body.fundingInstruction.rail !== 'PIX_KEY' || !pix) return undefined;
+  const rail = body.fundingInstruction.rail;
+  const charges = s.rails?.connector(rail)?.charges;
+  if (!charges) return undefined;
   const read = em.fork();
   const [account, quote] = await Promise.all([
     read.findOne(AccountSchema, { id: body.accountId }),
     read.findOne(QuoteSchema, { id: body.quoteId }),
   ]);
   if (!account || !quote || account.status !== 'ACTIVE' || quote.accountId !== account.id) return undefined;
-  if (quote.consumedBy || quote.expiresAt.getTime() <= Date.now() || quote.sourceAsset !== 'BRL') return undefined;
+  if (quote.consumedBy || quote.expiresAt.getTime() <= Date.now() || !railAccepts(rail, quote.sourceAsset))
+    return undefined;
   if (!account.assets.some((a) => a.asset === quote.targetAsset && a.status === 'ACTIVE')) return undefined;
   const request: ChargeRequest = {
     chargeId: txidFor(customerId, idempotencyKey, quote.id),
@@ -97,7 +99,7 @@ export async function chargeForDeposit(
     const late = () => reject(new RailUnavailableError(`no charge from the PSP within ${timeoutMs} ms`));
     timer = setTimeout(late, timeoutMs);
   });
-  const creating = pix.createCharge(request, timeoutMs);
+  const creating = charges.createCharge(request, timeoutMs);
   creating.catch(() => undefined); // its own timeout ends it after the deadline answered
   try {
     return await Promise.race([creating, deadline]);
@@ -114,7 +116,7 @@ export async function chargeForDeposit(
       // The PSP refused the charge itself (say, the account owner's tax id): no operation, nothing held.
       s.log.warn({ err: err.message, txid: request.chargeId }, 'PIX charge refused by the PSP');
       throw new CambioError('RAIL_REJECTED', `the PSP refused the deposit's charge: ${err.message}`, {
-        rail: 'PIX_KEY',
+        rail,
       });
     }
     throw err;

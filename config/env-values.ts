@@ -1,0 +1,18 @@
+// How config/ and each rail's config (rails/*/config.ts) read one environment variable.
+
+/** An RFC 3339 instant with its offset (`2026-12-01T00:00:00Z`); unset: undefined. */
+export const instant = (v: string | undefined, name: string): Date | undefined => {
+  if (v === undefined || v === '') return undefined;
+  const rfc3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+  const at = new Date(v);
+  if (!rfc3339.test(v) || Number.isNaN(at.getTime())) {
+    throw new Error(`${name} must be an RFC 3339 instant with its offset (e.g. 2026-12-01T00:00:00Z), got "${v}"`);
+  }
+  return at;
+};
+
+export const int = (v: string | undefined, fallback: number, name: string) => {
+  if (v === undefined || v === '') return fallback;
+  if (!/^\d+$/.test(v)) throw new Error(`${name} must be a whole number, got "${v}"`);
+  return Number.parseInt(v, 10);
+};
