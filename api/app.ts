@@ -122,7 +122,10 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
     ctx.body = openApiDocument(tables.get(ctx.state.version)!, ctx.state.version, `${ctx.protocol}://${ctx.host}`);
   });
   registerDocs(platform);
-  railNoticeRoutes(platform, services);
+  // Exactly the path the notice gate checks (case and trailing slash included): no other spelling reaches the
+  // handler past the gate's rate limit and token check.
+  const notices = new Router({ sensitive: true, strict: true });
+  railNoticeRoutes(notices, services);
 
   app.use(httpMetrics);
   app.use(requestContext(services.log));
@@ -134,8 +137,9 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
   // The PSP's notices: their own rate and the path's token, before the body is read too.
   app.use(railNoticeGate(services, takeNotice));
   app.use(jsonBody(bodyLimit(services)));
+  app.use(notices.routes());
   app.use(platform.routes());
   app.use(versioned);
-  app.use(methodNotAllowed((ctx) => [platform, routers.get(ctx.state.version)!]));
+  app.use(methodNotAllowed((ctx) => [notices, platform, routers.get(ctx.state.version)!]));
   return app;
 }

@@ -36,7 +36,8 @@ export function versionDispatcher(services: ServiceContext, authenticate: Authen
   const middlewares = new Map<string, Koa.Middleware>();
   for (const [name, version] of VERSIONS) {
     const table = version.routes(services);
-    const router = new Router();
+    // Case-sensitive: the customer gate admits by the path's `/api/` prefix, so `/API/...` must not reach a route.
+    const router = new Router({ sensitive: true });
     table.mount(router, authenticate);
     tables.set(name, table);
     routers.set(name, router);

@@ -211,6 +211,27 @@ describe('PIX notices are claims: read back from the PSP before they are money',
     }
   });
 
+  it('no other spelling of the notice path reaches the handler past the gate: upper case, a trailing slash', async () => {
+    const { noticeBaseUrl, config, http } = await stack();
+    const dep = await openPixDeposit('9.00');
+    const token = config.pix.webhookToken;
+    // Each would have been routed by a case-insensitive, non-strict router while the gate, matching the exact path,
+    // let it through unlimited with its body parsed before the token was checked.
+    for (const path of [`/RAILS/PIX/${token}/PIX`, `/rails/pix/${token}/pix/`, `/Rails/pix/not-the-token/pix`]) {
+      const res = await fetch(`${noticeBaseUrl}${path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ pix: [item(forgedE2e(), '9.00', dep.txid)] }),
+      });
+      expect(res.status, path).to.equal(404);
+    }
+    // The customer gate admits by the `/api/` prefix: an upper-case prefix reaches no route either.
+    expect(
+      (await http.post('/API/quotes').set(c.auth).set('X-Idempotency-Key', randomUUID()).send({})).status,
+    ).to.equal(404);
+    expect((await http.get(`/API/operations/${dep.id}`).set(c.auth)).status).to.equal(404);
+  });
+
   it('an API process: the token never reaches its log, and the notice route has its own rate limit (429)', async () => {
     const token = `tok${randomBytes(16).toString('hex')}`;
     const api = await spawnApi('api-pix-notice-claims', `cambio-test-notices-${randomUUID()}`, {
