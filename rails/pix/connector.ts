@@ -236,10 +236,17 @@ export class PixRail
 
   /**
    * A payout sent before, read again: its state at the PSP, or, when the PSP shows nothing under its idEnvio, the
-   * same PUT sent again (sendPayout's rules). A read the PSP cannot answer now is RailUnavailableError.
+   * same PUT sent again (sendPayout's rules). A read the PSP cannot answer now is RailUnavailableError. The PSP
+   * has acknowledged this payout already (sendPayout answered it), so a refusal of the PUT sent again is no final
+   * answer: a PSP that refuses a repeated idEnvio with a 4xx other than 409 while its read side lags may still pay
+   * the first one. It stays pending (RailUnavailableError) and visible as stuck, never FAILED with its hold released.
    */
   async followPayout(request: PayoutRequest): Promise<PayoutState> {
-    return (await this.findPayout(request.payoutId)) ?? this.sendPayout(request);
+    const held = await this.findPayout(request.payoutId);
+    if (held) return held;
+    return this.sendPayout(request).catch((err: unknown) => {
+      throw acknowledgedThenRefused(err, `payout ${request.payoutId}`);
+    });
   }
 
   async payoutStatus(payoutId: string): Promise<PayoutState> {
@@ -283,9 +290,16 @@ export class PixRail
     );
   }
 
-  /** A return asked before, read again; one the PSP does not show is asked again under the same id. */
+  /**
+   * A return asked before, read again; one the PSP does not show is asked again under the same id. As with
+   * followPayout, the PSP acknowledged it already: a refusal of the repeated PUT leaves it pending, not FAILED.
+   */
   async followReturn(request: ReturnRequest): Promise<ReturnState> {
-    return (await this.findReturn(request)) ?? this.returnPayment(request);
+    const held = await this.findReturn(request);
+    if (held) return held;
+    return this.returnPayment(request).catch((err: unknown) => {
+      throw acknowledgedThenRefused(err, `return ${request.returnId}`);
+    });
   }
 
   async returnStatus(endToEndId: string, returnId: string): Promise<ReturnState> {
@@ -402,6 +416,14 @@ function returnRead(request: ReturnRequest, body: unknown): ReturnState {
 
 /** A 4xx that says "no" (not 409, which says the id is taken, nor the "come back later" ones the client raises). */
 const isRefusal = (status: number): boolean => status >= 400 && status < 500 && status !== 409;
+
+/** A refusal of a call the PSP acknowledged before: not final, so "come back later" (any other error as it is). */
+function acknowledgedThenRefused(err: unknown, what: string): unknown {
+  if (!(err instanceof RailRejectedError)) return err;
+  return new RailUnavailableError(
+    `the PSP acknowledged ${what} but now shows nothing and refuses it again: ${err.message}`,
+  );
+}
 
 function rejected(call: string, res: PixResponse): RailRejectedError {
   const problem = res.body as { title?: string; detail?: string } | undefined;

@@ -395,6 +395,23 @@ describe('PIX connector contract (against the simulated PSP)', function () {
     expect(err.status).to.equal(422);
     const payouts = (await sim.control('GET', '/state')).body.payouts as Record<string, unknown>;
     expect(Object.keys(payouts)).to.include(lost).and.not.include(refused);
+
+    // Acknowledged (EM_PROCESSAMENTO), then the PSP's read side shows nothing and it refuses the repeated idEnvio:
+    // no final answer, since the first PUT may still pay. Pending (retried, listed as stuck), never a refusal.
+    const acked = payoutIdFor(randomUUID());
+    expect(await send(acked)).to.deep.include({ payoutId: acked, status: 'PENDING' });
+    await sim.control('POST', '/faults', {
+      method: 'GET',
+      pathPrefix: `/v2/gn/pix/enviados/id-envio/${acked}`,
+      count: 2, // the follow's read, and the read after the repeated PUT
+      status: 404,
+    });
+    await fault(acked, { status: 422 });
+    const again = await rail
+      .followPayout({ payoutId: acked, amount: '2.00', key: 'answers@example.com' })
+      .catch((e) => e);
+    expect(again).to.be.instanceOf(RailUnavailableError);
+    expect(again).to.not.be.instanceOf(RailRejectedError);
   });
 
   it('return answers that are not final are read back; a lost return is asked again under its id', async () => {
