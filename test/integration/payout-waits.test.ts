@@ -199,7 +199,7 @@ describe('payouts waiting on the PSP (time skipping)', function () {
     expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
   });
 
-  it('a return pending for thousands of reads continues as new, then RETURNED once on DEVOLVIDO', async () => {
+  it('a return pending for hundreds of reads continues as new, then RETURNED once on DEVOLVIDO', async () => {
     const { psp, config, services } = await stack();
     const ctx = await context(config.pix.pspUrl);
     const paid = await psp.control('POST', '/pix', { valor: '8.00', chave: config.pix.receivingKey });
@@ -215,14 +215,16 @@ describe('payouts waiting on the PSP (time skipping)', function () {
         ((await psp.control('GET', '/state')).body.received.find((p: { endToEndId: string }) => p.endToEndId === e2e)
           .devolucoes ?? []) as unknown[];
       await eventually(returnsAtPsp, (d) => d.length === 1, 30000);
-      await skipping.env.sleep('36 hours');
+      // Half a day: each of a return's reads is two activities (its record, then the PSP), so 12 hours already make
+      // more history than one run holds; the payout above waits the 36 hours for thousands of reads.
+      await skipping.env.sleep('12 hours');
       expect((await record())!.status).to.equal('RETURNING');
       const continued = await runs(paymentReturnWorkflowId(returnId), 'railFollowReturn');
       expect(
         continued.reduce((n, r) => n + r.reads, 0),
-        'return reads in 36 hours',
-      ).to.be.above(2000);
-      expect(continued.length, 'runs').to.be.at.least(3);
+        'return reads in 12 hours',
+      ).to.be.above(600);
+      expect(continued.length, 'runs').to.be.at.least(2);
       expect(continued.slice(1).map((r) => r.end)).to.satisfy((ends: string[]) =>
         ends.every((e) => e === 'EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW'),
       );
