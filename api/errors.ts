@@ -51,7 +51,7 @@ const STATUS: Record<ErrorCode, number> = {
   RAIL_REFERENCE_IN_USE: 409,
   // Postgres or Temporal could not be reached or gave up (see `dependencyFailure`): retry with the same key.
   SERVICE_UNAVAILABLE: 503,
-  // No fresh market rate for a leg of a new quote (docs/decisions.md, "Live exchange rates"): retry after the poll.
+  // No fresh market rate for a leg of a new quote (decision 0116): retry after the poll.
   RATES_UNAVAILABLE: 503,
   INTERNAL_ERROR: 500,
 };

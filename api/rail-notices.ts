@@ -8,7 +8,7 @@ import { countRejection } from './observability/metrics';
 import { clientAddress } from './overload/token-throttle';
 import type { ServiceContext } from './services/context';
 
-// A provider's notices (docs/decisions.md, "Rails: real money in and out" and "A claim is not money"): outside
+// A provider's notices (decisions 0078, 0107, 0118): outside
 // /api, no customer and no token of ours; the secret is the path's token (PIX: PIX_WEBHOOK_TOKEN). One route for
 // every rail, `/rails/{rail}/{token}{suffix}` (rail in lower case, the suffix the provider appends: PIX's
 // `/pix`), whose connector the registry (rails/registry.ts) gives. A notice is a claim: the gate below limits the

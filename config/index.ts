@@ -1,6 +1,6 @@
 // The one place environment variables are read (with each rail's own settings, read by its folder's config.ts:
 // rails/pix/config.ts); everything else receives a Config.
-// Defaults follow docs/decisions.md and ../shared/spec/decisions.md.
+// Defaults follow ../shared/spec/decisions.md and the decisions in docs/decisions/.
 import { parseStatementInterval } from '../domain/statement-interval';
 import { readPixConfig, type PixConfig } from '../rails/pix/config';
 import { int } from './env-values';
@@ -160,7 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     withdrawalReviewThresholdUsd: env.WITHDRAWAL_REVIEW_THRESHOLD_USD || '10000',
     webhookAllowPrivateUrls: bool(env.WEBHOOK_ALLOW_PRIVATE_URLS, false),
     webhookTimeoutSeconds: int(env.WEBHOOK_TIMEOUT_SECONDS, 10, 'WEBHOOK_TIMEOUT_SECONDS'),
-    // So one endpoint cannot take every delivery slot of a worker (docs/decisions.md, "Webhook isolation").
+    // So one endpoint cannot take every delivery slot of a worker (decision 0058).
     webhookEndpointConcurrency: Math.max(1, int(env.WEBHOOK_ENDPOINT_CONCURRENCY, 4, 'WEBHOOK_ENDPOINT_CONCURRENCY')),
     // A quarter of the delivery worker's 64 activity slots (worker/queues.ts): a customer whose receivers all hang
     // holds at most that, so at least three other customers' deliveries run at full speed beside it.
@@ -187,14 +187,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cursorSecret: env.CURSOR_SECRET || 'cambio-dev-cursor-secret',
     // For the whole deployment (RATE_LIMIT_SCOPE=deployment, the default): bench:api measured one API process at
     // ~1,800 quotes/s on 2 cores, so 250/s keeps one customer near a seventh of one process and far below a
-    // 2-process deployment, and still leaves an integrator's load test room to run (docs/decisions.md, "Faults").
+    // 2-process deployment, and still leaves an integrator's load test room to run (decision 0056).
     rateLimitScope: scope(env.RATE_LIMIT_SCOPE),
     rateLimitPerSecond: int(env.RATE_LIMIT_PER_SECOND, 250, 'RATE_LIMIT_PER_SECOND'),
     rateLimitBurst: int(env.RATE_LIMIT_BURST, 500, 'RATE_LIMIT_BURST'),
     rateLimitInFlight: int(env.RATE_LIMIT_IN_FLIGHT, 8, 'RATE_LIMIT_IN_FLIGHT'),
     rateLimitQueue: int(env.RATE_LIMIT_QUEUE, 64, 'RATE_LIMIT_QUEUE'),
     // A customer's backlog of accepted operations the engine has not started: past it the customer is answered
-    // 429 with an honest Retry-After instead of a 201 that takes minutes (docs/decisions.md, "Fair share").
+    // 429 with an honest Retry-After instead of a 201 that takes minutes (decisions 0072, 0092).
     maxPendingOperationsPerCustomer: Math.max(
       1,
       int(env.MAX_PENDING_OPERATIONS_PER_CUSTOMER, 500, 'MAX_PENDING_OPERATIONS_PER_CUSTOMER'),
@@ -226,13 +226,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // SIGTERM: how long the API keeps accepting with /readyz at 503 before it closes its port, so a load balancer
     // that polls readiness stops routing to it first. 0 for a single process (npm start).
     shutdownDelaySeconds: int(env.SHUTDOWN_DELAY_SECONDS, 0, 'SHUTDOWN_DELAY_SECONDS'),
-    // Off: without a proxy in front, X-Forwarded-For is whatever the client wrote (docs/decisions.md, "Faults").
+    // Off: without a proxy in front, X-Forwarded-For is whatever the client wrote (decision 0053).
     trustProxy: bool(env.TRUST_PROXY, false),
     metricsToken: env.METRICS_TOKEN || undefined,
     // The CLI's default before it read this: a PIX payout settles in seconds, five minutes is well past (0120).
     stuckPayoutAfterSeconds: int(env.STUCK_PAYOUT_AFTER_SECONDS, 300, 'STUCK_PAYOUT_AFTER_SECONDS'),
     // What a frozen or partitioned process can hold: Postgres ends its session once it sat idle inside a
-    // transaction this long, which releases its row and advisory locks (docs/decisions.md, "Faults").
+    // transaction this long, which releases its row and advisory locks (decision 0052).
     dbIdleInTransactionTimeoutMs: int(
       env.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
       5_000,
@@ -253,7 +253,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
-// ---- Live exchange rates (docs/decisions.md "Live exchange rates"; rates/README.md) -------------------------------
+// ---- Live exchange rates (../shared/spec/decisions.md "Live exchange rates"; rates/README.md) ----------------------
 // Kept together here, apart from the rest of loadConfig, so that other changes to this file do not touch it.
 
 export type RateSourceName = 'table' | 'oxr' | 'ptax' | 'ecb';

@@ -1,7 +1,7 @@
 // What quotes price from when the sources are live: the latest stored rows (db/repositories/exchange-rates.ts), read
 // at most once a second per process, never a query per quote, and never a call to a source (a source that hangs
-// delays only its poll). The breakers are applied here, per leg, when a quote asks for it (docs/decisions.md, "Live
-// exchange rates"): no primary rate received within RATES_MAX_AGE_SECONDS, or a primary that differs from a
+// delays only its poll). The breakers are applied here, per leg, when a quote asks for it (../shared/spec/decisions.md,
+// "Live exchange rates"): no primary rate received within RATES_MAX_AGE_SECONDS, or a primary that differs from a
 // reference's fixing by more than RATES_MAX_DEVIATION_PCT, and the leg is RATES_UNAVAILABLE.
 import type { Logger } from 'pino';
 import { type AssetCode, pegOf } from '../domain/assets';

@@ -32,7 +32,7 @@ export function rateConnectorsFromConfig(config: Config): RateConnector[] {
 }
 
 /**
- * What prices quotes in this deployment (docs/decisions.md, "Live exchange rates"):
+ * What prices quotes in this deployment (../shared/spec/decisions.md, "Live exchange rates"):
  * - a polled primary (`oxr`, `ptax`, `ecb`) that is configured: the live book, the others its references;
  * - the table, when asked for or when nothing is configured, in a sandbox only;
  * - outside a sandbox with no usable primary: NoRates, with `warning` saying why (the process logs it at start).

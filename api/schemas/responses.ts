@@ -59,7 +59,7 @@ const Rate = object(
   },
   ['value', 'base', 'quote'],
 );
-// GET /api/rates (beyond the spec, docs/decisions.md "Live exchange rates").
+// GET /api/rates (beyond the spec, ../shared/spec/decisions.md "Live exchange rates").
 const Rates = object({
   base: { type: 'string', enum: [...ASSETS] },
   rates: {

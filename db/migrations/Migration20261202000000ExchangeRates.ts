@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Live exchange rates (docs/decisions.md, "Live exchange rates"; rates/README.md):
+ * Live exchange rates (../shared/spec/decisions.md, "Live exchange rates"; rates/README.md):
  * - `exchange_rates`: one row per source, currency and instant the source gave (`source_time`), `mid` units of
  *   `currency` per 1 `base` as the source published it (numeric: exact, read back as a string). A poll that finds the
  *   same instant again moves only `received_at`, so the row says when the source last answered it.

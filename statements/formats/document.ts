@@ -1,7 +1,8 @@
-// What a statement's documents carry beyond the statement (docs/decisions.md, "Statements that outside readers
-// accept"; decision 0113): the holder's name the PDF prints, the electronic sequence number and the per-document
-// message id camt.053 carries, and the instant the document is written, which tells an open period (interim) from a
-// closed one. Gathered once per document, before its first byte, by whoever renders it (the API, the CLI).
+// What a statement's documents carry beyond the statement (../shared/spec/decisions.md, "Statements that outside
+// readers accept"; decision 0113): the holder's name the PDF prints, the electronic sequence number and the
+// per-document message id camt.053 carries, and the instant the document is written, which tells an open period
+// (interim) from a closed one. Gathered once per document, before its first byte, by whoever renders it (the API, the
+// CLI).
 import { randomUUID } from 'node:crypto';
 import type { Em } from '../../db/orm';
 import { accountHolderName, issuedStatementSequence } from '../../db/repositories/statement-documents';

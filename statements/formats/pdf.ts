@@ -1,6 +1,6 @@
-// The statement as a PDF for people (docs/decisions.md, "Statements that outside readers accept"; decision 0113),
-// drawn by pdfkit as the entries stream: pdfkit writes each page when the next one starts, and the writer waits for
-// the reader when the output backs up, so memory stays flat at any length.
+// The statement as a PDF for people (../shared/spec/decisions.md, "Statements that outside readers accept"; decision
+// 0113), drawn by pdfkit as the entries stream: pdfkit writes each page when the next one starts, and the writer waits
+// for the reader when the output backs up, so memory stays flat at any length.
 //
 // Page one: the holder, the account, the asset, the period, the opening and closing balances and the totals per
 // direction. Every page: a running head (holder, account, asset), the column headings, "Page N of M" at its foot.

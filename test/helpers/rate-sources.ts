@@ -2,8 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
- * Local HTTP servers speaking the rate sources' public shapes (docs/decisions.md, "Live exchange rates"): Open
- * Exchange Rates' latest.json, the Central Bank's PTAX over Olinda OData, the ECB's eurofxref-daily.xml. Each
+ * Local HTTP servers speaking the rate sources' public shapes (../shared/spec/decisions.md, "Live exchange rates"):
+ * Open Exchange Rates' latest.json, the Central Bank's PTAX over Olinda OData, the ECB's eurofxref-daily.xml. Each
  * answer is text the test sets, so a number keeps the digits the test wrote; `hangMs` holds a source's answer.
  */
 export interface FakeSource {

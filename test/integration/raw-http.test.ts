@@ -95,7 +95,7 @@ describe('raw HTTP: errors before any route', () => {
     expectErrorShape(outside, 404, 'NOT_FOUND');
   });
 
-  it('answers an /api path without a token 401 before routing (docs/decisions.md, Overload protection)', async () => {
+  it('answers an /api path without a token 401 before routing (decision 0015)', async () => {
     const res = await rawRequest(port, 'GET /api/nothing-here HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expectErrorShape(res, 401, 'UNAUTHORIZED');
   });

@@ -7,8 +7,8 @@ import { idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
 import { getStatement, parseCsv, parseXml, type StatementBody } from '../helpers/statements';
 import { camt053Errors, overlaps, pdfPages } from '../helpers/statement-documents';
 
-// Statements that outside readers accept (docs/decisions.md; decision 0113): camt.053 valid against the official
-// XSD (getStatement checks every camt.053 it fetches), a PDF people read, a CSV a spreadsheet cannot execute.
+// Statements that outside readers accept (../shared/spec/decisions.md; decision 0113): camt.053 valid against the
+// official XSD (getStatement checks every camt.053 it fetches), a PDF people read, a CSV a spreadsheet cannot execute.
 
 const HOLDER = 'Câmbio & Companhia São João <Ltda>';
 const INJECTION = "-2+3+cmd|' /C calc'!A0";

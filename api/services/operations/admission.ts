@@ -10,7 +10,7 @@ import type { ServiceContext } from '../context';
 const MAX_RETRY_AFTER_SECONDS = 60;
 
 /**
- * Admission per customer (docs/decisions.md, "Fair share of the engine"): a customer with
+ * Admission per customer (decisions 0072, 0092): a customer with
  * `maxPendingOperationsPerCustomer` operations accepted but not yet started gets 429 RATE_LIMITED instead of one
  * more. Checked in the request's transaction from Postgres, so every API process sees the same backlog; concurrent
  * requests of one customer may each see room, so the bound can be passed by at most that customer's requests in

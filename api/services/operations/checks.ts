@@ -26,9 +26,9 @@ export function requireRailConfigured(config: Config, rail: string): void {
 }
 
 /**
- * A payout leaves only through a PSP, in the sandbox too (docs/decisions.md, "A claim is not money"): a PIX
- * withdrawal with no PSP configured is refused before any hold, whatever SANDBOX says. (A sandbox deposit without
- * one still takes the sandbox route's payments.)
+ * A payout leaves only through a PSP, in the sandbox too (../shared/spec/decisions.md, "A claim is not money"; decision
+ * 0108): a PIX withdrawal with no PSP configured is refused before any hold, whatever SANDBOX says. (A sandbox deposit
+ * without one still takes the sandbox route's payments.)
  */
 export function requirePayoutRail(config: Config, rail: string): void {
   const entry = railEntry(rail);

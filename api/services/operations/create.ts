@@ -55,7 +55,7 @@ export interface OperationRequest {
 
 // Swaps, withdrawals and transfers reserve the source amount at creation; a deposit brings money in.
 const HOLDS: Record<OperationType, boolean> = { DEPOSIT: false, WITHDRAWAL: true, SWAP: true, TRANSFER: true };
-// docs/decisions.md: a transfer emits COMPLETED and FAILED only.
+// Decision 0006: a transfer emits COMPLETED and FAILED only.
 const REQUESTED_EVENT: Record<OperationType, boolean> = {
   DEPOSIT: true,
   WITHDRAWAL: true,

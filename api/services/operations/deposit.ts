@@ -59,7 +59,7 @@ export function createDeposit(s: ServiceContext, em: Em, body: DepositBody, char
 }
 
 /**
- * The PIX charge of a deposit about to be created (docs/decisions.md, "Rails: real money in and out"): the one
+ * The PIX charge of a deposit about to be created (decision 0078): the one
  * provider call the API makes itself, before the request's transaction (no transaction waits on the PSP), bounded
  * by PIX_CHARGE_TIMEOUT_MS. Its txid derives from the customer and the idempotency key, so the retry of a request
  * that died before its COMMIT finds the same charge at the PSP (read back by the connector) and the deposit it
