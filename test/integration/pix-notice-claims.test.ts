@@ -211,7 +211,7 @@ describe('PIX notices are claims: read back from the PSP before they are money',
     }
   });
 
-  it('no other spelling of the notice path reaches the handler past the gate: upper case, a trailing slash', async () => {
+  it('no other spelling of the notice path reaches its handler past the gate: upper case, trailing slash', async () => {
     const { noticeBaseUrl, config, http } = await stack();
     const dep = await openPixDeposit('9.00');
     const token = config.pix.webhookToken;
