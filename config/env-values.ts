@@ -16,3 +16,7 @@ export const int = (v: string | undefined, fallback: number, name: string) => {
   if (!/^\d+$/.test(v)) throw new Error(`${name} must be a whole number, got "${v}"`);
   return Number.parseInt(v, 10);
 };
+
+/** `1`, `true`, `yes` or `on` (any case); unset or empty: the fallback. */
+export const bool = (v: string | undefined, fallback: boolean) =>
+  v === undefined || v === '' ? fallback : ['1', 'true', 'yes', 'on'].includes(v.toLowerCase());

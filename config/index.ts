@@ -3,7 +3,7 @@
 // Defaults follow ../shared/spec/decisions.md and the decisions in docs/decisions/.
 import { parseStatementInterval } from '../domain/statement-interval';
 import { readPixConfig, type PixConfig } from '../rails/pix/config';
-import { int } from './env-values';
+import { bool, int } from './env-values';
 
 export type { PixConfig };
 
@@ -119,9 +119,6 @@ const queues = (v: string | undefined): WorkerQueue[] => {
   if (unknown.length) throw new Error(`WORKER_QUEUES must be a comma list of ${WORKER_QUEUES.join(', ')}, got "${v}"`);
   return WORKER_QUEUES.filter((q) => names.includes(q));
 };
-
-const bool = (v: string | undefined, fallback: boolean) =>
-  v === undefined || v === '' ? fallback : ['1', 'true', 'yes', 'on'].includes(v.toLowerCase());
 
 /** A comma list of whole seconds, e.g. `5,300,1800`; empty means no retries. */
 const seconds = (v: string | undefined, fallback: number[], name: string): number[] => {

@@ -1,6 +1,7 @@
 // Outside sandbox mode a secret is never a default (../shared/spec/decisions.md, "A claim is not money"): the API
 // and the worker refuse to start while one is unset or holds a value this repository publishes, and name every
 // such variable at once (docs/decisions/0114). Also the one fallback only the sandbox may take: the simulated PSP.
+import { bool } from './env-values';
 
 /**
  * Values anyone can read in this repository: config/index.ts's defaults (docs/configuration.md prints them), the
@@ -25,7 +26,8 @@ export interface UnsafeSecret {
   problem: 'unset' | 'published';
 }
 
-const sandboxOn = (env: NodeJS.ProcessEnv) => ['1', 'true', 'yes', 'on'].includes((env.SANDBOX ?? '').toLowerCase());
+// SANDBOX read as config/index.ts reads it (unset: off).
+const sandboxOn = (env: NodeJS.ProcessEnv) => bool(env.SANDBOX, false);
 
 /**
  * The secret variables a process outside sandbox mode must set: the PIX notice token, the token signing key pair,
