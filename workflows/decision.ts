@@ -2,10 +2,7 @@
 // workflow reads and validates that row (`readDecision`) before acting. A signal sent by hand, with a made-up decision
 // or naming no row of this workflow, changes nothing: it is logged and listed by the `ignoredSignals` query.
 import * as wf from '@temporalio/workflow';
-import type { createDecisionActivities } from '../activities/decisions';
-
-/** The activity group this module proxies: only its type, so the bundle and the import graph stay narrow. */
-type DecisionActivities = ReturnType<typeof createDecisionActivities>;
+import type { DecisionActivities } from '../activities/decisions';
 
 export interface DecisionRef {
   decisionId: string;

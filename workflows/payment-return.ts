@@ -4,7 +4,7 @@
 // with the reason). A notice or reconciliation that brings the answer first settles it; this one then finds it
 // settled and changes nothing.
 import * as wf from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { ReturnActivities } from '../activities/returns';
 import type { ReturnState } from '../rails/rail';
 import {
   FIRST_STATUS_READ_MS,
@@ -17,7 +17,7 @@ import {
   timeToContinueAsNew,
 } from './rail-calls';
 
-const acts = wf.proxyActivities<Activities>({
+const acts = wf.proxyActivities<ReturnActivities>({
   startToCloseTimeout: '10s',
   retry: { initialInterval: '200ms', maximumInterval: '10s', backoffCoefficient: 2 },
 });
