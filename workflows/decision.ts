@@ -3,10 +3,7 @@
 // or naming no row of this workflow, changes nothing: it is logged and listed by the `ignoredSignals` query.
 import * as wf from '@temporalio/workflow';
 import type { DecisionActivities } from '../activities/decisions';
-
-export interface DecisionRef {
-  decisionId: string;
-}
+import { DECISION_SIGNAL, type DecisionRef } from './decision-signal';
 
 export interface IgnoredSignal {
   signal: string;
@@ -14,7 +11,7 @@ export interface IgnoredSignal {
   decisionId?: string;
 }
 
-export const decisionSignal = wf.defineSignal<[DecisionRef]>('decision');
+export const decisionSignal = wf.defineSignal<[DecisionRef]>(DECISION_SIGNAL);
 export const ignoredSignalsQuery = wf.defineQuery<IgnoredSignal[]>('ignoredSignals');
 
 const { readDecision } = wf.proxyActivities<DecisionActivities>({
