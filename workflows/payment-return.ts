@@ -30,8 +30,8 @@ export interface PaymentReturnInput {
 }
 
 // Returns started from here on end only on the PSP's final answer (decision 0108): their reads go through
-// pixFollowReturn (a return the PSP does not show is asked again), and a worker without a PSP settles the return
-// FAILED (nothing was sent) instead of failing the workflow.
+// railFollowReturn (pixFollowReturn before decision 0118; a return the PSP does not show is asked again), and a
+// worker without a PSP settles the return FAILED (nothing was sent) instead of failing the workflow.
 const RETURN_FINAL_ANSWERS = 'return-ends-on-final-answer';
 
 export async function paymentReturnWorkflow(input: PaymentReturnInput): Promise<string> {
