@@ -17,6 +17,9 @@ const ours = (...allowed) => `!(${[...allowed, 'node_modules'].join('|')})/**`;
 // lives beside it in workflows/ but runs in the processes, never in the bundle.
 const CLIENT_SIDE = ['workflows/start.ts', 'workflows/send-signal.ts', 'workflows/fairness.ts'];
 const SANDBOX = ['workflows/**/!(start|send-signal|fairness).ts', 'webhooks/delivery-workflow.ts'];
+// What both sides share: contracts that import nothing of ours (workflow ids, the decision signal's name, the search
+// attributes). The client side takes nothing else of workflows/, so it never loads workflow code.
+const CONTRACTS = 'ids|decision-signal|search-attributes';
 // The production code that no whitelist below covers (the sandbox, domain/, db/, rails/ each list what they may
 // import), so that one import breaks one zone and is reported once.
 const REST = [
@@ -44,6 +47,12 @@ const ZONES = [
     target: SANDBOX,
     from: ['webhooks/!(delivery-workflow).ts', 'workflows/@(start|send-signal|fairness).ts'],
     message: 'Sandboxed workflow code never imports the client side of starts and signals, nor the rest of webhooks/.',
+  },
+  {
+    target: CLIENT_SIDE,
+    // Both globs: import-x refuses a zone that mixes globs and plain paths.
+    from: [`workflows/**/!(${CONTRACTS}|start|send-signal|fairness).ts`, 'webhooks/@(delivery-workflow).ts'],
+    message: 'The client side of starts and signals takes only the contracts of workflows/, never workflow code.',
   },
   {
     target: 'domain',

@@ -21,6 +21,9 @@ export interface RecordedDecision {
   target?: string;
 }
 
+/** How a workflow reads the decisions its signals name (workflows/decision.ts). */
+export type DecisionActivities = ReturnType<typeof createDecisionActivities>;
+
 export function createDecisionActivities(deps: ActivityDeps) {
   return {
     /**

@@ -10,7 +10,10 @@ import { createWebhookActivities } from '../webhooks/delivery-activities';
 import { createPeriodicActivities } from './periodic';
 import { createRateActivities } from './rates';
 
-/** All activities, bound to their dependencies. Workflows `import type` this to proxy them. */
+/**
+ * All activities, bound to their dependencies: what the worker registers. Each workflow proxies only the type of the
+ * group it calls (`OperationStatusActivities`, `DepositActivities`, `RailActivities`, ...).
+ */
 export function createActivities(given: ActivityDeps) {
   // One set of connectors per process: the PIX client caches its OAuth2 token and keeps its connections.
   const deps = { ...given, rails: given.rails ?? railsFromConfig(given.config) };
@@ -27,4 +30,8 @@ export function createActivities(given: ActivityDeps) {
   };
 }
 
-export type Activities = ReturnType<typeof createActivities>;
+/**
+ * A webhook delivery's attempt, as webhooks/delivery-workflow.ts proxies it: named here because the sandbox reaches
+ * activities/ (as types) but never the rest of webhooks/.
+ */
+export type WebhookDeliveryActivities = ReturnType<typeof createWebhookActivities>;

@@ -19,6 +19,9 @@ export interface ApplyInstructionReview {
 // The reason a rejected instruction carries when the reviewer gave none.
 const DEFAULT_REJECTION = 'rejected by compliance';
 
+/** A payment instruction's review, applied (workflows/instruction-review.ts). */
+export type InstructionReviewActivities = ReturnType<typeof createInstructionReviewActivities>;
+
 export function createInstructionReviewActivities(deps: ActivityDeps) {
   return {
     /**

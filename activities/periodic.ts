@@ -4,6 +4,9 @@ import { purgeExpiredEvents } from '../worker/event-retention';
 import { sweepInboundPayments } from '../worker/inbound-payment-sweep';
 import { issueStatements } from '../statements/issue';
 
+/** The periodic jobs' own activities (the rails' reconciliation and the rates' poll are their groups'). */
+export type PeriodicActivities = ReturnType<typeof createPeriodicActivities>;
+
 /** The periodic jobs' activities (workflows/periodic.ts). Each is idempotent: a retry or a second run is harmless. */
 export function createPeriodicActivities(deps: ActivityDeps) {
   return {

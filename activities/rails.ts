@@ -30,6 +30,9 @@ export type RailCall<T> = T & {
 
 type Capability = 'payouts' | 'returns' | 'listing';
 
+/** The provider calls, by rail (and PIX's aliases): what workflows/rail-calls.ts proxies. */
+export type RailActivities = ReturnType<typeof createRailActivities>;
+
 export function createRailActivities(deps: ActivityDeps) {
   let rails: Rails | undefined = deps.rails;
   /**

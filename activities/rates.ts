@@ -9,6 +9,9 @@ import { pollRateSource, type PollResult } from '../rates/poll';
  * configured source at once, each bounded by RATES_TIMEOUT_MS, so one that hangs costs only its own rows of this run.
  * Idempotent: a row polled twice is stored once (its `received_at` moves).
  */
+/** The rates' poll (workflows/periodic.ts). */
+export type RateActivities = ReturnType<typeof createRateActivities>;
+
 export function createRateActivities(deps: ActivityDeps) {
   const connectors = rateConnectorsFromConfig(deps.config);
   return {

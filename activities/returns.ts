@@ -24,6 +24,9 @@ export type ReturnOrder =
  * RETURNING record, and apply the provider's final answer. Both are idempotent: a record no longer RETURNING under
  * this return id has nothing to send, and its outcome is applied once (payments/returns.ts).
  */
+/** A return's steps on the main queue (workflows/payment-return.ts). */
+export type ReturnActivities = ReturnType<typeof createReturnActivities>;
+
 export function createReturnActivities(deps: ActivityDeps) {
   return {
     async returnOrder(input: { paymentId: string; returnId: string }): Promise<ReturnOrder> {

@@ -177,6 +177,8 @@ export interface RailEntry {
   readonly notices?: {
     /** What the provider appends to the registered `/rails/{slug}/{token}` (PIX: `/pix`). */
     readonly suffix: string;
+    /** The secret `{token}` of its notice URL (PIX: PIX_WEBHOOK_TOKEN), which its connector checks. */
+    token(config: Config): string;
     /** How long a notice's read-back may take. */
     timeoutMs(config: Config): number;
   };

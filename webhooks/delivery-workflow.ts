@@ -1,6 +1,6 @@
 import * as wf from '@temporalio/workflow';
 import type { RetryPolicy } from '@temporalio/common';
-import type { Activities } from '../activities';
+import type { WebhookDeliveryActivities } from '../activities';
 
 export interface WebhookDeliveryInput {
   executionLogId: string;
@@ -29,18 +29,26 @@ const retry: RetryPolicy = {
 // settle money. An HTTP call to a third party is not a local activity: it would run inside the workflow task,
 // on the local-activity slots the workflow's worker shares with settlement. It heartbeats, so a worker that dies
 // mid-attempt is noticed after 5 s, and start-to-close bounds a stuck one.
-const onWebhookQueue = wf.proxyActivities<Activities>({ startToCloseTimeout: '2m', heartbeatTimeout: '5s', retry });
+const onWebhookQueue = wf.proxyActivities<WebhookDeliveryActivities>({
+  startToCloseTimeout: '2m',
+  heartbeatTimeout: '5s',
+  retry,
+});
 const ATTEMPT_ON_WEBHOOK_QUEUE = 'webhook-attempt-on-webhook-queue';
 
 // A history with the marker of ATTEMPT_AS_LOCAL_ACTIVITY (and not the current one) ran its attempts as local
 // activities: it replays only on that path, so it keeps it until it ends.
-const asLocalActivity = wf.proxyLocalActivities<Activities>({ startToCloseTimeout: '2m', retry });
+const asLocalActivity = wf.proxyLocalActivities<WebhookDeliveryActivities>({ startToCloseTimeout: '2m', retry });
 const ATTEMPT_AS_LOCAL_ACTIVITY = 'webhook-attempt-as-local-activity';
 
 // A history with neither marker ran its attempts as ordinary activities on its workflow's task queue: it replays
 // only on that path. Both older paths can go once no such delivery is open (its retries end within about 28 h);
 // then `deprecatePatch(ATTEMPT_ON_WEBHOOK_QUEUE)` replaces the `patched` call below.
-const onOwnTaskQueue = wf.proxyActivities<Activities>({ startToCloseTimeout: '2m', heartbeatTimeout: '5s', retry });
+const onOwnTaskQueue = wf.proxyActivities<WebhookDeliveryActivities>({
+  startToCloseTimeout: '2m',
+  heartbeatTimeout: '5s',
+  retry,
+});
 
 // With this marker a delivery bounds its wait for an endpoint at its cap of attempts in flight: it counts the time
 // waited, hands it to the attempt (which ends the delivery FAILED ENDPOINT_BUSY past WEBHOOK_MAX_BUSY_WAIT_SECONDS,

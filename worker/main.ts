@@ -16,9 +16,8 @@ import { queueWorkerOptions, relayWindow, servedQueues, WORKER_POOL_SIZE } from 
 import { startWorkflowStartRelay } from './workflow-start-relay';
 import { ensureSchedules } from './schedules';
 import { providerRails, railsFromConfig } from '../rails';
-import { pixRail } from '../rails/pix';
 import { recordRailStart } from '../payments/reconciliation';
-import { keepNoticesRegistered, pixNoticeUrl } from './pix-notices';
+import { keepRailNoticesRegistered } from './rail-notices';
 
 export async function runWorker() {
   exitOnUnsafeSecrets('worker');
@@ -40,13 +39,11 @@ export async function runWorker() {
   if (rates.warning) log.warn(rates.warning);
   const activities = createActivities({ config, orm, rates: rates.book, temporal, rails });
   const queues = servedQueues(config);
-  // The PSP's notices come to the API: a worker of the rails' queue registers their URL (worker/pix-notices.ts),
-  // from the start and in the background, retrying while the PSP is down.
-  const pix = rails.connector(pixRail.rail);
-  const registration =
-    pix?.notices && queues.some((q) => q.role === 'rails')
-      ? keepNoticesRegistered({ rail: pix.rail, notices: pix.notices }, pixNoticeUrl(config), log)
-      : undefined;
+  // Providers' notices come to the API: a worker of the rails' queue registers their URL for every rail that takes
+  // them (worker/rail-notices.ts), from the start and in the background, retrying while a provider is down.
+  const registration = queues.some((q) => q.role === 'rails')
+    ? keepRailNoticesRegistered(rails, config, log)
+    : undefined;
   // Bundled at start unless the deployment built it with this same code (the Docker image does).
   const code = config.workflowBundlePath
     ? await readFile(config.workflowBundlePath, 'utf8')

@@ -36,9 +36,11 @@ export function statementSpec(text: string): ScheduleSpec {
   }
 }
 
-/** What the jobs read of the config; the rails' part is optional (a deployment without a PSP reconciles nothing). */
-export type SchedulesConfig = Pick<Config, 'taskQueue' | 'statementInterval'> &
-  Partial<Pick<Config, 'railsTaskQueue' | 'pix' | 'rates'>>;
+/**
+ * What the jobs read of the config. The rest is optional: a config without the rails' task queue (a test's) runs no
+ * provider's job; one with it is the whole config, which the registry's rails read.
+ */
+export type SchedulesConfig = Pick<Config, 'taskQueue' | 'statementInterval'> & Partial<Config>;
 
 /**
  * A reconciliation per rail of the registry that lists what it received and has a provider here: its activity runs
@@ -47,7 +49,7 @@ export type SchedulesConfig = Pick<Config, 'taskQueue' | 'statementInterval'> &
 function railJobs(config: SchedulesConfig): PeriodicJob[] {
   const railsTaskQueue = config.railsTaskQueue;
   // Without the rails' part (a test's config) nothing is reconciled.
-  if (!config.pix || !railsTaskQueue) return [];
+  if (!railsTaskQueue) return [];
   const full = config as Config;
   return RAIL_ENTRIES.flatMap((e) => {
     if (!e.reconciliation || !e.hasProvider(full)) return [];

@@ -2,14 +2,8 @@
 // workflow reads and validates that row (`readDecision`) before acting. A signal sent by hand, with a made-up decision
 // or naming no row of this workflow, changes nothing: it is logged and listed by the `ignoredSignals` query.
 import * as wf from '@temporalio/workflow';
-import type { createDecisionActivities } from '../activities/decisions';
-
-/** The activity group this module proxies: only its type, so the bundle and the import graph stay narrow. */
-type DecisionActivities = ReturnType<typeof createDecisionActivities>;
-
-export interface DecisionRef {
-  decisionId: string;
-}
+import type { DecisionActivities } from '../activities/decisions';
+import { DECISION_SIGNAL, type DecisionRef } from './decision-signal';
 
 export interface IgnoredSignal {
   signal: string;
@@ -17,7 +11,7 @@ export interface IgnoredSignal {
   decisionId?: string;
 }
 
-export const decisionSignal = wf.defineSignal<[DecisionRef]>('decision');
+export const decisionSignal = wf.defineSignal<[DecisionRef]>(DECISION_SIGNAL);
 export const ignoredSignalsQuery = wf.defineQuery<IgnoredSignal[]>('ignoredSignals');
 
 const { readDecision } = wf.proxyActivities<DecisionActivities>({

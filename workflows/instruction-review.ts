@@ -1,6 +1,9 @@
 import * as wf from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { InstructionDecision, InstructionReviewOutcome } from '../activities/instruction-review';
+import type {
+  InstructionDecision,
+  InstructionReviewActivities,
+  InstructionReviewOutcome,
+} from '../activities/instruction-review';
 import { ignoredSignals, onDecisions } from './decision';
 
 export type { InstructionDecision } from '../activities/instruction-review';
@@ -21,7 +24,7 @@ export type InstructionReviewStatus = 'PENDING_REVIEW' | 'APPLYING_DECISION' | I
 export const instructionDecisionSignal = wf.defineSignal<[InstructionDecisionRequest]>('instructionDecision');
 export const instructionReviewStatusQuery = wf.defineQuery<InstructionReviewStatus>('status');
 
-const { applyInstructionReview } = wf.proxyActivities<Activities>({ startToCloseTimeout: '30s' });
+const { applyInstructionReview } = wf.proxyActivities<InstructionReviewActivities>({ startToCloseTimeout: '30s' });
 
 // Reviews started from here on act only on decisions recorded in the database (workflows/decision.ts).
 const DECISIONS_ARE_ROWS = 'instruction-review-decisions-are-rows';

@@ -4,7 +4,7 @@
 // with the reason). A notice or reconciliation that brings the answer first settles it; this one then finds it
 // settled and changes nothing.
 import * as wf from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { ReturnActivities } from '../activities/returns';
 import type { ReturnState } from '../rails/rail';
 import {
   FIRST_STATUS_READ_MS,
@@ -17,7 +17,7 @@ import {
   timeToContinueAsNew,
 } from './rail-calls';
 
-const acts = wf.proxyActivities<Activities>({
+const acts = wf.proxyActivities<ReturnActivities>({
   startToCloseTimeout: '10s',
   retry: { initialInterval: '200ms', maximumInterval: '10s', backoffCoefficient: 2 },
 });
@@ -30,8 +30,8 @@ export interface PaymentReturnInput {
 }
 
 // Returns started from here on end only on the PSP's final answer (decision 0108): their reads go through
-// pixFollowReturn (a return the PSP does not show is asked again), and a worker without a PSP settles the return
-// FAILED (nothing was sent) instead of failing the workflow.
+// railFollowReturn (pixFollowReturn before decision 0118; a return the PSP does not show is asked again), and a
+// worker without a PSP settles the return FAILED (nothing was sent) instead of failing the workflow.
 const RETURN_FINAL_ANSWERS = 'return-ends-on-final-answer';
 
 export async function paymentReturnWorkflow(input: PaymentReturnInput): Promise<string> {

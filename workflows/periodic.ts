@@ -2,15 +2,17 @@
 // job, so an operator sees every run, its result and its failures in the Temporal UI, and pauses or triggers it there.
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import type { Activities } from '../activities';
+import type { PeriodicActivities } from '../activities/periodic';
+import type { RailActivities } from '../activities/rails';
+import type { RateActivities } from '../activities/rates';
 
-const { purgeExpiredEvents, sweepInboundPayments } = proxyActivities<Activities>({
+const { purgeExpiredEvents, sweepInboundPayments } = proxyActivities<PeriodicActivities>({
   startToCloseTimeout: '10 minutes',
   retry: { maximumAttempts: 3 },
 });
 
 // Issuing goes through every account: long, so it heartbeats, and a retry skips what is already issued.
-const { issueStatementsOfPeriod } = proxyActivities<Activities>({
+const { issueStatementsOfPeriod } = proxyActivities<PeriodicActivities>({
   startToCloseTimeout: '6 hours',
   heartbeatTimeout: '2 minutes',
   retry: { maximumAttempts: 5 },
@@ -18,7 +20,7 @@ const { issueStatementsOfPeriod } = proxyActivities<Activities>({
 
 /** One PIX reconciliation run, on the rails' task queue (the schedule passes its name: a workflow reads no config). */
 export async function pixReconciliationWorkflow(railsTaskQueue: string) {
-  const { reconcilePixReceived } = proxyActivities<Activities>({
+  const { reconcilePixReceived } = proxyActivities<RailActivities>({
     taskQueue: railsTaskQueue,
     startToCloseTimeout: '30 minutes',
     // Beats once per payment recorded; listing every page of a busy day stays well within this.
@@ -30,7 +32,7 @@ export async function pixReconciliationWorkflow(railsTaskQueue: string) {
 
 /** One reconciliation run of `rail` (a rail of the registry whose connector lists), on the rails' task queue. */
 export async function railReconciliationWorkflow(railsTaskQueue: string, rail: string) {
-  const { railReconcile } = proxyActivities<Activities>({
+  const { railReconcile } = proxyActivities<RailActivities>({
     taskQueue: railsTaskQueue,
     startToCloseTimeout: '30 minutes',
     heartbeatTimeout: '5 minutes',
@@ -65,7 +67,7 @@ export async function issueStatementsWorkflow(interval: string) {
  * queue's name). One attempt: the next scheduled run is the retry, with fresher rates than a retry would get.
  */
 export async function ratesPollWorkflow(railsTaskQueue: string) {
-  const { pollRateSources } = proxyActivities<Activities>({
+  const { pollRateSources } = proxyActivities<RateActivities>({
     taskQueue: railsTaskQueue,
     // Each source is bounded by RATES_TIMEOUT_MS (5 s by default); this only bounds a worker that died mid-poll.
     startToCloseTimeout: '2 minutes',

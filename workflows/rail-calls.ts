@@ -4,11 +4,11 @@
 // every call while it runs (worker/rail-heartbeats.ts): a worker lost during one is noticed after the heartbeat
 // timeout, and the call retried elsewhere under the same id, instead of after the 30 s start-to-close timeout.
 import * as wf from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { RailActivities } from '../activities/rails';
 import type { PayoutRequest, ReturnRequest } from '../rails/rail';
 
 export const railActivities = (taskQueue: string) =>
-  wf.proxyActivities<Activities>({
+  wf.proxyActivities<RailActivities>({
     taskQueue,
     startToCloseTimeout: '30s',
     heartbeatTimeout: '5s',

@@ -1,6 +1,7 @@
 // The client side of a signal outbox row (db/repositories/workflow-decisions.ts): how a committed decision becomes
 // a signal naming it. Shared by the writer, which sends at once after its COMMIT, and the worker's relay, which sends
-// what a writer that died left behind. Not part of the workflow bundle (workflows/index.ts).
+// what a writer that died left behind. Not part of the workflow bundle (workflows/index.ts): it names the signal
+// through workflows/decision-signal.ts, never the workflow code that takes it.
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
 import {
@@ -8,11 +9,12 @@ import {
   SearchAttributeType,
   TypedSearchAttributes,
   WorkflowIdReusePolicy,
+  type Workflow,
 } from '@temporalio/common';
 import type { Orm } from '../db/orm';
 import { claimSignal, deferSignals, finishSignals, PendingSignal } from '../db/repositories/workflow-decisions';
 import { leaveUnmatchedByDecisions } from '../db/repositories/inbound-payments';
-import { decisionSignal } from './decision';
+import { DECISION_SIGNAL, type DecisionRef } from './decision-signal';
 import { customerPriority } from './fairness';
 
 /** `sent`: the workflow has the signal. `closed`: it never will, its workflow has closed (or never existed). */
@@ -25,18 +27,18 @@ export type SendOutcome = 'sent' | 'closed';
  * decision came too late and the workflow's own outcome stands; for an inbound payment, it is left UNMATCHED).
  */
 export async function sendSignal(temporal: Client, row: PendingSignal): Promise<SendOutcome> {
-  const signalArgs: [{ decisionId: string }] = [{ decisionId: row.decision_id }];
+  const signalArgs: [DecisionRef] = [{ decisionId: row.decision_id }];
   try {
     if (!row.start) {
-      await temporal.workflow.getHandle(row.workflow_id).signal(decisionSignal, ...signalArgs);
+      await temporal.workflow.getHandle(row.workflow_id).signal<[DecisionRef]>(DECISION_SIGNAL, ...signalArgs);
       return 'sent';
     }
     const { start } = row;
-    await temporal.workflow.signalWithStart(start.workflowType, {
+    await temporal.workflow.signalWithStart<Workflow, [DecisionRef]>(start.workflowType, {
       workflowId: row.workflow_id,
       taskQueue: row.task_queue,
       args: start.args,
-      signal: decisionSignal,
+      signal: DECISION_SIGNAL,
       signalArgs,
       staticSummary: start.summary ?? undefined,
       // A closed workflow is never run again: the outcome it reached stands.

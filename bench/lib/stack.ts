@@ -103,7 +103,7 @@ export async function waitFor200(url: string, timeoutMs: number, abort: () => st
   }
 }
 
-/** Until the simulated PSP holds a notice URL (the worker registers it at start, worker/pix-notices.ts). */
+/** Until the simulated PSP holds a notice URL (the worker registers it at start, worker/rail-notices.ts). */
 async function waitForNoticeUrl(pspUrl: string, timeoutMs: number, abort: () => string | undefined): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

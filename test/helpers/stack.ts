@@ -20,8 +20,7 @@ import { startWorkflowStartRelay, WorkflowStartRelay } from '../../worker/workfl
 import { SIM_CLIENT, startSimulator, type SimulatorProc } from './psp-simulator';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { keepNoticesRegistered, pixNoticeUrl } from '../../worker/pix-notices';
-import { pixRail, type PixRail } from '../../rails/pix';
+import { keepRailNoticesRegistered } from '../../worker/rail-notices';
 import { recordRailStart } from '../../payments/reconciliation';
 import { providerRails } from '../../rails';
 
@@ -158,7 +157,7 @@ async function build(): Promise<Stack> {
   relays = startRelays();
   const app = createApp(services);
   // The PSP's notices need a real address: the app also listens on loopback, and the simulator is told to send
-  // them there, as a worker registers them at start (worker/pix-notices.ts). Processes the tests spawn name the
+  // them there, as a worker registers them at start (worker/rail-notices.ts). Processes the tests spawn name the
   // same address (PUBLIC_BASE_URL), so a worker they start registers it again rather than a port nobody serves.
   const server = app.listen(0, '127.0.0.1');
   noticeServer = server;
@@ -167,9 +166,9 @@ async function build(): Promise<Stack> {
   pspEnv = { ...pspEnv, PUBLIC_BASE_URL: noticeBaseUrl };
   // In place: tests change the stack's config object, which its workers and app read at each use.
   config.publicBaseUrl = noticeBaseUrl;
-  const registration = keepNoticesRegistered(
-    services.rails!.connector(pixRail.rail) as PixRail,
-    pixNoticeUrl({ ...config, publicBaseUrl: noticeBaseUrl }),
+  const registration = keepRailNoticesRegistered(
+    services.rails!,
+    { ...config, publicBaseUrl: noticeBaseUrl },
     deps.log,
   );
   await registration.done;

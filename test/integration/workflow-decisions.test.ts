@@ -14,7 +14,7 @@ import {
   inboundPaymentSignal,
   inboundPaymentUpdate,
   replaySignal,
-} from '../../workflows/operation';
+} from '../../workflows/operations/contract';
 import { decisionSignal, ignoredSignalsQuery, IgnoredSignal } from '../../workflows/decision';
 import { recordAccountDecision } from '../../api/services/account-review';
 import { recordInboundPayment, reportInboundPayment } from '../../api/services/reported-payments';

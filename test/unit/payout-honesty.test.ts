@@ -1,7 +1,7 @@
 // Production honesty (docs/decisions/0080): no code path completes a withdrawal without the PSP's REALIZADO.
 // Reads the production source (everything but the simulated PSP, the tests and the benchmarks) for the shapes a
 // payout that "succeeds" on its own takes, the old `executePayout` stub's among them; the last case puts that stub
-// back into activities/operations.ts and checks that the scan finds it.
+// back into activities/operations/withdrawal.ts and checks that the scan finds it.
 import { expect } from 'chai';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -118,7 +118,12 @@ describe('no payout completes without the PSP', () => {
 
   it('scans the production source, the payout steps included', () => {
     const files = sources.map((s) => s.file);
-    expect(files).to.include.members(['activities/operations.ts', 'activities/rails.ts', 'workflows/operation.ts']);
+    expect(files).to.include.members([
+      'activities/operations/withdrawal.ts',
+      'activities/rails.ts',
+      'workflows/operations/payout.ts',
+      'workflows/operations/withdrawal.ts',
+    ]);
     expect(files.some((f) => f.startsWith('psp-simulator/') || f.startsWith('test/'))).to.equal(false);
   });
 
@@ -128,7 +133,7 @@ describe('no payout completes without the PSP', () => {
 
   it('would find the old stub if it came back', () => {
     const withStub = sources.map((s) => {
-      if (s.file !== 'activities/operations.ts') return s;
+      if (s.file !== 'activities/operations/withdrawal.ts') return s;
       const start = s.text.indexOf('    async executePayout(');
       expect(start, 'executePayout is where the stub was').to.be.greaterThan(0);
       const end = s.text.indexOf('\n    },\n', start) + '\n    },\n'.length;

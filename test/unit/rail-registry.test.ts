@@ -18,6 +18,7 @@ import { loadConfig } from '../../config';
 import { NoticeRejectedError } from '../../rails/errors';
 import type { NoticeVerdict, RailConnector, RailEntry } from '../../rails/rail';
 import { RAIL_ENTRIES, RAILS, railsFromConfig } from '../../rails/registry';
+import { keepRailNoticesRegistered } from '../../worker/rail-notices';
 
 const ROOT = path.resolve(__dirname, '../..');
 // Tests, docs, benches (clients of the API, naming rails as a customer would) and migrations (history) may name one.
@@ -100,7 +101,7 @@ describe('the generic notice route', () => {
     assets: ['USDC'],
     transactionType: 'FAKE',
     recordedBy: 'connector',
-    notices: { suffix: '/notices', timeoutMs: () => 1000 },
+    notices: { suffix: '/notices', token: () => TOKEN, timeoutMs: () => 1000 },
     instruction: { summary: 'FAKE', properties: {} },
     fundingInstruction: () => ({ rail: 'FAKE' }),
     hasProvider: () => true,
@@ -124,6 +125,25 @@ describe('the generic notice route', () => {
   beforeEach(() => {
     bodies.length = 0;
     verdict = { confirmed: [], refused: [] };
+  });
+
+  it('has a worker register the notice URL of every rail that takes notices, at its slug and token', async () => {
+    const urls: string[] = [];
+    const connector = {
+      ...fakeConnector,
+      notices: {
+        ...fakeConnector.notices!,
+        registerNotices: async (url: string) => {
+          urls.push(url);
+        },
+      },
+    };
+    const config = { ...loadConfig({}), publicBaseUrl: 'https://cambio.example' };
+    // The fake rail, and one whose entry takes notices but has no provider here: only the first is registered.
+    const unconfigured: RailEntry = { ...fakeEntry, rail: 'GHOST', slug: 'ghost', connector: () => undefined };
+    const rails = railsFromConfig(config, [{ ...fakeEntry, connector: () => connector }, unconfigured]);
+    await keepRailNoticesRegistered(rails, config, pino({ level: 'silent' })).done;
+    expect(urls).to.deep.equal([`https://cambio.example/rails/fake/${TOKEN}`]);
   });
 
   it('reaches a rail the registry holds, at /rails/{rail}/{token}{suffix}', async () => {
