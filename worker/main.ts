@@ -6,7 +6,7 @@ import { Config, loadConfig } from '../config';
 import { exitOnUnsafeSecrets } from '../config/production';
 import { openOrm } from '../db/orm';
 import { dependencyFailure } from '../api/errors';
-import { untilReachable } from '../api/until-reachable';
+import { untilReachable } from '../services/until-reachable';
 import { sessionSettingsOf } from '../db/session-settings';
 import { rateBookFromConfig } from '../rates';
 import { createActivities } from '../activities';

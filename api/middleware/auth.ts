@@ -2,10 +2,10 @@ import type Koa from 'koa';
 import type { Config } from '../../config';
 import { tenantEm, Orm } from '../../db/orm';
 import { CambioError } from '../errors';
-import { verifyToken } from '../services/auth';
-import type { CustomerAccess } from '../services/customer-access';
-import type { KeyPair } from '../services/signing-keys';
-import { VerifiedTokens } from '../services/verified-tokens';
+import { verifyToken } from '../../services/auth';
+import type { CustomerAccess } from '../../services/customer-access';
+import type { KeyPair } from '../../services/signing-keys';
+import { VerifiedTokens } from '../../services/verified-tokens';
 
 /**
  * Bearer auth. On success the request gets its customer id and an EntityManager scoped to that customer

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Em } from '../../db/orm';
 import { Answer, inKeyedTransaction, KeyedOutcome } from '../../db/keyed-transaction';
 import { CambioError, errorBody, statusOf } from '../errors';
-import { crashPoint } from './crash-point';
+import { crashPoint } from '../../services/crash-point';
 import { countIdempotentReplay } from '../observability/metrics';
 import { isUuid } from '../../domain/uuid';
 

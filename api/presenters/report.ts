@@ -1,4 +1,4 @@
-import type { Report } from '../services/reports';
+import type { Report } from '../../services/reports';
 import { amount } from '../../domain/amount';
 
 /** Spec Report: `period` echoes the bounds as toISOString() writes them; `totals` sorted by asset. */

@@ -1,12 +1,12 @@
 import type Koa from 'koa';
 import type { RouteTable } from './define';
-import type { ServiceContext } from '../services/context';
+import type { ServiceContext } from '../../services/context';
 import type { Em } from '../../db/orm';
 import { listQuerySchema, ListQuery } from '../../lists/run-list';
-import { accountsPageJson, createAccount, CreateAccountInput, getAccount } from '../services/accounts';
+import { accountsPageJson, createAccount, CreateAccountInput, getAccount } from '../../services/accounts';
 import { PageCache } from '../../db/lists/page-copies';
-import { addUbo, DocumentInput, patchUbo, uploadDocument, UboInput, UboPatch } from '../services/account-onboarding';
-import { applyAccountDecision, recordAccountDecision, submitReview } from '../services/account-review';
+import { addUbo, DocumentInput, patchUbo, uploadDocument, UboInput, UboPatch } from '../../services/account-onboarding';
+import { applyAccountDecision, recordAccountDecision, submitReview } from '../../services/account-review';
 import { sandboxDecision } from './sandbox-decision';
 import type { AccountDecision } from '../../workflows/account-review';
 import {

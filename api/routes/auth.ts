@@ -1,6 +1,6 @@
 import type { RouteTable } from './define';
-import type { ServiceContext } from '../services/context';
-import { issueToken } from '../services/auth';
+import type { ServiceContext } from '../../services/context';
+import { issueToken } from '../../services/auth';
 import { CambioError } from '../errors';
 import { clientAddress, TokenThrottle } from '../overload/token-throttle';
 import { ref } from '../schemas/responses';

@@ -1,5 +1,5 @@
 import type { RouteTable } from './define';
-import type { ServiceContext } from '../services/context';
+import type { ServiceContext } from '../../services/context';
 import { listQuerySchema } from '../../lists/run-list';
 import { pageOf, ref } from '../schemas/responses';
 import {
@@ -16,12 +16,12 @@ import {
   getBeneficiary,
   listBeneficiaries,
   PixInstructionInput,
-} from '../services/beneficiaries';
+} from '../../services/beneficiaries';
 import {
   applyInstructionDecision,
   beneficiaryOfInstruction,
   recordInstructionDecision,
-} from '../services/instruction-review';
+} from '../../services/instruction-review';
 import { sandboxDecision } from './sandbox-decision';
 import type { InstructionDecisionRequest } from '../../workflows/instruction-review';
 

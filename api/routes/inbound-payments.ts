@@ -1,9 +1,9 @@
 import type { RouteTable } from './define';
-import type { ServiceContext } from '../services/context';
+import type { ServiceContext } from '../../services/context';
 import { listQuerySchema, ListQuery } from '../../lists/run-list';
 import { idParams } from '../schemas/common';
 import { pageOf, ref } from '../schemas/responses';
-import { getInboundPayment, listInboundPayments } from '../services/reported-payments';
+import { getInboundPayment, listInboundPayments } from '../../services/reported-payments';
 
 /** Decisions 0045, 0076: the customer sees every payment that reached a rail for it. */
 export function inboundPaymentRoutes(table: RouteTable, s: ServiceContext): void {

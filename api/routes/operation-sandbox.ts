@@ -1,18 +1,18 @@
 import type { RouteTable } from './define';
-import type { ServiceContext } from '../services/context';
+import type { ServiceContext } from '../../services/context';
 import { idParams } from '../schemas/common';
 import { decisionBody, inboundPaymentBody } from '../schemas/operations';
-import { applyHoldDecision, recordHoldDecision } from '../services/operations/signals';
-import { getOperation } from '../services/operations/read';
+import { applyHoldDecision, recordHoldDecision } from '../../services/operations/signals';
+import { getOperation } from '../../services/operations/read';
 import { sandboxDecision } from './sandbox-decision';
-import { getInboundPayment, recordInboundPayment } from '../services/reported-payments';
+import { getInboundPayment, recordInboundPayment } from '../../services/reported-payments';
 import { decideInboundPayment } from '../../payments/record-and-decide';
 import { sandboxEndToEndId } from '../../domain/end-to-end-ids';
 import { requestScopedId } from '../middleware/idempotency';
 import { idempotentAroundEffect } from '../middleware/idempotent-effect';
 import { ref } from '../schemas/responses';
-import { payThroughSimulator, simulatedCharge, simulatedPayment, simulatedPix } from '../services/sandbox-pix';
-import type { InboundPaymentReport } from '../services/reported-payments';
+import { payThroughSimulator, simulatedCharge, simulatedPayment, simulatedPix } from '../../services/sandbox-pix';
+import type { InboundPaymentReport } from '../../services/reported-payments';
 
 export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): void {
   table.add({

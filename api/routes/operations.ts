@@ -1,15 +1,15 @@
 import type Koa from 'koa';
 import type { RouteTable } from './define';
-import type { ServiceContext } from '../services/context';
+import type { ServiceContext } from '../../services/context';
 import { listQuerySchema, ListQuery } from '../../lists/run-list';
 import { idParams } from '../schemas/common';
 import { depositBody, swapBody, transferBody, withdrawalBody } from '../schemas/operations';
-import { chargeForDeposit, createDeposit, DepositBody } from '../services/operations/deposit';
-import { createSwap } from '../services/operations/swap';
-import { createTransfer, TransferBody } from '../services/operations/transfer';
-import { createWithdrawal, WithdrawalBody } from '../services/operations/withdrawal';
-import { getOperation, listOperations } from '../services/operations/read';
-import { gateOperation } from '../services/operations/admission';
+import { chargeForDeposit, createDeposit, DepositBody } from '../../services/operations/deposit';
+import { createSwap } from '../../services/operations/swap';
+import { createTransfer, TransferBody } from '../../services/operations/transfer';
+import { createWithdrawal, WithdrawalBody } from '../../services/operations/withdrawal';
+import { getOperation, listOperations } from '../../services/operations/read';
+import { gateOperation } from '../../services/operations/admission';
 import { pageOf, ref } from '../schemas/responses';
 import type { ErrorCode } from '../../domain/errors';
 

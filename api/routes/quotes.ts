@@ -1,9 +1,9 @@
 import type { RouteTable } from './define';
-import type { ServiceContext } from '../services/context';
+import type { ServiceContext } from '../../services/context';
 import { createQuoteBody } from '../schemas/quotes';
-import { createQuote, CreateQuote } from '../services/quotes';
+import { createQuote, CreateQuote } from '../../services/quotes';
 import { answerReplay, requestHashOf } from '../middleware/idempotency';
-import { crashPoint } from '../middleware/crash-point';
+import { crashPoint } from '../../services/crash-point';
 import { ref } from '../schemas/responses';
 
 export function quoteRoutes(table: RouteTable, s: ServiceContext): void {

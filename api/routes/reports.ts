@@ -1,6 +1,6 @@
 import type { RouteTable } from './define';
 import { periodBoundSchema } from '../../domain/report-period';
-import { getReport, ReportQuery } from '../services/reports';
+import { getReport, ReportQuery } from '../../services/reports';
 import { presentReport, reportCsv } from '../presenters/report';
 import { directionTotalOf } from '../schemas/common';
 

@@ -1,10 +1,10 @@
 import type Koa from 'koa';
 import { Readable } from 'node:stream';
 import type { RouteTable } from './define';
-import type { ServiceContext } from '../services/context';
+import type { ServiceContext } from '../../services/context';
 import { listQuerySchema, ListQuery } from '../../lists/run-list';
 import { ref } from '../schemas/responses';
-import { getIssuedStatement, listIssuedStatements } from '../services/issued-statements';
+import { getIssuedStatement, listIssuedStatements } from '../../services/issued-statements';
 import { directionTotalOf, idParams } from '../schemas/common';
 import { periodBoundSchema } from '../../domain/report-period';
 import { ASSETS } from '../../domain/assets';

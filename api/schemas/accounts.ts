@@ -1,5 +1,5 @@
 // Ajv schemas of the account endpoints (strict: no unknown properties, no coercion). Rules Ajv cannot express
-// (tax id check digits, unique asset codes, base64 content size) are checked in api/services/accounts.ts
+// (tax id check digits, unique asset codes, base64 content size) are checked in services/accounts.ts
 // with the same VALIDATION_ERROR shape.
 import { ASSETS } from '../../domain/assets';
 import { DOCUMENT_TYPES } from '../../domain/requirements';

@@ -3,10 +3,10 @@ import { AccountSchema } from '../../db/entities/account';
 import { systemEm, tenantEm } from '../../db/orm';
 import type { Em } from '../../db/orm';
 import { notFound } from '../../api/errors';
-import type { ServiceContext } from '../../api/services/context';
+import type { ServiceContext } from '../../services/context';
 import type { AccountView } from '../../api/presenters/account';
-import { tagAccount } from '../../api/services/accounts';
-import { decideAccountReview } from '../../api/services/account-review';
+import { tagAccount } from '../../services/accounts';
+import { decideAccountReview } from '../../services/account-review';
 import { output, withServices, withTemporalServices } from '../context';
 import { operatorActor } from '../audit';
 

@@ -4,8 +4,8 @@ import {
   type CreditedPayment,
   listPayments,
   returnPayment,
-} from '../../api/services/inbound-payment-resolution';
-import { MANUAL_RAILS, recordManualPayment, type ManualPayment } from '../../api/services/reported-payments';
+} from '../../services/inbound-payment-resolution';
+import { MANUAL_RAILS, recordManualPayment, type ManualPayment } from '../../services/reported-payments';
 import { INBOUND_PAYMENT_STATUSES } from '../../db/entities';
 import { CambioError } from '../../domain/errors';
 import { output, withServices, withTemporalServices } from '../context';

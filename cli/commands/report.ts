@@ -3,7 +3,7 @@ import { CustomerSchema } from '../../db/entities/customer';
 import { systemEm, tenantEm } from '../../db/orm';
 import { isUuid } from '../../domain/uuid';
 import { notFound, validationError } from '../../api/errors';
-import { getReport } from '../../api/services/reports';
+import { getReport } from '../../services/reports';
 import { presentReport, reportCsv } from '../../api/presenters/report';
 import { withServices } from '../context';
 

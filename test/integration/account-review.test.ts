@@ -4,7 +4,7 @@ import { Worker } from '@temporalio/worker';
 import { AccountSchema } from '../../db/entities';
 import { transition } from '../../domain/states';
 import { createApp } from '../../api/app';
-import { decideAccountReview } from '../../api/services/account-review';
+import { decideAccountReview } from '../../services/account-review';
 import { systemEm, tenantEm } from '../../db/orm';
 import { DomainEventSchema } from '../../db/entities';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';

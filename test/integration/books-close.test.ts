@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import Decimal from 'decimal.js';
 import { systemEm } from '../../db/orm';
 import { suspenseAccountId } from '../../domain/postings';
-import { creditPayment, returnPayment } from '../../api/services/inbound-payment-resolution';
+import { creditPayment, returnPayment } from '../../services/inbound-payment-resolution';
 import { checkBooks } from '../../payments/books-check';
 import { activeAccount } from '../helpers/fixtures';
 import { assertLedgerBalanced, balance, getOp, untilStatus } from '../helpers/money';

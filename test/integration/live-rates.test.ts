@@ -6,7 +6,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { createApp } from '../../api/app';
 import { noteRatesDeviation } from '../../api/observability/metrics';
-import { priceQuote } from '../../api/services/quotes';
+import { priceQuote } from '../../services/quotes';
 import { formatRate } from '../../domain/quote-math';
 import type { Config, RatesConfig } from '../../config';
 import { systemEm } from '../../db/orm';

@@ -587,7 +587,7 @@ describe('operations', function () {
       // Counted toward the failed deposit, which waits for an operator's replay.
       expect(topUp.body.status).to.equal('MATCHED');
       expect((await untilStatus(c, res.body.id, 'FAILED')).currentState.status).to.equal('FAILED');
-      const { replayDeposit } = await import('../../api/services/operations/signals');
+      const { replayDeposit } = await import('../../services/operations/signals');
       const { tenantEm } = await import('../../db/orm');
       const replayed = await replayDeposit(
         services,

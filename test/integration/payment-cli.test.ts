@@ -11,9 +11,9 @@ import { newCustomer, stack } from '../helpers/stack';
 import { openDeposit, pay } from '../helpers/inbound-payments';
 import { cambio, cambioFails } from '../helpers/cli';
 import { decideInboundPayment, recordInboundPayment } from '../../payments/record-and-decide';
-import { failReturn, startReturn } from '../../api/services/inbound-payment-resolution';
+import { failReturn, startReturn } from '../../services/inbound-payment-resolution';
 import { Dec } from '../../domain/money';
-import { recordManualPayment } from '../../api/services/reported-payments';
+import { recordManualPayment } from '../../services/reported-payments';
 import type { CambioError } from '../../domain/errors';
 
 /** The customer's suspense (null: the platform's): its ledger account's balance row. */

@@ -6,7 +6,7 @@ import type { Client } from '@temporalio/client';
 import { systemEm } from '../../db/orm';
 import { findPaymentByReference } from '../../db/repositories/inbound-payments';
 import { presentInboundPayment } from '../../api/presenters/inbound-payment';
-import { returnPayment } from '../../api/services/inbound-payment-resolution';
+import { returnPayment } from '../../services/inbound-payment-resolution';
 import type { CambioError } from '../../domain/errors';
 import { ensureSchedules, periodicJobs, scheduleId } from '../../worker/schedules';
 import type { ReconcileResult } from '../../payments/reconciliation';

@@ -1,14 +1,14 @@
-import { BeforeCommit, inTransaction } from '../../db/transaction';
+import { BeforeCommit, inTransaction } from '../db/transaction';
 import { randomBytes, randomUUID, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import jwt from 'jsonwebtoken';
 import { LockMode } from '@mikro-orm/core';
-import type { Config } from '../../config';
-import type { Orm } from '../../db/orm';
-import { ApiClient, ApiClientSchema, CustomerSchema } from '../../db/entities';
-import { CambioError } from '../errors';
+import type { Config } from '../config';
+import type { Orm } from '../db/orm';
+import { ApiClient, ApiClientSchema, CustomerSchema } from '../db/entities';
+import { CambioError } from '../api/errors';
 import type { KeyPair } from './signing-keys';
-import { boundedSecretWork } from '../overload/token-throttle';
+import { boundedSecretWork } from '../api/overload/token-throttle';
 import type { VerifiedTokens } from './verified-tokens';
 
 const scrypt = promisify(scryptCb) as (secret: string, salt: Buffer, keylen: number) => Promise<Buffer>;

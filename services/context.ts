@@ -1,4 +1,4 @@
-import type { Deps } from '../deps';
+import type { Deps } from './deps';
 import type { KeyPair } from './signing-keys';
 
 /** What services get besides their EntityManager: the process-wide dependencies and the signing key. */

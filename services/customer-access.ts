@@ -1,6 +1,6 @@
-import type { Orm } from '../../db/orm';
-import { isCustomerActive } from '../../db/repositories/customers';
-import { isUuid } from '../../domain/uuid';
+import type { Orm } from '../db/orm';
+import { isCustomerActive } from '../db/repositories/customers';
+import { isUuid } from '../domain/uuid';
 
 // Bounds the cache's memory; far above the customers one API process serves within a cache lifetime.
 const MAX_CACHED_CUSTOMERS = 10_000;

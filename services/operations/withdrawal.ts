@@ -1,10 +1,10 @@
-import type { Em } from '../../../db/orm';
-import { BeneficiarySchema, PaymentInstructionSchema } from '../../../db/entities';
-import type { AssetCode } from '../../../domain/assets';
-import { CambioError } from '../../../domain/errors';
-import { Dec } from '../../../domain/money';
-import { type RateBook, usdValue } from '../../../domain/rates';
-import { notFound } from '../../errors';
+import type { Em } from '../../db/orm';
+import { BeneficiarySchema, PaymentInstructionSchema } from '../../db/entities';
+import type { AssetCode } from '../../domain/assets';
+import { CambioError } from '../../domain/errors';
+import { Dec } from '../../domain/money';
+import { type RateBook, usdValue } from '../../domain/rates';
+import { notFound } from '../../api/errors';
 import type { ServiceContext } from '../context';
 import { requireAssetEnabled, requirePayoutRail } from './checks';
 import { createOperation } from './create';

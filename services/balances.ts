@@ -1,10 +1,10 @@
-import type { Em } from '../../db/orm';
-import { AccountSchema } from '../../db/entities';
-import { balancesAsOf, balancesOf } from '../../db/repositories/ledger';
-import { isoMicros, parseInstant } from '../../domain/report-period';
-import { Dec } from '../../domain/money';
-import { notFound, validationError } from '../errors';
-import { amount } from '../../domain/amount';
+import type { Em } from '../db/orm';
+import { AccountSchema } from '../db/entities';
+import { balancesAsOf, balancesOf } from '../db/repositories/ledger';
+import { isoMicros, parseInstant } from '../domain/report-period';
+import { Dec } from '../domain/money';
+import { notFound, validationError } from '../api/errors';
+import { amount } from '../domain/amount';
 
 /**
  * Per asset of the account: available, held (reserved by operations in flight) and their total; with `asOf`, as they

@@ -1,16 +1,16 @@
 // The sandbox's payer for PIX deposits (decision 0078): the sandbox route asks the simulated PSP to pay the deposit's
 // charge (its control route `POST /sim/pix`), and Cambio learns of the payment from the PSP's notice, as in production;
 // the route then answers with the record that notice made.
-import type { Em } from '../../db/orm';
-import { systemEm } from '../../db/orm';
-import { findPaymentByReference } from '../../db/repositories/inbound-payments';
-import { findOperation } from '../../db/repositories/operations';
-import { CambioError } from '../../domain/errors';
-import { Dec, formatAmount, parseAmountValue } from '../../domain/money';
-import { decideInboundPayment } from '../../payments/record-and-decide';
-import { isTransientStatus } from '../../rails/errors';
-import { PIX_ASSET, PIX_RAIL } from '../../rails/pix/connector';
-import { PIX_END_TO_END_ID } from '../../rails/pix/notices';
+import type { Em } from '../db/orm';
+import { systemEm } from '../db/orm';
+import { findPaymentByReference } from '../db/repositories/inbound-payments';
+import { findOperation } from '../db/repositories/operations';
+import { CambioError } from '../domain/errors';
+import { Dec, formatAmount, parseAmountValue } from '../domain/money';
+import { decideInboundPayment } from '../payments/record-and-decide';
+import { isTransientStatus } from '../rails/errors';
+import { PIX_ASSET, PIX_RAIL } from '../rails/pix/connector';
+import { PIX_END_TO_END_ID } from '../rails/pix/notices';
 import type { ServiceContext } from './context';
 import { getInboundPayment, type InboundPaymentReport } from './reported-payments';
 

@@ -2,22 +2,22 @@
 // customer in sandbox mode), the review workflow applies the decision. Every submission is a new round with its
 // own workflow id, because workflow ids are never reused (REJECT_DUPLICATE).
 import { randomUUID } from 'node:crypto';
-import type { Deps } from '../deps';
-import type { Em } from '../../db/orm';
-import type { Account } from '../../db/entities/account';
-import { computeRequirements, readyForReview, Requirement } from '../../domain/requirements';
-import { transition } from '../../domain/states';
-import { accountReviewWorkflowId } from '../../workflows/ids';
-import type { AccountDecision } from '../../workflows/account-review';
-import { customerIdKey } from '../../workflows/search-attributes';
-import { CambioError, validationError } from '../errors';
-import { presentAccount, AccountView } from '../presenters/account';
-import { MAX_REASON_LENGTH } from '../schemas/accounts';
-import { recordWorkflowStart, WorkflowStartRequest } from '../../db/repositories/outbox';
+import type { Deps } from './deps';
+import type { Em } from '../db/orm';
+import type { Account } from '../db/entities/account';
+import { computeRequirements, readyForReview, Requirement } from '../domain/requirements';
+import { transition } from '../domain/states';
+import { accountReviewWorkflowId } from '../workflows/ids';
+import type { AccountDecision } from '../workflows/account-review';
+import { customerIdKey } from '../workflows/search-attributes';
+import { CambioError, validationError } from '../api/errors';
+import { presentAccount, AccountView } from '../api/presenters/account';
+import { MAX_REASON_LENGTH } from '../api/schemas/accounts';
+import { recordWorkflowStart, WorkflowStartRequest } from '../db/repositories/outbox';
 import { recordDecision, sendDecision } from './decisions';
 import { findAccount, loadParts, viewOf } from './accounts';
 import { pollUntil } from './poll';
-import { freshEm, inTransaction } from '../../db/transaction';
+import { freshEm, inTransaction } from '../db/transaction';
 
 type ReviewServices = Pick<Deps, 'orm' | 'temporal' | 'config'>;
 

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { Em } from '../../../db/orm';
-import type { Quote } from '../../../db/entities';
-import type { AssetCode } from '../../../domain/assets';
-import { CambioError } from '../../../domain/errors';
-import { parseAmountValue } from '../../../domain/money';
-import { notFound } from '../../errors';
+import type { Em } from '../../db/orm';
+import type { Quote } from '../../db/entities';
+import type { AssetCode } from '../../domain/assets';
+import { CambioError } from '../../domain/errors';
+import { parseAmountValue } from '../../domain/money';
+import { notFound } from '../../api/errors';
 import type { ServiceContext } from '../context';
 import { requireAssetEnabled } from './checks';
 import { createOperation } from './create';

@@ -1,9 +1,9 @@
-import type { Em } from '../../db/orm';
-import { MOVEMENT_DIRECTIONS, MovementDirection } from '../../db/entities/movement';
-import { reportTotals } from '../../db/repositories/reports';
-import { Dec } from '../../domain/money';
-import { parsePeriod, ReportPeriod } from '../../domain/report-period';
-import { parseFilters } from '../../lists/filter-parser';
+import type { Em } from '../db/orm';
+import { MOVEMENT_DIRECTIONS, MovementDirection } from '../db/entities/movement';
+import { reportTotals } from '../db/repositories/reports';
+import { Dec } from '../domain/money';
+import { parsePeriod, ReportPeriod } from '../domain/report-period';
+import { parseFilters } from '../lists/filter-parser';
 
 export interface ReportQuery {
   periodStart?: string;

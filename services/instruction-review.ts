@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
-import type { Em } from '../../db/orm';
-import { PaymentInstructionSchema } from '../../db/entities';
-import { instructionStatus } from '../../db/repositories/beneficiaries';
-import type { InstructionDecision } from '../../workflows/instruction-review';
-import { CambioError, notFound } from '../errors';
-import { inTransaction } from '../../db/transaction';
+import type { Em } from '../db/orm';
+import { PaymentInstructionSchema } from '../db/entities';
+import { instructionStatus } from '../db/repositories/beneficiaries';
+import type { InstructionDecision } from '../workflows/instruction-review';
+import { CambioError, notFound } from '../api/errors';
+import { inTransaction } from '../db/transaction';
 import { pollUntil } from './poll';
 import type { ServiceContext } from './context';
 import { getBeneficiary, instructionReviewStart } from './beneficiaries';
@@ -13,7 +13,7 @@ import { recordDecision, sendDecision } from './decisions';
 
 /**
  * Records a decision on an instruction that is PENDING_REVIEW (else 409 INVALID_STATE) in `tx`, as a row its
- * review workflow will read (api/services/decisions.ts). Shared by the sandbox route (tenant `tx`) and the operator
+ * review workflow will read (services/decisions.ts). Shared by the sandbox route (tenant `tx`) and the operator
  * CLI (a tenant `tx` of the instruction's customer).
  */
 export async function recordInstructionDecision(

@@ -1,7 +1,7 @@
-import { ASSETS, type AssetCode } from '../../domain/assets';
-import { CambioError } from '../../domain/errors';
-import { formatRate } from '../../domain/quote-math';
-import { midRate, provenanceOf, type RateBook } from '../../domain/rates';
+import { ASSETS, type AssetCode } from '../domain/assets';
+import { CambioError } from '../domain/errors';
+import { formatRate } from '../domain/quote-math';
+import { midRate, provenanceOf, type RateBook } from '../domain/rates';
 
 export interface RateView {
   asset: AssetCode;

@@ -1,20 +1,20 @@
-import { systemEm, tenantEm, type Em } from '../../db/orm';
-import { CustomerSchema, OperationSchema, type InboundPayment } from '../../db/entities';
-import { manualRails, railAccepts } from '../../rails/registry';
-import { isAssetCode } from '../../domain/assets';
-import { findPayment, INBOUND_PAYMENT_LIST } from '../../db/repositories/inbound-payments';
-import type { AssetCode } from '../../domain/assets';
-import { CambioError } from '../../domain/errors';
-import { parseAmountValue } from '../../domain/money';
+import { systemEm, tenantEm, type Em } from '../db/orm';
+import { CustomerSchema, OperationSchema, type InboundPayment } from '../db/entities';
+import { manualRails, railAccepts } from '../rails/registry';
+import { isAssetCode } from '../domain/assets';
+import { findPayment, INBOUND_PAYMENT_LIST } from '../db/repositories/inbound-payments';
+import type { AssetCode } from '../domain/assets';
+import { CambioError } from '../domain/errors';
+import { parseAmountValue } from '../domain/money';
 import {
   decideInboundPayment,
   recordInboundPayment as record,
   type PaymentDecisionRoute,
-} from '../../payments/record-and-decide';
-import { crashPoint } from '../middleware/crash-point';
-import { notFound } from '../errors';
-import { ListQuery, runList } from '../../lists/run-list';
-import { presentInboundPayment } from '../presenters/inbound-payment';
+} from '../payments/record-and-decide';
+import { crashPoint } from './crash-point';
+import { notFound } from '../api/errors';
+import { ListQuery, runList } from '../lists/run-list';
+import { presentInboundPayment } from '../api/presenters/inbound-payment';
 import type { ServiceContext } from './context';
 
 export interface InboundPaymentReport {

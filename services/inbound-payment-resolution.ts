@@ -1,33 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import { addOperationState } from '../../db/repositories/operations';
-import { systemEm, tenantEm } from '../../db/orm';
-import type { Em } from '../../db/orm';
-import { SqlBatch } from '../../db/batch';
-import { AccountSchema, type InboundPayment, type Quote } from '../../db/entities';
-import { addEvent } from '../../db/repositories/events';
-import { addDecision, findPayment, listPaymentsForOperators } from '../../db/repositories/inbound-payments';
-import { addPosting } from '../../db/repositories/ledger';
-import { addWorkflowStart } from '../../db/repositories/outbox';
-import type { AssetCode } from '../../domain/assets';
-import { formatAmount } from '../../domain/money';
-import {
-  completeReturn as completeRailReturn,
-  failReturn as failRailReturn,
-  lockPaymentIn,
-} from '../../payments/returns';
-import { newReturnId } from '../../rails/pix/ids';
-import { railEntry, railTransactionType } from '../../rails/registry';
-import { paymentReturnWorkflowId } from '../../workflows/ids';
-import { addMovements } from '../../db/repositories/movements';
-import { BeforeCommit, inTransaction } from '../../db/transaction';
-import { attributePostings, settlePostings } from '../../domain/postings';
-import { transition } from '../../domain/states';
-import { operationEventPayload } from '../../webhooks/operation-event';
-import { notFound } from '../errors';
-import { CambioError } from '../../domain/errors';
-import { amount } from '../../domain/amount';
-import { returnEndToEndId } from '../../domain/end-to-end-ids';
-import { presentInboundPayment } from '../presenters/inbound-payment';
+import { addOperationState } from '../db/repositories/operations';
+import { systemEm, tenantEm } from '../db/orm';
+import type { Em } from '../db/orm';
+import { SqlBatch } from '../db/batch';
+import { AccountSchema, type InboundPayment, type Quote } from '../db/entities';
+import { addEvent } from '../db/repositories/events';
+import { addDecision, findPayment, listPaymentsForOperators } from '../db/repositories/inbound-payments';
+import { addPosting } from '../db/repositories/ledger';
+import { addWorkflowStart } from '../db/repositories/outbox';
+import type { AssetCode } from '../domain/assets';
+import { formatAmount } from '../domain/money';
+import { completeReturn as completeRailReturn, failReturn as failRailReturn, lockPaymentIn } from '../payments/returns';
+import { newReturnId } from '../rails/pix/ids';
+import { railEntry, railTransactionType } from '../rails/registry';
+import { paymentReturnWorkflowId } from '../workflows/ids';
+import { addMovements } from '../db/repositories/movements';
+import { BeforeCommit, inTransaction } from '../db/transaction';
+import { attributePostings, settlePostings } from '../domain/postings';
+import { transition } from '../domain/states';
+import { operationEventPayload } from '../webhooks/operation-event';
+import { notFound } from '../api/errors';
+import { CambioError } from '../domain/errors';
+import { amount } from '../domain/amount';
+import { returnEndToEndId } from '../domain/end-to-end-ids';
+import { presentInboundPayment } from '../api/presenters/inbound-payment';
 import type { ServiceContext } from './context';
 import { requireAssetEnabled } from './operations/checks';
 import { createOperation } from './operations/create';

@@ -2,8 +2,8 @@
 // transaction together with its signal's outbox row (and, for an operator, the audit row); the signal, naming the row,
 // goes after COMMIT; the workflow reads and validates the row before acting. Shared by the sandbox routes and the
 // operator CLI for account, instruction and hold decisions and deposit replays.
-import type { Em } from '../../db/orm';
-import type { WorkflowStartRequest } from '../../db/repositories/outbox';
+import type { Em } from '../db/orm';
+import type { WorkflowStartRequest } from '../db/repositories/outbox';
 import {
   addDecision,
   decisionById,
@@ -11,9 +11,9 @@ import {
   DecisionKind,
   DecisionRow,
   lockDecisions,
-} from '../../db/repositories/workflow-decisions';
-import { CambioError } from '../../domain/errors';
-import { sendDecisionNow } from '../../workflows/send-signal';
+} from '../db/repositories/workflow-decisions';
+import { CambioError } from '../domain/errors';
+import { sendDecisionNow } from '../workflows/send-signal';
 import type { ServiceContext } from './context';
 
 type DecisionServices = Pick<ServiceContext, 'orm' | 'temporal' | 'config'>;

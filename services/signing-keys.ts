@@ -1,6 +1,6 @@
 import { generateKeyPairSync, createPublicKey, randomUUID, KeyObject, createPrivateKey } from 'node:crypto';
-import type { Orm } from '../../db/orm';
-import { oldestOrNewSigningKey } from '../../db/repositories/signing-keys';
+import type { Orm } from '../db/orm';
+import { oldestOrNewSigningKey } from '../db/repositories/signing-keys';
 
 export interface KeyPair {
   kid: string;

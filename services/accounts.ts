@@ -2,8 +2,8 @@
 // (a request's tenant em sees one customer, so another customer's account is simply not found).
 import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
-import type { Em } from '../../db/orm';
-import { inTransaction } from '../../db/transaction';
+import type { Em } from '../db/orm';
+import { inTransaction } from '../db/transaction';
 import {
   Account,
   AccountDocumentSchema,
@@ -12,15 +12,15 @@ import {
   CompanyOwner,
   Ubo,
   UboSchema,
-} from '../../db/entities/account';
-import { ACCOUNT_LIST, accountParts, DocumentSummary, listRowParts, newAccount } from '../../db/repositories/accounts';
-import { isValidTaxId, normalizeTaxId, TaxIdType } from '../../domain/tax-id';
-import { initialStates } from '../../domain/states';
-import { ListQuery, Page, runList } from '../../lists/run-list';
-import { PageCache, servePage } from '../../db/lists/page-copies';
-import { countListPage } from '../observability/metrics';
-import { notFound, validationError } from '../errors';
-import { AccountView, presentAccount } from '../presenters/account';
+} from '../db/entities/account';
+import { ACCOUNT_LIST, accountParts, DocumentSummary, listRowParts, newAccount } from '../db/repositories/accounts';
+import { isValidTaxId, normalizeTaxId, TaxIdType } from '../domain/tax-id';
+import { initialStates } from '../domain/states';
+import { ListQuery, Page, runList } from '../lists/run-list';
+import { PageCache, servePage } from '../db/lists/page-copies';
+import { countListPage } from '../api/observability/metrics';
+import { notFound, validationError } from '../api/errors';
+import { AccountView, presentAccount } from '../api/presenters/account';
 
 type Address = Record<string, string>;
 export interface TaxIdInput {

@@ -1,8 +1,8 @@
-import type { Em } from '../../../db/orm';
-import { findOperation, OPERATION_LIST } from '../../../db/repositories/operations';
-import { notFound } from '../../errors';
-import { ListQuery, runList } from '../../../lists/run-list';
-import { presentOperation } from '../../presenters/operation';
+import type { Em } from '../../db/orm';
+import { findOperation, OPERATION_LIST } from '../../db/repositories/operations';
+import { notFound } from '../../api/errors';
+import { ListQuery, runList } from '../../lists/run-list';
+import { presentOperation } from '../../api/presenters/operation';
 
 /** The scope's operation, or 404: what a client waiting for an operation polls. */
 export async function loadOperation(em: Em, id: string) {

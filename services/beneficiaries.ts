@@ -1,22 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
-import type { Config } from '../../config';
-import type { Em } from '../../db/orm';
-import { Beneficiary, BeneficiarySchema, PaymentInstruction, PaymentInstructionSchema } from '../../db/entities';
-import { BENEFICIARY_LIST, instructionCounts, newBeneficiary } from '../../db/repositories/beneficiaries';
-import { recordEvent } from '../../db/repositories/events';
-import { DictKeyType, isValidDictKey } from '../../domain/dict-key';
-import { initialStates } from '../../domain/states';
-import { isValidTaxId, normalizeTaxId } from '../../domain/tax-id';
-import { CambioError, notFound, validationError } from '../errors';
-import { ListQuery, Page, runList } from '../../lists/run-list';
-import { Holder, presentBeneficiary, presentBeneficiarySummary } from '../presenters/beneficiary';
-import { instructionEventPayload } from '../../webhooks/beneficiary-event';
-import { instructionReviewWorkflowId } from '../../workflows/ids';
+import type { Config } from '../config';
+import type { Em } from '../db/orm';
+import { Beneficiary, BeneficiarySchema, PaymentInstruction, PaymentInstructionSchema } from '../db/entities';
+import { BENEFICIARY_LIST, instructionCounts, newBeneficiary } from '../db/repositories/beneficiaries';
+import { recordEvent } from '../db/repositories/events';
+import { DictKeyType, isValidDictKey } from '../domain/dict-key';
+import { initialStates } from '../domain/states';
+import { isValidTaxId, normalizeTaxId } from '../domain/tax-id';
+import { CambioError, notFound, validationError } from '../api/errors';
+import { ListQuery, Page, runList } from '../lists/run-list';
+import { Holder, presentBeneficiary, presentBeneficiarySummary } from '../api/presenters/beneficiary';
+import { instructionEventPayload } from '../webhooks/beneficiary-event';
+import { instructionReviewWorkflowId } from '../workflows/ids';
 import type { ServiceContext } from './context';
-import { recordWorkflowStart, WorkflowStartRequest } from '../../db/repositories/outbox';
-import { inTransaction } from '../../db/transaction';
-import { PIX_ASSET, PIX_RAIL } from '../../rails/pix/connector';
+import { recordWorkflowStart, WorkflowStartRequest } from '../db/repositories/outbox';
+import { inTransaction } from '../db/transaction';
+import { PIX_ASSET, PIX_RAIL } from '../rails/pix/connector';
 
 export interface PixInstructionInput {
   type: 'PIX';

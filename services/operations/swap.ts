@@ -1,4 +1,4 @@
-import type { Em } from '../../../db/orm';
+import type { Em } from '../../db/orm';
 import type { ServiceContext } from '../context';
 import { createOperation } from './create';
 import { requireAssetEnabled } from './checks';

@@ -1,19 +1,19 @@
 // Operator (and sandbox) decisions on an operation's workflow: a held withdrawal's review and a failed deposit's
-// replay. Each is a decision row committed first and a signal naming it after COMMIT (api/services/decisions.ts).
+// replay. Each is a decision row committed first and a signal naming it after COMMIT (services/decisions.ts).
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { Em } from '../../../db/orm';
-import type { Operation } from '../../../db/entities';
-import { CambioError } from '../../../domain/errors';
-import { currentState } from '../../../domain/states';
-import { inTransaction } from '../../../db/transaction';
-import { operationWorkflowId } from '../../../workflows/ids';
-import type { HoldDecision } from '../../../workflows/operation';
+import type { Em } from '../../db/orm';
+import type { Operation } from '../../db/entities';
+import { CambioError } from '../../domain/errors';
+import { currentState } from '../../domain/states';
+import { inTransaction } from '../../db/transaction';
+import { operationWorkflowId } from '../../workflows/ids';
+import type { HoldDecision } from '../../workflows/operation';
 import { pollUntil } from '../poll';
 import type { ServiceContext } from '../context';
 import { recordDecision, sendDecision } from '../decisions';
 import { loadOperation as load } from './read';
-import { presentOperation } from '../../presenters/operation';
+import { presentOperation } from '../../api/presenters/operation';
 
 // The repository's read sees past the identity map.
 const waitFor = (em: Em, id: string, done: (op: Operation) => boolean) =>

@@ -1,10 +1,10 @@
-import type { Em } from '../../db/orm';
-import type { IssuedStatement } from '../../db/entities/statement';
-import { STATEMENT_LIST } from '../../db/repositories/issued-statements';
-import { ListQuery, runList } from '../../lists/run-list';
-import { notFound } from '../errors';
-import type { StatementSource } from '../../statements/statement';
-import { issuedStatementSource, issuedStatementText } from '../../statements/issued-body';
+import type { Em } from '../db/orm';
+import type { IssuedStatement } from '../db/entities/statement';
+import { STATEMENT_LIST } from '../db/repositories/issued-statements';
+import { ListQuery, runList } from '../lists/run-list';
+import { notFound } from '../api/errors';
+import type { StatementSource } from '../statements/statement';
+import { issuedStatementSource, issuedStatementText } from '../statements/issued-body';
 
 export function presentIssuedStatement(s: IssuedStatement) {
   return {

@@ -1,7 +1,7 @@
-import type { Account } from '../../../db/entities';
-import type { Config } from '../../../config';
-import { CambioError } from '../../../domain/errors';
-import { railEntry } from '../../../rails/registry';
+import type { Account } from '../../db/entities';
+import type { Config } from '../../config';
+import { CambioError } from '../../domain/errors';
+import { railEntry } from '../../rails/registry';
 
 /** An asset can move on an account once onboarding activated it there. */
 export function requireAssetEnabled(account: Account, asset: string): void {

@@ -4,13 +4,13 @@
 // change locks the account row, so a concurrent review submission sees either all of it or none.
 import { randomUUID } from 'node:crypto';
 import Decimal from 'decimal.js';
-import type { Em } from '../../db/orm';
-import { inTransaction } from '../../db/transaction';
-import { Account, AccountDocumentSchema, Ubo, UboSchema } from '../../db/entities/account';
-import { isRequired } from '../../domain/requirements';
-import { initialStates } from '../../domain/states';
-import { CambioError, notFound, validationError } from '../errors';
-import { DocumentView, presentDocument, presentUbo, UboView } from '../presenters/account';
+import type { Em } from '../db/orm';
+import { inTransaction } from '../db/transaction';
+import { Account, AccountDocumentSchema, Ubo, UboSchema } from '../db/entities/account';
+import { isRequired } from '../domain/requirements';
+import { initialStates } from '../domain/states';
+import { CambioError, notFound, validationError } from '../api/errors';
+import { DocumentView, presentDocument, presentUbo, UboView } from '../api/presenters/account';
 import { checkTaxId, findAccount, TaxIdInput } from './accounts';
 
 type Address = Record<string, string>;

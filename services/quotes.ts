@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { Em } from '../../db/orm';
-import type { Quote } from '../../db/entities';
-import type { AssetCode } from '../../domain/assets';
-import { checkAmountLimit, parseAmountValue } from '../../domain/money';
-import { computeQuote, formatRate } from '../../domain/quote-math';
-import { provenanceOf, type RateBook, type RateSource } from '../../domain/rates';
-import { CambioError } from '../../domain/errors';
-import { countRatesRefusedQuote } from '../observability/metrics';
-import { errorBody, notFound } from '../errors';
-import { keyInUse, keyReused, storedErrorAnswer } from '../middleware/idempotency';
-import { insertKeyedQuote } from '../../db/repositories/keyed-quote';
-import type { PricedQuote } from '../../db/repositories/quotes';
-import { presentQuote } from '../presenters/quote';
+import type { Em } from '../db/orm';
+import type { Quote } from '../db/entities';
+import type { AssetCode } from '../domain/assets';
+import { checkAmountLimit, parseAmountValue } from '../domain/money';
+import { computeQuote, formatRate } from '../domain/quote-math';
+import { provenanceOf, type RateBook, type RateSource } from '../domain/rates';
+import { CambioError } from '../domain/errors';
+import { countRatesRefusedQuote } from '../api/observability/metrics';
+import { errorBody, notFound } from '../api/errors';
+import { keyInUse, keyReused, storedErrorAnswer } from '../api/middleware/idempotency';
+import { insertKeyedQuote } from '../db/repositories/keyed-quote';
+import type { PricedQuote } from '../db/repositories/quotes';
+import { presentQuote } from '../api/presenters/quote';
 
 export interface CreateQuote {
   accountId: string;

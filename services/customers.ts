@@ -1,8 +1,8 @@
-import { inTransaction } from '../../db/transaction';
-import type { Orm } from '../../db/orm';
-import { CustomerSchema } from '../../db/entities';
-import { CambioError } from '../errors';
-import { isUuid } from '../../domain/uuid';
+import { inTransaction } from '../db/transaction';
+import type { Orm } from '../db/orm';
+import { CustomerSchema } from '../db/entities';
+import { CambioError } from '../api/errors';
+import { isUuid } from '../domain/uuid';
 
 export interface CustomerStatus {
   customerId: string;
