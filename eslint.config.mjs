@@ -87,8 +87,7 @@ const ZONES = [
     message: 'cli/ is a process: only bin/ starts it.',
   },
   {
-    // activities/periodic.ts imports two of worker/'s jobs today (decision 0119).
-    target: [...restBut('cli', 'bin', 'worker', 'activities'), 'activities/**/!(periodic).ts'],
+    target: restBut('cli', 'bin', 'worker'),
     from: 'worker',
     message: 'worker/ is a process: nothing under it imports it.',
   },

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
-import { purgeExpiredEvents } from '../worker/event-retention';
-import { sweepInboundPayments } from '../worker/inbound-payment-sweep';
+import { purgeExpiredEvents } from '../webhooks/event-retention';
+import { sweepInboundPayments } from '../payments/inbound-payment-sweep';
 import { issueStatements } from '../statements/issue';
 
 /** The periodic jobs' activities (workflows/periodic.ts). Each is idempotent: a retry or a second run is harmless. */
