@@ -9,7 +9,7 @@ import { recordRailStart } from '../payments/reconciliation';
 import { providerRails } from '../rails';
 import { createHttpServer } from './overload/http-server';
 import { answerClientErrors } from './client-error';
-import { dependencyFailure } from './errors';
+import { dependencyFailure } from '../services/errors';
 import { startingApp } from './starting';
 import { untilReachable } from '../services/until-reachable';
 import type { Config } from '../config';

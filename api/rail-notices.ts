@@ -3,8 +3,8 @@ import type Koa from 'koa';
 import { recordNotice } from '../payments/rail-payments';
 import { NoticeRejectedError, RailUnavailableError } from '../rails/errors';
 import type { NoticeCapability, NoticeVerdict, RailEntry } from '../rails/rail';
-import { CambioError } from './errors';
-import { countRejection } from './observability/metrics';
+import { CambioError } from '../domain/errors';
+import { countRejection } from '../services/metrics';
 import { clientAddress } from './overload/token-throttle';
 import type { ServiceContext } from '../services/context';
 

@@ -9,8 +9,8 @@ import { inTransaction } from '../db/transaction';
 import { Account, AccountDocumentSchema, Ubo, UboSchema } from '../db/entities/account';
 import { isRequired } from '../domain/requirements';
 import { initialStates } from '../domain/states';
-import { CambioError, notFound, validationError } from '../api/errors';
-import { DocumentView, presentDocument, presentUbo, UboView } from '../api/presenters/account';
+import { CambioError, notFound, validationError } from '../domain/errors';
+import type { DocumentSummary } from '../db/repositories/accounts';
 import { checkTaxId, findAccount, TaxIdInput } from './accounts';
 
 type Address = Record<string, string>;
@@ -77,7 +77,7 @@ function checkOwnership(
     throw validationError('/ownershipPercentage', `brings the UBOs' total ownership to ${total.toFixed()} %, over 100`);
 }
 
-export async function addUbo(em: Em, accountId: string, input: UboInput): Promise<UboView> {
+export async function addUbo(em: Em, accountId: string, input: UboInput): Promise<Ubo> {
   const taxId = checkTaxId('/taxId', input.taxId);
   const ubo = await inTransaction(em, async (tx) => {
     const account = await lockEditable(tx, accountId);
@@ -101,10 +101,10 @@ export async function addUbo(em: Em, accountId: string, input: UboInput): Promis
     account.updatedAt = now;
     return created;
   });
-  return presentUbo(ubo);
+  return ubo;
 }
 
-export async function patchUbo(em: Em, accountId: string, uboId: string, patch: UboPatch): Promise<UboView> {
+export async function patchUbo(em: Em, accountId: string, uboId: string, patch: UboPatch): Promise<Ubo> {
   const taxId = patch.taxId ? checkTaxId('/taxId', patch.taxId) : undefined;
   const ubo = await inTransaction(em, async (tx) => {
     const account = await lockEditable(tx, accountId);
@@ -124,7 +124,7 @@ export async function patchUbo(em: Em, accountId: string, uboId: string, patch: 
     account.updatedAt = now;
     return found;
   });
-  return presentUbo(ubo);
+  return ubo;
 }
 
 function decodeContent(content: string): Buffer {
@@ -141,7 +141,7 @@ function decodeContent(content: string): Buffer {
  * Stores a document for one of the account's requirements; the newest upload per requirement is the one that
  * counts, so a re-upload after a rejection moves the requirement from `errors` to `pendingVerification`.
  */
-export async function uploadDocument(em: Em, accountId: string, input: DocumentInput): Promise<DocumentView> {
+export async function uploadDocument(em: Em, accountId: string, input: DocumentInput): Promise<DocumentSummary> {
   const content = decodeContent(input.content);
   const uboId = input.uboId?.toLowerCase() ?? null;
   const doc = await inTransaction(em, async (tx) => {
@@ -166,7 +166,7 @@ export async function uploadDocument(em: Em, accountId: string, input: DocumentI
     account.updatedAt = now;
     return created;
   });
-  return presentDocument(doc);
+  return doc;
 }
 
 function requirementMismatch(documentType: string, uboId: string | null, uboIds: string[]): CambioError {

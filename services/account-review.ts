@@ -6,16 +6,14 @@ import type { Deps } from './deps';
 import type { Em } from '../db/orm';
 import type { Account } from '../db/entities/account';
 import { computeRequirements, readyForReview, Requirement } from '../domain/requirements';
-import { transition } from '../domain/states';
+import { MAX_REASON_LENGTH, transition } from '../domain/states';
 import { accountReviewWorkflowId } from '../workflows/ids';
 import type { AccountDecision } from '../workflows/account-review';
 import { customerIdKey } from '../workflows/search-attributes';
-import { CambioError, validationError } from '../api/errors';
-import { presentAccount, AccountView } from '../api/presenters/account';
-import { MAX_REASON_LENGTH } from '../api/schemas/accounts';
+import { CambioError, validationError } from '../domain/errors';
 import { recordWorkflowStart, WorkflowStartRequest } from '../db/repositories/outbox';
 import { recordDecision, sendDecision } from './decisions';
-import { findAccount, loadParts, viewOf } from './accounts';
+import { findAccount, loadParts, AccountRecord, recordOf } from './accounts';
 import { pollUntil } from './poll';
 import { freshEm, inTransaction } from '../db/transaction';
 
@@ -44,7 +42,7 @@ const brief = (r: Requirement) => ({
  * ACTION_REQUIRED → UNDER_REVIEW and the review workflow's start, in one transaction (outbox), then the start
  * itself. Rejected UBOs go back to PENDING: they are up for verification again in the new round.
  */
-export async function submitReview(services: ReviewServices, em: Em, accountId: string): Promise<AccountView> {
+export async function submitReview(services: ReviewServices, em: Em, accountId: string): Promise<AccountRecord> {
   return inTransaction(em, async (tx) => {
     const account = await findAccount(tx, accountId, true);
     if (account.status !== 'ACTION_REQUIRED') {
@@ -75,7 +73,7 @@ export async function submitReview(services: ReviewServices, em: Em, accountId: 
     transition(account, 'UNDER_REVIEW', now);
     for (const ubo of ubos) if (ubo.status === 'REJECTED') transition(ubo, 'PENDING', now);
     await recordWorkflowStart(tx, services.config.taskQueue, reviewWorkflowStart(account));
-    return presentAccount(account, ubos, documents);
+    return { account, ubos, documents };
   });
 }
 
@@ -123,7 +121,7 @@ export async function decideAccountReview(
   accountId: string,
   decision: AccountDecision,
   actor: string,
-): Promise<AccountView> {
+): Promise<AccountRecord> {
   const decisionId = randomUUID();
   await inTransaction(em, (tx) => recordAccountDecision(services, tx, accountId, decision, { decisionId, actor }));
   return applyAccountDecision(services, em, accountId, decisionId);
@@ -139,7 +137,7 @@ function assertUnderReview(account: Account): void {
   }
 }
 
-async function waitUntilDecided(em: Em, accountId: string): Promise<AccountView> {
+async function waitUntilDecided(em: Em, accountId: string): Promise<AccountRecord> {
   // A fresh identity map per read (same connection): the old one would keep serving the row read before the signal.
   const { fresh, account } = await pollUntil(
     async () => {
@@ -148,5 +146,5 @@ async function waitUntilDecided(em: Em, accountId: string): Promise<AccountView>
     },
     ({ account: a }) => a.status !== 'UNDER_REVIEW',
   );
-  return viewOf(fresh, account);
+  return recordOf(fresh, account);
 }

@@ -17,10 +17,7 @@ import { ACCOUNT_LIST, accountParts, DocumentSummary, listRowParts, newAccount }
 import { isValidTaxId, normalizeTaxId, TaxIdType } from '../domain/tax-id';
 import { initialStates } from '../domain/states';
 import { ListQuery, Page, runList } from '../lists/run-list';
-import { PageCache, servePage } from '../db/lists/page-copies';
-import { countListPage } from '../api/observability/metrics';
-import { notFound, validationError } from '../api/errors';
-import { AccountView, presentAccount } from '../api/presenters/account';
+import { notFound, validationError } from '../domain/errors';
 
 type Address = Record<string, string>;
 export interface TaxIdInput {
@@ -58,8 +55,15 @@ function checkUniqueAssets(assets: CreateAccountInput['assets']): void {
   });
 }
 
+/** An account with its UBOs and documents (without content), both in creation order: what its views show. */
+export interface AccountRecord {
+  account: Account;
+  ubos: readonly Ubo[];
+  documents: readonly DocumentSummary[];
+}
+
 /** A new account of the EntityManager's customer. */
-export async function createAccount(em: Em, input: CreateAccountInput): Promise<AccountView> {
+export async function createAccount(em: Em, input: CreateAccountInput): Promise<AccountRecord> {
   checkUniqueAssets(input.assets);
   const taxId = checkTaxId('/owner/taxId', input.owner.taxId);
   // Ajv's `date` format proves a real calendar day; a company cannot have been incorporated tomorrow.
@@ -85,7 +89,7 @@ export async function createAccount(em: Em, input: CreateAccountInput): Promise<
     updatedAt: now,
   });
   await em.flush();
-  return presentAccount(account, [], []);
+  return { account, ubos: [], documents: [] };
 }
 
 /**
@@ -107,9 +111,9 @@ export async function loadParts(
   return parts;
 }
 
-export async function viewOf(em: Em, account: Account): Promise<AccountView> {
+export async function recordOf(em: Em, account: Account): Promise<AccountRecord> {
   const { ubos, documents } = await accountParts(em, account.id);
-  return presentAccount(account, ubos, documents);
+  return { account, ubos, documents };
 }
 
 /** The account in the em's scope, or 404 (also for another customer's id: never reveal that it exists). */
@@ -123,8 +127,8 @@ export async function findAccount(em: Em, accountId: string, lock = false): Prom
   return account;
 }
 
-export async function getAccount(em: Em, accountId: string): Promise<AccountView> {
-  return viewOf(em, await findAccount(em, accountId));
+export async function getAccount(em: Em, accountId: string): Promise<AccountRecord> {
+  return recordOf(em, await findAccount(em, accountId));
 }
 
 /** A page of the customer's accounts, and the version of the list it shows (null when it has none). */
@@ -132,12 +136,12 @@ export async function listAccounts(
   em: Em,
   query: ListQuery,
   cursorSecret: string,
-): Promise<{ body: Page<AccountView>; version: string | null }> {
+): Promise<{ page: Page<AccountRecord>; version: string | null }> {
   const page = await runList(em, ACCOUNT_LIST, query, cursorSecret);
   const parts = (page.extras ?? []).map((extras) => listRowParts(em, extras));
   return {
-    body: {
-      data: page.data.map((account, i) => presentAccount(account, parts[i].ubos, parts[i].documents)),
+    page: {
+      data: page.data.map((account, i) => ({ account, ubos: parts[i].ubos, documents: parts[i].documents })),
       meta: page.meta,
     },
     version: parts.length ? parts[0].listVersion : null,
@@ -145,18 +149,10 @@ export async function listAccounts(
 }
 
 /**
- * GET /api/accounts as JSON bytes: from this process's copy of the page when the list has not changed since it
- * was read (`servePage`), else read and kept.
- */
-export function accountsPageJson(em: Em, cache: PageCache, query: ListQuery, cursorSecret: string): Promise<Buffer> {
-  return servePage(em, cache, 'accounts', query, () => listAccounts(em, query, cursorSecret), countListPage);
-}
-
-/**
  * Adds or replaces (by key) a tag on the account. `propagate` tags are copied onto operations created on the
  * account afterwards; the flag itself is internal and never shown.
  */
-export async function tagAccount(em: Em, accountId: string, tag: AccountTag): Promise<AccountView> {
+export async function tagAccount(em: Em, accountId: string, tag: AccountTag): Promise<AccountRecord> {
   return inTransaction(em, async (tx) => {
     const found = await findAccount(tx, accountId, true);
     found.tags = [
@@ -164,6 +160,6 @@ export async function tagAccount(em: Em, accountId: string, tag: AccountTag): Pr
       { key: tag.key, value: tag.value, propagate: tag.propagate },
     ];
     found.updatedAt = new Date();
-    return viewOf(tx, found);
+    return recordOf(tx, found);
   });
 }

@@ -6,9 +6,9 @@ import { LockMode } from '@mikro-orm/core';
 import type { Config } from '../config';
 import type { Orm } from '../db/orm';
 import { ApiClient, ApiClientSchema, CustomerSchema } from '../db/entities';
-import { CambioError } from '../api/errors';
+import { CambioError } from '../domain/errors';
 import type { KeyPair } from './signing-keys';
-import { boundedSecretWork } from '../api/overload/token-throttle';
+import { boundedSecretWork } from './secret-work';
 import type { VerifiedTokens } from './verified-tokens';
 
 const scrypt = promisify(scryptCb) as (secret: string, salt: Buffer, keylen: number) => Promise<Buffer>;

@@ -3,7 +3,7 @@ import { AccountSchema } from '../db/entities';
 import { balancesAsOf, balancesOf } from '../db/repositories/ledger';
 import { isoMicros, parseInstant } from '../domain/report-period';
 import { Dec } from '../domain/money';
-import { notFound, validationError } from '../api/errors';
+import { notFound, validationError } from '../domain/errors';
 import { amount } from '../domain/amount';
 
 /**

@@ -8,9 +8,9 @@ import { recordEvent } from '../db/repositories/events';
 import { DictKeyType, isValidDictKey } from '../domain/dict-key';
 import { initialStates } from '../domain/states';
 import { isValidTaxId, normalizeTaxId } from '../domain/tax-id';
-import { CambioError, notFound, validationError } from '../api/errors';
+import { CambioError, notFound, validationError } from '../domain/errors';
 import { ListQuery, Page, runList } from '../lists/run-list';
-import { Holder, presentBeneficiary, presentBeneficiarySummary } from '../api/presenters/beneficiary';
+import type { Holder } from '../domain/holder';
 import { instructionEventPayload } from '../webhooks/beneficiary-event';
 import { instructionReviewWorkflowId } from '../workflows/ids';
 import type { ServiceContext } from './context';
@@ -88,8 +88,20 @@ export async function addPaymentInstruction(
   return getBeneficiary(em, beneficiaryId);
 }
 
+/** A beneficiary with its payment instructions in creation order (the first is the one it was created with). */
+export interface BeneficiaryRecord {
+  beneficiary: Beneficiary;
+  instructions: PaymentInstruction[];
+}
+
+/** A list entry: the beneficiary and how many payment instructions it has. */
+export interface BeneficiarySummaryRecord {
+  beneficiary: Beneficiary;
+  instructionCount: number;
+}
+
 /** The full beneficiary, re-read from the database (`refresh`: a review may have changed it meanwhile). */
-export async function getBeneficiary(em: Em, beneficiaryId: string) {
+export async function getBeneficiary(em: Em, beneficiaryId: string): Promise<BeneficiaryRecord> {
   const b = await em.findOne(BeneficiarySchema, { id: beneficiaryId }, { refresh: true });
   if (!b) throw notFound('beneficiary');
   const instructions = await em.find(
@@ -97,16 +109,23 @@ export async function getBeneficiary(em: Em, beneficiaryId: string) {
     { beneficiaryId },
     { orderBy: { createdAt: 'asc', id: 'asc' }, refresh: true },
   );
-  return presentBeneficiary(b, instructions);
+  return { beneficiary: b, instructions };
 }
 
-export async function listBeneficiaries(em: Em, query: ListQuery, cursorSecret: string) {
+export async function listBeneficiaries(
+  em: Em,
+  query: ListQuery,
+  cursorSecret: string,
+): Promise<Page<BeneficiarySummaryRecord>> {
   const page: Page<Beneficiary> = await runList(em, BENEFICIARY_LIST, query, cursorSecret);
   const counts = await instructionCounts(
     em,
     page.data.map((b) => b.id),
   );
-  return { data: page.data.map((b) => presentBeneficiarySummary(b, counts.get(b.id) ?? 0)), meta: page.meta };
+  return {
+    data: page.data.map((b) => ({ beneficiary: b, instructionCount: counts.get(b.id) ?? 0 })),
+    meta: page.meta,
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { inTransaction } from '../db/transaction';
 import type { Orm } from '../db/orm';
 import { CustomerSchema } from '../db/entities';
-import { CambioError } from '../api/errors';
+import { CambioError } from '../domain/errors';
 import { isUuid } from '../domain/uuid';
 
 export interface CustomerStatus {

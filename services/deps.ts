@@ -6,7 +6,7 @@ import { sessionSettingsOf } from '../db/session-settings';
 import { openRateLimitStore, RateLimitStore } from '../db/repositories/rate-limits';
 import type { RateBook } from '../domain/rates';
 import { rateBookFromConfig } from '../rates';
-import { noteRatesDeviation } from '../api/observability/metrics';
+import { noteRatesDeviation } from './metrics';
 import type { ResolveHost } from '../webhooks/url-policy';
 import { railsFromConfig, type Rails } from '../rails';
 

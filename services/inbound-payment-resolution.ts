@@ -19,11 +19,10 @@ import { BeforeCommit, inTransaction } from '../db/transaction';
 import { attributePostings, settlePostings } from '../domain/postings';
 import { transition } from '../domain/states';
 import { operationEventPayload } from '../webhooks/operation-event';
-import { notFound } from '../api/errors';
+import { notFound } from '../domain/errors';
 import { CambioError } from '../domain/errors';
 import { amount } from '../domain/amount';
 import { returnEndToEndId } from '../domain/end-to-end-ids';
-import { presentInboundPayment } from '../api/presenters/inbound-payment';
 import type { ServiceContext } from './context';
 import { requireAssetEnabled } from './operations/checks';
 import { createOperation } from './operations/create';
@@ -44,16 +43,15 @@ async function scopeOfPayment(s: ServiceContext, id: string, creditedAccountId?:
   return tenantEm(s.orm, account.customerId);
 }
 
-type PresentedPayment = ReturnType<typeof presentInboundPayment>;
 export interface CreditedPayment {
-  payment: PresentedPayment;
+  payment: InboundPayment;
   operation: Awaited<ReturnType<typeof createOperation>>;
 }
 
 const lockIn = lockPaymentIn;
 
 export async function listPayments(s: ServiceContext, filter: { customerId?: string; status?: string }) {
-  return (await listPaymentsForOperators(systemEm(s.orm), filter)).map(presentInboundPayment);
+  return listPaymentsForOperators(systemEm(s.orm), filter);
 }
 
 /** A return of a payment on `rail` goes through its provider (a connector sends it), else the operator does it. */
@@ -102,7 +100,7 @@ export async function startReturn(
   s: ServiceContext,
   id: string,
   reason: string,
-  beforeCommit?: BeforeCommit<PresentedPayment>,
+  beforeCommit?: BeforeCommit<InboundPayment>,
   outside?: OutsideReturn,
 ) {
   if (outside) checkReference(outside.reference);
@@ -133,7 +131,7 @@ export async function startReturn(
       });
     }
     await batch.run(tx);
-    const started = presentInboundPayment((await findPayment(tx, id, { withPlatform: true }))!);
+    const started = (await findPayment(tx, id, { withPlatform: true }))!;
     beforeCommit?.(started);
     return started;
   });
@@ -147,15 +145,14 @@ export async function startReturn(
 export async function completeReturn(
   s: Pick<ServiceContext, 'orm'>,
   id: string,
-  beforeCommit?: BeforeCommit<PresentedPayment>,
+  beforeCommit?: BeforeCommit<InboundPayment>,
 ) {
-  const note = beforeCommit && ((returned: InboundPayment) => beforeCommit(presentInboundPayment(returned)));
-  return presentInboundPayment(await completeRailReturn(s.orm, id, {}, note));
+  return completeRailReturn(s.orm, id, {}, beforeCommit);
 }
 
 /** The rail refused a return made outside any provider: UNMATCHED again, in the suspense, with the reason. */
 export async function failReturn(s: Pick<ServiceContext, 'orm'>, id: string, failure: string) {
-  return presentInboundPayment(await failRailReturn(s.orm, id, failure));
+  return failRailReturn(s.orm, id, failure);
 }
 
 /**
@@ -172,13 +169,13 @@ export async function returnPayment(
   s: ServiceContext,
   id: string,
   reason: string,
-  beforeCommit?: BeforeCommit<PresentedPayment>,
+  beforeCommit?: BeforeCommit<InboundPayment>,
   outside?: OutsideReturn,
 ) {
   const found = await findPayment(systemEm(s.orm), id);
   if (!found) throw notFound('inbound payment');
   if (found.status === 'RETURNING' && found.returnId) {
-    if (!outside) return presentInboundPayment(found);
+    if (!outside) return found;
     throw new CambioError(
       'INVALID_STATE',
       `the payment's return ${found.returnId} is in flight at its provider; only the provider's answer settles it`,
@@ -186,7 +183,7 @@ export async function returnPayment(
     );
   }
   if (!outside && returnsThroughProvider(s.config, found.rail)) {
-    return found.status === 'RETURNING' ? presentInboundPayment(found) : startReturn(s, id, reason, beforeCommit);
+    return found.status === 'RETURNING' ? found : startReturn(s, id, reason, beforeCommit);
   }
   if (found.status !== 'RETURNING') await startReturn(s, id, reason, beforeCommit, outside);
   else if (hasConnector(found.rail) && !outside) throw railNotConfigured(found.rail);
@@ -288,7 +285,7 @@ export async function creditPayment(
       },
     });
     const credited = {
-      payment: presentInboundPayment((await findPayment(tx, id, { withPlatform: true }))!),
+      payment: (await findPayment(tx, id, { withPlatform: true }))!,
       operation,
     };
     beforeCommit?.(credited);

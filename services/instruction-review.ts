@@ -4,7 +4,7 @@ import type { Em } from '../db/orm';
 import { PaymentInstructionSchema } from '../db/entities';
 import { instructionStatus } from '../db/repositories/beneficiaries';
 import type { InstructionDecision } from '../workflows/instruction-review';
-import { CambioError, notFound } from '../api/errors';
+import { CambioError, notFound } from '../domain/errors';
 import { inTransaction } from '../db/transaction';
 import { pollUntil } from './poll';
 import type { ServiceContext } from './context';

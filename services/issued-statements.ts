@@ -1,26 +1,17 @@
 import type { Em } from '../db/orm';
 import type { IssuedStatement } from '../db/entities/statement';
 import { STATEMENT_LIST } from '../db/repositories/issued-statements';
-import { ListQuery, runList } from '../lists/run-list';
-import { notFound } from '../api/errors';
+import { ListQuery, Page, runList } from '../lists/run-list';
+import { notFound } from '../domain/errors';
 import type { StatementSource } from '../statements/statement';
 import { issuedStatementSource, issuedStatementText } from '../statements/issued-body';
 
-export function presentIssuedStatement(s: IssuedStatement) {
-  return {
-    id: s.id,
-    accountId: s.accountId,
-    asset: s.asset,
-    periodStart: s.periodStart.toISOString(),
-    periodEnd: s.periodEnd.toISOString(),
-    sha256: s.sha256,
-    createdAt: s.createdAt.toISOString(),
-  };
-}
-
-export async function listIssuedStatements(em: Em, query: ListQuery, cursorSecret: string) {
-  const page = await runList(em, STATEMENT_LIST, query, cursorSecret);
-  return { data: page.data.map(presentIssuedStatement), meta: page.meta };
+export async function listIssuedStatements(
+  em: Em,
+  query: ListQuery,
+  cursorSecret: string,
+): Promise<Page<IssuedStatement>> {
+  return runList(em, STATEMENT_LIST, query, cursorSecret);
 }
 
 /**

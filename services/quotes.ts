@@ -5,13 +5,11 @@ import type { AssetCode } from '../domain/assets';
 import { checkAmountLimit, parseAmountValue } from '../domain/money';
 import { computeQuote, formatRate } from '../domain/quote-math';
 import { provenanceOf, type RateBook, type RateSource } from '../domain/rates';
-import { CambioError } from '../domain/errors';
-import { countRatesRefusedQuote } from '../api/observability/metrics';
-import { errorBody, notFound } from '../api/errors';
-import { keyInUse, keyReused, storedErrorAnswer } from '../api/middleware/idempotency';
+import { CambioError, notFound } from '../domain/errors';
+import { countRatesRefusedQuote } from './metrics';
+import { keyInUse, keyReused } from './errors';
 import { insertKeyedQuote } from '../db/repositories/keyed-quote';
 import type { PricedQuote } from '../db/repositories/quotes';
-import { presentQuote } from '../api/presenters/quote';
 
 export interface CreateQuote {
   accountId: string;
@@ -64,19 +62,27 @@ export function priceQuote(rates: RateSource, ttlSeconds: number, input: CreateQ
   };
 }
 
-// The 404 the statement stores when the account is not the caller's: the body `notFound('account')` renders, made
-// once (an Error per request, with its stack, is a measurable share of a quote's CPU).
-const ACCOUNT_NOT_FOUND_BODY = errorBody(notFound('account'));
-
 // A run that finds the key committed by another request after its snapshot runs again and replays that answer; a
 // third run only guards against a row that expired between.
 const MAX_RUNS = 3;
 
-export interface QuoteAnswer {
-  status: number;
-  body: unknown;
-  replayed: boolean;
+/**
+ * How the caller words the key's answers, which the one statement stores with the quote: the route's HTTP status
+ * and body (api/routes/quotes.ts), so that presenting stays at the edge.
+ */
+export interface QuoteAnswers {
+  /** The answer of a priced quote, from the quote as written (the statement fills in `account.owner`). */
+  created: (quote: Quote) => object;
+  /** The answer of a pricing error, or undefined for an error that is not the key's answer (nothing is stored). */
+  refused: (err: unknown) => { status: number; body: unknown } | undefined;
+  /** The answer when the account is not the caller's, stored whatever else this request is. */
+  accountNotFound: object;
 }
+
+/** The key's answer: a replay of a stored one, or this request's (a 201's body with its account's name apart). */
+export type QuoteAnswer =
+  | { replayed: true; status: number; body: unknown }
+  | { replayed: false; status: 201; body: unknown; accountOwner: string };
 
 /**
  * The quote request, in one statement under its idempotency key (db/repositories/keyed-quote.ts): key, account
@@ -92,6 +98,7 @@ export async function createQuote(
   ttlSeconds: number,
   input: CreateQuote,
   request: { key: string; requestHash: string },
+  answers: QuoteAnswers,
 ): Promise<QuoteAnswer> {
   let quote: PricedQuote | undefined;
   let pricingError: unknown;
@@ -103,22 +110,20 @@ export async function createQuote(
     if (err instanceof CambioError && err.code === 'RATES_UNAVAILABLE')
       countRatesRefusedQuote(String(err.details.asset));
   }
-  const answer = quote
-    ? { status: 201 as const, body: (q: Quote) => presentQuote(q, '') }
-    : storedErrorAnswer(pricingError);
+  const answer = quote ? { status: 201 as const, body: answers.created } : answers.refused(pricingError);
   for (let run = 1; ; run++) {
     const outcome = await insertKeyedQuote(em, quote, {
       ...request,
       accountId: input.accountId,
       answer,
-      notFoundBody: ACCOUNT_NOT_FOUND_BODY,
+      notFoundBody: answers.accountNotFound,
     });
     switch (outcome.kind) {
       case 'busy':
         throw keyInUse();
       case 'stored':
         if (outcome.stored.requestHash !== request.requestHash) throw keyReused();
-        return { status: outcome.stored.status, body: outcome.stored.body, replayed: true };
+        return { replayed: true, status: outcome.stored.status, body: outcome.stored.body };
       case 'raced':
         if (run < MAX_RUNS) continue;
         throw new Error('the quote key kept changing under its statement');
@@ -126,9 +131,7 @@ export async function createQuote(
         throw notFound('account');
       case 'answered': {
         if (!quote) throw pricingError;
-        const body = outcome.body as ReturnType<typeof presentQuote>;
-        const account = { ...body.account, owner: outcome.accountOwner };
-        return { status: 201, body: { ...body, account }, replayed: false };
+        return { replayed: false, status: 201, body: outcome.body, accountOwner: outcome.accountOwner };
       }
     }
   }

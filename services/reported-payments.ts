@@ -12,9 +12,8 @@ import {
   type PaymentDecisionRoute,
 } from '../payments/record-and-decide';
 import { crashPoint } from './crash-point';
-import { notFound } from '../api/errors';
-import { ListQuery, runList } from '../lists/run-list';
-import { presentInboundPayment } from '../api/presenters/inbound-payment';
+import { notFound } from '../domain/errors';
+import { ListQuery, Page, runList } from '../lists/run-list';
 import type { ServiceContext } from './context';
 
 export interface InboundPaymentReport {
@@ -61,15 +60,18 @@ export async function reportInboundPayment(
 }
 
 /** One record of the EntityManager's customer; another customer's is 404. */
-export async function getInboundPayment(em: Em, id: string) {
+export async function getInboundPayment(em: Em, id: string): Promise<InboundPayment> {
   const payment = await findPayment(em.fork({ keepTransactionContext: true }), id);
   if (!payment) throw notFound('inbound payment');
-  return presentInboundPayment(payment);
+  return payment;
 }
 
-export async function listInboundPayments(em: Em, query: ListQuery, cursorSecret: string) {
-  const page = await runList(em, INBOUND_PAYMENT_LIST, query, cursorSecret);
-  return { data: page.data.map(presentInboundPayment), meta: page.meta };
+export async function listInboundPayments(
+  em: Em,
+  query: ListQuery,
+  cursorSecret: string,
+): Promise<Page<InboundPayment>> {
+  return runList(em, INBOUND_PAYMENT_LIST, query, cursorSecret);
 }
 
 /** The rails an operator records from the bank statement: those without a connector of their own. */

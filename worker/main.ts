@@ -5,7 +5,7 @@ import pino, { Logger } from 'pino';
 import { Config, loadConfig } from '../config';
 import { exitOnUnsafeSecrets } from '../config/production';
 import { openOrm } from '../db/orm';
-import { dependencyFailure } from '../api/errors';
+import { dependencyFailure } from '../services/errors';
 import { untilReachable } from '../services/until-reachable';
 import { sessionSettingsOf } from '../db/session-settings';
 import { rateBookFromConfig } from '../rates';

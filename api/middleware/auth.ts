@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import type { Config } from '../../config';
 import { tenantEm, Orm } from '../../db/orm';
-import { CambioError } from '../errors';
+import { CambioError } from '../../domain/errors';
 import { verifyToken } from '../../services/auth';
 import type { CustomerAccess } from '../../services/customer-access';
 import type { KeyPair } from '../../services/signing-keys';

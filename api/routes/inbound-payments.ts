@@ -1,3 +1,4 @@
+import { presentInboundPayment, presentInboundPayments } from '../../presenters/inbound-payment';
 import type { RouteTable } from './define';
 import type { ServiceContext } from '../../services/context';
 import { listQuerySchema, ListQuery } from '../../lists/run-list';
@@ -15,7 +16,9 @@ export function inboundPaymentRoutes(table: RouteTable, s: ServiceContext): void
     query: listQuerySchema,
     response: { status: 200, schema: pageOf('InboundPayment') },
     async handler(ctx) {
-      ctx.body = await listInboundPayments(ctx.state.em, ctx.state.query as ListQuery, s.config.cursorSecret);
+      ctx.body = presentInboundPayments(
+        await listInboundPayments(ctx.state.em, ctx.state.query as ListQuery, s.config.cursorSecret),
+      );
     },
   });
   table.add({
@@ -26,7 +29,7 @@ export function inboundPaymentRoutes(table: RouteTable, s: ServiceContext): void
     params: idParams('paymentId'),
     response: { status: 200, schema: ref('InboundPayment') },
     async handler(ctx) {
-      ctx.body = await getInboundPayment(ctx.state.em, ctx.params.paymentId);
+      ctx.body = presentInboundPayment(await getInboundPayment(ctx.state.em, ctx.params.paymentId));
     },
   });
 }

@@ -1,3 +1,4 @@
+import { presentIssuedStatements } from '../../presenters/issued-statement';
 import type Koa from 'koa';
 import { Readable } from 'node:stream';
 import type { RouteTable } from './define';
@@ -241,7 +242,9 @@ function issuedStatementRoutes(table: RouteTable, s: ServiceContext): void {
       },
     },
     async handler(ctx) {
-      ctx.body = await listIssuedStatements(ctx.state.em, ctx.state.query as ListQuery, s.config.cursorSecret);
+      ctx.body = presentIssuedStatements(
+        await listIssuedStatements(ctx.state.em, ctx.state.query as ListQuery, s.config.cursorSecret),
+      );
     },
   });
   table.add({

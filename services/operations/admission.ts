@@ -1,8 +1,8 @@
 import { Em, tenantOf } from '../../db/orm';
 import { Backlog, customerBacklog, customerBacklogAndKey } from '../../db/repositories/operation-backlog';
 import { CambioError } from '../../domain/errors';
-import { keyInUse } from '../../api/middleware/idempotency';
-import { countRejection } from '../../api/observability/metrics';
+import { keyInUse } from '../errors';
+import { countRejection } from '../metrics';
 import type { ServiceContext } from '../context';
 
 // A Retry-After longer than this says more about a stuck operation at the head of the backlog than about the rate

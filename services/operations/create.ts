@@ -9,10 +9,9 @@ import { addQuote, addQuoteConsumed } from '../../db/repositories/quotes';
 import { CambioError } from '../../domain/errors';
 import { initialStates } from '../../domain/states';
 import { operationWorkflowId } from '../../workflows/ids';
-import { notFound } from '../../api/errors';
+import { notFound } from '../../domain/errors';
 import { operationEventPayload } from '../../webhooks/operation-event';
-import { presentOperation } from '../../api/presenters/operation';
-import { quoteReference } from '../../api/presenters/quote';
+import { quoteReference } from '../quote-reference';
 import { amount } from '../../domain/amount';
 import type { ServiceContext } from '../context';
 import { addWorkflowStart } from '../../db/repositories/outbox';
@@ -158,7 +157,7 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
           summary: operationSummary(operation),
         });
       await batch.run(tx);
-      return presentOperation(operation);
+      return operation;
     },
     { savepoint: false },
   );

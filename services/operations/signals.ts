@@ -13,7 +13,6 @@ import { pollUntil } from '../poll';
 import type { ServiceContext } from '../context';
 import { recordDecision, sendDecision } from '../decisions';
 import { loadOperation as load } from './read';
-import { presentOperation } from '../../api/presenters/operation';
 
 // The repository's read sees past the identity map.
 const waitFor = (em: Em, id: string, done: (op: Operation) => boolean) =>
@@ -58,9 +57,7 @@ export async function replayDeposit(s: ServiceContext, em: Em, operationId: stri
     }),
   );
   await sendDecision(s, decisionId);
-  return presentOperation(
-    await waitFor(em, operationId, (o) => o.status === 'COMPLETED' || o.updatedAt.getTime() > before),
-  );
+  return waitFor(em, operationId, (o) => o.status === 'COMPLETED' || o.updatedAt.getTime() > before);
 }
 
 /** Records a decision on a withdrawal ON_HOLD (else 409 INVALID_STATE) in `tx`, for its workflow to read. */
@@ -106,5 +103,5 @@ export async function decideHold(
   const decisionId = randomUUID();
   await inTransaction(em, (tx) => recordHoldDecision(s, tx, operationId, decision, { decisionId, actor }));
   await applyHoldDecision(s, em, operationId, decisionId);
-  return presentOperation(await load(em, operationId));
+  return load(em, operationId);
 }

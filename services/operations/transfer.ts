@@ -4,7 +4,7 @@ import type { Quote } from '../../db/entities';
 import type { AssetCode } from '../../domain/assets';
 import { CambioError } from '../../domain/errors';
 import { parseAmountValue } from '../../domain/money';
-import { notFound } from '../../api/errors';
+import { notFound } from '../../domain/errors';
 import type { ServiceContext } from '../context';
 import { requireAssetEnabled } from './checks';
 import { createOperation } from './create';

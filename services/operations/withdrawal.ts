@@ -4,7 +4,7 @@ import type { AssetCode } from '../../domain/assets';
 import { CambioError } from '../../domain/errors';
 import { Dec } from '../../domain/money';
 import { type RateBook, usdValue } from '../../domain/rates';
-import { notFound } from '../../api/errors';
+import { notFound } from '../../domain/errors';
 import type { ServiceContext } from '../context';
 import { requireAssetEnabled, requirePayoutRail } from './checks';
 import { createOperation } from './create';

@@ -161,7 +161,7 @@ describe('account review', () => {
       { decision: 'APPROVE' },
       'operator:test',
     );
-    expect(view.currentState.status).to.equal('ACTIVE');
+    expect(view.account.status).to.equal('ACTIVE');
     const other = await newCustomer('Stranger Ltda');
     const err = await decideAccountReview(
       services,
@@ -189,7 +189,7 @@ describe('account review', () => {
       { decision: 'APPROVE' },
       'operator:test',
     );
-    expect(view.currentState.status).to.equal('ACTIVE');
+    expect(view.account.status).to.equal('ACTIVE');
   });
 
   it('replays a finished review history deterministically', async () => {

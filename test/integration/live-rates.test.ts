@@ -5,7 +5,7 @@ import supertest from 'supertest';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { createApp } from '../../api/app';
-import { noteRatesDeviation } from '../../api/observability/metrics';
+import { noteRatesDeviation } from '../../services/metrics';
 import { priceQuote } from '../../services/quotes';
 import { formatRate } from '../../domain/quote-math';
 import type { Config, RatesConfig } from '../../config';

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import type { Client } from '@temporalio/client';
 import { systemEm } from '../../db/orm';
 import { findPaymentByReference } from '../../db/repositories/inbound-payments';
-import { presentInboundPayment } from '../../api/presenters/inbound-payment';
+import { presentInboundPayment } from '../../presenters/inbound-payment';
 import { returnPayment } from '../../services/inbound-payment-resolution';
 import type { CambioError } from '../../domain/errors';
 import { ensureSchedules, periodicJobs, scheduleId } from '../../worker/schedules';

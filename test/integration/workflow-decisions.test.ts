@@ -227,7 +227,7 @@ describe('workflow decisions are committed rows', function () {
         { decision: 'APPROVE' },
         'operator:test',
       );
-      return view.currentState.status;
+      return view.account.status;
     });
     expect(waiting).to.equal('ACTIVE');
 

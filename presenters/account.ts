@@ -1,10 +1,11 @@
 // Entities → the API's JSON (interface.md, "Account" and "Beneficial owner"). The internal `propagate` flag of
 // tags, the denormalised legal_name column and document contents never leave through here.
-import type { Account, Ubo } from '../../db/entities/account';
-import type { DocumentSummary } from '../../db/repositories/accounts';
-import type { StateEntry } from '../../db/entities/common';
-import { computeRequirements, Requirements } from '../../domain/requirements';
-import { currentState } from '../../domain/states';
+import type { Account, Ubo } from '../db/entities/account';
+import type { DocumentSummary } from '../db/repositories/accounts';
+import type { StateEntry } from '../db/entities/common';
+import { computeRequirements, Requirements } from '../domain/requirements';
+import { currentState } from '../domain/states';
+import type { AccountRecord } from '../services/accounts';
 
 type Address = Record<string, string>;
 
@@ -100,6 +101,9 @@ export function presentAccount(
     sourceAccountId: account.sourceAccountId ?? null,
   };
 }
+
+/** The account of a use case's record (services/accounts.ts), as the API and the CLI show it. */
+export const presentAccountRecord = (r: AccountRecord): AccountView => presentAccount(r.account, r.ubos, r.documents);
 
 export function presentDocument(doc: DocumentSummary): DocumentView {
   return {

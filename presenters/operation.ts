@@ -1,6 +1,7 @@
-import type { Operation } from '../../db/entities';
-import { currentState } from '../../domain/states';
-import { amount } from '../../domain/amount';
+import type { Page } from '../lists/run-list';
+import type { Operation } from '../db/entities';
+import { currentState } from '../domain/states';
+import { amount } from '../domain/amount';
 
 /** Spec Operation, from its row alone. */
 export function presentOperation(op: Operation) {
@@ -21,3 +22,9 @@ export function presentOperation(op: Operation) {
     updatedAt: op.updatedAt.toISOString(),
   };
 }
+
+/** A page of operations as the list shows it. */
+export const presentOperations = (page: Page<Operation>) => ({
+  data: page.data.map(presentOperation),
+  meta: page.meta,
+});

@@ -1,33 +1,8 @@
-import type { Beneficiary, PaymentInstruction } from '../../db/entities';
-import { currentState } from '../../domain/states';
-
-export interface HolderAddress {
-  addressLine1: string;
-  addressLine2?: string;
-  city: string;
-  state?: string;
-  country: string;
-  postalCode: string;
-}
-
-export interface IndividualHolder {
-  type: 'INDIVIDUAL';
-  firstName: string;
-  lastName: string;
-  taxId: { value: string; type: 'CPF' };
-  dateOfBirth: string;
-  address: HolderAddress;
-}
-
-export interface CompanyHolder {
-  type: 'COMPANY';
-  legalName: string;
-  taxId: { value: string; type: 'CNPJ' };
-  address: HolderAddress;
-}
-
-/** What `beneficiaries.holder` stores: the request's holder with the tax id normalised to bare characters. */
-export type Holder = IndividualHolder | CompanyHolder;
+import type { Beneficiary, PaymentInstruction } from '../db/entities';
+import type { Page } from '../lists/run-list';
+import { currentState } from '../domain/states';
+import type { Holder } from '../domain/holder';
+import type { BeneficiaryRecord, BeneficiarySummaryRecord } from '../services/beneficiaries';
 
 export const holderOf = (b: Beneficiary): Holder => b.holder as unknown as Holder;
 
@@ -67,3 +42,12 @@ export function presentBeneficiarySummary(b: Beneficiary, instructionCount: numb
     updatedAt: b.updatedAt.toISOString(),
   };
 }
+
+/** A use case's beneficiary (services/beneficiaries.ts), as the API and the CLI show it. */
+export const presentBeneficiaryRecord = (r: BeneficiaryRecord) => presentBeneficiary(r.beneficiary, r.instructions);
+
+/** A page of use-case summaries as the list shows it. */
+export const presentBeneficiarySummaries = (page: Page<BeneficiarySummaryRecord>) => ({
+  data: page.data.map((r) => presentBeneficiarySummary(r.beneficiary, r.instructionCount)),
+  meta: page.meta,
+});

@@ -1,5 +1,5 @@
-import type { Report } from '../../services/reports';
-import { amount } from '../../domain/amount';
+import type { Report } from '../services/reports';
+import { amount } from '../domain/amount';
 
 /** Spec Report: `period` echoes the bounds as toISOString() writes them; `totals` sorted by asset. */
 export function presentReport(report: Report) {

@@ -1,5 +1,6 @@
-import type { InboundPayment } from '../../db/entities';
-import { amount } from '../../domain/amount';
+import type { Page } from '../lists/run-list';
+import type { InboundPayment } from '../db/entities';
+import { amount } from '../domain/amount';
 
 /**
  * Decision 0076: the record as customers and operators read it. The facts as they arrived
@@ -33,3 +34,9 @@ export function presentInboundPayment(p: InboundPayment) {
     updatedAt: p.updatedAt.toISOString(),
   };
 }
+
+/** A page of inbound payments as the list shows it. */
+export const presentInboundPayments = (page: Page<InboundPayment>) => ({
+  data: page.data.map(presentInboundPayment),
+  meta: page.meta,
+});
