@@ -10,13 +10,24 @@ import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
-// The layers of docs/architecture.md that hold today, as import-x zones (decision 0119). A zone's paths are folders
+// The layers of docs/architecture.md, as import-x zones (decisions 0119, 0122). A zone's paths are folders
 // from this directory, or globs; `!(a|b)/**` is "everything of ours but a and b" (node_modules is never ours).
 const ours = (...allowed) => `!(${[...allowed, 'node_modules'].join('|')})/**`;
 // The workflow sandbox: what worker/bundle.ts bundles from workflows/index.ts. The client side of starts and signals
 // lives beside it in workflows/ but runs in the processes, never in the bundle.
 const CLIENT_SIDE = ['workflows/start.ts', 'workflows/send-signal.ts', 'workflows/fairness.ts'];
 const SANDBOX = ['workflows/**/!(start|send-signal|fairness).ts', 'webhooks/delivery-workflow.ts'];
+// What of workflows/ code outside the sandbox may import as values: the contracts (ids, search attributes, which
+// import nothing of ours) and the client side.
+const CONTRACTS_AND_CLIENT = 'ids|search-attributes|start|send-signal|fairness';
+// An import path that reaches sandboxed workflow code (workflows/ but those, or the webhook delivery workflow).
+const SANDBOX_IMPORT = [
+  '^(\\.\\./)+(',
+  'workflows(/index)?$',
+  `|workflows/(?!(${CONTRACTS_AND_CLIENT})$)`,
+  '|webhooks/delivery-workflow$',
+  ')',
+].join('');
 // The production code that no whitelist below covers (the sandbox, domain/, db/, rails/ each list what they may
 // import), so that one import breaks one zone and is reported once.
 const REST = [
@@ -27,7 +38,9 @@ const REST = [
   'config',
   'lists',
   'payments',
+  'presenters',
   'rates',
+  'services',
   'statements',
   'webhooks/**/!(delivery-workflow).ts',
   'worker',
@@ -76,10 +89,14 @@ const ZONES = [
     message: 'Production code never imports tests, benches, the simulated PSP or the scripts.',
   },
   {
-    // worker/main.ts imports api/ today (decision 0119: the next step moves what it takes).
-    target: [...restBut('api', 'cli', 'worker'), 'worker/**/!(main).ts'],
+    target: restBut('api'),
     from: 'api',
-    message: 'Only the processes (cli/, worker/main.ts) reach into api/; activities, db/ and the rest never do.',
+    message: 'api/ is the HTTP edge: nothing imports it; the CLI, the worker and the activities call services/.',
+  },
+  {
+    target: 'services',
+    from: 'presenters',
+    message: 'A use case returns domain objects; the edge (api/routes, the CLI) presents them (presenters/).',
   },
   {
     target: restBut('cli', 'bin'),
@@ -159,6 +176,25 @@ export default defineConfig(
               regex: '^(\\.\\./)+(activities|rails|domain)(/|$)',
               allowTypeImports: true,
               message: 'Sandboxed workflow code imports activities/, rails/ and domain/ as types only.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The use cases and the views run in the processes, never in the workflow sandbox: they import its workflows
+    // only as types (the ids and search attributes are contracts; starts and signals are the client side).
+    files: ['services/**/*.ts', 'presenters/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: SANDBOX_IMPORT,
+              allowTypeImports: true,
+              message: 'services/ and presenters/ import sandboxed workflow code as types only.',
             },
           ],
         },
