@@ -10,7 +10,7 @@ import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
-// The layers of docs/architecture.md that hold today, as import-x zones (decision 0119). A zone's paths are folders
+// The layers of docs/architecture.md, as import-x zones (decisions 0119, 0122). A zone's paths are folders
 // from this directory, or globs; `!(a|b)/**` is "everything of ours but a and b" (node_modules is never ours).
 const ours = (...allowed) => `!(${[...allowed, 'node_modules'].join('|')})/**`;
 // The workflow sandbox: what worker/bundle.ts bundles from workflows/index.ts. The client side of starts and signals
@@ -20,6 +20,16 @@ const SANDBOX = ['workflows/**/!(start|send-signal|fairness).ts', 'webhooks/deli
 // What both sides share: contracts that import nothing of ours (workflow ids, the decision signal's name, the search
 // attributes). The client side takes nothing else of workflows/, so it never loads workflow code.
 const CONTRACTS = 'ids|decision-signal|search-attributes';
+// What of workflows/ code outside the sandbox may import as values: the contracts and the client side.
+const CONTRACTS_AND_CLIENT = `${CONTRACTS}|start|send-signal|fairness`;
+// An import path that reaches sandboxed workflow code (workflows/ but those, or the webhook delivery workflow).
+const SANDBOX_IMPORT = [
+  '^(\\.\\./)+(',
+  'workflows(/index)?$',
+  `|workflows/(?!(${CONTRACTS_AND_CLIENT})$)`,
+  '|webhooks/delivery-workflow$',
+  ')',
+].join('');
 // The production code that no whitelist below covers (the sandbox, domain/, db/, rails/ each list what they may
 // import), so that one import breaks one zone and is reported once.
 const REST = [
@@ -30,7 +40,9 @@ const REST = [
   'config',
   'lists',
   'payments',
+  'presenters',
   'rates',
+  'services',
   'statements',
   'webhooks/**/!(delivery-workflow).ts',
   'worker',
@@ -85,10 +97,14 @@ const ZONES = [
     message: 'Production code never imports tests, benches, the simulated PSP or the scripts.',
   },
   {
-    // worker/main.ts imports api/ today (decision 0119: the next step moves what it takes).
-    target: [...restBut('api', 'cli', 'worker'), 'worker/**/!(main).ts'],
+    target: restBut('api'),
     from: 'api',
-    message: 'Only the processes (cli/, worker/main.ts) reach into api/; activities, db/ and the rest never do.',
+    message: 'api/ is the HTTP edge: nothing imports it; the CLI, the worker and the activities call services/.',
+  },
+  {
+    target: 'services',
+    from: 'presenters',
+    message: 'A use case returns domain objects; the edge (api/routes, the CLI) presents them (presenters/).',
   },
   {
     target: restBut('cli', 'bin'),
@@ -96,8 +112,7 @@ const ZONES = [
     message: 'cli/ is a process: only bin/ starts it.',
   },
   {
-    // activities/periodic.ts imports two of worker/'s jobs today (decision 0119).
-    target: [...restBut('cli', 'bin', 'worker', 'activities'), 'activities/**/!(periodic).ts'],
+    target: restBut('cli', 'bin', 'worker'),
     from: 'worker',
     message: 'worker/ is a process: nothing under it imports it.',
   },
@@ -169,6 +184,25 @@ export default defineConfig(
               regex: '^(\\.\\./)+(activities|rails|domain)(/|$)',
               allowTypeImports: true,
               message: 'Sandboxed workflow code imports activities/, rails/ and domain/ as types only.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The use cases and the views run in the processes, never in the workflow sandbox: they import its workflows
+    // only as types (the ids and search attributes are contracts; starts and signals are the client side).
+    files: ['services/**/*.ts', 'presenters/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: SANDBOX_IMPORT,
+              allowTypeImports: true,
+              message: 'services/ and presenters/ import sandboxed workflow code as types only.',
             },
           ],
         },

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
-import { purgeExpiredEvents } from '../worker/event-retention';
-import { sweepInboundPayments } from '../worker/inbound-payment-sweep';
+import { purgeExpiredEvents } from '../webhooks/event-retention';
+import { sweepInboundPayments } from '../payments/inbound-payment-sweep';
 import { issueStatements } from '../statements/issue';
 
 /** The periodic jobs' own activities (the rails' reconciliation and the rates' poll are their groups'). */

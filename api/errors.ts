@@ -1,6 +1,4 @@
-import { CambioError, ErrorCode } from '../domain/errors';
-
-export { CambioError, notFound, validationError } from '../domain/errors';
+import type { CambioError, ErrorCode } from '../domain/errors';
 
 // The only place a code becomes an HTTP status (decisions 0001, 0032, 0064).
 const STATUS: Record<ErrorCode, number> = {
@@ -69,73 +67,3 @@ export const errorBody = (err: CambioError): ErrorBody => ({
   message: err.message,
   details: err.details,
 });
-
-// Postgres SQLSTATEs that say "not now" rather than "wrong": the server is shutting down or starting (57P01-57P03),
-// the connection failed (class 08), too many connections (53300), our own bounds fired (lock_timeout 55P03,
-// statement_timeout 57014, idle_in_transaction_session_timeout 25P03). A request that met one did not commit.
-const PG_UNAVAILABLE = /^(57P0[1-3]|08...|53300|55P03|57014|25P03)$/;
-// Socket errors of a dependency that went away or never answered.
-const NET_UNAVAILABLE = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
-// Messages of node-postgres, knex and tarn that carry no code: a connection ended under a query, or the pool had
-// no connection to give within its acquire timeout.
-const MESSAGE_UNAVAILABLE = new RegExp(
-  [
-    'Connection terminated',
-    'connection timeout',
-    'Timeout acquiring a connection',
-    'Client has encountered a connection error',
-    'Connection ended unexpectedly',
-    'terminating connection',
-  ].join('|'),
-  'i',
-);
-// gRPC status codes of the Temporal client: UNAVAILABLE (14), DEADLINE_EXCEEDED (4), RESOURCE_EXHAUSTED (8).
-const GRPC_UNAVAILABLE = new Set([4, 8, 14]);
-
-/** Seconds a client is told to wait before retrying after a dependency failure: about one restart's worth. */
-export const SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
-
-/**
- * The 503 a dependency failure is answered with, or undefined when `err` is not one. Looks through `cause` and
- * AggregateError members, as MikroORM, the Temporal client and our own wrappers nest the original error.
- */
-export function dependencyFailure(err: unknown): CambioError | undefined {
-  const seen = new Set<unknown>();
-  const queue: unknown[] = [err];
-  while (queue.length > 0 && seen.size < 20) {
-    const e = queue.shift() as
-      { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown; name?: unknown } | undefined;
-    if (!e || typeof e !== 'object' || seen.has(e)) continue;
-    seen.add(e);
-    const code = e.code;
-    const hit =
-      (typeof code === 'string' && (PG_UNAVAILABLE.test(code) || NET_UNAVAILABLE.has(code))) ||
-      (typeof code === 'number' &&
-        GRPC_UNAVAILABLE.has(code) &&
-        (e.name === 'ServiceError' || 'details' in e || 'metadata' in e)) ||
-      e.name === 'KnexTimeoutError' ||
-      e.name === 'ConnectionException' ||
-      (typeof e.message === 'string' && MESSAGE_UNAVAILABLE.test(e.message));
-    if (hit) {
-      return new CambioError(
-        'SERVICE_UNAVAILABLE',
-        'a service this request needs is unavailable; retry with the same X-Idempotency-Key',
-        {
-          retryAfterSeconds: SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS,
-        },
-      );
-    }
-    queue.push(e.cause);
-    if (Array.isArray(e.errors)) queue.push(...e.errors);
-  }
-  return undefined;
-}

@@ -1,17 +1,17 @@
 import pino, { Logger } from 'pino';
 import { loadConfig } from '../config';
 import { exitOnUnsafeSecrets } from '../config/production';
-import { createDeps, Deps } from './deps';
+import { createDeps, Deps } from '../services/deps';
 import { createApp } from './app';
 import { drainServer } from './shutdown';
-import { loadSigningKey } from './services/signing-keys';
+import { loadSigningKey } from '../services/signing-keys';
 import { recordRailStart } from '../payments/reconciliation';
 import { providerRails } from '../rails';
 import { createHttpServer } from './overload/http-server';
 import { answerClientErrors } from './client-error';
-import { dependencyFailure } from './errors';
+import { dependencyFailure } from '../services/errors';
 import { startingApp } from './starting';
-import { untilReachable } from './until-reachable';
+import { untilReachable } from '../services/until-reachable';
 import type { Config } from '../config';
 
 async function main() {

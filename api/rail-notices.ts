@@ -3,10 +3,10 @@ import type Koa from 'koa';
 import { recordNotice } from '../payments/rail-payments';
 import { NoticeRejectedError, RailUnavailableError } from '../rails/errors';
 import type { NoticeCapability, NoticeVerdict, RailEntry } from '../rails/rail';
-import { CambioError } from './errors';
-import { countRejection } from './observability/metrics';
+import { CambioError } from '../domain/errors';
+import { countRejection } from '../services/metrics';
 import { clientAddress } from './overload/token-throttle';
-import type { ServiceContext } from './services/context';
+import type { ServiceContext } from '../services/context';
 
 // A provider's notices (decisions 0078, 0107, 0118): outside
 // /api, no customer and no token of ours; the secret is the path's token (PIX: PIX_WEBHOOK_TOKEN). One route for

@@ -1,5 +1,5 @@
 import { pingDatabase } from '../db/repositories/readiness-and-metrics';
-import type { ServiceContext } from './services/context';
+import type { ServiceContext } from '../services/context';
 
 export type CheckResult = 'ok' | 'unavailable';
 export interface ReadinessChecks {

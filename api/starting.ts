@@ -1,6 +1,6 @@
 import Koa from 'koa';
 import type { Logger } from 'pino';
-import { SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS } from './errors';
+import { SERVICE_UNAVAILABLE_RETRY_AFTER_SECONDS } from '../services/errors';
 import { CambioError } from '../domain/errors';
 import { requestContext } from './middleware/request-context';
 import { closeIfBodyUnread } from './overload/unread-body';

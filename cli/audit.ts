@@ -6,7 +6,7 @@ import { openOrm, type Orm } from '../db/orm';
 import { appendAudit, appendAuditWith, AuditKey } from '../db/repositories/audit-log';
 import { CambioError } from '../domain/errors';
 import { auditKey } from './audit-key';
-import { crashPoint } from '../api/middleware/crash-point';
+import { crashPoint } from '../services/crash-point';
 
 // Operator actions are audited (decisions 0049, 0069): the commands that act, and the action each one records.
 // Reads (lists, reports, the audit log itself) record nothing.

@@ -1,10 +1,10 @@
 import type { Client } from '@temporalio/client';
 import { loadConfig } from '../config';
 import { CambioError } from '../domain/errors';
-import { createDeps } from '../api/deps';
+import { createDeps } from '../services/deps';
 import pino from 'pino';
-import type { ServiceContext } from '../api/services/context';
-import { loadSigningKey } from '../api/services/signing-keys';
+import type { ServiceContext } from '../services/context';
+import { loadSigningKey } from '../services/signing-keys';
 import { auditInTransactions } from './audit';
 
 /**

@@ -32,3 +32,6 @@ export function transition(
 export const initialStates = (status: string, at: Date): StateEntry[] => [{ status, createdAt: at.toISOString() }];
 
 export const currentState = (states: StateEntry[]): StateEntry => states[states.length - 1];
+
+// Reasons land in a varchar(255) column of account_documents; longer text is refused, not truncated.
+export const MAX_REASON_LENGTH = 255;

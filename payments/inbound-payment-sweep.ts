@@ -64,3 +64,27 @@ export async function sweepReceivedPayments(s: SettleContext, opts: SweepOptions
   }
   return result;
 }
+
+// A record is normally decided within a second of being written; one still RECEIVED after this long lost its
+// reporter (a crash between recording and asking the deposit's workflow) and waits for the sweep.
+const RECEIVED_AFTER_SECONDS = 60;
+// A scheduled pass decides at most this many (in batches of 100, four at a time, each within its deadline): bounded
+// even when every workflow is slow; the rest wait for the next run of the schedule.
+const MAX_PER_SCHEDULED_PASS = 1000;
+
+/**
+ * The scheduled pass (the sweep schedule runs it every 30 s, worker/schedules.ts, through the periodic activity):
+ * looks for inbound payments nobody decided and has the deposit's workflow decide them (or leaves them UNMATCHED
+ * when it has closed), so a recorded payment is never forgotten. A record whose decision fails is reported to
+ * `onFailure` and the pass goes on.
+ */
+export function sweepInboundPayments(
+  s: SettleContext,
+  onFailure?: (paymentId: string, err: unknown) => void,
+): Promise<SweepResult> {
+  return sweepReceivedPayments(s, {
+    olderThanSeconds: RECEIVED_AFTER_SECONDS,
+    maxPerPass: MAX_PER_SCHEDULED_PASS,
+    onFailure,
+  });
+}

@@ -1,7 +1,7 @@
 // Inbound payments, the two steps every reporter (the sandbox route, the operator CLI, a rail's notice or its
 // reconciliation) goes through: record what arrived (`recordInboundPayment`), then have it decided
-// (`decideInboundPayment`). Here rather than in api/services so that the worker and the rails reach them without
-// importing the API; they call repositories and the Temporal client only.
+// (`decideInboundPayment`). Here, beside the rest of inbound payments, rather than in services/, because the rails'
+// activities and the worker's sweep reach them too; they call repositories and the Temporal client only.
 import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config';

@@ -1,8 +1,8 @@
 // Returns of inbound payments (decisions 0076, 0080): a return is RETURNING from the moment it is asked until the rail
 // confirms it (RETURNED: it leaves the suspense through its rail, a DEBIT) or refuses it (UNMATCHED again, with the
-// reason). Here rather than in api/services so that the rails' activities (which learn the outcome from the PSP) and
-// the operator's commands reach the same steps. Each step is one transaction holding the payment's row lock, in the
-// scope of the payment's customer (or the system's, for the platform's suspense).
+// reason). Here, beside the rest of inbound payments, so that the rails' activities (which learn the outcome from
+// the PSP) and the operator's commands reach the same steps. Each step is one transaction holding the payment's row
+// lock, in the scope of the payment's customer (or the system's, for the platform's suspense).
 import { systemEm, tenantEm, type Em, type Orm } from '../db/orm';
 import { SqlBatch } from '../db/batch';
 import type { InboundPayment, InboundPaymentStatus } from '../db/entities';

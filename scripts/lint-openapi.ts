@@ -8,7 +8,7 @@ import path from 'node:path';
 import { loadConfig } from '../config';
 import { openApiDocument } from '../api/openapi';
 import { DEFAULT_VERSION, VERSIONS } from '../api/versions';
-import type { ServiceContext } from '../api/services/context';
+import type { ServiceContext } from '../services/context';
 
 const ROOT = path.join(__dirname, '..');
 

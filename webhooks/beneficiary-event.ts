@@ -1,7 +1,7 @@
 import type { Beneficiary, PaymentInstruction } from '../db/entities';
 import { currentState } from '../domain/states';
 
-// The holder as beneficiaries.holder stores it (api/presenters/beneficiary.ts `Holder`), read loosely here.
+// The holder as beneficiaries.holder stores it (domain/holder.ts `Holder`), read loosely here.
 type StoredHolder =
   | {
       type: 'INDIVIDUAL';

@@ -1,11 +1,11 @@
 import type Koa from 'koa';
 import type { Config } from '../../config';
 import { tenantEm, Orm } from '../../db/orm';
-import { CambioError } from '../errors';
-import { verifyToken } from '../services/auth';
-import type { CustomerAccess } from '../services/customer-access';
-import type { KeyPair } from '../services/signing-keys';
-import { VerifiedTokens } from '../services/verified-tokens';
+import { CambioError } from '../../domain/errors';
+import { verifyToken } from '../../services/auth';
+import type { CustomerAccess } from '../../services/customer-access';
+import type { KeyPair } from '../../services/signing-keys';
+import { VerifiedTokens } from '../../services/verified-tokens';
 
 /**
  * Bearer auth. On success the request gets its customer id and an EntityManager scoped to that customer

@@ -3,8 +3,10 @@ import type Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Em } from '../../db/orm';
 import { Answer, inKeyedTransaction, KeyedOutcome } from '../../db/keyed-transaction';
-import { CambioError, errorBody, statusOf } from '../errors';
-import { crashPoint } from './crash-point';
+import { CambioError } from '../../domain/errors';
+import { errorBody, statusOf } from '../errors';
+import { keyInUse, keyReused } from '../../services/errors';
+import { crashPoint } from '../../services/crash-point';
 import { countIdempotentReplay } from '../observability/metrics';
 import { isUuid } from '../../domain/uuid';
 
@@ -49,11 +51,6 @@ export function requestScopedId(ctx: Koa.Context, purpose: string): string {
   const [a, b, c, d, e] = [hex.slice(0, 8), hex.slice(8, 12), hex.slice(13, 16), hex.slice(17, 20), hex.slice(20, 32)];
   return `${a}-${b}-5${c}-${variant}${d}-${e}`;
 }
-
-export const keyInUse = () =>
-  new CambioError('IDEMPOTENCY_KEY_IN_USE', 'a request with this X-Idempotency-Key is still being processed');
-export const keyReused = () =>
-  new CambioError('IDEMPOTENCY_KEY_REUSED', 'this X-Idempotency-Key was used for a different request');
 
 /** What makes two requests with one key "the same request": method, path and the canonical body. */
 export function requestHashOf(ctx: Koa.Context): string {

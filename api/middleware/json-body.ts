@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
-import { CambioError } from '../errors';
+import { CambioError } from '../../domain/errors';
 
 // Decision 0015: JSON-only bodies, 1 MiB at most (documents carry base64 up to 5 MiB decoded, so the
 // documents route raises its own limit).

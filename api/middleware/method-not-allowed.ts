@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import type Router from '@koa/router';
-import { CambioError } from '../errors';
+import { CambioError } from '../../domain/errors';
 
 /**
  * The last middleware: reached only when no route took the request. A path some route serves with other methods

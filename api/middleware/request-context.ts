@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type Koa from 'koa';
-import { CambioError, dependencyFailure, errorBody, statusOf } from '../errors';
+import { CambioError } from '../../domain/errors';
+import { dependencyFailure } from '../../services/errors';
+import { errorBody, statusOf } from '../errors';
 import { loggablePath } from '../observability/loggable-path';
 
 const INCOMING_ID = /^[A-Za-z0-9._-]{8,128}$/;

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Orm } from '../../db/orm';
 import {
   readDeploymentGauges,
@@ -10,15 +10,15 @@ import {
 } from '../../db/repositories/readiness-and-metrics';
 import { CambioError } from '../../domain/errors';
 import { RAILS } from '../../rails/funding';
+import { registry } from '../../services/metrics';
 
 /**
- * The API's Prometheus metrics (served at `/metrics`). One registry per process; the counters are this process's,
+ * The API's Prometheus metrics (served at `/metrics`), on the process's registry (services/metrics.ts, which also
+ * holds the counters the use cases tick). One registry per process; the counters are this process's,
  * the gauges read from Postgres are the whole deployment's (every API process reports the same value: aggregate
  * them with `max`, not `sum`). No label carries an id or a raw path, so cardinality stays fixed; one gauge names
  * customers (`cambio_customer_operation_backlog`), only the 100 with the largest backlogs, and none without one.
  */
-export const registry = new Registry();
-collectDefaultMetrics({ register: registry });
 
 // Buckets from a cached read (~2 ms) to the 30 s request timeout.
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -41,16 +41,6 @@ const listPages = new Counter({
   name: 'cambio_list_pages_total',
   help: 'Unfiltered list pages served, by source: a kept copy whose list version was unchanged, or a read of the page',
   labelNames: ['source'] as const,
-  registers: [registry],
-});
-
-export type RejectionKind =
-  'rate' | 'in_flight' | 'backlog' | 'token_client' | 'token_address' | 'token_concurrency' | 'rail_notice';
-
-const rejections = new Counter({
-  name: 'cambio_rate_limited_total',
-  help: 'Requests answered 429 RATE_LIMITED, by the limit that refused them',
-  labelNames: ['kind'] as const,
   registers: [registry],
 });
 
@@ -90,35 +80,8 @@ const scrapeErrors = new Counter({
   registers: [registry],
 });
 
-const ratesDeviation = new Gauge({
-  name: 'cambio_rates_deviation_breaker_open',
-  help: 'Per currency, 1 while the primary rate is beyond RATES_MAX_DEVIATION_PCT of its reference (quotes refused)',
-  labelNames: ['currency', 'reference'] as const,
-  registers: [registry],
-});
-
-const ratesDeviationsOpened = new Counter({
-  name: 'cambio_rates_deviation_breaker_opened_total',
-  help: 'Times a currency was cut off from new quotes for deviating from its reference fixing',
-  labelNames: ['currency', 'reference'] as const,
-  registers: [registry],
-});
-
-const ratesRefusedQuotes = new Counter({
-  name: 'cambio_rates_refused_quotes_total',
-  help: 'New quotes answered 503 RATES_UNAVAILABLE (no fresh primary rate, a deviation, no source), by leg',
-  labelNames: ['asset'] as const,
-  registers: [registry],
-});
-
 export const countIdempotentReplay = (): void => idempotentReplays.inc();
-export const countRatesRefusedQuote = (asset: string): void => ratesRefusedQuotes.inc({ asset });
-export function noteRatesDeviation(currency: string, open: boolean, detail: { reference: string }): void {
-  ratesDeviation.set({ currency, reference: detail.reference }, open ? 1 : 0);
-  if (open) ratesDeviationsOpened.inc({ currency, reference: detail.reference });
-}
 export const countListPage = (source: 'copy' | 'read'): void => listPages.inc({ source });
-export const countRejection = (kind: RejectionKind): void => rejections.inc({ kind });
 
 // A GROUP BY over every operation is a full scan: at most one per 30 s per process, and never longer than 2 s.
 const OPERATIONS_REFRESH_MS = 30_000;

@@ -1,6 +1,6 @@
 import type Koa from 'koa';
-import { CambioError } from '../errors';
-import { countRejection } from '../observability/metrics';
+import { CambioError } from '../../domain/errors';
+import { countRejection } from '../../services/metrics';
 import { TokenBuckets } from './token-bucket';
 
 export interface CustomerLimits {

@@ -1,7 +1,6 @@
 import type Koa from 'koa';
-import { CambioError } from '../errors';
-import { countRejection, RejectionKind } from '../observability/metrics';
-import { Semaphore } from './semaphore';
+import { CambioError } from '../../domain/errors';
+import { countRejection, RejectionKind } from '../../services/metrics';
 import { TokenBuckets } from './token-bucket';
 
 export interface TokenThrottleLimits {
@@ -11,21 +10,6 @@ export interface TokenThrottleLimits {
   addressFailuresPerMinute: number;
   /** Attempts per second from one address, failed or not (burst: twice that). */
   addressPerSecond: number;
-}
-
-// Each secret check is one scrypt (16 MiB, tens of ms on libuv's 4-thread pool, which DNS and file I/O share).
-// Two at a time leave the pool room for everything else; a flood past 32 waiting is refused rather than queued.
-const SCRYPT_CONCURRENCY = 2;
-const SCRYPT_QUEUE = 32;
-
-const scryptWork = new Semaphore(SCRYPT_CONCURRENCY, SCRYPT_QUEUE);
-
-/**
- * Runs a secret hash or check under the process-wide bound on concurrent scrypt work; 429 RATE_LIMITED when
- * too many are already waiting (the token endpoint's only expensive step, so a flood cannot starve the rest).
- */
-export function boundedSecretWork<T>(work: () => Promise<T>): Promise<T> {
-  return scryptWork.run(work, () => rejected('token_concurrency', 'the token endpoint is busy; retry shortly', 1));
 }
 
 /** An admitted attempt: its reserved failure is kept when the secret was wrong, given back otherwise. */

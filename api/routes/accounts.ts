@@ -1,12 +1,14 @@
 import type Koa from 'koa';
 import type { RouteTable } from './define';
-import type { ServiceContext } from '../services/context';
+import type { ServiceContext } from '../../services/context';
 import type { Em } from '../../db/orm';
 import { listQuerySchema, ListQuery } from '../../lists/run-list';
-import { accountsPageJson, createAccount, CreateAccountInput, getAccount } from '../services/accounts';
-import { PageCache } from '../../db/lists/page-copies';
-import { addUbo, DocumentInput, patchUbo, uploadDocument, UboInput, UboPatch } from '../services/account-onboarding';
-import { applyAccountDecision, recordAccountDecision, submitReview } from '../services/account-review';
+import { createAccount, CreateAccountInput, getAccount, listAccounts } from '../../services/accounts';
+import { PageCache, servePage } from '../../db/lists/page-copies';
+import { countListPage } from '../observability/metrics';
+import { presentAccountRecord, presentDocument, presentUbo } from '../../presenters/account';
+import { addUbo, DocumentInput, patchUbo, uploadDocument, UboInput, UboPatch } from '../../services/account-onboarding';
+import { applyAccountDecision, recordAccountDecision, submitReview } from '../../services/account-review';
 import { sandboxDecision } from './sandbox-decision';
 import type { AccountDecision } from '../../workflows/account-review';
 import {
@@ -37,7 +39,7 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     bodyRequired: true,
     response: { status: 201, schema: ref('Account') },
     async handler(ctx) {
-      ctx.body = await createAccount(em(ctx), body<CreateAccountInput>(ctx));
+      ctx.body = presentAccountRecord(await createAccount(em(ctx), body<CreateAccountInput>(ctx)));
       ctx.status = 201;
     },
   });
@@ -64,7 +66,7 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     params: accountParams,
     response: { status: 200, schema: ref('Account') },
     async handler(ctx) {
-      ctx.body = await getAccount(em(ctx), ctx.params.accountId);
+      ctx.body = presentAccountRecord(await getAccount(em(ctx), ctx.params.accountId));
     },
   });
 
@@ -79,7 +81,7 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     response: { status: 201, schema: ref('Ubo') },
     errors: ['INVALID_STATE'],
     async handler(ctx) {
-      ctx.body = await addUbo(em(ctx), ctx.params.accountId, body<UboInput>(ctx));
+      ctx.body = presentUbo(await addUbo(em(ctx), ctx.params.accountId, body<UboInput>(ctx)));
       ctx.status = 201;
     },
   });
@@ -95,7 +97,7 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     response: { status: 200, schema: ref('Ubo') },
     errors: ['INVALID_STATE'],
     async handler(ctx) {
-      ctx.body = await patchUbo(em(ctx), ctx.params.accountId, ctx.params.uboId, body<UboPatch>(ctx));
+      ctx.body = presentUbo(await patchUbo(em(ctx), ctx.params.accountId, ctx.params.uboId, body<UboPatch>(ctx)));
     },
   });
 
@@ -110,7 +112,7 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     response: { status: 201, schema: ref('Document') },
     errors: ['INVALID_STATE'],
     async handler(ctx) {
-      ctx.body = await uploadDocument(em(ctx), ctx.params.accountId, body<DocumentInput>(ctx));
+      ctx.body = presentDocument(await uploadDocument(em(ctx), ctx.params.accountId, body<DocumentInput>(ctx)));
       ctx.status = 201;
     },
   });
@@ -127,7 +129,7 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     response: { status: 202, schema: ref('Account'), description: 'Accepted: the account is UNDER_REVIEW' },
     errors: ['INVALID_STATE', 'REQUIREMENTS_NOT_MET'],
     async handler(ctx) {
-      ctx.body = await submitReview(s, em(ctx), ctx.params.accountId);
+      ctx.body = presentAccountRecord(await submitReview(s, em(ctx), ctx.params.accountId));
       ctx.status = 202;
     },
   });
@@ -150,9 +152,22 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
       await sandboxDecision(
         ctx,
         (tx, who) => recordAccountDecision(s, tx, accountId, body<AccountDecision>(ctx), who),
-        (requestEm, decisionId) => applyAccountDecision(s, requestEm, accountId, decisionId),
-        (answerEm) => getAccount(answerEm, accountId),
+        async (requestEm, decisionId) =>
+          presentAccountRecord(await applyAccountDecision(s, requestEm, accountId, decisionId)),
+        async (answerEm) => presentAccountRecord(await getAccount(answerEm, accountId)),
       );
     },
   });
+}
+
+/**
+ * GET /api/accounts as JSON bytes: from this process's copy of the page when the list has not changed since it
+ * was read (`servePage`), else read, presented and kept.
+ */
+function accountsPageJson(em: Em, cache: PageCache, query: ListQuery, cursorSecret: string): Promise<Buffer> {
+  const read = async () => {
+    const { page, version } = await listAccounts(em, query, cursorSecret);
+    return { body: { data: page.data.map(presentAccountRecord), meta: page.meta }, version };
+  };
+  return servePage(em, cache, 'accounts', query, read, countListPage);
 }

@@ -1,7 +1,7 @@
 import type { RouteTable } from './define';
-import type { ServiceContext } from '../services/context';
-import { issueToken } from '../services/auth';
-import { CambioError } from '../errors';
+import type { ServiceContext } from '../../services/context';
+import { issueToken } from '../../services/auth';
+import { CambioError } from '../../domain/errors';
 import { clientAddress, TokenThrottle } from '../overload/token-throttle';
 import { ref } from '../schemas/responses';
 

@@ -1,6 +1,6 @@
 import type { RouteTable } from './define';
 import { idParams } from '../schemas/common';
-import { getBalances } from '../services/balances';
+import { getBalances } from '../../services/balances';
 import { ref } from '../schemas/responses';
 import { periodBoundSchema } from '../../domain/report-period';
 

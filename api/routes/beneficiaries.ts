@@ -1,5 +1,6 @@
+import { presentBeneficiaryRecord, presentBeneficiarySummaries } from '../../presenters/beneficiary';
 import type { RouteTable } from './define';
-import type { ServiceContext } from '../services/context';
+import type { ServiceContext } from '../../services/context';
 import { listQuerySchema } from '../../lists/run-list';
 import { pageOf, ref } from '../schemas/responses';
 import {
@@ -16,12 +17,12 @@ import {
   getBeneficiary,
   listBeneficiaries,
   PixInstructionInput,
-} from '../services/beneficiaries';
+} from '../../services/beneficiaries';
 import {
   applyInstructionDecision,
   beneficiaryOfInstruction,
   recordInstructionDecision,
-} from '../services/instruction-review';
+} from '../../services/instruction-review';
 import { sandboxDecision } from './sandbox-decision';
 import type { InstructionDecisionRequest } from '../../workflows/instruction-review';
 
@@ -35,7 +36,9 @@ export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
     bodyRequired: true,
     response: { status: 201, schema: ref('Beneficiary'), description: 'The Beneficiary' },
     async handler(ctx) {
-      ctx.body = await createBeneficiary(s, ctx.state.em, ctx.request.body as CreateBeneficiary);
+      ctx.body = presentBeneficiaryRecord(
+        await createBeneficiary(s, ctx.state.em, ctx.request.body as CreateBeneficiary),
+      );
       ctx.status = 201;
     },
   });
@@ -51,11 +54,8 @@ export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
     response: { status: 201, schema: ref('Beneficiary'), description: 'The full Beneficiary' },
     errors: ['INVALID_STATE'],
     async handler(ctx) {
-      ctx.body = await addPaymentInstruction(
-        s,
-        ctx.state.em,
-        ctx.params.beneficiaryId,
-        ctx.request.body as PixInstructionInput,
+      ctx.body = presentBeneficiaryRecord(
+        await addPaymentInstruction(s, ctx.state.em, ctx.params.beneficiaryId, ctx.request.body as PixInstructionInput),
       );
       ctx.status = 201;
     },
@@ -69,7 +69,9 @@ export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
     query: listQuerySchema,
     response: { status: 200, schema: pageOf('BeneficiarySummary') },
     async handler(ctx) {
-      ctx.body = await listBeneficiaries(ctx.state.em, ctx.state.query, s.config.cursorSecret);
+      ctx.body = presentBeneficiarySummaries(
+        await listBeneficiaries(ctx.state.em, ctx.state.query, s.config.cursorSecret),
+      );
     },
   });
 
@@ -81,7 +83,7 @@ export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
     params: beneficiaryParams,
     response: { status: 200, schema: ref('Beneficiary') },
     async handler(ctx) {
-      ctx.body = await getBeneficiary(ctx.state.em, ctx.params.beneficiaryId);
+      ctx.body = presentBeneficiaryRecord(await getBeneficiary(ctx.state.em, ctx.params.beneficiaryId));
     },
   });
 
@@ -105,7 +107,7 @@ export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
         (tx, who) =>
           recordInstructionDecision(s, tx, instructionId, ctx.request.body as InstructionDecisionRequest, who),
         (requestEm, decisionId) => applyInstructionDecision(s, requestEm, instructionId, decisionId),
-        (answerEm) => beneficiaryOfInstruction(answerEm, instructionId),
+        async (answerEm) => presentBeneficiaryRecord(await beneficiaryOfInstruction(answerEm, instructionId)),
       );
     },
   });

@@ -39,7 +39,7 @@ export interface RouteSpec {
   sandbox?: boolean;
   /**
    * The handler keeps the idempotency key's guarantee itself, in a single statement, and calls `idempotent` when
-   * it cannot (the quote: api/services/quotes.ts). It finds the key in `ctx.state.idempotencyKey`.
+   * it cannot (the quote: services/quotes.ts). It finds the key in `ctx.state.idempotencyKey`.
    */
   ownsIdempotency?: boolean;
   /**

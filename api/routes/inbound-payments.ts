@@ -1,9 +1,10 @@
+import { presentInboundPayment, presentInboundPayments } from '../../presenters/inbound-payment';
 import type { RouteTable } from './define';
-import type { ServiceContext } from '../services/context';
+import type { ServiceContext } from '../../services/context';
 import { listQuerySchema, ListQuery } from '../../lists/run-list';
 import { idParams } from '../schemas/common';
 import { pageOf, ref } from '../schemas/responses';
-import { getInboundPayment, listInboundPayments } from '../services/reported-payments';
+import { getInboundPayment, listInboundPayments } from '../../services/reported-payments';
 
 /** Decisions 0045, 0076: the customer sees every payment that reached a rail for it. */
 export function inboundPaymentRoutes(table: RouteTable, s: ServiceContext): void {
@@ -15,7 +16,9 @@ export function inboundPaymentRoutes(table: RouteTable, s: ServiceContext): void
     query: listQuerySchema,
     response: { status: 200, schema: pageOf('InboundPayment') },
     async handler(ctx) {
-      ctx.body = await listInboundPayments(ctx.state.em, ctx.state.query as ListQuery, s.config.cursorSecret);
+      ctx.body = presentInboundPayments(
+        await listInboundPayments(ctx.state.em, ctx.state.query as ListQuery, s.config.cursorSecret),
+      );
     },
   });
   table.add({
@@ -26,7 +29,7 @@ export function inboundPaymentRoutes(table: RouteTable, s: ServiceContext): void
     params: idParams('paymentId'),
     response: { status: 200, schema: ref('InboundPayment') },
     async handler(ctx) {
-      ctx.body = await getInboundPayment(ctx.state.em, ctx.params.paymentId);
+      ctx.body = presentInboundPayment(await getInboundPayment(ctx.state.em, ctx.params.paymentId));
     },
   });
 }

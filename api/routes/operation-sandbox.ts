@@ -1,18 +1,20 @@
+import { presentInboundPayment } from '../../presenters/inbound-payment';
+import { presentOperation } from '../../presenters/operation';
 import type { RouteTable } from './define';
-import type { ServiceContext } from '../services/context';
+import type { ServiceContext } from '../../services/context';
 import { idParams } from '../schemas/common';
 import { decisionBody, inboundPaymentBody } from '../schemas/operations';
-import { applyHoldDecision, recordHoldDecision } from '../services/operations/signals';
-import { getOperation } from '../services/operations/read';
+import { applyHoldDecision, recordHoldDecision } from '../../services/operations/signals';
+import { getOperation } from '../../services/operations/read';
 import { sandboxDecision } from './sandbox-decision';
-import { getInboundPayment, recordInboundPayment } from '../services/reported-payments';
+import { getInboundPayment, recordInboundPayment } from '../../services/reported-payments';
 import { decideInboundPayment } from '../../payments/record-and-decide';
 import { sandboxEndToEndId } from '../../domain/end-to-end-ids';
 import { requestScopedId } from '../middleware/idempotency';
 import { idempotentAroundEffect } from '../middleware/idempotent-effect';
 import { ref } from '../schemas/responses';
-import { payThroughSimulator, simulatedCharge, simulatedPayment, simulatedPix } from '../services/sandbox-pix';
-import type { InboundPaymentReport } from '../services/reported-payments';
+import { payThroughSimulator, simulatedCharge, simulatedPayment, simulatedPix } from '../../services/sandbox-pix';
+import type { InboundPaymentReport } from '../../services/reported-payments';
 
 export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): void {
   table.add({
@@ -48,7 +50,7 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
           ctx,
           async () => simulatedPix(txid, body, defaultEndToEndId),
           (pix) => payThroughSimulator(s, customerId, pix),
-          (em, pix) => simulatedPayment(em, customerId, pix.endToEndId),
+          async (em, pix) => presentInboundPayment(await simulatedPayment(em, customerId, pix.endToEndId)),
         );
       }
       await idempotentAroundEffect(
@@ -59,7 +61,7 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
             via: { taskQueue: s.config.taskQueue, actor: `customer:${ctx.state.customerId}` },
           }),
         async (payment) => void (await decideInboundPayment(s, payment, undefined, `customer:${ctx.state.customerId}`)),
-        (em, payment) => getInboundPayment(em, payment.id),
+        async (em, payment) => presentInboundPayment(await getInboundPayment(em, payment.id)),
       );
     },
   });
@@ -82,7 +84,7 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
         ctx,
         (tx, who) => recordHoldDecision(s, tx, operationId, ctx.request.body as never, who),
         (requestEm, decisionId) => applyHoldDecision(s, requestEm, operationId, decisionId),
-        (answerEm) => getOperation(answerEm, operationId),
+        async (answerEm) => presentOperation(await getOperation(answerEm, operationId)),
       );
     },
   });

@@ -1,19 +1,21 @@
 import type Koa from 'koa';
 import type { RouteTable } from './define';
-import type { ServiceContext } from '../services/context';
+import type { ServiceContext } from '../../services/context';
 import { listQuerySchema, ListQuery } from '../../lists/run-list';
 import { idParams } from '../schemas/common';
 import { depositBody, swapBody, transferBody, withdrawalBody } from '../schemas/operations';
-import { chargeForDeposit, createDeposit, DepositBody } from '../services/operations/deposit';
-import { createSwap } from '../services/operations/swap';
-import { createTransfer, TransferBody } from '../services/operations/transfer';
-import { createWithdrawal, WithdrawalBody } from '../services/operations/withdrawal';
-import { getOperation, listOperations } from '../services/operations/read';
-import { gateOperation } from '../services/operations/admission';
+import { chargeForDeposit, createDeposit, DepositBody } from '../../services/operations/deposit';
+import { createSwap } from '../../services/operations/swap';
+import { createTransfer, TransferBody } from '../../services/operations/transfer';
+import { createWithdrawal, WithdrawalBody } from '../../services/operations/withdrawal';
+import { getOperation, listOperations } from '../../services/operations/read';
+import { gateOperation } from '../../services/operations/admission';
 import { pageOf, ref } from '../schemas/responses';
 import type { ErrorCode } from '../../domain/errors';
+import type { Operation } from '../../db/entities';
+import { presentOperation, presentOperations } from '../../presenters/operation';
 
-type Creator = (s: ServiceContext, ctx: Koa.Context) => Promise<unknown>;
+type Creator = (s: ServiceContext, ctx: Koa.Context) => Promise<Operation>;
 
 // Every creation looks the account and the quote up and checks the account's state.
 const QUOTE_ERRORS: ErrorCode[] = [
@@ -93,7 +95,7 @@ export function operationRoutes(table: RouteTable, s: ServiceContext): void {
         await prepare?.(s, ctx);
       },
       async handler(ctx) {
-        ctx.body = await create(s, ctx);
+        ctx.body = presentOperation(await create(s, ctx));
         ctx.status = 201;
       },
     });
@@ -106,7 +108,7 @@ export function operationRoutes(table: RouteTable, s: ServiceContext): void {
     params: idParams('operationId'),
     response: { status: 200, schema: ref('Operation') },
     async handler(ctx) {
-      ctx.body = await getOperation(ctx.state.em, ctx.params.operationId);
+      ctx.body = presentOperation(await getOperation(ctx.state.em, ctx.params.operationId));
     },
   });
   table.add({
@@ -119,7 +121,9 @@ export function operationRoutes(table: RouteTable, s: ServiceContext): void {
     query: listQuerySchema,
     response: { status: 200, schema: pageOf('Operation') },
     async handler(ctx) {
-      ctx.body = await listOperations(ctx.state.em, ctx.state.query as ListQuery, s.config.cursorSecret);
+      ctx.body = presentOperations(
+        await listOperations(ctx.state.em, ctx.state.query as ListQuery, s.config.cursorSecret),
+      );
     },
   });
 }

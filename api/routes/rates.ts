@@ -1,7 +1,7 @@
 import type { RouteTable } from './define';
-import type { ServiceContext } from '../services/context';
+import type { ServiceContext } from '../../services/context';
 import { ASSETS, type AssetCode } from '../../domain/assets';
-import { currentRates } from '../services/rates';
+import { currentRates } from '../../services/rates';
 import { ref } from '../schemas/responses';
 
 const ratesQuery = {

@@ -1,7 +1,7 @@
 import type { RouteTable } from './define';
 import { periodBoundSchema } from '../../domain/report-period';
-import { getReport, ReportQuery } from '../services/reports';
-import { presentReport, reportCsv } from '../presenters/report';
+import { getReport, ReportQuery } from '../../services/reports';
+import { presentReport, reportCsv } from '../../presenters/report';
 import { directionTotalOf } from '../schemas/common';
 
 export const reportQuery = {

@@ -1,10 +1,11 @@
+import { presentIssuedStatements } from '../../presenters/issued-statement';
 import type Koa from 'koa';
 import { Readable } from 'node:stream';
 import type { RouteTable } from './define';
-import type { ServiceContext } from '../services/context';
+import type { ServiceContext } from '../../services/context';
 import { listQuerySchema, ListQuery } from '../../lists/run-list';
 import { ref } from '../schemas/responses';
-import { getIssuedStatement, listIssuedStatements } from '../services/issued-statements';
+import { getIssuedStatement, listIssuedStatements } from '../../services/issued-statements';
 import { directionTotalOf, idParams } from '../schemas/common';
 import { periodBoundSchema } from '../../domain/report-period';
 import { ASSETS } from '../../domain/assets';
@@ -241,7 +242,9 @@ function issuedStatementRoutes(table: RouteTable, s: ServiceContext): void {
       },
     },
     async handler(ctx) {
-      ctx.body = await listIssuedStatements(ctx.state.em, ctx.state.query as ListQuery, s.config.cursorSecret);
+      ctx.body = presentIssuedStatements(
+        await listIssuedStatements(ctx.state.em, ctx.state.query as ListQuery, s.config.cursorSecret),
+      );
     },
   });
   table.add({

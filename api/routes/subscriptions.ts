@@ -1,5 +1,5 @@
 import type { RouteTable } from './define';
-import type { ServiceContext } from '../services/context';
+import type { ServiceContext } from '../../services/context';
 import { listQuerySchema } from '../../lists/run-list';
 import {
   createdSubscriptionResponse,

@@ -1,9 +1,10 @@
 // Ajv schemas of the account endpoints (strict: no unknown properties, no coercion). Rules Ajv cannot express
-// (tax id check digits, unique asset codes, base64 content size) are checked in api/services/accounts.ts
+// (tax id check digits, unique asset codes, base64 content size) are checked in services/accounts.ts
 // with the same VALIDATION_ERROR shape.
 import { ASSETS } from '../../domain/assets';
 import { DOCUMENT_TYPES } from '../../domain/requirements';
 import { addressSchema, pastDate, text } from './common';
+import { MAX_REASON_LENGTH } from '../../domain/states';
 
 export const INDUSTRIES = [
   'AGRICULTURE',
@@ -24,9 +25,6 @@ export const INDUSTRIES = [
   'WHOLESALE',
   'OTHER',
 ] as const;
-
-// Reasons land in a varchar(255) column of account_documents; longer text is refused, not truncated.
-export const MAX_REASON_LENGTH = 255;
 
 const uuid = { type: 'string', format: 'uuid' } as const;
 

@@ -1,6 +1,6 @@
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { CambioError } from '../errors';
+import { CambioError } from '../../domain/errors';
 import { withinAmountBounds } from '../../domain/money';
 import { findUnsafeText } from './hygiene';
 

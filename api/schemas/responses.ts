@@ -1,5 +1,5 @@
 // Response shapes for /openapi.json: `components.schemas`, referenced by the routes' `response.schema`. They
-// describe what the presenters (api/presenters) write; test/integration/openapi.test.ts validates real
+// describe what the presenters (presenters/) write; test/integration/openapi.test.ts validates real
 // responses against them. Additional properties stay allowed: clients must ignore fields they do not know
 // (spec, Versioning), so adding one is not a breaking change.
 import { ASSETS } from '../../domain/assets';

@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import Router from '@koa/router';
 import type { Authenticate, RouteTable } from '../routes/define';
-import type { ServiceContext } from '../services/context';
+import type { ServiceContext } from '../../services/context';
 import { v1 } from './v1';
 import type { ApiVersion } from './version';
 

@@ -1,5 +1,5 @@
 import { RouteTable } from '../routes/define';
-import type { ServiceContext } from '../services/context';
+import type { ServiceContext } from '../../services/context';
 import type { ApiVersion } from './version';
 import { authRoutes } from '../routes/auth';
 import { accountRoutes } from '../routes/accounts';

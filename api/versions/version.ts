@@ -1,5 +1,5 @@
 import type { RouteTable } from '../routes/define';
-import type { ServiceContext } from '../services/context';
+import type { ServiceContext } from '../../services/context';
 
 // The shape of one API version, apart from the list of them (index.ts) so a version module need not import the list.
 

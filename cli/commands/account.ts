@@ -2,11 +2,11 @@ import type { Command } from 'commander';
 import { AccountSchema } from '../../db/entities/account';
 import { systemEm, tenantEm } from '../../db/orm';
 import type { Em } from '../../db/orm';
-import { notFound } from '../../api/errors';
-import type { ServiceContext } from '../../api/services/context';
-import type { AccountView } from '../../api/presenters/account';
-import { tagAccount } from '../../api/services/accounts';
-import { decideAccountReview } from '../../api/services/account-review';
+import { notFound } from '../../domain/errors';
+import type { ServiceContext } from '../../services/context';
+import { presentAccountRecord, type AccountView } from '../../presenters/account';
+import { tagAccount } from '../../services/accounts';
+import { decideAccountReview } from '../../services/account-review';
 import { output, withServices, withTemporalServices } from '../context';
 import { operatorActor } from '../audit';
 
@@ -31,7 +31,15 @@ export function accountCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (accountId: string, opts: { json?: boolean }) => {
       const view = await withTemporalServices(async (s) =>
-        decideAccountReview(s, await accountScope(s, accountId), accountId, { decision: 'APPROVE' }, operatorActor()),
+        presentAccountRecord(
+          await decideAccountReview(
+            s,
+            await accountScope(s, accountId),
+            accountId,
+            { decision: 'APPROVE' },
+            operatorActor(),
+          ),
+        ),
       );
       output(!!opts.json, view, summary(view));
     });
@@ -43,12 +51,14 @@ export function accountCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (accountId: string, opts: { reason: string; json?: boolean }) => {
       const view = await withTemporalServices(async (s) =>
-        decideAccountReview(
-          s,
-          await accountScope(s, accountId),
-          accountId,
-          { decision: 'REJECT', reason: opts.reason },
-          operatorActor(),
+        presentAccountRecord(
+          await decideAccountReview(
+            s,
+            await accountScope(s, accountId),
+            accountId,
+            { decision: 'REJECT', reason: opts.reason },
+            operatorActor(),
+          ),
         ),
       );
       output(!!opts.json, view, `${summary(view)}: ${opts.reason}`);
@@ -63,7 +73,9 @@ export function accountCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (accountId: string, opts: { key: string; value: string; propagate?: boolean; json?: boolean }) => {
       const tag = { key: opts.key, value: opts.value, propagate: !!opts.propagate };
-      const view = await withServices(async (s) => tagAccount(await accountScope(s, accountId), accountId, tag));
+      const view = await withServices(async (s) =>
+        presentAccountRecord(await tagAccount(await accountScope(s, accountId), accountId, tag)),
+      );
       output(
         !!opts.json,
         view,

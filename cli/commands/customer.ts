@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import { createCustomer, rotateClientSecret, type RotatedSecret } from '../../api/services/auth';
+import { createCustomer, rotateClientSecret, type RotatedSecret } from '../../services/auth';
 import { auditNote } from '../audit';
-import type { ServiceContext } from '../../api/services/context';
-import { setCustomerDisabled } from '../../api/services/customers';
+import type { ServiceContext } from '../../services/context';
+import { setCustomerDisabled } from '../../services/customers';
 import { output, withServices } from '../context';
 
 export function customerCommands(program: Command): void {

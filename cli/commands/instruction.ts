@@ -1,10 +1,11 @@
+import { presentBeneficiaryRecord } from '../../presenters/beneficiary';
 import type { Command } from 'commander';
 import { PaymentInstructionSchema } from '../../db/entities';
 import { systemEm, tenantEm } from '../../db/orm';
 import { CambioError } from '../../domain/errors';
 import { isUuid } from '../../domain/uuid';
-import type { ServiceContext } from '../../api/services/context';
-import { decideInstruction } from '../../api/services/instruction-review';
+import type { ServiceContext } from '../../services/context';
+import { decideInstruction } from '../../services/instruction-review';
 import type { InstructionDecision } from '../../workflows/instruction-review';
 import { output, withTemporalServices } from '../context';
 import { operatorActor } from '../audit';
@@ -19,7 +20,8 @@ async function decide(s: ServiceContext, instructionId: string, decision: Instru
   const found = await systemEm(s.orm).findOne(PaymentInstructionSchema, { id: instructionId });
   if (!found) throw new CambioError('NOT_FOUND', `payment instruction ${instructionId} not found`);
   const request = reason === undefined ? { decision } : { decision, reason };
-  return decideInstruction(s, tenantEm(s.orm, found.customerId), instructionId, request, operatorActor());
+  const em = tenantEm(s.orm, found.customerId);
+  return presentBeneficiaryRecord(await decideInstruction(s, em, instructionId, request, operatorActor()));
 }
 
 function report(json: boolean, instructionId: string, beneficiary: Awaited<ReturnType<typeof decide>>): void {

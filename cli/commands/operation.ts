@@ -1,10 +1,13 @@
+import { presentInboundPayment } from '../../presenters/inbound-payment';
+import type { Operation } from '../../db/entities';
+import { presentOperation } from '../../presenters/operation';
 import type { Command } from 'commander';
 import { systemEm, tenantEm } from '../../db/orm';
 import { OperationSchema } from '../../db/entities';
-import { notFound } from '../../api/errors';
-import type { ServiceContext } from '../../api/services/context';
-import { decideHold, replayDeposit } from '../../api/services/operations/signals';
-import { reportInboundPayment } from '../../api/services/reported-payments';
+import { notFound } from '../../domain/errors';
+import type { ServiceContext } from '../../services/context';
+import { decideHold, replayDeposit } from '../../services/operations/signals';
+import { reportInboundPayment } from '../../services/reported-payments';
 import { stuckPayouts } from '../../db/repositories/operations';
 import type { AssetCode } from '../../domain/assets';
 import { CambioError } from '../../domain/errors';
@@ -19,8 +22,10 @@ async function scopeOf(s: ServiceContext, operationId: string) {
   return tenantEm(s.orm, op.customerId);
 }
 
-const print = (json: boolean | undefined) => (op: { id: string; currentState: { status: string } }) =>
-  output(!!json, op, `operation ${op.id} is ${op.currentState.status}`);
+const print = (json: boolean | undefined) => (op: Operation) => {
+  const view = presentOperation(op);
+  output(!!json, view, `operation ${view.id} is ${view.currentState.status}`);
+};
 
 export function operationCommands(program: Command): void {
   const deposit = program.command('deposit').description('deposits');
@@ -46,8 +51,10 @@ export function operationCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { amount: string; asset: string; endToEnd: string; json?: boolean }) => {
       const body = { amount: { value: opts.amount, asset: opts.asset as never }, endToEndId: opts.endToEnd };
-      const payment = await withTemporalServices(async (s) =>
-        reportInboundPayment(s, await scopeOf(s, id), id, body, operatorActor()),
+      const payment = presentInboundPayment(
+        await withTemporalServices(async (s) =>
+          reportInboundPayment(s, await scopeOf(s, id), id, body, operatorActor()),
+        ),
       );
       const { value, asset } = payment.amount;
       output(!!opts.json, payment, `payment ${payment.id} of ${value} ${asset} is ${payment.status}`);

@@ -4,14 +4,16 @@ import {
   type CreditedPayment,
   listPayments,
   returnPayment,
-} from '../../api/services/inbound-payment-resolution';
-import { MANUAL_RAILS, recordManualPayment, type ManualPayment } from '../../api/services/reported-payments';
-import { INBOUND_PAYMENT_STATUSES } from '../../db/entities';
+} from '../../services/inbound-payment-resolution';
+import { MANUAL_RAILS, recordManualPayment, type ManualPayment } from '../../services/reported-payments';
+import { INBOUND_PAYMENT_STATUSES, type InboundPayment } from '../../db/entities';
+import { presentInboundPayment } from '../../presenters/inbound-payment';
+import { presentOperation } from '../../presenters/operation';
 import { CambioError } from '../../domain/errors';
 import { output, withServices, withTemporalServices } from '../context';
 import { auditNote, operatorActor } from '../audit';
 
-type Payment = Awaited<ReturnType<typeof listPayments>>[number];
+type Payment = ReturnType<typeof presentInboundPayment>;
 
 const line = (p: Payment) =>
   `${p.id} ${p.status.padEnd(9)} ${p.amount.value} ${p.amount.asset} ${p.rail} customer ${p.customerId}` +
@@ -32,7 +34,8 @@ export function paymentCommands(program: Command): void {
         const message = `--status must be one of ${INBOUND_PAYMENT_STATUSES.join(', ')}`;
         throw new CambioError('VALIDATION_ERROR', message, { errors });
       }
-      const payments = await withServices((s) => listPayments(s, { customerId: opts.customer, status: opts.status }));
+      const found = await withServices((s) => listPayments(s, { customerId: opts.customer, status: opts.status }));
+      const payments = found.map(presentInboundPayment);
       output(!!opts.json, payments, payments.map(line).join('\n') || 'no payments');
     });
   payment
@@ -54,9 +57,13 @@ export function paymentCommands(program: Command): void {
       }
       const outside = opts.outside ? { reference: opts.reference! } : undefined;
       // Noted inside the return's transaction: the audit row commits with it, never without these details.
-      const note = (p: Payment) =>
+      const note = (payment: InboundPayment) => {
+        const p = presentInboundPayment(payment);
         auditNote({ details: { returnEndToEndId: p.returned?.endToEndId, amount: p.amount } });
-      const returned = await withServices((s) => returnPayment(s, id, opts.reason, note, outside));
+      };
+      const returned = presentInboundPayment(
+        await withServices((s) => returnPayment(s, id, opts.reason, note, outside)),
+      );
       const how =
         returned.status === 'RETURNING'
           ? 'sent to the PSP; RETURNED once it confirms, UNMATCHED again if it refuses'
@@ -82,7 +89,9 @@ export function paymentCommands(program: Command): void {
     .action(async (opts: ManualPayment & { operation?: string; customer?: string; json?: boolean }) => {
       const input = { ...opts, operationId: opts.operation, customerId: opts.customer };
       auditNote({ target: `${opts.rail}:${opts.reference}` });
-      const recorded = await withTemporalServices((s) => recordManualPayment(s, input, operatorActor()));
+      const recorded = presentInboundPayment(
+        await withTemporalServices((s) => recordManualPayment(s, input, operatorActor())),
+      );
       const { value, asset } = recorded.amount;
       output(!!opts.json, recorded, `payment ${recorded.id} of ${value} ${asset} is ${recorded.status}`);
     });
@@ -94,8 +103,12 @@ export function paymentCommands(program: Command): void {
     .action(async (id: string, opts: { account: string; json?: boolean }) => {
       // Noted inside the credit's transaction: the audit row commits with it, never without these details.
       const note = (c: CreditedPayment) =>
-        auditNote({ details: { operationId: c.operation.id, amount: c.payment.amount } });
-      const credited = await withServices((s) => creditPayment(s, id, opts.account, note));
+        auditNote({ details: { operationId: c.operation.id, amount: presentInboundPayment(c.payment).amount } });
+      const record = await withServices((s) => creditPayment(s, id, opts.account, note));
+      const credited = {
+        payment: presentInboundPayment(record.payment),
+        operation: presentOperation(record.operation),
+      };
       output(!!opts.json, credited, `payment ${credited.payment.id} is CREDITED by deposit ${credited.operation.id}`);
     });
 }

@@ -4,7 +4,7 @@ import { ASSETS, type AssetCode, isAssetCode } from '../../domain/assets';
 import { CambioError } from '../../domain/errors';
 import { systemEm } from '../../db/orm';
 import { latestExchangeRates } from '../../db/repositories/exchange-rates';
-import { currentRates } from '../../api/services/rates';
+import { currentRates } from '../../services/rates';
 
 const ageOf = (at: Date | null, now: number) => (at ? Math.max(0, Math.round((now - at.getTime()) / 1000)) : null);
 const age = (seconds: number | null) => (seconds === null ? '-' : `${seconds}s`);

@@ -2,9 +2,9 @@ import type { Command } from 'commander';
 import { CustomerSchema } from '../../db/entities/customer';
 import { systemEm, tenantEm } from '../../db/orm';
 import { isUuid } from '../../domain/uuid';
-import { notFound, validationError } from '../../api/errors';
-import { getReport } from '../../api/services/reports';
-import { presentReport, reportCsv } from '../../api/presenters/report';
+import { notFound, validationError } from '../../domain/errors';
+import { getReport } from '../../services/reports';
+import { presentReport, reportCsv } from '../../presenters/report';
 import { withServices } from '../context';
 
 /**

@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { AccountSchema } from '../../db/entities';
 import { systemEm, tenantEm } from '../../db/orm';
 import { isUuid } from '../../domain/uuid';
-import { notFound, validationError } from '../../api/errors';
+import { notFound, validationError } from '../../domain/errors';
 import { openStatement } from '../../statements/statement';
 import { statementJson } from '../../statements/formats/json';
 import { statementCsv } from '../../statements/formats/csv';

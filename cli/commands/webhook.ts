@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { systemEm, tenantEm } from '../../db/orm';
 import { findLogScope, redeliver } from '../../webhooks/execution-logs';
-import { notFound } from '../../api/errors';
+import { notFound } from '../../domain/errors';
 import { isUuid } from '../../domain/uuid';
 import { output, withServices } from '../context';
 

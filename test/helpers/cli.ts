@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import type { CrashPoint } from '../../api/middleware/crash-point';
+import type { CrashPoint } from '../../services/crash-point';
 import { stack } from './stack';
 import { cliArgs } from './entries';
 
@@ -41,7 +41,7 @@ export async function cambioFailsWith(extra: Record<string, string>, ...args: st
   return { exitCode: err!.code, body: JSON.parse(err!.stderr.trim().split('\n').pop()!) };
 }
 
-/** The CLI killed (SIGKILL, by itself: api/middleware/crash-point.ts) at `point` of its action's transaction. */
+/** The CLI killed (SIGKILL, by itself: services/crash-point.ts) at `point` of its action's transaction. */
 export async function cambioKilledAt(point: CrashPoint, ...args: string[]) {
   const err = await cambioWith({ CAMBIO_TEST_CRASH_AT: point }, ...args).then(
     () => undefined,

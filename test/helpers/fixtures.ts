@@ -4,7 +4,7 @@ import { randomInt } from 'node:crypto';
 import { expect } from 'chai';
 import { cnpjCheckDigits, cpfCheckDigits } from '../../domain/tax-id';
 import type { AssetCode } from '../../domain/assets';
-import type { AccountView, UboView } from '../../api/presenters/account';
+import type { AccountView, UboView } from '../../presenters/account';
 import { eventually, idem, stack, TestCustomer } from './stack';
 
 const DIGITS = '0123456789';

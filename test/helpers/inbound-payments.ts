@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { tenantEm } from '../../db/orm';
-import { openDeposit as openDepositWithCharge } from '../../api/services/operations/deposit';
+import { openDeposit as openDepositWithCharge } from '../../services/operations/deposit';
 import { quote } from './money';
 import { stack, TestCustomer } from './stack';
 

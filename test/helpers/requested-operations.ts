@@ -8,7 +8,7 @@ import { systemEm } from '../../db/orm';
 import { inTransaction } from '../../db/transaction';
 import { SqlBatch } from '../../db/batch';
 import { operationWorkflowId } from '../../workflows/ids';
-import { createCustomer } from '../../api/services/auth';
+import { createCustomer } from '../../services/auth';
 import { stack } from './stack';
 
 let clock = Date.now() - 3_600_000;

@@ -4,7 +4,7 @@ import type { Context } from 'mocha';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../../activities';
-import type { ServiceContext } from '../../api/services/context';
+import type { ServiceContext } from '../../services/context';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { queueWorkerOptions } from '../../worker/queues';
 import { startWorkflowStartRelay } from '../../worker/workflow-start-relay';

@@ -4,7 +4,7 @@ import { Worker } from '@temporalio/worker';
 import { AccountSchema } from '../../db/entities';
 import { transition } from '../../domain/states';
 import { createApp } from '../../api/app';
-import { decideAccountReview } from '../../api/services/account-review';
+import { decideAccountReview } from '../../services/account-review';
 import { systemEm, tenantEm } from '../../db/orm';
 import { DomainEventSchema } from '../../db/entities';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
@@ -161,7 +161,7 @@ describe('account review', () => {
       { decision: 'APPROVE' },
       'operator:test',
     );
-    expect(view.currentState.status).to.equal('ACTIVE');
+    expect(view.account.status).to.equal('ACTIVE');
     const other = await newCustomer('Stranger Ltda');
     const err = await decideAccountReview(
       services,
@@ -189,7 +189,7 @@ describe('account review', () => {
       { decision: 'APPROVE' },
       'operator:test',
     );
-    expect(view.currentState.status).to.equal('ACTIVE');
+    expect(view.account.status).to.equal('ACTIVE');
   });
 
   it('replays a finished review history deterministically', async () => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { tenantEm } from '../../db/orm';
-import { tagAccount } from '../../api/services/accounts';
-import type { AccountView } from '../../api/presenters/account';
+import { tagAccount } from '../../services/accounts';
+import type { AccountView } from '../../presenters/account';
 import { newCustomer, stack, TestCustomer } from '../helpers/stack';
 import { addUbo, createAccount, getAccount, uploadAllDocuments } from '../helpers/fixtures';
 

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { systemEm } from '../../db/orm';
-import { creditPayment, returnPayment } from '../../api/services/inbound-payment-resolution';
+import { creditPayment, returnPayment } from '../../services/inbound-payment-resolution';
 import { checkBooks } from '../../payments/books-check';
 import { decideInboundPayment, recordInboundPayment } from '../../payments/record-and-decide';
 import { Dec } from '../../domain/money';

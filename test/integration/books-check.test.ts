@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { systemEm } from '../../db/orm';
-import { startReturn } from '../../api/services/inbound-payment-resolution';
+import { startReturn } from '../../services/inbound-payment-resolution';
 import { suspenseAccountId } from '../../domain/postings';
 import { activeAccount } from '../helpers/fixtures';
 import { assertLedgerBalanced, untilStatus } from '../helpers/money';

@@ -2,10 +2,11 @@
 // payments, per asset, received = credited by deposits + unmatched + returned + credited by operators, in the
 // customer's views and in the ledger.
 import { expect } from 'chai';
+import { presentOperation } from '../../presenters/operation';
 import Decimal from 'decimal.js';
 import { systemEm } from '../../db/orm';
 import { suspenseAccountId } from '../../domain/postings';
-import { creditPayment, returnPayment } from '../../api/services/inbound-payment-resolution';
+import { creditPayment, returnPayment } from '../../services/inbound-payment-resolution';
 import { checkBooks } from '../../payments/books-check';
 import { activeAccount } from '../helpers/fixtures';
 import { assertLedgerBalanced, balance, getOp, untilStatus } from '../helpers/money';
@@ -129,7 +130,7 @@ describe('the books close after a race of payments', function () {
     const completing = deposits.filter((d) => d.kind === 'exact' || d.kind === 'excess');
     const creditedByDeposits = sum(completing.map((d) => d.value));
     expect(by('MATCHED')).to.equal(creditedByDeposits);
-    expect(by('CREDITED')).to.equal(sum(credits.map((x) => x.operation.targetAmount.value)));
+    expect(by('CREDITED')).to.equal(sum(credits.map((x) => presentOperation(x.operation).targetAmount.value)));
 
     // The ledger agrees: the account holds what deposits and operators credited, the suspense what is unmatched.
     const credited = new Decimal(creditedByDeposits).plus(by('CREDITED')).toFixed(2);

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import supertest from 'supertest';
 import { createApp } from '../../api/app';
-import { setCustomerDisabled } from '../../api/services/customers';
+import { setCustomerDisabled } from '../../services/customers';
 import { eventually, newCustomer, stack } from '../helpers/stack';
 import { cambio, cambioFails } from '../helpers/cli';
 

@@ -5,8 +5,8 @@ import { expect } from 'chai';
 import { openOrm, Orm } from '../../db/orm';
 import { migrate } from '../../db/migrate';
 import { loadConfig } from '../../config';
-import { loadSigningKey } from '../../api/services/signing-keys';
-import { verifyToken } from '../../api/services/auth';
+import { loadSigningKey } from '../../services/signing-keys';
+import { verifyToken } from '../../services/auth';
 import jwt from 'jsonwebtoken';
 import { randomUUID } from 'node:crypto';
 

@@ -1,5 +1,5 @@
 // An API process that dies in the middle of a mutating request, killed for real (SIGKILL of a spawned
-// `tsx api/main.ts` at an exact point, see api/middleware/crash-point.ts), and the client's retry with the same
+// `tsx api/main.ts` at an exact point, see services/crash-point.ts), and the client's retry with the same
 // X-Idempotency-Key on another process: the key's result commits with the business write or not at all.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';

@@ -1,11 +1,12 @@
 // Inbound payments as first-class records (decisions 0045, 0076): every payment a rail reports is
 // kept once per end-to-end id and ends matched to its deposit or unmatched in the customer's suspense.
 import { expect } from 'chai';
+import { presentOperation } from '../../presenters/operation';
 import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
 import { systemEm, tenantEm } from '../../db/orm';
-import { replayDeposit } from '../../api/services/operations/signals';
-import { recordInboundPayment } from '../../api/services/reported-payments';
+import { replayDeposit } from '../../services/operations/signals';
+import { recordInboundPayment } from '../../services/reported-payments';
 import { sweepReceivedPayments } from '../../payments/inbound-payment-sweep';
 import { decideInboundPayment } from '../../payments/record-and-decide';
 import { recordPayment } from '../../db/repositories/inbound-payments';
@@ -78,7 +79,9 @@ describe('inbound payments', function () {
       const topUp = await pay(c, dep.id, '70.00');
       expect(topUp.body.status).to.equal('MATCHED');
       expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
-      const replayed = await replayDeposit(services, tenantEm(services.orm, c.customerId), dep.id, 'operator:test');
+      const replayed = presentOperation(
+        await replayDeposit(services, tenantEm(services.orm, c.customerId), dep.id, 'operator:test'),
+      );
       expect(replayed.currentState.status).to.equal('COMPLETED');
       const used = replayed.transactions.map((t: { amount: { value: string } }) => t.amount.value);
       expect(used).to.deep.equal(['60.00', '40.00']);

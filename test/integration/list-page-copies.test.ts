@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import supertest from 'supertest';
 import { createApp } from '../../api/app';
-import { registry } from '../../api/observability/metrics';
-import type { AccountView } from '../../api/presenters/account';
+import { registry } from '../../services/metrics';
+import type { AccountView } from '../../presenters/account';
 import {
   accountBody,
   addUbo,

@@ -4,7 +4,7 @@
 // before the chosen message is sent on it, as a restart or a failover does.
 import { expect } from 'chai';
 import type { Client } from 'pg';
-import { dependencyFailure } from '../../api/errors';
+import { dependencyFailure } from '../../services/errors';
 import { inKeyedTransaction, KeyedOptions } from '../../db/keyed-transaction';
 import { openOrm, systemEm, tenantEm } from '../../db/orm';
 import type { Orm } from '../../db/orm';

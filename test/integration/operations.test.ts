@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { presentOperation } from '../../presenters/operation';
 import { randomUUID } from 'node:crypto';
 import { systemEm } from '../../db/orm';
 import { activeAccount } from '../helpers/fixtures';
@@ -587,13 +588,10 @@ describe('operations', function () {
       // Counted toward the failed deposit, which waits for an operator's replay.
       expect(topUp.body.status).to.equal('MATCHED');
       expect((await untilStatus(c, res.body.id, 'FAILED')).currentState.status).to.equal('FAILED');
-      const { replayDeposit } = await import('../../api/services/operations/signals');
+      const { replayDeposit } = await import('../../services/operations/signals');
       const { tenantEm } = await import('../../db/orm');
-      const replayed = await replayDeposit(
-        services,
-        tenantEm(services.orm, c.customerId),
-        res.body.id,
-        'operator:test',
+      const replayed = presentOperation(
+        await replayDeposit(services, tenantEm(services.orm, c.customerId), res.body.id, 'operator:test'),
       );
       expect(replayed.currentState.status).to.equal('COMPLETED');
       expect(replayed.states.map((s: { status: string }) => s.status)).to.deep.equal([

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import supertest from 'supertest';
 import { createApp } from '../../api/app';
-import { createCustomer } from '../../api/services/auth';
+import { createCustomer } from '../../services/auth';
 import type { Config } from '../../config';
 import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
 import { dribble, listen, Listening, rawRequest, statusOf } from '../helpers/raw-http';

@@ -1,6 +1,7 @@
 // Operators resolve unmatched payments with the CLI (decisions 0048, 0076): return them through
 // their rail or credit them to an account, as the customer then sees in balances, operations, events and reports.
 import { expect } from 'chai';
+import { presentInboundPayment } from '../../presenters/inbound-payment';
 import Decimal from 'decimal.js';
 import { randomUUID } from 'node:crypto';
 import { systemEm } from '../../db/orm';
@@ -11,9 +12,9 @@ import { newCustomer, stack } from '../helpers/stack';
 import { openDeposit, pay } from '../helpers/inbound-payments';
 import { cambio, cambioFails } from '../helpers/cli';
 import { decideInboundPayment, recordInboundPayment } from '../../payments/record-and-decide';
-import { failReturn, startReturn } from '../../api/services/inbound-payment-resolution';
+import { failReturn, startReturn } from '../../services/inbound-payment-resolution';
 import { Dec } from '../../domain/money';
-import { recordManualPayment } from '../../api/services/reported-payments';
+import { recordManualPayment } from '../../services/reported-payments';
 import type { CambioError } from '../../domain/errors';
 
 /** The customer's suspense (null: the platform's): its ledger account's balance row. */
@@ -184,7 +185,10 @@ describe("operator CLI: the platform's payments and a refused return", function 
     expect(returning.status).to.equal('RETURNING');
     const refused = await failReturn(services, toReturn, 'beneficiary account closed');
     expect(refused.status).to.equal('UNMATCHED');
-    expect(refused.returned).to.deep.include({ reason: 'unknown payer', failure: 'beneficiary account closed' });
+    expect(presentInboundPayment(refused).returned).to.deep.include({
+      reason: 'unknown payer',
+      failure: 'beneficiary account closed',
+    });
     expect(await suspense(null, 'BRLT')).to.equal('7.00');
     expect(await booksCheck('BRLT')).to.deep.include({ exitCode: 0, ok: true });
     const twice = await failReturn(services, toReturn, 'again').catch((e: { code?: string }) => e.code);

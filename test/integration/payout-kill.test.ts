@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { systemEm, tenantEm } from '../../db/orm';
-import { createWithdrawal } from '../../api/services/operations/withdrawal';
+import { createWithdrawal } from '../../services/operations/withdrawal';
 import { payoutIdFor } from '../../rails/pix/ids';
 import { approvedInstruction } from '../helpers/beneficiary-fixtures';
 import { activeAccount } from '../helpers/fixtures';

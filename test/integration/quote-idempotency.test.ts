@@ -7,7 +7,7 @@ import { Client } from 'pg';
 import { systemEm, tenantEm } from '../../db/orm';
 import { insertKeyedQuote } from '../../db/repositories/keyed-quote';
 import { inKeyedTransaction } from '../../db/keyed-transaction';
-import { priceQuote } from '../../api/services/quotes';
+import { priceQuote } from '../../services/quotes';
 import { activeAccount } from '../helpers/fixtures';
 import type { Response } from 'supertest';
 import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';

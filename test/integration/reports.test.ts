@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { systemEm, tenantEm } from '../../db/orm';
 import { BACKFILL_DAYS_SQL, BACKFILL_MOVEMENTS_SQL } from '../../db/migrations/Migration20261123060000Movements';
-import { tagAccount } from '../../api/services/accounts';
+import { tagAccount } from '../../services/accounts';
 import { Dec } from '../../domain/money';
 import { activeAccount } from '../helpers/fixtures';
 import { approvedInstruction } from '../helpers/beneficiary-fixtures';
@@ -178,7 +178,7 @@ describe('reports', function () {
     expect((await pay(replayed.id, '30.00')).status).to.equal(200);
     await untilStatus(c, replayed.id, 'FAILED');
     expect((await pay(replayed.id, '3.33')).status).to.equal(200);
-    const { replayDeposit } = await import('../../api/services/operations/signals');
+    const { replayDeposit } = await import('../../services/operations/signals');
     await replayDeposit(services, em(), replayed.id, 'operator:test');
     await untilStatus(c, replayed.id, 'COMPLETED');
     await deposit('5.00');

@@ -2,6 +2,7 @@
 // until a worker's relay has made it, activities retried after COMMIT post once, and a worker killed mid-flight
 // loses nothing when another takes over its task queue.
 import { randomUUID } from 'node:crypto';
+import { presentOperation } from '../../presenters/operation';
 import fs from 'node:fs';
 import { expect } from 'chai';
 import Decimal from 'decimal.js';
@@ -10,11 +11,11 @@ import { systemEm, tenantEm } from '../../db/orm';
 import { recordPayment } from '../../db/repositories/inbound-payments';
 import { Dec } from '../../domain/money';
 import { createOperationActivities } from '../../activities/operations';
-import type { ServiceContext } from '../../api/services/context';
-import { createSwap } from '../../api/services/operations/swap';
-import { createTransfer } from '../../api/services/operations/transfer';
-import { openDeposit } from '../../api/services/operations/deposit';
-import { createWithdrawal } from '../../api/services/operations/withdrawal';
+import type { ServiceContext } from '../../services/context';
+import { createSwap } from '../../services/operations/swap';
+import { createTransfer } from '../../services/operations/transfer';
+import { openDeposit } from '../../services/operations/deposit';
+import { createWithdrawal } from '../../services/operations/withdrawal';
 import { RELAY_LEASE_MS } from '../../worker/relay-limits';
 import { relayWorkflowStarts } from '../../worker/workflow-start-relay';
 import { operationWorkflowId } from '../../workflows/ids';
@@ -100,10 +101,9 @@ describe('resilience', () => {
         });
 
         await withoutRelay(async () => {
-          const created = await createSwap(services, tenantEm(services.orm, c.customerId), {
-            accountId: account.id,
-            quoteId: q.id,
-          });
+          const created = presentOperation(
+            await createSwap(services, tenantEm(services.orm, c.customerId), { accountId: account.id, quoteId: q.id }),
+          );
           expect(created.currentState.status).to.equal('REQUESTED');
           expect(created.sourceAmount).to.deep.include({ value: '100.00', asset: 'BRL' });
 
@@ -484,7 +484,7 @@ describe('resilience', () => {
       const completedAtCrash = Number(atCrash.find((r) => r.status === 'COMPLETED')?.n ?? 0);
       expect(completedAtCrash, `the crash left work outstanding: ${JSON.stringify(atCrash)}`).to.be.below(20);
       const created = await creating;
-      expect(created.every((o) => o.currentState.status === 'REQUESTED')).to.equal(true);
+      expect(created.every((o) => presentOperation(o).currentState.status === 'REQUESTED')).to.equal(true);
       const ids = created.map((o) => o.id);
 
       const second = await spawnWorker('worker-2', taskQueue, { pollers: 0 });

@@ -12,7 +12,7 @@ import { fund, untilStatus } from '../helpers/money';
 import { openDeposit, pay } from '../helpers/inbound-payments';
 import { eventually, newCustomer, stack, type TestCustomer } from '../helpers/stack';
 import { tenantEm } from '../../db/orm';
-import { replayDeposit } from '../../api/services/operations/signals';
+import { replayDeposit } from '../../services/operations/signals';
 import { payoutIdFor } from '../../rails/pix/ids';
 import { operationWorkflowId } from '../../workflows/ids';
 

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import supertest from 'supertest';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { createApp } from '../../api/app';
-import { returnPayment } from '../../api/services/inbound-payment-resolution';
+import { returnPayment } from '../../services/inbound-payment-resolution';
 import { findPaymentByReference } from '../../db/repositories/inbound-payments';
 import { ormConfig, systemEm } from '../../db/orm';
 import { payoutIdFor } from '../../rails/pix/ids';

@@ -2,14 +2,15 @@
 // deposit, a failed reconciliation stays replayable for 7 days, and after that a replay is refused.
 // Postgres is the real shared one; only Temporal's clock is virtual.
 import { randomUUID } from 'node:crypto';
+import { presentOperation } from '../../presenters/operation';
 import { expect } from 'chai';
 import Decimal from 'decimal.js';
 import { systemEm, tenantEm } from '../../db/orm';
 import { CambioError } from '../../domain/errors';
-import type { ServiceContext } from '../../api/services/context';
-import { openDeposit as openDepositWithCharge } from '../../api/services/operations/deposit';
-import { replayDeposit } from '../../api/services/operations/signals';
-import { reportInboundPayment } from '../../api/services/reported-payments';
+import type { ServiceContext } from '../../services/context';
+import { openDeposit as openDepositWithCharge } from '../../services/operations/deposit';
+import { replayDeposit } from '../../services/operations/signals';
+import { reportInboundPayment } from '../../services/reported-payments';
 import { operationWorkflowId } from '../../workflows/ids';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, getOp, quote } from '../helpers/money';
@@ -65,7 +66,7 @@ describe('deposit timers (time skipping)', () => {
   async function openDeposit(value: string) {
     const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: value });
     const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' as const } };
-    const dep = await openDepositWithCharge(ctx, em(), body, randomUUID());
+    const dep = presentOperation(await openDepositWithCharge(ctx, em(), body, randomUUID()));
     expect(dep.currentState.status).to.equal('REQUESTED');
     // The commit wakes this queue's relay (withWorker), which starts the workflow on the test server.
     await eventually(
@@ -155,7 +156,7 @@ describe('deposit timers (time skipping)', () => {
         );
         expect(topUp.status).to.equal('MATCHED');
         expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
-        const replayed = await replayDeposit(ctx, em(), dep.id, 'operator:test');
+        const replayed = presentOperation(await replayDeposit(ctx, em(), dep.id, 'operator:test'));
         expect(replayed.currentState.status).to.equal('COMPLETED');
         expect(statuses(replayed)).to.deep.equal(['REQUESTED', 'FAILED', 'PROCESSING', 'COMPLETED']);
         expect(replayed.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal([

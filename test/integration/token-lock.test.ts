@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import supertest from 'supertest';
 import { createApp } from '../../api/app';
-import { createCustomer } from '../../api/services/auth';
+import { createCustomer } from '../../services/auth';
 import { stack } from '../helpers/stack';
 
 const ATTACKER = '198.51.100.7';

@@ -8,7 +8,7 @@ import { temporal as proto } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { historyFixture } from '../helpers/histories';
 import { tenantEm } from '../../db/orm';
-import { createBeneficiary } from '../../api/services/beneficiaries';
+import { createBeneficiary } from '../../services/beneficiaries';
 import { createSubscription } from '../../webhooks/subscriptions';
 import { webhookDeliveryWorkflowId } from '../../workflows/ids';
 import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';

@@ -4,8 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { tenantEm } from '../../db/orm';
-import type { ServiceContext } from '../../api/services/context';
-import { createBeneficiary } from '../../api/services/beneficiaries';
+import type { ServiceContext } from '../../services/context';
+import { createBeneficiary } from '../../services/beneficiaries';
 import { createSubscription } from '../../webhooks/subscriptions';
 import { getExecutionLog, listAttempts } from '../../webhooks/execution-logs';
 import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';

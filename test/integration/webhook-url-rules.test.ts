@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { createApp } from '../../api/app';
-import type { ServiceContext } from '../../api/services/context';
+import type { ServiceContext } from '../../services/context';
 import { isPublicAddress } from '../../webhooks/url-policy';
 import { queueWorkerOptions } from '../../worker/queues';
 import { startWorkflowStartRelay, WorkflowStartRelay } from '../../worker/workflow-start-relay';

@@ -16,8 +16,8 @@ import {
   replaySignal,
 } from '../../workflows/operations/contract';
 import { decisionSignal, ignoredSignalsQuery, IgnoredSignal } from '../../workflows/decision';
-import { recordAccountDecision } from '../../api/services/account-review';
-import { recordInboundPayment, reportInboundPayment } from '../../api/services/reported-payments';
+import { recordAccountDecision } from '../../services/account-review';
+import { recordInboundPayment, reportInboundPayment } from '../../services/reported-payments';
 import { sweepReceivedPayments } from '../../payments/inbound-payment-sweep';
 import { createAccount, uploadAllDocuments, submitReview, activeAccount, getAccount } from '../helpers/fixtures';
 import { approvedInstruction, beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
@@ -219,7 +219,7 @@ describe('workflow decisions are committed rows', function () {
     const waiting = await withoutRelay(async () => {
       const accountId = await underReview(c);
       const view = await (
-        await import('../../api/services/account-review')
+        await import('../../services/account-review')
       ).decideAccountReview(
         services,
         tenantEm(services.orm, c.customerId),
@@ -227,7 +227,7 @@ describe('workflow decisions are committed rows', function () {
         { decision: 'APPROVE' },
         'operator:test',
       );
-      return view.currentState.status;
+      return view.account.status;
     });
     expect(waiting).to.equal('ACTIVE');
 

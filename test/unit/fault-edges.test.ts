@@ -2,7 +2,7 @@
 // real wait before the right secret is accepted.
 import { expect } from 'chai';
 import { TokenThrottle } from '../../api/overload/token-throttle';
-import { CambioError } from '../../api/errors';
+import { CambioError } from '../../domain/errors';
 
 const clock = () => {
   let t = 1_000_000;
@@ -77,7 +77,7 @@ describe('dependencyFailure', () => {
     'turns what Postgres, the pool, the network and Temporal say when they are unavailable into 503, and ' +
       'nothing else',
     async () => {
-      const { dependencyFailure } = await import('../../api/errors');
+      const { dependencyFailure } = await import('../../services/errors');
       const pg = (code: string) => Object.assign(new Error('pg'), { code });
       const unavailable = [
         pg('57P01'), // admin shutdown

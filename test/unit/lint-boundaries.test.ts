@@ -1,5 +1,6 @@
-// The layers `npm run lint` enforces (eslint.config.mjs, decision 0119): each fixture in test/fixtures/lint breaks
-// them on the lines it marks, linted as if it sat at the path on its first line, and the real tree breaks none.
+// The layers `npm run lint` enforces (eslint.config.mjs, decisions 0119 and 0122): each fixture in
+// test/fixtures/lint breaks them on the lines it marks, linted as if it sat at the path on its first line, and the
+// real tree breaks none.
 // Only the boundary rules run, without type information: they read paths, not types, and this way take seconds.
 import { expect } from 'chai';
 import { ESLint, Linter } from 'eslint';
@@ -67,6 +68,18 @@ describe('lint: import boundaries', () => {
       expect(found(result.messages)).to.deep.equal(expected);
     });
   }
+
+  it('fails a use case and the CLI that import api/ (decision 0122)', async () => {
+    const crossings = {
+      'services/lint-fixture.ts': '../api/errors',
+      'cli/commands/lint-fixture.ts': '../../api/errors',
+    };
+    for (const [as, target] of Object.entries(crossings)) {
+      const text = `import { statusOf } from '${target}';\nexport const status = statusOf('NOT_FOUND');\n`;
+      const [result] = await eslint.lintText(text, { filePath: path.join(ROOT, as) });
+      expect(found(result.messages), as).to.deep.equal(['1: import-x/no-restricted-paths']);
+    }
+  });
 
   it('finds no boundary crossed in the tree', async () => {
     const results = await eslint.lintFiles(['.']);

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { TokenBuckets } from '../../api/overload/token-bucket';
 import { CustomerAdmission } from '../../api/overload/customer-limits';
-import { Semaphore } from '../../api/overload/semaphore';
+import { Semaphore } from '../../services/semaphore';
 import { TokenThrottle } from '../../api/overload/token-throttle';
-import { CambioError } from '../../api/errors';
+import { CambioError } from '../../domain/errors';
 
 const clock = () => {
   let t = 1_000_000;

@@ -13,7 +13,7 @@ import { requestContext } from '../../api/middleware/request-context';
 import { loggablePath } from '../../api/observability/loggable-path';
 import { RAILS as API_RAILS } from '../../rails/funding';
 import { railNoticeGate, railNoticeRoutes } from '../../api/rail-notices';
-import type { ServiceContext } from '../../api/services/context';
+import type { ServiceContext } from '../../services/context';
 import { loadConfig } from '../../config';
 import { NoticeRejectedError } from '../../rails/errors';
 import type { NoticeVerdict, RailConnector, RailEntry } from '../../rails/rail';

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { verifyToken } from '../../api/services/auth';
-import { VerifiedTokens } from '../../api/services/verified-tokens';
-import type { KeyPair } from '../../api/services/signing-keys';
+import { verifyToken } from '../../services/auth';
+import { VerifiedTokens } from '../../services/verified-tokens';
+import type { KeyPair } from '../../services/signing-keys';
 import type { Config } from '../../config';
 import { CambioError } from '../../domain/errors';
 

@@ -1,0 +1,157 @@
+import { BeforeCommit, inTransaction } from '../db/transaction';
+import { randomBytes, randomUUID, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
+import jwt from 'jsonwebtoken';
+import { LockMode } from '@mikro-orm/core';
+import type { Config } from '../config';
+import type { Orm } from '../db/orm';
+import { ApiClient, ApiClientSchema, CustomerSchema } from '../db/entities';
+import { CambioError } from '../domain/errors';
+import type { KeyPair } from './signing-keys';
+import { boundedSecretWork } from './secret-work';
+import type { VerifiedTokens } from './verified-tokens';
+
+const scrypt = promisify(scryptCb) as (secret: string, salt: Buffer, keylen: number) => Promise<Buffer>;
+
+export const TOKEN_LIFETIME_SECONDS = 3600;
+
+async function hashSecret(secret: string): Promise<string> {
+  const salt = randomBytes(16);
+  const hash = await scrypt(secret, salt, 32);
+  return `scrypt$${salt.toString('base64')}$${hash.toString('base64')}`;
+}
+
+async function secretMatches(secret: string, stored: string): Promise<boolean> {
+  const [scheme, salt, hash] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64');
+  const actual = await boundedSecretWork(() => scrypt(secret, Buffer.from(salt, 'base64'), expected.length));
+  return timingSafeEqual(actual, expected);
+}
+
+export interface CreatedCustomer {
+  customerId: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+/** Operator action: a customer and its first credentials. The secret is returned once and stored hashed. */
+export async function createCustomer(orm: Orm, name: string, customerId = randomUUID()): Promise<CreatedCustomer> {
+  if (!name.trim())
+    throw new CambioError('VALIDATION_ERROR', 'name must not be empty', {
+      errors: [{ path: '/name', message: 'must not be empty' }],
+    });
+  const clientId = `cli_${randomBytes(12).toString('hex')}`;
+  const clientSecret = `sec_${randomBytes(24).toString('base64url')}`;
+  const secretHash = await hashSecret(clientSecret);
+  await inTransaction(orm.em.fork(), async (em) => {
+    em.create(CustomerSchema, { id: customerId, name: name.trim(), createdAt: new Date() });
+    // The client row references the customer (foreign key); the unit of work does not know that order.
+    await em.flush();
+    em.create(ApiClientSchema, { clientId, customerId, secretHash, createdAt: new Date() });
+  });
+  return { customerId, clientId, clientSecret };
+}
+
+/** The secret a rotation replaced, during its grace period only. */
+async function previousSecretMatches(secret: string, client: ApiClient): Promise<boolean> {
+  const expiresAt = client.previousSecretExpiresAt;
+  if (!client.previousSecretHash || !expiresAt || expiresAt.getTime() <= Date.now()) return false;
+  return secretMatches(secret, client.previousSecretHash);
+}
+
+export interface RotatedSecret {
+  customerId: string;
+  clientId: string;
+  clientSecret: string;
+  previousSecretExpiresAt: string;
+}
+
+/**
+ * Operator action: a new secret for the customer's client (its newest, the one onboarding issued), shown once. The
+ * old one keeps working for `graceSeconds`, so the customer can deploy the new one without an outage.
+ * `beforeCommit` sees the rotation inside its transaction (the operator's audit row commits with it).
+ */
+export async function rotateClientSecret(
+  orm: Orm,
+  customerId: string,
+  graceSeconds: number,
+  beforeCommit?: BeforeCommit<RotatedSecret>,
+): Promise<RotatedSecret> {
+  const clientSecret = `sec_${randomBytes(24).toString('base64url')}`;
+  const secretHash = await hashSecret(clientSecret);
+  return inTransaction(orm.em.fork(), async (em) => {
+    const newest = { orderBy: { createdAt: 'desc' }, limit: 1, lockMode: LockMode.PESSIMISTIC_WRITE } as const;
+    const [client] = await em.find(ApiClientSchema, { customerId }, newest);
+    if (!client) throw new CambioError('NOT_FOUND', 'customer not found', { customerId });
+    const expiresAt = new Date(Date.now() + graceSeconds * 1000);
+    client.previousSecretHash = client.secretHash;
+    client.previousSecretExpiresAt = expiresAt;
+    client.secretHash = secretHash;
+    const rotated = {
+      customerId,
+      clientId: client.clientId,
+      clientSecret,
+      previousSecretExpiresAt: expiresAt.toISOString(),
+    };
+    beforeCommit?.(rotated);
+    return rotated;
+  });
+}
+
+export interface IssuedToken {
+  accessToken: string;
+  tokenType: 'Bearer';
+  expiresIn: number;
+}
+
+export async function issueToken(
+  orm: Orm,
+  config: Config,
+  key: KeyPair,
+  clientId: string,
+  clientSecret: string,
+): Promise<IssuedToken> {
+  const em = orm.em.fork();
+  const client = await em.findOne(ApiClientSchema, { clientId });
+  // Same answer for an unknown client and a wrong secret: the caller learns nothing about which ids exist.
+  const matches = async (c: ApiClient) =>
+    (await secretMatches(clientSecret, c.secretHash)) || (await previousSecretMatches(clientSecret, c));
+  if (!client || !(await matches(client))) {
+    throw new CambioError('INVALID_CLIENT', 'unknown client or wrong secret');
+  }
+  const customer = await em.findOne(CustomerSchema, { id: client.customerId });
+  if (!customer || customer.disabledAt)
+    throw new CambioError('INVALID_CLIENT', 'the customer of this client is disabled');
+  const accessToken = jwt.sign({ client_id: clientId }, key.privateKey, {
+    algorithm: 'RS256',
+    keyid: key.kid,
+    subject: client.customerId,
+    issuer: config.jwtIssuer,
+    audience: config.jwtAudience,
+    expiresIn: TOKEN_LIFETIME_SECONDS,
+    jwtid: randomUUID(),
+  });
+  return { accessToken, tokenType: 'Bearer', expiresIn: TOKEN_LIFETIME_SECONDS };
+}
+
+/** Returns the customer id a valid token was issued to. Algorithm, issuer and audience are pinned. */
+export function verifyToken(config: Config, key: KeyPair, token: string, verified?: VerifiedTokens): string {
+  const known = verified?.get(token);
+  if (known !== undefined) return known;
+  try {
+    const claims = jwt.verify(token, key.publicKey, {
+      algorithms: ['RS256'],
+      issuer: config.jwtIssuer,
+      audience: config.jwtAudience,
+    });
+    if (typeof claims === 'string' || typeof claims.sub !== 'string') throw new Error('no subject');
+    // jsonwebtoken checks `exp` only when present; a token without one would never expire.
+    if (typeof claims.exp !== 'number') throw new Error('no expiry');
+    verified?.remember(token, claims.sub, claims.exp);
+    return claims.sub;
+  } catch (err) {
+    const expired = err instanceof jwt.TokenExpiredError;
+    throw new CambioError('UNAUTHORIZED', expired ? 'access token expired' : 'invalid access token');
+  }
+}

@@ -1,0 +1,32 @@
+import { inTransaction } from '../db/transaction';
+import type { Orm } from '../db/orm';
+import { CustomerSchema } from '../db/entities';
+import { CambioError } from '../domain/errors';
+import { isUuid } from '../domain/uuid';
+
+export interface CustomerStatus {
+  customerId: string;
+  name: string;
+  disabledAt: string | null;
+}
+
+/**
+ * Operator action: disable (or enable again) a customer. A disabled customer gets no tokens and its existing tokens
+ * stop working within the API's customer cache lifetime; its data, balances and running operations stay as they
+ * are (money in flight still settles or is released by its workflow).
+ */
+export async function setCustomerDisabled(orm: Orm, customerId: string, disabled: boolean): Promise<CustomerStatus> {
+  if (!isUuid(customerId)) throw new CambioError('NOT_FOUND', `customer ${customerId} not found`);
+  return inTransaction(orm.em.fork(), async (em) => {
+    const customer = await em.findOne(CustomerSchema, { id: customerId });
+    if (!customer) throw new CambioError('NOT_FOUND', `customer ${customerId} not found`);
+    // Disabling twice keeps the first moment; enabling clears it.
+    if (disabled) customer.disabledAt ??= new Date();
+    else customer.disabledAt = null;
+    return {
+      customerId: customer.id,
+      name: customer.name,
+      disabledAt: customer.disabledAt ? customer.disabledAt.toISOString() : null,
+    };
+  });
+}

@@ -1,0 +1,72 @@
+// The one way a decision reaches a workflow (decision 0068): the decision is a row committed in the caller's
+// transaction together with its signal's outbox row (and, for an operator, the audit row); the signal, naming the row,
+// goes after COMMIT; the workflow reads and validates the row before acting. Shared by the sandbox routes and the
+// operator CLI for account, instruction and hold decisions and deposit replays.
+import type { Em } from '../db/orm';
+import type { WorkflowStartRequest } from '../db/repositories/outbox';
+import {
+  addDecision,
+  decisionById,
+  decisionsFor,
+  DecisionKind,
+  DecisionRow,
+  lockDecisions,
+} from '../db/repositories/workflow-decisions';
+import { CambioError } from '../domain/errors';
+import { sendDecisionNow } from '../workflows/send-signal';
+import type { ServiceContext } from './context';
+
+type DecisionServices = Pick<ServiceContext, 'orm' | 'temporal' | 'config'>;
+
+export interface DecisionRequest {
+  kind: DecisionKind;
+  workflowId: string;
+  customerId: string;
+  decision: 'APPROVE' | 'REJECT' | null;
+  reason?: string;
+  /** The workflow to start first when the decision may come before its start was relayed (signalWithStart). */
+  start?: WorkflowStartRequest;
+}
+
+/**
+ * Records decision `id` about `target` in `tx`. `check` reads the target's state (throwing when it cannot be
+ * decided) and says what to record. Running it again with the same id finds the first run's row and records
+ * nothing: the retry of a request that died after its COMMIT. A review or hold takes one decision; a second is
+ * 409 INVALID_STATE, so it is never recorded only to be ignored.
+ */
+export async function recordDecision(
+  s: Pick<DecisionServices, 'config'>,
+  tx: Em,
+  id: string,
+  target: string,
+  actor: string,
+  check: () => Promise<DecisionRequest>,
+): Promise<void> {
+  await lockDecisions(tx, target);
+  if (await decisionById(tx, id)) return;
+  const req = await check();
+  if (req.kind !== 'DEPOSIT_REPLAY' && (await decisionsFor(tx, req.workflowId, req.kind)).length) {
+    throw new CambioError('INVALID_STATE', 'a decision is already recorded for this review; it is being applied', {
+      status: 'DECIDED',
+    });
+  }
+  const row: DecisionRow = {
+    id,
+    workflowId: req.workflowId,
+    kind: req.kind,
+    customerId: req.customerId,
+    target,
+    decision: req.decision,
+    reason: req.reason ?? null,
+    actor,
+  };
+  await addDecision(tx, row, { taskQueue: s.config.taskQueue, start: req.start });
+}
+
+/**
+ * After COMMIT: the signal naming decision `id`, now. If this process dies first, the worker's outbox relay sends
+ * it; if both send, the workflow reads the decision once.
+ */
+export async function sendDecision(s: DecisionServices, id: string): Promise<void> {
+  await sendDecisionNow(s.orm, s.temporal, id);
+}

@@ -1,0 +1,72 @@
+import { Client, Connection } from '@temporalio/client';
+import type { Logger } from 'pino';
+import { Config } from '../config';
+import { openOrm, Orm } from '../db/orm';
+import { sessionSettingsOf } from '../db/session-settings';
+import { openRateLimitStore, RateLimitStore } from '../db/repositories/rate-limits';
+import type { RateBook } from '../domain/rates';
+import { rateBookFromConfig } from '../rates';
+import { noteRatesDeviation } from './metrics';
+import type { ResolveHost } from '../webhooks/url-policy';
+import { railsFromConfig, type Rails } from '../rails';
+
+/** Everything a service needs from the outside world, built once per process (API, CLI, tests). */
+export interface Deps {
+  config: Config;
+  orm: Orm;
+  temporal: Client;
+  /** What quotes price from (rates/index.ts): the sandbox's table, the live rates, or none outside a sandbox. */
+  rates: RateBook;
+  /** Why quotes between currencies are refused in this deployment (no usable source): the API logs it at start. */
+  ratesWarning?: string;
+  log: Logger;
+  /** Name resolution for the webhook URL rules; DNS unless a test injects its own. */
+  resolveHost?: ResolveHost;
+  /** The shared per-customer rate counters (RATE_LIMIT_SCOPE=deployment); absent: a bucket per process. */
+  rateLimits?: RateLimitStore;
+  /** The rails' connectors: the deposit POST creates its rail's charge through them before it answers. */
+  rails?: Rails;
+  close(): Promise<void>;
+}
+
+export interface DepsOptions {
+  /** The process's logger: the API's (api/main.ts, from its first line), the CLI's, a test's. */
+  log: Logger;
+  poolMax?: number;
+  applicationName?: string;
+}
+
+export async function createDeps(config: Config, opts: DepsOptions): Promise<Deps> {
+  const orm = await openOrm(config.databaseUrl, {
+    poolMax: opts.poolMax,
+    session: sessionSettingsOf(config),
+    applicationName: opts.applicationName ?? 'cambio-api',
+  });
+  // Connected on first use, not checked here: a process started while Temporal is down still starts. The API then
+  // answers as it does when Temporal goes down under it (operations accepted into the outbox, 503 where a request
+  // needs Temporal, /readyz 503) and needs no restart once it answers; the CLI runs its commands that never call it.
+  const connection = Connection.lazy({ address: config.temporalAddress });
+  const temporal = new Client({ connection, namespace: config.temporalNamespace });
+  const rateLimits =
+    config.rateLimitScope === 'deployment'
+      ? openRateLimitStore(config.databaseUrl, sessionSettingsOf(config))
+      : undefined;
+  const rails = railsFromConfig(config);
+  const rates = rateBookFromConfig(config, orm, opts.log, { onDeviation: noteRatesDeviation });
+  return {
+    config,
+    orm,
+    temporal,
+    rates: rates.book,
+    ratesWarning: rates.warning,
+    log: opts.log,
+    rateLimits,
+    rails,
+    async close() {
+      await rails.close();
+      await connection.close();
+      await rateLimits?.close();
+      await orm.close(true);
+    },
+  };
+}

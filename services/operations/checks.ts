@@ -1,0 +1,42 @@
+import type { Account } from '../../db/entities';
+import type { Config } from '../../config';
+import { CambioError } from '../../domain/errors';
+import { railEntry } from '../../rails/registry';
+
+/** An asset can move on an account once onboarding activated it there. */
+export function requireAssetEnabled(account: Account, asset: string): void {
+  const entry = account.assets.find((a) => a.asset === asset);
+  if (!entry || entry.status !== 'ACTIVE') {
+    throw new CambioError('ASSET_NOT_ENABLED', `${asset} is not enabled on account ${account.id}`, {
+      accountId: account.id,
+      asset,
+    });
+  }
+}
+
+/**
+ * PIX moves real money only through a PSP (PIX_PSP_URL). Without one, outside the sandbox, nothing could pay the
+ * deposit or send the payout: refuse before any hold. (The sandbox always has one: `npm start` and the tests run
+ * the simulated PSP.)
+ */
+export function requireRailConfigured(config: Config, rail: string): void {
+  const entry = railEntry(rail);
+  if (entry?.recordedBy !== 'connector' || config.sandbox || entry.hasProvider(config)) return;
+  throw notConfigured(rail);
+}
+
+/**
+ * A payout leaves only through a PSP, in the sandbox too (../shared/spec/decisions.md, "A claim is not money"; decision
+ * 0108): a PIX withdrawal with no PSP configured is refused before any hold, whatever SANDBOX says. (A sandbox deposit
+ * without one still takes the sandbox route's payments.)
+ */
+export function requirePayoutRail(config: Config, rail: string): void {
+  const entry = railEntry(rail);
+  if (entry?.recordedBy !== 'connector' || entry.hasProvider(config)) return;
+  throw notConfigured(rail);
+}
+
+const notConfigured = (rail: string) =>
+  new CambioError('RAIL_NOT_CONFIGURED', `no PSP is configured for ${rail} (${railEntry(rail)?.providerSetting})`, {
+    rail,
+  });

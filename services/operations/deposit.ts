@@ -1,0 +1,147 @@
+import { AccountSchema, QuoteSchema, type Account } from '../../db/entities';
+import type { Em } from '../../db/orm';
+import type { AssetCode } from '../../domain/assets';
+import { CambioError } from '../../domain/errors';
+import { fundingInstruction, Rail, railAccepts } from '../../rails/funding';
+import { formatAmount } from '../../domain/money';
+import { RailRejectedError, RailUnavailableError } from '../../rails/errors';
+import { txidFor } from '../../rails/pix/ids';
+import type { ChargeCreated, ChargeRequest } from '../../rails/rail';
+import type { ServiceContext } from '../context';
+import { requireAssetEnabled, requireRailConfigured } from './checks';
+import { createOperation } from './create';
+
+export interface DepositBody {
+  accountId: string;
+  quoteId: string;
+  fundingInstruction: { rail: Rail };
+}
+
+/**
+ * A deposit: the quote's source is the asset paid in through the rail, its target the asset credited.
+ * The window and replay window are fixed at creation and handed to the workflow. A PIX deposit of a deployment
+ * with a PSP carries the charge `chargeForDeposit` created before the request's transaction.
+ */
+export function createDeposit(s: ServiceContext, em: Em, body: DepositBody, charge?: ChargeCreated) {
+  const rail = body.fundingInstruction.rail;
+  return createOperation(s, em, {
+    type: 'DEPOSIT',
+    accountId: body.accountId,
+    quoteId: body.quoteId,
+    async plan(_tx, account, quote, operationId) {
+      if (!railAccepts(rail, quote.sourceAsset)) {
+        throw new CambioError('RAIL_ASSET_MISMATCH', `${rail} does not pay in ${quote.sourceAsset}`, {
+          rail,
+          asset: quote.sourceAsset,
+        });
+      }
+      requireAssetEnabled(account, quote.targetAsset);
+      requireRailConfigured(s.config, rail);
+      const due = new Date(Date.now() + s.config.depositWindowSeconds * 1000);
+      const charged = s.rails?.connector(rail)?.charges !== undefined;
+      // The checks before the charge found nothing wrong, these did (an account or asset changed in between): the
+      // client's retry charges again (same txid) and meets the same checks here. Not stored with the key.
+      if (charged && !charge) throw chargeUnavailable('the deposit changed while its charge was created', 1);
+      return {
+        intent: {
+          type: 'DEPOSIT',
+          fundingInstruction: charged
+            ? charge!.fundingInstruction
+            : fundingInstruction(rail, operationId, quote.sourceAsset, due),
+        },
+        workflowInput: {
+          depositWindowSeconds: s.config.depositWindowSeconds,
+          replayWindowSeconds: s.config.replayWindowSeconds,
+        },
+      };
+    },
+  });
+}
+
+/**
+ * The PIX charge of a deposit about to be created (decision 0078): the one
+ * provider call the API makes itself, before the request's transaction (no transaction waits on the PSP), bounded
+ * by PIX_CHARGE_TIMEOUT_MS. Its txid derives from the customer and the idempotency key, so the retry of a request
+ * that died before its COMMIT finds the same charge at the PSP (read back by the connector) and the deposit it
+ * finally creates carries it. Undefined when no charge is wanted: another rail, no PSP, or a request the
+ * transaction will refuse anyway (quote used, expired or not this account's, account not active, asset not
+ * enabled: no charge is left behind for those). A PSP that is down or slow is 503 with its Retry-After, before
+ * anything is written.
+ */
+export async function chargeForDeposit(
+  s: ServiceContext,
+  em: Em,
+  body: DepositBody,
+  idempotencyKey: string,
+  customerId: string,
+): Promise<ChargeCreated | undefined> {
+  const rail = body.fundingInstruction.rail;
+  const charges = s.rails?.connector(rail)?.charges;
+  if (!charges) return undefined;
+  const read = em.fork();
+  const [account, quote] = await Promise.all([
+    read.findOne(AccountSchema, { id: body.accountId }),
+    read.findOne(QuoteSchema, { id: body.quoteId }),
+  ]);
+  if (!account || !quote || account.status !== 'ACTIVE' || quote.accountId !== account.id) return undefined;
+  if (quote.consumedBy || quote.expiresAt.getTime() <= Date.now() || !railAccepts(rail, quote.sourceAsset))
+    return undefined;
+  if (!account.assets.some((a) => a.asset === quote.targetAsset && a.status === 'ACTIVE')) return undefined;
+  const request: ChargeRequest = {
+    chargeId: txidFor(customerId, idempotencyKey, quote.id),
+    amount: formatAmount(quote.sourceAmount, quote.sourceAsset as AssetCode),
+    expiresInSeconds: s.config.depositWindowSeconds,
+    ...(debtorOf(account) ? { debtor: debtorOf(account) } : {}),
+  };
+  const timeoutMs = s.config.pix.chargeTimeoutMs;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    const late = () => reject(new RailUnavailableError(`no charge from the PSP within ${timeoutMs} ms`));
+    timer = setTimeout(late, timeoutMs);
+  });
+  const creating = charges.createCharge(request, timeoutMs);
+  creating.catch(() => undefined); // its own timeout ends it after the deadline answered
+  try {
+    return await Promise.race([creating, deadline]);
+  } catch (err) {
+    if (err instanceof RailUnavailableError) {
+      s.log.warn({ err: err.message, txid: request.chargeId }, 'PIX charge not created: the PSP is unavailable');
+      throw chargeUnavailable('the PSP did not create the charge', err.retryAfterSeconds);
+    }
+    if (err instanceof RailRejectedError && err.status === 409) {
+      // The txid (customer, key, quote) holds a different charge at the PSP: not one this request made.
+      throw new CambioError('IDEMPOTENCY_KEY_REUSED', 'this X-Idempotency-Key was used for a different request');
+    }
+    if (err instanceof RailRejectedError) {
+      // The PSP refused the charge itself (say, the account owner's tax id): no operation, nothing held.
+      s.log.warn({ err: err.message, txid: request.chargeId }, 'PIX charge refused by the PSP');
+      throw new CambioError('RAIL_REJECTED', `the PSP refused the deposit's charge: ${err.message}`, {
+        rail,
+      });
+    }
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Both steps outside a request (tests, tools): the charge, then the deposit in its own transaction. */
+export async function openDeposit(s: ServiceContext, em: Em, body: DepositBody, idempotencyKey: string) {
+  const charge = await chargeForDeposit(s, em, body, idempotencyKey, customerOf(em));
+  return createDeposit(s, em, body, charge);
+}
+
+const customerOf = (em: Em): string => em.getFilterParams<{ customerId: string }>('tenant').customerId;
+
+const chargeUnavailable = (message: string, retryAfterSeconds: number) =>
+  new CambioError('SERVICE_UNAVAILABLE', `${message}; retry with the same X-Idempotency-Key`, { retryAfterSeconds });
+
+/** API Pix's `devedor`: a CPF (11 digits) or a CNPJ (14) with the owner's name; left out when neither fits. */
+function debtorOf(account: Account): ChargeRequest['debtor'] {
+  const taxId = account.owner?.taxId;
+  const digits = taxId?.value?.replace(/[^0-9A-Za-z]/g, '').toUpperCase() ?? '';
+  const name = account.legalName.slice(0, 200);
+  if (taxId?.type === 'CNPJ' && /^[0-9A-Z]{14}$/.test(digits)) return { name, cnpj: digits };
+  if (taxId?.type === 'CPF' && /^\d{11}$/.test(digits)) return { name, cpf: digits };
+  return undefined;
+}

@@ -1,0 +1,132 @@
+import { systemEm, tenantEm, type Em } from '../db/orm';
+import { CustomerSchema, OperationSchema, type InboundPayment } from '../db/entities';
+import { manualRails, railAccepts } from '../rails/registry';
+import { isAssetCode } from '../domain/assets';
+import { findPayment, INBOUND_PAYMENT_LIST } from '../db/repositories/inbound-payments';
+import type { AssetCode } from '../domain/assets';
+import { CambioError } from '../domain/errors';
+import { parseAmountValue } from '../domain/money';
+import {
+  decideInboundPayment,
+  recordInboundPayment as record,
+  type PaymentDecisionRoute,
+} from '../payments/record-and-decide';
+import { crashPoint } from './crash-point';
+import { notFound } from '../domain/errors';
+import { ListQuery, Page, runList } from '../lists/run-list';
+import type { ServiceContext } from './context';
+
+export interface InboundPaymentReport {
+  amount: { value: string; asset: AssetCode };
+  endToEndId?: string;
+}
+
+/**
+ * Step 1 of a payment reported for a deposit (payments/record-and-decide.ts). Keyed by the rail reference: a report
+ * of an `endToEndId` already recorded returns that record. Without one, `defaultEndToEndId` names it (the sandbox
+ * route derives it from the idempotency key, so a retried request finds its first attempt's record); with neither,
+ * it is refused: a reference made up here would make a rerun record the money twice. `via`: the decision row and
+ * signal committed with the record (every reporter passes it; without, only the sweep has the record decided).
+ */
+export async function recordInboundPayment(
+  em: Em,
+  operationId: string,
+  body: InboundPaymentReport,
+  opts: { defaultEndToEndId?: string; via?: PaymentDecisionRoute } = {},
+): Promise<InboundPayment> {
+  const amount = parseAmountValue(body.amount.value, body.amount.asset, { path: '/amount/value' });
+  const endToEndId = body.endToEndId ?? opts.defaultEndToEndId;
+  if (!endToEndId) {
+    const errors = [{ path: '/endToEndId', message: 'the rail reference of the payment is required' }];
+    throw new CambioError('VALIDATION_ERROR', 'the rail reference (endToEndId) is required', { errors });
+  }
+  return record(em, { operationId, endToEndId, amount, asset: body.amount.asset }, opts.via);
+}
+
+/** Both steps, then the record as decided: the operator CLI's `deposit pay` (`actor`: `operator:<name>`). */
+export async function reportInboundPayment(
+  s: ServiceContext,
+  em: Em,
+  operationId: string,
+  body: InboundPaymentReport,
+  actor: string,
+) {
+  const via = { taskQueue: s.config.taskQueue, actor };
+  const payment = await recordInboundPayment(em, operationId, body, { via });
+  // The crash tests kill the process here: recorded with its decision's signal queued, not sent (the relay sends it).
+  crashPoint('after-payment-record');
+  await decideInboundPayment(s, payment, undefined, actor);
+  return getInboundPayment(em, payment.id);
+}
+
+/** One record of the EntityManager's customer; another customer's is 404. */
+export async function getInboundPayment(em: Em, id: string): Promise<InboundPayment> {
+  const payment = await findPayment(em.fork({ keepTransactionContext: true }), id);
+  if (!payment) throw notFound('inbound payment');
+  return payment;
+}
+
+export async function listInboundPayments(
+  em: Em,
+  query: ListQuery,
+  cursorSecret: string,
+): Promise<Page<InboundPayment>> {
+  return runList(em, INBOUND_PAYMENT_LIST, query, cursorSecret);
+}
+
+/** The rails an operator records from the bank statement: those without a connector of their own. */
+export const MANUAL_RAILS: readonly string[] = manualRails();
+
+export interface ManualPayment {
+  rail: string;
+  /** The deposit it paid; or, without one, the customer it is for (UNMATCHED in that customer's suspense). */
+  operationId?: string;
+  customerId?: string;
+  amount: string;
+  asset: string;
+  /** The rail's reference (bank statement reference, transaction hash): one payment per rail and reference. */
+  reference: string;
+}
+
+/**
+ * `cambio payment record`: what the bank statement of a rail without a connector shows, recorded and decided as
+ * any reported payment (same matching, same uniqueness per rail reference: another customer's reference is 409
+ * RAIL_REFERENCE_IN_USE, the same customer's is the same payment). The record as decided; `actor`: `operator:<name>`.
+ */
+export async function recordManualPayment(s: ServiceContext, input: ManualPayment, actor: string) {
+  const invalid = (path: string, message: string) =>
+    new CambioError('VALIDATION_ERROR', `${path} ${message}`, { errors: [{ path, message }] });
+  if (!MANUAL_RAILS.includes(input.rail)) {
+    throw invalid('--rail', `must be one of ${MANUAL_RAILS.join(', ')} (PIX payments come from the PSP)`);
+  }
+  if (!input.operationId === !input.customerId) throw invalid('--operation', 'or --customer, exactly one of them');
+  if (!isAssetCode(input.asset)) throw invalid('--asset', 'is not an asset Cambio knows');
+  if (!railAccepts(input.rail, input.asset)) {
+    const message = `${input.rail} does not pay in ${input.asset}`;
+    throw new CambioError('RAIL_ASSET_MISMATCH', message, { rail: input.rail, asset: input.asset });
+  }
+  if (!input.reference.trim()) throw invalid('--reference', 'is required');
+  const amount = parseAmountValue(input.amount, input.asset, { path: '--amount' });
+  const report = { endToEndId: input.reference.trim(), amount, asset: input.asset, rail: input.rail };
+  let em: Em;
+  if (input.operationId) {
+    const op = await systemEm(s.orm).findOne(OperationSchema, { id: input.operationId });
+    if (!op) throw notFound('operation');
+    const rail = (op.intent.fundingInstruction as { rail?: string } | undefined)?.rail;
+    if (op.type === 'DEPOSIT' && rail !== input.rail) throw invalid('--rail', `is not the deposit's rail (${rail})`);
+    em = tenantEm(s.orm, op.customerId);
+  } else {
+    const customer = await systemEm(s.orm).findOne(CustomerSchema, { id: input.customerId! });
+    if (!customer) throw notFound('customer');
+    em = tenantEm(s.orm, customer.id);
+  }
+  // With its decision row in the record's COMMIT, as every reporter: a CLI that dies before deciding leaves the
+  // signal to the relay, not to the sweep.
+  const payment = await record(
+    em,
+    input.operationId ? { ...report, operationId: input.operationId } : { ...report, customerId: input.customerId! },
+    { taskQueue: s.config.taskQueue, actor },
+  );
+  await decideInboundPayment(s, payment, undefined, actor);
+  return getInboundPayment(em, payment.id);
+}
