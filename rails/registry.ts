@@ -27,7 +27,8 @@ export const railAsset = (rail: string): string | undefined => railEntry(rail)?.
 export const railTransactionType = (rail: string): string => railEntry(rail)?.transactionType ?? rail;
 
 /** The rails whose payments an operator records from the bank statement (`cambio payment record`). */
-export const manualRails = (): string[] => RAIL_ENTRIES.filter((e) => e.recordedBy === 'operator').map((e) => e.rail);
+export const manualRails = (): string[] =>
+  RAIL_ENTRIES.filter((e) => e.recordedBy === 'operator' || e.operatorMayRecord).map((e) => e.rail);
 
 /** The rails whose provider this process has: a deployment's origin on each is its first start with it. */
 export function providerRails(config: Config): string[] {
