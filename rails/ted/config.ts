@@ -35,7 +35,7 @@ export interface TedConfig {
 }
 
 // The sandbox's collection account (a simulated bank's): published, so never a default outside sandbox mode.
-const SANDBOX_ACCOUNT: TedCollectionAccount = {
+export const SANDBOX_TED_ACCOUNT: TedCollectionAccount = {
   bankCode: '341',
   branchCode: '0001',
   accountNumber: '12345678',
@@ -73,7 +73,7 @@ function collectionAccount(env: NodeJS.ProcessEnv, sandbox: boolean): TedCollect
   };
   if (Object.values(given).every((v) => !!v)) return given as TedCollectionAccount;
   // Outside sandbox a deposit never shows an account nobody configured (RAIL_NOT_CONFIGURED instead).
-  return sandbox ? { ...SANDBOX_ACCOUNT, ...pickSet(given) } : undefined;
+  return sandbox ? { ...SANDBOX_TED_ACCOUNT, ...pickSet(given) } : undefined;
 }
 
 const pickSet = (o: Record<string, string | undefined>) =>

@@ -5,6 +5,7 @@
 import type { Config } from '../../config';
 import type { RailEntry } from '../rail';
 import { TedClient } from './client';
+import { SANDBOX_TED_ACCOUNT } from './config';
 import { TED_ASSET, TED_RAIL, TedRail } from './connector';
 
 export { TedRail } from './connector';
@@ -61,7 +62,10 @@ export const tedRail: RailEntry = {
     },
   },
   fundingInstruction: (_operationId, _asset, _dueDate, deposit) => {
-    const account = deposit?.config.ted?.account;
+    // A sandbox whose SANDBOX came from elsewhere than the environment (a test's config), or a caller with no
+    // deployment's settings at all (the registry's shape), is shown the sandbox's account.
+    const sandbox = !deposit || deposit.config.sandbox;
+    const account = deposit?.config.ted?.account ?? (sandbox ? SANDBOX_TED_ACCOUNT : undefined);
     // requireRailConfigured refused the deposit before (RAIL_NOT_CONFIGURED); this is the last guard.
     if (!account) throw new Error('TED_ACCOUNT_* is not configured');
     return { rail: TED_RAIL, ...account, payerTaxId: deposit?.ownerTaxId ?? '' };
