@@ -277,7 +277,7 @@ async function main() {
     `  Temporal       ${temporalAddress} (namespace ${namespace}, task queue ${taskQueue})`,
     `  Temporal UI    ${uiUrl || 'not started here (external Temporal server; use its own Web UI)'}`,
     `  PIX PSP        ${pspUrl || 'none: PIX deposits and withdrawals are refused (RAIL_NOT_CONFIGURED)'}`,
-    `  TED bank       ${childEnv.TED_ACCOUNTS_URL || 'none: TED payments are recorded by operators or the sandbox route'}`,
+    `  TED bank       ${childEnv.TED_ACCOUNTS_URL || 'none: operators (or the sandbox route) record TED payments'}`,
     '',
     'Create a customer and its API credentials (the secret is shown once):',
     `  ${cliEnv.length ? `${cliEnv.join(' ')} ` : ''}npx cambio customer create --name Acme --json`,

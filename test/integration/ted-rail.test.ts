@@ -126,7 +126,7 @@ describe('TED: credits read from the collection account', function () {
       .send({ accountId, quoteId: q.id, fundingInstruction: { rail: RAIL } });
   }
 
-  it("shows the collection account and the owner's CNPJ; 422 RAIL_NOT_CONFIGURED in production without them", async () => {
+  it("shows the collection account and the owner's CNPJ; 422 RAIL_NOT_CONFIGURED in production without", async () => {
     const { c, accountId, cnpj } = await owner();
     const res = await tedDeposit(c, accountId, '10.00');
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
