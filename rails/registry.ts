@@ -38,7 +38,7 @@ export function providerRails(config: Config): string[] {
 /** What /readyz shows per rail: a provider, or operators recording what the bank statement shows. */
 export function railStatus(config: Config): Record<string, string> {
   const status = (e: RailEntry) =>
-    e.hasProvider(config) ? 'psp' : e.recordedBy === 'operator' ? 'manual' : 'not configured';
+    e.hasProvider(config) ? 'psp' : e.recordedBy === 'operator' || e.operatorMayRecord ? 'manual' : 'not configured';
   return Object.fromEntries(RAIL_ENTRIES.map((e) => [e.rail, status(e)]));
 }
 
