@@ -138,7 +138,10 @@ export function createRailActivities(deps: ActivityDeps) {
             error: err instanceof Error ? err.message : String(err),
           }),
       });
-      if (result.late > 0) ctx.log.warn('reconciliation found payments no notice brought', { ...result });
+      // Late only where notices exist: a rail that only lists (TED) records everything this way.
+      if (result.late > 0 && railEntry(rail)?.notices) {
+        ctx.log.warn('reconciliation found payments no notice brought', { ...result });
+      }
       return result;
     },
   };

@@ -3,6 +3,7 @@
 // Defaults follow ../shared/spec/decisions.md and the decisions in docs/decisions/.
 import { parseStatementInterval } from '../domain/statement-interval';
 import { readPixConfig, type PixConfig } from '../rails/pix/config';
+import { readTedConfig, type TedConfig } from '../rails/ted/config';
 import { bool, int } from './env-values';
 
 export type { PixConfig };
@@ -105,6 +106,8 @@ export interface Config {
   /** Where the PSP reaches Cambio (notices go to `{publicBaseUrl}/rails/pix/{token}/pix`). */
   publicBaseUrl: string;
   pix: PixConfig;
+  /** TED's collection account and the bank that lists its credits (rails/ted/config.ts). */
+  ted: TedConfig;
   rates: RatesConfig;
 }
 
@@ -246,6 +249,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     railsTaskQueue: env.TEMPORAL_RAILS_TASK_QUEUE || 'cambio-rails',
     publicBaseUrl: (env.PUBLIC_BASE_URL || `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
     pix: readPixConfig(env),
+    ted: readTedConfig(env),
     rates: loadRatesConfig(env),
   };
 }

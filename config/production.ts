@@ -13,6 +13,7 @@ export const PUBLISHED_SECRET_VALUES: readonly string[] = [
   'cambio-dev-cursor-secret',
   'cambio-dev-pix-webhook-token',
   'cambio-dev-pix-secret',
+  'cambio-dev-ted-secret',
   'cambio-bench-pix-secret',
   'cambio-test-secret',
   'cambio test audit key: thirty-two characters or more',
@@ -32,7 +33,7 @@ const sandboxOn = (env: NodeJS.ProcessEnv) => bool(env.SANDBOX, false);
 /**
  * The secret variables a process outside sandbox mode must set: the PIX notice token, the token signing key pair,
  * the key of webhook secrets at rest, the audit chain's key, the cursor key, and the PSP client secret when a PSP
- * is configured (PIX_PSP_URL).
+ * is configured (PIX_PSP_URL), and the bank's client secret when TED credits are read (TED_ACCOUNTS_URL).
  */
 export function requiredSecrets(env: NodeJS.ProcessEnv): string[] {
   const names = [
@@ -44,6 +45,7 @@ export function requiredSecrets(env: NodeJS.ProcessEnv): string[] {
     'CURSOR_SECRET',
   ];
   if (env.PIX_PSP_URL) names.push('PIX_CLIENT_SECRET');
+  if (env.TED_ACCOUNTS_URL) names.push('TED_CLIENT_SECRET');
   return names;
 }
 

@@ -1,5 +1,6 @@
 // What a rail's provider says it received (a notice, or reconciliation's list), recorded as inbound payments: one
-// record per end-to-end id system-wide, matched to its deposit by the charge id (PIX: the `txid`), decided as any
+// record per end-to-end id system-wide, matched to its deposit by the charge id (PIX: the `txid`) or, for a rail
+// that matches by payer (TED), by who paid and how much (payer-matching.ts), decided as any
 // reported payment is; and the provider's word on returns it lists with the payment (`devolucoes`) settles them.
 // Shared by every reporter of a rail so that a payment is the same record whichever brought it first; here rather
 // than in api/ so that the worker's reconciliation reaches it too.
@@ -11,7 +12,8 @@ import { depositOfCharge } from '../db/repositories/operations';
 import { CambioError } from '../domain/errors';
 import { Dec } from '../domain/money';
 import type { ReceivedPayment } from '../rails/rail';
-import { railAsset } from '../rails/registry';
+import { railAsset, railEntry } from '../rails/registry';
+import { recordPayerReceipt } from './payer-matching';
 import {
   DECISION_DEADLINE_MS,
   decideInboundPayment,
@@ -38,6 +40,8 @@ export interface RecordedReceipt {
  * record, whoever's it is: the same payment reported again.
  */
 export async function recordReceipt(s: SettleContext, rail: string, p: ReceivedPayment): Promise<RecordedReceipt> {
+  // A rail whose payments name no charge of ours (TED) finds the deposit by its payer and amount.
+  if (railEntry(rail)?.matchBy === 'payer') return recordPayerReceipt(s, rail, p);
   const em = systemEm(s.orm);
   const known = await findPaymentByReference(em, rail, p.endToEndId);
   if (known) return { payment: known, created: false };

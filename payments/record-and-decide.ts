@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
 import { systemEm, tenantOrSystem, type Em, type Orm } from '../db/orm';
-import { OperationSchema, type InboundPayment } from '../db/entities';
+import { OperationSchema, type InboundPayment, type InboundPaymentPayer } from '../db/entities';
 import { findPayment, leaveUnmatched, recordPayment } from '../db/repositories/inbound-payments';
 import { pendingStart } from '../db/repositories/outbox';
 import { addDecision, requeueDecision, type DecisionRow } from '../db/repositories/workflow-decisions';
@@ -37,6 +37,8 @@ export interface PaymentReport {
   customerId?: string | null;
   /** Defaults to the deposit's rail; required without a deposit. */
   rail?: string;
+  /** Who sent it, when the rail's record names the sending account (TED). */
+  payer?: InboundPaymentPayer;
 }
 
 /**
@@ -135,6 +137,7 @@ export async function recordInboundPaymentOnce(
       asset,
       rail: rail!,
       endToEndId,
+      payer: report.payer ?? null,
     });
     if (recorded.payment.customerId !== customerId) {
       const message = `a payment with ${rail} reference ${endToEndId} is already recorded for someone else`;

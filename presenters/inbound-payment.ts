@@ -18,6 +18,8 @@ export function presentInboundPayment(p: InboundPayment) {
     status: p.status,
     /** The matched record an overpayment's excess was split from; null for a payment as the rail reported it. */
     remainderOf: p.remainderOf,
+    /** Who sent it, as the rail's record shows (TED: the sending account and its owner's CNPJ or CPF). */
+    payer: p.payer ?? null,
     /** MATCHED: what its deposit used, when less than received (the rest is a remainder record). */
     matchedAmount: p.matchedAmount ? amount(p.matchedAmount, p.asset) : null,
     /** CREDITED: the DEPOSIT an operator's credit created, and its account. */

@@ -10,6 +10,8 @@ export interface SimulatorOptions {
   tokenTtlSeconds: number;
   /** How long a payout or return stays EM_PROCESSAMENTO before it settles. */
   settleMs: number;
+  /** The simulated bank's Open Finance accounts API (bank-accounts/): its clients and default account. */
+  bankAccounts?: { clients: Record<string, string>; defaultAccountId: string };
 }
 
 /** A fault a control route injected: answer `status`, or hang `hangMs` before (or after) handling. */

@@ -10,6 +10,7 @@ import { pixRoutes } from './routes-pix';
 import { payoutRoutes } from './routes-payouts';
 import { controlRoutes } from './routes-control';
 import { rateSourceRoutes } from './rates';
+import { bankAccountsRoutes } from './bank-accounts/routes';
 
 // A PSP that speaks API Pix, for the sandbox and the tests: OAuth2 client credentials, charges, received Pix,
 // returns, webhook registration and payouts, with its own durable state (store.ts), notices sent with retries
@@ -57,6 +58,14 @@ export class Simulator implements SimulatorHandle {
     app.use((ctx, next) => this.withBody(ctx, next));
     // The sandbox's exchange-rate sources (rates.ts): public GETs, before the PSP's bearer check.
     app.use(rateSourceRoutes());
+    // The simulated bank's Open Finance accounts API (TED credits): its own token and bearer check, its own state.
+    app.use(
+      bankAccountsRoutes({
+        stateFile: this.options.stateFile.replace(/(\.json)?$/, '.bank-accounts.json'),
+        clients: this.options.bankAccounts?.clients ?? { cambio: 'cambio-dev-ted-secret' },
+        defaultAccountId: this.options.bankAccounts?.defaultAccountId ?? 'cambio-collection',
+      }),
+    );
     app.use(async (ctx, next) => {
       if (ctx.path === '/oauth/token' && ctx.method === 'POST') return this.issueToken(ctx);
       if (ctx.path === '/healthz') return void (ctx.body = { ok: true });

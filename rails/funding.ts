@@ -1,5 +1,6 @@
 // A deposit's funding instruction: what the customer pays, per rail. The rails and what each pays in are
 // rails/registry.ts's; each rail's folder says how its instruction looks.
+import type { DepositContext } from './rail';
 import { RAILS, railAccepts, railEntry } from './registry';
 
 export { RAILS, railAccepts };
@@ -12,8 +13,9 @@ export function fundingInstruction(
   operationId: string,
   asset: string,
   dueDate: Date,
+  deposit?: DepositContext,
 ): Record<string, string> {
   const entry = railEntry(rail);
   if (!entry) throw new Error(`no rail ${rail} in rails/registry.ts`);
-  return entry.fundingInstruction(operationId, asset, dueDate);
+  return entry.fundingInstruction(operationId, asset, dueDate, deposit);
 }

@@ -50,7 +50,19 @@ export interface ReceivedPayment {
   asset: string;
   receivedAt: string;
   payer?: string;
+  /** The account it came from, when the provider's record names it (TED: the sender's CNPJ/CPF and account). */
+  payerAccount?: PayerAccount;
   returns: ReturnState[];
+}
+
+/** Who sent a payment, as the provider's record shows it: the owner's tax id (digits) and the sending account. */
+export interface PayerAccount {
+  taxId: string;
+  personType: 'INDIVIDUAL' | 'COMPANY';
+  bankCode?: string;
+  branchCode?: string;
+  accountNumber?: string;
+  accountDigit?: string;
 }
 
 export interface PayoutRequest {
@@ -157,6 +169,13 @@ export interface RailConnector {
   close?(): Promise<void>;
 }
 
+/** What a funding instruction may show besides the deposit itself: the deployment's settings, the owner's tax id. */
+export interface DepositContext {
+  config: Config;
+  /** The account owner's CNPJ (or CPF), digits only. */
+  ownerTaxId?: string;
+}
+
 /**
  * A rail as rails/registry.ts lists it: what it is, the assets it pays in, how a deposit on it is funded, and its
  * connector when the deployment has a provider for it (`connector` undefined: an operator records its payments from
@@ -173,6 +192,14 @@ export interface RailEntry {
   readonly transactionType: string;
   /** How payments received on it are recorded: by its connector, or by an operator (`cambio payment record`). */
   readonly recordedBy: 'connector' | 'operator';
+  /** A connector's rail whose provider's statement an operator may also record from (`cambio payment record`). */
+  readonly operatorMayRecord?: boolean;
+  /**
+   * How what its provider reports finds its deposit: by the charge it paid (`charge`, the default: PIX's `txid`), or
+   * by who paid and how much (`payer`: TED, the oldest open deposit whose owner's tax id and quote amount are the
+   * payment's; payments/payer-matching.ts).
+   */
+  readonly matchBy?: 'charge' | 'payer';
   /** How its provider's notices arrive, for a rail whose connector has notices. */
   readonly notices?: {
     /** What the provider appends to the registered `/rails/{slug}/{token}` (PIX: `/pix`). */
@@ -187,7 +214,12 @@ export interface RailEntry {
   /** How its funding instruction reads in the API's schema: a sentence, and the fields besides `rail`. */
   readonly instruction: { readonly summary: string; readonly properties: Readonly<Record<string, object>> };
   /** The instruction a deposit shows when no provider's charge gives one (sandbox: deterministic). */
-  fundingInstruction(operationId: string, asset: string, dueDate: Date): Record<string, string>;
+  fundingInstruction(
+    operationId: string,
+    asset: string,
+    dueDate: Date,
+    deposit?: DepositContext,
+  ): Record<string, string>;
   /** For a rail whose connector lists what it received: its reconciliation schedule (worker/schedules.ts). */
   readonly reconciliation?: {
     /** How often it runs. */

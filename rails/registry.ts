@@ -27,7 +27,8 @@ export const railAsset = (rail: string): string | undefined => railEntry(rail)?.
 export const railTransactionType = (rail: string): string => railEntry(rail)?.transactionType ?? rail;
 
 /** The rails whose payments an operator records from the bank statement (`cambio payment record`). */
-export const manualRails = (): string[] => RAIL_ENTRIES.filter((e) => e.recordedBy === 'operator').map((e) => e.rail);
+export const manualRails = (): string[] =>
+  RAIL_ENTRIES.filter((e) => e.recordedBy === 'operator' || e.operatorMayRecord).map((e) => e.rail);
 
 /** The rails whose provider this process has: a deployment's origin on each is its first start with it. */
 export function providerRails(config: Config): string[] {
@@ -37,7 +38,7 @@ export function providerRails(config: Config): string[] {
 /** What /readyz shows per rail: a provider, or operators recording what the bank statement shows. */
 export function railStatus(config: Config): Record<string, string> {
   const status = (e: RailEntry) =>
-    e.hasProvider(config) ? 'psp' : e.recordedBy === 'operator' ? 'manual' : 'not configured';
+    e.hasProvider(config) ? 'psp' : e.recordedBy === 'operator' || e.operatorMayRecord ? 'manual' : 'not configured';
   return Object.fromEntries(RAIL_ENTRIES.map((e) => [e.rail, status(e)]));
 }
 

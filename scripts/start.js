@@ -224,6 +224,12 @@ async function main() {
     superviseApp('psp-simulator', 'dist/psp-simulator/main.js', simEnv);
     log(`Simulated PSP: ${pspUrl} (state: ${path.relative(ROOT, stateFile)})`);
     childEnv.PIX_PSP_URL = pspUrl;
+    // The same process is the simulated bank whose Open Finance accounts API lists the TEDs of the collection
+    // account (psp-simulator/bank-accounts/): TED deposits are read by the poll, as in production.
+    if (!env.TED_ACCOUNTS_URL) {
+      childEnv.TED_ACCOUNTS_URL = `${pspUrl}/open-finance`;
+      log(`Simulated bank (TED credits): ${childEnv.TED_ACCOUNTS_URL}`);
+    }
     // Its exchange-rate sources too (psp-simulator/rates.ts), a slow random walk, so sandbox quotes move as in
     // production; unless RATES_SOURCES chooses (`RATES_SOURCES=table npm start`: the fixed table).
     if (!env.RATES_SOURCES) {
@@ -271,6 +277,7 @@ async function main() {
     `  Temporal       ${temporalAddress} (namespace ${namespace}, task queue ${taskQueue})`,
     `  Temporal UI    ${uiUrl || 'not started here (external Temporal server; use its own Web UI)'}`,
     `  PIX PSP        ${pspUrl || 'none: PIX deposits and withdrawals are refused (RAIL_NOT_CONFIGURED)'}`,
+    `  TED bank       ${childEnv.TED_ACCOUNTS_URL || 'none: operators (or the sandbox route) record TED payments'}`,
     '',
     'Create a customer and its API credentials (the secret is shown once):',
     `  ${cliEnv.length ? `${cliEnv.join(' ')} ` : ''}npx cambio customer create --name Acme --json`,

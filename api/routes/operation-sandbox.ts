@@ -15,6 +15,12 @@ import { idempotentAroundEffect } from '../middleware/idempotent-effect';
 import { ref } from '../schemas/responses';
 import { payThroughSimulator, simulatedCharge, simulatedPayment, simulatedPix } from '../../services/sandbox-pix';
 import type { InboundPaymentReport } from '../../services/reported-payments';
+import {
+  sendThroughSimulatedBank,
+  simulatedTed,
+  simulatedTedPayment,
+  tedDepositWithBank,
+} from '../../services/sandbox-ted';
 
 export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): void {
   table.add({
@@ -51,6 +57,17 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
           async () => simulatedPix(txid, body, defaultEndToEndId),
           (pix) => payThroughSimulator(s, customerId, pix),
           async (em, pix) => presentInboundPayment(await simulatedPayment(em, customerId, pix.endToEndId)),
+        );
+      }
+      // A TED deposit of a deployment that reads TEDs from a bank: the simulated bank receives it, the poll records it.
+      const owner = await tedDepositWithBank(s, ctx.state.em, operationId, body);
+      if (owner !== undefined) {
+        const customerId: string = ctx.state.customerId;
+        return idempotentAroundEffect(
+          ctx,
+          async () => simulatedTed(body, owner, requestScopedId(ctx, 'inbound-payment')),
+          (sent) => sendThroughSimulatedBank(s, customerId, sent),
+          async (em, sent) => presentInboundPayment(await simulatedTedPayment(em, sent.transactionId)),
         );
       }
       await idempotentAroundEffect(

@@ -74,6 +74,11 @@ export const inboundPaymentBody = {
   properties: {
     amount: amountObject,
     endToEndId: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' },
+    payerTaxId: {
+      type: 'string',
+      pattern: '^[0-9./-]{11,18}$',
+      description: "TED with a bank: the CNPJ or CPF the TED comes from (default: the deposit's `payerTaxId`)",
+    },
   },
 };
 

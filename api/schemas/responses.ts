@@ -305,6 +305,19 @@ const InboundPayment = object(
         'RETURNING: a return in flight; RETURNED; CREDITED: by an operator',
     },
     remainderOf: { ...nullable(uuid), description: "An overpayment's excess: the matched record it was split from" },
+    payer: {
+      ...nullable(
+        object({
+          taxId: { type: 'string', description: 'CNPJ or CPF, digits' },
+          personType: { type: 'string', enum: ['INDIVIDUAL', 'COMPANY'] },
+          bankCode: { type: 'string' },
+          branchCode: { type: 'string' },
+          accountNumber: { type: 'string' },
+          accountDigit: { type: 'string' },
+        }),
+      ),
+      description: "Who sent it, as the rail's record shows (TED: the sending account); null when it names none",
+    },
     matchedAmount: {
       ...nullable({ $ref: '#/components/schemas/Amount' }),
       description: 'MATCHED: what its deposit used, when less than received (the rest is a remainder record)',

@@ -5,7 +5,13 @@ import {
   listPayments,
   returnPayment,
 } from '../../services/inbound-payment-resolution';
-import { MANUAL_RAILS, recordManualPayment, type ManualPayment } from '../../services/reported-payments';
+import {
+  getInboundPayment,
+  MANUAL_RAILS,
+  recordManualPayment,
+  type ManualPayment,
+} from '../../services/reported-payments';
+import { systemEm } from '../../db/orm';
 import { INBOUND_PAYMENT_STATUSES, type InboundPayment } from '../../db/entities';
 import { presentInboundPayment } from '../../presenters/inbound-payment';
 import { presentOperation } from '../../presenters/operation';
@@ -17,7 +23,12 @@ type Payment = ReturnType<typeof presentInboundPayment>;
 
 const line = (p: Payment) =>
   `${p.id} ${p.status.padEnd(9)} ${p.amount.value} ${p.amount.asset} ${p.rail} customer ${p.customerId}` +
-  ` deposit ${p.operationId ?? '-'} e2e ${p.endToEndId}`;
+  ` deposit ${p.operationId ?? '-'} e2e ${p.endToEndId}${p.payer ? ` payer ${payerLine(p.payer)}` : ''}`;
+
+/** The sending account as a bank statement writes it: tax id (person type), bank/branch/account-digit. */
+const payerLine = (payer: NonNullable<Payment['payer']>) =>
+  `${payer.taxId} (${payer.personType}) ${payer.bankCode ?? '?'}/${payer.branchCode ?? '?'}/` +
+  `${payer.accountNumber ?? '?'}${payer.accountDigit ? `-${payer.accountDigit}` : ''}`;
 
 /** Decisions 0048, 0076: operators see every payment and resolve the unmatched ones. */
 export function paymentCommands(program: Command): void {
@@ -37,6 +48,14 @@ export function paymentCommands(program: Command): void {
       const found = await withServices((s) => listPayments(s, { customerId: opts.customer, status: opts.status }));
       const payments = found.map(presentInboundPayment);
       output(!!opts.json, payments, payments.map(line).join('\n') || 'no payments');
+    });
+  payment
+    .command('show <paymentId>')
+    .description("one inbound payment, any customer's or the platform's, with its payer when the rail names one")
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const found = presentInboundPayment(await withServices((s) => getInboundPayment(systemEm(s.orm), id)));
+      output(!!opts.json, found, line(found));
     });
   payment
     .command('return <paymentId>')

@@ -17,6 +17,16 @@ export const INBOUND_PAYMENT_STATUSES = [
 ] as const;
 export type InboundPaymentStatus = (typeof INBOUND_PAYMENT_STATUSES)[number];
 
+/** Fact: who sent it, as the rail's record shows (TED: the sending account and its owner's CNPJ or CPF). */
+export interface InboundPaymentPayer {
+  taxId: string;
+  personType: 'INDIVIDUAL' | 'COMPANY';
+  bankCode?: string;
+  branchCode?: string;
+  accountNumber?: string;
+  accountDigit?: string;
+}
+
 /**
  * Money that reached a rail, once per rail reference (`endToEndId`, unique per rail across customers). Its facts
  * (what arrived, for which deposit and customer, through which rail, under which reference) never change, a trigger
@@ -36,6 +46,8 @@ export interface InboundPayment {
   rail: string;
   endToEndId: string;
   status: InboundPaymentStatus;
+  /** Fact: the payer the rail's record names (TED); null when it names none. */
+  payer: InboundPaymentPayer | null;
   /** Fact: set on the excess of an overpayment: the matched record it was split from. */
   remainderOf: string | null;
   /** Resolution: what its deposit used, when that is less than the amount received (the rest is a remainder). */
@@ -68,6 +80,7 @@ export const InboundPaymentSchema = new EntitySchema<InboundPayment>({
     endToEndId: { type: 'string' },
     status: { type: 'string' },
     remainderOf: { type: 'uuid', nullable: true },
+    payer: { type: 'json', nullable: true },
     matchedAmount: { type: MoneyType, nullable: true },
     creditOperationId: { type: 'uuid', nullable: true },
     creditAccountId: { type: 'uuid', nullable: true },

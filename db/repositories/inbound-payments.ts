@@ -11,7 +11,13 @@ import { randomUUID } from 'node:crypto';
 import { tenantOrSystem, type Em } from '../orm';
 import { SqlBatch } from '../batch';
 import { entityFromRow, selectColumns } from '../rows';
-import { INBOUND_PAYMENT_STATUSES, InboundPayment, InboundPaymentSchema, InboundPaymentStatus } from '../entities';
+import {
+  INBOUND_PAYMENT_STATUSES,
+  InboundPayment,
+  InboundPaymentSchema,
+  InboundPaymentStatus,
+  type InboundPaymentPayer,
+} from '../entities';
 import type { FieldCatalogue } from '../../domain/list-filters';
 import type { ListResource } from './lists';
 import { addPosting } from './ledger';
@@ -46,6 +52,8 @@ export interface NewPayment {
   asset: string;
   rail: string;
   endToEndId: string;
+  /** Who sent it, when the rail's record says (TED). */
+  payer?: InboundPaymentPayer | null;
 }
 
 /**
@@ -58,11 +66,21 @@ export async function recordPayment(em: Em, p: NewPayment): Promise<{ payment: I
   const id = randomUUID();
   const [inserted] = await em.execute(
     `insert into inbound_payments (id, operation_id, customer_id, account_id, amount, asset, rail, end_to_end_id,
-       status, created_at, updated_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?, 'RECEIVED', now(), now())
+       payer, status, created_at, updated_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, 'RECEIVED', now(), now())
      on conflict (rail, end_to_end_id) where remainder_of is null do nothing
      returning ${columns(em, 'inbound_payments')}`,
-    [id, p.operationId, p.customerId, p.accountId, p.amount.toFixed(), p.asset, p.rail, p.endToEndId],
+    [
+      id,
+      p.operationId,
+      p.customerId,
+      p.accountId,
+      p.amount.toFixed(),
+      p.asset,
+      p.rail,
+      p.endToEndId,
+      p.payer ? JSON.stringify(p.payer) : null,
+    ],
   );
   if (!inserted) {
     const [row] = await em.execute(
@@ -164,8 +182,8 @@ export function addRemainder(batch: SqlBatch, parent: InboundPayment, amount: De
   const id = randomUUID();
   batch.add(
     `insert into inbound_payments (id, operation_id, customer_id, account_id, amount, asset, rail, end_to_end_id,
-       status, remainder_of, created_at, updated_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?, 'UNMATCHED', ?, now(), now())`,
+       payer, status, remainder_of, created_at, updated_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, 'UNMATCHED', ?, now(), now())`,
     [
       id,
       parent.operationId,
@@ -175,6 +193,7 @@ export function addRemainder(batch: SqlBatch, parent: InboundPayment, amount: De
       parent.asset,
       parent.rail,
       parent.endToEndId,
+      parent.payer ? JSON.stringify(parent.payer) : null,
       parent.id,
     ],
   );

@@ -1,25 +1,83 @@
-// TED: no provider yet. A deposit shows (sandbox) bank account details; an operator records what the bank
-// statement shows (`cambio payment record --rail TED`). A connector for a TED provider replaces this folder's entry.
+// TED (../shared/spec/decisions.md, "TED from the customer's own bank account"): a deposit shows Cambio's collection
+// account and the CNPJ the TED must come from (the account owner's); the credits of that account are read on a
+// Schedule from the bank's Open Finance Brasil Accounts API v2, and each is matched by its payer and exact amount
+// (payments/payer-matching.ts), not by a charge id.
+import type { Config } from '../../config';
 import type { RailEntry } from '../rail';
-import { sandboxDigits } from '../sandbox-digits';
+import { TedClient } from './client';
+import { SANDBOX_TED_ACCOUNT } from './config';
+import { TED_ASSET, TED_RAIL, TedRail } from './connector';
 
-const RAIL = 'TED';
+export { TedRail } from './connector';
+
+/** The TED rail of this deployment: its collection account and the bank that lists it, or undefined. */
+export function tedRailFromConfig(config: Config): TedRail | undefined {
+  const ted = config.ted;
+  if (!tedHasProvider(config)) return undefined;
+  const client = new TedClient({
+    baseUrl: ted.accountsUrl!,
+    clientId: ted.clientId,
+    clientSecret: ted.clientSecret,
+    certFile: ted.certFile,
+    keyFile: ted.keyFile,
+    caFile: ted.caFile,
+    timeoutMs: ted.timeoutMs,
+  });
+  return new TedRail(client, { accountId: ted.accountId, pageSize: ted.pageSize });
+}
+
+/** A collection account to show and a bank to read it from (a test's config may carry no `ted` at all). */
+const tedHasProvider = (config: Config): boolean =>
+  !!config.ted?.account && !!config.ted.accountsUrl && !!config.ted.accountId;
+
+const text = (description: string) => ({ type: 'string', description });
 
 export const tedRail: RailEntry = {
-  rail: RAIL,
+  rail: TED_RAIL,
   slug: 'ted',
-  assets: ['BRL'],
-  transactionType: RAIL,
-  recordedBy: 'operator',
+  assets: [TED_ASSET],
+  transactionType: TED_RAIL,
+  recordedBy: 'connector',
+  // The bank's statement is also what an operator reads: one may record a credit under its transactionId while the
+  // bank's API is down, and the next poll finds it recorded (decision 0129).
+  operatorMayRecord: true,
+  matchBy: 'payer',
+  providerSetting: 'TED_ACCOUNTS_URL',
   instruction: {
-    summary: 'TED bank, branch and account',
-    properties: { bankCode: { type: 'string' }, branchCode: { type: 'string' }, accountNumber: { type: 'string' } },
+    summary:
+      "TED to Cambio's collection account (`bankCode`, `branchCode`, `accountNumber`, `accountDigit`, `holderName`, " +
+      "`holderTaxId`), from an account whose owner is `payerTaxId` (the account owner's CNPJ), for exactly the " +
+      "quote's source amount",
+    properties: {
+      bankCode: text("TED: the collection bank's COMPE code (3 digits)"),
+      branchCode: text('TED: the branch ("agência")'),
+      accountNumber: text('TED: the account number, without its check digit'),
+      accountDigit: text("TED: the account number's check digit"),
+      holderName: text('TED: the collection account holder'),
+      holderTaxId: text("TED: the collection account holder's CNPJ (digits)"),
+      payerTaxId: text(
+        "TED: the CNPJ (digits) the TED must come from, the account owner's: a TED from anyone else, or for another " +
+          'amount, completes no deposit and is held for an operator',
+      ),
+    },
   },
-  fundingInstruction: (operationId) => ({
-    rail: RAIL,
-    bankCode: '341',
-    branchCode: '0001',
-    accountNumber: `${sandboxDigits(`${operationId}:ted`, 8)}-${sandboxDigits(`${operationId}:dv`, 1)}`,
-  }),
-  hasProvider: () => false,
+  fundingInstruction: (_operationId, _asset, _dueDate, deposit) => {
+    // A sandbox whose SANDBOX came from elsewhere than the environment (a test's config), or a caller with no
+    // deployment's settings at all (the registry's shape), is shown the sandbox's account.
+    const sandbox = !deposit || deposit.config.sandbox;
+    const account = deposit?.config.ted?.account ?? (sandbox ? SANDBOX_TED_ACCOUNT : undefined);
+    // requireRailConfigured refused the deposit before (RAIL_NOT_CONFIGURED); this is the last guard.
+    if (!account) throw new Error('TED_ACCOUNT_* is not configured');
+    return { rail: TED_RAIL, ...account, payerTaxId: deposit?.ownerTaxId ?? '' };
+  },
+  // Outside sandbox a TED deposit needs the collection account and its bank (else 422 RAIL_NOT_CONFIGURED).
+  hasProvider: tedHasProvider,
+  reconciliation: {
+    everySeconds: (config) => config.ted.pollSeconds,
+    from: () => undefined,
+    note: (config) =>
+      "Reads the TEDs credited to the collection account (Open Finance Accounts API v2) since the last run's " +
+      `booking days (TED_POLL_SECONDS=${config.ted.pollSeconds})`,
+  },
+  connector: tedRailFromConfig,
 };

@@ -47,7 +47,10 @@ export function createDeposit(s: ServiceContext, em: Em, body: DepositBody, char
           type: 'DEPOSIT',
           fundingInstruction: charged
             ? charge!.fundingInstruction
-            : fundingInstruction(rail, operationId, quote.sourceAsset, due),
+            : fundingInstruction(rail, operationId, quote.sourceAsset, due, {
+                config: s.config,
+                ownerTaxId: account.owner?.taxId?.value?.replace(/[^0-9A-Za-z]/g, '').toUpperCase(),
+              }),
         },
         workflowInput: {
           depositWindowSeconds: s.config.depositWindowSeconds,

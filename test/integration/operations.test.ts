@@ -507,7 +507,10 @@ describe('operations', function () {
         const expected: Record<string, [string, string[]]> = {
           PIX_KEY: ['BRL', ['keyType', 'key', 'txid', 'location', 'pixCopiaECola', 'expiresAt']],
           BOLETO: ['BRL', ['barcode', 'dueDate']],
-          TED: ['BRL', ['bankCode', 'branchCode', 'accountNumber']],
+          TED: [
+            'BRL',
+            ['bankCode', 'branchCode', 'accountNumber', 'accountDigit', 'holderName', 'holderTaxId', 'payerTaxId'],
+          ],
           CRYPTO: ['USDC', ['network', 'walletAddress']],
         };
         for (const [rail, [asset, fields]] of Object.entries(expected)) {

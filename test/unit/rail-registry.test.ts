@@ -21,8 +21,19 @@ import { RAIL_ENTRIES, RAILS, railsFromConfig } from '../../rails/registry';
 import { keepRailNoticesRegistered } from '../../worker/rail-notices';
 
 const ROOT = path.resolve(__dirname, '../..');
-// Tests, docs, benches (clients of the API, naming rails as a customer would) and migrations (history) may name one.
-const SKIP = new Set(['node_modules', 'dist', 'test', 'bench', 'scripts', 'migrations', 'docs', 'rails']);
+// Tests, docs, benches (clients of the API, naming rails as a customer would) and migrations (history) may name one;
+// so may the simulated providers, whose protocol words can be a rail's name (Open Finance's transaction type "TED").
+const SKIP = new Set([
+  'node_modules',
+  'dist',
+  'test',
+  'bench',
+  'scripts',
+  'migrations',
+  'docs',
+  'rails',
+  'psp-simulator',
+]);
 
 function sources(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

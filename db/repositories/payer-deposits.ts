@@ -1,0 +1,51 @@
+// The deposits a payment finds by who paid it (TED: payments/payer-matching.ts), and the customer a tax id belongs
+// to. Plain SQL through the caller's EntityManager and transaction; no tenant: a TED names a CNPJ, not a customer, so
+// these act across customers (system scope) and the caller attributes what they find.
+import type { Em } from '../orm';
+
+/**
+ * Serialises the matching of payments from one payer (`taxId`) until the caller's transaction ends: two credits of
+ * one CNPJ read in overlapping polls never both take the same deposit (the second sees the first's record).
+ */
+export async function lockPayerMatching(em: Em, rail: string, taxId: string): Promise<void> {
+  await em.execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`payer-match:${rail}:${taxId}`]);
+}
+
+/**
+ * The oldest deposit on `rail` still waiting for its money (REQUESTED) whose funding instruction names `taxId` as its
+ * payer and whose quote's source is exactly `amount` `asset`, and that no payment counts toward yet (a record
+ * RECEIVED or MATCHED for it: the next credit goes to the next deposit). Over the partial index
+ * `operations_open_ted_deposit_payer_index`.
+ */
+export async function oldestOpenDepositOfPayer(
+  em: Em,
+  p: { rail: string; taxId: string; amount: string; asset: string },
+): Promise<{ id: string; customerId: string } | undefined> {
+  const [row] = await em.execute<{ id: string; customer_id: string }[]>(
+    `select o.id, o.customer_id from operations o
+     where o.type = 'DEPOSIT' and o.status = 'REQUESTED'
+       and (o.intent -> 'fundingInstruction' ->> 'rail') = ?
+       and (o.intent -> 'fundingInstruction' ->> 'payerTaxId') = ?
+       and o.source_asset = ? and o.source_amount = ?::numeric
+       and not exists (select 1 from inbound_payments p
+                       where p.operation_id = o.id and p.status in ('RECEIVED', 'MATCHED'))
+     order by o.created_at, o.id
+     limit 1`,
+    [p.rail, p.taxId, p.asset, p.amount],
+  );
+  return row ? { id: row.id, customerId: row.customer_id } : undefined;
+}
+
+/**
+ * The one customer whose accounts are owned by `taxId` (digits; an owner's tax id is compared without its
+ * punctuation), or undefined when none or several are: a payment nobody can attribute is the platform's.
+ */
+export async function customerOfTaxId(em: Em, taxId: string): Promise<string | undefined> {
+  const rows = await em.execute<{ customer_id: string }[]>(
+    `select distinct a.customer_id from accounts a
+     where upper(regexp_replace(a.owner -> 'taxId' ->> 'value', '[^0-9A-Za-z]', '', 'g')) = ?
+     limit 2`,
+    [taxId],
+  );
+  return rows.length === 1 ? rows[0].customer_id : undefined;
+}

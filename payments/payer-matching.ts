@@ -1,0 +1,57 @@
+// The second way a provider's payment finds its deposit (rails/rail.ts `matchBy: 'payer'`; TED, ../shared/spec/
+// decisions.md "TED from the customer's own bank account"): no charge of ours names the deposit, so the payer does.
+// A credit completes the oldest open deposit on its rail whose account owner's tax id is the payer's and whose quote
+// is exactly the amount received; anything else is UNMATCHED, for the payer's customer when one customer owns
+// accounts under that tax id, else in the platform's suspense (decision 0127).
+import { systemEm } from '../db/orm';
+import type { InboundPayment } from '../db/entities';
+import { findPaymentByReference } from '../db/repositories/inbound-payments';
+import { customerOfTaxId, lockPayerMatching, oldestOpenDepositOfPayer } from '../db/repositories/payer-deposits';
+import { inTransaction } from '../db/transaction';
+import { CambioError } from '../domain/errors';
+import { Dec } from '../domain/money';
+import type { ReceivedPayment } from '../rails/rail';
+import { railAsset } from '../rails/registry';
+import { recordInboundPaymentOnce, type SettleContext } from './record-and-decide';
+
+/**
+ * Records one received payment matched by its payer, in one transaction: the payer's matching lock, the choice of
+ * deposit (or customer) and the record with its arrival posting and decision row commit together, so two polls
+ * that list the same credit, or two credits of one payer, never take one deposit twice. A reference recorded
+ * already is that record (`created` false), whoever recorded it.
+ */
+export async function recordPayerReceipt(
+  s: SettleContext,
+  rail: string,
+  p: ReceivedPayment,
+): Promise<{ payment: InboundPayment; created: boolean }> {
+  const em = systemEm(s.orm);
+  const known = await findPaymentByReference(em, rail, p.endToEndId);
+  if (known) return { payment: known, created: false };
+  const payer = p.payerAccount;
+  const asset = p.asset ?? railAsset(rail)!;
+  try {
+    return await inTransaction(em, async (tx) => {
+      if (payer) await lockPayerMatching(tx, rail, payer.taxId);
+      // Recorded by a poll that held the lock before us: the same credit, once.
+      const recorded = await findPaymentByReference(tx, rail, p.endToEndId);
+      if (recorded) return { payment: recorded, created: false };
+      const deposit = payer
+        ? await oldestOpenDepositOfPayer(tx, { rail, taxId: payer.taxId, amount: p.amount, asset })
+        : undefined;
+      const customerId = deposit || !payer ? null : ((await customerOfTaxId(tx, payer.taxId)) ?? null);
+      const report = {
+        endToEndId: p.endToEndId,
+        amount: new Dec(p.amount),
+        asset,
+        ...(payer ? { payer } : {}),
+        ...(deposit ? { operationId: deposit.id } : { customerId, rail }),
+      };
+      return recordInboundPaymentOnce(tx, report, { taskQueue: s.config.taskQueue, actor: `rail:${rail}` });
+    });
+  } catch (err) {
+    // Recorded meanwhile by an operator from the bank statement, for another customer: the first record stands.
+    if (!(err instanceof CambioError && err.code === 'RAIL_REFERENCE_IN_USE')) throw err;
+    return { payment: (await findPaymentByReference(em, rail, p.endToEndId))!, created: false };
+  }
+}

@@ -1,0 +1,103 @@
+// The pure half of reading the collection account (Open Finance Brasil Accounts API v2, `GET
+// /accounts/v2/accounts/{accountId}/transactions`): which booking days a window asks for, how every page is
+// followed, and which entries are TEDs received (with their payer) in Cambio's words. No I/O here.
+import { Dec } from '../../domain/money';
+import type { PayerAccount, ReceivedPayment, TimeWindow } from '../rail';
+
+/** One entry of `data` as the Accounts API v2 writes it (fields Cambio reads). */
+export interface AccountTransaction {
+  transactionId?: string;
+  type?: string;
+  creditDebitType?: string;
+  transactionAmount?: { amount?: string; currency?: string };
+  transactionDateTime?: string;
+  partieCnpjCpf?: string;
+  partiePersonType?: string;
+  partieCompeCode?: string;
+  partieBranchCode?: string;
+  partieNumber?: string;
+  partieCheckDigit?: string;
+}
+
+/** One page: `{data, links: {next?}, meta: {totalPages}}`. */
+export interface TransactionsPage {
+  data?: AccountTransaction[];
+  links?: { self?: string; next?: string };
+  meta?: { totalRecords?: number; totalPages?: number };
+}
+
+// Banks book in Brasília time (UTC-3 all year since 2019): a booking date is a day there, not in UTC.
+const BRASILIA_OFFSET_MS = -3 * 60 * 60 * 1000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+const bookingDay = (at: number): string => new Date(at + BRASILIA_OFFSET_MS).toISOString().slice(0, 10);
+
+/**
+ * The booking days that cover `window`: from the day `from` falls on, but never later than the day before `to`'s,
+ * through `to`'s day. Booking dates are days, and a credit may be booked (listed) a while after its transaction time:
+ * every read covers today and yesterday at least, so one booked late still falls in some poll's days.
+ */
+export function bookingDates(window: TimeWindow): { fromBookingDate: string; toBookingDate: string } {
+  const to = window.to.getTime();
+  const from = Math.min(window.from.getTime(), to - DAY_MS);
+  return { fromBookingDate: bookingDay(from), toBookingDate: bookingDay(to) };
+}
+
+// A bank that keeps answering `links.next` without end is a fault, not a busy day: a day of TEDs at 100 a page is
+// far below this.
+const MAX_PAGES = 10_000;
+
+/**
+ * Every page from page 1: the next while the page says there is one (`links.next`, or a page number below
+ * `meta.totalPages`) and it was not empty. `fetchPage` throws for an answer that is not a page.
+ */
+export async function followPages(
+  fetchPage: (page: number) => Promise<TransactionsPage>,
+): Promise<AccountTransaction[]> {
+  const out: AccountTransaction[] = [];
+  for (let page = 1; page <= MAX_PAGES; page++) {
+    const body = await fetchPage(page);
+    const data = body.data ?? [];
+    out.push(...data);
+    const more = !!body.links?.next || page < (body.meta?.totalPages ?? 0);
+    if (!more || data.length === 0) return out;
+  }
+  throw new Error(`the bank listed more than ${MAX_PAGES} pages of transactions`);
+}
+
+// The Accounts API writes amounts as `^\d{1,15}\.\d{2,4}$`; a TED carries whole cents.
+const AMOUNT = /^\d{1,15}\.\d{2,4}$/;
+
+/** Why an entry that is a TED received cannot be recorded (the run fails for it and the window stays), or null. */
+export function creditProblem(t: AccountTransaction): string | null {
+  if (!t.transactionId) return 'no transactionId';
+  const amount = t.transactionAmount?.amount ?? '';
+  if (!AMOUNT.test(amount)) return `amount "${amount}" is not a decimal of 2 to 4 places`;
+  if (new Dec(amount).decimalPlaces() > 2 || new Dec(amount).lte(0)) return `amount ${amount} is not whole cents`;
+  if ((t.transactionAmount?.currency ?? 'BRL') !== 'BRL') return `currency ${t.transactionAmount?.currency}`;
+  if (!t.partieCnpjCpf) return 'no partieCnpjCpf';
+  return null;
+}
+
+/** A TED the account received: `type` TED and `creditDebitType` CREDITO (anything else is not ours to record). */
+export const isTedCredit = (t: AccountTransaction): boolean => t.type === 'TED' && t.creditDebitType === 'CREDITO';
+
+/** A TED credit as a received payment: its `transactionId` is the rail reference, its payer the sending account. */
+export function receivedTed(t: AccountTransaction): ReceivedPayment {
+  const payerAccount: PayerAccount = {
+    taxId: t.partieCnpjCpf!.replace(/\D/g, ''),
+    personType: t.partiePersonType === 'PESSOA_NATURAL' ? 'INDIVIDUAL' : 'COMPANY',
+    ...(t.partieCompeCode ? { bankCode: t.partieCompeCode } : {}),
+    ...(t.partieBranchCode ? { branchCode: t.partieBranchCode } : {}),
+    ...(t.partieNumber ? { accountNumber: t.partieNumber } : {}),
+    ...(t.partieCheckDigit ? { accountDigit: t.partieCheckDigit } : {}),
+  };
+  return {
+    endToEndId: t.transactionId!,
+    amount: new Dec(t.transactionAmount!.amount!).toFixed(2),
+    asset: 'BRL',
+    receivedAt: t.transactionDateTime ?? new Date().toISOString(),
+    payerAccount,
+    returns: [],
+  };
+}

@@ -1,0 +1,246 @@
+// TED from the customer's own bank account (../shared/spec/decisions.md; decisions 0127-0129): the deposit shows the
+// collection account and the CNPJ the TED must come from; the credits of that account are read from the simulated
+// bank's Open Finance Accounts API v2 (real HTTP, pages of 2) by the TED poll, the rail's activity on its own queue,
+// run by the Schedule's workflow; each credit is one payment, matched only from the owner's CNPJ for exactly the
+// quote's amount, oldest open deposit first.
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import supertest from 'supertest';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import type { Config } from '../../config';
+import { createActivities } from '../../activities';
+import { createApp } from '../../api/app';
+import { presentInboundPayment } from '../../presenters/inbound-payment';
+import { systemEm } from '../../db/orm';
+import { findPaymentByReference } from '../../db/repositories/inbound-payments';
+import { reconciledSpan } from '../../db/repositories/rail-reconciliations';
+import { reconcileRail } from '../../payments/reconciliation';
+import { RAIL_ENTRIES, Rails } from '../../rails/registry';
+import { tedRailFromConfig, type TedRail } from '../../rails/ted';
+import { readTedConfig, SANDBOX_TED_ACCOUNT } from '../../rails/ted/config';
+import { ensureSchedules, periodicJobs } from '../../worker/schedules';
+import { queueWorkerOptions } from '../../worker/queues';
+import { cambio } from '../helpers/cli';
+import { activeAccount, validCnpj } from '../helpers/fixtures';
+import { balance, getOp, quote, untilStatus } from '../helpers/money';
+import { idem, newCustomer, stack, type Stack, type TestCustomer } from '../helpers/stack';
+
+const RAIL = RAIL_ENTRIES.find((e) => e.slug === 'ted')!.rail;
+
+describe('TED: credits read from the collection account', function () {
+  this.timeout(120000);
+  let st: Stack;
+  let config: Config;
+  let ted: TedRail;
+  let http: ReturnType<typeof supertest>;
+  let connection: NativeConnection;
+  let worker: Worker;
+  let running: Promise<void>;
+  const railsQueue = `cambio-test-ted-${randomUUID()}`;
+
+  before(async () => {
+    st = await stack();
+    // The stack's simulated PSP is also the simulated bank (psp-simulator/bank-accounts/); pages of 2 make every
+    // poll follow several. The Schedule runs hourly: the tests trigger its runs.
+    const settings = readTedConfig({ SANDBOX: 'true', TED_ACCOUNTS_URL: `${st.psp.url}/open-finance` });
+    config = { ...st.config, railsTaskQueue: railsQueue, ted: { ...settings, pageSize: 2, pollSeconds: 3600 } };
+    ted = tedRailFromConfig(config)!;
+    const rails = new Rails(RAIL_ENTRIES, [...st.services.rails!.all(), ted]);
+    const services = { ...st.services, config, rails };
+    http = supertest(createApp(services).callback());
+    connection = await NativeConnection.connect({ address: config.temporalAddress });
+    const { orm, rates, temporal } = st.services;
+    worker = await Worker.create({
+      connection,
+      namespace: config.temporalNamespace,
+      taskQueue: railsQueue,
+      activities: createActivities({ config, orm, rates, temporal, rails }),
+      ...queueWorkerOptions('rails'),
+    });
+    running = worker.run();
+    await ensureSchedules(
+      temporal,
+      config,
+      periodicJobs(config).filter((j) => j.id.endsWith('-ted-reconciliation')),
+    );
+  });
+
+  after(async () => {
+    await st.services.temporal.schedule
+      .getHandle(`${config.taskQueue}-ted-reconciliation`)
+      .delete()
+      .catch(() => undefined);
+    worker.shutdown();
+    await running;
+    await connection.close();
+    await ted.close();
+  });
+
+  /** One run of the TED poll as the Schedule starts it: the workflow, its activity on the rails' queue. */
+  const poll = () =>
+    st.services.temporal.workflow.execute('railReconciliationWorkflow', {
+      taskQueue: config.taskQueue,
+      workflowId: `ted-poll-${randomUUID()}`,
+      args: [railsQueue, RAIL],
+    }) as Promise<{ listed: number; late: number; known: number; failed: string[] }>;
+
+  /** A TED the simulated bank books to the collection account. */
+  async function sendTed(payerTaxId: string, amount: string): Promise<string> {
+    const res = await fetch(`${st.psp.url}/sim/bank-accounts/credits`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ payerTaxId, amount, accountId: config.ted.accountId, bankCode: '237', branchCode: '042' }),
+    });
+    expect(res.status).to.equal(201);
+    return ((await res.json()) as { transactionId: string }).transactionId;
+  }
+
+  async function bank(route: string, body: unknown) {
+    const res = await fetch(`${st.psp.url}/sim/bank-accounts${route}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    expect(res.status).to.be.lessThan(300);
+  }
+
+  const payment = async (transactionId: string) => {
+    const found = await findPaymentByReference(systemEm(st.services.orm), RAIL, transactionId);
+    return found && presentInboundPayment(found);
+  };
+
+  /** A customer whose account is owned by a CNPJ of its own. */
+  async function owner(): Promise<{ c: TestCustomer; accountId: string; cnpj: string }> {
+    const c = await newCustomer('Ted Owner Ltda');
+    const cnpj = validCnpj();
+    const account = await activeAccount(c, ['BRL'], { taxId: { value: cnpj, type: 'CNPJ' } });
+    return { c, accountId: account.id, cnpj };
+  }
+
+  async function tedDeposit(c: TestCustomer, accountId: string, value: string, app = http) {
+    const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: value });
+    return app
+      .post('/api/operations/deposit')
+      .set(c.auth)
+      .set(idem())
+      .send({ accountId, quoteId: q.id, fundingInstruction: { rail: RAIL } });
+  }
+
+  it("shows the collection account and the owner's CNPJ; 422 RAIL_NOT_CONFIGURED in production without", async () => {
+    const { c, accountId, cnpj } = await owner();
+    const res = await tedDeposit(c, accountId, '10.00');
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    expect(res.body.intent.fundingInstruction).to.deep.equal({ rail: RAIL, ...SANDBOX_TED_ACCOUNT, payerTaxId: cnpj });
+    const openapi = JSON.stringify((await http.get('/openapi.json')).body);
+    expect(openapi).to.include('payerTaxId').and.to.include('holderTaxId');
+
+    const production = {
+      ...config,
+      sandbox: false,
+      ted: { ...config.ted, account: undefined, accountsUrl: undefined },
+    };
+    const live = supertest(createApp({ ...st.services, config: production }).callback());
+    const refused = await tedDeposit(c, accountId, '10.00', live);
+    expect([refused.status, refused.body.code]).to.deep.equal([422, 'RAIL_NOT_CONFIGURED']);
+  });
+
+  it("completes the oldest open deposit with a same-owner TED for exactly the quote's amount", async () => {
+    const { c, accountId, cnpj } = await owner();
+    const older = (await tedDeposit(c, accountId, '100.00')).body;
+    const newer = (await tedDeposit(c, accountId, '100.00')).body;
+    // The sandbox route sends the TED at the simulated bank; a poll records it. Sent "for" the newer deposit, it
+    // completes the older one: a TED names no deposit, only its payer and amount.
+    const sent = await http
+      .post(`/api/sandbox/operations/${newer.id}/inbound-payment`)
+      .set(c.auth)
+      .set(idem())
+      .send({ amount: { value: '100.00', asset: 'BRL' } });
+    expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
+    expect(sent.body).to.deep.include({
+      status: 'MATCHED',
+      operationId: older.id,
+      rail: RAIL,
+      customerId: c.customerId,
+    });
+    expect(sent.body.payer).to.deep.include({ taxId: cnpj, personType: 'COMPANY' });
+    await untilStatus(c, older.id, 'COMPLETED');
+    expect((await getOp(c, newer.id)).currentState.status).to.equal('REQUESTED');
+
+    const second = await sendTed(cnpj, '100.00');
+    await poll();
+    expect(await payment(second)).to.deep.include({ status: 'MATCHED', operationId: newer.id });
+    await untilStatus(c, newer.id, 'COMPLETED');
+    expect((await balance(c, accountId, 'BRL')).available).to.equal('200.00');
+  });
+
+  it('leaves a TED from another CNPJ, or a cent off, UNMATCHED with its payer shown to operators', async () => {
+    const { c, accountId, cnpj } = await owner();
+    const deposit = (await tedDeposit(c, accountId, '50.00')).body;
+    const stranger = validCnpj();
+    const fromStranger = await sendTed(stranger, '50.00');
+    const centOff = await sendTed(cnpj, '50.01');
+    await poll();
+    // Nobody owns the stranger's CNPJ: the platform's suspense; the owner's cent-off TED: the customer's.
+    expect(await payment(fromStranger)).to.deep.include({ status: 'UNMATCHED', customerId: null, operationId: null });
+    expect(await payment(centOff)).to.deep.include({
+      status: 'UNMATCHED',
+      customerId: c.customerId,
+      operationId: null,
+    });
+    expect((await getOp(c, deposit.id)).currentState.status).to.equal('REQUESTED');
+    const shown = JSON.parse((await cambio('payment', 'show', (await payment(fromStranger))!.id, '--json')).stdout);
+    expect(shown.payer).to.deep.equal({
+      taxId: stranger,
+      personType: 'COMPANY',
+      bankCode: '237',
+      branchCode: '042',
+      accountNumber: '987654',
+      accountDigit: '3',
+    });
+    expect((await balance(c, accountId, 'BRL')).available).to.equal('0.00');
+  });
+
+  it('records a duplicate transactionId, a page repeated across polls and two overlapping polls once', async () => {
+    const { c, accountId, cnpj } = await owner();
+    const deposit = (await tedDeposit(c, accountId, '10.00')).body;
+    const id = await sendTed(cnpj, '10.00');
+    await bank(`/credits/${id}/repeat`, {});
+    await Promise.all([poll(), poll()]);
+    await poll();
+    const rows = await systemEm(st.services.orm).execute(
+      'select count(*)::int as n from inbound_payments where rail = ? and end_to_end_id = ?',
+      [RAIL, id],
+    );
+    expect(rows[0].n).to.equal(1);
+    await untilStatus(c, deposit.id, 'COMPLETED');
+    expect((await balance(c, accountId, 'BRL')).available).to.equal('10.00');
+  });
+
+  it('keeps the cursor where it was while the bank is down, and the retried poll records the TED', async () => {
+    const { c, accountId, cnpj } = await owner();
+    const deposit = (await tedDeposit(c, accountId, '20.00')).body;
+    const id = await sendTed(cnpj, '20.00');
+    const em = systemEm(st.services.orm);
+    const before = await reconciledSpan(em, RAIL);
+    await bank('/outage', { count: 1, status: 503 });
+    const settle = { orm: st.services.orm, temporal: st.services.temporal, config };
+    const failed = await reconcileRail(settle, ted).then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    expect(failed?.name).to.equal('RailUnavailableError');
+    expect(await reconciledSpan(em, RAIL)).to.deep.equal(before);
+    expect(await payment(id)).to.equal(null);
+
+    // Through the Schedule's workflow: the activity's first attempt meets the outage, its retry records the TED.
+    await bank('/outage', { count: 1, status: 503 });
+    await poll();
+    expect(await payment(id)).to.deep.include({ status: 'MATCHED', operationId: deposit.id });
+    await untilStatus(c, deposit.id, 'COMPLETED');
+  });
+
+  it('closes the books: cambio books check', async () => {
+    const ran = await cambio('books', 'check', '--asset', 'BRL', '--json');
+    expect(JSON.parse(ran.stdout).ok, ran.stdout).to.equal(true);
+  });
+});
