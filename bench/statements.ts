@@ -18,7 +18,7 @@ import { historyPointBefore, statementRowsPage, type EntryPosition } from '../db
 import { issueStatements } from '../statements/issue';
 import { explainAnalyze } from './lib/explain';
 import { activeAccount, newCustomer } from './lib/cambio';
-import { rssOf } from './lib/proc';
+import { cpuSecondsOf, rssOf } from './lib/proc';
 import { log, withStack } from './lib/stack';
 
 const POSTINGS = Number(process.env.BENCH_POSTINGS || 1_000_000);
@@ -114,6 +114,7 @@ void withStack({ database: 'cambio_bench_statements', worker: true, api: true },
     const rss0 = rssOf(pid)?.rssMb ?? 0;
     let peak = rss0;
     const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid)?.rssMb ?? 0)), 100);
+    const cpu0 = pid ? cpuSecondsOf(pid) : undefined;
     const started = performance.now();
     const res = await fetch(
       url(
@@ -142,10 +143,16 @@ void withStack({ database: 'cambio_bench_statements', worker: true, api: true },
     const seconds = (performance.now() - started) / 1000;
     clearInterval(sampler);
     const entries = format === 'csv' ? count - 1 : count;
+    // The API's CPU per entry: what a format's writer costs, the figure the machine's other load moves least.
+    const cpu1 = pid ? cpuSecondsOf(pid) : undefined;
+    const apiCpu =
+      cpu0 !== undefined && cpu1 !== undefined
+        ? `, API CPU ${(((cpu1 - cpu0) * 1e6) / entries).toFixed(2)} µs per entry`
+        : '';
     log(
       `${format === 'csv' ? 'CSV' : 'camt.053'}: ${entries} entries, ${(bytes / 1e6).toFixed(1)} MB in ` +
         `${seconds.toFixed(1)} s = ${Math.round(entries / seconds)} entries/s; API RSS ${rss0.toFixed(0)} MB -> ` +
-        `peak ${peak.toFixed(0)} MB (growth ${(peak - rss0).toFixed(1)} MB)`,
+        `peak ${peak.toFixed(0)} MB (growth ${(peak - rss0).toFixed(1)} MB)${apiCpu}`,
     );
     return { entries, seconds };
   };
