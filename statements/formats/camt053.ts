@@ -15,12 +15,7 @@ import { readAhead } from './ahead';
 export const CAMT053_NAMESPACE = 'urn:iso:std:iso:20022:tech:xsd:camt.053.001.08';
 
 /** Identifiers are Max35Text (an account id Max34Text): a UUID without its dashes (32 characters). */
-export const compactId = (id: string): string =>
-  // A UUID as Postgres writes it is cut at its four dashes: a regular expression per id was a sixth of the writer's
-  // time. Anything else takes the general way.
-  id.length === 36 && id[8] === '-' && id[13] === '-' && id[18] === '-' && id[23] === '-'
-    ? `${id.slice(0, 8)}${id.slice(9, 13)}${id.slice(14, 18)}${id.slice(19, 23)}${id.slice(24)}`
-    : id.replace(/-/g, '');
+export const compactId = (id: string): string => id.replace(/-/g, '');
 
 // A chunk is sent once it passes 64 Ki characters, checked after each entry. Checked after each page (2,000 entries,
 // 1 MB of camt.053) every chunk was a string too large for V8's young generation: under the API's 128 MB old space
@@ -110,7 +105,6 @@ export async function* statementCamt053(s: StatementSource, doc: StatementDocume
     account(h, doc) +
     balance('OPBD', h.openingBalance, h.periodStart) +
     (interim ? balance('ITBD', h.closingBalance, renderedAt) : balance('CLBD', h.closingBalance, h.periodEnd));
-  const entry = entryWriter(h.asset);
   for await (const page of readAhead(s.pages)) {
     for (const e of page) {
       out += entry(e);
@@ -138,69 +132,27 @@ function balance(code: 'OPBD' | 'CLBD' | 'ITBD', amount: Amount, at: string): st
   );
 }
 
-/**
- * The writer of one document's entries. What entries share is joined once, before the first entry: the currency's
- * tag, each direction's run of fixed elements, the bank transaction codes of each operation type. An entry then
- * joins a dozen pieces where it joined thirty: at a million entries a document, each join was a string for V8 to
- * allocate and collect, and the writer's time went there.
- */
-function entryWriter(asset: string): (e: StatementEntry) => string {
-  // Every entry of a statement is in its asset; the test only keeps the output right were one not.
-  const ownAmountOpen = `</NtryRef><Amt Ccy="${asset}">`;
-  const amountOpen = (entryAsset: string) =>
-    entryAsset === asset ? ownAmountOpen : `</NtryRef><Amt Ccy="${entryAsset}">`;
-  // The ledger books and values in the same instant: a posting is available when it is booked.
-  const booked = (indicator: string) =>
-    `</Amt><CdtDbtInd>${indicator}</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts><BookgDt><DtTm>`;
-  const creditBooked = booked('CRDT');
-  const debitBooked = booked('DBIT');
-  const creditCodes = new Map<string | null, string>();
-  const debitCodes = new Map<string | null, string>();
-  return (e) => {
-    const credit = e.direction === 'CREDIT';
-    const ref = compactId(e.id);
-    const endToEnd = e.endToEnd ? reference(e.endToEnd) : null;
-    const operation = e.operationId ? compactId(e.operationId) : null;
-    // TransactionReferences6 order: EndToEndId, then (UETR,) TxId. The description is the entry's (AddtlNtryInf)
-    // only: repeated as AddtlTxInf it added a tenth to every entry's bytes and nothing an importer reads.
-    const details =
-      endToEnd || operation
-        ? `<NtryDtls><TxDtls><Refs>${endToEnd ? el('EndToEndId', endToEnd) : ''}` +
-          `${operation ? el('TxId', operation) : ''}</Refs></TxDtls></NtryDtls>`
-        : '';
-    return (
-      `<Ntry><NtryRef>${ref}${amountOpen(e.amount.asset)}${e.amount.value}${credit ? creditBooked : debitBooked}` +
-      `${e.bookedAt}</DtTm></BookgDt><ValDt><DtTm>${e.bookedAt}</DtTm></ValDt><AcctSvcrRef>${ref}` +
-      `${codeOf(credit ? creditCodes : debitCodes, e)}${details}${additionalInfo(e.description)}</Ntry>`
-    );
-  };
-}
-
-// Operation types are a short list (operations.type); the bound only keeps a surprise from growing the cache.
-const CODES_CACHED = 64;
-
-/** From `</AcctSvcrRef>` to `</BkTxCd>`: the same for every entry of one operation type and direction. */
-function codeOf(cache: Map<string | null, string>, e: StatementEntry): string {
-  let code = cache.get(e.operationType);
-  if (code !== undefined) return code;
+function entry(e: StatementEntry): string {
+  const ref = compactId(e.id);
   const [domain, family, subFamily] = bankTransactionCode(e);
-  code =
-    `</AcctSvcrRef><BkTxCd><Domn><Cd>${domain}</Cd><Fmly><Cd>${family}</Cd><SubFmlyCd>${subFamily}</SubFmlyCd>` +
-    `</Fmly></Domn><Prtry>${el('Cd', reference(e.operationType) ?? 'LEDGER')}<Issr>${ISSUER}</Issr></Prtry></BkTxCd>`;
-  if (cache.size < CODES_CACHED) cache.set(e.operationType, code);
-  return code;
-}
-
-// Printable ASCII without `&`, `<` or `>`, not starting or ending with a space: text that schemaText and esc would
-// return unchanged, as nearly every description is. One test instead of their three passes.
-const PLAIN_TEXT = /^[!-%'-;=?-~](?:[ -%'-;=?-~]*[!-%'-;=?-~])?$/;
-const INFO_MAX = 500;
-
-/** The description as AddtlNtryInf, or nothing when no text is left of it. */
-function additionalInfo(description: string | null): string {
-  if (!description) return '';
-  if (description.length <= INFO_MAX && PLAIN_TEXT.test(description))
-    return `<AddtlNtryInf>${description}</AddtlNtryInf>`;
-  const info = schemaText(description, INFO_MAX);
-  return info ? el('AddtlNtryInf', info) : '';
+  const endToEnd = reference(e.endToEnd);
+  const operation = e.operationId ? compactId(e.operationId) : null;
+  const info = schemaText(e.description, 500);
+  // TransactionReferences6 order: EndToEndId, then (UETR,) TxId. The description is the entry's (AddtlNtryInf) only:
+  // repeated as AddtlTxInf it added a tenth to every entry's bytes and nothing an importer reads.
+  const details =
+    endToEnd || operation
+      ? `<NtryDtls><TxDtls><Refs>${endToEnd ? el('EndToEndId', endToEnd) : ''}` +
+        `${operation ? el('TxId', operation) : ''}</Refs></TxDtls></NtryDtls>`
+      : '';
+  return (
+    `<Ntry><NtryRef>${ref}</NtryRef><Amt Ccy="${e.amount.asset}">${e.amount.value}</Amt>` +
+    `<CdtDbtInd>${e.direction === 'CREDIT' ? 'CRDT' : 'DBIT'}</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts>` +
+    // The ledger books and values in the same instant: a posting is available when it is booked.
+    `<BookgDt><DtTm>${e.bookedAt}</DtTm></BookgDt><ValDt><DtTm>${e.bookedAt}</DtTm></ValDt>` +
+    `<AcctSvcrRef>${ref}</AcctSvcrRef>` +
+    `<BkTxCd><Domn><Cd>${domain}</Cd><Fmly><Cd>${family}</Cd><SubFmlyCd>${subFamily}</SubFmlyCd></Fmly></Domn>` +
+    `<Prtry>${el('Cd', reference(e.operationType) ?? 'LEDGER')}<Issr>${ISSUER}</Issr></Prtry></BkTxCd>` +
+    `${details}${info ? el('AddtlNtryInf', info) : ''}</Ntry>`
+  );
 }
