@@ -18,7 +18,7 @@ import { historyPointBefore, statementRowsPage, type EntryPosition } from '../db
 import { issueStatements } from '../statements/issue';
 import { explainAnalyze } from './lib/explain';
 import { activeAccount, newCustomer } from './lib/cambio';
-import { rssOf } from './lib/proc';
+import { cpuSecondsOf, rssOf } from './lib/proc';
 import { log, withStack } from './lib/stack';
 
 const POSTINGS = Number(process.env.BENCH_POSTINGS || 1_000_000);
@@ -114,6 +114,7 @@ void withStack({ database: 'cambio_bench_statements', worker: true, api: true },
     const rss0 = rssOf(pid)?.rssMb ?? 0;
     let peak = rss0;
     const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid)?.rssMb ?? 0)), 100);
+    const cpu0 = pid ? cpuSecondsOf(pid) : undefined;
     const started = performance.now();
     const res = await fetch(
       url(
@@ -142,16 +143,22 @@ void withStack({ database: 'cambio_bench_statements', worker: true, api: true },
     const seconds = (performance.now() - started) / 1000;
     clearInterval(sampler);
     const entries = format === 'csv' ? count - 1 : count;
+    // The API's CPU per entry: what a format's writer costs, the figure the machine's other load moves least.
+    const cpu1 = pid ? cpuSecondsOf(pid) : undefined;
+    const apiCpu =
+      cpu0 !== undefined && cpu1 !== undefined
+        ? `, API CPU ${(((cpu1 - cpu0) * 1e6) / entries).toFixed(2)} µs per entry`
+        : '';
     log(
       `${format === 'csv' ? 'CSV' : 'camt.053'}: ${entries} entries, ${(bytes / 1e6).toFixed(1)} MB in ` +
         `${seconds.toFixed(1)} s = ${Math.round(entries / seconds)} entries/s; API RSS ${rss0.toFixed(0)} MB -> ` +
-        `peak ${peak.toFixed(0)} MB (growth ${(peak - rss0).toFixed(1)} MB)`,
+        `peak ${peak.toFixed(0)} MB (growth ${(peak - rss0).toFixed(1)} MB)${apiCpu}`,
     );
     return { entries, seconds };
   };
   const { entries, seconds } = await stream('csv');
   // The document banks import (decision 0113): the same entries through the XML writer, schema-shaped.
-  await stream('camt053');
+  const camt = await stream('camt053');
 
   // The ceiling: the same pages read here through the repository.
   const orm = await openOrm(stack.databaseUrl, { poolMax: 8 });
@@ -168,9 +175,11 @@ void withStack({ database: 'cambio_bench_statements', worker: true, api: true },
     after = { bookedAt: page[page.length - 1].bookedAt, seq: page[page.length - 1].seq };
   }
   const ceilingRate = rows / ((performance.now() - t) / 1000);
+  // Each format's rate over the same run's ceiling: the figure to compare across runs on a shared machine.
   log(
-    `CSV ceiling (the pages alone, in process): ${rows} rows at ${Math.round(ceilingRate)} rows/s; ` +
-      `API ratio ${(entries / seconds / ceilingRate).toFixed(2)}`,
+    `ceiling (the pages alone, in process): ${rows} rows at ${Math.round(ceilingRate)} rows/s; ` +
+      `CSV ratio ${(entries / seconds / ceilingRate).toFixed(2)}, ` +
+      `camt.053 ratio ${(camt.entries / camt.seconds / ceilingRate).toFixed(2)}`,
   );
 
   // 3. Issuing for ACCOUNTS accounts
