@@ -2,14 +2,15 @@
 'use strict';
 // `npm test`: unit and integration tests against real services, nothing shared with `npm start`.
 //   Postgres of DATABASE_URL (started if local and down) → a fresh database cambio_test_<pid>_<time> →
-//   Temporal (TEMPORAL_ADDRESS, or an in-memory dev server on free ports), with `npm run build` beside them →
-//   mocha → dev server stopped and the database dropped. Exit code: mocha's. Extra arguments go to mocha:
+//   Temporal (TEMPORAL_ADDRESS, or an in-memory dev server on free ports), with `npm run build`, the type
+//   check and (whole suite only) `npm run lint` beside them → mocha → dev server stopped and the database
+//   dropped. Exit code: mocha's. Extra arguments go to mocha:
 //   `npm test -- --grep quotes`, `npm test -- test/unit/money.test.ts` (explicit files replace the default globs).
 // The last line of output reads `N passed, N failed`.
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { spawn, spawnSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const { ensureTemporalBinaries, ROOT } = require('./lib/temporal-binary');
 const { ensurePostgres, createDatabase, dropDatabase, withDatabase, databaseName, redact } = require('./lib/postgres');
 const { temporalForRun } = require('./lib/temporal-server');
@@ -26,6 +27,7 @@ for (const stream of [process.stdout, process.stderr]) stream.on('error', () => 
 const log = (msg) => console.error(`[test] ${msg}`);
 
 let devServer; // the dev server's child process, known from the moment it is spawned
+const checking = new Set(); // the checks still running (type check, lint), stopped if we end before them
 let testDatabaseUrl;
 let mocha;
 let interrupted = false;
@@ -34,6 +36,7 @@ let cleaning;
 /** Stops the dev server and drops the test database; every caller awaits the same single run. */
 function cleanup() {
   cleaning ??= (async () => {
+    for (const child of checking) child.kill('SIGTERM');
     if (devServer) await devServer.stop(10000);
     if (testDatabaseUrl) {
       await dropDatabase(testDatabaseUrl).catch((err) =>
@@ -65,16 +68,45 @@ const namesSpecs = (extra) =>
   extra.some((a) => !a.startsWith('-') && (a.includes('*') || fs.existsSync(path.resolve(ROOT, a))));
 
 /**
- * The whole suite starts with `npm run lint`: CI runs `npm test` (.ci/run), so it cannot skip it, and a developer
- * hears about it within a minute instead of after the suite. A run of named spec files, the edit-and-rerun loop,
- * skips it.
+ * A check run beside the rest, its output held back and printed whole when it ends, so that it does not interleave
+ * with the build's and the servers' lines. Resolves true when it passed.
  */
-function lintPasses() {
-  log('npm run lint (a run of named spec files skips it)');
+function check(label, command, args) {
+  log(`${label} (beside the build and the servers' start)`);
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    checking.add(child);
+    const output = [];
+    child.stdout.on('data', (chunk) => output.push(chunk));
+    child.stderr.on('data', (chunk) => output.push(chunk));
+    child.on('error', (err) => {
+      log(`could not run ${label}: ${err.message}`);
+      resolve(false);
+    });
+    child.on('close', (code) => {
+      checking.delete(child);
+      const text = Buffer.concat(output).toString('utf8');
+      if (text.trim()) process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+      log(`${label}: ${code === 0 ? 'passed' : 'FAILED'}`);
+      resolve(code === 0);
+    });
+  });
+}
+
+/**
+ * The checks before mocha, run at once and beside the build and the start of Postgres and Temporal (decision
+ * 0139): each is one single-threaded process, so on two cores running them side by side saves most of the shorter
+ * ones' time. The type check of the whole tree (tests included) runs on every run; `npm run lint` on the whole
+ * suite only: CI runs `npm test` (.ci/run), so it cannot skip it, and a run of named spec files, the
+ * edit-and-rerun loop, skips it. Resolves true when every check passed.
+ */
+function checks(extra) {
+  const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const result = spawnSync(npm, ['run', '--silent', 'lint'], { cwd: ROOT, stdio: 'inherit' });
-  if (result.error) log(`could not run npm run lint: ${result.error.message}`);
-  return result.status === 0;
+  return Promise.all([
+    check('type check (tsc -p tsconfig.json --noEmit)', process.execPath, [tsc, '-p', 'tsconfig.json', '--noEmit']),
+    ...(namesSpecs(extra) ? [] : [check('npm run lint', npm, ['run', '--silent', 'lint'])]),
+  ]).then((passed) => passed.every(Boolean));
 }
 
 /**
@@ -127,11 +159,7 @@ function runMocha(args, env) {
 
 async function main() {
   const extra = process.argv.slice(2);
-  if (!namesSpecs(extra) && !lintPasses()) {
-    log('lint failed: `npm run format` fixes the layout; the rest is in the messages above');
-    console.log('0 passed, 1 failed');
-    return 1;
-  }
+  const checked = checks(extra);
   const built = build();
   const baseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
   await ensurePostgres(baseUrl, { log });
@@ -172,6 +200,11 @@ async function main() {
   };
   if (!(await built)) {
     log('the build failed (messages above)');
+    console.log('0 passed, 1 failed');
+    return 1;
+  }
+  if (!(await checked)) {
+    log('a check failed: `npm run format` fixes the layout; the rest is in the messages above');
     console.log('0 passed, 1 failed');
     return 1;
   }

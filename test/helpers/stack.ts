@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, WorkflowExecutionDescription, WorkflowHandle, WorkflowNotFoundError } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import pino from 'pino';
 import supertest from 'supertest';
 import type Koa from 'koa';
@@ -23,6 +23,7 @@ import type { AddressInfo } from 'node:net';
 import { keepRailNoticesRegistered } from '../../worker/rail-notices';
 import { recordRailStart } from '../../payments/reconciliation';
 import { providerRails } from '../../rails';
+import { workflowBundle } from './workflow-bundle';
 
 /**
  * One real stack per test run: the fresh database `npm test` created (DATABASE_URL), the Temporal server it
@@ -105,26 +106,25 @@ async function build(): Promise<Stack> {
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   // One set of activities for both workers, as in worker/main.ts (the webhook permits are per process).
   const activities = createActivities({ config, orm: deps.orm, rates: deps.rates, temporal: deps.temporal });
-  const workflowsPath = require.resolve('../../workflows');
-  const workflowBundle = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
+  const bundle = await workflowBundle();
   // The workers tests spawn read this run's bundle instead of each bundling the same code again (3 s of CPU each).
   bundleDir = await mkdtemp(path.join(os.tmpdir(), 'cambio-test-workflows-'));
   const bundlePath = path.join(bundleDir, 'workflow-bundle.js');
-  await writeFile(bundlePath, workflowBundle.code);
+  await writeFile(bundlePath, bundle.code);
   bundleEnv = { WORKFLOW_BUNDLE_PATH: bundlePath };
   const namespace = config.temporalNamespace;
   const worker = await Worker.create({
     connection,
     namespace,
     taskQueue: config.taskQueue,
-    workflowBundle,
+    workflowBundle: bundle,
     activities,
   });
   const webhookWorker = await Worker.create({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.webhookTaskQueue,
-    workflowBundle,
+    workflowBundle: bundle,
     activities,
     ...queueWorkerOptions('webhooks'),
   });

@@ -2,13 +2,14 @@
 // shared ones; only Temporal's clock is virtual.
 import type { Context } from 'mocha';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import type { ServiceContext } from '../../services/context';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { queueWorkerOptions } from '../../worker/queues';
 import { startWorkflowStartRelay } from '../../worker/workflow-start-relay';
 import { stack } from './stack';
+import { workflowBundle } from './workflow-bundle';
 
 // temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD (every attribute of ours is a Keyword).
 const INDEXED_VALUE_KEYWORD = 2;
@@ -48,10 +49,7 @@ export async function startTimeSkipping(hook: Context, suite: string): Promise<T
     namespace: env.namespace ?? 'default',
     searchAttributes: Object.fromEntries(Object.keys(SEARCH_ATTRIBUTES).map((name) => [name, INDEXED_VALUE_KEYWORD])),
   });
-  const bundle: WorkflowBundleWithSourceMap = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../../workflows'),
-    logger: new DefaultLogger('WARN'),
-  });
+  const bundle = await workflowBundle();
   return {
     env,
     async withWorker(ctx, fn) {

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import supertest from 'supertest';
-import { Worker } from '@temporalio/worker';
 import { AccountSchema } from '../../db/entities';
 import { transition } from '../../domain/states';
 import { createApp } from '../../api/app';
@@ -8,6 +7,7 @@ import { decideAccountReview } from '../../services/account-review';
 import { systemEm, tenantEm } from '../../db/orm';
 import { DomainEventSchema } from '../../db/entities';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { replayOnCurrentCode } from '../helpers/workflow-bundle';
 import {
   activeAccount,
   addUbo,
@@ -196,7 +196,7 @@ describe('account review', () => {
     const a = await activeAccount(c, ['BRL']);
     const { services } = await stack();
     const history = await services.temporal.workflow.getHandle(`account-review-${a.id}-1`).fetchHistory();
-    await Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows') }, history);
+    await replayOnCurrentCode(history);
   });
 
   it('activeAccount fixture yields an ACTIVE account with ACTIVE assets', async () => {

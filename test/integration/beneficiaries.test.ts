@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import supertest from 'supertest';
-import { Worker } from '@temporalio/worker';
 import { createApp } from '../../api/app';
 import { instructionReviewWorkflowId } from '../../workflows/ids';
 import { customerIdKey } from '../../workflows/search-attributes';
@@ -16,6 +15,7 @@ import {
   validCpf,
 } from '../helpers/beneficiary-fixtures';
 import { cambio, cambioFails } from '../helpers/cli';
+import { replayOnCurrentCode } from '../helpers/workflow-bundle';
 
 const create = async (c: TestCustomer, body: unknown) =>
   (await stack()).http
@@ -344,11 +344,7 @@ describe('beneficiaries', () => {
       await expectInstructionEvents(c, res.body, pi.id, ['CREATED', 'APPROVED']);
       const handle = (await stack()).services.temporal.workflow.getHandle(instructionReviewWorkflowId(pi.id));
       expect(await handle.result()).to.deep.equal({ instructionId: pi.id, status: 'APPROVED' });
-      await Worker.runReplayHistory(
-        { workflowsPath: require.resolve('../../workflows') },
-        await handle.fetchHistory(),
-        handle.workflowId,
-      );
+      await replayOnCurrentCode(await handle.fetchHistory(), handle.workflowId);
     });
 
     it("rejects with the reviewer's reason or the default one; a rejected key may be submitted again", async () => {

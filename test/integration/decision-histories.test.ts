@@ -3,16 +3,15 @@
 // recorded on the code before the change, must replay on the new code; new ones must replay too.
 import { expect } from 'chai';
 import { temporal as proto } from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
 import { historyFixture } from '../helpers/histories';
 import { activeAccount } from '../helpers/fixtures';
 import { approvedInstruction } from '../helpers/beneficiary-fixtures';
 import { newCustomer, stack } from '../helpers/stack';
 import { openDeposit, pay } from '../helpers/inbound-payments';
 import { operationWorkflowId } from '../../workflows/ids';
+import { replayOnCurrentCode } from '../helpers/workflow-bundle';
 
 const EventType = proto.api.enums.v1.EventType;
-const workflowsPath = require.resolve('../../workflows');
 
 describe('decision histories across decisions-as-rows', function () {
   this.timeout(60000);
@@ -29,7 +28,7 @@ describe('decision histories across decisions-as-rows', function () {
       const types = (history.events ?? []).map((e) => e.eventType);
       expect(types).to.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
       expect(types).to.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
-      await Worker.runReplayHistory({ workflowsPath }, history, name);
+      await replayOnCurrentCode(history, name);
     });
   }
 
@@ -39,7 +38,7 @@ describe('decision histories across decisions-as-rows', function () {
     const types = (history.events ?? []).map((e) => e.eventType);
     expect(types).to.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
     expect(types).to.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
-    await Worker.runReplayHistory({ workflowsPath }, history, 'deposit-payment-update');
+    await replayOnCurrentCode(history, 'deposit-payment-update');
   });
 
   it('replays new reviews, decided through recorded rows', async () => {
@@ -57,7 +56,7 @@ describe('decision histories across decisions-as-rows', function () {
       const history = await handle.fetchHistory();
       const types = (history.events ?? []).map((e) => e.eventType);
       expect(types, 'the patch marker').to.include(EventType.EVENT_TYPE_MARKER_RECORDED);
-      await Worker.runReplayHistory({ workflowsPath }, history, workflowId);
+      await replayOnCurrentCode(history, workflowId);
     }
   });
 });

@@ -3,15 +3,14 @@
 // their histories must replay on the new code, and new deposits must take the new path and replay too.
 import { expect } from 'chai';
 import { temporal as proto } from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
 import { historyFixture } from '../helpers/histories';
 import { operationWorkflowId } from '../../workflows/ids';
 import { activeAccount } from '../helpers/fixtures';
 import { openDeposit, pay } from '../helpers/inbound-payments';
 import { newCustomer, stack } from '../helpers/stack';
+import { replayOnCurrentCode } from '../helpers/workflow-bundle';
 
 const EventType = proto.api.enums.v1.EventType;
-const workflowsPath = require.resolve('../../workflows');
 
 describe('deposit histories across the inbound-payment update', function () {
   this.timeout(60000);
@@ -23,7 +22,7 @@ describe('deposit histories across the inbound-payment update', function () {
     const types = (history.events ?? []).map((e) => e.eventType);
     expect(types.filter((t) => t === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED)).to.have.length(2);
     expect(types).to.not.include(EventType.EVENT_TYPE_MARKER_RECORDED);
-    await Worker.runReplayHistory({ workflowsPath }, history, 'deposit-signal-path');
+    await replayOnCurrentCode(history, 'deposit-signal-path');
   });
 
   it('runs a new deposit, its payment a decision row named by a signal (patch markers), and replays it', async () => {
@@ -40,6 +39,6 @@ describe('deposit histories across the inbound-payment update', function () {
     expect(types).to.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
     expect(types).to.not.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
     expect(types).to.include(EventType.EVENT_TYPE_MARKER_RECORDED);
-    await Worker.runReplayHistory({ workflowsPath }, history, handle.workflowId);
+    await replayOnCurrentCode(history, handle.workflowId);
   });
 });

@@ -8,7 +8,6 @@ import { expect } from 'chai';
 import Decimal from 'decimal.js';
 import supertest from 'supertest';
 import { temporal as proto } from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
 import { createApp } from '../../api/app';
 import type { ServiceContext } from '../../services/context';
 import { systemEm } from '../../db/orm';
@@ -22,6 +21,7 @@ import { activeAccount } from '../helpers/fixtures';
 import { balance, fund, getOp } from '../helpers/money';
 import { eventually, newCustomer, stack, type TestCustomer } from '../helpers/stack';
 import { startTimeSkipping, type TimeSkipping } from '../helpers/time-skipping';
+import { replayOnCurrentCode } from '../helpers/workflow-bundle';
 
 const EventType = proto.api.enums.v1.EventType;
 
@@ -162,7 +162,7 @@ describe('payouts waiting on the PSP (time skipping)', function () {
       expect(await stuckIds()).to.not.include(id);
       // Every run, the first and the continued ones, replays on this code.
       for (const run of await runs(operationWorkflowId(id))) {
-        await Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows') }, run.history, run.runId);
+        await replayOnCurrentCode(run.history, run.runId);
       }
     });
     expect(await balance(c, accountId, 'BRL')).to.deep.equal({
@@ -237,7 +237,7 @@ describe('payouts waiting on the PSP (time skipping)', function () {
       expect((await record())!.status).to.equal('RETURNED');
       expect(await returnsAtPsp()).to.have.length(1);
       for (const run of await runs(paymentReturnWorkflowId(returnId), 'railFollowReturn')) {
-        await Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows') }, run.history, run.runId);
+        await replayOnCurrentCode(run.history, run.runId);
       }
     });
   });

@@ -3,7 +3,6 @@
 // leave, and a deployment without a PSP refuses PIX outright.
 import { expect } from 'chai';
 import { temporal as proto } from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
 import Decimal from 'decimal.js';
 import supertest from 'supertest';
 import { createApp } from '../../api/app';
@@ -16,6 +15,7 @@ import { historyFixture } from '../helpers/histories';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, fund, getOp, quote, untilStatus } from '../helpers/money';
 import { eventually, idem, newCustomer, stack, type TestCustomer } from '../helpers/stack';
+import { replayOnCurrentCode } from '../helpers/workflow-bundle';
 
 const payoutsAtPsp = async (idEnvio: string) => {
   const { psp } = await stack();
@@ -186,7 +186,7 @@ describe('PIX payouts through the PSP', function () {
       .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
     expect(scheduled[0]).to.equal('pixSendPayout');
     expect(scheduled.filter((t) => t === 'pixPayoutStatus').length).to.be.at.least(2);
-    await Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows') }, history, 'before-0108');
+    await replayOnCurrentCode(history, 'before-0108');
   });
 
   it('SANDBOX on and no PSP: a PIX withdrawal is 422 RAIL_NOT_CONFIGURED, nothing held', async () => {

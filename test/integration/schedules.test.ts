@@ -11,6 +11,7 @@ import { fund } from '../helpers/money';
 import { eventually, newCustomer, stack } from '../helpers/stack';
 import { getStatement } from '../helpers/statements';
 import { cambio } from '../helpers/cli';
+import { workflowBundle } from '../helpers/workflow-bundle';
 
 const INTERVAL = 'PT4S';
 const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
@@ -39,7 +40,7 @@ describe('Periodic jobs as Temporal Schedules', function () {
       connection: await NativeConnection.connect({ address: s.config.temporalAddress }),
       namespace: s.config.temporalNamespace,
       taskQueue: s.config.taskQueue,
-      workflowsPath: require.resolve('../../workflows'),
+      workflowBundle: await workflowBundle(),
       activities,
     });
     secondRun = second.run();

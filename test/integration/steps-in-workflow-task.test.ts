@@ -4,7 +4,6 @@
 // recorded before, with every step a scheduled activity, must replay on this code, and new ones too.
 import { expect } from 'chai';
 import { temporal as proto } from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
 import { historyFixture } from '../helpers/histories';
 import { withdrawToNewKey } from '../helpers/beneficiary-fixtures';
 import { activeAccount } from '../helpers/fixtures';
@@ -15,9 +14,9 @@ import { tenantEm } from '../../db/orm';
 import { replayDeposit } from '../../services/operations/signals';
 import { payoutIdFor } from '../../rails/pix/ids';
 import { operationWorkflowId } from '../../workflows/ids';
+import { replayOnCurrentCode } from '../helpers/workflow-bundle';
 
 const EventType = proto.api.enums.v1.EventType;
-const workflowsPath = require.resolve('../../workflows');
 
 /** The activity types a history scheduled, in order. */
 const scheduled = (history: proto.api.history.v1.IHistory) =>
@@ -48,7 +47,7 @@ describe('database steps inside the workflow task: histories before and after', 
       await stack(); // installs the SDK runtime with its quiet logger before the replay worker
       const history = historyFixture(name);
       expect(scheduled(history)).to.include.members([...steps]);
-      await Worker.runReplayHistory({ workflowsPath }, history, name);
+      await replayOnCurrentCode(history, name);
     });
   }
 
@@ -82,7 +81,7 @@ describe('database steps inside the workflow task: histories before and after', 
         calls.slice(1).every((t) => t === 'railFollowPayout'),
         JSON.stringify(calls),
       ).to.equal(true);
-      await Worker.runReplayHistory({ workflowsPath }, history, id);
+      await replayOnCurrentCode(history, id);
     }
   });
 
@@ -108,7 +107,7 @@ describe('database steps inside the workflow task: histories before and after', 
         calls.every((t) => t === 'readDecision'),
         JSON.stringify(calls),
       ).to.equal(true);
-      await Worker.runReplayHistory({ workflowsPath }, history, id);
+      await replayOnCurrentCode(history, id);
     }
   });
 });

@@ -5,7 +5,6 @@
 import fs from 'node:fs';
 import { expect } from 'chai';
 import { temporal as proto } from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
 import { historyFixture } from '../helpers/histories';
 import { tenantEm } from '../../db/orm';
 import { createBeneficiary } from '../../services/beneficiaries';
@@ -14,9 +13,9 @@ import { webhookDeliveryWorkflowId } from '../../workflows/ids';
 import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
 import { Receiver } from '../helpers/receiver';
 import { newCustomer, stack, untilStarted } from '../helpers/stack';
+import { replayOnCurrentCode } from '../helpers/workflow-bundle';
 
 const EventType = proto.api.enums.v1.EventType;
-const workflowsPath = require.resolve('../../workflows');
 const typesOf = (history: proto.api.history.v1.IHistory) => (history.events ?? []).map((e) => e.eventType);
 
 describe('webhook delivery histories across the attempt changes', function () {
@@ -28,7 +27,7 @@ describe('webhook delivery histories across the attempt changes', function () {
     const types = typesOf(history);
     expect(types.filter((t) => t === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED)).to.have.length(2);
     expect(types).to.include(EventType.EVENT_TYPE_TIMER_FIRED);
-    await Worker.runReplayHistory({ workflowsPath }, history, 'webhook-delivery-recorded');
+    await replayOnCurrentCode(history, 'webhook-delivery-recorded');
   });
 
   it('replays a delivery recorded with the attempt as a local activity (a 500, a timer, then a 200)', async () => {
@@ -39,14 +38,14 @@ describe('webhook delivery histories across the attempt changes', function () {
     // The patch marker and one marker per attempt.
     expect(types.filter((t) => t === EventType.EVENT_TYPE_MARKER_RECORDED)).to.have.length(3);
     expect(types).to.include(EventType.EVENT_TYPE_TIMER_FIRED);
-    await Worker.runReplayHistory({ workflowsPath }, history, 'webhook-delivery-local-recorded');
+    await replayOnCurrentCode(history, 'webhook-delivery-local-recorded');
   });
 
   it('replays a delivery recorded on the webhook queue (the current path, kept for the next change)', async () => {
     // Recorded by the next test (RECORD_HISTORY=<file>): one attempt as an ordinary activity, then done.
     const history = historyFixture('webhook-delivery-on-webhook-queue.binpb');
     expect(typesOf(history).filter((t) => t === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED)).to.have.length(1);
-    await Worker.runReplayHistory({ workflowsPath }, history, 'webhook-delivery-webhook-queue-recorded');
+    await replayOnCurrentCode(history, 'webhook-delivery-webhook-queue-recorded');
   });
 
   it('replays a delivery that waited for its busy endpoint before the wait was bounded', async () => {
@@ -56,7 +55,7 @@ describe('webhook delivery histories across the attempt changes', function () {
     const types = typesOf(history);
     expect(types.filter((t) => t === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED).length).to.be.at.least(2);
     expect(types).to.include(EventType.EVENT_TYPE_TIMER_FIRED);
-    await Worker.runReplayHistory({ workflowsPath }, history, 'webhook-delivery-busy-recorded');
+    await replayOnCurrentCode(history, 'webhook-delivery-busy-recorded');
   });
 
   it(
@@ -94,7 +93,7 @@ describe('webhook delivery histories across the attempt changes', function () {
         const markers = (history.events ?? []).filter((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED);
         expect(markers).to.have.length(2);
         expect(receiver.received).to.have.length(1);
-        await Worker.runReplayHistory({ workflowsPath }, history, handle.workflowId);
+        await replayOnCurrentCode(history, handle.workflowId);
         const record = process.env.RECORD_HISTORY; // re-records the fixture above
         if (record) fs.writeFileSync(record, proto.api.history.v1.History.encode(history).finish());
       } finally {

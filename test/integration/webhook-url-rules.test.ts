@@ -5,7 +5,7 @@
 // with that configuration.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { createApp } from '../../api/app';
 import type { ServiceContext } from '../../services/context';
@@ -15,6 +15,7 @@ import { startWorkflowStartRelay, WorkflowStartRelay } from '../../worker/workfl
 import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
 import { Receiver } from '../helpers/receiver';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { workflowBundle } from '../helpers/workflow-bundle';
 import supertest from 'supertest';
 
 describe('webhook URL rules (private addresses refused)', function () {
@@ -53,10 +54,7 @@ describe('webhook URL rules (private addresses refused)', function () {
       temporal: ctx.temporal,
       resolveHost: ctx.resolveHost,
     });
-    const workflowBundle = await bundleWorkflowCode({
-      workflowsPath: require.resolve('../../workflows'),
-      logger: new DefaultLogger('WARN'),
-    });
+    const bundle = await workflowBundle();
     const queues = [
       { taskQueue: ctx.config.taskQueue, options: {} },
       { taskQueue: ctx.config.webhookTaskQueue, options: queueWorkerOptions('webhooks') },
@@ -67,7 +65,7 @@ describe('webhook URL rules (private addresses refused)', function () {
           connection,
           namespace: config.temporalNamespace,
           taskQueue,
-          workflowBundle,
+          workflowBundle: bundle,
           activities,
           ...options,
         }),
