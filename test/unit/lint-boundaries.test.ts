@@ -1,5 +1,6 @@
-// The layers `npm run lint` enforces (eslint.config.mjs, decisions 0119 and 0122): each fixture in test/fixtures/lint breaks
-// them on the lines it marks, linted as if it sat at the path on its first line, so each rule is shown to fail.
+// The layers `npm run lint` enforces (eslint.config.mjs, decisions 0119 and 0122): each fixture in
+// test/fixtures/lint breaks them on the lines it marks, linted as if it sat at the path on its first line, so each
+// rule is shown to fail.
 // That the real tree breaks none is `npm run lint`'s own check, which `npm test` runs before mocha (decision 0139):
 // linting the tree here again cost the suite about 10 s. Only the boundary rules run, without type information.
 import { expect } from 'chai';
