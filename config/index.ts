@@ -2,10 +2,11 @@
 // rails/pix/config.ts); everything else receives a Config.
 // Defaults follow ../shared/spec/decisions.md and the decisions in docs/decisions/.
 import { parseStatementInterval } from '../domain/statement-interval';
+import { readCryptoConfig, type CryptoConfig } from '../rails/crypto/config';
 import { readPixConfig, type PixConfig } from '../rails/pix/config';
 import { bool, int } from './env-values';
 
-export type { PixConfig };
+export type { CryptoConfig, PixConfig };
 
 export interface Config {
   port: number;
@@ -105,6 +106,8 @@ export interface Config {
   /** Where the PSP reaches Cambio (notices go to `{publicBaseUrl}/rails/pix/{token}/pix`). */
   publicBaseUrl: string;
   pix: PixConfig;
+  /** The CRYPTO rail's chain and tokens (rails/crypto/config.ts). */
+  crypto: CryptoConfig;
   rates: RatesConfig;
 }
 
@@ -246,6 +249,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     railsTaskQueue: env.TEMPORAL_RAILS_TASK_QUEUE || 'cambio-rails',
     publicBaseUrl: (env.PUBLIC_BASE_URL || `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
     pix: readPixConfig(env),
+    crypto: readCryptoConfig(env),
     rates: loadRatesConfig(env),
   };
 }
