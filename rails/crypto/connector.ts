@@ -4,10 +4,10 @@
 // the deposit scanner (activities/crypto-scan.ts), not by notices: a chain has no one to notify us.
 import type { PublicClient } from 'viem';
 import { CambioError } from '../../domain/errors';
-import { RailUnavailableError } from '../errors';
+import { RailRejectedError, RailUnavailableError } from '../errors';
 import type { ChargeCapability, ChargeCreated, ChargeRequest, RailConnector } from '../rail';
 import { depositAddress, parseDepositXpub } from './addresses';
-import { amountToUnits } from './amounts';
+import { amountToUnits, InexactAmountError } from './amounts';
 import { type ChainInfo, type ChainToken, checkChain, evmPublicClient } from './chain';
 import { type CryptoAsset, type CryptoConfig } from './config';
 
@@ -69,7 +69,16 @@ export class CryptoRail implements RailConnector, ChargeCapability {
       throw new RailUnavailableError(`the EVM node does not answer: ${(err as Error).message.split('\n')[0]}`);
     }
     // The quote's amount in token units, exactly (a 2-decimal token cannot be asked for 1.000001).
-    amountToUnits(request.amount, token.decimals);
+    try {
+      amountToUnits(request.amount, token.decimals);
+    } catch (err) {
+      if (!(err instanceof InexactAmountError)) throw err;
+      throw new RailRejectedError(
+        `${token.asset} on this chain cannot carry ${request.amount}: ${err.message}`,
+        422,
+        {},
+      );
+    }
     const walletAddress = depositAddress(parseDepositXpub(this.config.depositXpub), request.sequence);
     const expiresAt = new Date(Date.now() + request.expiresInSeconds * 1000).toISOString();
     return {

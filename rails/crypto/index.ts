@@ -50,5 +50,14 @@ export const cryptoRail: RailEntry = {
     walletAddress: getAddress(`0x${createHash('sha256').update(`${operationId}:wallet`).digest('hex').slice(0, 40)}`),
   }),
   hasProvider: (config) => !!config.crypto.rpcUrl,
+  // Not a listing of a provider's: the deposit scanner reads the chain itself (payments/crypto-scan.ts).
+  reconciliation: {
+    everySeconds: (config) => config.crypto.scanEverySeconds,
+    from: () => undefined,
+    note: (config) =>
+      "Reads the CRYPTO tokens' Transfer logs into deposits and confirms them " +
+      `(EVM_SCAN_EVERY_SECONDS=${config.crypto.scanEverySeconds}, EVM_CONFIRMATIONS=${config.crypto.confirmations})`,
+    workflowType: 'cryptoScanWorkflow',
+  },
   connector: cryptoRailFromConfig,
 };
