@@ -67,11 +67,26 @@ export async function scanCryptoDeposits(
     dropped: 0,
   };
   const byAddress = new Map(info.tokens.map((t) => [t.address.toLowerCase(), t]));
-  for (let from = start; from <= head; from += range) {
-    const to = min(from + range - 1n, head);
-    const logs = await chainCall(() =>
-      client.getLogs({ address: info.tokens.map((t) => t.address), event: TRANSFER, fromBlock: from, toBlock: to }),
-    );
+  // A range whose answer is too large for the node or the client (busy blocks) is read in halves until it fits.
+  let span = range;
+  for (let from = start; from <= head; from += span) {
+    const to = min(from + span - 1n, head);
+    let logs: TransferLog[];
+    try {
+      logs = await client.getLogs({
+        address: info.tokens.map((t) => t.address),
+        event: TRANSFER,
+        fromBlock: from,
+        toBlock: to,
+      });
+    } catch (err) {
+      if (span > 1n && TOO_LARGE.test((err as Error).message)) {
+        span = max(1n, span / 2n);
+        from -= span; // the loop adds it back: the same start, a smaller range
+        continue;
+      }
+      throw unavailable(err);
+    }
     result.logs += logs.length;
     const transfers = await transfersToDeposits(em, info.chainId, logs, byAddress, head);
     const next = max(cursor, to + 1n);
@@ -143,13 +158,20 @@ async function transfersToDeposits(
   return out;
 }
 
+// What nodes and viem answer when a log query returns too much: the response size, or the node's own result cap.
+const TOO_LARGE = /size limit|more than \d+ results|too many|limit exceeded|response size|query returned more/i;
+
+const unavailable = (err: unknown): RailUnavailableError =>
+  err instanceof RailUnavailableError
+    ? err
+    : new RailUnavailableError(`the EVM node failed a call: ${(err as Error).message.split('\n')[0]}`);
+
 /** A node that cannot be reached is RailUnavailableError: the activity is retried, nothing was recorded. */
 async function chainCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    if (err instanceof RailUnavailableError) throw err;
-    throw new RailUnavailableError(`the EVM node failed a call: ${(err as Error).message.split('\n')[0]}`);
+    throw unavailable(err);
   }
 }
 

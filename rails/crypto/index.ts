@@ -43,10 +43,9 @@ export const cryptoRail: RailEntry = {
   },
   // Without a node (sandbox without a chain): a stand-in address, shown checksummed; only the sandbox route or an
   // operator records payments then.
-  fundingInstruction: (operationId, asset) => ({
+  fundingInstruction: (operationId) => ({
     rail: CRYPTO_RAIL,
     network: 'ETHEREUM',
-    asset,
     walletAddress: getAddress(`0x${createHash('sha256').update(`${operationId}:wallet`).digest('hex').slice(0, 40)}`),
   }),
   hasProvider: (config) => !!config.crypto.rpcUrl,

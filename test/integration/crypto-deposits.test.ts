@@ -135,6 +135,29 @@ describe('CRYPTO deposits on a real chain', function () {
     await assertLedgerBalanced();
   });
 
+  it('answers 503 with Retry-After while the node is down, and 422 outside sandbox without a node', async () => {
+    const c = await newCustomer();
+    const account = await activeAccount(c, ['USDC']);
+    const open = async (services: ServiceContext) => {
+      const q = await quote(c, { accountId: account.id, sourceAsset: 'USDC', targetAsset: 'USDC', sourceAmount: '1' });
+      const body = { accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'CRYPTO' } };
+      return openDeposit(services, tenantEm(s.orm, c.customerId), body, randomUUID()).then(
+        () => expect.fail('the deposit was created'),
+        (err) => err,
+      );
+    };
+    const down = new CryptoRail({ ...rail.config, rpcUrl: 'http://127.0.0.1:9', timeoutMs: 500 });
+    const unavailable = await open({ ...s, rails: new Rails(RAIL_ENTRIES, [down]) });
+    expect(unavailable.code).to.equal('SERVICE_UNAVAILABLE');
+    expect(unavailable.details.retryAfterSeconds).to.be.greaterThan(0);
+    const production = { ...s.config, sandbox: false, crypto: { ...s.config.crypto, rpcUrl: undefined } };
+    const refused = await open({ ...s, config: production, rails: new Rails(RAIL_ENTRIES, []) });
+    expect(refused.code).to.equal('RAIL_NOT_CONFIGURED');
+    const { http } = await stack();
+    const listed = await http.get('/api/operations').query({ limit: 100 }).set(c.auth);
+    expect(listed.body.data).to.have.length(0);
+  });
+
   it('refuses to start a worker pointed at a node of another chain', async () => {
     const { config } = await stack();
     const worker = await spawnWorker('wrong-chain', `cambio-test-${randomUUID()}`, {
