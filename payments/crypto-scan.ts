@@ -88,13 +88,13 @@ export async function scanCryptoDeposits(
       throw unavailable(err);
     }
     result.logs += logs.length;
-    const transfers = await transfersToDeposits(em, info.chainId, logs, byAddress, head);
+    const transfers = await transfersToDeposits(em, rail.rail, info.chainId, logs, byAddress, head);
     const next = max(cursor, to + 1n);
-    result.seen += await inTransaction(em, (tx) => recordSeenTransfers(tx, info.chainId, transfers, next));
+    result.seen += await inTransaction(em, (tx) => recordSeenTransfers(tx, rail.rail, info.chainId, transfers, next));
     opts.onProgress?.();
   }
-  await countConfirmations(em, head);
-  for (const p of await pendingTransfers(em)) {
+  await countConfirmations(em, rail.rail, head);
+  for (const p of await pendingTransfers(em, rail.rail)) {
     const confirmations = Number(head - BigInt(p.blockNumber!) + 1n);
     if (confirmations < config.confirmations) continue;
     const block = await chainCall(() => client.getBlock({ blockNumber: BigInt(p.blockNumber!) }).catch(notFound));
@@ -106,7 +106,7 @@ export async function scanCryptoDeposits(
     if (!payment) continue;
     result.confirmed++;
     // Decided now when all is well; else the record stays RECEIVED for the sweep.
-    await decideInboundPayment(s, payment, DECISION_DEADLINE_MS, 'rail:CRYPTO').catch(() => undefined);
+    await decideInboundPayment(s, payment, DECISION_DEADLINE_MS, `rail:${rail.rail}`).catch(() => undefined);
     opts.onProgress?.();
   }
   return result;
@@ -117,13 +117,14 @@ type TransferLog = Log<bigint, number, false, typeof TRANSFER>;
 /** The logs that pay a deposit's address, as payments: for that deposit when the token and amount can be taken. */
 async function transfersToDeposits(
   em: Parameters<typeof depositsByWallet>[0],
+  railName: string,
   chainId: number,
   logs: TransferLog[],
   tokens: Map<string, ChainToken>,
   head: bigint,
 ): Promise<SeenTransfer[]> {
   const addresses = [...new Set(logs.map((l) => l.args.to!.toLowerCase()))];
-  const deposits = await depositsByWallet(em, addresses);
+  const deposits = await depositsByWallet(em, railName, addresses);
   const out: SeenTransfer[] = [];
   for (const log of logs) {
     const deposit = deposits.get(log.args.to!.toLowerCase());

@@ -13,8 +13,6 @@ import { Dec } from '../../domain/money';
 const columns = (em: Em, alias = 'p') => selectColumns(em, InboundPaymentSchema, alias);
 const toEntity = (em: Em, row: Record<string, unknown>) => entityFromRow(em, InboundPaymentSchema, row);
 
-export const CRYPTO_RAIL = 'CRYPTO';
-
 /** The next deposit address index (a Postgres sequence: never the same twice, whatever the number of processes). */
 export async function nextDepositAddressIndex(em: Em): Promise<number> {
   const [row] = await em.execute(`select nextval('crypto_deposit_address_index')::int as i`);
@@ -32,16 +30,16 @@ export interface WalletDeposit {
 }
 
 /** The deposits whose wallet address is one of `addresses` (lower case), by that address. */
-export async function depositsByWallet(em: Em, addresses: string[]): Promise<Map<string, WalletDeposit>> {
+export async function depositsByWallet(em: Em, rail: string, addresses: string[]): Promise<Map<string, WalletDeposit>> {
   if (addresses.length === 0) return new Map();
   const rows = await em.execute(
     `select id, customer_id, account_id, lower(intent -> 'fundingInstruction' ->> 'walletAddress') as wallet,
        lower(intent -> 'fundingInstruction' ->> 'tokenContract') as token
      from operations
-     where type = 'DEPOSIT' and (intent -> 'fundingInstruction' ->> 'rail') = 'CRYPTO'
+     where type = 'DEPOSIT' and (intent -> 'fundingInstruction' ->> 'rail') = ?
        and (intent -> 'fundingInstruction' ->> 'tokenContract') is not null
        and lower(intent -> 'fundingInstruction' ->> 'walletAddress') = any(string_to_array(?, ','))`,
-    [addresses.join(',')],
+    [rail, addresses.join(',')],
   );
   return new Map(
     rows.map((r: Record<string, string>) => [
@@ -88,6 +86,7 @@ export interface SeenTransfer {
  */
 export async function recordSeenTransfers(
   tx: Em,
+  rail: string,
   chainId: number,
   transfers: SeenTransfer[],
   nextBlock: bigint,
@@ -110,7 +109,7 @@ export async function recordSeenTransfers(
         t.accountId,
         t.amount,
         t.asset,
-        CRYPTO_RAIL,
+        rail,
         t.endToEndId,
         t.confirmations,
         t.blockNumber.toString(),
@@ -129,22 +128,22 @@ export async function recordSeenTransfers(
 }
 
 /** The CRYPTO payments still PENDING, oldest block first. */
-export async function pendingTransfers(em: Em, limit = 1000): Promise<InboundPayment[]> {
+export async function pendingTransfers(em: Em, rail: string, limit = 1000): Promise<InboundPayment[]> {
   const rows = await em.execute(
     `select ${columns(em)} from inbound_payments p
      where p.status = 'PENDING' and p.rail = ? order by p.block_number, p.id limit ?`,
-    [CRYPTO_RAIL, limit],
+    [rail, limit],
   );
   return rows.map((r: Record<string, unknown>) => toEntity(em, r));
 }
 
 /** Counts the pending transfers' confirmations at `head` (what the API shows while they wait). */
-export async function countConfirmations(em: Em, head: bigint): Promise<void> {
+export async function countConfirmations(em: Em, rail: string, head: bigint): Promise<void> {
   await em.execute(
     `update inbound_payments set confirmations = greatest(0, ?::bigint - block_number + 1)::int, updated_at = now()
      where status = 'PENDING' and rail = ?
        and confirmations is distinct from greatest(0, ?::bigint - block_number + 1)::int`,
-    [head.toString(), CRYPTO_RAIL, head.toString()],
+    [head.toString(), rail, head.toString()],
   );
 }
 
