@@ -92,9 +92,14 @@ const ZONES = [
     message: 'The simulated PSP is a process of its own: it imports nothing of Cambio.',
   },
   {
-    target: REST,
-    from: ['test', 'bench', 'psp-simulator', 'scripts'],
-    message: 'Production code never imports tests, benches, the simulated PSP or the scripts.',
+    target: 'sandbox-chain',
+    from: ours('sandbox-chain'),
+    message: 'The sandbox chain tooling (anvil, test tokens) is of its own: it imports nothing of Cambio.',
+  },
+  {
+    target: [...REST, 'rails', 'db', 'domain'],
+    from: ['test', 'bench', 'psp-simulator', 'sandbox-chain', 'scripts'],
+    message: 'Production code never imports tests, benches, the simulated PSP, the sandbox chain or the scripts.',
   },
   {
     target: restBut('api'),

@@ -1,4 +1,5 @@
 import { createAccountReviewActivities } from './account-review';
+import { createCryptoActivities } from './crypto';
 import type { ActivityDeps } from './deps';
 import { createDecisionActivities } from './decisions';
 import { createInstructionReviewActivities } from './instruction-review';
@@ -27,6 +28,7 @@ export function createActivities(given: ActivityDeps) {
     ...createRailActivities(deps),
     ...createReturnActivities(deps),
     ...createRateActivities(deps),
+    ...createCryptoActivities(deps),
   };
 }
 

@@ -1,6 +1,7 @@
 import pino, { Logger } from 'pino';
 import { loadConfig } from '../config';
 import { exitOnUnsafeSecrets } from '../config/production';
+import { exitOnWrongChain } from '../rails/crypto/start-check';
 import { createDeps, Deps } from '../services/deps';
 import { createApp } from './app';
 import { drainServer } from './shutdown';
@@ -18,6 +19,7 @@ async function main() {
   exitOnUnsafeSecrets('API');
   const config = loadConfig();
   const log = pino({ level: config.logLevel, base: { service: 'cambio-api' } });
+  await exitOnWrongChain('API', config, (m) => log.warn(m));
   // Listening before Postgres answers: until it does, a request gets 503 with Retry-After (api/starting.ts), as from
   // an API whose Postgres went down under it, instead of a refused connection and a restart loop.
   const server = createHttpServer(startingApp(log), config).listen(config.port, config.host, () => {

@@ -2,11 +2,12 @@
 // rails/pix/config.ts); everything else receives a Config.
 // Defaults follow ../shared/spec/decisions.md and the decisions in docs/decisions/.
 import { parseStatementInterval } from '../domain/statement-interval';
+import { readCryptoConfig, type CryptoConfig } from '../rails/crypto/config';
 import { readPixConfig, type PixConfig } from '../rails/pix/config';
 import { readTedConfig, type TedConfig } from '../rails/ted/config';
 import { bool, int } from './env-values';
 
-export type { PixConfig };
+export type { CryptoConfig, PixConfig };
 
 export interface Config {
   port: number;
@@ -108,6 +109,8 @@ export interface Config {
   pix: PixConfig;
   /** TED's collection account and the bank that lists its credits (rails/ted/config.ts). */
   ted: TedConfig;
+  /** The CRYPTO rail's chain and tokens (rails/crypto/config.ts). */
+  crypto: CryptoConfig;
   rates: RatesConfig;
 }
 
@@ -250,6 +253,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: (env.PUBLIC_BASE_URL || `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
     pix: readPixConfig(env),
     ted: readTedConfig(env),
+    crypto: readCryptoConfig(env),
     rates: loadRatesConfig(env),
   };
 }

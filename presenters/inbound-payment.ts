@@ -16,6 +16,16 @@ export function presentInboundPayment(p: InboundPayment) {
     rail: p.rail,
     endToEndId: p.endToEndId,
     status: p.status,
+    /** CRYPTO: the chain's facts about the transfer (PENDING counts its confirmations). */
+    chain:
+      p.blockHash !== null && p.blockHash !== undefined
+        ? {
+            confirmations: p.confirmations ?? 0,
+            blockNumber: String(p.blockNumber),
+            blockHash: p.blockHash,
+            tokenUnits: String(p.tokenUnits),
+          }
+        : null,
     /** The matched record an overpayment's excess was split from; null for a payment as the rail reported it. */
     remainderOf: p.remainderOf,
     /** Who sent it, as the rail's record shows (TED: the sending account and its owner's CNPJ or CPF). */

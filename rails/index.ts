@@ -1,1 +1,2 @@
 export { providerRails, railStatus, railsFromConfig, Rails } from './registry';
+export { CryptoRail } from './crypto/connector';

@@ -19,6 +19,10 @@ export interface ChargeRequest {
   debtor?: { name: string; cnpj?: string; cpf?: string };
   /** A line the payer's bank shows (at most 140 characters). */
   description?: string;
+  /** The asset the payer sends (the quote's source), for a rail that pays in several (CRYPTO). */
+  asset?: string;
+  /** A number Postgres gave this charge alone, for a capability that is `numbered` (CRYPTO: the address index). */
+  sequence?: number;
 }
 
 /** A charge the provider holds: `fundingInstruction` is what the deposit's `intent.fundingInstruction` shows. */
@@ -111,6 +115,8 @@ export interface TimeWindow {
 
 /** Charges a customer pays (PIX: a cob with its BR Code). */
 export interface ChargeCapability {
+  /** Each charge needs a `sequence` from Postgres (CRYPTO: its deposit address's derivation index). */
+  readonly numbered?: boolean;
   /** Creates (or finds again, by its id) a charge the customer pays. */
   createCharge(request: ChargeRequest, timeoutMs?: number): Promise<ChargeCreated>;
 }

@@ -3,7 +3,8 @@
 // `npm start`: everything Cambio needs on one machine, in the foreground.
 //   build (TypeScript → dist/) → Postgres (started if local and down) → migrations → Temporal (TEMPORAL_ADDRESS, or
 //   a dev server of our own that keeps its state in .cambio/temporal-dev.db) → in sandbox without PIX_PSP_URL, the
-//   simulated PSP (its state kept per database: .cambio/psp-simulator/<host>-<port>-<database>.json) → worker + API
+//   simulated PSP (its state kept per database: .cambio/psp-simulator/<host>-<port>-<database>.json) → in sandbox
+//   without EVM_RPC_URL, a local chain (anvil with the test stablecoins, .cambio/sandbox-chain/...) → worker + API
 //   (compiled JavaScript)
 //   → waits for GET /readyz = 200 → prints the URLs.
 // The worker and the API are supervised: when one dies on its own it is restarted after a back-off (1 s doubling
@@ -55,6 +56,7 @@ const port = Number(env.PORT);
 // As config/index.ts reads SANDBOX (set just above).
 const sandbox = ['1', 'true', 'yes', 'on'].includes(env.SANDBOX.toLowerCase());
 const PSP_SIM_PORT = 4010;
+const SANDBOX_CHAIN_PORT = 8545;
 
 /** Started processes (build, migrate, Temporal), in start order. */
 const started = [];
@@ -153,6 +155,39 @@ async function waitForReady(url) {
   }
 }
 
+/**
+ * sandbox-chain/main.js: anvil (state kept per database, beside the simulated PSP's) with the four test stablecoins
+ * deployed and the hot wallet funded; resolves with the settings it prints (EVM_*, CRYPTO_*). Stopped with the
+ * rest; when it dies everything stops, as with the Temporal dev server (the chain is the rail's state).
+ */
+async function startSandboxChain(env) {
+  const port = await preferredOrFreePort(Number(env.SANDBOX_CHAIN_PORT || SANDBOX_CHAIN_PORT));
+  const stateFile = simulatorStateFile(ROOT, env.DATABASE_URL).replace(
+    `${path.sep}psp-simulator${path.sep}`,
+    `${path.sep}sandbox-chain${path.sep}`,
+  );
+  const chainEnv = {
+    ...env,
+    SANDBOX_CHAIN_PORT: String(port),
+    SANDBOX_CHAIN_STATE_FILE: stateFile,
+    EVM_CHAIN_ID: env.EVM_CHAIN_ID || '31337',
+  };
+  const child = nodeChild('sandbox-chain', 'dist/sandbox-chain/main.js', chainEnv);
+  started.push(child);
+  watch(child);
+  let out = '';
+  const settings = await new Promise((resolve, reject) => {
+    child.proc.stdout.on('data', (chunk) => {
+      out += chunk;
+      const found = /sandbox chain ready (\{.*\})/.exec(out);
+      if (found) resolve(JSON.parse(found[1]));
+    });
+    child.exited.then((info) => reject(new Error(`the sandbox chain did not start (${describeExit(info)})`)));
+  });
+  log(`Sandbox chain: anvil at ${settings.EVM_RPC_URL} (state: ${path.relative(ROOT, stateFile)})`);
+  return settings;
+}
+
 async function main() {
   if (!Number.isInteger(port) || port <= 0 || port > 65535)
     throw new Error(`PORT must be a TCP port, got "${env.PORT}"`);
@@ -243,6 +278,14 @@ async function main() {
       log(`Exchange rates: oxr, ptax and ecb simulated at ${pspUrl} (RATES_SOURCES=table for the fixed table)`);
     }
   }
+  // The CRYPTO rail on a real chain: a local anvil with the test stablecoins unless EVM_RPC_URL names a node.
+  let chainUrl = env.EVM_RPC_URL;
+  if (sandbox && !chainUrl) {
+    const chain = await startSandboxChain(env);
+    if (stopping) return;
+    Object.assign(childEnv, chain);
+    chainUrl = `${chain.EVM_RPC_URL} (chain ${chain.EVM_CHAIN_ID}, USDC ${chain.EVM_TOKEN_USDC})`;
+  }
   superviseApp('worker', 'dist/worker/main.js', childEnv, WORKER_NODE_ARGS);
   superviseApp('api', 'dist/api/main.js', childEnv, API_NODE_ARGS);
 
@@ -278,6 +321,7 @@ async function main() {
     `  Temporal UI    ${uiUrl || 'not started here (external Temporal server; use its own Web UI)'}`,
     `  PIX PSP        ${pspUrl || 'none: PIX deposits and withdrawals are refused (RAIL_NOT_CONFIGURED)'}`,
     `  TED bank       ${childEnv.TED_ACCOUNTS_URL || 'none: operators (or the sandbox route) record TED payments'}`,
+    `  EVM chain      ${chainUrl || 'none: CRYPTO deposits are refused (RAIL_NOT_CONFIGURED)'}`,
     '',
     'Create a customer and its API credentials (the secret is shown once):',
     `  ${cliEnv.length ? `${cliEnv.join(' ')} ` : ''}npx cambio customer create --name Acme --json`,

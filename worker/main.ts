@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import pino, { Logger } from 'pino';
 import { Config, loadConfig } from '../config';
 import { exitOnUnsafeSecrets } from '../config/production';
+import { exitOnWrongChain } from '../rails/crypto/start-check';
 import { openOrm } from '../db/orm';
 import { dependencyFailure } from '../services/errors';
 import { untilReachable } from '../services/until-reachable';
@@ -23,6 +24,7 @@ export async function runWorker() {
   exitOnUnsafeSecrets('worker');
   const config = loadConfig();
   const log = pino({ level: config.logLevel, base: { service: 'cambio-worker' } });
+  await exitOnWrongChain('worker', config, (m) => log.warn(m));
   // Signals are ours (below), not the SDK's: the relays must stop before the workers drain.
   Runtime.install({
     logger: new DefaultLogger(sdkLevel(config.logLevel)),

@@ -301,8 +301,24 @@ const InboundPayment = object(
       type: 'string',
       enum: [...INBOUND_PAYMENT_STATUSES],
       description:
+        'PENDING (CRYPTO): seen on the chain, fewer than EVM_CONFIRMATIONS blocks deep, in no balance; DROPPED ' +
+        '(CRYPTO): its block left the chain before it was confirmed, never credited; ' +
         'RECEIVED: recorded, not decided yet; MATCHED: counts toward its deposit; UNMATCHED: in the suspense; ' +
         'RETURNING: a return in flight; RETURNED; CREDITED: by an operator',
+    },
+    chain: {
+      ...nullable(
+        object(
+          {
+            confirmations: { type: 'integer', description: "Blocks on top of the transfer's, its own included" },
+            blockNumber: { type: 'string', description: 'The block the transfer is in (a decimal string)' },
+            blockHash: { type: 'string' },
+            tokenUnits: { type: 'string', description: "What was sent, in the token's own units (exact)" },
+          },
+          ['confirmations', 'blockNumber', 'blockHash', 'tokenUnits'],
+        ),
+      ),
+      description: 'CRYPTO: where on the chain the transfer is, and how deep; null on other rails',
     },
     remainderOf: { ...nullable(uuid), description: "An overpayment's excess: the matched record it was split from" },
     payer: {

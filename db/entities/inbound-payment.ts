@@ -4,10 +4,14 @@ import { MoneyType } from '../types/money';
 import { tenantFilter, timestamp } from './common';
 
 /**
- * RECEIVED: recorded, not decided yet (never shown as UNMATCHED); MATCHED: counts toward its deposit; UNMATCHED: in
- * the suspense, for an operator; RETURNING: a return in flight (still in the suspense); RETURNED; CREDITED.
+ * PENDING: seen on a chain, not yet EVM_CONFIRMATIONS deep (in no balance, not in the suspense); DROPPED: its block
+ * left the chain before it was confirmed (never credited). RECEIVED: recorded, not decided yet (never shown as
+ * UNMATCHED); MATCHED: counts toward its deposit; UNMATCHED: in the suspense, for an operator; RETURNING: a return in
+ * flight (still in the suspense); RETURNED; CREDITED.
  */
 export const INBOUND_PAYMENT_STATUSES = [
+  'PENDING',
+  'DROPPED',
   'RECEIVED',
   'MATCHED',
   'UNMATCHED',
@@ -61,6 +65,13 @@ export interface InboundPayment {
   returnFailure: string | null;
   /** Resolution: our id for the return in flight through a provider (PIX: the `devolucao` id). */
   returnId: string | null;
+  /** CRYPTO: blocks on top of the transfer's (its own included) at the last scan; null on other rails. */
+  confirmations: number | null;
+  /** CRYPTO: the block the transfer is in, and that block's hash. */
+  blockNumber: string | null;
+  blockHash: string | null;
+  /** CRYPTO: the token units sent (exact, where `amount` is Cambio's 6 decimals). */
+  tokenUnits: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -88,6 +99,10 @@ export const InboundPaymentSchema = new EntitySchema<InboundPayment>({
     returnReason: { type: 'text', nullable: true },
     returnFailure: { type: 'text', nullable: true },
     returnId: { type: 'string', nullable: true },
+    confirmations: { type: 'integer', nullable: true },
+    blockNumber: { type: 'string', nullable: true },
+    blockHash: { type: 'string', nullable: true },
+    tokenUnits: { type: 'string', nullable: true },
     createdAt: { ...timestamp },
     updatedAt: { ...timestamp },
   },

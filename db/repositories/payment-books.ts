@@ -57,7 +57,8 @@ function byAsset<T>(rows: Array<Record<string, unknown>>, fields: Array<keyof T 
 export async function recordBooks(em: Em, asset?: string): Promise<Map<string, RecordBooks>> {
   const rows = await em.execute(
     `select p.asset,
-       sum(p.amount) filter (where p.remainder_of is null)::text as received,
+       sum(p.amount) filter (where p.remainder_of is null and p.status not in ('PENDING', 'DROPPED'))::text
+         as received,
        sum(p.amount) filter (where p.status = 'RECEIVED')::text as undecided,
        sum(coalesce(p.matched_amount, p.amount)) filter (where p.status = 'MATCHED' and o.status = 'COMPLETED')::text
          as matched,

@@ -1,28 +1,62 @@
-// CRYPTO: stablecoins, no chain connector yet. A deposit shows a (sandbox) wallet address on the coin's network; an
-// operator records the transfer the chain shows (`cambio payment record --rail CRYPTO`, the transaction hash as
-// reference). A connector for a real chain replaces this folder's entry.
+// CRYPTO: USDC, USDT, EURC and BRLT as ERC-20 tokens on one EVM chain (../shared/spec/decisions.md, "Crypto:
+// stablecoins on a real chain (EVM)"). With EVM_RPC_URL the connector gives each deposit a fresh address and the
+// deposit scanner records what the chain shows; without it, outside sandbox, a CRYPTO deposit is 422
+// RAIL_NOT_CONFIGURED. An operator may still record a transfer the chain shows (`cambio payment record --rail
+// CRYPTO`, decision 0130).
+import { getAddress } from 'viem';
 import { createHash } from 'node:crypto';
+import type { Config } from '../../config';
 import type { RailEntry } from '../rail';
+import { CRYPTO_RAIL, CryptoRail } from './connector';
 
-const RAIL = 'CRYPTO';
+export { CryptoRail, CRYPTO_RAIL } from './connector';
 
-// Sandbox networks per stablecoin: where the deposit address lives.
-const NETWORKS: Record<string, string> = { USDC: 'ETHEREUM', USDT: 'TRON', EURC: 'ETHEREUM', BRLT: 'POLYGON' };
+/** The CRYPTO rail of this deployment, or undefined when no node is configured (EVM_RPC_URL unset). */
+export const cryptoRailFromConfig = (config: Config): CryptoRail | undefined =>
+  config.crypto.rpcUrl ? new CryptoRail(config.crypto) : undefined;
 
 export const cryptoRail: RailEntry = {
-  rail: RAIL,
+  rail: CRYPTO_RAIL,
   slug: 'crypto',
   assets: ['USDC', 'USDT', 'EURC', 'BRLT'],
-  transactionType: RAIL,
+  transactionType: CRYPTO_RAIL,
   recordedBy: 'operator',
+  providerSetting: 'EVM_RPC_URL',
   instruction: {
-    summary: 'CRYPTO `network` and `walletAddress`',
-    properties: { network: { type: 'string' }, walletAddress: { type: 'string' } },
+    summary:
+      'CRYPTO on an EVM chain: send exactly `amount` of the ERC-20 `tokenContract` (`asset`) on `network` to ' +
+      "`walletAddress`, this deposit's own address, before `expiresAt`",
+    properties: {
+      network: { type: 'string', description: 'CRYPTO: the chain (CRYPTO_NETWORK, e.g. ETHEREUM)' },
+      asset: { type: 'string', description: 'CRYPTO: the stablecoin to send (USDC, USDT, EURC, BRLT)' },
+      walletAddress: {
+        type: 'string',
+        pattern: '^0x[0-9a-fA-F]{40}$',
+        description: "CRYPTO: the deposit's own address (EIP-55 checksummed), derived for this deposit alone",
+      },
+      tokenContract: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$', description: "CRYPTO: the token's contract" },
+      amount: {
+        type: 'string',
+        description: "CRYPTO: exactly what to send, in the token's units (the quote's source)",
+      },
+    },
   },
-  fundingInstruction: (operationId, asset) => ({
-    rail: RAIL,
-    network: NETWORKS[asset] ?? 'ETHEREUM',
-    walletAddress: `0x${createHash('sha256').update(`${operationId}:wallet`).digest('hex').slice(0, 40)}`,
+  // Without a node (sandbox without a chain): a stand-in address, shown checksummed; only the sandbox route or an
+  // operator records payments then.
+  fundingInstruction: (operationId) => ({
+    rail: CRYPTO_RAIL,
+    network: 'ETHEREUM',
+    walletAddress: getAddress(`0x${createHash('sha256').update(`${operationId}:wallet`).digest('hex').slice(0, 40)}`),
   }),
-  hasProvider: () => false,
+  hasProvider: (config) => !!config.crypto.rpcUrl,
+  // Not a listing of a provider's: the deposit scanner reads the chain itself (payments/crypto-scan.ts).
+  reconciliation: {
+    everySeconds: (config) => config.crypto.scanEverySeconds,
+    from: () => undefined,
+    note: (config) =>
+      "Reads the CRYPTO tokens' Transfer logs into deposits and confirms them " +
+      `(EVM_SCAN_EVERY_SECONDS=${config.crypto.scanEverySeconds}, EVM_CONFIRMATIONS=${config.crypto.confirmations})`,
+    workflowType: 'cryptoScanWorkflow',
+  },
+  connector: cryptoRailFromConfig,
 };

@@ -21,7 +21,8 @@ export function requireAssetEnabled(account: Account, asset: string): void {
  */
 export function requireRailConfigured(config: Config, rail: string): void {
   const entry = railEntry(rail);
-  if (entry?.recordedBy !== 'connector' || config.sandbox || entry.hasProvider(config)) return;
+  // CRYPTO too (EVM_RPC_URL), though an operator may also record its transfers (decision 0130).
+  if (!entry?.providerSetting || config.sandbox || entry.hasProvider(config)) return;
   throw notConfigured(rail);
 }
 

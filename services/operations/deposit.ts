@@ -6,6 +6,7 @@ import { fundingInstruction, Rail, railAccepts } from '../../rails/funding';
 import { formatAmount } from '../../domain/money';
 import { RailRejectedError, RailUnavailableError } from '../../rails/errors';
 import { txidFor } from '../../rails/pix/ids';
+import { nextDepositAddressIndex } from '../../db/repositories/crypto-deposits';
 import type { ChargeCreated, ChargeRequest } from '../../rails/rail';
 import type { ServiceContext } from '../context';
 import { requireAssetEnabled, requireRailConfigured } from './checks';
@@ -94,6 +95,9 @@ export async function chargeForDeposit(
     chargeId: txidFor(customerId, idempotencyKey, quote.id),
     amount: formatAmount(quote.sourceAmount, quote.sourceAsset as AssetCode),
     expiresInSeconds: s.config.depositWindowSeconds,
+    asset: quote.sourceAsset,
+    // CRYPTO: the index of the deposit's own address (decision 0131).
+    ...(charges.numbered ? { sequence: await nextDepositAddressIndex(read) } : {}),
     ...(debtorOf(account) ? { debtor: debtorOf(account) } : {}),
   };
   const timeoutMs = s.config.pix.chargeTimeoutMs;

@@ -1,0 +1,142 @@
+// npm run bench:crypto — the CRYPTO deposit scanner on a real local chain (anvil).
+// 1. Throughput: BENCH_LOGS (10000) Transfer logs of history (the four test tokens, mostly to addresses that are no
+//    deposit's, a few to deposits), in blocks of BENCH_LOGS_PER_BLOCK (200); the scanner (payments/crypto-scan.ts,
+//    in-process, on the bench's own database) reads it all from block 0 in EVM_MAX_BLOCK_RANGE ranges: Transfer
+//    logs per second of history (target >= 2,000/s: a day of a busy chain caught up in minutes).
+// 2. Detection latency: the stack's worker runs the scanner's schedule (EVM_SCAN_EVERY_SECONDS=BENCH_SCAN_SECONDS,
+//    default 5); a deposit is paid, EVM_CONFIRMATIONS blocks are mined, and the time from the confirming block to the
+//    deposit COMPLETED is measured (BENCH_DEPOSITS, default 5; target: within one scan interval).
+// Figures are printed; nothing is asserted on time.
+import { randomUUID } from 'node:crypto';
+import { createTestClient, http, parseUnits, type Hex } from 'viem';
+import { openOrm } from '../db/orm';
+import { loadConfig } from '../config';
+import { scanCryptoDeposits } from '../payments/crypto-scan';
+import { CryptoRail } from '../rails/crypto';
+import { PAYER_INDICES, sandboxAccount, sandboxDepositXpub, sandboxHotWalletKey } from '../sandbox-chain/accounts';
+import { startAnvil } from '../sandbox-chain/anvil';
+import { chainClients, chainEnv, deploySandboxTokens, SANDBOX_TOKEN_ABI } from '../sandbox-chain/tokens';
+import { activeAccount, newCustomer, quote, untilStatus } from './lib/cambio';
+import { expectStatus } from './lib/http';
+import { log, withStack } from './lib/stack';
+
+const LOGS = Number(process.env.BENCH_LOGS || 10_000);
+const PER_BLOCK = Number(process.env.BENCH_LOGS_PER_BLOCK || 200);
+const SCAN_SECONDS = Number(process.env.BENCH_SCAN_SECONDS || 5);
+const DEPOSITS = Number(process.env.BENCH_DEPOSITS || 5);
+const CONFIRMATIONS = 12;
+const CHAIN_ID = 31337;
+
+async function main(): Promise<void> {
+  const anvil = await startAnvil({ chainId: CHAIN_ID });
+  try {
+    const clients = chainClients(anvil.url, CHAIN_ID);
+    const tokens = await deploySandboxTokens(clients);
+    const test = createTestClient({ mode: 'anvil', transport: http(anvil.url, { retryCount: 0 }) });
+    log(`history: ${LOGS} transfers, ${PER_BLOCK} per block`);
+    const built = Date.now();
+    await test.setAutomine(false);
+    const payers = PAYER_INDICES.map((i) => sandboxAccount(i));
+    const nonces = await Promise.all(
+      payers.map((p) => clients.public.getTransactionCount({ address: p.address, blockTag: 'pending' })),
+    );
+    const assets = Object.values(tokens);
+    for (let sent = 0; sent < LOGS;) {
+      const batch: Promise<Hex>[] = [];
+      for (let i = 0; i < PER_BLOCK && sent < LOGS; i++, sent++) {
+        const p = sent % payers.length;
+        batch.push(
+          clients.wallet.writeContract({
+            address: assets[sent % assets.length],
+            abi: SANDBOX_TOKEN_ABI,
+            functionName: 'transfer',
+            args: [`0x${randomUUID().replace(/-/g, '').padEnd(40, '0')}`, parseUnits('1.5', 6)],
+            account: payers[p],
+            chain: clients.wallet.chain,
+            nonce: nonces[p]++,
+            gas: 80_000n,
+          }),
+        );
+      }
+      await Promise.all(batch);
+      await test.mine({ blocks: 1 });
+    }
+    await test.setAutomine(true);
+    const head = await clients.public.getBlockNumber({ cacheTime: 0 });
+    log(`history built in ${((Date.now() - built) / 1000).toFixed(1)} s, head ${head}`);
+
+    const env = {
+      ...chainEnv(anvil.url, CHAIN_ID, tokens),
+      CRYPTO_DEPOSIT_XPUB: sandboxDepositXpub(),
+      CRYPTO_HOT_WALLET_KEY: sandboxHotWalletKey(),
+      EVM_SCAN_EVERY_SECONDS: String(SCAN_SECONDS),
+      EVM_CONFIRMATIONS: String(CONFIRMATIONS),
+      SANDBOX: 'true',
+    };
+    await withStack({ database: 'cambio_bench_crypto', worker: true, api: true, env }, async (stack) => {
+      // 1. Throughput, in-process from block 0 (the worker's own first scan started at the head).
+      const orm = await openOrm(stack.databaseUrl, { poolMax: 4 });
+      try {
+        const config = loadConfig({ ...process.env, ...env, DATABASE_URL: stack.databaseUrl });
+        const rail = new CryptoRail({ ...config.crypto, chainId: CHAIN_ID });
+        // A chain id of the bench's own for the cursor, so the worker's schedule does not move it meanwhile.
+        const info = await rail.chain();
+        const own = { ...info, chainId: 999_999 };
+        rail.chain = async () => own;
+        await orm.em.getConnection().execute(`delete from chain_scan_cursors where chain_id = 999999`);
+        await orm.em
+          .getConnection()
+          .execute(`insert into chain_scan_cursors (chain_id, next_block) values (999999, 0)`);
+        const started = process.hrtime.bigint();
+        const result = await scanCryptoDeposits({ orm, temporal: undefined as never, config }, rail);
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        log(
+          `scanner: ${result.logs} Transfer logs over ${head + 1n} blocks in ${seconds.toFixed(2)} s: ` +
+            `${Math.round(result.logs / seconds)} logs/s (target >= 2000/s), ` +
+            `EVM_MAX_BLOCK_RANGE=${config.crypto.maxBlockRange}`,
+        );
+      } finally {
+        await orm.close(true);
+      }
+
+      // 2. Detection latency through the worker's schedule.
+      const c = await newCustomer(stack.databaseUrl, stack.apiUrl);
+      const accountId = await activeAccount(c, ['USDC']);
+      const latencies: number[] = [];
+      for (let i = 0; i < DEPOSITS; i++) {
+        const q = await quote(c, { accountId, sourceAsset: 'USDC', targetAsset: 'USDC', sourceAmount: '12.50' });
+        const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'CRYPTO' } };
+        c.http.headers['X-Idempotency-Key'] = randomUUID();
+        const dep = expectStatus(await c.http.post('/api/operations/deposit', body), 201, 'deposit');
+        const to = dep.intent.fundingInstruction.walletAddress as `0x${string}`;
+        const hash = await clients.wallet.writeContract({
+          address: tokens.USDC,
+          abi: SANDBOX_TOKEN_ABI,
+          functionName: 'transfer',
+          args: [to, parseUnits('12.5', 6)],
+          account: payers[0],
+          chain: clients.wallet.chain,
+        });
+        await clients.public.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+        await test.mine({ blocks: CONFIRMATIONS - 1 });
+        const confirmedAt = Date.now();
+        await untilStatus(c, dep.id, 'COMPLETED', 120_000, 50);
+        latencies.push(Date.now() - confirmedAt);
+      }
+      c.http.close();
+      latencies.sort((a, b) => a - b);
+      log(
+        `detection: confirming block -> deposit COMPLETED, ${DEPOSITS} deposits: ` +
+          `median ${latencies[Math.floor(latencies.length / 2)]} ms, max ${latencies.at(-1)} ms ` +
+          `(EVM_SCAN_EVERY_SECONDS=${SCAN_SECONDS}; target: within one interval)`,
+      );
+    });
+  } finally {
+    await anvil.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

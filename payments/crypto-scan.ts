@@ -1,0 +1,184 @@
+// The CRYPTO deposit scanner (decision 0131): one run of the `crypto-reconciliation` schedule. It reads the
+// configured tokens' Transfer logs in ranges of at most EVM_MAX_BLOCK_RANGE blocks from the cursor kept in Postgres,
+// records each transfer to a deposit's address PENDING (rail reference `{chainId}:{txHash}:{logIndex}`), and then
+// looks at the pending ones: EVM_CONFIRMATIONS deep with their block's hash unchanged, they become RECEIVED and are
+// decided as any received payment (matched as a PIX is); their block gone, DROPPED. Every run also reads the last
+// EVM_CONFIRMATIONS blocks again: a reorganisation that put a transfer in another block is seen there.
+import { parseAbiItem, type Log } from 'viem';
+import { systemEm } from '../db/orm';
+import { inTransaction } from '../db/transaction';
+import {
+  confirmTransfer,
+  countConfirmations,
+  depositsByWallet,
+  dropTransfer,
+  pendingTransfers,
+  recordSeenTransfers,
+  scanCursor,
+  type SeenTransfer,
+} from '../db/repositories/crypto-deposits';
+import type { CryptoRail } from '../rails/crypto';
+import { InexactAmountError, unitsToAmount } from '../rails/crypto/amounts';
+import type { ChainToken } from '../rails/crypto/chain';
+import { RailUnavailableError } from '../rails/errors';
+import { decideInboundPayment, type SettleContext } from './record-and-decide';
+
+const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
+
+// A run's decisions wait this long at most; what is not decided by then is the sweep's (the record is RECEIVED).
+const DECISION_DEADLINE_MS = 3_000;
+
+export interface ScanResult {
+  chainId: number;
+  head: string;
+  fromBlock: string;
+  /** Transfer logs of the configured tokens read. */
+  logs: number;
+  /** Transfers to deposit addresses recorded for the first time (PENDING). */
+  seen: number;
+  confirmed: number;
+  dropped: number;
+}
+
+/** One scan: new blocks (and the unconfirmed tail) read, then the pending transfers confirmed or dropped. */
+export async function scanCryptoDeposits(
+  s: SettleContext,
+  rail: CryptoRail,
+  opts: { onProgress?: () => void } = {},
+): Promise<ScanResult> {
+  const info = await rail.chain();
+  const { client, config } = rail;
+  const head = await chainCall(() => client.getBlockNumber({ cacheTime: 0 }));
+  const em = systemEm(s.orm);
+  const range = BigInt(config.maxBlockRange);
+  const depth = BigInt(config.confirmations);
+  // A deployment's first scan starts one range back from the head: a chain's history before the deployment is
+  // none of its business, and its first deposits cannot be older than its first start.
+  const cursor = (await scanCursor(em, info.chainId)) ?? max(0n, head - range + 1n);
+  const tail = max(0n, head - depth + 1n);
+  const start = cursor < tail ? cursor : tail;
+  const result: ScanResult = {
+    chainId: info.chainId,
+    head: head.toString(),
+    fromBlock: start.toString(),
+    logs: 0,
+    seen: 0,
+    confirmed: 0,
+    dropped: 0,
+  };
+  const byAddress = new Map(info.tokens.map((t) => [t.address.toLowerCase(), t]));
+  // A range whose answer is too large for the node or the client (busy blocks) is read in halves until it fits.
+  let span = range;
+  for (let from = start; from <= head; from += span) {
+    const to = min(from + span - 1n, head);
+    let logs: TransferLog[];
+    try {
+      logs = await client.getLogs({
+        address: info.tokens.map((t) => t.address),
+        event: TRANSFER,
+        fromBlock: from,
+        toBlock: to,
+      });
+    } catch (err) {
+      if (span > 1n && TOO_LARGE.test((err as Error).message)) {
+        span = max(1n, span / 2n);
+        from -= span; // the loop adds it back: the same start, a smaller range
+        continue;
+      }
+      throw unavailable(err);
+    }
+    result.logs += logs.length;
+    const transfers = await transfersToDeposits(em, rail.rail, info.chainId, logs, byAddress, head);
+    const next = max(cursor, to + 1n);
+    result.seen += await inTransaction(em, (tx) => recordSeenTransfers(tx, rail.rail, info.chainId, transfers, next));
+    opts.onProgress?.();
+  }
+  await countConfirmations(em, rail.rail, head);
+  for (const p of await pendingTransfers(em, rail.rail)) {
+    const confirmations = Number(head - BigInt(p.blockNumber!) + 1n);
+    if (confirmations < config.confirmations) continue;
+    const block = await chainCall(() => client.getBlock({ blockNumber: BigInt(p.blockNumber!) }).catch(notFound));
+    if (!block || block.hash !== p.blockHash) {
+      if (await dropTransfer(em, p.id, p.blockHash!)) result.dropped++;
+      continue;
+    }
+    const payment = await inTransaction(em, (tx) => confirmTransfer(tx, p.id, p.blockHash!, confirmations));
+    if (!payment) continue;
+    result.confirmed++;
+    // Decided now when all is well; else the record stays RECEIVED for the sweep.
+    await decideInboundPayment(s, payment, DECISION_DEADLINE_MS, `rail:${rail.rail}`).catch(() => undefined);
+    opts.onProgress?.();
+  }
+  return result;
+}
+
+type TransferLog = Log<bigint, number, false, typeof TRANSFER>;
+
+/** The logs that pay a deposit's address, as payments: for that deposit when the token and amount can be taken. */
+async function transfersToDeposits(
+  em: Parameters<typeof depositsByWallet>[0],
+  railName: string,
+  chainId: number,
+  logs: TransferLog[],
+  tokens: Map<string, ChainToken>,
+  head: bigint,
+): Promise<SeenTransfer[]> {
+  const addresses = [...new Set(logs.map((l) => l.args.to!.toLowerCase()))];
+  const deposits = await depositsByWallet(em, railName, addresses);
+  const out: SeenTransfer[] = [];
+  for (const log of logs) {
+    const deposit = deposits.get(log.args.to!.toLowerCase());
+    const token = tokens.get(log.address.toLowerCase());
+    if (!deposit || !token || log.blockNumber === null || !log.blockHash || !log.transactionHash) continue;
+    const units = log.args.value!;
+    let amount: string;
+    let exact = true;
+    try {
+      amount = unitsToAmount(units, token.decimals);
+    } catch (err) {
+      if (!(err instanceof InexactAmountError)) throw err;
+      // Dust below Cambio's 6 places: the customer's, but no deposit's (UNMATCHED); what was sent is kept exactly.
+      exact = false;
+      amount = unitsToAmount(units - (units % 10n ** BigInt(token.decimals - 6)), token.decimals);
+    }
+    // Another token than the deposit's, or dust: the customer's suspense, for an operator.
+    const forDeposit = exact && deposit.tokenContract === token.address.toLowerCase();
+    out.push({
+      endToEndId: `${chainId}:${log.transactionHash}:${log.logIndex}`,
+      operationId: forDeposit ? deposit.operationId : null,
+      customerId: deposit.customerId,
+      accountId: forDeposit ? deposit.accountId : null,
+      asset: token.asset,
+      amount,
+      tokenUnits: units.toString(),
+      blockNumber: log.blockNumber,
+      blockHash: log.blockHash,
+      confirmations: Number(head - log.blockNumber + 1n),
+    });
+  }
+  return out;
+}
+
+// What nodes and viem answer when a log query returns too much: the response size, or the node's own result cap.
+const TOO_LARGE = /size limit|more than \d+ results|too many|limit exceeded|response size|query returned more/i;
+
+const unavailable = (err: unknown): RailUnavailableError =>
+  err instanceof RailUnavailableError
+    ? err
+    : new RailUnavailableError(`the EVM node failed a call: ${(err as Error).message.split('\n')[0]}`);
+
+/** A node that cannot be reached is RailUnavailableError: the activity is retried, nothing was recorded. */
+async function chainCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw unavailable(err);
+  }
+}
+
+const notFound = (err: unknown) => {
+  if ((err as Error).name === 'BlockNotFoundError') return null;
+  throw err;
+};
+const max = (a: bigint, b: bigint) => (a > b ? a : b);
+const min = (a: bigint, b: bigint) => (a < b ? a : b);

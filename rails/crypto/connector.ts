@@ -1,0 +1,100 @@
+// The CRYPTO rail's connector: stablecoins as ERC-20 tokens on one EVM chain, read through viem. A deposit's
+// "charge" is a fresh address (./addresses.ts) at which the payer sends exactly the quoted amount of the token; the
+// node is asked first, so a deposit is never opened while the chain cannot be read (503). What arrives is found by
+// the deposit scanner (activities/crypto-scan.ts), not by notices: a chain has no one to notify us.
+import type { PublicClient } from 'viem';
+import { CambioError } from '../../domain/errors';
+import { RailRejectedError, RailUnavailableError } from '../errors';
+import type { ChargeCapability, ChargeCreated, ChargeRequest, RailConnector } from '../rail';
+import { depositAddress, parseDepositXpub } from './addresses';
+import { amountToUnits, InexactAmountError } from './amounts';
+import { type ChainInfo, type ChainToken, checkChain, evmPublicClient } from './chain';
+import { type CryptoAsset, type CryptoConfig } from './config';
+
+export const CRYPTO_RAIL = 'CRYPTO';
+
+export class CryptoRail implements RailConnector, ChargeCapability {
+  readonly rail = CRYPTO_RAIL;
+  readonly charges = this;
+  /** Each charge takes a number from Postgres: the index of its deposit address. */
+  readonly numbered = true;
+  readonly client: PublicClient;
+  private info: Promise<ChainInfo> | undefined;
+
+  constructor(readonly config: CryptoConfig) {
+    this.client = evmPublicClient(config);
+  }
+
+  /**
+   * The chain as checked at start (chain id, each token's decimals), read once; a node that was down is asked
+   * again on the next call, a wrong chain or token keeps failing (ChainMismatchError).
+   */
+  chain(): Promise<ChainInfo> {
+    if (!this.info) {
+      this.info = checkChain(this.config, this.client);
+      this.info.catch((err) => {
+        if (err instanceof RailUnavailableError) this.info = undefined;
+      });
+    }
+    return this.info;
+  }
+
+  /** The token of `asset` on the chain; RAIL_NOT_CONFIGURED when the deployment names no contract for it. */
+  async token(asset: string): Promise<ChainToken> {
+    const token = (await this.chain()).tokens.find((t) => t.asset === asset);
+    if (!token) {
+      throw new CambioError('RAIL_NOT_CONFIGURED', `${asset} has no contract on the CRYPTO rail (EVM_TOKEN_${asset})`, {
+        rail: CRYPTO_RAIL,
+      });
+    }
+    return token;
+  }
+
+  /**
+   * The deposit's address and token. `request.sequence` is the address index Postgres gave this charge; `asset`
+   * the stablecoin paid in. RailUnavailableError when the node does not answer (the API answers 503).
+   */
+  async createCharge(request: ChargeRequest): Promise<ChargeCreated> {
+    if (request.sequence === undefined) throw new Error('a CRYPTO charge needs its address index (sequence)');
+    if (!this.config.depositXpub) {
+      throw new CambioError('RAIL_NOT_CONFIGURED', 'CRYPTO_DEPOSIT_XPUB is unset: no deposit address can be given', {
+        rail: CRYPTO_RAIL,
+      });
+    }
+    const token = await this.token(request.asset ?? '');
+    // The node must answer now: a deposit whose payments could not be seen is not opened.
+    try {
+      await this.client.getBlockNumber({ cacheTime: 0 });
+    } catch (err) {
+      throw new RailUnavailableError(`the EVM node does not answer: ${(err as Error).message.split('\n')[0]}`);
+    }
+    // The quote's amount in token units, exactly (a 2-decimal token cannot be asked for 1.000001).
+    try {
+      amountToUnits(request.amount, token.decimals);
+    } catch (err) {
+      if (!(err instanceof InexactAmountError)) throw err;
+      throw new RailRejectedError(
+        `${token.asset} on this chain cannot carry ${request.amount}: ${err.message}`,
+        422,
+        {},
+      );
+    }
+    const walletAddress = depositAddress(parseDepositXpub(this.config.depositXpub), request.sequence);
+    const expiresAt = new Date(Date.now() + request.expiresInSeconds * 1000).toISOString();
+    return {
+      chargeId: walletAddress,
+      expiresAt,
+      fundingInstruction: {
+        rail: CRYPTO_RAIL,
+        network: this.config.network,
+        asset: token.asset,
+        walletAddress,
+        tokenContract: token.address,
+        amount: request.amount,
+        expiresAt,
+      },
+    };
+  }
+}
+
+export const isCryptoAsset = (asset: string): asset is CryptoAsset => ['USDC', 'USDT', 'EURC', 'BRLT'].includes(asset);

@@ -1,0 +1,172 @@
+// CRYPTO deposits on a real chain (anvil): a fresh address per deposit, transfers found by the scanner, PENDING until
+// EVM_CONFIRMATIONS, then credited exactly as a PIX is, or DROPPED when a reorganisation took their block away.
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { tenantEm } from '../../db/orm';
+import { openDeposit } from '../../services/operations/deposit';
+import type { ServiceContext } from '../../services/context';
+import { loadConfig } from '../../config';
+import { scanCryptoDeposits } from '../../payments/crypto-scan';
+import { CryptoRail } from '../../rails/crypto';
+import { Rails } from '../../rails/registry';
+import { RAIL_ENTRIES } from '../../rails/registry';
+import { startChain, type TestChain } from '../helpers/chain';
+import { activeAccount } from '../helpers/fixtures';
+import { assertLedgerBalanced, balance, quote, untilStatus } from '../helpers/money';
+import { paymentsOf } from '../helpers/inbound-payments';
+import { exitWithin, spawnWorker } from '../helpers/processes';
+import { newCustomer, stack, type TestCustomer } from '../helpers/stack';
+
+const CONFIRMATIONS = 3;
+
+describe('CRYPTO deposits on a real chain', function () {
+  this.timeout(120_000);
+  let chain: TestChain;
+  let rail: CryptoRail;
+  let s: ServiceContext;
+  // A chain id of its own: the scanner's cursor is per chain, apart from any other file's.
+  const chainId = 31_000 + Math.floor(Math.random() * 900);
+
+  before(async () => {
+    const st = await stack();
+    chain = await startChain({ chainId });
+    const crypto = loadConfig({
+      ...process.env,
+      ...chain.env({ EVM_CONFIRMATIONS: String(CONFIRMATIONS), EVM_MAX_BLOCK_RANGE: '5', SANDBOX: 'true' }),
+    }).crypto;
+    rail = new CryptoRail(crypto);
+    s = {
+      ...st.services,
+      config: { ...st.config, crypto },
+      rails: new Rails(RAIL_ENTRIES, [...(st.services.rails?.all() ?? []), rail]),
+    };
+  });
+  after(async () => chain?.stop());
+
+  const scan = async () => scanCryptoDeposits({ orm: s.orm, temporal: s.temporal, config: s.config }, rail);
+
+  async function cryptoDeposit(c: TestCustomer, value: string) {
+    const account = await activeAccount(c, ['USDC']);
+    const q = await quote(c, { accountId: account.id, sourceAsset: 'USDC', targetAsset: 'USDC', sourceAmount: value });
+    const body = { accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'CRYPTO' } };
+    const op = await openDeposit(s, tenantEm(s.orm, c.customerId), body, randomUUID());
+    return { op, account, instruction: op.intent.fundingInstruction as Record<string, string> };
+  }
+
+  it('gives each deposit its own EIP-55 address, and credits a transfer once it is confirmed', async () => {
+    const { http } = await stack();
+    const c = await newCustomer();
+    const { op, account, instruction } = await cryptoDeposit(c, '25.00');
+    expect(instruction).to.include({ rail: 'CRYPTO', network: 'ETHEREUM', asset: 'USDC', amount: '25.000000' });
+    expect(instruction.tokenContract.toLowerCase()).to.equal(chain.tokens.USDC.toLowerCase());
+    expect(instruction.walletAddress)
+      .to.match(/^0x[0-9a-fA-F]{40}$/)
+      .and.not.equal(instruction.walletAddress.toLowerCase());
+    const shown = await http.get(`/api/operations/${op.id}`).set(c.auth);
+    expect(shown.body.intent.fundingInstruction.walletAddress).to.equal(instruction.walletAddress);
+    const other = await cryptoDeposit(c, '1.00');
+    expect(other.instruction.walletAddress).to.not.equal(instruction.walletAddress);
+
+    const hash = await chain.transfer({ token: 'USDC', to: instruction.walletAddress as `0x${string}`, amount: '25' });
+    await scan();
+    const [pending] = await paymentsOf(c, `operationId[eq]=${op.id}`);
+    expect(pending).to.include({ status: 'PENDING' });
+    expect(pending.endToEndId).to.match(new RegExp(`^${chainId}:${hash}:\\d+$`));
+    expect((pending as any).chain.confirmations).to.equal(1);
+    expect((await balance(c, account.id, 'USDC')).total).to.equal('0.000000');
+
+    await chain.mine(CONFIRMATIONS - 1);
+    await scan();
+    await untilStatus(c, op.id, 'COMPLETED');
+    const [matched] = await paymentsOf(c, `operationId[eq]=${op.id}`);
+    expect(matched).to.include({ status: 'MATCHED' });
+    expect((await balance(c, account.id, 'USDC')).total).to.equal('25.000000');
+    // Scanning again (an overlapping or repeated run) records nothing twice.
+    await scan();
+    expect(await paymentsOf(c, `operationId[eq]=${op.id}`)).to.have.length(1);
+    await assertLedgerBalanced();
+  });
+
+  it('drops a transfer whose block a reorganisation took away, and credits nothing', async () => {
+    const c = await newCustomer();
+    const { op, account, instruction } = await cryptoDeposit(c, '10.00');
+    await chain.transfer({ token: 'USDC', to: instruction.walletAddress as `0x${string}`, amount: '10' });
+    await scan();
+    expect((await paymentsOf(c, `operationId[eq]=${op.id}`))[0]).to.include({ status: 'PENDING' });
+    // The transfer's block and the one after are replaced by empty ones: the transfer is gone from the chain.
+    await chain.reorg(1);
+    await chain.mine(CONFIRMATIONS);
+    await scan();
+    const [dropped] = await paymentsOf(c, `operationId[eq]=${op.id}`);
+    expect(dropped).to.include({ status: 'DROPPED' });
+    expect((await balance(c, account.id, 'USDC')).total).to.equal('0.000000');
+    await assertLedgerBalanced();
+  });
+
+  it('leaves a short payment failing the deposit, and dust or another token in the suspense', async () => {
+    const c = await newCustomer();
+    const short = await cryptoDeposit(c, '5.00');
+    await chain.transfer({ token: 'USDC', to: short.instruction.walletAddress as `0x${string}`, amount: '4' });
+    const wrong = await cryptoDeposit(c, '3.00');
+    await chain.transfer({ token: 'USDT', to: wrong.instruction.walletAddress as `0x${string}`, amount: '3' });
+    await chain.mine(CONFIRMATIONS);
+    await scan();
+    await untilStatus(c, short.op.id, 'FAILED');
+    const [unmatched] = await paymentsOf(c, 'status[eq]=UNMATCHED');
+    expect(unmatched).to.include({ status: 'UNMATCHED' });
+    expect(unmatched.amount.value).to.equal('3.000000');
+    await assertLedgerBalanced();
+  });
+
+  it('catches up on many blocks of history in bounded ranges, each transfer once', async () => {
+    const c = await newCustomer();
+    const deposits = await Promise.all([1, 2, 3, 4].map(() => cryptoDeposit(c, '2.00')));
+    for (const d of deposits) {
+      await chain.transfer({ token: 'USDC', to: d.instruction.walletAddress as `0x${string}`, amount: '2' });
+      await chain.mine(7);
+    }
+    await chain.mine(CONFIRMATIONS);
+    // Two scans at once (a schedule run and a retry of the last one) record each transfer once.
+    await Promise.all([scan(), scan()]);
+    await scan();
+    for (const d of deposits) await untilStatus(c, d.op.id, 'COMPLETED');
+    const matched = await paymentsOf(c, 'status[eq]=MATCHED');
+    expect(matched).to.have.length(4);
+    await assertLedgerBalanced();
+  });
+
+  it('answers 503 with Retry-After while the node is down, and 422 outside sandbox without a node', async () => {
+    const c = await newCustomer();
+    const account = await activeAccount(c, ['USDC']);
+    const open = async (services: ServiceContext) => {
+      const q = await quote(c, { accountId: account.id, sourceAsset: 'USDC', targetAsset: 'USDC', sourceAmount: '1' });
+      const body = { accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'CRYPTO' } };
+      return openDeposit(services, tenantEm(s.orm, c.customerId), body, randomUUID()).then(
+        () => expect.fail('the deposit was created'),
+        (err) => err,
+      );
+    };
+    const down = new CryptoRail({ ...rail.config, rpcUrl: 'http://127.0.0.1:9', timeoutMs: 500 });
+    const unavailable = await open({ ...s, rails: new Rails(RAIL_ENTRIES, [down]) });
+    expect(unavailable.code).to.equal('SERVICE_UNAVAILABLE');
+    expect(unavailable.details.retryAfterSeconds).to.be.greaterThan(0);
+    const production = { ...s.config, sandbox: false, crypto: { ...s.config.crypto, rpcUrl: undefined } };
+    const refused = await open({ ...s, config: production, rails: new Rails(RAIL_ENTRIES, []) });
+    expect(refused.code).to.equal('RAIL_NOT_CONFIGURED');
+    const { http } = await stack();
+    const listed = await http.get('/api/operations').query({ limit: 100 }).set(c.auth);
+    expect(listed.body.data).to.have.length(0);
+  });
+
+  it('refuses to start a worker pointed at a node of another chain', async () => {
+    const { config } = await stack();
+    const worker = await spawnWorker('wrong-chain', `cambio-test-${randomUUID()}`, {
+      pollers: 0,
+      env: chain.env({ EVM_CHAIN_ID: String(chainId + 1), SANDBOX: 'true' }),
+    });
+    const exit = await exitWithin(worker, 30_000);
+    expect(exit.code).to.equal(1);
+    expect(worker.output()).to.match(new RegExp(`chain ${chainId}, not EVM_CHAIN_ID=${chainId + 1}`));
+    expect(config.crypto.rpcUrl).to.equal(undefined);
+  });
+});
