@@ -3,9 +3,10 @@
 // Defaults follow ../shared/spec/decisions.md and the decisions in docs/decisions/.
 import { parseStatementInterval } from '../domain/statement-interval';
 import { readPixConfig, type PixConfig } from '../rails/pix/config';
+import { readBoletoConfig, type BoletoConfig } from '../rails/boleto/config';
 import { bool, int } from './env-values';
 
-export type { PixConfig };
+export type { BoletoConfig, PixConfig };
 
 export interface Config {
   port: number;
@@ -105,6 +106,7 @@ export interface Config {
   /** Where the PSP reaches Cambio (notices go to `{publicBaseUrl}/rails/pix/{token}/pix`). */
   publicBaseUrl: string;
   pix: PixConfig;
+  boleto: BoletoConfig;
   rates: RatesConfig;
 }
 
@@ -246,6 +248,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     railsTaskQueue: env.TEMPORAL_RAILS_TASK_QUEUE || 'cambio-rails',
     publicBaseUrl: (env.PUBLIC_BASE_URL || `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
     pix: readPixConfig(env),
+    boleto: readBoletoConfig(env),
     rates: loadRatesConfig(env),
   };
 }

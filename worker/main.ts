@@ -16,9 +16,8 @@ import { queueWorkerOptions, relayWindow, servedQueues, WORKER_POOL_SIZE } from 
 import { startWorkflowStartRelay } from './workflow-start-relay';
 import { ensureSchedules } from './schedules';
 import { providerRails, railsFromConfig } from '../rails';
-import { pixRail } from '../rails/pix';
 import { recordRailStart } from '../payments/reconciliation';
-import { keepNoticesRegistered, pixNoticeUrl } from './pix-notices';
+import { keepNoticesRegistered, railNoticeUrl } from './pix-notices';
 
 export async function runWorker() {
   exitOnUnsafeSecrets('worker');
@@ -42,11 +41,13 @@ export async function runWorker() {
   const queues = servedQueues(config);
   // The PSP's notices come to the API: a worker of the rails' queue registers their URL (worker/pix-notices.ts),
   // from the start and in the background, retrying while the PSP is down.
-  const pix = rails.connector(pixRail.rail);
-  const registration =
-    pix?.notices && queues.some((q) => q.role === 'rails')
-      ? keepNoticesRegistered({ rail: pix.rail, notices: pix.notices }, pixNoticeUrl(config), log)
-      : undefined;
+  const registrations = queues.some((q) => q.role === 'rails')
+    ? rails.entries.flatMap((entry) => {
+        const notices = entry.notices && rails.connector(entry.rail)?.notices;
+        if (!notices) return [];
+        return [keepNoticesRegistered({ rail: entry.rail, notices }, railNoticeUrl(config, entry), log)];
+      })
+    : [];
   // Bundled at start unless the deployment built it with this same code (the Docker image does).
   const code = config.workflowBundlePath
     ? await readFile(config.workflowBundlePath, 'utf8')
@@ -109,7 +110,7 @@ export async function runWorker() {
     if (stopping) return; // npm start's SIGTERM after the terminal's SIGINT is the same request
     stopping = true;
     log.info({ signal, graceSeconds: config.shutdownGraceSeconds }, 'stopping worker: finishing in-flight activities');
-    registration?.stop();
+    for (const r of registrations) r.stop();
     void stopRelays().finally(shutdownWorkers);
   };
   process.on('SIGINT', onSignal);
@@ -126,7 +127,7 @@ export async function runWorker() {
     const failed = runs.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
   } finally {
-    registration?.stop();
+    for (const r of registrations) r.stop();
     await stopRelays();
     await rails.close();
     await connection.close();

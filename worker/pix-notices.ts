@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config';
-import type { NoticeCapability, RailConnector } from '../rails/rail';
+import type { NoticeCapability, RailConnector, RailEntry } from '../rails/rail';
 
 // At start, a worker of the rails' queue tells the PSP where to send notices (`PUT /webhook/{PIX_RECEIVING_KEY}`:
 // the same URL every time, so registering again changes nothing). A PSP that is down then must not stop the
@@ -13,6 +13,10 @@ const MAX_RETRY_MS = 60_000;
 /** Where the PSP POSTs notices (it appends `/pix`): PUBLIC_BASE_URL and the secret PIX_WEBHOOK_TOKEN. */
 export const pixNoticeUrl = (config: Config): string =>
   `${config.publicBaseUrl}/rails/pix/${encodeURIComponent(config.pix.webhookToken)}`;
+
+/** Where a rail's provider POSTs notices: `{PUBLIC_BASE_URL}/rails/{slug}/{token}` (it appends its suffix). */
+export const railNoticeUrl = (config: Config, entry: RailEntry): string =>
+  `${config.publicBaseUrl}/rails/${entry.slug}/${encodeURIComponent(entry.notices!.token(config))}`;
 
 export interface Registration {
   /** Settles once the PSP took the URL (never rejects; stop() leaves it pending). */

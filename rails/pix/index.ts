@@ -37,7 +37,11 @@ export const pixRail: RailEntry = {
   recordedBy: 'connector',
   providerSetting: 'PIX_PSP_URL',
   // The PSP POSTs to the registered URL plus `/pix` (API Pix); reading a notice back is bounded as a charge is.
-  notices: { suffix: '/pix', timeoutMs: (config) => config.pix.chargeTimeoutMs },
+  notices: {
+    suffix: '/pix',
+    timeoutMs: (config) => config.pix.chargeTimeoutMs,
+    token: (config) => config.pix.webhookToken,
+  },
   instruction: {
     summary:
       "PIX_KEY through a PSP: the receiving key, the charge's `txid` and `location`, `pixCopiaECola` (the dynamic " +

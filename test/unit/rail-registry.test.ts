@@ -100,7 +100,7 @@ describe('the generic notice route', () => {
     assets: ['USDC'],
     transactionType: 'FAKE',
     recordedBy: 'connector',
-    notices: { suffix: '/notices', timeoutMs: () => 1000 },
+    notices: { suffix: '/notices', timeoutMs: () => 1000, token: () => 'fake-token' },
     instruction: { summary: 'FAKE', properties: {} },
     fundingInstruction: () => ({ rail: 'FAKE' }),
     hasProvider: () => true,
