@@ -17,6 +17,15 @@ async function main() {
     clients: { [clientId]: clientSecret },
     tokenTtlSeconds: Number(env.PSP_SIM_TOKEN_TTL_SECONDS || 3600),
     settleMs: Number(env.PSP_SIM_SETTLE_MS || 100),
+    // The bank (boletos) beside the PSP, with credentials of its own, as Cambio's BOLETO_* name them.
+    bank: {
+      stateFile: stateFile.replace(/(\.json)?$/, '-bank-boleto.json'),
+      clients: {
+        [env.BANK_SIM_CLIENT_ID || env.BOLETO_CLIENT_ID || 'cambio']:
+          env.BANK_SIM_CLIENT_SECRET || env.BOLETO_CLIENT_SECRET || 'cambio-dev-boleto-secret',
+      },
+      tokenTtlSeconds: Number(env.PSP_SIM_TOKEN_TTL_SECONDS || 3600),
+    },
   });
   const url = await sim.listen(port, host);
   console.log(`PSP simulator listening on ${url} (state: ${stateFile})`);

@@ -266,7 +266,8 @@ function received(record: BoletoRecord): ReceivedPayment {
     ...(c.seuNumero ? { chargeId: c.seuNumero } : {}),
     amount: bankAmount(c.valorTotalRecebido) ?? '0.00',
     asset: BOLETO_ASSET,
-    receivedAt: new Date(Number.isNaN(at) ? Date.now() : at).toISOString(),
+    // Inter dates a payment by its day only: noon of it in Brasília, never later than now.
+    receivedAt: new Date(Number.isNaN(at) ? Date.now() : Math.min(at, Date.now())).toISOString(),
     ...(c.pagador?.nome ? { payer: c.pagador.nome } : {}),
     returns: [],
   };
