@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { PayoutRequest } from '../rails/rail';
 import { payoutIdFor } from '../rails/pix/ids';
 import { railsFromConfig } from '../rails';
+import { addUnpaidChargeCancel } from '../payments/charge-cancel';
 import { railTransactionType } from '../rails/registry';
 import { addOperationState, lockOperationForStep } from '../db/repositories/operations';
 import type { Em } from '../db/orm';
@@ -139,6 +140,7 @@ export function createOperationActivities(deps: ActivityDeps) {
           });
         }
         const at = new Date();
+        if (input.reason.code === 'DEPOSIT_EXPIRED') addUnpaidChargeCancel(batch, op, deps.config);
         transition(op, 'FAILED', at, input.reason);
         emitEvent(batch, op, 'OPERATION_FAILED', at);
         save(batch, op);

@@ -191,6 +191,8 @@ export interface RailEntry {
   readonly operatorWithoutProvider?: boolean;
   /** Who sends a received payment back: its provider (default for a connector rail) or an operator at the bank. */
   readonly returnedBy?: 'provider' | 'operator';
+  /** Whether a deposit that expires unpaid has its charge cancelled at the provider (payments/charge-cancel.ts). */
+  readonly cancelsUnpaidCharges?: boolean;
   /** The funding instruction's field that names the deposit's charge (default `txid`): notices match by it. */
   readonly chargeField?: string;
   /** How its provider's notices arrive, for a rail whose connector has notices. */

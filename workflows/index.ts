@@ -5,3 +5,4 @@ export * from './operation';
 export * from '../webhooks/delivery-workflow';
 export * from './periodic';
 export * from './payment-return';
+export * from './charge-cancel';

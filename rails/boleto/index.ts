@@ -38,6 +38,8 @@ export const boletoRail: RailEntry = {
   // Inter's collection API returns nothing: a boleto paid into the suspense goes back by a transfer at the bank.
   returnedBy: 'operator',
   chargeField: 'seuNumero',
+  // A boleto stays payable past the deposit's window (until its due date, and late after): cancelled at the bank.
+  cancelsUnpaidCharges: true,
   providerSetting: 'BOLETO_BANK_URL',
   // Inter POSTs to the registered URL itself; a read-back is bounded as the registration is.
   notices: {
