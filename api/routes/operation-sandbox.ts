@@ -13,6 +13,7 @@ import { idempotentAroundEffect } from '../middleware/idempotent-effect';
 import { ref } from '../schemas/responses';
 import { payThroughSimulator, simulatedCharge, simulatedPayment, simulatedPix } from '../services/sandbox-pix';
 import type { InboundPaymentReport } from '../services/reported-payments';
+import { payBoletoThroughSimulator, simulatedBoleto, simulatedBoletoPayment } from '../services/sandbox-boleto';
 
 export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): void {
   table.add({
@@ -49,6 +50,17 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
           async () => simulatedPix(txid, body, defaultEndToEndId),
           (pix) => payThroughSimulator(s, customerId, pix),
           (em, pix) => simulatedPayment(em, customerId, pix.endToEndId),
+        );
+      }
+      // A BOLETO deposit registered at the (simulated) bank is paid there, and recorded from the bank's notice.
+      const boleto = await simulatedBoleto(s, ctx.state.em, operationId, body);
+      if (boleto) {
+        const customerId: string = ctx.state.customerId;
+        return idempotentAroundEffect(
+          ctx,
+          async () => boleto,
+          (b) => payBoletoThroughSimulator(s, customerId, b),
+          (em, b) => simulatedBoletoPayment(em, customerId, b.codigoSolicitacao),
         );
       }
       await idempotentAroundEffect(

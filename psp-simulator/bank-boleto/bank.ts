@@ -215,6 +215,8 @@ export class BoletoBank {
         (x) => x.seuNumero === b.seuNumero || x.codigoSolicitacao === b.codigoSolicitacao,
       );
       if (!found) return problem(ctx, 404, 'Não encontrado', 'cobrança não encontrada');
+      // A boleto is paid once: the same payment asked again (a client's retry) is that payment.
+      if (found.situacao === 'RECEBIDO') return void (ctx.body = present(found));
       if (!OPEN.has(found.situacao) && !b.force)
         return problem(ctx, 409, 'Conflito', `cobrança ${found.situacao} não recebe pagamento`);
       const valor = typeof b.valor === 'string' && /^\d+\.\d{2}$/.test(b.valor) ? b.valor : found.valorNominal;
@@ -225,6 +227,12 @@ export class BoletoBank {
       found.origemRecebimento = b.origem === 'PIX' ? 'PIX' : 'BOLETO';
       this.enqueue(found, typeof b.notices === 'number' ? b.notices : 1);
       this.store.save();
+      ctx.body = present(found);
+    });
+    /** One boleto by our seuNumero (the sandbox route learns the bank's codigoSolicitacao of a deposit here). */
+    router.get('/boletos/:seuNumero', (ctx) => {
+      const found = this.store.state.boletos.find((x) => x.seuNumero === ctx.params.seuNumero);
+      if (!found) return problem(ctx, 404, 'Não encontrado', 'cobrança não encontrada');
       ctx.body = present(found);
     });
     router.get('/state', (ctx) => {

@@ -20,7 +20,8 @@ import { startWorkflowStartRelay, WorkflowStartRelay } from '../../worker/workfl
 import { SIM_CLIENT, startSimulator, type SimulatorProc } from './psp-simulator';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { keepNoticesRegistered, pixNoticeUrl } from '../../worker/pix-notices';
+import { keepNoticesRegistered, pixNoticeUrl, railNoticeUrl } from '../../worker/pix-notices';
+import { boletoRail, type BoletoRail } from '../../rails/boleto';
 import { pixRail, type PixRail } from '../../rails/pix';
 import { recordRailStart } from '../../payments/reconciliation';
 import { providerRails } from '../../rails';
@@ -73,7 +74,15 @@ async function build(): Promise<Stack> {
   }
   // The sandbox pays out (and, with the rails, charges) through a simulated PSP of its own, as `npm start` does.
   const psp = await startSimulator();
-  pspEnv = { PIX_PSP_URL: psp.url, PIX_CLIENT_ID: SIM_CLIENT.id, PIX_CLIENT_SECRET: SIM_CLIENT.secret };
+  pspEnv = {
+    PIX_PSP_URL: psp.url,
+    PIX_CLIENT_ID: SIM_CLIENT.id,
+    PIX_CLIENT_SECRET: SIM_CLIENT.secret,
+    // The simulated bank of boletos is served by the same process (psp-simulator/bank-boleto/).
+    BOLETO_BANK_URL: psp.url,
+    BOLETO_CLIENT_ID: SIM_CLIENT.id,
+    BOLETO_CLIENT_SECRET: SIM_CLIENT.secret,
+  };
   const base = loadConfig({ ...process.env, ...pspEnv });
   const config: Config = {
     ...base,
@@ -172,7 +181,9 @@ async function build(): Promise<Stack> {
     pixNoticeUrl({ ...config, publicBaseUrl: noticeBaseUrl }),
     deps.log,
   );
-  await registration.done;
+  const boleto = services.rails!.connector(boletoRail.rail) as BoletoRail;
+  const boletoRegistration = keepNoticesRegistered(boleto, railNoticeUrl(config, boletoRail), deps.log);
+  await Promise.all([registration.done, boletoRegistration.done]);
   return {
     services,
     app,
