@@ -8,11 +8,12 @@ import { findOperation } from '../../db/repositories/operations';
 import { CambioError } from '../../domain/errors';
 import { formatAmount, parseAmountValue } from '../../domain/money';
 import { decideInboundPayment } from '../../payments/record-and-decide';
+import { BOLETO_RAIL } from '../../rails/boleto/connector';
 import { isTransientStatus } from '../../rails/errors';
 import type { ServiceContext } from './context';
 import { getInboundPayment, type InboundPaymentReport } from './reported-payments';
 
-const RAIL = 'BOLETO';
+const RAIL = BOLETO_RAIL;
 const NOTICE_WAIT_MS = 10_000;
 const POLL_MS = 25;
 

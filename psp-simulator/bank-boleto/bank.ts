@@ -224,7 +224,8 @@ export class BoletoBank {
       found.dataSituacao = brasiliaNow();
       found.dataPagamento = brasiliaNow();
       found.valorTotalRecebido = valor;
-      found.origemRecebimento = b.origem === 'PIX' ? 'PIX' : 'BOLETO';
+      // How the payer paid, as Inter names it (its boleto or its Pix), when the payer says.
+      if (typeof b.origem === 'string') found.origemRecebimento = b.origem;
       this.enqueue(found, typeof b.notices === 'number' ? b.notices : 1);
       this.store.save();
       ctx.body = present(found);

@@ -3,6 +3,7 @@ import type { Em } from '../../../db/orm';
 import type { AssetCode } from '../../../domain/assets';
 import { CambioError } from '../../../domain/errors';
 import { fundingInstruction, Rail, railAccepts } from '../../../rails/funding';
+import { railEntry } from '../../../rails/registry';
 import { formatAmount } from '../../../domain/money';
 import { RailRejectedError, RailUnavailableError } from '../../../rails/errors';
 import { txidFor } from '../../../rails/pix/ids';
@@ -93,7 +94,8 @@ export async function chargeForDeposit(
     expiresInSeconds: s.config.depositWindowSeconds,
     ...(debtorOf(account) ? { debtor: debtorOf(account) } : {}),
   };
-  const timeoutMs = rail === 'BOLETO' ? s.config.boleto.chargeTimeoutMs : s.config.pix.chargeTimeoutMs;
+  // The rail's bound of a provider call the client waits for (its notices' read-back bound: PIX_CHARGE_TIMEOUT_MS).
+  const timeoutMs = railEntry(rail)?.notices?.timeoutMs(s.config) ?? s.config.pix.chargeTimeoutMs;
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     const late = () => reject(new RailUnavailableError(`no charge from the PSP within ${timeoutMs} ms`));
