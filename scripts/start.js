@@ -224,6 +224,11 @@ async function main() {
     superviseApp('psp-simulator', 'dist/psp-simulator/main.js', simEnv);
     log(`Simulated PSP: ${pspUrl} (state: ${path.relative(ROOT, stateFile)})`);
     childEnv.PIX_PSP_URL = pspUrl;
+    // The same process is the sandbox's bank of boletos (psp-simulator/bank-boleto/), unless BOLETO_BANK_URL names one.
+    if (!env.BOLETO_BANK_URL) {
+      childEnv.BOLETO_BANK_URL = pspUrl;
+      log(`Simulated bank (boletos): ${pspUrl}`);
+    }
     // Its exchange-rate sources too (psp-simulator/rates.ts), a slow random walk, so sandbox quotes move as in
     // production; unless RATES_SOURCES chooses (`RATES_SOURCES=table npm start`: the fixed table).
     if (!env.RATES_SOURCES) {
@@ -271,6 +276,7 @@ async function main() {
     `  Temporal       ${temporalAddress} (namespace ${namespace}, task queue ${taskQueue})`,
     `  Temporal UI    ${uiUrl || 'not started here (external Temporal server; use its own Web UI)'}`,
     `  PIX PSP        ${pspUrl || 'none: PIX deposits and withdrawals are refused (RAIL_NOT_CONFIGURED)'}`,
+    `  BOLETO bank    ${childEnv.BOLETO_BANK_URL || 'none: operators record boletos (cambio payment record)'}`,
     '',
     'Create a customer and its API credentials (the secret is shown once):',
     `  ${cliEnv.length ? `${cliEnv.join(' ')} ` : ''}npx cambio customer create --name Acme --json`,
