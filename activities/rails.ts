@@ -28,7 +28,7 @@ export type RailCall<T> = T & {
   rail: string;
 };
 
-type Capability = 'payouts' | 'returns' | 'listing';
+type Capability = 'payouts' | 'returns' | 'listing' | 'charges';
 
 /** The provider calls, by rail (and PIX's aliases): what workflows/rail-calls.ts proxies. */
 export type RailActivities = ReturnType<typeof createRailActivities>;
@@ -116,6 +116,22 @@ export function createRailActivities(deps: ActivityDeps) {
     /** A pending return read again; one the PSP does not show is asked again under its id (as railFollowPayout). */
     async railFollowReturn({ rail, ...request }: RailCall<ReturnRequest>): Promise<ReturnState> {
       return connector(rail, 'returns').followReturn(request).catch(finalRefusal);
+    },
+
+    /**
+     * Cancels a deposit's charge whose window closed unpaid (payments/charge-cancel.ts started it): idempotent at the
+     * provider, so a retry after a lost answer is harmless; a provider's final refusal is RAIL_REJECTED.
+     */
+    async railCancelCharge({
+      rail,
+      chargeId,
+      reason,
+    }: RailCall<{ chargeId: string; reason: string }>): Promise<string> {
+      const charges = connector(rail, 'charges');
+      if (!charges.cancelCharge) return 'NOT_SUPPORTED';
+      const outcome = await charges.cancelCharge(chargeId, reason).catch(finalRefusal);
+      Context.current().log.info('charge of an unpaid deposit cancelled at its provider', { rail, chargeId, outcome });
+      return outcome;
     },
 
     /**

@@ -5,9 +5,10 @@ import { parseStatementInterval } from '../domain/statement-interval';
 import { readCryptoConfig, type CryptoConfig } from '../rails/crypto/config';
 import { readPixConfig, type PixConfig } from '../rails/pix/config';
 import { readTedConfig, type TedConfig } from '../rails/ted/config';
+import { readBoletoConfig, type BoletoConfig } from '../rails/boleto/config';
 import { bool, int } from './env-values';
 
-export type { CryptoConfig, PixConfig };
+export type { BoletoConfig, CryptoConfig, PixConfig };
 
 export interface Config {
   port: number;
@@ -107,6 +108,8 @@ export interface Config {
   /** Where the PSP reaches Cambio (notices go to `{publicBaseUrl}/rails/pix/{token}/pix`). */
   publicBaseUrl: string;
   pix: PixConfig;
+  /** BOLETO's collection bank (rails/boleto/config.ts). */
+  boleto: BoletoConfig;
   /** TED's collection account and the bank that lists its credits (rails/ted/config.ts). */
   ted: TedConfig;
   /** The CRYPTO rail's chain and tokens (rails/crypto/config.ts). */
@@ -252,6 +255,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     railsTaskQueue: env.TEMPORAL_RAILS_TASK_QUEUE || 'cambio-rails',
     publicBaseUrl: (env.PUBLIC_BASE_URL || `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
     pix: readPixConfig(env),
+    boleto: readBoletoConfig(env),
     ted: readTedConfig(env),
     crypto: readCryptoConfig(env),
     rates: loadRatesConfig(env),

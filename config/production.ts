@@ -14,6 +14,8 @@ export const PUBLISHED_SECRET_VALUES: readonly string[] = [
   'cambio-dev-pix-webhook-token',
   'cambio-dev-pix-secret',
   'cambio-dev-ted-secret',
+  'cambio-dev-boleto-webhook-token',
+  'cambio-dev-boleto-secret',
   'cambio-bench-pix-secret',
   'cambio-test-secret',
   'cambio test audit key: thirty-two characters or more',
@@ -32,8 +34,9 @@ const sandboxOn = (env: NodeJS.ProcessEnv) => bool(env.SANDBOX, false);
 
 /**
  * The secret variables a process outside sandbox mode must set: the PIX notice token, the token signing key pair,
- * the key of webhook secrets at rest, the audit chain's key, the cursor key, and the PSP client secret when a PSP
- * is configured (PIX_PSP_URL), and the bank's client secret when TED credits are read (TED_ACCOUNTS_URL).
+ * the key of webhook secrets at rest, the audit chain's key, the cursor key, the PSP client secret when a PSP
+ * is configured (PIX_PSP_URL), the bank's client secret and notice token when a boleto bank is (BOLETO_BANK_URL), and
+ * the bank's client secret when TED credits are read (TED_ACCOUNTS_URL).
  */
 export function requiredSecrets(env: NodeJS.ProcessEnv): string[] {
   const names = [
@@ -46,6 +49,7 @@ export function requiredSecrets(env: NodeJS.ProcessEnv): string[] {
   ];
   if (env.PIX_PSP_URL) names.push('PIX_CLIENT_SECRET');
   if (env.TED_ACCOUNTS_URL) names.push('TED_CLIENT_SECRET');
+  if (env.BOLETO_BANK_URL) names.push('BOLETO_CLIENT_SECRET', 'BOLETO_WEBHOOK_TOKEN');
   return names;
 }
 
@@ -89,6 +93,12 @@ export function assertSecretsSet(processName: string, env: NodeJS.ProcessEnv): v
 export function pixPspUrl(env: NodeJS.ProcessEnv): string | undefined {
   if (env.PIX_PSP_URL) return env.PIX_PSP_URL;
   return sandboxOn(env) ? env.PIX_SANDBOX_PSP_URL || undefined : undefined;
+}
+
+/** BOLETO_BANK_URL, or in sandbox mode only BOLETO_SANDBOX_BANK_URL (compose's simulated bank), as pixPspUrl. */
+export function boletoBankUrl(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.BOLETO_BANK_URL) return env.BOLETO_BANK_URL;
+  return sandboxOn(env) ? env.BOLETO_SANDBOX_BANK_URL || undefined : undefined;
 }
 
 /** At the start of the API and the worker: the refusal on stderr and exit 1, before anything is opened. */

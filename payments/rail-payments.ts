@@ -12,7 +12,8 @@ import { depositOfCharge } from '../db/repositories/operations';
 import { CambioError } from '../domain/errors';
 import { Dec } from '../domain/money';
 import type { ReceivedPayment } from '../rails/rail';
-import { railAsset, railEntry } from '../rails/registry';
+import { chargeField, railAsset, railEntry } from '../rails/registry';
+import type { ChargeField } from '../db/repositories/operations';
 import { recordPayerReceipt } from './payer-matching';
 import {
   DECISION_DEADLINE_MS,
@@ -45,7 +46,8 @@ export async function recordReceipt(s: SettleContext, rail: string, p: ReceivedP
   const em = systemEm(s.orm);
   const known = await findPaymentByReference(em, rail, p.endToEndId);
   if (known) return { payment: known, created: false };
-  const deposit = p.chargeId ? await depositOfCharge(em, p.chargeId) : undefined;
+  const field = chargeField(rail) as ChargeField;
+  const deposit = p.chargeId ? await depositOfCharge(em, p.chargeId, field) : undefined;
   const report = {
     endToEndId: p.endToEndId,
     amount: new Dec(p.amount),

@@ -1,3 +1,4 @@
+import type { BankOptions } from './bank-boleto/bank';
 import type { Store } from './store';
 
 // What the routes and the settlement use of a running simulator (simulator.ts implements it). A file of its own, so
@@ -12,6 +13,8 @@ export interface SimulatorOptions {
   settleMs: number;
   /** The simulated bank's Open Finance accounts API (bank-accounts/): its clients and default account. */
   bankAccounts?: { clients: Record<string, string>; defaultAccountId: string };
+  /** The simulated bank's collection API (bank-boleto/) served beside the PSP, when given. */
+  bank?: BankOptions;
 }
 
 /** A fault a control route injected: answer `status`, or hang `hangMs` before (or after) handling. */

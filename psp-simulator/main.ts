@@ -25,6 +25,15 @@ async function main() {
       },
       defaultAccountId: env.BANK_SIM_ACCOUNT_ID || env.TED_ACCOUNT_ID || 'cambio-collection',
     },
+    // The bank (boletos) beside the PSP, with credentials of its own, as Cambio's BOLETO_* name them.
+    bank: {
+      stateFile: stateFile.replace(/(\.json)?$/, '-bank-boleto.json'),
+      clients: {
+        [env.BANK_SIM_CLIENT_ID || env.BOLETO_CLIENT_ID || 'cambio']:
+          env.BANK_SIM_CLIENT_SECRET || env.BOLETO_CLIENT_SECRET || 'cambio-dev-boleto-secret',
+      },
+      tokenTtlSeconds: Number(env.PSP_SIM_TOKEN_TTL_SECONDS || 3600),
+    },
   });
   const url = await sim.listen(port, host);
   console.log(`PSP simulator listening on ${url} (state: ${stateFile})`);

@@ -11,6 +11,7 @@ import { payoutRoutes } from './routes-payouts';
 import { controlRoutes } from './routes-control';
 import { rateSourceRoutes } from './rates';
 import { bankAccountsRoutes } from './bank-accounts/routes';
+import { BoletoBank } from './bank-boleto/bank';
 
 // A PSP that speaks API Pix, for the sandbox and the tests: OAuth2 client credentials, charges, received Pix,
 // returns, webhook registration and payouts, with its own durable state (store.ts), notices sent with retries
@@ -25,8 +26,12 @@ export class Simulator implements SimulatorHandle {
   private ticker: NodeJS.Timeout | undefined;
   private ticking = false;
 
+  /** The bank's collection API (boletos), served by this process when configured. */
+  readonly bank: BoletoBank | undefined;
+
   constructor(readonly options: SimulatorOptions) {
     this.store = new Store(options.stateFile);
+    this.bank = options.bank ? new BoletoBank(options.bank) : undefined;
   }
 
   app(): Koa {
@@ -56,6 +61,8 @@ export class Simulator implements SimulatorHandle {
       ctx.set('Retry-After', '1');
     });
     app.use((ctx, next) => this.withBody(ctx, next));
+    // The bank's paths (its own OAuth2 and tokens) before the PSP's bearer check.
+    if (this.bank) app.use(this.bank.middleware());
     // The sandbox's exchange-rate sources (rates.ts): public GETs, before the PSP's bearer check.
     app.use(rateSourceRoutes());
     // The simulated bank's Open Finance accounts API (TED credits): its own token and bearer check, its own state.
@@ -132,6 +139,7 @@ export class Simulator implements SimulatorHandle {
     try {
       await settleDue(this);
       await deliverDue(this);
+      await this.bank?.tick();
     } finally {
       this.ticking = false;
     }

@@ -16,7 +16,13 @@ export interface ChargeRequest {
   amount: RailAmount;
   /** How long the charge takes a payment, in seconds from its creation. */
   expiresInSeconds: number;
-  debtor?: { name: string; cnpj?: string; cpf?: string };
+  debtor?: {
+    name: string;
+    cnpj?: string;
+    cpf?: string;
+    /** The owner's address as the API holds it (addressLine1, city, state, postalCode, country): a boleto's payer. */
+    address?: Record<string, string>;
+  };
   /** A line the payer's bank shows (at most 140 characters). */
   description?: string;
   /** The asset the payer sends (the quote's source), for a rail that pays in several (CRYPTO). */
@@ -119,6 +125,11 @@ export interface ChargeCapability {
   readonly numbered?: boolean;
   /** Creates (or finds again, by its id) a charge the customer pays. */
   createCharge(request: ChargeRequest, timeoutMs?: number): Promise<ChargeCreated>;
+  /**
+   * Cancels a charge whose deposit closed unpaid, by our charge id (BOLETO: the seuNumero), for a rail whose charges
+   * stay payable past the window otherwise; a charge paid, cancelled or gone already is left as it is.
+   */
+  cancelCharge?(chargeId: string, reason: string): Promise<string>;
 }
 
 /** Notices the provider POSTs to `/rails/{rail}/{token}/...` (api/rail-notices.ts). */
@@ -206,6 +217,17 @@ export interface RailEntry {
    * payment's; payments/payer-matching.ts).
    */
   readonly matchBy?: 'charge' | 'payer';
+  /**
+   * A rail whose connector needs a provider (`recordedBy: 'connector'`) whose payments operators still record
+   * (`cambio payment record`) while this deployment has no provider for it (BOLETO without a bank).
+   */
+  readonly operatorWithoutProvider?: boolean;
+  /** Who sends a received payment back: its provider (default for a connector rail) or an operator at the bank. */
+  readonly returnedBy?: 'provider' | 'operator';
+  /** Whether a deposit that expires unpaid has its charge cancelled at the provider (payments/charge-cancel.ts). */
+  readonly cancelsUnpaidCharges?: boolean;
+  /** The funding instruction's field that names the deposit's charge (default `txid`): notices match by it. */
+  readonly chargeField?: string;
   /** How its provider's notices arrive, for a rail whose connector has notices. */
   readonly notices?: {
     /** What the provider appends to the registered `/rails/{slug}/{token}` (PIX: `/pix`). */
@@ -214,6 +236,8 @@ export interface RailEntry {
     token(config: Config): string;
     /** How long a notice's read-back may take. */
     timeoutMs(config: Config): number;
+    /** The secret part of the notice URL (PIX_WEBHOOK_TOKEN, BOLETO_WEBHOOK_TOKEN). */
+    token(config: Config): string;
   };
   /** The setting that gives it a provider (named by RAIL_NOT_CONFIGURED), for a rail that has one. */
   readonly providerSetting?: string;

@@ -26,9 +26,22 @@ export const railAsset = (rail: string): string | undefined => railEntry(rail)?.
 /** The statement transaction type of money that came in on `rail` (PIX_KEY: PIX). */
 export const railTransactionType = (rail: string): string => railEntry(rail)?.transactionType ?? rail;
 
-/** The rails whose payments an operator records from the bank statement (`cambio payment record`). */
-export const manualRails = (): string[] =>
-  RAIL_ENTRIES.filter((e) => e.recordedBy === 'operator' || e.operatorMayRecord).map((e) => e.rail);
+/**
+ * The rails whose payments an operator records from the bank statement (`cambio payment record`): those without a
+ * connector, those whose operators may always record (TED), and, given a configuration, those whose connector has no
+ * provider in it (BOLETO without a bank). Without a configuration: every rail an operator may record on some
+ * deployment.
+ */
+export const manualRails = (config?: Config): string[] =>
+  RAIL_ENTRIES.filter(
+    (e) =>
+      e.recordedBy === 'operator' ||
+      e.operatorMayRecord ||
+      (e.operatorWithoutProvider && !(config && e.hasProvider(config))),
+  ).map((e) => e.rail);
+
+/** The funding instruction's field that names a deposit's charge on `rail` (PIX: `txid`; BOLETO: `seuNumero`). */
+export const chargeField = (rail: string): string => railEntry(rail)?.chargeField ?? 'txid';
 
 /** The rails whose provider this process has: a deployment's origin on each is its first start with it. */
 export function providerRails(config: Config): string[] {
@@ -38,7 +51,11 @@ export function providerRails(config: Config): string[] {
 /** What /readyz shows per rail: a provider, or operators recording what the bank statement shows. */
 export function railStatus(config: Config): Record<string, string> {
   const status = (e: RailEntry) =>
-    e.hasProvider(config) ? 'psp' : e.recordedBy === 'operator' || e.operatorMayRecord ? 'manual' : 'not configured';
+    e.hasProvider(config)
+      ? 'psp'
+      : e.recordedBy === 'operator' || e.operatorMayRecord || e.operatorWithoutProvider
+        ? 'manual'
+        : 'not configured';
   return Object.fromEntries(RAIL_ENTRIES.map((e) => [e.rail, status(e)]));
 }
 

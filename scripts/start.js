@@ -265,6 +265,11 @@ async function main() {
       childEnv.TED_ACCOUNTS_URL = `${pspUrl}/open-finance`;
       log(`Simulated bank (TED credits): ${childEnv.TED_ACCOUNTS_URL}`);
     }
+    // The same process is the sandbox's bank of boletos (psp-simulator/bank-boleto/), unless BOLETO_BANK_URL names one.
+    if (!env.BOLETO_BANK_URL) {
+      childEnv.BOLETO_BANK_URL = pspUrl;
+      log(`Simulated bank (boletos): ${pspUrl}`);
+    }
     // Its exchange-rate sources too (psp-simulator/rates.ts), a slow random walk, so sandbox quotes move as in
     // production; unless RATES_SOURCES chooses (`RATES_SOURCES=table npm start`: the fixed table).
     if (!env.RATES_SOURCES) {
@@ -320,6 +325,7 @@ async function main() {
     `  Temporal       ${temporalAddress} (namespace ${namespace}, task queue ${taskQueue})`,
     `  Temporal UI    ${uiUrl || 'not started here (external Temporal server; use its own Web UI)'}`,
     `  PIX PSP        ${pspUrl || 'none: PIX deposits and withdrawals are refused (RAIL_NOT_CONFIGURED)'}`,
+    `  BOLETO bank    ${childEnv.BOLETO_BANK_URL || 'none: operators record boletos (cambio payment record)'}`,
     `  TED bank       ${childEnv.TED_ACCOUNTS_URL || 'none: operators (or the sandbox route) record TED payments'}`,
     `  EVM chain      ${chainUrl || 'none: CRYPTO deposits are refused (RAIL_NOT_CONFIGURED)'}`,
     '',

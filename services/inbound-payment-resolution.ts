@@ -62,7 +62,8 @@ export const returnsThroughProvider = (config: ServiceContext['config'], rail: s
  * The rails that have a connector (rails/): a payment that came in on one leaves through it, never through an
  * operator's say-so by default (docs/decisions/0110). The others (BOLETO, TED, CRYPTO) are returned at the bank.
  */
-const hasConnector = (rail: string): boolean => railEntry(rail)?.recordedBy === 'connector';
+const hasConnector = (rail: string): boolean =>
+  railEntry(rail)?.recordedBy === 'connector' && railEntry(rail)?.returnedBy !== 'operator';
 
 /** `cambio payment return --outside --reference REF`: the operator states the money went back outside Cambio. */
 export interface OutsideReturn {

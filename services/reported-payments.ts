@@ -74,7 +74,10 @@ export async function listInboundPayments(
   return runList(em, INBOUND_PAYMENT_LIST, query, cursorSecret);
 }
 
-/** The rails an operator records from the bank statement: those without a connector of their own. */
+/**
+ * The rails an operator may record from the bank statement on some deployment (`recordManualPayment` checks this
+ * one's).
+ */
 export const MANUAL_RAILS: readonly string[] = manualRails();
 
 export interface ManualPayment {
@@ -96,8 +99,9 @@ export interface ManualPayment {
 export async function recordManualPayment(s: ServiceContext, input: ManualPayment, actor: string) {
   const invalid = (path: string, message: string) =>
     new CambioError('VALIDATION_ERROR', `${path} ${message}`, { errors: [{ path, message }] });
-  if (!MANUAL_RAILS.includes(input.rail)) {
-    throw invalid('--rail', `must be one of ${MANUAL_RAILS.join(', ')} (PIX payments come from the PSP)`);
+  const manual = manualRails(s.config);
+  if (!manual.includes(input.rail)) {
+    throw invalid('--rail', `must be one of ${manual.join(', ')} (a rail with a provider here records its own)`);
   }
   if (!input.operationId === !input.customerId) throw invalid('--operation', 'or --customer, exactly one of them');
   if (!isAssetCode(input.asset)) throw invalid('--asset', 'is not an asset Cambio knows');

@@ -4,3 +4,4 @@ export const accountReviewWorkflowId = (accountId: string, round: number) => `ac
 export const instructionReviewWorkflowId = (instructionId: string) => `instruction-review-${instructionId}`;
 export const webhookDeliveryWorkflowId = (executionLogId: string) => `webhook-delivery-${executionLogId}`;
 export const paymentReturnWorkflowId = (returnId: string) => `payment-return-${returnId}`;
+export const chargeCancelWorkflowId = (operationId: string) => `charge-cancel-${operationId}`;

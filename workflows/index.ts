@@ -6,3 +6,4 @@ export * from '../webhooks/delivery-workflow';
 export * from './periodic';
 export * from './payment-return';
 export * from './crypto-scan';
+export * from './charge-cancel';

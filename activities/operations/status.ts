@@ -7,6 +7,7 @@ import { Reason, transition } from '../../domain/states';
 import type { ActivityDeps } from '../deps';
 import { inActivityTransaction } from '../failures';
 import { completeInBatch, emitOperationEvent, FINAL, lockOperation, saveOperation } from './locked-operation';
+import { addUnpaidChargeCancel } from '../../payments/charge-cancel';
 
 /** The status steps every kind of operation takes: its status changes, its completion and its failure. */
 export type OperationStatusActivities = ReturnType<typeof createOperationStatusActivities>;
@@ -65,6 +66,7 @@ export function createOperationStatusActivities(deps: ActivityDeps) {
           });
         }
         const at = new Date();
+        if (input.reason.code === 'DEPOSIT_EXPIRED') addUnpaidChargeCancel(batch, op, deps.config);
         transition(op, 'FAILED', at, input.reason);
         emitOperationEvent(batch, deps.config, op, 'OPERATION_FAILED', at);
         saveOperation(batch, op);

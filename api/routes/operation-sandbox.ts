@@ -21,6 +21,7 @@ import {
   simulatedTedPayment,
   tedDepositWithBank,
 } from '../../services/sandbox-ted';
+import { payBoletoThroughSimulator, simulatedBoleto, simulatedBoletoPayment } from '../../services/sandbox-boleto';
 
 export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): void {
   table.add({
@@ -68,6 +69,17 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
           async () => simulatedTed(body, owner, requestScopedId(ctx, 'inbound-payment')),
           (sent) => sendThroughSimulatedBank(s, customerId, sent),
           async (em, sent) => presentInboundPayment(await simulatedTedPayment(em, sent.transactionId)),
+        );
+      }
+      // A BOLETO deposit registered at the (simulated) bank is paid there, and recorded from the bank's notice.
+      const boleto = await simulatedBoleto(s, ctx.state.em, operationId, body);
+      if (boleto) {
+        const customerId: string = ctx.state.customerId;
+        return idempotentAroundEffect(
+          ctx,
+          async () => boleto,
+          (b) => payBoletoThroughSimulator(s, customerId, b),
+          async (em, b) => presentInboundPayment(await simulatedBoletoPayment(em, customerId, b.codigoSolicitacao)),
         );
       }
       await idempotentAroundEffect(

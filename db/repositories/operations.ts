@@ -35,15 +35,25 @@ export async function lockOperationForStep(em: Em, id: string): Promise<Operatio
   return row ? entityFromRow(em, OperationSchema, row) : undefined;
 }
 
+/** The instruction fields that name a deposit's charge: PIX's txid, BOLETO's seuNumero (rails/registry.ts). */
+const CHARGE_FIELDS = { txid: 'txid', seuNumero: 'seuNumero' } as const;
+export type ChargeField = keyof typeof CHARGE_FIELDS;
+
 /**
- * The deposit a PIX charge was created for, by its txid, across customers: a notice from the PSP names the charge,
- * not the customer. The unique index `operations_deposit_txid_unique` makes it one deposit at most.
+ * The deposit a charge was created for, by its id (PIX: the txid; BOLETO: the seuNumero), across customers: a
+ * notice from the provider names the charge, not the customer. The unique indexes `operations_deposit_txid_unique`
+ * and `operations_deposit_seu_numero_unique` make it one deposit at most.
  */
-export async function depositOfCharge(em: Em, txid: string): Promise<{ id: string; customerId: string } | undefined> {
+export async function depositOfCharge(
+  em: Em,
+  chargeId: string,
+  field: ChargeField = 'txid',
+): Promise<{ id: string; customerId: string } | undefined> {
+  // The field is one of two names (never input), each with its unique expression index: the statement names it.
   const [row] = await em.execute<{ id: string; customer_id: string }[]>(
     `select o.id, o.customer_id from operations o
-     where o.type = 'DEPOSIT' and (o.intent -> 'fundingInstruction' ->> 'txid') = ?`,
-    [txid],
+     where o.type = 'DEPOSIT' and (o.intent -> 'fundingInstruction' ->> '${CHARGE_FIELDS[field]}') = ?`,
+    [chargeId],
   );
   return row ? { id: row.id, customerId: row.customer_id } : undefined;
 }

@@ -3,6 +3,7 @@ import type { Em } from '../../db/orm';
 import type { AssetCode } from '../../domain/assets';
 import { CambioError } from '../../domain/errors';
 import { fundingInstruction, Rail, railAccepts } from '../../rails/funding';
+import { railEntry } from '../../rails/registry';
 import { formatAmount } from '../../domain/money';
 import { RailRejectedError, RailUnavailableError } from '../../rails/errors';
 import { txidFor } from '../../rails/pix/ids';
@@ -100,7 +101,8 @@ export async function chargeForDeposit(
     ...(charges.numbered ? { sequence: await nextDepositAddressIndex(read) } : {}),
     ...(debtorOf(account) ? { debtor: debtorOf(account) } : {}),
   };
-  const timeoutMs = s.config.pix.chargeTimeoutMs;
+  // The rail's bound of a provider call the client waits for (its notices' read-back bound: PIX_CHARGE_TIMEOUT_MS).
+  const timeoutMs = railEntry(rail)?.notices?.timeoutMs(s.config) ?? s.config.pix.chargeTimeoutMs;
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     const late = () => reject(new RailUnavailableError(`no charge from the PSP within ${timeoutMs} ms`));
@@ -112,7 +114,10 @@ export async function chargeForDeposit(
     return await Promise.race([creating, deadline]);
   } catch (err) {
     if (err instanceof RailUnavailableError) {
-      s.log.warn({ err: err.message, txid: request.chargeId }, 'PIX charge not created: the PSP is unavailable');
+      s.log.warn(
+        { err: err.message, txid: request.chargeId },
+        `${rail} charge not created: the provider is unavailable`,
+      );
       throw chargeUnavailable('the PSP did not create the charge', err.retryAfterSeconds);
     }
     if (err instanceof RailRejectedError && err.status === 409) {
@@ -121,7 +126,7 @@ export async function chargeForDeposit(
     }
     if (err instanceof RailRejectedError) {
       // The PSP refused the charge itself (say, the account owner's tax id): no operation, nothing held.
-      s.log.warn({ err: err.message, txid: request.chargeId }, 'PIX charge refused by the PSP');
+      s.log.warn({ err: err.message, txid: request.chargeId }, `${rail} charge refused by the provider`);
       throw new CambioError('RAIL_REJECTED', `the PSP refused the deposit's charge: ${err.message}`, {
         rail,
       });
@@ -143,12 +148,16 @@ const customerOf = (em: Em): string => em.getFilterParams<{ customerId: string }
 const chargeUnavailable = (message: string, retryAfterSeconds: number) =>
   new CambioError('SERVICE_UNAVAILABLE', `${message}; retry with the same X-Idempotency-Key`, { retryAfterSeconds });
 
-/** API Pix's `devedor`: a CPF (11 digits) or a CNPJ (14) with the owner's name; left out when neither fits. */
+/**
+ * API Pix's `devedor`: a CPF (11 digits) or a CNPJ (14) with the owner's name; left out when neither fits. The
+ * owner's address goes with it (a boleto's `pagador` carries one).
+ */
 function debtorOf(account: Account): ChargeRequest['debtor'] {
   const taxId = account.owner?.taxId;
   const digits = taxId?.value?.replace(/[^0-9A-Za-z]/g, '').toUpperCase() ?? '';
   const name = account.legalName.slice(0, 200);
-  if (taxId?.type === 'CNPJ' && /^[0-9A-Z]{14}$/.test(digits)) return { name, cnpj: digits };
-  if (taxId?.type === 'CPF' && /^\d{11}$/.test(digits)) return { name, cpf: digits };
+  const address = account.owner?.address ? { address: account.owner.address } : {};
+  if (taxId?.type === 'CNPJ' && /^[0-9A-Z]{14}$/.test(digits)) return { name, cnpj: digits, ...address };
+  if (taxId?.type === 'CPF' && /^\d{11}$/.test(digits)) return { name, cpf: digits, ...address };
   return undefined;
 }

@@ -33,6 +33,9 @@ export async function startSimulator(env: Record<string, string> = {}): Promise<
       PSP_SIM_STATE_FILE: stateFile,
       PSP_SIM_CLIENT_ID: SIM_CLIENT.id,
       PSP_SIM_CLIENT_SECRET: SIM_CLIENT.secret,
+      // The bank beside the PSP (psp-simulator/bank-boleto/) knows the same pair, as BOLETO_CLIENT_ID/SECRET.
+      BANK_SIM_CLIENT_ID: SIM_CLIENT.id,
+      BANK_SIM_CLIENT_SECRET: SIM_CLIENT.secret,
       PSP_SIM_SETTLE_MS: '50',
       ...env,
     },

@@ -20,6 +20,7 @@ function signingPair() {
 /** Sets each secret variable the run's shell did not set. */
 export function setRunSecrets(env: NodeJS.ProcessEnv = process.env): void {
   env.PIX_WEBHOOK_TOKEN ||= random();
+  env.BOLETO_WEBHOOK_TOKEN ||= random();
   env.WEBHOOK_SECRET_KEY ||= random();
   env.CURSOR_SECRET ||= random();
   env.AUDIT_KEY ||= random();

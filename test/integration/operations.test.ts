@@ -506,7 +506,7 @@ describe('operations', function () {
         const { c, account } = await setup(['BRL', 'USDC']);
         const expected: Record<string, [string, string[]]> = {
           PIX_KEY: ['BRL', ['keyType', 'key', 'txid', 'location', 'pixCopiaECola', 'expiresAt']],
-          BOLETO: ['BRL', ['barcode', 'dueDate']],
+          BOLETO: ['BRL', ['barcode', 'digitableLine', 'dueDate', 'pixCopiaECola', 'seuNumero']],
           TED: [
             'BRL',
             ['bankCode', 'branchCode', 'accountNumber', 'accountDigit', 'holderName', 'holderTaxId', 'payerTaxId'],

@@ -202,7 +202,12 @@ describe('PIX payouts through the PSP', function () {
 
   it('SANDBOX off and no PSP: PIX deposit and withdrawal are 422 RAIL_NOT_CONFIGURED, nothing held', async () => {
     const { services } = await stack();
-    const config = { ...services.config, sandbox: false, pix: { ...services.config.pix, pspUrl: undefined } };
+    const config = {
+      ...services.config,
+      sandbox: false,
+      pix: { ...services.config.pix, pspUrl: undefined },
+      boleto: { ...services.config.boleto, bankUrl: undefined },
+    };
     const live = supertest(createApp({ ...services, config }).callback());
     const before = await balance(c, accountId, 'BRL');
     const out = await withdrawToNewKey(c, accountId, 'nobody@example.com', '3.00', live);

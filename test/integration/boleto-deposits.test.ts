@@ -1,0 +1,226 @@
+// BOLETO deposits through the bank's collection API (Inter Cobrança v3 shape), real processes only: the deposit POST
+// registers the boleto at the run's simulated bank (psp-simulator/bank-boleto/, a child process) and checks its codes
+// before it answers; the bank's notices come back over HTTP and are read back before they are money; reconciliation
+// lists what no notice brought; an unpaid window cancels the boleto at the bank; the books close.
+import { isValidBoleto } from '@brazilian-utils/brazilian-utils';
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { systemEm } from '../../db/orm';
+import { checkBooks } from '../../payments/books-check';
+import { dueDateFactor } from '../../rails/boleto/codes';
+import { activeAccount } from '../helpers/fixtures';
+import { openDeposit, pay } from '../helpers/inbound-payments';
+import { quote, untilStatus } from '../helpers/money';
+import { eventually, newCustomer, stack, type TestCustomer } from '../helpers/stack';
+
+async function sql<T = Record<string, unknown>>(query: string, params: unknown[] = []): Promise<T[]> {
+  const { services } = await stack();
+  return (await systemEm(services.orm).execute(query, params)) as T[];
+}
+
+const paymentsWith = (reference: string) =>
+  sql<{ status: string; customer_id: string | null; operation_id: string | null; amount: string }>(
+    `select status, customer_id, operation_id, amount::numeric(20, 2)::text as amount
+     from inbound_payments where rail = 'BOLETO' and end_to_end_id = ?`,
+    [reference],
+  );
+
+const depositsOf = (accountId: string) =>
+  sql<{ id: string }>(`select id from operations where account_id = ? and type = 'DEPOSIT'`, [accountId]);
+
+/** The simulated bank's record of the boleto registered under `seuNumero`. */
+async function atBank(seuNumero: string) {
+  const { psp } = await stack();
+  const res = await psp.control('GET', `/boleto/boletos/${seuNumero}`);
+  expect(res.status, JSON.stringify(res.body)).to.equal(200);
+  return res.body as { cobranca: { codigoSolicitacao: string; situacao: string } };
+}
+
+/** What a payer's bank does: pays the boleto (the bank then sends its notice, `notices` copies of it). */
+async function payAtBank(body: Record<string, unknown>): Promise<string> {
+  const { psp } = await stack();
+  const res = await psp.control('POST', '/boleto/pay', body);
+  expect(res.status, JSON.stringify(res.body)).to.equal(200);
+  return res.body.cobranca.codigoSolicitacao;
+}
+
+/** Notices the bank still holds for a boleto: none once every copy was answered 2xx. */
+async function noticesPending(codigo: string): Promise<number> {
+  const { psp } = await stack();
+  const state = (await psp.control('GET', '/boleto/state')).body as { notices: { id: string }[] };
+  return state.notices.filter((n) => n.id.startsWith(codigo)).length;
+}
+
+describe('BOLETO deposits through the bank: registration, notices, reconciliation, cancel', function () {
+  this.timeout(120000);
+  let c: TestCustomer;
+  let accountId: string;
+
+  const postDeposit = async (value: string, key = randomUUID()) => {
+    const { http } = await stack();
+    const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: value });
+    const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'BOLETO' } };
+    const send = () => http.post('/api/operations/deposit').set(c.auth).set('X-Idempotency-Key', key).send(body);
+    return { send, res: await send() };
+  };
+
+  before(async () => {
+    c = await newCustomer('Boleto Deposits Ltda');
+    accountId = (await activeAccount(c, ['BRL'])).id;
+  });
+
+  after(async () => {
+    const { psp } = await stack();
+    await psp.control('DELETE', '/faults');
+  });
+
+  it('answers codes whose check digits, amount and due-date factor are the deposit’s; paid, it completes', async () => {
+    const { res, send } = await postDeposit('1234.56');
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    const i = res.body.intent.fundingInstruction;
+    expect(Object.keys(i).sort()).to.deep.equal(
+      ['barcode', 'digitableLine', 'dueDate', 'pixCopiaECola', 'rail', 'seuNumero'].sort(),
+    );
+    expect(i.barcode).to.match(/^\d{44}$/);
+    expect(i.digitableLine).to.match(/^\d{47}$/);
+    expect(isValidBoleto(i.digitableLine)).to.equal(true);
+    expect(i.barcode.slice(9, 19)).to.equal('0000123456');
+    expect(i.barcode.slice(5, 9)).to.equal(dueDateFactor(i.dueDate));
+    const tomorrow = new Date(Date.now() - 3 * 3_600_000 + 86_400_000).toISOString().slice(0, 10);
+    expect(i.dueDate >= tomorrow, `${i.dueDate} is at least the next business day`).to.equal(true);
+    expect(i.pixCopiaECola)
+      .to.match(/^000201/)
+      .and.include('54071234.56');
+    // The retry of the same request is the same boleto at the bank.
+    const again = await send();
+    expect(again.body.intent.fundingInstruction).to.deep.equal(i);
+
+    const paid = await pay(c, res.body.id, '1234.56');
+    expect(paid.status, JSON.stringify(paid.body)).to.equal(200);
+    const codigo = (await atBank(i.seuNumero)).cobranca.codigoSolicitacao;
+    expect(paid.body).to.deep.include({ status: 'MATCHED', rail: 'BOLETO', endToEndId: codigo });
+    const done = await untilStatus(c, res.body.id, 'COMPLETED');
+    expect(done.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal(['1234.56']);
+  });
+
+  it('a bank that is down is 503 with Retry-After and no operation', async () => {
+    const { psp } = await stack();
+    const before = (await depositsOf(accountId)).length;
+    await psp.control('POST', '/faults', { status: 503, pathPrefix: '/cobranca/v3/cobrancas', count: 1 });
+    const { res, send } = await postDeposit('20.00');
+    expect(res.status, JSON.stringify(res.body)).to.equal(503);
+    expect(res.body.code).to.equal('SERVICE_UNAVAILABLE');
+    expect(Number(res.headers['retry-after'])).to.be.greaterThan(0);
+    expect(await depositsOf(accountId)).to.have.length(before);
+    expect((await send()).status, 'the retry once the bank is back').to.equal(201);
+  });
+
+  it('a notice twice credits once; a forged or unconfirmed notice records nothing', async () => {
+    const { noticeBaseUrl, config } = await stack();
+    const { res } = await postDeposit('30.00');
+    const seuNumero = res.body.intent.fundingInstruction.seuNumero;
+    const notice = (token: string, body: unknown) =>
+      fetch(`${noticeBaseUrl}/rails/boleto/${token}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const token = config.boleto.webhookToken;
+    const unpaid = (await atBank(seuNumero)).cobranca.codigoSolicitacao;
+    const claim = (codigo: string) => [
+      { codigoSolicitacao: codigo, seuNumero, situacao: 'RECEBIDO', valorTotalRecebido: '30.00' },
+    ];
+    expect((await notice('wrong-token', claim(unpaid))).status).to.equal(401);
+    // Issued but not paid: the bank says A_RECEBER. Never issued: the bank has no such boleto.
+    expect((await notice(token, claim(unpaid))).status).to.not.equal(200);
+    const forged = randomUUID();
+    expect((await notice(token, claim(forged))).status).to.not.equal(200);
+    expect((await notice(token, [{ codigoSolicitacao: unpaid, situacao: 'RECEBIDO' }])).status).to.equal(400);
+    expect(await paymentsWith(unpaid)).to.deep.equal([]);
+    expect(await paymentsWith(forged)).to.deep.equal([]);
+    // News that is not money (a boleto registered) is answered 200 and records nothing.
+    const news = await notice(token, [{ codigoSolicitacao: unpaid, situacao: 'A_RECEBER' }]);
+    expect(news.status).to.equal(200);
+
+    const codigo = await payAtBank({ seuNumero, notices: 2 });
+    await untilStatus(c, res.body.id, 'COMPLETED');
+    await eventually(
+      () => noticesPending(codigo),
+      (n) => n === 0,
+      15000,
+      50,
+    );
+    expect(await paymentsWith(codigo)).to.deep.equal([
+      { status: 'MATCHED', customer_id: c.customerId, operation_id: res.body.id, amount: '30.00' },
+    ]);
+    expect((await untilStatus(c, res.body.id, 'COMPLETED')).transactions).to.have.length(1);
+  });
+
+  it('a cent short fails AMOUNT_MISMATCH; a cent over completes with a 0.01 remainder UNMATCHED', async () => {
+    const short = (await postDeposit('40.00')).res.body;
+    const over = (await postDeposit('50.00')).res.body;
+    const shortCodigo = await payAtBank({ seuNumero: short.intent.fundingInstruction.seuNumero, valor: '39.99' });
+    const overCodigo = await payAtBank({ seuNumero: over.intent.fundingInstruction.seuNumero, valor: '50.01' });
+    const failed = await untilStatus(c, short.id, 'FAILED');
+    expect(failed.currentState.reason.code).to.equal('AMOUNT_MISMATCH');
+    expect((await paymentsWith(shortCodigo))[0]).to.include({ amount: '39.99', operation_id: short.id });
+    const done = await untilStatus(c, over.id, 'COMPLETED');
+    expect(done.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal(['50.00']);
+    const remainder = await sql<{ status: string; amount: string }>(
+      `select status, amount::numeric(20, 2)::text as amount from inbound_payments
+       where rail = 'BOLETO' and end_to_end_id = ? and remainder_of is not null`,
+      [overCodigo],
+    );
+    expect(remainder).to.deep.equal([{ status: 'UNMATCHED', amount: '0.01' }]);
+  });
+
+  it('reconciliation finds a payment no notice brought; the same page listed again changes nothing', async () => {
+    const { services, config } = await stack();
+    const { res } = await postDeposit('60.00');
+    const codigo = await payAtBank({ seuNumero: res.body.intent.fundingInstruction.seuNumero, notices: 0 });
+    const run = () =>
+      services.temporal.workflow.execute('railReconciliationWorkflow', {
+        args: [config.railsTaskQueue, 'BOLETO'],
+        taskQueue: config.taskQueue,
+        workflowId: `boleto-reconcile-${randomUUID()}`,
+      }) as Promise<{ late: number; listed: number }>;
+    const first = await run();
+    expect(first.late).to.be.greaterThanOrEqual(1);
+    await untilStatus(c, res.body.id, 'COMPLETED');
+    const second = await run();
+    expect(second.late).to.equal(0);
+    expect(second.listed).to.be.greaterThanOrEqual(1);
+    expect(await paymentsWith(codigo)).to.have.length(1);
+  });
+
+  it('an unpaid window cancels the boleto at the bank; a payment that lands anyway is UNMATCHED', async () => {
+    const dep = await openDeposit(c, accountId, '70.00', { deposit: 1, replay: 1 }, { rail: 'BOLETO', asset: 'BRL' });
+    const op = await untilStatus(c, dep.id, 'FAILED');
+    expect(op.currentState.reason.code).to.equal('DEPOSIT_EXPIRED');
+    const seuNumero = op.intent.fundingInstruction.seuNumero;
+    await eventually(
+      () => atBank(seuNumero),
+      (b) => b.cobranca.situacao === 'CANCELADO',
+      20000,
+      100,
+    );
+    // A payment in flight when it was cancelled: the bank takes it anyway.
+    const codigo = await payAtBank({ seuNumero, force: true });
+    const [late] = await eventually(
+      () => paymentsWith(codigo),
+      (ps) => ps[0]?.status === 'UNMATCHED',
+      15000,
+      50,
+    );
+    expect(late).to.include({ customer_id: c.customerId, amount: '70.00' });
+    expect((await untilStatus(c, dep.id, 'FAILED')).transactions).to.deep.equal([]);
+  });
+
+  it('/openapi.json shows the instruction’s fields, and the books close', async () => {
+    const { http, services } = await stack();
+    const spec = JSON.stringify((await http.get('/openapi.json')).body);
+    for (const field of ['digitableLine', 'pixCopiaECola', 'seuNumero']) expect(spec).to.include(field);
+    const books = await checkBooks(systemEm(services.orm), 'BRL');
+    expect(books.assets[0].differences, 'cambio books check').to.deep.equal([]);
+  });
+});

@@ -1,0 +1,58 @@
+// The boleto checks that are ours (rails/boleto/codes.ts): the due-date factor with its 2025-02-22 restart, and the
+// amount and factor of the codes against the deposit; the check digits are the library's, checked through it.
+import { expect } from 'chai';
+import { boletoCodes } from '../../psp-simulator/bank-boleto/codes';
+import { barcodeOfLine, boletoCodeProblems, dueDateFactor } from '../../rails/boleto/codes';
+import { boletoDueDate } from '../../rails/boleto/due-date';
+
+describe('boleto codes', () => {
+  it('counts the due-date factor from 1997-10-07 and restarts it at 1000 on 2025-02-22', () => {
+    expect(dueDateFactor('2000-07-03')).to.equal('1000');
+    expect(dueDateFactor('2018-07-15')).to.equal('7586');
+    expect(dueDateFactor('2025-02-21')).to.equal('9999');
+    expect(dueDateFactor('2025-02-22')).to.equal('1000');
+    expect(dueDateFactor('2026-12-03')).to.equal('1649');
+  });
+
+  it('accepts a published boleto and the codes a bank writes for the deposit', () => {
+    const line = '00190000090114971860168524522114675860000102656';
+    expect(
+      boletoCodeProblems(
+        { barcode: barcodeOfLine(line), digitableLine: line },
+        { amount: '1026.56', dueDate: '2018-07-15' },
+      ),
+    ).to.deep.equal([]);
+    const codes = boletoCodes('99.90', '2026-12-03', '0001112123456789010000001');
+    const want = { amount: '99.90', dueDate: '2026-12-03' };
+    expect(boletoCodeProblems({ barcode: codes.barcode, digitableLine: codes.digitableLine }, want)).to.deep.equal([]);
+  });
+
+  it('refuses an amount a cent off, a due date a day off, a wrong check digit and a barcode of another line', () => {
+    const codes = boletoCodes('99.90', '2026-12-03', '0001112123456789010000001');
+    const check = (want: { amount: string; dueDate: string }, c = codes) =>
+      boletoCodeProblems({ barcode: c.barcode, digitableLine: c.digitableLine }, want);
+    expect(check({ amount: '99.89', dueDate: '2026-12-03' })).to.have.length(1);
+    expect(check({ amount: '99.90', dueDate: '2026-12-04' })).to.have.length(1);
+    const digit = (codes.digitableLine[9] === '0' ? '1' : '0') as string;
+    const badLine = codes.digitableLine.slice(0, 9) + digit + codes.digitableLine.slice(10);
+    expect(check({ amount: '99.90', dueDate: '2026-12-03' }, { ...codes, digitableLine: badLine })[0]).to.include(
+      'check digit',
+    );
+    const other = boletoCodes('99.90', '2026-12-03', '0001112999999999910000001');
+    expect(check({ amount: '99.90', dueDate: '2026-12-03' }, { ...codes, barcode: other.barcode })).to.not.deep.equal(
+      [],
+    );
+    expect(check({ amount: '99.90', dueDate: '2026-12-03' }, { ...codes, barcode: '123' })).to.deep.equal([
+      'the barcode is not 44 digits',
+    ]);
+  });
+
+  it('falls due at the window’s end, at least the next business day (weekends and national holidays skipped)', () => {
+    // Friday 2026-12-04 10:00 in Brasília, a 30-minute window: due Monday 2026-12-07.
+    expect(boletoDueDate(new Date('2026-12-04T13:00:00Z'), new Date('2026-12-04T13:30:00Z'))).to.equal('2026-12-07');
+    // Thursday 2026-12-24: Christmas is a holiday, so Saturday and Sunday too: due Monday 2026-12-28.
+    expect(boletoDueDate(new Date('2026-12-24T13:00:00Z'), new Date('2026-12-24T14:00:00Z'))).to.equal('2026-12-28');
+    // A window ending later than that: its end (a business day).
+    expect(boletoDueDate(new Date('2026-12-01T13:00:00Z'), new Date('2026-12-10T13:00:00Z'))).to.equal('2026-12-10');
+  });
+});
