@@ -9,11 +9,12 @@ import { railsFromConfig } from '../rails';
 import { createWebhookActivities } from '../webhooks/delivery-activities';
 import { createPeriodicActivities } from './periodic';
 import { createRateActivities } from './rates';
+import { railStores } from './rail-stores';
 
 /** All activities, bound to their dependencies. Workflows `import type` this to proxy them. */
 export function createActivities(given: ActivityDeps) {
   // One set of connectors per process: the PIX client caches its OAuth2 token and keeps its connections.
-  const deps = { ...given, rails: given.rails ?? railsFromConfig(given.config) };
+  const deps = { ...given, rails: given.rails ?? railsFromConfig(given.config, undefined, railStores(given.orm)) };
   return {
     ...createAccountReviewActivities(deps),
     ...createDecisionActivities(deps),

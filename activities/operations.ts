@@ -288,6 +288,8 @@ export function createOperationActivities(deps: ActivityDeps) {
             payoutId: payoutIdFor(op.id),
             amount: formatAmount(op.targetAmount, op.targetAsset as AssetCode),
             key: instruction.key,
+            // CRYPTO pays in several stablecoins: the connector needs which (decision 0134).
+            asset: op.targetAsset,
           },
         };
       });

@@ -36,7 +36,7 @@ export function presentInstruction(pi: PaymentInstruction) {
     id: pi.id,
     asset: pi.asset,
     currentState: currentState(pi.states),
-    address: { rail: pi.rail, dictKeyType: pi.dictKeyType, dictKey: pi.dictKey },
+    address: instructionAddress(pi),
     createdAt: pi.createdAt.toISOString(),
   };
 }
@@ -67,3 +67,14 @@ export function presentBeneficiarySummary(b: Beneficiary, instructionCount: numb
     updatedAt: b.updatedAt.toISOString(),
   };
 }
+
+/** Where an instruction pays: a DICT key (PIX), or a WALLET on a chain (CRYPTO, decision 0134). */
+export function instructionAddress(pi: PaymentInstruction) {
+  if (pi.dictKeyType === WALLET) {
+    return { rail: pi.rail, type: WALLET, network: pi.network ?? '', address: pi.dictKey };
+  }
+  return { rail: pi.rail, dictKeyType: pi.dictKeyType, dictKey: pi.dictKey };
+}
+
+/** A WALLET instruction's type, stored where a PIX key's type is. */
+export const WALLET = 'WALLET';

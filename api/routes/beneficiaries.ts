@@ -15,7 +15,7 @@ import {
   CreateBeneficiary,
   getBeneficiary,
   listBeneficiaries,
-  PixInstructionInput,
+  InstructionInput,
 } from '../services/beneficiaries';
 import {
   applyInstructionDecision,
@@ -55,7 +55,7 @@ export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
         s,
         ctx.state.em,
         ctx.params.beneficiaryId,
-        ctx.request.body as PixInstructionInput,
+        ctx.request.body as InstructionInput,
       );
       ctx.status = 201;
     },

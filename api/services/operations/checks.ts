@@ -33,7 +33,10 @@ export function requireRailConfigured(config: Config, rail: string): void {
  */
 export function requirePayoutRail(config: Config, rail: string): void {
   const entry = railEntry(rail);
-  if (entry?.recordedBy !== 'connector' || entry.hasProvider(config)) return;
+  // CRYPTO pays out from the hot wallet: the node and its key (decision 0134).
+  if (entry?.canPayOut) {
+    if (entry.canPayOut(config)) return;
+  } else if (entry?.recordedBy !== 'connector' || entry.hasProvider(config)) return;
   throw notConfigured(rail);
 }
 
