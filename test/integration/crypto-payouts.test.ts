@@ -15,7 +15,7 @@ import { beneficiaryBody, referenceBeneficiary } from '../helpers/beneficiary-fi
 import { startChain, type TestChain } from '../helpers/chain';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, fund, getOp, quote } from '../helpers/money';
-import { killAll, spawnWorker } from '../helpers/processes';
+import { kill, killAll, type Proc, spawnWorker } from '../helpers/processes';
 import { eventually, idem, newCustomer, stack, type TestCustomer } from '../helpers/stack';
 
 const CONFIRMATIONS = 2;
@@ -26,17 +26,21 @@ describe('CRYPTO payouts from the hot wallet', function () {
   let c: TestCustomer;
   let accountId: string;
   let api: ReturnType<typeof supertest>;
+  let worker: Proc;
+  let workerEnv: Record<string, string>;
+  let taskQueue: string;
 
   before(async () => {
     const { services, config } = await stack();
     chain = await startChain();
     const env = chain.env({ EVM_CONFIRMATIONS: String(CONFIRMATIONS) });
-    const taskQueue = `cambio-crypto-payouts-${randomUUID()}`;
+    workerEnv = env;
+    taskQueue = `cambio-crypto-payouts-${randomUUID()}`;
     // The API that creates the withdrawals knows the chain (a WALLET payout needs it) and starts them on the queue
     // of this file's worker.
     const crypto = loadConfig({ ...process.env, ...env, SANDBOX: 'true' }).crypto;
     api = supertest(createApp({ ...services, config: { ...config, taskQueue, crypto } }).callback());
-    await spawnWorker('crypto-payouts-worker', taskQueue, { env });
+    worker = await spawnWorker('crypto-payouts-worker', taskQueue, { env });
     c = await newCustomer('Crypto Payouts Ltda');
     accountId = (await activeAccount(c, ['USDC', 'EURC'] as never)).id;
     await fund(c, accountId, 'USDC', '1000.000000');
@@ -217,6 +221,40 @@ describe('CRYPTO payouts from the hot wallet', function () {
     const sorted = [...nonces].sort((a, b) => a - b);
     expect(sorted).to.deep.equal(sorted.map((_, i) => sorted[0] + i));
     for (const to of targets) expect(await tokenBalance('USDC', to)).to.equal(1_000_000n);
+  });
+
+  it('a worker killed between broadcast and receipt: after a restart the same bytes, COMPLETED once', async () => {
+    const to = freshAddress();
+    const before = await balance(c, accountId, 'USDC');
+    const { services } = await stack();
+    await anvil('evm_setAutomine', [false]);
+    let id: string;
+    try {
+      id = await withdraw(to, '7.000000');
+      const rowId = `payout:${payoutIdFor(id)}`;
+      const stored = async () =>
+        (await systemEm(services.orm).execute(`select hash, nonce from crypto_outgoing_txs where id = ?`, [rowId]))[0];
+      const sent = await eventually(stored, (row) => !!row?.hash, 20000);
+      // Broadcast (in the node's pool), no receipt yet: the worker dies there.
+      await eventually(
+        () => chain.clients.public.getTransaction({ hash: sent.hash }).catch(() => undefined),
+        (tx) => !!tx,
+        20000,
+      );
+      await kill(worker);
+      await anvil('evm_setAutomine', [true]);
+      await chain.mine(1);
+      worker = await spawnWorker('crypto-payouts-worker-2', taskQueue, { env: workerEnv });
+      const done = await untilSettled(id, 90000);
+      expect(done.currentState.status).to.equal('COMPLETED');
+      expect(await endToEnd(id)).to.equal(sent.hash);
+      expect(await stored()).to.deep.equal(sent);
+    } finally {
+      await anvil('evm_setAutomine', [true]);
+    }
+    await chain.mine(3);
+    expect(await tokenBalance('USDC', to)).to.equal(7_000_000n);
+    expect((await balance(c, accountId, 'USDC')).total).to.equal((Number(before.total) - 7).toFixed(6));
   });
 
   // Raw anvil calls the helper has no words for.
