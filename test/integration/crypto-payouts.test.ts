@@ -135,6 +135,22 @@ describe('CRYPTO payouts from the hot wallet', function () {
     }
   });
 
+  it('a deployment without the node or the hot wallet refuses a WALLET withdrawal: 422, nothing held', async () => {
+    // The stack's own API has no EVM_RPC_URL.
+    const { http } = await stack();
+    const before = await balance(c, accountId, 'USDC');
+    const { beneficiaryId, instructionId } = await approvedWallet(freshAddress());
+    const q = await quote(c, { accountId, sourceAsset: 'USDC', targetAsset: 'USDC', sourceAmount: '1.000000' });
+    const res = await http
+      .post('/api/operations/withdrawal')
+      .set(c.auth)
+      .set(idem())
+      .send({ accountId, quoteId: q.id, beneficiary: referenceBeneficiary(beneficiaryId, instructionId) });
+    expect(res.status).to.equal(422);
+    expect(res.body.code).to.equal('RAIL_NOT_CONFIGURED');
+    expect(await balance(c, accountId, 'USDC')).to.deep.equal(before);
+  });
+
   it('completes with the transaction hash as endToEnd; the recipient gets the tokens exactly once', async () => {
     const to = freshAddress();
     const before = await balance(c, accountId, 'USDC');
