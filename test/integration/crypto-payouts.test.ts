@@ -11,6 +11,8 @@ import { loadConfig } from '../../config';
 import { OperationSchema } from '../../db/entities';
 import { systemEm } from '../../db/orm';
 import { payoutIdFor } from '../../rails/pix/ids';
+import { railStores } from '../../activities/rail-stores';
+import { CryptoRail } from '../../rails/crypto';
 import { beneficiaryBody, referenceBeneficiary } from '../helpers/beneficiary-fixtures';
 import { startChain, type TestChain } from '../helpers/chain';
 import { activeAccount } from '../helpers/fixtures';
@@ -29,6 +31,7 @@ describe('CRYPTO payouts from the hot wallet', function () {
   let worker: Proc;
   let workerEnv: Record<string, string>;
   let taskQueue: string;
+  let cryptoConfig: ReturnType<typeof loadConfig>['crypto'];
 
   before(async () => {
     const { services, config } = await stack();
@@ -39,6 +42,7 @@ describe('CRYPTO payouts from the hot wallet', function () {
     // The API that creates the withdrawals knows the chain (a WALLET payout needs it) and starts them on the queue
     // of this file's worker.
     const crypto = loadConfig({ ...process.env, ...env, SANDBOX: 'true' }).crypto;
+    cryptoConfig = crypto;
     api = supertest(createApp({ ...services, config: { ...config, taskQueue, crypto } }).callback());
     worker = await spawnWorker('crypto-payouts-worker', taskQueue, { env });
     c = await newCustomer('Crypto Payouts Ltda');
@@ -271,6 +275,32 @@ describe('CRYPTO payouts from the hot wallet', function () {
     await chain.mine(3);
     expect(await tokenBalance('USDC', to)).to.equal(7_000_000n);
     expect((await balance(c, accountId, 'USDC')).total).to.equal((Number(before.total) - 7).toFixed(6));
+  });
+
+  // The deposits' inbound CRYPTO payments are another branch's: the return is driven on the connector, as the
+  // railReturnPayment/railFollowReturn activities call it, with a received transfer's rail reference.
+  it('returns a received transfer to the address it came from, once, through the connector', async () => {
+    const { services } = await stack();
+    const connector = new CryptoRail(cryptoConfig, railStores(services.orm));
+    const somewhere = freshAddress();
+    const hash = await chain.transfer({ token: 'USDC', to: somewhere, amount: '4.5', from: 2 });
+    const log = (await chain.clients.public.getTransactionReceipt({ hash })).logs[0];
+    const request = {
+      endToEndId: `${chain.chainId}:${hash}:${log.logIndex}`,
+      returnId: `rt${randomUUID().replace(/-/g, '')}`,
+      amount: '4.500000',
+    };
+    const payer = chain.payers[2];
+    const before = await tokenBalance('USDC', payer);
+    let state = await connector.returns!.returnPayment(request);
+    for (let i = 0; state.status === 'PENDING' && i < 50; i++) {
+      await chain.mine(1);
+      state = await connector.returns!.followReturn(request);
+    }
+    expect(state.status).to.equal('RETURNED');
+    expect(state.endToEndId).to.match(/^0x[0-9a-f]{64}$/);
+    expect(await connector.returns!.returnPayment(request)).to.deep.equal(state);
+    expect((await tokenBalance('USDC', payer)) - before).to.equal(4_500_000n);
   });
 
   // Raw anvil calls the helper has no words for.
