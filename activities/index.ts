@@ -10,6 +10,7 @@ import { railsFromConfig } from '../rails';
 import { createWebhookActivities } from '../webhooks/delivery-activities';
 import { createPeriodicActivities } from './periodic';
 import { createRateActivities } from './rates';
+import { railStores } from './rail-stores';
 
 /**
  * All activities, bound to their dependencies: what the worker registers. Each workflow proxies only the type of the
@@ -17,7 +18,7 @@ import { createRateActivities } from './rates';
  */
 export function createActivities(given: ActivityDeps) {
   // One set of connectors per process: the PIX client caches its OAuth2 token and keeps its connections.
-  const deps = { ...given, rails: given.rails ?? railsFromConfig(given.config) };
+  const deps = { ...given, rails: given.rails ?? railsFromConfig(given.config, undefined, railStores(given.orm)) };
   return {
     ...createAccountReviewActivities(deps),
     ...createDecisionActivities(deps),

@@ -7,6 +7,7 @@ import { pixRail } from '../rails/pix';
 import type { RailConnector } from '../rails/rail';
 import { railEntry } from '../rails/registry';
 import type { ActivityDeps } from './deps';
+import { railStores } from './rail-stores';
 
 // Provider calls, run on their own task queue (config.railsTaskQueue): they wait on a PSP, hold no database
 // connection and run in no transaction. Each names its rail and finds the rail's connector in the registry
@@ -43,7 +44,7 @@ export function createRailActivities(deps: ActivityDeps) {
    * provider takes it.
    */
   const connector = <K extends Capability>(rail: string, kind: K, firstSend = false): NonNullable<RailConnector[K]> => {
-    rails ??= railsFromConfig(deps.config);
+    rails ??= railsFromConfig(deps.config, undefined, railStores(deps.orm));
     const found = rails.connector(rail)?.[kind];
     if (found) return found as NonNullable<RailConnector[K]>;
     const setting = railEntry(rail)?.providerSetting;

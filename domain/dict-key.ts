@@ -49,3 +49,6 @@ export function isValidDictKey(type: DictKeyType, key: string): boolean {
       return false;
   }
 }
+
+/** A WALLET instruction's type, stored where a PIX key's type is (decision 0134). */
+export const WALLET = 'WALLET';

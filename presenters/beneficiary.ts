@@ -3,6 +3,7 @@ import type { Page } from '../lists/run-list';
 import { currentState } from '../domain/states';
 import type { Holder } from '../domain/holder';
 import type { BeneficiaryRecord, BeneficiarySummaryRecord } from '../services/beneficiaries';
+import { WALLET } from '../domain/dict-key';
 
 export const holderOf = (b: Beneficiary): Holder => b.holder as unknown as Holder;
 
@@ -11,7 +12,7 @@ export function presentInstruction(pi: PaymentInstruction) {
     id: pi.id,
     asset: pi.asset,
     currentState: currentState(pi.states),
-    address: { rail: pi.rail, dictKeyType: pi.dictKeyType, dictKey: pi.dictKey },
+    address: instructionAddress(pi),
     createdAt: pi.createdAt.toISOString(),
   };
 }
@@ -51,3 +52,12 @@ export const presentBeneficiarySummaries = (page: Page<BeneficiarySummaryRecord>
   data: page.data.map((r) => presentBeneficiarySummary(r.beneficiary, r.instructionCount)),
   meta: page.meta,
 });
+
+/** Where an instruction pays: a DICT key (PIX), or a WALLET on a chain (CRYPTO, decision 0134). */
+export function instructionAddress(pi: PaymentInstruction) {
+  if (pi.dictKeyType === WALLET) {
+    return { rail: pi.rail, type: WALLET, network: pi.network ?? '', address: pi.dictKey };
+  }
+  return { rail: pi.rail, dictKeyType: pi.dictKeyType, dictKey: pi.dictKey };
+}
+

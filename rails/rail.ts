@@ -6,6 +6,7 @@
 // is the same call at the provider, never a second charge, payout or return.
 
 import type { Config } from '../config';
+import type { OutgoingTxStore } from './crypto/outgoing-store';
 
 /** Amounts cross the boundary as decimal strings in the rail's asset (BRL: two places), never as floats. */
 export type RailAmount = string;
@@ -79,8 +80,10 @@ export interface PayoutRequest {
   /** Our id for the payout (PIX: idEnvio, 1-35 of [a-zA-Z0-9]), derived from the operation. */
   payoutId: string;
   amount: RailAmount;
-  /** The beneficiary's key on the rail. */
+  /** The beneficiary's key on the rail (CRYPTO: the WALLET instruction's address). */
   key: string;
+  /** The asset paid, for a rail that pays in several (CRYPTO: the stablecoin). */
+  asset?: string;
 }
 
 /** PENDING: the provider has it and may still pay; COMPLETED: money left; FAILED: it never will. */
@@ -171,6 +174,15 @@ export interface ReturnCapability {
   /** Reads a return asked before; one the provider does not hold is asked again under the same id. */
   followReturn(request: ReturnRequest): Promise<ReturnState>;
   returnStatus(endToEndId: string, returnId: string): Promise<ReturnState>;
+}
+
+/**
+ * What a connector may keep in Cambio's database, handed to it by the process that has one (rails/ never imports
+ * db/): the CRYPTO hot wallet's outgoing transfers. A process without it builds connectors without the capabilities
+ * that need it.
+ */
+export interface RailStores {
+  cryptoOutgoing?: OutgoingTxStore;
 }
 
 /** A rail's provider as this deployment configured it: the capabilities it has, each optional. */
@@ -264,5 +276,10 @@ export interface RailEntry {
   /** Whether this configuration has a provider for it (without building the connector). */
   hasProvider(config: Config): boolean;
   /** Its connector, or undefined when this configuration has no provider for it. */
-  connector?(config: Config): RailConnector | undefined;
+  connector?(config: Config, stores?: RailStores): RailConnector | undefined;
+  /**
+   * Whether this configuration can pay out on it, when that takes more than a provider (CRYPTO: a hot wallet key
+   * too); absent: `hasProvider` for a rail recorded by its connector.
+   */
+  canPayOut?(config: Config): boolean;
 }

@@ -7,7 +7,7 @@ import type { Config } from '../config';
 import { boletoRail } from './boleto';
 import { cryptoRail } from './crypto';
 import { pixRail } from './pix';
-import type { RailConnector, RailEntry } from './rail';
+import type { RailConnector, RailEntry, RailStores } from './rail';
 import { tedRail } from './ted';
 
 export const RAIL_ENTRIES: readonly RailEntry[] = [pixRail, boletoRail, tedRail, cryptoRail];
@@ -90,7 +90,11 @@ export class Rails {
 }
 
 /** The connectors this configuration has, from `entries` (the registry's; a test may pass its own). */
-export function railsFromConfig(config: Config, entries: readonly RailEntry[] = RAIL_ENTRIES): Rails {
-  const connectors = entries.flatMap((e) => e.connector?.(config) ?? []);
+export function railsFromConfig(
+  config: Config,
+  entries: readonly RailEntry[] = RAIL_ENTRIES,
+  stores: RailStores = {},
+): Rails {
+  const connectors = entries.flatMap((e) => e.connector?.(config, stores) ?? []);
   return new Rails(entries, connectors);
 }

@@ -17,6 +17,10 @@ import type { ServiceContext } from './context';
 import { recordWorkflowStart, WorkflowStartRequest } from '../db/repositories/outbox';
 import { inTransaction } from '../db/transaction';
 import { PIX_ASSET, PIX_RAIL } from '../rails/pix/connector';
+import { CRYPTO_RAIL, isCryptoAsset } from '../rails/crypto/connector';
+import { CRYPTO_ASSETS } from '../rails/crypto/config';
+import { getAddress, isAddress } from 'viem';
+import { WALLET } from '../domain/dict-key';
 
 export interface PixInstructionInput {
   type: 'PIX';
@@ -25,10 +29,20 @@ export interface PixInstructionInput {
   dictKey: string;
 }
 
+/** Beyond the spec (decision 0134): a stablecoin address on the deployment's chain (CRYPTO_NETWORK). */
+export interface WalletInstructionInput {
+  type: 'WALLET';
+  asset: string;
+  network: string;
+  address: string;
+}
+
+export type InstructionInput = PixInstructionInput | WalletInstructionInput;
+
 export interface CreateBeneficiary {
   holder: Holder;
   relationshipType: Beneficiary['relationshipType'];
-  paymentInstruction: PixInstructionInput;
+  paymentInstruction: InstructionInput;
 }
 
 // PIX settles in reais only (../shared/spec/decisions.md, "Onboarding").
@@ -36,7 +50,7 @@ export interface CreateBeneficiary {
 /** Creates a beneficiary with its first instruction (PENDING_REVIEW) and starts that instruction's review. */
 export async function createBeneficiary(s: ServiceContext, em: Em, input: CreateBeneficiary) {
   const holder = checkHolder(input.holder);
-  checkInstruction(input.paymentInstruction, '/paymentInstruction');
+  const instruction = checkInstruction(s.config, input.paymentInstruction, '/paymentInstruction');
   const now = new Date();
   const beneficiaryId = randomUUID();
   await inTransaction(em, async (tx) => {
@@ -47,19 +61,14 @@ export async function createBeneficiary(s: ServiceContext, em: Em, input: Create
       createdAt: now,
       updatedAt: now,
     });
-    await newInstruction(tx, s.config, b, input.paymentInstruction, now);
+    await newInstruction(tx, s.config, b, instruction, now);
   });
   return getBeneficiary(em, beneficiaryId);
 }
 
 /** Adds a PIX instruction (PENDING_REVIEW) to a beneficiary of the caller; returns the full beneficiary. */
-export async function addPaymentInstruction(
-  s: ServiceContext,
-  em: Em,
-  beneficiaryId: string,
-  input: PixInstructionInput,
-) {
-  checkInstruction(input, '');
+export async function addPaymentInstruction(s: ServiceContext, em: Em, beneficiaryId: string, given: InstructionInput) {
+  const input = checkInstruction(s.config, given, '');
   const now = new Date();
   await inTransaction(em, async (tx) => {
     // The lock serialises concurrent additions, so the duplicate check below cannot race.
@@ -73,9 +82,10 @@ export async function addPaymentInstruction(
       status: { $ne: 'REJECTED' },
     });
     if (same) {
+      const what = input.rail === PIX_RAIL ? 'DICT key' : 'address';
       throw new CambioError(
         'INVALID_STATE',
-        `this beneficiary already has a ${same.status} instruction for that DICT key`,
+        `this beneficiary already has a ${same.status} instruction for that ${what}`,
         {
           instructionId: same.id,
           status: same.status,
@@ -136,7 +146,7 @@ async function newInstruction(
   tx: Em,
   queues: Pick<Config, 'taskQueue' | 'webhookTaskQueue'>,
   b: Beneficiary,
-  input: PixInstructionInput,
+  input: CheckedInstruction,
   now: Date,
 ): Promise<void> {
   const pi: PaymentInstruction = tx.create(PaymentInstructionSchema, {
@@ -144,9 +154,10 @@ async function newInstruction(
     beneficiaryId: b.id,
     customerId: b.customerId,
     asset: input.asset,
-    rail: PIX_RAIL,
+    rail: input.rail,
     dictKeyType: input.dictKeyType,
     dictKey: input.dictKey,
+    network: input.network ?? null,
     status: 'PENDING_REVIEW',
     states: initialStates('PENDING_REVIEW', now),
     createdAt: now,
@@ -161,7 +172,7 @@ async function newInstruction(
     dedupeKey: `${pi.id}:CREATED`,
     atTime: now,
   });
-  const summary = `INSTRUCTION REVIEW PIX ${pi.dictKeyType} ${pi.dictKey} (${pi.asset})`;
+  const summary = `INSTRUCTION REVIEW ${pi.rail} ${pi.dictKeyType} ${pi.dictKey} (${pi.asset})`;
   await recordWorkflowStart(tx, queues.taskQueue, { ...instructionReviewStart(pi.id, b.customerId), summary });
 }
 
@@ -190,8 +201,18 @@ function checkHolder(holder: Holder): Holder {
   return { ...holder, taxId: { type: 'CNPJ', value } };
 }
 
+/** An instruction as stored: its rail, its key (a WALLET's address EIP-55 checksummed) and its network. */
+interface CheckedInstruction {
+  asset: string;
+  rail: string;
+  dictKeyType: string;
+  dictKey: string;
+  network?: string;
+}
+
 /** `path` is where the instruction sits in the body: `/paymentInstruction` on create, the root on add. */
-function checkInstruction(input: PixInstructionInput, path: string): void {
+function checkInstruction(config: Config, input: InstructionInput, path: string): CheckedInstruction {
+  if (input.type === 'WALLET') return checkWallet(config, input, path);
   if (!isValidDictKey(input.dictKeyType, input.dictKey)) {
     throw validationError(`${path}/dictKey`, `is not a valid ${input.dictKeyType} DICT key`);
   }
@@ -202,4 +223,38 @@ function checkInstruction(input: PixInstructionInput, path: string): void {
       allowedAssets: [PIX_ASSET],
     });
   }
+  return { asset: input.asset, rail: PIX_RAIL, dictKeyType: input.dictKeyType, dictKey: input.dictKey };
+}
+
+/**
+ * A WALLET instruction (decision 0134): an EVM address on the deployment's chain, for one of the stablecoins. A
+ * mixed-case address must be its EIP-55 checksum (a typo in it is caught, not paid); an all-lower or all-upper one
+ * carries no checksum and is stored checksummed.
+ */
+function checkWallet(config: Config, input: WalletInstructionInput, path: string): CheckedInstruction {
+  if (!isAddress(input.address, { strict: false })) {
+    throw validationError(`${path}/address`, 'is not an EVM address (0x and 40 hex digits)');
+  }
+  const body = input.address.slice(2);
+  const mixedCase = body !== body.toLowerCase() && body !== body.toUpperCase();
+  if (mixedCase && !isAddress(input.address, { strict: true })) {
+    throw validationError(`${path}/address`, 'has a wrong EIP-55 checksum (check the address for a typo)');
+  }
+  if (input.network.toUpperCase() !== config.crypto.network) {
+    throw validationError(`${path}/network`, `must be ${config.crypto.network}, the chain this deployment pays on`);
+  }
+  if (!isCryptoAsset(input.asset)) {
+    throw new CambioError('RAIL_ASSET_MISMATCH', `WALLET instructions pay out in stablecoins, not ${input.asset}`, {
+      rail: CRYPTO_RAIL,
+      asset: input.asset,
+      allowedAssets: [...CRYPTO_ASSETS],
+    });
+  }
+  return {
+    asset: input.asset,
+    rail: CRYPTO_RAIL,
+    dictKeyType: WALLET,
+    dictKey: getAddress(input.address),
+    network: config.crypto.network,
+  };
 }

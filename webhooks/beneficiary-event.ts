@@ -29,7 +29,10 @@ export function instructionEventPayload(b: Beneficiary, pi: PaymentInstruction, 
       id: pi.id,
       asset: pi.asset,
       currentState: currentState(pi.states),
-      address: { type: 'PIX', rail: pi.rail, keyType: pi.dictKeyType, key: pi.dictKey },
+      address:
+        pi.dictKeyType === 'WALLET'
+          ? { type: 'WALLET', rail: pi.rail, network: pi.network ?? '', address: pi.dictKey }
+          : { type: 'PIX', rail: pi.rail, keyType: pi.dictKeyType, key: pi.dictKey },
     },
     atTime: atTime.toISOString(),
   };

@@ -17,6 +17,7 @@ import { queueWorkerOptions, relayWindow, servedQueues, WORKER_POOL_SIZE } from 
 import { startWorkflowStartRelay } from './workflow-start-relay';
 import { ensureSchedules } from './schedules';
 import { providerRails, railsFromConfig } from '../rails';
+import { railStores } from '../activities/rail-stores';
 import { recordRailStart } from '../payments/reconciliation';
 import { keepRailNoticesRegistered } from './rail-notices';
 
@@ -35,7 +36,7 @@ export async function runWorker() {
   // The activities' and the relays' client shares the workers' native connection: no grpc-js client beside it,
   // and the relays' starts can be eager (the first workflow task comes back in the start's answer).
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
-  const rails = railsFromConfig(config);
+  const rails = railsFromConfig(config, undefined, railStores(orm));
   // One set of activities for both queues: the per-subscription permits of webhook attempts are per process.
   const rates = rateBookFromConfig(config, orm, log);
   if (rates.warning) log.warn(rates.warning);

@@ -54,6 +54,8 @@ export function createWithdrawalActivities(deps: ActivityDeps) {
             payoutId: payoutIdFor(op.id),
             amount: formatAmount(op.targetAmount, op.targetAsset as AssetCode),
             key: instruction.key,
+            // CRYPTO pays in several stablecoins: the connector needs which (decision 0134).
+            asset: op.targetAsset,
           },
         };
       });

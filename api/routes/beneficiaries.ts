@@ -16,7 +16,7 @@ import {
   CreateBeneficiary,
   getBeneficiary,
   listBeneficiaries,
-  PixInstructionInput,
+  InstructionInput,
 } from '../../services/beneficiaries';
 import {
   applyInstructionDecision,
@@ -55,7 +55,7 @@ export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
     errors: ['INVALID_STATE'],
     async handler(ctx) {
       ctx.body = presentBeneficiaryRecord(
-        await addPaymentInstruction(s, ctx.state.em, ctx.params.beneficiaryId, ctx.request.body as PixInstructionInput),
+        await addPaymentInstruction(s, ctx.state.em, ctx.params.beneficiaryId, ctx.request.body as InstructionInput),
       );
       ctx.status = 201;
     },

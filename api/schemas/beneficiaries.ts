@@ -55,16 +55,41 @@ export const holderSchema = {
 export const DICT_KEY_TYPES = ['CPF', 'CNPJ', 'EMAIL', 'PHONE', 'EVP'] as const;
 
 // The key itself is checked per type by the service (domain/dict-key.ts); 77 is the DICT's longest key.
-export const paymentInstructionBody = {
+const pixInstruction = {
   type: 'object',
   additionalProperties: false,
   required: ['type', 'asset', 'dictKeyType', 'dictKey'],
   properties: {
-    type: { type: 'string', enum: ['PIX'] },
+    type: { const: 'PIX' },
     asset: assetCode,
     dictKeyType: { type: 'string', enum: [...DICT_KEY_TYPES] },
     dictKey: { type: 'string', minLength: 1, maxLength: 77 },
   },
+} as const;
+
+// Beyond the spec (decision 0134): a stablecoin address on the deployment's chain. Its EIP-55 checksum and the
+// network are checked by the service (400 naming the field).
+const walletInstruction = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'asset', 'network', 'address'],
+  properties: {
+    type: { const: 'WALLET' },
+    asset: assetCode,
+    network: { type: 'string', minLength: 1, maxLength: 40, description: 'The chain: CRYPTO_NETWORK (ETHEREUM)' },
+    address: {
+      type: 'string',
+      pattern: '^0x[0-9a-fA-F]{40}$',
+      description: 'An EVM address; mixed case must be its EIP-55 checksum',
+    },
+  },
+} as const;
+
+export const paymentInstructionBody = {
+  type: 'object',
+  required: ['type'],
+  properties: { type: { type: 'string', enum: ['PIX', 'WALLET'] } },
+  allOf: [whenType('PIX', pixInstruction), whenType('WALLET', walletInstruction)],
 } as const;
 
 export const createBeneficiaryBody = {

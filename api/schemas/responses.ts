@@ -272,7 +272,17 @@ const Beneficiary = object({
       id: uuid,
       asset: { type: 'string' },
       currentState: stateRef,
-      address: object({ rail: { const: PIX_RAIL }, dictKeyType: { type: 'string' }, dictKey: { type: 'string' } }),
+      address: {
+        oneOf: [
+          object({ rail: { const: PIX_RAIL }, dictKeyType: { type: 'string' }, dictKey: { type: 'string' } }),
+          object({
+            rail: { const: 'CRYPTO' },
+            type: { const: 'WALLET' },
+            network: { type: 'string' },
+            address: { type: 'string', description: 'EIP-55 checksummed' },
+          }),
+        ],
+      },
       createdAt: timestamp,
     }),
   },

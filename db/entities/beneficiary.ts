@@ -31,10 +31,14 @@ export interface PaymentInstruction {
   beneficiaryId: string;
   customerId: string;
   asset: string;
-  /** A DICT key's rail (rails/pix/): PIX_RAIL. */
+  /** A DICT key's rail (rails/pix/): PIX_RAIL; a WALLET's: CRYPTO. */
   rail: string;
+  /** PIX: the DICT key's type; a WALLET instruction: `WALLET`. */
   dictKeyType: string;
+  /** PIX: the DICT key; a WALLET instruction: its EIP-55 address. */
   dictKey: string;
+  /** A WALLET instruction's chain (CRYPTO_NETWORK); null for PIX. */
+  network?: string | null;
   status: 'PENDING_REVIEW' | 'APPROVED' | 'REJECTED';
   states: StateEntry[];
   createdAt: Date;
@@ -53,6 +57,7 @@ export const PaymentInstructionSchema = new EntitySchema<PaymentInstruction>({
     rail: { type: 'string' },
     dictKeyType: { type: 'string' },
     dictKey: { type: 'string' },
+    network: { type: 'string', nullable: true },
     status: { type: 'string' },
     states: { type: 'json' },
     createdAt: { ...timestamp },

@@ -5,11 +5,14 @@
 import type { PublicClient } from 'viem';
 import { CambioError } from '../../domain/errors';
 import { RailRejectedError, RailUnavailableError } from '../errors';
-import type { ChargeCapability, ChargeCreated, ChargeRequest, RailConnector } from '../rail';
+import type { ChargeCapability, ChargeCreated, ChargeRequest, RailConnector, RailStores } from '../rail';
 import { depositAddress, parseDepositXpub } from './addresses';
 import { amountToUnits, InexactAmountError } from './amounts';
 import { type ChainInfo, type ChainToken, checkChain, evmPublicClient } from './chain';
 import { type CryptoAsset, type CryptoConfig } from './config';
+import { CryptoPayouts } from './payouts';
+import { hotWalletSigner } from './signer';
+import { HotWalletTransfers } from './transfers';
 
 export const CRYPTO_RAIL = 'CRYPTO';
 
@@ -19,10 +22,24 @@ export class CryptoRail implements RailConnector, ChargeCapability {
   /** Each charge takes a number from Postgres: the index of its deposit address. */
   readonly numbered = true;
   readonly client: PublicClient;
+  /** Payouts and returns from the hot wallet: with its key and a store for its transfers only. */
+  readonly payouts?: CryptoPayouts;
+  readonly returns?: CryptoPayouts;
   private info: Promise<ChainInfo> | undefined;
 
-  constructor(readonly config: CryptoConfig) {
+  constructor(
+    readonly config: CryptoConfig,
+    stores: RailStores = {},
+  ) {
     this.client = evmPublicClient(config);
+    const signer = hotWalletSigner(config);
+    if (signer && stores.cryptoOutgoing) {
+      const chainId = async () => (await this.chain()).chainId;
+      const transfers = new HotWalletTransfers(config, this.client, chainId, signer, stores.cryptoOutgoing);
+      const book = { token: (asset: string) => this.token(asset), tokens: async () => (await this.chain()).tokens };
+      const receipt = (hash: `0x${string}`) => this.client.getTransactionReceipt({ hash });
+      this.payouts = this.returns = new CryptoPayouts(book, transfers, receipt);
+    }
   }
 
   /**

@@ -6,14 +6,14 @@
 import { getAddress } from 'viem';
 import { createHash } from 'node:crypto';
 import type { Config } from '../../config';
-import type { RailEntry } from '../rail';
+import type { RailEntry, RailStores } from '../rail';
 import { CRYPTO_RAIL, CryptoRail } from './connector';
 
 export { CryptoRail, CRYPTO_RAIL } from './connector';
 
 /** The CRYPTO rail of this deployment, or undefined when no node is configured (EVM_RPC_URL unset). */
-export const cryptoRailFromConfig = (config: Config): CryptoRail | undefined =>
-  config.crypto.rpcUrl ? new CryptoRail(config.crypto) : undefined;
+export const cryptoRailFromConfig = (config: Config, stores: RailStores = {}): CryptoRail | undefined =>
+  config.crypto.rpcUrl ? new CryptoRail(config.crypto, stores) : undefined;
 
 export const cryptoRail: RailEntry = {
   rail: CRYPTO_RAIL,
@@ -58,5 +58,7 @@ export const cryptoRail: RailEntry = {
       `(EVM_SCAN_EVERY_SECONDS=${config.crypto.scanEverySeconds}, EVM_CONFIRMATIONS=${config.crypto.confirmations})`,
     workflowType: 'cryptoScanWorkflow',
   },
+  // A WALLET payout needs the node and the hot wallet's key (docs/decisions/0134).
+  canPayOut: (config) => !!config.crypto.rpcUrl && !!(config.crypto.hotWalletKeyFile || config.crypto.hotWalletKey),
   connector: cryptoRailFromConfig,
 };

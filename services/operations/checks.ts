@@ -33,6 +33,15 @@ export function requireRailConfigured(config: Config, rail: string): void {
  */
 export function requirePayoutRail(config: Config, rail: string): void {
   const entry = railEntry(rail);
+  // CRYPTO pays out from the hot wallet: the node and its key (decision 0134).
+  if (entry?.canPayOut) {
+    if (entry.canPayOut(config)) return;
+    throw new CambioError(
+      'RAIL_NOT_CONFIGURED',
+      `${rail} payouts need the node (${entry.providerSetting}) and the hot wallet's key (CRYPTO_HOT_WALLET_KEY_FILE)`,
+      { rail },
+    );
+  }
   if (entry?.recordedBy !== 'connector' || entry.hasProvider(config)) return;
   throw notConfigured(rail);
 }

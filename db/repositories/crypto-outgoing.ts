@@ -1,0 +1,112 @@
+// The hot wallet's outgoing transfers (tables `crypto_hot_wallets`, `crypto_outgoing_txs`; docs/decisions/0135):
+// each payout or return of the CRYPTO rail gets one nonce of the wallet, in a transaction that holds the wallet's
+// row lock, so nonces are given one at a time, consecutively, and never twice; then its signed bytes are stored
+// before the first broadcast. Plain SQL through the caller's EntityManager; no tenant (the hot wallet is the
+// platform's). Units are token base units, as decimal strings (numeric(78,0) holds any uint256).
+import type { Em } from '../orm';
+import { inTransaction } from '../transaction';
+
+export interface OutgoingTxRow {
+  id: string;
+  chainId: number;
+  wallet: string;
+  nonce: number;
+  token: string;
+  recipient: string;
+  units: string;
+  raw: string | null;
+  hash: string | null;
+  final: boolean;
+}
+
+export type NewOutgoingTx = Pick<OutgoingTxRow, 'id' | 'chainId' | 'wallet' | 'token' | 'recipient' | 'units'>;
+
+const COLUMNS = `id, chain_id, wallet, nonce, token, recipient, units::text as units, raw, hash, final`;
+
+const toRow = (r: Record<string, unknown>): OutgoingTxRow => ({
+  id: r.id as string,
+  chainId: Number(r.chain_id),
+  wallet: r.wallet as string,
+  nonce: Number(r.nonce),
+  token: r.token as string,
+  recipient: r.recipient as string,
+  units: String(r.units),
+  raw: (r.raw as string | null) ?? null,
+  hash: (r.hash as string | null) ?? null,
+  final: r.final === true,
+});
+
+export async function findOutgoingTx(em: Em, id: string): Promise<OutgoingTxRow | undefined> {
+  const [row] = await em.execute(`select ${COLUMNS} from crypto_outgoing_txs where id = ?`, [id]);
+  return row ? toRow(row) : undefined;
+}
+
+/**
+ * Gives `tx.id` the wallet's next nonce, or finds the nonce it was given before. The wallet's first transfer
+ * starts its count at `chainNonce` (what the chain counts for the address). The row lock on the wallet makes every
+ * other reservation wait for this transaction: consecutive nonces, no gap (a reserved nonce is never given back:
+ * its transfer is signed and sent by every retry until it is mined), no duplicate (the unique constraint says so too).
+ */
+export async function reserveOutgoingNonce(em: Em, tx: NewOutgoingTx, chainNonce: number): Promise<OutgoingTxRow> {
+  return inTransaction(em, async (t) => {
+    await t.execute(
+      `insert into crypto_hot_wallets (chain_id, address, next_nonce) values (?, ?, ?) on conflict do nothing`,
+      [tx.chainId, tx.wallet, chainNonce],
+    );
+    const [wallet] = await t.execute(
+      `select next_nonce from crypto_hot_wallets where chain_id = ? and address = ? for update`,
+      [tx.chainId, tx.wallet],
+    );
+    const existing = await findOutgoingTx(t, tx.id);
+    if (existing) return existing;
+    const nonce = Number(wallet.next_nonce);
+    await t.execute(
+      `insert into crypto_outgoing_txs (id, chain_id, wallet, nonce, token, recipient, units)
+       values (?, ?, ?, ?, ?, ?, ?)`,
+      [tx.id, tx.chainId, tx.wallet, nonce, tx.token, tx.recipient, tx.units],
+    );
+    await t.execute(`update crypto_hot_wallets set next_nonce = ? where chain_id = ? and address = ?`, [
+      nonce + 1,
+      tx.chainId,
+      tx.wallet,
+    ]);
+    return { ...tx, nonce, raw: null, hash: null, final: false };
+  });
+}
+
+/** Stores the signed bytes unless some earlier attempt stored them first; answers what is stored. */
+export async function storeSignedTx(em: Em, id: string, raw: string, hash: string): Promise<OutgoingTxRow> {
+  await em.execute(`update crypto_outgoing_txs set raw = ?, hash = ? where id = ? and raw is null`, [raw, hash, id]);
+  const row = await findOutgoingTx(em, id);
+  if (!row) throw new Error(`outgoing transfer ${id} vanished`);
+  return row;
+}
+
+/** The transfer has its final answer on chain (confirmed or reverted): its amount is no longer committed. */
+export async function markOutgoingFinal(em: Em, id: string): Promise<void> {
+  await em.execute(`update crypto_outgoing_txs set final = true where id = ? and not final`, [id]);
+}
+
+/** What the wallet has committed and not yet seen final: units of `token`, and transfers of any token (gas). */
+export async function openOutgoing(
+  em: Em,
+  chainId: number,
+  wallet: string,
+  token: string,
+): Promise<{ units: string; transfers: number }> {
+  const [row] = await em.execute(
+    `select coalesce(sum(units) filter (where token = ?), 0)::text as units, count(*)::int as transfers
+       from crypto_outgoing_txs where chain_id = ? and wallet = ? and not final`,
+    [token, chainId, wallet],
+  );
+  return { units: String(row.units), transfers: Number(row.transfers) };
+}
+
+/** The nonces of the wallet's transfers, in order (operators and the bench check they run with no gap). */
+export async function outgoingNonces(em: Em, chainId: number, wallet: string): Promise<number[]> {
+  const rows = await em.execute(
+    `select nonce from crypto_outgoing_txs where chain_id = ? and wallet = ? order by nonce`,
+    [chainId, wallet],
+  );
+  return rows.map((r: Record<string, unknown>) => Number(r.nonce));
+}

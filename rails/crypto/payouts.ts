@@ -1,0 +1,123 @@
+// The CRYPTO connector's payouts and returns (docs/decisions/0134, 0135): a withdrawal to a WALLET instruction and
+// the return of an unmatched transfer are both an ERC-20 `transfer` from the hot wallet (./transfers.ts), named by
+// our id, so a retried or replayed activity follows the same transaction instead of sending another.
+import { decodeEventLog, erc20Abi, getAddress } from 'viem';
+import { RailRejectedError } from '../errors';
+import type {
+  PayoutCapability,
+  PayoutRequest,
+  PayoutState,
+  ReturnCapability,
+  ReturnRequest,
+  ReturnState,
+  ReturnStatus,
+} from '../rail';
+import { amountToUnits } from './amounts';
+import type { ChainToken } from './chain';
+import type { HotWalletTransfers, TransferState } from './transfers';
+
+/** What the payouts need of the connector: its tokens as the chain showed them at start. */
+export interface TokenBook {
+  token(asset: string): Promise<ChainToken>;
+  tokens(): Promise<ChainToken[]>;
+}
+
+// Nothing was sent and the same request would be refused again (RAIL_REJECTED in the activity).
+const refused = (message: string) => new RailRejectedError(message, 400, undefined);
+
+const payoutTx = (payoutId: string) => `payout:${payoutId}`;
+const returnTx = (returnId: string) => `return:${returnId}`;
+
+/** A received transfer's rail reference, `{chainId}:{txHash}:{logIndex}` (the deposit scanner's endToEndId). */
+export function parseTransferReference(endToEndId: string): { chainId: number; hash: `0x${string}`; logIndex: number } {
+  const match = /^(\d+):(0x[0-9a-fA-F]{64}):(\d+)$/.exec(endToEndId);
+  if (!match) throw refused(`${endToEndId} is not a CRYPTO transfer reference (chainId:txHash:logIndex)`);
+  return { chainId: Number(match[1]), hash: match[2] as `0x${string}`, logIndex: Number(match[3]) };
+}
+
+export class CryptoPayouts implements PayoutCapability, ReturnCapability {
+  constructor(
+    private readonly tokens: TokenBook,
+    private readonly transfers: HotWalletTransfers,
+    private readonly receipt: (hash: `0x${string}`) => Promise<{ logs: readonly LogLike[] }>,
+  ) {}
+
+  /** `request.key` is the WALLET instruction's address, `request.asset` the stablecoin it is paid in. */
+  async sendPayout(request: PayoutRequest): Promise<PayoutState> {
+    if (!request.asset) throw refused(`payout ${request.payoutId} names no asset`);
+    const token = await this.tokens.token(request.asset);
+    const state = await this.transfers.send({
+      id: payoutTx(request.payoutId),
+      token,
+      to: getAddress(request.key),
+      units: amountToUnits(request.amount, token.decimals),
+    });
+    return payoutState(request.payoutId, state);
+  }
+
+  /** A payout pending (or waiting for funds) read again; the same call as sending it, by its id. */
+  followPayout(request: PayoutRequest): Promise<PayoutState> {
+    return this.sendPayout(request);
+  }
+
+  async payoutStatus(payoutId: string): Promise<PayoutState> {
+    const state = await this.transfers.status(payoutTx(payoutId));
+    return payoutState(payoutId, state ?? { status: 'PENDING' });
+  }
+
+  /** Sends the received transfer's amount back to the address it came from, in the token it came in. */
+  async returnPayment(request: ReturnRequest): Promise<ReturnState> {
+    const ref = parseTransferReference(request.endToEndId);
+    const logs = (await this.receipt(ref.hash)).logs;
+    const log = logs.find((l) => l.logIndex === ref.logIndex);
+    if (!log) throw refused(`no log ${ref.logIndex} in transaction ${ref.hash}`);
+    const token = (await this.tokens.tokens()).find((t) => t.address.toLowerCase() === log.address.toLowerCase());
+    if (!token) throw refused(`log ${request.endToEndId} is not a transfer of a configured token`);
+    const event = decodeEventLog({ abi: erc20Abi, data: log.data, topics: log.topics as never });
+    if (event.eventName !== 'Transfer') throw refused(`log ${request.endToEndId} is not a Transfer`);
+    const state = await this.transfers.send({
+      id: returnTx(request.returnId),
+      token,
+      to: getAddress(event.args.from),
+      units: amountToUnits(request.amount, token.decimals),
+    });
+    return returnState(request, state);
+  }
+
+  followReturn(request: ReturnRequest): Promise<ReturnState> {
+    return this.returnPayment(request);
+  }
+
+  async returnStatus(endToEndId: string, returnId: string): Promise<ReturnState> {
+    const state = await this.transfers.status(returnTx(returnId));
+    return returnState({ endToEndId, returnId, amount: '' }, state ?? { status: 'PENDING' });
+  }
+}
+
+export interface LogLike {
+  address: string;
+  logIndex: number | null;
+  data: `0x${string}`;
+  topics: readonly `0x${string}`[];
+}
+
+const payoutState = (payoutId: string, state: TransferState): PayoutState => ({
+  payoutId,
+  status: state.status,
+  ...(state.hash && state.status === 'COMPLETED' ? { endToEndId: state.hash } : {}),
+  ...(state.reason ? { reason: state.reason } : {}),
+});
+
+const RETURN_STATUS: Record<TransferState['status'], ReturnStatus> = {
+  PENDING: 'PENDING',
+  COMPLETED: 'RETURNED',
+  FAILED: 'FAILED',
+};
+
+const returnState = (request: ReturnRequest, state: TransferState): ReturnState => ({
+  returnId: request.returnId,
+  amount: request.amount,
+  status: RETURN_STATUS[state.status],
+  ...(state.hash && state.status === 'COMPLETED' ? { endToEndId: state.hash } : {}),
+  ...(state.reason ? { reason: state.reason } : {}),
+});

@@ -1,0 +1,161 @@
+// ERC-20 transfers out of the hot wallet, for payouts and returns alike (docs/decisions/0135). One transfer per
+// id of ours, whatever the retries, crashes and reorgs:
+//   1. funds first: the wallet's token balance must cover this amount and every transfer not final yet, and its
+//      ether the gas of all of them; short, nothing is reserved and the answer is PENDING (the caller reads again
+//      later: the payout stays PROCESSING until someone funds the wallet, never FAILED);
+//   2. a nonce from Postgres under the wallet's row lock (OutgoingTxStore.reserve): consecutive, never twice;
+//   3. signed (TransactionSigner) and the raw bytes and hash stored before anything is broadcast;
+//   4. broadcast, and every later read that finds no receipt broadcasts the same bytes again (a node that lost it,
+//      a reorg that dropped it): the same bytes are the same transaction, mined at most once.
+// COMPLETED once the receipt's block has EVM_CONFIRMATIONS and is still the chain's block at that height; a
+// reverted receipt is FAILED (the nonce is spent, nothing moved).
+import { encodeFunctionData, erc20Abi, getAddress, keccak256, type Hex } from 'viem';
+import type { CryptoConfig } from './config';
+import type { ChainToken } from './chain';
+import type { OutgoingTx, OutgoingTxStore } from './outgoing-store';
+import type { TransactionSigner } from './signer';
+import type { PublicClient } from 'viem';
+
+/** What an ERC-20 `transfer` may burn at most: about twice what common stablecoins take (USDT: ~63k). */
+export const TRANSFER_GAS_LIMIT = 120_000n;
+
+export type TransferStatus = 'PENDING' | 'COMPLETED' | 'FAILED';
+
+export interface TransferState {
+  status: TransferStatus;
+  /** The transaction's hash, once signed. */
+  hash?: `0x${string}`;
+  nonce?: number;
+  reason?: string;
+}
+
+export interface TransferOrder {
+  id: string;
+  token: ChainToken;
+  to: `0x${string}`;
+  units: bigint;
+}
+
+export class HotWalletTransfers {
+  constructor(
+    private readonly config: CryptoConfig,
+    private readonly client: PublicClient,
+    private readonly chainId: () => Promise<number>,
+    private readonly signer: TransactionSigner,
+    private readonly store: OutgoingTxStore,
+  ) {}
+
+  get wallet(): `0x${string}` {
+    return this.signer.address;
+  }
+
+  /** Sends the transfer of `order.id`, or follows the one sent before under that id. */
+  async send(order: TransferOrder): Promise<TransferState> {
+    let row = await this.store.find(order.id);
+    if (!row) {
+      const chainId = await this.chainId();
+      const short = await this.shortfall(chainId, order);
+      if (short) return { status: 'PENDING', reason: short };
+      const chainNonce = await this.client.getTransactionCount({ address: this.wallet, blockTag: 'pending' });
+      row = await this.store.reserve(
+        {
+          id: order.id,
+          chainId,
+          wallet: this.wallet,
+          token: order.token.address,
+          recipient: getAddress(order.to),
+          units: order.units.toString(),
+        },
+        chainNonce,
+      );
+    }
+    return this.follow(row);
+  }
+
+  /** The transfer of `id` read again (and broadcast again while the chain has no receipt); undefined: never sent. */
+  async status(id: string): Promise<TransferState | undefined> {
+    const row = await this.store.find(id);
+    return row ? this.follow(row) : undefined;
+  }
+
+  private async follow(stored: OutgoingTx): Promise<TransferState> {
+    const row = stored.raw ? stored : await this.sign(stored);
+    const hash = row.hash as `0x${string}`;
+    const receipt = await this.client.getTransactionReceipt({ hash }).catch((err: Error) => {
+      if (err.name === 'TransactionReceiptNotFoundError') return undefined;
+      throw err;
+    });
+    if (!receipt) {
+      const sent = await this.broadcast(row.raw as Hex);
+      return { status: 'PENDING', hash, nonce: row.nonce, ...(sent ? {} : { reason: 'the node did not take it yet' }) };
+    }
+    if (receipt.status === 'reverted') {
+      await this.store.markFinal(row.id);
+      return { status: 'FAILED', hash, nonce: row.nonce, reason: 'the token contract reverted the transfer' };
+    }
+    const head = await this.client.getBlockNumber({ cacheTime: 0 });
+    if (head - receipt.blockNumber + 1n < BigInt(this.config.confirmations)) return { status: 'PENDING', hash };
+    // The receipt's block must still be the chain's at that height: a reorg under way answers PENDING, read again.
+    const block = await this.client.getBlock({ blockNumber: receipt.blockNumber });
+    if (block.hash !== receipt.blockHash) return { status: 'PENDING', hash, nonce: row.nonce };
+    await this.store.markFinal(row.id);
+    return { status: 'COMPLETED', hash, nonce: row.nonce };
+  }
+
+  /** Signs the reserved transfer and stores the bytes before any broadcast (a concurrent attempt's stay if first). */
+  private async sign(row: OutgoingTx): Promise<OutgoingTx> {
+    const fees = await this.client.estimateFeesPerGas();
+    const raw = await this.signer.signTransaction({
+      type: 'eip1559',
+      chainId: row.chainId,
+      nonce: row.nonce,
+      to: row.token as `0x${string}`,
+      value: 0n,
+      data: encodeFunctionData({
+        abi: erc20Abi,
+        functionName: 'transfer',
+        args: [row.recipient as `0x${string}`, BigInt(row.units)],
+      }),
+      gas: TRANSFER_GAS_LIMIT,
+      maxFeePerGas: fees.maxFeePerGas,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+    });
+    return this.store.storeSigned(row.id, raw, keccak256(raw));
+  }
+
+  /**
+   * Sends the stored bytes. A node that says it has them already, or that the nonce is used (this very transaction
+   * mined meanwhile), is fine; any other refusal is not final either: the next read sends them again.
+   */
+  private async broadcast(raw: Hex): Promise<boolean> {
+    try {
+      await this.client.sendRawTransaction({ serializedTransaction: raw });
+      return true;
+    } catch (err) {
+      const message = (err as Error).message.toLowerCase();
+      return message.includes('already known') || message.includes('nonce too low');
+    }
+  }
+
+  /** Why the wallet cannot pay `order` now (with every transfer not final yet), or undefined when it can. */
+  private async shortfall(chainId: number, order: TransferOrder): Promise<string | undefined> {
+    const [tokens, ether, open, fees] = await Promise.all([
+      this.client.readContract({
+        address: order.token.address,
+        abi: erc20Abi,
+        functionName: 'balanceOf',
+        args: [this.wallet],
+      }),
+      this.client.getBalance({ address: this.wallet }),
+      this.store.open(chainId, this.wallet, order.token.address),
+      this.client.estimateFeesPerGas(),
+    ]);
+    if (tokens < BigInt(open.units) + order.units) {
+      const held = `the hot wallet holds ${tokens} base units of ${order.token.asset}`;
+      return `${held}, short of ${order.units} more after ${open.units} committed`;
+    }
+    const gas = BigInt(open.transfers + 1) * TRANSFER_GAS_LIMIT * fees.maxFeePerGas;
+    if (ether < gas) return `the hot wallet holds ${ether} wei, short of the gas of ${open.transfers + 1} transfers`;
+    return undefined;
+  }
+}

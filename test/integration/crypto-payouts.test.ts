@@ -1,0 +1,325 @@
+// Withdrawals to WALLET instructions pay out from the hot wallet on a real local chain (anvil): one ERC-20 transfer
+// per withdrawal, COMPLETED after EVM_CONFIRMATIONS with the transaction's hash, a revert FAILED with the hold
+// released, a wallet short of tokens PROCESSING until funded, and concurrent withdrawals on consecutive nonces.
+// One worker process of this file's own (its rails connected to the chain) runs the withdrawals.
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import supertest from 'supertest';
+import { encodeAbiParameters, erc20Abi, getAddress, keccak256 } from 'viem';
+import { createApp } from '../../api/app';
+import { loadConfig } from '../../config';
+import { OperationSchema } from '../../db/entities';
+import { systemEm } from '../../db/orm';
+import { payoutIdFor } from '../../rails/pix/ids';
+import { railStores } from '../../activities/rail-stores';
+import { CryptoRail } from '../../rails/crypto';
+import { beneficiaryBody, referenceBeneficiary } from '../helpers/beneficiary-fixtures';
+import { startChain, type TestChain } from '../helpers/chain';
+import { activeAccount } from '../helpers/fixtures';
+import { balance, fund, getOp, quote } from '../helpers/money';
+import { kill, killAll, type Proc, spawnWorker } from '../helpers/processes';
+import { eventually, idem, newCustomer, stack, type TestCustomer } from '../helpers/stack';
+
+const CONFIRMATIONS = 2;
+
+describe('CRYPTO payouts from the hot wallet', function () {
+  this.timeout(180000);
+  let chain: TestChain;
+  let c: TestCustomer;
+  let accountId: string;
+  let api: ReturnType<typeof supertest>;
+  let worker: Proc;
+  let workerEnv: Record<string, string>;
+  let taskQueue: string;
+  let cryptoConfig: ReturnType<typeof loadConfig>['crypto'];
+
+  before(async () => {
+    const { services, config } = await stack();
+    chain = await startChain();
+    const env = chain.env({ EVM_CONFIRMATIONS: String(CONFIRMATIONS) });
+    workerEnv = env;
+    taskQueue = `cambio-crypto-payouts-${randomUUID()}`;
+    // The API that creates the withdrawals knows the chain (a WALLET payout needs it) and starts them on the queue
+    // of this file's worker.
+    const crypto = loadConfig({ ...process.env, ...env, SANDBOX: 'true' }).crypto;
+    cryptoConfig = crypto;
+    api = supertest(createApp({ ...services, config: { ...config, taskQueue, crypto } }).callback());
+    worker = await spawnWorker('crypto-payouts-worker', taskQueue, { env });
+    c = await newCustomer('Crypto Payouts Ltda');
+    accountId = (await activeAccount(c, ['USDC', 'EURC'] as never)).id;
+    await fund(c, accountId, 'USDC', '1000.000000');
+    await fund(c, accountId, 'EURC', '100.000000');
+  });
+  after(async () => {
+    await killAll();
+    await chain?.stop();
+  });
+
+  const tokenBalance = (asset: 'USDC' | 'EURC', of: `0x${string}`) =>
+    chain.clients.public.readContract({
+      address: chain.tokens[asset] as `0x${string}`,
+      abi: erc20Abi,
+      functionName: 'balanceOf',
+      args: [of],
+    });
+
+  const freshAddress = () => getAddress(`0x${randomUUID().replace(/-/g, '')}${'ab12cd34'}`);
+
+  async function approvedWallet(address: string, asset = 'USDC') {
+    const { http } = await stack();
+    const instruction = { type: 'WALLET', asset, network: 'ETHEREUM', address };
+    const created = await http.post('/api/beneficiaries').set(c.auth).set(idem()).send(beneficiaryBody(instruction));
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    const instructionId = created.body.paymentInstructions[0].id;
+    expect(created.body.paymentInstructions[0].address).to.deep.equal({
+      rail: 'CRYPTO',
+      type: 'WALLET',
+      network: 'ETHEREUM',
+      address: getAddress(address),
+    });
+    const reviewed = await http
+      .post(`/api/sandbox/payment-instructions/${instructionId}/review`)
+      .set(c.auth)
+      .set(idem())
+      .send({ decision: 'APPROVE' });
+    expect(reviewed.status).to.equal(200);
+    await eventually(
+      async () => (await http.get(`/api/beneficiaries/${created.body.id}`).set(c.auth)).body,
+      (b) => b.paymentInstructions?.[0]?.currentState?.status === 'APPROVED',
+    );
+    return { beneficiaryId: created.body.id as string, instructionId: instructionId as string };
+  }
+
+  async function withdraw(to: string, value: string, asset = 'USDC') {
+    const { beneficiaryId, instructionId } = await approvedWallet(to, asset);
+    const q = await quote(c, { accountId, sourceAsset: asset, targetAsset: asset, sourceAmount: value });
+    const res = await api
+      .post('/api/operations/withdrawal')
+      .set(c.auth)
+      .set(idem())
+      .send({ accountId, quoteId: q.id, beneficiary: referenceBeneficiary(beneficiaryId, instructionId) });
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    return res.body.id as string;
+  }
+
+  const endToEnd = async (operationId: string) => {
+    const { services } = await stack();
+    const op = await systemEm(services.orm).findOneOrFail(OperationSchema, { id: operationId }, { refresh: true });
+    return op.transactions[0]?.endToEnd as `0x${string}`;
+  };
+
+  /** Mines blocks until the withdrawal is COMPLETED or FAILED (anvil mines each transaction, not the confirmations). */
+  async function untilSettled(operationId: string, timeoutMs = 30000) {
+    return eventually(
+      async () => {
+        await chain.mine(1);
+        return getOp(c, operationId);
+      },
+      (op) => ['COMPLETED', 'FAILED'].includes(op.currentState.status),
+      timeoutMs,
+      200,
+    );
+  }
+
+  it('refuses a bad checksum, a malformed address and another network with 400 naming the field', async () => {
+    const { http } = await stack();
+    const good = getAddress(chain.payers[0]);
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ address: flipFirstLetter(good) }, '/paymentInstruction/address'],
+      [{ address: '0x1234' }, '/paymentInstruction/address'],
+      [{ address: `${good.slice(0, 41)}g` }, '/paymentInstruction/address'],
+      [{ network: 'TRON' }, '/paymentInstruction/network'],
+    ];
+    for (const [override, path] of cases) {
+      const instruction = { type: 'WALLET', asset: 'USDC', network: 'ETHEREUM', address: good, ...override };
+      const res = await http.post('/api/beneficiaries').set(c.auth).set(idem()).send(beneficiaryBody(instruction));
+      expect(res.status, JSON.stringify(override)).to.equal(400);
+      expect(res.body.code).to.equal('VALIDATION_ERROR');
+      expect(res.body.details.errors.map((e: { path: string }) => e.path)).to.include(path);
+    }
+  });
+
+  it('a deployment without the node or the hot wallet refuses a WALLET withdrawal: 422, nothing held', async () => {
+    // The stack's own API has no EVM_RPC_URL.
+    const { http } = await stack();
+    const before = await balance(c, accountId, 'USDC');
+    const { beneficiaryId, instructionId } = await approvedWallet(freshAddress());
+    const q = await quote(c, { accountId, sourceAsset: 'USDC', targetAsset: 'USDC', sourceAmount: '1.000000' });
+    const res = await http
+      .post('/api/operations/withdrawal')
+      .set(c.auth)
+      .set(idem())
+      .send({ accountId, quoteId: q.id, beneficiary: referenceBeneficiary(beneficiaryId, instructionId) });
+    expect(res.status).to.equal(422);
+    expect(res.body.code).to.equal('RAIL_NOT_CONFIGURED');
+    expect(await balance(c, accountId, 'USDC')).to.deep.equal(before);
+  });
+
+  it('completes with the transaction hash as endToEnd; the recipient gets the tokens exactly once', async () => {
+    const to = freshAddress();
+    const before = await balance(c, accountId, 'USDC');
+    const id = await withdraw(to, '12.345678');
+    const done = await untilSettled(id);
+    expect(done.currentState.status).to.equal('COMPLETED');
+    const hash = await endToEnd(id);
+    const receipt = await chain.clients.public.getTransactionReceipt({ hash });
+    expect(receipt.status).to.equal('success');
+    expect(getAddress(receipt.from)).to.equal(getAddress(chain.hotWallet.address));
+    await chain.mine(3);
+    expect(await tokenBalance('USDC', to)).to.equal(12_345_678n);
+    expect((await balance(c, accountId, 'USDC')).total).to.equal((Number(before.total) - 12.345678).toFixed(6));
+  });
+
+  it('a hot wallet short of tokens keeps the payout PROCESSING (money held), then pays once it is funded', async () => {
+    const hot = chain.hotWallet.address;
+    const eurc = chain.tokens.EURC as `0x${string}`;
+    const stock = await tokenBalance('EURC', hot);
+    await setTokenBalance(eurc, hot, 0n);
+    const to = freshAddress();
+    const id = await withdraw(to, '5.000000', 'EURC');
+    await eventually(
+      () => getOp(c, id),
+      (op) => op.currentState.status === 'PROCESSING',
+      20000,
+    );
+    await new Promise((r) => setTimeout(r, 1500));
+    await chain.mine(CONFIRMATIONS + 1);
+    const waiting = await getOp(c, id);
+    expect(waiting.currentState.status, 'never FAILED while the wallet is short').to.equal('PROCESSING');
+    expect((await balance(c, accountId, 'EURC')).held).to.equal('5.000000');
+    expect(await tokenBalance('EURC', to)).to.equal(0n);
+    await setTokenBalance(eurc, hot, stock);
+    const done = await untilSettled(id, 90000);
+    expect(done.currentState.status).to.equal('COMPLETED');
+    await chain.mine(3);
+    expect(await tokenBalance('EURC', to)).to.equal(5_000_000n);
+  });
+
+  it('a reverted transfer is FAILED PAYOUT_REJECTED with the hold released', async () => {
+    const hot = chain.hotWallet.address;
+    const usdc = chain.tokens.USDC as `0x${string}`;
+    const stock = await tokenBalance('USDC', hot);
+    const before = await balance(c, accountId, 'USDC');
+    await anvil('evm_setAutomine', [false]);
+    try {
+      const id = await withdraw(freshAddress(), '3.000000');
+      // The transfer is signed and in the node's pool; the wallet's tokens go before it is mined: it reverts.
+      const { services } = await stack();
+      const rowId = `payout:${payoutIdFor(id)}`;
+      const hash = await eventually(
+        async () =>
+          (await systemEm(services.orm).execute(`select hash from crypto_outgoing_txs where id = ?`, [rowId]))[0]?.hash,
+        (h) => !!h,
+        20000,
+      );
+      await eventually(
+        () => chain.clients.public.getTransaction({ hash }).catch(() => undefined),
+        (tx) => !!tx,
+        20000,
+      );
+      await setTokenBalance(usdc, hot, 0n);
+      await anvil('evm_setAutomine', [true]);
+      const failed = await untilSettled(id);
+      expect(failed.currentState.status).to.equal('FAILED');
+      expect(failed.currentState.reason.code).to.equal('PAYOUT_REJECTED');
+      expect((await chain.clients.public.getTransactionReceipt({ hash })).status).to.equal('reverted');
+      expect(await balance(c, accountId, 'USDC')).to.deep.equal(before);
+    } finally {
+      await anvil('evm_setAutomine', [true]);
+      await setTokenBalance(usdc, hot, stock);
+    }
+  });
+
+  it('a burst of concurrent withdrawals goes out on consecutive nonces, each paid once', async () => {
+    const targets = Array.from({ length: 8 }, () => freshAddress());
+    const ids = await Promise.all(targets.map((to) => withdraw(to, '1.000000')));
+    const done = await Promise.all(ids.map((id) => untilSettled(id, 60000)));
+    expect(done.map((op) => op.currentState.status)).to.deep.equal(ids.map(() => 'COMPLETED'));
+    const nonces = await Promise.all(
+      ids.map(async (id) => (await chain.clients.public.getTransaction({ hash: await endToEnd(id) })).nonce),
+    );
+    const sorted = [...nonces].sort((a, b) => a - b);
+    expect(sorted).to.deep.equal(sorted.map((_, i) => sorted[0] + i));
+    for (const to of targets) expect(await tokenBalance('USDC', to)).to.equal(1_000_000n);
+  });
+
+  it('a worker killed between broadcast and receipt: after a restart the same bytes, COMPLETED once', async () => {
+    const to = freshAddress();
+    const before = await balance(c, accountId, 'USDC');
+    const { services } = await stack();
+    await anvil('evm_setAutomine', [false]);
+    let id: string;
+    try {
+      id = await withdraw(to, '7.000000');
+      const rowId = `payout:${payoutIdFor(id)}`;
+      const stored = async () =>
+        (await systemEm(services.orm).execute(`select hash, nonce from crypto_outgoing_txs where id = ?`, [rowId]))[0];
+      const sent = await eventually(stored, (row) => !!row?.hash, 20000);
+      // Broadcast (in the node's pool), no receipt yet: the worker dies there.
+      await eventually(
+        () => chain.clients.public.getTransaction({ hash: sent.hash }).catch(() => undefined),
+        (tx) => !!tx,
+        20000,
+      );
+      await kill(worker);
+      await anvil('evm_setAutomine', [true]);
+      await chain.mine(1);
+      worker = await spawnWorker('crypto-payouts-worker-2', taskQueue, { env: workerEnv });
+      const done = await untilSettled(id, 90000);
+      expect(done.currentState.status).to.equal('COMPLETED');
+      expect(await endToEnd(id)).to.equal(sent.hash);
+      expect(await stored()).to.deep.equal(sent);
+    } finally {
+      await anvil('evm_setAutomine', [true]);
+    }
+    await chain.mine(3);
+    expect(await tokenBalance('USDC', to)).to.equal(7_000_000n);
+    expect((await balance(c, accountId, 'USDC')).total).to.equal((Number(before.total) - 7).toFixed(6));
+  });
+
+  // The deposits' inbound CRYPTO payments are another branch's: the return is driven on the connector, as the
+  // railReturnPayment/railFollowReturn activities call it, with a received transfer's rail reference.
+  it('returns a received transfer to the address it came from, once, through the connector', async () => {
+    const { services } = await stack();
+    const connector = new CryptoRail(cryptoConfig, railStores(services.orm));
+    const somewhere = freshAddress();
+    const hash = await chain.transfer({ token: 'USDC', to: somewhere, amount: '4.5', from: 2 });
+    const log = (await chain.clients.public.getTransactionReceipt({ hash })).logs[0];
+    const request = {
+      endToEndId: `${chain.chainId}:${hash}:${log.logIndex}`,
+      returnId: `rt${randomUUID().replace(/-/g, '')}`,
+      amount: '4.500000',
+    };
+    const payer = chain.payers[2];
+    const before = await tokenBalance('USDC', payer);
+    let state = await connector.returns!.returnPayment(request);
+    for (let i = 0; state.status === 'PENDING' && i < 50; i++) {
+      await chain.mine(1);
+      state = await connector.returns!.followReturn(request);
+    }
+    expect(state.status).to.equal('RETURNED');
+    expect(state.endToEndId).to.match(/^0x[0-9a-f]{64}$/);
+    expect(await connector.returns!.returnPayment(request)).to.deep.equal(state);
+    expect((await tokenBalance('USDC', payer)) - before).to.equal(4_500_000n);
+  });
+
+  // Raw anvil calls the helper has no words for.
+  function anvil(method: string, params: unknown[]) {
+    return chain.clients.public.request({ method, params } as never);
+  }
+
+  /** Sets `holder`'s balance in a SandboxToken (balanceOf is its storage slot 3). */
+  async function setTokenBalance(token: `0x${string}`, holder: `0x${string}`, units: bigint) {
+    const slot = keccak256(encodeAbiParameters([{ type: 'address' }, { type: 'uint256' }], [holder, 3n]));
+    const value = `0x${units.toString(16).padStart(64, '0')}`;
+    await anvil('anvil_setStorageAt', [token, slot, value]);
+  }
+});
+
+const swapCase = (ch: string) => (ch === ch.toLowerCase() ? ch.toUpperCase() : ch.toLowerCase());
+
+/** The address with the case of its first letter flipped: a wrong EIP-55 checksum. */
+function flipFirstLetter(address: string): string {
+  const i = [...address].findIndex((ch, k) => k > 1 && /[a-fA-F]/.test(ch));
+  return address.slice(0, i) + swapCase(address[i]) + address.slice(i + 1);
+}
