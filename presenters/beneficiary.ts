@@ -60,4 +60,3 @@ export function instructionAddress(pi: PaymentInstruction) {
   }
   return { rail: pi.rail, dictKeyType: pi.dictKeyType, dictKey: pi.dictKey };
 }
-

@@ -20,8 +20,8 @@ async function main() {
     // The bank's client (TED_CLIENT_ID/SECRET of the Cambio it serves) and the collection account's id.
     bankAccounts: {
       clients: {
-        [env.BANK_SIM_CLIENT_ID || env.TED_CLIENT_ID || 'cambio']:
-          env.BANK_SIM_CLIENT_SECRET || env.TED_CLIENT_SECRET || 'cambio-dev-ted-secret',
+        [env.BANK_SIM_TED_CLIENT_ID || env.TED_CLIENT_ID || 'cambio']:
+          env.BANK_SIM_TED_CLIENT_SECRET || env.TED_CLIENT_SECRET || 'cambio-dev-ted-secret',
       },
       defaultAccountId: env.BANK_SIM_ACCOUNT_ID || env.TED_ACCOUNT_ID || 'cambio-collection',
     },
