@@ -5,6 +5,7 @@
 import { ASSETS } from '../../domain/assets';
 import { RAILS } from '../../rails/funding';
 import { PIX_RAIL } from '../../rails/pix/connector';
+import { CRYPTO_RAIL } from '../../rails/crypto/connector';
 import { RAIL_ENTRIES } from '../../rails/registry';
 import { DOCUMENT_TYPES } from '../../domain/requirements';
 import { ERROR_CODES } from '../../domain/errors';
@@ -276,7 +277,7 @@ const Beneficiary = object({
         oneOf: [
           object({ rail: { const: PIX_RAIL }, dictKeyType: { type: 'string' }, dictKey: { type: 'string' } }),
           object({
-            rail: { const: 'CRYPTO' },
+            rail: { const: CRYPTO_RAIL },
             type: { const: 'WALLET' },
             network: { type: 'string' },
             address: { type: 'string', description: 'EIP-55 checksummed' },
