@@ -3,6 +3,7 @@
 // loses nothing when another takes over its task queue.
 import { randomUUID } from 'node:crypto';
 import { presentOperation } from '../../presenters/operation';
+import type { Operation } from '../../db/entities';
 import fs from 'node:fs';
 import { expect } from 'chai';
 import Decimal from 'decimal.js';
@@ -191,14 +192,14 @@ describe('resilience', () => {
   describe('activities retried after their COMMIT post once', () => {
     // Operations left in REQUESTED with no workflow and no outbox row: only these direct calls touch them. They
     // are created for a task queue no worker serves, so no relay starts them before their row is dropped.
-    async function orphan<T extends { id: string }>(create: (ctx: ServiceContext) => Promise<T>): Promise<T> {
+    async function orphan(create: (ctx: ServiceContext) => Promise<Operation>): Promise<Operation> {
       const { services } = await stack();
       const op = await create({
         ...services,
         config: { ...services.config, taskQueue: `cambio-orphans-${randomUUID()}` },
       });
       await dropOutboxRow(op.id);
-      expect(op).to.have.nested.property('currentState.status', 'REQUESTED');
+      expect(presentOperation(op)).to.have.nested.property('currentState.status', 'REQUESTED');
       return op;
     }
 
