@@ -4,7 +4,15 @@ import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RailUnavailableError } from '../../rails/errors';
-import { OAuth2Session, type OAuth2SessionOptions } from '../../rails/oauth2-session';
+import { OAuth2Session, type TokenEndpoint } from '../../rails/oauth2-session';
+
+interface DataRequest {
+  line: string;
+  authorization?: string;
+  contentType?: string;
+  correlation?: string | string[];
+  body: string;
+}
 
 interface TokenRequest {
   authorization?: string;
@@ -15,7 +23,7 @@ interface TokenRequest {
 /** Issues t1, t2, … at POST /token; GET /data answers 200 to a token it still takes, 401 to any other. */
 class Provider {
   readonly tokenRequests: TokenRequest[] = [];
-  dataRequests = 0;
+  readonly dataRequests: DataRequest[] = [];
   /** expires_in of the next tokens (absent: none announced). */
   expiresIn: number | undefined = 300;
   tokenDelayMs = 0;
@@ -42,7 +50,13 @@ class Provider {
         setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(answer), this.tokenDelayMs);
         return;
       }
-      this.dataRequests++;
+      this.dataRequests.push({
+        line: `${req.method} ${req.url}`,
+        authorization: req.headers.authorization,
+        contentType: req.headers['content-type'],
+        correlation: req.headers['x-correlation'],
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
       const token = req.headers.authorization?.replace(/^Bearer /, '') ?? '';
       const taken = !this.refuseAll && !this.refused.has(token) && /^t\d+$/.test(token);
       res.writeHead(taken ? 200 : 401, { 'content-type': 'application/json' }).end(JSON.stringify({ token }));
@@ -69,24 +83,18 @@ describe('OAuth2 client-credentials session (rails/oauth2-session.ts)', () => {
   let session: OAuth2Session;
   const realNow = Date.now;
 
-  const open = (over: Partial<OAuth2SessionOptions> = {}) =>
-    new OAuth2Session({
-      tokenUrl: `${provider.url}/token`,
-      clientId: 'cambio',
-      clientSecret: 's3cret',
-      credentials: 'basic',
-      defaultTtlSeconds: 300,
-      timeoutMs: 2000,
-      wording: {
+  const open = (endpoint: Partial<TokenEndpoint> = {}) =>
+    new OAuth2Session(
+      { clientId: 'cambio', clientSecret: 's3cret', timeoutMs: 2000 },
+      { url: `${provider.url}/token`, credentials: 'basic', defaultTtlSeconds: 300, ...endpoint },
+      {
         unreachable: (where) => `unreachable: ${where}`,
         answered: (status, where) => `answered ${status} to ${where}`,
         noToken: (status) => `no token (HTTP ${status})`,
         refused: 'credentials refused (TEST_CLIENT_ID)',
       },
-      ...over,
-    });
-  const getData = () => session.authorized((token) => session.call(`${provider.url}/data`, 2000, dataRequest(token)));
-  const dataRequest = (token: string) => ({ method: 'GET', headers: { authorization: `Bearer ${token}` } });
+    );
+  const getData = () => session.request('GET', `${provider.url}/data`);
   const thrown = async (promise: Promise<unknown>): Promise<RailUnavailableError> => {
     const err = await promise.then(
       () => expect.fail('resolved'),
@@ -134,6 +142,24 @@ describe('OAuth2 client-credentials session (rails/oauth2-session.ts)', () => {
     ]);
   });
 
+  it('sends the token, the query, a JSON body and the protocol headers made anew for each attempt', async () => {
+    let n = 0;
+    const headers = () => ({ 'x-correlation': `c${++n}` });
+    await getData();
+    provider.refused.add('t1');
+    const res = await session.request('PUT', `${provider.url}/data/1`, {
+      query: { a: 1 },
+      body: { v: '1.00' },
+      headers,
+    });
+    expect(res.status).to.equal(200);
+    const sent = { line: 'PUT /data/1?a=1', contentType: 'application/json', body: '{"v":"1.00"}' };
+    expect(provider.dataRequests.slice(1)).to.deep.equal([
+      { ...sent, authorization: 'Bearer t1', correlation: 'c1' },
+      { ...sent, authorization: 'Bearer t2', correlation: 'c2' },
+    ]);
+  });
+
   it('makes concurrent callers share one token request', async () => {
     provider.tokenDelayMs = 100;
     const tokens = await Promise.all(Array.from({ length: 5 }, () => session.bearer()));
@@ -147,7 +173,7 @@ describe('OAuth2 client-credentials session (rails/oauth2-session.ts)', () => {
     const res = await getData();
     expect(res).to.deep.equal({ status: 200, body: { token: 't2' } });
     expect(provider.tokenRequests).to.have.length(2);
-    expect(provider.dataRequests).to.equal(3);
+    expect(provider.dataRequests).to.have.length(3);
   });
 
   it('takes a second 401 as credentials refused: unavailable for a minute, no third try', async () => {
@@ -156,7 +182,7 @@ describe('OAuth2 client-credentials session (rails/oauth2-session.ts)', () => {
     expect(err.message).to.equal('credentials refused (TEST_CLIENT_ID)');
     expect(err.retryAfterSeconds).to.equal(60);
     expect(provider.tokenRequests).to.have.length(2);
-    expect(provider.dataRequests).to.equal(2);
+    expect(provider.dataRequests).to.have.length(2);
   });
 
   it('stops using a token 30 s before the expiry announced, and a short-lived one after half its life', async () => {
@@ -207,7 +233,7 @@ describe('OAuth2 client-credentials session (rails/oauth2-session.ts)', () => {
     provider = await new Provider().start(); // started first so it cannot take the port; stopped by afterEach
     await gone.stop();
     await session.close();
-    session = open({ tokenUrl: `${goneUrl}/token` });
+    session = open({ url: `${goneUrl}/token` });
     const err = await thrown(session.bearer());
     expect([err.message, err.retryAfterSeconds]).to.deep.equal(['unreachable: POST /token', 5]);
   });
