@@ -20,7 +20,7 @@ interface TokenRequest {
   body: string;
 }
 
-/** Issues t1, t2, … at POST /token; GET /data answers 200 to a token it still takes, 401 to any other. */
+/** Issues t1, t2, … at POST /token; any other request is answered 200 with a token it still takes, else 401. */
 class Provider {
   readonly tokenRequests: TokenRequest[] = [];
   readonly dataRequests: DataRequest[] = [];
