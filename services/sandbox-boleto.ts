@@ -2,20 +2,19 @@
 // route (`POST /sim/boleto/pay`) pay the deposit's boleto, and Cambio learns of it the production way (the bank's
 // notice, read back); the route answers with the record that notice made (as sandbox-pix.ts does for PIX).
 import type { Em } from '../db/orm';
-import { systemEm } from '../db/orm';
-import { findPaymentByReference } from '../db/repositories/inbound-payments';
 import { findOperation } from '../db/repositories/operations';
 import { CambioError } from '../domain/errors';
 import { formatAmount, parseAmountValue } from '../domain/money';
-import { decideInboundPayment } from '../payments/record-and-decide';
 import { BOLETO_RAIL } from '../rails/boleto/connector';
 import { isTransientStatus } from '../rails/errors';
 import type { ServiceContext } from './context';
-import { getInboundPayment, type InboundPaymentReport } from './reported-payments';
+import type { InboundPaymentReport } from './reported-payments';
+import { decideOnceRecorded, recordedFor, sandboxUnavailable } from './sandbox-recorded';
 
 const RAIL = BOLETO_RAIL;
 const NOTICE_WAIT_MS = 10_000;
 const POLL_MS = 25;
+const NOT_YET = "the simulated bank's notice has not been recorded yet";
 
 export interface SimulatedBoleto {
   seuNumero: string;
@@ -67,32 +66,15 @@ export async function simulatedBoleto(
 /** Has the simulated bank pay the boleto (a boleto paid already is that payment), waits for the notice's record. */
 export async function payBoletoThroughSimulator(s: ServiceContext, customerId: string, b: SimulatedBoleto) {
   await bankCall(s, 'POST', '/sim/boleto/pay', { seuNumero: b.seuNumero, valor: b.valor });
-  const em = systemEm(s.orm);
-  const deadline = Date.now() + NOTICE_WAIT_MS;
-  for (;;) {
-    const payment = await findPaymentByReference(em, RAIL, b.codigoSolicitacao);
-    if (payment) {
-      if (payment.customerId === customerId)
-        await decideInboundPayment(s, payment, undefined, `customer:${customerId}`);
-      return;
-    }
-    if (Date.now() >= deadline) throw unavailable("the simulated bank's notice has not been recorded yet");
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  }
+  await decideOnceRecorded(s, customerId, RAIL, b.codigoSolicitacao, {
+    waitMs: NOTICE_WAIT_MS,
+    lookEveryMs: POLL_MS,
+    notYet: NOT_YET,
+  });
 }
 
 /** The record the notice made, as its customer sees it. */
-export async function simulatedBoletoPayment(em: Em, customerId: string, codigoSolicitacao: string) {
-  const payment = await findPaymentByReference(em, RAIL, codigoSolicitacao);
-  if (!payment) throw unavailable("the simulated bank's notice has not been recorded yet");
-  if (payment.customerId !== customerId) {
-    const message = `a payment with ${RAIL} reference ${codigoSolicitacao} is already recorded for someone else`;
-    throw new CambioError('RAIL_REFERENCE_IN_USE', message, { rail: RAIL, endToEndId: codigoSolicitacao });
-  }
-  return getInboundPayment(em, payment.id);
-}
+export const simulatedBoletoPayment = (em: Em, customerId: string, codigoSolicitacao: string) =>
+  recordedFor(em, customerId, RAIL, codigoSolicitacao, NOT_YET);
 
-const unavailable = (message: string) =>
-  new CambioError('SERVICE_UNAVAILABLE', `${message}; retry with the same X-Idempotency-Key`, {
-    retryAfterSeconds: 2,
-  });
+const unavailable = sandboxUnavailable;

@@ -2,22 +2,21 @@
 // charge (its control route `POST /sim/pix`), and Cambio learns of the payment from the PSP's notice, as in production;
 // the route then answers with the record that notice made.
 import type { Em } from '../db/orm';
-import { systemEm } from '../db/orm';
-import { findPaymentByReference } from '../db/repositories/inbound-payments';
 import { findOperation } from '../db/repositories/operations';
 import { CambioError } from '../domain/errors';
 import { Dec, formatAmount, parseAmountValue } from '../domain/money';
-import { decideInboundPayment } from '../payments/record-and-decide';
 import { isTransientStatus } from '../rails/errors';
 import { PIX_ASSET, PIX_RAIL } from '../rails/pix/connector';
 import { PIX_END_TO_END_ID } from '../rails/pix/notices';
 import type { ServiceContext } from './context';
-import { getInboundPayment, type InboundPaymentReport } from './reported-payments';
+import type { InboundPaymentReport } from './reported-payments';
+import { decideOnceRecorded, recordedFor, sandboxUnavailable } from './sandbox-recorded';
 
 // How long the route waits for the simulator's notice to be recorded: the simulator sends it within milliseconds
 // and retries from 200 ms on; past this the client's retry (same key, same endToEndId) finds it.
 const NOTICE_WAIT_MS = 10_000;
 const POLL_MS = 25;
+const NOT_YET = "the simulated PSP's notice has not been recorded yet";
 const RAIL = PIX_RAIL;
 // The most a Pix carries: API Pix's `valor` is `\d{1,10}\.\d{2}`.
 const PIX_MAX_VALOR = new Dec('9999999999.99');
@@ -88,34 +87,15 @@ export async function payThroughSimulator(s: ServiceContext, customerId: string,
       });
     throw unavailable(`the simulated PSP answered ${res.status}: ${answer.slice(0, 200)}`);
   }
-  const em = systemEm(s.orm);
-  const deadline = Date.now() + NOTICE_WAIT_MS;
-  for (;;) {
-    const payment = await findPaymentByReference(em, RAIL, pix.endToEndId);
-    if (payment) {
-      if (payment.customerId === customerId)
-        await decideInboundPayment(s, payment, undefined, `customer:${customerId}`);
-      return;
-    }
-    if (Date.now() >= deadline) throw unavailable("the simulated PSP's notice has not been recorded yet");
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  }
+  await decideOnceRecorded(s, customerId, RAIL, pix.endToEndId, {
+    waitMs: NOTICE_WAIT_MS,
+    lookEveryMs: POLL_MS,
+    notYet: NOT_YET,
+  });
 }
 
 /** The record the notice made, as its customer sees it; another customer's reference is 409, nothing said of it. */
-export async function simulatedPayment(em: Em, customerId: string, endToEndId: string) {
-  // On `em`, the answer's transaction: a second connection taken while it holds its first deadlocks a pool smaller
-  // than the requests in flight. The lookup is by rail reference across customers (plain SQL, no tenant filter).
-  const payment = await findPaymentByReference(em, RAIL, endToEndId);
-  if (!payment) throw unavailable("the simulated PSP's notice has not been recorded yet");
-  if (payment.customerId !== customerId) {
-    const message = `a payment with ${RAIL} reference ${endToEndId} is already recorded for someone else`;
-    throw new CambioError('RAIL_REFERENCE_IN_USE', message, { rail: RAIL, endToEndId });
-  }
-  return getInboundPayment(em, payment.id);
-}
+export const simulatedPayment = (em: Em, customerId: string, endToEndId: string) =>
+  recordedFor(em, customerId, RAIL, endToEndId, NOT_YET);
 
-const unavailable = (message: string) =>
-  new CambioError('SERVICE_UNAVAILABLE', `${message}; retry with the same X-Idempotency-Key`, {
-    retryAfterSeconds: 2,
-  });
+const unavailable = sandboxUnavailable;

@@ -6,16 +6,15 @@
 import { createHash } from 'node:crypto';
 import { ScheduleNotFoundError } from '@temporalio/client';
 import type { Em } from '../db/orm';
-import { systemEm } from '../db/orm';
 import { findPaymentByReference } from '../db/repositories/inbound-payments';
 import { findOperation } from '../db/repositories/operations';
 import { CambioError } from '../domain/errors';
 import { formatAmount, parseAmountValue } from '../domain/money';
-import { decideInboundPayment } from '../payments/record-and-decide';
 import { isTransientStatus } from '../rails/errors';
 import { TED_ASSET, TED_RAIL } from '../rails/ted/connector';
 import type { ServiceContext } from './context';
 import type { InboundPaymentReport } from './reported-payments';
+import { decideOnceRecorded, sandboxUnavailable } from './sandbox-recorded';
 
 // How long the route waits for a poll to record the TED, and how often it asks the Schedule for a run meanwhile (a
 // run already going when the TED was booked may have listed before it; the next trigger lists it).
@@ -81,23 +80,17 @@ export async function sendThroughSimulatedBank(s: ServiceContext, customerId: st
       throw new CambioError('RAIL_REJECTED', `the simulated bank refused the TED: ${answer}`, { rail: TED_RAIL });
     throw unavailable(`the simulated bank answered ${res.status}: ${answer}`);
   }
-  const em = systemEm(s.orm);
-  const deadline = Date.now() + POLL_WAIT_MS;
   let triggered = 0;
-  for (;;) {
-    const payment = await findPaymentByReference(em, TED_RAIL, ted.transactionId);
-    if (payment) {
-      if (payment.customerId === customerId)
-        await decideInboundPayment(s, payment, undefined, `customer:${customerId}`);
-      return;
-    }
-    if (Date.now() >= deadline) throw unavailable('the TED poll has not recorded the TED yet');
-    if (Date.now() - triggered >= TRIGGER_EVERY_MS) {
+  await decideOnceRecorded(s, customerId, TED_RAIL, ted.transactionId, {
+    waitMs: POLL_WAIT_MS,
+    lookEveryMs: LOOK_EVERY_MS,
+    notYet: 'the TED poll has not recorded the TED yet',
+    async whileWaiting() {
+      if (Date.now() - triggered < TRIGGER_EVERY_MS) return;
       triggered = Date.now();
       await triggerPoll(s);
-    }
-    await new Promise((r) => setTimeout(r, LOOK_EVERY_MS));
-  }
+    },
+  });
 }
 
 /**
@@ -124,7 +117,4 @@ async function triggerPoll(s: ServiceContext): Promise<void> {
   }
 }
 
-const unavailable = (message: string) =>
-  new CambioError('SERVICE_UNAVAILABLE', `${message}; retry with the same X-Idempotency-Key`, {
-    retryAfterSeconds: 2,
-  });
+const unavailable = sandboxUnavailable;
