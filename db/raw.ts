@@ -57,12 +57,26 @@ function poolOn(knexClient: KnexClient): Pool {
       const connection = await knexClient.acquireConnection();
       try {
         return (await connection.query({ name: opts.prepared, text, values })).rows as R[];
+      } catch (err) {
+        await serverDoneWith(connection);
+        throw err;
       } finally {
         // A connection that failed under the query is marked disposed by knex, and its pool drops it on next acquire.
         void knexClient.releaseConnection(connection);
       }
     },
   };
+}
+
+/**
+ * Waits until Postgres has ended the statement that failed on `connection`. The driver rejects the query as soon as
+ * the error arrives, and Postgres sends the error before it aborts the statement's transaction: until then that
+ * transaction's advisory locks are still held. A caller that runs the failed statement's rows again at once on other
+ * connections (db/statement-batch.ts) would find its own keys locked and answer "busy". A statement queued behind
+ * the failed one runs only after the abort; a connection that broke answers nothing more, and nothing holds its locks.
+ */
+async function serverDoneWith(connection: PgClient): Promise<void> {
+  await connection.query({ text: 'select 1', values: [] }).catch(() => undefined);
 }
 
 /**

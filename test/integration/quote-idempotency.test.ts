@@ -150,11 +150,7 @@ describe('quote idempotency in one statement', () => {
     });
   });
 
-  it('fails only the request whose row breaks the statement it shares, and writes nothing for it', async function () {
-    // One full run in several answered `busy` for a request beside the broken one (its key's advisory lock not
-    // taken when the failed batch ran again row by row): under investigation; a second try keeps CI from landing on
-    // that timing while every assertion stays as strict.
-    this.retries(1);
+  it('fails only the request whose row breaks the statement it shares, and writes nothing for it', async () => {
     const { services } = await stack();
     const c = await newCustomer();
     const account = await activeAccount(c, ['USD', 'BRL']);
