@@ -20,3 +20,10 @@ export const int = (v: string | undefined, fallback: number, name: string) => {
 /** `1`, `true`, `yes` or `on` (any case); unset or empty: the fallback. */
 export const bool = (v: string | undefined, fallback: boolean) =>
   v === undefined || v === '' ? fallback : ['1', 'true', 'yes', 'on'].includes(v.toLowerCase());
+
+/**
+ * `value` in sandbox mode only (SANDBOX read as config/index.ts reads it): the fallback to compose's simulated
+ * provider, so that a deployment outside sandbox is never pointed at a simulator by a default.
+ */
+export const sandboxOnly = (env: NodeJS.ProcessEnv, value: string | undefined): string | undefined =>
+  bool(env.SANDBOX, false) ? value || undefined : undefined;

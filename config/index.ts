@@ -1,16 +1,12 @@
-// The one place environment variables are read (with each rail's own settings, read by its folder's config.ts:
-// rails/pix/config.ts); everything else receives a Config.
+// The one place environment variables are read (with each rail's own settings, read by its folder's config.ts and
+// listed in rails/settings.ts); everything else receives a Config.
 // Defaults follow ../shared/spec/decisions.md and the decisions in docs/decisions/.
 import { parseStatementInterval } from '../domain/statement-interval';
-import { readCryptoConfig, type CryptoConfig } from '../rails/crypto/config';
-import { readPixConfig, type PixConfig } from '../rails/pix/config';
-import { readTedConfig, type TedConfig } from '../rails/ted/config';
-import { readBoletoConfig, type BoletoConfig } from '../rails/boleto/config';
+import { readRailConfigs, type RailConfigs } from '../rails/settings';
 import { bool, int } from './env-values';
 
-export type { BoletoConfig, CryptoConfig, PixConfig };
-
-export interface Config {
+/** Each rail's settings are `config.<key>` of rails/settings.ts (`config.pix`, read by rails/pix/config.ts). */
+export interface Config extends RailConfigs {
   port: number;
   /** Interface the API binds (HOST); tests bind loopback only. */
   host: string;
@@ -107,13 +103,6 @@ export interface Config {
   railsTaskQueue: string;
   /** Where the PSP reaches Cambio (notices go to `{publicBaseUrl}/rails/pix/{token}/pix`). */
   publicBaseUrl: string;
-  pix: PixConfig;
-  /** BOLETO's collection bank (rails/boleto/config.ts). */
-  boleto: BoletoConfig;
-  /** TED's collection account and the bank that lists its credits (rails/ted/config.ts). */
-  ted: TedConfig;
-  /** The CRYPTO rail's chain and tokens (rails/crypto/config.ts). */
-  crypto: CryptoConfig;
   rates: RatesConfig;
 }
 
@@ -254,10 +243,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readinessCacheMs: int(env.READINESS_CACHE_MS, 1_000, 'READINESS_CACHE_MS'),
     railsTaskQueue: env.TEMPORAL_RAILS_TASK_QUEUE || 'cambio-rails',
     publicBaseUrl: (env.PUBLIC_BASE_URL || `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
-    pix: readPixConfig(env),
-    boleto: readBoletoConfig(env),
-    ted: readTedConfig(env),
-    crypto: readCryptoConfig(env),
+    ...readRailConfigs(env),
     rates: loadRatesConfig(env),
   };
 }

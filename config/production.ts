@@ -1,22 +1,19 @@
 // Outside sandbox mode a secret is never a default (../shared/spec/decisions.md, "A claim is not money"): the API
 // and the worker refuse to start while one is unset or holds a value this repository publishes, and name every
-// such variable at once (docs/decisions/0114). Also the one fallback only the sandbox may take: the simulated PSP.
+// such variable at once (docs/decisions/0114). Each rail's own secrets and published values come from its settings
+// module (rails/<name>/config.ts, listed in rails/settings.ts, decision 0146): this file names no rail.
+import { railSandboxOnlyValues, railSecrets } from '../rails/settings';
 import { bool } from './env-values';
 
 /**
- * Values anyone can read in this repository: config/index.ts's defaults (docs/configuration.md prints them), the
- * simulated PSP's fallback, the benches' client secret, the values the test run used before it made its own, and
- * the public sandbox audit key. None of them is a secret, whichever variable holds it.
+ * Values anyone can read in this repository: config/index.ts's defaults (docs/configuration.md prints them), each
+ * rail's (its defaults, the simulated provider's, the benches' client secret), the values the test run used before
+ * it made its own, and the public sandbox audit key. None of them is a secret, whichever variable holds it.
  */
 export const PUBLISHED_SECRET_VALUES: readonly string[] = [
   'cambio-dev-webhook-secret-key',
   'cambio-dev-cursor-secret',
-  'cambio-dev-pix-webhook-token',
-  'cambio-dev-pix-secret',
-  'cambio-dev-ted-secret',
-  'cambio-dev-boleto-webhook-token',
-  'cambio-dev-boleto-secret',
-  'cambio-bench-pix-secret',
+  ...railSandboxOnlyValues(),
   'cambio-test-secret',
   'cambio test audit key: thirty-two characters or more',
   // cli/audit-key.ts's SANDBOX_AUDIT_KEY (test/unit/production-secrets.test.ts keeps the two equal).
@@ -33,24 +30,12 @@ export interface UnsafeSecret {
 const sandboxOn = (env: NodeJS.ProcessEnv) => bool(env.SANDBOX, false);
 
 /**
- * The secret variables a process outside sandbox mode must set: the PIX notice token, the token signing key pair,
- * the key of webhook secrets at rest, the audit chain's key, the cursor key, the PSP client secret when a PSP
- * is configured (PIX_PSP_URL), the bank's client secret and notice token when a boleto bank is (BOLETO_BANK_URL), and
- * the bank's client secret when TED credits are read (TED_ACCOUNTS_URL).
+ * The secret variables a process outside sandbox mode must set: each rail's (a notice token, a provider's client
+ * secret when that provider is configured: rails/<name>/config.ts says which), then the token signing key pair, the
+ * key of webhook secrets at rest, the audit chain's key and the cursor key.
  */
 export function requiredSecrets(env: NodeJS.ProcessEnv): string[] {
-  const names = [
-    'PIX_WEBHOOK_TOKEN',
-    'JWT_PRIVATE_KEY',
-    'JWT_PUBLIC_KEY',
-    'WEBHOOK_SECRET_KEY',
-    'AUDIT_KEY',
-    'CURSOR_SECRET',
-  ];
-  if (env.PIX_PSP_URL) names.push('PIX_CLIENT_SECRET');
-  if (env.TED_ACCOUNTS_URL) names.push('TED_CLIENT_SECRET');
-  if (env.BOLETO_BANK_URL) names.push('BOLETO_CLIENT_SECRET', 'BOLETO_WEBHOOK_TOKEN');
-  return names;
+  return [...railSecrets(env), 'JWT_PRIVATE_KEY', 'JWT_PUBLIC_KEY', 'WEBHOOK_SECRET_KEY', 'AUDIT_KEY', 'CURSOR_SECRET'];
 }
 
 /** Every required secret that is unset (or empty) or holds a published value; none in sandbox mode. */
@@ -84,21 +69,6 @@ export function assertSecretsSet(processName: string, env: NodeJS.ProcessEnv): v
     `The ${processName} does not start outside sandbox mode while a secret is unset or public: ` +
       `${describeUnsafeSecrets(unsafe)}. ${UNSAFE_SECRETS_HINT}`,
   );
-}
-
-/**
- * PIX_PSP_URL, or in sandbox mode only PIX_SANDBOX_PSP_URL (compose's simulated PSP): a deployment outside sandbox
- * is never pointed at the simulator by a default.
- */
-export function pixPspUrl(env: NodeJS.ProcessEnv): string | undefined {
-  if (env.PIX_PSP_URL) return env.PIX_PSP_URL;
-  return sandboxOn(env) ? env.PIX_SANDBOX_PSP_URL || undefined : undefined;
-}
-
-/** BOLETO_BANK_URL, or in sandbox mode only BOLETO_SANDBOX_BANK_URL (compose's simulated bank), as pixPspUrl. */
-export function boletoBankUrl(env: NodeJS.ProcessEnv): string | undefined {
-  if (env.BOLETO_BANK_URL) return env.BOLETO_BANK_URL;
-  return sandboxOn(env) ? env.BOLETO_SANDBOX_BANK_URL || undefined : undefined;
 }
 
 /** At the start of the API and the worker: the refusal on stderr and exit 1, before anything is opened. */

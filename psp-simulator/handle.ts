@@ -1,4 +1,3 @@
-import type { BankOptions } from './bank-boleto/bank';
 import type { Store } from './store';
 
 // What the routes and the settlement use of a running simulator (simulator.ts implements it). A file of its own, so
@@ -11,10 +10,8 @@ export interface SimulatorOptions {
   tokenTtlSeconds: number;
   /** How long a payout or return stays EM_PROCESSAMENTO before it settles. */
   settleMs: number;
-  /** The simulated bank's Open Finance accounts API (bank-accounts/): its clients and default account. */
-  bankAccounts?: { clients: Record<string, string>; defaultAccountId: string };
-  /** The simulated bank's collection API (bank-boleto/) served beside the PSP, when given. */
-  bank?: BankOptions;
+  /** The environment the other providers (providers.ts) read their own settings from; none: their defaults. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** A fault a control route injected: answer `status`, or hang `hangMs` before (or after) handling. */

@@ -17,23 +17,8 @@ async function main() {
     clients: { [clientId]: clientSecret },
     tokenTtlSeconds: Number(env.PSP_SIM_TOKEN_TTL_SECONDS || 3600),
     settleMs: Number(env.PSP_SIM_SETTLE_MS || 100),
-    // The bank's client (TED_CLIENT_ID/SECRET of the Cambio it serves) and the collection account's id.
-    bankAccounts: {
-      clients: {
-        [env.BANK_SIM_TED_CLIENT_ID || env.TED_CLIENT_ID || 'cambio']:
-          env.BANK_SIM_TED_CLIENT_SECRET || env.TED_CLIENT_SECRET || 'cambio-dev-ted-secret',
-      },
-      defaultAccountId: env.BANK_SIM_ACCOUNT_ID || env.TED_ACCOUNT_ID || 'cambio-collection',
-    },
-    // The bank (boletos) beside the PSP, with credentials of its own, as Cambio's BOLETO_* name them.
-    bank: {
-      stateFile: stateFile.replace(/(\.json)?$/, '-bank-boleto.json'),
-      clients: {
-        [env.BANK_SIM_CLIENT_ID || env.BOLETO_CLIENT_ID || 'cambio']:
-          env.BANK_SIM_CLIENT_SECRET || env.BOLETO_CLIENT_SECRET || 'cambio-dev-boleto-secret',
-      },
-      tokenTtlSeconds: Number(env.PSP_SIM_TOKEN_TTL_SECONDS || 3600),
-    },
+    // The other providers' settings (bank-boleto/, bank-accounts/: BANK_SIM_*, by default Cambio's own pairs).
+    env,
   });
   const url = await sim.listen(port, host);
   console.log(`PSP simulator listening on ${url} (state: ${stateFile})`);

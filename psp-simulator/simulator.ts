@@ -9,13 +9,14 @@ import { deliverDue, settleDue } from './settlement';
 import { pixRoutes } from './routes-pix';
 import { payoutRoutes } from './routes-payouts';
 import { controlRoutes } from './routes-control';
-import { rateSourceRoutes } from './rates';
-import { bankAccountsRoutes } from './bank-accounts/routes';
-import { BoletoBank } from './bank-boleto/bank';
+import type { MountedProvider } from './provider';
+import { SIMULATED_PROVIDERS } from './providers';
 
 // A PSP that speaks API Pix, for the sandbox and the tests: OAuth2 client credentials, charges, received Pix,
 // returns, webhook registration and payouts, with its own durable state (store.ts), notices sent with retries
-// (settlement.ts), and control routes under /sim (routes-control.ts) that play the payer and the faults.
+// (settlement.ts), and control routes under /sim (routes-control.ts) that play the payer and the faults. Beside it,
+// in the same process, every other simulated provider of providers.ts (a bank of boletos, a bank's accounts API,
+// the exchange-rate sources), each with its own paths, tokens and state.
 
 export class Simulator implements SimulatorHandle {
   readonly store: Store;
@@ -26,12 +27,13 @@ export class Simulator implements SimulatorHandle {
   private ticker: NodeJS.Timeout | undefined;
   private ticking = false;
 
-  /** The bank's collection API (boletos), served by this process when configured. */
-  readonly bank: BoletoBank | undefined;
+  /** The other simulated providers (providers.ts), as they run in this process. */
+  private readonly providers: MountedProvider[];
 
   constructor(readonly options: SimulatorOptions) {
     this.store = new Store(options.stateFile);
-    this.bank = options.bank ? new BoletoBank(options.bank) : undefined;
+    const start = { stateFile: options.stateFile, env: options.env ?? {} };
+    this.providers = SIMULATED_PROVIDERS.flatMap((p) => (p.mount ? [p.mount(start)] : []));
   }
 
   app(): Koa {
@@ -61,18 +63,8 @@ export class Simulator implements SimulatorHandle {
       ctx.set('Retry-After', '1');
     });
     app.use((ctx, next) => this.withBody(ctx, next));
-    // The bank's paths (its own OAuth2 and tokens) before the PSP's bearer check.
-    if (this.bank) app.use(this.bank.middleware());
-    // The sandbox's exchange-rate sources (rates.ts): public GETs, before the PSP's bearer check.
-    app.use(rateSourceRoutes());
-    // The simulated bank's Open Finance accounts API (TED credits): its own token and bearer check, its own state.
-    app.use(
-      bankAccountsRoutes({
-        stateFile: this.options.stateFile.replace(/(\.json)?$/, '.bank-accounts.json'),
-        clients: this.options.bankAccounts?.clients ?? { cambio: 'cambio-dev-ted-secret' },
-        defaultAccountId: this.options.bankAccounts?.defaultAccountId ?? 'cambio-collection',
-      }),
-    );
+    // The other providers' paths (their own OAuth2 and tokens, or none) before the PSP's bearer check.
+    for (const provider of this.providers) app.use(provider.middleware);
     app.use(async (ctx, next) => {
       if (ctx.path === '/oauth/token' && ctx.method === 'POST') return this.issueToken(ctx);
       if (ctx.path === '/healthz') return void (ctx.body = { ok: true });
@@ -139,7 +131,7 @@ export class Simulator implements SimulatorHandle {
     try {
       await settleDue(this);
       await deliverDue(this);
-      await this.bank?.tick();
+      for (const provider of this.providers) await provider.tick?.();
     } finally {
       this.ticking = false;
     }

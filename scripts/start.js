@@ -2,11 +2,14 @@
 'use strict';
 // `npm start`: everything Cambio needs on one machine, in the foreground.
 //   build (TypeScript → dist/) → Postgres (started if local and down) → migrations → Temporal (TEMPORAL_ADDRESS, or
-//   a dev server of our own that keeps its state in .cambio/temporal-dev.db) → in sandbox without PIX_PSP_URL, the
-//   simulated PSP (its state kept per database: .cambio/psp-simulator/<host>-<port>-<database>.json) → in sandbox
-//   without EVM_RPC_URL, a local chain (anvil with the test stablecoins, .cambio/sandbox-chain/...) → worker + API
+//   a dev server of our own that keeps its state in .cambio/temporal-dev.db) → in sandbox, the simulated providers
+//   the user named no real one for (psp-simulator/providers.ts: each says which variable would name the real one
+//   and what settings Cambio needs to use it; one process, its state kept per database:
+//   .cambio/psp-simulator/<host>-<port>-<database>.json) → in sandbox, unless the user named a node, a local chain
+//   (sandbox-chain/provider.ts; anvil with the test stablecoins, .cambio/sandbox-chain/...) → worker + API
 //   (compiled JavaScript)
-//   → waits for GET /readyz = 200 → prints the URLs.
+//   → waits for GET /readyz = 200 → prints the URLs, one line per simulated provider (or the user's own).
+// It names no rail: what it sets and prints per provider comes from those two files (test/unit/rail-registry.test.ts).
 // The worker and the API are supervised: when one dies on its own it is restarted after a back-off (1 s doubling
 // to 30 s, reset after a stable minute), and the crash is logged. The Temporal dev server is not: when it dies,
 // everything is stopped and the exit code is 1 (workflows need it; restart `npm start`).
@@ -155,12 +158,27 @@ async function waitForReady(url) {
   }
 }
 
+/** The simulated providers (psp-simulator/providers.ts) and the sandbox chain's description, compiled. */
+function providerDescriptions() {
+  const { SIMULATED_PROVIDERS } = require(path.join(ROOT, 'dist', 'psp-simulator', 'providers.js'));
+  const { sandboxChainProvider } = require(path.join(ROOT, 'dist', 'sandbox-chain', 'provider.js'));
+  return { providers: SIMULATED_PROVIDERS, chain: sandboxChainProvider };
+}
+
+/** Sets on `childEnv` each of `settings` the user did not set (`env`); a value of theirs is kept. */
+function giveUnset(childEnv, settings) {
+  for (const [name, value] of Object.entries(settings)) if (!env[name]) childEnv[name] = value;
+}
+
+/** `  <label padded>value`, as the ready block's other lines. */
+const readyLine = (label, value) => `  ${label.padEnd(15)}${value}`;
+
 /**
  * sandbox-chain/main.js: anvil (state kept per database, beside the simulated PSP's) with the four test stablecoins
- * deployed and the hot wallet funded; resolves with the settings it prints (EVM_*, CRYPTO_*). Stopped with the
- * rest; when it dies everything stops, as with the Temporal dev server (the chain is the rail's state).
+ * deployed and the hot wallet funded; resolves with the settings it prints (the node, the tokens, the keys). Stopped
+ * with the rest; when it dies everything stops, as with the Temporal dev server (the chain is the rail's state).
  */
-async function startSandboxChain(env) {
+async function startSandboxChain(env, chain) {
   const port = await preferredOrFreePort(Number(env.SANDBOX_CHAIN_PORT || SANDBOX_CHAIN_PORT));
   const stateFile = simulatorStateFile(ROOT, env.DATABASE_URL).replace(
     `${path.sep}psp-simulator${path.sep}`,
@@ -170,7 +188,7 @@ async function startSandboxChain(env) {
     ...env,
     SANDBOX_CHAIN_PORT: String(port),
     SANDBOX_CHAIN_STATE_FILE: stateFile,
-    EVM_CHAIN_ID: env.EVM_CHAIN_ID || '31337',
+    ...chain.startEnv(env),
   };
   const child = nodeChild('sandbox-chain', 'dist/sandbox-chain/main.js', chainEnv);
   started.push(child);
@@ -184,7 +202,7 @@ async function startSandboxChain(env) {
     });
     child.exited.then((info) => reject(new Error(`the sandbox chain did not start (${describeExit(info)})`)));
   });
-  log(`Sandbox chain: anvil at ${settings.EVM_RPC_URL} (state: ${path.relative(ROOT, stateFile)})`);
+  log(`Sandbox chain: anvil at ${settings[chain.chosenBy]} (state: ${path.relative(ROOT, stateFile)})`);
   return settings;
 }
 
@@ -248,48 +266,30 @@ async function main() {
   if (stopping) return;
 
   const childEnv = { ...env, TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_NAMESPACE: namespace };
-  // The sandbox pays and is paid through a PSP like production: the simulated one unless PIX_PSP_URL names another.
-  let pspUrl = env.PIX_PSP_URL;
-  if (sandbox && !pspUrl) {
+  const { providers, chain } = providerDescriptions();
+  // The sandbox pays and is paid through providers like production: the simulated one of each that the user named no
+  // real one for (its `chosenBy` variable unset). They all run in one process; Cambio is given their settings.
+  const simulated = sandbox ? providers.filter((p) => !env[p.chosenBy]) : [];
+  if (simulated.length) {
     const simPort = await preferredOrFreePort(Number(env.PSP_SIM_PORT || PSP_SIM_PORT));
-    pspUrl = `http://127.0.0.1:${simPort}`;
+    const simUrl = `http://127.0.0.1:${simPort}`;
     // One state per deployment (decision 0111): a new database meets a PSP that has seen nothing of another's.
     const stateFile = env.PSP_SIM_STATE_FILE || simulatorStateFile(ROOT, env.DATABASE_URL);
     const simEnv = { ...env, PSP_SIM_PORT: String(simPort), PSP_SIM_STATE_FILE: stateFile };
     superviseApp('psp-simulator', 'dist/psp-simulator/main.js', simEnv);
-    log(`Simulated PSP: ${pspUrl} (state: ${path.relative(ROOT, stateFile)})`);
-    childEnv.PIX_PSP_URL = pspUrl;
-    // The same process is the simulated bank whose Open Finance accounts API lists the TEDs of the collection
-    // account (psp-simulator/bank-accounts/): TED deposits are read by the poll, as in production.
-    if (!env.TED_ACCOUNTS_URL) {
-      childEnv.TED_ACCOUNTS_URL = `${pspUrl}/open-finance`;
-      log(`Simulated bank (TED credits): ${childEnv.TED_ACCOUNTS_URL}`);
-    }
-    // The same process is the sandbox's bank of boletos (psp-simulator/bank-boleto/), unless BOLETO_BANK_URL names one.
-    if (!env.BOLETO_BANK_URL) {
-      childEnv.BOLETO_BANK_URL = pspUrl;
-      log(`Simulated bank (boletos): ${pspUrl}`);
-    }
-    // Its exchange-rate sources too (psp-simulator/rates.ts), a slow random walk, so sandbox quotes move as in
-    // production; unless RATES_SOURCES chooses (`RATES_SOURCES=table npm start`: the fixed table).
-    if (!env.RATES_SOURCES) {
-      Object.assign(childEnv, {
-        RATES_SOURCES: 'oxr,ptax,ecb',
-        OXR_URL: pspUrl,
-        OXR_APP_ID: env.OXR_APP_ID || 'sandbox',
-        PTAX_URL: pspUrl,
-        ECB_URL: `${pspUrl}/stats/eurofxref/eurofxref-daily.xml`,
-      });
-      log(`Exchange rates: oxr, ptax and ecb simulated at ${pspUrl} (RATES_SOURCES=table for the fixed table)`);
+    log(`Simulated PSP: ${simUrl} (state: ${path.relative(ROOT, stateFile)})`);
+    for (const provider of simulated) {
+      giveUnset(childEnv, provider.settings(simUrl));
+      if (provider.startLine) log(provider.startLine(simUrl));
     }
   }
-  // The CRYPTO rail on a real chain: a local anvil with the test stablecoins unless EVM_RPC_URL names a node.
-  let chainUrl = env.EVM_RPC_URL;
-  if (sandbox && !chainUrl) {
-    const chain = await startSandboxChain(env);
+  // A local chain with the test stablecoins, unless the user named a node.
+  let chainShown = env[chain.chosenBy];
+  if (sandbox && !chainShown) {
+    const settings = await startSandboxChain(env, chain);
     if (stopping) return;
-    Object.assign(childEnv, chain);
-    chainUrl = `${chain.EVM_RPC_URL} (chain ${chain.EVM_CHAIN_ID}, USDC ${chain.EVM_TOKEN_USDC})`;
+    Object.assign(childEnv, settings);
+    chainShown = chain.shown(settings);
   }
   superviseApp('worker', 'dist/worker/main.js', childEnv, WORKER_NODE_ARGS);
   superviseApp('api', 'dist/api/main.js', childEnv, API_NODE_ARGS);
@@ -324,17 +324,13 @@ async function main() {
     `  JWKS           ${base}/.well-known/jwks.json`,
     `  Temporal       ${temporalAddress} (namespace ${namespace}, task queue ${taskQueue})`,
     `  Temporal UI    ${uiUrl || 'not started here (external Temporal server; use its own Web UI)'}`,
-    `  PIX PSP        ${pspUrl || 'none: PIX deposits and withdrawals are refused (RAIL_NOT_CONFIGURED)'}`,
-    `  BOLETO bank    ${childEnv.BOLETO_BANK_URL || 'none: operators record boletos (cambio payment record)'}`,
-    `  TED bank       ${childEnv.TED_ACCOUNTS_URL || 'none: operators (or the sandbox route) record TED payments'}`,
-    `  EVM chain      ${chainUrl || 'none: CRYPTO deposits are refused (RAIL_NOT_CONFIGURED)'}`,
+    ...providers.filter((p) => p.ready).map((p) => readyLine(p.ready.label, childEnv[p.chosenBy] || p.ready.none)),
+    readyLine(chain.ready.label, chainShown || chain.ready.none),
     '',
     'Create a customer and its API credentials (the secret is shown once):',
     `  ${cliEnv.length ? `${cliEnv.join(' ')} ` : ''}npx cambio customer create --name Acme --json`,
     'then see README.md "Quickstart" for a token, an account and a quote.',
-    ...(pspUrl
-      ? [`\`cambio payment return\` sends a PIX payment back through the PSP when the CLI has PIX_PSP_URL=${pspUrl}.`]
-      : []),
+    ...providers.filter((p) => p.hint && childEnv[p.chosenBy]).map((p) => p.hint(childEnv[p.chosenBy])),
     'A crashed worker or API is restarted; Ctrl-C stops everything.',
     '',
   ];

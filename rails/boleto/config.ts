@@ -1,6 +1,6 @@
 // BOLETO's settings (BOLETO_*), read here for config/index.ts (`config.boleto`); docs/configuration.md lists them.
-import { instant, int } from '../../config/env-values';
-import { boletoBankUrl } from '../../config/production';
+import { instant, int, sandboxOnly } from '../../config/env-values';
+import type { RailSettings } from '../../config/rail-settings';
 
 /** The bank whose collection API (Inter's Cobrança v3 shape) registers this deployment's boletos. */
 export interface BoletoConfig {
@@ -23,7 +23,8 @@ export interface BoletoConfig {
 
 export function readBoletoConfig(env: NodeJS.ProcessEnv): BoletoConfig {
   return {
-    bankUrl: boletoBankUrl(env),
+    // In sandbox mode only, BOLETO_SANDBOX_BANK_URL (compose's simulated bank) stands in.
+    bankUrl: env.BOLETO_BANK_URL || sandboxOnly(env, env.BOLETO_SANDBOX_BANK_URL),
     clientId: env.BOLETO_CLIENT_ID || 'cambio',
     clientSecret: env.BOLETO_CLIENT_SECRET || 'cambio-dev-boleto-secret',
     certFile: env.BOLETO_CERT_FILE || undefined,
@@ -44,3 +45,10 @@ export function readBoletoConfig(env: NodeJS.ProcessEnv): BoletoConfig {
     reconcileFrom: instant(env.BOLETO_RECONCILE_FROM, 'BOLETO_RECONCILE_FROM'),
   };
 }
+
+export const boletoSettings: RailSettings<BoletoConfig> = {
+  read: readBoletoConfig,
+  sandboxOnlyValues: ['cambio-dev-boleto-secret', 'cambio-dev-boleto-webhook-token'],
+  // With a bank: its client secret and the notice URL's token.
+  secrets: (env) => (env.BOLETO_BANK_URL ? ['BOLETO_CLIENT_SECRET', 'BOLETO_WEBHOOK_TOKEN'] : []),
+};

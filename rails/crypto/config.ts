@@ -2,6 +2,7 @@
 // and the four stablecoins' ERC-20 contracts on it (../shared/spec/decisions.md, "Crypto: stablecoins on a real
 // chain (EVM)"). What the chain itself says (its id, each token's decimals) is checked at start (./chain.ts).
 import { bool, int } from '../../config/env-values';
+import type { RailSettings } from '../../config/rail-settings';
 
 /** The stablecoins the CRYPTO rail moves, each an ERC-20 contract named by EVM_TOKEN_<ASSET>. */
 export const CRYPTO_ASSETS = ['USDC', 'USDT', 'EURC', 'BRLT'] as const;
@@ -76,3 +77,11 @@ export function readCryptoConfig(env: NodeJS.ProcessEnv): CryptoConfig {
     timeoutMs: int(env.EVM_TIMEOUT_MS, 5_000, 'EVM_TIMEOUT_MS'),
   };
 }
+
+export const cryptoSettings: RailSettings<CryptoConfig> = {
+  read: readCryptoConfig,
+  // No secret in a variable: outside sandbox the hot wallet's key is read from a file (readCryptoConfig refuses
+  // CRYPTO_HOT_WALLET_KEY there), and the deposit xpub is public by nature.
+  sandboxOnlyValues: [],
+  secrets: () => [],
+};

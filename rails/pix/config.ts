@@ -1,7 +1,7 @@
 // PIX's settings (PIX_*), read here for config/index.ts (`config.pix`): the rail's folder holds its own
 // configuration (docs/configuration.md lists every variable).
-import { instant, int } from '../../config/env-values';
-import { pixPspUrl } from '../../config/production';
+import { instant, int, sandboxOnly } from '../../config/env-values';
+import type { RailSettings } from '../../config/rail-settings';
 
 /** The PSP that speaks API Pix for this deployment (README, "Going live: connecting a PSP"). */
 export interface PixConfig {
@@ -56,3 +56,15 @@ export function readPixConfig(env: NodeJS.ProcessEnv): PixConfig {
     reconcileFrom: instant(env.PIX_RECONCILE_FROM, 'PIX_RECONCILE_FROM'),
   };
 }
+
+/** PIX_PSP_URL, or in sandbox mode only PIX_SANDBOX_PSP_URL (compose's simulated PSP). */
+export const pixPspUrl = (env: NodeJS.ProcessEnv): string | undefined =>
+  env.PIX_PSP_URL || sandboxOnly(env, env.PIX_SANDBOX_PSP_URL);
+
+export const pixSettings: RailSettings<PixConfig> = {
+  read: readPixConfig,
+  // The defaults above, and the client secret of the benches' simulated PSP.
+  sandboxOnlyValues: ['cambio-dev-pix-secret', 'cambio-dev-pix-webhook-token', 'cambio-bench-pix-secret'],
+  // The notice token always (the notice route exists without a PSP); the client secret with a PSP.
+  secrets: (env) => ['PIX_WEBHOOK_TOKEN', ...(env.PIX_PSP_URL ? ['PIX_CLIENT_SECRET'] : [])],
+};

@@ -2,6 +2,7 @@
 // deposit's funding instruction shows) and the bank's Open Finance Brasil Accounts API v2 that lists its credits
 // (docs/configuration.md lists every variable).
 import { bool, int } from '../../config/env-values';
+import type { RailSettings } from '../../config/rail-settings';
 
 /** The account customers send TEDs to: the bank's COMPE code, branch, number, check digit and holder. */
 export interface TedCollectionAccount {
@@ -78,3 +79,10 @@ function collectionAccount(env: NodeJS.ProcessEnv, sandbox: boolean): TedCollect
 
 const pickSet = (o: Record<string, string | undefined>) =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => !!v)) as Partial<TedCollectionAccount>;
+
+export const tedSettings: RailSettings<TedConfig> = {
+  read: readTedConfig,
+  sandboxOnlyValues: ['cambio-dev-ted-secret'],
+  // The bank's client secret when its credits are read (TED_ACCOUNTS_URL).
+  secrets: (env) => (env.TED_ACCOUNTS_URL ? ['TED_CLIENT_SECRET'] : []),
+};

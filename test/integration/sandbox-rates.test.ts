@@ -8,7 +8,7 @@ import { ptaxConnector } from '../../rates/ptax';
 import { RateWalk } from '../../psp-simulator/rates';
 import { stack } from '../helpers/stack';
 
-// The sandbox's sources (psp-simulator/rates.ts), read by the real connectors as `npm start` points them
+// The sandbox's sources (psp-simulator/rates/), read by the real connectors as `npm start` points them
 // (scripts/start.js): every shape answers, nothing is refused, the references stay near the primary.
 describe('sandbox exchange-rate sources (the simulated PSP)', () => {
   it('serves latest.json, PTAX and the ECB XML that the connectors read whole and that agree', async () => {

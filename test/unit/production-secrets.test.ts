@@ -4,13 +4,8 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../../config';
-import {
-  assertSecretsSet,
-  pixPspUrl,
-  PUBLISHED_SECRET_VALUES,
-  requiredSecrets,
-  unsafeSecrets,
-} from '../../config/production';
+import { assertSecretsSet, PUBLISHED_SECRET_VALUES, requiredSecrets, unsafeSecrets } from '../../config/production';
+import { pixPspUrl } from '../../rails/pix/config';
 import { SANDBOX_AUDIT_KEY } from '../../cli/audit-key';
 
 const ROOT = path.resolve(__dirname, '../..');

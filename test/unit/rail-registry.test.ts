@@ -1,5 +1,7 @@
 // rails/registry.ts is the one list of rails (decision 0118): no other source file names a rail, and a rail the
-// registry holds is reached by the generic parts (here the notice route) with nothing else to change.
+// registry holds is reached by the generic parts (here the notice route) with nothing else to change. Its settings
+// are found through rails/settings.ts and its simulated provider through psp-simulator/providers.ts (decision 0146):
+// config/ and `npm start` (scripts/start.js) name no rail, not even by its variables' prefix.
 import Router from '@koa/router';
 import { expect } from 'chai';
 import Koa from 'koa';
@@ -19,6 +21,8 @@ import { NoticeRejectedError } from '../../rails/errors';
 import type { NoticeVerdict, RailConnector, RailEntry } from '../../rails/rail';
 import { RAIL_ENTRIES, RAILS, railsFromConfig } from '../../rails/registry';
 import { keepRailNoticesRegistered } from '../../worker/rail-notices';
+import { RAIL_SETTINGS } from '../../rails/settings';
+import { SIMULATED_PROVIDERS } from '../../psp-simulator/providers';
 
 const ROOT = path.resolve(__dirname, '../..');
 // Tests, docs, benches (clients of the API, naming rails as a customer would) and migrations (history) may name one;
@@ -58,6 +62,57 @@ function railLiterals(file: string): string[] {
   return found;
 }
 
+/**
+ * The words that name a rail: its name, its slug, and the first word of each variable only its settings module
+ * (rails/<slug>/config.ts) reads (PIX of PIX_PSP_URL, EVM of EVM_RPC_URL).
+ */
+function railWords(): Set<string> {
+  const words = new Set<string>();
+  const readers = new Map<string, Set<string>>();
+  for (const e of RAIL_ENTRIES) {
+    words.add(e.rail.toLowerCase()).add(e.slug);
+    const text = fs.readFileSync(path.join(ROOT, 'rails', e.slug, 'config.ts'), 'utf8');
+    for (const m of text.matchAll(/\benv\.([A-Z][A-Z0-9]*)_?/g))
+      readers.set(m[1], new Set([...(readers.get(m[1]) ?? []), e.slug]));
+  }
+  for (const [prefix, slugs] of readers) if (slugs.size === 1) words.add(prefix.toLowerCase());
+  return words;
+}
+
+/** Where a source's code (identifiers, strings, template parts; comments aside) says one of `words`. */
+function railWordsIn(file: string, text: string, words: Set<string>): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    const said =
+      ts.isIdentifier(node) || ts.isPrivateIdentifier(node)
+        ? node.text
+        : ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateLiteralToken(node)
+          ? node.text
+          : undefined;
+    if (said !== undefined) {
+      const whole = said.toLowerCase();
+      const parts = said
+        .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+        .toLowerCase()
+        .split(/[^a-z0-9]+/);
+      const hit = words.has(whole) ? whole : parts.find((w) => words.has(w));
+      if (hit) found.push(`${file}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1} (${hit})`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** Every .ts file under `dir`, relative to the root. */
+const tsFiles = (dir: string): string[] =>
+  fs
+    .readdirSync(path.join(ROOT, dir), { withFileTypes: true })
+    .flatMap((e) =>
+      e.isDirectory() ? tsFiles(path.join(dir, e.name)) : /\.ts$/.test(e.name) ? [path.join(dir, e.name)] : [],
+    );
+
 describe('the rail registry', () => {
   it('is the only list of rails: no source outside rails/ names one', () => {
     expect(RAILS).to.include.members(['PIX_KEY', 'BOLETO', 'TED', 'CRYPTO']);
@@ -77,6 +132,37 @@ describe('the rail registry', () => {
       expect(e.slug, e.rail).to.match(/^[a-z0-9-]+$/);
       expect(e.assets.length, e.rail).to.be.greaterThan(0);
       expect(e.fundingInstruction('op-1', e.assets[0], new Date()).rail, e.rail).to.equal(e.rail);
+    }
+  });
+
+  it("finds each rail's settings in rails/settings.ts: config/ and npm start name no rail", () => {
+    const folders = fs
+      .readdirSync(path.join(ROOT, 'rails'), { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
+    expect(Object.keys(RAIL_SETTINGS)).to.have.members(folders);
+    const words = railWords();
+    expect([...words]).to.include.members(['pix', 'pix_key', 'boleto', 'ted', 'crypto', 'evm']);
+    const files = [...tsFiles('config'), path.join('scripts', 'start.js')];
+    expect(files).to.include.members([path.join('config', 'production.ts'), path.join('config', 'index.ts')]);
+    const said = files.flatMap((f) => railWordsIn(f, fs.readFileSync(path.join(ROOT, f), 'utf8'), words));
+    expect(said).to.deep.equal([]);
+    // The check can fail: a line of the start script as it was, and a secret's name in config/production.ts.
+    expect(railWordsIn('start.js', 'if (!env.TED_ACCOUNTS_URL) childEnv.X = `${pspUrl}/open-finance`;', words)).to.eql([
+      'start.js:1 (ted)',
+    ]);
+    expect(railWordsIn('p.ts', "names.push('PIX_CLIENT_SECRET'); const evmRpcUrl = 1;", words)).to.have.length(2);
+  });
+
+  it('mounts every simulated provider of psp-simulator/, each giving Cambio the variable that names it', () => {
+    const folders = fs
+      .readdirSync(path.join(ROOT, 'psp-simulator'), { withFileTypes: true })
+      .filter((e) => e.isDirectory() && fs.existsSync(path.join(ROOT, 'psp-simulator', e.name, 'index.ts')))
+      .map((e) => e.name);
+    expect(SIMULATED_PROVIDERS.map((p) => p.name)).to.have.members(folders);
+    for (const p of SIMULATED_PROVIDERS) {
+      const settings = p.settings('http://127.0.0.1:4010');
+      expect(settings[p.chosenBy], `${p.name} sets ${p.chosenBy}`).to.be.a('string').and.not.equal('');
     }
   });
 

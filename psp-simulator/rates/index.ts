@@ -1,0 +1,22 @@
+import type { SimulatedProvider } from '../provider';
+import { rateSourceRoutes } from './walk';
+
+// The sandbox's exchange-rate sources (walk.ts) as one of the simulator's providers: public GETs (no token), so
+// sandbox quotes move as in production. `RATES_SOURCES=table npm start` chooses the fixed table instead.
+
+export { RateWalk, rateSourceRoutes } from './walk';
+
+export const ratesProvider: SimulatedProvider = {
+  name: 'rates',
+  chosenBy: 'RATES_SOURCES',
+  settings: (base) => ({
+    RATES_SOURCES: 'oxr,ptax,ecb',
+    OXR_URL: base,
+    OXR_APP_ID: 'sandbox',
+    PTAX_URL: base,
+    ECB_URL: `${base}/stats/eurofxref/eurofxref-daily.xml`,
+  }),
+  startLine: (base) =>
+    `Exchange rates: oxr, ptax and ecb simulated at ${base} (RATES_SOURCES=table for the fixed table)`,
+  mount: () => ({ middleware: rateSourceRoutes() }),
+};
