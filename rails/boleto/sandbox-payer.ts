@@ -33,7 +33,11 @@ export class BoletoSandboxPayer implements SandboxPayerCapability<SandboxBoleto>
   /** Has the simulated bank pay the boleto (a boleto paid already is that payment). */
   async pay(b: SandboxBoleto): Promise<SandboxPaid> {
     await this.call('POST', '/sim/boleto/pay', { seuNumero: b.seuNumero, valor: b.valor });
-    return { reference: b.codigoSolicitacao, learnedBy: 'notice', notYet: "the simulated bank's notice has not been recorded yet" };
+    return {
+      reference: b.codigoSolicitacao,
+      learnedBy: 'notice',
+      notYet: "the simulated bank's notice has not been recorded yet",
+    };
   }
 
   private async call(method: string, path: string, body?: unknown): Promise<unknown> {

@@ -64,6 +64,10 @@ export class PixSandboxPayer implements SandboxPayerCapability<SandboxPix> {
         });
       throw new RailUnavailableError(`the simulated PSP answered ${res.status}: ${answer.slice(0, 200)}`);
     }
-    return { reference: pix.endToEndId, learnedBy: 'notice', notYet: "the simulated PSP's notice has not been recorded yet" };
+    return {
+      reference: pix.endToEndId,
+      learnedBy: 'notice',
+      notYet: "the simulated PSP's notice has not been recorded yet",
+    };
   }
 }
