@@ -177,6 +177,60 @@ export interface ReturnCapability {
 }
 
 /**
+ * A deposit the sandbox pays at the rail's (simulated) provider or chain, as the sandbox inbound-payment route has it:
+ * the deposit's funding instruction and the request's body, in the rail's words.
+ */
+export interface SandboxPaymentRequest {
+  /** The deposit's `intent.fundingInstruction`: its charge (PIX `txid`, BOLETO `seuNumero`, CRYPTO `walletAddress`). */
+  fundingInstruction: Record<string, unknown>;
+  /** What the payer sends: the body's amount, a decimal string, and its asset. */
+  amount: RailAmount;
+  asset: string;
+  /** An id derived from the request's idempotency key: a retry pays under the same id, so the rail pays once. */
+  paymentId: string;
+  /** The body's payer fields, for a rail that takes them (PIX, TED: `endToEndId`; TED: `payerTaxId`). */
+  payer: { endToEndId?: string; payerTaxId?: string };
+}
+
+/** A payment the sandbox made at the provider or on the chain, as Cambio will record it. */
+export interface SandboxPaid {
+  /** The rail reference Cambio records it under (a Pix's endToEndId, a TED's transactionId, `{chainId}:{tx}:{log}`). */
+  reference: string;
+  /**
+   * How Cambio learns of it: the provider's notice arrives by itself, or the rail's reconciliation Schedule must run
+   * (TED's poll, CRYPTO's chain scan), which the route triggers rather than waiting for its period.
+   */
+  learnedBy: 'notice' | 'reconciliation';
+  /** What the route's 503 says while it is not recorded ("the simulated PSP's notice has not been recorded yet"). */
+  notYet: string;
+  /**
+   * The reference names a payment this request made (TED: its own transactionId): the answer shows the record
+   * whoever it was matched to. Otherwise the body may have named another's (a Pix endToEndId): RAIL_REFERENCE_IN_USE.
+   */
+  madeByRequest?: boolean;
+}
+
+/**
+ * The sandbox's payer (decision 0140): the rail-specific half of the sandbox inbound-payment route, which pays a
+ * deposit the way a customer's payer would, so Cambio learns of it by the production path. The engine finds the
+ * deposit, keeps the request's key around the effect, waits for the record and decides it; this pays, idempotently.
+ */
+export interface SandboxPayerCapability<Payment = unknown> {
+  /**
+   * The payment to make for this deposit, checked as the rail carries it (what it cannot carry is a CambioError, the
+   * request's answer); undefined when the sandbox does not pay this deposit on the rail (another asset, a deposit
+   * without a charge at the provider): the route then records the payment itself, as an operator would.
+   * RailUnavailableError when the provider must be asked and cannot be.
+   */
+  payment(request: SandboxPaymentRequest): Promise<Payment | undefined>;
+  /**
+   * Pays it (a retry under the same `paymentId` is the same payment, never a second one) and answers how Cambio will
+   * record it. RailUnavailableError: not now, the route answers 503 and the client retries with its key.
+   */
+  pay(payment: Payment): Promise<SandboxPaid>;
+}
+
+/**
  * What a connector may keep in Cambio's database, handed to it by the process that has one (rails/ never imports
  * db/): the CRYPTO hot wallet's outgoing transfers. A process without it builds connectors without the capabilities
  * that need it.
@@ -194,6 +248,8 @@ export interface RailConnector {
   readonly listing?: ListingCapability;
   readonly payouts?: PayoutCapability;
   readonly returns?: ReturnCapability;
+  /** In sandbox: pays deposits at the simulated provider or the local chain (the sandbox inbound-payment route). */
+  readonly sandbox?: SandboxPayerCapability;
   /** Closes its connections (a process that stops). */
   close?(): Promise<void>;
 }

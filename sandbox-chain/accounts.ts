@@ -1,7 +1,8 @@
 // The sandbox chain's keys, all public: anvil's well-known development mnemonic funds ten accounts with ether. Index
-// 0 deploys and mints the test tokens, 1-8 are payers that the sandbox route and the tests send deposits from, 9 is
-// the hot wallet. Deposit addresses derive from an extended public key on another branch of the same mnemonic
-// (m/44'/60'/7'), so no deposit address is ever one of the funded accounts.
+// 0 deploys and mints the test tokens, 1-8 are payers the tests send deposits from, 9 is the hot wallet, and 10 (given
+// ether by the set-up, past anvil's ten) is the sandbox payer that the sandbox inbound-payment route sends from.
+// Deposit addresses derive from an extended public key on another branch of the same mnemonic (m/44'/60'/7'), so no
+// deposit address is ever one of the funded accounts.
 import { HDKey, mnemonicToAccount } from 'viem/accounts';
 import { mnemonicToSeedSync } from '@scure/bip39';
 import { bytesToHex } from 'viem';
@@ -14,10 +15,19 @@ export const sandboxAccount = (index: number) => mnemonicToAccount(SANDBOX_MNEMO
 export const DEPLOYER_INDEX = 0;
 export const PAYER_INDICES = [1, 2, 3, 4, 5, 6, 7, 8];
 export const HOT_WALLET_INDEX = 9;
+/** The sandbox route's payer (EVM_SANDBOX_PAYER_KEY): apart from the tests' payers, whose nonces they drive. */
+export const SANDBOX_PAYER_INDEX = 10;
 
 /** The hot wallet's private key (hex): CRYPTO_HOT_WALLET_KEY in sandbox. Public, like the mnemonic. */
 export function sandboxHotWalletKey(): `0x${string}` {
   const key = sandboxAccount(HOT_WALLET_INDEX).getHdKey().privateKey;
+  if (!key) throw new Error('the development mnemonic derived no key');
+  return bytesToHex(key);
+}
+
+/** The sandbox payer's private key (hex): EVM_SANDBOX_PAYER_KEY of the local chain. Public, like the mnemonic. */
+export function sandboxPayerKey(): `0x${string}` {
+  const key = sandboxAccount(SANDBOX_PAYER_INDEX).getHdKey().privateKey;
   if (!key) throw new Error('the development mnemonic derived no key');
   return bytesToHex(key);
 }

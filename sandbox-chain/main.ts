@@ -1,13 +1,14 @@
 // `npm start` in sandbox without EVM_RPC_URL: a local chain for the CRYPTO rail. Starts anvil (its chain kept in a
 // state file per deployment, like the simulated PSP's), deploys the four test stablecoins and funds the payers and
-// the hot wallet on a fresh chain, then prints one line `sandbox chain ready {json}` with the settings Cambio needs
-// (EVM_*, CRYPTO_DEPOSIT_XPUB, CRYPTO_HOT_WALLET_KEY) and stays up until it is stopped.
+// the hot wallet on a fresh chain, and the sandbox payer (decision 0140) on any, then prints one line `sandbox chain
+// ready {json}` with the settings Cambio needs (EVM_*, CRYPTO_DEPOSIT_XPUB, CRYPTO_HOT_WALLET_KEY, and the payer's
+// EVM_SANDBOX_PAYER_KEY: the sandbox route's transfers come from it) and stays up until it is stopped.
 // Environment: SANDBOX_CHAIN_PORT (default 8545), EVM_CHAIN_ID (default 31337), SANDBOX_CHAIN_STATE_FILE.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { sandboxDepositXpub, sandboxHotWalletKey } from './accounts';
+import { sandboxDepositXpub, sandboxHotWalletKey, sandboxPayerKey } from './accounts';
 import { startAnvil } from './anvil';
-import { chainClients, chainEnv, deploySandboxTokens, type SandboxTokens } from './tokens';
+import { chainClients, chainEnv, deploySandboxTokens, fundSandboxPayer, type SandboxTokens } from './tokens';
 
 async function main(): Promise<void> {
   const chainId = Number(process.env.EVM_CHAIN_ID || 31337);
@@ -38,10 +39,12 @@ async function main(): Promise<void> {
     tokens = await deploySandboxTokens(clients);
     if (tokensFile) writeFileSync(tokensFile, JSON.stringify(tokens));
   }
+  await fundSandboxPayer(clients, tokens);
   const settings = {
     ...chainEnv(anvil.url, chainId, tokens),
     CRYPTO_DEPOSIT_XPUB: sandboxDepositXpub(),
     CRYPTO_HOT_WALLET_KEY: sandboxHotWalletKey(),
+    EVM_SANDBOX_PAYER_KEY: sandboxPayerKey(),
   };
   console.log(`sandbox chain ready ${JSON.stringify(settings)}`);
 }

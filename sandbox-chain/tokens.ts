@@ -2,6 +2,8 @@
 // build:tokens` into token/SandboxToken.json) deployed once per coin, and minted to the payers and the hot wallet.
 import {
   type Abi,
+  createTestClient,
+  erc20Abi,
   type Account,
   createPublicClient,
   createWalletClient,
@@ -12,7 +14,7 @@ import {
   type WalletClient,
 } from 'viem';
 import artifact from './token/SandboxToken.json';
-import { DEPLOYER_INDEX, HOT_WALLET_INDEX, PAYER_INDICES, sandboxAccount } from './accounts';
+import { DEPLOYER_INDEX, HOT_WALLET_INDEX, PAYER_INDICES, SANDBOX_PAYER_INDEX, sandboxAccount } from './accounts';
 
 export const SANDBOX_TOKEN_ABI = artifact.abi as Abi;
 const BYTECODE = artifact.bytecode as Hex;
@@ -86,6 +88,28 @@ export async function deploySandboxTokens(c: ChainClients): Promise<SandboxToken
   const units = parseUnits(FUNDING_AMOUNT, 6);
   for (const token of Object.values(tokens)) for (const to of holders) await mint(c, token, to, units);
   return tokens;
+}
+
+/**
+ * Gives the sandbox payer (an account past anvil's ten funded ones) ether for gas and each token, unless it holds
+ * some already: a chain kept in a state file from before it had a payer gets one on its next start.
+ */
+export async function fundSandboxPayer(c: ChainClients, tokens: SandboxTokens): Promise<void> {
+  const payer = sandboxAccount(SANDBOX_PAYER_INDEX).address;
+  if ((await c.public.getBalance({ address: payer })) === 0n) {
+    const test = createTestClient({ mode: 'anvil', transport: http(c.url, { retryCount: 0 }) });
+    await test.setBalance({ address: payer, value: parseUnits('10000', 18) });
+  }
+  const units = parseUnits(FUNDING_AMOUNT, 6);
+  for (const token of Object.values(tokens)) {
+    const held = await c.public.readContract({
+      address: token,
+      abi: erc20Abi,
+      functionName: 'balanceOf',
+      args: [payer],
+    });
+    if (held === 0n) await mint(c, token, payer, units);
+  }
 }
 
 /** The settings that point Cambio at this chain (EVM_*), as environment variables. */

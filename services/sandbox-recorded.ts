@@ -1,14 +1,21 @@
-// What the sandbox inbound-payment route shares across rails once it has paid at a simulated provider: Cambio learns
-// of the payment the production way (a notice, a poll), so the route waits until the record exists, decides it for
-// the customer who paid, and answers with it.
+// The generic half of the sandbox inbound-payment route (decision 0140). A deposit whose rail's connector has a
+// sandbox payer (rails/rail.ts, SandboxPayerCapability) is paid there, at the simulated provider or on the local
+// chain, and Cambio learns of it the production way (a notice, a poll, a chain scan). This file finds the payer,
+// has it pay, has the rail's reconciliation Schedule run when nothing notifies Cambio, waits until the payment is
+// recorded, decides it for the customer who paid and answers it; 503 with Retry-After while it is not recorded.
+import { ScheduleNotFoundError } from '@temporalio/client';
 import type { InboundPayment } from '../db/entities';
 import type { Em } from '../db/orm';
 import { systemEm } from '../db/orm';
 import { findPaymentByReference } from '../db/repositories/inbound-payments';
+import { findOperation } from '../db/repositories/operations';
 import { CambioError } from '../domain/errors';
 import { decideInboundPayment } from '../payments/record-and-decide';
+import { RailUnavailableError } from '../rails/errors';
+import type { SandboxPaid, SandboxPayerCapability } from '../rails/rail';
+import { railEntry } from '../rails/registry';
 import type { ServiceContext } from './context';
-import { getInboundPayment } from './reported-payments';
+import { getInboundPayment, type InboundPaymentReport } from './reported-payments';
 
 /** The route's answer while the provider's payment has not reached Cambio yet: the client retries with its key. */
 export const sandboxUnavailable = (message: string) =>
@@ -16,19 +23,147 @@ export const sandboxUnavailable = (message: string) =>
     retryAfterSeconds: 2,
   });
 
-export interface RecordWait {
+/** What the route waits for after paying, by how Cambio learns of the payment. */
+const WAITS = {
+  // A simulator sends its notice within milliseconds and retries from 200 ms on; past this the client's retry
+  // (same key, same reference) finds it.
+  notice: { waitMs: 10_000, lookEveryMs: 25, triggerEveryMs: undefined },
+  // A run already going when the payment was made may have read before it: the next trigger reads it.
+  reconciliation: { waitMs: 15_000, lookEveryMs: 50, triggerEveryMs: 1_500 },
+} as const;
+
+/** A deposit the sandbox pays through its rail's payer, and the rail's payment checked for it. */
+export interface SandboxDepositPayment {
+  rail: string;
+  payer: SandboxPayerCapability;
+  /** The payment to make; throws the request's error (kept with its key by the caller). */
+  checked(): unknown;
+}
+
+const unavailableFrom = (err: unknown): unknown =>
+  err instanceof RailUnavailableError ? sandboxUnavailable(err.message) : err;
+
+/**
+ * The deposit's payment when its rail's connector has a sandbox payer that pays it; undefined: the route records the
+ * payment itself, as an operator would (a rail without a provider here, another asset, a deposit without a charge).
+ * `paymentId` derives from the idempotency key: a retry pays under the same id.
+ */
+export async function sandboxDepositPayment(
+  s: ServiceContext,
+  em: Em,
+  operationId: string,
+  body: InboundPaymentReport & { payerTaxId?: string },
+  paymentId: string,
+): Promise<SandboxDepositPayment | undefined> {
+  const op = await findOperation(em, operationId);
+  if (!op || op.type !== 'DEPOSIT') return undefined;
+  const instruction = op.intent.fundingInstruction as Record<string, unknown> | undefined;
+  const rail = instruction?.rail;
+  const payer = typeof rail === 'string' ? s.rails?.connector(rail)?.sandbox : undefined;
+  if (!instruction || typeof rail !== 'string' || !payer) return undefined;
+  let payment: unknown;
+  let refusal: unknown;
+  try {
+    payment = await payer.payment({
+      fundingInstruction: instruction,
+      amount: body.amount.value,
+      asset: body.amount.asset,
+      paymentId,
+      payer: { endToEndId: body.endToEndId, payerTaxId: body.payerTaxId },
+    });
+  } catch (err) {
+    // A refusal is the request's answer, kept with its key; an outage is not, the client retries.
+    if (!(err instanceof CambioError)) throw unavailableFrom(err);
+    refusal = err;
+  }
+  if (payment === undefined && refusal === undefined) return undefined;
+  return {
+    rail,
+    payer,
+    checked() {
+      if (refusal !== undefined) throw refusal;
+      return payment;
+    },
+  };
+}
+
+/**
+ * Has the rail's payer pay (idempotent by the payment's id), has the rail's reconciliation run when nothing notifies
+ * Cambio, waits until the payment is recorded and decides it when it is `customerId`'s.
+ */
+export async function payInSandbox(
+  s: ServiceContext,
+  customerId: string,
+  deposit: SandboxDepositPayment,
+  payment: unknown,
+): Promise<SandboxPaid> {
+  const paid = await deposit.payer.pay(payment).catch((err: unknown) => {
+    throw unavailableFrom(err);
+  });
+  const wait = WAITS[paid.learnedBy];
+  let triggered = 0;
+  await decideOnceRecorded(s, customerId, deposit.rail, paid.reference, {
+    waitMs: wait.waitMs,
+    lookEveryMs: wait.lookEveryMs,
+    notYet: paid.notYet,
+    async whileWaiting() {
+      if (wait.triggerEveryMs === undefined || Date.now() - triggered < wait.triggerEveryMs) return;
+      triggered = Date.now();
+      await triggerReconciliation(s, deposit.rail);
+    },
+  });
+  return paid;
+}
+
+/**
+ * The record of the payment the payer made, as the route answers it. A payment the request made itself (TED's own
+ * transactionId) is shown whoever it was matched to, even the platform's suspense, which the customer's reads never
+ * list; a reference the body may have named is another customer's: 409, nothing said of it.
+ */
+export function sandboxPaymentRecord(
+  em: Em,
+  customerId: string,
+  rail: string,
+  paid: SandboxPaid,
+): Promise<InboundPayment> {
+  if (!paid.madeByRequest) return recordedFor(em, customerId, rail, paid.reference, paid.notYet);
+  return findPaymentByReference(em, rail, paid.reference).then((payment) => {
+    if (!payment) throw sandboxUnavailable(paid.notYet);
+    return payment;
+  });
+}
+
+/**
+ * One run of the rail's reconciliation now, through the worker's Schedule (its id is worker/schedules.ts's
+ * `scheduleId`: `{TEMPORAL_TASK_QUEUE}-{slug}-reconciliation`). A run that overlaps a running one is skipped by the
+ * Schedule; the caller triggers again.
+ */
+async function triggerReconciliation(s: ServiceContext, rail: string): Promise<void> {
+  const id = `${s.config.taskQueue}-${railEntry(rail)?.slug ?? rail.toLowerCase()}-reconciliation`;
+  try {
+    await s.temporal.schedule.getHandle(id).trigger();
+  } catch (err) {
+    if (err instanceof ScheduleNotFoundError) throw sandboxUnavailable(`no worker has created the Schedule ${id} yet`);
+    throw sandboxUnavailable(`the Schedule ${id} could not be triggered (${(err as Error).message})`);
+  }
+}
+
+interface RecordWait {
   /** How long to wait for the record before answering 503. */
   waitMs: number;
   /** The pause between two looks. */
   lookEveryMs: number;
   /** What the 503 says is missing. */
   notYet: string;
-  /** Run after each look that found nothing (TED: have the poll run now instead of at its period). */
+  /** Run after each look that found nothing (a rail learned of by its poll: have it run now, not at its period). */
   whileWaiting?: () => Promise<void>;
 }
 
-/** Waits until `rail`'s payment `reference` is recorded, then decides it when it is `customerId`'s. */
-export async function decideOnceRecorded(
+/**
+ * Waits until `rail`'s payment `reference` is recorded, then decides it when it is `customerId`'s. A transfer seen on
+ * a chain but not yet EVM_CONFIRMATIONS deep (PENDING) is not money yet: the wait goes on.
+ */
+async function decideOnceRecorded(
   s: ServiceContext,
   customerId: string,
   rail: string,
@@ -39,7 +174,7 @@ export async function decideOnceRecorded(
   const deadline = Date.now() + wait.waitMs;
   for (;;) {
     const payment = await findPaymentByReference(em, rail, reference);
-    if (payment) {
+    if (payment && payment.status !== 'PENDING') {
       if (payment.customerId === customerId)
         await decideInboundPayment(s, payment, undefined, `customer:${customerId}`);
       return;
@@ -55,7 +190,7 @@ export async function decideOnceRecorded(
  * said of it. On `em`, the answer's transaction: a second connection taken while it holds its first deadlocks a pool
  * smaller than the requests in flight. The lookup is by rail reference across customers (plain SQL, no tenant filter).
  */
-export async function recordedFor(
+async function recordedFor(
   em: Em,
   customerId: string,
   rail: string,

@@ -13,15 +13,9 @@ import { sandboxEndToEndId } from '../../domain/end-to-end-ids';
 import { requestScopedId } from '../middleware/idempotency';
 import { idempotentAroundEffect } from '../middleware/idempotent-effect';
 import { ref } from '../schemas/responses';
-import { payThroughSimulator, simulatedCharge, simulatedPayment, simulatedPix } from '../../services/sandbox-pix';
 import type { InboundPaymentReport } from '../../services/reported-payments';
-import {
-  sendThroughSimulatedBank,
-  simulatedTed,
-  simulatedTedPayment,
-  tedDepositWithBank,
-} from '../../services/sandbox-ted';
-import { payBoletoThroughSimulator, simulatedBoleto, simulatedBoletoPayment } from '../../services/sandbox-boleto';
+import { payInSandbox, sandboxDepositPayment, sandboxPaymentRecord } from '../../services/sandbox-recorded';
+import type { SandboxPaid } from '../../rails/rail';
 
 export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): void {
   table.add({
@@ -47,46 +41,26 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
     async handler(ctx) {
       const { operationId } = ctx.params;
       const body = ctx.request.body as InboundPaymentReport;
-      // Without an endToEndId, the key names it: a retry after a crash finds the record its first attempt made.
-      const defaultEndToEndId = sandboxEndToEndId(requestScopedId(ctx, 'inbound-payment'));
-      // A PIX deposit with a charge is paid by the simulated PSP, and recorded from its notice, as in production.
-      const txid = await simulatedCharge(s, ctx.state.em, operationId, body);
-      if (txid) {
+      // The key names the payment: a retry after a crash pays, or finds the record, its first attempt made.
+      const paymentId = requestScopedId(ctx, 'inbound-payment');
+      // A deposit whose rail's connector has a sandbox payer is paid at the (simulated) provider or on the local
+      // chain, and recorded the way production learns of it; the others are recorded here, as an operator would.
+      const sandbox = await sandboxDepositPayment(s, ctx.state.em, operationId, body, paymentId);
+      if (sandbox) {
         const customerId: string = ctx.state.customerId;
+        let paid: SandboxPaid | undefined;
         return idempotentAroundEffect(
           ctx,
-          async () => simulatedPix(txid, body, defaultEndToEndId),
-          (pix) => payThroughSimulator(s, customerId, pix),
-          async (em, pix) => presentInboundPayment(await simulatedPayment(em, customerId, pix.endToEndId)),
-        );
-      }
-      // A TED deposit of a deployment that reads TEDs from a bank: the simulated bank receives it, the poll records it.
-      const owner = await tedDepositWithBank(s, ctx.state.em, operationId, body);
-      if (owner !== undefined) {
-        const customerId: string = ctx.state.customerId;
-        return idempotentAroundEffect(
-          ctx,
-          async () => simulatedTed(body, owner, requestScopedId(ctx, 'inbound-payment')),
-          (sent) => sendThroughSimulatedBank(s, customerId, sent),
-          async (em, sent) => presentInboundPayment(await simulatedTedPayment(em, sent.transactionId)),
-        );
-      }
-      // A BOLETO deposit registered at the (simulated) bank is paid there, and recorded from the bank's notice.
-      const boleto = await simulatedBoleto(s, ctx.state.em, operationId, body);
-      if (boleto) {
-        const customerId: string = ctx.state.customerId;
-        return idempotentAroundEffect(
-          ctx,
-          async () => boleto,
-          (b) => payBoletoThroughSimulator(s, customerId, b),
-          async (em, b) => presentInboundPayment(await simulatedBoletoPayment(em, customerId, b.codigoSolicitacao)),
+          async () => sandbox.checked(),
+          async (payment) => void (paid = await payInSandbox(s, customerId, sandbox, payment)),
+          async (em) => presentInboundPayment(await sandboxPaymentRecord(em, customerId, sandbox.rail, paid!)),
         );
       }
       await idempotentAroundEffect(
         ctx,
         (tx) =>
           recordInboundPayment(tx, operationId, body, {
-            defaultEndToEndId,
+            defaultEndToEndId: sandboxEndToEndId(paymentId),
             via: { taskQueue: s.config.taskQueue, actor: `customer:${ctx.state.customerId}` },
           }),
         async (payment) => void (await decideInboundPayment(s, payment, undefined, `customer:${ctx.state.customerId}`)),

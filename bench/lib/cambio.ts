@@ -202,7 +202,7 @@ export async function untilStatus(
 /**
  * A same-asset deposit paid in through the sandbox and reconciled (test/helpers/money.ts `fund`); returns the
  * deposit's operation id. On a stack with the simulated PSP, the sandbox route has the PSP pay the deposit's PIX
- * charge and answers once the PSP's notice is recorded (services/sandbox-pix.ts).
+ * charge and answers once the PSP's notice is recorded (rails/pix/sandbox-payer.ts, services/sandbox-recorded.ts).
  */
 export async function fund(c: BenchCustomer, accountId: string, asset: string, value: string): Promise<string> {
   const q = await quote(c, { accountId, sourceAsset: asset, targetAsset: asset, sourceAmount: value });

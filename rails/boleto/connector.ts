@@ -9,6 +9,7 @@ import type {
   NoticeVerdict,
   RailConnector,
   ReceivedPayment,
+  SandboxPayerCapability,
   TimeWindow,
 } from '../rail';
 import type { BankResponse, BoletoClient } from './client';
@@ -42,6 +43,8 @@ export interface BoletoRailOptions {
   payerAddress: { endereco: string; cidade: string; uf: string; cep: string };
   /** The clock (tests): today's date decides the due date. */
   now?: () => Date;
+  /** In sandbox: the simulated bank's payer of deposits (./sandbox-payer.ts). */
+  sandbox?: SandboxPayerCapability;
 }
 
 /** What became of a boleto Cambio asked to cancel. */
@@ -52,11 +55,14 @@ export class BoletoRail implements RailConnector, ChargeCapability, NoticeCapabi
   readonly charges = this;
   readonly notices = this;
   readonly listing = this;
+  readonly sandbox?: SandboxPayerCapability;
 
   constructor(
     private readonly client: BoletoClient,
     private readonly options: BoletoRailOptions,
-  ) {}
+  ) {
+    this.sandbox = options.sandbox;
+  }
 
   close(): Promise<void> {
     return this.client.close();

@@ -6,6 +6,7 @@ import type { RailEntry } from '../rail';
 import { sandboxDigits } from '../sandbox-digits';
 import { BoletoClient } from './client';
 import { BOLETO_ASSET, BOLETO_RAIL, BoletoRail } from './connector';
+import { BoletoSandboxPayer } from './sandbox-payer';
 
 export { BoletoClient } from './client';
 export { BoletoRail } from './connector';
@@ -23,7 +24,11 @@ export function boletoRailFromConfig(config: Config): BoletoRail | undefined {
     caFile: boleto.caFile,
     timeoutMs: boleto.timeoutMs,
   });
-  return new BoletoRail(client, { webhookToken: boleto.webhookToken, payerAddress: boleto.payerAddress });
+  return new BoletoRail(client, {
+    webhookToken: boleto.webhookToken,
+    payerAddress: boleto.payerAddress,
+    ...(config.sandbox ? { sandbox: new BoletoSandboxPayer(boleto.bankUrl) } : {}),
+  });
 }
 
 const digits = (n: number, description: string) => ({ type: 'string', pattern: `^\\d{${n}}$`, description });

@@ -29,6 +29,11 @@ export interface CryptoConfig {
   hotWalletKeyFile: string | undefined;
   /** CRYPTO_HOT_WALLET_KEY: the key itself, outside production only (SANDBOX on); never logged, never stored. */
   hotWalletKey: string | undefined;
+  /**
+   * EVM_SANDBOX_PAYER_KEY: the key of the sandbox's payer, a funded account of the local chain that the sandbox
+   * inbound-payment route sends deposits from (decision 0140); sandbox only, never the hot wallet's.
+   */
+  sandboxPayerKey: `0x${string}` | undefined;
   /** Bound of one JSON-RPC call. */
   timeoutMs: number;
 }
@@ -50,6 +55,12 @@ export function readCryptoConfig(env: NodeJS.ProcessEnv): CryptoConfig {
   // A key in the environment is visible to every process that can read it: production takes it from a file only.
   if (hotWalletKey && !sandbox) {
     throw new Error('CRYPTO_HOT_WALLET_KEY is for sandbox mode only; outside it use CRYPTO_HOT_WALLET_KEY_FILE');
+  }
+  const sandboxPayerKey = env.EVM_SANDBOX_PAYER_KEY?.trim() || undefined;
+  // A production deployment pays no deposit itself: a key that would is refused rather than ignored.
+  if (sandboxPayerKey && !sandbox) throw new Error('EVM_SANDBOX_PAYER_KEY is for sandbox mode only (SANDBOX=true)');
+  if (sandboxPayerKey && !/^(0x)?[0-9a-fA-F]{64}$/.test(sandboxPayerKey)) {
+    throw new Error('EVM_SANDBOX_PAYER_KEY must be a 32-byte hex private key');
   }
   const raw: Record<CryptoAsset, string | undefined> = {
     USDC: env.EVM_TOKEN_USDC,
@@ -74,6 +85,9 @@ export function readCryptoConfig(env: NodeJS.ProcessEnv): CryptoConfig {
     depositXpub: env.CRYPTO_DEPOSIT_XPUB?.trim() || undefined,
     hotWalletKeyFile: env.CRYPTO_HOT_WALLET_KEY_FILE || undefined,
     hotWalletKey,
+    sandboxPayerKey: sandboxPayerKey
+      ? ((sandboxPayerKey.startsWith('0x') ? sandboxPayerKey : `0x${sandboxPayerKey}`) as `0x${string}`)
+      : undefined,
     timeoutMs: int(env.EVM_TIMEOUT_MS, 5_000, 'EVM_TIMEOUT_MS'),
   };
 }

@@ -11,6 +11,7 @@ import { amountToUnits, InexactAmountError } from './amounts';
 import { type ChainInfo, type ChainToken, checkChain, evmPublicClient } from './chain';
 import { type CryptoAsset, type CryptoConfig } from './config';
 import { CryptoPayouts } from './payouts';
+import { CryptoSandboxPayer } from './sandbox-payer';
 import { hotWalletSigner } from './signer';
 import { HotWalletTransfers } from './transfers';
 
@@ -25,6 +26,8 @@ export class CryptoRail implements RailConnector, ChargeCapability {
   /** Payouts and returns from the hot wallet: with its key and a store for its transfers only. */
   readonly payouts?: CryptoPayouts;
   readonly returns?: CryptoPayouts;
+  /** In sandbox with EVM_SANDBOX_PAYER_KEY: real transfers to deposits from the sandbox's payer account. */
+  readonly sandbox?: CryptoSandboxPayer;
   private info: Promise<ChainInfo> | undefined;
 
   constructor(
@@ -40,6 +43,7 @@ export class CryptoRail implements RailConnector, ChargeCapability {
       const receipt = (hash: `0x${string}`) => this.client.getTransactionReceipt({ hash });
       this.payouts = this.returns = new CryptoPayouts(book, transfers, receipt);
     }
+    if (config.sandboxPayerKey) this.sandbox = new CryptoSandboxPayer(this, config.sandboxPayerKey);
   }
 
   /**

@@ -17,6 +17,7 @@ import type {
   ReturnRequest,
   ReturnState,
   ReturnStatus,
+  SandboxPayerCapability,
   TimeWindow,
 } from '../rail';
 import { BrCodeError, brCodeLocation, encodeBrCode } from './br-code';
@@ -36,6 +37,8 @@ export interface PixRailOptions {
   /** Fields 59 and 60 of the BR Code. */
   merchantName: string;
   merchantCity: string;
+  /** In sandbox: the simulated PSP's payer of deposits (./sandbox-payer.ts). */
+  sandbox?: SandboxPayerCapability;
 }
 
 /** The rail as operations name it, and the one asset it moves. */
@@ -76,11 +79,14 @@ export class PixRail
   readonly listing = this;
   readonly payouts = this;
   readonly returns = this;
+  readonly sandbox?: SandboxPayerCapability;
 
   constructor(
     private readonly client: PixClient,
     private readonly options: PixRailOptions,
-  ) {}
+  ) {
+    this.sandbox = options.sandbox;
+  }
 
   /** Closes the client's connections (a process that stops). */
   close(): Promise<void> {

@@ -2,6 +2,7 @@ import type { Config } from '../../config';
 import type { RailEntry } from '../rail';
 import { PixClient } from './client';
 import { PIX_ASSET, PIX_RAIL, PixRail } from './connector';
+import { PixSandboxPayer } from './sandbox-payer';
 
 export { PixClient } from './client';
 export { PixRail } from './connector';
@@ -25,6 +26,7 @@ export function pixRailFromConfig(config: Config): PixRail | undefined {
     webhookToken: pix.webhookToken,
     merchantName: pix.merchantName,
     merchantCity: pix.merchantCity,
+    ...(config.sandbox ? { sandbox: new PixSandboxPayer(pix.pspUrl) } : {}),
   });
 }
 

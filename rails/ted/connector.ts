@@ -2,7 +2,7 @@
 // only lists (reconciliation on TED_POLL_SECONDS): a TED carries no charge of ours to create and no notice to
 // verify, and the Accounts API moves no money (a TED is returned at the bank; decision 0129).
 import { RailRejectedError } from '../errors';
-import type { ListingCapability, RailConnector, ReceivedPayment, TimeWindow } from '../rail';
+import type { ListingCapability, RailConnector, ReceivedPayment, SandboxPayerCapability, TimeWindow } from '../rail';
 import type { TedClient } from './client';
 import {
   bookingDates,
@@ -22,16 +22,21 @@ export interface TedRailOptions {
   pageSize: number;
   /** Where an entry the bank lists but Cambio cannot read is reported (it is left out, never guessed at). */
   warn?: (message: string, details: Record<string, unknown>) => void;
+  /** In sandbox: the simulated bank's payer of deposits (./sandbox-payer.ts). */
+  sandbox?: SandboxPayerCapability;
 }
 
 export class TedRail implements RailConnector, ListingCapability {
   readonly rail = TED_RAIL;
   readonly listing = this;
+  readonly sandbox?: SandboxPayerCapability;
 
   constructor(
     private readonly client: TedClient,
     private readonly options: TedRailOptions,
-  ) {}
+  ) {
+    this.sandbox = options.sandbox;
+  }
 
   close(): Promise<void> {
     return this.client.close();

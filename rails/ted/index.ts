@@ -7,6 +7,7 @@ import type { RailEntry } from '../rail';
 import { TedClient } from './client';
 import { SANDBOX_TED_ACCOUNT } from './config';
 import { TED_ASSET, TED_RAIL, TedRail } from './connector';
+import { TedSandboxPayer } from './sandbox-payer';
 
 export { TedRail } from './connector';
 
@@ -23,7 +24,11 @@ export function tedRailFromConfig(config: Config): TedRail | undefined {
     caFile: ted.caFile,
     timeoutMs: ted.timeoutMs,
   });
-  return new TedRail(client, { accountId: ted.accountId, pageSize: ted.pageSize });
+  return new TedRail(client, {
+    accountId: ted.accountId,
+    pageSize: ted.pageSize,
+    ...(config.sandbox ? { sandbox: new TedSandboxPayer(ted.accountsUrl!, ted.accountId) } : {}),
+  });
 }
 
 /** A collection account to show and a bank to read it from (a test's config may carry no `ted` at all). */

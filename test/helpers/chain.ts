@@ -9,6 +9,8 @@ import {
   sandboxDepositKey,
   sandboxDepositXpub,
   sandboxHotWalletKey,
+  SANDBOX_PAYER_INDEX,
+  sandboxPayerKey,
 } from '../../sandbox-chain/accounts';
 import { type AnvilProcess, startAnvil } from '../../sandbox-chain/anvil';
 import {
@@ -17,6 +19,7 @@ import {
   chainEnv,
   deploySandboxTokens,
   deployToken,
+  fundSandboxPayer,
   mint,
   SANDBOX_TOKEN_ABI,
   type SandboxTokens,
@@ -32,6 +35,8 @@ export interface TestChain {
   xpub: string;
   hotWallet: { address: `0x${string}`; key: `0x${string}` };
   payers: `0x${string}`[];
+  /** The sandbox route's payer (EVM_SANDBOX_PAYER_KEY, which `env` leaves out: pass it to a sandbox process). */
+  sandboxPayer: { address: `0x${string}`; key: `0x${string}` };
   /** What Cambio's processes need to use this chain (EVM_*, CRYPTO_DEPOSIT_XPUB, CRYPTO_HOT_WALLET_KEY). */
   env(extra?: Record<string, string>): Record<string, string>;
   blockNumber(): Promise<bigint>;
@@ -60,6 +65,7 @@ export async function startChain(options: { chainId?: number } = {}): Promise<Te
   const anvil: AnvilProcess = await startAnvil({ chainId });
   const clients = chainClients(anvil.url, chainId);
   const tokens = await deploySandboxTokens(clients);
+  await fundSandboxPayer(clients, tokens);
   const test = createTestClient({ mode: 'anvil', transport: http(anvil.url, { retryCount: 0 }) });
   const payers = PAYER_INDICES.map((i) => sandboxAccount(i).address);
   const hotWallet = { address: sandboxAccount(HOT_WALLET_INDEX).address, key: sandboxHotWalletKey() };
@@ -74,6 +80,7 @@ export async function startChain(options: { chainId?: number } = {}): Promise<Te
     xpub,
     hotWallet,
     payers,
+    sandboxPayer: { address: sandboxAccount(SANDBOX_PAYER_INDEX).address, key: sandboxPayerKey() },
     env: (extra = {}) => ({
       ...chainEnv(anvil.url, chainId, tokens),
       CRYPTO_DEPOSIT_XPUB: xpub,
