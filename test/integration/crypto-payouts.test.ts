@@ -281,7 +281,8 @@ describe('CRYPTO payouts from the hot wallet', function () {
   // railReturnPayment/railFollowReturn activities call it, with a received transfer's rail reference.
   it('returns a received transfer to the address it came from, once, through the connector', async () => {
     const { services } = await stack();
-    const connector = new CryptoRail(cryptoConfig, railStores(services.orm));
+    const queues = { taskQueue, railsTaskQueue: `${taskQueue}-rails` };
+    const connector = new CryptoRail(cryptoConfig, railStores(services.orm, services.temporal, queues));
     const somewhere = freshAddress();
     const hash = await chain.transfer({ token: 'USDC', to: somewhere, amount: '4.5', from: 2 });
     const log = (await chain.clients.public.getTransactionReceipt({ hash })).logs[0];
