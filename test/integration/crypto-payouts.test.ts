@@ -4,6 +4,7 @@
 // given by an update of the hot wallet's workflow (its history shows them), a worker killed mid-burst included.
 // One worker process of this file's own (its rails connected to the chain) runs the withdrawals.
 import { randomUUID } from 'node:crypto';
+import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { expect } from 'chai';
 import supertest from 'supertest';
@@ -20,6 +21,7 @@ import type { hotWalletWorkflow } from '../../workflows/hot-wallet';
 import { hotWalletWorkflowId } from '../../workflows/ids';
 import { beneficiaryBody, referenceBeneficiary } from '../helpers/beneficiary-fixtures';
 import { startChain, type TestChain } from '../helpers/chain';
+import { replayOnCurrentCode } from '../helpers/workflow-bundle';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, fund, getOp, quote } from '../helpers/money';
 import { kill, killAll, type Proc, spawnWorker } from '../helpers/processes';
@@ -312,7 +314,7 @@ describe('CRYPTO payouts from the hot wallet', function () {
     expect((await tokenBalance('USDC', payer)) - before).to.equal(4_500_000n);
   });
 
-  it('the hot wallet workflow in runs of three and its worker killed mid-burst: consecutive nonces, paid once', async () => {
+  it('hot wallet workflow runs of three, its worker killed mid-burst: consecutive nonces, each paid once', async () => {
     const { services } = await stack();
     const workflowId = hotWalletWorkflowId(taskQueue, chain.chainId, chain.hotWallet.address);
     // The wallet's workflow, idle after the tests above, ended and started again with runs of three requests: the
@@ -356,24 +358,26 @@ describe('CRYPTO payouts from the hot wallet', function () {
     );
     expect([...nonces].sort((a, b) => a - b)).to.deep.equal(ids.map((_, i) => firstNonce + i));
     for (const to of targets) expect(await tokenBalance('USDC', to)).to.equal(1_000_000n);
-    const { byTransfer, runs } = await hotWalletUpdates(shortRuns.firstExecutionRunId);
+    const { byTransfer, histories } = await hotWalletUpdates(shortRuns.firstExecutionRunId);
     expect(rowIds.map((id) => byTransfer.get(id))).to.deep.equal(nonces);
-    expect(runs).to.be.at.least(3);
+    expect(histories.length).to.be.at.least(3);
+    // Deterministic: each run, its queue, its refusals and its continue-as-new, replays on the current code.
+    for (const history of histories) await replayOnCurrentCode(history, workflowId);
   });
 
   /**
    * The nonce each update of the hot wallet's workflow answered, by transfer id, over its run `runId` (the current
-   * one by default) and every run it continued as new into; and how many runs that was.
+   * one by default) and every run it continued as new into; and the history of each of those runs.
    */
-  async function hotWalletUpdates(runId?: string): Promise<{ byTransfer: Map<string, number>; runs: number }> {
+  async function hotWalletUpdates(runId?: string) {
     const { services } = await stack();
     const workflowId = hotWalletWorkflowId(taskQueue, chain.chainId, chain.hotWallet.address);
     const byTransfer = new Map<string, number>();
-    let runs = 0;
+    const histories: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>[] = [];
     let next: string | undefined = runId ?? (await services.temporal.workflow.getHandle(workflowId).describe()).runId;
     while (next) {
-      runs += 1;
       const history = await services.temporal.workflow.getHandle(workflowId, next).fetchHistory();
+      histories.push(history);
       next = undefined;
       for (const event of history.events ?? []) {
         const completed = event.workflowExecutionUpdateCompletedEventAttributes;
@@ -385,7 +389,7 @@ describe('CRYPTO payouts from the hot wallet', function () {
         next = event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? next;
       }
     }
-    return { byTransfer, runs };
+    return { byTransfer, histories };
   }
 
   // Raw anvil calls the helper has no words for.
