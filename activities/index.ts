@@ -2,6 +2,7 @@ import { createAccountReviewActivities } from './account-review';
 import { createCryptoActivities } from './crypto';
 import type { ActivityDeps } from './deps';
 import { createDecisionActivities } from './decisions';
+import { createHotWalletActivities } from './hot-wallet';
 import { createInstructionReviewActivities } from './instruction-review';
 import { createOperationActivities } from './operations';
 import { createRailActivities } from './rails';
@@ -18,7 +19,10 @@ import { railStores } from './rail-stores';
  */
 export function createActivities(given: ActivityDeps) {
   // One set of connectors per process: the PIX client caches its OAuth2 token and keeps its connections.
-  const deps = { ...given, rails: given.rails ?? railsFromConfig(given.config, undefined, railStores(given.orm)) };
+  const deps = {
+    ...given,
+    rails: given.rails ?? railsFromConfig(given.config, undefined, railStores(given.orm, given.temporal, given.config)),
+  };
   return {
     ...createAccountReviewActivities(deps),
     ...createDecisionActivities(deps),
@@ -30,6 +34,7 @@ export function createActivities(given: ActivityDeps) {
     ...createReturnActivities(deps),
     ...createRateActivities(deps),
     ...createCryptoActivities(deps),
+    ...createHotWalletActivities(deps),
   };
 }
 

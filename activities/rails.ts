@@ -44,7 +44,7 @@ export function createRailActivities(deps: ActivityDeps) {
    * provider takes it.
    */
   const connector = <K extends Capability>(rail: string, kind: K, firstSend = false): NonNullable<RailConnector[K]> => {
-    rails ??= railsFromConfig(deps.config, undefined, railStores(deps.orm));
+    rails ??= railsFromConfig(deps.config, undefined, railStores(deps.orm, deps.temporal, deps.config));
     const found = rails.connector(rail)?.[kind];
     if (found) return found as NonNullable<RailConnector[K]>;
     const setting = railEntry(rail)?.providerSetting;

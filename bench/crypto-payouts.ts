@@ -1,10 +1,12 @@
 // npm run bench:crypto-payouts — a burst of BENCH_PAYOUTS (200) CRYPTO payouts to fresh wallets at once, through the
-// CRYPTO connector's payouts capability and its Postgres store (the code the railSendPayout/railFollowPayout
-// activities run), against a local anvil and a dedicated database (cambio_bench_crypto_payouts). Checks that the
+// CRYPTO connector's payouts capability, its Postgres store and the hot wallet's workflow, the single writer of its
+// nonces (the code the railSendPayout/railFollowPayout activities run; the workflow and its activity on the stack's
+// worker), against a local anvil and a dedicated database (cambio_bench_crypto_payouts). Checks that the
 // hot wallet's nonces are consecutive with no gap and no duplicate, on chain and in Postgres, and that every
 // recipient got its tokens exactly once; prints the time and the rate. (bench/crypto.ts, the deposits' bench, is
 // another branch's; this phase joins it there.)
 import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
 import { erc20Abi, getAddress } from 'viem';
 import { loadConfig } from '../config';
 import { openOrm } from '../db/orm';
@@ -19,7 +21,7 @@ import { log, withStack } from './lib/stack';
 
 const PAYOUTS = Number(process.env.BENCH_PAYOUTS || 200);
 
-void withStack({ database: 'cambio_bench_crypto_payouts', worker: false, api: false }, async (stack) => {
+void withStack({ database: 'cambio_bench_crypto_payouts', worker: true, api: false }, async (stack) => {
   const anvil = await startAnvil({ chainId: 31337 });
   try {
     const clients = chainClients(anvil.url, 31337);
@@ -34,7 +36,10 @@ void withStack({ database: 'cambio_bench_crypto_payouts', worker: false, api: fa
     };
     const config = loadConfig(env);
     const orm = await openOrm(stack.databaseUrl);
-    const rail = new CryptoRail(config.crypto, railStores(orm));
+    const connection = await Connection.connect({ address: stack.temporalAddress });
+    const temporal = new Client({ connection, namespace: stack.namespace });
+    const queues = { taskQueue: stack.taskQueue, railsTaskQueue: `${stack.taskQueue}-rails` };
+    const rail = new CryptoRail(config.crypto, railStores(orm, temporal, queues));
     const payouts = rail.payouts!;
     const targets = Array.from({ length: PAYOUTS }, () =>
       getAddress(`0x${randomUUID().replace(/-/g, '')}${randomUUID().slice(0, 8)}`),
@@ -69,6 +74,7 @@ void withStack({ database: 'cambio_bench_crypto_payouts', worker: false, api: fa
     log(`broadcast: ${((sent - started) / 1000).toFixed(2)} s, ${(PAYOUTS / ((sent - started) / 1000)).toFixed(0)}/s`);
     log(`completed: ${((done - started) / 1000).toFixed(2)} s, ${(PAYOUTS / ((done - started) / 1000)).toFixed(0)}/s`);
     await orm.close(true);
+    await connection.close();
   } finally {
     await anvil.stop();
   }

@@ -6,6 +6,7 @@
 // is the same call at the provider, never a second charge, payout or return.
 
 import type { Config } from '../config';
+import type { NonceWriter } from './crypto/nonce-writer';
 import type { OutgoingTxStore } from './crypto/outgoing-store';
 
 /** Amounts cross the boundary as decimal strings in the rail's asset (BRL: two places), never as floats. */
@@ -232,11 +233,12 @@ export interface SandboxPayerCapability<Payment = unknown> {
 
 /**
  * What a connector may keep in Cambio's database, handed to it by the process that has one (rails/ never imports
- * db/): the CRYPTO hot wallet's outgoing transfers. A process without it builds connectors without the capabilities
- * that need it.
+ * db/): the CRYPTO hot wallet's outgoing transfers, and the writer of its nonces (its workflow, reached through
+ * Temporal). A process without them builds connectors without the capabilities that need them.
  */
 export interface RailStores {
   cryptoOutgoing?: OutgoingTxStore;
+  cryptoNonces?: NonceWriter;
 }
 
 /** A rail's provider as this deployment configured it: the capabilities it has, each optional. */

@@ -36,7 +36,7 @@ export async function runWorker() {
   // The activities' and the relays' client shares the workers' native connection: no grpc-js client beside it,
   // and the relays' starts can be eager (the first workflow task comes back in the start's answer).
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
-  const rails = railsFromConfig(config, undefined, railStores(orm));
+  const rails = railsFromConfig(config, undefined, railStores(orm, temporal, config));
   // One set of activities for both queues: the per-subscription permits of webhook attempts are per process.
   const rates = rateBookFromConfig(config, orm, log);
   if (rates.warning) log.warn(rates.warning);

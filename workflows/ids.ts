@@ -5,3 +5,11 @@ export const instructionReviewWorkflowId = (instructionId: string) => `instructi
 export const webhookDeliveryWorkflowId = (executionLogId: string) => `webhook-delivery-${executionLogId}`;
 export const paymentReturnWorkflowId = (returnId: string) => `payment-return-${returnId}`;
 export const chargeCancelWorkflowId = (operationId: string) => `charge-cancel-${operationId}`;
+// One workflow per hot wallet of a deployment, the single writer of its nonces: the deployment is named by its main
+// task queue, on which the workflow runs and whose database its activity writes (docs/decisions/0142, 0143).
+export const hotWalletWorkflowId = (taskQueue: string, chainId: number, address: string) =>
+  `hot-wallet:${taskQueue}:${chainId}:${address}`;
+/** The update a payout or return sends the hot wallet's workflow for its transfer's nonce (workflows/hot-wallet.ts). */
+export const HOT_WALLET_NONCE_UPDATE = 'hotWalletNonce';
+/** The update's refusal while a run hands over to the next: its caller asks again, and the next run answers. */
+export const HOT_WALLET_ROLLING_OVER = 'HOT_WALLET_ROLLING_OVER';

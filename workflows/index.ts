@@ -7,3 +7,4 @@ export * from './periodic';
 export * from './payment-return';
 export * from './crypto-scan';
 export * from './charge-cancel';
+export * from './hot-wallet';

@@ -1,8 +1,9 @@
-// The hot wallet's outgoing transfers (tables `crypto_hot_wallets`, `crypto_outgoing_txs`; docs/decisions/0135):
-// each payout or return of the CRYPTO rail gets one nonce of the wallet, in a transaction that holds the wallet's
-// row lock, so nonces are given one at a time, consecutively, and never twice; then its signed bytes are stored
-// before the first broadcast. Plain SQL through the caller's EntityManager; no tenant (the hot wallet is the
-// platform's). Units are token base units, as decimal strings (numeric(78,0) holds any uint256).
+// The hot wallet's outgoing transfers (tables `crypto_hot_wallets`, `crypto_outgoing_txs`; docs/decisions/0135,
+// 0142): each payout or return of the CRYPTO rail gets one nonce of the wallet, given by the wallet's workflow (its
+// activity calls reserveOutgoingNonce) in a transaction that holds the wallet's row lock, so nonces are given one at
+// a time, consecutively, and never twice; then its signed bytes are stored before the first broadcast. Plain SQL
+// through the caller's EntityManager; no tenant (the hot wallet is the platform's). Units are token base units, as
+// decimal strings (numeric(78,0) holds any uint256).
 import type { Em } from '../orm';
 import { inTransaction } from '../transaction';
 
@@ -42,10 +43,12 @@ export async function findOutgoingTx(em: Em, id: string): Promise<OutgoingTxRow 
 }
 
 /**
- * Gives `tx.id` the wallet's next nonce, or finds the nonce it was given before. The wallet's first transfer
- * starts its count at `chainNonce` (what the chain counts for the address). The row lock on the wallet makes every
- * other reservation wait for this transaction: consecutive nonces, no gap (a reserved nonce is never given back:
- * its transfer is signed and sent by every retry until it is mined), no duplicate (the unique constraint says so too).
+ * Gives `tx.id` the wallet's next nonce, or finds the nonce it was given before. Only the hot wallet's workflow
+ * calls it (activities/hot-wallet.ts); this lock and the unique constraint are the backstop behind that writer. The
+ * wallet's first transfer starts its count at `chainNonce` (what the chain counts for the address). The row lock
+ * makes every other reservation wait for this transaction: consecutive nonces, no gap (a reserved nonce is never
+ * given back: its transfer is signed and sent by every retry until it is mined), no duplicate (the unique constraint
+ * says so too).
  */
 export async function reserveOutgoingNonce(em: Em, tx: NewOutgoingTx, chainNonce: number): Promise<OutgoingTxRow> {
   return inTransaction(em, async (t) => {

@@ -23,7 +23,7 @@ export class CryptoRail implements RailConnector, ChargeCapability {
   /** Each charge takes a number from Postgres: the index of its deposit address. */
   readonly numbered = true;
   readonly client: PublicClient;
-  /** Payouts and returns from the hot wallet: with its key and a store for its transfers only. */
+  /** Payouts and returns from the hot wallet: with its key, a store for its transfers and its nonces' writer only. */
   readonly payouts?: CryptoPayouts;
   readonly returns?: CryptoPayouts;
   /** In sandbox with EVM_SANDBOX_PAYER_KEY: real transfers to deposits from the sandbox's payer account. */
@@ -36,9 +36,10 @@ export class CryptoRail implements RailConnector, ChargeCapability {
   ) {
     this.client = evmPublicClient(config);
     const signer = hotWalletSigner(config);
-    if (signer && stores.cryptoOutgoing) {
+    if (signer && stores.cryptoOutgoing && stores.cryptoNonces) {
       const chainId = async () => (await this.chain()).chainId;
-      const transfers = new HotWalletTransfers(config, this.client, chainId, signer, stores.cryptoOutgoing);
+      const { cryptoOutgoing: store, cryptoNonces: nonces } = stores;
+      const transfers = new HotWalletTransfers(config, this.client, chainId, signer, store, nonces);
       const book = { token: (asset: string) => this.token(asset), tokens: async () => (await this.chain()).tokens };
       const receipt = (hash: `0x${string}`) => this.client.getTransactionReceipt({ hash });
       this.payouts = this.returns = new CryptoPayouts(book, transfers, receipt);

@@ -1,6 +1,7 @@
 // Where the hot wallet's outgoing transfers are kept (Postgres, db/repositories/crypto-outgoing.ts; the process
 // hands it to the connector, since rails/ never imports db/). Its contract is what makes one payout one transfer:
-// a nonce is given to an id once, in order, and the signed bytes stored for an id are never replaced.
+// the signed bytes stored for an id are never replaced. Nonces are not given here: only the hot wallet's workflow
+// writes them (./nonce-writer.ts), so the connector has no way around it.
 
 export interface OutgoingTx {
   /** Our id: `payout:{idEnvio}` or `return:{returnId}`. */
@@ -19,11 +20,6 @@ export interface OutgoingTx {
 
 export interface OutgoingTxStore {
   find(id: string): Promise<OutgoingTx | undefined>;
-  /** The next nonce of the wallet for `tx.id` (or the one it already has); the first starts at `chainNonce`. */
-  reserve(
-    tx: Pick<OutgoingTx, 'id' | 'chainId' | 'wallet' | 'token' | 'recipient' | 'units'>,
-    chainNonce: number,
-  ): Promise<OutgoingTx>;
   /** Stores the signed bytes unless an earlier attempt did; answers what is stored. */
   storeSigned(id: string, raw: string, hash: string): Promise<OutgoingTx>;
   markFinal(id: string): Promise<void>;

@@ -1,4 +1,4 @@
-// The CRYPTO connector's payouts and returns (docs/decisions/0134, 0135): a withdrawal to a WALLET instruction and
+// The CRYPTO connector's payouts and returns (docs/decisions/0134, 0142): a withdrawal to a WALLET instruction and
 // the return of an unmatched transfer are both an ERC-20 `transfer` from the hot wallet (./transfers.ts), named by
 // our id, so a retried or replayed activity follows the same transaction instead of sending another.
 import { decodeEventLog, erc20Abi, getAddress } from 'viem';

@@ -1,9 +1,10 @@
-// ERC-20 transfers out of the hot wallet, for payouts and returns alike (docs/decisions/0135). One transfer per
+// ERC-20 transfers out of the hot wallet, for payouts and returns alike (docs/decisions/0142). One transfer per
 // id of ours, whatever the retries, crashes and reorgs:
 //   1. funds first: the wallet's token balance must cover this amount and every transfer not final yet, and its
 //      ether the gas of all of them; short, nothing is reserved and the answer is PENDING (the caller reads again
 //      later: the payout stays PROCESSING until someone funds the wallet, never FAILED);
-//   2. a nonce from Postgres under the wallet's row lock (OutgoingTxStore.reserve): consecutive, never twice;
+//   2. a nonce from the wallet's single writer (NonceWriter: its workflow, which gives it in Postgres under the
+//      wallet's row lock): consecutive, never twice, the same one again for an id that has one;
 //   3. signed (TransactionSigner) and the raw bytes and hash stored before anything is broadcast;
 //   4. broadcast, and every later read that finds no receipt broadcasts the same bytes again (a node that lost it,
 //      a reorg that dropped it): the same bytes are the same transaction, mined at most once.
@@ -12,6 +13,7 @@
 import { encodeFunctionData, erc20Abi, getAddress, keccak256, type Hex } from 'viem';
 import type { CryptoConfig } from './config';
 import type { ChainToken } from './chain';
+import type { NonceWriter } from './nonce-writer';
 import type { OutgoingTx, OutgoingTxStore } from './outgoing-store';
 import type { TransactionSigner } from './signer';
 import type { PublicClient } from 'viem';
@@ -43,6 +45,7 @@ export class HotWalletTransfers {
     private readonly chainId: () => Promise<number>,
     private readonly signer: TransactionSigner,
     private readonly store: OutgoingTxStore,
+    private readonly nonces: NonceWriter,
   ) {}
 
   get wallet(): `0x${string}` {
@@ -57,7 +60,7 @@ export class HotWalletTransfers {
       const short = await this.shortfall(chainId, order);
       if (short) return { status: 'PENDING', reason: short };
       const chainNonce = await this.client.getTransactionCount({ address: this.wallet, blockTag: 'pending' });
-      row = await this.store.reserve(
+      row = await this.nonces.nonceFor(
         {
           id: order.id,
           chainId,

@@ -1,8 +1,11 @@
 // Withdrawals to WALLET instructions pay out from the hot wallet on a real local chain (anvil): one ERC-20 transfer
 // per withdrawal, COMPLETED after EVM_CONFIRMATIONS with the transaction's hash, a revert FAILED with the hold
-// released, a wallet short of tokens PROCESSING until funded, and concurrent withdrawals on consecutive nonces.
+// released, a wallet short of tokens PROCESSING until funded, and concurrent withdrawals on consecutive nonces, each
+// given by an update of the hot wallet's workflow (its history shows them), a worker killed mid-burst included.
 // One worker process of this file's own (its rails connected to the chain) runs the withdrawals.
 import { randomUUID } from 'node:crypto';
+import type { WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { expect } from 'chai';
 import supertest from 'supertest';
 import { encodeAbiParameters, erc20Abi, getAddress, keccak256 } from 'viem';
@@ -13,8 +16,12 @@ import { systemEm } from '../../db/orm';
 import { payoutIdFor } from '../../rails/pix/ids';
 import { railStores } from '../../activities/rail-stores';
 import { CryptoRail } from '../../rails/crypto';
+import type { OutgoingTx } from '../../rails/crypto/outgoing-store';
+import type { hotWalletWorkflow } from '../../workflows/hot-wallet';
+import { hotWalletWorkflowId } from '../../workflows/ids';
 import { beneficiaryBody, referenceBeneficiary } from '../helpers/beneficiary-fixtures';
 import { startChain, type TestChain } from '../helpers/chain';
+import { replayOnCurrentCode } from '../helpers/workflow-bundle';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, fund, getOp, quote } from '../helpers/money';
 import { kill, killAll, type Proc, spawnWorker } from '../helpers/processes';
@@ -241,6 +248,9 @@ describe('CRYPTO payouts from the hot wallet', function () {
     const sorted = [...nonces].sort((a, b) => a - b);
     expect(sorted).to.deep.equal(sorted.map((_, i) => sorted[0] + i));
     for (const to of targets) expect(await tokenBalance('USDC', to)).to.equal(1_000_000n);
+    // Each nonce is what the hot wallet's workflow answered that withdrawal's update.
+    const { byTransfer } = await hotWalletUpdates();
+    expect(ids.map((id) => byTransfer.get(`payout:${payoutIdFor(id)}`))).to.deep.equal(nonces);
   });
 
   it('a worker killed between broadcast and receipt: after a restart the same bytes, COMPLETED once', async () => {
@@ -281,7 +291,8 @@ describe('CRYPTO payouts from the hot wallet', function () {
   // railReturnPayment/railFollowReturn activities call it, with a received transfer's rail reference.
   it('returns a received transfer to the address it came from, once, through the connector', async () => {
     const { services } = await stack();
-    const connector = new CryptoRail(cryptoConfig, railStores(services.orm));
+    const queues = { taskQueue, railsTaskQueue: `${taskQueue}-rails` };
+    const connector = new CryptoRail(cryptoConfig, railStores(services.orm, services.temporal, queues));
     const somewhere = freshAddress();
     const hash = await chain.transfer({ token: 'USDC', to: somewhere, amount: '4.5', from: 2 });
     const log = (await chain.clients.public.getTransactionReceipt({ hash })).logs[0];
@@ -302,6 +313,84 @@ describe('CRYPTO payouts from the hot wallet', function () {
     expect(await connector.returns!.returnPayment(request)).to.deep.equal(state);
     expect((await tokenBalance('USDC', payer)) - before).to.equal(4_500_000n);
   });
+
+  it('hot wallet workflow runs of three, its worker killed mid-burst: consecutive nonces, each paid once', async () => {
+    const { services } = await stack();
+    const workflowId = hotWalletWorkflowId(taskQueue, chain.chainId, chain.hotWallet.address);
+    // The wallet's workflow, idle after the tests above, ended and started again with runs of three requests: the
+    // burst below goes through at least three runs, each continuing as new with requests in flight.
+    await services.temporal.workflow.getHandle(workflowId).terminate('a test asks for short runs');
+    const shortRuns = await services.temporal.workflow.start<typeof hotWalletWorkflow>('hotWalletWorkflow', {
+      workflowId,
+      taskQueue,
+      args: [
+        {
+          chainId: chain.chainId,
+          wallet: chain.hotWallet.address,
+          railsTaskQueue: `${taskQueue}-rails`,
+          requestsPerRun: 3,
+        },
+      ],
+    });
+    const firstNonce = await chain.clients.public.getTransactionCount({ address: chain.hotWallet.address });
+    const targets = Array.from({ length: 8 }, () => freshAddress());
+    const ids = await Promise.all(targets.map((to) => withdraw(to, '1.000000')));
+    const rowIds = ids.map((id) => `payout:${payoutIdFor(id)}`);
+    const given = async () =>
+      Number(
+        (
+          await systemEm(services.orm).execute(
+            `select count(*)::int as n from crypto_outgoing_txs where id in (${rowIds.map(() => '?').join(',')})`,
+            rowIds,
+          )
+        )[0].n,
+      );
+    // The first nonce given, the others still to come: the worker (the workflow's and the payouts') dies there.
+    await eventually(given, (n) => n >= 1, 30000, 10);
+    await kill(worker);
+    const givenAtKill = await given();
+    worker = await spawnWorker('crypto-payouts-worker-3', taskQueue, { env: workerEnv });
+    const done = await Promise.all(ids.map((id) => untilSettled(id, 90000)));
+    expect(done.map((op) => op.currentState.status)).to.deep.equal(ids.map(() => 'COMPLETED'));
+    expect(givenAtKill, 'the kill came with nonces still to give').to.be.below(ids.length);
+    const nonces = await Promise.all(
+      ids.map(async (id) => (await chain.clients.public.getTransaction({ hash: await endToEnd(id) })).nonce),
+    );
+    expect([...nonces].sort((a, b) => a - b)).to.deep.equal(ids.map((_, i) => firstNonce + i));
+    for (const to of targets) expect(await tokenBalance('USDC', to)).to.equal(1_000_000n);
+    const { byTransfer, histories } = await hotWalletUpdates(shortRuns.firstExecutionRunId);
+    expect(rowIds.map((id) => byTransfer.get(id))).to.deep.equal(nonces);
+    expect(histories.length).to.be.at.least(3);
+    // Deterministic: each run, its queue, its refusals and its continue-as-new, replays on the current code.
+    for (const history of histories) await replayOnCurrentCode(history, workflowId);
+  });
+
+  /**
+   * The nonce each update of the hot wallet's workflow answered, by transfer id, over its run `runId` (the current
+   * one by default) and every run it continued as new into; and the history of each of those runs.
+   */
+  async function hotWalletUpdates(runId?: string) {
+    const { services } = await stack();
+    const workflowId = hotWalletWorkflowId(taskQueue, chain.chainId, chain.hotWallet.address);
+    const byTransfer = new Map<string, number>();
+    const histories: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>[] = [];
+    let next: string | undefined = runId ?? (await services.temporal.workflow.getHandle(workflowId).describe()).runId;
+    while (next) {
+      const history = await services.temporal.workflow.getHandle(workflowId, next).fetchHistory();
+      histories.push(history);
+      next = undefined;
+      for (const event of history.events ?? []) {
+        const completed = event.workflowExecutionUpdateCompletedEventAttributes;
+        const answer = completed?.outcome?.success?.payloads?.[0];
+        if (completed?.meta?.updateId && answer) {
+          const tx = defaultPayloadConverter.fromPayload<OutgoingTx>(answer as Payload);
+          byTransfer.set(completed.meta.updateId, tx.nonce);
+        }
+        next = event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? next;
+      }
+    }
+    return { byTransfer, histories };
+  }
 
   // Raw anvil calls the helper has no words for.
   function anvil(method: string, params: unknown[]) {
