@@ -3,8 +3,8 @@
 // `npm test`: unit and integration tests against real services, nothing shared with `npm start`.
 //   Postgres of DATABASE_URL (started if local and down) → a fresh database cambio_test_<pid>_<time> →
 //   Temporal (TEMPORAL_ADDRESS, or an in-memory dev server on free ports), with `npm run build`, the type
-//   check and (whole suite only) `npm run lint` beside them → mocha → dev server stopped and the database
-//   dropped. Exit code: mocha's. Extra arguments go to mocha:
+//   check and (whole suite only) the steps of `npm run lint` beside them → mocha → dev server stopped and the
+//   database dropped. Exit code: mocha's. Extra arguments go to mocha:
 //   `npm test -- --grep quotes`, `npm test -- test/unit/money.test.ts` (explicit files replace the default globs).
 // The last line of output reads `N passed, N failed`.
 
@@ -20,6 +20,10 @@ const DEFAULT_SPECS = ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'
 const MOCHA_BIN = path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js');
 const REPORTER = path.join(__dirname, 'lib', 'mocha-summary-reporter.js');
 const SUMMARY_LINE = /^\d+ passed, \d+ failed$/m;
+// What the type check of the last run learnt (decision 0148): the next run in this checkout checks again only the
+// files that changed and those that depend on them, as the build does with dist/.tsbuildinfo. A fresh checkout
+// (CI after `npm ci`) has none and checks the whole tree.
+const TYPE_CHECK_INFO = path.join(ROOT, 'node_modules', '.cache', 'cambio', 'type-check.tsbuildinfo');
 
 // A closed pipe (`npm test | head`) must not kill us before we clean up.
 for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
@@ -94,18 +98,34 @@ function check(label, command, args) {
 }
 
 /**
- * The checks before mocha, run at once and beside the build and the start of Postgres and Temporal (decision
- * 0139): each is one single-threaded process, so on two cores running them side by side saves most of the shorter
- * ones' time. The type check of the whole tree (tests included) runs on every run; `npm run lint` on the whole
- * suite only: CI runs `npm test` (.ci/run), so it cannot skip it, and a run of named spec files, the
- * edit-and-rerun loop, skips it. Resolves true when every check passed.
+ * The steps of `npm run lint` (package.json's script, `prettier --check . && eslint .`, stays their one definition),
+ * each to run as a check of its own: the formatting check then runs beside the lint's longest step, not before it.
+ */
+function lintSteps() {
+  const script = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.lint;
+  return script.split('&&').map((step) => step.trim());
+}
+
+/**
+ * The checks before mocha, run at once and beside the build and the start of Postgres and Temporal (decisions
+ * 0139, 0148): each is one single-threaded process, so on two cores running them side by side saves most of the
+ * shorter ones' time. The type check of the whole tree (tests included) runs on every run, incremental
+ * (TYPE_CHECK_INFO); the steps of `npm run lint` on the whole suite only: CI runs `npm test` (.ci/run), so it cannot
+ * skip them, and a run of named spec files, the edit-and-rerun loop, skips them. Resolves true when every check
+ * passed.
  */
 function checks(extra) {
   const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const typeCheck = ['-p', 'tsconfig.json', '--noEmit', '--incremental', '--tsBuildInfoFile', TYPE_CHECK_INFO];
+  // Each step is a project tool and its arguments (`eslint .`), run from node_modules/.bin as `npm run` finds it;
+  // without a shell between, so that stopping the checks stops the tool itself.
+  const tool = (name) => path.join(ROOT, 'node_modules', '.bin', process.platform === 'win32' ? `${name}.cmd` : name);
   return Promise.all([
-    check('type check (tsc -p tsconfig.json --noEmit)', process.execPath, [tsc, '-p', 'tsconfig.json', '--noEmit']),
-    ...(namesSpecs(extra) ? [] : [check('npm run lint', npm, ['run', '--silent', 'lint'])]),
+    check(`type check (tsc ${typeCheck.slice(0, 3).join(' ')} --incremental)`, process.execPath, [tsc, ...typeCheck]),
+    ...(namesSpecs(extra) ? [] : lintSteps()).map((step) => {
+      const [name, ...args] = step.split(/\s+/);
+      return check(`lint: ${step}`, tool(name), args);
+    }),
   ]).then((passed) => passed.every(Boolean));
 }
 

@@ -96,8 +96,9 @@ describe('webhook attempts: nothing due lost, one attempt in flight, every attem
 
   it('a pause keeps every due delivery: FAILED SUBSCRIPTION_DISABLED, listed; recover sends all of them', async () => {
     const { config } = await stack();
-    // A hanging receiver as a real one hangs: the attempts in flight run to the full timeout.
-    config.webhookTimeoutSeconds = 10;
+    // A hanging receiver as a real one hangs: the attempts in flight run to the full timeout, which is longer than
+    // the beneficiaries' creation and the pause below take (a few seconds), so the first ones are in flight then.
+    config.webhookTimeoutSeconds = 6;
     const c = await newCustomer();
     const r = await receiver();
     r.fallback = { delayMs: 60000 };
