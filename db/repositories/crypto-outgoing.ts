@@ -1,9 +1,9 @@
 // The hot wallet's outgoing transfers (tables `crypto_hot_wallets`, `crypto_outgoing_txs`; docs/decisions/0135,
 // 0142): each payout or return of the CRYPTO rail gets one nonce of the wallet, given by the wallet's workflow (its
 // activity calls reserveOutgoingNonces with every request waiting) in a transaction that holds the wallet's row lock,
-// so nonces are given in the batch's order, consecutively, and never twice; then its signed bytes are stored before the first broadcast. Plain SQL
-// through the caller's EntityManager; no tenant (the hot wallet is the platform's). Units are token base units, as
-// decimal strings (numeric(78,0) holds any uint256).
+// so nonces are given in the batch's order, consecutively, and never twice; then its signed bytes are stored before
+// the first broadcast. Plain SQL through the caller's EntityManager; no tenant (the hot wallet is the platform's).
+// Units are token base units, as decimal strings (numeric(78,0) holds any uint256).
 import type { Em } from '../orm';
 import { inTransaction } from '../transaction';
 

@@ -1,7 +1,8 @@
 // Withdrawals to WALLET instructions pay out from the hot wallet on a real local chain (anvil): one ERC-20 transfer
 // per withdrawal, COMPLETED after EVM_CONFIRMATIONS with the transaction's hash, a revert FAILED with the hold
 // released, a wallet short of tokens PROCESSING until funded, and concurrent withdrawals on consecutive nonces, each
-// given by an update of the hot wallet's workflow (its history shows them), a worker killed mid-burst included.
+// given by an update of the hot wallet's workflow (its history shows them), a worker killed mid-burst included; the
+// requests waiting together get their nonces in one activity, and a row the database refuses fails alone.
 // One worker process of this file's own (its rails connected to the chain) runs the withdrawals.
 import { randomUUID } from 'node:crypto';
 import { type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
@@ -367,7 +368,7 @@ describe('CRYPTO payouts from the hot wallet', function () {
     for (const history of histories) await replayOnCurrentCode(history, workflowId);
   });
 
-  it('a request whose row the database refuses fails alone; the others waiting with it get consecutive nonces', async () => {
+  it('a request whose row the database refuses fails alone; the others waiting with it get their nonces', async () => {
     const { services } = await stack();
     // A wallet of its own (its own workflow and rows), so the real hot wallet's nonces stay untouched.
     const wallet = freshAddress();
