@@ -17,8 +17,8 @@ import { HOT_WALLET_NONCE_UPDATE, HOT_WALLET_ROLLING_OVER, hotWalletWorkflowId }
 import type { HotWalletNonceRequest } from './hot-wallet';
 
 /**
- * Updates one process has in flight at one wallet's workflow. The workflow answers one at a time whatever the
- * number, and the server refuses an update past ten in flight per workflow (history.maxInFlightUpdates): the rest
+ * Updates one process has in flight at one wallet's workflow. The workflow gives the nonces of all it holds in one
+ * activity, but the server refuses an update past ten in flight per workflow (history.maxInFlightUpdates): the rest
  * wait here, in arrival order, rather than be refused and retried.
  */
 const IN_FLIGHT_PER_WALLET = 8;

@@ -1,9 +1,11 @@
 // The hot wallet workflow's one step (workflows/hot-wallet.ts), on the rails' task queue like the other CRYPTO
-// activities: gives a transfer the wallet's next nonce in Postgres, in one short transaction under the wallet's row
-// lock, or finds the nonce its id was given before (db/repositories/crypto-outgoing.ts). Idempotent by the
-// transfer's id, so a retry after a lost answer, or a request asked again after a crash, gets the same nonce.
+// activities: gives every request the workflow has waiting its nonce, in their order, in one short Postgres
+// transaction under the wallet's row lock, or finds the nonce an id was given before
+// (db/repositories/crypto-outgoing.ts). Idempotent by each transfer's id, so a retry after a lost answer, or a
+// request asked again after a crash, gets the same nonce. A row the database refuses is answered alone (`refused`),
+// so one bad request never holds back the others; any other failure fails the batch and is retried.
 import { systemEm } from '../db/orm';
-import { reserveOutgoingNonce } from '../db/repositories/crypto-outgoing';
+import { reserveOutgoingNonces } from '../db/repositories/crypto-outgoing';
 import type { NewOutgoingTx } from '../rails/crypto/nonce-writer';
 import type { OutgoingTx } from '../rails/crypto/outgoing-store';
 import type { ActivityDeps } from './deps';
@@ -14,12 +16,15 @@ export interface HotWalletNonceRequest {
   chainNonce: number;
 }
 
+/** Each request's answer, in the batch's order: its transfer with its nonce, or why its row was refused. */
+export type HotWalletNonceAnswer = { tx: OutgoingTx } | { refused: string };
+
 export type HotWalletActivities = ReturnType<typeof createHotWalletActivities>;
 
 export function createHotWalletActivities(deps: Pick<ActivityDeps, 'orm'>) {
   return {
-    async giveHotWalletNonce({ tx, chainNonce }: HotWalletNonceRequest): Promise<OutgoingTx> {
-      return reserveOutgoingNonce(systemEm(deps.orm), tx, chainNonce);
+    async giveHotWalletNonces(requests: HotWalletNonceRequest[]): Promise<HotWalletNonceAnswer[]> {
+      return reserveOutgoingNonces(systemEm(deps.orm), requests);
     },
   };
 }

@@ -1,9 +1,9 @@
 // The hot wallet's outgoing transfers (tables `crypto_hot_wallets`, `crypto_outgoing_txs`; docs/decisions/0135,
 // 0142): each payout or return of the CRYPTO rail gets one nonce of the wallet, given by the wallet's workflow (its
-// activity calls reserveOutgoingNonce) in a transaction that holds the wallet's row lock, so nonces are given one at
-// a time, consecutively, and never twice; then its signed bytes are stored before the first broadcast. Plain SQL
-// through the caller's EntityManager; no tenant (the hot wallet is the platform's). Units are token base units, as
-// decimal strings (numeric(78,0) holds any uint256).
+// activity calls reserveOutgoingNonces with every request waiting) in a transaction that holds the wallet's row lock,
+// so nonces are given in the batch's order, consecutively, and never twice; then its signed bytes are stored before
+// the first broadcast. Plain SQL through the caller's EntityManager; no tenant (the hot wallet is the platform's).
+// Units are token base units, as decimal strings (numeric(78,0) holds any uint256).
 import type { Em } from '../orm';
 import { inTransaction } from '../transaction';
 
@@ -42,39 +42,81 @@ export async function findOutgoingTx(em: Em, id: string): Promise<OutgoingTxRow 
   return row ? toRow(row) : undefined;
 }
 
+/** One transfer asking for its nonce, and what the chain counts for the address (the count of a first transfer). */
+export interface NonceRequest {
+  tx: NewOutgoingTx;
+  chainNonce: number;
+}
+
+/** What a request of a batch got: its transfer with its nonce, or why the database refused its row. */
+export type NonceOutcome = { tx: OutgoingTxRow } | { refused: string };
+
 /**
- * Gives `tx.id` the wallet's next nonce, or finds the nonce it was given before. Only the hot wallet's workflow
- * calls it (activities/hot-wallet.ts); this lock and the unique constraint are the backstop behind that writer. The
- * wallet's first transfer starts its count at `chainNonce` (what the chain counts for the address). The row lock
- * makes every other reservation wait for this transaction: consecutive nonces, no gap (a reserved nonce is never
- * given back: its transfer is signed and sent by every retry until it is mined), no duplicate (the unique constraint
- * says so too).
+ * Gives each transfer of `requests`, in their order, the wallet's next nonce, or finds the nonce its id was given
+ * before: one transaction under the wallet's row lock for the whole batch. Only the hot wallet's workflow calls it
+ * (activities/hot-wallet.ts); this lock and the unique (chain_id, wallet, nonce) are the backstop behind that writer.
+ * The wallet's first transfer starts its count at its request's `chainNonce`. The row lock makes every other
+ * reservation wait for this transaction: consecutive nonces, no gap (a reserved nonce is never given back: its
+ * transfer is signed and sent by every retry until it is mined), no duplicate.
+ *
+ * Each row is written in a savepoint of its own: a row the database refuses as data (SQLSTATE class 22 or 23, a bug
+ * or a second writer) is rolled back alone, takes no nonce and is answered `refused`; the others go on. Any other
+ * failure (Postgres down, a lock timeout) fails the whole batch, which its caller retries.
  */
-export async function reserveOutgoingNonce(em: Em, tx: NewOutgoingTx, chainNonce: number): Promise<OutgoingTxRow> {
+export async function reserveOutgoingNonces(em: Em, requests: NonceRequest[]): Promise<NonceOutcome[]> {
+  if (requests.length === 0) return [];
+  const { chainId, wallet } = requests[0].tx;
+  const other = requests.find((r) => r.tx.chainId !== chainId || r.tx.wallet !== wallet);
+  if (other) throw new Error(`a batch of nonces is one wallet's: ${other.tx.id} is not ${wallet}'s on ${chainId}`);
   return inTransaction(em, async (t) => {
     await t.execute(
       `insert into crypto_hot_wallets (chain_id, address, next_nonce) values (?, ?, ?) on conflict do nothing`,
-      [tx.chainId, tx.wallet, chainNonce],
+      [chainId, wallet, requests[0].chainNonce],
     );
-    const [wallet] = await t.execute(
+    const [row] = await t.execute(
       `select next_nonce from crypto_hot_wallets where chain_id = ? and address = ? for update`,
-      [tx.chainId, tx.wallet],
+      [chainId, wallet],
     );
-    const existing = await findOutgoingTx(t, tx.id);
-    if (existing) return existing;
-    const nonce = Number(wallet.next_nonce);
-    await t.execute(
-      `insert into crypto_outgoing_txs (id, chain_id, wallet, nonce, token, recipient, units)
-       values (?, ?, ?, ?, ?, ?, ?)`,
-      [tx.id, tx.chainId, tx.wallet, nonce, tx.token, tx.recipient, tx.units],
-    );
+    let next = Number(row.next_nonce);
+    const outcomes: NonceOutcome[] = [];
+    for (const { tx } of requests) {
+      try {
+        const { given, fresh } = await inTransaction(t, async (s) => {
+          const existing = await findOutgoingTx(s, tx.id);
+          if (existing) return { given: existing, fresh: false };
+          await s.execute(
+            `insert into crypto_outgoing_txs (id, chain_id, wallet, nonce, token, recipient, units)
+             values (?, ?, ?, ?, ?, ?, ?)`,
+            [tx.id, chainId, wallet, next, tx.token, tx.recipient, tx.units],
+          );
+          return { given: { ...tx, nonce: next, raw: null, hash: null, final: false }, fresh: true };
+        });
+        if (fresh) next += 1;
+        outcomes.push({ tx: given });
+      } catch (err) {
+        const state = sqlState(err);
+        if (!state || !REFUSED_ROW.test(state)) throw err;
+        outcomes.push({ refused: `${state}: ${err instanceof Error ? err.message : String(err)}` });
+      }
+    }
     await t.execute(`update crypto_hot_wallets set next_nonce = ? where chain_id = ? and address = ?`, [
-      nonce + 1,
-      tx.chainId,
-      tx.wallet,
+      next,
+      chainId,
+      wallet,
     ]);
-    return { ...tx, nonce, raw: null, hash: null, final: false };
+    return outcomes;
   });
+}
+
+/** Data exceptions (22) and integrity constraint violations (23): the row is wrong, not the database. */
+const REFUSED_ROW = /^2[23]/;
+
+function sqlState(err: unknown): string | undefined {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; depth++) {
+    if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return e.code;
+    e = e.cause as typeof e;
+  }
+  return undefined;
 }
 
 /** Stores the signed bytes unless some earlier attempt stored them first; answers what is stored. */

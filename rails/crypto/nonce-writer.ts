@@ -1,7 +1,7 @@
 // The single writer of the hot wallet's nonces, as the CRYPTO connector sees it (docs/decisions/0142): a port, so
 // rails/ never knows that behind it is a Temporal workflow per hot wallet (workflows/hot-wallet.ts), reached by the
 // activities' Temporal client (activities/hot-wallet-nonces.ts). Every payout and return asks it for its transfer's
-// nonce; it answers one request at a time, in arrival order, and an id that has a nonce gets the same one back.
+// nonce; it gives them in arrival order, consecutively, and an id that has a nonce gets the same one back.
 import type { OutgoingTx } from './outgoing-store';
 
 /** What a transfer is, before it has a nonce. */

@@ -1,10 +1,11 @@
 // Withdrawals to WALLET instructions pay out from the hot wallet on a real local chain (anvil): one ERC-20 transfer
 // per withdrawal, COMPLETED after EVM_CONFIRMATIONS with the transaction's hash, a revert FAILED with the hold
 // released, a wallet short of tokens PROCESSING until funded, and concurrent withdrawals on consecutive nonces, each
-// given by an update of the hot wallet's workflow (its history shows them), a worker killed mid-burst included.
+// given by an update of the hot wallet's workflow (its history shows them), a worker killed mid-burst included; the
+// requests waiting together get their nonces in one activity, and a row the database refuses fails alone.
 // One worker process of this file's own (its rails connected to the chain) runs the withdrawals.
 import { randomUUID } from 'node:crypto';
-import type { WorkflowHandle } from '@temporalio/client';
+import { type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { expect } from 'chai';
 import supertest from 'supertest';
@@ -13,7 +14,9 @@ import { createApp } from '../../api/app';
 import { loadConfig } from '../../config';
 import { OperationSchema } from '../../db/entities';
 import { systemEm } from '../../db/orm';
+import { outgoingNonces } from '../../db/repositories/crypto-outgoing';
 import { payoutIdFor } from '../../rails/pix/ids';
+import { temporalNonceWriter } from '../../activities/hot-wallet-nonces';
 import { railStores } from '../../activities/rail-stores';
 import { CryptoRail } from '../../rails/crypto';
 import type { OutgoingTx } from '../../rails/crypto/outgoing-store';
@@ -363,6 +366,42 @@ describe('CRYPTO payouts from the hot wallet', function () {
     expect(histories.length).to.be.at.least(3);
     // Deterministic: each run, its queue, its refusals and its continue-as-new, replays on the current code.
     for (const history of histories) await replayOnCurrentCode(history, workflowId);
+  });
+
+  it('a request whose row the database refuses fails alone; the others waiting with it get their nonces', async () => {
+    const { services } = await stack();
+    // A wallet of its own (its own workflow and rows), so the real hot wallet's nonces stay untouched.
+    const wallet = freshAddress();
+    const writer = temporalNonceWriter(services.temporal, { taskQueue, railsTaskQueue: `${taskQueue}-rails` });
+    const txs = Array.from({ length: 5 }, (_, i) => ({
+      id: `test:${randomUUID()}`,
+      chainId: chain.chainId,
+      wallet,
+      token: chain.tokens.USDC,
+      recipient: freshAddress(),
+      // Not a number: Postgres refuses the row (22P02), as it would a bug's.
+      units: i === 2 ? 'not-a-number' : '1000000',
+    }));
+    const outcomes = await Promise.allSettled(txs.map((tx) => writer.nonceFor(tx, 7)));
+    const refused = outcomes[2];
+    expect(refused.status).to.equal('rejected');
+    const failure = refused.status === 'rejected' ? refused.reason : undefined;
+    expect(failure).to.be.instanceOf(WorkflowUpdateFailedError);
+    expect((failure as WorkflowUpdateFailedError).cause).to.include({ type: 'HOT_WALLET_NONCE_REFUSED' });
+    const given = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value.nonce] : []));
+    expect([...given].sort((a, b) => a - b)).to.deep.equal([7, 8, 9, 10]);
+    expect(await outgoingNonces(systemEm(services.orm), chain.chainId, wallet)).to.deep.equal([7, 8, 9, 10]);
+    // Asked again, a transfer that has its nonce gets the same one (its update's answer, the same run).
+    expect((await writer.nonceFor(txs[4], 0)).nonce).to.equal(given[3]);
+    // Requests waiting together went in one activity: fewer activities than requests, each request in one.
+    const workflowId = hotWalletWorkflowId(taskQueue, chain.chainId, wallet);
+    const history = await services.temporal.workflow.getHandle(workflowId).fetchHistory();
+    const batches = (history.events ?? []).flatMap((e) => {
+      const input = e.activityTaskScheduledEventAttributes?.input?.payloads?.[0];
+      return input ? [defaultPayloadConverter.fromPayload<unknown[]>(input as Payload).length] : [];
+    });
+    expect(batches.reduce((a, b) => a + b, 0)).to.equal(txs.length);
+    expect(batches.length).to.be.below(txs.length);
   });
 
   /**
