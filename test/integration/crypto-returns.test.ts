@@ -85,7 +85,7 @@ describe('cambio payment return of a CRYPTO payment: back to the address it came
       toBlock: 'latest',
     });
 
-  it('sends a transfer of another token back to its sender once, in that token; a retried command sends nothing', async () => {
+  it('sends another token back to its sender once, in that token; a retried command sends nothing', async () => {
     const c = await newCustomer('Crypto Return Ltda');
     const deposit = await cs.openDeposit(c, '3.00');
     const sender = cs.chain.payers[1];

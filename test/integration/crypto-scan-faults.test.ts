@@ -113,7 +113,7 @@ describe('the CRYPTO scanner killed mid-range or cut from its node', function ()
     const deposits: CryptoDeposit[] = [];
     for (let i = 0; i < 4; i++) deposits.push(await cs.openDeposit(c, '2.50'));
     await proxy.cut();
-    let hashes: string[] = [];
+    let hashes: string[];
     try {
       hashes = await payAll(deposits, '2.5', 5);
       await cs.chain.mine(CONFIRMATIONS);
@@ -126,6 +126,7 @@ describe('the CRYPTO scanner killed mid-range or cut from its node', function ()
     } finally {
       await proxy.open();
     }
+    expect(hashes).to.have.length(deposits.length);
     await untilCompleted(c, deposits, 60_000);
     await paidOnce(c, deposits, hashes, '2.500000');
   });
