@@ -3,11 +3,15 @@
 //    deposit's, a few to deposits), in blocks of BENCH_LOGS_PER_BLOCK (200); the scanner (payments/crypto-scan.ts,
 //    in-process, on the bench's own database) reads it all from block 0 in EVM_MAX_BLOCK_RANGE ranges: Transfer
 //    logs per second of history (target >= 2,000/s: a day of a busy chain caught up in minutes).
+//    Then the worker process catches up on the same history itself (its schedule paused, its cursor set back to
+//    block 0, one run triggered): the time, its CPU, and the worker's memory (VmHWM, its peak resident set since
+//    start, read from /proc/<pid>/status of the `node dist/worker/main.js` the bench runs; target < 400 MB).
 // 2. Detection latency: the stack's worker runs the scanner's schedule (EVM_SCAN_EVERY_SECONDS=BENCH_SCAN_SECONDS,
 //    default 5); a deposit is paid, EVM_CONFIRMATIONS blocks are mined, and the time from the confirming block to the
 //    deposit COMPLETED is measured (BENCH_DEPOSITS, default 5; target: within one scan interval).
 // Figures are printed; nothing is asserted on time.
 import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
 import { createTestClient, http, parseUnits, type Hex } from 'viem';
 import { openOrm } from '../db/orm';
 import { loadConfig } from '../config';
@@ -18,7 +22,8 @@ import { startAnvil } from '../sandbox-chain/anvil';
 import { chainClients, chainEnv, deploySandboxTokens, SANDBOX_TOKEN_ABI } from '../sandbox-chain/tokens';
 import { activeAccount, newCustomer, quote, untilStatus } from './lib/cambio';
 import { expectStatus } from './lib/http';
-import { log, withStack } from './lib/stack';
+import { cpuSecondsOf, rssOf } from './lib/proc';
+import { log, withStack, type Stack } from './lib/stack';
 
 const LOGS = Number(process.env.BENCH_LOGS || 10_000);
 const PER_BLOCK = Number(process.env.BENCH_LOGS_PER_BLOCK || 200);
@@ -99,6 +104,10 @@ async function main(): Promise<void> {
         await orm.close(true);
       }
 
+      // 1b. The same history caught up by the worker process itself (its schedule, from block 0), and the worker's
+      // peak resident memory meanwhile (VmHWM of its pid: /proc/<pid>/status; target < 400 MB).
+      await catchUpInWorker(stack, head);
+
       // 2. Detection latency through the worker's schedule.
       const c = await newCustomer(stack.databaseUrl, stack.apiUrl);
       const accountId = await activeAccount(c, ['USDC']);
@@ -135,6 +144,57 @@ async function main(): Promise<void> {
     await anvil.stop();
   }
 }
+
+/**
+ * Has the worker's scheduled scan read the whole history again from block 0 (its schedule paused, no run open, its
+ * cursor of this chain set to 0, one run triggered) and waits until the cursor is past the head: the time taken,
+ * the worker's CPU seconds, and its resident memory before and at its peak since start (VmHWM).
+ */
+async function catchUpInWorker(stack: Stack, head: bigint): Promise<void> {
+  const pid = stack.worker?.proc.pid;
+  const orm = await openOrm(stack.databaseUrl, { poolMax: 2 });
+  const connection = await Connection.connect({ address: stack.temporalAddress });
+  const schedule = new Client({ connection, namespace: stack.namespace }).schedule.getHandle(
+    `${stack.taskQueue}-crypto-reconciliation`,
+  );
+  const cursor = async () => {
+    const sql = `select next_block::text as next from chain_scan_cursors where chain_id = ?`;
+    const [row] = await orm.em.getConnection().execute(sql, [CHAIN_ID]);
+    return row ? BigInt(row.next) : undefined;
+  };
+  try {
+    // The worker's first scan (one range back from the head) made its cursor; no run may be open at the reset.
+    while ((await cursor()) === undefined) await sleep(200);
+    await schedule.pause('bench: catch-up measured from block 0');
+    while ((await schedule.describe()).info.runningActions.length > 0) await sleep(100);
+    await orm.em.getConnection().execute(`update chain_scan_cursors set next_block = 0 where chain_id = ?`, [CHAIN_ID]);
+    const before = rssOf(pid);
+    const cpu0 = pid ? cpuSecondsOf(pid) : undefined;
+    const started = Date.now();
+    await schedule.trigger();
+    let peakRss = 0;
+    while (((await cursor()) ?? 0n) <= head) {
+      peakRss = Math.max(peakRss, rssOf(pid)?.rssMb ?? 0);
+      if (Date.now() - started > 600_000) throw new Error('the worker did not catch up within 10 minutes');
+      await sleep(50);
+    }
+    const seconds = (Date.now() - started) / 1000;
+    const cpu = pid && cpu0 !== undefined ? (cpuSecondsOf(pid) ?? cpu0) - cpu0 : NaN;
+    const after = rssOf(pid);
+    log(
+      `worker catch-up: ${LOGS} Transfer logs over ${head + 1n} blocks from block 0 in ${seconds.toFixed(2)} s ` +
+        `(trigger to cursor past the head; ${cpu.toFixed(1)} CPU s of the worker); worker pid ${pid} RSS ` +
+        `${before?.rssMb.toFixed(0)} MB before, ${peakRss.toFixed(0)} MB highest sampled, VmHWM ` +
+        `${after?.peakMb.toFixed(0)} MB (peak since start; target < 400 MB)`,
+    );
+    await schedule.unpause();
+  } finally {
+    await connection.close();
+    await orm.close(true);
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 main().catch((err) => {
   console.error(err);

@@ -59,11 +59,14 @@ export const returnsThroughProvider = (config: ServiceContext['config'], rail: s
   hasConnector(rail) && !!railEntry(rail)?.hasProvider(config);
 
 /**
- * The rails that have a connector (rails/): a payment that came in on one leaves through it, never through an
- * operator's say-so by default (docs/decisions/0110). The others (BOLETO, TED, CRYPTO) are returned at the bank.
+ * The rails whose connector sends a payment back (rails/): a payment that came in on one leaves through it, never
+ * through an operator's say-so by default (docs/decisions/0110): PIX, and CRYPTO, whose payments the scanner records
+ * but whose returns leave from the hot wallet (decision 0136). The others (BOLETO, TED) are returned at the bank.
  */
-const hasConnector = (rail: string): boolean =>
-  railEntry(rail)?.recordedBy === 'connector' && railEntry(rail)?.returnedBy !== 'operator';
+const hasConnector = (rail: string): boolean => {
+  const entry = railEntry(rail);
+  return (entry?.returnedBy ?? (entry?.recordedBy === 'connector' ? 'provider' : 'operator')) === 'provider';
+};
 
 /** `cambio payment return --outside --reference REF`: the operator states the money went back outside Cambio. */
 export interface OutsideReturn {
@@ -71,7 +74,8 @@ export interface OutsideReturn {
   reference: string;
 }
 
-// The column that keeps the return's end-to-end id (inbound_payments.return_end_to_end_id, varchar(64)).
+// A bank's reference, kept as the return's end-to-end id (inbound_payments.return_end_to_end_id, which is wider:
+// a CRYPTO return's transaction hash is 66 characters).
 const MAX_REFERENCE_LENGTH = 64;
 
 function checkReference(reference: string): void {
@@ -81,9 +85,10 @@ function checkReference(reference: string): void {
 }
 
 function railNotConfigured(rail: string): CambioError {
+  const setting = railEntry(rail)?.providerSetting ?? 'PIX_PSP_URL';
   return new CambioError(
     'RAIL_NOT_CONFIGURED',
-    `no PSP is configured for ${rail} (PIX_PSP_URL): a ${rail} payment is returned through its PSP, so nothing was ` +
+    `no PSP is configured for ${rail} (${setting}): a ${rail} payment is returned through its PSP, so nothing was ` +
       'sent; if the money was returned at the bank, say so with --outside --reference REF',
     { rail },
   );

@@ -21,6 +21,8 @@ export const cryptoRail: RailEntry = {
   assets: ['USDC', 'USDT', 'EURC', 'BRLT'],
   transactionType: CRYPTO_RAIL,
   recordedBy: 'operator',
+  // Recorded by the scanner (or an operator), but sent back by the connector from the hot wallet (decision 0136).
+  returnedBy: 'provider',
   providerSetting: 'EVM_RPC_URL',
   instruction: {
     summary:

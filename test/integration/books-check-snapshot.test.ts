@@ -29,8 +29,8 @@ describe('cambio books check: one snapshot', function () {
     const c = await newCustomer('Books Snapshot Ltda');
     const account = await activeAccount(c, [ASSET]);
 
-    // A rail with no connector (CRYPTO) reports a payment for the customer: UNMATCHED in its suspense; then an
-    // operator returns it (RETURNING, then RETURNED: two commits) or credits it to the account.
+    // An operator records a CRYPTO payment for the customer: UNMATCHED in its suspense; then returns it at the bank
+    // (RETURNING, then RETURNED: two commits; no node here) or credits it to the account.
     const writer = async (w: number) => {
       for (let i = 0; i < PAYMENTS_PER_WRITER; i++) {
         const payment = await recordInboundPayment(systemEm(services.orm), {
@@ -42,7 +42,8 @@ describe('cambio books check: one snapshot', function () {
         });
         await decideInboundPayment(services, payment);
         if (i % 3 === 2) await creditPayment(services, payment.id, account.id);
-        else if (i % 3 === 1) await returnPayment(services, payment.id, 'snapshot race');
+        else if (i % 3 === 1)
+          await returnPayment(services, payment.id, 'snapshot race', undefined, { reference: `BANK-${w}-${i}` });
       }
     };
 

@@ -84,7 +84,8 @@ describe('cambio books check', function () {
     // An extra payment, then its return left in flight (RETURNING: still in the suspense).
     const extra = await pay(depCrash.id, '3.00', e2e());
     expect(extra.status).to.equal('UNMATCHED');
-    const returning = await startReturn(services, extra.id, 'paid twice');
+    // Returned at the bank by an operator (no node here: a CRYPTO return otherwise leaves through the connector).
+    const returning = await startReturn(services, extra.id, 'paid twice', undefined, { reference: 'BANK-EXTRA' });
     expect(returning.status).to.equal('RETURNING');
 
     check = await booksCheck();
@@ -109,7 +110,8 @@ describe('cambio books check', function () {
     expect(eurc.differences).to.deep.equal([]);
 
     // The return completes: out of the suspense, through the rail.
-    const returned = await json('payment', 'return', extra.id, '--reason', 'paid twice');
+    const atTheBank = ['--outside', '--reference', 'BANK-EXTRA'];
+    const returned = await json('payment', 'return', extra.id, '--reason', 'paid twice', ...atTheBank);
     expect(returned.status).to.equal('RETURNED');
     check = await booksCheck();
     expect(check.exitCode).to.equal(0);

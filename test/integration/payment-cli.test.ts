@@ -180,8 +180,9 @@ describe("operator CLI: the platform's payments and a refused return", function 
     expect(await suspense(c.customerId, 'BRLT'), "nothing left in the customer's").to.equal('0.00');
     expect(await booksCheck('BRLT')).to.deep.include({ exitCode: 0, ok: true });
 
-    // A return the rail refuses: RETURNING, then UNMATCHED again with the refusal; the money never left.
-    const returning = await startReturn(services, toReturn, 'unknown payer');
+    // A return the rail refuses: RETURNING, then UNMATCHED again with the refusal; the money never left. CRYPTO
+    // goes back through its connector (decision 0145); without a node here, an operator's return is at the bank.
+    const returning = await startReturn(services, toReturn, 'unknown payer', undefined, { reference: 'BANK-R1' });
     expect(returning.status).to.equal('RETURNING');
     const refused = await failReturn(services, toReturn, 'beneficiary account closed');
     expect(refused.status).to.equal('UNMATCHED');
@@ -195,7 +196,8 @@ describe("operator CLI: the platform's payments and a refused return", function 
     expect(twice, 'only a return in flight can fail').to.equal('INVALID_STATE');
 
     // The operator returns it once more (at the bank, by hand): RETURNED, out of the suspense.
-    const returned = await json('payment', 'return', toReturn, '--reason', 'returned by hand');
+    const byHand = ['--reason', 'returned by hand', '--outside', '--reference', 'BANK-R2'];
+    const returned = await json('payment', 'return', toReturn, ...byHand);
     expect(returned).to.deep.include({ id: toReturn, status: 'RETURNED' });
     expect(returned.returned).to.deep.include({ reason: 'returned by hand', failure: null });
     expect(await suspense(null, 'BRLT')).to.equal('0.00');

@@ -1,0 +1,162 @@
+// `cambio payment return` on an UNMATCHED CRYPTO payment (../shared/spec/decisions.md, "Crypto: stablecoins on a real
+// chain (EVM)"): the money goes back the way it came, one ERC-20 transfer of the same token from the hot wallet to
+// the address that sent it, stored before it is broadcast; RETURNED with that transaction's hash as the return's
+// end-to-end id once it has EVM_CONFIRMATIONS. A second run of the command (an operator's retry) sends nothing more.
+// Driven as an operator does: the scanner (a worker process of this file's own) records the payment, the CLI (a
+// process with the chain's settings) returns it.
+import { expect } from 'chai';
+import { getAddress, parseAbiItem } from 'viem';
+import { cambioFailsWith, cambioWith } from '../helpers/cli';
+import { cryptoStack, type CryptoStack } from '../helpers/crypto-stack';
+import { assertLedgerBalanced, balance, getOp } from '../helpers/money';
+import { paymentsOf } from '../helpers/inbound-payments';
+import { killAll } from '../helpers/processes';
+import { eventually, newCustomer, stack, type TestCustomer } from '../helpers/stack';
+
+const CONFIRMATIONS = 2;
+const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
+
+interface Payment {
+  id: string;
+  status: string;
+  endToEndId: string;
+  amount: { value: string; asset: string };
+  returned: { endToEndId: string | null; reason: string | null; failure: string | null } | null;
+}
+
+describe('cambio payment return of a CRYPTO payment: back to the address it came from', function () {
+  this.timeout(180_000);
+  let cs: CryptoStack;
+
+  before(async () => {
+    cs = await cryptoStack({ confirmations: CONFIRMATIONS });
+  });
+  after(async () => {
+    await killAll();
+    await cs?.stop();
+  });
+
+  async function seen(c: TestCustomer, id: string): Promise<Payment> {
+    const { http } = await stack();
+    const res = await http.get(`/api/inbound-payments/${id}`).set(c.auth);
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    return res.body;
+  }
+
+  /** Scans until the transfer `hash` is recorded in the customer's suspense (mined deep enough first). */
+  async function unmatched(c: TestCustomer, hash: string): Promise<Payment> {
+    await cs.chain.mine(CONFIRMATIONS);
+    const [payment] = await eventually(
+      async () => {
+        await cs.triggerScan();
+        return paymentsOf(c, 'status[eq]=UNMATCHED');
+      },
+      (found) => found.some((p) => p.endToEndId.startsWith(`${cs.chain.chainId}:${hash}:`)),
+      30_000,
+      500,
+    );
+    return payment as unknown as Payment;
+  }
+
+  const returnCommand = (id: string) =>
+    cambioWith(cs.cliEnv(), 'payment', 'return', id, '--reason', 'not a deposit of ours', '--json').then(
+      (r) => JSON.parse(r.stdout) as Payment,
+    );
+
+  /** Mines a block at a time until the payment is no longer RETURNING (anvil mines only the transfer itself). */
+  const untilReturned = (c: TestCustomer, id: string) =>
+    eventually(
+      async () => {
+        await cs.chain.mine(1);
+        return seen(c, id);
+      },
+      (p) => p.status !== 'RETURNING',
+      60_000,
+      300,
+    );
+
+  /** The hot wallet's transfers of `token` to `to` since block `from`, as the chain has them. */
+  const hotWalletTransfers = (token: `0x${string}`, to: `0x${string}`, from: bigint) =>
+    cs.chain.clients.public.getLogs({
+      address: token,
+      event: TRANSFER,
+      args: { from: cs.chain.hotWallet.address, to },
+      fromBlock: from,
+      toBlock: 'latest',
+    });
+
+  it('sends another token back to its sender once, in that token; a retried command sends nothing', async () => {
+    const c = await newCustomer('Crypto Return Ltda');
+    const deposit = await cs.openDeposit(c, '3.00');
+    const sender = cs.chain.payers[1];
+    const usdt = cs.chain.tokens.USDT as `0x${string}`;
+    const before = await cs.tokenBalance('USDT', sender);
+    const start = await cs.chain.blockNumber();
+    // USDT to the address of a USDC deposit: no deposit's money, the customer's suspense.
+    const hash = await cs.chain.transfer({ token: 'USDT', to: deposit.walletAddress, amount: '3.25', from: 1 });
+    const payment = await unmatched(c, hash);
+    expect(payment.amount).to.deep.include({ value: '3.250000', asset: 'USDT' });
+    expect(await cs.tokenBalance('USDT', sender)).to.equal(before - 3_250_000n);
+
+    const asked = await returnCommand(payment.id);
+    expect(asked).to.deep.include({ id: payment.id });
+    expect(['RETURNING', 'RETURNED']).to.include(asked.status);
+    // The operator, unsure the first run went through, runs it again: the return in flight is the same one.
+    const again = await returnCommand(payment.id);
+    expect(['RETURNING', 'RETURNED']).to.include(again.status);
+
+    const done = await untilReturned(c, payment.id);
+    expect(done.status).to.equal('RETURNED');
+    const returnHash = done.returned!.endToEndId as `0x${string}`;
+    expect(returnHash).to.match(/^0x[0-9a-f]{64}$/);
+    expect(done.returned).to.deep.include({ reason: 'not a deposit of ours', failure: null });
+    const receipt = await cs.chain.clients.public.getTransactionReceipt({ hash: returnHash });
+    expect(receipt.status).to.equal('success');
+    expect(getAddress(receipt.from)).to.equal(getAddress(cs.chain.hotWallet.address));
+    expect(getAddress(receipt.to!)).to.equal(getAddress(usdt));
+
+    // Once it is RETURNED, the command is refused and nothing more leaves, however many blocks follow.
+    const refused = await cambioFailsWith(cs.cliEnv(), 'payment', 'return', payment.id, '--reason', 'again');
+    expect(refused.body.code).to.equal('INVALID_STATE');
+    await cs.chain.mine(CONFIRMATIONS + 2);
+    await new Promise((r) => setTimeout(r, 1000));
+    const sent = await hotWalletTransfers(usdt, sender, start);
+    expect(sent.map((l) => [l.transactionHash, l.args.value])).to.deep.equal([[returnHash, 3_250_000n]]);
+    expect(await cs.tokenBalance('USDT', sender)).to.equal(before);
+    expect((await seen(c, payment.id)).status).to.equal('RETURNED');
+    // The deposit's account was never credited; the suspense is empty again.
+    expect((await balance(c, deposit.accountId, 'USDC')).total).to.equal('0.000000');
+    await assertLedgerBalanced();
+  });
+
+  it("returns a transfer that came after the deposit's window, from the address that sent it", async () => {
+    const c = await newCustomer('Crypto Late Ltda');
+    const deposit = await cs.openDeposit(c, '2.00');
+    // Paid in full, then paid again: the second transfer finds the deposit COMPLETED and is nobody's.
+    await cs.chain.transfer({ token: 'USDC', to: deposit.walletAddress, amount: '2', from: 2 });
+    await cs.chain.mine(CONFIRMATIONS);
+    await eventually(
+      async () => {
+        await cs.triggerScan();
+        return (await getOp(c, deposit.id)).currentState.status;
+      },
+      (status) => status === 'COMPLETED',
+      30_000,
+      500,
+    );
+    const sender = cs.chain.payers[3];
+    const before = await cs.tokenBalance('USDC', sender);
+    const usdc = cs.chain.tokens.USDC as `0x${string}`;
+    const start = await cs.chain.blockNumber();
+    const late = await cs.chain.transfer({ token: 'USDC', to: deposit.walletAddress, amount: '2', from: 3 });
+    const payment = await unmatched(c, late);
+    await returnCommand(payment.id);
+    const done = await untilReturned(c, payment.id);
+    expect(done.status).to.equal('RETURNED');
+    const sent = await hotWalletTransfers(usdc, sender, start);
+    expect(sent.map((l) => [l.transactionHash, l.args.value])).to.deep.equal([[done.returned!.endToEndId, 2_000_000n]]);
+    expect(await cs.tokenBalance('USDC', sender)).to.equal(before);
+    expect((await balance(c, deposit.accountId, 'USDC')).total).to.equal('2.000000');
+    await assertLedgerBalanced();
+  });
+});
