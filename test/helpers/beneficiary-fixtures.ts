@@ -57,12 +57,20 @@ export function beneficiaryBody(
  * sandbox review. For withdrawal tests, which need an approved instruction to pay out to.
  */
 export async function approvedInstruction(customer: TestCustomer, key: { dictKeyType: DictKeyType; dictKey: string }) {
+  return approvedBeneficiary(customer, pixInstruction(key.dictKeyType, key.dictKey));
+}
+
+/**
+ * A beneficiary whose one instruction (a PIX key, a WALLET address) is APPROVED: created, then reviewed through the
+ * sandbox route. `created` is the creation's answer, the instruction as the API first presented it.
+ */
+export async function approvedBeneficiary(customer: TestCustomer, instruction: Record<string, unknown>) {
   const { http } = await stack();
   const created = await http
     .post('/api/beneficiaries')
     .set(customer.auth)
     .set(idem())
-    .send(beneficiaryBody(pixInstruction(key.dictKeyType, key.dictKey)));
+    .send(beneficiaryBody(instruction));
   if (created.status !== 201)
     throw new Error(`beneficiary creation failed: ${created.status} ${JSON.stringify(created.body)}`);
   const beneficiaryId: string = created.body.id;
@@ -78,7 +86,7 @@ export async function approvedInstruction(customer: TestCustomer, key: { dictKey
     async () => (await http.get(`/api/beneficiaries/${beneficiaryId}`).set(customer.auth)).body,
     (b) => b.paymentInstructions?.[0]?.currentState?.status === 'APPROVED',
   );
-  return { beneficiaryId, instructionId, beneficiary };
+  return { beneficiaryId, instructionId, beneficiary, created: created.body };
 }
 
 /**

@@ -22,7 +22,7 @@ import { CryptoRail } from '../../rails/crypto';
 import type { OutgoingTx } from '../../rails/crypto/outgoing-store';
 import type { hotWalletWorkflow } from '../../workflows/hot-wallet';
 import { hotWalletWorkflowId } from '../../workflows/ids';
-import { beneficiaryBody, referenceBeneficiary } from '../helpers/beneficiary-fixtures';
+import { approvedBeneficiary, beneficiaryBody, referenceBeneficiary } from '../helpers/beneficiary-fixtures';
 import { startChain, type TestChain } from '../helpers/chain';
 import { replayOnCurrentCode } from '../helpers/workflow-bundle';
 import { activeAccount } from '../helpers/fixtures';
@@ -76,28 +76,15 @@ describe('CRYPTO payouts from the hot wallet', function () {
   const freshAddress = () => getAddress(`0x${randomUUID().replace(/-/g, '')}${'ab12cd34'}`);
 
   async function approvedWallet(address: string, asset = 'USDC') {
-    const { http } = await stack();
     const instruction = { type: 'WALLET', asset, network: 'ETHEREUM', address };
-    const created = await http.post('/api/beneficiaries').set(c.auth).set(idem()).send(beneficiaryBody(instruction));
-    expect(created.status, JSON.stringify(created.body)).to.equal(201);
-    const instructionId = created.body.paymentInstructions[0].id;
-    expect(created.body.paymentInstructions[0].address).to.deep.equal({
+    const { beneficiaryId, instructionId, created } = await approvedBeneficiary(c, instruction);
+    expect(created.paymentInstructions[0].address).to.deep.equal({
       rail: 'CRYPTO',
       type: 'WALLET',
       network: 'ETHEREUM',
       address: getAddress(address),
     });
-    const reviewed = await http
-      .post(`/api/sandbox/payment-instructions/${instructionId}/review`)
-      .set(c.auth)
-      .set(idem())
-      .send({ decision: 'APPROVE' });
-    expect(reviewed.status).to.equal(200);
-    await eventually(
-      async () => (await http.get(`/api/beneficiaries/${created.body.id}`).set(c.auth)).body,
-      (b) => b.paymentInstructions?.[0]?.currentState?.status === 'APPROVED',
-    );
-    return { beneficiaryId: created.body.id as string, instructionId: instructionId as string };
+    return { beneficiaryId, instructionId };
   }
 
   async function withdraw(to: string, value: string, asset = 'USDC') {

@@ -8,7 +8,7 @@ import supertest from 'supertest';
 import { getAddress } from 'viem';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../config';
-import { beneficiaryBody, referenceBeneficiary } from '../helpers/beneficiary-fixtures';
+import { approvedBeneficiary, referenceBeneficiary } from '../helpers/beneficiary-fixtures';
 import { startChain, type TestChain } from '../helpers/chain';
 import { activeAccount } from '../helpers/fixtures';
 import { assertLedgerBalanced, balance, fund, quote } from '../helpers/money';
@@ -42,23 +42,10 @@ describe('CRYPTO outside sandbox mode without a node', function () {
 
   /** A WALLET beneficiary, approved (through the sandbox's review route of the stack's API). */
   async function approvedWallet() {
-    const { http } = await stack();
     const address = getAddress(`0x${randomUUID().replace(/-/g, '')}12345678`);
     const instruction = { type: 'WALLET', asset: 'USDC', network: 'ETHEREUM', address };
-    const created = await http.post('/api/beneficiaries').set(c.auth).set(idem()).send(beneficiaryBody(instruction));
-    expect(created.status, JSON.stringify(created.body)).to.equal(201);
-    const instructionId = created.body.paymentInstructions[0].id as string;
-    const reviewed = await http
-      .post(`/api/sandbox/payment-instructions/${instructionId}/review`)
-      .set(c.auth)
-      .set(idem())
-      .send({ decision: 'APPROVE' });
-    expect(reviewed.status).to.equal(200);
-    await eventually(
-      async () => (await http.get(`/api/beneficiaries/${created.body.id}`).set(c.auth)).body,
-      (b) => b.paymentInstructions?.[0]?.currentState?.status === 'APPROVED',
-    );
-    return referenceBeneficiary(created.body.id, instructionId);
+    const { beneficiaryId, instructionId } = await approvedBeneficiary(c, instruction);
+    return referenceBeneficiary(beneficiaryId, instructionId);
   }
 
   it('the API: a CRYPTO deposit is 422 RAIL_NOT_CONFIGURED, and nothing is created', async () => {
