@@ -12,7 +12,7 @@ import type {
   ReturnState,
   ReturnStatus,
 } from '../rail';
-import { amountToUnits } from './amounts';
+import { amountToUnits, InexactAmountError } from './amounts';
 import type { ChainToken } from './chain';
 import type { HotWalletTransfers, TransferState } from './transfers';
 
@@ -24,6 +24,19 @@ export interface TokenBook {
 
 // Nothing was sent and the same request would be refused again (RAIL_REJECTED in the activity).
 const refused = (message: string) => new RailRejectedError(message, 400, undefined);
+
+/**
+ * `amount` in `token`'s units, exactly: a token of fewer decimals than Cambio's 6 cannot carry every amount, and one
+ * it cannot carry is the provider's refusal (the payout FAILED, its hold released), never a transfer rounded.
+ */
+function exactUnits(amount: string, token: { asset: string; decimals: number }): bigint {
+  try {
+    return amountToUnits(amount, token.decimals);
+  } catch (err) {
+    if (!(err instanceof InexactAmountError)) throw err;
+    throw refused(`${token.asset} on this chain cannot carry ${amount}: ${err.message}`);
+  }
+}
 
 const payoutTx = (payoutId: string) => `payout:${payoutId}`;
 const returnTx = (returnId: string) => `return:${returnId}`;
@@ -50,7 +63,7 @@ export class CryptoPayouts implements PayoutCapability, ReturnCapability {
       id: payoutTx(request.payoutId),
       token,
       to: getAddress(request.key),
-      units: amountToUnits(request.amount, token.decimals),
+      units: exactUnits(request.amount, token),
     });
     return payoutState(request.payoutId, state);
   }
@@ -79,7 +92,7 @@ export class CryptoPayouts implements PayoutCapability, ReturnCapability {
       id: returnTx(request.returnId),
       token,
       to: getAddress(event.args.from),
-      units: amountToUnits(request.amount, token.decimals),
+      units: exactUnits(request.amount, token),
     });
     return returnState(request, state);
   }
