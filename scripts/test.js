@@ -30,10 +30,10 @@ for (const stream of [process.stdout, process.stderr]) stream.on('error', () => 
 
 const log = (msg) => console.error(`[test] ${msg}`);
 
-let devServer; // the dev server's child process, known from the moment it is spawned
+const devServers = []; // each shard's dev server child process, known from the moment it is spawned
 const checking = new Set(); // the checks still running (type check, lint), stopped if we end before them
-let testDatabaseUrl;
-let mocha;
+const testDatabaseUrls = []; // each shard's database
+const mochas = new Set(); // the mocha processes still running
 let interrupted = false;
 
 let cleaning;
@@ -41,11 +41,9 @@ let cleaning;
 function cleanup() {
   cleaning ??= (async () => {
     for (const child of checking) child.kill('SIGTERM');
-    if (devServer) await devServer.stop(10000);
-    if (testDatabaseUrl) {
-      await dropDatabase(testDatabaseUrl).catch((err) =>
-        log(`could not drop database ${databaseName(testDatabaseUrl)}: ${err.message}`),
-      );
+    await Promise.all(devServers.map((server) => server.stop(10000)));
+    for (const url of testDatabaseUrls) {
+      await dropDatabase(url).catch((err) => log(`could not drop database ${databaseName(url)}: ${err.message}`));
     }
   })();
   return cleaning;
@@ -63,7 +61,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     interrupted = true;
     firstSignalAt = Date.now();
     log(`${signal} received; cleaning up`);
-    if (mocha && mocha.exitCode === null) mocha.kill('SIGTERM');
+    for (const child of mochas) if (child.exitCode === null) child.kill('SIGTERM');
     cleanup().finally(() => process.exit(130));
   });
 }
@@ -146,70 +144,103 @@ function build() {
   });
 }
 
-/** Mocha arguments: default globs unless the caller named spec files, our reporter unless they chose one. */
-function mochaArgs(extra) {
+/** Mocha arguments: `specs` (the default globs, or a shard's files) unless the caller named spec files. */
+function mochaArgs(extra, specs = DEFAULT_SPECS) {
   const choosesReporter = extra.some((a) => a === '-R' || a === '--reporter' || a.startsWith('--reporter='));
   const choosesColor = extra.some((a) => /^--(no-)?colou?rs?$|^-c$|^-C$/.test(a));
   return [
-    ...(namesSpecs(extra) ? [] : DEFAULT_SPECS),
+    ...(namesSpecs(extra) ? [] : specs),
     ...(choosesReporter ? [] : ['--reporter', REPORTER]),
     ...(!choosesColor && process.stdout.isTTY ? ['--color'] : []),
     ...extra,
   ];
 }
 
-function runMocha(args, env) {
+/**
+ * One mocha process. `live`: its output streams to ours as it comes; otherwise it is held and printed whole when it
+ * ends, so that two shards' lines do not interleave. Resolves with its exit code and its closing counts.
+ */
+function runMocha(args, env, { live = true } = {}) {
   return new Promise((resolve) => {
-    let sawSummary = false;
     let tail = '';
-    mocha = spawn(process.execPath, [MOCHA_BIN, ...args], { cwd: ROOT, env, stdio: ['inherit', 'pipe', 'inherit'] });
-    mocha.stdout.on('data', (chunk) => {
-      process.stdout.write(chunk);
+    const held = [];
+    const child = spawn(process.execPath, [MOCHA_BIN, ...args], {
+      cwd: ROOT,
+      env,
+      stdio: ['inherit', 'pipe', 'inherit'],
+    });
+    mochas.add(child);
+    child.stdout.on('data', (chunk) => {
+      if (live) process.stdout.write(chunk);
+      else held.push(chunk);
       tail = (tail + chunk.toString('utf8')).slice(-4000);
+    });
+    const done = (code, signal) => {
+      mochas.delete(child);
+      if (!live) process.stdout.write(Buffer.concat(held));
       // eslint-disable-next-line no-control-regex -- strips the colour codes (ESC [ ... m) mocha may print
-      if (SUMMARY_LINE.test(tail.replace(/\x1b\[[0-9;]*m/g, ''))) sawSummary = true;
-    });
-    mocha.on('error', (err) => {
+      const summary = SUMMARY_LINE.exec(tail.replace(/\x1b\[[0-9;]*m/g, ''));
+      const [passed, failed] = summary ? summary[0].match(/\d+/g).map(Number) : [0, 0];
+      resolve({ code, signal, sawSummary: !!summary, passed, failed });
+    };
+    child.on('error', (err) => {
       log(`could not run mocha: ${err.message}`);
-      resolve({ code: 1, sawSummary });
+      done(1);
     });
-    mocha.on('close', (code, signal) => resolve({ code: code === null ? 1 : code, signal, sawSummary }));
+    child.on('close', (code, signal) => done(code === null ? 1 : code, signal));
   });
 }
 
-async function main() {
-  const extra = process.argv.slice(2);
-  const checked = checks(extra);
-  const built = build();
-  const baseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
-  await ensurePostgres(baseUrl, { log });
-  const { testServer, temporal } = ensureTemporalBinaries({ log });
+/** Every file a glob of DEFAULT_SPECS names (`dir/**\/*.test.ts`), sorted. */
+function specFiles(glob) {
+  const [dir, suffix] = [glob.slice(0, glob.indexOf('/**')), glob.slice(glob.lastIndexOf('*') + 1)];
+  const walk = (d) =>
+    fs
+      .readdirSync(path.join(ROOT, d), { withFileTypes: true })
+      .flatMap((e) => (e.isDirectory() ? walk(`${d}/${e.name}`) : e.name.endsWith(suffix) ? [`${d}/${e.name}`] : []));
+  return walk(dir).sort();
+}
 
+/**
+ * The whole suite in `count` shards of about equal weight (decision 0149): the unit tests in the first, each
+ * integration file, largest first, to the lightest shard so far, its size standing for its time. Each shard is a
+ * run of its own (its database, its Temporal), as two developers' runs on one machine are.
+ */
+function shards(count) {
+  const integration = specFiles(DEFAULT_SPECS[1])
+    .map((file) => ({ file, weight: fs.statSync(path.join(ROOT, file)).size }))
+    .sort((a, b) => b.weight - a.weight || a.file.localeCompare(b.file));
+  const out = Array.from({ length: count }, (_, i) => ({ files: i === 0 ? [DEFAULT_SPECS[0]] : [], weight: 0 }));
+  for (const { file, weight } of integration) {
+    const lightest = out.reduce((min, shard) => (shard.weight < min.weight ? shard : min));
+    lightest.files.push(file);
+    lightest.weight += weight;
+  }
+  return out.map((shard) => shard.files);
+}
+
+/** A shard's services: its Temporal dev server and its database, and the environment its mocha runs with. */
+async function shardEnv(baseUrl, temporal, testServer, index) {
   const namespace = process.env.TEMPORAL_NAMESPACE || 'default';
   // In memory, headless, on a free port: independent of a running `npm start` and of other test runs.
   const { address: temporalAddress } = await temporalForRun({
     temporal,
     namespace,
     log,
-    onChild: (child) => {
-      devServer = child;
-    },
+    onChild: (child) => devServers.push(child),
   });
-  if (interrupted) return 130;
-
-  testDatabaseUrl = withDatabase(baseUrl, `cambio_test_${process.pid}_${Date.now()}`);
-  await createDatabase(testDatabaseUrl);
-  log(`Database ${redact(testDatabaseUrl)} (dropped afterwards)`);
-  if (interrupted) return 130;
-
+  const databaseUrl = withDatabase(baseUrl, `cambio_test_${process.pid}_${Date.now()}_${index}`);
+  testDatabaseUrls.push(databaseUrl);
+  await createDatabase(databaseUrl);
+  log(`Database ${redact(databaseUrl)} (dropped afterwards)`);
   // The API and worker processes that tests spawn log in as the application role (no DDL, no TRUNCATE, the audit
   // log append-only), as a deployment runs them; the in-process stack migrates as the owner and grants it.
-  const appUrl = new URL(testDatabaseUrl);
+  const appUrl = new URL(databaseUrl);
   appUrl.username = 'cambio_app_test';
   appUrl.password = 'cambio_app_test';
-  const env = {
+  return {
     ...process.env,
-    DATABASE_URL: testDatabaseUrl,
+    DATABASE_URL: databaseUrl,
     CAMBIO_TEST_APP_DATABASE_URL: appUrl.toString(),
     TEMPORAL_ADDRESS: temporalAddress,
     TEMPORAL_NAMESPACE: namespace,
@@ -218,6 +249,21 @@ async function main() {
     // test/helpers/entries.ts: spawned processes run the dist/ this run built.
     CAMBIO_TEST_DIST: '1',
   };
+}
+
+async function main() {
+  const extra = process.argv.slice(2);
+  // Two shards side by side for the whole suite (decision 0149); one for named files, or as CAMBIO_TEST_SHARDS says.
+  const shardCount = namesSpecs(extra) ? 1 : Math.max(1, Number(process.env.CAMBIO_TEST_SHARDS || 2));
+  const checked = checks(extra);
+  const built = build();
+  const baseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
+  await ensurePostgres(baseUrl, { log });
+  const { testServer, temporal } = ensureTemporalBinaries({ log });
+  const envs = await Promise.all(
+    Array.from({ length: shardCount }, (_, i) => shardEnv(baseUrl, temporal, testServer, i)),
+  );
+  if (interrupted) return 130;
   if (!(await built)) {
     log('the build failed (messages above)');
     console.log('0 passed, 1 failed');
@@ -228,16 +274,25 @@ async function main() {
     console.log('0 passed, 1 failed');
     return 1;
   }
-  const result = await runMocha(mochaArgs(extra), env);
+  const specs = shardCount === 1 ? [DEFAULT_SPECS] : shards(shardCount);
+  if (shardCount > 1) log(`${shardCount} shards side by side; the first streams, the others print when they end`);
+  const results = await Promise.all(
+    specs.map((files, i) => runMocha(mochaArgs(extra, files), envs[i], { live: i === 0 })),
+  );
   await cleanup();
   if (interrupted) return 130;
-  if (!result.sawSummary) {
+  const dead = results.find((r) => !r.sawSummary);
+  if (dead) {
     // Mocha died before its reporter finished (a test file that does not compile, for one): say so plainly.
-    log(`mocha exited (${result.signal ? `signal ${result.signal}` : `code ${result.code}`}) before reporting results`);
+    log(`mocha exited (${dead.signal ? `signal ${dead.signal}` : `code ${dead.code}`}) before reporting results`);
     console.log('0 passed, 1 failed');
-    return result.code || 1;
+    return dead.code || 1;
   }
-  return result.code;
+  if (shardCount > 1) {
+    const sum = (key) => results.reduce((n, r) => n + r[key], 0);
+    console.log(`${sum('passed')} passed, ${sum('failed')} failed`);
+  }
+  return results.reduce((code, r) => code || r.code, 0);
 }
 
 main().then(
