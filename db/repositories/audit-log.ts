@@ -77,7 +77,10 @@ export async function appendAuditWith(
   await run(`select pg_advisory_xact_lock(${CHAIN_LOCK}::bigint)`);
   const [last] = await run(`select hash from audit_log order by seq desc limit 1`);
   const prevHash = (last?.hash as string | undefined) ?? '';
-  const full: AuditEntry = { ...entry, id: randomUUID(), at: new Date().toISOString() };
+  // The details as jsonb will hold them, so that the hash is of what verify reads back: a key whose value is
+  // undefined (`returnEndToEndId` of a return still under way) is no key at all once stored.
+  const details = JSON.parse(JSON.stringify(entry.details ?? {})) as AuditEntry['details'];
+  const full: AuditEntry = { ...entry, details, id: randomUUID(), at: new Date().toISOString() };
   const hash = auditHash(prevHash, full, key);
   const [row] = await run(
     `insert into audit_log (id, at, operator, action, target, reason, details, prev_hash, hash, key_id)
