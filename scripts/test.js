@@ -203,20 +203,22 @@ function specFiles(glob) {
 
 /**
  * The whole suite in `count` shards of about equal weight (decision 0149): the unit tests in the first, each
- * integration file, largest first, to the lightest shard so far, its size standing for its time. Each shard is a
- * run of its own (its database, its Temporal), as two developers' runs on one machine are.
+ * integration file, largest first, to the lightest shard so far, its size standing for its time; then each shard's
+ * files in name order, as the serial run has them. Each shard is a run of its own (its database, its Temporal), as
+ * two developers' runs on one machine are.
  */
 function shards(count) {
   const integration = specFiles(DEFAULT_SPECS[1])
     .map((file) => ({ file, weight: fs.statSync(path.join(ROOT, file)).size }))
     .sort((a, b) => b.weight - a.weight || a.file.localeCompare(b.file));
-  const out = Array.from({ length: count }, (_, i) => ({ files: i === 0 ? [DEFAULT_SPECS[0]] : [], weight: 0 }));
+  const out = Array.from({ length: count }, () => ({ files: [], weight: 0 }));
   for (const { file, weight } of integration) {
     const lightest = out.reduce((min, shard) => (shard.weight < min.weight ? shard : min));
     lightest.files.push(file);
     lightest.weight += weight;
   }
-  return out.map((shard) => shard.files);
+  // Each shard runs its files in the serial run's order: a file meets only files the serial run had run before it.
+  return out.map((shard, i) => [...(i === 0 ? [DEFAULT_SPECS[0]] : []), ...shard.files.sort()]);
 }
 
 /** A shard's services: its Temporal dev server and its database, and the environment its mocha runs with. */
