@@ -1,24 +1,23 @@
 import type { Client } from '@temporalio/client';
 import type { Orm } from '../db/orm';
-import { claimSignals, deferSignals, finishSignals } from '../db/repositories/workflow-decisions';
+import { deferSignals, finishSignals, type PendingSignal } from '../db/repositories/workflow-decisions';
 import { leaveUnmatchedByDecisions } from '../db/repositories/inbound-payments';
 import { sendSignal, type SendOutcome } from '../workflows/send-signal';
-import { RELAY_BATCH, RELAY_LEASE_MS } from './relay-limits';
 
-// As for starts: each send well within the lease, so another relay never claims rows still being sent.
+// As for starts: each send well within the lease (RELAY_LEASE_MS), so another relay never claims rows still being
+// sent.
 const SEND_DEADLINE_MS = 5_000;
 
 /**
- * One pass over the signal outbox of `taskQueue`, run by the outbox relay after its starts: what a writer left
- * unsent (it died after its COMMIT, or Temporal was down) is sent now. Claims with a lease (SKIP LOCKED), sends with
- * no transaction open, then deletes the sent rows and defers the failed ones (a payment whose deposit's workflow
- * has closed is left UNMATCHED). Returns how many rows it claimed;
- * throws after the bookkeeping when some sends failed.
+ * The signal outbox's rows that a pass of the outbox relay of their task queue claimed after its starts
+ * (`addClaimSignals`, in the starts' bookkeeping message): what a writer left unsent (it died after its COMMIT, or
+ * Temporal was down) is sent now. Sends with no transaction open, then deletes the sent rows and defers the failed
+ * ones (a payment whose deposit's workflow has closed is left UNMATCHED). Throws after the bookkeeping when some
+ * sends failed.
  */
-export async function relayWorkflowSignals(orm: Orm, temporal: Client, taskQueue: string): Promise<number> {
+export async function sendClaimedSignals(orm: Orm, temporal: Client, rows: PendingSignal[]): Promise<void> {
+  if (!rows.length) return;
   const em = orm.em.fork();
-  const rows = await claimSignals(em, taskQueue, RELAY_BATCH, RELAY_LEASE_MS);
-  if (!rows.length) return 0;
   const results = await Promise.allSettled(
     rows.map((row) => temporal.withDeadline(Date.now() + SEND_DEADLINE_MS, () => sendSignal(temporal, row))),
   );
@@ -38,5 +37,4 @@ export async function relayWorkflowSignals(orm: Orm, temporal: Client, taskQueue
   if (failures.length) {
     throw new AggregateError(failures, `outbox relay: ${failures.length} of ${rows.length} signal(s) failed`);
   }
-  return rows.length;
 }

@@ -1,9 +1,17 @@
 import { Client as PgClient, Notification } from 'pg';
 import type { Client } from '@temporalio/client';
 import type { Orm } from '../db/orm';
-import { claimStarts, deferStarts, finishStarts, hasUnclaimedStarts, listenForStarts } from '../db/repositories/outbox';
+import { SqlBatch } from '../db/batch';
+import {
+  addDeferStarts,
+  addFinishStarts,
+  addUnclaimedStartsCheck,
+  claimStarts,
+  listenForStarts,
+} from '../db/repositories/outbox';
+import { addClaimSignals } from '../db/repositories/workflow-decisions';
 import { startRequestOf, startWorkflow } from '../workflows/start';
-import { relayWorkflowSignals } from './workflow-signal-relay';
+import { sendClaimedSignals } from './workflow-signal-relay';
 import { RELAY_BATCH, RELAY_LEASE_MS, START_DEADLINE_MS } from './relay-limits';
 
 // A sweep without a wake-up: catches a notification lost while the listening connection was down, and retries
@@ -26,25 +34,38 @@ const WINDOW_RETRY_MAX_MS = 1_000;
  */
 export const MAX_CONCURRENT_PASSES = 3;
 
+interface PassOptions {
+  eager?: boolean;
+  batch?: number;
+  leaseMs?: number;
+  maxStartedPerCustomer?: number;
+}
+
+/** What a pass found: rows it claimed, and whether it must look again. */
+interface Pass {
+  claimed: number;
+  /** A full batch of starts or of signals: more may wait behind it. */
+  full: boolean;
+  /** Rows still due and unleased after the pass (asked only under a window): held back by it. */
+  held: boolean;
+}
+
 /**
  * One pass of the relay of `taskQueue` (and of rows from before task queues were recorded). Any number of workers
  * run it at once. It claims rows with a lease in one short statement (SKIP LOCKED: two relays never claim the same
- * row), starts them with no transaction open, then deletes the started rows and defers the failed ones (backoff per
- * row, to the back of the line) in two more short statements. A relay that dies mid-pass leaves its rows leased:
- * they are claimed again once the lease runs out (a start that already happened is found by USE_EXISTING /
- * REJECT_DUPLICATE). Returns how many rows it claimed; throws after the bookkeeping when some starts failed.
+ * row), starts them with no transaction open, then in one more message deletes the started rows, defers the failed
+ * ones (backoff per row, to the back of the line), claims the signal outbox's due rows (after the starts, so a
+ * decision whose workflow this pass started finds it running) and, under a window, asks whether rows are still
+ * waiting. A relay that dies mid-pass leaves its rows leased: they are claimed again once the lease runs out (a
+ * start that already happened is found by USE_EXISTING / REJECT_DUPLICATE). Throws after the bookkeeping and the
+ * signals when some starts failed.
  */
-export async function relayWorkflowStarts(
-  orm: Orm,
-  temporal: Client,
-  taskQueue: string,
-  opts: { eager?: boolean; batch?: number; leaseMs?: number; maxStartedPerCustomer?: number } = {},
-): Promise<number> {
+async function relayPass(orm: Orm, temporal: Client, taskQueue: string, opts: PassOptions = {}): Promise<Pass> {
   const em = orm.em.fork();
-  const rows = await claimStarts(em, taskQueue, opts.batch ?? RELAY_BATCH, opts.leaseMs ?? RELAY_LEASE_MS, {
+  const batchSize = opts.batch ?? RELAY_BATCH;
+  const rows = await claimStarts(em, taskQueue, batchSize, opts.leaseMs ?? RELAY_LEASE_MS, {
     maxStartedPerCustomer: opts.maxStartedPerCustomer,
   });
-  if (!rows.length) return 0;
   const results = await Promise.allSettled(
     rows.map((row) =>
       temporal.withDeadline(Date.now() + START_DEADLINE_MS, () =>
@@ -52,17 +73,33 @@ export async function relayWorkflowStarts(
       ),
     ),
   );
-  const started = rows.filter((_, i) => results[i].status === 'fulfilled').map((row) => row.workflow_id);
-  const failed = rows.filter((_, i) => results[i].status === 'rejected').map((row) => row.workflow_id);
-  await Promise.all([finishStarts(em.fork(), started), deferStarts(em.fork(), failed)]);
+  const after = new SqlBatch();
+  addFinishStarts(after, rows.filter((_, i) => results[i].status === 'fulfilled').map((row) => row.workflow_id));
+  addDeferStarts(after, rows.filter((_, i) => results[i].status === 'rejected').map((row) => row.workflow_id));
+  const held = opts.maxStartedPerCustomer ? addUnclaimedStartsCheck(after, taskQueue) : () => false;
+  const signals = addClaimSignals(after, taskQueue, RELAY_BATCH, RELAY_LEASE_MS);
+  await after.run(em);
+  const sent = sendClaimedSignals(orm, temporal, signals.rows);
   const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
   if (failures.length) {
+    await sent.catch(() => undefined);
     throw new AggregateError(
       failures,
       `outbox relay: ${failures.length} of ${rows.length} workflow start(s) failed and wait for a later pass`,
     );
   }
-  return rows.length;
+  await sent;
+  return { claimed: rows.length, full: rows.length >= batchSize || signals.rows.length >= RELAY_BATCH, held: held() };
+}
+
+/** One pass (`relayPass`), for a caller that starts the outbox's rows by hand: how many rows it claimed. */
+export async function relayWorkflowStarts(
+  orm: Orm,
+  temporal: Client,
+  taskQueue: string,
+  opts: PassOptions = {},
+): Promise<number> {
+  return (await relayPass(orm, temporal, taskQueue, opts)).claimed;
 }
 
 export interface WorkflowStartRelayOptions {
@@ -92,7 +129,7 @@ export interface WorkflowStartRelay {
 /**
  * The outbox relay of one task queue: the only starter of the workflows that transactions record in
  * `workflow_starts`. A COMMIT that wrote rows for this queue wakes it at once (LISTEN), and it runs passes
- * (`relayWorkflowStarts`) until the outbox is empty: a wake-up starts a pass of its own beside those running, up
+ * (`relayPass`) until the outbox is empty: a wake-up starts a pass of its own beside those running, up
  * to MAX_CONCURRENT_PASSES, and past that one more pass after them, so rows committed meanwhile never wait for the
  * sweep. Any number of processes run a relay for the same queue; their passes never claim the same row.
  */
@@ -107,22 +144,17 @@ export function startWorkflowStartRelay(opts: WorkflowStartRelayOptions): Workfl
     do {
       again = false;
       try {
-        // Rows may be left behind (a full batch, or rows another relay held locked at that instant): go on
-        // without waiting for a wake-up until a pass finds nothing.
-        const claimed = await relayWorkflowStarts(opts.orm, opts.temporal, opts.taskQueue, {
+        const pass = await relayPass(opts.orm, opts.temporal, opts.taskQueue, {
           eager: opts.eager,
           maxStartedPerCustomer: opts.maxStartedPerCustomer,
         });
-        if (claimed > 0) {
-          again = true;
-          heldRetryMs = WINDOW_RETRY_MS;
-        }
-        // Nothing claimed but rows wait: the window holds them until the customer's started operations run. No
-        // COMMIT announces that, so look again shortly (while they wait, and only then).
-        else if (opts.maxStartedPerCustomer && (await hasUnclaimedStarts(opts.orm.em.fork(), opts.taskQueue)))
-          lookAgainSoon();
-        // Signals after starts: a decision whose workflow this pass started finds it running.
-        if ((await relayWorkflowSignals(opts.orm, opts.temporal, opts.taskQueue)) === RELAY_BATCH) again = true;
+        if (pass.claimed > 0) heldRetryMs = WINDOW_RETRY_MS;
+        // A full batch may have more behind it: go on without waiting for a wake-up. Rows committed during the pass
+        // woke a pass of their own (or set `again`); rows another relay held locked are that relay's.
+        if (pass.full) again = true;
+        // Rows wait that this pass could not claim: the window holds them until the customer's started operations
+        // run. No COMMIT announces that, so look again shortly (while they wait, and only then).
+        else if (pass.held) lookAgainSoon();
       } catch (err) {
         opts.onError(err);
         return; // failed starts wait for the sweep

@@ -188,27 +188,27 @@ export async function claimStarts(
 }
 
 /**
- * Whether `taskQueue` has rows due and not leased: after a claim that took none, they are rows held back by the
- * per-customer window (`claimStarts`), and the relay looks again soon instead of waiting for a wake-up.
+ * Whether `taskQueue` has rows due and not leased, as a statement of the caller's batch: after a claim, they are rows
+ * held back by the per-customer window (`claimStarts`) or left past a full batch, and the relay looks again.
  */
-export async function hasUnclaimedStarts(em: Em, taskQueue: string): Promise<boolean> {
-  const rows = (await em.execute(
+export function addUnclaimedStartsCheck(batch: SqlBatch, taskQueue: string): () => boolean {
+  const rows = batch.add<{ waiting: boolean }>(
     `select exists (select 1 from workflow_starts
        where task_queue = ? and ${DUE_AND_UNLEASED}) as waiting`,
     [taskQueue],
-  )) as Array<{ waiting: boolean }>;
-  return rows[0].waiting;
+  );
+  return () => rows.rows[0]?.waiting === true;
 }
 
-/** Removes rows whose workflow is started. */
-export async function finishStarts(em: Em, workflowIds: string[]): Promise<void> {
-  if (workflowIds.length) await em.execute('delete from workflow_starts where workflow_id in (?)', [workflowIds]);
+/** Removes rows whose workflow is started, as a statement of the caller's batch. */
+export function addFinishStarts(batch: SqlBatch, workflowIds: string[]): void {
+  if (workflowIds.length) batch.add('delete from workflow_starts where workflow_id in (?)', [workflowIds]);
 }
 
-/** Releases rows whose start failed, each due again after its backoff. */
-export async function deferStarts(em: Em, workflowIds: string[]): Promise<void> {
+/** Releases rows whose start failed, each due again after its backoff, as a statement of the caller's batch. */
+export function addDeferStarts(batch: SqlBatch, workflowIds: string[]): void {
   if (!workflowIds.length) return;
-  await em.execute(
+  batch.add(
     `update workflow_starts set claimed_until = null,
        next_attempt_at = now()
          + least(${MAX_BACKOFF_SECONDS}, 0.25 * power(2, least(attempts, 10))) * interval '1 second'

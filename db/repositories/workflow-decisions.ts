@@ -3,6 +3,7 @@
 // that already found its target in the customer's scope and carries that customer's id; the reads by id are the
 // workflow's and the relay's, which act for every customer (each row names the one workflow it is for).
 import type { Em } from '../orm';
+import type { SqlBatch } from '../batch';
 import type { WorkflowStartRequest } from './outbox';
 
 export type DecisionKind = 'ACCOUNT_REVIEW' | 'INSTRUCTION_REVIEW' | 'HOLD' | 'DEPOSIT_REPLAY' | 'INBOUND_PAYMENT';
@@ -114,22 +115,19 @@ export async function decisionsFor(em: Em, workflowId: string, kind: DecisionKin
 // up to 10 s, and goes to the back of the line.
 const MAX_BACKOFF_SECONDS = 10;
 
-/** Claims up to `limit` due signal rows of `taskQueue`, leased for `leaseMs` (SKIP LOCKED: relays never share one). */
-export async function claimSignals(
-  em: Em,
-  taskQueue: string,
-  limit: number,
-  leaseMs: number,
-): Promise<PendingSignal[]> {
-  return (await em.execute(
-    `update workflow_signals s set claimed_until = now() + ? * interval '1 millisecond', attempts = s.attempts + 1
+const CLAIM_SIGNALS = `update workflow_signals s set claimed_until = now() + ? * interval '1 millisecond', attempts = s.attempts + 1
      from (select decision_id from workflow_signals
            where task_queue = ? and next_attempt_at <= now() and (claimed_until is null or claimed_until < now())
            order by next_attempt_at, created_at limit ? for update skip locked) due
      where s.decision_id = due.decision_id
-     returning s.decision_id, s.workflow_id, s.task_queue, s.start`,
-    [leaseMs, taskQueue, limit],
-  )) as PendingSignal[];
+     returning s.decision_id, s.workflow_id, s.task_queue, s.start`;
+
+/**
+ * Claims up to `limit` due signal rows of `taskQueue`, leased for `leaseMs` (SKIP LOCKED: relays never share one), as
+ * a statement of the caller's batch: the relay sends it with its starts' bookkeeping, one message for both.
+ */
+export function addClaimSignals(batch: SqlBatch, taskQueue: string, limit: number, leaseMs: number) {
+  return batch.add<PendingSignal>(CLAIM_SIGNALS, [leaseMs, taskQueue, limit]);
 }
 
 /**
