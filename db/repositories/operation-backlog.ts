@@ -3,8 +3,9 @@
 // statements through the EntityManager's connection (em.execute), and the admission gate's read, outside any
 // transaction, straight through the driver (db/raw.ts); all read from operations_pending_index
 // (Migration20261126100000FairShare), a partial index that holds only the backlog, however large the table grows.
-// Tenant: `customerBacklog` takes the customer from the EntityManager's scope (`tenantOf`); `backlogsByCustomer`
+// Tenant: `addCustomerBacklog` and `customerBacklogAndKey` take the customer from the EntityManager's scope (`tenantOf`); `backlogsByCustomer`
 // is the metrics' read across customers (a system-scoped EntityManager).
+import type { SqlBatch } from '../batch';
 import { Em, tenantOf } from '../orm';
 import { numbered, rawQuery, statementName } from '../raw';
 import { advisoryLockId, answersFor } from './idempotency';
@@ -32,14 +33,17 @@ const BACKLOG_AND_KEY = numbered(`select b.n, b.age, exists (
   from (${CUSTOMER_BACKLOG}) b`);
 const BACKLOG_AND_KEY_NAME = statementName(BACKLOG_AND_KEY);
 
-/** The customer's backlog, counted up to `upTo` rows. */
-export async function customerBacklog(em: Em, upTo: number): Promise<Backlog> {
-  const [row] = await em.execute<Array<{ n: number; age: string | number }>>(CUSTOMER_BACKLOG, [tenantOf(em), upTo]);
-  return { count: Number(row.n), oldestAgeSeconds: Math.max(0, Number(row.age)) };
+/**
+ * The customer's backlog, counted up to `upTo` rows, as a statement of the caller's batch (an operation's creation
+ * reads it with its accounts and quote: one round trip). The function it returns reads it once the batch has run.
+ */
+export function addCustomerBacklog(batch: SqlBatch, em: Em, upTo: number): () => Backlog {
+  const rows = batch.add<{ n: number; age: string | number }>(CUSTOMER_BACKLOG, [tenantOf(em), upTo]);
+  return () => ({ count: Number(rows.rows[0].n), oldestAgeSeconds: Math.max(0, Number(rows.rows[0].age)) });
 }
 
 /**
- * The customer's backlog as `customerBacklog` counts it, whether `key` holds a stored answer, and whether a live
+ * The customer's backlog as `addCustomerBacklog` counts it, whether `key` holds a stored answer, and whether a live
  * request holds `key` (its lock is taken): one read outside any transaction, for the admission gate in front of a
  * request's keyed transaction.
  */

@@ -10,6 +10,7 @@ import { Em, tenantOf } from '../orm';
 import { queryRows, statementName } from '../raw';
 import { entityFromRow, selectColumns } from '../rows';
 import { SqlBatch } from '../batch';
+import { addCustomerBacklog, type Backlog } from './operation-backlog';
 import { OPERATION_STATUSES, OPERATION_TYPES } from '../entities/operation';
 import { ASSETS } from '../../domain/assets';
 import type { FieldCatalogue } from '../../domain/list-filters';
@@ -63,15 +64,24 @@ export interface CreateInputs {
   accounts: Account[];
   /** The named quote, locked; undefined when not named or not the scope's. */
   quote?: Quote;
+  /** The customer's backlog, when asked for (`backlogUpTo`): what admission checks. */
+  backlog?: Backlog;
 }
 
 /**
  * The accounts the operation names and, when it names one, its quote locked (`FOR UPDATE`, so two operations on
- * one quote queue and the second sees it consumed), all in the scope's customer, in one round trip.
+ * one quote queue and the second sees it consumed), and with `backlogUpTo` the customer's backlog counted up to it
+ * (admission), all in the scope's customer, in one round trip.
  */
-export async function readCreateInputs(em: Em, accountIds: string[], quoteId?: string): Promise<CreateInputs> {
+export async function readCreateInputs(
+  em: Em,
+  accountIds: string[],
+  quoteId?: string,
+  opts: { backlogUpTo?: number } = {},
+): Promise<CreateInputs> {
   const customerId = tenantOf(em);
   const batch = new SqlBatch();
+  const backlog = opts.backlogUpTo === undefined ? undefined : addCustomerBacklog(batch, em, opts.backlogUpTo);
   const accounts = batch.add(
     `select ${selectColumns(em, AccountSchema, 'a')} from accounts a
      where a.customer_id = ? and a.id in (${accountIds.map(() => '?').join(', ')})`,
@@ -87,6 +97,7 @@ export async function readCreateInputs(em: Em, accountIds: string[], quoteId?: s
   return {
     accounts: accounts.rows.map((r) => entityFromRow(em, AccountSchema, r)),
     quote: quotes?.rows[0] ? entityFromRow(em, QuoteSchema, quotes.rows[0]) : undefined,
+    backlog: backlog?.(),
   };
 }
 

@@ -1,5 +1,5 @@
 import { Em, tenantOf } from '../../db/orm';
-import { Backlog, customerBacklog, customerBacklogAndKey } from '../../db/repositories/operation-backlog';
+import { Backlog, customerBacklogAndKey } from '../../db/repositories/operation-backlog';
 import { CambioError } from '../../domain/errors';
 import { keyInUse } from '../errors';
 import { countRejection } from '../metrics';
@@ -12,16 +12,15 @@ const MAX_RETRY_AFTER_SECONDS = 60;
 /**
  * Admission per customer (decisions 0072, 0092): a customer with
  * `maxPendingOperationsPerCustomer` operations accepted but not yet started gets 429 RATE_LIMITED instead of one
- * more. Checked in the request's transaction from Postgres, so every API process sees the same backlog; concurrent
- * requests of one customer may each see room, so the bound can be passed by at most that customer's requests in
- * flight. Nothing accepted is touched: a refused request wrote nothing, and a retry with the same key runs again.
+ * more. Checked in the request's transaction from Postgres (`backlog`, read in one round trip with the operation's
+ * accounts), so every API process sees the same backlog; concurrent requests of one customer may each see room, so
+ * the bound can be passed by at most that customer's requests in flight. Nothing accepted is touched: a refused request wrote nothing, and a retry with the same key runs again.
  *
  * Retry-After by Little's law: the backlog drains at about `count / age of its oldest` operations per second, so a
  * place frees in about `age / count` seconds (at least 1, at most MAX_RETRY_AFTER_SECONDS).
  */
-export async function admitOperation(s: ServiceContext, em: Em): Promise<void> {
+export function admitOperation(s: ServiceContext, em: Em, backlog: Backlog): void {
   const bound = s.config.maxPendingOperationsPerCustomer;
-  const backlog = await customerBacklog(em, bound);
   if (backlog.count < bound) return;
   gateFor(tenantOf(em));
   throw backlogFull(bound, backlog);

@@ -18,6 +18,7 @@ import { addWorkflowStart } from '../../db/repositories/outbox';
 import { holdPostings } from '../../domain/postings';
 import { operationSummary } from '../../domain/summaries';
 import { inTransaction } from '../../db/transaction';
+import { writeAtClose } from '../../db/keyed-transaction';
 import { admitOperation } from './admission';
 
 export interface OperationPlan {
@@ -70,8 +71,10 @@ const REQUESTED_EVENT: Record<OperationType, boolean> = {
  * leaves nothing undone.
  *
  * Two round trips, in the caller's tenant scope (the repositories take it from the EntityManager): the reads
- * (accounts, the quote locked), then every write as one batch (db/batch.ts) in this order: the quote, the
- * operation, the hold (ledger `addPosting`, its lock order), the event with its deliveries, the outbox row.
+ * (the customer's backlog for admission, the accounts, the quote locked), then every write as one batch
+ * (db/batch.ts) in this order: the quote, the operation, the hold (ledger `addPosting`, its lock order), the event
+ * with its deliveries, the outbox row. In a keyed request the writes go in the request's closing message, with its
+ * stored answer (`writeAtClose`), so the reads are the only round trip of its own.
  * In a request this runs in the request's transaction without a savepoint of its own (the keyed transaction already
  * rolls a failure back to its savepoint); called on its own it opens its transaction.
  */
@@ -82,12 +85,14 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
     em,
     async (tx) => {
       // An operator's credit completes at once and waits for nothing: only what the engine must run is admitted.
-      if (!req.completeAtOnce) await admitOperation(s, tx);
+      const admitted = !req.completeAtOnce;
       const inputs = await readCreateInputs(
         tx,
         req.otherAccountId ? [req.accountId, req.otherAccountId] : [req.accountId],
         req.quoteId,
+        { backlogUpTo: admitted ? s.config.maxPendingOperationsPerCustomer : undefined },
       );
+      if (inputs.backlog) admitOperation(s, tx, inputs.backlog);
       const account = inputs.accounts.find((a) => a.id === req.accountId);
       const other = inputs.accounts.find((a) => a.id === req.otherAccountId);
       const locked = inputs.quote;
@@ -156,7 +161,8 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
           searchAttributes: { CustomerId: account.customerId, OperationType: req.type, OperationStatus: 'REQUESTED' },
           summary: operationSummary(operation),
         });
-      await batch.run(tx);
+      // In a request, the writes go with its stored answer (one round trip); elsewhere they run now.
+      if (!writeAtClose(tx, batch)) await batch.run(tx);
       return operation;
     },
     { savepoint: false },
