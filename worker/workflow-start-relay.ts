@@ -74,8 +74,14 @@ async function relayPass(orm: Orm, temporal: Client, taskQueue: string, opts: Pa
     ),
   );
   const after = new SqlBatch();
-  addFinishStarts(after, rows.filter((_, i) => results[i].status === 'fulfilled').map((row) => row.workflow_id));
-  addDeferStarts(after, rows.filter((_, i) => results[i].status === 'rejected').map((row) => row.workflow_id));
+  addFinishStarts(
+    after,
+    rows.filter((_, i) => results[i].status === 'fulfilled').map((row) => row.workflow_id),
+  );
+  addDeferStarts(
+    after,
+    rows.filter((_, i) => results[i].status === 'rejected').map((row) => row.workflow_id),
+  );
   const held = opts.maxStartedPerCustomer ? addUnclaimedStartsCheck(after, taskQueue) : () => false;
   const signals = addClaimSignals(after, taskQueue, RELAY_BATCH, RELAY_LEASE_MS);
   await after.run(em);

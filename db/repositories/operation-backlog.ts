@@ -3,8 +3,8 @@
 // statements through the EntityManager's connection (em.execute), and the admission gate's read, outside any
 // transaction, straight through the driver (db/raw.ts); all read from operations_pending_index
 // (Migration20261126100000FairShare), a partial index that holds only the backlog, however large the table grows.
-// Tenant: `addCustomerBacklog` and `customerBacklogAndKey` take the customer from the EntityManager's scope (`tenantOf`); `backlogsByCustomer`
-// is the metrics' read across customers (a system-scoped EntityManager).
+// Tenant: `addCustomerBacklog` and `customerBacklogAndKey` take the customer from the EntityManager's scope
+// (`tenantOf`); `backlogsByCustomer` is the metrics' read across customers (a system-scoped EntityManager).
 import type { SqlBatch } from '../batch';
 import { Em, tenantOf } from '../orm';
 import { numbered, rawQuery, statementName } from '../raw';

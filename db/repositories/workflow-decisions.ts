@@ -115,7 +115,8 @@ export async function decisionsFor(em: Em, workflowId: string, kind: DecisionKin
 // up to 10 s, and goes to the back of the line.
 const MAX_BACKOFF_SECONDS = 10;
 
-const CLAIM_SIGNALS = `update workflow_signals s set claimed_until = now() + ? * interval '1 millisecond', attempts = s.attempts + 1
+const CLAIM_SIGNALS = `update workflow_signals s
+     set claimed_until = now() + ? * interval '1 millisecond', attempts = s.attempts + 1
      from (select decision_id from workflow_signals
            where task_queue = ? and next_attempt_at <= now() and (claimed_until is null or claimed_until < now())
            order by next_attempt_at, created_at limit ? for update skip locked) due

@@ -14,7 +14,8 @@ const MAX_RETRY_AFTER_SECONDS = 60;
  * `maxPendingOperationsPerCustomer` operations accepted but not yet started gets 429 RATE_LIMITED instead of one
  * more. Checked in the request's transaction from Postgres (`backlog`, read in one round trip with the operation's
  * accounts), so every API process sees the same backlog; concurrent requests of one customer may each see room, so
- * the bound can be passed by at most that customer's requests in flight. Nothing accepted is touched: a refused request wrote nothing, and a retry with the same key runs again.
+ * the bound can be passed by at most that customer's requests in flight. Nothing accepted is touched: a refused
+ * request wrote nothing, and a retry with the same key runs again.
  *
  * Retry-After by Little's law: the backlog drains at about `count / age of its oldest` operations per second, so a
  * place frees in about `age / count` seconds (at least 1, at most MAX_RETRY_AFTER_SECONDS).
