@@ -36,11 +36,6 @@ export class SqlBatch {
     return result;
   }
 
-  /** Moves every statement of `other` to the end of this batch, in their order (with their error mapping). */
-  append(other: SqlBatch): void {
-    this.entries.push(...other.entries.splice(0));
-  }
-
   get size(): number {
     return this.entries.length;
   }

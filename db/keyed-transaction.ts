@@ -5,10 +5,8 @@
 //     key held by a live request                      -> busy, nothing stored (409)
 //     stored answer, same request / other request     -> replay it / reused (422)
 //   run the handler (its statements run inside the savepoint)
-//     success           its last writes (`writeAtClose`); RELEASE SAVEPOINT; store the answer
-//                       (if the caller stores one)                                             one round trip
-//     business error    (from the handler or from its last writes) ROLLBACK TO SAVEPOINT;
-//                       store the error's answer                                               one round trip
+//     success           RELEASE SAVEPOINT; store the answer (if the caller stores one)          one round trip
+//     business error    ROLLBACK TO SAVEPOINT; store the error's answer                        one round trip
 //     anything else     ROLLBACK, store nothing: the retry with the key runs it again
 //   COMMIT
 //
@@ -97,50 +95,29 @@ async function once<T>(
       : { kind: 'reused' };
   }
 
+  let outcome: KeyedOutcome<T>;
+  let answer: Answer | undefined;
   const closing = new SqlBatch();
   try {
     const inner = tx.fork({ keepTransactionContext: true, cloneEventManager: true });
-    closings.set(inner, closing);
     const result = await handler(inner);
     await inner.flush();
-    const answer = opts.answerOf?.(result);
-    // Released with the handler's last writes and the answer's statement; with neither, the COMMIT ends it without a
-    // message of its own.
+    outcome = { kind: 'done', result };
+    answer = opts.answerOf?.(result);
+    // Released with the answer's statement; with no answer to store, the COMMIT ends it without a message of its own.
     if (answer) closing.add(`release savepoint ${HANDLER}`);
-    const stored = answer && addStoreAnswer(closing, tx, request.key, { requestHash: request.requestHash, ...answer });
-    await closing.run(tx); // an empty batch sends nothing
-    if (stored && !stored()) throw new KeyCommittedMeanwhile();
-    opts.beforeCommit?.();
-    return { kind: 'done', result };
   } catch (err) {
-    const answer = err instanceof KeyCommittedMeanwhile ? undefined : opts.storedError(err);
+    answer = opts.storedError(err);
     if (!answer) throw err;
+    outcome = { kind: 'failed', error: err };
     // The failed statement may have aborted the transaction: the rollback comes first in the next message.
-    const failing = new SqlBatch();
-    failing.add(`rollback to savepoint ${HANDLER}`);
-    const stored = addStoreAnswer(failing, tx, request.key, { requestHash: request.requestHash, ...answer });
-    await failing.run(tx);
-    if (!stored()) throw new KeyCommittedMeanwhile();
-    opts.beforeCommit?.();
-    return { kind: 'failed', error: err };
+    closing.add(`rollback to savepoint ${HANDLER}`);
   }
-}
-
-/** The closing message of the keyed transaction each handler's EntityManager runs in. */
-const closings = new WeakMap<Em, SqlBatch>();
-
-/**
- * Hands a handler's last writes to the closing message of the keyed transaction `em` runs in, where they go with the
- * RELEASE and the stored answer: one round trip less. Only for writes nothing in the handler reads or waits for
- * afterwards; they run after the handler returns (and after its unit of work is flushed), and a business error they
- * raise (a balance's CHECK) is the request's answer as if the handler had thrown it. Outside a keyed transaction (a
- * CLI command, an activity) it answers false and the caller runs them itself.
- */
-export function writeAtClose(em: Em, writes: SqlBatch): boolean {
-  const closing = closings.get(em);
-  if (!closing) return false;
-  closing.append(writes);
-  return true;
+  const stored = answer && addStoreAnswer(closing, tx, request.key, { requestHash: request.requestHash, ...answer });
+  await closing.run(tx); // an empty batch sends nothing
+  if (stored && !stored()) throw new KeyCommittedMeanwhile();
+  opts.beforeCommit?.();
+  return outcome;
 }
 
 const answerOf = (stored: StoredAnswer): Answer => ({ status: stored.status, body: stored.body });

@@ -18,7 +18,6 @@ import { addWorkflowStart } from '../../db/repositories/outbox';
 import { holdPostings } from '../../domain/postings';
 import { operationSummary } from '../../domain/summaries';
 import { inTransaction } from '../../db/transaction';
-import { writeAtClose } from '../../db/keyed-transaction';
 import { admitOperation } from './admission';
 
 export interface OperationPlan {
@@ -73,8 +72,7 @@ const REQUESTED_EVENT: Record<OperationType, boolean> = {
  * Two round trips, in the caller's tenant scope (the repositories take it from the EntityManager): the reads
  * (the customer's backlog for admission, the accounts, the quote locked), then every write as one batch
  * (db/batch.ts) in this order: the quote, the operation, the hold (ledger `addPosting`, its lock order), the event
- * with its deliveries, the outbox row. In a keyed request the writes go in the request's closing message, with its
- * stored answer (`writeAtClose`), so the reads are the only round trip of its own.
+ * with its deliveries, the outbox row.
  * In a request this runs in the request's transaction without a savepoint of its own (the keyed transaction already
  * rolls a failure back to its savepoint); called on its own it opens its transaction.
  */
@@ -161,8 +159,7 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
           searchAttributes: { CustomerId: account.customerId, OperationType: req.type, OperationStatus: 'REQUESTED' },
           summary: operationSummary(operation),
         });
-      // In a request, the writes go with its stored answer (one round trip); elsewhere they run now.
-      if (!writeAtClose(tx, batch)) await batch.run(tx);
+      await batch.run(tx);
       return operation;
     },
     { savepoint: false },
