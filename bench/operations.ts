@@ -12,8 +12,8 @@
 // - withdrawal: a BRL→BRL quote, then POST /api/operations/withdrawal to an APPROVED beneficiary (one per client, a
 //   PIX EMAIL key); the workflow pays out through the PSP (PUT payout, then status reads until REALIZADO; the PSP
 //   settles after PSP_SIM_SETTLE_MS, 100 ms by default, as `npm start`).
-// Targets: transfers and swaps completed/s >= 0.7x the ceiling, deposits and withdrawals >= 0.8x, every operation
-// POST p99 < 150 ms (issue 10), worker RSS < 400 MB.
+// Targets: transfers completed/s >= 1.0x the ceiling and <= 45 ms of our processes' CPU each (issue 49), swaps
+// >= 0.7x, deposits and withdrawals >= 0.8x, every operation POST p99 < 150 ms (issue 10), worker RSS < 400 MB.
 // Each client has its own funded account (20 accounts, BRL+USD); a transfer goes from the client's account
 // to the next client's, a swap converts BRL→USD inside the client's account, a deposit pays BRL into it, a
 // withdrawal pays BRL out of it.
@@ -213,7 +213,8 @@ async function main(stack: Stack) {
   const first = await phase('ceiling', CEILING);
   // Each kind with the share of the ceiling it is to reach.
   const kinds: Array<{ kind: string; phase: Phase; goal: number }> = [];
-  kinds.push({ kind: 'transfer', phase: await phase('transfer', TRANSFER), goal: 0.7 });
+  // Transfers: issue 49's goal (1.0x), where issue 10 asked 0.7x; its CPU goal is below the table.
+  kinds.push({ kind: 'transfer', phase: await phase('transfer', TRANSFER), goal: 1.0 });
   kinds.push({ kind: 'swap', phase: await phase('swap', SWAP), goal: 0.7 });
   kinds.push({ kind: 'deposit', phase: await phase('deposit', DEPOSIT), goal: 0.8 });
   kinds.push({ kind: 'withdrawal', phase: await phase('withdrawal', WITHDRAWAL), goal: 0.8 });
@@ -291,6 +292,18 @@ async function main(stack: Stack) {
     ]);
     rows.push([`${kind} POST p99`, `${fmt(p99)} ms`, '< 150 ms', measured(p99, p99 < 150)]);
   }
+  // Issue 49: a transfer's CPU in our processes (the bench's own client and the simulated PSP aside) <= 45 ms.
+  const transfer = byKind('transfer');
+  const ours = transfer.cpu.groups
+    .filter((g) => ['api', 'worker', 'temporal', 'postgres'].includes(g.name))
+    .reduce((sum, g) => sum + g.cpuSeconds, 0);
+  const cpuPerTransfer = transfer.cpu.groups.length ? (1000 * ours) / OPS : NaN;
+  rows.push([
+    'CPU per transfer: API, worker, Temporal, Postgres',
+    `${fmt(cpuPerTransfer)} ms`,
+    '<= 45 ms',
+    measured(cpuPerTransfer, cpuPerTransfer <= 45),
+  ]);
   rows.push([
     'worker RSS after the run',
     `${fmt(workerRss?.rssMb ?? NaN)} MB`,
