@@ -11,6 +11,7 @@ import { relayWorkflowStarts } from '../../worker/workflow-start-relay';
 import { SqlBatch } from '../../db/batch';
 import { MAX_CONCURRENT_PASSES, startWorkflowStartRelay, WorkflowStartRelay } from '../../worker/workflow-start-relay';
 import { queueWorkerOptions } from '../../worker/queues';
+import { RELAY_BATCH } from '../../worker/relay-limits';
 import { eventually, idem, newCustomer, stack, workflowBundleEnv } from '../helpers/stack';
 import { activeAccount } from '../helpers/fixtures';
 import { Receiver } from '../helpers/receiver';
@@ -158,6 +159,23 @@ describe('outbox relay', function () {
     expect(counted.starts.sort()).to.deep.equal([...ids].sort());
     expect(await remaining(others), 'rows of another queue stay for its own relay').to.equal(2);
     await systemEm(services.orm).execute('delete from workflow_starts where workflow_id in (?)', [others]);
+  });
+
+  it('one COMMIT of more rows than a pass claims: every row is started from that one wake-up', async () => {
+    const { services } = await stack();
+    const queue = newQueue();
+    const counted = countingTemporal(services.temporal);
+    await wakeOnlyRelay(queue, counted.temporal);
+    // Two full batches and a part: the passes after a full one run without a wake-up of their own.
+    const ids = await outboxRows(queue, 2 * RELAY_BATCH + 5);
+    started.push(...ids);
+    await eventually(
+      () => remaining(ids),
+      (n) => n === 0,
+      30000,
+      50,
+    );
+    expect(counted.starts.sort(), 'each row started once').to.deep.equal([...ids].sort());
   });
 
   it("a row its customer's window holds back starts when one of its started operations runs, unannounced", async () => {
