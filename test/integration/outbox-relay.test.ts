@@ -75,16 +75,21 @@ const remaining = async (ids: string[]) => {
 
 const status = async (temporal: Client, id: string) => (await temporal.workflow.getHandle(id).describe()).status.name;
 
-/** Waits up to `ms` for the outbox row of `workflowId` to go, then expects its workflow running. */
-async function leavesTheOutboxRunning(workflowId: string, ms: number): Promise<void> {
-  const { services } = await stack();
+/** Waits up to `ms` for the outbox rows of `ids` to go (started and cleared by a relay). */
+async function untilLeftTheOutbox(ids: string[], ms: number): Promise<void> {
   await eventually(
-    () => remaining([workflowId]),
+    () => remaining(ids),
     (n) => n === 0,
     ms,
     20,
   );
-  expect(await status(services.temporal, workflowId)).to.equal('RUNNING');
+}
+
+/** Waits up to `ms` for the outbox rows of `ids` to go, then expects each workflow running. */
+async function leaveTheOutboxRunning(ids: string[], ms: number): Promise<void> {
+  const { services } = await stack();
+  await untilLeftTheOutbox(ids, ms);
+  for (const id of ids) expect(await status(services.temporal, id)).to.equal('RUNNING');
 }
 
 describe('outbox relay', function () {
@@ -149,13 +154,7 @@ describe('outbox relay', function () {
     const others = await outboxRows(newQueue(), 2);
     const ids = await outboxRows(queue, 3);
     started.push(...ids);
-    await eventually(
-      () => remaining(ids),
-      (n) => n === 0,
-      10000,
-      20,
-    );
-    for (const id of ids) expect(await status(services.temporal, id)).to.equal('RUNNING');
+    await leaveTheOutboxRunning(ids, 10000);
     expect(counted.starts.sort()).to.deep.equal([...ids].sort());
     expect(await remaining(others), 'rows of another queue stay for its own relay').to.equal(2);
     await systemEm(services.orm).execute('delete from workflow_starts where workflow_id in (?)', [others]);
@@ -169,12 +168,7 @@ describe('outbox relay', function () {
     // Two full batches and a part: the passes after a full one run without a wake-up of their own.
     const ids = await outboxRows(queue, 2 * RELAY_BATCH + 5);
     started.push(...ids);
-    await eventually(
-      () => remaining(ids),
-      (n) => n === 0,
-      30000,
-      50,
-    );
+    await untilLeftTheOutbox(ids, 30000);
     expect(counted.starts.sort(), 'each row started once').to.deep.equal([...ids].sort());
   });
 
@@ -191,7 +185,7 @@ describe('outbox relay', function () {
     expect(await remaining([waiting])).to.equal(1);
     // The operation runs: nothing is committed to the outbox, and the sweep is an hour away.
     await runOperation(running);
-    await leavesTheOutboxRunning(waiting, 5000);
+    await leaveTheOutboxRunning([waiting], 5000);
   });
 
   it("a customer at its window waits for its operations' starts, never for its webhook deliveries", async () => {
@@ -228,7 +222,7 @@ describe('outbox relay', function () {
       expect(await remaining([depositWorkflow]), "the deposit's own start waits for the window").to.equal(1);
       // Its started operations run: the deposit starts.
       await removeRequestedOperations();
-      await leavesTheOutboxRunning(depositWorkflow, 10000);
+      await leaveTheOutboxRunning([depositWorkflow], 10000);
     } finally {
       await receiver.stop();
     }
@@ -264,13 +258,7 @@ describe('outbox relay', function () {
     expect(await remaining(later), 'not claimed while the passes run').to.equal(2);
     expect(counted.starts).to.have.length(MAX_CONCURRENT_PASSES);
     release();
-    await eventually(
-      () => remaining([...held, ...later]),
-      (n) => n === 0,
-      10000,
-      20,
-    );
-    for (const id of [...held, ...later]) expect(await status(services.temporal, id)).to.equal('RUNNING');
+    await leaveTheOutboxRunning([...held, ...later], 10000);
   });
 
   it('a relay whose connection was cut listens again, and starts what committed meanwhile', async () => {
@@ -283,13 +271,7 @@ describe('outbox relay', function () {
     );
     const ids = await outboxRows(queue, 2);
     started.push(...ids);
-    await eventually(
-      () => remaining(ids),
-      (n) => n === 0,
-      10000,
-      20,
-    );
-    for (const id of ids) expect(await status(services.temporal, id)).to.equal('RUNNING');
+    await leaveTheOutboxRunning(ids, 10000);
   });
 
   it("an idle worker with its queue's options takes the relay's starts eagerly, on both workflow queues", async () => {
