@@ -14,10 +14,17 @@ export interface IgnoredSignal {
 export const decisionSignal = wf.defineSignal<[DecisionRef]>(DECISION_SIGNAL);
 export const ignoredSignalsQuery = wf.defineQuery<IgnoredSignal[]>('ignoredSignals');
 
-const { readDecision } = wf.proxyActivities<DecisionActivities>({
+// A decision's read is one short read-only query: a retry is harmless, so it runs inside the workflow task that
+// takes the signal, as a local activity, and what the decision leads to (a deposit's own steps) follows in that same
+// task. Decisions read before this were scheduled activities, each a trip through the server and a second workflow
+// task: their histories replay so (decision 0151).
+const READ_OPTIONS = {
   startToCloseTimeout: '10s',
   retry: { initialInterval: '200ms', maximumInterval: '10s', backoffCoefficient: 2 },
-});
+} as const;
+const scheduled = wf.proxyActivities<DecisionActivities>(READ_OPTIONS);
+const inWorkflowTask = wf.proxyLocalActivities<DecisionActivities>(READ_OPTIONS);
+const DECISIONS_READ_IN_TASK = 'decisions-read-in-workflow-task';
 
 /** What a workflow keeps of the signals it ignored, and the query that shows them. */
 export function ignoredSignals(): (signal: string, why: string, decisionId?: string) => void {
@@ -53,7 +60,10 @@ export function onDecisions(
     const decisionId = typeof ref?.decisionId === 'string' ? ref.decisionId : '';
     if (seen.has(decisionId)) return;
     seen.add(decisionId);
-    const found = await readDecision({ decisionId, workflowId: wf.workflowInfo().workflowId, kind });
+    // Asked per signal, not at the start: a workflow that never takes a decision (a transfer) records no marker, and
+    // one started before this reads its later decisions inside the task too.
+    const read = wf.patched(DECISIONS_READ_IN_TASK) ? inWorkflowTask : scheduled;
+    const found = await read.readDecision({ decisionId, workflowId: wf.workflowInfo().workflowId, kind });
     if (!found)
       return ignore('decision', `no ${kinds} decision ${decisionId || '(none)'} is recorded for it`, decisionId);
     const applying = apply(found);

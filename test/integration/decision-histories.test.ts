@@ -1,6 +1,8 @@
 // Decisions became rows read by the workflow (workflows/decision.ts, patches `*-decisions-are-rows`). Reviews,
 // held withdrawals and failed deposits started before that take their decisions as raw signals: their histories,
-// recorded on the code before the change, must replay on the new code; new ones must replay too.
+// recorded on the code before the change, must replay on the new code; new ones must replay too. Later the read
+// itself moved into the workflow task (patch `decisions-read-in-workflow-task`, decision 0151): histories that
+// scheduled it replay too.
 import { expect } from 'chai';
 import { temporal as proto } from '@temporalio/proto';
 import { historyFixture } from '../helpers/histories';
@@ -12,6 +14,12 @@ import { operationWorkflowId } from '../../workflows/ids';
 import { replayOnCurrentCode } from '../helpers/workflow-bundle';
 
 const EventType = proto.api.enums.v1.EventType;
+
+/** The activity types a history scheduled, in order. */
+const scheduled = (history: proto.api.history.v1.IHistory) =>
+  (history.events ?? [])
+    .filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
+    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
 
 describe('decision histories across decisions-as-rows', function () {
   this.timeout(60000);
@@ -28,6 +36,21 @@ describe('decision histories across decisions-as-rows', function () {
       const types = (history.events ?? []).map((e) => e.eventType);
       expect(types).to.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
       expect(types).to.include(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+      await replayOnCurrentCode(history, name);
+    });
+  }
+
+  for (const name of [
+    'account-review-decision-read-scheduled.binpb',
+    'instruction-review-decision-read-scheduled.binpb',
+    'deposit-paid-decision-read-scheduled.binpb',
+    'deposit-topped-up-replayed-decision-read-scheduled.binpb',
+    'withdrawal-hold-decision-read-scheduled.binpb',
+  ]) {
+    it(`replays ${name}, recorded with each decision read by a scheduled activity`, async () => {
+      await stack();
+      const history = historyFixture(name);
+      expect(scheduled(history)).to.include('readDecision');
       await replayOnCurrentCode(history, name);
     });
   }
@@ -56,6 +79,8 @@ describe('decision histories across decisions-as-rows', function () {
       const history = await handle.fetchHistory();
       const types = (history.events ?? []).map((e) => e.eventType);
       expect(types, 'the patch marker').to.include(EventType.EVENT_TYPE_MARKER_RECORDED);
+      // The decision was read inside the workflow task that took its signal.
+      expect(scheduled(history)).not.to.include('readDecision');
       await replayOnCurrentCode(history, workflowId);
     }
   });
