@@ -20,7 +20,9 @@
 // Knobs: BENCH_CONCURRENCY (20), BENCH_OPS (300 per kind), BENCH_WARMUP (40), BENCH_POLL_MS (50);
 // BENCH_PHASES (ceiling,transfer,swap,deposit,withdrawal): the phases to run, e.g. BENCH_PHASES=ceiling,transfer,swap
 // leaves out the PIX ones (the simulated PSP still runs: the accounts are funded through it); BENCH_MODE=fair runs
-// the fair-share bench instead (10 customers, one flooding: bench/operations-fair.ts).
+// the fair-share bench instead (10 customers, one flooding: bench/operations-fair.ts); BENCH_TEMPORAL_METRICS=1 also
+// prints what each phase cost the Temporal server per completed operation, from its own counters: workflow and
+// activity tasks, starts (and how many were eager), signals, tasks written to matching's backlog, history writes.
 import { Client as PgClient } from 'pg';
 import { Client, Connection } from '@temporalio/client';
 import { activeAccount, approvedBeneficiary, BenchCustomer, fund, newCustomer } from './lib/cambio';
@@ -31,6 +33,7 @@ import { log, Stack, stackCpuMeter, withStack } from './lib/stack';
 import { startCeilingWorker } from './lib/ceiling';
 import { banner, cpuTable, fmt, ok, rssLine, table } from './lib/report';
 import { fairShareBench } from './operations-fair';
+import { countsBetween, readTemporalCounts, TEMPORAL_COUNTERS, type TemporalCounts } from './lib/temporal-metrics';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 20);
 const OPS = Number(process.env.BENCH_OPS || 300);
@@ -44,6 +47,8 @@ interface Phase {
   name: string;
   result: LoadResult;
   cpu: CpuReport;
+  /** The Temporal server's counters over the measured window, with BENCH_TEMPORAL_METRICS=1. */
+  temporal?: TemporalCounts;
 }
 
 /** Runs `fn` over `items` with at most `limit` at a time. */
@@ -185,15 +190,19 @@ async function main(stack: Stack) {
     const idle = await waitForQuiet();
     if (idle >= 25) log(`machine still ${fmt(idle)}% busy before "${name}" (other tenants); measuring anyway`);
     await closedLoop({ concurrency: CONCURRENCY, total: WARMUP, task: tasks[name] });
+    const metricsUrl = stack.temporalMetricsUrl;
+    const countsBefore = metricsUrl ? await readTemporalCounts(metricsUrl) : undefined;
     meter.start();
     const result = await closedLoop({ concurrency: CONCURRENCY, total: OPS, task: tasks[name] });
     const cpu = meter.stop();
+    const temporal =
+      metricsUrl && countsBefore ? countsBetween(countsBefore, await readTemporalCounts(metricsUrl)) : undefined;
     if (result.errors) log(`${name}: ${result.errors} errors, e.g. ${result.errorSamples.join(' | ')}`);
     log(
       `${name}: ${fmt(result.perSecond)} completed/s, POST p50 ${fmt(result.rec.stats('post').p50)} ms, ` +
         `p99 ${fmt(result.rec.stats('post').p99)} ms`,
     );
-    return { name, result, cpu };
+    return { name, result, cpu, temporal };
   };
 
   // BENCH_PHASES=transfer (or swap, deposit, withdrawal, ceiling; comma-separated) runs only those, e.g. for a clean
@@ -345,6 +354,16 @@ async function main(stack: Stack) {
     const temporalCpu = p.cpu.groups.find((g) => g.name === 'temporal')?.cpuSeconds ?? NaN;
     console.log(
       `CPU per completed operation: ${perOp(ours)} (all of the above), of which Temporal ${perOp(temporalCpu)}`,
+    );
+  }
+  const counted = phases.filter((p) => p.temporal && p.result.ok);
+  if (counted.length) {
+    console.log('\nThe Temporal server per completed operation (its own counters over each measured window):');
+    console.log(
+      table(
+        ['phase', ...TEMPORAL_COUNTERS],
+        counted.map((p) => [p.name, ...TEMPORAL_COUNTERS.map((n) => fmt(p.temporal![n] / p.result.ok, 2))]),
+      ),
     );
   }
 }

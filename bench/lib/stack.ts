@@ -63,6 +63,8 @@ export interface Stack {
   databaseUrl: string;
   databaseName: string;
   temporalAddress: string;
+  /** The dev server's Prometheus metrics, with BENCH_TEMPORAL_METRICS=1 (bench/lib/temporal-metrics.ts). */
+  temporalMetricsUrl?: string;
   namespace: string;
   taskQueue: string;
   apiUrl: string;
@@ -226,12 +228,14 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const temporal = await temporalForRun({
       namespace,
       log,
+      metricsPort: process.env.BENCH_TEMPORAL_METRICS === '1' ? await freePort() : undefined,
       onChild: (child: Child) => {
         children.push(child);
         stack.temporal = child;
       },
     });
     stack.temporalAddress = temporal.address;
+    stack.temporalMetricsUrl = temporal.metricsUrl;
     if (temporal.child) watch(temporal.child);
 
     const port = await freePort();

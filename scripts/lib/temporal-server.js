@@ -215,8 +215,8 @@ async function ensureSearchAttributes(address, namespace = 'default', options = 
  * Starts `temporal server start-dev` on 127.0.0.1 with the search attributes registered.
  * Options: temporal (binary path, required), dbFile (persist there; omitted = in memory), port / uiPort (default:
  * 7233 / 8233 when free, otherwise free ports), headless (no Web UI), namespace, logLevel (server log level,
- * default warn), quiet (drop the server's stdout banner), log, onChild(child) (called at
- * spawn, so a caller can stop a server that is still starting).
+ * default warn), quiet (drop the server's stdout banner), metricsPort (the server's Prometheus metrics there; the
+ * benches read them), log, onChild(child) (called at spawn, so a caller can stop a server that is still starting).
  * Resolves `{ address, uiUrl, child, stop() }` once the frontend answers for the namespace.
  */
 async function startDevServer(options) {
@@ -237,6 +237,7 @@ async function startDevServer(options) {
     '--log-level',
     logLevel,
   ];
+  if (options.metricsPort) args.push('--metrics-port', String(options.metricsPort));
   if (headless) args.push('--headless');
   else args.push('--ui-port', String(uiPort));
   if (dbFile) {
@@ -277,10 +278,11 @@ async function startDevServer(options) {
 /**
  * Temporal for a run that must not touch anything else (tests, benchmarks): the server at TEMPORAL_ADDRESS,
  * made ready with our search attributes, or else an in-memory, headless dev server on a free port.
- * Returns `{ address, child }` (child: the dev server we started, if any); `onChild` receives that process as
- * soon as it is spawned, so a caller interrupted mid-start can still stop it.
+ * Returns `{ address, child, metricsUrl }` (child: the dev server we started, if any; metricsUrl: its Prometheus
+ * metrics, when `metricsPort` asked for them and the server is ours); `onChild` receives that process as soon as it
+ * is spawned, so a caller interrupted mid-start can still stop it.
  */
-async function temporalForRun({ temporal, namespace, log, onChild }) {
+async function temporalForRun({ temporal, namespace, log, onChild, metricsPort }) {
   const external = process.env.TEMPORAL_ADDRESS;
   if (external) {
     log(`Temporal: external server at ${external}`);
@@ -296,10 +298,15 @@ async function temporalForRun({ temporal, namespace, log, onChild }) {
     namespace,
     logLevel: 'error',
     quiet: true,
+    metricsPort,
     log,
     onChild,
   });
-  return { address: server.address, child: server.child };
+  return {
+    address: server.address,
+    child: server.child,
+    metricsUrl: metricsPort ? `http://127.0.0.1:${metricsPort}/metrics` : undefined,
+  };
 }
 
 module.exports = {
