@@ -2,6 +2,7 @@ import { log } from '@temporalio/activity';
 import { systemEm } from '../db/orm';
 import { decisionById, DecisionKind, paymentRecordedFor } from '../db/repositories/workflow-decisions';
 import { isUuid } from '../domain/uuid';
+import { crashPoint } from '../services/crash-point';
 import type { ActivityDeps } from './deps';
 
 export interface ReadDecision {
@@ -37,6 +38,7 @@ export function createDecisionActivities(deps: ActivityDeps) {
         log.warn('a signal named no recorded decision of this workflow; ignored', { ...input, found: !!row });
         return null;
       }
+      crashPoint('after-decision-read');
       const reason = row.reason !== null ? { reason: row.reason } : {};
       return { decisionId: row.id, decision: row.decision, ...reason, kind: row.kind, target: row.target };
     },
