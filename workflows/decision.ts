@@ -4,6 +4,7 @@
 import * as wf from '@temporalio/workflow';
 import type { DecisionActivities } from '../activities/decisions';
 import { DECISION_SIGNAL, type DecisionRef } from './decision-signal';
+import { SCHEDULED_STEP, STEP_IN_WORKFLOW_TASK } from './operations/database-steps';
 
 export interface IgnoredSignal {
   signal: string;
@@ -17,13 +18,9 @@ export const ignoredSignalsQuery = wf.defineQuery<IgnoredSignal[]>('ignoredSigna
 // A decision's read is one short read-only query: a retry is harmless, so it runs inside the workflow task that
 // takes the signal, as a local activity, and what the decision leads to (a deposit's own steps) follows in that same
 // task. Decisions read before this were scheduled activities, each a trip through the server and a second workflow
-// task: their histories replay so (decision 0151).
-const READ_OPTIONS = {
-  startToCloseTimeout: '10s',
-  retry: { initialInterval: '200ms', maximumInterval: '10s', backoffCoefficient: 2 },
-} as const;
-const scheduled = wf.proxyActivities<DecisionActivities>(READ_OPTIONS);
-const inWorkflowTask = wf.proxyLocalActivities<DecisionActivities>(READ_OPTIONS);
+// task: their histories replay so (decision 0151). Both with the timeout and retries of every database step.
+const scheduled = wf.proxyActivities<DecisionActivities>(SCHEDULED_STEP);
+const inWorkflowTask = wf.proxyLocalActivities<DecisionActivities>(STEP_IN_WORKFLOW_TASK);
 const DECISIONS_READ_IN_TASK = 'decisions-read-in-workflow-task';
 
 /** What a workflow keeps of the signals it ignored, and the query that shows them. */
