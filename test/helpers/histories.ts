@@ -8,3 +8,9 @@ import { temporal as proto } from '@temporalio/proto';
  */
 export const historyFixture = (name: string): proto.api.history.v1.History =>
   proto.api.history.v1.History.decode(fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'histories', name)));
+
+/** The activity types a history scheduled, in order. */
+export const scheduledActivities = (history: proto.api.history.v1.IHistory): Array<string | null | undefined> =>
+  (history.events ?? [])
+    .filter((e) => e.eventType === proto.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
+    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);

@@ -5,7 +5,7 @@
 // scheduled it replay too.
 import { expect } from 'chai';
 import { temporal as proto } from '@temporalio/proto';
-import { historyFixture } from '../helpers/histories';
+import { historyFixture, scheduledActivities } from '../helpers/histories';
 import { activeAccount } from '../helpers/fixtures';
 import { approvedInstruction } from '../helpers/beneficiary-fixtures';
 import { newCustomer, stack } from '../helpers/stack';
@@ -14,12 +14,6 @@ import { operationWorkflowId } from '../../workflows/ids';
 import { replayOnCurrentCode } from '../helpers/workflow-bundle';
 
 const EventType = proto.api.enums.v1.EventType;
-
-/** The activity types a history scheduled, in order. */
-const scheduled = (history: proto.api.history.v1.IHistory) =>
-  (history.events ?? [])
-    .filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
-    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
 
 describe('decision histories across decisions-as-rows', function () {
   this.timeout(60000);
@@ -50,7 +44,7 @@ describe('decision histories across decisions-as-rows', function () {
     it(`replays ${name}, recorded with each decision read by a scheduled activity`, async () => {
       await stack();
       const history = historyFixture(name);
-      expect(scheduled(history)).to.include('readDecision');
+      expect(scheduledActivities(history)).to.include('readDecision');
       await replayOnCurrentCode(history, name);
     });
   }
@@ -80,7 +74,7 @@ describe('decision histories across decisions-as-rows', function () {
       const types = (history.events ?? []).map((e) => e.eventType);
       expect(types, 'the patch marker').to.include(EventType.EVENT_TYPE_MARKER_RECORDED);
       // The decision was read inside the workflow task that took its signal.
-      expect(scheduled(history)).not.to.include('readDecision');
+      expect(scheduledActivities(history)).not.to.include('readDecision');
       await replayOnCurrentCode(history, workflowId);
     }
   });

@@ -2,7 +2,6 @@
 // task queue, the operation completes only on the PSP's REALIZADO, stays PROCESSING while the payout may still
 // leave, and a deployment without a PSP refuses PIX outright.
 import { expect } from 'chai';
-import { temporal as proto } from '@temporalio/proto';
 import Decimal from 'decimal.js';
 import supertest from 'supertest';
 import { createApp } from '../../api/app';
@@ -11,7 +10,7 @@ import { systemEm } from '../../db/orm';
 import { payoutIdFor } from '../../rails/pix/ids';
 import { withdrawToNewKey } from '../helpers/beneficiary-fixtures';
 import { cambio } from '../helpers/cli';
-import { historyFixture } from '../helpers/histories';
+import { historyFixture, scheduledActivities } from '../helpers/histories';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, fund, getOp, quote, untilStatus } from '../helpers/money';
 import { eventually, idem, newCustomer, stack, type TestCustomer } from '../helpers/stack';
@@ -181,9 +180,7 @@ describe('PIX payouts through the PSP', function () {
   it('replays a withdrawal recorded before decision 0108: sent, read by pixPayoutStatus, then paid', async () => {
     await stack(); // installs the SDK runtime with its quiet logger before the replay worker
     const history = historyFixture('withdrawal-pix-pending-status-reads.binpb');
-    const scheduled = (history.events ?? [])
-      .filter((e) => e.eventType === proto.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
-      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
+    const scheduled = scheduledActivities(history);
     expect(scheduled[0]).to.equal('pixSendPayout');
     expect(scheduled.filter((t) => t === 'pixPayoutStatus').length).to.be.at.least(2);
     await replayOnCurrentCode(history, 'before-0108');

@@ -4,8 +4,7 @@
 // scheduled: the PSP's calls on the rails' queue. Operations recorded before, with every step a scheduled activity,
 // must replay on this code, and new ones too.
 import { expect } from 'chai';
-import { temporal as proto } from '@temporalio/proto';
-import { historyFixture } from '../helpers/histories';
+import { historyFixture, scheduledActivities } from '../helpers/histories';
 import { withdrawToNewKey } from '../helpers/beneficiary-fixtures';
 import { activeAccount } from '../helpers/fixtures';
 import { fund, untilStatus } from '../helpers/money';
@@ -16,14 +15,6 @@ import { replayDeposit } from '../../services/operations/signals';
 import { payoutIdFor } from '../../rails/pix/ids';
 import { operationWorkflowId } from '../../workflows/ids';
 import { replayOnCurrentCode } from '../helpers/workflow-bundle';
-
-const EventType = proto.api.enums.v1.EventType;
-
-/** The activity types a history scheduled, in order. */
-const scheduled = (history: proto.api.history.v1.IHistory) =>
-  (history.events ?? [])
-    .filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
-    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
 
 /** The id of a new withdrawal of 10.00 BRL to a new beneficiary's key. */
 async function withdrawn(c: TestCustomer, accountId: string, dictKey: string): Promise<string> {
@@ -47,7 +38,7 @@ describe('database steps inside the workflow task: histories before and after', 
     it(`replays ${name}, recorded with every database step a scheduled activity`, async () => {
       await stack(); // installs the SDK runtime with its quiet logger before the replay worker
       const history = historyFixture(name);
-      expect(scheduled(history)).to.include.members([...steps]);
+      expect(scheduledActivities(history)).to.include.members([...steps]);
       await replayOnCurrentCode(history, name);
     });
   }
@@ -74,7 +65,7 @@ describe('database steps inside the workflow task: histories before and after', 
       const handle = services.temporal.workflow.getHandle(operationWorkflowId(id));
       await handle.result();
       const history = await handle.fetchHistory();
-      const calls = scheduled(history);
+      const calls = scheduledActivities(history);
       // The generic rail activities since decision 0118 (pixSendPayout and pixFollowPayout before).
       expect(calls[0], JSON.stringify(calls)).to.equal('railSendPayout');
       // Reads of a payout sent: railFollowPayout (pixFollowPayout since decision 0108, pixPayoutStatus before).
@@ -103,7 +94,7 @@ describe('database steps inside the workflow task: histories before and after', 
       await handle.result();
       const history = await handle.fetchHistory();
       // Each payment's decision is read, decided and reconciled inside the workflow task its signal started.
-      expect(scheduled(history)).to.deep.equal([]);
+      expect(scheduledActivities(history)).to.deep.equal([]);
       await replayOnCurrentCode(history, id);
     }
   });
