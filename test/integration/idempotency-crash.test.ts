@@ -7,7 +7,7 @@ import { systemEm } from '../../db/orm';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, fund, quote, untilStatus } from '../helpers/money';
 import { exitWithin, killAll, spawnApi } from '../helpers/processes';
-import { idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
 
 async function sql<T = Record<string, unknown>>(query: string, params: unknown[] = []): Promise<T[]> {
   const { services } = await stack();
@@ -111,12 +111,12 @@ describe('idempotency across a process crash', function () {
       // process exits (longer on a loaded machine): until then the retry hears 409 "still being processed" and asks
       // again, as that answer tells a client to. What must not happen is a lockout.
       const started = Date.now();
-      const send = () => http.post('/api/operations/swap').set(c.auth).set('X-Idempotency-Key', key).send(body);
-      let retry = await send();
-      while (retry.status === 409 && retry.body.code === 'IDEMPOTENCY_KEY_IN_USE' && Date.now() - started < 5000) {
-        await new Promise((r) => setTimeout(r, 100));
-        retry = await send();
-      }
+      const retry = await eventually(
+        () => http.post('/api/operations/swap').set(c.auth).set('X-Idempotency-Key', key).send(body),
+        (res) => !(res.status === 409 && res.body.code === 'IDEMPOTENCY_KEY_IN_USE'),
+        5000,
+        100,
+      );
       expect(Date.now() - started, 'no IDEMPOTENCY_KEY_IN_USE lockout').to.be.below(5000);
       expect(retry.status, JSON.stringify(retry.body)).to.equal(201);
       expect(retry.headers['idempotent-replayed']).to.equal(undefined);
