@@ -106,8 +106,13 @@ async function waitForTemporal(address, namespace = 'default', timeoutMs = 60000
     if (reason) throw new Error(`Temporal at ${address} did not come up: ${reason}`);
     let connection;
     try {
-      connection = await connect(address, Math.min(5000, Math.max(1000, deadline - Date.now())));
-      await connection.workflowService.describeNamespace({ namespace });
+      const attemptMs = Math.min(5000, Math.max(1000, deadline - Date.now()));
+      connection = await connect(address, attemptMs);
+      // Bounded, so that something on the port that never answers (not a Temporal server) is asked again, and
+      // `abort` looked at, instead of waited on.
+      await connection.withDeadline(Date.now() + attemptMs, () =>
+        connection.workflowService.describeNamespace({ namespace }),
+      );
       return;
     } catch (err) {
       lastError = err;
@@ -217,7 +222,8 @@ async function ensureSearchAttributes(address, namespace = 'default', options = 
  * 7233 / 8233 when free, otherwise free ports), headless (no Web UI), namespace, logLevel (server log level,
  * default warn), quiet (drop the server's stdout banner), metricsPort (the server's Prometheus metrics there; the
  * benches read them), log, onChild(child) (called at spawn, so a caller can stop a server that is still starting).
- * Resolves `{ address, uiUrl, child, stop() }` once the frontend answers for the namespace.
+ * Resolves `{ address, uiUrl, child, stop() }` once the frontend answers for the namespace. Rejects with
+ * `serverExited: true` when the server exited while starting (a port taken, a bad flag), false when it did not answer.
  */
 async function startDevServer(options) {
   const { temporal, dbFile, headless = false, namespace = 'default', logLevel = 'warn', quiet = false } = options;
@@ -260,12 +266,24 @@ async function startDevServer(options) {
   });
   const abort = () => (exitInfo ? `temporal server start-dev exited (${describeExit(exitInfo)})` : undefined);
   try {
-    await waitForPort(host, port, 60000, abort);
-    await waitForTemporal(address, namespace, 60000, abort);
+    // The server's exit ends the wait at once, even while something else on the port keeps it from answering.
+    const exited = child.exited.then((info) => {
+      throw new Error(`temporal server start-dev exited (${describeExit(info)})`);
+    });
+    const answering = (async () => {
+      await waitForPort(host, port, 60000, abort);
+      await waitForTemporal(address, namespace, 60000, abort);
+    })();
+    // Whichever loses settles later, unobserved.
+    exited.catch(() => undefined);
+    answering.catch(() => undefined);
+    await Promise.race([exited, answering]);
   } catch (err) {
+    // Read before the stop below, which makes the server exit too.
+    const serverExited = exitInfo !== undefined;
     await child.stop(5000);
     const hint = dbFile ? ` If its state file is damaged, delete ${dbFile} to start over.` : '';
-    throw new Error(`${err.message}.${hint}`, { cause: err });
+    throw Object.assign(new Error(`${err.message}.${hint}`, { cause: err }), { serverExited });
   }
   return {
     address,
@@ -274,6 +292,9 @@ async function startDevServer(options) {
     stop: (timeoutMs = 10000) => child.stop(timeoutMs),
   };
 }
+
+/** How many times `temporalForRun` starts its dev server when one exits while starting. */
+const DEV_SERVER_START_ATTEMPTS = 3;
 
 /**
  * Temporal for a run that must not touch anything else (tests, benchmarks): the server at TEMPORAL_ADDRESS,
@@ -291,17 +312,29 @@ async function temporalForRun({ temporal, namespace, log, onChild, metricsPort }
     return { address: external, child: undefined };
   }
   const { ensureTemporalBinaries, freePort } = require('./temporal-binary');
-  const server = await startDevServer({
-    temporal: temporal || ensureTemporalBinaries({ log }).temporal,
-    port: await freePort(),
-    headless: true,
-    namespace,
-    logLevel: 'error',
-    quiet: true,
-    metricsPort,
-    log,
-    onChild,
-  });
+  const binary = temporal || ensureTemporalBinaries({ log }).temporal;
+  let server;
+  for (let attempt = 1; !server; attempt++) {
+    try {
+      server = await startDevServer({
+        temporal: binary,
+        port: await freePort(),
+        headless: true,
+        namespace,
+        logLevel: 'error',
+        quiet: true,
+        metricsPort,
+        log,
+        onChild,
+      });
+    } catch (err) {
+      // A port found free can be taken before the server binds it: a dev server starting beside this one (the test
+      // shards start theirs at once) binds its internal services to ports of its own choosing. Such a server exits
+      // at once, so one that exited while starting is started again on another port.
+      if (!err.serverExited || attempt >= DEV_SERVER_START_ATTEMPTS) throw err;
+      log(`Temporal dev server exited while starting (${err.message}); starting it again on another port`);
+    }
+  }
   return {
     address: server.address,
     child: server.child,
