@@ -261,22 +261,19 @@ async function startDevServer(options) {
   if (options.onChild) options.onChild(child);
   const address = `${host}:${port}`;
   let exitInfo;
-  child.exited.then((info) => {
-    exitInfo = info;
-  });
   const abort = () => (exitInfo ? `temporal server start-dev exited (${describeExit(exitInfo)})` : undefined);
+  // The server's exit ends the wait at once, even while something else on the port keeps it from answering.
+  const exited = child.exited.then((info) => {
+    exitInfo = info;
+    throw new Error(abort());
+  });
+  exited.catch(() => undefined); // a server stopped after it started: nobody waits any more
   try {
-    // The server's exit ends the wait at once, even while something else on the port keeps it from answering.
-    const exited = child.exited.then((info) => {
-      throw new Error(`temporal server start-dev exited (${describeExit(info)})`);
-    });
     const answering = (async () => {
       await waitForPort(host, port, 60000, abort);
       await waitForTemporal(address, namespace, 60000, abort);
     })();
-    // Whichever loses settles later, unobserved.
-    exited.catch(() => undefined);
-    answering.catch(() => undefined);
+    answering.catch(() => undefined); // the wait that lost to the exit settles later, unobserved
     await Promise.race([exited, answering]);
   } catch (err) {
     // Read before the stop below, which makes the server exit too.
