@@ -9,17 +9,22 @@
 // The last line of output reads `N passed, N failed`.
 
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { ensureTemporalBinaries, ROOT } = require('./lib/temporal-binary');
 const { ensurePostgres, createDatabase, dropDatabase, withDatabase, databaseName, redact } = require('./lib/postgres');
 const { temporalForRun } = require('./lib/temporal-server');
+const { splitIntoShards, takeShardTimes, writeFileTimes } = require('./lib/shards');
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/cambio';
 const DEFAULT_SPECS = ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'];
 const MOCHA_BIN = path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js');
 const REPORTER = path.join(__dirname, 'lib', 'mocha-summary-reporter.js');
 const SUMMARY_LINE = /^\d+ passed, \d+ failed$/m;
+// Each spec file's seconds in a whole green run, which weigh the shards (decision 0152). Refreshed by
+// `CAMBIO_TEST_RECORD_TIMES=1 npm test`; a file it does not name is weighed by its size.
+const FILE_TIMES = path.join(ROOT, 'test', 'file-times.json');
 // What the type check of the last run learnt (decision 0148): the next run in this checkout checks again only the
 // files that changed and those that depend on them, as the build does with dist/.tsbuildinfo. A fresh checkout
 // (CI after `npm ci`) has none and checks the whole tree.
@@ -202,23 +207,14 @@ function specFiles(glob) {
 }
 
 /**
- * The whole suite in `count` shards of about equal weight (decision 0149): the unit tests in the first, each
- * integration file, largest first, to the lightest shard so far, its size standing for its time; then each shard's
- * files in name order, as the serial run has them. Each shard is a run of its own (its database, its Temporal), as
- * two developers' runs on one machine are.
+ * The whole suite in `count` shards of about equal time (decisions 0149, 0152): the unit tests and some integration
+ * files in the first, the rest in the others. Each shard is a run of its own (its database, its Temporal), as two
+ * developers' runs on one machine are.
  */
 function shards(count) {
-  const integration = specFiles(DEFAULT_SPECS[1])
-    .map((file) => ({ file, weight: fs.statSync(path.join(ROOT, file)).size }))
-    .sort((a, b) => b.weight - a.weight || a.file.localeCompare(b.file));
-  const out = Array.from({ length: count }, () => ({ files: [], weight: 0 }));
-  for (const { file, weight } of integration) {
-    const lightest = out.reduce((min, shard) => (shard.weight < min.weight ? shard : min));
-    lightest.files.push(file);
-    lightest.weight += weight;
-  }
-  // Each shard runs its files in the serial run's order: a file meets only files the serial run had run before it.
-  return out.map((shard, i) => [...(i === 0 ? [DEFAULT_SPECS[0]] : []), ...shard.files.sort()]);
+  const [units, integration] = DEFAULT_SPECS.map(specFiles);
+  const split = splitIntoShards({ root: ROOT, count, units, integration, timesFile: FILE_TIMES });
+  return split.map((files, i) => [...(i === 0 ? [DEFAULT_SPECS[0]] : []), ...files]);
 }
 
 /** A shard's services: its Temporal dev server and its database, and the environment its mocha runs with. */
@@ -253,6 +249,21 @@ async function shardEnv(baseUrl, temporal, testServer, index) {
   };
 }
 
+/**
+ * With CAMBIO_TEST_RECORD_TIMES=1, a whole run (no mocha arguments) that passed writes its files' seconds to
+ * FILE_TIMES. The shards' own files are removed either way.
+ */
+function recordTimes(results, files, extra) {
+  const shardTimes = files.map(takeShardTimes);
+  if (process.env.CAMBIO_TEST_RECORD_TIMES !== '1') return;
+  const passed = results.every((r) => r.code === 0 && r.failed === 0);
+  if (extra.length > 0 || !passed || shardTimes.includes(undefined)) {
+    log(`the files' times were not recorded: only a whole run that passes writes ${path.relative(ROOT, FILE_TIMES)}`);
+    return;
+  }
+  log(`recorded ${writeFileTimes(FILE_TIMES, shardTimes)} files' times in ${path.relative(ROOT, FILE_TIMES)}`);
+}
+
 async function main() {
   const extra = process.argv.slice(2);
   // Two shards side by side for the whole suite (decision 0149); one for named files, or as CAMBIO_TEST_SHARDS says.
@@ -278,9 +289,13 @@ async function main() {
   }
   const specs = shardCount === 1 ? [DEFAULT_SPECS] : shards(shardCount);
   if (shardCount > 1) log(`${shardCount} shards side by side; the first streams, the others print when they end`);
+  // Each shard's reporter writes its files' seconds (scripts/lib/mocha-summary-reporter.js), for recordTimes.
+  const timesOut = specs.map((_, i) => path.join(os.tmpdir(), `cambio-test-times-${process.pid}-${i}.json`));
+  const shardEnvs = envs.map((env, i) => (shardCount > 1 ? { ...env, CAMBIO_TEST_TIMES_OUT: timesOut[i] } : env));
   const results = await Promise.all(
-    specs.map((files, i) => runMocha(mochaArgs(extra, files), envs[i], { live: i === 0 })),
+    specs.map((files, i) => runMocha(mochaArgs(extra, files), shardEnvs[i], { live: i === 0 })),
   );
+  if (shardCount > 1) recordTimes(results, timesOut, extra);
   await cleanup();
   if (interrupted) return 130;
   const dead = results.find((r) => !r.sawSummary);

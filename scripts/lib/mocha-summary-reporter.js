@@ -3,6 +3,7 @@
 // Used by scripts/test.js (`npm test`); any other reporter can still be chosen with `npm test -- --reporter dot`.
 // Before that line it lists the slowest spec files: the suite has a 15-minute budget, and this is where it goes.
 
+const fs = require('node:fs');
 const path = require('node:path');
 const Mocha = require('mocha');
 
@@ -32,6 +33,13 @@ class SummaryReporter extends Spec {
           process.stdout.write(`  ${(ms / 1000).toFixed(1).padStart(7)} s  ${path.relative(process.cwd(), file)}\n`);
         }
         process.stdout.write('\n');
+      }
+      // scripts/test.js names a file here in a sharded run: each file's seconds, to weigh the next runs' shards.
+      if (process.env.CAMBIO_TEST_TIMES_OUT) {
+        const times = Object.fromEntries(
+          slowest.map(([file, ms]) => [path.relative(process.cwd(), file), Math.round(ms / 100) / 10]),
+        );
+        fs.writeFileSync(process.env.CAMBIO_TEST_TIMES_OUT, JSON.stringify(times));
       }
       const { passes = 0, failures = 0 } = this.stats || {};
       process.stdout.write(`${passes} passed, ${failures} failed\n`);
