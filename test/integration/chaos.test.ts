@@ -38,6 +38,9 @@ class ChaosClient {
   attempts = new Map<string, Attempt[]>();
   /** Operation creates under way per API: the kill must land while one is, or nothing tests the failover. */
   createsInFlight = new Map<string, number>();
+  /** APIs a request found dead. A create the kill did not cut (its answer was already on its way) does not tell the
+   * client; the next request sent there does, and fails over, as behind a load balancer that learns from a failure. */
+  private readonly knownDead = new Set<string>();
   constructor(
     private readonly apis: ApiProc[],
     private readonly c: TestCustomer,
@@ -48,8 +51,8 @@ class ChaosClient {
     const log: Attempt[] = [];
     this.attempts.set(key, log);
     for (let attempt = 0; ; attempt++) {
-      // A dead API is skipped once known dead, the way a load balancer's health check would.
-      const live = this.apis.filter((a) => a.alive());
+      // A dead API is skipped once a request has found it dead.
+      const live = this.apis.filter((a) => !this.knownDead.has(a.name));
       const api =
         live.length === 0
           ? this.apis[0]
@@ -72,6 +75,7 @@ class ChaosClient {
         log.push({ api: api.name, outcome: `${res.status}${code}${replayed}` });
       } catch (err) {
         log.push({ api: api.name, outcome: `no answer: ${(err as Error).message}` });
+        if (!api.alive()) this.knownDead.add(api.name);
       } finally {
         if (isCreate) this.createsInFlight.set(api.name, this.createsInFlight.get(api.name)! - 1);
       }
