@@ -1,5 +1,5 @@
 // Payouts and returns that wait on the PSP, on a time-skipping Temporal test server (decisions 0108, 0109): a payout
-// pending for days of reads continues as new instead of growing one history to Temporal's limit, stays listed as
+// pending for hours of reads continues as new instead of growing one history to Temporal's limit, stays listed as
 // stuck, and completes once on REALIZADO (a return likewise, RETURNED once on DEVOLVIDO); a worker with no PSP fails
 // the withdrawal RAIL_NOT_CONFIGURED and releases its hold.
 // Postgres and the simulated PSP are the stack's; only Temporal's clock is virtual.
@@ -106,7 +106,7 @@ describe('payouts waiting on the PSP (time skipping)', function () {
     await skipping?.env.teardown();
   });
 
-  it('a payout pending for thousands of reads continues as new, stays stuck, completes once on REALIZADO', async () => {
+  it('a payout pending for hours of reads continues as new, stays stuck, completes once on REALIZADO', async () => {
     const { psp } = await stack();
     const ctx = await context((await stack()).config.pix.pspUrl);
     const key = `pending-for-days-${randomUUID()}@example.com`;
@@ -122,8 +122,9 @@ describe('payouts waiting on the PSP (time skipping)', function () {
         (p) => p.length === 1,
         30000,
       );
-      // A day and a half of reads, a minute apart once they have backed off: about 2,000 reads.
-      await skipping.env.sleep('36 hours');
+      // Fifteen hours of reads, a minute apart once they have backed off: about 900 reads. A read is eleven events, so
+      // a run continues as new after 372 (MAX_HISTORY_EVENTS, 4,096): two runs do, and the third waits.
+      await skipping.env.sleep('15 hours');
 
       const waiting = await getOp(c, id);
       expect(waiting.currentState.status).to.equal('PROCESSING');
@@ -135,7 +136,7 @@ describe('payouts waiting on the PSP (time skipping)', function () {
       expect(await stuckIds()).to.include(id);
       const continued = await runs(operationWorkflowId(id));
       const reads = continued.reduce((n, r) => n + r.reads, 0);
-      expect(reads, 'payout reads in 36 hours').to.be.above(2000);
+      expect(reads, 'payout reads in 15 hours').to.be.above(800);
       expect(continued.length, 'runs').to.be.at.least(3);
       // Every run but the current one ended by continuing as new, each well under Temporal's 51,200 events.
       expect(continued.slice(1).map((r) => r.end)).to.satisfy((ends: string[]) =>
@@ -215,15 +216,15 @@ describe('payouts waiting on the PSP (time skipping)', function () {
         ((await psp.control('GET', '/state')).body.received.find((p: { endToEndId: string }) => p.endToEndId === e2e)
           .devolucoes ?? []) as unknown[];
       await eventually(returnsAtPsp, (d) => d.length === 1, 30000);
-      // Half a day: each of a return's reads is two activities (its record, then the PSP), so 12 hours already make
-      // more history than one run holds; the payout above waits the 36 hours for thousands of reads.
-      await skipping.env.sleep('12 hours');
+      // Six hours: each of a return's reads is two activities (its record, then the PSP), seventeen events, so a run
+      // holds about 240 of them and six hours of reads a minute apart (about 360) make more than one run holds.
+      await skipping.env.sleep('6 hours');
       expect((await record())!.status).to.equal('RETURNING');
       const continued = await runs(paymentReturnWorkflowId(returnId), 'railFollowReturn');
       expect(
         continued.reduce((n, r) => n + r.reads, 0),
-        'return reads in 12 hours',
-      ).to.be.above(600);
+        'return reads in 6 hours',
+      ).to.be.above(300);
       expect(continued.length, 'runs').to.be.at.least(2);
       expect(continued.slice(1).map((r) => r.end)).to.satisfy((ends: string[]) =>
         ends.every((e) => e === 'EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW'),
