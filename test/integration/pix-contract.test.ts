@@ -24,6 +24,7 @@ const TOKEN = 'contract-webhook-token';
  */
 class NoticeReceiver {
   readonly payments = new Map<string, ReceivedPayment>();
+  /** Notices answered: counted once the answer is written, so what a notice recorded is in `payments` by then. */
   posts = 0;
   refused = 0;
   private server: http.Server;
@@ -38,7 +39,6 @@ class NoticeReceiver {
   }
 
   private async answer(rail: PixRail, url: string, raw: Buffer, res: http.ServerResponse) {
-    this.posts++;
     const token = /^\/rails\/pix\/([^/]+)\/pix$/.exec(url)?.[1] ?? '';
     try {
       const { confirmed, refused } = await rail.verifyNotice(decodeURIComponent(token), JSON.parse(raw.toString()));
@@ -47,6 +47,8 @@ class NoticeReceiver {
     } catch (err) {
       this.refused++;
       res.writeHead(err instanceof NoticeRejectedError ? err.status : 500).end();
+    } finally {
+      this.posts++;
     }
   }
 
