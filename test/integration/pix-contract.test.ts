@@ -24,8 +24,8 @@ const TOKEN = 'contract-webhook-token';
  */
 class NoticeReceiver {
   readonly payments = new Map<string, ReceivedPayment>();
-  /** Notices answered: counted once the answer is written, so what a notice recorded is in `payments` by then. */
-  posts = 0;
+  /** Counted once a notice's answer is written, so what that notice recorded is in `payments` by then. */
+  answered = 0;
   refused = 0;
   private server: http.Server;
   url = '';
@@ -48,7 +48,7 @@ class NoticeReceiver {
       this.refused++;
       res.writeHead(err instanceof NoticeRejectedError ? err.status : 500).end();
     } finally {
-      this.posts++;
+      this.answered++;
     }
   }
 
@@ -176,10 +176,10 @@ describe('PIX connector contract (against the simulated PSP)', function () {
 
   it('the same notice twice records one payment', async () => {
     const created = await charge('7.00');
-    const before = receiver.posts;
+    const before = receiver.answered;
     const e2e = await pay({ txid: created.chargeId, notices: 2 });
     await eventually(
-      async () => receiver.posts - before,
+      async () => receiver.answered - before,
       (n) => n >= 2,
       10000,
       50,
