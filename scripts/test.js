@@ -6,7 +6,8 @@
 //   check and (whole suite only) the steps of `npm run lint` beside them → mocha → dev server stopped and the
 //   database dropped. Exit code: mocha's. Extra arguments go to mocha:
 //   `npm test -- --grep quotes`, `npm test -- test/unit/money.test.ts` (explicit files replace the default globs).
-// The last line of output reads `N passed, N failed`.
+// The last line of output reads `N passed, N failed`; in a sharded run, each failed test's `failed: …` line comes
+// just before it.
 
 const fs = require('node:fs');
 const os = require('node:os');
@@ -168,6 +169,8 @@ function mochaArgs(extra, specs = DEFAULT_SPECS) {
 function runMocha(args, env, { live = true } = {}) {
   return new Promise((resolve) => {
     let tail = '';
+    let partial = ''; // the unfinished last line of what came so far
+    const failedTests = [];
     const held = [];
     const child = spawn(process.execPath, [MOCHA_BIN, ...args], {
       cwd: ROOT,
@@ -178,7 +181,11 @@ function runMocha(args, env, { live = true } = {}) {
     child.stdout.on('data', (chunk) => {
       if (live) process.stdout.write(chunk);
       else held.push(chunk);
-      tail = (tail + chunk.toString('utf8')).slice(-4000);
+      const text = chunk.toString('utf8');
+      tail = (tail + text).slice(-4000);
+      const lines = (partial + text).split('\n');
+      partial = lines.pop();
+      for (const line of lines) if (line.startsWith('failed: ')) failedTests.push(line);
     });
     const done = (code, signal) => {
       mochas.delete(child);
@@ -186,7 +193,7 @@ function runMocha(args, env, { live = true } = {}) {
       // eslint-disable-next-line no-control-regex -- strips the colour codes (ESC [ ... m) mocha may print
       const summary = SUMMARY_LINE.exec(tail.replace(/\x1b\[[0-9;]*m/g, ''));
       const [passed, failed] = summary ? summary[0].match(/\d+/g).map(Number) : [0, 0];
-      resolve({ code, signal, sawSummary: !!summary, passed, failed });
+      resolve({ code, signal, sawSummary: !!summary, passed, failed, failedTests });
     };
     child.on('error', (err) => {
       log(`could not run mocha: ${err.message}`);
@@ -307,6 +314,8 @@ async function main() {
   }
   if (shardCount > 1) {
     const sum = (key) => results.reduce((n, r) => n + r[key], 0);
+    const failedTests = results.flatMap((r) => r.failedTests);
+    if (failedTests.length > 0) console.log(`\n${failedTests.join('\n')}`);
     console.log(`${sum('passed')} passed, ${sum('failed')} failed`);
   }
   return results.reduce((code, r) => code || r.code, 0);

@@ -2,13 +2,15 @@
 // Mocha's spec reporter plus one plain closing line, `N passed, N failed`, for humans and CI logs to grep.
 // Used by scripts/test.js (`npm test`); any other reporter can still be chosen with `npm test -- --reporter dot`.
 // Before that line it lists the slowest spec files: the suite has a 15-minute budget, and this is where it goes.
+// Then one plain `failed: <title> (<file>)` line per failed test, which scripts/test.js repeats at the very end of a
+// sharded run: a CI log is often read from its tail, where another shard's output may have pushed mocha's own list.
 
 const fs = require('node:fs');
 const path = require('node:path');
 const Mocha = require('mocha');
 
 const { Spec } = Mocha.reporters;
-const { EVENT_RUN_END, EVENT_SUITE_BEGIN, EVENT_SUITE_END } = Mocha.Runner.constants;
+const { EVENT_RUN_END, EVENT_SUITE_BEGIN, EVENT_SUITE_END, EVENT_TEST_FAIL } = Mocha.Runner.constants;
 const SLOWEST = 15;
 
 class SummaryReporter extends Spec {
@@ -16,6 +18,11 @@ class SummaryReporter extends Spec {
     super(runner, options);
     // A file's time runs from its first top-level suite's start to its last one's end (hooks included).
     const files = new Map();
+    const failed = [];
+    runner.on(EVENT_TEST_FAIL, (test) => {
+      const file = test.file ?? test.parent?.file;
+      failed.push(`failed: ${test.fullTitle()}${file ? ` (${path.relative(process.cwd(), file)})` : ''}`);
+    });
     runner.on(EVENT_SUITE_BEGIN, (suite) => {
       if (!suite.file || !suite.parent?.root) return;
       const entry = files.get(suite.file) ?? { start: Date.now(), end: Date.now() };
@@ -41,6 +48,7 @@ class SummaryReporter extends Spec {
         );
         fs.writeFileSync(process.env.CAMBIO_TEST_TIMES_OUT, JSON.stringify(times));
       }
+      for (const line of failed) process.stdout.write(`${line}\n`);
       const { passes = 0, failures = 0 } = this.stats || {};
       process.stdout.write(`${passes} passed, ${failures} failed\n`);
     });
