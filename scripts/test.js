@@ -13,6 +13,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
+const { StringDecoder } = require('node:string_decoder');
 const { ensureTemporalBinaries, ROOT } = require('./lib/temporal-binary');
 const { ensurePostgres, createDatabase, dropDatabase, withDatabase, databaseName, redact } = require('./lib/postgres');
 const { temporalForRun } = require('./lib/temporal-server');
@@ -169,6 +170,7 @@ function mochaArgs(extra, specs = DEFAULT_SPECS) {
 function runMocha(args, env, { live = true } = {}) {
   return new Promise((resolve) => {
     let tail = '';
+    const decoder = new StringDecoder('utf8'); // a character split between two chunks stays whole
     let partial = ''; // the unfinished last line of what came so far
     const failedTests = [];
     const held = [];
@@ -181,7 +183,7 @@ function runMocha(args, env, { live = true } = {}) {
     child.stdout.on('data', (chunk) => {
       if (live) process.stdout.write(chunk);
       else held.push(chunk);
-      const text = chunk.toString('utf8');
+      const text = decoder.write(chunk);
       tail = (tail + text).slice(-4000);
       const lines = (partial + text).split('\n');
       partial = lines.pop();
