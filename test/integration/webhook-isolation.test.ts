@@ -1,7 +1,7 @@
 // The noisy neighbour (issue 20): customer A's receivers accept deliveries and never answer (then: answer after
 // 5 s) while A creates deposits at ~4/s, each fanned out to three URLs. Customer B's transfers, timed from POST to
-// COMPLETED, and B's deliveries to a healthy receiver must not notice the receivers: B's transfers are compared
-// with B's transfers while another customer creates deposits at the same rate for receivers that answer at once.
+// COMPLETED, and B's deliveries to a healthy receiver must not notice the receivers: both are compared with B's
+// own while another customer creates deposits at the same rate for receivers that answer at once.
 // That volume alone slows B on a small machine (two cores here: A's deposits and their deliveries take CPU B's
 // transfers need), which is fair share's question (fair-share.test.ts), not this one's. Runs an API and a worker
 // process with the production settings (WEBHOOK_TIMEOUT_SECONDS 10, the worker's real slot sizes) on task queues of
@@ -225,6 +225,7 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
         // The baseline: B while another customer creates deposits at A's rate for receivers that answer at once.
         const calmFlood = floodOfDeposits(calm, calmAccount.id);
         const besideVolume: number[] = [];
+        const besideIds: string[] = [];
         try {
           await eventually(
             async () => calmFlood.deposits(),
@@ -232,10 +233,16 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
             30000,
             20,
           );
-          for (let i = 0; i < B_TRANSFERS; i++) besideVolume.push((await timedTransfer(b, b1.id, b2.id)).ms);
+          for (let i = 0; i < B_TRANSFERS; i++) {
+            const { ms, id } = await timedTransfer(b, b1.id, b2.id);
+            besideVolume.push(ms);
+            besideIds.push(id);
+          }
         } finally {
           await calmFlood.stop();
         }
+        // B's deliveries beside that volume: the baseline of B's first attempts during A's flood.
+        const firstAttemptsBeside = await firstAttemptLatencies(besideIds);
 
         // A's flood: deposits at ~4/s, each delivered to three URLs that hold every request.
         const flood = floodOfDeposits(a, aAccount.id);
@@ -253,7 +260,8 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
           const report = (firstAttempts?: number[]) =>
             `alone ${JSON.stringify(alone)}; beside a healthy customer's deposits ${JSON.stringify(besideVolume)}; ` +
             `during A's flood ${JSON.stringify(during.map((d) => d.ms))}; ` +
-            `B first attempts ${JSON.stringify(firstAttempts ?? 'not yet')}; A: ${flood.deposits()} deposits, ` +
+            `B first attempts ${JSON.stringify(firstAttempts ?? 'not yet')} (beside the healthy customer's deposits ` +
+            `${JSON.stringify(firstAttemptsBeside)}); A: ${flood.deposits()} deposits, ` +
             `${noisy.received} requests received, ${averageOpen.toFixed(1)} open on average while B was timed, ` +
             `most open per URL ${JSON.stringify([...noisy.maxOpen.values()])}`;
           if (process.env.WEBHOOK_ISOLATION_REPORT) process.stderr.write(`${kind}: ${report()}\n`);
@@ -271,7 +279,10 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
             .and.below(Math.max(500, 8 * p50(alone)));
           const firstAttempts = await firstAttemptLatencies(during.map((d) => d.id));
           if (process.env.WEBHOOK_ISOLATION_REPORT) process.stderr.write(`${kind}: ${report(firstAttempts)}\n`);
-          expect(p50(firstAttempts), report(firstAttempts)).to.be.below(1000);
+          // Under 1 s, or within 2x B's first attempts beside the healthy customer's volume when a slow host makes
+          // those slow too. Full-suite runs on a busy 2-core host measured medians of 1,144 and 2,247 ms during the
+          // flood; this file alone on the same host, 0.3 to 0.8 s during it and 0.5 to 0.7 s beside the healthy volume.
+          expect(p50(firstAttempts), report(firstAttempts)).to.be.below(Math.max(1000, 2 * p50(firstAttemptsBeside)));
           // The cap held: no URL of A ever had more than WEBHOOK_ENDPOINT_CONCURRENCY attempts at once.
           for (const n of noisy.maxOpen.values()) expect(n, report(firstAttempts)).to.be.at.most(CAP);
         } finally {
