@@ -23,7 +23,7 @@ const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/cambio';
 const DEFAULT_SPECS = ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'];
 const MOCHA_BIN = path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js');
 const REPORTER = path.join(__dirname, 'lib', 'mocha-summary-reporter.js');
-const SUMMARY_LINE = /^\d+ passed, \d+ failed$/m;
+const SUMMARY_LINE = /^\d+ passed, \d+ failed$/;
 // Each spec file's seconds in a whole green run, which weigh the shards (decision 0152). Refreshed by
 // `CAMBIO_TEST_RECORD_TIMES=1 npm test`; a file it does not name is weighed by its size.
 const FILE_TIMES = path.join(ROOT, 'test', 'file-times.json');
@@ -169,10 +169,20 @@ function mochaArgs(extra, specs = DEFAULT_SPECS) {
  */
 function runMocha(args, env, { live = true } = {}) {
   return new Promise((resolve) => {
-    let tail = '';
     const decoder = new StringDecoder('utf8'); // a character split between two chunks stays whole
     let partial = ''; // the unfinished last line of what came so far
+    let summary; // the closing `N passed, N failed` line, once it came
     const failedTests = [];
+    // eslint-disable-next-line no-control-regex -- strips the colour codes (ESC [ ... m) mocha may print
+    const plain = (line) => line.replace(/\x1b\[[0-9;]*m/g, '');
+    const readLines = (text) => {
+      const lines = (partial + text).split('\n');
+      partial = lines.pop();
+      for (const line of lines.map(plain)) {
+        if (line.startsWith('failed: ')) failedTests.push(line);
+        else if (SUMMARY_LINE.test(line)) summary = line;
+      }
+    };
     const held = [];
     const child = spawn(process.execPath, [MOCHA_BIN, ...args], {
       cwd: ROOT,
@@ -183,18 +193,13 @@ function runMocha(args, env, { live = true } = {}) {
     child.stdout.on('data', (chunk) => {
       if (live) process.stdout.write(chunk);
       else held.push(chunk);
-      const text = decoder.write(chunk);
-      tail = (tail + text).slice(-4000);
-      const lines = (partial + text).split('\n');
-      partial = lines.pop();
-      for (const line of lines) if (line.startsWith('failed: ')) failedTests.push(line);
+      readLines(decoder.write(chunk));
     });
     const done = (code, signal) => {
       mochas.delete(child);
       if (!live) process.stdout.write(Buffer.concat(held));
-      // eslint-disable-next-line no-control-regex -- strips the colour codes (ESC [ ... m) mocha may print
-      const summary = SUMMARY_LINE.exec(tail.replace(/\x1b\[[0-9;]*m/g, ''));
-      const [passed, failed] = summary ? summary[0].match(/\d+/g).map(Number) : [0, 0];
+      readLines(`${decoder.end()}\n`);
+      const [passed, failed] = summary ? summary.match(/\d+/g).map(Number) : [0, 0];
       resolve({ code, signal, sawSummary: !!summary, passed, failed, failedTests });
     };
     child.on('error', (err) => {
