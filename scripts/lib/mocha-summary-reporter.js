@@ -2,8 +2,9 @@
 // Mocha's spec reporter plus one plain closing line, `N passed, N failed`, for humans and CI logs to grep.
 // Used by scripts/test.js (`npm test`); any other reporter can still be chosen with `npm test -- --reporter dot`.
 // Before that line it lists the slowest spec files: the suite has a 15-minute budget, and this is where it goes.
-// Then one plain `failed: <title> (<file>)` line per failed test, which scripts/test.js repeats at the very end of a
-// sharded run: a CI log is often read from its tail, where another shard's output may have pushed mocha's own list.
+// Then one plain `failed: <title> (<file>): <message>` line per failed test, which scripts/test.js repeats at the very
+// end of a sharded run: a CI log is often read from its tail, where another shard's output may have pushed mocha's own
+// list, and without the message a timing assertion that failed there cannot be told from one that failed by far.
 
 const fs = require('node:fs');
 const path = require('node:path');
@@ -12,6 +13,16 @@ const Mocha = require('mocha');
 const { Spec } = Mocha.reporters;
 const { EVENT_RUN_END, EVENT_SUITE_BEGIN, EVENT_SUITE_END, EVENT_TEST_FAIL } = Mocha.Runner.constants;
 const SLOWEST = 15;
+const REASON_CHARS = 2000;
+
+/** The failure's message on one line, cut at REASON_CHARS: `: <message>`, or nothing without one. */
+function reasonOf(err) {
+  const message = String(err?.message ?? '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (!message) return '';
+  return `: ${message.length > REASON_CHARS ? `${message.slice(0, REASON_CHARS)}…` : message}`;
+}
 
 class SummaryReporter extends Spec {
   constructor(runner, options) {
@@ -19,9 +30,10 @@ class SummaryReporter extends Spec {
     // A file's time runs from its first top-level suite's start to its last one's end (hooks included).
     const files = new Map();
     const failed = [];
-    runner.on(EVENT_TEST_FAIL, (test) => {
+    runner.on(EVENT_TEST_FAIL, (test, err) => {
       const file = test.file ?? test.parent?.file;
-      failed.push(`failed: ${test.fullTitle()}${file ? ` (${path.relative(process.cwd(), file)})` : ''}`);
+      const where = file ? ` (${path.relative(process.cwd(), file)})` : '';
+      failed.push(`failed: ${test.fullTitle()}${where}${reasonOf(err)}`);
     });
     runner.on(EVENT_SUITE_BEGIN, (suite) => {
       if (!suite.file || !suite.parent?.root) return;

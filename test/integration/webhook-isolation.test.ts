@@ -20,7 +20,10 @@ import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
 const CAP = 4; // WEBHOOK_ENDPOINT_CONCURRENCY's default, which the processes run with
 const A_URLS = 3;
 const A_DEPOSITS_PER_SECOND = 4;
-const B_TRANSFERS = 9;
+// Each p50 is of 15 transfers: the full suite runs this file beside another shard whose load comes and goes between
+// the baseline and the flood. With 9, one full-suite run here measured 1.45x (292 against 202 ms), and a CI run
+// failed this test without its figures in the log (the `failed:` line carries the message since).
+const B_TRANSFERS = 15;
 const TRANSFER_LIMIT_MS = 12000;
 
 const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
