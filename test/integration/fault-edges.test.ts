@@ -356,8 +356,8 @@ describe('deployment-wide rate limit (issue 19)', function () {
   it('holds the documented rate for two API processes together, not twice it', async () => {
     await stack();
     // Two apps as two API processes: each has its own in-process state, they share Postgres.
-    // 20 a window of 20 s (burst / rate): the 60 requests fall in one window however slow the host. With 10 a
-    // second (a 2 s window) a slow hour spread them over two windows and let 28 through.
+    // 20 requests in a window of 20 s (the window is burst / rate): the 60 requests fall in one window however slow
+    // the host. With 10 a second (a 2 s window) a slow hour spread them over two windows and let 28 through.
     const limits = {
       rateLimitScope: 'deployment' as const,
       rateLimitPerSecond: 1,
