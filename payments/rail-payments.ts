@@ -19,13 +19,14 @@ import {
   DECISION_DEADLINE_MS,
   decideInboundPayment,
   recordInboundPaymentOnce,
+  sendPaymentDecision,
   type SettleContext,
 } from './record-and-decide';
 import { settleReturn } from './returns';
 
-// A notice's answer waits this long at most for the decisions that follow its records (a decision signal each,
-// milliseconds when all is well); past it the records stay RECEIVED and the relay or the sweep decides them. The
-// PSP needs only the records, and a PSP whose notice times out sends it again.
+// A notice's answer waits this long at most for the decision signals that follow its records (milliseconds when all
+// is well); past it the signal rows wait for the relay, and the sweep decides what is still RECEIVED. The PSP needs
+// only the records, and a PSP whose notice times out sends it again.
 export const NOTICE_DECISION_DEADLINE_MS = 3_000;
 
 export interface RecordedReceipt {
@@ -81,8 +82,10 @@ export async function recordReceived(
 
 /**
  * A notice's items: every record committed first (in order; the caller answers the PSP only after this returns,
- * and a failure throws so the PSP sends the notice again), then the new ones decided within `deadlineMs` and the
- * returns they list settled; what is not decided by then is the relay's or the sweep's.
+ * and a failure throws so the PSP sends the notice again), then the new ones' decision signals sent within
+ * `deadlineMs` and the returns they list settled. The answer does not wait for the deposits' decisions: the PSP
+ * needs only the records, and polling for the decisions cost a deposit a dozen reads (decision 0156). A signal not
+ * sent by then is the relay's; a record still RECEIVED later, the sweep's.
  */
 export async function recordNotice(
   s: SettleContext & { log: Logger },
@@ -95,10 +98,10 @@ export async function recordNotice(
   await Promise.all(
     recorded.map(async (payment, i) => {
       try {
-        await decideInboundPayment(s, payment, deadlineMs, `rail:${rail}`);
+        await sendPaymentDecision(s, payment, Date.now() + deadlineMs, `rail:${rail}`);
         await settleListedReturns(s, items[i]);
       } catch (err) {
-        s.log.warn({ err, paymentId: payment.id }, 'inbound payment recorded, not decided yet: the sweep decides it');
+        s.log.warn({ err, paymentId: payment.id }, 'inbound payment recorded, its signal or listed returns not done: the relay and the sweep finish them');
       }
     }),
   );

@@ -172,22 +172,7 @@ export async function decideInboundPayment(
   actor = 'system:sweep',
 ): Promise<DecisionOutcome> {
   const deadline = Date.now() + deadlineMs;
-  if (payment.status === 'RECEIVED') {
-    if (!payment.operationId) {
-      await leaveUnmatched(systemEm(s.orm), payment.id);
-      return 'DECIDED';
-    }
-    const decisionId = paymentDecisionId(payment.id);
-    const send = () => s.temporal.withDeadline(deadline, () => sendDecisionNow(s.orm, s.temporal, decisionId));
-    let sent = await send();
-    if (sent === 'none' && (await stillReceived(s, payment.id))) {
-      const via = { taskQueue: s.config.taskQueue, actor };
-      await inTransaction(systemEm(s.orm), (tx) => addPaymentDecision(tx, payment, via, 'requeue'));
-      sent = await send();
-    }
-    // A closed workflow: the send has left it UNMATCHED.
-    if (sent === 'closed') return 'DECIDED';
-  }
+  if ((await sendPaymentDecision(s, payment, deadline, actor)) === 'DECIDED') return 'DECIDED';
   // Decided now or by another caller (a PSP's notice, the relay). MATCHED comes one step before the deposit's
   // reconciliation, which records what the payment counted for: the answer waits for that too.
   for (;;) {
@@ -195,6 +180,35 @@ export async function decideInboundPayment(
     if (Date.now() >= deadline) return 'RECEIVED';
     await sleep(50);
   }
+}
+
+/**
+ * Step 2 without its wait: a RECEIVED record's decision on its way to its deposit's workflow by `deadline` (the
+ * `decision` signal, its row queued again when it had none, the deposit started with it). 'DECIDED': nothing is left
+ * to decide (a record with no deposit is UNMATCHED now; one whose deposit has closed was left UNMATCHED by the send).
+ * 'SENT': the workflow decides it (or already has, or the relay sends the signal if this send failed).
+ */
+export async function sendPaymentDecision(
+  s: SettleContext,
+  payment: InboundPayment,
+  deadline: number,
+  actor: string,
+): Promise<'DECIDED' | 'SENT'> {
+  if (payment.status !== 'RECEIVED') return 'SENT';
+  if (!payment.operationId) {
+    await leaveUnmatched(systemEm(s.orm), payment.id);
+    return 'DECIDED';
+  }
+  const decisionId = paymentDecisionId(payment.id);
+  const send = () => s.temporal.withDeadline(deadline, () => sendDecisionNow(s.orm, s.temporal, decisionId));
+  let sent = await send();
+  if (sent === 'none' && (await stillReceived(s, payment.id))) {
+    const via = { taskQueue: s.config.taskQueue, actor };
+    await inTransaction(systemEm(s.orm), (tx) => addPaymentDecision(tx, payment, via, 'requeue'));
+    sent = await send();
+  }
+  // A closed workflow: the send has left it UNMATCHED.
+  return sent === 'closed' ? 'DECIDED' : 'SENT';
 }
 
 async function stillReceived(s: SettleContext, paymentId: string): Promise<boolean> {

@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import Decimal from 'decimal.js';
+import { Client as PgClient } from 'pg';
 import { systemEm } from '../../db/orm';
 import { decodeBrCode } from '../../rails/pix/br-code';
 import { txidFor } from '../../rails/pix/ids';
@@ -120,6 +121,38 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
     const done = await untilStatus(c, dep.id, 'COMPLETED');
     expect(done.transactions).to.have.length(1);
     expect(await paymentsWith(e2e)).to.have.length(1);
+  });
+
+  it("a notice is answered once recorded, not once decided: a deposit held up leaves the PSP's 200 on time", async () => {
+    const { res, key, q } = await postDeposit('14.00');
+    const dep = (res as { body: any }).body;
+    // The deposit's row held as its decision would hold it: its workflow cannot decide or reconcile meanwhile. (NO KEY
+    // UPDATE: the record's reference to the deposit still goes in; the workflow's step waits.)
+    const pg = new PgClient({ connectionString: process.env.DATABASE_URL });
+    await pg.connect();
+    try {
+      await pg.query('begin');
+      await pg.query('select 1 from operations where id = $1 for no key update', [dep.id]);
+      const e2e = await payCharge({ txid: txidFor(c.customerId, key, q.id) });
+      // Answered within 2 s: before decision 0156 the notice waited for the decision, here 3 s (its deadline).
+      const [delivery] = await eventually(
+        async () => (await pspState()).delivered.filter((d: any) => d.body.pix[0].endToEndId === e2e),
+        (delivered) => delivered.length === 1,
+        2000,
+        25,
+      );
+      expect(delivery.status).to.equal(200);
+      expect(await paymentsWith(e2e)).to.deep.equal([
+        { status: 'RECEIVED', customer_id: c.customerId, operation_id: dep.id, amount: '14.00' },
+      ]);
+      await pg.query('commit');
+      // Released: the signal the notice sent is taken, and the deposit completes from it.
+      const done = await untilStatus(c, dep.id, 'COMPLETED');
+      expect(done.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal(['14.00']);
+      expect((await paymentsWith(e2e))[0].status).to.equal('MATCHED');
+    } finally {
+      await pg.end();
+    }
   });
 
   it('a wrong token is 401 and records nothing; a txid never issued goes to the platform suspense', async () => {
