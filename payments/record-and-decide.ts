@@ -173,8 +173,9 @@ export async function decideInboundPayment(
 ): Promise<DecisionOutcome> {
   const deadline = Date.now() + deadlineMs;
   if ((await sendPaymentDecision(s, payment, deadline, actor)) === 'DECIDED') return 'DECIDED';
-  // Decided now or by another caller (a PSP's notice, the relay). MATCHED comes one step before the deposit's
-  // reconciliation, which records what the payment counted for: the answer waits for that too.
+  // Decided now or by another caller (a PSP's notice, the relay). MATCHED came one step before the deposit's
+  // reconciliation, which records what the payment counted for, in deposits started before decision 0157 (one step
+  // since): the answer waits for that too.
   for (;;) {
     if (await decidedAndApplied(s, payment.id)) return 'DECIDED';
     if (Date.now() >= deadline) return 'RECEIVED';

@@ -14,3 +14,10 @@ export const scheduledActivities = (history: proto.api.history.v1.IHistory): Arr
   (history.events ?? [])
     .filter((e) => e.eventType === proto.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
     .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
+
+/** The local activity types a history recorded (the SDK's `core_local_activity` markers), in order. */
+export const localActivities = (history: proto.api.history.v1.IHistory): string[] =>
+  (history.events ?? [])
+    .map((e) => e.markerRecordedEventAttributes)
+    .filter((m) => m?.markerName === 'core_local_activity')
+    .map((m) => JSON.parse(Buffer.from(m!.details!.data!.payloads![0].data!).toString()).activity_type as string);

@@ -4,7 +4,7 @@
 // scheduled: the PSP's calls on the rails' queue. Operations recorded before, with every step a scheduled activity,
 // must replay on this code, and new ones too.
 import { expect } from 'chai';
-import { historyFixture, scheduledActivities } from '../helpers/histories';
+import { historyFixture, localActivities, scheduledActivities } from '../helpers/histories';
 import { withdrawToNewKey } from '../helpers/beneficiary-fixtures';
 import { activeAccount } from '../helpers/fixtures';
 import { fund, untilStatus } from '../helpers/money';
@@ -39,6 +39,16 @@ describe('database steps inside the workflow task: histories before and after', 
       await stack(); // installs the SDK runtime with its quiet logger before the replay worker
       const history = historyFixture(name);
       expect(scheduledActivities(history)).to.include.members([...steps]);
+      await replayOnCurrentCode(history, name);
+    });
+  }
+
+  // Recorded on 7c0b72a: each payment decided and reconciled in a local activity of its own, then a close.
+  for (const name of ['deposit-paid-steps-in-task.binpb', 'deposit-topped-up-replayed-steps-in-task.binpb']) {
+    it(`replays ${name}, recorded with a payment's decision, reconciliation and close as three local steps`, async () => {
+      await stack();
+      const history = historyFixture(name);
+      expect(localActivities(history)).to.include.members(['decideInboundPayment', 'reconcileDeposit', 'closeDeposit']);
       await replayOnCurrentCode(history, name);
     });
   }
@@ -93,8 +103,18 @@ describe('database steps inside the workflow task: histories before and after', 
       const handle = services.temporal.workflow.getHandle(operationWorkflowId(id));
       await handle.result();
       const history = await handle.fetchHistory();
-      // Each payment's decision is read, decided and reconciled inside the workflow task its signal started.
+      // Each payment's decision is read, decided and reconciled inside the workflow task its signal started: the
+      // decision and the reconciliation as one step, and no close after the step that completed it (decision 0157).
       expect(scheduledActivities(history)).to.deep.equal([]);
+      const steps = localActivities(history);
+      if (id === paid.id) expect(steps).to.deep.equal(['readDecision', 'takeInboundPayment']);
+      // The short one: 60.00 taken and reconciled (FAILED), 70.00 taken while FAILED, the replay's reconciliation.
+      else
+        expect(steps.filter((t) => t !== 'readDecision')).to.deep.equal([
+          'takeInboundPayment',
+          'takeInboundPayment',
+          'reconcileDeposit',
+        ]);
       await replayOnCurrentCode(history, id);
     }
   });

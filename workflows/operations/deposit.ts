@@ -31,6 +31,9 @@ const DEPOSIT_STEPS_IN_TASK = 'deposit-database-steps-in-workflow-task';
 const PAYMENT_SIGNALS_CHECKED = 'signal-path-payment-signals-checked';
 // Deposits started from here on take their payments only as INBOUND_PAYMENT decision rows, not by the update.
 const PAYMENTS_ARE_ROWS = 'deposit-payments-are-rows';
+// Deposits started from here on decide a payment and reconcile with it in one step, and close in the step that
+// completes them (decision 0157).
+const PAYMENT_TAKEN_IN_ONE_STEP = 'deposit-payment-taken-in-one-step';
 
 /**
  * A deposit, from REQUESTED to COMPLETED, or FAILED and closed. `rowsOnly`: it takes replays only as recorded rows
@@ -60,6 +63,8 @@ export async function depositOperation(
   // A deposit's own database steps (deciding a payment, reconciling, closing, expiring) inside the workflow task;
   // deposits started before scheduled them as activities, and replay so.
   const depositSteps = wf.patched(DEPOSIT_STEPS_IN_TASK) ? inWorkflowTask : acts;
+  // Deposits started before decided, reconciled and closed in three steps, and replay so.
+  const oneStep = wf.patched(PAYMENT_TAKEN_IN_ONE_STEP);
   const ignore = ignoredSignals();
   wf.setHandler(inboundPaymentSignal, async (signal) => {
     if (!legacy) return ignore('inboundPayment', 'payments reach a deposit through the inboundPaymentUpdate');
@@ -81,6 +86,14 @@ export async function depositOperation(
   const decidePayment = async (paymentId: string): Promise<string> => {
     await acquire();
     try {
+      if (oneStep) {
+        // Only a deposit still waiting for its money reconciles at once; a FAILED one waits for an operator's replay.
+        const reconcile = open && op.status === 'REQUESTED';
+        const taken = await inWorkflowTask.takeInboundPayment({ operationId, paymentId, open, reconcile });
+        if (taken.reconciled) op.track(taken.reconciled);
+        if (taken.reconciled === 'COMPLETED') open = false;
+        return taken.decided;
+      }
       const decided = await depositSteps.decideInboundPayment({ operationId, paymentId, open });
       if (legacy) payments++;
       // A deposit still waiting for its money reconciles at once; a FAILED one waits for an operator's replay.
@@ -159,7 +172,10 @@ export async function depositOperation(
     }
     await acquire();
     open = false;
-    await depositSteps.closeDeposit({ operationId });
+    // The step that completed it left no payment to close: every one it saw is credited or UNMATCHED, and one
+    // recorded since is decided by its own signal (open is false now) or, once this workflow has ended, left
+    // UNMATCHED by its sender (decision 0157).
+    if (!oneStep) await depositSteps.closeDeposit({ operationId });
     busy = false;
     return wf.condition(wf.allHandlersFinished);
   }
