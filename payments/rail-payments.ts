@@ -101,7 +101,9 @@ export async function recordNotice(
         await sendPaymentDecision(s, payment, Date.now() + deadlineMs, `rail:${rail}`);
         await settleListedReturns(s, items[i]);
       } catch (err) {
-        s.log.warn({ err, paymentId: payment.id }, 'inbound payment recorded, its signal or listed returns not done: the relay and the sweep finish them');
+        const what =
+          'inbound payment recorded, its signal or listed returns not done: the relay and the sweep finish them';
+        s.log.warn({ err, paymentId: payment.id }, what);
       }
     }),
   );

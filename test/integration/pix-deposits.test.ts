@@ -123,7 +123,7 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
     expect(await paymentsWith(e2e)).to.have.length(1);
   });
 
-  it("a notice is answered once recorded, not once decided: a deposit held up leaves the PSP's 200 on time", async () => {
+  it("a notice is answered once recorded, not once decided: a deposit held up, the PSP's 200 on time", async () => {
     const { res, key, q } = await postDeposit('14.00');
     const dep = (res as { body: any }).body;
     // The deposit's row held as its decision would hold it: its workflow cannot decide or reconcile meanwhile. (NO KEY

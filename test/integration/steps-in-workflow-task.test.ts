@@ -45,7 +45,7 @@ describe('database steps inside the workflow task: histories before and after', 
 
   // Recorded on 7c0b72a: each payment decided and reconciled in a local activity of its own, then a close.
   for (const name of ['deposit-paid-steps-in-task.binpb', 'deposit-topped-up-replayed-steps-in-task.binpb']) {
-    it(`replays ${name}, recorded with a payment's decision, reconciliation and close as three local steps`, async () => {
+    it(`replays ${name}, recorded with a payment's decision, reconciliation and close as three steps`, async () => {
       await stack();
       const history = historyFixture(name);
       expect(localActivities(history)).to.include.members(['decideInboundPayment', 'reconcileDeposit', 'closeDeposit']);
