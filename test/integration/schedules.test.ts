@@ -64,9 +64,18 @@ describe('Periodic jobs as Temporal Schedules', function () {
     const jobs = await statementsJob();
     // Two workers starting at once: one creates, the other finds it (ScheduleAlreadyRunning) and goes on.
     await Promise.all([ensureSchedules(client, config, jobs), ensureSchedules(client, config, jobs)]);
-    const ids: string[] = [];
-    for await (const s of client.schedule.list()) ids.push(s.scheduleId);
-    expect(ids.filter((id) => id === jobs[0].id)).to.have.length(1);
+    // The list is read from Temporal's visibility store, which a new schedule reaches a moment after its creation.
+    const named = await eventually(
+      async () => {
+        const ids: string[] = [];
+        for await (const s of client.schedule.list()) ids.push(s.scheduleId);
+        return ids.filter((id) => id === jobs[0].id);
+      },
+      (ids) => ids.length > 0,
+      10_000,
+      200,
+    );
+    expect(named).to.have.length(1);
 
     const handle = client.schedule.getHandle(jobs[0].id);
     const described = await eventually(
