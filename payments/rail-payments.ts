@@ -101,8 +101,9 @@ export async function recordNotice(
         await sendPaymentDecision(s, payment, Date.now() + deadlineMs, `rail:${rail}`);
         await settleListedReturns(s, items[i]);
       } catch (err) {
+        // The signal row waits for the relay (the sweep decides what stays RECEIVED); reconciliation lists returns.
         const what =
-          'inbound payment recorded, its signal or listed returns not done: the relay and the sweep finish them';
+          'inbound payment recorded; its signal or the returns it lists are left to the relay and reconciliation';
         s.log.warn({ err, paymentId: payment.id }, what);
       }
     }),
