@@ -51,7 +51,9 @@ export async function sweepReceivedPayments(s: SettleContext, opts: SweepOptions
       while (next < batch.length) {
         const payment = batch[next++];
         try {
-          const outcome = await decideInboundPayment(s, payment, opts.deadlineMs ?? DECISION_DEADLINE_MS);
+          const outcome = await decideInboundPayment(s, payment, opts.deadlineMs ?? DECISION_DEADLINE_MS, undefined, {
+            resendSent: true,
+          });
           result[outcome === 'DECIDED' ? 'decided' : 'waiting']++;
         } catch (err) {
           result.failed++;

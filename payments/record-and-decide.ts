@@ -9,7 +9,7 @@ import { systemEm, tenantOrSystem, type Em, type Orm } from '../db/orm';
 import { OperationSchema, type InboundPayment, type InboundPaymentPayer } from '../db/entities';
 import { findPayment, leaveUnmatched, recordPayment } from '../db/repositories/inbound-payments';
 import { pendingStart } from '../db/repositories/outbox';
-import { addDecision, requeueDecision, type DecisionRow } from '../db/repositories/workflow-decisions';
+import { addDecision, decisionById, requeueDecision, type DecisionRow } from '../db/repositories/workflow-decisions';
 import { inTransaction } from '../db/transaction';
 import { CambioError, notFound } from '../domain/errors';
 import type { Dec } from '../domain/money';
@@ -160,19 +160,21 @@ export type DecisionOutcome = 'DECIDED' | 'RECEIVED';
  * Step 2: the deposit's workflow decides the record (matched and reconciled, or unmatched); the answer comes once
  * that is committed, or when `deadlineMs` has passed. No database transaction is open meanwhile. The record's
  * decision row names it to the workflow: the signal the record's COMMIT queued is sent now (unless the relay sent it
- * first); a record without one, or whose signal found no workflow then, gets its signal queued again. A workflow not
- * started yet is started with it (signalWithStart); one that has closed can no longer match anything, so the record
- * is left UNMATCHED. 'RECEIVED': the deadline passed first; the record waits for the sweep. A record with no
- * deposit is UNMATCHED at once: no deposit can take it, and its suspense holds it for an operator.
+ * first); a record without one gets its signal queued again, and so, with `resendSent` (the sweep's), does one whose
+ * signal went long ago. A workflow not started yet is started with it (signalWithStart); one that has closed can no
+ * longer match anything, so the record is left UNMATCHED. 'RECEIVED': the deadline passed first; the record waits
+ * for the sweep. A record with no deposit is UNMATCHED at once: no deposit can take it, and its suspense holds it
+ * for an operator.
  */
 export async function decideInboundPayment(
   s: SettleContext,
   payment: InboundPayment,
   deadlineMs = DECISION_DEADLINE_MS,
   actor = 'system:sweep',
+  opts: SendOptions = {},
 ): Promise<DecisionOutcome> {
   const deadline = Date.now() + deadlineMs;
-  if ((await sendPaymentDecision(s, payment, deadline, actor)) === 'DECIDED') return 'DECIDED';
+  if ((await sendPaymentDecision(s, payment, deadline, actor, opts)) === 'DECIDED') return 'DECIDED';
   // Decided now or by another caller (a PSP's notice, the relay). MATCHED came one step before the deposit's
   // reconciliation, which records what the payment counted for, in deposits started before decision 0157 (one step
   // since): the answer waits for that too.
@@ -181,6 +183,16 @@ export async function decideInboundPayment(
     if (Date.now() >= deadline) return 'RECEIVED';
     await sleep(50);
   }
+}
+
+export interface SendOptions {
+  /**
+   * The sweep's: a record still RECEIVED whose signal went has it queued and sent again. It finds records a minute
+   * old, whose signal a workflow may have lost (one reset past it, say). Without it a signal that went is in flight:
+   * the workflow's task is deciding it now, and a second signal would only fail that task's completion (a new event
+   * arrived under it), and run its steps again.
+   */
+  resendSent?: boolean;
 }
 
 /**
@@ -194,6 +206,7 @@ export async function sendPaymentDecision(
   payment: InboundPayment,
   deadline: number,
   actor: string,
+  opts: SendOptions = {},
 ): Promise<'DECIDED' | 'SENT'> {
   if (payment.status !== 'RECEIVED') return 'SENT';
   if (!payment.operationId) {
@@ -203,7 +216,10 @@ export async function sendPaymentDecision(
   const decisionId = paymentDecisionId(payment.id);
   const send = () => s.temporal.withDeadline(deadline, () => sendDecisionNow(s.orm, s.temporal, decisionId));
   let sent = await send();
-  if (sent === 'none' && (await stillReceived(s, payment.id))) {
+  // No signal row left: the relay or another writer sent it, or the record never had a decision (recorded before
+  // payments were decisions, or without a route to its workflow).
+  const resend = async () => opts.resendSent || !(await decisionById(systemEm(s.orm), decisionId));
+  if (sent === 'none' && (await stillReceived(s, payment.id)) && (await resend())) {
     const via = { taskQueue: s.config.taskQueue, actor };
     await inTransaction(systemEm(s.orm), (tx) => addPaymentDecision(tx, payment, via, 'requeue'));
     sent = await send();

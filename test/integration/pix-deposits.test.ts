@@ -9,6 +9,8 @@ import { Client as PgClient } from 'pg';
 import { systemEm } from '../../db/orm';
 import { decodeBrCode } from '../../rails/pix/br-code';
 import { txidFor } from '../../rails/pix/ids';
+import { operationWorkflowId } from '../../workflows/ids';
+import { temporal } from '@temporalio/proto';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, quote, untilStatus } from '../helpers/money';
 import { exitWithin, kill, killAll, spawnApi, spawnWorker } from '../helpers/processes';
@@ -258,6 +260,48 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
     expect(atPsp).to.have.length(1);
     expect(atPsp[0]).to.include({ txid: txidFor(c.customerId, key, q.id), valor: '15.00' });
     await untilStatus(c, dep.id, 'COMPLETED');
+  });
+
+  it("the sandbox route after the notice's signal went, its deposit held up: one signal, no failed task", async () => {
+    const { http, services } = await stack();
+    const { res } = await postDeposit('17.00');
+    const dep = (res as { body: any }).body;
+    // The deposit's row held as in the notice test above: the notice records the payment and sends its signal, and
+    // the route then finds the record still RECEIVED while the workflow waits for the row. Before decision 0158 the
+    // route sent the signal again, and the task that was deciding failed under it (two runs in three).
+    const pg = new PgClient({ connectionString: process.env.DATABASE_URL });
+    await pg.connect();
+    let paid: Promise<{ status: number; body: any }> | undefined;
+    try {
+      await pg.query('begin');
+      await pg.query('select 1 from operations where id = $1 for no key update', [dep.id]);
+      paid = http
+        .post(`/api/sandbox/operations/${dep.id}/inbound-payment`)
+        .set(c.auth)
+        .set('X-Idempotency-Key', randomUUID())
+        .send({ amount: { value: '17.00', asset: 'BRL' } })
+        .then((r) => r);
+      await eventually(
+        async () => sql(`select status from inbound_payments where operation_id = ?`, [dep.id]),
+        (rows) => rows.length === 1,
+        5000,
+        25,
+      );
+      // Long enough for the route to look at the record (every 25 ms) after the notice's signal went.
+      await new Promise((r) => setTimeout(r, 500));
+    } finally {
+      await pg.query('commit').catch(() => undefined);
+      await pg.end();
+    }
+    const answer = await paid!;
+    expect([answer.status, answer.body.status], JSON.stringify(answer.body)).to.deep.equal([200, 'MATCHED']);
+    await untilStatus(c, dep.id, 'COMPLETED');
+    const handle = services.temporal.workflow.getHandle(operationWorkflowId(dep.id));
+    await handle.result();
+    const events = (await handle.fetchHistory()).events!.map((e) => e.eventType);
+    const signals = events.filter((t) => t === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
+    const failedTasks = events.filter((t) => t === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED);
+    expect({ signals: signals.length, failedTasks: failedTasks.length }).to.deep.equal({ signals: 1, failedTasks: 0 });
   });
 
   it('the sandbox route refuses an amount no Pix carries with 400, stored with its key: nothing is paid', async () => {
