@@ -218,8 +218,11 @@ export async function sendPaymentDecision(
   let sent = await send();
   // No signal row left: the relay or another writer sent it, or the record never had a decision (recorded before
   // payments were decisions, or without a route to its workflow).
-  const resend = async () => opts.resendSent || !(await decisionById(systemEm(s.orm), decisionId));
-  if (sent === 'none' && (await stillReceived(s, payment.id)) && (await resend())) {
+  if (
+    sent === 'none' &&
+    (await stillReceived(s, payment.id)) &&
+    (opts.resendSent || !(await decisionById(systemEm(s.orm), decisionId)))
+  ) {
     const via = { taskQueue: s.config.taskQueue, actor };
     await inTransaction(systemEm(s.orm), (tx) => addPaymentDecision(tx, payment, via, 'requeue'));
     sent = await send();
