@@ -10,11 +10,13 @@ import { systemEm } from '../../db/orm';
 import { decodeBrCode } from '../../rails/pix/br-code';
 import { txidFor } from '../../rails/pix/ids';
 import { operationWorkflowId } from '../../workflows/ids';
-import { temporal } from '@temporalio/proto';
+import { temporal as proto } from '@temporalio/proto';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, quote, untilStatus } from '../helpers/money';
 import { exitWithin, kill, killAll, spawnApi, spawnWorker } from '../helpers/processes';
 import { eventually, newCustomer, stack, type TestCustomer } from '../helpers/stack';
+
+const { EventType } = proto.api.enums.v1;
 
 async function sql<T = Record<string, unknown>>(query: string, params: unknown[] = []): Promise<T[]> {
   const { services } = await stack();
@@ -280,7 +282,7 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
         .set(c.auth)
         .set('X-Idempotency-Key', randomUUID())
         .send({ amount: { value: '17.00', asset: 'BRL' } })
-        .then((r) => r);
+        .then((r) => r); // sent now (a request goes out once it is awaited), answered after the row is released
       await eventually(
         async () => sql(`select status from inbound_payments where operation_id = ?`, [dep.id]),
         (rows) => rows.length === 1,
@@ -298,10 +300,12 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
     await untilStatus(c, dep.id, 'COMPLETED');
     const handle = services.temporal.workflow.getHandle(operationWorkflowId(dep.id));
     await handle.result();
-    const events = (await handle.fetchHistory()).events!.map((e) => e.eventType);
-    const signals = events.filter((t) => t === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
-    const failedTasks = events.filter((t) => t === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED);
-    expect({ signals: signals.length, failedTasks: failedTasks.length }).to.deep.equal({ signals: 1, failedTasks: 0 });
+    const types = (await handle.fetchHistory()).events!.map((e) => e.eventType);
+    const count = (type: proto.api.enums.v1.EventType) => types.filter((t) => t === type).length;
+    expect({
+      signals: count(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED),
+      failedTasks: count(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED),
+    }).to.deep.equal({ signals: 1, failedTasks: 0 });
   });
 
   it('the sandbox route refuses an amount no Pix carries with 400, stored with its key: nothing is paid', async () => {
