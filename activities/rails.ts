@@ -1,5 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { RailRejectedError } from '../rails/errors';
+import { RailRejectedError, RailUnavailableError } from '../rails/errors';
 import type { PayoutRequest, PayoutState, ReturnRequest, ReturnState, TimeWindow } from '../rails/rail';
 import { reconcileRail, type ReconcileResult } from '../payments/reconciliation';
 import { railsFromConfig, type Rails } from '../rails';
@@ -59,6 +59,21 @@ export function createRailActivities(deps: ActivityDeps) {
     if (err instanceof RailRejectedError) throw ApplicationFailure.nonRetryable(err.message, RAIL_REJECTED);
     throw err;
   };
+  /**
+   * A provider's refusal of a first send is final only on its first attempt (decision 0159). A later attempt follows
+   * one whose call may have reached the provider (its answer lost, or its worker lost mid-call), and a provider may
+   * refuse a repeated id while its read side does not show the first call yet: like a follow's (decision 0121), that
+   * refusal is retried, and the payout or return stays pending, never FAILED with its money released on a guess. A
+   * connector's own check of the request (`beforeAnyCall`) is final on any attempt.
+   */
+  const sendRefusal = (err: unknown): never => {
+    if (err instanceof RailRejectedError && !err.beforeAnyCall && Context.current().info.attempt > 1) {
+      throw new RailUnavailableError(
+        `an earlier attempt may have reached the provider, which now refuses: ${err.message}`,
+      );
+    }
+    return finalRefusal(err);
+  };
 
   const generic = {
     /**
@@ -69,7 +84,7 @@ export function createRailActivities(deps: ActivityDeps) {
      */
     async railSendPayout({ rail, ...request }: RailCall<PayoutRequest>): Promise<PayoutState> {
       const started = Date.now();
-      let state = await connector(rail, 'payouts', true).sendPayout(request).catch(finalRefusal);
+      let state = await connector(rail, 'payouts', true).sendPayout(request).catch(sendRefusal);
       for (const wait of SETTLE_READS_MS) {
         // A slow PSP gets no extra reads: the activity stays well inside its timeout (one read is PIX_TIMEOUT_MS).
         if (state.status !== 'PENDING' || Date.now() - started > SETTLE_READS_BUDGET_MS) break;
@@ -102,7 +117,7 @@ export function createRailActivities(deps: ActivityDeps) {
 
     /** Asks the PSP to send a payment back, under our return id (a retry reads the same return back). */
     async railReturnPayment({ rail, ...request }: RailCall<ReturnRequest>): Promise<ReturnState> {
-      return connector(rail, 'returns', true).returnPayment(request).catch(finalRefusal);
+      return connector(rail, 'returns', true).returnPayment(request).catch(sendRefusal);
     },
 
     /** Returns started before decision 0108: retried whatever the PSP answers. */

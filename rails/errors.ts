@@ -30,6 +30,11 @@ export class RailRejectedError extends Error {
     message: string,
     readonly status: number,
     readonly body: unknown,
+    /**
+     * Refused by the connector's own checks of the request, before anything was asked of the provider: final
+     * whatever an earlier attempt did. A provider's refusal may answer a repeat of a call it took (decision 0159).
+     */
+    readonly beforeAnyCall = false,
   ) {
     super(message);
   }

@@ -22,8 +22,9 @@ export interface TokenBook {
   tokens(): Promise<ChainToken[]>;
 }
 
-// Nothing was sent and the same request would be refused again (RAIL_REJECTED in the activity).
-const refused = (message: string) => new RailRejectedError(message, 400, undefined);
+// Nothing was sent and the same request would be refused again (RAIL_REJECTED in the activity), on any attempt: the
+// checks come before the transfer's row, so no earlier attempt can have sent one.
+const refused = (message: string) => new RailRejectedError(message, 400, undefined, true);
 
 /**
  * `amount` in `token`'s units, exactly: a token of fewer decimals than Cambio's 6 cannot carry every amount, and one

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
 
 /**
@@ -21,3 +22,23 @@ export const localActivities = (history: proto.api.history.v1.IHistory): string[
     .map((e) => e.markerRecordedEventAttributes)
     .filter((m) => m?.markerName === 'core_local_activity')
     .map((m) => JSON.parse(Buffer.from(m!.details!.data!.payloads![0].data!).toString()).activity_type as string);
+
+/**
+ * How the first `activityType` a workflow scheduled ended, once it has: COMPLETED or FAILED (a retried activity
+ * records only its last attempt); undefined while it has not, or before the workflow exists.
+ */
+export async function activityEnded(
+  handle: WorkflowHandle,
+  activityType: string,
+): Promise<'COMPLETED' | 'FAILED' | undefined> {
+  const events = await handle
+    .fetchHistory()
+    .then((h) => h.events ?? [])
+    .catch(() => []);
+  const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activityType);
+  if (!scheduled) return undefined;
+  const of = (id: unknown) => `${id}` === `${scheduled.eventId}`;
+  if (events.some((e) => of(e.activityTaskCompletedEventAttributes?.scheduledEventId))) return 'COMPLETED';
+  if (events.some((e) => of(e.activityTaskFailedEventAttributes?.scheduledEventId))) return 'FAILED';
+  return undefined;
+}
