@@ -1,8 +1,9 @@
 // The second way a provider's payment finds its deposit (rails/rail.ts `matchBy: 'payer'`; TED, ../shared/spec/
 // decisions.md "TED from the customer's own bank account"): no charge of ours names the deposit, so the payer does.
-// A credit completes the oldest open deposit on its rail whose account owner's tax id is the payer's and whose quote
-// is exactly the amount received; anything else is UNMATCHED, for the payer's customer when one customer owns
-// accounts under that tax id, else in the platform's suspense (decision 0127).
+// The payer's tax id first names its customer: the one customer owning accounts under it (decision 0161). A credit
+// completes that customer's oldest open deposit on its rail whose account owner's tax id is the payer's and whose
+// quote is exactly the amount received; anything else is UNMATCHED, that customer's, or the platform's when no
+// customer or several own the tax id: then no deposit completes, whoever's it is (decision 0127).
 import { systemEm } from '../db/orm';
 import type { InboundPayment } from '../db/entities';
 import { findPaymentByReference } from '../db/repositories/inbound-payments';
@@ -36,16 +37,19 @@ export async function recordPayerReceipt(
       // Recorded by a poll that held the lock before us: the same credit, once.
       const recorded = await findPaymentByReference(tx, rail, p.endToEndId);
       if (recorded) return { payment: recorded, created: false };
-      const deposit = payer
-        ? await oldestOpenDepositOfPayer(tx, { rail, taxId: payer.taxId, amount: p.amount, asset })
-        : undefined;
-      const customerId = deposit || !payer ? null : ((await customerOfTaxId(tx, payer.taxId)) ?? null);
+      // Only the one customer owning the CNPJ may be paid by it: with two owners, the older deposit could be the one
+      // a customer opened under another's CNPJ, and the TED would credit it with the other's money.
+      const customerId = payer ? await customerOfTaxId(tx, payer.taxId) : undefined;
+      const deposit =
+        payer && customerId
+          ? await oldestOpenDepositOfPayer(tx, { rail, customerId, taxId: payer.taxId, amount: p.amount, asset })
+          : undefined;
       const report = {
         endToEndId: p.endToEndId,
         amount: new Dec(p.amount),
         asset,
         ...(payer ? { payer } : {}),
-        ...(deposit ? { operationId: deposit.id } : { customerId, rail }),
+        ...(deposit ? { operationId: deposit.id } : { customerId: customerId ?? null, rail }),
       };
       return recordInboundPaymentOnce(tx, report, { taskQueue: s.config.taskQueue, actor: `rail:${rail}` });
     });

@@ -2,14 +2,17 @@
 // sandbox payer (rails/rail.ts, SandboxPayerCapability) is paid there, at the simulated provider or on the local
 // chain, and Cambio learns of it the production way (a notice, a poll, a chain scan). This file finds the payer,
 // has it pay, has the rail's reconciliation Schedule run when nothing notifies Cambio, waits until the payment is
-// recorded, decides it for the customer who paid and answers it; 503 with Retry-After while it is not recorded.
+// recorded, decides it for the customer who paid and answers it; 503 with Retry-After while it is not recorded. A
+// sandbox payment comes only from the customer's own tax id, and its answer never shows another customer's record
+// (decision 0162).
 import { ScheduleNotFoundError } from '@temporalio/client';
 import type { InboundPayment } from '../db/entities';
 import type { Em } from '../db/orm';
 import { systemEm } from '../db/orm';
+import { ownsAccountOfTaxId } from '../db/repositories/accounts';
 import { findPaymentByReference } from '../db/repositories/inbound-payments';
 import { findOperation } from '../db/repositories/operations';
-import { CambioError } from '../domain/errors';
+import { CambioError, validationError } from '../domain/errors';
 import { decideInboundPayment } from '../payments/record-and-decide';
 import { RailUnavailableError } from '../rails/errors';
 import type { SandboxPaid, SandboxPayerCapability } from '../rails/rail';
@@ -43,6 +46,22 @@ export interface SandboxDepositPayment {
 const unavailableFrom = (err: unknown): unknown =>
   err instanceof RailUnavailableError ? sandboxUnavailable(err.message) : err;
 
+/** Digits and letters, upper case: an account owner's tax id as a deposit's funding instruction writes it. */
+const bareTaxId = (taxId: string): string => taxId.replace(/[^0-9A-Za-z]/g, '').toUpperCase();
+
+/**
+ * A payer the body names (TED's `payerTaxId`) must own one of the customer's accounts: the simulated bank books what
+ * it is told, and a TED from another customer's CNPJ would pay that customer's deposit (decision 0162). Read on the
+ * request's tenant-scoped EntityManager, so the refusal is the same whether or not anyone else owns the tax id.
+ */
+async function requireOwnPayer(em: Em, payerTaxId: string | undefined): Promise<void> {
+  if (payerTaxId === undefined || (await ownsAccountOfTaxId(em, bareTaxId(payerTaxId)))) return;
+  throw validationError(
+    '/payerTaxId',
+    "must be the tax id of one of your accounts' owners: a sandbox TED can only come from the customer's own CNPJ",
+  );
+}
+
 /**
  * The deposit's payment when its rail's connector has a sandbox payer that pays it; undefined: the route records the
  * payment itself, as an operator would (a rail without a provider here, another asset, a deposit without a charge).
@@ -64,6 +83,7 @@ export async function sandboxDepositPayment(
   let payment: unknown;
   let refusal: unknown;
   try {
+    await requireOwnPayer(em, body.payerTaxId);
     payment = await payer.payment({
       fundingInstruction: instruction,
       amount: body.amount.value,
@@ -117,20 +137,30 @@ export async function payInSandbox(
 
 /**
  * The record of the payment the payer made, as the route answers it. A payment the request made itself (TED's own
- * transactionId) is shown whoever it was matched to, even the platform's suspense, which the customer's reads never
- * list; a reference the body may have named is another customer's: 409, nothing said of it.
+ * transactionId) is shown when it is the customer's, or the platform's from one of the customer's own tax ids (a
+ * CNPJ several customers own: its suspense, which the customer's reads never list). Any other record is 409, nothing
+ * said of it: another customer's, or one the body's `endToEndId` named that the request did not make (decision 0162).
  */
-export function sandboxPaymentRecord(
+export async function sandboxPaymentRecord(
   em: Em,
   customerId: string,
   rail: string,
   paid: SandboxPaid,
 ): Promise<InboundPayment> {
   if (!paid.madeByRequest) return recordedFor(em, customerId, rail, paid.reference, paid.notYet);
-  return findPaymentByReference(em, rail, paid.reference).then((payment) => {
-    if (!payment) throw sandboxUnavailable(paid.notYet);
+  const payment = await findPaymentByReference(em, rail, paid.reference);
+  if (!payment) throw sandboxUnavailable(paid.notYet);
+  if (payment.customerId === customerId) return payment;
+  const payerTaxId = payment.payer?.taxId;
+  if (payment.customerId === null && payerTaxId && (await ownsAccountOfTaxId(em, bareTaxId(payerTaxId))))
     return payment;
-  });
+  throw referenceInUse(rail, paid.reference);
+}
+
+/** Another's payment already has this rail reference: whose, and what it is, is not said. */
+function referenceInUse(rail: string, reference: string): CambioError {
+  const message = `a payment with ${rail} reference ${reference} is already recorded for someone else`;
+  return new CambioError('RAIL_REFERENCE_IN_USE', message, { rail, endToEndId: reference });
 }
 
 /**
@@ -199,9 +229,6 @@ async function recordedFor(
 ): Promise<InboundPayment> {
   const payment = await findPaymentByReference(em, rail, reference);
   if (!payment) throw sandboxUnavailable(notYet);
-  if (payment.customerId !== customerId) {
-    const message = `a payment with ${rail} reference ${reference} is already recorded for someone else`;
-    throw new CambioError('RAIL_REFERENCE_IN_USE', message, { rail, endToEndId: reference });
-  }
+  if (payment.customerId !== customerId) throw referenceInUse(rail, reference);
   return getInboundPayment(em, payment.id);
 }

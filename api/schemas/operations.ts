@@ -77,7 +77,9 @@ export const inboundPaymentBody = {
     payerTaxId: {
       type: 'string',
       pattern: '^[0-9./-]{11,18}$',
-      description: "TED with a bank: the CNPJ or CPF the TED comes from (default: the deposit's `payerTaxId`)",
+      description:
+        "TED with a bank: the CNPJ or CPF the TED comes from, the owner of one of the customer's own accounts " +
+        "(another is 400 VALIDATION_ERROR; default: the deposit's `payerTaxId`)",
     },
   },
 };

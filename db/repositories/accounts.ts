@@ -2,8 +2,8 @@
 // (its tenant filter) in the services. Here are a new account and the account's hot reads, hand-written: the view's
 // UBOs and documents as JSON columns (one small prepared statement beside the account's ORM read; db/raw.ts
 // `queryRows`), and the list's resource, whose page reads the same columns with its rows (db/repositories/lists.ts).
-// Tenant: a new account and the parts statement take the customer from the EntityManager's scope (`tenantOf`); the
-// list adds it in lists.ts the same way.
+// Tenant: a new account, the parts statement and the owner's tax id look-up take the customer from the
+// EntityManager's scope (`tenantOf`); the list adds it in lists.ts the same way.
 import type { Account, AccountDocument, Ubo } from '../entities/account';
 import { ACCOUNT_STATUSES, AccountDocumentSchema, AccountSchema, UboSchema } from '../entities/account';
 import type { FieldCatalogue } from '../../domain/list-filters';
@@ -86,4 +86,20 @@ export const ACCOUNT_LIST: ListResource<Account> = {
 /** The parts and the list version a row of ACCOUNT_LIST carries (its `extras`). */
 export function listRowParts(em: Em, extras: Record<string, unknown>): AccountParts & { listVersion: string | null } {
   return { ...partsOf(em, extras as PartsRow), listVersion: (extras.list_version as string | null) ?? null };
+}
+
+/**
+ * Whether an account of the EntityManager's customer is owned by `taxId` (digits and letters, upper case: an owner's
+ * tax id is compared without its punctuation, as a deposit's `payerTaxId` is written). Plain SQL: the ORM's JSON
+ * conditions cannot strip the punctuation an owner's tax id was entered with.
+ */
+export async function ownsAccountOfTaxId(em: Em, taxId: string): Promise<boolean> {
+  const rows = await em.execute<{ found: number }[]>(
+    `select 1 as found from accounts a
+     where a.customer_id = ?
+       and upper(regexp_replace(a.owner -> 'taxId' ->> 'value', '[^0-9A-Za-z]', '', 'g')) = ?
+     limit 1`,
+    [tenantOf(em), taxId],
+  );
+  return rows.length > 0;
 }

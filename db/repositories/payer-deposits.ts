@@ -1,6 +1,7 @@
 // The deposits a payment finds by who paid it (TED: payments/payer-matching.ts), and the customer a tax id belongs
-// to. Plain SQL through the caller's EntityManager and transaction; no tenant: a TED names a CNPJ, not a customer, so
-// these act across customers (system scope) and the caller attributes what they find.
+// to. Plain SQL through the caller's EntityManager and transaction, in system scope: a TED names a CNPJ, not a
+// customer, so the caller first finds the one customer owning that CNPJ, then looks among that customer's deposits
+// only (decision 0161).
 import type { Em } from '../orm';
 
 /**
@@ -12,26 +13,28 @@ export async function lockPayerMatching(em: Em, rail: string, taxId: string): Pr
 }
 
 /**
- * The oldest deposit on `rail` still waiting for its money (REQUESTED) whose funding instruction names `taxId` as its
- * payer and whose quote's source is exactly `amount` `asset`, and that no payment counts toward yet (a record
- * RECEIVED or MATCHED for it: the next credit goes to the next deposit). Over the partial index
- * `operations_open_ted_deposit_payer_index`.
+ * The oldest deposit of `customerId` on `rail` still waiting for its money (REQUESTED) whose funding instruction
+ * names `taxId` as its payer and whose quote's source is exactly `amount` `asset`, and that no payment counts toward
+ * yet (a record RECEIVED or MATCHED for it: the next credit goes to the next deposit). Over the partial index
+ * `operations_open_ted_deposit_payer_index`. `customerId` is the one customer owning `taxId` (`customerOfTaxId`):
+ * another customer's deposit naming the same CNPJ is never taken (decision 0161).
  */
 export async function oldestOpenDepositOfPayer(
   em: Em,
-  p: { rail: string; taxId: string; amount: string; asset: string },
+  p: { rail: string; customerId: string; taxId: string; amount: string; asset: string },
 ): Promise<{ id: string; customerId: string } | undefined> {
   const [row] = await em.execute<{ id: string; customer_id: string }[]>(
     `select o.id, o.customer_id from operations o
      where o.type = 'DEPOSIT' and o.status = 'REQUESTED'
        and (o.intent -> 'fundingInstruction' ->> 'rail') = ?
        and (o.intent -> 'fundingInstruction' ->> 'payerTaxId') = ?
+       and o.customer_id = ?
        and o.source_asset = ? and o.source_amount = ?::numeric
        and not exists (select 1 from inbound_payments p
                        where p.operation_id = o.id and p.status in ('RECEIVED', 'MATCHED'))
      order by o.created_at, o.id
      limit 1`,
-    [p.rail, p.taxId, p.asset, p.amount],
+    [p.rail, p.taxId, p.customerId, p.asset, p.amount],
   );
   return row ? { id: row.id, customerId: row.customer_id } : undefined;
 }

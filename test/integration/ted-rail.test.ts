@@ -200,6 +200,105 @@ describe('TED: credits read from the collection account', function () {
     expect((await balance(c, accountId, 'BRL')).available).to.equal('0.00');
   });
 
+  it("leaves a TED from a CNPJ two customers' accounts share UNMATCHED in the platform's suspense", async () => {
+    // Account creation does not stop a customer from naming another's CNPJ as its owner: the TED is neither's.
+    const first = await owner();
+    const second = await newCustomer('Ted Same Owner Ltda');
+    const secondAccount = await activeAccount(second, ['BRL'], { taxId: { value: first.cnpj, type: 'CNPJ' } });
+    const older = (await tedDeposit(first.c, first.accountId, '200.00')).body;
+    const newer = (await tedDeposit(second, secondAccount.id, '200.00')).body;
+    const id = await sendTed(first.cnpj, '200.00');
+    await poll();
+    expect(await payment(id)).to.deep.include({ status: 'UNMATCHED', customerId: null, operationId: null });
+    expect((await getOp(first.c, older.id)).currentState.status).to.equal('REQUESTED');
+    expect((await getOp(second, newer.id)).currentState.status).to.equal('REQUESTED');
+    expect((await balance(first.c, first.accountId, 'BRL')).available).to.equal('0.00');
+    expect((await balance(second, secondAccount.id, 'BRL')).available).to.equal('0.00');
+
+    // The sandbox route's TED from that CNPJ lands there too; its answer is that record, which names no customer.
+    const sent = await http
+      .post(`/api/sandbox/operations/${older.id}/inbound-payment`)
+      .set(first.c.auth)
+      .set(idem())
+      .send({ amount: { value: '200.00', asset: 'BRL' } });
+    expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
+    expect(sent.body).to.deep.include({ status: 'UNMATCHED', customerId: null, operationId: null, accountId: null });
+    expect((await getOp(second, newer.id)).currentState.status).to.equal('REQUESTED');
+  });
+
+  it("refuses a sandbox TED from another customer's CNPJ and books nothing; one from its own is sent", async () => {
+    const mine = await owner();
+    const other = await owner();
+    const deposit = (await tedDeposit(mine.c, mine.accountId, '123.45')).body;
+    const theirs = (await tedDeposit(other.c, other.accountId, '123.45')).body;
+    const send = (payerTaxId: string) =>
+      http
+        .post(`/api/sandbox/operations/${deposit.id}/inbound-payment`)
+        .set(mine.c.auth)
+        .set(idem())
+        .send({ amount: { value: '123.45', asset: 'BRL' }, payerTaxId });
+
+    const refused = await send(other.cnpj);
+    expect([refused.status, refused.body.code], JSON.stringify(refused.body)).to.deep.equal([400, 'VALIDATION_ERROR']);
+    expect(refused.body.details.errors).to.have.length(1);
+    expect(refused.body.details.errors[0].path).to.equal('/payerTaxId');
+    await poll();
+    const fromOther = await systemEm(st.services.orm).execute(
+      `select count(*)::int as n from inbound_payments where rail = ? and payer ->> 'taxId' = ?`,
+      [RAIL, other.cnpj],
+    );
+    expect(fromOther[0].n).to.equal(0);
+    const booked = (await (await fetch(`${st.psp.url}/sim/bank-accounts/credits`)).json()) as {
+      credits: { partieCnpjCpf: string }[];
+    };
+    expect(booked.credits.map((c) => c.partieCnpjCpf)).not.to.include(other.cnpj);
+    expect((await getOp(other.c, theirs.id)).currentState.status).to.equal('REQUESTED');
+
+    // Its own CNPJ, named explicitly (punctuated as a person would write it), is the default's TED.
+    const c = mine.cnpj;
+    const sent = await send(`${c.slice(0, 2)}.${c.slice(2, 5)}.${c.slice(5, 8)}/${c.slice(8, 12)}-${c.slice(12)}`);
+    expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
+    expect(sent.body).to.deep.include({ status: 'MATCHED', operationId: deposit.id, customerId: mine.c.customerId });
+    await untilStatus(mine.c, deposit.id, 'COMPLETED');
+    expect((await getOp(other.c, theirs.id)).currentState.status).to.equal('REQUESTED');
+  });
+
+  it("is 409 RAIL_REFERENCE_IN_USE, nothing said of it, for a sandbox TED naming another's transactionId", async () => {
+    const mine = await owner();
+    const other = await owner();
+    const theirs = (await tedDeposit(other.c, other.accountId, '30.00')).body;
+    const id = await sendTed(other.cnpj, '30.00');
+    await poll();
+    const recorded = await payment(id);
+    expect(recorded).to.deep.include({ status: 'MATCHED', operationId: theirs.id, customerId: other.c.customerId });
+
+    const deposit = (await tedDeposit(mine.c, mine.accountId, '30.00')).body;
+    const res = await http
+      .post(`/api/sandbox/operations/${deposit.id}/inbound-payment`)
+      .set(mine.c.auth)
+      .set(idem())
+      .send({ amount: { value: '30.00', asset: 'BRL' }, endToEndId: id });
+    expect([res.status, res.body.code], JSON.stringify(res.body)).to.deep.equal([409, 'RAIL_REFERENCE_IN_USE']);
+    const answer = JSON.stringify(res.body);
+    for (const theirId of [other.c.customerId, other.accountId, theirs.id, recorded!.id, other.cnpj]) {
+      expect(answer).not.to.include(theirId);
+    }
+    expect((await getOp(mine.c, deposit.id)).currentState.status).to.equal('REQUESTED');
+
+    // A stranger's TED in the platform's suspense is no more the customer's to see: it did not send it.
+    const stranger = validCnpj();
+    const strangers = await sendTed(stranger, '30.00');
+    await poll();
+    expect(await payment(strangers)).to.deep.include({ status: 'UNMATCHED', customerId: null });
+    const named = await http
+      .post(`/api/sandbox/operations/${deposit.id}/inbound-payment`)
+      .set(mine.c.auth)
+      .set(idem())
+      .send({ amount: { value: '30.00', asset: 'BRL' }, endToEndId: strangers });
+    expect([named.status, named.body.code], JSON.stringify(named.body)).to.deep.equal([409, 'RAIL_REFERENCE_IN_USE']);
+    expect(JSON.stringify(named.body)).not.to.include(stranger);
+  });
+
   it('records a duplicate transactionId, a page repeated across polls and two overlapping polls once', async () => {
     const { c, accountId, cnpj } = await owner();
     const deposit = (await tedDeposit(c, accountId, '10.00')).body;
