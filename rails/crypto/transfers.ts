@@ -9,7 +9,8 @@
 //   4. broadcast, and every later read that finds no receipt broadcasts the same bytes again (a node that lost it,
 //      a reorg that dropped it): the same bytes are the same transaction, mined at most once.
 // COMPLETED once the receipt's block has EVM_CONFIRMATIONS and is still the chain's block at that height; a
-// reverted receipt is FAILED (the nonce is spent, nothing moved).
+// reverted receipt is FAILED (the nonce is spent, nothing moved) under the same two rules, PENDING until then
+// (docs/decisions/0160): a reorg that drops its block can mine the same bytes again, and there they may succeed.
 import { encodeFunctionData, erc20Abi, getAddress, keccak256, type Hex } from 'viem';
 import type { CryptoConfig } from './config';
 import type { ChainToken } from './chain';
@@ -92,17 +93,19 @@ export class HotWalletTransfers {
       const sent = await this.broadcast(row.raw as Hex);
       return { status: 'PENDING', hash, nonce: row.nonce, ...(sent ? {} : { reason: 'the node did not take it yet' }) };
     }
-    if (receipt.status === 'reverted') {
-      await this.store.markFinal(row.id);
-      return { status: 'FAILED', hash, nonce: row.nonce, reason: 'the token contract reverted the transfer' };
-    }
+    // A revert is final under the rules of a success (above), since FAILED releases the payout's hold: it hung on
+    // the chain's state (the wallet's balance, the order in the block), and the same bytes re-mined may succeed.
+    const reverted = receipt.status === 'reverted';
+    const waiting: TransferState = { status: 'PENDING', hash, nonce: row.nonce };
+    if (reverted) waiting.reason = `reverted, waiting for ${this.config.confirmations} confirmations`;
     const head = await this.client.getBlockNumber({ cacheTime: 0 });
-    if (head - receipt.blockNumber + 1n < BigInt(this.config.confirmations)) return { status: 'PENDING', hash };
+    if (head - receipt.blockNumber + 1n < BigInt(this.config.confirmations)) return waiting;
     // The receipt's block must still be the chain's at that height: a reorg under way answers PENDING, read again.
     const block = await this.client.getBlock({ blockNumber: receipt.blockNumber });
-    if (block.hash !== receipt.blockHash) return { status: 'PENDING', hash, nonce: row.nonce };
+    if (block.hash !== receipt.blockHash) return waiting;
     await this.store.markFinal(row.id);
-    return { status: 'COMPLETED', hash, nonce: row.nonce };
+    if (!reverted) return { status: 'COMPLETED', hash, nonce: row.nonce };
+    return { status: 'FAILED', hash, nonce: row.nonce, reason: 'the token contract reverted the transfer' };
   }
 
   /** Signs the reserved transfer and stores the bytes before any broadcast (a concurrent attempt's stay if first). */

@@ -1,8 +1,9 @@
 // Withdrawals to WALLET instructions pay out from the hot wallet on a real local chain (anvil): one ERC-20 transfer
-// per withdrawal, COMPLETED after EVM_CONFIRMATIONS with the transaction's hash, a revert FAILED with the hold
-// released, a wallet short of tokens PROCESSING until funded, and concurrent withdrawals on consecutive nonces, each
-// given by an update of the hot wallet's workflow (its history shows them), a worker killed mid-burst included; the
-// requests waiting together get their nonces in one activity, and a row the database refuses fails alone.
+// per withdrawal, COMPLETED after EVM_CONFIRMATIONS with the transaction's hash, a revert FAILED after as many with
+// the hold released, a wallet short of tokens PROCESSING until funded, and concurrent withdrawals on consecutive
+// nonces, each given by an update of the hot wallet's workflow (its history shows them), a worker killed mid-burst
+// included; the requests waiting together get their nonces in one activity, and a row the database refuses fails
+// alone.
 // One worker process of this file's own (its rails connected to the chain) runs the withdrawals.
 import { randomUUID } from 'node:crypto';
 import { type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
@@ -21,7 +22,7 @@ import { railStores } from '../../activities/rail-stores';
 import { CryptoRail } from '../../rails/crypto';
 import type { OutgoingTx } from '../../rails/crypto/outgoing-store';
 import type { hotWalletWorkflow } from '../../workflows/hot-wallet';
-import { hotWalletWorkflowId } from '../../workflows/ids';
+import { hotWalletWorkflowId, operationWorkflowId } from '../../workflows/ids';
 import { approvedBeneficiary, beneficiaryBody, referenceBeneficiary } from '../helpers/beneficiary-fixtures';
 import { startChain, type TestChain } from '../helpers/chain';
 import { replayOnCurrentCode } from '../helpers/workflow-bundle';
@@ -104,6 +105,26 @@ describe('CRYPTO payouts from the hot wallet', function () {
     const op = await systemEm(services.orm).findOneOrFail(OperationSchema, { id: operationId }, { refresh: true });
     return op.transactions[0]?.endToEnd as `0x${string}`;
   };
+
+  /** The answers of the payout's provider calls (send, follow) its workflow has had so far, oldest first. */
+  async function payoutAnswers(operationId: string): Promise<Array<{ status: string; reason?: string }>> {
+    const { services } = await stack();
+    const events = (await services.temporal.workflow.getHandle(operationWorkflowId(operationId)).fetchHistory())
+      .events!;
+    const calls = new Set(
+      events
+        .filter((e) =>
+          ['railSendPayout', 'railFollowPayout'].includes(
+            e.activityTaskScheduledEventAttributes?.activityType?.name ?? '',
+          ),
+        )
+        .map((e) => `${e.eventId}`),
+    );
+    return events
+      .map((e) => e.activityTaskCompletedEventAttributes)
+      .filter((done) => done && calls.has(`${done.scheduledEventId}`))
+      .map((done) => defaultPayloadConverter.fromPayload(done!.result!.payloads![0] as Payload));
+  }
 
   /** Mines blocks until the withdrawal is COMPLETED or FAILED (anvil mines each transaction, not the confirmations). */
   async function untilSettled(operationId: string, timeoutMs = 30000) {
@@ -192,7 +213,7 @@ describe('CRYPTO payouts from the hot wallet', function () {
     expect(await tokenBalance('EURC', to)).to.equal(5_000_000n);
   });
 
-  it('a reverted transfer is FAILED PAYOUT_REJECTED with the hold released', async () => {
+  it('a reverted transfer waits for its confirmations, then is FAILED PAYOUT_REJECTED, the hold released', async () => {
     const hot = chain.hotWallet.address;
     const usdc = chain.tokens.USDC as `0x${string}`;
     const stock = await tokenBalance('USDC', hot);
@@ -200,6 +221,7 @@ describe('CRYPTO payouts from the hot wallet', function () {
     await anvil('evm_setAutomine', [false]);
     try {
       const id = await withdraw(freshAddress(), '3.000000');
+      const held = await balance(c, accountId, 'USDC');
       // The transfer is signed and in the node's pool; the wallet's tokens go before it is mined: it reverts.
       const { services } = await stack();
       const rowId = `payout:${payoutIdFor(id)}`;
@@ -215,6 +237,25 @@ describe('CRYPTO payouts from the hot wallet', function () {
         20000,
       );
       await setTokenBalance(usdc, hot, 0n);
+      // One block: the revert is 1 of CONFIRMATIONS deep, and a reorg could still drop it and mine the same bytes
+      // with success. The workflow reads the transfer again meanwhile (its pauses start at 250 ms); the hold stays.
+      await chain.mine(1);
+      const receipt = await eventually(
+        () => chain.clients.public.getTransactionReceipt({ hash }).catch(() => undefined),
+        (r) => !!r,
+        20000,
+      );
+      expect(receipt?.status).to.equal('reverted');
+      // Until the workflow has had the payout's answer since the revert was mined (its reads back off from 250 ms).
+      const answers = await eventually(
+        () => payoutAnswers(id),
+        (all) => all.some((a) => a.status !== 'PENDING' || a.reason?.includes('reverted')),
+        30000,
+      );
+      expect(answers.at(-1), 'not final before its confirmations').to.deep.include({ status: 'PENDING' });
+      const waiting = await getOp(c, id);
+      expect(waiting.currentState.status, 'not final before its confirmations').to.equal('PROCESSING');
+      expect((await balance(c, accountId, 'USDC')).held).to.equal(held.held);
       await anvil('evm_setAutomine', [true]);
       const failed = await untilSettled(id);
       expect(failed.currentState.status).to.equal('FAILED');
