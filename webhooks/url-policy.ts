@@ -75,6 +75,23 @@ export function isPublicAddress(address: string): boolean {
 
 const refuse = (url: string, why: string) => new CambioError('INVALID_WEBHOOK_URL', `webhook url ${why}`, { url });
 
+// The resolver's answers that say the name has no address: anything else (EAI_AGAIN, ETIMEOUT, ESERVFAIL, a refused
+// connection to the resolver) says only that DNS did not answer now.
+const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA', 'ENONAME', 'EAI_NONAME', 'EAI_NODATA']);
+const DNS_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * A name the resolver says does not exist is the URL's fault (400, the key keeps it); a resolver that does not answer
+ * now is a dependency down (503 with Retry-After, which the key does not keep: the retry resolves again).
+ */
+function unresolved(url: string, host: string, err: unknown): CambioError {
+  const code = (err as { code?: unknown })?.code;
+  if (typeof code === 'string' && NO_SUCH_NAME.has(code)) return refuse(url, `host ${host} does not resolve`);
+  return new CambioError('SERVICE_UNAVAILABLE', `the host ${host} could not be resolved now (${String(code ?? err)})`, {
+    retryAfterSeconds: DNS_RETRY_AFTER_SECONDS,
+  });
+}
+
 /**
  * The URL rules (decision 0029): `https://` to a host whose every resolved address is public.
  * Run at create, at PATCH and before each attempt, after resolution, so a name that later points at 10.x or
@@ -97,8 +114,8 @@ export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<C
   let addresses: string[];
   try {
     addresses = isIP(host) ? [host] : await policy.resolve(host);
-  } catch {
-    throw refuse(raw, `host ${host} does not resolve`);
+  } catch (err) {
+    throw unresolved(raw, host, err);
   }
   if (addresses.length === 0) throw refuse(raw, `host ${host} does not resolve`);
   const blocked = addresses.find((a) => !isPublicAddress(a));

@@ -22,6 +22,8 @@ describe('webhook URL rules (private addresses refused)', function () {
   this.timeout(90000);
   // What each name resolves to right now; the test changes it to play a DNS rebinding.
   const dns = new Map<string, string[]>();
+  // Names whose resolver does not answer now (a temporary DNS failure, not a name that does not exist).
+  const dnsDown = new Set<string>();
   let api: ReturnType<typeof supertest>;
   let workers: Worker[] = [];
   let relays: WorkflowStartRelay[] = [];
@@ -41,6 +43,7 @@ describe('webhook URL rules (private addresses refused)', function () {
         webhookAllowPrivateUrls: false,
       },
       resolveHost: async (host) => {
+        if (dnsDown.has(host)) throw Object.assign(new Error(`getaddrinfo EAI_AGAIN ${host}`), { code: 'EAI_AGAIN' });
         const addresses = dns.get(host);
         if (!addresses) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
         return addresses;
@@ -145,6 +148,26 @@ describe('webhook URL rules (private addresses refused)', function () {
       expect(local.received).to.have.length(0);
     },
   );
+
+  it('answers 503 with Retry-After while DNS does not answer, stores nothing, and the retry creates it', async () => {
+    dns.set('flaky-dns.example.test', ['93.184.216.34']);
+    dnsDown.add('flaky-dns.example.test');
+    const key = idem();
+    const send = () =>
+      api
+        .post('/api/subscriptions')
+        .set(c.auth)
+        .set(key)
+        .send({ url: 'https://flaky-dns.example.test/h', includeAll: true });
+    const down = await send();
+    expect([down.status, down.body.code]).to.deep.equal([503, 'SERVICE_UNAVAILABLE']);
+    expect(down.headers['retry-after']).to.equal('5');
+    dnsDown.delete('flaky-dns.example.test');
+    const retried = await send();
+    expect(retried.status, JSON.stringify(retried.body)).to.equal(201);
+    expect(retried.headers['idempotent-replayed']).to.equal(undefined);
+    expect(retried.body.url).to.equal('https://flaky-dns.example.test/h');
+  });
 
   it('refuses at PATCH, keeping the subscription as it was', async () => {
     dns.set('good.example.test', ['93.184.216.34']);
