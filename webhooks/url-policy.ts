@@ -1,12 +1,37 @@
-import { lookup } from 'node:dns/promises';
+import { Resolver } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { CambioError } from '../domain/errors';
 
 /** Every address a host name resolves to. Injectable so tests can make a name resolve to a private address. */
 export type ResolveHost = (host: string) => Promise<string[]>;
 
-export const dnsResolve: ResolveHost = async (host) =>
-  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+// A name server that does not answer costs one lookup at most this long (c-ares doubles the wait at each try).
+const DNS_TIMEOUT_MS = 1500;
+const DNS_TRIES = 2;
+const NXDOMAIN = new Set(['ENOTFOUND', 'ENODATA']);
+
+/**
+ * Resolves through c-ares (`dns.Resolver`), each lookup bounded (DNS_TIMEOUT_MS, DNS_TRIES), never through the
+ * system's `getaddrinfo`: that one runs in libuv's small thread pool, shared by every lookup of the process, without
+ * a timeout, so one customer's name server that never answers would hold up every other customer's deliveries
+ * (decision 0166). `servers` (host:port) is for tests; the system's name servers otherwise.
+ */
+export function resolverOf(servers?: string[]): ResolveHost {
+  const resolver = new Resolver({ timeout: DNS_TIMEOUT_MS, tries: DNS_TRIES });
+  if (servers) resolver.setServers(servers);
+  return async (host) => {
+    const [v4, v6] = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
+    const addresses = [v4, v6].flatMap((r) => (r.status === 'fulfilled' ? r.value : []));
+    if (addresses.length > 0) return addresses;
+    const errors = [v4, v6].map((r) => (r.status === 'rejected' ? (r.reason as { code?: string }) : undefined));
+    // No address: the name does not exist only when both answers say so; a timeout of either says nothing.
+    throw errors.find((e) => e && !NXDOMAIN.has(e.code ?? '')) ?? errors.find((e) => e) ?? nothingFor(host);
+  };
+}
+
+const nothingFor = (host: string) => Object.assign(new Error(`${host} has no address`), { code: 'ENODATA' });
+
+export const dnsResolve: ResolveHost = resolverOf();
 
 export interface UrlPolicy {
   allowPrivate: boolean;
@@ -41,8 +66,11 @@ for (const [net, prefix] of [
 ] as const)
   NOT_PUBLIC.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  // The unspecified and loopback addresses, and the IPv4-compatible ones (::a.b.c.d, deprecated): ::7f00:1 is
+  // 127.0.0.1 to a stack that still routes them.
+  ['::', 96],
+  // IPv4-translated addresses (::ffff:0:a.b.c.d, RFC 2765).
+  ['::ffff:0:0:0', 96],
   ['64:ff9b::', 96],
   ['64:ff9b:1::', 48],
   ['100::', 64],

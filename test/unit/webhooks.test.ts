@@ -47,6 +47,10 @@ describe('webhooks (pure parts)', () => {
     expect(isPublicAddress('8.8.8.8')).to.equal(true);
     expect(isPublicAddress('10.0.0.1')).to.equal(false);
     expect(isPublicAddress('::ffff:169.254.169.254')).to.equal(false);
+    // IPv4-compatible (::127.0.0.1 is written ::7f00:1) and IPv4-translated forms of a loopback address.
+    expect(isPublicAddress('::7f00:1')).to.equal(false);
+    expect(isPublicAddress('::ffff:0:7f00:1')).to.equal(false);
+    expect(isPublicAddress('2606:4700:4700::1111')).to.equal(true);
     expect(isPublicAddress('not-an-ip')).to.equal(false);
   });
 
