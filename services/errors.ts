@@ -29,6 +29,8 @@ const MESSAGE_UNAVAILABLE = new RegExp(
   [
     'Connection terminated',
     'connection timeout',
+    // node-postgres: a new connection did not open within connectionTimeoutMillis.
+    '^timeout expired$',
     'Timeout acquiring a connection',
     'Client has encountered a connection error',
     'Connection ended unexpectedly',

@@ -87,6 +87,9 @@ describe('dependencyFailure', () => {
         Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
         Object.assign(new Error('Knex: Timeout acquiring a connection.'), { name: 'KnexTimeoutError' }),
         new Error('Connection terminated unexpectedly'),
+        // node-postgres when a new connection does not open within connectionTimeoutMillis (DB_CONNECT_TIMEOUT_MS),
+        // as MikroORM wraps it.
+        Object.assign(new Error('timeout expired'), { name: 'DriverException' }),
         Object.assign(new Error('wrapped by MikroORM'), { cause: pg('57P01') }),
         Object.assign(new Error('14 UNAVAILABLE: No connection established'), {
           code: 14,
