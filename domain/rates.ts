@@ -1,5 +1,7 @@
 // Mid-market rates. Every source quotes against USD only; cross rates are derived through USD
-// so a table of N entries prices all N² pairs consistently (no triangular arbitrage).
+// so a table of N entries prices all N² pairs consistently (no triangular arbitrage). A stablecoin
+// the source quotes on its own is one of those N entries in every pair, its peg's included
+// (decision 0163): pricing it 1:1 there and from its quote elsewhere would make a free round trip.
 import { type AssetCode, type FiatCode, FIAT_ASSETS, pegOf } from './assets';
 import { CambioError } from './errors';
 import { Dec, divDown } from './money';
@@ -8,17 +10,26 @@ import { Dec, divDown } from './money';
 export interface RateLeg {
   /** Units of the asset per 1 USD at mid. */
   mid: Dec;
-  /** `table`, `oxr`, ... (config RATES_SOURCES); `peg` for 1:1 (same asset, a stablecoin against its peg). */
+  /** `table`, `oxr`, ... (config RATES_SOURCES); `peg` for 1:1 (same asset, an unquoted stablecoin and its peg). */
   source: string;
   /** The instant the source stamped on the rate; null for the configured table and for USD itself. */
   sourceTime: Date | null;
 }
 
 export interface RateSource {
-  /** Units of `asset` per 1 USD at mid. Stablecoins answer with their peg's rate. Throws RATES_UNAVAILABLE. */
+  /**
+   * Units of `asset` per 1 USD at mid. A stablecoin answers with its own rate when the source quotes it
+   * (`quotesOwnRate`), else with its peg's. Throws RATES_UNAVAILABLE.
+   */
   midPerUsd(asset: AssetCode): Dec;
   /** The same mid with its provenance. Throws RATES_UNAVAILABLE when no usable rate prices `asset` now. */
   legOf(asset: AssetCode): RateLeg;
+  /**
+   * Whether `asset` is a stablecoin this source prices from a rate of its own, not its peg's, fresh or not (a
+   * stale one is refused by `legOf`, never replaced by the peg). Always false for a fiat currency. Never throws:
+   * a pegged pair asks it before it knows whether it needs a rate.
+   */
+  quotesOwnRate(asset: AssetCode): boolean;
 }
 
 /** What a process holds: the rates as they are now (a table answers itself; live rates a cached snapshot). */
@@ -35,9 +46,18 @@ export function ratesUnavailable(asset: string, reason: string, retryAfterSecond
   });
 }
 
+/**
+ * Whether base→quote is 1:1 without a rate: the same asset, or two assets of one peg (a stablecoin and its fiat, two
+ * stablecoins) neither of which the source quotes on its own. A quoted one is priced from its quote, like any pair.
+ */
+export function isPeggedPair(source: RateSource, base: AssetCode, quote: AssetCode): boolean {
+  if (base === quote) return true;
+  return pegOf(base) === pegOf(quote) && !source.quotesOwnRate(base) && !source.quotesOwnRate(quote);
+}
+
 /** Which rates priced a quote base→quote: the primary's name and the older of its legs' instants. */
 export function provenanceOf(source: RateSource, base: AssetCode, quote: AssetCode): Omit<RateLeg, 'mid'> {
-  if (base === quote || pegOf(base) === pegOf(quote)) return { source: 'peg', sourceTime: null };
+  if (isPeggedPair(source, base, quote)) return { source: 'peg', sourceTime: null };
   const legs = [source.legOf(base), source.legOf(quote)];
   const times = legs.map((l) => l.sourceTime).filter((t): t is Date => t !== null);
   const oldest = times.length ? new Date(Math.min(...times.map((t) => t.getTime()))) : null;
@@ -98,6 +118,11 @@ export class TableRateSource implements RateSource, RateBook {
     return { mid: this.midPerUsd(asset), source: 'table', sourceTime: null };
   }
 
+  // The table has fiat rows only: every stablecoin is its peg.
+  quotesOwnRate(): boolean {
+    return false;
+  }
+
   current(): Promise<RateSource> {
     return Promise.resolve(this);
   }
@@ -105,11 +130,11 @@ export class TableRateSource implements RateSource, RateBook {
 
 /**
  * Mid rate base→quote (units of quote per 1 unit of base) = midPerUsd[quote] / midPerUsd[base].
- * Rounded toward zero at 40 significant digits so the mid is never overstated. Same asset or
- * same peg is exactly 1 without dividing.
+ * Rounded toward zero at 40 significant digits so the mid is never overstated. Same asset, or
+ * same peg with neither quoted on its own (`isPeggedPair`), is exactly 1 without dividing.
  */
 export function midRate(source: RateSource, base: AssetCode, quote: AssetCode): Dec {
-  if (base === quote || pegOf(base) === pegOf(quote)) return new Dec('1');
+  if (isPeggedPair(source, base, quote)) return new Dec('1');
   return divDown(source.midPerUsd(quote), source.midPerUsd(base));
 }
 
@@ -119,7 +144,8 @@ const BPS_PER_UNIT = 10_000;
 
 /**
  * Spread as a fraction (0.005 for 50 bps). Zero when nothing is really exchanged: same asset,
- * or a stablecoin against its own peg (USDC↔USD, USDC↔USDT, EURC↔EUR, BRLT↔BRL).
+ * or a stablecoin against its own peg (USDC↔USD, USDC↔USDT, EURC↔EUR, BRLT↔BRL), whether the
+ * mid of that pair is 1 or a source's quote of the stablecoin (the product rule's zero spread).
  */
 export function spreadFor(base: AssetCode, quote: AssetCode, defaultBps = 50): Dec {
   if (!Number.isInteger(defaultBps) || defaultBps < 0 || defaultBps >= BPS_PER_UNIT) {
@@ -131,9 +157,11 @@ export function spreadFor(base: AssetCode, quote: AssetCode, defaultBps = 50): D
 
 /**
  * Value of `amount` of `asset` in USD at mid, not quantized to cents (callers compare it to a
- * review threshold, and rounding to cents first could flip a borderline result).
+ * review threshold, and rounding to cents first could flip a borderline result). The mid is the
+ * one a quote of asset→USD would use: a USD stablecoin the source quotes is valued at its quote,
+ * so one quoted above its peg cannot slip under the threshold by its premium.
  */
 export function usdValue(source: RateSource, amount: Dec, asset: AssetCode): Dec {
-  if (pegOf(asset) === 'USD') return new Dec(amount);
+  if (isPeggedPair(source, asset, 'USD')) return new Dec(amount);
   return new Dec(amount).div(source.midPerUsd(asset));
 }

@@ -2,9 +2,10 @@
 // at most once a second per process, never a query per quote, and never a call to a source (a source that hangs
 // delays only its poll). The breakers are applied here, per leg, when a quote asks for it (../shared/spec/decisions.md,
 // "Live exchange rates"): no primary rate received within RATES_MAX_AGE_SECONDS, or a primary that differs from a
-// reference's fixing by more than RATES_MAX_DEVIATION_PCT, and the leg is RATES_UNAVAILABLE.
+// reference's fixing by more than RATES_MAX_DEVIATION_PCT, and the leg is RATES_UNAVAILABLE. A stablecoin the primary
+// quotes on its own is a leg of its own: judged on its own row, and against its peg's reference (decision 0163).
 import type { Logger } from 'pino';
-import { type AssetCode, pegOf } from '../domain/assets';
+import { type AssetCode, STABLECOINS, isStablecoin, pegOf } from '../domain/assets';
 import { Dec } from '../domain/money';
 import { type RateBook, type RateLeg, type RateSource, ratesUnavailable } from '../domain/rates';
 import type { ExchangeRateRow } from '../db/repositories/exchange-rates';
@@ -24,7 +25,7 @@ export interface BookSettings {
 }
 
 export interface BookEvents {
-  /** A currency's deviation breaker opened (`deviationPct` set) or closed again. */
+  /** A currency's (or a stablecoin's own quote's) deviation breaker opened (`deviationPct` set) or closed again. */
   onDeviation?(currency: string, open: boolean, detail: DeviationDetail): void;
 }
 
@@ -76,7 +77,7 @@ export class LiveRates implements RateSource {
   constructor(
     private readonly settings: BookSettings,
     private readonly legs: ReadonlyMap<string, Leg>,
-    /** Currencies whose primary rate is too far from a reference's fixing. */
+    /** Currencies, and stablecoins quoted on their own, whose primary rate is too far from a reference's fixing. */
     readonly deviating: ReadonlyMap<string, DeviationDetail>,
     private readonly now: () => number = Date.now,
   ) {}
@@ -88,7 +89,8 @@ export class LiveRates implements RateSource {
   legOf(asset: AssetCode): RateLeg {
     const { primary, maxAgeSeconds, retryAfterSeconds } = this.settings;
     const peg = pegOf(asset);
-    // A stablecoin prices at its peg unless the primary quotes it.
+    // A stablecoin prices at its peg unless the primary quotes it (then its own row, however old: a stale quote is
+    // refused below, never replaced by the peg, which the market may no longer hold it to).
     const leg = this.legs.get(asset) ?? this.legs.get(peg);
     if (!leg && peg === 'USD') return { mid: new Dec(1), source: primary, sourceTime: null };
     if (!leg) throw ratesUnavailable(asset, `${primary} has no rate for it`, retryAfterSeconds);
@@ -99,7 +101,9 @@ export class LiveRates implements RateSource {
         retryAfterSeconds,
       );
     }
-    const deviation = this.deviating.get(peg);
+    // The stablecoin's own quote against its peg's reference, and the peg's own row: a primary off on BRL is not
+    // trusted on BRLT either (decision 0116: BRLT follows BRL).
+    const deviation = this.deviating.get(asset) ?? this.deviating.get(peg);
     if (deviation) {
       throw ratesUnavailable(
         asset,
@@ -108,6 +112,10 @@ export class LiveRates implements RateSource {
       );
     }
     return { mid: leg.mid, source: primary, sourceTime: leg.sourceTime };
+  }
+
+  quotesOwnRate(asset: AssetCode): boolean {
+    return isStablecoin(asset) && this.legs.has(asset);
   }
 }
 
@@ -126,12 +134,17 @@ export function snapshotOf(settings: BookSettings, rows: ExchangeRateRow[], now:
   for (const ref of settings.references) {
     const refLegs = perUsd(bySource.get(ref.name) ?? []);
     for (const currency of ref.covers) {
-      const p = legs.get(currency);
       const r = refLegs.get(currency);
-      if (!p || !r || deviating.has(currency)) continue;
-      const pct = deviationPct(p.mid, r.mid);
-      if (pct.gt(limit)) {
-        deviating.set(currency, {
+      if (!r) continue;
+      // The currency's own row, and each stablecoin pegged to it that the primary quotes on its own (BRLT against
+      // PTAX's BRL): a peg is a promise of the same value, so its reference judges the coin's quote as well.
+      const pegged = STABLECOINS.filter((coin) => pegOf(coin) === currency && legs.has(coin));
+      for (const leg of [currency, ...pegged]) {
+        const p = legs.get(leg);
+        if (!p || deviating.has(leg)) continue;
+        const pct = deviationPct(p.mid, r.mid);
+        if (!pct.gt(limit)) continue;
+        deviating.set(leg, {
           primary: settings.primary,
           reference: ref.name,
           primaryMid: p.mid.toSignificantDigits(12).toFixed(),
@@ -206,6 +219,11 @@ export class NoRates implements RateSource, RateBook {
 
   legOf(asset: AssetCode): RateLeg {
     throw ratesUnavailable(asset, this.why, this.retryAfterSeconds);
+  }
+
+  // No source, no quote of a stablecoin: pegged pairs stay 1:1 and still work.
+  quotesOwnRate(): boolean {
+    return false;
   }
 
   current(): Promise<RateSource> {

@@ -1,10 +1,38 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { ASSETS, FIAT_ASSETS, type FiatCode, pegOf } from '../../domain/assets';
+import { ASSETS, type AssetCode, FIAT_ASSETS, type FiatCode, pegOf } from '../../domain/assets';
 import { Dec } from '../../domain/money';
-import { DEFAULT_MID_RATES, TableRateSource, midRate, spreadFor, usdValue } from '../../domain/rates';
+import {
+  DEFAULT_MID_RATES,
+  type RateLeg,
+  type RateSource,
+  TableRateSource,
+  midRate,
+  provenanceOf,
+  spreadFor,
+  usdValue,
+} from '../../domain/rates';
 
 const rates = new TableRateSource(DEFAULT_MID_RATES);
+const OXR_TIME = new Date('2026-12-01T12:00:00Z');
+
+/** A primary that quotes some stablecoins on their own rows (OXR may), the rest of the table's assets at their peg. */
+class QuotingSource implements RateSource {
+  constructor(private readonly own: Partial<Record<AssetCode, string>>) {}
+
+  midPerUsd(asset: AssetCode): Dec {
+    return this.legOf(asset).mid;
+  }
+
+  legOf(asset: AssetCode): RateLeg {
+    const own = this.own[asset];
+    return { mid: own === undefined ? rates.midPerUsd(asset) : new Dec(own), source: 'oxr', sourceTime: OXR_TIME };
+  }
+
+  quotesOwnRate(asset: AssetCode): boolean {
+    return this.own[asset] !== undefined;
+  }
+}
 // Wide context for checks, so the assertions themselves never round.
 const Wide = Dec.clone({ precision: 120 });
 
@@ -59,6 +87,37 @@ describe('domain/rates midRate', () => {
       ['PHP', 'PHP'],
     ] as const) {
       expect(midRate(rates, a, b).toFixed()).to.equal('1');
+    }
+  });
+
+  it('prices a stablecoin against its peg from the quote of it, when the source quotes it on its own', () => {
+    // 0.95 USDC per USD: a stablecoin the source quotes is priced from that quote in every pair, its peg's too.
+    const oxr = new QuotingSource({ USDC: '0.95' });
+    expect(midRate(oxr, 'USD', 'USDC').toFixed()).to.equal('0.95');
+    expect(midRate(oxr, 'USDC', 'USD').toFixed(10)).to.equal('1.0526315789');
+    expect(midRate(oxr, 'USDC', 'USDT').toFixed(10)).to.equal('1.0526315789');
+    expect(midRate(oxr, 'USDC', 'BRL').toFixed(10)).to.equal('5.6842105263');
+    // The pair still exchanges a stablecoin for its peg: no spread.
+    expect(spreadFor('USD', 'USDC').isZero()).to.equal(true);
+    expect(provenanceOf(oxr, 'USD', 'USDC')).to.deep.equal({ source: 'oxr', sourceTime: OXR_TIME });
+    // A pair without the quoted coin, and the same asset, stay 1:1 without a rate.
+    expect(midRate(oxr, 'USD', 'USDT').toFixed()).to.equal('1');
+    expect(midRate(oxr, 'USDC', 'USDC').toFixed()).to.equal('1');
+    expect(provenanceOf(oxr, 'USDT', 'USD')).to.deep.equal({ source: 'peg', sourceTime: null });
+  });
+
+  it('keeps a pegged pair exactly 1, from no rate, when no source quotes the stablecoin on its own', () => {
+    const oxr = new QuotingSource({ BRLT: '5.5' });
+    for (const source of [rates, oxr]) {
+      for (const [a, b] of [
+        ['USD', 'USDC'],
+        ['USDT', 'USDC'],
+        ['EURC', 'EUR'],
+      ] as const) {
+        expect(midRate(source, a, b).toFixed(), `${a}/${b}`).to.equal('1');
+        expect(spreadFor(a, b).isZero(), `${a}/${b}`).to.equal(true);
+        expect(provenanceOf(source, a, b), `${a}/${b}`).to.deep.equal({ source: 'peg', sourceTime: null });
+      }
     }
   });
 
@@ -139,5 +198,12 @@ describe('domain/rates usdValue', () => {
     expect(usdValue(rates, new Dec('540'), 'BRLT').toFixed()).to.equal('100');
     expect(usdValue(rates, new Dec('1'), 'BRL').toFixed(12)).to.equal('0.185185185185');
     expect(usdValue(rates, new Dec('862'), 'EURC').toFixed()).to.equal('1000');
+  });
+
+  it('values a USD stablecoin the source quotes on its own at that quote, as a quote of it would', () => {
+    const oxr = new QuotingSource({ USDC: '0.95' });
+    expect(usdValue(oxr, new Dec('950'), 'USDC').toFixed()).to.equal('1000');
+    expect(usdValue(oxr, new Dec('950'), 'USDT').toFixed()).to.equal('950');
+    expect(usdValue(oxr, new Dec('950'), 'USD').toFixed()).to.equal('950');
   });
 });
