@@ -4,10 +4,14 @@
 import { type AssetCode, assetDecimals } from './assets';
 import { CambioError } from './errors';
 import { Dec, divUp, mulDown } from './money';
-import { type RateSource, midRate, spreadFor } from './rates';
+import { type RateSource, midRate, ratesUnavailable, spreadFor } from './rates';
 
 /** Rates are quoted, stored and computed with at most this many decimal places. */
 export const RATE_DECIMALS = 10;
+
+// The Retry-After of a pair whose rate rounds to zero: the default RATES_POLL_SECONDS, when the next poll may bring
+// other rates (the arithmetic does not know this deployment's interval).
+export const UNUSABLE_RATE_RETRY_AFTER_SECONDS = 30;
 
 export interface QuoteInput {
   rates: RateSource;
@@ -78,8 +82,15 @@ export function computeQuote(input: QuoteInput): QuoteResult {
   const mid = quantizeRate(midRate(rates, sourceAsset, targetAsset));
   const spread = spreadFor(sourceAsset, targetAsset, input.spreadBps);
   const effective = quantizeRate(mulDown(mid, new Dec('1').minus(spread)));
-  // Only reachable with an absurd rate table; dividing by it below would be meaningless.
-  if (!effective.gt('0')) throw new Error(`effective rate ${sourceAsset}->${targetAsset} rounds to zero`);
+  // A source's mids are within 1e-9 .. 1e9 (rates/values.ts), yet a leg at each end crosses at 1e-18, nothing
+  // at 10 decimals: the pair has no usable rate now (503), as with a stale leg. Dividing by it would be meaningless.
+  if (!effective.gt('0')) {
+    throw ratesUnavailable(
+      targetAsset,
+      `the rate ${sourceAsset}→${targetAsset} rounds to zero at ${RATE_DECIMALS} decimals`,
+      UNUSABLE_RATE_RETRY_AFTER_SECONDS,
+    );
+  }
 
   let sourceAmount: Dec;
   let targetAmount: Dec;

@@ -19,7 +19,8 @@ import { rateBookFromConfig } from '../../rates';
 import { ecbConnector } from '../../rates/ecb';
 import { brasiliaDay, ptaxConnector } from '../../rates/ptax';
 import { odataDate } from '../../rates/ptax/client';
-import type { PollResult } from '../../rates/poll';
+import { pollRateSource, type PollResult } from '../../rates/poll';
+import type { RateConnector } from '../../rates/source';
 import { queueWorkerOptions } from '../../worker/queues';
 import { withdrawToNewKey } from '../helpers/beneficiary-fixtures';
 import { cambioWith } from '../helpers/cli';
@@ -41,7 +42,13 @@ const oxrRates = (overrides: Record<string, string | undefined> = {}) => {
 };
 const ECB_USD = '1.1601'; // 1 / 1.1601 = 0.86199 EUR per USD, beside the primary's 0.8620.
 const today = () => brasiliaDay(new Date());
+// A day's ECB file is stamped 16:00 Frankfurt time: yesterday's is behind the clock at any hour the tests run, today's
+// is ahead of it until then (and refused as such, decision 0164).
+const yesterday = () => brasiliaDay(new Date(Date.now() - 86_400_000));
 const seconds = (at: Date) => Math.floor(at.getTime() / 1000);
+// A PTAX bulletin's `dataHoraCotacao` (Brasília time, UTC-3) for a Unix instant, so that none is ahead of the clock.
+const brasiliaStamp = (unixSeconds: number) =>
+  new Date((unixSeconds - 3 * 3600) * 1000).toISOString().replace('T', ' ').slice(0, 23);
 
 describe('live exchange rates (local sources in the documented shapes)', function () {
   this.timeout(90_000);
@@ -123,13 +130,13 @@ describe('live exchange rates (local sources in the documented shapes)', functio
 
   it('polls the three sources on the schedule workflow and prices quotes from the primary, digits whole', async () => {
     fake.oxr.body = oxrLatest(t1, oxrRates());
-    fake.ptaxDays.set(odataDate(today()), ptaxDay([['5.3990', '5.4010', `${today()} 13:05:10.123`, 'Fechamento']]));
+    fake.ptaxDays.set(odataDate(today()), ptaxDay([['5.3990', '5.4010', brasiliaStamp(t1), 'Fechamento']]));
     // The ECB's reference for every currency we quote, per EUR: the primary's mid per USD × USD per EUR.
     const ecbRates: Record<string, string> = { USD: ECB_USD };
     for (const [code, mid] of Object.entries(oxrRates())) {
       if (code !== 'EUR') ecbRates[code] = new Dec(mid).times(ECB_USD).toFixed(6);
     }
-    fake.ecb.body = ecbDaily(today(), ecbRates);
+    fake.ecb.body = ecbDaily(yesterday(), ecbRates);
     const results = await poll();
     expect(results.map((r) => [r.source, r.error])).to.deep.equal([
       ['oxr', undefined],
@@ -238,13 +245,117 @@ describe('live exchange rates (local sources in the documented shapes)', functio
     expect(rows.find((r) => r.currency === 'BRL')!.mid).to.equal(LONG_BRL);
   });
 
+  it('refuses a value outside 1e-9 .. 1e9 alone: the rest of its answer and the other sources are stored', async () => {
+    const t3 = t1 + 120;
+    // Both are 400,001 digits written out, past Postgres' numeric: stored, they took the whole answer with them.
+    fake.oxr.body = oxrLatest(t3, oxrRates({ CAD: '1e400000', NOK: '1E-400000' }));
+    const results = await poll();
+    expect(results.map((r) => [r.source, r.error])).to.deep.equal([
+      ['oxr', undefined],
+      ['ptax', undefined],
+      ['ecb', undefined],
+    ]);
+    expect(results[0].refused).to.deep.equal([
+      { currency: 'CAD', reason: 'outside 1e-9 .. 1e9: "1e400000"' },
+      { currency: 'NOK', reason: 'outside 1e-9 .. 1e9: "1E-400000"' },
+    ]);
+    const { services } = await stack();
+    const rows = await latestExchangeRates(systemEm(services.orm), ['oxr'], ASSETS);
+    const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
+    const at = (currency: string) => rows.find((r) => r.currency === currency)!.sourceTime.toISOString();
+    expect([at('BRL'), at('EUR'), at('MXN')]).to.deep.equal([iso(t3), iso(t3), iso(t3)]);
+    // A refused leg keeps its last good row: CAD's of the first answer (the one before refused it too), NOK's of t2.
+    expect([at('CAD'), at('NOK')]).to.deep.equal([iso(t1), iso(t1 + 60)]);
+    const eur = await quoteOn(await api(), 'USD', 'EUR');
+    expect(eur.status, JSON.stringify(eur.body)).to.equal(201);
+    expect(eur.body.effectiveRate.sourceTime).to.equal(iso(t3));
+  });
+
+  it("a source whose rows the database refuses is that source's error, logged, not the poll's failure", async () => {
+    const { services } = await stack();
+    const warnings: { message: string; meta?: Record<string, unknown> }[] = [];
+    const log = { warn: (message: string, meta?: Record<string, unknown>) => warnings.push({ message, meta }) };
+    // A connector that skips rates/values.ts: a value past numeric reaches the insert.
+    const overflowing: RateConnector = {
+      name: 'oxr',
+      covers: [],
+      fetchLatest: () =>
+        Promise.resolve({
+          base: 'USD',
+          rates: [{ currency: 'ZZZ', mid: '1e400000', sourceTime: new Date(t1 * 1000) }],
+          refused: [],
+        }),
+    };
+    const result = await pollRateSource(services.orm, overflowing, 1000, log);
+    expect(result).to.deep.include({ source: 'oxr', stored: 0, refused: [] });
+    expect(result.error).to.match(/^not stored: [\s\S]*value overflows numeric format$/);
+    expect(warnings.map((w) => w.message)).to.deep.equal(['rates: answer not stored']);
+  });
+
+  it('a cross rate that rounds to zero at 10 decimals is 503 RATES_UNAVAILABLE, never a 500', async () => {
+    // Both inside the range, at its two ends: 1e-18 GBP per MXN, nothing at 10 decimals.
+    fake.oxr.body = oxrLatest(t1 + 180, oxrRates({ MXN: '1e9', GBP: '1e-9' }));
+    try {
+      const [oxr] = await poll();
+      expect([oxr.error, oxr.refused]).to.deep.equal([undefined, []]);
+      const res = await quoteOn(await api(), 'MXN', 'GBP');
+      expect(res.status, JSON.stringify(res.body)).to.equal(503);
+      expect(res.body.code).to.equal('RATES_UNAVAILABLE');
+      expect(res.body.details).to.include({ asset: 'GBP' });
+      expect(res.headers['retry-after']).to.equal('30');
+    } finally {
+      // The usual rates again, at a later instant, for the tests after this one.
+      fake.oxr.body = oxrLatest(t1 + 240, oxrRates());
+      await poll();
+    }
+  });
+
+  it('refuses an answer stamped over 5 minutes past the poll: not stored, never shadowing a later one', async () => {
+    const { services } = await stack();
+    const ecbBefore = fake.ecb.body;
+    // Year 5138: once stored, the latest row by the source's instant for ever.
+    fake.oxr.body = oxrLatest(99999999999, oxrRates({ EUR: '0.9' }));
+    fake.ecb.body = ecbDaily('5138-11-16', { USD: ECB_USD });
+    try {
+      const [oxr, ptax, ecb] = await poll();
+      expect(oxr.error).to.match(/^stamped 5138-11-16T09:46:39\.000Z, more than 300 s past the poll's clock/);
+      expect(ecb.error).to.match(/^stamped 5138-11-16T15:00:00\.000Z, more than 300 s past the poll's clock/);
+      expect(ptax.error).to.equal(undefined);
+      const rows = await latestExchangeRates(systemEm(services.orm), ['oxr', 'ecb'], ASSETS);
+      expect(rows.filter((r) => r.sourceTime.getUTCFullYear() > 3000)).to.deep.equal([]);
+    } finally {
+      fake.ecb.body = ecbBefore;
+    }
+    const t5 = t1 + 300;
+    fake.oxr.body = oxrLatest(t5, oxrRates());
+    await poll();
+    const eur = await quoteOn(await api(), 'USD', 'EUR');
+    expect(eur.status, JSON.stringify(eur.body)).to.equal(201);
+    expect(eur.body.effectiveRate.sourceTime).to.equal(new Date(t5 * 1000).toISOString());
+
+    // Within the skew, a source's clock a little ahead of ours is no refusal.
+    const stamped = (aheadMs: number): RateConnector => ({
+      name: 'oxr',
+      covers: [],
+      fetchLatest: () =>
+        Promise.resolve({
+          base: 'USD',
+          rates: [{ currency: 'ZZZ', mid: '1', sourceTime: new Date(Date.now() + aheadMs) }],
+          refused: [],
+        }),
+    });
+    const silent = { warn: () => {} };
+    expect((await pollRateSource(services.orm, stamped(4 * 60_000), 1000, silent)).error).to.equal(undefined);
+    expect((await pollRateSource(services.orm, stamped(6 * 60_000), 1000, silent)).error).to.match(/^stamped /);
+  });
+
   it('refuses only the pairs with a leg beyond RATES_MAX_DEVIATION_PCT of its reference, with a metric', async () => {
     // PTAX fixes BRL 11% above the primary: BRL pairs stop, every other pair still quotes.
     fake.ptaxDays.set(
       odataDate(today()),
       ptaxDay([
-        ['5.3990', '5.4010', `${today()} 13:05:10.123`, 'Fechamento'],
-        ['5.9990', '6.0010', `${today()} 14:05:10.123`, 'Fechamento'],
+        ['5.3990', '5.4010', brasiliaStamp(t1), 'Fechamento'],
+        ['5.9990', '6.0010', brasiliaStamp(t1 + 60), 'Fechamento'],
       ]),
     );
     await poll();
@@ -271,7 +382,7 @@ describe('live exchange rates (local sources in the documented shapes)', functio
     expect(metrics.text).to.match(/cambio_rates_refused_quotes_total\{asset="BRL"\} [1-9]/);
 
     // The next fixing agrees again: BRL quotes again.
-    fake.ptaxDays.set(odataDate(today()), ptaxDay([['5.3990', '5.4010', `${today()} 15:05:10.123`, 'Fechamento']]));
+    fake.ptaxDays.set(odataDate(today()), ptaxDay([['5.3990', '5.4010', brasiliaStamp(t1 + 120), 'Fechamento']]));
     await poll();
     await new Promise((r) => setTimeout(r, 1100)); // the API's cache of a second
     expect((await quoteOn(app, 'USD', 'BRL')).status).to.equal(201);

@@ -6,7 +6,7 @@ import { CambioError } from '../../domain/errors';
 import { Dec, formatAmount } from '../../domain/money';
 import { DEFAULT_MID_RATES, TableRateSource } from '../../domain/rates';
 import { type QuoteInput, type QuoteResult, computeQuote, formatRate } from '../../domain/quote-math';
-import { codeOf } from '../helpers/errors';
+import { cambioErrorOf, codeOf } from '../helpers/errors';
 
 const rates = new TableRateSource(DEFAULT_MID_RATES);
 const Wide = Dec.clone({ precision: 200 }); // assertions must never round
@@ -153,6 +153,31 @@ describe('domain/quote-math computeQuote errors', () => {
     expect(codeOf(() => quote('PHP', 'USD', { sourceAmount: d('0.01') }))).to.equal('INVALID_AMOUNT');
     expect(codeOf(() => quote('USDC', 'USD', { sourceAmount: d('0.009999') }))).to.equal('INVALID_AMOUNT');
     expect(() => quote('PHP', 'USD', { sourceAmount: d('0.01') })).to.throw(/too small/);
+  });
+
+  it('a rate that rounds to zero at 10 decimals is 503 RATES_UNAVAILABLE for the pair, not a crash', () => {
+    const tiny = new TableRateSource({ ...DEFAULT_MID_RATES, GBP: `0.${'0'.repeat(307)}1` }); // 1e-308 per USD
+    const err = cambioErrorOf(() =>
+      computeQuote({ rates: tiny, sourceAsset: 'USD', targetAsset: 'GBP', sourceAmount: d('100') }),
+    );
+    expect(err.code).to.equal('RATES_UNAVAILABLE');
+    expect(err.details).to.include({ asset: 'GBP', retryAfterSeconds: 30 });
+    expect(err.message).to.contain('USD→GBP rounds to zero at 10 decimals');
+    // Both legs inside the range a source may send (1e-9 .. 1e9 per USD), at its two ends: 1e-18 GBP per MXN.
+    const far = new TableRateSource({ ...DEFAULT_MID_RATES, MXN: '1000000000', GBP: '0.000000001' });
+    for (const amount of [{ sourceAmount: d('100') }, { targetAmount: d('100') }]) {
+      const inner = cambioErrorOf(() =>
+        computeQuote({ rates: far, sourceAsset: 'MXN', targetAsset: 'GBP', ...amount }),
+      );
+      expect(inner.code).to.equal('RATES_UNAVAILABLE');
+    }
+  });
+
+  it('the mirror, a rate near 10^18: a fixed target costs one minor unit at least, rounded up, never zero', () => {
+    const far = new TableRateSource({ ...DEFAULT_MID_RATES, MXN: '1000000000', GBP: '0.000000001' });
+    const q = computeQuote({ rates: far, sourceAsset: 'GBP', targetAsset: 'MXN', targetAmount: d('1000.00') });
+    expect(q.sourceAmount.toFixed(2)).to.equal('0.01');
+    expect(new Wide(q.sourceAmount).times(q.effectiveRate).gte(q.targetAmount)).to.equal(true);
   });
 
   it('is not affected by a caller Decimal with the global precision (20)', () => {
