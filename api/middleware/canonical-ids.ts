@@ -29,3 +29,29 @@ function decodeSegment(segment: string): string | undefined {
     return undefined;
   }
 }
+
+/**
+ * The body's ids in lower case: every string under a key ending in `Id` (`accountId`, `targetAccountId`, `quoteId`,
+ * ...) that is a UUID in any case. The services compare ids as text against the database's lower-case ones, and an
+ * upper-case `accountId` was "account not found" for the caller's own account. Walked without recursion: a body may
+ * nest deeper than the stack.
+ */
+export function lowerCaseBodyIds(body: unknown): void {
+  const pending: unknown[] = [body];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (node === null || typeof node !== 'object') continue;
+    if (Array.isArray(node)) {
+      for (const item of node) if (item !== null && typeof item === 'object') pending.push(item);
+      continue;
+    }
+    const record = node as Record<string, unknown>;
+    for (const [key, value] of Object.entries(record)) {
+      if (typeof value === 'string') {
+        if (key.endsWith('Id') && isUuid(value) && value !== value.toLowerCase()) record[key] = value.toLowerCase();
+      } else if (value !== null && typeof value === 'object') {
+        pending.push(value);
+      }
+    }
+  }
+}

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
 import { CambioError } from '../../domain/errors';
+import { lowerCaseBodyIds } from './canonical-ids';
 
 // Decision 0015: JSON-only bodies, 1 MiB at most (documents carry base64 up to 5 MiB decoded, so the
 // documents route raises its own limit).
@@ -29,6 +30,7 @@ export function jsonBody(limitFor: (ctx: Koa.Context) => number = () => DEFAULT_
         errors: [{ path: '', message: 'is not valid JSON' }],
       });
     }
+    lowerCaseBodyIds(ctx.request.body);
     return next();
   };
 }

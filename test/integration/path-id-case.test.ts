@@ -202,6 +202,30 @@ describe('ids in paths written in upper case', function () {
     expect([...driven].sort()).to.deep.equal([...new Set(withIds)].sort());
   });
 
+  it("takes upper-case ids in a body as the same ids: a transfer between the caller's accounts, a quote", async () => {
+    const from = await activeAccount(c, ['BRL', 'USD']);
+    const to = await activeAccount(c, ['BRL', 'USD']);
+    await fund(c, from.id, 'BRL', '10.00');
+    const transfer = await http
+      .post('/api/operations/transfer')
+      .set(c.auth)
+      .set(idem())
+      .send({
+        sourceAccountId: from.id.toUpperCase(),
+        targetAccountId: to.id.toUpperCase(),
+        amount: { value: '1.00', asset: 'BRL' },
+      });
+    expect(transfer.status, JSON.stringify(transfer.body)).to.equal(201);
+    await untilStatus(c, transfer.body.id, 'COMPLETED');
+    const q = await http
+      .post('/api/quotes')
+      .set(c.auth)
+      .set(idem())
+      .send({ accountId: from.id.toUpperCase(), sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '5.00' });
+    expect(q.status, JSON.stringify(q.body)).to.equal(201);
+    expect(JSON.stringify(q.body)).to.include(from.id).and.not.include(from.id.toUpperCase());
+  });
+
   it('takes a percent-encoded upper-case id as the same id', async () => {
     const account = await createAccount(c);
     const encoded = account.id.toUpperCase().replace(/[A-F]/g, (ch) => `%${ch.charCodeAt(0).toString(16)}`);
