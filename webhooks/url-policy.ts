@@ -83,6 +83,13 @@ for (const [net, prefix] of [
 ] as const)
   NOT_PUBLIC.addSubnet(net, prefix, 'ipv6');
 
+/** The IPv4 address two hexadecimal groups of an IPv6 address carry. */
+function ipv4Of(high: string, low: string): string {
+  const hi = Number.parseInt(high, 16);
+  const lo = Number.parseInt(low, 16);
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}
+
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 0) return false;
@@ -91,11 +98,10 @@ export function isPublicAddress(address: string): boolean {
     const mapped = /^::(ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
     if (mapped) return isPublicAddress(mapped[2]);
     const hexMapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-    if (hexMapped) {
-      const hi = Number.parseInt(hexMapped[1], 16);
-      const lo = Number.parseInt(hexMapped[2], 16);
-      return isPublicAddress(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`);
-    }
+    if (hexMapped) return isPublicAddress(ipv4Of(hexMapped[1], hexMapped[2]));
+    // 6to4 (2002::/16) carries an IPv4 address in its second and third groups: 2002:7f00:1:: is 127.0.0.1's.
+    const sixToFour = /^2002:([0-9a-f]{1,4}):([0-9a-f]{1,4})(:|$)/i.exec(address);
+    if (sixToFour && !isPublicAddress(ipv4Of(sixToFour[1], sixToFour[2]))) return false;
     return !NOT_PUBLIC.check(address, 'ipv6');
   }
   return !NOT_PUBLIC.check(address, 'ipv4');

@@ -50,6 +50,10 @@ describe('webhooks (pure parts)', () => {
     // IPv4-compatible (::127.0.0.1 is written ::7f00:1) and IPv4-translated forms of a loopback address.
     expect(isPublicAddress('::7f00:1')).to.equal(false);
     expect(isPublicAddress('::ffff:0:7f00:1')).to.equal(false);
+    // 6to4 addresses carrying a loopback or private IPv4 address; one carrying a public one stays public.
+    expect(isPublicAddress('2002:7f00:1::')).to.equal(false);
+    expect(isPublicAddress('2002:a00:1::1')).to.equal(false);
+    expect(isPublicAddress('2002:808:808::1')).to.equal(true);
     expect(isPublicAddress('2606:4700:4700::1111')).to.equal(true);
     expect(isPublicAddress('not-an-ip')).to.equal(false);
   });
