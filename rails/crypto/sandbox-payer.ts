@@ -88,7 +88,7 @@ export class CryptoSandboxPayer implements SandboxPayerCapability<SandboxTransfe
   /** Sends the transfer unless the chain holds it already, and mines it EVM_CONFIRMATIONS deep. */
   async pay(transfer: SandboxTransfer): Promise<SandboxPaid> {
     const { chainId } = await this.chainCall(() => this.rail.chain());
-    const hash = (await this.chainCall(() => this.sent(transfer))) ?? (await this.send(transfer, chainId));
+    const hash = (await this.chainCall(() => this.sent(transfer))) ?? (await this.firstSend(transfer, chainId));
     const receipt = await this.chainCall(() =>
       this.rail.client.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: this.rail.config.timeoutMs }),
     );
@@ -107,6 +107,30 @@ export class CryptoSandboxPayer implements SandboxPayerCapability<SandboxTransfe
       learnedBy: 'reconciliation',
       notYet: 'the chain scan has not recorded the transfer yet',
     };
+  }
+
+  /** The transfer's first send, once the payer is known to hold its tokens. */
+  private async firstSend(transfer: SandboxTransfer, chainId: number): Promise<Hex> {
+    await this.chainCall(() => this.requireFunds(transfer));
+    return this.send(transfer, chainId);
+  }
+
+  /**
+   * More than the sandbox payer holds is the request's refusal (400 INVALID_AMOUNT, as more than a Pix carries is),
+   * not a chain that does not answer: the chain would revert it at every retry. Asked only before a first send: a
+   * retry of a transfer made finds it first, whatever the payer holds now.
+   */
+  private async requireFunds(transfer: SandboxTransfer): Promise<void> {
+    const held = await this.rail.client.readContract({
+      address: transfer.token,
+      abi: erc20Abi,
+      functionName: 'balanceOf',
+      args: [this.account.address],
+    });
+    if (held >= transfer.units) return;
+    throw new CambioError('INVALID_AMOUNT', "/amount/value is more than the sandbox payer's tokens on this chain", {
+      path: '/amount/value',
+    });
   }
 
   /** The transfer sent before under this tag (a retry, a first attempt that died after sending), by its logs. */

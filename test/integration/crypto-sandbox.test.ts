@@ -147,4 +147,14 @@ describe('CRYPTO deposits paid by the sandbox route on a real chain', function (
     expect(refused.body.code).to.equal('INVALID_AMOUNT_PRECISION');
     expect(await tokenBalance(dep.walletAddress)).to.equal(0n);
   });
+
+  it("refuses more than the sandbox payer's tokens for good (400, not a 503 to retry), and sends nothing", async () => {
+    const dep = await cryptoDeposit('1.00');
+    const key = randomUUID();
+    const refused = await pay(dep.id, '9999999999.99', key);
+    expect([refused.status, refused.body.code], JSON.stringify(refused.body)).to.deep.equal([400, 'INVALID_AMOUNT']);
+    const again = await pay(dep.id, '9999999999.99', key);
+    expect([again.status, again.body.code]).to.deep.equal([400, 'INVALID_AMOUNT']);
+    expect(await tokenBalance(dep.walletAddress)).to.equal(0n);
+  });
 });
