@@ -3,6 +3,8 @@ import type { ActivityDeps } from './deps';
 import { purgeExpiredEvents } from '../webhooks/event-retention';
 import { sweepInboundPayments } from '../payments/inbound-payment-sweep';
 import { issueStatements } from '../statements/issue';
+import { systemEm } from '../db/orm';
+import { purgeExpiredKeys } from '../db/repositories/idempotency';
 
 /** The periodic jobs' own activities (the rails' reconciliation and the rates' poll are their groups'). */
 export type PeriodicActivities = ReturnType<typeof createPeriodicActivities>;
@@ -12,6 +14,10 @@ export function createPeriodicActivities(deps: ActivityDeps) {
   return {
     async purgeExpiredEvents(): Promise<number> {
       return purgeExpiredEvents(deps.orm, deps.config.eventRetentionDays);
+    },
+    /** The rows of idempotency keys past their 24 h (decision 0167): nothing else ever deletes them. */
+    async purgeExpiredIdempotencyKeys(): Promise<number> {
+      return purgeExpiredKeys(systemEm(deps.orm));
     },
     async sweepInboundPayments(): Promise<void> {
       const result = await sweepInboundPayments(deps, (paymentId, err) =>

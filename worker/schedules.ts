@@ -90,7 +90,7 @@ export function periodicJobs(config: SchedulesConfig): PeriodicJob[] {
       workflowType: 'eventPurgeWorkflow',
       args: [],
       spec: { intervals: [{ every: '1 hour' }] },
-      note: 'Purges events past EVENT_RETENTION_DAYS',
+      note: 'Purges events past EVENT_RETENTION_DAYS and idempotency keys past their 24 h',
     },
     {
       id: scheduleId(config, 'inbound-payment-sweep'),

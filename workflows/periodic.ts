@@ -1,12 +1,12 @@
 // The periodic jobs, each a workflow a Temporal Schedule starts (worker/schedules.ts): one activity that does the
 // job, so an operator sees every run, its result and its failures in the Temporal UI, and pauses or triggers it there.
-import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { PeriodicActivities } from '../activities/periodic';
 import type { RailActivities } from '../activities/rails';
 import type { RateActivities } from '../activities/rates';
 
-const { purgeExpiredEvents, sweepInboundPayments } = proxyActivities<PeriodicActivities>({
+const { purgeExpiredEvents, purgeExpiredIdempotencyKeys, sweepInboundPayments } = proxyActivities<PeriodicActivities>({
   startToCloseTimeout: '10 minutes',
   retry: { maximumAttempts: 3 },
 });
@@ -49,8 +49,14 @@ function scheduledAt(): string {
   return (at instanceof Date ? at : new Date(at)).toISOString();
 }
 
-export async function eventPurgeWorkflow(): Promise<number> {
-  return purgeExpiredEvents();
+// Runs started from here on purge idempotency keys too; one started before replays as it ran (events only).
+const IDEMPOTENCY_KEY_PURGE = 'idempotency-key-purge';
+
+/** Events past EVENT_RETENTION_DAYS, then idempotency keys past their 24 h (decision 0167). */
+export async function eventPurgeWorkflow(): Promise<number | { events: number; idempotencyKeys: number }> {
+  const events = await purgeExpiredEvents();
+  if (!patched(IDEMPOTENCY_KEY_PURGE)) return events;
+  return { events, idempotencyKeys: await purgeExpiredIdempotencyKeys() };
 }
 
 export async function inboundPaymentSweepWorkflow(): Promise<void> {

@@ -9,6 +9,8 @@ import { keyInUse, keyReused } from '../../services/errors';
 import { crashPoint } from '../../services/crash-point';
 import { countIdempotentReplay } from '../observability/metrics';
 import { isUuid } from '../../domain/uuid';
+import { findStoredAnswer, keyCreatedAt } from '../../db/repositories/idempotency';
+import { openSecret, sealSecret } from '../../webhooks/secrets';
 
 /** Key order must not change the hash: `{a,b}` and `{b,a}` are the same request. */
 function canonical(value: unknown): string {
@@ -38,13 +40,17 @@ export function requireIdempotencyKey(ctx: Koa.Context): string {
 }
 
 /**
- * A UUID fixed by (customer, idempotency key, purpose): what a handler names a row it must commit before an
- * outside effect (a signal), so that the retry of a request that died after that commit finds its own row
- * instead of writing a second one.
+ * A UUID fixed by (customer, idempotency key, the instant the key's row was created, purpose): what a handler names a
+ * row it must commit before an outside effect (a signal), so that the retry of a request that died after that commit
+ * finds its own row instead of writing a second one. The instant (written before the handler runs when the key has no
+ * live row: `keyCreatedAt`) stays for the key's 24 h and changes when a key is used again after them: that is a new
+ * request, and it must not find the rows of the first (decision 0168).
  */
-export function requestScopedId(ctx: Koa.Context, purpose: string): string {
+export async function requestScopedId(ctx: Koa.Context, purpose: string): Promise<string> {
+  const key: string = ctx.state.idempotencyKey;
+  const since = await keyCreatedAt(ctx.state.em, key, requestHashOf(ctx));
   const hex = createHash('sha256')
-    .update(`${ctx.state.customerId}:${ctx.state.idempotencyKey}:${purpose}`)
+    .update(`${ctx.state.customerId}:${key}:${since.toISOString()}:${purpose}`)
     .digest('hex');
   // Shaped as a version-5-style UUID (name-based), so it passes every uuid column and check.
   const variant = ((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
@@ -57,6 +63,43 @@ export function requestHashOf(ctx: Koa.Context): string {
   return createHash('sha256')
     .update(`${ctx.method} ${ctx.path}\n${canonical(ctx.request.body)}`)
     .digest('hex');
+}
+
+/**
+ * Fields of a route's answer that carry a secret shown once (a webhook signing secret), and the key that seals them.
+ * The answer stored with the idempotency key keeps each such field as `{ sealed }`, encrypted as the secrets are at
+ * rest (webhooks/secrets.ts), and a replay opens it: the stored row holds no secret in clear, and the replay is the
+ * first answer, byte for byte (decision 0167).
+ */
+export interface AnswerSecrets {
+  fields: readonly string[];
+  key: string;
+}
+
+type Fields = Record<string, unknown>;
+const isFields = (body: unknown): body is Fields => !!body && typeof body === 'object' && !Array.isArray(body);
+const isSealed = (value: unknown): value is { sealed: string } => isFields(value) && typeof value.sealed === 'string';
+
+/** The answer as stored: each secret field sealed. The answer itself is left as it is (the first client gets it). */
+export function sealAnswer(answer: Answer, secrets: AnswerSecrets | undefined): Answer {
+  if (!secrets || !isFields(answer.body)) return answer;
+  const body: Fields = { ...answer.body };
+  for (const field of secrets.fields) {
+    const value = body[field];
+    if (typeof value === 'string') body[field] = { sealed: sealSecret(value, secrets.key) };
+  }
+  return { status: answer.status, body };
+}
+
+/** The stored answer as first answered: each sealed secret field opened (an answer stored before 0167 has none). */
+export function openAnswer(answer: Answer, secrets: AnswerSecrets | undefined): Answer {
+  if (!secrets || !isFields(answer.body)) return answer;
+  const body: Fields = { ...answer.body };
+  for (const field of secrets.fields) {
+    const value = body[field];
+    if (isSealed(value)) body[field] = openSecret(value.sealed, secrets.key);
+  }
+  return { status: answer.status, body };
 }
 
 /** Answers a stored response again, marked as a replay. */
@@ -108,6 +151,23 @@ export function answerOutcome<T>(ctx: Koa.Context, outcome: KeyedOutcome<T>): T 
 
 export interface IdempotentOptions {
   log?: Logger;
+  /** The answer's secret fields, stored sealed and opened on a replay. */
+  secrets?: AnswerSecrets;
+}
+
+/**
+ * In front of a step that calls a provider (a route's `prepare`): the key's committed answer, read without its lock,
+ * is answered now, replayed for the same request or 422 IDEMPOTENCY_KEY_REUSED for another, so neither calls the
+ * provider (decision 0168). False when the key holds no answer: the request goes on, and its keyed transaction stays
+ * the rule for a duplicate that races this read.
+ */
+export async function answeredBefore(ctx: Koa.Context, key: string, secrets?: AnswerSecrets): Promise<boolean> {
+  const stored = await findStoredAnswer(ctx.state.em, key);
+  if (!stored) return false;
+  if (stored.requestHash !== requestHashOf(ctx)) throw keyReused();
+  const answer = openAnswer({ status: stored.status, body: stored.body }, secrets);
+  answerReplay(ctx, answer.status, answer.body);
+  return true;
 }
 
 /**
@@ -135,7 +195,7 @@ export async function idempotent(
         return { status: ctx.status, body: ctx.body };
       },
       {
-        answerOf: (answer) => answer,
+        answerOf: (answer) => sealAnswer(answer, opts.secrets),
         storedError: storedErrorAnswer,
         beforeCommit: () => crashPoint('before-commit'),
         onRetry: (err, attempt) =>
@@ -149,5 +209,6 @@ export async function idempotent(
     ctx.state.em = requestEm;
   }
   crashPoint('after-commit');
+  if (outcome.kind === 'replay') outcome = { kind: 'replay', answer: openAnswer(outcome.answer, opts.secrets) };
   answerOutcome(ctx, outcome);
 }

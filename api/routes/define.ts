@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import type Router from '@koa/router';
-import { idempotent, requireIdempotencyKey } from '../middleware/idempotency';
+import { AnswerSecrets, answeredBefore, idempotent, requireIdempotencyKey } from '../middleware/idempotency';
 import { validateWith } from '../schemas/ajv';
 import type { ErrorCode } from '../../domain/errors';
 
@@ -48,6 +48,17 @@ export interface RouteSpec {
    * be idempotent by the key: a retry after a crash before COMMIT runs it again.
    */
   prepare?: (ctx: Koa.Context) => Promise<void>;
+  /**
+   * `prepare` calls a provider (the deposit's charge): a key that already holds an answer is answered before it
+   * (replayed, or 422 for another request), from a plain read of the key's row, so a retry or a reused key never
+   * calls the provider again (decision 0168).
+   */
+  prepareCallsProvider?: boolean;
+  /**
+   * Fields of the answer that carry a secret shown once (a webhook signing secret): stored sealed with the key and
+   * opened on a replay (decision 0167). Not for a route that owns its idempotency, which stores its own answer.
+   */
+  answerSecrets?: AnswerSecrets;
   handler: (ctx: Koa.Context) => Promise<void>;
 }
 
@@ -58,6 +69,8 @@ export class RouteTable {
   constructor(private readonly mode: { sandbox: boolean }) {}
 
   add(spec: RouteSpec): void {
+    if (spec.answerSecrets && spec.ownsIdempotency)
+      throw new Error(`${spec.path}: a route that owns its idempotency seals its answer's secrets itself`);
     if (spec.sandbox && !this.mode.sandbox) return;
     this.routes.push(spec);
   }
@@ -89,10 +102,12 @@ function compose(spec: RouteSpec, authenticate: Authenticate): Koa.Middleware {
     }
     if (spec.prepare) {
       ctx.state.idempotencyKey = key;
+      if (key && spec.prepareCallsProvider && (await answeredBefore(ctx, key, spec.answerSecrets))) return;
       await spec.prepare(ctx);
     }
-    if (key && !spec.ownsIdempotency) await idempotent(ctx, key, () => spec.handler(ctx), { log: ctx.state.log });
-    else {
+    if (key && !spec.ownsIdempotency) {
+      await idempotent(ctx, key, () => spec.handler(ctx), { log: ctx.state.log, secrets: spec.answerSecrets });
+    } else {
       ctx.state.idempotencyKey = key;
       await spec.handler(ctx);
     }

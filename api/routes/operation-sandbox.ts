@@ -41,8 +41,9 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
     async handler(ctx) {
       const { operationId } = ctx.params;
       const body = ctx.request.body as InboundPaymentReport;
-      // The key names the payment: a retry after a crash pays, or finds the record, its first attempt made.
-      const paymentId = requestScopedId(ctx, 'inbound-payment');
+      // The key names the payment: a retry after a crash pays, or finds the record, its first attempt made; the key
+      // used again after its 24 h names another (requestScopedId).
+      const paymentId = await requestScopedId(ctx, 'inbound-payment');
       // A deposit whose rail's connector has a sandbox payer is paid at the (simulated) provider or on the local
       // chain, and recorded the way production learns of it; the others are recorded here, as an operator would.
       const sandbox = await sandboxDepositPayment(s, ctx.state.em, operationId, body, paymentId);

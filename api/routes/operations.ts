@@ -89,6 +89,8 @@ export function operationRoutes(table: RouteTable, s: ServiceContext): void {
       bodyRequired: true,
       response: { status: 201, schema: ref('Operation'), description: 'The operation, REQUESTED' },
       errors,
+      // A deposit's charge is a PSP call: a key that already answered is answered before it, calling nothing.
+      prepareCallsProvider: prepare !== undefined,
       // A customer past its backlog bound is refused before the transaction (and before a deposit's charge).
       async prepare(ctx: Koa.Context) {
         await gateOperation(s, ctx.state.em, ctx.state.idempotencyKey);

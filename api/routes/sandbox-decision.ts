@@ -3,7 +3,7 @@ import type { Em } from '../../db/orm';
 import { requestScopedId } from '../middleware/idempotency';
 import { idempotentAroundEffect } from '../middleware/idempotent-effect';
 
-/** Who decides through a sandbox route: the customer, and a decision id fixed by its idempotency key. */
+/** Who decides through a sandbox route: the customer, and a decision id fixed by its idempotency key's row. */
 export interface SandboxDecider {
   decisionId: string;
   actor: string;
@@ -21,7 +21,7 @@ export async function sandboxDecision(
   apply: (em: Em, decisionId: string) => Promise<unknown>,
   answer: (em: Em) => Promise<unknown>,
 ): Promise<void> {
-  const who = { decisionId: requestScopedId(ctx, 'decision'), actor: `customer:${ctx.state.customerId}` };
+  const who = { decisionId: await requestScopedId(ctx, 'decision'), actor: `customer:${ctx.state.customerId}` };
   const requestEm: Em = ctx.state.em;
   await idempotentAroundEffect(
     ctx,

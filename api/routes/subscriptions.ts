@@ -34,6 +34,8 @@ const noBody = { type: 'object', additionalProperties: false, maxProperties: 0 }
 
 export function subscriptionRoutes(table: RouteTable, s: ServiceContext): void {
   const tag = 'Webhooks';
+  // The signing secret a create or a rotation answers: its key's stored answer keeps it sealed as at rest (0028, 0167).
+  const secret = { fields: ['secret'], key: s.config.webhookSecretKey };
 
   table.add({
     method: 'post',
@@ -47,6 +49,7 @@ export function subscriptionRoutes(table: RouteTable, s: ServiceContext): void {
       schema: createdSubscriptionResponse,
       description: 'The Subscription with its secret (shown once)',
     },
+    answerSecrets: secret,
     async handler(ctx) {
       ctx.body = await createSubscription(s, ctx.state.em, ctx.request.body as SubscriptionInput);
       ctx.status = 201;
@@ -118,6 +121,7 @@ export function subscriptionRoutes(table: RouteTable, s: ServiceContext): void {
     body: noBody,
     bodyRequired: false,
     response: { status: 200, schema: secretResponse, description: 'The new secret (shown once)' },
+    answerSecrets: secret,
     async handler(ctx) {
       ctx.body = await rotateSubscriptionSecret(s, ctx.state.em, ctx.params.subscriptionId);
     },

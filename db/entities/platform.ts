@@ -69,7 +69,8 @@ export interface IdempotencyRecord {
   customerId: string;
   key: string;
   requestHash: string;
-  state: 'IN_PROGRESS' | 'DONE';
+  /** DONE: the answer is stored; STARTED: the key's instant, written before a request names rows by it (0168). */
+  state: 'IN_PROGRESS' | 'STARTED' | 'DONE';
   responseStatus: number | null;
   responseBody: unknown;
   createdAt: Date;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import supertest from 'supertest';
 import { AccountSchema } from '../../db/entities';
@@ -102,6 +103,40 @@ describe('account review', () => {
       expect([redecide.status, redecide.body.code]).to.deep.equal([409, 'INVALID_STATE']);
     },
   );
+
+  it('a key used again after its 24 h decides the account it names now, with a decision of its own', async () => {
+    const { http, services } = await stack();
+    const accounts = [await createAccount(c), await createAccount(c)];
+    for (const a of accounts) {
+      await uploadAllDocuments(c, a.id);
+      await submitReview(c, a.id);
+    }
+    const key = randomUUID();
+    const approve = (accountId: string) =>
+      http
+        .post(`/api/sandbox/accounts/${accountId}/review`)
+        .set(c.auth)
+        .set('X-Idempotency-Key', key)
+        .send({ decision: 'APPROVE' });
+    const first = await approve(accounts[0].id);
+    expect([first.status, first.body.currentState?.status], JSON.stringify(first.body)).to.deep.equal([200, 'ACTIVE']);
+
+    // The key's 24 h are over: the next use of it is a new request, whose decision is not the first one's.
+    const em = systemEm(services.orm);
+    await em.execute(
+      `update idempotency_keys set expires_at = now() - interval '1 second' where customer_id = ? and key = ?`,
+      [c.customerId, key],
+    );
+    const second = await approve(accounts[1].id);
+    expect(second.status, JSON.stringify(second.body)).to.equal(200);
+    expect(second.headers['idempotent-replayed']).to.equal(undefined);
+    expect([second.body.id, second.body.currentState.status]).to.deep.equal([accounts[1].id, 'ACTIVE']);
+    const decisions = (await em.execute(
+      `select target from workflow_decisions where target in (?, ?) order by created_at`,
+      accounts.map((a) => a.id),
+    )) as Array<{ target: string }>;
+    expect(decisions.map((d) => d.target)).to.deep.equal(accounts.map((a) => a.id));
+  });
 
   it(
     'rejects with reasons, then a re-upload, resubmission and approval (a ' + 'new review round) activates it',

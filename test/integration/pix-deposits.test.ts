@@ -308,6 +308,62 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
     }).to.deep.equal({ signals: 1, failedTasks: 0 });
   });
 
+  it('a key used again with another body is 422 before the PSP is asked: no second charge', async () => {
+    const { res, key, body } = await postDeposit('18.00');
+    const first = res as { status: number; body: any };
+    expect(first.status, JSON.stringify(first.body)).to.equal(201);
+    const charges = Object.keys((await pspState()).charges).length;
+    const other = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '19.00' });
+
+    const reused = (await sendDeposit({ ...body, quoteId: other.id }, key)) as { status: number; body: any };
+    expect([reused.status, reused.body.code], JSON.stringify(reused.body)).to.deep.equal([
+      422,
+      'IDEMPOTENCY_KEY_REUSED',
+    ]);
+    // Decision 0078's "a request refused anyway leaves no charge": this one was refused for its key.
+    expect((await pspState()).charges[txidFor(c.customerId, key, other.id)]).to.equal(undefined);
+    const replay = (await sendDeposit(body, key)) as { status: number; body: any; headers: Record<string, string> };
+    expect([replay.status, replay.headers['idempotent-replayed']]).to.deep.equal([201, 'true']);
+    expect(replay.body).to.deep.equal(first.body);
+    expect(Object.keys((await pspState()).charges)).to.have.length(charges);
+  });
+
+  it('the sandbox route with a key used again after its 24 h pays the deposit it names, not the first', async () => {
+    const { http } = await stack();
+    const first = ((await postDeposit('21.00')).res as { body: any }).body;
+    const second = ((await postDeposit('21.00')).res as { body: any }).body;
+    const key = randomUUID();
+    const pay = (operationId: string) =>
+      http
+        .post(`/api/sandbox/operations/${operationId}/inbound-payment`)
+        .set(c.auth)
+        .set('X-Idempotency-Key', key)
+        .send({ amount: { value: '21.00', asset: 'BRL' } });
+    const paidFirst = await pay(first.id);
+    expect([paidFirst.status, paidFirst.body.operationId], JSON.stringify(paidFirst.body)).to.deep.equal([
+      200,
+      first.id,
+    ]);
+    await untilStatus(c, first.id, 'COMPLETED');
+
+    // The key's 24 h are over: the next use of it is a new request.
+    await sql(
+      `update idempotency_keys set expires_at = now() - interval '1 second' where customer_id = ? and key = ?`,
+      [c.customerId, key],
+    );
+    const paidSecond = await pay(second.id);
+    expect(paidSecond.status, JSON.stringify(paidSecond.body)).to.equal(200);
+    expect(paidSecond.headers['idempotent-replayed']).to.equal(undefined);
+    expect(paidSecond.body).to.deep.include({ status: 'MATCHED', operationId: second.id });
+    expect(paidSecond.body.id).to.not.equal(paidFirst.body.id);
+    expect(paidSecond.body.endToEndId).to.not.equal(paidFirst.body.endToEndId);
+    await untilStatus(c, second.id, 'COMPLETED');
+    // Within its new 24 h the key replays what it answered last.
+    const again = await pay(second.id);
+    expect([again.status, again.headers['idempotent-replayed']]).to.deep.equal([200, 'true']);
+    expect(again.body).to.deep.equal(paidSecond.body);
+  });
+
   it('the sandbox route refuses an amount no Pix carries with 400, stored with its key: nothing is paid', async () => {
     const { http } = await stack();
     const { res, key, q } = await postDeposit('16.00');

@@ -1,6 +1,7 @@
 // Webhooks end to end: subscriptions through the API, events from real operations and beneficiaries, delivered
 // by the delivery workflow to real HTTP receivers on 127.0.0.1 (the test stack allows private URLs; the URL
 // rules themselves are tested with an injected resolver in webhook-url-rules.test.ts).
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { systemEm } from '../../db/orm';
@@ -104,6 +105,39 @@ describe('webhooks', function () {
         [created.id],
       );
       expect(stored[0].secret_encrypted).to.not.include(created.secret.slice(6));
+    });
+
+    it("seals a create's and a rotation's secret in its key's stored answer; a replay answers it", async () => {
+      const { http, services } = await stack();
+      const c = await newCustomer();
+      const body = { url: 'https://example.com/hooks', includeAll: true };
+      const createKey = { 'X-Idempotency-Key': randomUUID() };
+      const created = await http.post('/api/subscriptions').set(c.auth).set(createKey).send(body);
+      expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      const rotateKey = { 'X-Idempotency-Key': randomUUID() };
+      const rotate = () => http.post(`/api/subscriptions/${created.body.id}/rotate-secret`).set(c.auth).set(rotateKey);
+      const rotated = await rotate();
+      expect(rotated.status).to.equal(200);
+
+      // Decision 0028: a database dump alone signs nothing. The key's row is part of the dump for 24 h.
+      const stored = (await systemEm(services.orm).execute(
+        'select response_body::text as body from idempotency_keys where customer_id = ? and key in (?, ?)',
+        [c.customerId, createKey['X-Idempotency-Key'], rotateKey['X-Idempotency-Key']],
+      )) as Array<{ body: string }>;
+      expect(stored).to.have.length(2);
+      for (const { body: answer } of stored) {
+        expect(answer).to.not.include(created.body.secret.slice(6)).and.not.include(rotated.body.secret.slice(6));
+        expect(answer).to.not.include('whsec_');
+      }
+
+      const createdAgain = await http.post('/api/subscriptions').set(c.auth).set(createKey).send(body);
+      expect([createdAgain.status, createdAgain.headers['idempotent-replayed']]).to.deep.equal([201, 'true']);
+      expect(createdAgain.body).to.deep.equal(created.body);
+      const rotatedAgain = await rotate();
+      expect([rotatedAgain.status, rotatedAgain.headers['idempotent-replayed']]).to.deep.equal([200, 'true']);
+      expect(rotatedAgain.body).to.deep.equal(rotated.body);
+      const listed = await http.get('/api/subscriptions').set(c.auth);
+      expect(listed.body.data.map((sub: { id: string }) => sub.id)).to.deep.equal([created.body.id]);
     });
 
     it(
