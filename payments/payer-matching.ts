@@ -13,6 +13,7 @@ import { CambioError } from '../domain/errors';
 import { Dec } from '../domain/money';
 import type { ReceivedPayment } from '../rails/rail';
 import { railAsset } from '../rails/registry';
+import { requireProviderAmount } from './provider-amount';
 import { recordInboundPaymentOnce, type SettleContext } from './record-and-decide';
 
 /**
@@ -29,6 +30,7 @@ export async function recordPayerReceipt(
   const em = systemEm(s.orm);
   const known = await findPaymentByReference(em, rail, p.endToEndId);
   if (known) return { payment: known, created: false };
+  requireProviderAmount(rail, p);
   const payer = p.payerAccount;
   const asset = p.asset ?? railAsset(rail)!;
   try {

@@ -15,6 +15,7 @@ import type { ReceivedPayment } from '../rails/rail';
 import { chargeField, railAsset, railEntry } from '../rails/registry';
 import type { ChargeField } from '../db/repositories/operations';
 import { recordPayerReceipt } from './payer-matching';
+import { requireProviderAmount } from './provider-amount';
 import {
   DECISION_DEADLINE_MS,
   decideInboundPayment,
@@ -47,6 +48,7 @@ export async function recordReceipt(s: SettleContext, rail: string, p: ReceivedP
   const em = systemEm(s.orm);
   const known = await findPaymentByReference(em, rail, p.endToEndId);
   if (known) return { payment: known, created: false };
+  requireProviderAmount(rail, p);
   const field = chargeField(rail) as ChargeField;
   const deposit = p.chargeId ? await depositOfCharge(em, p.chargeId, field) : undefined;
   const report = {

@@ -270,7 +270,9 @@ function received(record: BoletoRecord): ReceivedPayment {
   return {
     endToEndId: c.codigoSolicitacao,
     ...(c.seuNumero ? { chargeId: c.seuNumero } : {}),
-    amount: bankAmount(c.valorTotalRecebido) ?? '0.00',
+    // Unreadable, it is passed on as the bank wrote it, and recording refuses it (payments/provider-amount.ts):
+    // never 0.00, which would keep the reference from its real amount for good.
+    amount: bankAmount(c.valorTotalRecebido) ?? String(c.valorTotalRecebido ?? ''),
     asset: BOLETO_ASSET,
     // Inter dates a payment by its day only: noon of it in Brasília, never later than now.
     receivedAt: new Date(Number.isNaN(at) ? Date.now() : Math.min(at, Date.now())).toISOString(),

@@ -7,7 +7,9 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { systemEm } from '../../db/orm';
 import { checkBooks } from '../../payments/books-check';
+import { reconcileRail } from '../../payments/reconciliation';
 import { dueDateFactor } from '../../rails/boleto/codes';
+import { BoletoRail } from '../../rails/boleto/connector';
 import { activeAccount } from '../helpers/fixtures';
 import { openDeposit, pay } from '../helpers/inbound-payments';
 import { quote, untilStatus } from '../helpers/money';
@@ -191,6 +193,31 @@ describe('BOLETO deposits through the bank: registration, notices, reconciliatio
     expect(second.late).to.equal(0);
     expect(second.listed).to.be.greaterThanOrEqual(1);
     expect(await paymentsWith(codigo)).to.have.length(1);
+  });
+
+  it('a boleto listed paid with an amount that cannot be read is not recorded, and is listed again', async () => {
+    const { services, config } = await stack();
+    const codigo = randomUUID();
+    // The bank's list, as its API answers it, with one paid boleto whose amount is not one (Inter writes 1234.56).
+    const cobranca = { codigoSolicitacao: codigo, seuNumero: 'UNREADABLE01', situacao: 'RECEBIDO' };
+    const listing = (valorTotalRecebido?: string) =>
+      new BoletoRail(
+        {
+          request: async () => ({
+            status: 200,
+            body: { cobrancas: [{ cobranca: { ...cobranca, valorTotalRecebido } }], totalPaginas: 1 },
+          }),
+          close: async () => {},
+        } as never,
+        { webhookToken: 'unused', payerAddress: { endereco: '', cidade: '', uf: '', cep: '' } } as never,
+      );
+    const settle = { orm: services.orm, temporal: services.temporal, config };
+    for (const valor of ['1.234,56', undefined]) {
+      const rail = listing(valor);
+      const run = await reconcileRail(settle, { rail: 'BOLETO', listReceived: (w) => rail.listReceived(w) });
+      expect(run.failed, String(valor)).to.deep.equal([codigo]);
+      expect(await paymentsWith(codigo), 'never recorded as 0.00').to.deep.equal([]);
+    }
   });
 
   it('an unpaid window cancels the boleto at the bank; a payment that lands anyway is UNMATCHED', async () => {
