@@ -58,6 +58,14 @@ export function cnpjCheckDigits(first12: string): string {
   return `${dv1}${dv2}`;
 }
 
+/**
+ * Digits and letters only, upper case: how an owner's tax id is compared (a deposit's `payerTaxId`, a payer a bank
+ * names), whatever punctuation it was entered with. Does not validate.
+ */
+export function bareTaxId(value: string): string {
+  return value.replace(/[^0-9A-Za-z]/g, '').toUpperCase();
+}
+
 /** Strips `.`, `-`, `/` and whitespace, and uppercases ASCII letters. Does not validate. */
 export function normalizeTaxId(_type: TaxIdType, value: string): string {
   // Same rule for both types today; the type parameter keeps call sites explicit should the

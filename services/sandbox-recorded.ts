@@ -13,6 +13,7 @@ import { ownsAccountOfTaxId } from '../db/repositories/accounts';
 import { findPaymentByReference } from '../db/repositories/inbound-payments';
 import { findOperation } from '../db/repositories/operations';
 import { CambioError, validationError } from '../domain/errors';
+import { bareTaxId } from '../domain/tax-id';
 import { decideInboundPayment } from '../payments/record-and-decide';
 import { RailUnavailableError } from '../rails/errors';
 import type { SandboxPaid, SandboxPayerCapability } from '../rails/rail';
@@ -45,9 +46,6 @@ export interface SandboxDepositPayment {
 
 const unavailableFrom = (err: unknown): unknown =>
   err instanceof RailUnavailableError ? sandboxUnavailable(err.message) : err;
-
-/** Digits and letters, upper case: an account owner's tax id as a deposit's funding instruction writes it. */
-const bareTaxId = (taxId: string): string => taxId.replace(/[^0-9A-Za-z]/g, '').toUpperCase();
 
 /**
  * A payer the body names (TED's `payerTaxId`) must own one of the customer's accounts: the simulated bank books what

@@ -88,6 +88,10 @@ export function listRowParts(em: Em, extras: Record<string, unknown>): AccountPa
   return { ...partsOf(em, extras as PartsRow), listVersion: (extras.list_version as string | null) ?? null };
 }
 
+/** An account's owner's tax id in SQL, as `bareTaxId` writes it (domain/tax-id.ts): digits and letters, upper case. */
+export const ownerBareTaxId = (account: string): string =>
+  `upper(regexp_replace(${account}.owner -> 'taxId' ->> 'value', '[^0-9A-Za-z]', '', 'g'))`;
+
 /**
  * Whether an account of the EntityManager's customer is owned by `taxId` (digits and letters, upper case: an owner's
  * tax id is compared without its punctuation, as a deposit's `payerTaxId` is written). Plain SQL: the ORM's JSON
@@ -97,7 +101,7 @@ export async function ownsAccountOfTaxId(em: Em, taxId: string): Promise<boolean
   const rows = await em.execute<{ found: number }[]>(
     `select 1 as found from accounts a
      where a.customer_id = ?
-       and upper(regexp_replace(a.owner -> 'taxId' ->> 'value', '[^0-9A-Za-z]', '', 'g')) = ?
+       and ${ownerBareTaxId('a')} = ?
      limit 1`,
     [tenantOf(em), taxId],
   );

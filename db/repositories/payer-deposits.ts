@@ -3,6 +3,7 @@
 // customer, so the caller first finds the one customer owning that CNPJ, then looks among that customer's deposits
 // only (decision 0161).
 import type { Em } from '../orm';
+import { ownerBareTaxId } from './accounts';
 
 /**
  * Serialises the matching of payments from one payer (`taxId`) until the caller's transaction ends: two credits of
@@ -46,7 +47,7 @@ export async function oldestOpenDepositOfPayer(
 export async function customerOfTaxId(em: Em, taxId: string): Promise<string | undefined> {
   const rows = await em.execute<{ customer_id: string }[]>(
     `select distinct a.customer_id from accounts a
-     where upper(regexp_replace(a.owner -> 'taxId' ->> 'value', '[^0-9A-Za-z]', '', 'g')) = ?
+     where ${ownerBareTaxId('a')} = ?
      limit 2`,
     [taxId],
   );

@@ -2,6 +2,7 @@ import { AccountSchema, QuoteSchema, type Account } from '../../db/entities';
 import type { Em } from '../../db/orm';
 import type { AssetCode } from '../../domain/assets';
 import { CambioError } from '../../domain/errors';
+import { bareTaxId } from '../../domain/tax-id';
 import { fundingInstruction, Rail, railAccepts } from '../../rails/funding';
 import { railEntry } from '../../rails/registry';
 import { formatAmount } from '../../domain/money';
@@ -51,7 +52,7 @@ export function createDeposit(s: ServiceContext, em: Em, body: DepositBody, char
             ? charge!.fundingInstruction
             : fundingInstruction(rail, operationId, quote.sourceAsset, due, {
                 config: s.config,
-                ownerTaxId: account.owner?.taxId?.value?.replace(/[^0-9A-Za-z]/g, '').toUpperCase(),
+                ownerTaxId: account.owner?.taxId?.value && bareTaxId(account.owner.taxId.value),
               }),
         },
         workflowInput: {
@@ -154,7 +155,7 @@ const chargeUnavailable = (message: string, retryAfterSeconds: number) =>
  */
 function debtorOf(account: Account): ChargeRequest['debtor'] {
   const taxId = account.owner?.taxId;
-  const digits = taxId?.value?.replace(/[^0-9A-Za-z]/g, '').toUpperCase() ?? '';
+  const digits = taxId?.value ? bareTaxId(taxId.value) : '';
   const name = account.legalName.slice(0, 200);
   const address = account.owner?.address ? { address: account.owner.address } : {};
   if (taxId?.type === 'CNPJ' && /^[0-9A-Z]{14}$/.test(digits)) return { name, cnpj: digits, ...address };

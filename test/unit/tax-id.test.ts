@@ -6,6 +6,7 @@ import {
   isValidCnpj,
   isValidCpf,
   isValidTaxId,
+  bareTaxId,
   normalizeTaxId,
 } from '../../domain/tax-id';
 
@@ -249,6 +250,14 @@ describe('tax-id', () => {
     it('gives the same verdict for the bare and formatted form of any candidate', () => {
       const candidate = fc.tuple(fixed(ALNUM, 12), fixed(DIGITS, 2)).map(([a, b]) => a + b);
       fc.assert(fc.property(candidate, (cnpj) => isValidCnpj(cnpj) === isValidCnpj(formatCnpj(cnpj))));
+    });
+  });
+
+  describe('bareTaxId', () => {
+    it('keeps digits and letters only, upper case, whatever the punctuation', () => {
+      expect(bareTaxId('11.222.333/0001-81')).to.equal('11222333000181');
+      expect(bareTaxId('12.abc.345/01de-35')).to.equal('12ABC34501DE35');
+      expect(bareTaxId(' 529_982*247 25 ')).to.equal('52998224725');
     });
   });
 
