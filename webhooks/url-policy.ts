@@ -8,7 +8,9 @@ export type ResolveHost = (host: string) => Promise<string[]>;
 // A name server that does not answer costs one lookup at most this long (c-ares doubles the wait at each try).
 const DNS_TIMEOUT_MS = 1500;
 const DNS_TRIES = 2;
-const NXDOMAIN = new Set(['ENOTFOUND', 'ENODATA']);
+// The resolver's answers that say the name has no address: anything else (EAI_AGAIN, ETIMEOUT, ESERVFAIL, a refused
+// connection to the resolver) says only that DNS did not answer now.
+const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA', 'ENONAME', 'EAI_NONAME', 'EAI_NODATA']);
 
 /**
  * Resolves through c-ares (`dns.Resolver`), each lookup bounded (DNS_TIMEOUT_MS, DNS_TRIES), never through the
@@ -25,7 +27,7 @@ export function resolverOf(servers?: string[]): ResolveHost {
     if (addresses.length > 0) return addresses;
     const errors = [v4, v6].map((r) => (r.status === 'rejected' ? (r.reason as { code?: string }) : undefined));
     // No address: the name does not exist only when both answers say so; a timeout of either says nothing.
-    throw errors.find((e) => e && !NXDOMAIN.has(e.code ?? '')) ?? errors.find((e) => e) ?? nothingFor(host);
+    throw errors.find((e) => e && !NO_SUCH_NAME.has(e.code ?? '')) ?? errors.find((e) => e) ?? nothingFor(host);
   };
 }
 
@@ -109,9 +111,6 @@ export function isPublicAddress(address: string): boolean {
 
 const refuse = (url: string, why: string) => new CambioError('INVALID_WEBHOOK_URL', `webhook url ${why}`, { url });
 
-// The resolver's answers that say the name has no address: anything else (EAI_AGAIN, ETIMEOUT, ESERVFAIL, a refused
-// connection to the resolver) says only that DNS did not answer now.
-const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA', 'ENONAME', 'EAI_NONAME', 'EAI_NODATA']);
 const DNS_RETRY_AFTER_SECONDS = 5;
 
 /**
