@@ -23,22 +23,44 @@ export const localActivities = (history: proto.api.history.v1.IHistory): string[
     .filter((m) => m?.markerName === 'core_local_activity')
     .map((m) => JSON.parse(Buffer.from(m!.details!.data!.payloads![0].data!).toString()).activity_type as string);
 
+type HistoryEvent = proto.api.history.v1.IHistoryEvent;
+
 /**
- * How the first `activityType` a workflow scheduled ended, once it has: COMPLETED or FAILED (a retried activity
- * records only its last attempt); undefined while it has not, or before the workflow exists.
+ * How each activity of `activityTypes` a history scheduled ended, in the order the ends were recorded: the completed
+ * event's attributes (its result) or the failed one's (a retried activity records only its last attempt).
+ */
+export function activityEnds(
+  events: HistoryEvent[],
+  activityTypes: readonly string[],
+): Array<{ completed?: proto.api.history.v1.IActivityTaskCompletedEventAttributes; failed?: boolean }> {
+  const scheduled = new Set(
+    events
+      .filter((e) => activityTypes.includes(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''))
+      .map((e) => `${e.eventId}`),
+  );
+  return events.flatMap((e) => {
+    const completed = e.activityTaskCompletedEventAttributes ?? undefined;
+    const failed = e.activityTaskFailedEventAttributes ?? undefined;
+    return scheduled.has(`${(completed ?? failed)?.scheduledEventId}`) ? [{ completed, failed: !!failed }] : [];
+  });
+}
+
+/** A workflow's history events; none before the workflow exists. */
+export const historyEvents = (handle: WorkflowHandle): Promise<HistoryEvent[]> =>
+  handle
+    .fetchHistory()
+    .then((h) => h.events ?? [])
+    .catch(() => []);
+
+/**
+ * How the `activityType` a workflow scheduled ended, once it has: COMPLETED or FAILED (a retried activity records only
+ * its last attempt); undefined while it has not, or before the workflow exists.
  */
 export async function activityEnded(
   handle: WorkflowHandle,
   activityType: string,
 ): Promise<'COMPLETED' | 'FAILED' | undefined> {
-  const events = await handle
-    .fetchHistory()
-    .then((h) => h.events ?? [])
-    .catch(() => []);
-  const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activityType);
-  if (!scheduled) return undefined;
-  const of = (id: unknown) => `${id}` === `${scheduled.eventId}`;
-  if (events.some((e) => of(e.activityTaskCompletedEventAttributes?.scheduledEventId))) return 'COMPLETED';
-  if (events.some((e) => of(e.activityTaskFailedEventAttributes?.scheduledEventId))) return 'FAILED';
-  return undefined;
+  const [end] = activityEnds(await historyEvents(handle), [activityType]);
+  if (!end) return undefined;
+  return end.completed ? 'COMPLETED' : 'FAILED';
 }

@@ -25,6 +25,7 @@ import type { hotWalletWorkflow } from '../../workflows/hot-wallet';
 import { hotWalletWorkflowId, operationWorkflowId } from '../../workflows/ids';
 import { approvedBeneficiary, beneficiaryBody, referenceBeneficiary } from '../helpers/beneficiary-fixtures';
 import { startChain, type TestChain } from '../helpers/chain';
+import { activityEnds, historyEvents } from '../helpers/histories';
 import { replayOnCurrentCode } from '../helpers/workflow-bundle';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, fund, getOp, quote } from '../helpers/money';
@@ -109,21 +110,10 @@ describe('CRYPTO payouts from the hot wallet', function () {
   /** The answers of the payout's provider calls (send, follow) its workflow has had so far, oldest first. */
   async function payoutAnswers(operationId: string): Promise<Array<{ status: string; reason?: string }>> {
     const { services } = await stack();
-    const events = (await services.temporal.workflow.getHandle(operationWorkflowId(operationId)).fetchHistory())
-      .events!;
-    const calls = new Set(
-      events
-        .filter((e) =>
-          ['railSendPayout', 'railFollowPayout'].includes(
-            e.activityTaskScheduledEventAttributes?.activityType?.name ?? '',
-          ),
-        )
-        .map((e) => `${e.eventId}`),
-    );
-    return events
-      .map((e) => e.activityTaskCompletedEventAttributes)
-      .filter((done) => done && calls.has(`${done.scheduledEventId}`))
-      .map((done) => defaultPayloadConverter.fromPayload(done!.result!.payloads![0] as Payload));
+    const events = await historyEvents(services.temporal.workflow.getHandle(operationWorkflowId(operationId)));
+    return activityEnds(events, ['railSendPayout', 'railFollowPayout'])
+      .filter((end) => end.completed)
+      .map((end) => defaultPayloadConverter.fromPayload(end.completed!.result!.payloads![0] as Payload));
   }
 
   /** Mines blocks until the withdrawal is COMPLETED or FAILED (anvil mines each transaction, not the confirmations). */
