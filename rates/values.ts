@@ -63,6 +63,8 @@ export function refusalReason(raw: unknown): string {
  * never passes through a binary double. Strings, escapes and structure are left to JSON.parse; only the number
  * tokens outside strings are quoted first.
  */
+const NUMBER_TOKEN = /-?\d+(\.\d+)?([eE][+-]?\d+)?/y;
+
 export function parseJsonKeepingNumbers(text: string): unknown {
   let out = '';
   let i = 0;
@@ -77,7 +79,10 @@ export function parseJsonKeepingNumbers(text: string): unknown {
       continue;
     }
     if (c === '-' || (c >= '0' && c <= '9')) {
-      const m = /^-?\d+(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
+      // Read in place (sticky), however long the token: a token cut short left its tail outside the quotes, and a
+      // number of more than 400 digits made the whole answer unreadable instead of that one value refused.
+      NUMBER_TOKEN.lastIndex = i;
+      const m = NUMBER_TOKEN.exec(text);
       if (m) {
         out += text.slice(from, i) + '"' + m[0] + '"';
         i += m[0].length;

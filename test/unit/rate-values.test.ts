@@ -54,6 +54,24 @@ describe('rates/values', () => {
     expect(answer.refused).to.deep.include({ currency: 'MXN', reason: 'outside 1e-9 .. 1e9: "1E-400000"' });
   });
 
+  it('OXR: a value of more than 400 digits is refused alone; the rest of the answer stays', () => {
+    const long = `5.${'4'.repeat(500)}`;
+    const answer = translateLatest(
+      `{"timestamp": 1764640800, "base": "USD", "rates": {"BRL": 5.4012, "EUR": ${long}, "MXN": 1${'0'.repeat(450)}}}`,
+    );
+    expect(answer.rates).to.deep.equal([
+      { currency: 'BRL', mid: '5.4012', sourceTime: new Date('2025-12-02T02:00:00Z') },
+    ]);
+    expect(answer.refused).to.deep.include({
+      currency: 'EUR',
+      reason: `more than 40 significant digits: "${long.slice(0, 63)}…`,
+    });
+    expect(answer.refused).to.deep.include({
+      currency: 'MXN',
+      reason: `outside 1e-9 .. 1e9: "1${'0'.repeat(62)}…`,
+    });
+  });
+
   it('OXR: refuses a body whose base is not USD or whose timestamp is not Unix seconds', () => {
     expect(() => translateLatest('{"timestamp": 1764640800, "base": "EUR", "rates": {}}')).to.throw(/base must be USD/);
     expect(() => translateLatest('{"timestamp": "soon", "base": "USD", "rates": {}}')).to.throw(/timestamp/);
