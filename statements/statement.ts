@@ -15,7 +15,7 @@ import { amount } from '../domain/amount';
 import type { Amount } from '../domain/money';
 import { Dec } from '../domain/money';
 import { CambioError } from '../domain/errors';
-import { isoMicros, parsePeriod } from '../domain/report-period';
+import { isoMicros, parsePeriod, type Instant } from '../domain/report-period';
 
 export interface StatementHeader {
   /** Derived from account, asset and period: the same period of the same account always has the same id. */
@@ -103,12 +103,13 @@ export async function openStatement(
     historyPointBefore(em, q.accountId, q.asset, isoMicros(period.start.micros)),
     historyPointBefore(em, q.accountId, q.asset, isoMicros(period.end.micros)),
   ]);
+  const [periodStart, periodEnd] = [exactly(period.start), exactly(period.end)];
   const header: StatementHeader = {
-    id: statementId(q.accountId, q.asset, period.start.echo, period.end.echo),
+    id: statementId(q.accountId, q.asset, periodStart, periodEnd),
     accountId: q.accountId,
     asset: q.asset,
-    periodStart: period.start.echo,
-    periodEnd: period.end.echo,
+    periodStart,
+    periodEnd,
     openingBalance: amount(opening.total, q.asset),
     closingBalance: amount(closing.total, q.asset),
   };
@@ -116,6 +117,14 @@ export async function openStatement(
   const until = closing.position;
   return { header, pages: until === null ? empty() : readEntries(em, q.accountId, q.asset, from, until) };
 }
+
+/**
+ * A bound as the statement names it (decision 0173): toISOString() when it falls on a whole millisecond, as every
+ * issued period does (so their ids stay what they were), else with its six digits. The millisecond alone named a
+ * different window: a period ending at .123001 printed as ending at .123 above an entry booked at .123000, and had the
+ * id of the statement that leaves that entry out.
+ */
+const exactly = (bound: Instant): string => (bound.micros % 1000n === 0n ? bound.echo : isoMicros(bound.micros));
 
 async function* empty(): AsyncGenerator<StatementEntry[]> {}
 
