@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { Em } from '../db/orm';
 import {
-  historyPointBefore,
+  historyPointsAround,
   ownsAccount,
   statementRowsPage,
   type EntryPosition,
@@ -89,9 +89,9 @@ export function statementId(accountId: string, asset: string, periodStart: strin
 
 /**
  * Opens the statement of the scope's customer's account: VALIDATION_ERROR or INVALID_PERIOD for a bad period,
- * NOT_FOUND for an account the customer does not own. The closing balance is the history point before periodEnd as
- * read now, and the entries stop at it: a posting booked while the statement streams is in neither, so closing
- * always equals opening plus the entries.
+ * NOT_FOUND for an account the customer does not own. The opening and closing balances are the history points before
+ * periodStart and periodEnd as read now, in one snapshot, and the entries stop at the closing one: a posting booked
+ * while the statement is read is in neither, so closing always equals opening plus the entries.
  */
 export async function openStatement(
   em: Em,
@@ -99,10 +99,14 @@ export async function openStatement(
 ): Promise<StatementSource> {
   const period = parsePeriod(q.periodStart, q.periodEnd);
   if (!(await ownsAccount(em, q.accountId))) throw new CambioError('NOT_FOUND', 'account not found');
-  const [opening, closing] = await Promise.all([
-    historyPointBefore(em, q.accountId, q.asset, isoMicros(period.start.micros)),
-    historyPointBefore(em, q.accountId, q.asset, isoMicros(period.end.micros)),
-  ]);
+  // One snapshot for both: read apart, a posting that committed between them could open the statement above its close.
+  const [opening, closing] = await historyPointsAround(
+    em,
+    q.accountId,
+    q.asset,
+    isoMicros(period.start.micros),
+    isoMicros(period.end.micros),
+  );
   const [periodStart, periodEnd] = [exactly(period.start), exactly(period.end)];
   const header: StatementHeader = {
     id: statementId(q.accountId, q.asset, periodStart, periodEnd),

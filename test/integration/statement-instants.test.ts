@@ -1,10 +1,13 @@
 // A statement's period is the instants it was asked for, to the microsecond the API accepts (decision 0173): its
 // header names those bounds and its id is made of them, so two statements with different entries never share an id
-// or a printed period.
+// or a printed period. Its balances at those instants are read in one snapshot, so it closes on its entries whatever
+// commits while it is read.
 import { expect } from 'chai';
 import { activeAccount } from '../helpers/fixtures';
 import { fund } from '../helpers/money';
-import { newCustomer } from '../helpers/stack';
+import { newCustomer, stack } from '../helpers/stack';
+import { tenantEm } from '../../db/orm';
+import { openStatement } from '../../statements/statement';
 import { getStatement, type StatementBody } from '../helpers/statements';
 
 const micros = (iso: string) => {
@@ -50,5 +53,37 @@ describe('Statement periods to the microsecond', function () {
     }
     // A bound on a whole millisecond is written as before (an issued statement's id does not change).
     expect(withIt.body.periodStart).to.equal(periodStart);
+  });
+});
+
+describe('A statement read while a posting commits', function () {
+  this.timeout(120000);
+
+  it('reads opening and closing balances in one snapshot: a posting committed between them is in neither', async () => {
+    const c = await newCustomer('Snapshot Periods Ltda');
+    const a = (await activeAccount(c, ['BRL'])).id;
+    await fund(c, a, 'BRL', '10.00');
+    // A period not yet begun: both balances are the balance as of now.
+    const periodStart = new Date(Date.now() + 3600_000).toISOString();
+    const periodEnd = new Date(Date.now() + 7200_000).toISOString();
+    const em = tenantEm((await stack()).services.orm, c.customerId);
+    // The read that names periodStart is held until a posting has committed; any other read goes at once. Read as
+    // two queries, the closing balance is taken before the posting and the opening one after it.
+    const execute = em.execute.bind(em) as (...args: unknown[]) => Promise<unknown>;
+    const startBound = iso(micros(periodStart));
+    let posted: Promise<void> | undefined;
+    (em as unknown as { execute: typeof execute }).execute = async (...args: unknown[]) => {
+      if (Array.isArray(args[1]) && args[1].includes(startBound)) {
+        posted ??= new Promise((resolve) => setTimeout(resolve, 200)).then(() => fund(c, a, 'BRL', '5.00'));
+        await posted;
+      }
+      return execute(...args);
+    };
+    const source = await openStatement(em, { accountId: a, asset: 'BRL', periodStart, periodEnd });
+    const entries = [];
+    for await (const page of source.pages) entries.push(...page);
+    expect(posted, 'the read of periodStart was held').to.not.equal(undefined);
+    expect(entries).to.deep.equal([]);
+    expect(source.header.openingBalance.value).to.equal(source.header.closingBalance.value);
   });
 });
