@@ -163,7 +163,9 @@ void withStack({ database: 'cambio_bench_statements', worker: true, api: true },
   // The ceiling: the same pages read here through the repository.
   const orm = await openOrm(stack.databaseUrl, { poolMax: 8 });
   const em = tenantEm(orm, c.customerId);
-  const [from, until] = await historyPointsAround(em, accountId, 'BRL', periodStart, periodEnd);
+  const {
+    points: [from, until],
+  } = await historyPointsAround(em, accountId, 'BRL', periodStart, periodEnd);
   t = performance.now();
   let rows = 0;
   for (let after: EntryPosition | null = from.position; ;) {

@@ -26,6 +26,12 @@ export interface StatementHeader {
   periodEnd: string;
   openingBalance: Amount;
   closingBalance: Amount;
+  /**
+   * When the balances were read, on the database's clock (the one postings are booked by): a period that had not
+   * ended then has an interim closing balance, whenever the document is written. Not part of the statement's JSON;
+   * absent for an issued statement, whose period had ended.
+   */
+  readAt?: Date;
 }
 
 export type Direction = 'CREDIT' | 'DEBIT';
@@ -100,13 +106,10 @@ export async function openStatement(
   const period = parsePeriod(q.periodStart, q.periodEnd);
   if (!(await ownsAccount(em, q.accountId))) throw new CambioError('NOT_FOUND', 'account not found');
   // One snapshot for both: read apart, a posting that committed between them could open the statement above its close.
-  const [opening, closing] = await historyPointsAround(
-    em,
-    q.accountId,
-    q.asset,
-    isoMicros(period.start.micros),
-    isoMicros(period.end.micros),
-  );
+  const {
+    points: [opening, closing],
+    readAt,
+  } = await historyPointsAround(em, q.accountId, q.asset, isoMicros(period.start.micros), isoMicros(period.end.micros));
   const [periodStart, periodEnd] = [exactly(period.start), exactly(period.end)];
   const header: StatementHeader = {
     id: statementId(q.accountId, q.asset, periodStart, periodEnd),
@@ -116,6 +119,7 @@ export async function openStatement(
     periodEnd,
     openingBalance: amount(opening.total, q.asset),
     closingBalance: amount(closing.total, q.asset),
+    readAt,
   };
   const from = opening.position;
   const until = closing.position;

@@ -8,7 +8,10 @@ import { fund } from '../helpers/money';
 import { newCustomer, stack } from '../helpers/stack';
 import { tenantEm } from '../../db/orm';
 import { openStatement } from '../../statements/statement';
-import { getStatement, type StatementBody } from '../helpers/statements';
+import { getStatement, parseXml, type StatementBody } from '../helpers/statements';
+import { assertValidCamt053 } from '../helpers/statement-documents';
+import { statementDocument } from '../../statements/formats/document';
+import { statementCamt053 } from '../../statements/formats/camt053';
 
 const micros = (iso: string) => {
   const m = /\.(\d+)Z$/.exec(iso);
@@ -85,5 +88,37 @@ describe('A statement read while a posting commits', function () {
     expect(posted, 'the read of periodStart was held').to.not.equal(undefined);
     expect(entries).to.deep.equal([]);
     expect(source.header.openingBalance.value).to.equal(source.header.closingBalance.value);
+  });
+});
+
+describe('A statement whose period ends between its read and its document', function () {
+  this.timeout(120000);
+
+  it('is interim: a closing balance read before the period ended is never printed as closed', async () => {
+    const c = await newCustomer('Interim Periods Ltda');
+    const a = (await activeAccount(c, ['BRL'])).id;
+    await fund(c, a, 'BRL', '10.00');
+    const periodStart = new Date(Date.now() - 60_000).toISOString();
+    const periodEnd = new Date(Date.now() + 5000).toISOString();
+    const em = tenantEm((await stack()).services.orm, c.customerId);
+    const source = await openStatement(em, { accountId: a, asset: 'BRL', periodStart, periodEnd });
+    // Booked inside the period, after its balances were read; the document is written once the period has ended.
+    await fund(c, a, 'BRL', '5.00');
+    const after = await getStatement(c, a, { asset: 'BRL', periodStart, periodEnd });
+    const booked = (after.body as StatementBody).entries.map((e) => e.bookedAt);
+    expect(booked.length, 'both deposits were booked inside the period').to.equal(2);
+    while (Date.now() <= Date.parse(periodEnd) + 50) await new Promise((resolve) => setTimeout(resolve, 100));
+    const doc = await statementDocument(em, source.header);
+    let xml = '';
+    for await (const chunk of statementCamt053(source, doc)) xml += chunk;
+    await assertValidCamt053(xml);
+    const stmt = parseXml(xml).Document.BkToCstmrStmt.Stmt;
+    type Bal = { Tp: { CdOrPrtry: { Cd: string } }; Amt: { '#text': string } };
+    const balances = stmt.Bal.map((b: Bal) => [b.Tp.CdOrPrtry.Cd, b.Amt['#text']]);
+    // 10.00 is the balance when it was read, not at the period's end (15.00): interim, not closing.
+    expect(balances).to.deep.equal([
+      ['OPBD', '0.00'],
+      ['ITBD', '10.00'],
+    ]);
   });
 });
