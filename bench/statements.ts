@@ -14,7 +14,7 @@
 //    period (a day); the big statement streamed into its pieces, not held whole.
 import { Client } from 'pg';
 import { openOrm, tenantEm } from '../db/orm';
-import { historyPointBefore, statementRowsPage, type EntryPosition } from '../db/repositories/statement-entries';
+import { historyPointsAround, statementRowsPage, type EntryPosition } from '../db/repositories/statement-entries';
 import { issueStatements } from '../statements/issue';
 import { explainAnalyze } from './lib/explain';
 import { activeAccount, newCustomer } from './lib/cambio';
@@ -163,9 +163,9 @@ void withStack({ database: 'cambio_bench_statements', worker: true, api: true },
   // The ceiling: the same pages read here through the repository.
   const orm = await openOrm(stack.databaseUrl, { poolMax: 8 });
   const em = tenantEm(orm, c.customerId);
-  const [from, until] = await Promise.all(
-    [periodStart, periodEnd].map((at) => historyPointBefore(em, accountId, 'BRL', at)),
-  );
+  const {
+    points: [from, until],
+  } = await historyPointsAround(em, accountId, 'BRL', periodStart, periodEnd);
   t = performance.now();
   let rows = 0;
   for (let after: EntryPosition | null = from.position; ;) {

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { Em } from '../db/orm';
 import {
-  historyPointBefore,
+  historyPointsAround,
   ownsAccount,
   statementRowsPage,
   type EntryPosition,
@@ -15,7 +15,7 @@ import { amount } from '../domain/amount';
 import type { Amount } from '../domain/money';
 import { Dec } from '../domain/money';
 import { CambioError } from '../domain/errors';
-import { isoMicros, parsePeriod } from '../domain/report-period';
+import { isoMicros, parsePeriod, type Instant } from '../domain/report-period';
 
 export interface StatementHeader {
   /** Derived from account, asset and period: the same period of the same account always has the same id. */
@@ -26,6 +26,12 @@ export interface StatementHeader {
   periodEnd: string;
   openingBalance: Amount;
   closingBalance: Amount;
+  /**
+   * When the balances were read, on the database's clock (the one postings are booked by): a period that had not
+   * ended then has an interim closing balance, whenever the document is written. Not part of the statement's JSON;
+   * absent for an issued statement, whose period had ended.
+   */
+  readAt?: Date;
 }
 
 export type Direction = 'CREDIT' | 'DEBIT';
@@ -89,9 +95,9 @@ export function statementId(accountId: string, asset: string, periodStart: strin
 
 /**
  * Opens the statement of the scope's customer's account: VALIDATION_ERROR or INVALID_PERIOD for a bad period,
- * NOT_FOUND for an account the customer does not own. The closing balance is the history point before periodEnd as
- * read now, and the entries stop at it: a posting booked while the statement streams is in neither, so closing
- * always equals opening plus the entries.
+ * NOT_FOUND for an account the customer does not own. The opening and closing balances are the history points before
+ * periodStart and periodEnd as read now, in one snapshot, and the entries stop at the closing one: a posting booked
+ * while the statement is read is in neither, so closing always equals opening plus the entries.
  */
 export async function openStatement(
   em: Em,
@@ -99,23 +105,34 @@ export async function openStatement(
 ): Promise<StatementSource> {
   const period = parsePeriod(q.periodStart, q.periodEnd);
   if (!(await ownsAccount(em, q.accountId))) throw new CambioError('NOT_FOUND', 'account not found');
-  const [opening, closing] = await Promise.all([
-    historyPointBefore(em, q.accountId, q.asset, isoMicros(period.start.micros)),
-    historyPointBefore(em, q.accountId, q.asset, isoMicros(period.end.micros)),
-  ]);
+  // One snapshot for both: read apart, a posting that committed between them could open the statement above its close.
+  const {
+    points: [opening, closing],
+    readAt,
+  } = await historyPointsAround(em, q.accountId, q.asset, isoMicros(period.start.micros), isoMicros(period.end.micros));
+  const [periodStart, periodEnd] = [exactly(period.start), exactly(period.end)];
   const header: StatementHeader = {
-    id: statementId(q.accountId, q.asset, period.start.echo, period.end.echo),
+    id: statementId(q.accountId, q.asset, periodStart, periodEnd),
     accountId: q.accountId,
     asset: q.asset,
-    periodStart: period.start.echo,
-    periodEnd: period.end.echo,
+    periodStart,
+    periodEnd,
     openingBalance: amount(opening.total, q.asset),
     closingBalance: amount(closing.total, q.asset),
+    readAt,
   };
   const from = opening.position;
   const until = closing.position;
   return { header, pages: until === null ? empty() : readEntries(em, q.accountId, q.asset, from, until) };
 }
+
+/**
+ * A bound as the statement names it (decision 0173): toISOString() when it falls on a whole millisecond, as every
+ * issued period does (so their ids stay what they were), else with its six digits. The millisecond alone named a
+ * different window: a period ending at .123001 printed as ending at .123 above an entry booked at .123000, and had the
+ * id of the statement that leaves that entry out.
+ */
+const exactly = (bound: Instant): string => (bound.micros % 1000n === 0n ? bound.echo : isoMicros(bound.micros));
 
 async function* empty(): AsyncGenerator<StatementEntry[]> {}
 

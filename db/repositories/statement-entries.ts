@@ -45,26 +45,37 @@ export async function ownsAccount(em: Em, accountId: string): Promise<boolean> {
   return rows.length > 0;
 }
 
-/** The account-asset's history point just before `before` (a timestamptz literal): one index lookup. */
-export async function historyPointBefore(
+/**
+ * The account-asset's history points just before `from` and just before `to` (timestamptz literals), in one statement
+ * and so one snapshot: a posting committed between two separate reads was in the later-taken point only, and a
+ * statement whose opening was read after it and its closing before it opened above its close with no entry between.
+ * One index lookup each; `readAt` is the database's clock at that snapshot (the clock booked_at is stamped by).
+ */
+export async function historyPointsAround(
   em: Em,
   accountId: string,
   asset: string,
-  before: string,
-): Promise<HistoryPoint> {
+  from: string,
+  to: string,
+): Promise<{ points: [HistoryPoint, HistoryPoint]; readAt: Date }> {
   const rows = (await em.execute(
-    `select (e.available_after + e.held_after)::text as total,
-       to_char(e.booked_at at time zone 'UTC', ${ISO_MICROS}) as booked_at, e.balance_seq::text as seq
-     from ledger_entries e
-     where e.account_id = ? and e.asset = ? and e.booked_at < ?::timestamptz
-       and exists (select 1 from accounts a where a.id = e.account_id and a.customer_id = ?)
-     order by e.booked_at desc, e.balance_seq desc limit 1`,
-    [accountId, asset, before, tenantOf(em)],
-  )) as Array<{ total: string; booked_at: string; seq: string }>;
-  const row = rows[0];
-  return row
-    ? { total: row.total, position: { bookedAt: row.booked_at, seq: row.seq } }
-    : { total: '0', position: null };
+    `select b.n, h.total, h.booked_at, h.seq, now() as read_at
+     from (values (1, ?::timestamptz), (2, ?::timestamptz)) b (n, bound)
+     left join lateral (
+       select (e.available_after + e.held_after)::text as total,
+         to_char(e.booked_at at time zone 'UTC', ${ISO_MICROS}) as booked_at, e.balance_seq::text as seq
+       from ledger_entries e
+       where e.account_id = ? and e.asset = ? and e.booked_at < b.bound
+         and exists (select 1 from accounts a where a.id = e.account_id and a.customer_id = ?)
+       order by e.booked_at desc, e.balance_seq desc limit 1) h on true
+     order by b.n`,
+    [from, to, accountId, asset, tenantOf(em)],
+  )) as Array<{ n: number; total: string | null; booked_at: string | null; seq: string | null; read_at: Date }>;
+  const point = (r: (typeof rows)[number]): HistoryPoint =>
+    r.total !== null
+      ? { total: r.total, position: { bookedAt: r.booked_at!, seq: r.seq! } }
+      : { total: '0', position: null };
+  return { points: [point(rows[0]), point(rows[1])], readAt: new Date(rows[0].read_at) };
 }
 
 // Not a prepared statement: its generic plan (unknown bounds and limit) reads the history in parallel workers and

@@ -27,6 +27,11 @@ export async function statementDocument(em: Em, header: StatementHeader): Promis
   return { holderName: holderName ?? '', sequence, renderedAt: new Date(), messageId: randomUUID().replace(/-/g, '') };
 }
 
-/** A period not yet ended when the document is written: its figures are interim, not closing ones. */
+/**
+ * A period not yet ended when its balances were read (on the database's clock) or, for a statement read earlier
+ * (an issued one), when the document is written: its figures are interim, not closing ones. Judged by the render
+ * alone, a period that ended between the read and the render, or one ended by the API's clock but not yet by the
+ * database's, printed as closed (CLBD) a closing balance that missed postings booked in the period.
+ */
 export const isInterim = (header: StatementHeader, doc: StatementDocument): boolean =>
-  Date.parse(header.periodEnd) > doc.renderedAt.getTime();
+  Date.parse(header.periodEnd) > (header.readAt ?? doc.renderedAt).getTime();

@@ -6,7 +6,8 @@
 // direction. Every page: a running head (holder, account, asset), the column headings, "Page N of M" at its foot.
 // Each entry is one row of fixed height: its date over its time, its description over its operation type, its
 // end-to-end reference (on two lines when long), its signed amount and the balance after, both right-aligned. Text
-// that would not fit its column is cut with an ellipsis, so rows never run into each other.
+// that would not fit its column is cut with an ellipsis, so rows never run into each other; a figure never is: one too
+// long for its column is drawn smaller.
 //
 // Two figures are known only once the last entry is drawn: the totals (on page one) and M (on every page). Each is a
 // form XObject that every page refers to and that is written at the end, once known, as a PDF may refer to an
@@ -322,8 +323,8 @@ class Pages {
     cell(doc, g, COLUMNS.date, e.bookedAt.slice(11, 19), y + LINE);
     cell(doc, g, COLUMNS.description, e.description || '—', y);
     const sign = e.direction === 'CREDIT' ? '+' : '-';
-    cell(doc, g, COLUMNS.amount, `${sign}${e.amount.value}`, y);
-    cell(doc, g, COLUMNS.balance, e.balanceAfter.value, y);
+    figure(doc, g, COLUMNS.amount, `${sign}${e.amount.value}`, y);
+    figure(doc, g, COLUMNS.balance, e.balanceAfter.value, y);
     const [first, second] = twoLines(g, e.endToEnd ?? '', COLUMNS.reference.width);
     cell(doc, g, COLUMNS.reference, first, y);
     if (second) cell(doc, g, COLUMNS.reference, second, y + LINE);
@@ -343,6 +344,18 @@ function cell(doc: Doc, g: Glyphs, c: Column, text: string, y: number): void {
   const shown = fit((t) => g.width(t, SIZE), text, c.width);
   const x = c.align === 'right' ? c.x + c.width - g.width(shown, SIZE) : c.x;
   g.draw(doc, shown, x, y, SIZE);
+}
+
+/**
+ * A figure (an amount, a balance) right-aligned in its column, always whole: cut with an ellipsis as text is, a
+ * 123,456,789.123456 USDC deposit printed as "+123456789.1234…". One too wide for the column at SIZE (more than about
+ * fifteen characters) is drawn smaller, just small enough to fit, on the same baseline.
+ */
+function figure(doc: Doc, g: Glyphs, c: Column, text: string, y: number): void {
+  const width = g.width(text, SIZE);
+  const size = width <= c.width ? SIZE : Math.floor(((SIZE * c.width) / width) * 100) / 100;
+  const ascent = g.font.ascender / 1000;
+  g.draw(doc, text, c.x + c.width - g.width(text, size), y + ascent * (SIZE - size), size);
 }
 
 /**
