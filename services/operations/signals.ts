@@ -5,7 +5,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Em } from '../../db/orm';
 import type { Operation } from '../../db/entities';
 import { CambioError } from '../../domain/errors';
-import { currentState } from '../../domain/states';
+import { checkReason, currentState, MAX_DECISION_REASON_LENGTH } from '../../domain/states';
 import { inTransaction } from '../../db/transaction';
 import { operationWorkflowId } from '../../workflows/ids';
 import type { HoldDecision } from '../../workflows/operation';
@@ -68,6 +68,7 @@ export async function recordHoldDecision(
   decision: HoldDecision,
   who: { decisionId: string; actor: string },
 ): Promise<void> {
+  checkReason(decision.reason, MAX_DECISION_REASON_LENGTH);
   await recordDecision(s, tx, who.decisionId, operationId, who.actor, async () => {
     const op = await load(tx, operationId);
     if (op.type !== 'WITHDRAWAL' || op.status !== 'ON_HOLD') throw invalidState(op, 'a WITHDRAWAL ON_HOLD');
