@@ -35,6 +35,10 @@ export const initialStates = (status: string, at: Date): StateEntry[] => [{ stat
 
 export const currentState = (states: StateEntry[]): StateEntry => states[states.length - 1];
 
+/** Round n of an account's compliance review is the n-th time it entered UNDER_REVIEW (its workflow id names n). */
+export const reviewRound = (account: { states: StateEntry[] }): number =>
+  account.states.filter((s) => s.status === 'UNDER_REVIEW').length;
+
 // Reasons land in a varchar(255) column of account_documents; longer text is refused, not truncated.
 export const MAX_REASON_LENGTH = 255;
 // An instruction's or a held withdrawal's reason lives in its states only; the API's schemas allow 500 characters.

@@ -6,7 +6,7 @@ import type { Deps } from './deps';
 import type { Em } from '../db/orm';
 import type { Account } from '../db/entities/account';
 import { computeRequirements, readyForReview, Requirement } from '../domain/requirements';
-import { checkReason, MAX_REASON_LENGTH, transition } from '../domain/states';
+import { checkReason, MAX_REASON_LENGTH, reviewRound, transition } from '../domain/states';
 import { accountReviewWorkflowId } from '../workflows/ids';
 import type { AccountDecision } from '../workflows/account-review';
 import { customerIdKey } from '../workflows/search-attributes';
@@ -18,9 +18,6 @@ import { pollUntil } from './poll';
 import { freshEm, inTransaction } from '../db/transaction';
 
 type ReviewServices = Pick<Deps, 'orm' | 'temporal' | 'config'>;
-
-/** Round n is the n-th time the account entered UNDER_REVIEW. */
-const reviewRound = (account: Account) => account.states.filter((s) => s.status === 'UNDER_REVIEW').length;
 
 function reviewWorkflowStart(account: Account): WorkflowStartRequest {
   return {
