@@ -1,10 +1,11 @@
 import { LockMode } from '@mikro-orm/core';
+import { log } from '@temporalio/activity';
 import { AccountDocumentSchema, AccountSchema, UboSchema } from '../db/entities/account';
 import type { Em } from '../db/orm';
 import type { Account } from '../db/entities/account';
 import { DeliveryQueues, recordEvent } from '../db/repositories/events';
 import { CambioError } from '../domain/errors';
-import { transition } from '../domain/states';
+import { reviewRound, transition } from '../domain/states';
 import type { ActivityDeps } from './deps';
 import { inActivityTransaction } from './failures';
 import { assetActivatedPayload } from '../webhooks/asset-event';
@@ -13,6 +14,8 @@ export interface ApplyAccountReview {
   accountId: string;
   decision: 'APPROVE' | 'REJECT';
   reason?: string;
+  /** The review round decided (absent in activities scheduled before rounds were passed: those decide any round). */
+  round?: number;
 }
 
 const DEFAULT_REJECTION = 'rejected by compliance';
@@ -32,6 +35,15 @@ export function createAccountReviewActivities(deps: ActivityDeps) {
         );
         if (!account) throw new CambioError('NOT_FOUND', `account ${input.accountId} not found`);
         if (account.status !== 'UNDER_REVIEW') return account.status;
+        // A retry after COMMIT, once the customer resubmitted: this decision was for a round that ended.
+        if (input.round !== undefined && reviewRound(account) !== input.round) {
+          log.warn('a review decision for a round that ended was not applied to the next one', {
+            accountId: account.id,
+            decidedRound: input.round,
+            currentRound: reviewRound(account),
+          });
+          return account.status;
+        }
         const now = new Date();
         if (input.decision === 'APPROVE') await approve(em, deps.config, account, now);
         else await reject(em, account, input.reason ?? DEFAULT_REJECTION, now);

@@ -152,7 +152,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     quoteTtlSeconds: int(env.QUOTE_TTL_SECONDS, 30, 'QUOTE_TTL_SECONDS'),
     depositWindowSeconds: int(env.DEPOSIT_WINDOW_SECONDS, 86400, 'DEPOSIT_WINDOW_SECONDS'),
     replayWindowSeconds: int(env.REPLAY_WINDOW_SECONDS, 604800, 'REPLAY_WINDOW_SECONDS'),
-    withdrawalReviewThresholdUsd: env.WITHDRAWAL_REVIEW_THRESHOLD_USD || '10000',
+    // Checked here: `NaN` or `Infinity` would let every withdrawal past review; `10,000` would fail every one.
+    withdrawalReviewThresholdUsd: decimal(
+      env.WITHDRAWAL_REVIEW_THRESHOLD_USD,
+      '10000',
+      'WITHDRAWAL_REVIEW_THRESHOLD_USD',
+    ),
     webhookAllowPrivateUrls: bool(env.WEBHOOK_ALLOW_PRIVATE_URLS, false),
     webhookTimeoutSeconds: int(env.WEBHOOK_TIMEOUT_SECONDS, 10, 'WEBHOOK_TIMEOUT_SECONDS'),
     // So one endpoint cannot take every delivery slot of a worker (decision 0058).
@@ -280,7 +285,8 @@ const rateSources = (v: string | undefined): RateSourceName[] => {
   return names as RateSourceName[];
 };
 
-const percent = (v: string | undefined, fallback: string, name: string): string => {
+/** A non-negative decimal in plain digits (`10000`, `2.5`): decimal.js reads it exactly, and nothing it reads oddly. */
+const decimal = (v: string | undefined, fallback: string, name: string): string => {
   if (v === undefined || v === '') return fallback;
   if (!/^\d+(\.\d+)?$/.test(v)) throw new Error(`${name} must be a non-negative decimal, got "${v}"`);
   return v;
@@ -293,7 +299,7 @@ function loadRatesConfig(env: NodeJS.ProcessEnv): RatesConfig {
     sources: rateSources(env.RATES_SOURCES),
     pollSeconds: Math.max(1, int(env.RATES_POLL_SECONDS, 30, 'RATES_POLL_SECONDS')),
     maxAgeSeconds: int(env.RATES_MAX_AGE_SECONDS, 120, 'RATES_MAX_AGE_SECONDS'),
-    maxDeviationPct: percent(env.RATES_MAX_DEVIATION_PCT, '3', 'RATES_MAX_DEVIATION_PCT'),
+    maxDeviationPct: decimal(env.RATES_MAX_DEVIATION_PCT, '3', 'RATES_MAX_DEVIATION_PCT'),
     // Well inside the poll interval and the poll activity's own timeout: a source that hangs costs one poll.
     timeoutMs: int(env.RATES_TIMEOUT_MS, 5_000, 'RATES_TIMEOUT_MS'),
     oxr: { url: trimmedUrl(env.OXR_URL, 'https://openexchangerates.org'), appId: env.OXR_APP_ID || undefined },

@@ -1,3 +1,5 @@
+import { validationError } from './errors';
+
 export interface Reason {
   code: string;
   message: string;
@@ -33,5 +35,22 @@ export const initialStates = (status: string, at: Date): StateEntry[] => [{ stat
 
 export const currentState = (states: StateEntry[]): StateEntry => states[states.length - 1];
 
+/** Round n of an account's compliance review is the n-th time it entered UNDER_REVIEW (its workflow id names n). */
+export const reviewRound = (account: { states: StateEntry[] }): number =>
+  account.states.filter((s) => s.status === 'UNDER_REVIEW').length;
+
 // Reasons land in a varchar(255) column of account_documents; longer text is refused, not truncated.
 export const MAX_REASON_LENGTH = 255;
+// An instruction's or a held withdrawal's reason lives in its states only; the API's schemas allow 500 characters.
+export const MAX_DECISION_REASON_LENGTH = 500;
+
+/**
+ * A reviewer's reason, checked in the service as the API's schema checks it (1 to `max` characters, not only
+ * blanks): the operator CLI reaches the same service with no schema, and a rejection shown with an empty reason
+ * tells the customer nothing.
+ */
+export function checkReason(reason: string | undefined, max: number): void {
+  if (reason === undefined) return;
+  if (reason.length === 0 || reason.length > max || !/\S/.test(reason))
+    throw validationError('/reason', `must be 1 to ${max} characters, not only blanks`);
+}

@@ -6,11 +6,11 @@ import type { Deps } from './deps';
 import type { Em } from '../db/orm';
 import type { Account } from '../db/entities/account';
 import { computeRequirements, readyForReview, Requirement } from '../domain/requirements';
-import { MAX_REASON_LENGTH, transition } from '../domain/states';
+import { checkReason, MAX_REASON_LENGTH, reviewRound, transition } from '../domain/states';
 import { accountReviewWorkflowId } from '../workflows/ids';
 import type { AccountDecision } from '../workflows/account-review';
 import { customerIdKey } from '../workflows/search-attributes';
-import { CambioError, validationError } from '../domain/errors';
+import { CambioError } from '../domain/errors';
 import { recordWorkflowStart, WorkflowStartRequest } from '../db/repositories/outbox';
 import { recordDecision, sendDecision } from './decisions';
 import { findAccount, loadParts, AccountRecord, recordOf } from './accounts';
@@ -18,9 +18,6 @@ import { pollUntil } from './poll';
 import { freshEm, inTransaction } from '../db/transaction';
 
 type ReviewServices = Pick<Deps, 'orm' | 'temporal' | 'config'>;
-
-/** Round n is the n-th time the account entered UNDER_REVIEW. */
-const reviewRound = (account: Account) => account.states.filter((s) => s.status === 'UNDER_REVIEW').length;
 
 function reviewWorkflowStart(account: Account): WorkflowStartRequest {
   return {
@@ -90,9 +87,7 @@ export async function recordAccountDecision(
   who: { decisionId: string; actor: string },
 ): Promise<void> {
   const { reason } = decision;
-  if (reason !== undefined && (reason.length === 0 || reason.length > MAX_REASON_LENGTH)) {
-    throw validationError('/reason', `must be 1 to ${MAX_REASON_LENGTH} characters`);
-  }
+  checkReason(reason, MAX_REASON_LENGTH);
   await recordDecision(services, tx, who.decisionId, accountId, who.actor, async () => {
     const account = await findAccount(tx, accountId, true);
     assertUnderReview(account);

@@ -74,9 +74,12 @@ export async function addPaymentInstruction(s: ServiceContext, em: Em, beneficia
     // The lock serialises concurrent additions, so the duplicate check below cannot race.
     const b = await tx.findOne(BeneficiarySchema, { id: beneficiaryId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!b) throw notFound('beneficiary');
-    // The same key twice would be two reviews of one payee; once rejected, it may be submitted again.
+    // The same key twice would be two reviews of one payee; once rejected, it may be submitted again. Per asset: a
+    // withdrawal pays an instruction in its own asset, so one wallet address paid in USDC and USDT is two of them
+    // (decision 0176); a PIX key is always BRL.
     const same = await tx.findOne(PaymentInstructionSchema, {
       beneficiaryId,
+      asset: input.asset,
       dictKeyType: input.dictKeyType,
       dictKey: input.dictKey,
       status: { $ne: 'REJECTED' },
@@ -85,7 +88,7 @@ export async function addPaymentInstruction(s: ServiceContext, em: Em, beneficia
       const what = input.rail === PIX_RAIL ? 'DICT key' : 'address';
       throw new CambioError(
         'INVALID_STATE',
-        `this beneficiary already has a ${same.status} instruction for that ${what}`,
+        `this beneficiary already has a ${same.status} ${same.asset} instruction for that ${what}`,
         {
           instructionId: same.id,
           status: same.status,

@@ -42,7 +42,8 @@ export async function recordDecision(
   actor: string,
   check: () => Promise<DecisionRequest>,
 ): Promise<void> {
-  await lockDecisions(tx, target);
+  // The lock's key is text: one spelling per target, or two callers spelling it differently would both record.
+  await lockDecisions(tx, target.toLowerCase());
   if (await decisionById(tx, id)) return;
   const req = await check();
   if (req.kind !== 'DEPOSIT_REPLAY' && (await decisionsFor(tx, req.workflowId, req.kind)).length) {

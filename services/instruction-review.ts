@@ -6,6 +6,7 @@ import { instructionStatus } from '../db/repositories/beneficiaries';
 import type { InstructionDecision } from '../workflows/instruction-review';
 import { CambioError, notFound } from '../domain/errors';
 import { inTransaction } from '../db/transaction';
+import { checkReason, MAX_DECISION_REASON_LENGTH } from '../domain/states';
 import { pollUntil } from './poll';
 import type { ServiceContext } from './context';
 import { getBeneficiary, instructionReviewStart } from './beneficiaries';
@@ -23,6 +24,7 @@ export async function recordInstructionDecision(
   request: { decision: InstructionDecision; reason?: string },
   who: { decisionId: string; actor: string },
 ): Promise<void> {
+  checkReason(request.reason, MAX_DECISION_REASON_LENGTH);
   await recordDecision(s, tx, who.decisionId, instructionId, who.actor, async () => {
     const pi = await tx.findOne(
       PaymentInstructionSchema,

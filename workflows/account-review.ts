@@ -4,6 +4,7 @@
 import * as wf from '@temporalio/workflow';
 import type { AccountReviewActivities } from '../activities/account-review';
 import { ignoredSignals, onDecisions } from './decision';
+import { accountReviewRound } from './ids';
 
 export interface AccountReviewInput {
   accountId: string;
@@ -57,7 +58,9 @@ export async function accountReviewWorkflow(input: AccountReviewInput): Promise<
   await wf.condition(() => decision !== undefined);
   const { decision: verdict, reason } = decision!;
   status = 'APPLYING';
-  const applied = await applyAccountReview({ accountId: input.accountId, decision: verdict, reason });
+  // With its round: a retry of this activity after the customer resubmitted must not decide the next round.
+  const round = accountReviewRound(wf.workflowInfo().workflowId);
+  const applied = await applyAccountReview({ accountId: input.accountId, decision: verdict, reason, round });
   status = applied === 'ACTIVE' ? 'ACTIVE' : 'ACTION_REQUIRED';
   return status;
 }

@@ -1,5 +1,6 @@
 import { RELATIONSHIP_TYPES } from '../../db/entities/beneficiary';
 import { addressSchema, assetCode, idParams, pastDate, text } from './common';
+import { MAX_DECISION_REASON_LENGTH } from '../../domain/states';
 
 // The check digits are verified by the service (VALIDATION_ERROR at /holder/taxId/value).
 const taxIdOf = (type: 'CPF' | 'CNPJ') =>
@@ -107,7 +108,7 @@ export const instructionReviewBody = {
   type: 'object',
   additionalProperties: false,
   required: ['decision'],
-  properties: { decision: { type: 'string', enum: ['APPROVE', 'REJECT'] }, reason: text(500) },
+  properties: { decision: { type: 'string', enum: ['APPROVE', 'REJECT'] }, reason: text(MAX_DECISION_REASON_LENGTH) },
 } as const;
 
 export const beneficiaryParams = idParams('beneficiaryId');

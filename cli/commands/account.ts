@@ -9,6 +9,7 @@ import { tagAccount } from '../../services/accounts';
 import { decideAccountReview } from '../../services/account-review';
 import { output, withServices, withTemporalServices } from '../context';
 import { operatorActor } from '../audit';
+import { targetId } from '../ids';
 
 /**
  * Operators act across customers, but the services then run in the account's own tenant scope: the same
@@ -29,7 +30,8 @@ export function accountCommands(program: Command): void {
     .command('approve <accountId>')
     .description('approve an account UNDER_REVIEW: it becomes ACTIVE with all its assets')
     .option('--json', 'print JSON')
-    .action(async (accountId: string, opts: { json?: boolean }) => {
+    .action(async (typed: string, opts: { json?: boolean }) => {
+      const accountId = targetId(typed, 'account');
       const view = await withTemporalServices(async (s) =>
         presentAccountRecord(
           await decideAccountReview(
@@ -49,7 +51,8 @@ export function accountCommands(program: Command): void {
     .description('reject an account UNDER_REVIEW: it returns to ACTION_REQUIRED with the reason')
     .requiredOption('--reason <reason>', 'why, shown to the customer (at most 255 characters)')
     .option('--json', 'print JSON')
-    .action(async (accountId: string, opts: { reason: string; json?: boolean }) => {
+    .action(async (typed: string, opts: { reason: string; json?: boolean }) => {
+      const accountId = targetId(typed, 'account');
       const view = await withTemporalServices(async (s) =>
         presentAccountRecord(
           await decideAccountReview(
@@ -71,7 +74,8 @@ export function accountCommands(program: Command): void {
     .requiredOption('--value <value>', 'tag value')
     .option('--propagate', 'copy the tag onto every operation created on the account from now on')
     .option('--json', 'print JSON')
-    .action(async (accountId: string, opts: { key: string; value: string; propagate?: boolean; json?: boolean }) => {
+    .action(async (typed: string, opts: { key: string; value: string; propagate?: boolean; json?: boolean }) => {
+      const accountId = targetId(typed, 'account');
       const tag = { key: opts.key, value: opts.value, propagate: !!opts.propagate };
       const view = await withServices(async (s) =>
         presentAccountRecord(await tagAccount(await accountScope(s, accountId), accountId, tag)),

@@ -3,20 +3,18 @@ import type { Command } from 'commander';
 import { PaymentInstructionSchema } from '../../db/entities';
 import { systemEm, tenantEm } from '../../db/orm';
 import { CambioError } from '../../domain/errors';
-import { isUuid } from '../../domain/uuid';
 import type { ServiceContext } from '../../services/context';
 import { decideInstruction } from '../../services/instruction-review';
 import type { InstructionDecision } from '../../workflows/instruction-review';
 import { output, withTemporalServices } from '../context';
 import { operatorActor } from '../audit';
+import { targetId } from '../ids';
 
 /**
  * Operators act across customers: the instruction is found with the system scope, then decided through the
  * same service as the sandbox route, in the scope of the customer that owns it.
  */
 async function decide(s: ServiceContext, instructionId: string, decision: InstructionDecision, reason?: string) {
-  if (!isUuid(instructionId))
-    throw new CambioError('VALIDATION_ERROR', `instruction id must be a UUID, got "${instructionId}"`);
   const found = await systemEm(s.orm).findOne(PaymentInstructionSchema, { id: instructionId });
   if (!found) throw new CambioError('NOT_FOUND', `payment instruction ${instructionId} not found`);
   const request = reason === undefined ? { decision } : { decision, reason };
@@ -39,7 +37,8 @@ export function instructionCommands(program: Command): void {
     .command('approve <instructionId>')
     .description('approve a PENDING_REVIEW payment instruction')
     .option('--json', 'print the updated beneficiary as JSON')
-    .action(async (instructionId: string, opts: { json?: boolean }) => {
+    .action(async (typed: string, opts: { json?: boolean }) => {
+      const instructionId = targetId(typed, 'instruction');
       const beneficiary = await withTemporalServices((s) => decide(s, instructionId, 'APPROVE'));
       report(!!opts.json, instructionId, beneficiary);
     });
@@ -48,7 +47,8 @@ export function instructionCommands(program: Command): void {
     .description('reject a PENDING_REVIEW payment instruction')
     .requiredOption('--reason <reason>', 'why; stored as the rejection reason message')
     .option('--json', 'print the updated beneficiary as JSON')
-    .action(async (instructionId: string, opts: { reason: string; json?: boolean }) => {
+    .action(async (typed: string, opts: { reason: string; json?: boolean }) => {
+      const instructionId = targetId(typed, 'instruction');
       const beneficiary = await withTemporalServices((s) => decide(s, instructionId, 'REJECT', opts.reason));
       report(!!opts.json, instructionId, beneficiary);
     });

@@ -14,6 +14,7 @@ import { CambioError } from '../../domain/errors';
 import { formatAmount } from '../../domain/money';
 import { output, withServices, withTemporalServices } from '../context';
 import { operatorActor } from '../audit';
+import { targetId } from '../ids';
 
 /** Operators act across customers: find the operation's customer, then act in that customer's scope. */
 async function scopeOf(s: ServiceContext, operationId: string) {
@@ -33,7 +34,8 @@ export function operationCommands(program: Command): void {
     .command('replay <operationId>')
     .description('re-run a failed deposit reconciliation over every payment recorded so far')
     .option('--json', 'print JSON')
-    .action(async (id: string, opts: { json?: boolean }) => {
+    .action(async (typed: string, opts: { json?: boolean }) => {
+      const id = targetId(typed, 'operation');
       print(opts.json)(
         await withTemporalServices(async (s) => replayDeposit(s, await scopeOf(s, id), id, operatorActor())),
       );
@@ -49,7 +51,8 @@ export function operationCommands(program: Command): void {
     // Required: the rail's reference is what makes a rerun find the payment instead of recording it again.
     .requiredOption('--end-to-end <id>', "the rail's reference of the payment (PIX end-to-end id, bank statement ref)")
     .option('--json', 'print JSON')
-    .action(async (id: string, opts: { amount: string; asset: string; endToEnd: string; json?: boolean }) => {
+    .action(async (typed: string, opts: { amount: string; asset: string; endToEnd: string; json?: boolean }) => {
+      const id = targetId(typed, 'operation');
       const body = { amount: { value: opts.amount, asset: opts.asset as never }, endToEndId: opts.endToEnd };
       const payment = presentInboundPayment(
         await withTemporalServices(async (s) =>
@@ -95,7 +98,8 @@ export function operationCommands(program: Command): void {
       .description(`${decision} a withdrawal that is ON_HOLD`)
       .option('--reason <reason>', 'why')
       .option('--json', 'print JSON')
-      .action(async (id: string, opts: { reason?: string; json?: boolean }) => {
+      .action(async (typed: string, opts: { reason?: string; json?: boolean }) => {
+        const id = targetId(typed, 'operation');
         const d = { decision: decision === 'approve' ? 'APPROVE' : 'REJECT', reason: opts.reason } as const;
         print(opts.json)(
           await withTemporalServices(async (s) => decideHold(s, await scopeOf(s, id), id, d, operatorActor())),

@@ -5,7 +5,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Em } from '../../db/orm';
 import type { Operation } from '../../db/entities';
 import { CambioError } from '../../domain/errors';
-import { currentState } from '../../domain/states';
+import { checkReason, currentState, MAX_DECISION_REASON_LENGTH } from '../../domain/states';
 import { inTransaction } from '../../db/transaction';
 import { operationWorkflowId } from '../../workflows/ids';
 import type { HoldDecision } from '../../workflows/operation';
@@ -34,7 +34,7 @@ export async function replayDeposit(s: ServiceContext, em: Em, operationId: stri
   // A FAILED reconciliation ran in the workflow, so it started: gone now means its replay window closed. Asked
   // before recording, so a replay that cannot run is refused rather than recorded.
   const running = await s.temporal.workflow
-    .getHandle(operationWorkflowId(operationId))
+    .getHandle(operationWorkflowId(op.id))
     .describe()
     .then(
       (d) => d.status.name === 'RUNNING',
@@ -52,7 +52,7 @@ export async function replayDeposit(s: ServiceContext, em: Em, operationId: stri
     recordDecision(s, tx, decisionId, operationId, actor, async () => {
       const locked = await load(tx, operationId);
       if (!replayable(locked)) throw invalidState(locked, 'a DEPOSIT whose reconciliation FAILED');
-      const workflowId = operationWorkflowId(operationId);
+      const workflowId = operationWorkflowId(locked.id);
       return { kind: 'DEPOSIT_REPLAY', workflowId, customerId: locked.customerId, decision: null };
     }),
   );
@@ -68,12 +68,14 @@ export async function recordHoldDecision(
   decision: HoldDecision,
   who: { decisionId: string; actor: string },
 ): Promise<void> {
+  checkReason(decision.reason, MAX_DECISION_REASON_LENGTH);
   await recordDecision(s, tx, who.decisionId, operationId, who.actor, async () => {
     const op = await load(tx, operationId);
     if (op.type !== 'WITHDRAWAL' || op.status !== 'ON_HOLD') throw invalidState(op, 'a WITHDRAWAL ON_HOLD');
     return {
       kind: 'HOLD',
-      workflowId: operationWorkflowId(operationId),
+      // The stored id, never the caller's spelling of it: a workflow id is text, and compared as text.
+      workflowId: operationWorkflowId(op.id),
       customerId: op.customerId,
       decision: decision.decision,
       reason: decision.reason,
