@@ -2,11 +2,9 @@
 // path id (decision 0066), a UUID in lower case, before it names a row, a lock or a workflow.
 import { expect } from 'chai';
 import { systemEm } from '../../db/orm';
-import { activeAccount } from '../helpers/fixtures';
-import { approvedInstruction, referenceBeneficiary } from '../helpers/beneficiary-fixtures';
+import { heldWithdrawal } from '../helpers/held-withdrawal';
 import { cambio, cambioFails } from '../helpers/cli';
-import { fund, quote, untilStatus } from '../helpers/money';
-import { idem, newCustomer, stack } from '../helpers/stack';
+import { newCustomer, stack } from '../helpers/stack';
 
 describe('operator CLI: the ids it decides on', function () {
   this.timeout(120000);
@@ -30,28 +28,8 @@ describe('operator CLI: the ids it decides on', function () {
   });
 
   it('approves a held withdrawal named in upper case: one decision, for the withdrawal’s own workflow', async () => {
-    const { http, services } = await stack();
-    const c = await newCustomer();
-    const account = await activeAccount(c, ['BRL']);
-    await fund(c, account.id, 'BRL', '60000.00');
-    const { beneficiaryId, instructionId } = await approvedInstruction(c, {
-      dictKeyType: 'EMAIL',
-      dictKey: 'upper-case@example.com',
-    });
-    const q = await quote(c, {
-      accountId: account.id,
-      sourceAsset: 'BRL',
-      targetAsset: 'BRL',
-      sourceAmount: '55000.00',
-    });
-    const res = await http
-      .post('/api/operations/withdrawal')
-      .set(c.auth)
-      .set(idem())
-      .send({ accountId: account.id, quoteId: q.id, beneficiary: referenceBeneficiary(beneficiaryId, instructionId) });
-    expect(res.status).to.equal(201);
-    const id: string = res.body.id;
-    await untilStatus(c, id, 'ON_HOLD');
+    const { services } = await stack();
+    const id = await heldWithdrawal(await newCustomer(), 'upper-case@example.com');
 
     const approved = await cambio('withdrawal', 'approve', id.toUpperCase());
     expect(approved.stdout.trim()).to.equal(`operation ${id} is COMPLETED`);

@@ -3,15 +3,10 @@
 import { expect } from 'chai';
 import { systemEm } from '../../db/orm';
 import { createAccount, getAccount, submitReview, uploadAllDocuments } from '../helpers/fixtures';
-import { activeAccount } from '../helpers/fixtures';
-import {
-  approvedInstruction,
-  beneficiaryBody,
-  pixInstruction,
-  referenceBeneficiary,
-} from '../helpers/beneficiary-fixtures';
+import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
+import { heldWithdrawal } from '../helpers/held-withdrawal';
 import { cambio, cambioFails } from '../helpers/cli';
-import { fund, quote, untilStatus, getOp } from '../helpers/money';
+import { getOp } from '../helpers/money';
 import { idem, newCustomer, stack } from '../helpers/stack';
 
 async function decisionCount(target: string): Promise<number> {
@@ -55,35 +50,18 @@ describe('reviewers’ reasons, from the CLI as from the API', function () {
   it('refuses a blank reason on a held withdrawal, from the CLI and from the sandbox route', async () => {
     const { http } = await stack();
     const c = await newCustomer();
-    const account = await activeAccount(c, ['BRL']);
-    await fund(c, account.id, 'BRL', '60000.00');
-    const { beneficiaryId, instructionId } = await approvedInstruction(c, {
-      dictKeyType: 'EMAIL',
-      dictKey: 'held@example.com',
-    });
-    const q = await quote(c, {
-      accountId: account.id,
-      sourceAsset: 'BRL',
-      targetAsset: 'BRL',
-      sourceAmount: '55000.00',
-    });
-    const res = await http
-      .post('/api/operations/withdrawal')
-      .set(c.auth)
-      .set(idem())
-      .send({ accountId: account.id, quoteId: q.id, beneficiary: referenceBeneficiary(beneficiaryId, instructionId) });
-    await untilStatus(c, res.body.id, 'ON_HOLD');
+    const id = await heldWithdrawal(c, 'held@example.com');
     for (const reason of ['', ' \t ']) {
-      const { body } = await cambioFails('withdrawal', 'reject', res.body.id, '--reason', reason);
+      const { body } = await cambioFails('withdrawal', 'reject', id, '--reason', reason);
       expect(body.code, JSON.stringify(reason)).to.equal('VALIDATION_ERROR');
     }
     const sandbox = await http
-      .post(`/api/sandbox/operations/${res.body.id}/hold-review`)
+      .post(`/api/sandbox/operations/${id}/hold-review`)
       .set(c.auth)
       .set(idem())
       .send({ decision: 'REJECT', reason: '   ' });
     expect(sandbox.status).to.equal(400);
-    expect(await decisionCount(res.body.id)).to.equal(0);
-    expect((await getOp(c, res.body.id)).currentState.status).to.equal('ON_HOLD');
+    expect(await decisionCount(id)).to.equal(0);
+    expect((await getOp(c, id)).currentState.status).to.equal('ON_HOLD');
   });
 });

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { activeAccount } from '../helpers/fixtures';
 import { quote, untilStatus } from '../helpers/money';
 import { idem, newCustomer, stack } from '../helpers/stack';
+import { heldWithdrawal } from '../helpers/held-withdrawal';
 
 const run = promisify(execFile);
 const BIN = path.join(__dirname, '..', '..', 'bin', 'cambio.js');
@@ -136,38 +137,8 @@ describe('operator CLI: tags and held withdrawals', function () {
   });
 
   it('approves a withdrawal held for review', async () => {
-    const { http } = await stack();
-    const { fund } = await import('../helpers/money');
-    const { approvedInstruction } = await import('../helpers/beneficiary-fixtures');
-    const c = await newCustomer();
-    const account = await activeAccount(c, ['BRL']);
-    await fund(c, account.id, 'BRL', '60000.00');
-    const { beneficiaryId, instructionId } = await approvedInstruction(c, {
-      dictKeyType: 'EMAIL',
-      dictKey: 'big@example.com',
-    });
-    const q = await quote(c, {
-      accountId: account.id,
-      sourceAsset: 'BRL',
-      targetAsset: 'BRL',
-      sourceAmount: '55000.00',
-    });
-    const res = await http
-      .post('/api/operations/withdrawal')
-      .set(c.auth)
-      .set(idem())
-      .send({
-        accountId: account.id,
-        quoteId: q.id,
-        beneficiary: {
-          type: 'REFERENCE',
-          id: beneficiaryId,
-          paymentInstruction: { type: 'REFERENCE', id: instructionId },
-        },
-      });
-    expect(res.status).to.equal(201);
-    await untilStatus(c, res.body.id, 'ON_HOLD');
-    const approved = await cambio('withdrawal', 'approve', res.body.id);
-    expect(approved.stdout.trim()).to.equal(`operation ${res.body.id} is COMPLETED`);
+    const id = await heldWithdrawal(await newCustomer(), 'big@example.com');
+    const approved = await cambio('withdrawal', 'approve', id);
+    expect(approved.stdout.trim()).to.equal(`operation ${id} is COMPLETED`);
   });
 });
