@@ -1,8 +1,14 @@
 // Workflow ids come from business ids, so a retried start finds the workflow it already started.
 export const operationWorkflowId = (operationId: string) => `operation-${operationId}`;
 export const accountReviewWorkflowId = (accountId: string, round: number) => `account-review-${accountId}-${round}`;
-/** The round an account review workflow decides, read back from its id. */
-export const accountReviewRound = (workflowId: string): number => Number(/-(\d+)$/.exec(workflowId)?.[1]);
+/**
+ * The round an account review workflow decides, read back from its id; undefined for an id not of that shape, so
+ * its decision is applied as before rounds were passed rather than compared with NaN and never applied.
+ */
+export const accountReviewRound = (workflowId: string): number | undefined => {
+  const round = /-(\d+)$/.exec(workflowId)?.[1];
+  return round === undefined ? undefined : Number(round);
+};
 export const instructionReviewWorkflowId = (instructionId: string) => `instruction-review-${instructionId}`;
 export const webhookDeliveryWorkflowId = (executionLogId: string) => `webhook-delivery-${executionLogId}`;
 export const paymentReturnWorkflowId = (returnId: string) => `payment-return-${returnId}`;
