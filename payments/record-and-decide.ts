@@ -11,6 +11,7 @@ import { findPayment, leaveUnmatched, recordPayment } from '../db/repositories/i
 import { pendingStart } from '../db/repositories/outbox';
 import { addDecision, decisionById, requeueDecision, type DecisionRow } from '../db/repositories/workflow-decisions';
 import { inTransaction } from '../db/transaction';
+import { railAccepts } from '../rails/registry';
 import { CambioError, notFound } from '../domain/errors';
 import type { Dec } from '../domain/money';
 import { operationWorkflowId } from '../workflows/ids';
@@ -39,6 +40,13 @@ export interface PaymentReport {
   rail?: string;
   /** Who sent it, when the rail's record names the sending account (TED). */
   payer?: InboundPaymentPayer;
+  /**
+   * A person's word (an operator's `deposit pay`, the sandbox route), not a provider's: refused with
+   * RAIL_ASSET_MISMATCH unless the rail carries the asset. USDC "paid" by TED is money no bank moved; recorded, it
+   * would wait in suspense to be credited. A provider's report is recorded as it says: money that arrived is never
+   * dropped.
+   */
+  claimed?: boolean;
 }
 
 /**
@@ -124,6 +132,10 @@ export async function recordInboundPaymentOnce(
     rail ??= (op.intent.fundingInstruction as { rail: string }).rail;
   }
   if (!rail) throw new CambioError('VALIDATION_ERROR', 'a payment without a deposit names its rail');
+  if (report.claimed && !railAccepts(rail, report.asset)) {
+    const message = `${rail} does not pay in ${report.asset}`;
+    throw new CambioError('RAIL_ASSET_MISMATCH', message, { rail, asset: report.asset });
+  }
   const scope = tenantOrSystem(em);
   if (scope !== null && scope !== customerId) throw notFound('operation');
   const { endToEndId, amount, asset } = report;

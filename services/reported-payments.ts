@@ -34,13 +34,18 @@ export async function recordInboundPayment(
   body: InboundPaymentReport,
   opts: { defaultEndToEndId?: string; via?: PaymentDecisionRoute } = {},
 ): Promise<InboundPayment> {
-  const amount = parseAmountValue(body.amount.value, body.amount.asset, { path: '/amount/value' });
+  const { asset } = body.amount;
+  if (!isAssetCode(asset)) {
+    const errors = [{ path: '/amount/asset', message: 'is not an asset Cambio knows' }];
+    throw new CambioError('VALIDATION_ERROR', `/amount/asset "${asset}" is not an asset Cambio knows`, { errors });
+  }
+  const amount = parseAmountValue(body.amount.value, asset, { path: '/amount/value' });
   const endToEndId = body.endToEndId ?? opts.defaultEndToEndId;
   if (!endToEndId) {
     const errors = [{ path: '/endToEndId', message: 'the rail reference of the payment is required' }];
     throw new CambioError('VALIDATION_ERROR', 'the rail reference (endToEndId) is required', { errors });
   }
-  return record(em, { operationId, endToEndId, amount, asset: body.amount.asset }, opts.via);
+  return record(em, { operationId, endToEndId, amount, asset, claimed: true }, opts.via);
 }
 
 /** Both steps, then the record as decided: the operator CLI's `deposit pay` (`actor`: `operator:<name>`). */

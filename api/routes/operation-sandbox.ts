@@ -35,6 +35,7 @@ export function operationSandboxRoutes(table: RouteTable, s: ServiceContext): vo
       'INVALID_STATE',
       'RAIL_REFERENCE_IN_USE',
       'RAIL_REJECTED',
+      'RAIL_ASSET_MISMATCH',
     ],
     // Recorded, decided by the deposit's workflow, answered: no transaction stays open while the workflow works.
     ownsIdempotency: true,

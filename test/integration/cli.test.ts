@@ -78,6 +78,35 @@ describe('operator CLI', function () {
     await untilStatus(c, dep.body.id, 'COMPLETED');
   });
 
+  it('refuses to record a deposit payment in an asset its rail never carries, and records nothing', async () => {
+    const { http } = await stack();
+    const c = await newCustomer();
+    const account = await activeAccount(c, ['BRL', 'USDC']);
+    const q = await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '10.00' });
+    const dep = await http
+      .post('/api/operations/deposit')
+      .set(c.auth)
+      .set(idem())
+      .send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'TED' } });
+    expect(dep.status).to.equal(201);
+    const refused = async (asset: string) => {
+      const args = ['deposit', 'pay', dep.body.id, '--amount', '10.00', '--asset', asset, '--end-to-end', `E-${asset}`];
+      const err = await cambio(...args).then(
+        () => undefined,
+        (e: { code: number; stderr: string }) => e,
+      );
+      expect(err, `deposit pay in ${asset} fails`).to.not.equal(undefined);
+      expect(err!.code).to.equal(1);
+      return JSON.parse(err!.stderr.trim().split('\n').pop()!).code;
+    };
+    // A TED carries reais only: USDC "paid" by TED is money no bank moved, and would reach suspense to be credited.
+    expect(await refused('USDC')).to.equal('RAIL_ASSET_MISMATCH');
+    expect(await refused('XYZ')).to.equal('VALIDATION_ERROR');
+    const payments = await http.get('/api/inbound-payments').set(c.auth);
+    expect(payments.status).to.equal(200);
+    expect(payments.body.data).to.deep.equal([]);
+  });
+
   it('refuses a replay of a deposit that did not fail, with the error code and a non-zero exit', async () => {
     const { http } = await stack();
     const c = await newCustomer();

@@ -627,6 +627,27 @@ describe('operations', function () {
       expect(failed.currentState.reason.code).to.equal('ASSET_MISMATCH');
     });
 
+    for (const rail of ['PIX_KEY', 'TED', 'BOLETO'] as const) {
+      it(`refuses a ${rail} payment in USDC, an asset ${rail} never carries: 422 RAIL_ASSET_MISMATCH`, async () => {
+        const { c, res } = await requestedDeposit(
+          ['BRL', 'USDC'],
+          { sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '5.00' },
+          rail,
+        );
+        const { http } = await stack();
+        const paid = await http
+          .post(`/api/sandbox/operations/${res.body.id}/inbound-payment`)
+          .set(c.auth)
+          .set(idem())
+          .send({ amount: { value: '5.000000', asset: 'USDC' } });
+        expect(paid.status).to.equal(422);
+        expect(paid.body).to.deep.include({ code: 'RAIL_ASSET_MISMATCH' });
+        expect(paid.body.details).to.deep.equal({ rail, asset: 'USDC' });
+        const payments = await http.get('/api/inbound-payments').set(c.auth);
+        expect(payments.body.data).to.deep.equal([]);
+      });
+    }
+
     it('answers a duplicate sent while the payment is decided 409 IDEMPOTENCY_KEY_IN_USE; one payment', async () => {
       const { c, res } = await requestedDeposit(
         ['BRL'],
