@@ -13,6 +13,16 @@ import { statementCommands } from './commands/statement';
 import { booksCommands } from './commands/books';
 import { auditCommands as auditLogCommands } from './commands/audit';
 import { auditCommands, auditFailure, takeOperator } from './audit';
+import { dependencyFailure } from '../services/errors';
+
+/** The dependency failure in the CLI's words: no idempotency key here, the operator runs the command again. */
+function unavailable(err: unknown): CambioError | undefined {
+  const failure = dependencyFailure(err);
+  if (!failure) return undefined;
+  const cause = err instanceof Error ? err.message : String(err);
+  const message = `a service the command needs (Postgres or Temporal) is unavailable (${cause}); run it again later`;
+  return new CambioError('SERVICE_UNAVAILABLE', message, failure.details);
+}
 
 const program = new Command();
 program.name('cambio').description('Cambio operator CLI: acts through the same services and workflows as the API');
@@ -30,7 +40,9 @@ booksCommands(program);
 auditLogCommands(program);
 auditCommands(program);
 
-program.parseAsync(takeOperator(process.argv)).catch(async (err) => {
+program.parseAsync(takeOperator(process.argv)).catch(async (thrown) => {
+  // Postgres or Temporal down is the API's 503 (services/errors.ts), one JSON line a script can read, not a stack.
+  const err = thrown instanceof CambioError ? thrown : (unavailable(thrown) ?? thrown);
   await auditFailure(err).catch((e) => console.error(`audit log not written: ${e instanceof Error ? e.message : e}`));
   if (err instanceof CambioError) {
     console.error(JSON.stringify({ code: err.code, message: err.message, details: err.details }));

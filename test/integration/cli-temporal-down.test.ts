@@ -44,4 +44,17 @@ describe('operator CLI while Temporal is down', function () {
     const approvals = audited.filter((row) => row.target === account.id);
     expect(approvals.map((row) => row.details.outcome)).to.deep.equal(['SERVICE_UNAVAILABLE']);
   });
+
+  it('answers SERVICE_UNAVAILABLE, one JSON line, when Postgres does not answer, to reads and actions', async () => {
+    const down = { DATABASE_URL: `postgres://postgres@127.0.0.1:${await freePort()}/cambio` };
+    for (const args of [
+      ['payment', 'list'],
+      ['customer', 'create', '--name', 'Nobody Ltda'],
+    ]) {
+      const failure = await cambioFailsWith(down, ...args);
+      expect(failure.exitCode, args.join(' ')).to.equal(1);
+      expect(failure.body.code, args.join(' ')).to.equal('SERVICE_UNAVAILABLE');
+      expect(failure.body.message).to.contain('ECONNREFUSED');
+    }
+  });
 });

@@ -6,6 +6,7 @@ import { activeAccount } from '../helpers/fixtures';
 import { quote, untilStatus } from '../helpers/money';
 import { idem, newCustomer, stack } from '../helpers/stack';
 import { heldWithdrawal } from '../helpers/held-withdrawal';
+import { cambioFails } from '../helpers/cli';
 
 const run = promisify(execFile);
 const BIN = path.join(__dirname, '..', '..', 'bin', 'cambio.js');
@@ -91,13 +92,9 @@ describe('operator CLI', function () {
     expect(dep.status).to.equal(201);
     const refused = async (asset: string) => {
       const args = ['deposit', 'pay', dep.body.id, '--amount', '10.00', '--asset', asset, '--end-to-end', `E-${asset}`];
-      const err = await cambio(...args).then(
-        () => undefined,
-        (e: { code: number; stderr: string }) => e,
-      );
-      expect(err, `deposit pay in ${asset} fails`).to.not.equal(undefined);
-      expect(err!.code).to.equal(1);
-      return JSON.parse(err!.stderr.trim().split('\n').pop()!).code;
+      const failure = await cambioFails(...args);
+      expect(failure.exitCode).to.equal(1);
+      return failure.body.code;
     };
     // A TED carries reais only: USDC "paid" by TED is money no bank moved, and would reach suspense to be credited.
     expect(await refused('USDC')).to.equal('RAIL_ASSET_MISMATCH');
