@@ -14,3 +14,12 @@ export function targetId(value: string, what: string): string {
   auditNote({ target: id });
   return id;
 }
+
+/** An id given in an option (`--account`, `--customer`, `--operation`): checked and lower-cased as `targetId`. */
+export function optionId(value: string, option: string): string {
+  if (!isUuid(value)) {
+    const errors = [{ path: option, message: 'must be a UUID' }];
+    throw new CambioError('VALIDATION_ERROR', `${option} must be a UUID, got "${value}"`, { errors });
+  }
+  return value.toLowerCase();
+}

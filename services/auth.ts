@@ -36,10 +36,17 @@ export interface CreatedCustomer {
 }
 
 /** Operator action: a customer and its first credentials. The secret is returned once and stored hashed. */
+const CUSTOMER_NAME_MAX_LENGTH = 255;
+
 export async function createCustomer(orm: Orm, name: string, customerId = randomUUID()): Promise<CreatedCustomer> {
   if (!name.trim())
     throw new CambioError('VALIDATION_ERROR', 'name must not be empty', {
       errors: [{ path: '/name', message: 'must not be empty' }],
+    });
+  // The column's bound (customers.name varchar(255)), said as the input's fault rather than the database's.
+  if (name.trim().length > CUSTOMER_NAME_MAX_LENGTH)
+    throw new CambioError('VALIDATION_ERROR', `name must be at most ${CUSTOMER_NAME_MAX_LENGTH} characters`, {
+      errors: [{ path: '/name', message: `must be at most ${CUSTOMER_NAME_MAX_LENGTH} characters` }],
     });
   const clientId = `cli_${randomBytes(12).toString('hex')}`;
   const clientSecret = `sec_${randomBytes(24).toString('base64url')}`;

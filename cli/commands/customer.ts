@@ -5,6 +5,7 @@ import { auditNote } from '../audit';
 import type { ServiceContext } from '../../services/context';
 import { setCustomerDisabled } from '../../services/customers';
 import { output, withServices } from '../context';
+import { targetId } from '../ids';
 
 export function customerCommands(program: Command): void {
   const customer = program.command('customer').description('customers and their API credentials');
@@ -29,7 +30,8 @@ export function customerCommands(program: Command): void {
     .command('disable <customerId>')
     .description("stop a customer's access: no new tokens, existing ones rejected within CUSTOMER_CACHE_SECONDS")
     .option('--json', 'print JSON')
-    .action(async (customerId: string, opts: { json?: boolean }) => {
+    .action(async (typed: string, opts: { json?: boolean }) => {
+      const customerId = targetId(typed, 'customer');
       const status = await withServices((s) => setCustomerDisabled(s.orm, customerId, true));
       output(!!opts.json, status, `customer ${status.customerId} is disabled (since ${status.disabledAt})`);
     });
@@ -37,7 +39,8 @@ export function customerCommands(program: Command): void {
     .command('enable <customerId>')
     .description('give a disabled customer its access back (its existing, unexpired tokens work again)')
     .option('--json', 'print JSON')
-    .action(async (customerId: string, opts: { json?: boolean }) => {
+    .action(async (typed: string, opts: { json?: boolean }) => {
+      const customerId = targetId(typed, 'customer');
       const status = await withServices((s) => setCustomerDisabled(s.orm, customerId, false));
       output(!!opts.json, status, `customer ${status.customerId} is enabled`);
     });
@@ -45,7 +48,8 @@ export function customerCommands(program: Command): void {
     .command('rotate-secret <customerId>')
     .description('a new client secret (shown once); the old one keeps working for CLIENT_SECRET_GRACE_SECONDS')
     .option('--json', 'print JSON')
-    .action(async (customerId: string, opts: { json?: boolean }) => {
+    .action(async (typed: string, opts: { json?: boolean }) => {
+      const customerId = targetId(typed, 'customer');
       // Noted inside the rotation's transaction: the audit row commits with it, never without these details.
       const note = (r: RotatedSecret) =>
         auditNote({ details: { clientId: r.clientId, previousSecretExpiresAt: r.previousSecretExpiresAt } });

@@ -28,6 +28,8 @@ const print = (json: boolean | undefined) => (op: Operation) => {
   output(!!json, view, `operation ${view.id} is ${view.currentState.status}`);
 };
 
+const TEN_YEARS = 10 * 366 * 24 * 3600;
+
 export function operationCommands(program: Command): void {
   const deposit = program.command('deposit').description('deposits');
   deposit
@@ -71,9 +73,12 @@ export function operationCommands(program: Command): void {
     .option('--older-than <seconds>', 'unchanged for at least this long (default: STUCK_PAYOUT_AFTER_SECONDS, 300)')
     .option('--json', 'print JSON')
     .action(async (opts: { olderThan?: string; json?: boolean }) => {
-      if (opts.olderThan !== undefined && !/^\d+$/.test(opts.olderThan)) {
-        const errors = [{ path: '--older-than', message: 'must be whole seconds' }];
-        throw new CambioError('VALIDATION_ERROR', '--older-than must be whole seconds', { errors });
+      // Whole seconds, up to ten years: a larger figure is no date a payout could be older than.
+      if (opts.olderThan !== undefined && !(/^\d+$/.test(opts.olderThan) && Number(opts.olderThan) <= TEN_YEARS)) {
+        const errors = [{ path: '--older-than', message: `must be whole seconds, at most ${TEN_YEARS}` }];
+        throw new CambioError('VALIDATION_ERROR', `--older-than must be whole seconds, at most ${TEN_YEARS}`, {
+          errors,
+        });
       }
       // The same age as the cambio_payouts_stuck gauge unless told otherwise (decision 0120).
       const stuck = await withServices((s) => {

@@ -18,6 +18,7 @@ import { presentOperation } from '../../presenters/operation';
 import { CambioError } from '../../domain/errors';
 import { output, withServices, withTemporalServices } from '../context';
 import { auditNote, operatorActor } from '../audit';
+import { optionId, targetId } from '../ids';
 
 type Payment = ReturnType<typeof presentInboundPayment>;
 
@@ -45,7 +46,8 @@ export function paymentCommands(program: Command): void {
         const message = `--status must be one of ${INBOUND_PAYMENT_STATUSES.join(', ')}`;
         throw new CambioError('VALIDATION_ERROR', message, { errors });
       }
-      const found = await withServices((s) => listPayments(s, { customerId: opts.customer, status: opts.status }));
+      const customerId = opts.customer === undefined ? undefined : optionId(opts.customer, '--customer');
+      const found = await withServices((s) => listPayments(s, { customerId, status: opts.status }));
       const payments = found.map(presentInboundPayment);
       output(!!opts.json, payments, payments.map(line).join('\n') || 'no payments');
     });
@@ -53,7 +55,8 @@ export function paymentCommands(program: Command): void {
     .command('show <paymentId>')
     .description("one inbound payment, any customer's or the platform's, with its payer when the rail names one")
     .option('--json', 'print JSON')
-    .action(async (id: string, opts: { json?: boolean }) => {
+    .action(async (typed: string, opts: { json?: boolean }) => {
+      const id = targetId(typed, 'payment');
       const found = presentInboundPayment(await withServices((s) => getInboundPayment(systemEm(s.orm), id)));
       output(!!opts.json, found, line(found));
     });
@@ -68,7 +71,8 @@ export function paymentCommands(program: Command): void {
     .option('--outside', 'the money was returned outside Cambio (at the bank); needs --reference')
     .option('--reference <ref>', "with --outside: the bank's reference of the money that left")
     .option('--json', 'print JSON')
-    .action(async (id: string, opts: { reason: string; outside?: boolean; reference?: string; json?: boolean }) => {
+    .action(async (typed: string, opts: { reason: string; outside?: boolean; reference?: string; json?: boolean }) => {
+      const id = targetId(typed, 'payment');
       if (!!opts.outside !== (opts.reference !== undefined)) {
         const message = '--outside and --reference go together: the bank reference of a return made outside Cambio';
         const errors = [{ path: opts.outside ? '--reference' : '--outside', message }];
@@ -106,7 +110,9 @@ export function paymentCommands(program: Command): void {
     .requiredOption('--reference <ref>', "the rail's reference (bank statement reference, transaction hash)")
     .option('--json', 'print JSON')
     .action(async (opts: ManualPayment & { operation?: string; customer?: string; json?: boolean }) => {
-      const input = { ...opts, operationId: opts.operation, customerId: opts.customer };
+      const operationId = opts.operation === undefined ? undefined : optionId(opts.operation, '--operation');
+      const customerId = opts.customer === undefined ? undefined : optionId(opts.customer, '--customer');
+      const input = { ...opts, operationId, customerId };
       auditNote({ target: `${opts.rail}:${opts.reference}` });
       const recorded = presentInboundPayment(
         await withTemporalServices((s) => recordManualPayment(s, input, operatorActor())),
@@ -119,11 +125,13 @@ export function paymentCommands(program: Command): void {
     .description("credit an UNMATCHED payment to one of its customer's accounts (a DEPOSIT, COMPLETED at once)")
     .requiredOption('--account <accountId>', 'the account credited')
     .option('--json', 'print JSON')
-    .action(async (id: string, opts: { account: string; json?: boolean }) => {
+    .action(async (typed: string, opts: { account: string; json?: boolean }) => {
+      const id = targetId(typed, 'payment');
+      const accountId = optionId(opts.account, '--account');
       // Noted inside the credit's transaction: the audit row commits with it, never without these details.
       const note = (c: CreditedPayment) =>
         auditNote({ details: { operationId: c.operation.id, amount: presentInboundPayment(c.payment).amount } });
-      const record = await withServices((s) => creditPayment(s, id, opts.account, note));
+      const record = await withServices((s) => creditPayment(s, id, accountId, note));
       const credited = {
         payment: presentInboundPayment(record.payment),
         operation: presentOperation(record.operation),

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { loadConfig } from '../../config';
+import { CambioError } from '../../domain/errors';
 import { withTemporalServices, output } from '../context';
 import { periodicJobs, scheduleId } from '../../worker/schedules';
 
@@ -11,9 +12,16 @@ import { periodicJobs, scheduleId } from '../../worker/schedules';
  */
 export function scheduleCommands(program: Command): void {
   const schedule = program.command('schedule').description("the periodic jobs' Temporal Schedules");
+  // A name that is no job of ours is refused before Temporal is asked: it would otherwise reach Temporal as a
+  // schedule id and come back as a bare "schedule not found".
   const idOf = (name: string) => {
     const config = loadConfig();
-    return periodicJobs(config).some((j) => j.id === name) ? name : scheduleId(config, name);
+    const ids = periodicJobs(config).map((j) => j.id);
+    const id = ids.includes(name) ? name : scheduleId(config, name);
+    if (ids.includes(id)) return id;
+    const names = ids.map((known) => known.slice(scheduleId(config, '').length)).join(', ');
+    const errors = [{ path: 'schedule', message: `must be one of ${names}` }];
+    throw new CambioError('VALIDATION_ERROR', `no schedule "${name}": one of ${names}`, { errors });
   };
 
   schedule

@@ -18,6 +18,28 @@ describe('operator CLI: the ids it decides on', function () {
       ['withdrawal', 'reject', 'not-a-uuid'],
       ['deposit', 'replay', 'not-a-uuid'],
       ['deposit', 'pay', 'not-a-uuid', '--amount', '1.00', '--asset', 'BRL', '--end-to-end', 'E1'],
+      ['customer', 'disable', 'not-a-uuid'],
+      ['customer', 'enable', 'not-a-uuid'],
+      ['customer', 'rotate-secret', '123'],
+      ['payment', 'show', 'not-a-uuid'],
+      ['payment', 'return', 'not-a-uuid', '--reason', 'r'],
+      ['payment', 'credit', 'not-a-uuid', '--account', 'not-a-uuid'],
+      ['payment', 'credit', '00000000-0000-4000-8000-000000000000', '--account', 'not-a-uuid'],
+      ['payment', 'list', '--customer', 'not-a-uuid'],
+      [
+        'payment',
+        'record',
+        '--rail',
+        'BOLETO',
+        '--customer',
+        'x',
+        '--amount',
+        '1',
+        '--asset',
+        'BRL',
+        '--reference',
+        'r',
+      ],
     ];
     for (const args of commands) {
       const { exitCode, body } = await cambioFails(...args);
@@ -40,5 +62,26 @@ describe('operator CLI: the ids it decides on', function () {
     expect(rows).to.deep.equal([{ workflow_id: `operation-${id}`, decision: 'APPROVE' }]);
     // A second operator, with the id as the API prints it, is told it was decided.
     expect((await cambioFails('withdrawal', 'reject', id)).body.code).to.equal('INVALID_STATE');
+  });
+});
+
+describe('operator CLI: arguments it refuses before acting', function () {
+  this.timeout(120000);
+
+  it('refuses an unknown schedule, an --older-than past ten years, a customer name over 255 characters', async () => {
+    const refusals = [
+      { args: ['schedule', 'pause', 'nope'], message: /no schedule "nope": one of event-purge/ },
+      { args: ['schedule', 'trigger', 'nope'], message: /no schedule "nope"/ },
+      { args: ['operation', 'list', '--stuck', '--older-than', '99999999999999999999'], message: /at most \d+/ },
+      { args: ['customer', 'create', '--name', 'x'.repeat(256)], message: /at most 255 characters/ },
+    ];
+    for (const { args, message } of refusals) {
+      const { exitCode, body } = await cambioFails(...args);
+      expect(exitCode, args.join(' ')).to.equal(1);
+      expect(body.code, args.join(' ')).to.equal('VALIDATION_ERROR');
+      expect(body.message, args.join(' ')).to.match(message);
+    }
+    const named = JSON.parse((await cambio('customer', 'create', '--name', 'y'.repeat(255), '--json')).stdout);
+    expect(named.customerId).to.match(/^[0-9a-f-]{36}$/);
   });
 });
