@@ -17,7 +17,9 @@ export async function withServices<T>(
   opts: { temporal?: boolean } = {},
 ): Promise<T> {
   const config = loadConfig();
-  const deps = await createDeps(config, { log: pino({ level: 'warn' }), poolMax: 2, applicationName: 'cambio-cli' });
+  // Logs go to stderr: stdout is the command's answer, which `--json` makes a document a script parses whole.
+  const log = pino({ level: 'warn' }, pino.destination(2));
+  const deps = await createDeps(config, { log, poolMax: 2, applicationName: 'cambio-cli' });
   try {
     if (opts.temporal) await temporalAnswers(deps.temporal, config.temporalAddress);
     const signingKey = await loadSigningKey(deps.orm);
