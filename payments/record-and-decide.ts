@@ -132,12 +132,13 @@ export async function recordInboundPaymentOnce(
     rail ??= (op.intent.fundingInstruction as { rail: string }).rail;
   }
   if (!rail) throw new CambioError('VALIDATION_ERROR', 'a payment without a deposit names its rail');
+  const scope = tenantOrSystem(em);
+  if (scope !== null && scope !== customerId) throw notFound('operation');
+  // After the scope check: another customer's deposit is 404 whatever the asset, never a hint of its rail.
   if (report.claimed && !railAccepts(rail, report.asset)) {
     const message = `${rail} does not pay in ${report.asset}`;
     throw new CambioError('RAIL_ASSET_MISMATCH', message, { rail, asset: report.asset });
   }
-  const scope = tenantOrSystem(em);
-  if (scope !== null && scope !== customerId) throw notFound('operation');
   const { endToEndId, amount, asset } = report;
   const operationId = report.operationId ?? null;
   return inTransaction(em, async (tx) => {

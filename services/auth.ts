@@ -35,9 +35,9 @@ export interface CreatedCustomer {
   clientSecret: string;
 }
 
-/** Operator action: a customer and its first credentials. The secret is returned once and stored hashed. */
 const CUSTOMER_NAME_MAX_LENGTH = 255;
 
+/** Operator action: a customer and its first credentials. The secret is returned once and stored hashed. */
 export async function createCustomer(orm: Orm, name: string, customerId = randomUUID()): Promise<CreatedCustomer> {
   if (!name.trim())
     throw new CambioError('VALIDATION_ERROR', 'name must not be empty', {
