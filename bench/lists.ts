@@ -11,7 +11,8 @@ import { loadConfig } from '../config';
 import { encodeCursor } from '../lists/cursor';
 import { parseFilters } from '../lists/filter-parser';
 import { compileFilters } from '../db/lists/filter-sql';
-import { ACCOUNT_FIELDS } from '../db/repositories/accounts';
+import { ACCOUNT_FIELDS, ACCOUNT_LIST } from '../db/repositories/accounts';
+import { cursorScope } from '../db/repositories/lists';
 import { expectStatus } from './lib/http';
 import { newCustomer } from './lib/cambio';
 import { median, now } from './lib/load';
@@ -104,7 +105,8 @@ async function main(stack: Stack) {
     };
     const cursorAt = async (offset: number, filtered: boolean) => {
       const row = await positionAt(offset, filtered);
-      return encodeCursor({ createdAt: row.created_at, id: row.id, sortOrder: 'DESCENDING' }, secret);
+      const scope = cursorScope(customer.customerId, ACCOUNT_LIST);
+      return encodeCursor({ createdAt: row.created_at, id: row.id, sortOrder: 'DESCENDING' }, secret, scope);
     };
 
     const path = (filtered: boolean, cursor?: string) => {

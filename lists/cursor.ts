@@ -1,7 +1,10 @@
 // Opaque, tamper-evident pagination cursors.
 //
 // Format: `<payload>.<signature>`, both base64url without padding, where payload is the JSON
-// `{ t: createdAt, i: id, o: 'ASC' | 'DESC' }` and signature is HMAC-SHA256(secret, payload).
+// `{ t: createdAt, i: id, o: 'ASC' | 'DESC' }` and signature is HMAC-SHA256(secret, scope + "\n" + payload), or
+// HMAC-SHA256(secret, payload) without a scope. The scope names the list the cursor was issued for (its customer,
+// its table, its parent: db/repositories/lists.ts `listScope`), so a cursor of another customer's list, of another
+// list, or of another subscription's logs does not verify there (decision 0182).
 // Signing is what lets db/lists/keyset.ts put `t` and `i` into SQL parameters without re-checking that
 // the client did not forge a position; the contents are still validated after verification so a
 // secret shared with an older encoder cannot smuggle in a malformed timestamp.
@@ -27,17 +30,17 @@ interface Payload {
 const MAX_CURSOR_LENGTH = 1024;
 const BASE64URL_RE = /^[A-Za-z0-9_-]+$/;
 
-export function encodeCursor(pos: CursorPosition, secret: CursorSecret): string {
+export function encodeCursor(pos: CursorPosition, secret: CursorSecret, scope = ''): string {
   checkSecret(secret);
   // Encoding a position we could not decode later is a bug in the caller, not a client error.
   const problem = positionProblem(pos.createdAt, pos.id, pos.sortOrder);
   if (problem !== null) throw new Error(`cannot encode cursor: ${problem}`);
   const payload: Payload = { t: pos.createdAt, i: pos.id, o: pos.sortOrder === 'ASCENDING' ? 'ASC' : 'DESC' };
   const body = Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
-  return `${body}.${sign(body, secret)}`;
+  return `${body}.${sign(body, secret, scope)}`;
 }
 
-export function decodeCursor(cursor: string, secret: CursorSecret): CursorPosition {
+export function decodeCursor(cursor: string, secret: CursorSecret, scope = ''): CursorPosition {
   checkSecret(secret);
   if (typeof cursor !== 'string' || cursor.length === 0 || cursor.length > MAX_CURSOR_LENGTH) {
     invalid('cursor is empty or too long');
@@ -49,10 +52,10 @@ export function decodeCursor(cursor: string, secret: CursorSecret): CursorPositi
   const [body, signature] = parts;
   // Compare the canonical encodings: Buffer.from(.., 'base64url') ignores stray characters, so
   // comparing decoded bytes would accept several spellings of one signature.
-  const expected = Buffer.from(sign(body, secret), 'ascii');
+  const expected = Buffer.from(sign(body, secret, scope), 'ascii');
   const given = Buffer.from(signature, 'ascii');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    invalid('cursor signature does not verify');
+    invalid('cursor signature does not verify (a cursor pages only the list that issued it)');
   }
 
   let payload: unknown;
@@ -74,8 +77,10 @@ export function decodeCursor(cursor: string, secret: CursorSecret): CursorPositi
   return { createdAt: t, id: i, sortOrder };
 }
 
-function sign(body: string, secret: CursorSecret): string {
-  return createHmac('sha256', secret).update(body, 'ascii').digest('base64url');
+function sign(body: string, secret: CursorSecret, scope: string): string {
+  const hmac = createHmac('sha256', secret);
+  if (scope) hmac.update(`${scope}\n`, 'utf8');
+  return hmac.update(body, 'ascii').digest('base64url');
 }
 
 function positionProblem(createdAt: unknown, id: unknown, sortOrder: unknown): string | null {

@@ -10,6 +10,8 @@ export interface PageCursorOptions<R> {
   direction: PageDirection;
   hadCursor: boolean;
   secret: CursorSecret;
+  /** The list the cursors are for (db/repositories/lists.ts `listScope`): they page no other. */
+  scope?: string;
   sortOrder: SortOrder;
   /** createdAt with full database precision (microseconds), as an ISO string. */
   getCreatedAt: (row: R) => string;
@@ -23,7 +25,11 @@ export function pageCursors<R>(
 ): { previousCursor: string | null; nextCursor: string | null } {
   if (rows.length === 0) return { previousCursor: null, nextCursor: null };
   const at = (row: R): string =>
-    encodeCursor({ createdAt: opts.getCreatedAt(row), id: opts.getId(row), sortOrder: opts.sortOrder }, opts.secret);
+    encodeCursor(
+      { createdAt: opts.getCreatedAt(row), id: opts.getId(row), sortOrder: opts.sortOrder },
+      opts.secret,
+      opts.scope,
+    );
   const first = rows[0];
   const last = rows[rows.length - 1];
   // Mirrors keysetPage: without a cursor the request was for the first page, whatever direction.

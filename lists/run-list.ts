@@ -1,5 +1,5 @@
 import type { Em } from '../db/orm';
-import { ListResource, readListPage } from '../db/repositories/lists';
+import { ListResource, listScope, readListPage } from '../db/repositories/lists';
 import { decodeCursor, SortOrder } from './cursor';
 import { validateFilters } from '../domain/list-filters';
 import { parseFilters } from './filter-parser';
@@ -51,7 +51,9 @@ export async function runList<T extends object>(
 ): Promise<Page<T>> {
   const filter = parseFilters(query.filters);
   validateFilters(filter, resource.catalogue);
-  const cursor = query.cursor ? decodeCursor(query.cursor, cursorSecret) : undefined;
+  // A cursor pages the list that issued it only: another customer's, another list's, another parent's is 400.
+  const scope = listScope(em, resource);
+  const cursor = query.cursor ? decodeCursor(query.cursor, cursorSecret, scope) : undefined;
   const { limit, direction, sortOrder } = query;
   const page = await readListPage(em, resource, { filter, cursor, limit, direction, sortOrder });
   const cursors = pageCursors(page.rows, {
@@ -59,6 +61,7 @@ export async function runList<T extends object>(
     direction,
     hadCursor: cursor !== undefined,
     secret: cursorSecret,
+    scope,
     sortOrder,
     getCreatedAt: (e) => (e as { createdAt: Date }).createdAt.toISOString(),
     getId: (e) => (e as { id: string }).id,

@@ -93,15 +93,16 @@ export const ownerBareTaxId = (account: string): string =>
   `upper(regexp_replace(${account}.owner -> 'taxId' ->> 'value', '[^0-9A-Za-z]', '', 'g'))`;
 
 /**
- * Whether an account of the EntityManager's customer is owned by `taxId` (digits and letters, upper case: an owner's
- * tax id is compared without its punctuation, as a deposit's `payerTaxId` is written). Plain SQL: the ORM's JSON
- * conditions cannot strip the punctuation an owner's tax id was entered with.
+ * Whether an ACTIVE account of the EntityManager's customer is owned by `taxId` (digits and letters, upper case: an
+ * owner's tax id is compared without its punctuation, as a deposit's `payerTaxId` is written). Only an account a
+ * review approved makes its customer the tax id's owner, as for the TEDs it matches (decision 0179). Plain SQL: the
+ * ORM's JSON conditions cannot strip the punctuation an owner's tax id was entered with.
  */
 export async function ownsAccountOfTaxId(em: Em, taxId: string): Promise<boolean> {
   const rows = await em.execute<{ found: number }[]>(
     `select 1 as found from accounts a
      where a.customer_id = ?
-       and ${ownerBareTaxId('a')} = ?
+       and ${ownerBareTaxId('a')} = ? and a.status = 'ACTIVE'
      limit 1`,
     [tenantOf(em), taxId],
   );

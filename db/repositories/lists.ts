@@ -29,6 +29,20 @@ export interface ListResource<T extends object> {
   columns?: Record<string, string>;
 }
 
+/**
+ * The list a cursor belongs to: the customer of the EntityManager's scope, the resource's table and the values of its
+ * fixed condition (the subscription of a log list, the delivery of an attempt list). A cursor is signed with it
+ * (lists/cursor.ts), so one issued for another customer, another list or another parent does not verify here.
+ */
+export function listScope<T extends object>(em: Em, resource: ListResource<T>): string {
+  return cursorScope(tenantOf(em), resource);
+}
+
+/** `listScope` for a customer named outright (the list benchmark computes cursors of its own). */
+export function cursorScope<T extends object>(customerId: string, resource: ListResource<T>): string {
+  return [customerId, resource.from, ...(resource.where?.params ?? []).map(String)].join('\n');
+}
+
 /** A page asked for, once the API has parsed the query string and verified the cursor. */
 export interface PageRequest {
   filter: FilterNode | null;

@@ -41,13 +41,16 @@ export async function oldestOpenDepositOfPayer(
 }
 
 /**
- * The one customer whose accounts are owned by `taxId` (digits; an owner's tax id is compared without its
- * punctuation), or undefined when none or several are: a payment nobody can attribute is the platform's.
+ * The one customer whose ACTIVE accounts are owned by `taxId` (digits; an owner's tax id is compared without its
+ * punctuation), or undefined when none or several are: a payment nobody can attribute is the platform's. Only an
+ * account a review approved counts (decision 0179): anyone can POST an account naming a CNPJ, and one that nobody
+ * checked must neither stop the owner's TEDs reaching its deposits nor be shown the owner's TEDs in its suspense.
+ * (A TED deposit is opened only on an ACTIVE account, and an account never leaves ACTIVE.)
  */
 export async function customerOfTaxId(em: Em, taxId: string): Promise<string | undefined> {
   const rows = await em.execute<{ customer_id: string }[]>(
     `select distinct a.customer_id from accounts a
-     where ${ownerBareTaxId('a')} = ?
+     where ${ownerBareTaxId('a')} = ? and a.status = 'ACTIVE'
      limit 2`,
     [taxId],
   );

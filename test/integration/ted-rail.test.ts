@@ -21,7 +21,7 @@ import { readTedConfig, SANDBOX_TED_ACCOUNT } from '../../rails/ted/config';
 import { ensureSchedules, periodicJobs } from '../../worker/schedules';
 import { queueWorkerOptions } from '../../worker/queues';
 import { cambio } from '../helpers/cli';
-import { activeAccount, validCnpj } from '../helpers/fixtures';
+import { accountBody, activeAccount, validCnpj } from '../helpers/fixtures';
 import { balance, getOp, quote, untilStatus } from '../helpers/money';
 import { idem, newCustomer, stack, type Stack, type TestCustomer } from '../helpers/stack';
 
@@ -224,6 +224,44 @@ describe('TED: credits read from the collection account', function () {
     expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
     expect(sent.body).to.deep.include({ status: 'UNMATCHED', customerId: null, operationId: null, accountId: null });
     expect((await getOp(second, newer.id)).currentState.status).to.equal('REQUESTED');
+  });
+
+  it("completes the owner's deposit though another customer holds an unapproved account under its CNPJ", async () => {
+    // One POST /api/accounts naming a CNPJ (a public number in Brazil) must not stop its owner's TEDs reaching its
+    // deposits: an account counts as the CNPJ's owner only once its review approved it (decision 0179).
+    const first = await owner();
+    const intruder = await newCustomer('Ted Intruder Ltda');
+    const created = await http
+      .post('/api/accounts')
+      .set(intruder.auth)
+      .set(idem())
+      .send(accountBody({ assets: ['BRL'], taxId: { value: first.cnpj, type: 'CNPJ' } }));
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    const deposit = (await tedDeposit(first.c, first.accountId, '70.00')).body;
+    const id = await sendTed(first.cnpj, '70.00');
+    await poll();
+    expect(await payment(id)).to.deep.include({
+      status: 'MATCHED',
+      customerId: first.c.customerId,
+      operationId: deposit.id,
+    });
+    await untilStatus(first.c, deposit.id, 'COMPLETED');
+    expect((await balance(first.c, first.accountId, 'BRL')).available).to.equal('70.00');
+    const seen = await http.get('/api/inbound-payments').set(intruder.auth);
+    expect(seen.body.data).to.deep.equal([]);
+
+    // Nor may that account's customer send a sandbox TED from the CNPJ: it would pay the owner's next deposit.
+    const intruderAccount = await activeAccount(intruder, ['BRL'], { taxId: { value: validCnpj(), type: 'CNPJ' } });
+    const next = (await tedDeposit(first.c, first.accountId, '71.00')).body;
+    const own = (await tedDeposit(intruder, intruderAccount.id, '71.00')).body;
+    const refused = await http
+      .post(`/api/sandbox/operations/${own.id}/inbound-payment`)
+      .set(intruder.auth)
+      .set(idem())
+      .send({ amount: { value: '71.00', asset: 'BRL' }, payerTaxId: first.cnpj });
+    expect([refused.status, refused.body.code], JSON.stringify(refused.body)).to.deep.equal([400, 'VALIDATION_ERROR']);
+    await poll();
+    expect((await getOp(first.c, next.id)).currentState.status).to.equal('REQUESTED');
   });
 
   it("refuses a sandbox TED from another customer's CNPJ and books nothing; one from its own is sent", async () => {

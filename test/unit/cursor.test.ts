@@ -59,6 +59,15 @@ describe('cursor', () => {
     expectInvalidCursor(encodeCursor(pos, 'other-secret'));
   });
 
+  it('verifies a cursor only in the scope it was issued for (decision 0182)', () => {
+    const c = encodeCursor(pos, SECRET, 'customer-a\noperations o');
+    expect(decodeCursor(c, SECRET, 'customer-a\noperations o')).to.deep.equal(pos);
+    for (const scope of ['customer-b\noperations o', 'customer-a\naccounts a', '']) {
+      expect(() => decodeCursor(c, SECRET, scope)).to.throw(CambioError, /list that issued it/);
+    }
+    expect(() => decodeCursor(encodeCursor(pos, SECRET), SECRET, 'customer-a\noperations o')).to.throw(CambioError);
+  });
+
   it('rejects undecodable input', () => {
     for (const junk of ['', 'abc', 'a.b.c', '.', 'abc.', '!!!.???', 'a b.c', 'x'.repeat(5000)])
       expectInvalidCursor(junk);
