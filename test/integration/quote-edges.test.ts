@@ -1,8 +1,9 @@
-// Adversarial edges of quotes as operations consume them: a quote that expires while its operation waits for it.
+// Adversarial edges of quotes as operations consume them: a quote that expires while its operation waits for it, a
+// quote used by an operation of a kind it does not fit.
 import { expect } from 'chai';
 import { systemEm } from '../../db/orm';
 import { activeAccount } from '../helpers/fixtures';
-import { assertLedgerBalanced, balance, fund, quote } from '../helpers/money';
+import { assertLedgerBalanced, balance, fund, quote, untilStatus } from '../helpers/money';
 import { idem, newCustomer, stack } from '../helpers/stack';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -48,6 +49,37 @@ describe('quote edges', function () {
       await holder.catch(() => undefined);
     }
     expect(await balance(c, account.id, 'BRL')).to.deep.equal({ available: '100.00', held: '0.00', total: '100.00' });
+    await assertLedgerBalanced();
+  });
+
+  it('a 1:1 quote of one asset is refused by a swap and left for the transfer it was made for', async () => {
+    const { http } = await stack();
+    const c = await newCustomer();
+    const [source, target] = [await activeAccount(c, ['BRL', 'USD']), await activeAccount(c, ['BRL'])];
+    await fund(c, source.id, 'BRL', '100.00');
+    const q = await quote(c, { accountId: source.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '40.00' });
+    const swap = await http
+      .post('/api/operations/swap')
+      .set(c.auth)
+      .set(idem())
+      .send({ accountId: source.id, quoteId: q.id });
+    expect([swap.status, swap.body.code]).to.deep.equal([400, 'VALIDATION_ERROR']);
+    expect(swap.body.details.errors[0].path).to.equal('/quoteId');
+    expect(await balance(c, source.id, 'BRL')).to.deep.equal({ available: '100.00', held: '0.00', total: '100.00' });
+    const transfer = await http
+      .post('/api/operations/transfer')
+      .set(c.auth)
+      .set(idem())
+      .send({
+        sourceAccountId: source.id,
+        targetAccountId: target.id,
+        amount: { value: '40.00', asset: 'BRL' },
+        quoteId: q.id,
+      });
+    expect(transfer.status, JSON.stringify(transfer.body)).to.equal(201);
+    expect(transfer.body.quote.id).to.equal(q.id);
+    await untilStatus(c, transfer.body.id, 'COMPLETED');
+    expect((await balance(c, target.id, 'BRL')).available).to.equal('40.00');
     await assertLedgerBalanced();
   });
 });
