@@ -78,7 +78,6 @@ const REQUESTED_EVENT: Record<OperationType, boolean> = {
  */
 export async function createOperation(s: ServiceContext, em: Em, req: OperationRequest) {
   const id = randomUUID();
-  const now = new Date();
   return inTransaction(
     em,
     async (tx) => {
@@ -90,6 +89,9 @@ export async function createOperation(s: ServiceContext, em: Em, req: OperationR
         req.quoteId,
         { backlogUpTo: admitted ? s.config.maxPendingOperationsPerCustomer : undefined },
       );
+      // The clock is read once the quote's row is ours: the read may have waited on it (a racing operation holding
+      // it), and a quote that expired meanwhile must not be consumed at an instant read before that wait.
+      const now = new Date();
       if (inputs.backlog) admitOperation(s, tx, inputs.backlog);
       const account = inputs.accounts.find((a) => a.id === req.accountId);
       const other = inputs.accounts.find((a) => a.id === req.otherAccountId);
