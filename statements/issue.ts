@@ -6,7 +6,6 @@
 // book into it is open (decision 0112): a posting stamps its instant when it moves the balance, not when it commits, so
 // one that booked just before the period's end may commit after it.
 import { createHash, randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../config';
 import { systemEm, tenantEm, type Em, type Orm } from '../db/orm';
 import {
@@ -17,7 +16,8 @@ import {
   storeIssuedStatement,
   storeStatementPiece,
 } from '../db/repositories/issued-statements';
-import { bookingMarker, databaseClockPast, endedUpTo } from '../db/repositories/booking-horizon';
+import { untilBookedBefore } from '../services/booked-before';
+import { isoMicros } from '../domain/report-period';
 import { closedPeriodBefore, parseStatementInterval } from '../domain/statement-interval';
 import { openStatement, statementId, type StatementSource } from './statement';
 import { statementJson } from './formats/json';
@@ -30,12 +30,6 @@ const CONCURRENCY = 4;
 const PIECE_CHARS = 1 << 20;
 // A body no statement row names, older than this, was left by an issuing that died mid-write.
 const ORPHAN_AGE_MS = 24 * 3600_000;
-// Waiting for the period's last transactions: they are usually milliseconds from their COMMIT, so the first look comes
-// soon; a longer one (a request's transaction, bounded by DB_STATEMENT_TIMEOUT_MS and
-// DB_IDLE_IN_TRANSACTION_TIMEOUT_MS per step) is polled once a second, one small read each.
-const SETTLE_FIRST_POLL_MS = 25;
-const SETTLE_MAX_POLL_MS = 1000;
-
 export interface IssueDeps {
   orm: Orm;
   config: Pick<Config, 'statementInterval' | 'webhookTaskQueue'>;
@@ -55,26 +49,12 @@ export type Progress = (detail?: Record<string, string>) => void;
 
 /**
  * Returns once every posting booked before `end` has committed or rolled back, so that the period's statements read
- * now are the ones read at any later time. First the database's clock must be past `end` (the schedule fires on
- * Temporal's clock, and booked_at is the database's); then a marker transaction id is taken, above every transaction
- * that has written so far, and the run waits until none at or below it is still running (db/repositories/
- * booking-horizon.ts says why that is exact). With no transaction of the period still open it is three reads.
+ * now are the ones read at any later time (services/booked-before.ts; the schedule fires on Temporal's clock, and
+ * booked_at is the database's). How long it waited.
  */
 export async function untilPeriodSettled(em: Em, end: Date, progress?: Progress): Promise<number> {
   const started = Date.now();
-  const periodEnd = end.toISOString();
-  let pause = SETTLE_FIRST_POLL_MS;
-  const poll = async (detail: Record<string, string>) => {
-    progress?.(detail);
-    await sleep(pause);
-    pause = Math.min(pause * 2, SETTLE_MAX_POLL_MS);
-  };
-  while (!(await databaseClockPast(em, periodEnd))) await poll({ waitingFor: 'database clock', periodEnd });
-  const marker = await bookingMarker(em);
-  pause = SETTLE_FIRST_POLL_MS;
-  while (!(await endedUpTo(em, marker))) {
-    await poll({ waitingFor: `transactions up to ${marker} to end`, periodEnd });
-  }
+  await untilBookedBefore(em, isoMicros(BigInt(end.getTime()) * 1000n), { progress });
   return Date.now() - started;
 }
 

@@ -16,6 +16,7 @@ import type { Amount } from '../domain/money';
 import { Dec } from '../domain/money';
 import { CambioError } from '../domain/errors';
 import { isoMicros, parsePeriod, type Instant } from '../domain/report-period';
+import { READ_MAX_WAIT_MS, untilBookedBefore } from '../services/booked-before';
 
 export interface StatementHeader {
   /** Derived from account, asset and period: the same period of the same account always has the same id. */
@@ -32,6 +33,11 @@ export interface StatementHeader {
    * absent for an issued statement, whose period had ended.
    */
   readAt?: Date;
+  /**
+   * False: the period had not ended on the database's clock when it was read, so a posting booked in it could still
+   * commit and its figures are interim. Absent for an issued statement, whose period had ended and settled.
+   */
+  settled?: boolean;
 }
 
 export type Direction = 'CREDIT' | 'DEBIT';
@@ -105,6 +111,12 @@ export async function openStatement(
 ): Promise<StatementSource> {
   const period = parsePeriod(q.periodStart, q.periodEnd);
   if (!(await ownsAccount(em, q.accountId))) throw new CambioError('NOT_FOUND', 'account not found');
+  // A period that has ended is read once every posting booked in it has committed (decision 0187); one that has not
+  // ended on the database's clock is interim, and read as it stands.
+  const settled = await untilBookedBefore(em, isoMicros(period.end.micros), {
+    pastOnly: true,
+    maxWaitMs: READ_MAX_WAIT_MS,
+  });
   // One snapshot for both: read apart, a posting that committed between them could open the statement above its close.
   const {
     points: [opening, closing],
@@ -120,6 +132,7 @@ export async function openStatement(
     openingBalance: amount(opening.total, q.asset),
     closingBalance: amount(closing.total, q.asset),
     readAt,
+    settled,
   };
   const from = opening.position;
   const until = closing.position;

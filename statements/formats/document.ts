@@ -34,4 +34,4 @@ export async function statementDocument(em: Em, header: StatementHeader): Promis
  * database's, printed as closed (CLBD) a closing balance that missed postings booked in the period.
  */
 export const isInterim = (header: StatementHeader, doc: StatementDocument): boolean =>
-  Date.parse(header.periodEnd) > (header.readAt ?? doc.renderedAt).getTime();
+  header.settled === false || Date.parse(header.periodEnd) > (header.readAt ?? doc.renderedAt).getTime();

@@ -1,5 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { systemEm } from '../../db/orm';
+import { SqlBatch } from '../../db/batch';
+import { addPosting } from '../../db/repositories/ledger';
+import { inTransaction } from '../../db/transaction';
+import { Dec } from '../../domain/money';
+import { systemEm, type Em } from '../../db/orm';
 import { BACKFILL_BALANCE_HISTORY_SQL } from '../../db/migrations/Migration20261126200000BalanceHistory';
 import { activeAccount } from '../helpers/fixtures';
 import { fund } from '../helpers/money';
@@ -75,5 +80,48 @@ describe('Balances at an instant (asOf)', function () {
     );
     await em.execute(BACKFILL_BALANCE_HISTORY_SQL);
     expect(await read()).to.deep.equal(written);
+  });
+
+  it('answers an instant once every posting booked before it has committed: the answer never changes', async () => {
+    const c = await newCustomer();
+    const a = (await activeAccount(c, ['BRL'])).id;
+    const b = (await activeAccount(c, ['BRL'])).id;
+    await fund(c, a, 'BRL', '50.00');
+    const { services } = await stack();
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let booked!: () => void;
+    const isBooked = new Promise<void>((r) => (booked = r));
+    // A transfer of 7.00 a→b booked now, its transaction held open while the balance at an instant after it is asked.
+    const held = inTransaction(systemEm(services.orm), async (tx: Em) => {
+      const batch = new SqlBatch();
+      addPosting(batch, {
+        key: `test:held:${randomUUID()}`,
+        operationId: null,
+        customerId: c.customerId,
+        description: 'held open across the read',
+        postings: [
+          { accountId: a, book: 'available', asset: 'BRL', amount: new Dec('-7.00') },
+          { accountId: b, book: 'available', asset: 'BRL', amount: new Dec('7.00') },
+        ],
+      });
+      await batch.run(tx);
+      // A read sends the batch's writes now (they would otherwise travel with the COMMIT): the posting is booked.
+      await tx.execute('select 1');
+      booked();
+      await released;
+    });
+    await isBooked;
+    const instant = new Date(Date.now() + 5).toISOString();
+    await new Promise((r) => setTimeout(r, 20));
+    const asked = balancesAt(c.auth, a, instant).then((res) => res);
+    await new Promise((r) => setTimeout(r, 300));
+    release();
+    await held;
+    const answer = await asked;
+    expect(answer.status).to.equal(200);
+    expect(totalOf(answer.body, 'BRL'), 'the answer given while the posting was open').to.equal('43.00');
+    expect(totalOf((await balancesAt(c.auth, a, instant)).body, 'BRL')).to.equal('43.00');
+    expect(totalOf((await balancesAt(c.auth, b, instant)).body, 'BRL')).to.equal('7.00');
   });
 });
