@@ -20,6 +20,8 @@ import type { HotWalletTransfers, TransferState } from './transfers';
 export interface TokenBook {
   token(asset: string): Promise<ChainToken>;
   tokens(): Promise<ChainToken[]>;
+  /** The chain's id, as checked at start. */
+  chainId(): Promise<number>;
 }
 
 // Nothing was sent and the same request would be refused again (RAIL_REJECTED in the activity), on any attempt: the
@@ -95,22 +97,34 @@ export class CryptoPayouts implements PayoutCapability, ReturnCapability {
     return payoutState(payoutId, state ?? { status: 'PENDING' });
   }
 
-  /** Sends the received transfer's amount back to the address it came from, in the token it came in. */
+  /**
+   * Sends the received transfer's amount back to the address it came from, in the token it came in. A return ordered
+   * already is followed (its bytes may be on the chain); a first one checks the transfer it names on this chain
+   * first: a reference an operator typed may name another chain, no transaction, or less than the amount recorded,
+   * and the hot wallet never pays more than the transfer brought in (decision 0183).
+   */
   async returnPayment(request: ReturnRequest): Promise<ReturnState> {
+    const id = returnTx(request.returnId);
+    const ordered = await this.transfers.status(id);
+    if (ordered) return returnState(request, ordered);
     const ref = parseTransferReference(request.endToEndId);
-    const logs = (await this.receipt(ref.hash)).logs;
-    const log = logs.find((l) => l.logIndex === ref.logIndex);
+    const chainId = await this.tokens.chainId();
+    if (ref.chainId !== chainId) throw refused(`${request.endToEndId} names chain ${ref.chainId}, not ${chainId}`);
+    const receipt = await this.receipt(ref.hash).catch((err: Error) => {
+      if (err.name === 'TransactionReceiptNotFoundError') return undefined;
+      throw err;
+    });
+    if (!receipt) throw refused(`chain ${chainId} has no mined transaction ${ref.hash}: nothing to send back`);
+    const log = receipt.logs.find((l) => l.logIndex === ref.logIndex);
     if (!log) throw refused(`no log ${ref.logIndex} in transaction ${ref.hash}`);
     const token = (await this.tokens.tokens()).find((t) => t.address.toLowerCase() === log.address.toLowerCase());
     if (!token) throw refused(`log ${request.endToEndId} is not a transfer of a configured token`);
     const event = decodeEventLog({ abi: erc20Abi, data: log.data, topics: log.topics as never });
     if (event.eventName !== 'Transfer') throw refused(`log ${request.endToEndId} is not a Transfer`);
-    const order = {
-      id: returnTx(request.returnId),
-      token,
-      to: getAddress(event.args.from),
-      units: exactUnits(request.amount, token),
-    };
+    const order = { id, token, to: getAddress(event.args.from), units: exactUnits(request.amount, token) };
+    if (order.units > event.args.value) {
+      throw refused(`${request.amount} ${token.asset} is more than transfer ${request.endToEndId} carried`);
+    }
     // A mint's Transfer comes from the zero address: there is no sender to send it back to (an operator returns it
     // outside Cambio, to whoever had it minted).
     await this.refuseUnspendable(order.id, order.to);

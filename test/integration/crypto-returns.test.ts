@@ -191,4 +191,32 @@ describe('cambio payment return of a CRYPTO payment: back to the address it came
     );
     await assertLedgerBalanced();
   });
+
+  it('refuses to send back more than the transfer an operator named carried: nothing sent, UNMATCHED', async () => {
+    const c = await newCustomer('Crypto Typo Ltda');
+    const sender = cs.chain.payers[1];
+    const usdt = cs.chain.tokens.USDT as `0x${string}`;
+    const start = await cs.chain.blockNumber();
+    // 3 USDT the chain shows; the operator types 30.00 when recording it from the explorer.
+    const hash = await cs.chain.transfer({ token: 'USDT', to: cs.chain.payers[2], amount: '3', from: 1 });
+    const receipt = await cs.chain.clients.public.getTransactionReceipt({ hash });
+    const reference = `${cs.chain.chainId}:${hash}:${receipt.logs[0].logIndex}`;
+    const args = ['--rail', 'CRYPTO', '--customer', c.customerId, '--amount', '30.00', '--asset', 'USDT'];
+    const recorded = JSON.parse(
+      (await cambioWith(cs.cliEnv(), 'payment', 'record', ...args, '--reference', reference, '--json')).stdout,
+    );
+    expect(recorded.status).to.equal('UNMATCHED');
+    const hotNonce = await cs.chain.clients.public.getTransactionCount({ address: cs.chain.hotWallet.address });
+
+    await returnCommand(recorded.id);
+    const done = await untilReturned(c, recorded.id);
+    expect(done.status).to.equal('UNMATCHED');
+    expect(done.returned?.failure ?? '').to.match(/carried/);
+    await cs.chain.mine(CONFIRMATIONS + 1);
+    expect(await hotWalletTransfers(usdt, sender, start)).to.have.length(0);
+    expect(await cs.chain.clients.public.getTransactionCount({ address: cs.chain.hotWallet.address })).to.equal(
+      hotNonce,
+    );
+    await assertLedgerBalanced();
+  });
 });
