@@ -105,7 +105,11 @@ export async function scanCryptoDeposits(
     const confirmations = Number(head - BigInt(p.blockNumber!) + 1n);
     if (confirmations < config.confirmations) continue;
     const block = await chainCall(() => client.getBlock({ blockNumber: BigInt(p.blockNumber!) }).catch(notFound));
-    if (!block || block.hash !== p.blockHash) {
+    // No block at a height below the head it gave is the node's lag (a load-balanced backend behind the one that
+    // answered the head), not a reorg: nothing is known, the next run looks again. A DROPPED transfer is never seen
+    // again once its block is deeper than the rescanned tail, so only a block of another hash drops it.
+    if (!block) continue;
+    if (block.hash !== p.blockHash) {
       if (await dropTransfer(em, p.id, p.blockHash!)) result.dropped++;
       continue;
     }

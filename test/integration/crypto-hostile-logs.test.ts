@@ -3,6 +3,8 @@
 // token's `value` is a uint256. None of them may fail a customer's deposit, credit anyone, or stop the scanner.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { maxUint256 } from 'viem';
 import { tenantEm } from '../../db/orm';
 import { openDeposit } from '../../services/operations/deposit';
@@ -108,5 +110,48 @@ describe('CRYPTO deposits: hostile Transfer logs', function () {
     const later = await scan();
     expect(later.fromBlock).to.not.equal(undefined);
     await assertLedgerBalanced();
+  });
+
+  it("a node that does not show the transfer's block yet (a lagging backend) leaves it PENDING", async () => {
+    // A JSON-RPC proxy in front of the chain that answers null for the `hidden` block (as a load-balanced
+    // node does when the backend asked is behind the one that gave the head).
+    let hidden: string | undefined;
+    const proxy = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        const call = JSON.parse(body) as { id: number; method: string; params: unknown[] };
+        res.setHeader('content-type', 'application/json');
+        if (call.method === 'eth_getBlockByNumber' && call.params[0] === hidden) {
+          res.end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: null }));
+          return;
+        }
+        void fetch(chain.url, { method: 'POST', body, headers: { 'content-type': 'application/json' } })
+          .then((upstream) => upstream.text())
+          .then((text) => res.end(text));
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (proxy.address() as AddressInfo).port;
+      const lagging = new CryptoRail({ ...rail.config, rpcUrl: `http://127.0.0.1:${port}` });
+      const scanVia = (r: CryptoRail) => scanCryptoDeposits({ orm: s.orm, temporal: s.temporal, config: s.config }, r);
+      const c = await newCustomer();
+      const { op, account, address } = await cryptoDeposit(c, '8.00');
+      const hash = await chain.transfer({ token: 'USDC', to: address, amount: '8' });
+      const { blockNumber } = await chain.clients.public.getTransactionReceipt({ hash });
+      await chain.mine(CONFIRMATIONS);
+      hidden = `0x${blockNumber.toString(16)}`;
+      await scanVia(lagging);
+      const [waiting] = await paymentsOf(c, `operationId[eq]=${op.id}`);
+      expect(waiting).to.include({ status: 'PENDING' });
+
+      hidden = undefined;
+      await scanVia(lagging);
+      await untilStatus(c, op.id, 'COMPLETED');
+      expect((await balance(c, account.id, 'USDC')).total).to.equal('8.000000');
+    } finally {
+      proxy.close();
+    }
   });
 });
