@@ -18,6 +18,11 @@ export function createCryptoActivities(deps: ActivityDeps) {
       const ctx = Context.current();
       const settle = { orm: deps.orm, temporal: deps.temporal, config: deps.config };
       const result = await scanCryptoDeposits(settle, rail, { onProgress: () => ctx.heartbeat() });
+      if (result.unholdable.length) {
+        ctx.log.warn('crypto scan: transfers to deposit addresses too large for any balance, not recorded', {
+          transfers: result.unholdable,
+        });
+      }
       if (result.seen || result.confirmed || result.dropped) ctx.log.info('crypto scan', { ...result });
       return result;
     },

@@ -21,6 +21,7 @@ import type { CryptoRail } from '../rails/crypto';
 import { InexactAmountError, unitsToAmount } from '../rails/crypto/amounts';
 import type { ChainToken } from '../rails/crypto/chain';
 import { RailUnavailableError } from '../rails/errors';
+import { AMOUNT_LIMIT, Dec } from '../domain/money';
 import { decideInboundPayment, type SettleContext } from './record-and-decide';
 
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
@@ -38,6 +39,10 @@ export interface ScanResult {
   seen: number;
   confirmed: number;
   dropped: number;
+  /** Transfers to deposit addresses of nothing Cambio can hold (zero units, or dust alone): not payments. */
+  empty: number;
+  /** Transfers to deposit addresses too large for any balance (at least AMOUNT_LIMIT): by reference, unrecorded. */
+  unholdable: string[];
 }
 
 /** One scan: new blocks (and the unconfirmed tail) read, then the pending transfers confirmed or dropped. */
@@ -65,6 +70,8 @@ export async function scanCryptoDeposits(
     seen: 0,
     confirmed: 0,
     dropped: 0,
+    empty: 0,
+    unholdable: [],
   };
   const byAddress = new Map(info.tokens.map((t) => [t.address.toLowerCase(), t]));
   // A range whose answer is too large for the node or the client (busy blocks) is read in halves until it fits.
@@ -88,7 +95,7 @@ export async function scanCryptoDeposits(
       throw unavailable(err);
     }
     result.logs += logs.length;
-    const transfers = await transfersToDeposits(em, rail.rail, info.chainId, logs, byAddress, head);
+    const transfers = await transfersToDeposits(em, rail.rail, info.chainId, logs, byAddress, head, result);
     const next = max(cursor, to + 1n);
     result.seen += await inTransaction(em, (tx) => recordSeenTransfers(tx, rail.rail, info.chainId, transfers, next));
     opts.onProgress?.();
@@ -98,7 +105,11 @@ export async function scanCryptoDeposits(
     const confirmations = Number(head - BigInt(p.blockNumber!) + 1n);
     if (confirmations < config.confirmations) continue;
     const block = await chainCall(() => client.getBlock({ blockNumber: BigInt(p.blockNumber!) }).catch(notFound));
-    if (!block || block.hash !== p.blockHash) {
+    // No block at a height below the head it gave is the node's lag (a load-balanced backend behind the one that
+    // answered the head), not a reorg: nothing is known, the next run looks again. A DROPPED transfer is never seen
+    // again once its block is deeper than the rescanned tail, so only a block of another hash drops it.
+    if (!block) continue;
+    if (block.hash !== p.blockHash) {
       if (await dropTransfer(em, p.id, p.blockHash!)) result.dropped++;
       continue;
     }
@@ -122,6 +133,7 @@ async function transfersToDeposits(
   logs: TransferLog[],
   tokens: Map<string, ChainToken>,
   head: bigint,
+  result: Pick<ScanResult, 'empty' | 'unholdable'>,
 ): Promise<SeenTransfer[]> {
   const addresses = [...new Set(logs.map((l) => l.args.to!.toLowerCase()))];
   const deposits = await depositsByWallet(em, railName, addresses);
@@ -141,10 +153,24 @@ async function transfersToDeposits(
       exact = false;
       amount = unitsToAmount(units - (units % 10n ** BigInt(token.decimals - 6)), token.decimals);
     }
+    const endToEndId = `${chainId}:${log.transactionHash}:${log.logIndex}`;
+    // Anyone may send any address a transfer of zero units (address poisoning does, to every address that receives
+    // stablecoins): it moves no money, and recorded it would be a short payment that fails the deposit. Dust alone
+    // is the same: nothing a balance can hold (docs/decisions/0180).
+    if (new Dec(amount).isZero()) {
+      result.empty++;
+      continue;
+    }
+    // Past what any balance may hold (the bound of every amount, 10^15), a value no stablecoin's supply reaches: a
+    // record would overflow its column and stop the scanner on this range for ever. Named for an operator instead.
+    if (new Dec(amount).gte(AMOUNT_LIMIT)) {
+      result.unholdable.push(`${endToEndId} (${units} units of ${token.asset})`);
+      continue;
+    }
     // Another token than the deposit's, or dust: the customer's suspense, for an operator.
     const forDeposit = exact && deposit.tokenContract === token.address.toLowerCase();
     out.push({
-      endToEndId: `${chainId}:${log.transactionHash}:${log.logIndex}`,
+      endToEndId,
       operationId: forDeposit ? deposit.operationId : null,
       customerId: deposit.customerId,
       accountId: forDeposit ? deposit.accountId : null,

@@ -19,7 +19,7 @@ import { inTransaction } from '../db/transaction';
 import { PIX_ASSET, PIX_RAIL } from '../rails/pix/connector';
 import { CRYPTO_RAIL, isCryptoAsset } from '../rails/crypto/connector';
 import { CRYPTO_ASSETS } from '../rails/crypto/config';
-import { getAddress, isAddress } from 'viem';
+import { getAddress, isAddress, zeroAddress } from 'viem';
 import { WALLET } from '../domain/dict-key';
 
 export interface PixInstructionInput {
@@ -243,6 +243,16 @@ function checkWallet(config: Config, input: WalletInstructionInput, path: string
   if (mixedCase && !isAddress(input.address, { strict: true })) {
     throw validationError(`${path}/address`, 'has a wrong EIP-55 checksum (check the address for a typo)');
   }
+  // Tokens sent there are gone for good (decision 0183): nobody holds the zero address's key, and an ERC-20 keeps
+  // what is sent to its own contract.
+  const address = getAddress(input.address);
+  if (address === zeroAddress) {
+    throw validationError(`${path}/address`, 'is the zero address: nobody can spend what is sent there');
+  }
+  const tokens = Object.values(config.crypto.tokens).filter((t): t is `0x${string}` => !!t);
+  if (tokens.some((t) => getAddress(t) === address)) {
+    throw validationError(`${path}/address`, "is a token's own contract: it would keep what is sent there");
+  }
   if (input.network.toUpperCase() !== config.crypto.network) {
     throw validationError(`${path}/network`, `must be ${config.crypto.network}, the chain this deployment pays on`);
   }
@@ -257,7 +267,7 @@ function checkWallet(config: Config, input: WalletInstructionInput, path: string
     asset: input.asset,
     rail: CRYPTO_RAIL,
     dictKeyType: WALLET,
-    dictKey: getAddress(input.address),
+    dictKey: address,
     network: config.crypto.network,
   };
 }

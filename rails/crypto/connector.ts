@@ -40,7 +40,11 @@ export class CryptoRail implements RailConnector, ChargeCapability {
       const chainId = async () => (await this.chain()).chainId;
       const { cryptoOutgoing: store, cryptoNonces: nonces } = stores;
       const transfers = new HotWalletTransfers(config, this.client, chainId, signer, store, nonces);
-      const book = { token: (asset: string) => this.token(asset), tokens: async () => (await this.chain()).tokens };
+      const book = {
+        token: (asset: string) => this.token(asset),
+        tokens: async () => (await this.chain()).tokens,
+        chainId,
+      };
       const receipt = (hash: `0x${string}`) => this.client.getTransactionReceipt({ hash });
       this.payouts = this.returns = new CryptoPayouts(book, transfers, receipt);
     }

@@ -1,7 +1,7 @@
 // The CRYPTO connector's payouts and returns (docs/decisions/0134, 0142): a withdrawal to a WALLET instruction and
 // the return of an unmatched transfer are both an ERC-20 `transfer` from the hot wallet (./transfers.ts), named by
 // our id, so a retried or replayed activity follows the same transaction instead of sending another.
-import { decodeEventLog, erc20Abi, getAddress } from 'viem';
+import { decodeEventLog, erc20Abi, getAddress, zeroAddress } from 'viem';
 import { RailRejectedError } from '../errors';
 import type {
   PayoutCapability,
@@ -20,6 +20,8 @@ import type { HotWalletTransfers, TransferState } from './transfers';
 export interface TokenBook {
   token(asset: string): Promise<ChainToken>;
   tokens(): Promise<ChainToken[]>;
+  /** The chain's id, as checked at start. */
+  chainId(): Promise<number>;
 }
 
 // Nothing was sent and the same request would be refused again (RAIL_REJECTED in the activity), on any attempt: the
@@ -60,13 +62,29 @@ export class CryptoPayouts implements PayoutCapability, ReturnCapability {
   async sendPayout(request: PayoutRequest): Promise<PayoutState> {
     if (!request.asset) throw refused(`payout ${request.payoutId} names no asset`);
     const token = await this.tokens.token(request.asset);
-    const state = await this.transfers.send({
+    const order = {
       id: payoutTx(request.payoutId),
       token,
       to: getAddress(request.key),
       units: exactUnits(request.amount, token),
-    });
-    return payoutState(request.payoutId, state);
+    };
+    await this.refuseUnspendable(order.id, order.to);
+    return payoutState(request.payoutId, await this.transfers.send(order));
+  }
+
+  /**
+   * Refuses, before the first transfer under `id`, a recipient whose tokens nobody would ever spend (decision 0183):
+   * the zero address (no key; a token burns or refuses what it is sent), a configured token's contract (an ERC-20
+   * keeps what is sent to it), the hot wallet itself (the tokens never leave, the books say they did). A transfer
+   * ordered already is followed whatever its recipient: its bytes may be on the chain.
+   */
+  private async refuseUnspendable(id: string, to: `0x${string}`): Promise<void> {
+    const tokens = await this.tokens.tokens();
+    let why: string | undefined;
+    if (to === zeroAddress) why = 'the zero address, which nobody can spend from';
+    else if (tokens.some((t) => getAddress(t.address) === to)) why = "a token's own contract, which keeps it for good";
+    else if (to === getAddress(this.transfers.wallet)) why = 'the hot wallet itself';
+    if (why && !(await this.transfers.ordered(id))) throw refused(`nothing is sent to ${to}: ${why}`);
   }
 
   /** A payout pending (or waiting for funds) read again; the same call as sending it, by its id. */
@@ -79,23 +97,38 @@ export class CryptoPayouts implements PayoutCapability, ReturnCapability {
     return payoutState(payoutId, state ?? { status: 'PENDING' });
   }
 
-  /** Sends the received transfer's amount back to the address it came from, in the token it came in. */
+  /**
+   * Sends the received transfer's amount back to the address it came from, in the token it came in. A return ordered
+   * already is followed (its bytes may be on the chain); a first one checks the transfer it names on this chain
+   * first: a reference an operator typed may name another chain, no transaction, or less than the amount recorded,
+   * and the hot wallet never pays more than the transfer brought in (decision 0183).
+   */
   async returnPayment(request: ReturnRequest): Promise<ReturnState> {
+    const id = returnTx(request.returnId);
+    const ordered = await this.transfers.status(id);
+    if (ordered) return returnState(request, ordered);
     const ref = parseTransferReference(request.endToEndId);
-    const logs = (await this.receipt(ref.hash)).logs;
-    const log = logs.find((l) => l.logIndex === ref.logIndex);
+    const chainId = await this.tokens.chainId();
+    if (ref.chainId !== chainId) throw refused(`${request.endToEndId} names chain ${ref.chainId}, not ${chainId}`);
+    const receipt = await this.receipt(ref.hash).catch((err: Error) => {
+      if (err.name === 'TransactionReceiptNotFoundError') return undefined;
+      throw err;
+    });
+    if (!receipt) throw refused(`chain ${chainId} has no mined transaction ${ref.hash}: nothing to send back`);
+    const log = receipt.logs.find((l) => l.logIndex === ref.logIndex);
     if (!log) throw refused(`no log ${ref.logIndex} in transaction ${ref.hash}`);
     const token = (await this.tokens.tokens()).find((t) => t.address.toLowerCase() === log.address.toLowerCase());
     if (!token) throw refused(`log ${request.endToEndId} is not a transfer of a configured token`);
     const event = decodeEventLog({ abi: erc20Abi, data: log.data, topics: log.topics as never });
     if (event.eventName !== 'Transfer') throw refused(`log ${request.endToEndId} is not a Transfer`);
-    const state = await this.transfers.send({
-      id: returnTx(request.returnId),
-      token,
-      to: getAddress(event.args.from),
-      units: exactUnits(request.amount, token),
-    });
-    return returnState(request, state);
+    const order = { id, token, to: getAddress(event.args.from), units: exactUnits(request.amount, token) };
+    if (order.units > event.args.value) {
+      throw refused(`${request.amount} ${token.asset} is more than transfer ${request.endToEndId} carried`);
+    }
+    // A mint's Transfer comes from the zero address: there is no sender to send it back to (an operator returns it
+    // outside Cambio, to whoever had it minted).
+    await this.refuseUnspendable(order.id, order.to);
+    return returnState(request, await this.transfers.send(order));
   }
 
   followReturn(request: ReturnRequest): Promise<ReturnState> {

@@ -76,6 +76,11 @@ export class HotWalletTransfers {
     return this.follow(row);
   }
 
+  /** Whether a transfer was ever ordered under `id` (a nonce given): from then on it is followed, never refused. */
+  async ordered(id: string): Promise<boolean> {
+    return (await this.store.find(id)) !== undefined;
+  }
+
   /** The transfer of `id` read again (and broadcast again while the chain has no receipt); undefined: never sent. */
   async status(id: string): Promise<TransferState | undefined> {
     const row = await this.store.find(id);

@@ -10,7 +10,7 @@ import { type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/clie
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { expect } from 'chai';
 import supertest from 'supertest';
-import { encodeAbiParameters, erc20Abi, getAddress, keccak256 } from 'viem';
+import { encodeAbiParameters, erc20Abi, getAddress, keccak256, zeroAddress } from 'viem';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../config';
 import { OperationSchema } from '../../db/entities';
@@ -145,6 +145,31 @@ describe('CRYPTO payouts from the hot wallet', function () {
       expect(res.body.code).to.equal('VALIDATION_ERROR');
       expect(res.body.details.errors.map((e: { path: string }) => e.path)).to.include(path);
     }
+  });
+
+  it('refuses an instruction to the zero address or to a token contract with 400 naming the address', async () => {
+    for (const address of [zeroAddress, chain.tokens.USDC, chain.tokens.EURC.toLowerCase()]) {
+      const instruction = { type: 'WALLET', asset: 'USDC', network: 'ETHEREUM', address };
+      const res = await api.post('/api/beneficiaries').set(c.auth).set(idem()).send(beneficiaryBody(instruction));
+      expect(res.status, address).to.equal(400);
+      expect(res.body.code).to.equal('VALIDATION_ERROR');
+      expect(res.body.details.errors.map((e: { path: string }) => e.path)).to.include('/paymentInstruction/address');
+    }
+  });
+
+  it('a payout to an address nobody can spend from is FAILED before any transfer, the hold released', async () => {
+    // Saved where the API did not know the chain's tokens (the stack's own API), so only the worker can tell.
+    const usdc = chain.tokens.USDC as `0x${string}`;
+    const before = await balance(c, accountId, 'USDC');
+    const hotNonce = await chain.clients.public.getTransactionCount({ address: chain.hotWallet.address });
+    const stock = await tokenBalance('USDC', usdc);
+    const id = await withdraw(usdc, '2.000000');
+    const done = await untilSettled(id);
+    expect(done.currentState.status).to.equal('FAILED');
+    expect(done.currentState.reason.code).to.equal('PAYOUT_REJECTED');
+    expect(await balance(c, accountId, 'USDC')).to.deep.equal(before);
+    expect(await tokenBalance('USDC', usdc)).to.equal(stock);
+    expect(await chain.clients.public.getTransactionCount({ address: chain.hotWallet.address })).to.equal(hotNonce);
   });
 
   it('a deployment without the node or the hot wallet refuses a WALLET withdrawal: 422, nothing held', async () => {

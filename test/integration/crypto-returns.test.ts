@@ -5,7 +5,8 @@
 // Driven as an operator does: the scanner (a worker process of this file's own) records the payment, the CLI (a
 // process with the chain's settings) returns it.
 import { expect } from 'chai';
-import { getAddress, parseAbiItem } from 'viem';
+import { getAddress, parseAbiItem, zeroAddress } from 'viem';
+import { mint } from '../../sandbox-chain/tokens';
 import { cambioFailsWith, cambioWith } from '../helpers/cli';
 import { cryptoStack, type CryptoStack } from '../helpers/crypto-stack';
 import { assertLedgerBalanced, balance, getOp } from '../helpers/money';
@@ -157,6 +158,65 @@ describe('cambio payment return of a CRYPTO payment: back to the address it came
     expect(sent.map((l) => [l.transactionHash, l.args.value])).to.deep.equal([[done.returned!.endToEndId, 2_000_000n]]);
     expect(await cs.tokenBalance('USDC', sender)).to.equal(before);
     expect((await balance(c, deposit.accountId, 'USDC')).total).to.equal('2.000000');
+    await assertLedgerBalanced();
+  });
+
+  it('refuses to return a transfer from no address (a mint): nothing sent, UNMATCHED with the reason', async () => {
+    const c = await newCustomer('Crypto Mint Ltda');
+    const deposit = await cs.openDeposit(c, '4.00');
+    const usdt = cs.chain.tokens.USDT as `0x${string}`;
+    const start = await cs.chain.blockNumber();
+    // USDT minted straight to a USDC deposit's address: its Transfer log comes from the zero address.
+    await mint(cs.chain.clients, usdt, deposit.walletAddress, 4_000_000n);
+    const [log] = await cs.chain.clients.public.getLogs({
+      address: usdt,
+      event: TRANSFER,
+      args: { to: deposit.walletAddress },
+      fromBlock: start,
+      toBlock: 'latest',
+    });
+    const payment = await unmatched(c, log.transactionHash!);
+    const hotStock = await cs.tokenBalance('USDT', cs.chain.hotWallet.address);
+    const hotNonce = await cs.chain.clients.public.getTransactionCount({ address: cs.chain.hotWallet.address });
+
+    await returnCommand(payment.id);
+    const done = await untilReturned(c, payment.id);
+    expect(done.status).to.equal('UNMATCHED');
+    expect(done.returned?.failure ?? '').to.match(/zero address|no address/);
+    await cs.chain.mine(CONFIRMATIONS + 1);
+    expect(await hotWalletTransfers(usdt, zeroAddress, start)).to.have.length(0);
+    expect(await cs.tokenBalance('USDT', cs.chain.hotWallet.address)).to.equal(hotStock);
+    expect(await cs.chain.clients.public.getTransactionCount({ address: cs.chain.hotWallet.address })).to.equal(
+      hotNonce,
+    );
+    await assertLedgerBalanced();
+  });
+
+  it('refuses to send back more than the transfer an operator named carried: nothing sent, UNMATCHED', async () => {
+    const c = await newCustomer('Crypto Typo Ltda');
+    const sender = cs.chain.payers[1];
+    const usdt = cs.chain.tokens.USDT as `0x${string}`;
+    const start = await cs.chain.blockNumber();
+    // 3 USDT the chain shows; the operator types 30.00 when recording it from the explorer.
+    const hash = await cs.chain.transfer({ token: 'USDT', to: cs.chain.payers[2], amount: '3', from: 1 });
+    const receipt = await cs.chain.clients.public.getTransactionReceipt({ hash });
+    const reference = `${cs.chain.chainId}:${hash}:${receipt.logs[0].logIndex}`;
+    const args = ['--rail', 'CRYPTO', '--customer', c.customerId, '--amount', '30.00', '--asset', 'USDT'];
+    const recorded = JSON.parse(
+      (await cambioWith(cs.cliEnv(), 'payment', 'record', ...args, '--reference', reference, '--json')).stdout,
+    );
+    expect(recorded.status).to.equal('UNMATCHED');
+    const hotNonce = await cs.chain.clients.public.getTransactionCount({ address: cs.chain.hotWallet.address });
+
+    await returnCommand(recorded.id);
+    const done = await untilReturned(c, recorded.id);
+    expect(done.status).to.equal('UNMATCHED');
+    expect(done.returned?.failure ?? '').to.match(/carried/);
+    await cs.chain.mine(CONFIRMATIONS + 1);
+    expect(await hotWalletTransfers(usdt, sender, start)).to.have.length(0);
+    expect(await cs.chain.clients.public.getTransactionCount({ address: cs.chain.hotWallet.address })).to.equal(
+      hotNonce,
+    );
     await assertLedgerBalanced();
   });
 });

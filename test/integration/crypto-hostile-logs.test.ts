@@ -1,0 +1,157 @@
+// Transfer logs an attacker (or a careless token) can put on the chain, read by the CRYPTO deposit scanner: anyone may
+// send a token transfer of zero units to any address, a contract of our own making may claim to be USDC, and a
+// token's `value` is a uint256. None of them may fail a customer's deposit, credit anyone, or stop the scanner.
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { maxUint256 } from 'viem';
+import { tenantEm } from '../../db/orm';
+import { openDeposit } from '../../services/operations/deposit';
+import type { ServiceContext } from '../../services/context';
+import { loadConfig } from '../../config';
+import { scanCryptoDeposits } from '../../payments/crypto-scan';
+import { CryptoRail } from '../../rails/crypto';
+import { Rails, RAIL_ENTRIES } from '../../rails/registry';
+import { mint, SANDBOX_TOKEN_ABI } from '../../sandbox-chain/tokens';
+import { startChain, type TestChain } from '../helpers/chain';
+import { activeAccount } from '../helpers/fixtures';
+import { assertLedgerBalanced, balance, getOp, quote, untilStatus } from '../helpers/money';
+import { paymentsOf } from '../helpers/inbound-payments';
+import { newCustomer, stack, type TestCustomer } from '../helpers/stack';
+
+const CONFIRMATIONS = 2;
+
+describe('CRYPTO deposits: hostile Transfer logs', function () {
+  this.timeout(120_000);
+  let chain: TestChain;
+  let rail: CryptoRail;
+  let s: ServiceContext;
+  const chainId = 32_000 + Math.floor(Math.random() * 900);
+
+  before(async () => {
+    const st = await stack();
+    chain = await startChain({ chainId });
+    const crypto = loadConfig({
+      ...process.env,
+      ...chain.env({ EVM_CONFIRMATIONS: String(CONFIRMATIONS), EVM_MAX_BLOCK_RANGE: '50', SANDBOX: 'true' }),
+    }).crypto;
+    rail = new CryptoRail(crypto);
+    s = {
+      ...st.services,
+      config: { ...st.config, crypto },
+      rails: new Rails(RAIL_ENTRIES, [...(st.services.rails?.all() ?? []), rail]),
+    };
+  });
+  after(async () => chain?.stop());
+
+  const scan = async () => scanCryptoDeposits({ orm: s.orm, temporal: s.temporal, config: s.config }, rail);
+
+  async function cryptoDeposit(c: TestCustomer, value: string) {
+    const account = await activeAccount(c, ['USDC']);
+    const q = await quote(c, { accountId: account.id, sourceAsset: 'USDC', targetAsset: 'USDC', sourceAmount: value });
+    const body = { accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'CRYPTO' } };
+    const op = await openDeposit(s, tenantEm(s.orm, c.customerId), body, randomUUID());
+    const instruction = op.intent.fundingInstruction as Record<string, string>;
+    return { op, account, address: instruction.walletAddress as `0x${string}` };
+  }
+
+  it('a transfer of zero units to a deposit address is no payment: it fails nothing, the real one pays', async () => {
+    const c = await newCustomer();
+    const { op, account, address } = await cryptoDeposit(c, '7.00');
+    // Anyone can do this (address poisoning bots do it to every address that receives stablecoins), before the payer.
+    await chain.transfer({ token: 'USDC', to: address, amount: 0n, from: 2 });
+    await chain.mine(CONFIRMATIONS);
+    await scan();
+    expect(await paymentsOf(c, `operationId[eq]=${op.id}`)).to.have.length(0);
+    expect(await paymentsOf(c, 'status[eq]=UNMATCHED')).to.have.length(0);
+    expect((await getOp(c, op.id)).currentState.status).to.equal('REQUESTED');
+
+    await chain.transfer({ token: 'USDC', to: address, amount: '7' });
+    await chain.mine(CONFIRMATIONS);
+    await scan();
+    await untilStatus(c, op.id, 'COMPLETED');
+    expect((await balance(c, account.id, 'USDC')).total).to.equal('7.000000');
+    await assertLedgerBalanced();
+  });
+
+  it('a contract that only calls itself USDC is not read: nothing is recorded', async () => {
+    const c = await newCustomer();
+    const { op, address } = await cryptoDeposit(c, '4.00');
+    const fake = await chain.deployToken('USDC', 6);
+    await chain.transfer({ token: fake, to: address, amount: '4' });
+    await chain.mine(CONFIRMATIONS);
+    await scan();
+    expect(await paymentsOf(c, `operationId[eq]=${op.id}`)).to.have.length(0);
+    expect(await paymentsOf(c, 'status[eq]=UNMATCHED')).to.have.length(0);
+    expect((await getOp(c, op.id)).currentState.status).to.equal('REQUESTED');
+  });
+
+  it('a uint256-max transfer of a listed token is recorded nowhere and does not stop the scanner', async () => {
+    const c = await newCustomer();
+    const poisoned = await cryptoDeposit(c, '5.00');
+    // The sandbox token's mint emits Transfer(0x0, to, value) for any value the supply can still take: all of it.
+    const supply = (await chain.clients.public.readContract({
+      address: chain.tokens.USDC,
+      abi: SANDBOX_TOKEN_ABI,
+      functionName: 'totalSupply',
+    })) as bigint;
+    await mint(chain.clients, chain.tokens.USDC, poisoned.address, maxUint256 - supply);
+    const honest = await cryptoDeposit(c, '6.00');
+    await chain.transfer({ token: 'USDC', to: honest.address, amount: '6' });
+    await chain.mine(CONFIRMATIONS);
+    await scan();
+    await untilStatus(c, honest.op.id, 'COMPLETED');
+    expect(await paymentsOf(c, `operationId[eq]=${poisoned.op.id}`)).to.have.length(0);
+    expect((await getOp(c, poisoned.op.id)).currentState.status).to.equal('REQUESTED');
+    expect((await balance(c, honest.account.id, 'USDC')).total).to.equal('6.000000');
+    expect((await balance(c, poisoned.account.id, 'USDC')).total).to.equal('0.000000');
+    // The scanner goes on: a later run reads past it.
+    const later = await scan();
+    expect(later.fromBlock).to.not.equal(undefined);
+    await assertLedgerBalanced();
+  });
+
+  it("a node that does not show the transfer's block yet (a lagging backend) leaves it PENDING", async () => {
+    // A JSON-RPC proxy in front of the chain that answers null for the `hidden` block (as a load-balanced
+    // node does when the backend asked is behind the one that gave the head).
+    let hidden: string | undefined;
+    const proxy = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        const call = JSON.parse(body) as { id: number; method: string; params: unknown[] };
+        res.setHeader('content-type', 'application/json');
+        if (call.method === 'eth_getBlockByNumber' && call.params[0] === hidden) {
+          res.end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: null }));
+          return;
+        }
+        void fetch(chain.url, { method: 'POST', body, headers: { 'content-type': 'application/json' } })
+          .then((upstream) => upstream.text())
+          .then((text) => res.end(text));
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (proxy.address() as AddressInfo).port;
+      const lagging = new CryptoRail({ ...rail.config, rpcUrl: `http://127.0.0.1:${port}` });
+      const scanVia = (r: CryptoRail) => scanCryptoDeposits({ orm: s.orm, temporal: s.temporal, config: s.config }, r);
+      const c = await newCustomer();
+      const { op, account, address } = await cryptoDeposit(c, '8.00');
+      const hash = await chain.transfer({ token: 'USDC', to: address, amount: '8' });
+      const { blockNumber } = await chain.clients.public.getTransactionReceipt({ hash });
+      await chain.mine(CONFIRMATIONS);
+      hidden = `0x${blockNumber.toString(16)}`;
+      await scanVia(lagging);
+      const [waiting] = await paymentsOf(c, `operationId[eq]=${op.id}`);
+      expect(waiting).to.include({ status: 'PENDING' });
+
+      hidden = undefined;
+      await scanVia(lagging);
+      await untilStatus(c, op.id, 'COMPLETED');
+      expect((await balance(c, account.id, 'USDC')).total).to.equal('8.000000');
+    } finally {
+      proxy.close();
+    }
+  });
+});
