@@ -8,6 +8,7 @@
 import { systemEm, type Orm } from '../db/orm';
 import { addReconciliationRun, railOrigin, reconciledSpan } from '../db/repositories/rail-reconciliations';
 import type { ListingCapability } from '../rails/rail';
+import { railEntry } from '../rails/registry';
 import type { SettleContext } from './record-and-decide';
 import { recordReceived } from './rail-payments';
 
@@ -57,9 +58,11 @@ export async function reconcileRail(
   const to = opts.now ?? new Date();
   const em = systemEm(s.orm);
   const { firstStart, lastEnd } = await reconciledSpan(em, rail.rail);
+  // A rail whose provider dates a payment days before it shows it lists those days again (decision 0185).
+  const reach = Math.max(RECONCILE_OVERLAP_MS, railEntry(rail.rail)?.reconciliation?.lookbackMs ?? 0);
   const start =
     lastEnd && firstStart
-      ? Math.max(lastEnd.getTime() - RECONCILE_OVERLAP_MS, firstStart.getTime())
+      ? Math.max(lastEnd.getTime() - reach, firstStart.getTime())
       : (opts.firstFrom ?? (await railOrigin(em, rail.rail))).getTime();
   const from = new Date(Math.min(start, to.getTime()));
   const received = await rail.listReceived({ from, to });

@@ -330,6 +330,11 @@ export interface RailEntry {
     note(config: Config): string;
     /** The schedule's workflow, when not railReconciliationWorkflow (PIX keeps the one its schedules run). */
     workflowType?: string;
+    /**
+     * How far before the last run's end each run lists again, when more than the overlap every rail gets: a provider
+     * that dates a payment earlier than it first shows it (a boleto: the payer's day, shown after the compensation).
+     */
+    lookbackMs?: number;
   };
   /** Whether this configuration has a provider for it (without building the connector). */
   hasProvider(config: Config): boolean;

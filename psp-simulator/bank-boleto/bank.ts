@@ -207,7 +207,9 @@ export class BoletoBank {
     /**
      * The payer pays a boleto (by `seuNumero` or `codigoSolicitacao`): `valor` (default the nominal), `notices` how
      * many copies of the notice (0: only the list shows it), `force` to pay one cancelled or expired (a payment in
-     * flight when it was cancelled).
+     * flight when it was cancelled), `dataPagamento` (YYYY-MM-DD, default today in Brasília) the day the payer paid:
+     * a boleto paid by its barcode is processed by the compensation a business day or more after that day, and the
+     * bank dates it by the payer's day.
      */
     router.post('/pay', (ctx) => {
       const b = (ctx.state.body ?? {}) as Record<string, unknown>;
@@ -222,7 +224,8 @@ export class BoletoBank {
       const valor = typeof b.valor === 'string' && /^\d+\.\d{2}$/.test(b.valor) ? b.valor : found.valorNominal;
       found.situacao = 'RECEBIDO';
       found.dataSituacao = brasiliaNow();
-      found.dataPagamento = brasiliaNow();
+      found.dataPagamento =
+        typeof b.dataPagamento === 'string' && DATE.test(b.dataPagamento) ? b.dataPagamento : brasiliaNow();
       found.valorTotalRecebido = valor;
       // How the payer paid, as Inter names it (its boleto or its Pix), when the payer says.
       if (typeof b.origem === 'string') found.origemRecebimento = b.origem;

@@ -31,6 +31,12 @@ export function boletoRailFromConfig(config: Config): BoletoRail | undefined {
   });
 }
 
+// A boleto paid by its barcode shows at the bank only once the compensation has run, a business day after the payer
+// paid (the next one, for a payment after the cut-off), dated by the payer's day. A Saturday before Carnival is
+// processed on the Thursday: five days; seven leave room for a bank that is a day late. Each run lists those days of
+// paid boletos again (decision 0185).
+const BOLETO_SETTLEMENT_LAG_MS = 7 * 86_400_000;
+
 const digits = (n: number, description: string) => ({ type: 'string', pattern: `^\\d{${n}}$`, description });
 
 export const boletoRail: RailEntry = {
@@ -81,6 +87,7 @@ export const boletoRail: RailEntry = {
   reconciliation: {
     everySeconds: (config) => config.boleto.reconcileEverySeconds,
     from: (config) => config.boleto.reconcileFrom,
+    lookbackMs: BOLETO_SETTLEMENT_LAG_MS,
     note: (config) =>
       'Records boletos paid that no notice brought, over GET /cobranca/v3/cobrancas?situacao=RECEBIDO ' +
       `(BOLETO_RECONCILE_EVERY_SECONDS=${config.boleto.reconcileEverySeconds})`,
