@@ -214,7 +214,8 @@ export class PixRail
 
   /**
    * Sends the payout under its idEnvio (docs/decisions/0108). Only a final answer ends it: the PSP's state in the
-   * PUT's answer (EM_PROCESSAMENTO, REALIZADO, NAO_REALIZADO), or a refusal (a 4xx other than 409) whose read-back
+   * PUT's answer (EM_PROCESSAMENTO, REALIZADO; NAO_REALIZADO only once the read-back shows the same or nothing under
+   * the idEnvio, decision 0186), or a refusal (a 4xx other than 409) whose read-back
    * finds nothing under the idEnvio, which is RailRejectedError. Any other answer (202, a 2xx whose status is
    * unknown or missing, 409, 408, 425, 429, 5xx, a timeout) says nothing of what the PSP holds: the idEnvio is read
    * back, and a payout the PSP shows is its answer (a status it does not name is PENDING). One it does not show
@@ -228,12 +229,16 @@ export class PixRail
       pagador: { chave: this.options.receivingKey },
       favorecido: { chave: request.key },
     });
-    if (answer.res && (answer.res.status === 200 || answer.res.status === 201)) {
-      const said = payoutAnswer(request.payoutId, answer.res.body);
-      if (said) return said;
-    }
+    const said =
+      answer.res && (answer.res.status === 200 || answer.res.status === 201)
+        ? payoutAnswer(request.payoutId, answer.res.body)
+        : undefined;
+    // "Not made" releases the hold, so it is read back first, as a refusal is: a PSP that answers a repeated idEnvio
+    // NAO_REALIZADO while the first PUT is paying shows that payout under it (decision 0186).
+    if (said && said.status !== 'FAILED') return said;
     const held = await this.findPayout(request.payoutId);
     if (held) return held;
+    if (said) return said;
     if (answer.res && isRefusal(answer.res.status)) throw rejected(`PUT ${path}`, answer.res);
     throw new RailUnavailableError(
       `the PSP answered ${answer.said} to PUT ${path} and shows no payout under that idEnvio: it is sent again`,
@@ -250,9 +255,18 @@ export class PixRail
   async followPayout(request: PayoutRequest): Promise<PayoutState> {
     const held = await this.findPayout(request.payoutId);
     if (held) return held;
-    return this.sendPayout(request).catch((err: unknown) => {
+    const again = await this.sendPayout(request).catch((err: unknown) => {
       throw acknowledgedThenRefused(err, `payout ${request.payoutId}`);
     });
+    if (again.status !== 'FAILED') return again;
+    // "Not made" for the repeated PUT, and still nothing under the idEnvio: the same as a refusal of it (decision
+    // 0186). Only the PSP showing this payout not made is final.
+    const shown = await this.findPayout(request.payoutId);
+    if (shown) return shown;
+    throw new RailUnavailableError(
+      `payout ${request.payoutId}: the PSP answered its repeated PUT NAO_REALIZADO and shows nothing under its ` +
+        'idEnvio; the first PUT may still pay, so it stays pending',
+    );
   }
 
   async payoutStatus(payoutId: string): Promise<PayoutState> {
@@ -379,13 +393,15 @@ function payout(payoutId: string, body: unknown): PayoutState {
 /** The payout's state in a PSP's answer, if the answer names a status we know; undefined for any other body. */
 function payoutAnswer(payoutId: string, body: unknown): PayoutState | undefined {
   const p = (typeof body === 'object' && body !== null ? body : {}) as {
+    idEnvio?: unknown;
     status?: unknown;
     e2eId?: string;
     endToEndId?: string;
     motivo?: string;
   };
   const status = typeof p.status === 'string' ? PAYOUT_STATUS[p.status] : undefined;
-  if (!status) return undefined;
+  // An answer that names another payout says nothing of this one.
+  if (!status || (p.idEnvio !== undefined && p.idEnvio !== payoutId)) return undefined;
   const endToEndId = p.e2eId ?? p.endToEndId;
   return {
     payoutId,

@@ -416,6 +416,38 @@ describe('PIX connector contract (against the simulated PSP)', function () {
     expect(again).to.not.be.instanceOf(RailRejectedError);
   });
 
+  it('a payout answered NAO_REALIZADO is read back before it is final: one the PSP took is never FAILED', async () => {
+    const key = 'not-made-answers@example.com';
+    const send = (payoutId: string) => rail.sendPayout({ payoutId, amount: '3.00', key });
+    const fault = (payoutId: string, f: Record<string, unknown>) =>
+      sim.control('POST', '/faults', { method: 'PUT', pathPrefix: `/v3/gn/pix/${payoutId}`, count: 1, ...f });
+    // Taken by the PSP, answered "not made" (for this idEnvio, or naming another): what it holds is the answer.
+    for (const named of ['self', 'other']) {
+      const id = payoutIdFor(randomUUID());
+      const idEnvio = named === 'self' ? id : payoutIdFor(randomUUID());
+      await fault(id, { afterHandling: true, status: 200, body: { idEnvio, status: 'NAO_REALIZADO' } });
+      const state = await send(id);
+      expect(state.payoutId, named).to.equal(id);
+      expect(state.status, named).to.be.oneOf(['PENDING', 'COMPLETED']);
+    }
+    // Not taken, "not made", nothing under the idEnvio: final, the hold may go back.
+    const never = payoutIdFor(randomUUID());
+    await fault(never, { status: 200, body: { idEnvio: never, status: 'NAO_REALIZADO', motivo: 'Chave invalida' } });
+    expect(await send(never)).to.deep.include({ payoutId: never, status: 'FAILED' });
+    // Acknowledged, then its repeated PUT answered "not made" while the read side shows nothing: pending, not FAILED.
+    const acked = payoutIdFor(randomUUID());
+    expect(await send(acked)).to.deep.include({ payoutId: acked, status: 'PENDING' });
+    await sim.control('POST', '/faults', {
+      method: 'GET',
+      pathPrefix: `/v2/gn/pix/enviados/id-envio/${acked}`,
+      count: 3, // the follow's read, the read after the repeated PUT, and the read that confirms
+      status: 404,
+    });
+    await fault(acked, { status: 200, body: { idEnvio: acked, status: 'NAO_REALIZADO' } });
+    const again = await rail.followPayout({ payoutId: acked, amount: '3.00', key }).catch((e: unknown) => e);
+    expect(again).to.be.instanceOf(RailUnavailableError);
+  });
+
   it('return answers that are not final are read back; a lost return is asked again under its id', async () => {
     const e2e = await pay({ txid: (await charge('30.00')).chargeId, notices: 0 });
     const request = (returnId: string, amount = '10.00') => ({ endToEndId: e2e, returnId, amount });
