@@ -298,12 +298,16 @@ export class PixRail
       natureza: 'ORIGINAL',
       ...(request.description ? { descricao: request.description.slice(0, 140) } : {}),
     });
-    if (answer.res && (answer.res.status === 200 || answer.res.status === 201)) {
-      const said = returnAnswer(request, answer.res.body);
-      if (said) return said;
-    }
+    const said =
+      answer.res && (answer.res.status === 200 || answer.res.status === 201)
+        ? returnAnswer(request, answer.res.body)
+        : undefined;
+    // "Not made" leaves the payment in suspense, free to be credited or returned again: read back first, as a
+    // payout's (decision 0186).
+    if (said && said.status !== 'FAILED') return said;
     const held = await this.findReturn(request);
     if (held) return held;
+    if (said) return said;
     if (answer.res && isRefusal(answer.res.status)) throw rejected(`PUT ${path}`, answer.res);
     throw new RailUnavailableError(
       `the PSP answered ${answer.said} to PUT ${path} and shows no return under that id: it is sent again`,
@@ -317,9 +321,16 @@ export class PixRail
   async followReturn(request: ReturnRequest): Promise<ReturnState> {
     const held = await this.findReturn(request);
     if (held) return held;
-    return this.returnPayment(request).catch((err: unknown) => {
+    const again = await this.returnPayment(request).catch((err: unknown) => {
       throw acknowledgedThenRefused(err, `return ${request.returnId}`);
     });
+    if (again.status !== 'FAILED') return again;
+    const shown = await this.findReturn(request);
+    if (shown) return shown;
+    throw new RailUnavailableError(
+      `return ${request.returnId}: the PSP answered its repeated PUT NAO_REALIZADO and shows nothing under its id; ` +
+        'the first PUT may still return the money, so it stays pending',
+    );
   }
 
   async returnStatus(endToEndId: string, returnId: string): Promise<ReturnState> {

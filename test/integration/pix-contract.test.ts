@@ -448,6 +448,22 @@ describe('PIX connector contract (against the simulated PSP)', function () {
     expect(again).to.be.instanceOf(RailUnavailableError);
   });
 
+  it('a return answered NAO_REALIZADO is read back before it is final: one the PSP took is never FAILED', async () => {
+    const e2e = await pay({ txid: (await charge('12.00')).chargeId, notices: 0 });
+    const id = newReturnId();
+    await sim.control('POST', '/faults', {
+      method: 'PUT',
+      pathPrefix: `/pix/${e2e}/devolucao/${id}`,
+      count: 1,
+      afterHandling: true,
+      status: 200,
+      body: { id, status: 'NAO_REALIZADO' },
+    });
+    const asked = await rail.returnPayment({ endToEndId: e2e, returnId: id, amount: '12.00' });
+    expect(asked.returnId).to.equal(id);
+    expect(asked.status).to.be.oneOf(['PENDING', 'RETURNED']);
+  });
+
   it('return answers that are not final are read back; a lost return is asked again under its id', async () => {
     const e2e = await pay({ txid: (await charge('30.00')).chargeId, notices: 0 });
     const request = (returnId: string, amount = '10.00') => ({ endToEndId: e2e, returnId, amount });
