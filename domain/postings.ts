@@ -24,6 +24,8 @@ export interface PostedOperation {
   targetAsset: string;
   targetAmount: Dec;
   fees: ReadonlyArray<{ source: string; amount: { value: string } }>;
+  /** A withdrawal's: `beneficiary.paymentInstruction.rail`, the rail its money leaves by. */
+  intent?: Record<string, unknown>;
 }
 
 /**
@@ -83,7 +85,8 @@ export function settlePostings(op: PostedOperation): Posting[] {
     case 'TRANSFER':
       return convert(op, held, { accountId: op.targetAccountId, book: 'available' });
     case 'WITHDRAWAL':
-      return convert(op, held, { accountId: null, book: 'world:pix' });
+      // Out through the rail of its payment instruction, the book its rail's money comes in from (decision 0192).
+      return convert(op, held, { accountId: null, book: worldBook(payoutRail(op)) });
     case 'DEPOSIT':
       // The payments it used arrived in the customer's suspense (receivePostings); the deposit takes them out.
       return convert(op, { accountId: suspenseAccountId(op.customerId), book: 'available' }, available(op));
@@ -106,6 +109,13 @@ export function suspenseAccountId(customerId: string | null): string {
 }
 
 const worldBook = (rail: string): string => `world:${rail.toLowerCase()}`;
+
+/** The rail a withdrawal pays out by; PIX for a row from before the intent named it. */
+function payoutRail(op: PostedOperation): string {
+  const beneficiary = op.intent?.beneficiary as { paymentInstruction?: { rail?: unknown } } | undefined;
+  const rail = beneficiary?.paymentInstruction?.rail;
+  return typeof rail === 'string' ? rail : 'PIX_KEY';
+}
 
 type Arrival = { customerId: string | null; rail: string; asset: string; amount: Dec };
 
