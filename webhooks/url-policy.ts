@@ -109,6 +109,19 @@ export function isPublicAddress(address: string): boolean {
   return !NOT_PUBLIC.check(address, 'ipv4');
 }
 
+// What DNS can carry (RFC 1035 2.3.4): labels of 1 to 63 octets, 253 at most in all (without the root's dot). A
+// longer or empty label is refused by c-ares itself (EBADNAME) before any query: the URL's fault, not a resolver
+// down, so it is checked here and named as such (decision 0190).
+const MAX_LABEL = 63;
+const MAX_NAME = 253;
+
+function isDnsName(host: string): boolean {
+  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  return (
+    name.length > 0 && name.length <= MAX_NAME && name.split('.').every((l) => l.length > 0 && l.length <= MAX_LABEL)
+  );
+}
+
 const refuse = (url: string, why: string) => new CambioError('INVALID_WEBHOOK_URL', `webhook url ${why}`, { url });
 
 const DNS_RETRY_AFTER_SECONDS = 5;
@@ -120,6 +133,8 @@ const DNS_RETRY_AFTER_SECONDS = 5;
 function unresolved(url: string, host: string, err: unknown): CambioError {
   const code = (err as { code?: unknown })?.code;
   if (typeof code === 'string' && NO_SUCH_NAME.has(code)) return refuse(url, `host ${host} does not resolve`);
+  // The resolver refused the name without asking anyone: no retry will resolve it.
+  if (code === 'EBADNAME') return refuse(url, `host ${host} is not a valid host name`);
   return new CambioError('SERVICE_UNAVAILABLE', `the host ${host} could not be resolved now (${String(code ?? err)})`, {
     retryAfterSeconds: DNS_RETRY_AFTER_SECONDS,
   });
@@ -142,8 +157,11 @@ export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<C
     throw refuse(raw, `must use ${policy.allowPrivate ? 'http:// or https://' : 'https://'}`);
   if (url.username || url.password) throw refuse(raw, 'must not carry credentials');
   if (!url.hostname) throw refuse(raw, 'has no host');
+  // Port 0 is no port a receiver can listen on (the URL parser already refuses 65536 and above).
+  if (url.port === '0') throw refuse(raw, 'must not name port 0');
   if (policy.allowPrivate) return { url };
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (!isIP(host) && !isDnsName(host)) throw refuse(raw, `host ${host} is not a valid host name`);
   let addresses: string[];
   try {
     addresses = isIP(host) ? [host] : await policy.resolve(host);
