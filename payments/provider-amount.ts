@@ -11,6 +11,9 @@ const DECIMAL = /^\d+(\.\d+)?$/;
  * for that payment alone: logged, and listed again by the next run.
  */
 export function requireProviderAmount(rail: string, p: ReceivedPayment): void {
+  if (p.unreadable) {
+    throw new Error(`${rail} shows ${p.endToEndId} received, but ${p.unreadable}: not recorded (decision 0188)`);
+  }
   if (DECIMAL.test(p.amount) && new Dec(p.amount).gt(0)) return;
   throw new Error(
     `${rail} shows ${p.endToEndId} received with the amount ${JSON.stringify(p.amount)}, which is not one: ` +

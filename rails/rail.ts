@@ -64,10 +64,18 @@ export interface ReceivedPayment {
   payer?: string;
   /** The account it came from, when the provider's record names it (TED: the sender's CNPJ/CPF and account). */
   payerAccount?: PayerAccount;
+  /**
+   * Why the provider's record cannot be recorded as it stands (TED: no transactionId, fractions of a cent): recording
+   * refuses it, the run's failure for that payment alone, so the run's window stays and the next lists it again.
+   */
+  unreadable?: string;
   returns: ReturnState[];
 }
 
-/** Who sent a payment, as the provider's record shows it: the owner's tax id (digits) and the sending account. */
+/**
+ * Who sent a payment, as the provider's record shows it: the owner's tax id (`bareTaxId`: digits and letters, upper
+ * case) and the sending account.
+ */
 export interface PayerAccount {
   taxId: string;
   personType: 'INDIVIDUAL' | 'COMPANY';

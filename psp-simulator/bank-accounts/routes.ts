@@ -105,7 +105,8 @@ export function bankAccountsRoutes(options: BankAccountsOptions): Koa.Middleware
     const b = (ctx.state.body ?? {}) as Record<string, unknown>;
     const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
     const amount = str(b.amount);
-    const payer = str(b.payerTaxId)?.replace(/\D/g, '');
+    // A tax id as the bank writes it, without its punctuation: an alphanumeric CNPJ keeps its letters.
+    const payer = str(b.payerTaxId)?.replace(/[^0-9A-Za-z]/g, '');
     if (!amount || !/^\d{1,15}\.\d{2}$/.test(amount) || !payer) {
       ctx.status = 400;
       ctx.body = { error: 'amount (e.g. "100.00") and payerTaxId (CNPJ or CPF) are required' };

@@ -59,12 +59,12 @@ export class TedRail implements RailConnector, ListingCapability {
     for (const entry of entries.filter(isTedCredit)) {
       const problem = creditProblem(entry);
       if (problem) {
+        // Passed on all the same: its recording fails, and the run keeps its window (decision 0188).
         const warn = this.options.warn ?? ((m, d) => console.warn(m, d));
         warn('a TED the bank lists cannot be read; it is not recorded', {
           transactionId: entry.transactionId,
           problem,
         });
-        continue;
       }
       credits.push(receivedTed(entry));
     }

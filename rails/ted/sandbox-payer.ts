@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { CambioError } from '../../domain/errors';
 import { formatAmount, parseAmountValue } from '../../domain/money';
+import { bareTaxId } from '../../domain/tax-id';
 import { isTransientStatus, RailUnavailableError } from '../errors';
 import type { SandboxPaid, SandboxPayerCapability, SandboxPaymentRequest } from '../rail';
 import { TED_ASSET, TED_RAIL } from './connector';
@@ -37,7 +38,7 @@ export class TedSandboxPayer implements SandboxPayerCapability<SandboxTed> {
     return {
       transactionId: request.payer.endToEndId ?? fromId,
       amount: formatAmount(amount, 'BRL'),
-      payerTaxId: (request.payer.payerTaxId ?? instruction.payerTaxId ?? '').replace(/\D/g, ''),
+      payerTaxId: bareTaxId(request.payer.payerTaxId ?? instruction.payerTaxId ?? ''),
     };
   }
 

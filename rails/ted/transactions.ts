@@ -2,6 +2,7 @@
 // /accounts/v2/accounts/{accountId}/transactions`): which booking days a window asks for, how every page is
 // followed, and which entries are TEDs received (with their payer) in Cambio's words. No I/O here.
 import { Dec } from '../../domain/money';
+import { bareTaxId } from '../../domain/tax-id';
 import type { PayerAccount, ReceivedPayment, TimeWindow } from '../rail';
 
 /** One entry of `data` as the Accounts API v2 writes it (fields Cambio reads). */
@@ -68,36 +69,67 @@ export async function followPages(
 // The Accounts API writes amounts as `^\d{1,15}\.\d{2,4}$`; a TED carries whole cents.
 const AMOUNT = /^\d{1,15}\.\d{2,4}$/;
 
-/** Why an entry that is a TED received cannot be recorded (the run fails for it and the window stays), or null. */
+/**
+ * Why an entry that is a TED received cannot be recorded as it stands, or null. It is still passed on
+ * (`unreadable`): recording refuses it, which is the run's failure for that credit alone, so the cursor stays and the
+ * next run lists it again (decision 0188). A TED whose payer the bank does not name is readable: money all the same.
+ */
 export function creditProblem(t: AccountTransaction): string | null {
   if (!t.transactionId) return 'no transactionId';
   const amount = t.transactionAmount?.amount ?? '';
   if (!AMOUNT.test(amount)) return `amount "${amount}" is not a decimal of 2 to 4 places`;
   if (new Dec(amount).decimalPlaces() > 2 || new Dec(amount).lte(0)) return `amount ${amount} is not whole cents`;
   if ((t.transactionAmount?.currency ?? 'BRL') !== 'BRL') return `currency ${t.transactionAmount?.currency}`;
-  if (!t.partieCnpjCpf) return 'no partieCnpjCpf';
   return null;
 }
 
 /** A TED the account received: `type` TED and `creditDebitType` CREDITO (anything else is not ours to record). */
 export const isTedCredit = (t: AccountTransaction): boolean => t.type === 'TED' && t.creditDebitType === 'CREDITO';
 
-/** A TED credit as a received payment: its `transactionId` is the rail reference, its payer the sending account. */
+/**
+ * The payer's tax id as Cambio compares it (`bareTaxId`: digits and letters, upper case; the alphanumeric CNPJ keeps
+ * its letters), with the leading zeros a bank writing it as a number dropped: a legal person's is 14 characters, a
+ * natural person's 11, and 12 or 13 digits can only be a CNPJ.
+ */
+export function payerTaxIdOf(t: AccountTransaction): string {
+  const bare = bareTaxId(t.partieCnpjCpf ?? '');
+  if (!/^\d+$/.test(bare)) return bare;
+  const natural = t.partiePersonType === 'PESSOA_NATURAL';
+  const legal = t.partiePersonType === 'PESSOA_JURIDICA' || bare.length > 11;
+  if (legal && !natural && bare.length < 14) return bare.padStart(14, '0');
+  if (natural && bare.length < 11) return bare.padStart(11, '0');
+  return bare;
+}
+
+/**
+ * A TED credit as a received payment: its `transactionId` is the rail reference, its payer the sending account when
+ * the bank names one (`partieCnpjCpf` is conditional in the Accounts API: without it the TED is the platform's, for
+ * an operator). An entry with a `creditProblem` carries it as `unreadable`.
+ */
 export function receivedTed(t: AccountTransaction): ReceivedPayment {
-  const payerAccount: PayerAccount = {
-    taxId: t.partieCnpjCpf!.replace(/\D/g, ''),
-    personType: t.partiePersonType === 'PESSOA_NATURAL' ? 'INDIVIDUAL' : 'COMPANY',
-    ...(t.partieCompeCode ? { bankCode: t.partieCompeCode } : {}),
-    ...(t.partieBranchCode ? { branchCode: t.partieBranchCode } : {}),
-    ...(t.partieNumber ? { accountNumber: t.partieNumber } : {}),
-    ...(t.partieCheckDigit ? { accountDigit: t.partieCheckDigit } : {}),
-  };
+  const problem = creditProblem(t);
+  const taxId = payerTaxIdOf(t);
+  const payerAccount: PayerAccount | undefined = taxId
+    ? {
+        taxId,
+        personType: t.partiePersonType === 'PESSOA_NATURAL' ? 'INDIVIDUAL' : 'COMPANY',
+        ...(t.partieCompeCode ? { bankCode: t.partieCompeCode } : {}),
+        ...(t.partieBranchCode ? { branchCode: t.partieBranchCode } : {}),
+        ...(t.partieNumber ? { accountNumber: t.partieNumber } : {}),
+        ...(t.partieCheckDigit ? { accountDigit: t.partieCheckDigit } : {}),
+      }
+    : undefined;
+  const amount = t.transactionAmount?.amount ?? '';
   return {
-    endToEndId: t.transactionId!,
-    amount: new Dec(t.transactionAmount!.amount!).toFixed(2),
+    endToEndId: t.transactionId || UNNAMED,
+    amount: problem ? amount : new Dec(amount).toFixed(2),
     asset: 'BRL',
     receivedAt: t.transactionDateTime ?? new Date().toISOString(),
-    payerAccount,
+    ...(payerAccount ? { payerAccount } : {}),
+    ...(problem ? { unreadable: problem } : {}),
     returns: [],
   };
 }
+
+// The reference a credit with no transactionId is reported under: it is never recorded (`unreadable`).
+const UNNAMED = '(no transactionId)';

@@ -16,12 +16,13 @@ import { findPaymentByReference } from '../../db/repositories/inbound-payments';
 import { reconciledSpan } from '../../db/repositories/rail-reconciliations';
 import { reconcileRail } from '../../payments/reconciliation';
 import { RAIL_ENTRIES, Rails } from '../../rails/registry';
-import { tedRailFromConfig, type TedRail } from '../../rails/ted';
+import { tedRailFromConfig, TedRail } from '../../rails/ted';
+import { cnpjCheckDigits } from '../../domain/tax-id';
 import { readTedConfig, SANDBOX_TED_ACCOUNT } from '../../rails/ted/config';
 import { ensureSchedules, periodicJobs } from '../../worker/schedules';
 import { queueWorkerOptions } from '../../worker/queues';
 import { cambio } from '../helpers/cli';
-import { accountBody, activeAccount, validCnpj } from '../helpers/fixtures';
+import { accountBody, activeAccount, validAlphanumericCnpj, validCnpj } from '../helpers/fixtures';
 import { balance, getOp, quote, untilStatus } from '../helpers/money';
 import { idem, newCustomer, stack, type Stack, type TestCustomer } from '../helpers/stack';
 
@@ -374,6 +375,92 @@ describe('TED: credits read from the collection account', function () {
     await poll();
     expect(await payment(id)).to.deep.include({ status: 'MATCHED', operationId: deposit.id });
     await untilStatus(c, deposit.id, 'COMPLETED');
+  });
+
+  it('completes deposits paid from an alphanumeric CNPJ, and from one listed without its leading zero', async () => {
+    // The alphanumeric CNPJ (IN RFB 2.229/2024) is in use since July 2026: its letters are the id, not punctuation.
+    const alnum = validAlphanumericCnpj();
+    const c = await newCustomer('Ted Alfanumerico Ltda');
+    const account = await activeAccount(c, ['BRL'], { taxId: { value: alnum, type: 'CNPJ' } });
+    const deposit = (await tedDeposit(c, account.id, '41.00')).body;
+    expect(deposit.intent.fundingInstruction.payerTaxId).to.equal(alnum);
+    // The bank writes it as it likes: punctuated, in lower case.
+    const a = alnum;
+    const written = `${a.slice(0, 2)}.${a.slice(2, 5)}.${a.slice(5, 8)}/${a.slice(8, 12)}-${a.slice(12)}`;
+    const id = await sendTed(written.toLowerCase(), '41.00');
+    await poll();
+    expect(await payment(id)).to.deep.include({
+      status: 'MATCHED',
+      customerId: c.customerId,
+      operationId: deposit.id,
+    });
+    await untilStatus(c, deposit.id, 'COMPLETED');
+    expect((await balance(c, account.id, 'BRL')).available).to.equal('41.00');
+
+    // The sandbox route's TED from the owner's own CNPJ completes the next one.
+    const next = (await tedDeposit(c, account.id, '42.00')).body;
+    const sent = await http
+      .post(`/api/sandbox/operations/${next.id}/inbound-payment`)
+      .set(c.auth)
+      .set(idem())
+      .send({ amount: { value: '42.00', asset: 'BRL' } });
+    expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
+    expect(sent.body).to.deep.include({ status: 'MATCHED', operationId: next.id });
+    await untilStatus(c, next.id, 'COMPLETED');
+
+    // A CNPJ starting with 0, which a bank writing it as a number lists with 13 digits.
+    const base = `0${String(Math.floor(Math.random() * 1e11)).padStart(11, '1')}`;
+    const zero = base + cnpjCheckDigits(base);
+    const z = await newCustomer('Ted Zero Ltda');
+    const zAccount = await activeAccount(z, ['BRL'], { taxId: { value: zero, type: 'CNPJ' } });
+    const zDeposit = (await tedDeposit(z, zAccount.id, '43.00')).body;
+    const zId = await sendTed(zero.slice(1), '43.00');
+    await poll();
+    expect(await payment(zId)).to.deep.include({ status: 'MATCHED', operationId: zDeposit.id });
+    await untilStatus(z, zDeposit.id, 'COMPLETED');
+  });
+
+  it("records a TED naming no payer in the platform's suspense; one it cannot read keeps the window", async () => {
+    const listed = (entries: unknown[]) =>
+      new TedRail(
+        {
+          get: async () => ({ status: 200, body: { data: entries, links: {}, meta: { totalPages: 1 } } }),
+          close: async () => {},
+        } as never,
+        { accountId: 'cambio-collection', pageSize: 100, warn: () => {} },
+      );
+    const ted = (over: Record<string, unknown>) => ({
+      transactionId: `TED${randomUUID().replace(/-/g, '').toUpperCase()}`,
+      type: 'TED',
+      creditDebitType: 'CREDITO',
+      transactionAmount: { amount: '77.0000', currency: 'BRL' },
+      transactionDateTime: new Date().toISOString(),
+      ...over,
+    });
+    const settle = { orm: st.services.orm, temporal: st.services.temporal, config };
+    const em = systemEm(st.services.orm);
+
+    // The Accounts API's partieCnpjCpf is conditional: a TED without it is money in Cambio's account all the same.
+    const anonymous = ted({});
+    const run = await reconcileRail(settle, listed([anonymous]));
+    expect(run).to.deep.include({ listed: 1, late: 1, failed: [] });
+    expect(await payment(anonymous.transactionId)).to.deep.include({
+      status: 'UNMATCHED',
+      customerId: null,
+      operationId: null,
+      payer: null,
+    });
+    expect((await payment(anonymous.transactionId))!.amount).to.deep.include({ value: '77.00', asset: 'BRL' });
+
+    // A credit Cambio cannot read is the run's failure: the cursor stays and the next run lists it again.
+    const before = await reconciledSpan(em, RAIL);
+    const cents = ted({ transactionAmount: { amount: '12.3450', currency: 'BRL' }, partieCnpjCpf: validCnpj() });
+    const noId = ted({ transactionId: undefined, partieCnpjCpf: validCnpj() });
+    const unreadable = await reconcileRail(settle, listed([cents, noId]));
+    expect(unreadable.failed).to.have.length(2);
+    expect(unreadable.failed).to.include(cents.transactionId);
+    expect(await payment(cents.transactionId)).to.equal(null);
+    expect(await reconciledSpan(em, RAIL)).to.deep.equal(before);
   });
 
   it('closes the books: cambio books check', async () => {

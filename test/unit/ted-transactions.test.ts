@@ -106,10 +106,25 @@ describe('TED poll: what counts as a TED received', () => {
     ).to.have.property('personType', 'INDIVIDUAL');
   });
 
-  it('refuses what cannot be a TED of ours: fractions of a cent, no id, no payer, another currency', () => {
+  it('marks what cannot be recorded as it stands: fractions of a cent, no id, another currency', () => {
     expect(creditProblem(credit({ transactionAmount: { amount: '100.0050', currency: 'BRL' } }))).to.match(/cents/);
     expect(creditProblem(credit({ transactionId: undefined }))).to.match(/transactionId/);
-    expect(creditProblem(credit({ partieCnpjCpf: undefined }))).to.match(/partieCnpjCpf/);
     expect(creditProblem(credit({ transactionAmount: { amount: '1.00', currency: 'USD' } }))).to.match(/currency/);
+    expect(receivedTed(credit({ transactionAmount: { amount: '100.0050', currency: 'BRL' } }))).to.deep.include({
+      amount: '100.0050',
+      unreadable: 'amount 100.0050 is not whole cents',
+    });
+  });
+
+  it('reads a TED with no payer as one, and a payer as Cambio compares tax ids (decision 0188)', () => {
+    expect(creditProblem(credit({ partieCnpjCpf: undefined }))).to.equal(null);
+    expect(receivedTed(credit({ partieCnpjCpf: undefined }))).not.to.have.property('payerAccount');
+    const taxIdOf = (partieCnpjCpf: string, partiePersonType?: string) =>
+      receivedTed(credit({ partieCnpjCpf, partiePersonType })).payerAccount?.taxId;
+    expect(taxIdOf('12.abc.345/01de-35')).to.equal('12ABC34501DE35');
+    expect(taxIdOf('1222333000181', 'PESSOA_JURIDICA')).to.equal('01222333000181');
+    expect(taxIdOf('1222333000181')).to.equal('01222333000181');
+    expect(taxIdOf('2345678909', 'PESSOA_NATURAL')).to.equal('02345678909');
+    expect(taxIdOf('12345678909', 'PESSOA_NATURAL')).to.equal('12345678909');
   });
 });
