@@ -86,7 +86,7 @@ export function settlePostings(op: PostedOperation): Posting[] {
       return convert(op, held, { accountId: op.targetAccountId, book: 'available' });
     case 'WITHDRAWAL':
       // Out through the rail of its payment instruction, the book its rail's money comes in from (decision 0192).
-      return convert(op, held, { accountId: null, book: worldBook(payoutRail(op)) });
+      return convert(op, held, { accountId: null, book: payoutBook(op) });
     case 'DEPOSIT':
       // The payments it used arrived in the customer's suspense (receivePostings); the deposit takes them out.
       return convert(op, { accountId: suspenseAccountId(op.customerId), book: 'available' }, available(op));
@@ -110,11 +110,14 @@ export function suspenseAccountId(customerId: string | null): string {
 
 const worldBook = (rail: string): string => `world:${rail.toLowerCase()}`;
 
-/** The rail a withdrawal pays out by; PIX for a row from before the intent named it. */
-function payoutRail(op: PostedOperation): string {
+/**
+ * The world book a withdrawal's money leaves to: its payment instruction's rail's. A row from before the intent named
+ * the rail (every one of them PIX) keeps the book withdrawals had then.
+ */
+function payoutBook(op: PostedOperation): string {
   const beneficiary = op.intent?.beneficiary as { paymentInstruction?: { rail?: unknown } } | undefined;
   const rail = beneficiary?.paymentInstruction?.rail;
-  return typeof rail === 'string' ? rail : 'PIX_KEY';
+  return typeof rail === 'string' ? worldBook(rail) : 'world:pix';
 }
 
 type Arrival = { customerId: string | null; rail: string; asset: string; amount: Dec };

@@ -30,7 +30,7 @@ describe('the outside world, one book per rail', () => {
     }
   });
 
-  it('a withdrawal whose intent names no rail (before instructions named one) is PIX', () => {
-    expect(worldLeg(withdrawal(undefined, 'BRL')).book).to.equal('world:pix_key');
+  it('a withdrawal whose intent names no rail (from before instructions named one) keeps the book it had', () => {
+    expect(worldLeg(withdrawal(undefined, 'BRL')).book).to.equal('world:pix');
   });
 });
