@@ -5,12 +5,11 @@ import { randomUUID } from 'node:crypto';
 import { tenantEm } from '../../db/orm';
 import { openDeposit } from '../../services/operations/deposit';
 import type { ServiceContext } from '../../services/context';
-import { loadConfig } from '../../config';
-import { scanCryptoDeposits } from '../../payments/crypto-scan';
 import { CryptoRail } from '../../rails/crypto';
 import { Rails } from '../../rails/registry';
 import { RAIL_ENTRIES } from '../../rails/registry';
-import { startChain, type TestChain } from '../helpers/chain';
+import type { TestChain } from '../helpers/chain';
+import { cryptoScanner, type CryptoScanner } from '../helpers/crypto-scanner';
 import { activeAccount } from '../helpers/fixtures';
 import { assertLedgerBalanced, balance, quote, untilStatus } from '../helpers/money';
 import { paymentsOf } from '../helpers/inbound-payments';
@@ -21,37 +20,20 @@ const CONFIRMATIONS = 3;
 
 describe('CRYPTO deposits on a real chain', function () {
   this.timeout(120_000);
+  let scanner: CryptoScanner;
   let chain: TestChain;
   let rail: CryptoRail;
   let s: ServiceContext;
-  // A chain id of its own: the scanner's cursor is per chain, apart from any other file's.
-  const chainId = 31_000 + Math.floor(Math.random() * 900);
+  let chainId: number;
 
   before(async () => {
-    const st = await stack();
-    chain = await startChain({ chainId });
-    const crypto = loadConfig({
-      ...process.env,
-      ...chain.env({ EVM_CONFIRMATIONS: String(CONFIRMATIONS), EVM_MAX_BLOCK_RANGE: '5', SANDBOX: 'true' }),
-    }).crypto;
-    rail = new CryptoRail(crypto);
-    s = {
-      ...st.services,
-      config: { ...st.config, crypto },
-      rails: new Rails(RAIL_ENTRIES, [...(st.services.rails?.all() ?? []), rail]),
-    };
+    scanner = await cryptoScanner({ chainIdBase: 31_000, confirmations: CONFIRMATIONS, maxBlockRange: 5 });
+    ({ chain, rail, services: s, chainId } = scanner);
   });
   after(async () => chain?.stop());
 
-  const scan = async () => scanCryptoDeposits({ orm: s.orm, temporal: s.temporal, config: s.config }, rail);
-
-  async function cryptoDeposit(c: TestCustomer, value: string) {
-    const account = await activeAccount(c, ['USDC']);
-    const q = await quote(c, { accountId: account.id, sourceAsset: 'USDC', targetAsset: 'USDC', sourceAmount: value });
-    const body = { accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'CRYPTO' } };
-    const op = await openDeposit(s, tenantEm(s.orm, c.customerId), body, randomUUID());
-    return { op, account, instruction: op.intent.fundingInstruction as Record<string, string> };
-  }
+  const scan = (via?: CryptoRail) => scanner.scan(via);
+  const cryptoDeposit = (c: TestCustomer, value: string) => scanner.deposit(c, value);
 
   it('gives each deposit its own EIP-55 address, and credits a transfer once it is confirmed', async () => {
     const { http } = await stack();

@@ -2,59 +2,33 @@
 // send a token transfer of zero units to any address, a contract of our own making may claim to be USDC, and a
 // token's `value` is a uint256. None of them may fail a customer's deposit, credit anyone, or stop the scanner.
 import { expect } from 'chai';
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { maxUint256 } from 'viem';
-import { tenantEm } from '../../db/orm';
-import { openDeposit } from '../../services/operations/deposit';
-import type { ServiceContext } from '../../services/context';
-import { loadConfig } from '../../config';
-import { scanCryptoDeposits } from '../../payments/crypto-scan';
 import { CryptoRail } from '../../rails/crypto';
-import { Rails, RAIL_ENTRIES } from '../../rails/registry';
 import { mint, SANDBOX_TOKEN_ABI } from '../../sandbox-chain/tokens';
-import { startChain, type TestChain } from '../helpers/chain';
-import { activeAccount } from '../helpers/fixtures';
-import { assertLedgerBalanced, balance, getOp, quote, untilStatus } from '../helpers/money';
+import type { TestChain } from '../helpers/chain';
+import { cryptoScanner, type CryptoScanner } from '../helpers/crypto-scanner';
+import { assertLedgerBalanced, balance, getOp, untilStatus } from '../helpers/money';
 import { paymentsOf } from '../helpers/inbound-payments';
-import { newCustomer, stack, type TestCustomer } from '../helpers/stack';
+import { newCustomer, type TestCustomer } from '../helpers/stack';
 
 const CONFIRMATIONS = 2;
 
 describe('CRYPTO deposits: hostile Transfer logs', function () {
   this.timeout(120_000);
+  let scanner: CryptoScanner;
   let chain: TestChain;
   let rail: CryptoRail;
-  let s: ServiceContext;
-  const chainId = 32_000 + Math.floor(Math.random() * 900);
 
   before(async () => {
-    const st = await stack();
-    chain = await startChain({ chainId });
-    const crypto = loadConfig({
-      ...process.env,
-      ...chain.env({ EVM_CONFIRMATIONS: String(CONFIRMATIONS), EVM_MAX_BLOCK_RANGE: '50', SANDBOX: 'true' }),
-    }).crypto;
-    rail = new CryptoRail(crypto);
-    s = {
-      ...st.services,
-      config: { ...st.config, crypto },
-      rails: new Rails(RAIL_ENTRIES, [...(st.services.rails?.all() ?? []), rail]),
-    };
+    scanner = await cryptoScanner({ chainIdBase: 32_000, confirmations: CONFIRMATIONS, maxBlockRange: 50 });
+    ({ chain, rail } = scanner);
   });
   after(async () => chain?.stop());
 
-  const scan = async () => scanCryptoDeposits({ orm: s.orm, temporal: s.temporal, config: s.config }, rail);
-
-  async function cryptoDeposit(c: TestCustomer, value: string) {
-    const account = await activeAccount(c, ['USDC']);
-    const q = await quote(c, { accountId: account.id, sourceAsset: 'USDC', targetAsset: 'USDC', sourceAmount: value });
-    const body = { accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'CRYPTO' } };
-    const op = await openDeposit(s, tenantEm(s.orm, c.customerId), body, randomUUID());
-    const instruction = op.intent.fundingInstruction as Record<string, string>;
-    return { op, account, address: instruction.walletAddress as `0x${string}` };
-  }
+  const scan = (via?: CryptoRail) => scanner.scan(via);
+  const cryptoDeposit = (c: TestCustomer, value: string) => scanner.deposit(c, value);
 
   it('a transfer of zero units to a deposit address is no payment: it fails nothing, the real one pays', async () => {
     const c = await newCustomer();
@@ -135,19 +109,18 @@ describe('CRYPTO deposits: hostile Transfer logs', function () {
     try {
       const port = (proxy.address() as AddressInfo).port;
       const lagging = new CryptoRail({ ...rail.config, rpcUrl: `http://127.0.0.1:${port}` });
-      const scanVia = (r: CryptoRail) => scanCryptoDeposits({ orm: s.orm, temporal: s.temporal, config: s.config }, r);
       const c = await newCustomer();
       const { op, account, address } = await cryptoDeposit(c, '8.00');
       const hash = await chain.transfer({ token: 'USDC', to: address, amount: '8' });
       const { blockNumber } = await chain.clients.public.getTransactionReceipt({ hash });
       await chain.mine(CONFIRMATIONS);
       hidden = `0x${blockNumber.toString(16)}`;
-      await scanVia(lagging);
+      await scan(lagging);
       const [waiting] = await paymentsOf(c, `operationId[eq]=${op.id}`);
       expect(waiting).to.include({ status: 'PENDING' });
 
       hidden = undefined;
-      await scanVia(lagging);
+      await scan(lagging);
       await untilStatus(c, op.id, 'COMPLETED');
       expect((await balance(c, account.id, 'USDC')).total).to.equal('8.000000');
     } finally {
