@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { activeAccount } from '../helpers/fixtures';
 import { quote, untilStatus } from '../helpers/money';
-import { idem, newCustomer, stack } from '../helpers/stack';
+import { idem, newCustomer, stack, type TestCustomer } from '../helpers/stack';
 import { heldWithdrawal } from '../helpers/held-withdrawal';
 import { cambioFails } from '../helpers/cli';
 
@@ -22,6 +22,17 @@ async function cambio(...args: string[]) {
       LOG_LEVEL: 'warn',
     },
   });
+}
+
+/** A BRL to BRL deposit of `value` on `accountId` by `rail`, as the API answers its POST. */
+async function brlDeposit(c: TestCustomer, accountId: string, value: string, rail: 'PIX_KEY' | 'TED') {
+  const { http } = await stack();
+  const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: value });
+  return http
+    .post('/api/operations/deposit')
+    .set(c.auth)
+    .set(idem())
+    .send({ accountId, quoteId: q.id, fundingInstruction: { rail } });
 }
 
 describe('operator CLI', function () {
@@ -44,15 +55,9 @@ describe('operator CLI', function () {
   });
 
   it('records a payment and replays a failed deposit to COMPLETED', async () => {
-    const { http } = await stack();
     const c = await newCustomer();
     const account = await activeAccount(c, ['BRL']);
-    const q = await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '75.00' });
-    const dep = await http
-      .post('/api/operations/deposit')
-      .set(c.auth)
-      .set(idem())
-      .send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
+    const dep = await brlDeposit(c, account.id, '75.00', 'PIX_KEY');
     expect(dep.status).to.equal(201);
     const short = JSON.parse(
       (
@@ -83,12 +88,7 @@ describe('operator CLI', function () {
     const { http } = await stack();
     const c = await newCustomer();
     const account = await activeAccount(c, ['BRL', 'USDC']);
-    const q = await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '10.00' });
-    const dep = await http
-      .post('/api/operations/deposit')
-      .set(c.auth)
-      .set(idem())
-      .send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'TED' } });
+    const dep = await brlDeposit(c, account.id, '10.00', 'TED');
     expect(dep.status).to.equal(201);
     const refused = async (asset: string) => {
       const args = ['deposit', 'pay', dep.body.id, '--amount', '10.00', '--asset', asset, '--end-to-end', `E-${asset}`];
@@ -105,15 +105,9 @@ describe('operator CLI', function () {
   });
 
   it('refuses a replay of a deposit that did not fail, with the error code and a non-zero exit', async () => {
-    const { http } = await stack();
     const c = await newCustomer();
     const account = await activeAccount(c, ['BRL']);
-    const q = await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '10.00' });
-    const dep = await http
-      .post('/api/operations/deposit')
-      .set(c.auth)
-      .set(idem())
-      .send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'TED' } });
+    const dep = await brlDeposit(c, account.id, '10.00', 'TED');
     const failure = await cambio('deposit', 'replay', dep.body.id).then(
       () => undefined,
       (err: { code: number; stderr: string }) => err,
@@ -148,12 +142,7 @@ describe('operator CLI: tags and held withdrawals', function () {
     );
     expect(tagged.tags).to.deep.equal([{ key: 'cost-center', value: 'treasury' }]);
     await cambio('account', 'tag', account.id, '--key', 'internal', '--value', 'not-copied');
-    const q = await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '10.00' });
-    const dep = await http
-      .post('/api/operations/deposit')
-      .set(c.auth)
-      .set(idem())
-      .send({ accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' } });
+    const dep = await brlDeposit(c, account.id, '10.00', 'PIX_KEY');
     expect(dep.body.tags).to.deep.equal([{ key: 'cost-center', value: 'treasury' }]);
     const listed = await http
       .get('/api/operations')
