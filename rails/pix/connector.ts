@@ -229,19 +229,10 @@ export class PixRail
       pagador: { chave: this.options.receivingKey },
       favorecido: { chave: request.key },
     });
-    const said =
-      answer.res && (answer.res.status === 200 || answer.res.status === 201)
-        ? payoutAnswer(request.payoutId, answer.res.body)
-        : undefined;
-    // "Not made" releases the hold, so it is read back first, as a refusal is: a PSP that answers a repeated idEnvio
-    // NAO_REALIZADO while the first PUT is paying shows that payout under it (decision 0186).
-    if (said && said.status !== 'FAILED') return said;
-    const held = await this.findPayout(request.payoutId);
-    if (held) return held;
-    if (said) return said;
-    if (answer.res && isRefusal(answer.res.status)) throw rejected(`PUT ${path}`, answer.res);
-    throw new RailUnavailableError(
-      `the PSP answered ${answer.said} to PUT ${path} and shows no payout under that idEnvio: it is sent again`,
+    return finalAnswer(
+      { answer, path, shows: 'payout under that idEnvio' },
+      (body) => payoutAnswer(request.payoutId, body),
+      () => this.findPayout(request.payoutId),
     );
   }
 
@@ -253,19 +244,10 @@ export class PixRail
    * the first one. It stays pending (RailUnavailableError) and visible as stuck, never FAILED with its hold released.
    */
   async followPayout(request: PayoutRequest): Promise<PayoutState> {
-    const held = await this.findPayout(request.payoutId);
-    if (held) return held;
-    const again = await this.sendPayout(request).catch((err: unknown) => {
-      throw acknowledgedThenRefused(err, `payout ${request.payoutId}`);
-    });
-    if (again.status !== 'FAILED') return again;
-    // "Not made" for the repeated PUT, and still nothing under the idEnvio: the same as a refusal of it (decision
-    // 0186). Only the PSP showing this payout not made is final.
-    const shown = await this.findPayout(request.payoutId);
-    if (shown) return shown;
-    throw new RailUnavailableError(
-      `payout ${request.payoutId}: the PSP answered its repeated PUT NAO_REALIZADO and shows nothing under its ` +
-        'idEnvio; the first PUT may still pay, so it stays pending',
+    return followAcknowledged(
+      { what: `payout ${request.payoutId}`, under: 'idEnvio', firstMay: 'pay' },
+      () => this.findPayout(request.payoutId),
+      () => this.sendPayout(request),
     );
   }
 
@@ -298,19 +280,10 @@ export class PixRail
       natureza: 'ORIGINAL',
       ...(request.description ? { descricao: request.description.slice(0, 140) } : {}),
     });
-    const said =
-      answer.res && (answer.res.status === 200 || answer.res.status === 201)
-        ? returnAnswer(request, answer.res.body)
-        : undefined;
-    // "Not made" leaves the payment in suspense, free to be credited or returned again: read back first, as a
-    // payout's (decision 0186).
-    if (said && said.status !== 'FAILED') return said;
-    const held = await this.findReturn(request);
-    if (held) return held;
-    if (said) return said;
-    if (answer.res && isRefusal(answer.res.status)) throw rejected(`PUT ${path}`, answer.res);
-    throw new RailUnavailableError(
-      `the PSP answered ${answer.said} to PUT ${path} and shows no return under that id: it is sent again`,
+    return finalAnswer(
+      { answer, path, shows: 'return under that id' },
+      (body) => returnAnswer(request, body),
+      () => this.findReturn(request),
     );
   }
 
@@ -319,17 +292,10 @@ export class PixRail
    * followPayout, the PSP acknowledged it already: a refusal of the repeated PUT leaves it pending, not FAILED.
    */
   async followReturn(request: ReturnRequest): Promise<ReturnState> {
-    const held = await this.findReturn(request);
-    if (held) return held;
-    const again = await this.returnPayment(request).catch((err: unknown) => {
-      throw acknowledgedThenRefused(err, `return ${request.returnId}`);
-    });
-    if (again.status !== 'FAILED') return again;
-    const shown = await this.findReturn(request);
-    if (shown) return shown;
-    throw new RailUnavailableError(
-      `return ${request.returnId}: the PSP answered its repeated PUT NAO_REALIZADO and shows nothing under its id; ` +
-        'the first PUT may still return the money, so it stays pending',
+    return followAcknowledged(
+      { what: `return ${request.returnId}`, under: 'id', firstMay: 'return the money' },
+      () => this.findReturn(request),
+      () => this.returnPayment(request),
     );
   }
 
@@ -449,6 +415,56 @@ function returnRead(request: ReturnRequest, body: unknown): ReturnState {
 
 /** A 4xx that says "no" (not 409, which says the id is taken, nor the "come back later" ones the client raises). */
 const isRefusal = (status: number): boolean => status >= 400 && status < 500 && status !== 409;
+
+/**
+ * What a PUT under our id (a payout's idEnvio, a return's id) ended with, by decision 0108's rules: the state a 200
+ * or 201 says (`parse`: undefined for a body that names no state we know, or another id), or the one the PSP shows
+ * under the id (`readBack`); a refusal with nothing under the id is
+ * RailRejectedError; any other answer with nothing under it is RailUnavailableError (the retry sends the same PUT).
+ * "Not made" is read back first, as a refusal is: it releases a hold or puts a payment back in suspense, and a PSP
+ * that answers a repeated id NAO_REALIZADO while the first PUT is paying shows that one under it (decision 0186).
+ */
+async function finalAnswer<S extends { status: string }>(
+  put: { answer: { res?: PixResponse; said: string }; path: string; shows: string },
+  parse: (body: unknown) => S | undefined,
+  readBack: () => Promise<S | undefined>,
+): Promise<S> {
+  const { answer, path } = put;
+  const said =
+    answer.res && (answer.res.status === 200 || answer.res.status === 201) ? parse(answer.res.body) : undefined;
+  if (said && said.status !== 'FAILED') return said;
+  const held = await readBack();
+  if (held) return held;
+  if (said) return said;
+  if (answer.res && isRefusal(answer.res.status)) throw rejected(`PUT ${path}`, answer.res);
+  throw new RailUnavailableError(
+    `the PSP answered ${answer.said} to PUT ${path} and shows no ${put.shows}: it is sent again`,
+  );
+}
+
+/**
+ * A payout or return the PSP acknowledged before, followed: what it shows under the id, or the same PUT sent again.
+ * Neither a refusal of that PUT nor its "not made" while the PSP still shows nothing is final (decision 0186): the
+ * first PUT may still go through, so it stays pending (RailUnavailableError) and visible as stuck.
+ */
+async function followAcknowledged<S extends { status: string }>(
+  call: { what: string; under: string; firstMay: string },
+  readBack: () => Promise<S | undefined>,
+  sendAgain: () => Promise<S>,
+): Promise<S> {
+  const held = await readBack();
+  if (held) return held;
+  const again = await sendAgain().catch((err: unknown) => {
+    throw acknowledgedThenRefused(err, call.what);
+  });
+  if (again.status !== 'FAILED') return again;
+  const shown = await readBack();
+  if (shown) return shown;
+  throw new RailUnavailableError(
+    `${call.what}: the PSP answered its repeated PUT NAO_REALIZADO and shows nothing under its ${call.under}; ` +
+      `the first PUT may still ${call.firstMay}, so it stays pending`,
+  );
+}
 
 /** A refusal of a call the PSP acknowledged before: not final, so "come back later" (any other error as it is). */
 function acknowledgedThenRefused(err: unknown, what: string): unknown {
