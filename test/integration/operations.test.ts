@@ -6,6 +6,7 @@ import { activeAccount } from '../helpers/fixtures';
 import { approvedInstruction } from '../helpers/beneficiary-fixtures';
 import { balance, fund, getOp, quote, untilStatus } from '../helpers/money';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { pay } from '../helpers/inbound-payments';
 
 async function eventsOf(operationId: string) {
   const { services } = await stack();
@@ -634,16 +635,11 @@ describe('operations', function () {
           { sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '5.00' },
           rail,
         );
-        const { http } = await stack();
-        const paid = await http
-          .post(`/api/sandbox/operations/${res.body.id}/inbound-payment`)
-          .set(c.auth)
-          .set(idem())
-          .send({ amount: { value: '5.000000', asset: 'USDC' } });
+        const paid = await pay(c, res.body.id, '5.000000', { asset: 'USDC' });
         expect(paid.status).to.equal(422);
         expect(paid.body).to.deep.include({ code: 'RAIL_ASSET_MISMATCH' });
         expect(paid.body.details).to.deep.equal({ rail, asset: 'USDC' });
-        const payments = await http.get('/api/inbound-payments').set(c.auth);
+        const payments = await (await stack()).http.get('/api/inbound-payments').set(c.auth);
         expect(payments.body.data).to.deep.equal([]);
       });
     }
