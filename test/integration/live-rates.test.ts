@@ -420,6 +420,24 @@ describe('live exchange rates (local sources in the documented shapes)', functio
     }
   });
 
+  it('a source that corrects a rate at the same instant is quoted at its correction, not the old value', async () => {
+    const at = t1 + 480;
+    fake.oxr.body = oxrLatest(at, oxrRates({ BRL: '5.5' }));
+    await poll();
+    // OXR answers the same instant again with BRL corrected (its hourly plans keep the hour's timestamp).
+    fake.oxr.body = oxrLatest(at, oxrRates({ BRL: '5.4' }));
+    try {
+      await poll();
+      const res = await quoteOn(await api(), 'USD', 'BRL');
+      expect(res.status, JSON.stringify(res.body)).to.equal(201);
+      expect(res.body.effectiveRate).to.include({ value: '5.373', sourceTime: new Date(at * 1000).toISOString() });
+      expect(res.body.targetAmount.value).to.equal('537.30');
+    } finally {
+      fake.oxr.body = oxrLatest(t1 + 540, oxrRates());
+      await poll();
+    }
+  });
+
   it('never waits on a source that hangs; a stale primary stops new quotes, locked ones execute', async () => {
     const app = await api();
     const locked = await quoteOn(app, 'BRL', 'USD', '50.00');
