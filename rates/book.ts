@@ -184,8 +184,10 @@ export class LiveRateBook implements RateBook {
   }
 
   private async load(): Promise<LiveRates> {
+    // The snapshot's age counts from the read's start: its rows are of that instant, however long the read took.
+    const at = this.now();
     const rates = snapshotOf(this.settings, await this.read(), this.now);
-    this.snapshot = { at: this.now(), rates };
+    this.snapshot = { at, rates };
     this.noteDeviations(rates.deviating);
     return rates;
   }

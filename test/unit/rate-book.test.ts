@@ -235,6 +235,27 @@ describe('rates/book', () => {
     expect(convert(s, 'USD', 'USDT', new Dec('100')).toFixed()).to.equal('100.1');
   });
 
+  it('answers from rows read at most a second ago, counted from when the read began, however long it ran', async () => {
+    let now = T0;
+    let reads = 0;
+    const book = new LiveRateBook(
+      async () => {
+        reads++;
+        const rows = [row('oxr', 'USD', 'BRL', reads === 1 ? '5.4' : '5.5')];
+        now += 900; // a slow read: the rows are of its start
+        return rows;
+      },
+      settings,
+      pino({ level: 'silent' }),
+      {},
+      () => now,
+    );
+    expect((await book.current()).midPerUsd('BRL').toFixed()).to.equal('5.4');
+    now += 100; // a second after the rows were read
+    expect((await book.current()).midPerUsd('BRL').toFixed()).to.equal('5.5');
+    expect(reads).to.equal(2);
+  });
+
   it('reads the rows at most once a second, one read at a time', async () => {
     let now = T0;
     let reads = 0;
