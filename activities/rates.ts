@@ -7,7 +7,7 @@ import { pollRateSource, type PollResult } from '../rates/poll';
 /**
  * The rates' poll (workflows/periodic.ts `ratesPollWorkflow`, on the rails' task queue: it calls providers). Every
  * configured source at once, each bounded by RATES_TIMEOUT_MS, so one that hangs costs only its own rows of this run.
- * Idempotent: a row polled twice is stored once (its `received_at` moves).
+ * Idempotent: a row polled twice is stored once (its `received_at` moves, its value is the latest answer's: 0197).
  */
 export type RateActivities = ReturnType<typeof createRateActivities>;
 

@@ -55,12 +55,15 @@ export function perUsd(rows: ExchangeRateRow[]): Map<string, Leg> {
     }
     return legs;
   }
-  // Units per `base`: X per USD = (X per base) / (USD per base); the base itself is 1 / (USD per base).
+  // Units per `base`: X per USD = (X per base) / (USD per base); the base itself is 1 / (USD per base), and USD is 1:
+  // a source that publishes USD is a reference for it too, so a USD stablecoin the primary quotes is judged against
+  // it like any coin against its peg (decision 0193).
   const usd = rows.find((r) => r.currency === 'USD' && r.base === base);
   if (!usd) return legs;
   const usdMid = new Dec(usd.mid);
   const older = (a: Date, b: Date) => (a < b ? a : b);
   legs.set(base, { mid: new Dec(1).div(usdMid), sourceTime: usd.sourceTime, receivedAt: usd.receivedAt });
+  legs.set('USD', { mid: new Dec(1), sourceTime: usd.sourceTime, receivedAt: usd.receivedAt });
   for (const r of rows) {
     if (r.base !== base || r.currency === 'USD') continue;
     legs.set(r.currency, {
@@ -181,8 +184,10 @@ export class LiveRateBook implements RateBook {
   }
 
   private async load(): Promise<LiveRates> {
+    // The snapshot's age counts from the read's start: its rows are of that instant, however long the read took.
+    const at = this.now();
     const rates = snapshotOf(this.settings, await this.read(), this.now);
-    this.snapshot = { at: this.now(), rates };
+    this.snapshot = { at, rates };
     this.noteDeviations(rates.deviating);
     return rates;
   }

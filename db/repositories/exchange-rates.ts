@@ -14,7 +14,12 @@ export interface ExchangeRateRow {
   receivedAt: Date;
 }
 
-/** Stores one poll's rows; a row already stored (same source, currency and instant) only moves its `received_at`. */
+/**
+ * Stores one poll's rows. A row already stored (same source, currency and instant) takes the value of the answer
+ * received last, with its `received_at`: a source that corrects a rate without a new instant (OXR's hourly plans keep
+ * the hour's timestamp) is quoted at its correction, never at the value it replaced (decision 0197). A poll that
+ * finishes after a later one changes nothing.
+ */
 export async function addExchangeRates(em: Em, rows: ExchangeRateRow[]): Promise<void> {
   if (rows.length === 0) return;
   await em.execute(
@@ -22,8 +27,9 @@ export async function addExchangeRates(em: Em, rows: ExchangeRateRow[]): Promise
      select r.source, r.currency, r.source_time, r.base, r.mid, r.received_at
      from jsonb_to_recordset(?::jsonb) as r(source text, currency text, source_time timestamptz, base text,
        mid numeric, received_at timestamptz)
-     on conflict (source, currency, source_time) do update set received_at = greatest(
-       exchange_rates.received_at, excluded.received_at)`,
+     on conflict (source, currency, source_time) do update set base = excluded.base, mid = excluded.mid,
+       received_at = excluded.received_at
+     where excluded.received_at >= exchange_rates.received_at`,
     [
       JSON.stringify(
         rows.map((r) => ({

@@ -298,10 +298,12 @@ describe('live exchange rates (local sources in the documented shapes)', functio
     try {
       const [oxr] = await poll();
       expect([oxr.error, oxr.refused]).to.deep.equal([undefined, []]);
-      const res = await quoteOn(await api(), 'MXN', 'GBP');
+      // Without the ECB, whose fixings of MXN and GBP would refuse both legs before any arithmetic (decision 0193).
+      const res = await quoteOn(await api({ sources: ['oxr', 'ptax'] }), 'MXN', 'GBP');
       expect(res.status, JSON.stringify(res.body)).to.equal(503);
       expect(res.body.code).to.equal('RATES_UNAVAILABLE');
       expect(res.body.details).to.include({ asset: 'GBP' });
+      expect(res.body.details.reason).to.match(/rounds to zero at 10 decimals/);
       expect(res.headers['retry-after']).to.equal('30');
     } finally {
       // The usual rates again, at a later instant, for the tests after this one.
@@ -389,6 +391,51 @@ describe('live exchange rates (local sources in the documented shapes)', functio
     expect((await app.get('/metrics')).text).to.match(
       /cambio_rates_deviation_breaker_open\{currency="BRL",reference="ptax"\} 0/,
     );
+  });
+
+  it("refuses a primary rate 1000x off the ECB's fixing of any currency it fixes; other pairs quote", async () => {
+    // OXR's MXN jumps from 18.60 to 18600 per USD; the ECB's fixing of the first test still says 18.60.
+    fake.oxr.body = oxrLatest(t1 + 360, oxrRates({ MXN: '18600' }));
+    try {
+      await poll();
+      const app = await api();
+      for (const [from, to] of [
+        ['USD', 'MXN'],
+        ['MXN', 'BRL'],
+      ]) {
+        const res = await quoteOn(app, from, to);
+        expect(res.status, `${from}→${to} ${JSON.stringify(res.body)}`).to.equal(503);
+        expect(res.body.code).to.equal('RATES_UNAVAILABLE');
+        expect(res.body.details).to.include({ asset: 'MXN' });
+        expect(res.body.details.reason).to.match(/oxr differs from ecb by \d+(\.\d+)?%, over RATES_MAX_DEVIATION_PCT/);
+        expect(res.headers['retry-after']).to.equal('30');
+      }
+      expect((await quoteOn(app, 'USD', 'GBP')).status).to.equal(201);
+      const view = await app.get('/api/rates?base=USD').set(c.auth);
+      expect(view.body.rates.find((r: { asset: string }) => r.asset === 'MXN')).to.include({ mid: null });
+    } finally {
+      // The usual rates again, at a later instant, for the tests after this one.
+      fake.oxr.body = oxrLatest(t1 + 420, oxrRates());
+      await poll();
+    }
+  });
+
+  it('a source that corrects a rate at the same instant is quoted at its correction, not the old value', async () => {
+    const at = t1 + 480;
+    fake.oxr.body = oxrLatest(at, oxrRates({ BRL: '5.5' }));
+    await poll();
+    // OXR answers the same instant again with BRL corrected (its hourly plans keep the hour's timestamp).
+    fake.oxr.body = oxrLatest(at, oxrRates({ BRL: '5.4' }));
+    try {
+      await poll();
+      const res = await quoteOn(await api(), 'USD', 'BRL');
+      expect(res.status, JSON.stringify(res.body)).to.equal(201);
+      expect(res.body.effectiveRate).to.include({ value: '5.373', sourceTime: new Date(at * 1000).toISOString() });
+      expect(res.body.targetAmount.value).to.equal('537.30');
+    } finally {
+      fake.oxr.body = oxrLatest(t1 + 540, oxrRates());
+      await poll();
+    }
   });
 
   it('never waits on a source that hangs; a stale primary stops new quotes, locked ones execute', async () => {

@@ -7,7 +7,10 @@ import { CambioError } from '../../domain/errors';
 import { Dec } from '../../domain/money';
 import { computeQuote } from '../../domain/quote-math';
 import { type RateSource, midRate, provenanceOf, spreadFor } from '../../domain/rates';
+import type { RatesConfig } from '../../config';
 import { type BookSettings, LiveRateBook, NoRates, snapshotOf } from '../../rates/book';
+import { ecbConnector } from '../../rates/ecb';
+import { ptaxConnector } from '../../rates/ptax';
 
 const T0 = Date.parse('2026-12-01T12:00:00Z');
 const row = (source: string, base: string, currency: string, mid: string, receivedAt = T0): ExchangeRateRow => ({
@@ -201,6 +204,56 @@ describe('rates/book', () => {
     );
     expect([...brlOff.deviating.keys()]).to.deep.equal(['BRL']);
     expect(refusal(() => brlOff.legOf('BRLT')).code).to.equal('RATES_UNAVAILABLE');
+  });
+
+  it('checks every currency a reference publishes: OXR 1000x off on MXN, or USDC 1000x off USD, is refused', () => {
+    // The deployment's references as their connectors cover them (RATES_SOURCES=oxr,ptax,ecb).
+    const config = { ptax: { url: '' }, ecb: { url: '' } } as RatesConfig;
+    const live: BookSettings = {
+      ...settings,
+      references: [ptaxConnector(config), ecbConnector(config)].map((c) => ({ name: c.name, covers: c.covers })),
+    };
+    // The ECB fixes 1.16 USD, 21.576 MXN and 0.86768 GBP per EUR: 18.6 MXN and 0.748 GBP per USD. OXR answers MXN
+    // 1000 times that, and 1000 USDC per USD.
+    const rows = [
+      row('oxr', 'USD', 'MXN', '18600'),
+      row('oxr', 'USD', 'GBP', '0.748'),
+      row('oxr', 'USD', 'USDC', '1000'),
+      row('oxr', 'USD', 'USDT', '1.001'),
+      row('ecb', 'EUR', 'USD', '1.16'),
+      row('ecb', 'EUR', 'MXN', '21.576'),
+      row('ecb', 'EUR', 'GBP', '0.86768'),
+    ];
+    const s = snapshotOf(live, rows, () => T0);
+    expect([...s.deviating.keys()].sort()).to.deep.equal(['MXN', 'USDC']);
+    expect(s.deviating.get('MXN')).to.include({ reference: 'ecb', primaryMid: '18600', referenceMid: '18.6' });
+    const mxn = refusal(() => convert(s, 'USD', 'MXN', new Dec('100')));
+    expect(mxn.details).to.deep.include({ asset: 'MXN', retryAfterSeconds: 30 });
+    expect(refusal(() => convert(s, 'USDC', 'USD', new Dec('100'))).details).to.include({ asset: 'USDC' });
+    // Within the limit, every other leg still prices.
+    expect(convert(s, 'USD', 'GBP', new Dec('100')).toFixed()).to.equal('74.42');
+    expect(convert(s, 'USD', 'USDT', new Dec('100')).toFixed()).to.equal('100.1');
+  });
+
+  it('answers from rows read at most a second ago, counted from when the read began, however long it ran', async () => {
+    let now = T0;
+    let reads = 0;
+    const book = new LiveRateBook(
+      async () => {
+        reads++;
+        const rows = [row('oxr', 'USD', 'BRL', reads === 1 ? '5.4' : '5.5')];
+        now += 900; // a slow read: the rows are of its start
+        return rows;
+      },
+      settings,
+      pino({ level: 'silent' }),
+      {},
+      () => now,
+    );
+    expect((await book.current()).midPerUsd('BRL').toFixed()).to.equal('5.4');
+    now += 100; // a second after the rows were read
+    expect((await book.current()).midPerUsd('BRL').toFixed()).to.equal('5.5');
+    expect(reads).to.equal(2);
   });
 
   it('reads the rows at most once a second, one read at a time', async () => {
