@@ -4,8 +4,10 @@ import { isUuid } from '../../domain/uuid';
 /**
  * Before routing: every path segment that is a UUID (in any case, percent-encoded or not) is rewritten in lower
  * case. An id names workflows, locks, idempotency hashes and signals as text, and Postgres answers a row for either
- * case: `…/ABC…/hold-review` must name what `…/abc…/hold-review` names, not a workflow that does not exist. One
- * place, so no handler has to remember it.
+ * case: `…/ABC…/hold-review` must name what `…/abc…/hold-review` names, not a workflow that does not exist. Trailing
+ * slashes of an /api path go too: its router serves `/api/quotes/` as `/api/quotes`, so every check keyed by the
+ * path (the idempotency hash, the body limit of a document upload, the public token route) must read one spelling
+ * (decision 0198). One place, so no handler has to remember it.
  */
 export const canonicalIds: Koa.Middleware = async (ctx, next) => {
   const segments = ctx.path.split('/');
@@ -16,6 +18,11 @@ export const canonicalIds: Koa.Middleware = async (ctx, next) => {
       segments[i] = decoded.toLowerCase();
       changed = true;
     }
+  }
+  // Under /api only: a provider's notice path is served in one exact spelling (api/app.ts), any other is 404.
+  while (segments[1] === 'api' && segments.length > 3 && segments[segments.length - 1] === '') {
+    segments.pop();
+    changed = true;
   }
   if (changed) ctx.path = segments.join('/');
   await next();

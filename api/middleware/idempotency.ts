@@ -9,7 +9,7 @@ import { keyInUse, keyReused } from '../../services/errors';
 import { crashPoint } from '../../services/crash-point';
 import { countIdempotentReplay } from '../observability/metrics';
 import { isUuid } from '../../domain/uuid';
-import { findStoredAnswer, keyCreatedAt } from '../../db/repositories/idempotency';
+import { findStoredAnswer, keyStart } from '../../db/repositories/idempotency';
 import { openSecret, sealSecret } from '../../webhooks/secrets';
 
 /** Key order must not change the hash: `{a,b}` and `{b,a}` are the same request. */
@@ -43,12 +43,17 @@ export function requireIdempotencyKey(ctx: Koa.Context): string {
  * A UUID fixed by (customer, idempotency key, the instant the key's row was created, purpose): what a handler names a
  * row it must commit before an outside effect (a signal), so that the retry of a request that died after that commit
  * finds its own row instead of writing a second one. The instant (written before the handler runs when the key has no
- * live row: `keyCreatedAt`) stays for the key's 24 h and changes when a key is used again after them: that is a new
- * request, and it must not find the rows of the first (decision 0168).
+ * live row: `keyStart`) stays for the key's 24 h and changes when a key is used again after them: that is a new
+ * request, and it must not find the rows of the first (decision 0168). Another request under a key whose row is live
+ * is 422 IDEMPOTENCY_KEY_REUSED, even when the first stored no answer (it died, or met an outage): it would name the
+ * first request's rows and be answered with what the first one did (decision 0194).
  */
 export async function requestScopedId(ctx: Koa.Context, purpose: string): Promise<string> {
   const key: string = ctx.state.idempotencyKey;
-  const since = await keyCreatedAt(ctx.state.em, key, requestHashOf(ctx));
+  const requestHash = requestHashOf(ctx);
+  const started = await keyStart(ctx.state.em, key, requestHash);
+  if (started.requestHash !== requestHash) throw keyReused();
+  const since = started.createdAt;
   const hex = createHash('sha256')
     .update(`${ctx.state.customerId}:${key}:${since.toISOString()}:${purpose}`)
     .digest('hex');

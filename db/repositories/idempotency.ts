@@ -37,7 +37,7 @@ export const EXPIRES_AT = `now() + interval '${IDEMPOTENCY_TTL_HOURS} hours'`;
 
 /**
  * The conflict clause of every insert of a stored answer: a row that no longer answers for its key (expired, or
- * STARTED: `keyCreatedAt`) is replaced; a row that still answers is kept, and the insert returns no row. A STARTED row
+ * STARTED: `keyStart`) is replaced; a row that still answers is kept, and the insert returns no row. A STARTED row
  * still within its 24 h keeps its creation instant (decision 0168): its key's ids derive from it.
  */
 export const REPLACE_UNLESS_ANSWERING = `on conflict (customer_id, key) do update
@@ -119,31 +119,38 @@ const CREATED_AT = `with started as (
       set request_hash = excluded.request_hash, state = 'STARTED', response_status = null, response_body = null,
           created_at = excluded.created_at, expires_at = excluded.expires_at
       where idempotency_keys.expires_at <= now()
-    returning created_at
+    returning created_at, request_hash
   )
-  select created_at from started
+  select created_at, request_hash from started
   union all
-  select created_at from idempotency_keys where customer_id = ? and key = ? and expires_at > now()`;
+  select created_at, request_hash from idempotency_keys where customer_id = ? and key = ? and expires_at > now()`;
+
+/** The key's live row as `keyStart` found or wrote it: when it was created, and for which request. */
+export interface KeyStart {
+  createdAt: Date;
+  /** The request the row was written for: this request's when the row is new, the first request's otherwise. */
+  requestHash: string;
+}
 
 /**
  * When the key's row was created: what changes when a key is used again once its 24 h are over, and never within
  * them. A request whose handler names rows by its key (`requestScopedId`) derives their ids from it, so a retry finds
  * its first attempt's rows and a reused expired key is a new request (decision 0168). Written at once (outside any
  * transaction, before the handler runs) for a key that has no live row, so the retry of a request that died after
- * an effect finds the same instant.
+ * an effect finds the same instant. The row's request tells the caller whether this is that retry (decision 0194).
  */
-export async function keyCreatedAt(em: Em, key: string, requestHash: string): Promise<Date> {
+export async function keyStart(em: Em, key: string, requestHash: string): Promise<KeyStart> {
   const customerId = tenantOf(em);
   // Empty only when another request wrote the key's row after this statement's snapshot: the next run sees it.
   for (let run = 1; ; run++) {
-    const [row] = await em.execute<Array<{ created_at: Date }>>(CREATED_AT, [
+    const [row] = await em.execute<Array<{ created_at: Date; request_hash: string }>>(CREATED_AT, [
       customerId,
       key,
       requestHash,
       customerId,
       key,
     ]);
-    if (row) return new Date(row.created_at);
+    if (row) return { createdAt: new Date(row.created_at), requestHash: row.request_hash };
     if (run >= 3) throw new Error(`idempotency key ${key}: no live row after ${run} runs`);
   }
 }

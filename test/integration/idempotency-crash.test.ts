@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { systemEm } from '../../db/orm';
-import { activeAccount } from '../helpers/fixtures';
+import { activeAccount, createAccount, getAccount, submitReview, uploadAllDocuments } from '../helpers/fixtures';
 import { balance, fund, quote, untilStatus } from '../helpers/money';
 import { exitWithin, killAll, spawnApi } from '../helpers/processes';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
@@ -41,6 +41,7 @@ describe('idempotency across a process crash', function () {
   let crashAfter: { url: string; name: string } & Awaited<ReturnType<typeof spawnApi>>;
   let crashBefore: Awaited<ReturnType<typeof spawnApi>>;
   let crashBeforePayment: Awaited<ReturnType<typeof spawnApi>>;
+  let crashBeforeDecision: Awaited<ReturnType<typeof spawnApi>>;
 
   before(async () => {
     const { config } = await stack();
@@ -49,13 +50,14 @@ describe('idempotency across a process crash', function () {
       spawnApi('api-crash-after-commit', config.taskQueue, { CAMBIO_TEST_CRASH_AT: 'after-commit' }),
       spawnApi('api-crash-before-commit', config.taskQueue, { CAMBIO_TEST_CRASH_AT: 'before-commit' }),
       spawnApi('api-crash-before-commit-payment', config.taskQueue, { CAMBIO_TEST_CRASH_AT: 'before-commit' }),
+      spawnApi('api-crash-before-commit-decision', config.taskQueue, { CAMBIO_TEST_CRASH_AT: 'before-commit' }),
     ]);
     spawning.catch(() => undefined);
     c = await newCustomer('Crash Retry Ltda');
     source = await activeAccount(c, ['BRL', 'USD']);
     target = await activeAccount(c, ['BRL']);
     await fund(c, source.id, 'BRL', '1000.00');
-    [crashAfter, crashBefore, crashBeforePayment] = await spawning;
+    [crashAfter, crashBefore, crashBeforePayment, crashBeforeDecision] = await spawning;
   });
 
   after(killAll);
@@ -179,6 +181,45 @@ describe('idempotency across a process crash', function () {
         .set('X-Idempotency-Key', key)
         .send(body);
       expect([replay.status, replay.headers['idempotent-replayed']]).to.deep.equal([200, 'true']);
+    },
+  );
+  it(
+    'a sandbox decision whose request died after it was applied: the key with another decision is 422, the ' +
+      'retry of the first answers what was applied',
+    async () => {
+      const { http } = await stack();
+      const account = await createAccount(c, { assets: ['BRL'] });
+      await uploadAllDocuments(c, account.id);
+      await submitReview(c, account.id);
+      const key = randomUUID();
+      const review = `/api/sandbox/accounts/${account.id}/review`;
+
+      // The approval commits as a decision, the workflow applies it, and the process dies before the key's answer.
+      await postExpectingNoAnswer(`${crashBeforeDecision.url}${review}`, c, key, { decision: 'APPROVE' });
+      await exitWithin(crashBeforeDecision);
+      await eventually(
+        () => getAccount(c, account.id),
+        (a) => a.currentState.status === 'ACTIVE',
+      );
+
+      // Not a retry: another request under the key. It must neither be answered with the approval as if it had
+      // rejected, nor take the key from the request that took effect.
+      const other = await http
+        .post(review)
+        .set(c.auth)
+        .set('X-Idempotency-Key', key)
+        .send({ decision: 'REJECT', reason: 'changed our mind' });
+      expect([other.status, other.body.code], JSON.stringify(other.body)).to.deep.equal([
+        422,
+        'IDEMPOTENCY_KEY_REUSED',
+      ]);
+
+      const retry = await http.post(review).set(c.auth).set('X-Idempotency-Key', key).send({ decision: 'APPROVE' });
+      expect(retry.status, JSON.stringify(retry.body)).to.equal(200);
+      expect(retry.body.currentState.status).to.equal('ACTIVE');
+      const again = await http.post(review).set(c.auth).set('X-Idempotency-Key', key).send({ decision: 'APPROVE' });
+      expect([again.status, again.headers['idempotent-replayed']]).to.deep.equal([200, 'true']);
+      expect((await getAccount(c, account.id)).currentState.status).to.equal('ACTIVE');
     },
   );
 });

@@ -10,6 +10,7 @@ import { approvedInstruction, beneficiaryBody, pixInstruction } from '../helpers
 import { fund, quote, untilStatus } from '../helpers/money';
 import { OpenApiDocument, operationsOf } from '../helpers/openapi';
 import { issueStatements } from '../../statements/issue';
+import { createCustomer } from '../../services/auth';
 
 const upper = (path: string) => path.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, (id) => id.toUpperCase());
 
@@ -231,5 +232,44 @@ describe('ids in paths written in upper case', function () {
     const encoded = account.id.toUpperCase().replace(/[A-F]/g, (ch) => `%${ch.charCodeAt(0).toString(16)}`);
     const res = await http.get(`/api/accounts/${encoded}`).set(c.auth);
     expect([res.status, res.body.id]).to.deep.equal([200, account.id]);
+  });
+});
+
+describe('a path written with a trailing slash', () => {
+  it("is the same request: its key replays, its limits are the route's, a token needs no bearer", async () => {
+    const { http } = await stack();
+    const c = await newCustomer('Trailing Slash Ltda');
+    const account = await activeAccount(c, ['BRL', 'USD']);
+    const key = idem();
+    const body = { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '5.00' };
+    const first = await http.post('/api/quotes').set(c.auth).set(key).send(body);
+    expect(first.status, JSON.stringify(first.body)).to.equal(201);
+    // A retry sent to the other spelling of the same route: the first answer again, not 422 IDEMPOTENCY_KEY_REUSED.
+    const again = await http.post('/api/quotes/').set(c.auth).set(key).send(body);
+    expect(
+      [again.status, again.headers['idempotent-replayed'], again.body.id],
+      JSON.stringify(again.body),
+    ).to.deep.equal([201, 'true', first.body.id]);
+
+    // A document over the 1 MiB of other bodies: the documents route's limit, whichever spelling.
+    const pending = await createAccount(c);
+    const twoMiB = Buffer.alloc(2 * 1024 * 1024, 7).toString('base64');
+    const upload = await http
+      .post(`/api/accounts/${pending.id}/documents/`)
+      .set(c.auth)
+      .set(idem())
+      .send(documentBody('CERTIFICATE_OF_INCORPORATION', undefined, twoMiB));
+    expect([upload.status, upload.body.code], JSON.stringify(upload.body).slice(0, 300)).to.deep.equal([
+      201,
+      undefined,
+    ]);
+
+    // The token route is public under either spelling.
+    const { services } = await stack();
+    const client = await createCustomer(services.orm, 'Trailing Slash Token Ltda');
+    const token = await http
+      .post('/api/oauth/client/token/')
+      .send({ clientId: client.clientId, clientSecret: client.clientSecret });
+    expect([token.status, token.body.tokenType], JSON.stringify(token.body)).to.deep.equal([200, 'Bearer']);
   });
 });
