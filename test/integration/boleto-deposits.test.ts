@@ -117,6 +117,35 @@ describe('BOLETO deposits through the bank: registration, notices, reconciliatio
     expect((await send()).status, 'the retry once the bank is back').to.equal(201);
   });
 
+  it('a bank that took the boleto but answers nothing readable is 503; the retry shows that boleto', async () => {
+    const { psp } = await stack();
+    const before = (await depositsOf(accountId)).length;
+    const prefix = '/cobranca/v3/cobrancas';
+    // The bank registers the boleto and answers 200 with no body; its list, asked where the boleto is, does the same.
+    await psp.control('POST', '/faults', {
+      method: 'POST',
+      pathPrefix: prefix,
+      status: 200,
+      body: '',
+      afterHandling: true,
+      count: 1,
+    });
+    await psp.control('POST', '/faults', { method: 'GET', pathPrefix: prefix, status: 200, body: '', count: 1 });
+    const { res, send } = await postDeposit('25.00');
+    expect(res.status, JSON.stringify(res.body)).to.equal(503);
+    expect(res.body.code).to.equal('SERVICE_UNAVAILABLE');
+    expect(Number(res.headers['retry-after'])).to.be.greaterThan(0);
+    expect(await depositsOf(accountId)).to.have.length(before);
+    const again = await send();
+    expect(again.status, JSON.stringify(again.body)).to.equal(201);
+    const state = (await psp.control('GET', '/boleto/state')).body as { boletos: { seuNumero: string }[] };
+    const { seuNumero } = again.body.intent.fundingInstruction;
+    expect(
+      state.boletos.filter((b) => b.seuNumero === seuNumero),
+      'the boleto the first try registered',
+    ).to.have.length(1);
+  });
+
   it('a notice twice credits once; a forged or unconfirmed notice records nothing', async () => {
     const { noticeBaseUrl, config } = await stack();
     const { res } = await postDeposit('30.00');
