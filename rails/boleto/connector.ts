@@ -97,6 +97,11 @@ export class BoletoRail implements RailConnector, ChargeCapability, NoticeCapabi
     if (res.status >= 300 || !codigo) {
       // A refusal may be the bank's duplicate check: the boleto an earlier try registered is ours.
       codigo = (await this.findBySeuNumero(seuNumero, timeoutMs))?.cobranca.codigoSolicitacao;
+      // A duplicate (409) or an answer without an id, and no boleto listed: one is registered under our seuNumero,
+      // only this request's earlier try could have, and the bank does not list it yet. Not now (docs/decisions/0189).
+      if (!codigo && (res.status === 409 || res.status < 300)) {
+        throw new RailUnavailableError(`the bank holds boleto ${seuNumero} (HTTP ${res.status}) but does not list it`);
+      }
       if (!codigo) throw rejected(`POST ${BASE}`, res);
     }
     const record = await this.read(codigo, timeoutMs);

@@ -146,6 +146,36 @@ describe('BOLETO deposits through the bank: registration, notices, reconciliatio
     ).to.have.length(1);
   });
 
+  it('a retry the bank refuses as a duplicate it does not list yet is 503, never a reused key', async () => {
+    const { psp } = await stack();
+    const before = (await depositsOf(accountId)).length;
+    const prefix = '/cobranca/v3/cobrancas';
+    // The first try: the bank registers the boleto and answers 503.
+    await psp.control('POST', '/faults', {
+      method: 'POST',
+      pathPrefix: prefix,
+      status: 503,
+      afterHandling: true,
+      count: 1,
+    });
+    const { res, send } = await postDeposit('26.00');
+    expect(res.status, JSON.stringify(res.body)).to.equal(503);
+    // The retry: the bank refuses the seuNumero it holds (409), and its list does not show that boleto yet.
+    const empty = { cobrancas: [], totalPaginas: 1, ultimaPagina: true };
+    await psp.control('POST', '/faults', { method: 'GET', pathPrefix: prefix, status: 200, body: empty, count: 1 });
+    const retry = await send();
+    expect(retry.status, JSON.stringify(retry.body)).to.equal(503);
+    expect(retry.body.code).to.equal('SERVICE_UNAVAILABLE');
+    expect(Number(retry.headers['retry-after'])).to.be.greaterThan(0);
+    expect(await depositsOf(accountId)).to.have.length(before);
+    // Once the bank lists it, the same key opens the deposit with the boleto the first try registered.
+    const last = await send();
+    expect(last.status, JSON.stringify(last.body)).to.equal(201);
+    const state = (await psp.control('GET', '/boleto/state')).body as { boletos: { seuNumero: string }[] };
+    const { seuNumero } = last.body.intent.fundingInstruction;
+    expect(state.boletos.filter((b) => b.seuNumero === seuNumero)).to.have.length(1);
+  });
+
   it('a notice twice credits once; a forged or unconfirmed notice records nothing', async () => {
     const { noticeBaseUrl, config } = await stack();
     const { res } = await postDeposit('30.00');
