@@ -176,6 +176,36 @@ describe('BOLETO deposits through the bank: registration, notices, reconciliatio
     expect(state.boletos.filter((b) => b.seuNumero === seuNumero)).to.have.length(1);
   });
 
+  it('two deposits on one quote: the refused one’s boleto is cancelled, the other stays payable', async () => {
+    const { http, psp } = await stack();
+    const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '27.00' });
+    const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'BOLETO' } };
+    // The bank answers each registration 300 ms late: both requests have registered a boleto before either commits.
+    const slow = { method: 'POST', pathPrefix: '/cobranca/v3/cobrancas', hangMs: 300, afterHandling: true, count: 2 };
+    await psp.control('POST', '/faults', slow);
+    const post = () =>
+      http.post('/api/operations/deposit').set(c.auth).set('X-Idempotency-Key', randomUUID()).send(body);
+    const answers = await Promise.all([post(), post()]);
+    const won = answers.find((r) => r.status === 201);
+    const lost = answers.find((r) => r.status !== 201);
+    expect(lost?.body.code, JSON.stringify(answers.map((r) => r.body))).to.equal('QUOTE_ALREADY_CONSUMED');
+    const state = (await psp.control('GET', '/boleto/state')).body as {
+      boletos: { seuNumero: string; valorNominal: string }[];
+    };
+    const registered = state.boletos.filter((b) => b.valorNominal === '27.00').map((b) => b.seuNumero);
+    expect(registered, 'a boleto per request').to.have.length(2);
+    const shown = won!.body.intent.fundingInstruction.seuNumero;
+    const orphan = registered.find((s) => s !== shown)!;
+    // Never shown, but registered in the customer's name (their bank lists it to pay): it must not stay payable.
+    await eventually(
+      () => atBank(orphan),
+      (b) => b.cobranca.situacao === 'CANCELADO',
+      20000,
+      100,
+    );
+    expect((await atBank(shown)).cobranca.situacao).to.equal('A_RECEBER');
+  });
+
   it('a notice twice credits once; a forged or unconfirmed notice records nothing', async () => {
     const { noticeBaseUrl, config } = await stack();
     const { res } = await postDeposit('30.00');
