@@ -5,7 +5,9 @@ import { reconcileRail, type ReconcileResult } from '../payments/reconciliation'
 import { railsFromConfig, type Rails } from '../rails';
 import { pixRail } from '../rails/pix';
 import type { RailConnector } from '../rails/rail';
-import { railEntry } from '../rails/registry';
+import { chargeField, railEntry } from '../rails/registry';
+import { systemEm } from '../db/orm';
+import { depositOfCharge, type ChargeField } from '../db/repositories/operations';
 import type { ActivityDeps } from './deps';
 import { railStores } from './rail-stores';
 
@@ -142,9 +144,13 @@ export function createRailActivities(deps: ActivityDeps) {
       rail,
       chargeId,
       reason,
-    }: RailCall<{ chargeId: string; reason: string }>): Promise<string> {
+      unlessCarried,
+    }: RailCall<{ chargeId: string; reason: string; unlessCarried?: boolean }>): Promise<string> {
       const charges = connector(rail, 'charges');
       if (!charges.cancelCharge) return 'NOT_SUPPORTED';
+      // A charge whose request was refused is a deposit's after all when the same key's other request created it.
+      const field = chargeField(rail) as ChargeField;
+      if (unlessCarried && (await depositOfCharge(systemEm(deps.orm), chargeId, field))) return 'CARRIED';
       const outcome = await charges.cancelCharge(chargeId, reason).catch(finalRefusal);
       Context.current().log.info('charge of an unpaid deposit cancelled at its provider', { rail, chargeId, outcome });
       return outcome;

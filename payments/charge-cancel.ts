@@ -4,9 +4,11 @@
 // no cancel for a deposit that did not expire.
 import type { SqlBatch } from '../db/batch';
 import type { Operation } from '../db/entities';
-import { addWorkflowStart } from '../db/repositories/outbox';
+import type { Em } from '../db/orm';
+import { addWorkflowStart, recordWorkflowStart } from '../db/repositories/outbox';
+import { inTransaction } from '../db/transaction';
 import { railEntry } from '../rails/registry';
-import { chargeCancelWorkflowId } from '../workflows/ids';
+import { chargeCancelWorkflowId, unusedChargeCancelWorkflowId } from '../workflows/ids';
 
 interface Queues {
   taskQueue: string;
@@ -27,4 +29,28 @@ export function addUnpaidChargeCancel(batch: SqlBatch, op: Operation, queues: Qu
     searchAttributes: { CustomerId: op.customerId },
     summary: `CANCEL ${entry!.rail} ${chargeId} of deposit ${op.id}`,
   });
+}
+
+/**
+ * Starts, in a short transaction of its own, the cancel of a charge created for a deposit that was never created: its
+ * request was refused for good (a quote another request took). Nobody was shown it, but a boleto is registered in
+ * the account owner's name, and their bank lists it to them to pay (DDA); paid, it is money for no deposit
+ * (docs/decisions/0195). Its activity leaves the charge alone if a deposit carries it after all.
+ */
+export async function addUnusedChargeCancel(
+  em: Em,
+  queues: Queues,
+  charge: { rail: string; chargeId: string; customerId: string },
+): Promise<void> {
+  const { rail, chargeId, customerId } = charge;
+  if (!railEntry(rail)?.cancelsUnpaidCharges) return;
+  await inTransaction(em, (tx) =>
+    recordWorkflowStart(tx, queues.taskQueue, {
+      workflowId: unusedChargeCancelWorkflowId(rail, chargeId),
+      workflowType: 'chargeCancelWorkflow',
+      args: [queues.railsTaskQueue, rail, chargeId, { unlessCarried: true }],
+      searchAttributes: { CustomerId: customerId },
+      summary: `CANCEL ${rail} ${chargeId} of no deposit`,
+    }),
+  );
 }

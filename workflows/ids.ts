@@ -13,6 +13,8 @@ export const instructionReviewWorkflowId = (instructionId: string) => `instructi
 export const webhookDeliveryWorkflowId = (executionLogId: string) => `webhook-delivery-${executionLogId}`;
 export const paymentReturnWorkflowId = (returnId: string) => `payment-return-${returnId}`;
 export const chargeCancelWorkflowId = (operationId: string) => `charge-cancel-${operationId}`;
+/** The cancel of a charge whose deposit was never created: named by the charge, as no operation exists. */
+export const unusedChargeCancelWorkflowId = (rail: string, chargeId: string) => `charge-cancel-${rail}-${chargeId}`;
 // One workflow per hot wallet of a deployment, the single writer of its nonces: the deployment is named by its main
 // task queue, on which the workflow runs and whose database its activity writes (docs/decisions/0142, 0143).
 export const hotWalletWorkflowId = (taskQueue: string, chainId: number, address: string) =>

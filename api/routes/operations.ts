@@ -4,7 +4,7 @@ import type { ServiceContext } from '../../services/context';
 import { listQuerySchema, ListQuery } from '../../lists/run-list';
 import { idParams } from '../schemas/common';
 import { depositBody, swapBody, transferBody, withdrawalBody } from '../schemas/operations';
-import { chargeForDeposit, createDeposit, DepositBody } from '../../services/operations/deposit';
+import { chargeForDeposit, createDepositOrCancelCharge, DepositBody } from '../../services/operations/deposit';
 import { createSwap } from '../../services/operations/swap';
 import { createTransfer, TransferBody } from '../../services/operations/transfer';
 import { createWithdrawal, WithdrawalBody } from '../../services/operations/withdrawal';
@@ -44,7 +44,8 @@ const CREATORS: Array<{
       const body = ctx.request.body as DepositBody;
       ctx.state.charge = await chargeForDeposit(s, ctx.state.em, body, ctx.state.idempotencyKey, ctx.state.customerId);
     },
-    create: (s, ctx) => createDeposit(s, ctx.state.em, ctx.request.body as DepositBody, ctx.state.charge),
+    // A refusal after the charge: the charge is cancelled, as no deposit shows it (docs/decisions/0195).
+    create: (s, ctx) => createDepositOrCancelCharge(s, ctx.state.em, ctx.request.body as DepositBody, ctx.state.charge),
   },
   {
     kind: 'withdrawal',

@@ -16,7 +16,7 @@ import type { BankResponse, BoletoClient } from './client';
 import { boletoCodeProblems } from './codes';
 import { boletoDueDate } from './due-date';
 import { seuNumeroFor } from './ids';
-import { bankAmount, parseBoletoNotice, RECEIVED, type BoletoRecord } from './records';
+import { bankAmount, isBoletoRecord, parseBoletoNotice, RECEIVED, type BoletoRecord } from './records';
 
 // The BOLETO connector: Cambio's rail boundary spoken as Banco Inter's Cobrança v3 ("bolepix": a registered boleto
 // that also carries a Pix QR). A charge is registered under our `seuNumero`, read back for its codes and checked
@@ -97,6 +97,11 @@ export class BoletoRail implements RailConnector, ChargeCapability, NoticeCapabi
     if (res.status >= 300 || !codigo) {
       // A refusal may be the bank's duplicate check: the boleto an earlier try registered is ours.
       codigo = (await this.findBySeuNumero(seuNumero, timeoutMs))?.cobranca.codigoSolicitacao;
+      // A duplicate (409) or an answer without an id, and no boleto listed: one is registered under our seuNumero,
+      // only this request's earlier try could have, and the bank does not list it yet. Not now (docs/decisions/0189).
+      if (!codigo && (res.status === 409 || res.status < 300)) {
+        throw new RailUnavailableError(`the bank holds boleto ${seuNumero} (HTTP ${res.status}) but does not list it`);
+      }
       if (!codigo) throw rejected(`POST ${BASE}`, res);
     }
     const record = await this.read(codigo, timeoutMs);
@@ -254,8 +259,13 @@ export class BoletoRail implements RailConnector, ChargeCapability, NoticeCapabi
         timeoutMs,
       });
       if (res.status !== 200) throw rejected(`GET ${BASE}`, res);
-      const body = res.body as { cobrancas?: BoletoRecord[]; totalPaginas?: number; ultimaPagina?: boolean };
-      const items = body.cobrancas ?? [];
+      const body = (res.body ?? {}) as { cobrancas?: unknown; totalPaginas?: number; ultimaPagina?: boolean };
+      const items = body.cobrancas;
+      // A 200 that is no page of boletos (no body, text, an item without its id) tells nothing, as `read` takes it:
+      // the deposit's retry, the cancel's and the next reconciliation ask again. An empty page is `cobrancas: []`.
+      if (!Array.isArray(items) || !items.every(isBoletoRecord)) {
+        throw new RailUnavailableError(`the bank answered GET ${BASE} with HTTP 200 and no page of boletos`);
+      }
       out.push(...items);
       if (body.ultimaPagina || !items.length || page + 1 >= (body.totalPaginas ?? 1)) return out;
     }

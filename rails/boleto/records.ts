@@ -23,6 +23,12 @@ export interface BoletoRecord {
   pix?: { txid?: string; pixCopiaECola?: string };
 }
 
+/** Whether an item of the bank's list is a boleto's record: its id and its situation, at least. */
+export function isBoletoRecord(item: unknown): item is BoletoRecord {
+  const cobranca = (item as { cobranca?: { codigoSolicitacao?: unknown; situacao?: unknown } } | null)?.cobranca;
+  return typeof cobranca?.codigoSolicitacao === 'string' && typeof cobranca.situacao === 'string';
+}
+
 /** One item of the array the bank POSTs to the registered URL. */
 export interface BoletoNoticeItem {
   codigoSolicitacao: string;

@@ -1,5 +1,6 @@
 import { AccountSchema, QuoteSchema, type Account } from '../../db/entities';
-import type { Em } from '../../db/orm';
+import { systemEm, type Em } from '../../db/orm';
+import { addUnusedChargeCancel } from '../../payments/charge-cancel';
 import type { AssetCode } from '../../domain/assets';
 import { CambioError } from '../../domain/errors';
 import { bareTaxId } from '../../domain/tax-id';
@@ -62,6 +63,44 @@ export function createDeposit(s: ServiceContext, em: Em, body: DepositBody, char
       };
     },
   });
+}
+
+// The refusals a deposit's request ends with for good, stored with its key (api/middleware/idempotency.ts): no retry
+// of that request reaches its charge again.
+const FINAL_REFUSALS = new Set([
+  'NOT_FOUND',
+  'QUOTE_NOT_FOUND',
+  'QUOTE_ACCOUNT_MISMATCH',
+  'QUOTE_ALREADY_CONSUMED',
+  'QUOTE_EXPIRED',
+  'ACCOUNT_NOT_ACTIVE',
+  'ASSET_NOT_ENABLED',
+  'RAIL_ASSET_MISMATCH',
+  'RAIL_NOT_CONFIGURED',
+]);
+
+/**
+ * `createDeposit`; when it refuses for good after a charge was created for it (two requests on one quote, say), that
+ * charge is cancelled at its provider, for a rail whose charges stay payable (docs/decisions/0195). The refusal is the
+ * answer whatever becomes of the cancel.
+ */
+export async function createDepositOrCancelCharge(
+  s: ServiceContext,
+  em: Em,
+  body: DepositBody,
+  charge?: ChargeCreated,
+) {
+  try {
+    return await createDeposit(s, em, body, charge);
+  } catch (err) {
+    if (charge && err instanceof CambioError && FINAL_REFUSALS.has(err.code)) {
+      const unused = { rail: body.fundingInstruction.rail, chargeId: charge.chargeId, customerId: customerOf(em) };
+      await addUnusedChargeCancel(systemEm(s.orm), s.config, unused).catch((e: unknown) =>
+        s.log.warn({ err: e, ...unused }, 'the cancel of a charge no deposit carries was not recorded'),
+      );
+    }
+    throw err;
+  }
 }
 
 /**
@@ -141,7 +180,7 @@ export async function chargeForDeposit(
 /** Both steps outside a request (tests, tools): the charge, then the deposit in its own transaction. */
 export async function openDeposit(s: ServiceContext, em: Em, body: DepositBody, idempotencyKey: string) {
   const charge = await chargeForDeposit(s, em, body, idempotencyKey, customerOf(em));
-  return createDeposit(s, em, body, charge);
+  return createDepositOrCancelCharge(s, em, body, charge);
 }
 
 const customerOf = (em: Em): string => em.getFilterParams<{ customerId: string }>('tenant').customerId;

@@ -117,6 +117,95 @@ describe('BOLETO deposits through the bank: registration, notices, reconciliatio
     expect((await send()).status, 'the retry once the bank is back').to.equal(201);
   });
 
+  it('a bank that took the boleto but answers nothing readable is 503; the retry shows that boleto', async () => {
+    const { psp } = await stack();
+    const before = (await depositsOf(accountId)).length;
+    const prefix = '/cobranca/v3/cobrancas';
+    // The bank registers the boleto and answers 200 with no body; its list, asked where the boleto is, does the same.
+    await psp.control('POST', '/faults', {
+      method: 'POST',
+      pathPrefix: prefix,
+      status: 200,
+      body: '',
+      afterHandling: true,
+      count: 1,
+    });
+    await psp.control('POST', '/faults', { method: 'GET', pathPrefix: prefix, status: 200, body: '', count: 1 });
+    const { res, send } = await postDeposit('25.00');
+    expect(res.status, JSON.stringify(res.body)).to.equal(503);
+    expect(res.body.code).to.equal('SERVICE_UNAVAILABLE');
+    expect(Number(res.headers['retry-after'])).to.be.greaterThan(0);
+    expect(await depositsOf(accountId)).to.have.length(before);
+    const again = await send();
+    expect(again.status, JSON.stringify(again.body)).to.equal(201);
+    const state = (await psp.control('GET', '/boleto/state')).body as { boletos: { seuNumero: string }[] };
+    const { seuNumero } = again.body.intent.fundingInstruction;
+    expect(
+      state.boletos.filter((b) => b.seuNumero === seuNumero),
+      'the boleto the first try registered',
+    ).to.have.length(1);
+  });
+
+  it('a retry the bank refuses as a duplicate it does not list yet is 503, never a reused key', async () => {
+    const { psp } = await stack();
+    const before = (await depositsOf(accountId)).length;
+    const prefix = '/cobranca/v3/cobrancas';
+    // The first try: the bank registers the boleto and answers 503.
+    await psp.control('POST', '/faults', {
+      method: 'POST',
+      pathPrefix: prefix,
+      status: 503,
+      afterHandling: true,
+      count: 1,
+    });
+    const { res, send } = await postDeposit('26.00');
+    expect(res.status, JSON.stringify(res.body)).to.equal(503);
+    // The retry: the bank refuses the seuNumero it holds (409), and its list does not show that boleto yet.
+    const empty = { cobrancas: [], totalPaginas: 1, ultimaPagina: true };
+    await psp.control('POST', '/faults', { method: 'GET', pathPrefix: prefix, status: 200, body: empty, count: 1 });
+    const retry = await send();
+    expect(retry.status, JSON.stringify(retry.body)).to.equal(503);
+    expect(retry.body.code).to.equal('SERVICE_UNAVAILABLE');
+    expect(Number(retry.headers['retry-after'])).to.be.greaterThan(0);
+    expect(await depositsOf(accountId)).to.have.length(before);
+    // Once the bank lists it, the same key opens the deposit with the boleto the first try registered.
+    const last = await send();
+    expect(last.status, JSON.stringify(last.body)).to.equal(201);
+    const state = (await psp.control('GET', '/boleto/state')).body as { boletos: { seuNumero: string }[] };
+    const { seuNumero } = last.body.intent.fundingInstruction;
+    expect(state.boletos.filter((b) => b.seuNumero === seuNumero)).to.have.length(1);
+  });
+
+  it('two deposits on one quote: the refused one’s boleto is cancelled, the other stays payable', async () => {
+    const { http, psp } = await stack();
+    const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '27.00' });
+    const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'BOLETO' } };
+    // The bank answers each registration 300 ms late: both requests have registered a boleto before either commits.
+    const slow = { method: 'POST', pathPrefix: '/cobranca/v3/cobrancas', hangMs: 300, afterHandling: true, count: 2 };
+    await psp.control('POST', '/faults', slow);
+    const post = () =>
+      http.post('/api/operations/deposit').set(c.auth).set('X-Idempotency-Key', randomUUID()).send(body);
+    const answers = await Promise.all([post(), post()]);
+    const won = answers.find((r) => r.status === 201);
+    const lost = answers.find((r) => r.status !== 201);
+    expect(lost?.body.code, JSON.stringify(answers.map((r) => r.body))).to.equal('QUOTE_ALREADY_CONSUMED');
+    const state = (await psp.control('GET', '/boleto/state')).body as {
+      boletos: { seuNumero: string; valorNominal: string }[];
+    };
+    const registered = state.boletos.filter((b) => b.valorNominal === '27.00').map((b) => b.seuNumero);
+    expect(registered, 'a boleto per request').to.have.length(2);
+    const shown = won!.body.intent.fundingInstruction.seuNumero;
+    const orphan = registered.find((s) => s !== shown)!;
+    // Never shown, but registered in the customer's name (their bank lists it to pay): it must not stay payable.
+    await eventually(
+      () => atBank(orphan),
+      (b) => b.cobranca.situacao === 'CANCELADO',
+      20000,
+      100,
+    );
+    expect((await atBank(shown)).cobranca.situacao).to.equal('A_RECEBER');
+  });
+
   it('a notice twice credits once; a forged or unconfirmed notice records nothing', async () => {
     const { noticeBaseUrl, config } = await stack();
     const { res } = await postDeposit('30.00');
