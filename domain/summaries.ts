@@ -35,3 +35,28 @@ export function operationSummary(op: SummarizedOperation): string {
       return `TRANSFER ${source} from ${op.accountOwner} to ${(op.intent.targetAccount as { owner: string }).owner}`;
   }
 }
+
+/**
+ * The most a summary may take as JSON (its quotes and escapes counted), so that a start is never refused for it.
+ * Temporal servers check `limit.userMetadataSummarySize` (400 bytes by default) against the serialized payload:
+ * this JSON plus about 30 bytes of encoding metadata. A legal name may take 200 characters of up to 3 bytes each,
+ * and a transfer's summary holds two: uncut, a relay would retry a refused start for ever (decision 0200).
+ */
+export const SUMMARY_MAX_JSON_BYTES = 320;
+
+const jsonBytes = (s: string) => Buffer.byteLength(JSON.stringify(s));
+
+/** `summary` as it is, or cut on a code point with an ellipsis so that its JSON takes at most `maxBytes`. */
+export function clampSummary(summary: string, maxBytes = SUMMARY_MAX_JSON_BYTES): string {
+  if (jsonBytes(summary) <= maxBytes) return summary;
+  const ellipsis = '\u2026';
+  let room = maxBytes - jsonBytes(ellipsis);
+  let cut = '';
+  for (const codePoint of summary) {
+    const cost = jsonBytes(codePoint) - 2; // its quotes are counted once, in the ellipsis's
+    if (cost > room) break;
+    room -= cost;
+    cut += codePoint;
+  }
+  return cut + ellipsis;
+}

@@ -16,6 +16,7 @@ import { claimSignal, deferSignals, finishSignals, PendingSignal } from '../db/r
 import { leaveUnmatchedByDecisions } from '../db/repositories/inbound-payments';
 import { DECISION_SIGNAL, type DecisionRef } from './decision-signal';
 import { customerPriority } from './fairness';
+import { clampSummary } from '../domain/summaries';
 
 /** `sent`: the workflow has the signal. `closed`: it never will, its workflow has closed (or never existed). */
 export type SendOutcome = 'sent' | 'closed';
@@ -40,7 +41,7 @@ export async function sendSignal(temporal: Client, row: PendingSignal): Promise<
       args: start.args,
       signal: DECISION_SIGNAL,
       signalArgs,
-      staticSummary: start.summary ?? undefined,
+      staticSummary: start.summary ? clampSummary(start.summary) : undefined,
       // A closed workflow is never run again: the outcome it reached stands.
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       priority: customerPriority(start.searchAttributes.CustomerId),

@@ -11,6 +11,7 @@ import {
 } from '@temporalio/common';
 import type { PendingStart, WorkflowStartRequest } from '../db/repositories/outbox';
 import { customerPriority } from './fairness';
+import { clampSummary } from '../domain/summaries';
 
 /**
  * Starts (or finds) the workflow of an outbox row. Safe to run twice. `eager` asks the server to hand the
@@ -29,7 +30,7 @@ export async function startWorkflow(
       workflowId: req.workflowId,
       args: req.args,
       requestEagerStart: opts.eager,
-      staticSummary: req.summary ?? undefined,
+      staticSummary: req.summary ? clampSummary(req.summary) : undefined,
       // Its customer's share of the task queue (the outbox writers all set CustomerId).
       priority: customerPriority(req.searchAttributes.CustomerId),
       // Running already: that is the one. Closed already: never run the business twice.
