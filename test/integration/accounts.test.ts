@@ -339,6 +339,17 @@ describe('accounts', () => {
         201,
       );
     });
+
+    it('takes a document over 1 MiB at the path with a trailing slash, which the route also serves', async () => {
+      const a = await createAccount(c);
+      const twoMiB = Buffer.alloc(2 * 1024 * 1024, 7).toString('base64');
+      const res = await post(
+        c,
+        `/api/accounts/${a.id}/documents/`,
+        documentBody('PROOF_OF_ADDRESS', undefined, twoMiB),
+      );
+      expect([res.status, res.body.size, res.body.code]).to.deep.equal([201, 2 * 1024 * 1024, undefined]);
+    });
   });
 
   describe('isolation', () => {
