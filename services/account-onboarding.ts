@@ -119,12 +119,30 @@ export async function patchUbo(em: Em, accountId: string, uboId: string, patch: 
         patch.ownershipPercentage === undefined ? found.ownershipPercentage : patch.ownershipPercentage,
     };
     checkOwnership(ubos, { id: uboId, taxId: next.taxId, ownershipPercentage: next.ownershipPercentage });
+    if (next.taxId.type !== found.taxId.type || next.taxId.value !== found.taxId.value)
+      await setAsideIdDocuments(tx, accountId, uboId);
     const now = new Date();
     Object.assign(found, next, { updatedAt: now });
     account.updatedAt = now;
     return found;
   });
   return ubo;
+}
+
+// Shown as the requirement's reason (account_documents.reason is varchar(255)).
+const ANOTHER_PERSON = "uploaded for the UBO's previous tax id; upload the ID document of the person it names now";
+
+/**
+ * A new tax id is another person (decision 0199): the ID document waiting for review proves the previous one, so it
+ * must not be reviewed, let alone accepted, as this one's. It moves to `errors` with the reason, and the requirement
+ * is met again by an upload. A new name or address alone is a correction of the same person and keeps it.
+ */
+async function setAsideIdDocuments(tx: Em, accountId: string, uboId: string): Promise<void> {
+  const pending = await tx.find(AccountDocumentSchema, { accountId, uboId, status: 'PENDING_VERIFICATION' });
+  for (const doc of pending) {
+    doc.status = 'REJECTED';
+    doc.reason = ANOTHER_PERSON;
+  }
 }
 
 function decodeContent(content: string): Buffer {

@@ -255,6 +255,42 @@ describe('accounts', () => {
       expect(missing.status).to.equal(404);
     });
 
+    it("a new tax id makes the UBO's ID document due again: the one uploaded was another person's", async () => {
+      const a = await createAccount(c);
+      const ubo = await addUbo(c, a.id);
+      const { http } = await stack();
+      const upload = await post(c, `/api/accounts/${a.id}/documents`, documentBody('ID_DOCUMENT', ubo.id));
+      expect(upload.status, JSON.stringify(upload.body)).to.equal(201);
+      const renamed = await http
+        .patch(`/api/accounts/${a.id}/ubos/${ubo.id}`)
+        .set(c.auth)
+        .set(idem())
+        .send({ name: 'Maria S. Souza', address: { ...ubo.address, city: 'Campinas' } });
+      expect(renamed.status, JSON.stringify(renamed.body)).to.equal(200);
+      const idDocument = (x: Awaited<ReturnType<typeof getAccount>>) =>
+        Object.entries(x.requirements).flatMap(([where, list]) =>
+          (list as Array<{ uboId: string | null; reason: { details: object } | null }>)
+            .filter((r) => r.uboId === ubo.id)
+            .map((r) => [where, r.reason?.details ?? null]),
+        );
+      // A spelling or an address is not an identity: the document still stands.
+      expect(idDocument(await getAccount(c, a.id))).to.deep.equal([['pendingVerification', null]]);
+
+      const replaced = await http
+        .patch(`/api/accounts/${a.id}/ubos/${ubo.id}`)
+        .set(c.auth)
+        .set(idem())
+        .send({ taxId: { value: validCpf(), type: 'CPF' } });
+      expect(replaced.status, JSON.stringify(replaced.body)).to.equal(200);
+      expect(idDocument(await getAccount(c, a.id))).to.deep.equal([['errors', { documentId: upload.body.id }]]);
+      const review = await post(c, `/api/accounts/${a.id}/review`);
+      expect([review.status, review.body.code]).to.deep.equal([422, 'REQUIREMENTS_NOT_MET']);
+
+      const again = await post(c, `/api/accounts/${a.id}/documents`, documentBody('ID_DOCUMENT', ubo.id));
+      expect(again.status, JSON.stringify(again.body)).to.equal(201);
+      expect(idDocument(await getAccount(c, a.id))).to.deep.equal([['pendingVerification', null]]);
+    });
+
     it('validates tax ids, percentages and total ownership', async () => {
       const a = await createAccount(c);
       expectValidation(
@@ -338,6 +374,17 @@ describe('accounts', () => {
       expect((await post(c, `/api/accounts/${a.id}/documents`, documentBody('ID_DOCUMENT', ubo.id))).status).to.equal(
         201,
       );
+    });
+
+    it('takes a document over 1 MiB at the path with a trailing slash, which the route also serves', async () => {
+      const a = await createAccount(c);
+      const twoMiB = Buffer.alloc(2 * 1024 * 1024, 7).toString('base64');
+      const res = await post(
+        c,
+        `/api/accounts/${a.id}/documents/`,
+        documentBody('PROOF_OF_ADDRESS', undefined, twoMiB),
+      );
+      expect([res.status, res.body.size, res.body.code]).to.deep.equal([201, 2 * 1024 * 1024, undefined]);
     });
   });
 
