@@ -24,9 +24,9 @@ import { TokenBuckets } from './overload/token-bucket';
 const DOCUMENT_BODY_LIMIT = 7 * 1024 * 1024 + 64 * 1024;
 // Requests nobody authenticated (the token endpoint) carry two short strings.
 const PUBLIC_BODY_LIMIT = 8 * 1024;
-// With or without a trailing slash, as the (non-strict) router serves it: the limit must follow the route.
+// canonicalIds has dropped a trailing slash by now (decision 0198).
 const isDocumentUpload = (ctx: Koa.Context) =>
-  ctx.method === 'POST' && /^\/api\/accounts\/[^/]+\/documents\/?$/.test(ctx.path);
+  ctx.method === 'POST' && /^\/api\/accounts\/[^/]+\/documents$/.test(ctx.path);
 // A PSP's notice carries many payments (its token is checked before the body is read: railNoticeGate).
 const bodyLimit = (services: ServiceContext) => (ctx: Koa.Context) =>
   ctx.state.customerId === undefined
