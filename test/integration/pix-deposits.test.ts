@@ -4,6 +4,7 @@
 // its COMMIT leaves a charge the retry with the same key takes over, and no charge ever pays two deposits.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import Decimal from 'decimal.js';
 import { Client as PgClient } from 'pg';
 import { systemEm } from '../../db/orm';
@@ -12,9 +13,10 @@ import { txidFor } from '../../rails/pix/ids';
 import { operationWorkflowId } from '../../workflows/ids';
 import { temporal as proto } from '@temporalio/proto';
 import { activeAccount } from '../helpers/fixtures';
-import { balance, quote, untilStatus } from '../helpers/money';
+import { openDeposit } from '../helpers/inbound-payments';
+import { balance, getOp, quote, untilStatus } from '../helpers/money';
 import { exitWithin, kill, killAll, spawnApi, spawnWorker } from '../helpers/processes';
-import { eventually, newCustomer, stack, type TestCustomer } from '../helpers/stack';
+import { eventually, newCustomer, stack, untilStarted, type TestCustomer } from '../helpers/stack';
 
 const { EventType } = proto.api.enums.v1;
 
@@ -125,6 +127,35 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
     const done = await untilStatus(c, dep.id, 'COMPLETED');
     expect(done.transactions).to.have.length(1);
     expect(await paymentsWith(e2e)).to.have.length(1);
+  });
+
+  it('a Pix paid before its charge expired, noticed after the window, still completes its deposit', async () => {
+    const { services, psp, noticeBaseUrl, config } = await stack();
+    const windowSeconds = 8;
+    const dep = await openDeposit(c, accountId, '21.00', { deposit: windowSeconds, replay: 60 });
+    const instruction = (await getOp(c, dep.id)).intent.fundingInstruction;
+    const started = await untilStarted(services.temporal.workflow.getHandle(operationWorkflowId(dep.id)));
+    // The payer's bank pays just before the charge's expiresAt (the PSP takes no payment after it); the PSP's first
+    // notice is lost (the API restarting, say) and its retry arrives once the deposit's own window has run out.
+    await sleep(Math.max(0, Date.parse(instruction.expiresAt) - Date.now() - 300));
+    const paid = await psp.control('POST', '/pix', { txid: instruction.txid, notices: 0 });
+    expect(paid.status, JSON.stringify(paid.body)).to.equal(201);
+    await sleep(Math.max(0, started.startTime.getTime() + windowSeconds * 1000 + 800 - Date.now()));
+    const notice = await fetch(`${noticeBaseUrl}/rails/pix/${config.pix.webhookToken}/pix`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ pix: [paid.body] }),
+    });
+    expect(notice.status).to.equal(200);
+    const settled = await eventually(
+      () => getOp(c, dep.id),
+      (op) => op.currentState?.status !== 'REQUESTED',
+      20000,
+    );
+    expect(settled.currentState.status, JSON.stringify(settled.currentState)).to.equal('COMPLETED');
+    expect(await paymentsWith(paid.body.endToEndId)).to.deep.equal([
+      { status: 'MATCHED', customer_id: c.customerId, operation_id: dep.id, amount: '21.00' },
+    ]);
   });
 
   it("a notice is answered once recorded, not once decided: a deposit held up, the PSP's 200 on time", async () => {
