@@ -103,14 +103,35 @@ export class PixRail
       ...(request.description ? { solicitacaoPagador: request.description.slice(0, 140) } : {}),
     };
     const res = await this.client.request('PUT', path, { body, timeoutMs });
-    if (res.status === 200 || res.status === 201) return this.funding(res.body as Cob);
-    // The txid is taken: ours from an earlier try when it is the same charge, else a real refusal.
+    const took = res.status === 200 || res.status === 201;
+    if (took && this.isCharge(res.body, request)) return this.funding(res.body);
+    // The txid is taken (ours from an earlier try when it is the same charge, else a real refusal), or the PSP took
+    // the PUT but answered something that is not this charge: what it holds under the txid is read back.
     const again = await this.client.request('GET', path, { timeoutMs });
-    const existing = again.body as Cob | undefined;
-    if (again.status === 200 && existing?.valor?.original === request.amount && existing.chave === body.chave) {
-      return this.funding(existing);
-    }
+    if (again.status === 200 && this.isCharge(again.body, request)) return this.funding(again.body);
+    // A 2xx whose charge cannot be read says nothing final: the client's retry (same txid) asks again (decision 0196).
+    if (took)
+      throw new RailUnavailableError(`the PSP answered PUT ${path} with a charge that is not ${request.chargeId}`);
     throw rejected(`PUT ${path}`, res);
+  }
+
+  /**
+   * Whether a PSP's body is the charge asked for: its txid, amount and key, and a creation and expiry to date it. A
+   * body naming another charge would give the deposit a txid and BR Code it never asked for (decision 0196).
+   */
+  private isCharge(body: unknown, request: ChargeRequest): body is Cob {
+    const cob = body as Partial<Cob> | undefined;
+    return (
+      typeof cob === 'object' &&
+      cob !== null &&
+      cob.txid === request.chargeId &&
+      cob.valor?.original === request.amount &&
+      cob.chave === this.options.receivingKey &&
+      typeof cob.calendario?.criacao === 'string' &&
+      !Number.isNaN(Date.parse(cob.calendario.criacao)) &&
+      Number.isInteger(cob.calendario.expiracao) &&
+      cob.calendario.expiracao > 0
+    );
   }
 
   private funding(cob: Cob): ChargeCreated {

@@ -276,6 +276,50 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
     expect(await depositsOf(accountId)).to.have.length(depositsBefore + 1);
   });
 
+  it('a PSP answer that is not this charge is read back: never another txid, never a 500', async () => {
+    const { psp, config } = await stack();
+    const depositsBefore = (await depositsOf(accountId)).length;
+    const otherTxid = `cb${randomUUID().replace(/-/g, '')}`;
+    const cobOf = (txid: string, valor: string) => ({
+      calendario: { criacao: new Date().toISOString(), expiracao: 86400 },
+      txid,
+      location: 'pix.example.com/qr/v2/other',
+      status: 'ATIVA',
+      valor: { original: valor },
+      chave: config.pix.receivingKey,
+    });
+    // 201 naming another charge, and nothing created under ours: 503, no operation; the retry is its own txid.
+    await psp.control('POST', '/faults', {
+      status: 201,
+      body: cobOf(otherTxid, '19.00'),
+      pathPrefix: '/cob/',
+      count: 1,
+    });
+    const { res, key, body, q } = await postDeposit('19.00');
+    const other = res as { status: number; headers: Record<string, string>; body: any };
+    expect(other.status, JSON.stringify(other.body)).to.equal(503);
+    expect(other.headers['retry-after']).to.match(/^\d+$/);
+    expect(await depositsOf(accountId)).to.have.length(depositsBefore);
+    const retried = (await sendDeposit(body, key)) as { status: number; body: any };
+    expect(retried.status, JSON.stringify(retried.body)).to.equal(201);
+    expect(retried.body.intent.fundingInstruction.txid).to.equal(txidFor(c.customerId, key, q.id));
+
+    // The charge created, its answer without `calendario`: read back, the deposit is created with it.
+    const { calendario: _calendario, ...noCalendar } = cobOf(otherTxid, '23.00');
+    await psp.control('POST', '/faults', {
+      status: 201,
+      body: noCalendar,
+      afterHandling: true,
+      pathPrefix: '/cob/',
+      count: 1,
+    });
+    const second = await postDeposit('23.00');
+    const read = second.res as { status: number; body: any };
+    expect(read.status, JSON.stringify(read.body)).to.equal(201);
+    expect(read.body.intent.fundingInstruction.txid).to.equal(txidFor(c.customerId, second.key, second.q.id));
+    expect(await depositsOf(accountId)).to.have.length(depositsBefore + 2);
+  });
+
   it('the sandbox route pays the charge at the simulated PSP and answers with the record its notice made', async () => {
     const { http } = await stack();
     const { res, key, q } = await postDeposit('15.00');
