@@ -227,7 +227,7 @@ export class PixRail
       });
       if (res.status !== 200) throw rejected('GET /pix', res);
       const body = res.body as { pix?: PixItem[]; parametros?: { paginacao?: { quantidadeDePaginas?: number } } };
-      out.push(...(body.pix ?? []).map(received));
+      out.push(...(body.pix ?? []).map(listed));
       const pages = body.parametros?.paginacao?.quantidadeDePaginas ?? 1;
       if (page + 1 >= pages || !body.pix?.length) return out;
     }
@@ -358,6 +358,24 @@ async function inBatches<T, R>(items: T[], size: number, fn: (item: T) => Promis
   const out: R[] = [];
   for (let i = 0; i < items.length; i += size) out.push(...(await Promise.all(items.slice(i, i + size).map(fn))));
   return out;
+}
+
+/**
+ * A Pix of the PSP's list. One without an end-to-end id or a `horario` that dates it cannot be translated: it is
+ * `unreadable`, which recording refuses for it alone (decision 0188), so the run records the others and its window
+ * stays for the next run. Thrown, it failed the whole run, and every Pix of its window waited with it.
+ */
+function listed(p: PixItem): ReceivedPayment {
+  const e2e = typeof p?.endToEndId === 'string' && p.endToEndId ? p.endToEndId : undefined;
+  if (e2e && typeof p.horario === 'string' && !Number.isNaN(Date.parse(p.horario))) return received(p);
+  return {
+    endToEndId: e2e ?? '(no endToEndId)',
+    amount: typeof p?.valor === 'string' ? p.valor : '',
+    asset: PIX_ASSET,
+    receivedAt: '',
+    returns: [],
+    unreadable: e2e ? `its horario ${JSON.stringify(p.horario)} is no instant` : 'it has no endToEndId',
+  };
 }
 
 function received(p: PixItem): ReceivedPayment {
