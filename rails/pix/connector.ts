@@ -386,8 +386,22 @@ function received(p: PixItem): ReceivedPayment {
     asset: PIX_ASSET,
     receivedAt: new Date(p.horario).toISOString(),
     ...(p.pagador?.nome ? { payer: p.pagador.nome } : {}),
-    returns: (p.devolucoes ?? []).map(returned),
+    returns: readableReturns(p.devolucoes),
   };
+}
+
+/**
+ * The returns a PSP's record lists, those it writes as API Pix does (`id` and `status`). They only settle a return of
+ * ours sooner (its workflow reads it at the PSP anyway), so a list Cambio cannot read never fails the Pix with it.
+ */
+function readableReturns(devolucoes: unknown): ReturnState[] {
+  if (!Array.isArray(devolucoes)) return [];
+  return devolucoes
+    .filter((d: unknown) => {
+      const r = d as { id?: unknown; status?: unknown } | null;
+      return typeof r === 'object' && r !== null && typeof r.id === 'string' && typeof r.status === 'string';
+    })
+    .map(returned);
 }
 
 function returned(body: unknown): ReturnState {
