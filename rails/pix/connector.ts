@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import Decimal from 'decimal.js';
 import { NoticeRejectedError, RailRejectedError, RailUnavailableError } from '../errors';
 import type {
   ChargeCreated,
@@ -67,6 +68,9 @@ interface Cob {
   chave: string;
 }
 
+// A charge's `valor.original` as a PSP may write it back (API Pix writes two decimals; "100.5" is the same amount).
+const CHARGE_VALOR = /^\d{1,10}(\.\d{1,2})?$/;
+
 // A notice's items are read back from the PSP this many at a time: a notice of many items is not a burst at the PSP.
 const READ_BACK_CONCURRENCY = 4;
 
@@ -125,8 +129,11 @@ export class PixRail
       typeof cob === 'object' &&
       cob !== null &&
       cob.txid === request.chargeId &&
-      cob.valor?.original === request.amount &&
-      cob.chave === this.options.receivingKey &&
+      typeof cob.valor?.original === 'string' &&
+      CHARGE_VALOR.test(cob.valor.original) &&
+      new Decimal(cob.valor.original).eq(request.amount) &&
+      // DICT keeps an e-mail key in lower case: a PSP may write back the configured key so.
+      cob.chave?.toLowerCase() === this.options.receivingKey.toLowerCase() &&
       typeof cob.calendario?.criacao === 'string' &&
       !Number.isNaN(Date.parse(cob.calendario.criacao)) &&
       Number.isInteger(cob.calendario.expiracao) &&
