@@ -131,7 +131,7 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
 
   it('a Pix paid before its charge expired, noticed after the window, still completes its deposit', async () => {
     const { services, psp, noticeBaseUrl, config } = await stack();
-    const windowSeconds = 8;
+    const windowSeconds = 12;
     const dep = await openDeposit(c, accountId, '21.00', { deposit: windowSeconds, replay: 60 });
     const instruction = (await getOp(c, dep.id)).intent.fundingInstruction;
     const started = await untilStarted(services.temporal.workflow.getHandle(operationWorkflowId(dep.id)));
