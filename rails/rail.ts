@@ -302,6 +302,12 @@ export interface RailEntry {
   readonly operatorWithoutProvider?: boolean;
   /** Who sends a received payment back: its provider (default for a connector rail) or an operator at the bank. */
   readonly returnedBy?: 'provider' | 'operator';
+  /**
+   * For a rail whose charges stop taking payments at the provider when the deposit's window ends (PIX: the cob's
+   * `expiracao`): how long the deposit still waits after its window for a payment the provider took in time, whose
+   * notice or reconciliation run comes late (decision 0191).
+   */
+  lateArrivalSeconds?(config: Config): number;
   /** Whether a deposit that expires unpaid has its charge cancelled at the provider (payments/charge-cancel.ts). */
   readonly cancelsUnpaidCharges?: boolean;
   /** The funding instruction's field that names the deposit's charge (default `txid`): notices match by it. */

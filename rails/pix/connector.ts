@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import Decimal from 'decimal.js';
 import { NoticeRejectedError, RailRejectedError, RailUnavailableError } from '../errors';
 import type {
   ChargeCreated,
@@ -67,6 +68,9 @@ interface Cob {
   chave: string;
 }
 
+// A charge's `valor.original` as a PSP may write it back (API Pix writes two decimals; "100.5" is the same amount).
+const CHARGE_VALOR = /^\d{1,10}(\.\d{1,2})?$/;
+
 // A notice's items are read back from the PSP this many at a time: a notice of many items is not a burst at the PSP.
 const READ_BACK_CONCURRENCY = 4;
 
@@ -103,14 +107,38 @@ export class PixRail
       ...(request.description ? { solicitacaoPagador: request.description.slice(0, 140) } : {}),
     };
     const res = await this.client.request('PUT', path, { body, timeoutMs });
-    if (res.status === 200 || res.status === 201) return this.funding(res.body as Cob);
-    // The txid is taken: ours from an earlier try when it is the same charge, else a real refusal.
+    const took = res.status === 200 || res.status === 201;
+    if (took && this.isCharge(res.body, request)) return this.funding(res.body);
+    // The txid is taken (ours from an earlier try when it is the same charge, else a real refusal), or the PSP took
+    // the PUT but answered something that is not this charge: what it holds under the txid is read back.
     const again = await this.client.request('GET', path, { timeoutMs });
-    const existing = again.body as Cob | undefined;
-    if (again.status === 200 && existing?.valor?.original === request.amount && existing.chave === body.chave) {
-      return this.funding(existing);
-    }
+    if (again.status === 200 && this.isCharge(again.body, request)) return this.funding(again.body);
+    // A 2xx whose charge cannot be read says nothing final: the client's retry (same txid) asks again (decision 0196).
+    if (took)
+      throw new RailUnavailableError(`the PSP answered PUT ${path} with a charge that is not ${request.chargeId}`);
     throw rejected(`PUT ${path}`, res);
+  }
+
+  /**
+   * Whether a PSP's body is the charge asked for: its txid, amount and key, and a creation and expiry to date it. A
+   * body naming another charge would give the deposit a txid and BR Code it never asked for (decision 0196).
+   */
+  private isCharge(body: unknown, request: ChargeRequest): body is Cob {
+    const cob = body as Partial<Cob> | undefined;
+    return (
+      typeof cob === 'object' &&
+      cob !== null &&
+      cob.txid === request.chargeId &&
+      typeof cob.valor?.original === 'string' &&
+      CHARGE_VALOR.test(cob.valor.original) &&
+      new Decimal(cob.valor.original).eq(request.amount) &&
+      // DICT keeps an e-mail key in lower case: a PSP may write back the configured key so.
+      cob.chave?.toLowerCase() === this.options.receivingKey.toLowerCase() &&
+      typeof cob.calendario?.criacao === 'string' &&
+      !Number.isNaN(Date.parse(cob.calendario.criacao)) &&
+      Number.isInteger(cob.calendario.expiracao) &&
+      cob.calendario.expiracao > 0
+    );
   }
 
   private funding(cob: Cob): ChargeCreated {
@@ -206,7 +234,7 @@ export class PixRail
       });
       if (res.status !== 200) throw rejected('GET /pix', res);
       const body = res.body as { pix?: PixItem[]; parametros?: { paginacao?: { quantidadeDePaginas?: number } } };
-      out.push(...(body.pix ?? []).map(received));
+      out.push(...(body.pix ?? []).map(listed));
       const pages = body.parametros?.paginacao?.quantidadeDePaginas ?? 1;
       if (page + 1 >= pages || !body.pix?.length) return out;
     }
@@ -339,6 +367,24 @@ async function inBatches<T, R>(items: T[], size: number, fn: (item: T) => Promis
   return out;
 }
 
+/**
+ * A Pix of the PSP's list. One without an end-to-end id or a `horario` that dates it cannot be translated: it is
+ * `unreadable`, which recording refuses for it alone (decision 0188), so the run records the others and its window
+ * stays for the next run. Thrown, it failed the whole run, and every Pix of its window waited with it.
+ */
+function listed(p: PixItem): ReceivedPayment {
+  const e2e = typeof p?.endToEndId === 'string' && p.endToEndId ? p.endToEndId : undefined;
+  if (e2e && typeof p.horario === 'string' && !Number.isNaN(Date.parse(p.horario))) return received(p);
+  return {
+    endToEndId: e2e ?? '(no endToEndId)',
+    amount: typeof p?.valor === 'string' ? p.valor : '',
+    asset: PIX_ASSET,
+    receivedAt: '',
+    returns: [],
+    unreadable: e2e ? `its horario ${JSON.stringify(p.horario)} is no instant` : 'it has no endToEndId',
+  };
+}
+
 function received(p: PixItem): ReceivedPayment {
   return {
     endToEndId: p.endToEndId,
@@ -347,8 +393,22 @@ function received(p: PixItem): ReceivedPayment {
     asset: PIX_ASSET,
     receivedAt: new Date(p.horario).toISOString(),
     ...(p.pagador?.nome ? { payer: p.pagador.nome } : {}),
-    returns: (p.devolucoes ?? []).map(returned),
+    returns: readableReturns(p.devolucoes),
   };
+}
+
+/**
+ * The returns a PSP's record lists, those it writes as API Pix does (`id` and `status`). They only settle a return of
+ * ours sooner (its workflow reads it at the PSP anyway), so a list Cambio cannot read never fails the Pix with it.
+ */
+function readableReturns(devolucoes: unknown): ReturnState[] {
+  if (!Array.isArray(devolucoes)) return [];
+  return devolucoes
+    .filter((d: unknown) => {
+      const r = d as { id?: unknown; status?: unknown } | null;
+      return typeof r === 'object' && r !== null && typeof r.id === 'string' && typeof r.status === 'string';
+    })
+    .map(returned);
 }
 
 function returned(body: unknown): ReturnState {

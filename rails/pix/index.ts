@@ -44,6 +44,10 @@ export const pixRail: RailEntry = {
     token: (config) => config.pix.webhookToken,
     timeoutMs: (config) => config.pix.chargeTimeoutMs,
   },
+  // The PSP refuses a Pix after the cob's expiracao (the deposit window, from the charge's creation, which is before
+  // the deposit's workflow starts). One it took just before can reach us only by a retried notice or the next
+  // reconciliation run: two runs' worth covers one run that fails.
+  lateArrivalSeconds: (config) => 2 * config.pix.reconcileEverySeconds,
   instruction: {
     summary:
       "PIX_KEY through a PSP: the receiving key, the charge's `txid` and `location`, `pixCopiaECola` (the dynamic " +

@@ -59,6 +59,7 @@ export function createDeposit(s: ServiceContext, em: Em, body: DepositBody, char
         workflowInput: {
           depositWindowSeconds: s.config.depositWindowSeconds,
           replayWindowSeconds: s.config.replayWindowSeconds,
+          ...lateArrival(s, rail, charged),
         },
       };
     },
@@ -101,6 +102,16 @@ export async function createDepositOrCancelCharge(
     }
     throw err;
   }
+}
+
+/**
+ * How long a deposit whose charge expires at its provider waits after its window (decision 0191): the rail's bound,
+ * at most a quarter of the window, so that a short window (a test's, a deployment's of an hour) stays short.
+ */
+function lateArrival(s: ServiceContext, rail: Rail, charged: boolean): { lateArrivalSeconds?: number } {
+  const late = charged ? railEntry(rail)?.lateArrivalSeconds?.(s.config) : undefined;
+  const seconds = Math.min(late ?? 0, Math.floor(s.config.depositWindowSeconds / 4));
+  return seconds > 0 ? { lateArrivalSeconds: seconds } : {};
 }
 
 /**

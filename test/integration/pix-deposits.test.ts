@@ -4,6 +4,7 @@
 // its COMMIT leaves a charge the retry with the same key takes over, and no charge ever pays two deposits.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import Decimal from 'decimal.js';
 import { Client as PgClient } from 'pg';
 import { systemEm } from '../../db/orm';
@@ -12,9 +13,10 @@ import { txidFor } from '../../rails/pix/ids';
 import { operationWorkflowId } from '../../workflows/ids';
 import { temporal as proto } from '@temporalio/proto';
 import { activeAccount } from '../helpers/fixtures';
-import { balance, quote, untilStatus } from '../helpers/money';
+import { openDeposit } from '../helpers/inbound-payments';
+import { balance, getOp, quote, untilStatus } from '../helpers/money';
 import { exitWithin, kill, killAll, spawnApi, spawnWorker } from '../helpers/processes';
-import { eventually, newCustomer, stack, type TestCustomer } from '../helpers/stack';
+import { eventually, newCustomer, stack, untilStarted, type TestCustomer } from '../helpers/stack';
 
 const { EventType } = proto.api.enums.v1;
 
@@ -125,6 +127,35 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
     const done = await untilStatus(c, dep.id, 'COMPLETED');
     expect(done.transactions).to.have.length(1);
     expect(await paymentsWith(e2e)).to.have.length(1);
+  });
+
+  it('a Pix paid before its charge expired, noticed after the window, still completes its deposit', async () => {
+    const { services, psp, noticeBaseUrl, config } = await stack();
+    const windowSeconds = 12;
+    const dep = await openDeposit(c, accountId, '21.00', { deposit: windowSeconds, replay: 60 });
+    const instruction = (await getOp(c, dep.id)).intent.fundingInstruction;
+    const started = await untilStarted(services.temporal.workflow.getHandle(operationWorkflowId(dep.id)));
+    // The payer's bank pays just before the charge's expiresAt (the PSP takes no payment after it); the PSP's first
+    // notice is lost (the API restarting, say) and its retry arrives once the deposit's own window has run out.
+    await sleep(Math.max(0, Date.parse(instruction.expiresAt) - Date.now() - 300));
+    const paid = await psp.control('POST', '/pix', { txid: instruction.txid, notices: 0 });
+    expect(paid.status, JSON.stringify(paid.body)).to.equal(201);
+    await sleep(Math.max(0, started.startTime.getTime() + windowSeconds * 1000 + 800 - Date.now()));
+    const notice = await fetch(`${noticeBaseUrl}/rails/pix/${config.pix.webhookToken}/pix`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ pix: [paid.body] }),
+    });
+    expect(notice.status).to.equal(200);
+    const settled = await eventually(
+      () => getOp(c, dep.id),
+      (op) => op.currentState?.status !== 'REQUESTED',
+      20000,
+    );
+    expect(settled.currentState.status, JSON.stringify(settled.currentState)).to.equal('COMPLETED');
+    expect(await paymentsWith(paid.body.endToEndId)).to.deep.equal([
+      { status: 'MATCHED', customer_id: c.customerId, operation_id: dep.id, amount: '21.00' },
+    ]);
   });
 
   it("a notice is answered once recorded, not once decided: a deposit held up, the PSP's 200 on time", async () => {
@@ -243,6 +274,50 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
     expect([replay.status, replay.headers['idempotent-replayed']]).to.deep.equal([201, 'true']);
     expect(replay.body.intent.fundingInstruction).to.deep.equal(retried.body.intent.fundingInstruction);
     expect(await depositsOf(accountId)).to.have.length(depositsBefore + 1);
+  });
+
+  it('a PSP answer that is not this charge is read back: never another txid, never a 500', async () => {
+    const { psp, config } = await stack();
+    const depositsBefore = (await depositsOf(accountId)).length;
+    const otherTxid = `cb${randomUUID().replace(/-/g, '')}`;
+    const cobOf = (txid: string, valor: string) => ({
+      calendario: { criacao: new Date().toISOString(), expiracao: 86400 },
+      txid,
+      location: 'pix.example.com/qr/v2/other',
+      status: 'ATIVA',
+      valor: { original: valor },
+      chave: config.pix.receivingKey,
+    });
+    // 201 naming another charge, and nothing created under ours: 503, no operation; the retry is its own txid.
+    await psp.control('POST', '/faults', {
+      status: 201,
+      body: cobOf(otherTxid, '19.00'),
+      pathPrefix: '/cob/',
+      count: 1,
+    });
+    const { res, key, body, q } = await postDeposit('19.00');
+    const other = res as { status: number; headers: Record<string, string>; body: any };
+    expect(other.status, JSON.stringify(other.body)).to.equal(503);
+    expect(other.headers['retry-after']).to.match(/^\d+$/);
+    expect(await depositsOf(accountId)).to.have.length(depositsBefore);
+    const retried = (await sendDeposit(body, key)) as { status: number; body: any };
+    expect(retried.status, JSON.stringify(retried.body)).to.equal(201);
+    expect(retried.body.intent.fundingInstruction.txid).to.equal(txidFor(c.customerId, key, q.id));
+
+    // The charge created, its answer without `calendario`: read back, the deposit is created with it.
+    const { calendario: _calendario, ...noCalendar } = cobOf(otherTxid, '23.00');
+    await psp.control('POST', '/faults', {
+      status: 201,
+      body: noCalendar,
+      afterHandling: true,
+      pathPrefix: '/cob/',
+      count: 1,
+    });
+    const second = await postDeposit('23.00');
+    const read = second.res as { status: number; body: any };
+    expect(read.status, JSON.stringify(read.body)).to.equal(201);
+    expect(read.body.intent.fundingInstruction.txid).to.equal(txidFor(c.customerId, second.key, second.q.id));
+    expect(await depositsOf(accountId)).to.have.length(depositsBefore + 2);
   });
 
   it('the sandbox route pays the charge at the simulated PSP and answers with the record its notice made', async () => {

@@ -191,6 +191,20 @@ describe('PIX notices are claims: read back from the PSP before they are money',
     await untilStatus(c, dep.id, 'COMPLETED');
   });
 
+  it('a PSP record whose devolucoes Cambio cannot read: the Pix is recorded and credited, never a 500', async () => {
+    const { psp } = await stack();
+    const dep = await openPixDeposit('13.00');
+    const real = await paidAtPsp({ txid: dep.txid });
+    // The PSP's own record, its returns written as an object: they are a shortcut (each return of ours reads its
+    // own state at the PSP), the Pix is what is money.
+    const record = { ...real, devolucoes: { id: 'x' } };
+    await psp.control('POST', '/faults', { method: 'GET', pathPrefix: '/pix/', count: 1, status: 200, body: record });
+    const res = await json(await notice({ pix: [item(real.endToEndId, '13.00', dep.txid)] }));
+    expect([res.status, res.body]).to.deep.equal([200, { received: 1 }]);
+    await untilStatus(c, dep.id, 'COMPLETED');
+    expect((await paymentsWith(real.endToEndId)).map((p) => p.status)).to.deep.equal(['MATCHED']);
+  });
+
   it('a wrong token is 401 before the body is read: an unparseable or non-JSON body changes nothing', async () => {
     const wrong = await json(await notice('{"pix": [ this is not json', 'not-the-token'));
     expect([wrong.status, wrong.body.code]).to.deep.equal([401, 'UNAUTHORIZED']);

@@ -9,10 +9,10 @@ import { presentInboundPayment } from '../../presenters/inbound-payment';
 import { returnPayment } from '../../services/inbound-payment-resolution';
 import type { CambioError } from '../../domain/errors';
 import { ensureSchedules, periodicJobs, scheduleId } from '../../worker/schedules';
-import type { ReconcileResult } from '../../payments/reconciliation';
+import { reconcileRail, type ReconcileResult } from '../../payments/reconciliation';
 import { cambioWith } from '../helpers/cli';
 import { activeAccount } from '../helpers/fixtures';
-import { openDeposit } from '../helpers/inbound-payments';
+import { openDeposit, spiEndToEndId } from '../helpers/inbound-payments';
 import { assertLedgerBalanced, balance, getOp, untilStatus } from '../helpers/money';
 import { eventually, newCustomer, simulatorEnv, stack } from '../helpers/stack';
 
@@ -207,6 +207,33 @@ describe('PIX operations: reconciliation and returns through the PSP', function 
     expect(devolucoes).to.have.length(1);
     expect(devolucoes[0]).to.deep.include({ valor: '6.00', status: 'DEVOLVIDO' });
     await assertLedgerBalanced();
+  });
+
+  it("a PSP list with one item it wrote wrongly: the others are recorded, that one is the run's failure", async () => {
+    const { services, psp, config } = await stack();
+    const c = await newCustomer('Listed Ltda');
+    const account = await activeAccount(c, ['BRL']);
+    const deposit = await openDeposit(c, account.id, '31.00');
+    const txid: string = (await getOp(c, deposit.id)).intent.fundingInstruction.txid;
+    const paid = await (await stack()).psp.control('POST', '/pix', { txid, notices: 0 });
+    expect(paid.status, JSON.stringify(paid.body)).to.equal(201);
+    // The PSP lists the deposit's Pix beside one whose `horario` is no instant (a PSP bug, a half-written record).
+    const garbled = { endToEndId: spiEndToEndId(), valor: '2.00', chave: config.pix.receivingKey, horario: 'ontem' };
+    await psp.control('POST', '/faults', {
+      method: 'GET',
+      pathPrefix: '/pix',
+      count: 1,
+      status: 200,
+      body: { parametros: { paginacao: { paginaAtual: 0, quantidadeDePaginas: 1 } }, pix: [garbled, paid.body] },
+    });
+    const listing = services.rails!.connector('PIX_KEY')!.listing!;
+    const settle = { orm: services.orm, temporal: services.temporal, config };
+    const run = await reconcileRail(settle, { rail: 'PIX_KEY', listReceived: (w) => listing.listReceived(w) });
+    expect(run.failed).to.deep.equal([garbled.endToEndId]);
+    expect(run.late).to.equal(1);
+    await untilStatus(c, deposit.id, 'COMPLETED');
+    expect((await balance(c, account.id, 'BRL')).available).to.equal('31.00');
+    expect(await record(garbled.endToEndId), 'never recorded as it stands').to.equal(null);
   });
 
   /** A triggered run of the schedule, and its result. */

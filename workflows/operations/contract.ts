@@ -8,6 +8,8 @@ export interface OperationWorkflowInput {
   /** Deposit: how long to wait for a payment, and how long a failed reconciliation stays replayable. */
   depositWindowSeconds?: number;
   replayWindowSeconds?: number;
+  /** Deposit: how long after its window it still takes a payment its provider took in time (decision 0191). */
+  lateArrivalSeconds?: number;
   /** Withdrawal: above the review threshold, an operator decides before the payout. */
   requiresReview?: boolean;
   /**

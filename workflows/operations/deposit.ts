@@ -146,6 +146,11 @@ export async function depositOperation(
   async function deposit(): Promise<void> {
     // The payment updates reconcile while it waits; the window ends it unless one of them did.
     await wf.condition(() => op.status !== 'REQUESTED', seconds(input.depositWindowSeconds));
+    // A payment its provider took before the charge expired may still be on its way (decision 0191). Deposits
+    // started before have no lateArrivalSeconds and replay the same commands.
+    if (op.status === 'REQUESTED' && input.lateArrivalSeconds) {
+      await wf.condition(() => op.status !== 'REQUESTED', input.lateArrivalSeconds * 1000);
+    }
     await acquire();
     if (op.status === 'REQUESTED') {
       open = false;
