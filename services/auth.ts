@@ -29,6 +29,10 @@ async function secretMatches(secret: string, stored: string): Promise<boolean> {
   return timingSafeEqual(actual, expected);
 }
 
+// Checked against when no client has the id: an unknown client then costs the scrypt a known one does, so the
+// answer's time does not tell which client ids exist (decision 0201). No secret hashes to 32 zero bytes.
+const NO_CLIENT_HASH = `scrypt$${randomBytes(16).toString('base64')}$${Buffer.alloc(32).toString('base64')}`;
+
 export interface CreatedCustomer {
   customerId: string;
   clientId: string;
@@ -124,6 +128,7 @@ export async function issueToken(
   // Same answer for an unknown client and a wrong secret: the caller learns nothing about which ids exist.
   const matches = async (c: ApiClient) =>
     (await secretMatches(clientSecret, c.secretHash)) || (await previousSecretMatches(clientSecret, c));
+  if (!client) await secretMatches(clientSecret, NO_CLIENT_HASH);
   if (!client || !(await matches(client))) {
     throw new CambioError('INVALID_CLIENT', 'unknown client or wrong secret');
   }

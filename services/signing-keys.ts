@@ -15,11 +15,10 @@ export interface KeyPair {
  */
 export async function loadSigningKey(orm: Orm, env: NodeJS.ProcessEnv = process.env): Promise<KeyPair> {
   if (env.JWT_PRIVATE_KEY && env.JWT_PUBLIC_KEY) {
-    return {
-      kid: env.JWT_KEY_ID || 'configured',
-      privateKey: createPrivateKey(env.JWT_PRIVATE_KEY),
-      publicKey: createPublicKey(env.JWT_PUBLIC_KEY),
-    };
+    const privateKey = createPrivateKey(env.JWT_PRIVATE_KEY);
+    const publicKey = createPublicKey(env.JWT_PUBLIC_KEY);
+    assertUsablePair(privateKey, publicKey);
+    return { kid: env.JWT_KEY_ID || 'configured', privateKey, publicKey };
   }
   const row = await oldestOrNewSigningKey(orm, () => {
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -35,4 +34,17 @@ export async function loadSigningKey(orm: Orm, env: NodeJS.ProcessEnv = process.
 export function jwks(key: KeyPair) {
   const jwk = key.publicKey.export({ format: 'jwk' });
   return { keys: [{ ...jwk, kid: key.kid, alg: 'RS256', use: 'sig' }] };
+}
+
+/**
+ * Refuses at start a configured pair the API could not use (decision 0202): one that cannot sign RS256 (jsonwebtoken
+ * throws at every token request) or whose public half is another key's (every token issued is then refused).
+ */
+function assertUsablePair(privateKey: KeyObject, publicKey: KeyObject): void {
+  const bits = privateKey.asymmetricKeyDetails?.modulusLength ?? 0;
+  if (privateKey.asymmetricKeyType !== 'rsa' || bits < 2048)
+    throw new Error('JWT_PRIVATE_KEY must be an RSA key of 2048 bits or more: tokens are signed RS256');
+  const spki = (k: KeyObject) => k.export({ type: 'spki', format: 'der' });
+  if (!spki(createPublicKey(privateKey)).equals(spki(publicKey)))
+    throw new Error('JWT_PUBLIC_KEY is not the public key of JWT_PRIVATE_KEY: no token issued would verify');
 }
