@@ -3,6 +3,7 @@ import { inTransaction } from '../db/transaction';
 import { queueRecovery } from '../db/repositories/webhook-recovery';
 import { findLiveSubscription } from '../db/repositories/webhook-subscriptions';
 import { CambioError, notFound } from '../domain/errors';
+import { isIsoTimestamp } from '../domain/list-filters';
 import type { WebhookContext } from './context';
 
 /** How far back a recover may reach (Svix's limit): older deliveries are better caught up through GET /api/events. */
@@ -29,6 +30,16 @@ function micros(iso: string): bigint {
 export async function recoverDeliveries(s: WebhookContext, em: Em, subscriptionId: string, input: RecoverInput) {
   const now = new Date();
   const until = input.until ?? now.toISOString();
+  // The date-time format admits a leap second (23:59:60), which no Date holds: refused here, not a 500 below.
+  for (const [name, value] of [
+    ['since', input.since],
+    ['until', until],
+  ]) {
+    if (!isIsoTimestamp(value)) {
+      const message = 'must be an ISO 8601 UTC timestamp with a trailing Z, such as 2026-11-01T00:00:00Z';
+      throw new CambioError('VALIDATION_ERROR', `/${name} ${message}`, { errors: [{ path: `/${name}`, message }] });
+    }
+  }
   const oldest = BigInt(now.getTime() - RECOVER_MAX_AGE_DAYS * 86_400_000) * 1000n;
   if (micros(input.since) < oldest) {
     const message = `since must be at most ${RECOVER_MAX_AGE_DAYS} days back`;

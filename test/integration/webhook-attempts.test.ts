@@ -291,6 +291,21 @@ describe('webhook attempts: nothing due lost, one attempt in flight, every attem
     expect(first.body.data.map((a: Attempt) => a.attempt)).to.deep.equal([3, 2]);
     const next = await http.get(path).query({ limit: 2, cursor: first.body.meta.nextCursor }).set(c.auth);
     expect(next.body.data.map((a: Attempt) => a.attempt)).to.deep.equal([1]);
+    // Oldest first, one a page: each attempt once, then the end. Attempts are stamped by the database's clock,
+    // so a cursor that lost the microseconds of its row would hand that row back again (decision 0203).
+    const seen: number[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 5; page++) {
+      const res = await http
+        .get(path)
+        .query({ limit: 1, sortOrder: 'ASCENDING', ...(cursor ? { cursor } : {}) })
+        .set(c.auth);
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      seen.push(...res.body.data.map((a: Attempt) => a.attempt));
+      cursor = res.body.meta.nextCursor ?? undefined;
+      if (!cursor) break;
+    }
+    expect(seen).to.deep.equal([1, 2, 3]);
   });
 
   it("recover's marker survives a stale retry of the attempt before it", async () => {

@@ -337,6 +337,9 @@ describe('webhook recovery: disable, recover, events API', function () {
           [{ since: iso(now - 60_000), until: iso(now - 120_000) }, 400, 'INVALID_PERIOD'],
           [{ since: 'yesterday' }, 400, 'VALIDATION_ERROR'],
           [{}, 400, 'VALIDATION_ERROR'],
+          // A leap second passes the date-time format but names no instant a Date can hold (decision 0204).
+          [{ since: `${iso(now - 86_400_000).slice(0, 10)}T23:59:60Z` }, 400, 'VALIDATION_ERROR'],
+          [{ since: iso(now - 86_400_000), until: `${iso(now).slice(0, 10)}T23:59:60Z` }, 400, 'VALIDATION_ERROR'],
         ];
         for (const [body, status, code] of cases) {
           const bad = await http.post(path).set(c.auth).set(idem()).send(body);
