@@ -8,6 +8,7 @@ import { chargeForDeposit, createDepositOrCancelCharge, DepositBody } from '../.
 import { createSwap } from '../../services/operations/swap';
 import { createTransfer, TransferBody } from '../../services/operations/transfer';
 import { createWithdrawal, WithdrawalBody } from '../../services/operations/withdrawal';
+import { ACCOUNT_AND_QUOTE_REFUSALS } from '../../services/operations/checks';
 import { getOperation, listOperations } from '../../services/operations/read';
 import { gateOperation } from '../../services/operations/admission';
 import { pageOf, ref } from '../schemas/responses';
@@ -16,17 +17,6 @@ import type { Operation } from '../../db/entities';
 import { presentOperation, presentOperations } from '../../presenters/operation';
 
 type Creator = (s: ServiceContext, ctx: Koa.Context) => Promise<Operation>;
-
-// Every creation looks the account and the quote up and checks the account's state.
-const QUOTE_ERRORS: ErrorCode[] = [
-  'NOT_FOUND',
-  'QUOTE_NOT_FOUND',
-  'QUOTE_ACCOUNT_MISMATCH',
-  'QUOTE_ALREADY_CONSUMED',
-  'QUOTE_EXPIRED',
-  'ACCOUNT_NOT_ACTIVE',
-  'ASSET_NOT_ENABLED',
-];
 
 const CREATORS: Array<{
   kind: string;
@@ -37,7 +27,7 @@ const CREATORS: Array<{
 }> = [
   {
     kind: 'deposit',
-    errors: [...QUOTE_ERRORS, 'RAIL_ASSET_MISMATCH', 'RAIL_NOT_CONFIGURED', 'RAIL_REJECTED'],
+    errors: [...ACCOUNT_AND_QUOTE_REFUSALS, 'RAIL_ASSET_MISMATCH', 'RAIL_NOT_CONFIGURED', 'RAIL_REJECTED'],
     body: depositBody,
     // A PIX deposit's charge exists at the PSP before the transaction begins: the POST answers with it.
     prepare: async (s, ctx) => {
@@ -50,7 +40,7 @@ const CREATORS: Array<{
   {
     kind: 'withdrawal',
     errors: [
-      ...QUOTE_ERRORS,
+      ...ACCOUNT_AND_QUOTE_REFUSALS,
       'INLINE_BENEFICIARY_NOT_SUPPORTED',
       'PAYMENT_INSTRUCTION_NOT_APPROVED',
       'INSUFFICIENT_FUNDS',
@@ -61,14 +51,14 @@ const CREATORS: Array<{
   },
   {
     kind: 'swap',
-    errors: [...QUOTE_ERRORS, 'INSUFFICIENT_FUNDS'],
+    errors: [...ACCOUNT_AND_QUOTE_REFUSALS, 'INSUFFICIENT_FUNDS'],
     body: swapBody,
     create: (s, ctx) => createSwap(s, ctx.state.em, ctx.request.body as { accountId: string; quoteId: string }),
   },
   {
     kind: 'transfer',
     errors: [
-      ...QUOTE_ERRORS,
+      ...ACCOUNT_AND_QUOTE_REFUSALS,
       'INVALID_AMOUNT',
       'INVALID_AMOUNT_PRECISION',
       'SAME_ACCOUNT_TRANSFER',

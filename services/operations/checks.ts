@@ -1,7 +1,18 @@
 import type { Account } from '../../db/entities';
 import type { Config } from '../../config';
-import { CambioError } from '../../domain/errors';
+import { CambioError, type ErrorCode } from '../../domain/errors';
 import { railEntry } from '../../rails/registry';
+
+/** What every operation's creation refuses with: it looks the account and the quote up and checks the account. */
+export const ACCOUNT_AND_QUOTE_REFUSALS: readonly ErrorCode[] = [
+  'NOT_FOUND',
+  'QUOTE_NOT_FOUND',
+  'QUOTE_ACCOUNT_MISMATCH',
+  'QUOTE_ALREADY_CONSUMED',
+  'QUOTE_EXPIRED',
+  'ACCOUNT_NOT_ACTIVE',
+  'ASSET_NOT_ENABLED',
+];
 
 /** An asset can move on an account once onboarding activated it there. */
 export function requireAssetEnabled(account: Account, asset: string): void {

@@ -12,7 +12,7 @@ import { txidFor } from '../../rails/pix/ids';
 import { nextDepositAddressIndex } from '../../db/repositories/crypto-deposits';
 import type { ChargeCreated, ChargeRequest } from '../../rails/rail';
 import type { ServiceContext } from '../context';
-import { requireAssetEnabled, requireRailConfigured } from './checks';
+import { ACCOUNT_AND_QUOTE_REFUSALS, requireAssetEnabled, requireRailConfigured } from './checks';
 import { createOperation } from './create';
 
 export interface DepositBody {
@@ -68,17 +68,7 @@ export function createDeposit(s: ServiceContext, em: Em, body: DepositBody, char
 
 // The refusals a deposit's request ends with for good, stored with its key (api/middleware/idempotency.ts): no retry
 // of that request reaches its charge again.
-const FINAL_REFUSALS = new Set([
-  'NOT_FOUND',
-  'QUOTE_NOT_FOUND',
-  'QUOTE_ACCOUNT_MISMATCH',
-  'QUOTE_ALREADY_CONSUMED',
-  'QUOTE_EXPIRED',
-  'ACCOUNT_NOT_ACTIVE',
-  'ASSET_NOT_ENABLED',
-  'RAIL_ASSET_MISMATCH',
-  'RAIL_NOT_CONFIGURED',
-]);
+const FINAL_REFUSALS = new Set<string>([...ACCOUNT_AND_QUOTE_REFUSALS, 'RAIL_ASSET_MISMATCH', 'RAIL_NOT_CONFIGURED']);
 
 /**
  * `createDeposit`; when it refuses for good after a charge was created for it (two requests on one quote, say), that
