@@ -53,6 +53,33 @@ async function noticesPending(codigo: string): Promise<number> {
   return state.notices.filter((n) => n.id.startsWith(codigo)).length;
 }
 
+const BOLETOS = '/cobranca/v3/cobrancas';
+
+/** The bank registers the next boleto, then answers its POST with `answer` (a status, a body) instead of its own. */
+async function bankRegistersThenAnswers(answer: { status: number; body?: unknown }): Promise<void> {
+  const { psp } = await stack();
+  await psp.control('POST', '/faults', {
+    method: 'POST',
+    pathPrefix: BOLETOS,
+    afterHandling: true,
+    count: 1,
+    ...answer,
+  });
+}
+
+/** The bank's next list of boletos answers `body` (200). */
+async function bankListsNext(body: unknown): Promise<void> {
+  const { psp } = await stack();
+  await psp.control('POST', '/faults', { method: 'GET', pathPrefix: BOLETOS, status: 200, body, count: 1 });
+}
+
+/** How many boletos the simulated bank holds under `seuNumero`. */
+async function boletosUnder(seuNumero: string): Promise<number> {
+  const { psp } = await stack();
+  const state = (await psp.control('GET', '/boleto/state')).body as { boletos: { seuNumero: string }[] };
+  return state.boletos.filter((b) => b.seuNumero === seuNumero).length;
+}
+
 describe('BOLETO deposits through the bank: registration, notices, reconciliation, cancel', function () {
   this.timeout(120000);
   let c: TestCustomer;
@@ -108,7 +135,7 @@ describe('BOLETO deposits through the bank: registration, notices, reconciliatio
   it('a bank that is down is 503 with Retry-After and no operation', async () => {
     const { psp } = await stack();
     const before = (await depositsOf(accountId)).length;
-    await psp.control('POST', '/faults', { status: 503, pathPrefix: '/cobranca/v3/cobrancas', count: 1 });
+    await psp.control('POST', '/faults', { status: 503, pathPrefix: BOLETOS, count: 1 });
     const { res, send } = await postDeposit('20.00');
     expect(res.status, JSON.stringify(res.body)).to.equal(503);
     expect(res.body.code).to.equal('SERVICE_UNAVAILABLE');
@@ -118,19 +145,10 @@ describe('BOLETO deposits through the bank: registration, notices, reconciliatio
   });
 
   it('a bank that took the boleto but answers nothing readable is 503; the retry shows that boleto', async () => {
-    const { psp } = await stack();
     const before = (await depositsOf(accountId)).length;
-    const prefix = '/cobranca/v3/cobrancas';
     // The bank registers the boleto and answers 200 with no body; its list, asked where the boleto is, does the same.
-    await psp.control('POST', '/faults', {
-      method: 'POST',
-      pathPrefix: prefix,
-      status: 200,
-      body: '',
-      afterHandling: true,
-      count: 1,
-    });
-    await psp.control('POST', '/faults', { method: 'GET', pathPrefix: prefix, status: 200, body: '', count: 1 });
+    await bankRegistersThenAnswers({ status: 200, body: '' });
+    await bankListsNext('');
     const { res, send } = await postDeposit('25.00');
     expect(res.status, JSON.stringify(res.body)).to.equal(503);
     expect(res.body.code).to.equal('SERVICE_UNAVAILABLE');
@@ -138,31 +156,18 @@ describe('BOLETO deposits through the bank: registration, notices, reconciliatio
     expect(await depositsOf(accountId)).to.have.length(before);
     const again = await send();
     expect(again.status, JSON.stringify(again.body)).to.equal(201);
-    const state = (await psp.control('GET', '/boleto/state')).body as { boletos: { seuNumero: string }[] };
     const { seuNumero } = again.body.intent.fundingInstruction;
-    expect(
-      state.boletos.filter((b) => b.seuNumero === seuNumero),
-      'the boleto the first try registered',
-    ).to.have.length(1);
+    expect(await boletosUnder(seuNumero), 'the boleto the first try registered').to.equal(1);
   });
 
   it('a retry the bank refuses as a duplicate it does not list yet is 503, never a reused key', async () => {
-    const { psp } = await stack();
     const before = (await depositsOf(accountId)).length;
-    const prefix = '/cobranca/v3/cobrancas';
     // The first try: the bank registers the boleto and answers 503.
-    await psp.control('POST', '/faults', {
-      method: 'POST',
-      pathPrefix: prefix,
-      status: 503,
-      afterHandling: true,
-      count: 1,
-    });
+    await bankRegistersThenAnswers({ status: 503 });
     const { res, send } = await postDeposit('26.00');
     expect(res.status, JSON.stringify(res.body)).to.equal(503);
     // The retry: the bank refuses the seuNumero it holds (409), and its list does not show that boleto yet.
-    const empty = { cobrancas: [], totalPaginas: 1, ultimaPagina: true };
-    await psp.control('POST', '/faults', { method: 'GET', pathPrefix: prefix, status: 200, body: empty, count: 1 });
+    await bankListsNext({ cobrancas: [], totalPaginas: 1, ultimaPagina: true });
     const retry = await send();
     expect(retry.status, JSON.stringify(retry.body)).to.equal(503);
     expect(retry.body.code).to.equal('SERVICE_UNAVAILABLE');
@@ -171,9 +176,7 @@ describe('BOLETO deposits through the bank: registration, notices, reconciliatio
     // Once the bank lists it, the same key opens the deposit with the boleto the first try registered.
     const last = await send();
     expect(last.status, JSON.stringify(last.body)).to.equal(201);
-    const state = (await psp.control('GET', '/boleto/state')).body as { boletos: { seuNumero: string }[] };
-    const { seuNumero } = last.body.intent.fundingInstruction;
-    expect(state.boletos.filter((b) => b.seuNumero === seuNumero)).to.have.length(1);
+    expect(await boletosUnder(last.body.intent.fundingInstruction.seuNumero)).to.equal(1);
   });
 
   it('two deposits on one quote: the refused one’s boleto is cancelled, the other stays payable', async () => {
@@ -181,7 +184,7 @@ describe('BOLETO deposits through the bank: registration, notices, reconciliatio
     const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '27.00' });
     const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'BOLETO' } };
     // The bank answers each registration 300 ms late: both requests have registered a boleto before either commits.
-    const slow = { method: 'POST', pathPrefix: '/cobranca/v3/cobrancas', hangMs: 300, afterHandling: true, count: 2 };
+    const slow = { method: 'POST', pathPrefix: BOLETOS, hangMs: 300, afterHandling: true, count: 2 };
     await psp.control('POST', '/faults', slow);
     const post = () =>
       http.post('/api/operations/deposit').set(c.auth).set('X-Idempotency-Key', randomUUID()).send(body);
