@@ -44,8 +44,7 @@ export function parsePeriod(periodStart: unknown, periodEnd: unknown): ReportPer
   return { start, end };
 }
 
-export function parseInstant(name: string, value: unknown): Instant {
-  const path = `/query/${name}`;
+export function parseInstant(name: string, value: unknown, path = `/query/${name}`): Instant {
   if (value === undefined || value === null || value === '') {
     throw new CambioError('VALIDATION_ERROR', `${path} is required`, { errors: [{ path, message: 'is required' }] });
   }

@@ -3,7 +3,7 @@ import { inTransaction } from '../db/transaction';
 import { queueRecovery } from '../db/repositories/webhook-recovery';
 import { findLiveSubscription } from '../db/repositories/webhook-subscriptions';
 import { CambioError, notFound } from '../domain/errors';
-import { isIsoTimestamp } from '../domain/list-filters';
+import { parseInstant } from '../domain/report-period';
 import type { WebhookContext } from './context';
 
 /** How far back a recover may reach (Svix's limit): older deliveries are better caught up through GET /api/events. */
@@ -12,12 +12,6 @@ export const RECOVER_MAX_AGE_DAYS = 14;
 export interface RecoverInput {
   since: string;
   until?: string;
-}
-
-// Microseconds of an ISO 8601 UTC timestamp (the route's schema checked its shape): Date keeps milliseconds only.
-function micros(iso: string): bigint {
-  const fraction = /\.(\d+)Z$/.exec(iso)?.[1] ?? '';
-  return BigInt(new Date(iso).getTime()) * 1000n + BigInt(fraction.padEnd(6, '0').slice(3, 6));
 }
 
 /**
@@ -30,22 +24,16 @@ function micros(iso: string): bigint {
 export async function recoverDeliveries(s: WebhookContext, em: Em, subscriptionId: string, input: RecoverInput) {
   const now = new Date();
   const until = input.until ?? now.toISOString();
-  // The date-time format admits a leap second (23:59:60), which no Date holds: refused here, not a 500 below.
-  for (const [name, value] of [
-    ['since', input.since],
-    ['until', until],
-  ]) {
-    if (!isIsoTimestamp(value)) {
-      const message = 'must be an ISO 8601 UTC timestamp with a trailing Z, such as 2026-11-01T00:00:00Z';
-      throw new CambioError('VALIDATION_ERROR', `/${name} ${message}`, { errors: [{ path: `/${name}`, message }] });
-    }
-  }
+  // Read as a report's bounds are, to the microsecond; the date-time format admits a leap second (23:59:60), which
+  // no Date holds: 400 here, not a 500 below.
+  const since = parseInstant('since', input.since, '/since').micros;
+  const end = parseInstant('until', until, '/until').micros;
   const oldest = BigInt(now.getTime() - RECOVER_MAX_AGE_DAYS * 86_400_000) * 1000n;
-  if (micros(input.since) < oldest) {
+  if (since < oldest) {
     const message = `since must be at most ${RECOVER_MAX_AGE_DAYS} days back`;
     throw new CambioError('INVALID_PERIOD', message, { since: input.since });
   }
-  if (micros(until) <= micros(input.since)) {
+  if (end <= since) {
     throw new CambioError('INVALID_PERIOD', 'until must be after since', { since: input.since, until });
   }
   const count = await inTransaction(em, async (tx) => {
