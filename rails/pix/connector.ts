@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import Decimal from 'decimal.js';
+import { Dec } from '../../domain/money';
 import { NoticeRejectedError, RailRejectedError, RailUnavailableError } from '../errors';
 import type {
   ChargeCreated,
@@ -131,7 +131,7 @@ export class PixRail
       cob.txid === request.chargeId &&
       typeof cob.valor?.original === 'string' &&
       CHARGE_VALOR.test(cob.valor.original) &&
-      new Decimal(cob.valor.original).eq(request.amount) &&
+      new Dec(cob.valor.original).eq(request.amount) &&
       // DICT keeps an e-mail key in lower case: a PSP may write back the configured key so.
       cob.chave?.toLowerCase() === this.options.receivingKey.toLowerCase() &&
       typeof cob.calendario?.criacao === 'string' &&
