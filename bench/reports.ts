@@ -54,7 +54,7 @@ const SEED_DAYS_SQL = `
 insert into movement_days (customer_id, day, account_id, asset, direction, tags, sum, count)
 select customer_id, (completed_at at time zone 'UTC')::date, account_id, asset, direction, tags, sum(amount), count(*)
 from movements where customer_id = $1 group by 1, 2, 3, 4, 5, 6
-on conflict (customer_id, day, account_id, asset, direction, tags)
+on conflict (customer_id, day, account_id, asset, direction, tags_key)
 do update set sum = movement_days.sum + excluded.sum, count = movement_days.count + excluded.count`;
 
 // The hand-written aggregate: what anyone would write against the movements for the same question.

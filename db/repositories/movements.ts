@@ -10,6 +10,10 @@ import { movementLegs } from '../../domain/movements';
  * the one that moves the operation to COMPLETED, so a report sees both sides of a transfer or neither.
  * A movement already written (a retried completion) is skipped, and only newly written ones reach the totals.
  *
+ * A day's row is keyed by the md5 of its tag set (`tags_key`, a generated column), never by the tags themselves: a tag
+ * set past what one btree entry holds (2704 bytes) would fail the statement, and with it every retry of the step
+ * that settles the operation (decision 0217).
+ *
  * Lock order: the caller has already updated the balance rows of every (account, asset) below, so two
  * transactions touching the same daily total are already queued on that balance row and cannot deadlock here.
  */
@@ -27,7 +31,7 @@ export function addMovements(batch: SqlBatch, op: Operation, completedAt: Date):
      )
      insert into movement_days (customer_id, day, account_id, asset, direction, tags, sum, count)
      select customer_id, ?::date, account_id, asset, direction, tags, amount, 1 from written
-     on conflict (customer_id, day, account_id, asset, direction, tags)
+     on conflict (customer_id, day, account_id, asset, direction, tags_key)
      do update set sum = movement_days.sum + excluded.sum, count = movement_days.count + excluded.count`,
     [
       ...legs.flatMap((l) => [
