@@ -183,8 +183,8 @@ export async function queueRecovery(
 /**
  * Manual redelivery: in the caller's transaction, one more attempt of a settled delivery with no attempt pending,
  * through the outbox, as recover queues it (same lock, same workflow id per attempt). Returns the attempt queued,
- * or null when one is pending (a retry scheduled, a recover or another redelivery queued, the first attempt not
- * ended): the caller answers 409 DELIVERY_IN_PROGRESS.
+ * or null when one is pending (a retry scheduled, a failed attempt not yet settled, a recover or another
+ * redelivery queued, the first attempt not ended): the caller answers 409 DELIVERY_IN_PROGRESS.
  */
 export async function queueRedelivery(
   em: Em,
