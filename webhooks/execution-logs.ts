@@ -39,10 +39,10 @@ export async function getExecutionLog(em: Em, subscriptionId: string, executionL
 /**
  * Sends the same message (same id, same body) once more: one attempt, numbered after the last, whatever allowRetry
  * says and also after retries are exhausted. The attempt is queued as recover queues one (an outbox row of this
- * transaction, its workflow `webhook-delivery-<logId>-attempt-<n>` started after COMMIT), behind the same lock on
- * the log's `next_attempt`: while an attempt is pending (retries scheduled, a recover or another redelivery queued)
- * the answer is 409 DELIVERY_IN_PROGRESS, so two attempts of one delivery never overlap, and a transaction that
- * rolls back has sent nothing.
+ * transaction, its workflow `webhook-delivery-<logId>-attempt-<n>-<queue>` started after COMMIT), behind the same
+ * lock on the log's `next_attempt`: while an attempt is pending (retries scheduled, a recover or another redelivery
+ * queued) the answer is 409 DELIVERY_IN_PROGRESS, so two attempts of one delivery never overlap, and a transaction
+ * that rolls back has sent nothing.
  */
 export async function redeliver(s: WebhookContext, em: Em, subscriptionId: string, executionLogId: string) {
   return inTransaction(em, async (tx) => {

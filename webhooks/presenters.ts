@@ -1,12 +1,16 @@
 import type { ExecutionLog, WebhookAttempt, WebhookSubscription } from '../db/entities';
+import { allResources } from './event-types';
 
-/** Spec: Webhook subscription. Never the secret: only the create response carries it. */
+/**
+ * Spec: Webhook subscription. Never the secret: only the create response carries it. `includeAll` lists the
+ * catalogue as it is now (what the fan-out sends it), not the list stored when it was created.
+ */
 export const presentSubscription = (sub: WebhookSubscription) => ({
   id: sub.id,
   companyId: sub.customerId,
   url: sub.url,
   includeAll: sub.includeAll,
-  resources: sub.resources,
+  resources: sub.includeAll ? allResources() : sub.resources,
   allowRetry: sub.allowRetry,
   status: sub.status,
   disabledAt: sub.disabledAt ? sub.disabledAt.toISOString() : null,

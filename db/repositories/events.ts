@@ -49,8 +49,9 @@ const EVENT_WITH_DELIVERIES = `with event as (
          ?, s.url, ?, 0, case when s.status = 'ACTIVE' then 'PENDING' else 'FAILED' end,
          case when s.status = 'ACTIVE' then null else 'SUBSCRIPTION_DISABLED' end, 0, ?, ?
        from event, webhook_subscriptions s
-       -- The live subscriptions that want this type (some resource whose events list it).
-       where s.customer_id = ? and s.deleted_at is null and s.resources @> ?::jsonb
+       -- The live subscriptions that want this type: includeAll ones (the catalogue as it is now, not the list they
+       -- stored when created: a type added since is theirs too), or some resource whose events list it.
+       where s.customer_id = ? and s.deleted_at is null and (s.include_all or s.resources @> ?::jsonb)
        returning id, event_type, url, status
      )
      ${outboxInsert(

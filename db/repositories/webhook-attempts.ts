@@ -47,6 +47,10 @@ export interface FinishedAttempt {
 // The attempt's outcome and the log's summary of it in one statement: both or neither. Only an attempt still open
 // is finished, so of an attempt cut short (its retried activity closes it) and the original finishing late, the
 // first to write wins and the other changes nothing. The log's `attempts < n` guard keeps a later attempt's summary.
+// A failure sets `next_attempt` to n until the attempt's bookkeeping (settleAttempt, a statement later, retried
+// after a crash) replaces it with n + 1 or null: in between the log is FAILED with its retries not yet scheduled,
+// and recover or redelivery, which take a FAILED log with no `next_attempt`, would queue attempt n + 1 beside the
+// workflow's own (decision 0206). A success clears it (nothing comes next). A marker past n (queued meanwhile) stays.
 const FINISH_ATTEMPT = numbered(`with p as (
     select ?::uuid as log_id, ?::int as attempt, ?::int as http_status, ?::text as status, ?::text as error,
       ?::text as url, ?::int as duration_ms, ?::text as response_body
@@ -59,7 +63,9 @@ const FINISH_ATTEMPT = numbered(`with p as (
   ),
   l as (
     update execution_logs l set attempts = p.attempt, http_status = p.http_status, status = p.status,
-      error = p.error, url = p.url, updated_at = now()
+      error = p.error, url = p.url, updated_at = now(),
+      next_attempt = case when l.next_attempt > p.attempt then l.next_attempt
+        when p.status = 'FAILED' then p.attempt end
     from p where l.id = p.log_id and l.attempts < p.attempt and exists (select 1 from a)
     returning l.id
   )

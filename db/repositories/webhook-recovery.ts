@@ -119,12 +119,15 @@ export async function afterAttempt<R extends { delivered: boolean; nextDelaySeco
   return { ...result, nextDelaySeconds: null };
 }
 
-// One outbox row per picked delivery, through the one outbox insert. The workflow id names the attempt: whatever
-// queues attempt n of a delivery (recover, redelivery), it is one workflow, and `next_attempt` lets one queue it.
+// One outbox row per picked delivery, through the one outbox insert. `next_attempt` lets one queue attempt n at a
+// time; the row is started once (the relay's REJECT_DUPLICATE), and the attempt number keys the send. The workflow
+// id names the attempt and this queue of it (a random suffix): an attempt closed without being made (the
+// subscription DISABLED, the endpoint busy) keeps its number, and the next recover must start a workflow of its
+// own for it, not find the closed one's id and start nothing (decision 0205).
 const attemptStarts = (trigger: 'RECOVERY' | 'REDELIVERY', label: string) =>
   outboxInsert(
     {
-      workflowId: "? || p.id || '-attempt-' || p.next_attempt",
+      workflowId: "? || p.id || '-attempt-' || p.next_attempt || '-' || left(md5(gen_random_uuid()::text), 12)",
       workflowType: "'webhookDeliveryWorkflow'",
       taskQueue: '?',
       args:
@@ -142,7 +145,7 @@ const REDELIVERY_STARTS = attemptStarts('REDELIVERY', 'redelivery');
 /**
  * Recover: in the caller's transaction, every FAILED delivery of the subscription created in [since, until) with
  * no attempt pending (no retry scheduled, no recovery or redelivery already queued) gets one more attempt, numbered
- * after its last, through the outbox: the workflow `webhook-delivery-<logId>-attempt-<n>` runs it once the
+ * after its last, through the outbox: the workflow `webhook-delivery-<logId>-attempt-<n>-<queue>` runs it once the
  * transaction commits. A delivery closed without an attempt (SUBSCRIPTION_DISABLED, ENDPOINT_BUSY) is FAILED too,
  * and gets its first. Setting `next_attempt` is the lock: the update waits on a concurrent redelivery's and then
  * finds the marker set, so one of them queues the attempt; a second recover (another key, a crash and retry) finds
@@ -180,8 +183,8 @@ export async function queueRecovery(
 /**
  * Manual redelivery: in the caller's transaction, one more attempt of a settled delivery with no attempt pending,
  * through the outbox, as recover queues it (same lock, same workflow id per attempt). Returns the attempt queued,
- * or null when one is pending (a retry scheduled, a recover or another redelivery queued, the first attempt not
- * ended): the caller answers 409 DELIVERY_IN_PROGRESS.
+ * or null when one is pending (a retry scheduled, a failed attempt not yet settled, a recover or another
+ * redelivery queued, the first attempt not ended): the caller answers 409 DELIVERY_IN_PROGRESS.
  */
 export async function queueRedelivery(
   em: Em,

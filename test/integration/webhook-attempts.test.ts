@@ -153,15 +153,16 @@ describe('webhook attempts: nothing due lost, one attempt in flight, every attem
     await new Promise((res) => setTimeout(res, 1000));
     expect(r.received).to.have.length(1);
 
-    const workflowId = `webhook-delivery-${log.id}-attempt-2`;
     await withoutRelay(async () => {
       const accepted = await redeliver(c, sub.id, log.id);
       expect(accepted.status, JSON.stringify(accepted.body)).to.equal(202);
       expect((await redeliver(c, sub.id, log.id)).body.code).to.equal('DELIVERY_IN_PROGRESS');
       expect((await recover(c, sub.id, { since: log.createdAt })).body).to.deep.equal({ count: 0 });
       await new Promise((res) => setTimeout(res, 500));
-      const sql = 'select count(*)::int as n from workflow_starts where workflow_id = ?';
-      expect((await systemEm(services.orm).execute(sql, [workflowId]))[0].n).to.equal(1);
+      // One start queued for attempt 2 (its id: the attempt and this queue of it).
+      const sql = 'select count(*)::int as n from workflow_starts where starts_with(workflow_id, ?)';
+      const prefix = `webhook-delivery-${log.id}-attempt-2-`;
+      expect((await systemEm(services.orm).execute(sql, [prefix]))[0].n).to.equal(1);
       expect(r.received).to.have.length(1);
     });
     await untilLogs(c, sub.id, (ls) => ls[0].status === 'SUCCESS');
@@ -306,6 +307,44 @@ describe('webhook attempts: nothing due lost, one attempt in flight, every attem
       if (!cursor) break;
     }
     expect(seen).to.deep.equal([1, 2, 3]);
+  });
+
+  it('a failed attempt whose bookkeeping has not committed is still in progress: 409, recover skips it', async () => {
+    const { services, config } = await stack();
+    const schedule = config.webhookRetryScheduleSeconds;
+    config.webhookRetryScheduleSeconds = [1];
+    const c = await newCustomer();
+    const r = await receiver(500);
+    const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY, allowRetry: true });
+    // The worker loses its database right after the attempt's outcome is written: the statement that schedules
+    // attempt 2 (and counts the failure) fails, and the activity retries it.
+    const em = systemEm(services.orm);
+    await em.execute(`create function test_settle_fails() returns trigger language plpgsql as $$
+      begin raise exception 'the worker lost its database'; end $$`);
+    await em.execute(`create trigger test_settle_fails before update on execution_logs for each row
+      when (old.subscription_id = '${sub.id}' and new.health_attempt is distinct from old.health_attempt)
+      execute function test_settle_fails()`);
+    try {
+      await createBeneficiary(c);
+      const [log] = await untilLogs(c, sub.id, (ls) => ls.length === 1 && ls[0].status === 'FAILED');
+      // Its workflow will retry: the delivery is in progress, whatever the log shows meanwhile.
+      expect((await redeliver(c, sub.id, log.id)).body.code).to.equal('DELIVERY_IN_PROGRESS');
+      expect((await recover(c, sub.id, { since: log.createdAt })).body).to.deep.equal({ count: 0 });
+      r.fallback = { status: 200 };
+    } finally {
+      await em.execute('drop trigger test_settle_fails on execution_logs');
+      await em.execute('drop function test_settle_fails()');
+      config.webhookRetryScheduleSeconds = schedule;
+    }
+    const [done] = await untilLogs(c, sub.id, (ls) => ls[0].status === 'SUCCESS');
+    await new Promise((res) => setTimeout(res, 1500));
+    expect(done.retryAttempts).to.equal(1);
+    expect(sentTo(r, done.messageId)).to.have.length(2);
+    const listed = await attempts(c, sub.id, done.id);
+    expect(listed.map((a) => [a.attempt, a.trigger, a.httpStatus])).to.deep.equal([
+      [1, 'SCHEDULED', 500],
+      [2, 'SCHEDULED', 200],
+    ]);
   });
 
   it("recover's marker survives a stale retry of the attempt before it", async () => {

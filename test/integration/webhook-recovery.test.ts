@@ -79,6 +79,15 @@ describe('webhook recovery: disable, recover, events API', function () {
     return rows[0].n;
   }
 
+  /** The outbox rows (workflows not started yet) whose workflow id begins with `prefix`. */
+  async function queuedStarts(prefix: string): Promise<string[]> {
+    const sql = 'select workflow_id from workflow_starts where starts_with(workflow_id, ?)';
+    const rows = (await systemEm((await stack()).services.orm).execute(sql, [prefix])) as Array<{
+      workflow_id: string;
+    }>;
+    return rows.map((row) => row.workflow_id);
+  }
+
   describe('PATCH', () => {
     it('applies the create rules to resources, whatever includeAll is; status is ACTIVE or DISABLED', async () => {
       const { http } = await stack();
@@ -227,7 +236,7 @@ describe('webhook recovery: disable, recover, events API', function () {
 
   describe('recover', () => {
     it('sends exactly the FAILED deliveries of [since, until) once more, same message ids and bodies', async () => {
-      const { http, services } = await stack();
+      const { http } = await stack();
       const c = await newCustomer();
       const r = await receiver(500);
       const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY });
@@ -257,13 +266,7 @@ describe('webhook recovery: disable, recover, events API', function () {
       expect(replay.headers['idempotent-replayed']).to.equal('true');
       expect(replay.body).to.deep.equal({ count: 2 });
 
-      for (const log of [before[0], before[2]]) {
-        const handle = services.temporal.workflow.getHandle(`webhook-delivery-${log.id}-attempt-2`);
-        await untilStarted(handle);
-        const result = await handle.result();
-        expect(result).to.deep.equal({ delivered: true, attempts: 2 });
-      }
-      const after = await logs(c, sub.id);
+      const after = await untilLogs(c, sub.id, (ls) => ls[0].status === 'SUCCESS' && ls[2].status === 'SUCCESS');
       expect(after.map((l) => [l.status, l.retryAttempts])).to.deep.equal([
         ['SUCCESS', 1],
         ['SUCCESS', 0],
@@ -294,21 +297,50 @@ describe('webhook recovery: disable, recover, events API', function () {
       r.fallback = { status: 200 };
       const key = idem();
       const path = `/api/subscriptions/${sub.id}/recover`;
-      const workflowId = `webhook-delivery-${failed.id}-attempt-2`;
-      await withoutRelay(async () => {
+      const workflowId = await withoutRelay(async () => {
         const res = await http.post(path).set(c.auth).set(key).send({ since: failed.createdAt });
         expect(res.body).to.deep.equal({ count: 1 });
         const again = await http.post(path).set(c.auth).set(key).send({ since: failed.createdAt });
         expect([again.status, again.headers['idempotent-replayed'], again.body.count]).to.deep.equal([202, 'true', 1]);
         expect((await recover(c, sub.id, { since: failed.createdAt })).body).to.deep.equal({ count: 0 });
-        const sql = 'select count(*)::int as n from workflow_starts where workflow_id = ?';
-        expect((await systemEm(services.orm).execute(sql, [workflowId]))[0].n).to.equal(1);
+        const queued = await queuedStarts(`webhook-delivery-${failed.id}-attempt-2-`);
+        expect(queued).to.have.length(1);
         expect(r.received).to.have.length(1);
+        return queued[0];
       });
       // The relay that comes back starts it (a few milliseconds later).
       const handle = services.temporal.workflow.getHandle(workflowId);
       await untilStarted(handle);
       expect(await handle.result()).to.deep.equal({ delivered: true, attempts: 2 });
+      expect(r.received.map((x) => x.headers['webhook-id'])).to.deep.equal([failed.messageId, failed.messageId]);
+    });
+
+    it('an attempt a pause closed is sent by the next recover, not lost behind its closed workflow', async () => {
+      const { services } = await stack();
+      const c = await newCustomer();
+      const r = await receiver(500);
+      const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY });
+      await createBeneficiary(c);
+      const [failed] = await untilLogs(c, sub.id, failedCount(1));
+      // Attempt 2 is queued, then the customer pauses before it runs: it closes without an attempt.
+      await withoutRelay(async () => {
+        expect((await recover(c, sub.id, { since: failed.createdAt })).body).to.deep.equal({ count: 1 });
+        expect((await patchSub(c, sub.id, { status: 'DISABLED' })).status).to.equal(200);
+      });
+      const pending = 'select next_attempt from execution_logs where id = ?';
+      await eventually(
+        () => systemEm(services.orm).execute(pending, [failed.id]),
+        (rows) => rows[0].next_attempt === null,
+        30000,
+      );
+      expect((await logs(c, sub.id))[0]).to.include({ status: 'FAILED', error: 'SUBSCRIPTION_DISABLED' });
+
+      // Resumed and recovered: attempt 2 is queued again, and this time it is sent.
+      expect((await patchSub(c, sub.id, { status: 'ACTIVE' })).status).to.equal(200);
+      r.fallback = { status: 200 };
+      expect((await recover(c, sub.id, { since: failed.createdAt })).body).to.deep.equal({ count: 1 });
+      const [done] = await untilLogs(c, sub.id, (ls) => ls[0].status === 'SUCCESS');
+      expect(done.retryAttempts).to.equal(1);
       expect(r.received.map((x) => x.headers['webhook-id'])).to.deep.equal([failed.messageId, failed.messageId]);
     });
 

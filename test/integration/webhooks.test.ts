@@ -107,6 +107,31 @@ describe('webhooks', function () {
       expect(stored[0].secret_encrypted).to.not.include(created.secret.slice(6));
     });
 
+    it('includeAll follows the catalogue: a type added after the subscription is delivered and listed', async () => {
+      const { http, services } = await stack();
+      const c = await newCustomer();
+      const r = await receiver();
+      const sub = await subscribe(c, { url: r.url, includeAll: true });
+      // As an includeAll subscription created before BENEFICIARY joined the catalogue stored it (STATEMENT joined
+      // it later, on 26 November, so every includeAll subscription older than that is such a row).
+      const older = [{ name: 'OPERATION', events: ['OPERATION_REQUESTED', 'OPERATION_COMPLETED', 'OPERATION_FAILED'] }];
+      await systemEm(services.orm).execute('update webhook_subscriptions set resources = ?::jsonb where id = ?', [
+        JSON.stringify(older),
+        sub.id,
+      ]);
+      const read = await http.get(`/api/subscriptions/${sub.id}`).set(c.auth);
+      expect(read.body.resources.map((x: { name: string }) => x.name)).to.deep.equal([
+        'OPERATION',
+        'BENEFICIARY',
+        'ASSET',
+        'STATEMENT',
+      ]);
+      await createBeneficiary(c);
+      const log = await untilLog(c, sub.id, (l) => l.status === 'SUCCESS');
+      expect(log.eventType).to.equal('BENEFICIARY_PAYMENT_INSTRUCTION_CREATED');
+      expect(r.received).to.have.length(1);
+    });
+
     it("seals a create's and a rotation's secret in its key's stored answer; a replay answers it", async () => {
       const { http, services } = await stack();
       const c = await newCustomer();
