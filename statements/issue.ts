@@ -60,9 +60,15 @@ export async function untilPeriodSettled(em: Em, end: Date, progress?: Progress)
 
 /**
  * Writes the statement's JSON form under a new body id, a piece at a time (each a run of the writer's chunks, so it
- * ends on an entry boundary), and returns the body id and the SHA-256 of the whole text.
+ * ends on an entry boundary), and returns the body id and the SHA-256 of the whole text. Reports progress after each
+ * piece: a statement of a busy account takes minutes to write, longer than the activity's heartbeat timeout, and an
+ * attempt that stays silent that long is timed out and started again while it goes on (decision 0213).
  */
-async function writeBody(deps: IssueDeps, source: StatementSource): Promise<{ bodyId: string; sha256: string }> {
+async function writeBody(
+  deps: IssueDeps,
+  source: StatementSource,
+  progress?: Progress,
+): Promise<{ bodyId: string; sha256: string }> {
   const sys = systemEm(deps.orm);
   const bodyId = randomUUID();
   const hash = createHash('sha256');
@@ -74,6 +80,7 @@ async function writeBody(deps: IssueDeps, source: StatementSource): Promise<{ bo
     if (piece.length >= PIECE_CHARS) {
       await storeStatementPiece(sys, bodyId, n++, piece);
       piece = '';
+      progress?.();
     }
   }
   if (piece !== '' || n === 0) await storeStatementPiece(sys, bodyId, n, piece);
@@ -99,7 +106,7 @@ export async function issueStatements(deps: IssueDeps, at: Date, progress?: Prog
           if (await isIssued(sys, id)) return void result.skipped++;
           const em = tenantEm(deps.orm, account.customerId);
           const source = await openStatement(em, { accountId: account.id, asset, periodStart, periodEnd });
-          const { bodyId, sha256: hash } = await writeBody(deps, source);
+          const { bodyId, sha256: hash } = await writeBody(deps, source, progress);
           const stored = await storeIssuedStatement(
             sys,
             deps.config,

@@ -180,8 +180,12 @@ export function statementPdf(s: StatementSource, statementDoc: StatementDocument
           // Drawing is CPU on the API's one thread: a page of the source (2,000 entries) drawn at once held every
           // other request, every customer's, for seconds. Other work runs between turns (decision 0169).
           if ((i + 1) % ENTRIES_PER_TURN === 0) await setImmediate();
+          // The reader went away (Koa destroys the body when the client closes the connection): leaving the loop
+          // closes the source, so no further page is read from the database or drawn into memory for nobody.
+          if (out.destroyed) return;
         }
-        if (out.writableNeedDrain) await once(out, 'drain');
+        if (out.writableNeedDrain) await drainedOrClosed(out);
+        if (out.destroyed) return;
       }
       if (totals.credits.count + totals.debits.count === 0) {
         doc
@@ -199,6 +203,13 @@ export function statementPdf(s: StatementSource, statementDoc: StatementDocument
     }
   })();
   return out;
+}
+
+/** Resolves when `out` drains or is destroyed: a stream whose reader went away never drains. */
+async function drainedOrClosed(out: PassThrough): Promise<void> {
+  const stop = new AbortController();
+  const either = [once(out, 'drain', { signal: stop.signal }), once(out, 'close', { signal: stop.signal })];
+  await Promise.race(either).finally(() => stop.abort());
 }
 
 /** The summary at the top of page one; the totals' values are deferred. */
