@@ -4,6 +4,13 @@ import { createHash } from 'node:crypto';
 // named (the simulated PSP draws its own, as the bank it stands for would). Each is derived from a business id,
 // never drawn at random: the same step run again names the same payment, so a rerun cannot record or send it twice.
 
+/**
+ * What a reported payment's rail reference (`endToEndId`) may be, from every reporter (the sandbox route's schema, the
+ * operator's `deposit pay`): 1 to 64 letters, digits, `_` or `-`. The reference is the payment's identity, so two
+ * spellings of one (a trailing space pasted from a bank statement) would be two payments of the same money.
+ */
+export const END_TO_END_ID_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
+
 // The participant ISPB in Cambio's return ids (the SPI's 8 digits of the institution that sends the payment).
 const CAMBIO_ISPB = '12345678';
 

@@ -64,10 +64,15 @@ export async function recordDecision(
   await addDecision(tx, row, { taskQueue: s.config.taskQueue, start: req.start });
 }
 
+// One send's bound, as the relay's (worker/workflow-signal-relay.ts): Temporal cut under a sender (packets dropped, a
+// frozen frontend) would otherwise hold it for minutes of the client's keepalives and retries.
+export const SEND_DEADLINE_MS = 5_000;
+
 /**
- * After COMMIT: the signal naming decision `id`, now. If this process dies first, the worker's outbox relay sends
- * it; if both send, the workflow reads the decision once.
+ * After COMMIT: the signal naming decision `id`, now, within SEND_DEADLINE_MS. If this process dies first, or the send
+ * fails (DEADLINE_EXCEEDED: the caller's 503), the worker's outbox relay sends it; if both send, the workflow reads
+ * the decision once.
  */
 export async function sendDecision(s: DecisionServices, id: string): Promise<void> {
-  await sendDecisionNow(s.orm, s.temporal, id);
+  await s.temporal.withDeadline(Date.now() + SEND_DEADLINE_MS, () => sendDecisionNow(s.orm, s.temporal, id));
 }

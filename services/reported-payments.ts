@@ -6,6 +6,7 @@ import { findPayment, INBOUND_PAYMENT_LIST } from '../db/repositories/inbound-pa
 import type { AssetCode } from '../domain/assets';
 import { CambioError } from '../domain/errors';
 import { parseAmountValue } from '../domain/money';
+import { END_TO_END_ID_PATTERN } from '../domain/end-to-end-ids';
 import {
   decideInboundPayment,
   recordInboundPayment as record,
@@ -44,6 +45,11 @@ export async function recordInboundPayment(
   if (!endToEndId) {
     const errors = [{ path: '/endToEndId', message: 'the rail reference of the payment is required' }];
     throw new CambioError('VALIDATION_ERROR', 'the rail reference (endToEndId) is required', { errors });
+  }
+  // As the sandbox route's schema reads it: `deposit pay` takes it as typed, and "E2E1 " would be a second payment.
+  if (!new RegExp(END_TO_END_ID_PATTERN).test(endToEndId)) {
+    const message = 'must be 1 to 64 letters, digits, _ or -';
+    throw new CambioError('VALIDATION_ERROR', `/endToEndId ${message}`, { errors: [{ path: '/endToEndId', message }] });
   }
   return record(em, { operationId, endToEndId, amount, asset, claimed: true }, opts.via);
 }

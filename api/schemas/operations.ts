@@ -1,5 +1,6 @@
 import { RAILS } from '../../rails/funding';
 import { amountObject, uuid } from './common';
+import { END_TO_END_ID_PATTERN } from '../../domain/end-to-end-ids';
 
 export const depositBody = {
   type: 'object',
@@ -73,7 +74,7 @@ export const inboundPaymentBody = {
   required: ['amount'],
   properties: {
     amount: amountObject,
-    endToEndId: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' },
+    endToEndId: { type: 'string', minLength: 1, maxLength: 64, pattern: END_TO_END_ID_PATTERN },
     payerTaxId: {
       type: 'string',
       pattern: '^[0-9./-]{11,18}$',

@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import { systemEm } from '../../db/orm';
 import { checkBooks, type AssetBooks } from '../../payments/books-check';
 import { withServices } from '../context';
+import { isAssetCode } from '../../domain/assets';
+import { CambioError } from '../../domain/errors';
 
 const human = (a: AssetBooks) => {
   const r = a.records;
@@ -30,6 +32,11 @@ export function booksCommands(program: Command): void {
     .option('--asset <asset>', 'only this asset')
     .option('--json', 'print JSON')
     .action(async (opts: { asset?: string; json?: boolean }) => {
+      // Assets are stored by their code: another spelling reads no row, and "no payments" would pass for closed books.
+      if (opts.asset !== undefined && !isAssetCode(opts.asset)) {
+        const errors = [{ path: '--asset', message: 'is not an asset Cambio knows (a code in capitals, e.g. BRL)' }];
+        throw new CambioError('VALIDATION_ERROR', `--asset "${opts.asset}" is not an asset Cambio knows`, { errors });
+      }
       const result = await withServices((s) => checkBooks(systemEm(s.orm), opts.asset));
       console.log(opts.json ? JSON.stringify(result, null, 2) : result.assets.map(human).join('\n') || 'no payments');
       if (!result.ok) process.exitCode = 1;

@@ -4,6 +4,12 @@ import { loadConfig } from '../../config';
 import { CambioError } from '../../domain/errors';
 import { withTemporalServices, output } from '../context';
 import { periodicJobs, scheduleId } from '../../worker/schedules';
+import type { ServiceContext } from '../../services/context';
+import { SEND_DEADLINE_MS } from '../../services/decisions';
+
+/** A Temporal call bounded as a decision's send is (decision 0215): Temporal cut under the command ends it. */
+const withinDeadline = <T>(s: ServiceContext, call: () => Promise<T>): Promise<T> =>
+  s.temporal.withDeadline(Date.now() + SEND_DEADLINE_MS, call);
 
 /**
  * `cambio schedule list|pause|unpause|trigger`: the periodic jobs' Temporal Schedules (worker/schedules.ts), by their
@@ -32,13 +38,12 @@ export function scheduleCommands(program: Command): void {
       const rows = await withTemporalServices(async (s) =>
         Promise.all(
           periodicJobs(s.config).map(async (job) => {
-            const d = await s.temporal.schedule
-              .getHandle(job.id)
-              .describe()
-              .catch((err: unknown) => {
+            const d = await withinDeadline(s, () => s.temporal.schedule.getHandle(job.id).describe()).catch(
+              (err: unknown) => {
                 if (err instanceof ScheduleNotFoundError) return undefined;
                 throw err;
-              });
+              },
+            );
             // The first worker that starts creates the schedules (worker/schedules.ts): none has yet.
             if (!d) return { id: job.id, workflowType: job.workflowType, created: false as const };
             const last = d.info.recentActions.at(-1);
@@ -78,9 +83,9 @@ export function scheduleCommands(program: Command): void {
         await withTemporalServices(async (s) => {
           const handle = s.temporal.schedule.getHandle(id);
           const note = opts.reason ?? `${name} by cambio schedule`;
-          if (name === 'pause') await handle.pause(note);
-          else if (name === 'unpause') await handle.unpause(note);
-          else await handle.trigger();
+          if (name === 'pause') await withinDeadline(s, () => handle.pause(note));
+          else if (name === 'unpause') await withinDeadline(s, () => handle.unpause(note));
+          else await withinDeadline(s, () => handle.trigger());
         });
         output(Boolean(opts.json), { id, action: name }, `${id}: ${name} done`);
       });

@@ -11,7 +11,7 @@ import { operationWorkflowId } from '../../workflows/ids';
 import type { HoldDecision } from '../../workflows/operation';
 import { pollUntil } from '../poll';
 import type { ServiceContext } from '../context';
-import { recordDecision, sendDecision } from '../decisions';
+import { recordDecision, SEND_DEADLINE_MS, sendDecision } from '../decisions';
 import { loadOperation as load } from './read';
 
 // The repository's read sees past the identity map.
@@ -33,13 +33,11 @@ export async function replayDeposit(s: ServiceContext, em: Em, operationId: stri
   if (!replayable(op)) throw invalidState(op, 'a DEPOSIT whose reconciliation FAILED');
   // A FAILED reconciliation ran in the workflow, so it started: gone now means its replay window closed. Asked
   // before recording, so a replay that cannot run is refused rather than recorded.
-  const running = await s.temporal.workflow
-    .getHandle(operationWorkflowId(op.id))
-    .describe()
-    .then(
-      (d) => d.status.name === 'RUNNING',
-      (err: unknown) => (err instanceof WorkflowNotFoundError ? false : Promise.reject(err)),
-    );
+  const describe = () => s.temporal.workflow.getHandle(operationWorkflowId(op.id)).describe();
+  const running = await s.temporal.withDeadline(Date.now() + SEND_DEADLINE_MS, describe).then(
+    (d) => d.status.name === 'RUNNING',
+    (err: unknown) => (err instanceof WorkflowNotFoundError ? false : Promise.reject(err)),
+  );
   if (!running) {
     throw new CambioError('INVALID_STATE', 'the replay window of this deposit has closed', {
       status: op.status,

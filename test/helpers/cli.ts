@@ -14,6 +14,11 @@ export async function cambio(...args: string[]) {
 
 /** `cambio` with `extra` in its environment (e.g. simulatorEnv(): a deployment with a PSP). */
 export async function cambioWith(extra: Record<string, string>, ...args: string[]) {
+  return runCambio(extra, args, 0);
+}
+
+/** `timeout` (ms, 0: none): the process is killed (SIGKILL) once it has run that long. */
+async function runCambio(extra: Record<string, string>, args: string[], timeout: number) {
   const { config } = await stack();
   const env = {
     ...process.env,
@@ -24,7 +29,26 @@ export async function cambioWith(extra: Record<string, string>, ...args: string[
     CAMBIO_OPERATOR: 'test-operator',
     ...extra,
   };
-  return run(process.execPath, [...cliArgs(), ...args], { env });
+  return run(process.execPath, [...cliArgs(), ...args], { env, timeout, killSignal: 'SIGKILL' });
+}
+
+/**
+ * `cambioWith`, killed if it has not ended within `timeoutMs`: how it ended (`signal` SIGKILL: it hung), how long it
+ * took, and the error body of a failure (stderr's last line), if any.
+ */
+export async function cambioWithin(timeoutMs: number, extra: Record<string, string>, ...args: string[]) {
+  const started = Date.now();
+  const ended = await runCambio(extra, args, timeoutMs).then(
+    (r) => ({ code: 0, signal: null, stderr: r.stderr }),
+    (e: { code: number | null; signal: NodeJS.Signals | null; stderr: string }) => e,
+  );
+  const last = ended.stderr.trim().split('\n').pop() ?? '';
+  return {
+    exitCode: ended.code,
+    signal: ended.signal,
+    seconds: (Date.now() - started) / 1000,
+    body: last.startsWith('{') ? JSON.parse(last) : undefined,
+  };
 }
 
 /** A failing command's exit code and its error body (the API's error shape, on stderr). */

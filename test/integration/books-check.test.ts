@@ -137,4 +137,14 @@ describe('cambio books check', function () {
     expect((await booksCheck()).exitCode).to.equal(0);
     await assertLedgerBalanced();
   });
+
+  it('refuses an --asset that names no asset: never "no payments" and exit 0 for books it did not read', async () => {
+    // `eurc` is EURC to the operator, but no asset is stored so: the check read nothing and said the books close.
+    for (const asset of ['eurc', 'EURC ', 'XYZ']) {
+      const refused = await cambioFails('books', 'check', '--asset', asset, '--json');
+      expect(refused.exitCode, asset).to.equal(1);
+      expect(refused.body.code, asset).to.equal('VALIDATION_ERROR');
+      expect(refused.body.details.errors[0].path).to.equal('--asset');
+    }
+  });
 });

@@ -4,9 +4,11 @@
 import { expect } from 'chai';
 import { systemEm } from '../../db/orm';
 import { createAccount, getAccount, submitReview, uploadAllDocuments } from '../helpers/fixtures';
-import { newCustomer, stack } from '../helpers/stack';
-import { cambioFailsWith, cambioWith } from '../helpers/cli';
+import { newCustomer, stack, withoutRelay } from '../helpers/stack';
+import { cambioFailsWith, cambioWith, cambioWithin } from '../helpers/cli';
 import { freePort } from '../helpers/processes';
+import { GrpcStallProxy } from '../helpers/grpc-stall';
+import { pollUntil } from '../../services/poll';
 import type { AuditEntry } from '../../db/repositories/audit-log';
 
 describe('operator CLI while Temporal is down', function () {
@@ -43,6 +45,40 @@ describe('operator CLI while Temporal is down', function () {
     const audited: AuditEntry[] = await offline('audit', 'list', '--action', 'account.approve');
     const approvals = audited.filter((row) => row.target === account.id);
     expect(approvals.map((row) => row.details.outcome)).to.deep.equal(['SERVICE_UNAVAILABLE']);
+  });
+
+  it('ends a decision whose signal Temporal never answers with SERVICE_UNAVAILABLE; the relay applies it', async () => {
+    const { services, config } = await stack();
+    const c = await newCustomer('Stalled Signal');
+    const account = await createAccount(c, { assets: ['BRL'] });
+    await uploadAllDocuments(c, account.id);
+    await submitReview(c, account.id);
+    // Temporal answers the CLI's check (its first call), then stalls: a partition that drops packets, a frozen server.
+    const [host, port] = config.temporalAddress.split(':');
+    const proxy = new GrpcStallProxy(await freePort(), { host, port: Number(port) }, 1);
+    await proxy.open();
+    try {
+      const cut = { TEMPORAL_ADDRESS: `127.0.0.1:${proxy.port}` };
+      // Without the worker's relay meanwhile: it would take the signal's row on the decision's COMMIT and send it.
+      const ran = await withoutRelay(() => cambioWithin(45_000, cut, 'account', 'approve', account.id));
+      expect(ran.signal, 'the CLI ends by itself').to.equal(null);
+      expect(ran.exitCode).to.equal(1);
+      expect(ran.body?.code).to.equal('SERVICE_UNAVAILABLE');
+      expect(ran.seconds).to.be.below(20);
+    } finally {
+      await proxy.close();
+    }
+    // The decision committed before the send: it stands, and the worker's relay, back, delivers it.
+    const decisions = await systemEm(services.orm).execute('select id from workflow_decisions where target = ?', [
+      account.id,
+    ]);
+    expect(decisions).to.have.length(1);
+    const applied = await pollUntil(
+      () => getAccount(c, account.id),
+      (a) => a.currentState.status !== 'UNDER_REVIEW',
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    expect(applied.currentState.status).to.equal('ACTIVE');
   });
 
   it('answers SERVICE_UNAVAILABLE, one JSON line, when Postgres does not answer, to reads and actions', async () => {

@@ -140,6 +140,33 @@ describe('operator CLI: deposit pay', function () {
     expect(await suspense(c.customerId)).to.equal('0.00');
     await assertLedgerBalanced();
   });
+
+  it('reads --end-to-end as the API reads endToEndId: the reference with a space or a slash is refused', async () => {
+    const c = await newCustomer('Pasted Ref Ltda');
+    const account = await activeAccount(c, ['BRL']);
+    const dep = await openDeposit(c, account.id, '30.00');
+    const args = ['deposit', 'pay', dep.id, '--amount', '30.00', '--asset', 'BRL', '--json'];
+    const ref = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
+    const first = JSON.parse((await cambio(...args, '--end-to-end', ref)).stdout);
+    expect(first).to.deep.include({ status: 'MATCHED', endToEndId: ref });
+    // The same payment pasted again from the bank statement, with its trailing space or a path-like reference: the
+    // API refuses either (400), so the CLI may not record it as another payment the bank never made.
+    for (const typed of [`${ref} `, ` ${ref}`, `${ref}/1`, 'E'.repeat(65)]) {
+      const refused = await cambioFails(...args, '--end-to-end', typed);
+      expect(refused.exitCode, JSON.stringify(typed)).to.equal(1);
+      expect(refused.body.code, JSON.stringify(typed)).to.equal('VALIDATION_ERROR');
+      expect(refused.body.details.errors[0].path).to.equal('/endToEndId');
+    }
+    const { http } = await stack();
+    const list = await http
+      .get('/api/inbound-payments')
+      .query({ filters: `operationId[eq]=${dep.id}` })
+      .set(c.auth);
+    expect(list.body.data.map((p: { id: string }) => p.id)).to.deep.equal([first.id]);
+    expect((await balance(c, account.id, 'BRL')).available).to.equal('30.00');
+    expect(await suspense(c.customerId), 'no second payment in the suspense').to.equal('0.00');
+    await assertLedgerBalanced();
+  });
 });
 
 describe("operator CLI: the platform's payments and a refused return", function () {
