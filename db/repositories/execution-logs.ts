@@ -72,8 +72,10 @@ export async function readLogAndSubscription(
 
 // No attempt is made, but the delivery was due: it ends FAILED with the reason, so it is listed and recover finds
 // it. A delivery already delivered keeps its SUCCESS (a redelivery stopped this way changes nothing).
+// No response came this time: httpStatus 0 ("0 when no response was received"), not the last attempt's status.
 const FAIL_WITHOUT_ATTEMPT = numbered(
-  `update execution_logs set status = 'FAILED', error = ?, updated_at = now() where id = ? and status <> 'SUCCESS'`,
+  `update execution_logs set status = 'FAILED', error = ?, http_status = 0, updated_at = now()
+   where id = ? and status <> 'SUCCESS'`,
 );
 
 /** Why a due delivery was closed without an attempt. */

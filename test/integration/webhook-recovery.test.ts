@@ -333,7 +333,12 @@ describe('webhook recovery: disable, recover, events API', function () {
         (rows) => rows[0].next_attempt === null,
         30000,
       );
-      expect((await logs(c, sub.id))[0]).to.include({ status: 'FAILED', error: 'SUBSCRIPTION_DISABLED' });
+      // No response this time: the log's httpStatus is 0, not the 500 of the attempt before (decision 0071).
+      expect((await logs(c, sub.id))[0]).to.include({
+        status: 'FAILED',
+        error: 'SUBSCRIPTION_DISABLED',
+        httpStatus: 0,
+      });
 
       // Resumed and recovered: attempt 2 is queued again, and this time it is sent.
       expect((await patchSub(c, sub.id, { status: 'ACTIVE' })).status).to.equal(200);
