@@ -90,4 +90,28 @@ describe('input hygiene at the schema', () => {
     expect(born.status).to.equal(400);
     expect(born.body.details.errors[0].path).to.equal('/holder/dateOfBirth');
   });
+
+  it('refuses an id in the urn:uuid: form (Postgres cannot read it) with VALIDATION_ERROR, path or body', async () => {
+    const { http } = await stack();
+    const urn = `urn:uuid:${accountId}`;
+    const read = await http.get(`/api/accounts/${urn}`).set(customer.auth);
+    expect(read.status, JSON.stringify(read.body)).to.equal(400);
+    expect(read.body.code).to.equal('VALIDATION_ERROR');
+    expect(read.body.details.errors[0].path).to.equal('/params/accountId');
+    const quoted = await http
+      .post('/api/quotes')
+      .set(customer.auth)
+      .set(idem())
+      .send({ accountId: urn, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '1.00' });
+    expect(quoted.status, JSON.stringify(quoted.body)).to.equal(400);
+    expect(quoted.body.code).to.equal('VALIDATION_ERROR');
+    expect(quoted.body.details.errors[0].path).to.equal('/accountId');
+    const transfer = await http
+      .post('/api/operations/transfer')
+      .set(customer.auth)
+      .set(idem())
+      .send({ sourceAccountId: accountId, targetAccountId: urn, amount: { value: '1.00', asset: 'BRL' } });
+    expect(transfer.status, JSON.stringify(transfer.body)).to.equal(400);
+    expect(transfer.body.details.errors[0].path).to.equal('/targetAccountId');
+  });
 });
