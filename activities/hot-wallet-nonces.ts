@@ -9,11 +9,16 @@ import {
   WithStartWorkflowOperation,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import type { NewOutgoingTx, NonceWriter } from '../rails/crypto/nonce-writer';
+import { type NewOutgoingTx, type NonceWriter, type WalletFunds, WalletShortError } from '../rails/crypto/nonce-writer';
 import type { OutgoingTx } from '../rails/crypto/outgoing-store';
 import { Semaphore } from '../services/semaphore';
 import type { hotWalletWorkflow } from '../workflows/hot-wallet';
-import { HOT_WALLET_NONCE_UPDATE, HOT_WALLET_ROLLING_OVER, hotWalletWorkflowId } from '../workflows/ids';
+import {
+  HOT_WALLET_NONCE_UPDATE,
+  HOT_WALLET_ROLLING_OVER,
+  HOT_WALLET_SHORT,
+  hotWalletWorkflowId,
+} from '../workflows/ids';
 import type { HotWalletNonceRequest } from './hot-wallet';
 
 /**
@@ -36,11 +41,11 @@ export interface HotWalletQueues {
 
 export function temporalNonceWriter(temporal: Client, queues: HotWalletQueues): NonceWriter {
   const permits = new Map<string, Semaphore>();
-  const ask = (workflowId: string, tx: NewOutgoingTx, chainNonce: number) =>
+  const ask = (workflowId: string, tx: NewOutgoingTx, chainNonce: number, funds?: WalletFunds) =>
     temporal.workflow.executeUpdateWithStart<typeof hotWalletWorkflow, OutgoingTx, [HotWalletNonceRequest]>(
       HOT_WALLET_NONCE_UPDATE,
       {
-        args: [{ tx, chainNonce }],
+        args: [{ tx, chainNonce, ...(funds ? { funds } : {}) }],
         updateId: tx.id,
         startWorkflowOperation: new WithStartWorkflowOperation<typeof hotWalletWorkflow>('hotWalletWorkflow', {
           workflowId,
@@ -51,16 +56,17 @@ export function temporalNonceWriter(temporal: Client, queues: HotWalletQueues): 
       },
     );
   return {
-    async nonceFor(tx, chainNonce) {
+    async nonceFor(tx, chainNonce, funds) {
       const workflowId = hotWalletWorkflowId(queues.taskQueue, tx.chainId, tx.wallet);
       let permit = permits.get(workflowId);
       if (!permit) permits.set(workflowId, (permit = new Semaphore(IN_FLIGHT_PER_WALLET, Infinity)));
       return permit.run(async () => {
         for (let asked = 1; ; asked++) {
           try {
-            return await ask(workflowId, tx, chainNonce);
+            return await ask(workflowId, tx, chainNonce, funds);
           } catch (err) {
-            if (!rollingOver(err) || asked >= ROLLING_OVER_ASKS) throw err;
+            if (failureType(err) === HOT_WALLET_SHORT) throw new WalletShortError(shortReason(err));
+            if (failureType(err) !== HOT_WALLET_ROLLING_OVER || asked >= ROLLING_OVER_ASKS) throw err;
             await new Promise((resolve) => setTimeout(resolve, ROLLING_OVER_PAUSE_MS));
           }
         }
@@ -69,10 +75,11 @@ export function temporalNonceWriter(temporal: Client, queues: HotWalletQueues): 
   };
 }
 
-const rollingOver = (err: unknown) =>
-  err instanceof WorkflowUpdateFailedError &&
-  err.cause instanceof ApplicationFailure &&
-  err.cause.type === HOT_WALLET_ROLLING_OVER;
+const shortReason = (err: unknown) => ((err as WorkflowUpdateFailedError).cause as ApplicationFailure).message;
+
+/** The type of the workflow's failure of an update (rolling over, short of funds), if that is what `err` is. */
+const failureType = (err: unknown) =>
+  err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure ? err.cause.type : undefined;
 
 // The queue has no bound: a payout waits its turn for as long as its activity may run.
 const unreachable = () => new Error('the hot wallet nonce queue is unbounded');

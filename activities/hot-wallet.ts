@@ -6,18 +6,25 @@
 // so one bad request never holds back the others; any other failure fails the batch and is retried.
 import { systemEm } from '../db/orm';
 import { reserveOutgoingNonces } from '../db/repositories/crypto-outgoing';
-import type { NewOutgoingTx } from '../rails/crypto/nonce-writer';
+import type { NewOutgoingTx, WalletFunds } from '../rails/crypto/nonce-writer';
 import type { OutgoingTx } from '../rails/crypto/outgoing-store';
 import type { ActivityDeps } from './deps';
 
-/** What a payout or return asks the hot wallet's workflow: its transfer, and the chain's count for a first one. */
+/**
+ * What a payout or return asks the hot wallet's workflow: its transfer, the chain's count for a first one, and the
+ * wallet's funds as read before asking (checked under the row lock; absent in requests made before decision 0221).
+ */
 export interface HotWalletNonceRequest {
   tx: NewOutgoingTx;
   chainNonce: number;
+  funds?: WalletFunds;
 }
 
-/** Each request's answer, in the batch's order: its transfer with its nonce, or why its row was refused. */
-export type HotWalletNonceAnswer = { tx: OutgoingTx } | { refused: string };
+/**
+ * Each request's answer, in the batch's order: its transfer with its nonce, why its row was refused, or why the
+ * wallet's funds do not cover it (no nonce taken).
+ */
+export type HotWalletNonceAnswer = { tx: OutgoingTx } | { refused: string } | { short: string };
 
 export type HotWalletActivities = ReturnType<typeof createHotWalletActivities>;
 

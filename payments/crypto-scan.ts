@@ -3,7 +3,8 @@
 // records each transfer to a deposit's address PENDING (rail reference `{chainId}:{txHash}:{logIndex}`), and then
 // looks at the pending ones: EVM_CONFIRMATIONS deep with their block's hash unchanged, they become RECEIVED and are
 // decided as any received payment (matched as a PIX is); their block gone, DROPPED. Every run also reads the last
-// EVM_CONFIRMATIONS blocks again: a reorganisation that put a transfer in another block is seen there.
+// EVM_CONFIRMATIONS blocks again, and every block from the oldest pending transfer's: a reorganisation that put a
+// transfer in another block is seen there (decision 0220).
 import { parseAbiItem, type Log } from 'viem';
 import { systemEm } from '../db/orm';
 import { inTransaction } from '../db/transaction';
@@ -12,6 +13,7 @@ import {
   countConfirmations,
   depositsByWallet,
   dropTransfer,
+  oldestPendingBlock,
   pendingTransfers,
   recordSeenTransfers,
   scanCursor,
@@ -61,7 +63,11 @@ export async function scanCryptoDeposits(
   // none of its business, and its first deposits cannot be older than its first start.
   const cursor = (await scanCursor(em, info.chainId)) ?? max(0n, head - range + 1n);
   const tail = max(0n, head - depth + 1n);
-  const start = cursor < tail ? cursor : tail;
+  // From the oldest pending transfer's block as well: a reorganisation may have moved it to a later block that the
+  // cursor has passed, and that block is out of the tail when no run read the chain for EVM_CONFIRMATIONS blocks (a
+  // worker or node outage). Its old block is about to be found changed, and DROPPED it would never be read again.
+  const pending = (await oldestPendingBlock(em, rail.rail, info.chainId)) ?? tail;
+  const start = min(min(cursor, tail), pending);
   const result: ScanResult = {
     chainId: info.chainId,
     head: head.toString(),

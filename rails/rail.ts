@@ -303,6 +303,11 @@ export interface RailEntry {
   /** Who sends a received payment back: its provider (default for a connector rail) or an operator at the bank. */
   readonly returnedBy?: 'provider' | 'operator';
   /**
+   * A reference an operator typed, in the form the rail's own records carry it (CRYPTO: the hash in lower case), so
+   * that the same payment typed otherwise is the same record (decision 0222). Unset: as typed.
+   */
+  reference?(typed: string): string;
+  /**
    * For a rail whose charges stop taking payments at the provider when the deposit's window ends (PIX: the cob's
    * `expiracao`): how long the deposit still waits after its window for a payment the provider took in time, whose
    * notice or reconciliation run comes late (decision 0191).

@@ -20,6 +20,9 @@ export const railEntry = (rail: string): RailEntry | undefined => RAIL_ENTRIES.f
 /** Whether `rail` is a rail that pays in `asset`. */
 export const railAccepts = (rail: string, asset: string): boolean => !!railEntry(rail)?.assets.includes(asset);
 
+/** A reference an operator typed for `rail`, in the form the rail's records carry it (decision 0222). */
+export const railReference = (rail: string, typed: string): string => railEntry(rail)?.reference?.(typed) ?? typed;
+
 /** The asset a rail's provider reports amounts in (its first). */
 export const railAsset = (rail: string): string | undefined => railEntry(rail)?.assets[0];
 

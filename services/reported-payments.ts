@@ -1,6 +1,6 @@
 import { systemEm, tenantEm, type Em } from '../db/orm';
 import { CustomerSchema, OperationSchema, type InboundPayment } from '../db/entities';
-import { manualRails, railAccepts } from '../rails/registry';
+import { manualRails, railAccepts, railReference } from '../rails/registry';
 import { isAssetCode } from '../domain/assets';
 import { findPayment, INBOUND_PAYMENT_LIST } from '../db/repositories/inbound-payments';
 import type { AssetCode } from '../domain/assets';
@@ -122,7 +122,8 @@ export async function recordManualPayment(s: ServiceContext, input: ManualPaymen
   }
   if (!input.reference.trim()) throw invalid('--reference', 'is required');
   const amount = parseAmountValue(input.amount, input.asset, { path: '--amount' });
-  const report = { endToEndId: input.reference.trim(), amount, asset: input.asset, rail: input.rail };
+  const endToEndId = railReference(input.rail, input.reference.trim());
+  const report = { endToEndId, amount, asset: input.asset, rail: input.rail };
   let em: Em;
   if (input.operationId) {
     const op = await systemEm(s.orm).findOne(OperationSchema, { id: input.operationId });

@@ -10,7 +10,7 @@
 import * as wf from '@temporalio/workflow';
 import type { HotWalletActivities, HotWalletNonceRequest } from '../activities/hot-wallet';
 import type { OutgoingTx } from '../rails/crypto/outgoing-store';
-import { HOT_WALLET_NONCE_UPDATE, HOT_WALLET_ROLLING_OVER } from './ids';
+import { HOT_WALLET_NONCE_UPDATE, HOT_WALLET_ROLLING_OVER, HOT_WALLET_SHORT } from './ids';
 
 export interface HotWalletInput {
   chainId: number;
@@ -56,7 +56,10 @@ export async function hotWalletWorkflow(input: HotWalletInput): Promise<never> {
   const perRun = input.requestsPerRun ?? REQUESTS_PER_RUN;
   let taken = 0;
   let closing = false;
-  const full = () => taken >= perRun || wf.workflowInfo().continueAsNewSuggested;
+  // A request answered short of funds is answered so for its update id until the run ends, even once the wallet is
+  // funded: the run ends after the batch, so that its payout, asking again by the same id, is asked afresh (0221).
+  let answeredShort = false;
+  const full = () => taken >= perRun || answeredShort || wf.workflowInfo().continueAsNewSuggested;
   // The requests waiting for the next turn, in arrival order.
   const parked: Parked[] = [];
   wf.setHandler(
@@ -93,7 +96,11 @@ export async function hotWalletWorkflow(input: HotWalletInput): Promise<never> {
     batch.forEach((p, i) => {
       const answer = answers[i];
       if ('tx' in answer) p.answer(answer.tx);
-      else p.refuse(wf.ApplicationFailure.create({ type: NONCE_REFUSED, nonRetryable: true, message: answer.refused }));
+      else if ('short' in answer) {
+        answeredShort = true;
+        p.refuse(wf.ApplicationFailure.create({ type: HOT_WALLET_SHORT, nonRetryable: true, message: answer.short }));
+      } else
+        p.refuse(wf.ApplicationFailure.create({ type: NONCE_REFUSED, nonRetryable: true, message: answer.refused }));
     });
   }
   await wf.condition(wf.allHandlersFinished);

@@ -23,3 +23,5 @@ export const hotWalletWorkflowId = (taskQueue: string, chainId: number, address:
 export const HOT_WALLET_NONCE_UPDATE = 'hotWalletNonce';
 /** The update's refusal while a run hands over to the next: its caller asks again, and the next run answers. */
 export const HOT_WALLET_ROLLING_OVER = 'HOT_WALLET_ROLLING_OVER';
+/** The update failure of a new transfer the wallet's funds do not cover besides those given before it (0221). */
+export const HOT_WALLET_SHORT = 'HOT_WALLET_SHORT';

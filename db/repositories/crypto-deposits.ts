@@ -137,6 +137,19 @@ export async function pendingTransfers(em: Em, rail: string, limit = 1000): Prom
   return rows.map((r: Record<string, unknown>) => toEntity(em, r));
 }
 
+/**
+ * The lowest block of `chainId` holding a transfer still PENDING, or null: the scan reads the chain again from there,
+ * so a transfer a reorganisation moved is found in its new block before its old one is looked at.
+ */
+export async function oldestPendingBlock(em: Em, rail: string, chainId: number): Promise<bigint | null> {
+  const [row] = await em.execute(
+    `select min(block_number)::text as block from inbound_payments
+     where status = 'PENDING' and rail = ? and end_to_end_id like ?`,
+    [rail, `${chainId}:%`],
+  );
+  return row?.block ? BigInt(row.block) : null;
+}
+
 /** Counts the pending transfers' confirmations at `head` (what the API shows while they wait). */
 export async function countConfirmations(em: Em, rail: string, head: bigint): Promise<void> {
   await em.execute(

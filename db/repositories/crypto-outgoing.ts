@@ -42,14 +42,31 @@ export async function findOutgoingTx(em: Em, id: string): Promise<OutgoingTxRow 
   return row ? toRow(row) : undefined;
 }
 
-/** One transfer asking for its nonce, and what the chain counts for the address (the count of a first transfer). */
+/**
+ * What the wallet held when a transfer asked for its nonce (base units and wei, decimal strings), and the gas one
+ * transfer may burn at the fee then (wei).
+ */
+export interface WalletFunds {
+  tokens: string;
+  ether: string;
+  gasPerTransfer: string;
+}
+
+/**
+ * One transfer asking for its nonce, what the chain counts for the address (the count of a first transfer), and the
+ * wallet's funds as read before asking (absent: no check).
+ */
 export interface NonceRequest {
   tx: NewOutgoingTx;
   chainNonce: number;
+  funds?: WalletFunds;
 }
 
-/** What a request of a batch got: its transfer with its nonce, or why the database refused its row. */
-export type NonceOutcome = { tx: OutgoingTxRow } | { refused: string };
+/**
+ * What a request of a batch got: its transfer with its nonce, why the database refused its row, or why the wallet
+ * cannot pay it with every transfer given a nonce before it (`short`: no nonce taken).
+ */
+export type NonceOutcome = { tx: OutgoingTxRow } | { refused: string } | { short: string };
 
 /**
  * Gives each transfer of `requests`, in their order, the wallet's next nonce, or finds the nonce its id was given
@@ -58,6 +75,9 @@ export type NonceOutcome = { tx: OutgoingTxRow } | { refused: string };
  * The wallet's first transfer starts its count at its request's `chainNonce`. The row lock makes every other
  * reservation wait for this transaction: consecutive nonces, no gap (a reserved nonce is never given back: its
  * transfer is signed and sent by every retry until it is mined), no duplicate.
+ *
+ * A new transfer whose request carries the wallet's funds is given no nonce when they do not cover it besides every
+ * transfer given one before it and not final yet (tokens, and gas for all of them): answered `short`, nothing written.
  *
  * Each row is written in a savepoint of its own: a row the database refuses as data (SQLSTATE class 22 or 23, a bug
  * or a second writer) is rolled back alone, takes no nonce and is answered `refused`; the others go on. Any other
@@ -79,11 +99,15 @@ export async function reserveOutgoingNonces(em: Em, requests: NonceRequest[]): P
     );
     let next = Number(row.next_nonce);
     const outcomes: NonceOutcome[] = [];
-    for (const { tx } of requests) {
+    for (const { tx, funds } of requests) {
       try {
-        const { given, fresh } = await inTransaction(t, async (s) => {
+        const got = await inTransaction<Given>(t, async (s) => {
           const existing = await findOutgoingTx(s, tx.id);
           if (existing) return { given: existing, fresh: false };
+          // The funds check under the row lock, against every transfer given a nonce before this one (this batch's
+          // too): checked outside it, two payouts that each fit the wallet would both pass, and the second revert.
+          const short = funds && (await shortfall(s, tx, funds));
+          if (short) return { short };
           await s.execute(
             `insert into crypto_outgoing_txs (id, chain_id, wallet, nonce, token, recipient, units)
              values (?, ?, ?, ?, ?, ?, ?)`,
@@ -91,8 +115,12 @@ export async function reserveOutgoingNonces(em: Em, requests: NonceRequest[]): P
           );
           return { given: { ...tx, nonce: next, raw: null, hash: null, final: false }, fresh: true };
         });
-        if (fresh) next += 1;
-        outcomes.push({ tx: given });
+        if ('short' in got) {
+          outcomes.push({ short: got.short });
+          continue;
+        }
+        if (got.fresh) next += 1;
+        outcomes.push({ tx: got.given });
       } catch (err) {
         const state = sqlState(err);
         if (!state || !REFUSED_ROW.test(state)) throw err;
@@ -107,6 +135,21 @@ export async function reserveOutgoingNonces(em: Em, requests: NonceRequest[]): P
     return outcomes;
   });
 }
+
+/** Why the wallet's `funds` cannot pay `tx` besides every transfer of it not final yet; undefined when they can. */
+async function shortfall(em: Em, tx: NewOutgoingTx, funds: WalletFunds): Promise<string | undefined> {
+  const open = await openOutgoing(em, tx.chainId, tx.wallet, tx.token);
+  if (BigInt(funds.tokens) < BigInt(open.units) + BigInt(tx.units)) {
+    return `the hot wallet holds ${funds.tokens} base units, short of ${tx.units} more after ${open.units} committed`;
+  }
+  if (BigInt(funds.ether) < BigInt(open.transfers + 1) * BigInt(funds.gasPerTransfer)) {
+    return `the hot wallet holds ${funds.ether} wei, short of the gas of ${open.transfers + 1} transfers`;
+  }
+  return undefined;
+}
+
+/** A request's row: given (or found given before), or not given for want of funds. */
+type Given = { given: OutgoingTxRow; fresh: boolean } | { short: string };
 
 /** Data exceptions (22) and integrity constraint violations (23): the row is wrong, not the database. */
 const REFUSED_ROW = /^2[23]/;

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Config } from '../../config';
 import type { RailEntry, RailStores } from '../rail';
 import { CRYPTO_RAIL, CryptoRail } from './connector';
+import { canonicalTransferReference } from './reference';
 
 export { CryptoRail, CRYPTO_RAIL } from './connector';
 
@@ -23,6 +24,8 @@ export const cryptoRail: RailEntry = {
   recordedBy: 'operator',
   // Recorded by the scanner (or an operator), but sent back by the connector from the hot wallet (decision 0136).
   returnedBy: 'provider',
+  // The scanner's `{chainId}:{txHash}:{logIndex}`, however an operator typed it (decision 0222).
+  reference: canonicalTransferReference,
   providerSetting: 'EVM_RPC_URL',
   instruction: {
     summary:

@@ -2,7 +2,8 @@
 // id of ours, whatever the retries, crashes and reorgs:
 //   1. funds first: the wallet's token balance must cover this amount and every transfer not final yet, and its
 //      ether the gas of all of them; short, nothing is reserved and the answer is PENDING (the caller reads again
-//      later: the payout stays PROCESSING until someone funds the wallet, never FAILED);
+//      later: the payout stays PROCESSING until someone funds the wallet, never FAILED). The nonce writer checks the
+//      same funds again under its lock, so two transfers that each fit alone do not both go (decision 0221);
 //   2. a nonce from the wallet's single writer (NonceWriter: its workflow, which gives it in Postgres under the
 //      wallet's row lock): consecutive, never twice, the same one again for an id that has one;
 //   3. signed (TransactionSigner) and the raw bytes and hash stored before anything is broadcast;
@@ -14,7 +15,7 @@
 import { encodeFunctionData, erc20Abi, getAddress, keccak256, type Hex } from 'viem';
 import type { CryptoConfig } from './config';
 import type { ChainToken } from './chain';
-import type { NonceWriter } from './nonce-writer';
+import { type NonceWriter, type WalletFunds, WalletShortError } from './nonce-writer';
 import type { OutgoingTx, OutgoingTxStore } from './outgoing-store';
 import type { TransactionSigner } from './signer';
 import type { PublicClient } from 'viem';
@@ -58,20 +59,24 @@ export class HotWalletTransfers {
     let row = await this.store.find(order.id);
     if (!row) {
       const chainId = await this.chainId();
-      const short = await this.shortfall(chainId, order);
+      const { short, funds } = await this.shortfall(chainId, order);
       if (short) return { status: 'PENDING', reason: short };
       const chainNonce = await this.client.getTransactionCount({ address: this.wallet, blockTag: 'pending' });
-      row = await this.nonces.nonceFor(
-        {
-          id: order.id,
-          chainId,
-          wallet: this.wallet,
-          token: order.token.address,
-          recipient: getAddress(order.to),
-          units: order.units.toString(),
-        },
-        chainNonce,
-      );
+      const tx = {
+        id: order.id,
+        chainId,
+        wallet: this.wallet,
+        token: order.token.address,
+        recipient: getAddress(order.to),
+        units: order.units.toString(),
+      };
+      // The writer checks the funds again, under its lock, against the transfers given a nonce meanwhile.
+      try {
+        row = await this.nonces.nonceFor(tx, chainNonce, funds);
+      } catch (err) {
+        if (err instanceof WalletShortError) return { status: 'PENDING', reason: err.message };
+        throw err;
+      }
     }
     return this.follow(row);
   }
@@ -148,8 +153,11 @@ export class HotWalletTransfers {
     }
   }
 
-  /** Why the wallet cannot pay `order` now (with every transfer not final yet), or undefined when it can. */
-  private async shortfall(chainId: number, order: TransferOrder): Promise<string | undefined> {
+  /**
+   * Why the wallet cannot pay `order` now (with every transfer not final yet), or undefined when it can; and the
+   * funds read, which the nonce writer checks again against the transfers given a nonce since (decision 0221).
+   */
+  private async shortfall(chainId: number, order: TransferOrder): Promise<{ short?: string; funds: WalletFunds }> {
     const [tokens, ether, open, fees] = await Promise.all([
       this.client.readContract({
         address: order.token.address,
@@ -161,12 +169,16 @@ export class HotWalletTransfers {
       this.store.open(chainId, this.wallet, order.token.address),
       this.client.estimateFeesPerGas(),
     ]);
+    const gasPerTransfer = TRANSFER_GAS_LIMIT * fees.maxFeePerGas;
+    const funds = { tokens: tokens.toString(), ether: ether.toString(), gasPerTransfer: gasPerTransfer.toString() };
     if (tokens < BigInt(open.units) + order.units) {
       const held = `the hot wallet holds ${tokens} base units of ${order.token.asset}`;
-      return `${held}, short of ${order.units} more after ${open.units} committed`;
+      return { short: `${held}, short of ${order.units} more after ${open.units} committed`, funds };
     }
-    const gas = BigInt(open.transfers + 1) * TRANSFER_GAS_LIMIT * fees.maxFeePerGas;
-    if (ether < gas) return `the hot wallet holds ${ether} wei, short of the gas of ${open.transfers + 1} transfers`;
-    return undefined;
+    const gas = BigInt(open.transfers + 1) * gasPerTransfer;
+    if (ether < gas) {
+      return { short: `the hot wallet holds ${ether} wei, short of the gas of ${open.transfers + 1} transfers`, funds };
+    }
+    return { funds };
   }
 }

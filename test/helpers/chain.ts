@@ -53,8 +53,11 @@ export interface TestChain {
     from?: number;
     decimals?: number;
   }): Promise<`0x${string}`>;
-  /** Replaces the last `depth` blocks with as many empty ones (`anvil_reorg`): their transactions are gone. */
-  reorg(depth: number): Promise<void>;
+  /**
+   * Replaces the last `depth` blocks with as many empty ones (`anvil_reorg`): their transactions are gone, but for
+   * those of `include`, each mined again (its signed bytes) in the new block `offset` blocks after the first replaced.
+   */
+  reorg(depth: number, include?: { hash: `0x${string}`; offset: number }[]): Promise<void>;
   /** Deploys another SandboxToken (say with 18 decimals) and funds the payers with it. */
   deployToken(symbol: string, decimals: number): Promise<`0x${string}`>;
   stop(): Promise<void>;
@@ -103,8 +106,13 @@ export async function startChain(options: { chainId?: number } = {}): Promise<Te
       await clients.public.waitForTransactionReceipt({ hash, pollingInterval: 50 });
       return hash;
     },
-    async reorg(depth) {
-      await test.request({ method: 'anvil_reorg', params: [depth, []] } as never);
+    async reorg(depth, include = []) {
+      const pairs = [];
+      for (const { hash, offset } of include) {
+        const raw = await test.request({ method: 'eth_getRawTransactionByHash', params: [hash] } as never);
+        pairs.push([raw, offset]);
+      }
+      await test.request({ method: 'anvil_reorg', params: [depth, pairs] } as never);
     },
     async deployToken(symbol, decimals) {
       const address = await deployToken(clients, symbol, decimals);

@@ -85,6 +85,29 @@ describe('CRYPTO deposits on a real chain', function () {
     await assertLedgerBalanced();
   });
 
+  it('credits a transfer a reorg moved to a later block while no scan ran for longer than the tail', async () => {
+    const c = await newCustomer();
+    const { op, account, address } = await cryptoDeposit(c, '9.00');
+    const hash = await chain.transfer({ token: 'USDC', to: address, amount: '9' });
+    await scan();
+    await chain.mine(1);
+    await scan(); // the cursor is now past the block after the transfer's
+    expect((await paymentsOf(c, `operationId[eq]=${op.id}`))[0]).to.include({ status: 'PENDING' });
+    // The transfer's block and the next are replaced; the same transaction is mined again in the second of them.
+    await chain.reorg(2, [{ hash, offset: 1 }]);
+    const moved = await chain.clients.public.getTransactionReceipt({ hash });
+    // The scanner is down (a worker or node outage) while the chain goes past its rescanned tail.
+    await chain.mine(CONFIRMATIONS + 3);
+    expect((await chain.blockNumber()) > moved.blockNumber + BigInt(CONFIRMATIONS)).to.equal(true);
+    await scan();
+    await untilStatus(c, op.id, 'COMPLETED');
+    const [paid] = await paymentsOf(c, `operationId[eq]=${op.id}`);
+    expect(paid).to.include({ status: 'MATCHED' });
+    expect((paid as any).chain.blockNumber).to.equal(String(moved.blockNumber));
+    expect((await balance(c, account.id, 'USDC')).total).to.equal('9.000000');
+    await assertLedgerBalanced();
+  });
+
   it('leaves a short payment failing the deposit, and dust or another token in the suspense', async () => {
     const c = await newCustomer();
     const short = await cryptoDeposit(c, '5.00');

@@ -228,6 +228,47 @@ describe('CRYPTO payouts from the hot wallet', function () {
     expect(await tokenBalance('EURC', to)).to.equal(5_000_000n);
   });
 
+  it('withdrawals at once the hot wallet covers only one of: one paid, the rest PROCESSING, none FAILED', async () => {
+    const hot = chain.hotWallet.address;
+    const eurc = chain.tokens.EURC as `0x${string}`;
+    const stock = await tokenBalance('EURC', hot);
+    // Enough for one withdrawal of 5, not two: each funds check alone passes, together they do not.
+    await setTokenBalance(eurc, hot, 6_000_000n);
+    try {
+      const targets = Array.from({ length: 3 }, () => freshAddress());
+      const ids = await Promise.all(targets.map((to) => withdraw(to, '5.000000', 'EURC')));
+      const first = await eventually(
+        async () => {
+          await chain.mine(1);
+          return Promise.all(ids.map((id) => getOp(c, id)));
+        },
+        (ops) => ops.some((op) => ['COMPLETED', 'FAILED'].includes(op.currentState.status)),
+        60000,
+        200,
+      );
+      // Time for any other transfer to be mined and confirmed (a revert is FAILED once CONFIRMATIONS deep).
+      await new Promise((r) => setTimeout(r, 2000));
+      await chain.mine(CONFIRMATIONS + 1);
+      await new Promise((r) => setTimeout(r, 2000));
+      const states = (await Promise.all(ids.map((id) => getOp(c, id)))).map((op) => op.currentState.status);
+      expect(
+        states.filter((s) => s === 'COMPLETED'),
+        JSON.stringify(first.map((o) => o.currentState)),
+      ).to.have.length(1);
+      expect(
+        states.filter((s) => s === 'PROCESSING'),
+        'never FAILED while the wallet is short',
+      ).to.have.length(2);
+      await setTokenBalance(eurc, hot, stock);
+      const done = await Promise.all(ids.map((id) => untilSettled(id, 90000)));
+      expect(done.map((op) => op.currentState.status)).to.deep.equal(ids.map(() => 'COMPLETED'));
+      await chain.mine(3);
+      for (const to of targets) expect(await tokenBalance('EURC', to)).to.equal(5_000_000n);
+    } finally {
+      await setTokenBalance(eurc, hot, stock);
+    }
+  });
+
   it('a reverted transfer waits for its confirmations, then is FAILED PAYOUT_REJECTED, the hold released', async () => {
     const hot = chain.hotWallet.address;
     const usdc = chain.tokens.USDC as `0x${string}`;

@@ -130,6 +130,24 @@ describe('cambio payment return of a CRYPTO payment: back to the address it came
     await assertLedgerBalanced();
   });
 
+  it('a transfer the scanner recorded, recorded again by an operator in capitals, is the same payment', async () => {
+    const c = await newCustomer('Crypto Capitals Ltda');
+    const deposit = await cs.openDeposit(c, '2.00');
+    const hash = await cs.chain.transfer({ token: 'USDT', to: deposit.walletAddress, amount: '1.5', from: 1 });
+    const payment = await unmatched(c, hash);
+    // The same transaction as an explorer or a spreadsheet may show it: its hash in capitals, its log index padded.
+    const [chainId, , logIndex] = payment.endToEndId.split(':');
+    const typed = `${chainId}:0x${hash.slice(2).toUpperCase()}:0${logIndex}`;
+    const args = ['--rail', 'CRYPTO', '--customer', c.customerId, '--amount', '1.50', '--asset', 'USDT'];
+    const recorded = JSON.parse(
+      (await cambioWith(cs.cliEnv(), 'payment', 'record', ...args, '--reference', typed, '--json')).stdout,
+    ) as Payment;
+    expect(recorded.id, 'one payment per transfer').to.equal(payment.id);
+    expect(recorded.endToEndId).to.equal(payment.endToEndId);
+    expect(await paymentsOf(c, 'status[eq]=UNMATCHED')).to.have.length(1);
+    await assertLedgerBalanced();
+  });
+
   it("returns a transfer that came after the deposit's window, from the address that sent it", async () => {
     const c = await newCustomer('Crypto Late Ltda');
     const deposit = await cs.openDeposit(c, '2.00');

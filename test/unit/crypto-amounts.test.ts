@@ -3,6 +3,7 @@ import { HDKey } from 'viem/accounts';
 import { checkedAddress, depositAddress, parseDepositXpub } from '../../rails/crypto/addresses';
 import { amountToUnits, InexactAmountError, unitsToAmount } from '../../rails/crypto/amounts';
 import { readCryptoConfig } from '../../rails/crypto/config';
+import { canonicalTransferReference } from '../../rails/crypto/reference';
 import { sandboxAccount, sandboxDepositKey, sandboxDepositXpub } from '../../sandbox-chain/accounts';
 import { privateKeyToAddress } from 'viem/accounts';
 
@@ -13,6 +14,15 @@ describe('CRYPTO rail: amounts, addresses and settings', () => {
     expect(unitsToAmount(12_500_000_000_000_000_000n, 18)).to.equal('12.500000');
     expect(unitsToAmount(125n, 1)).to.equal('12.500000');
     expect(unitsToAmount(0n, 6)).to.equal('0.000000');
+  });
+
+  it("reads a transfer reference an operator typed in the scanner's form: hash in lower case, no padding", () => {
+    const hash = `0x${'ab'.repeat(32)}`;
+    expect(canonicalTransferReference(`31337:0x${'AB'.repeat(32)}:07`)).to.equal(`31337:${hash}:7`);
+    expect(canonicalTransferReference(`031337:${hash}:0`)).to.equal(`31337:${hash}:0`);
+    expect(canonicalTransferReference(`31337:${hash}:12`)).to.equal(`31337:${hash}:12`);
+    // Not a transfer reference (a bare hash, anything else): as typed.
+    expect(canonicalTransferReference(`0x${'AB'.repeat(32)}`)).to.equal(`0x${'AB'.repeat(32)}`);
   });
 
   it('refuses dust below 6 decimals rather than rounding it away', () => {
