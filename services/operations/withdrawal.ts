@@ -71,6 +71,8 @@ export async function createWithdrawal(s: ServiceContext, em: Em, body: Withdraw
               rail: instruction.rail,
               keyType: instruction.dictKeyType,
               key: instruction.dictKey,
+              // A WALLET's chain, which its events show (decision 0134); a PIX key has none.
+              ...(instruction.network ? { network: instruction.network } : {}),
             },
           },
         },
