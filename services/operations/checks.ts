@@ -42,15 +42,16 @@ export function requireRailConfigured(config: Config, rail: string): void {
  * 0108): a PIX withdrawal with no PSP configured is refused before any hold, whatever SANDBOX says. (A sandbox deposit
  * without one still takes the sandbox route's payments.)
  */
-export function requirePayoutRail(config: Config, rail: string): void {
+export function requirePayoutRail(config: Config, rail: string, asset: string): void {
   const entry = railEntry(rail);
-  // CRYPTO pays out from the hot wallet: the node and its key (decision 0134).
+  // CRYPTO pays out from the hot wallet: the node, its key (decision 0134) and the stablecoin's contract (0209).
   if (entry?.canPayOut) {
-    if (entry.canPayOut(config)) return;
+    if (entry.canPayOut(config, asset)) return;
     throw new CambioError(
       'RAIL_NOT_CONFIGURED',
-      `${rail} payouts need the node (${entry.providerSetting}) and the hot wallet's key (CRYPTO_HOT_WALLET_KEY_FILE)`,
-      { rail },
+      `${rail} payouts in ${asset} need the node (${entry.providerSetting}), the hot wallet's key ` +
+        `(CRYPTO_HOT_WALLET_KEY_FILE) and ${asset}'s contract (EVM_TOKEN_${asset})`,
+      { rail, asset },
     );
   }
   if (entry?.recordedBy !== 'connector' || entry.hasProvider(config)) return;

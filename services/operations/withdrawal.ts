@@ -56,7 +56,7 @@ export async function createWithdrawal(s: ServiceContext, em: Em, body: Withdraw
         );
       }
       requireAssetEnabled(account, quote.sourceAsset);
-      requirePayoutRail(s.config, instruction.rail);
+      requirePayoutRail(s.config, instruction.rail, instruction.asset);
       const usd = usdOrUnknown(rates, quote.targetAmount, quote.targetAsset as AssetCode);
       // A locked quote still executes when no fresh rate values it now; one of unknown value is reviewed.
       const requiresReview = usd === undefined || usd.gt(new Dec(s.config.withdrawalReviewThresholdUsd));
