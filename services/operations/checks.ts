@@ -58,6 +58,21 @@ export function requirePayoutRail(config: Config, rail: string, asset: string): 
   throw notConfigured(rail);
 }
 
+/**
+ * A WALLET is paid on the chain this deployment pays on (CRYPTO_NETWORK) or not at all: its address was checked and
+ * approved on its own network, and on another one the same address may be a contract that does not exist there, or
+ * someone else's (decision 0210). A PIX key has no network.
+ */
+export function requirePayoutNetwork(config: Config, instruction: { rail: string; network?: string | null }): void {
+  if (!instruction.network || instruction.network === config.crypto.network) return;
+  throw new CambioError(
+    'RAIL_NOT_CONFIGURED',
+    `this deployment pays ${instruction.rail} on ${config.crypto.network}; the instruction was approved on ` +
+      `${instruction.network}`,
+    { rail: instruction.rail, network: instruction.network, payingNetwork: config.crypto.network },
+  );
+}
+
 const notConfigured = (rail: string) =>
   new CambioError('RAIL_NOT_CONFIGURED', `no PSP is configured for ${rail} (${railEntry(rail)?.providerSetting})`, {
     rail,

@@ -6,7 +6,7 @@ import { Dec } from '../../domain/money';
 import { type RateBook, usdValue } from '../../domain/rates';
 import { notFound } from '../../domain/errors';
 import type { ServiceContext } from '../context';
-import { requireAssetEnabled, requirePayoutRail } from './checks';
+import { requireAssetEnabled, requirePayoutNetwork, requirePayoutRail } from './checks';
 import { createOperation } from './create';
 
 export interface WithdrawalBody {
@@ -57,6 +57,7 @@ export async function createWithdrawal(s: ServiceContext, em: Em, body: Withdraw
       }
       requireAssetEnabled(account, quote.sourceAsset);
       requirePayoutRail(s.config, instruction.rail, instruction.asset);
+      requirePayoutNetwork(s.config, instruction);
       const usd = usdOrUnknown(rates, quote.targetAmount, quote.targetAsset as AssetCode);
       // A locked quote still executes when no fresh rate values it now; one of unknown value is reviewed.
       const requiresReview = usd === undefined || usd.gt(new Dec(s.config.withdrawalReviewThresholdUsd));

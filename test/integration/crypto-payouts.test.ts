@@ -233,6 +233,26 @@ describe('CRYPTO payouts from the hot wallet', function () {
     }
   });
 
+  it('a WALLET approved on another network is not paid on this chain: 422, nothing held', async () => {
+    const { services, config } = await stack();
+    const before = await balance(c, accountId, 'USDC');
+    const { beneficiaryId, instructionId } = await approvedWallet(freshAddress());
+    // The deployment pays on another chain now (CRYPTO_NETWORK changed): the address was approved on ETHEREUM, where
+    // it may be a contract that exists there alone.
+    const crypto = loadConfig({ ...process.env, ...workerEnv, SANDBOX: 'true', CRYPTO_NETWORK: 'POLYGON' }).crypto;
+    const app = supertest(createApp({ ...services, config: { ...config, taskQueue, crypto } }).callback());
+    const q = await quote(c, { accountId, sourceAsset: 'USDC', targetAsset: 'USDC', sourceAmount: '1.000000' });
+    const res = await app
+      .post('/api/operations/withdrawal')
+      .set(c.auth)
+      .set(idem())
+      .send({ accountId, quoteId: q.id, beneficiary: referenceBeneficiary(beneficiaryId, instructionId) });
+    expect(res.status, JSON.stringify(res.body)).to.equal(422);
+    expect(res.body.code).to.equal('RAIL_NOT_CONFIGURED');
+    expect(res.body.details).to.deep.include({ rail: 'CRYPTO', network: 'ETHEREUM' });
+    expect(await balance(c, accountId, 'USDC')).to.deep.equal(before);
+  });
+
   it('completes with the transaction hash as endToEnd; the recipient gets the tokens exactly once', async () => {
     const to = freshAddress();
     const before = await balance(c, accountId, 'USDC');
