@@ -1,4 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import { CambioError } from '../domain/errors';
 import { RailRejectedError, RailUnavailableError } from '../rails/errors';
 import type { PayoutRequest, PayoutState, ReturnRequest, ReturnState, TimeWindow } from '../rails/rail';
 import { reconcileRail, type ReconcileResult } from '../payments/reconciliation';
@@ -62,6 +63,17 @@ export function createRailActivities(deps: ActivityDeps) {
     throw err;
   };
   /**
+   * A payout the connector cannot make with this configuration (CRYPTO: no contract for its stablecoin), which it
+   * says only before anything was ordered (decision 0209): RAIL_NOT_CONFIGURED, final, as a worker without the rail's
+   * provider; retried, it would wait PROCESSING for ever with the money held.
+   */
+  const payoutNotConfigured = (err: unknown): never => {
+    if (err instanceof CambioError && err.code === RAIL_NOT_CONFIGURED) {
+      throw ApplicationFailure.nonRetryable(`${err.message}: nothing was sent`, RAIL_NOT_CONFIGURED);
+    }
+    throw err;
+  };
+  /**
    * A provider's refusal of a first send is final only on its first attempt (decision 0159). A later attempt follows
    * one whose call may have reached the provider (its answer lost, or its worker lost mid-call), and a provider may
    * refuse a repeated id while its read side does not show the first call yet: like a follow's (decision 0121), that
@@ -86,7 +98,10 @@ export function createRailActivities(deps: ActivityDeps) {
      */
     async railSendPayout({ rail, ...request }: RailCall<PayoutRequest>): Promise<PayoutState> {
       const started = Date.now();
-      let state = await connector(rail, 'payouts', true).sendPayout(request).catch(sendRefusal);
+      let state = await connector(rail, 'payouts', true)
+        .sendPayout(request)
+        .catch(sendRefusal)
+        .catch(payoutNotConfigured);
       for (const wait of SETTLE_READS_MS) {
         // A slow PSP gets no extra reads: the activity stays well inside its timeout (one read is PIX_TIMEOUT_MS).
         if (state.status !== 'PENDING' || Date.now() - started > SETTLE_READS_BUDGET_MS) break;
@@ -114,7 +129,7 @@ export function createRailActivities(deps: ActivityDeps) {
      * that cannot tell is retried: while the payout's fate is unknown, money may still leave.
      */
     async railFollowPayout({ rail, ...request }: RailCall<PayoutRequest>): Promise<PayoutState> {
-      return connector(rail, 'payouts').followPayout(request).catch(finalRefusal);
+      return connector(rail, 'payouts').followPayout(request).catch(finalRefusal).catch(payoutNotConfigured);
     },
 
     /** Asks the PSP to send a payment back, under our return id (a retry reads the same return back). */

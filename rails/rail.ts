@@ -360,8 +360,8 @@ export interface RailEntry {
   /** Its connector, or undefined when this configuration has no provider for it. */
   connector?(config: Config, stores?: RailStores): RailConnector | undefined;
   /**
-   * Whether this configuration can pay out on it, when that takes more than a provider (CRYPTO: a hot wallet key
-   * too); absent: `hasProvider` for a rail recorded by its connector.
+   * Whether this configuration can pay out `asset` on it, when that takes more than a provider (CRYPTO: a hot wallet
+   * key, and the asset's token contract); absent: `hasProvider` for a rail recorded by its connector.
    */
-  canPayOut?(config: Config): boolean;
+  canPayOut?(config: Config, asset: string): boolean;
 }

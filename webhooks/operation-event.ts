@@ -1,6 +1,7 @@
 import type { Operation } from '../db/entities';
 import { currentState } from '../domain/states';
 import { amount } from '../domain/amount';
+import { WALLET } from '../domain/dict-key';
 
 /**
  * The spec's operation event payload, shared by OPERATION_REQUESTED / COMPLETED / FAILED. `atTime` is the
@@ -50,7 +51,7 @@ function eventIntent(op: Operation) {
       taxId: { value: string };
       address: unknown;
     };
-    paymentInstruction: { id: string; rail: string; keyType: string; key: string };
+    paymentInstruction: { id: string; rail: string; keyType: string; key: string; network?: string };
   };
   const name = b.holder.type === 'COMPANY' ? b.holder.legalName : `${b.holder.firstName} ${b.holder.lastName}`;
   return {
@@ -58,15 +59,19 @@ function eventIntent(op: Operation) {
     beneficiary: {
       id: b.id,
       holder: { name, taxId: b.holder.taxId.value, address: b.holder.address },
-      instruction: {
-        id: b.paymentInstruction.id,
-        address: {
-          type: 'PIX',
-          rail: b.paymentInstruction.rail,
-          keyType: b.paymentInstruction.keyType,
-          key: b.paymentInstruction.key,
-        },
-      },
+      instruction: { id: b.paymentInstruction.id, address: instructionAddress(b.paymentInstruction) },
     },
   };
+}
+
+/**
+ * Where the withdrawal pays, as the instruction's own events show it (webhooks/beneficiary-event.ts): a DICT key
+ * (PIX), or a WALLET on a chain (decision 0134, "the webhook payload likewise"; it was shown as a PIX key of type
+ * WALLET). A withdrawal recorded before its intent named the chain shows no `network`.
+ */
+function instructionAddress(pi: { rail: string; keyType: string; key: string; network?: string }) {
+  if (pi.keyType === WALLET) {
+    return { type: WALLET, rail: pi.rail, ...(pi.network ? { network: pi.network } : {}), address: pi.key };
+  }
+  return { type: 'PIX', rail: pi.rail, keyType: pi.keyType, key: pi.key };
 }

@@ -20,6 +20,21 @@ const pixAddress = object({
   key: { type: 'string' },
 });
 
+// Beyond the spec (decision 0134): a WALLET instruction is shown as the API shows it, its chain and its address.
+// `network` is absent only from the events of a withdrawal recorded before its intent named the chain.
+const walletAddress = object(
+  {
+    type: { type: 'string', const: 'WALLET' },
+    rail: { type: 'string', const: 'CRYPTO' },
+    network: { type: 'string' },
+    address: { type: 'string', description: 'EIP-55 checksummed' },
+  },
+  ['type', 'rail', 'address'],
+);
+
+/** Where an instruction pays: a PIX key, or a WALLET (told apart by `type`). */
+const instructionAddress = { oneOf: [pixAddress, walletAddress] };
+
 const OperationEvent = {
   ...object({
     id: uuid,
@@ -32,13 +47,14 @@ const OperationEvent = {
       required: ['type'],
       description:
         'Discriminated by `type`. WITHDRAWAL: `beneficiary` with `holder` (`name`, `taxId` as a plain string, ' +
-        '`address`) and `instruction.address` (`type`, `rail`, `keyType`, `key`); the others as on the operation.',
+        '`address`) and `instruction.address` (`type` PIX: `rail`, `keyType`, `key`; `type` WALLET: `rail`, ' +
+        '`network`, `address`); the others as on the operation.',
       properties: {
         type: { type: 'string', enum: ['DEPOSIT', 'WITHDRAWAL', 'SWAP', 'TRANSFER'] },
         beneficiary: object({
           id: uuid,
           holder: object({ name: { type: 'string' }, taxId: { type: 'string' }, address: component('Address') }),
-          instruction: object({ id: uuid, address: pixAddress }),
+          instruction: object({ id: uuid, address: instructionAddress }),
         }),
       },
     },
@@ -102,7 +118,7 @@ const BeneficiaryInstructionEvent = {
       id: uuid,
       asset: { type: 'string', enum: [...ASSETS] },
       currentState: component('StateEntry'),
-      address: pixAddress,
+      address: instructionAddress,
     }),
     atTime: { ...timestamp, description: 'When the transition happened' },
   }),

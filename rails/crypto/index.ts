@@ -9,6 +9,7 @@ import type { Config } from '../../config';
 import type { RailEntry, RailStores } from '../rail';
 import { CRYPTO_RAIL, CryptoRail } from './connector';
 import { canonicalTransferReference } from './reference';
+import type { CryptoAsset } from './config';
 
 export { CryptoRail, CRYPTO_RAIL } from './connector';
 
@@ -63,7 +64,11 @@ export const cryptoRail: RailEntry = {
       `(EVM_SCAN_EVERY_SECONDS=${config.crypto.scanEverySeconds}, EVM_CONFIRMATIONS=${config.crypto.confirmations})`,
     workflowType: 'cryptoScanWorkflow',
   },
-  // A WALLET payout needs the node and the hot wallet's key (docs/decisions/0134).
-  canPayOut: (config) => !!config.crypto.rpcUrl && !!(config.crypto.hotWalletKeyFile || config.crypto.hotWalletKey),
+  // A WALLET payout needs the node and the hot wallet's key (docs/decisions/0134), and a contract for its stablecoin:
+  // without one nothing could ever pay it, and it would wait PROCESSING with its money held (decision 0209).
+  canPayOut: (config, asset) =>
+    !!config.crypto.rpcUrl &&
+    !!(config.crypto.hotWalletKeyFile || config.crypto.hotWalletKey) &&
+    !!config.crypto.tokens[asset as CryptoAsset],
   connector: cryptoRailFromConfig,
 };

@@ -58,9 +58,16 @@ export class CryptoPayouts implements PayoutCapability, ReturnCapability {
     private readonly receipt: (hash: `0x${string}`) => Promise<{ logs: readonly LogLike[] }>,
   ) {}
 
-  /** `request.key` is the WALLET instruction's address, `request.asset` the stablecoin it is paid in. */
+  /**
+   * `request.key` is the WALLET instruction's address, `request.asset` the stablecoin it is paid in. A transfer ordered
+   * under the payout's id is followed as it was ordered, whatever the configuration says now; only a first one needs
+   * the stablecoin's contract, so the connector's RAIL_NOT_CONFIGURED for a token it lacks (a CambioError) says
+   * nothing was ordered, let alone sent (decision 0209).
+   */
   async sendPayout(request: PayoutRequest): Promise<PayoutState> {
     if (!request.asset) throw refused(`payout ${request.payoutId} names no asset`);
+    const ordered = await this.transfers.status(payoutTx(request.payoutId));
+    if (ordered) return payoutState(request.payoutId, ordered);
     const token = await this.tokens.token(request.asset);
     const order = {
       id: payoutTx(request.payoutId),

@@ -42,19 +42,35 @@ export function requireRailConfigured(config: Config, rail: string): void {
  * 0108): a PIX withdrawal with no PSP configured is refused before any hold, whatever SANDBOX says. (A sandbox deposit
  * without one still takes the sandbox route's payments.)
  */
-export function requirePayoutRail(config: Config, rail: string): void {
+export function requirePayoutRail(config: Config, rail: string, asset: string): void {
   const entry = railEntry(rail);
-  // CRYPTO pays out from the hot wallet: the node and its key (decision 0134).
+  // CRYPTO pays out from the hot wallet: the node, its key (decision 0134) and the stablecoin's contract (0209).
   if (entry?.canPayOut) {
-    if (entry.canPayOut(config)) return;
+    if (entry.canPayOut(config, asset)) return;
     throw new CambioError(
       'RAIL_NOT_CONFIGURED',
-      `${rail} payouts need the node (${entry.providerSetting}) and the hot wallet's key (CRYPTO_HOT_WALLET_KEY_FILE)`,
-      { rail },
+      `${rail} payouts in ${asset} need the node (${entry.providerSetting}), the hot wallet's key ` +
+        `(CRYPTO_HOT_WALLET_KEY_FILE) and ${asset}'s contract (EVM_TOKEN_${asset})`,
+      { rail, asset },
     );
   }
   if (entry?.recordedBy !== 'connector' || entry.hasProvider(config)) return;
   throw notConfigured(rail);
+}
+
+/**
+ * A WALLET is paid on the chain this deployment pays on (CRYPTO_NETWORK) or not at all: its address was checked and
+ * approved on its own network, and on another one the same address may be a contract that does not exist there, or
+ * someone else's (decision 0210). A PIX key has no network.
+ */
+export function requirePayoutNetwork(config: Config, instruction: { rail: string; network?: string | null }): void {
+  if (!instruction.network || instruction.network === config.crypto.network) return;
+  throw new CambioError(
+    'RAIL_NOT_CONFIGURED',
+    `this deployment pays ${instruction.rail} on ${config.crypto.network}; the instruction was approved on ` +
+      `${instruction.network}`,
+    { rail: instruction.rail, network: instruction.network, payingNetwork: config.crypto.network },
+  );
 }
 
 const notConfigured = (rail: string) =>

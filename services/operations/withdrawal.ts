@@ -6,7 +6,7 @@ import { Dec } from '../../domain/money';
 import { type RateBook, usdValue } from '../../domain/rates';
 import { notFound } from '../../domain/errors';
 import type { ServiceContext } from '../context';
-import { requireAssetEnabled, requirePayoutRail } from './checks';
+import { requireAssetEnabled, requirePayoutNetwork, requirePayoutRail } from './checks';
 import { createOperation } from './create';
 
 export interface WithdrawalBody {
@@ -56,7 +56,8 @@ export async function createWithdrawal(s: ServiceContext, em: Em, body: Withdraw
         );
       }
       requireAssetEnabled(account, quote.sourceAsset);
-      requirePayoutRail(s.config, instruction.rail);
+      requirePayoutRail(s.config, instruction.rail, instruction.asset);
+      requirePayoutNetwork(s.config, instruction);
       const usd = usdOrUnknown(rates, quote.targetAmount, quote.targetAsset as AssetCode);
       // A locked quote still executes when no fresh rate values it now; one of unknown value is reviewed.
       const requiresReview = usd === undefined || usd.gt(new Dec(s.config.withdrawalReviewThresholdUsd));
@@ -71,6 +72,8 @@ export async function createWithdrawal(s: ServiceContext, em: Em, body: Withdraw
               rail: instruction.rail,
               keyType: instruction.dictKeyType,
               key: instruction.dictKey,
+              // A WALLET's chain, which its events show (decision 0134); a PIX key has none.
+              ...(instruction.network ? { network: instruction.network } : {}),
             },
           },
         },

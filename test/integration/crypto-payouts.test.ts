@@ -188,6 +188,71 @@ describe('CRYPTO payouts from the hot wallet', function () {
     expect(await balance(c, accountId, 'USDC')).to.deep.equal(before);
   });
 
+  it('a stablecoin with no contract: 422 at the API, FAILED RAIL_NOT_CONFIGURED at a worker lacking it', async () => {
+    const { services, config } = await stack();
+    // This deployment knows the chain and holds the key, but has no BRLT contract (EVM_TOKEN_BRLT unset).
+    const noBrlt = { ...workerEnv, EVM_TOKEN_BRLT: '' };
+    const account = (await activeAccount(c, ['BRLT'] as never)).id;
+    await fund(c, account, 'BRLT', '10.000000');
+    const before = await balance(c, account, 'BRLT');
+    const hotNonce = await chain.clients.public.getTransactionCount({ address: chain.hotWallet.address });
+    const { beneficiaryId, instructionId } = await approvedWallet(freshAddress(), 'BRLT');
+    const withdrawOn = async (queue: string, crypto: typeof cryptoConfig, value: string) => {
+      const app = supertest(createApp({ ...services, config: { ...config, taskQueue: queue, crypto } }).callback());
+      const q = await quote(c, { accountId: account, sourceAsset: 'BRLT', targetAsset: 'BRLT', sourceAmount: value });
+      return app
+        .post('/api/operations/withdrawal')
+        .set(c.auth)
+        .set(idem())
+        .send({ accountId: account, quoteId: q.id, beneficiary: referenceBeneficiary(beneficiaryId, instructionId) });
+    };
+    // Its API refuses the withdrawal up front: nothing could pay it, and nothing is held.
+    const lacking = loadConfig({ ...process.env, ...noBrlt, SANDBOX: 'true' }).crypto;
+    const refused = await withdrawOn(taskQueue, lacking, '1.000000');
+    expect(refused.status, JSON.stringify(refused.body)).to.equal(422);
+    expect(refused.body.code).to.equal('RAIL_NOT_CONFIGURED');
+    expect(await balance(c, account, 'BRLT')).to.deep.equal(before);
+    // A worker without it, behind an API configured otherwise, sends nothing: FAILED, the hold released, never
+    // PROCESSING for ever with the money held.
+    const queue = `cambio-crypto-no-brlt-${randomUUID()}`;
+    const lean = await spawnWorker('crypto-no-brlt-worker', queue, { env: noBrlt });
+    try {
+      const accepted = await withdrawOn(queue, cryptoConfig, '2.000000');
+      expect(accepted.status, JSON.stringify(accepted.body)).to.equal(201);
+      const done = await eventually(
+        () => getOp(c, accepted.body.id),
+        (op) => ['COMPLETED', 'FAILED'].includes(op.currentState.status),
+        30000,
+      );
+      expect(done.currentState.status).to.equal('FAILED');
+      expect(done.currentState.reason.code).to.equal('RAIL_NOT_CONFIGURED');
+      expect(await balance(c, account, 'BRLT')).to.deep.equal(before);
+      expect(await chain.clients.public.getTransactionCount({ address: chain.hotWallet.address })).to.equal(hotNonce);
+    } finally {
+      await kill(lean);
+    }
+  });
+
+  it('a WALLET approved on another network is not paid on this chain: 422, nothing held', async () => {
+    const { services, config } = await stack();
+    const before = await balance(c, accountId, 'USDC');
+    const { beneficiaryId, instructionId } = await approvedWallet(freshAddress());
+    // The deployment pays on another chain now (CRYPTO_NETWORK changed): the address was approved on ETHEREUM, where
+    // it may be a contract that exists there alone.
+    const crypto = loadConfig({ ...process.env, ...workerEnv, SANDBOX: 'true', CRYPTO_NETWORK: 'POLYGON' }).crypto;
+    const app = supertest(createApp({ ...services, config: { ...config, taskQueue, crypto } }).callback());
+    const q = await quote(c, { accountId, sourceAsset: 'USDC', targetAsset: 'USDC', sourceAmount: '1.000000' });
+    const res = await app
+      .post('/api/operations/withdrawal')
+      .set(c.auth)
+      .set(idem())
+      .send({ accountId, quoteId: q.id, beneficiary: referenceBeneficiary(beneficiaryId, instructionId) });
+    expect(res.status, JSON.stringify(res.body)).to.equal(422);
+    expect(res.body.code).to.equal('RAIL_NOT_CONFIGURED');
+    expect(res.body.details).to.deep.include({ rail: 'CRYPTO', network: 'ETHEREUM' });
+    expect(await balance(c, accountId, 'USDC')).to.deep.equal(before);
+  });
+
   it('completes with the transaction hash as endToEnd; the recipient gets the tokens exactly once', async () => {
     const to = freshAddress();
     const before = await balance(c, accountId, 'USDC');
