@@ -6,6 +6,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { Config } from '../config';
 import type { Orm } from '../db/orm';
 import { ApiClient, ApiClientSchema, CustomerSchema } from '../db/entities';
+import { markSecretUsed } from '../db/repositories/customers';
 import { CambioError } from '../domain/errors';
 import type { KeyPair } from './signing-keys';
 import { boundedSecretWork } from './secret-work';
@@ -96,9 +97,15 @@ export async function rotateClientSecret(
     const [client] = await em.find(ApiClientSchema, { customerId }, newest);
     if (!client) throw new CambioError('NOT_FOUND', 'customer not found', { customerId });
     const expiresAt = new Date(Date.now() + graceSeconds * 1000);
-    client.previousSecretHash = client.secretHash;
+    // The secret the customer runs on is kept for the grace period: the current one, unless nobody has used it and
+    // the one it replaced still works (a rotation whose secret was never printed, run again): then that one stays,
+    // and the unused secret is the one replaced (decision 0229).
+    const unusedRotation =
+      !client.secretUsedAt && !!client.previousSecretHash && (client.previousSecretExpiresAt ?? 0) > new Date();
+    if (!unusedRotation) client.previousSecretHash = client.secretHash;
     client.previousSecretExpiresAt = expiresAt;
     client.secretHash = secretHash;
+    client.secretUsedAt = null;
     const rotated = {
       customerId,
       clientId: client.clientId,
@@ -126,15 +133,16 @@ export async function issueToken(
   const em = orm.em.fork();
   const client = await em.findOne(ApiClientSchema, { clientId });
   // Same answer for an unknown client and a wrong secret: the caller learns nothing about which ids exist.
-  const matches = async (c: ApiClient) =>
-    (await secretMatches(clientSecret, c.secretHash)) || (await previousSecretMatches(clientSecret, c));
+  const current = client ? await secretMatches(clientSecret, client.secretHash) : false;
   if (!client) await secretMatches(clientSecret, NO_CLIENT_HASH);
-  if (!client || !(await matches(client))) {
+  if (!client || !(current || (await previousSecretMatches(clientSecret, client)))) {
     throw new CambioError('INVALID_CLIENT', 'unknown client or wrong secret');
   }
   const customer = await em.findOne(CustomerSchema, { id: client.customerId });
   if (!customer || customer.disabledAt)
     throw new CambioError('INVALID_CLIENT', 'the customer of this client is disabled');
+  // The first token of a new secret tells a later rotation that the customer runs on it (decision 0229).
+  if (current && !client.secretUsedAt) await markSecretUsed(em, clientId, client.secretHash);
   const accessToken = jwt.sign({ client_id: clientId }, key.privateKey, {
     algorithm: 'RS256',
     keyid: key.kid,

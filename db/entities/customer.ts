@@ -28,6 +28,8 @@ export interface ApiClient {
   /** The secret a rotation replaced, accepted until `previousSecretExpiresAt`. */
   previousSecretHash?: string | null;
   previousSecretExpiresAt?: Date | null;
+  /** When the current secret first got a token; null while nobody has used it (decision 0229). */
+  secretUsedAt?: Date | null;
   createdAt: Date;
 }
 
@@ -40,6 +42,7 @@ export const ApiClientSchema = new EntitySchema<ApiClient>({
     secretHash: { type: 'string' },
     previousSecretHash: { type: 'string', nullable: true },
     previousSecretExpiresAt: { ...timestamp, nullable: true },
+    secretUsedAt: { ...timestamp, nullable: true },
     createdAt: { ...timestamp },
   },
 });

@@ -190,4 +190,25 @@ describe('operator audit log and secret rotation', function () {
     const unknown = await cambioFails('customer', 'rotate-secret', randomUUID());
     expect(unknown.body.code).to.equal('NOT_FOUND');
   });
+
+  it('a rotation run again before its new secret was used keeps the secret the customer runs on', async () => {
+    const { http } = await stack();
+    const created = await json('customer', 'create', '--name', 'Rerun Rotation Ltda');
+    const token = (clientSecret: string) =>
+      http.post('/api/oauth/client/token').send({ clientId: created.clientId, clientSecret });
+    expect((await token(created.clientSecret)).status, 'the customer runs on its first secret').to.equal(200);
+    // The operator's first rotation died before its secret reached anybody; the command is run again.
+    const lost = await json('customer', 'rotate-secret', created.customerId);
+    const rerun = await json('customer', 'rotate-secret', created.customerId);
+    expect((await token(created.clientSecret)).status, 'the secret in use, in its grace period').to.equal(200);
+    expect((await token(rerun.clientSecret)).status, 'the new secret').to.equal(200);
+    const unused = await token(lost.clientSecret);
+    expect([unused.status, unused.body.code], 'the secret nobody saw').to.deep.equal([401, 'INVALID_CLIENT']);
+    // Once the new secret is in use, the next rotation ends the old one as before: one previous secret is kept.
+    const next = await json('customer', 'rotate-secret', created.customerId);
+    const old = await token(created.clientSecret);
+    expect([old.status, old.body.code]).to.deep.equal([401, 'INVALID_CLIENT']);
+    expect((await token(rerun.clientSecret)).status).to.equal(200);
+    expect((await token(next.clientSecret)).status).to.equal(200);
+  });
 });
