@@ -11,11 +11,13 @@ const { purgeExpiredEvents, purgeExpiredIdempotencyKeys, sweepInboundPayments } 
   retry: { maximumAttempts: 3 },
 });
 
-// Issuing goes through every account: long, so it heartbeats, and a retry skips what is already issued.
+// Issuing goes through every account: long, so it heartbeats, and a retry skips what is already issued. A run issues
+// only the period its scheduled instant closed, and no later run issues that one: it retries until it succeeds (a
+// Postgres outage of any length), at most a minute apart, rather than give its period up (decision 0226).
 const { issueStatementsOfPeriod } = proxyActivities<PeriodicActivities>({
   startToCloseTimeout: '6 hours',
   heartbeatTimeout: '2 minutes',
-  retry: { maximumAttempts: 5 },
+  retry: { maximumInterval: '1 minute' },
 });
 
 /** One PIX reconciliation run, on the rails' task queue (the schedule passes its name: a workflow reads no config). */
