@@ -2,6 +2,7 @@ import { defineConfig, EntityManager, MikroORM, type Options } from '@mikro-orm/
 import path from 'node:path';
 import { ALL_ENTITIES } from './entities';
 import { pgClientOptions, SessionSettings } from './session-settings';
+import { closeOnQueryTimeout } from './stalled-connection';
 
 export type Orm = MikroORM;
 export type Em = EntityManager;
@@ -34,7 +35,9 @@ export function ormConfig(databaseUrl: string, opts: OrmOptions = {}) {
     pool: {
       min: 0,
       max: opts.poolMax ?? 20,
-      ...(opts.session ? { acquireTimeoutMillis: opts.session.acquireTimeoutMs } : {}),
+      ...(opts.session
+        ? { acquireTimeoutMillis: opts.session.acquireTimeoutMs, afterCreate: closeOnQueryTimeout }
+        : {}),
     },
     migrations: {
       path: path.join(__dirname, 'migrations'),

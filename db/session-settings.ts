@@ -19,6 +19,8 @@ export interface SessionSettings {
 // TCP keepalives: a peer gone without a FIN (a partition, a host that died) is noticed in about
 // 10 s + 3 probes, on both ends (the server has its own tcp_keepalives_* for the session side).
 const KEEPALIVE_IDLE_MS = 10_000;
+// How long past statement_timeout the client gives up on an answer (decision 0228): the server's own cancel first.
+const QUERY_TIMEOUT_MARGIN_MS = 1_000;
 
 export const sessionSettingsOf = (config: Config): SessionSettings => ({
   idleInTransactionTimeoutMs: config.dbIdleInTransactionTimeoutMs,
@@ -37,6 +39,9 @@ export function pgClientOptions(s: SessionSettings, applicationName?: string): R
     ...(s.idleInTransactionTimeoutMs ? { idle_in_transaction_session_timeout: s.idleInTransactionTimeoutMs } : {}),
     ...(s.lockTimeoutMs ? { lock_timeout: s.lockTimeoutMs } : {}),
     ...(s.statementTimeoutMs ? { statement_timeout: s.statementTimeoutMs } : {}),
+    // The client's own bound, a little past the server's: a Postgres that stops answering without closing the
+    // connection (frozen, a stalled network path) cannot cancel anything, and the query would wait for ever.
+    ...(s.statementTimeoutMs ? { query_timeout: s.statementTimeoutMs + QUERY_TIMEOUT_MARGIN_MS } : {}),
     ...(s.connectTimeoutMs ? { connectionTimeoutMillis: s.connectTimeoutMs } : {}),
     keepAlive: true,
     keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,

@@ -35,6 +35,8 @@ const MESSAGE_UNAVAILABLE = new RegExp(
     'Client has encountered a connection error',
     'Connection ended unexpectedly',
     'terminating connection',
+    // node-postgres: no answer within query_timeout (db/session-settings.ts), a Postgres that stopped answering.
+    '^Query read timeout$',
   ].join('|'),
   'i',
 );

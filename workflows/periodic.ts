@@ -14,11 +14,12 @@ const { purgeExpiredEvents, purgeExpiredIdempotencyKeys, sweepInboundPayments } 
 // Issuing goes through every account: long, so it heartbeats, and a retry skips what is already issued. It is retried
 // until it succeeds, never given up: the next run issues the next period, not this one, so a run that gave up after a
 // few attempts (a Postgres outage of a minute at the period's close) lost its period's statements for good (decision
-// 0212). A failing run shows its attempts and last failure on the Temporal UI.
+// 0212). At most a minute apart, so the period is issued soon after the outage ends. A failing run shows its attempts
+// and last failure on the Temporal UI.
 const { issueStatementsOfPeriod } = proxyActivities<PeriodicActivities>({
   startToCloseTimeout: '6 hours',
   heartbeatTimeout: '2 minutes',
-  retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes' },
+  retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
 /** One PIX reconciliation run, on the rails' task queue (the schedule passes its name: a workflow reads no config). */

@@ -1,7 +1,16 @@
 // The EVM node, through viem: one public client per process, and what is checked when a process starts with it —
 // the node's chain id is EVM_CHAIN_ID (a node of another chain would credit transfers that never happened on ours),
 // and each configured token's `decimals()` is read (amounts convert by it; ./amounts.ts).
-import { createPublicClient, erc20Abi, http, type PublicClient } from 'viem';
+import {
+  BaseError,
+  createPublicClient,
+  erc20Abi,
+  http,
+  HttpRequestError,
+  TimeoutError,
+  WebSocketRequestError,
+  type PublicClient,
+} from 'viem';
 import { RailUnavailableError } from '../errors';
 import { CRYPTO_ASSETS, type CryptoAsset, type CryptoConfig } from './config';
 
@@ -55,6 +64,11 @@ export async function checkChain(config: CryptoConfig, client = evmPublicClient(
     try {
       decimals = await client.readContract({ address, abi: erc20Abi, functionName: 'decimals' });
     } catch (err) {
+      // The node not answering this call is an outage, retried on the next call (connector.ts drops a failed read
+      // only when it is one); a contract that answers no decimals() is a wrong setting, kept until a restart.
+      if (notAnswered(err)) {
+        throw new RailUnavailableError(`the EVM node did not answer ${asset}'s decimals(): ${firstLine(err)}`);
+      }
       throw new ChainMismatchError(
         `EVM_TOKEN_${asset}=${address} answers no ERC-20 decimals() on chain ${chainId}: ` +
           `${(err as Error).message.split('\n')[0]}`,
@@ -64,3 +78,11 @@ export async function checkChain(config: CryptoConfig, client = evmPublicClient(
   }
   return { chainId, tokens };
 }
+
+/** A call the node did not answer (unreachable, timed out, an HTTP error status), not one a contract refused. */
+const notAnswered = (err: unknown): boolean =>
+  err instanceof BaseError &&
+  err.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError || e instanceof WebSocketRequestError) !==
+    null;
+
+const firstLine = (err: unknown): string => (err as Error).message.split('\n')[0];

@@ -90,6 +90,8 @@ describe('dependencyFailure', () => {
         // node-postgres when a new connection does not open within connectionTimeoutMillis (DB_CONNECT_TIMEOUT_MS),
         // as MikroORM wraps it.
         Object.assign(new Error('timeout expired'), { name: 'DriverException' }),
+        // node-postgres when a query gets no answer within query_timeout (a Postgres that stalls, decision 0228).
+        new Error('Query read timeout'),
         Object.assign(new Error('wrapped by MikroORM'), { cause: pg('57P01') }),
         Object.assign(new Error('14 UNAVAILABLE: No connection established'), {
           code: 14,
