@@ -25,7 +25,7 @@ const pixAddress = object({
 const walletAddress = object(
   {
     type: { type: 'string', const: 'WALLET' },
-    rail: { type: 'string', const: 'CRYPTO' },
+    rail: { type: 'string', description: 'the rail that pays WALLET instructions' },
     network: { type: 'string' },
     address: { type: 'string', description: 'EIP-55 checksummed' },
   },
