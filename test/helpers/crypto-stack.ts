@@ -64,16 +64,10 @@ export async function cryptoStack(options: {
     ...(options.workerRpcUrl ? { EVM_RPC_URL: await options.workerRpcUrl(chain) } : {}),
     ...options.env,
   });
-  const crypto = loadConfig({
-    ...process.env,
-    ...chain.env({ EVM_CONFIRMATIONS: String(options.confirmations), SANDBOX: 'true' }),
-  }).crypto;
-  const services: ServiceContext = {
-    ...st.services,
-    config: { ...st.config, crypto },
-    rails: new Rails(RAIL_ENTRIES, [...(st.services.rails?.all() ?? []), new CryptoRail(crypto)]),
-  };
-  const api = supertest(createApp(services).callback());
+  const { api, services } = cryptoApi(
+    st,
+    chain.env({ EVM_CONFIRMATIONS: String(options.confirmations), SANDBOX: 'true' }),
+  );
   const startWorker = (name: string) => spawnWorker(name, taskQueue, { env: workerEnv });
   const worker = await startWorker('crypto-worker');
   const schedule = () => st.services.temporal.schedule.getHandle(scheduleId({ taskQueue }, 'crypto-reconciliation'));
@@ -127,4 +121,18 @@ export async function cryptoStack(options: {
     },
   };
   return self;
+}
+
+/**
+ * The run's in-process API with the CRYPTO rail of `env` (a chain's settings) beside the stack's other rails: what a
+ * test of the API's side of a chain talks to, and its services.
+ */
+export function cryptoApi(st: Awaited<ReturnType<typeof stack>>, env: Record<string, string>) {
+  const crypto = loadConfig({ ...process.env, ...env }).crypto;
+  const services: ServiceContext = {
+    ...st.services,
+    config: { ...st.config, crypto },
+    rails: new Rails(RAIL_ENTRIES, [...(st.services.rails?.all() ?? []), new CryptoRail(crypto)]),
+  };
+  return { api: supertest(createApp(services).callback()), services };
 }

@@ -5,13 +5,8 @@
 import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import supertest from 'supertest';
-import { createApp } from '../../api/app';
-import { loadConfig } from '../../config';
-import { CryptoRail } from '../../rails/crypto';
-import { RAIL_ENTRIES, Rails } from '../../rails/registry';
-import type { ServiceContext } from '../../services/context';
 import { startChain, type TestChain } from '../helpers/chain';
+import { cryptoApi } from '../helpers/crypto-stack';
 import { activeAccount } from '../helpers/fixtures';
 import { quote } from '../helpers/money';
 import { idem, newCustomer, stack } from '../helpers/stack';
@@ -47,16 +42,7 @@ describe('A CRYPTO node that fails a call while the chain is first read', functi
     const chain = await startChain({ chainId: 32_000 + Math.floor(Math.random() * 30_000) });
     const node = await flakyNode(chain);
     try {
-      const crypto = loadConfig({
-        ...process.env,
-        ...chain.env({ EVM_CONFIRMATIONS: '1', SANDBOX: 'true', EVM_RPC_URL: node.url }),
-      }).crypto;
-      const services: ServiceContext = {
-        ...st.services,
-        config: { ...st.config, crypto },
-        rails: new Rails(RAIL_ENTRIES, [...(st.services.rails?.all() ?? []), new CryptoRail(crypto)]),
-      };
-      const api = supertest(createApp(services).callback());
+      const { api } = cryptoApi(st, chain.env({ EVM_CONFIRMATIONS: '1', SANDBOX: 'true', EVM_RPC_URL: node.url }));
       const c = await newCustomer('Node Hiccup Ltda');
       const account = await activeAccount(c, ['USDC']);
       const deposit = async () => {
