@@ -270,12 +270,13 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
           if (process.env.WEBHOOK_ISOLATION_REPORT) process.stderr.write(`${kind}: ${report()}\n`);
           // A's attempts held their slots while B was timed. Hanging ones hold theirs until the 10 s timeout, and the
           // next attempt takes the slot back only after the failed one's activity has ended and the next has been
-          // scheduled and connected: 11.6 of 12 on average in one CI run on a busy host, so nine in ten at least.
+          // scheduled and connected: 11.6 of 12 on average in one CI run on a busy host, 9.7 of 12 in a full-suite
+          // run on a 2-core host with both shards saturating it, so three in four at least.
           // Receivers that answer after 5 s give theirs back, and A's next deliveries take them again after their
           // booked wait, which a slower host stretches (8.7 of 12 on average in one full-suite run on a slow 2-core
           // host, 10 of 12 at the end in an earlier one): half at least, so A's attempts keep coming back to its slow
           // receivers while B is timed.
-          expect(averageOpen, report()).to.be.at.least((holdMs === undefined ? 0.9 : 0.5) * A_URLS * CAP);
+          expect(averageOpen, report()).to.be.at.least((holdMs === undefined ? 0.75 : 0.5) * A_URLS * CAP);
           // Within 2x the baseline, and under issue 20's 500 ms, which it asked for where B alone took 62 ms: eight
           // times B alone on a slower host. A bound of 500 ms or the baseline, whichever was larger, failed on a
           // slow 2-core host with the ratio well within 2x (601 ms against 435 beside the healthy volume and 188
