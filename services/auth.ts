@@ -10,7 +10,7 @@ import { markSecretUsed } from '../db/repositories/customers';
 import { CambioError } from '../domain/errors';
 import type { KeyPair } from './signing-keys';
 import { boundedSecretWork } from './secret-work';
-import type { VerifiedTokens } from './verified-tokens';
+import type { VerifiedToken, VerifiedTokens } from './verified-tokens';
 
 const scrypt = promisify(scryptCb) as (secret: string, salt: Buffer, keylen: number) => Promise<Buffer>;
 
@@ -155,8 +155,11 @@ export async function issueToken(
   return { accessToken, tokenType: 'Bearer', expiresIn: TOKEN_LIFETIME_SECONDS };
 }
 
-/** Returns the customer id a valid token was issued to. Algorithm, issuer and audience are pinned. */
-export function verifyToken(config: Config, key: KeyPair, token: string, verified?: VerifiedTokens): string {
+/**
+ * The customer a valid token was issued to, and when (`iat`, seconds; 0 if the token has none, which any revocation
+ * then covers). Algorithm, issuer and audience are pinned.
+ */
+export function verifyToken(config: Config, key: KeyPair, token: string, verified?: VerifiedTokens): VerifiedToken {
   const known = verified?.get(token);
   if (known !== undefined) return known;
   try {
@@ -168,8 +171,9 @@ export function verifyToken(config: Config, key: KeyPair, token: string, verifie
     if (typeof claims === 'string' || typeof claims.sub !== 'string') throw new Error('no subject');
     // jsonwebtoken checks `exp` only when present; a token without one would never expire.
     if (typeof claims.exp !== 'number') throw new Error('no expiry');
-    verified?.remember(token, claims.sub, claims.exp);
-    return claims.sub;
+    const found = { customerId: claims.sub, issuedAt: typeof claims.iat === 'number' ? claims.iat : 0 };
+    verified?.remember(token, found, claims.exp);
+    return found;
   } catch (err) {
     const expired = err instanceof jwt.TokenExpiredError;
     throw new CambioError('UNAUTHORIZED', expired ? 'access token expired' : 'invalid access token');

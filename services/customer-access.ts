@@ -1,28 +1,44 @@
 import type { Orm } from '../db/orm';
-import { isCustomerActive } from '../db/repositories/customers';
+import { customerStanding } from '../db/repositories/customers';
 import { isUuid } from '../domain/uuid';
 
 // Bounds the cache's memory; far above the customers one API process serves within a cache lifetime.
 const MAX_CACHED_CUSTOMERS = 10_000;
 
+/** A customer as the cache holds it: refused outright, or admitting tokens issued after `revokedUntil`. */
+interface Standing {
+  active: boolean;
+  /** Tokens issued at or before this second (`iat`) were revoked by a disable (decision 0231); 0: none. */
+  revokedUntil: number;
+}
+
 /**
- * Whether a customer may act: it exists and is not disabled. Every authenticated request asks, so the answer is
- * kept in process for `cacheSeconds` (the revocation lag: a disable takes effect on every API process within it)
- * and concurrent requests of one customer share a single lookup. The one place this rule lives.
+ * Whether a customer's token may act: the customer exists, is not disabled, and did not revoke the token by a
+ * disable after it was issued. Every authenticated request asks, so the answer is kept in process for
+ * `cacheSeconds` (the revocation lag: a disable takes effect on every API process within it) and concurrent
+ * requests of one customer share a single lookup. The one place this rule lives.
  */
 export class CustomerAccess {
-  private readonly known = new Map<string, { active: boolean; until: number }>();
-  private readonly pending = new Map<string, Promise<boolean>>();
+  private readonly known = new Map<string, Standing & { until: number }>();
+  private readonly pending = new Map<string, Promise<Standing>>();
 
   constructor(
     private readonly orm: Orm,
     private readonly cacheSeconds: number,
   ) {}
 
-  async isActive(customerId: string): Promise<boolean> {
+  /** `issuedAt`: the token's `iat`, in seconds. */
+  async admits(customerId: string, issuedAt: number): Promise<boolean> {
     if (!isUuid(customerId)) return false;
+    const { active, revokedUntil } = await this.standing(customerId);
+    // `iat` has whole seconds: a token of the disable's own second counts as revoked (the customer was refused
+    // tokens from that moment, so only a token that second's enable issued is refused wrongly, and asked again).
+    return active && issuedAt > revokedUntil;
+  }
+
+  private standing(customerId: string): Promise<Standing> {
     const hit = this.known.get(customerId);
-    if (hit && hit.until > Date.now()) return hit.active;
+    if (hit && hit.until > Date.now()) return Promise.resolve(hit);
     let lookup = this.pending.get(customerId);
     if (!lookup) {
       lookup = this.lookup(customerId).finally(() => this.pending.delete(customerId));
@@ -31,13 +47,17 @@ export class CustomerAccess {
     return lookup;
   }
 
-  private async lookup(customerId: string): Promise<boolean> {
-    const active = await isCustomerActive(this.orm.em.fork(), customerId);
+  private async lookup(customerId: string): Promise<Standing> {
+    const found = await customerStanding(this.orm.em.fork(), customerId);
+    const standing = {
+      active: found !== undefined && !found.disabled,
+      revokedUntil: found?.tokensRevokedAt ? Math.floor(found.tokensRevokedAt.getTime() / 1000) : 0,
+    };
     if (this.cacheSeconds > 0) {
       this.known.delete(customerId);
       if (this.known.size >= MAX_CACHED_CUSTOMERS) this.known.delete(this.known.keys().next().value!);
-      this.known.set(customerId, { active, until: Date.now() + this.cacheSeconds * 1000 });
+      this.known.set(customerId, { ...standing, until: Date.now() + this.cacheSeconds * 1000 });
     }
-    return active;
+    return standing;
   }
 }

@@ -12,17 +12,20 @@ export interface CustomerStatus {
 
 /**
  * Operator action: disable (or enable again) a customer. A disabled customer gets no tokens and its existing tokens
- * stop working within the API's customer cache lifetime; its data, balances and running operations stay as they
- * are (money in flight still settles or is released by its workflow).
+ * stop working within the API's customer cache lifetime, and stay refused after an enable (decision 0231); its data,
+ * balances and running operations stay as they are (money in flight still settles or is released by its workflow).
  */
 export async function setCustomerDisabled(orm: Orm, customerId: string, disabled: boolean): Promise<CustomerStatus> {
   if (!isUuid(customerId)) throw new CambioError('NOT_FOUND', `customer ${customerId} not found`);
   return inTransaction(orm.em.fork(), async (em) => {
     const customer = await em.findOne(CustomerSchema, { id: customerId });
     if (!customer) throw new CambioError('NOT_FOUND', `customer ${customerId} not found`);
-    // Disabling twice keeps the first moment; enabling clears it.
-    if (disabled) customer.disabledAt ??= new Date();
-    else customer.disabledAt = null;
+    // Disabling twice keeps the first moment; enabling clears it. The disable also revokes every token issued until
+    // then, for good: an enable does not bring back a token that may be why the customer was disabled (0231).
+    if (disabled && !customer.disabledAt) {
+      customer.disabledAt = new Date();
+      customer.tokensRevokedAt = customer.disabledAt;
+    } else if (!disabled) customer.disabledAt = null;
     return {
       customerId: customer.id,
       name: customer.name,

@@ -4,8 +4,14 @@
 /** How many verified tokens one API process remembers: far above the clients it serves within a token's life. */
 export const MAX_VERIFIED_TOKENS = 10_000;
 
-interface Verified {
+/** What a valid token says: whose it is and when it was issued (`iat`, seconds). */
+export interface VerifiedToken {
   customerId: string;
+  issuedAt: number;
+}
+
+interface Verified {
+  token: VerifiedToken;
   /** The token's own `exp`, in ms: the entry is never used at or past it. */
   expiresAtMs: number;
 }
@@ -25,21 +31,21 @@ export class VerifiedTokens {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The customer id of a token verified before and not yet expired; undefined otherwise. */
-  get(token: string): string | undefined {
+  /** What a token verified before and not yet expired says; undefined otherwise. */
+  get(token: string): VerifiedToken | undefined {
     const hit = this.entries.get(token);
     if (!hit) return undefined;
     this.entries.delete(token);
     if (hit.expiresAtMs <= this.now()) return undefined;
     this.entries.set(token, hit); // most recently used goes last
-    return hit.customerId;
+    return hit.token;
   }
 
-  remember(token: string, customerId: string, expSeconds: number): void {
+  remember(token: string, verified: VerifiedToken, expSeconds: number): void {
     if (this.max <= 0) return;
     this.entries.delete(token);
     while (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(token, { customerId, expiresAtMs: expSeconds * 1000 });
+    this.entries.set(token, { token: verified, expiresAtMs: expSeconds * 1000 });
   }
 
   get size(): number {

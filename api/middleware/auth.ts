@@ -23,10 +23,14 @@ export function bearerAuth(
   return async (ctx: Koa.Context): Promise<void> => {
     const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(ctx.get('Authorization'));
     if (!match) throw new CambioError('UNAUTHORIZED', 'missing or malformed Authorization: Bearer header');
-    const customerId = verifyToken(config, key, match[1], verified);
-    // A valid signature is not enough: the customer must still exist and not be disabled.
-    if (!(await access.isActive(customerId)))
-      throw new CambioError('UNAUTHORIZED', 'access token revoked: the customer is disabled or no longer exists');
+    const { customerId, issuedAt } = verifyToken(config, key, match[1], verified);
+    // A valid signature is not enough: the customer must still exist, not be disabled, and not have been disabled
+    // since the token was issued (decision 0231).
+    if (!(await access.admits(customerId, issuedAt)))
+      throw new CambioError(
+        'UNAUTHORIZED',
+        'access token revoked: the customer is disabled, was disabled after this token was issued, or no longer exists',
+      );
     ctx.state.customerId = customerId;
     ctx.state.em = tenantEm(orm, customerId);
     afterAuth(ctx);

@@ -37,7 +37,7 @@ export function customerCommands(program: Command): void {
     });
   customer
     .command('enable <customerId>')
-    .description('give a disabled customer its access back (its existing, unexpired tokens work again)')
+    .description('give a disabled customer its access back: new tokens; those issued before the disable stay refused')
     .option('--json', 'print JSON')
     .action(async (typed: string, opts: { json?: boolean }) => {
       const customerId = targetId(typed, 'customer');

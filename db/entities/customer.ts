@@ -7,6 +7,8 @@ export interface Customer {
   createdAt: Date;
   /** Set by `cambio customer disable`: the customer's tokens stop working and no new ones are issued. */
   disabledAt?: Date | null;
+  /** The moment of the last disable, kept after an enable: tokens issued until then never work again (0231). */
+  tokensRevokedAt?: Date | null;
 }
 
 export const CustomerSchema = new EntitySchema<Customer>({
@@ -17,6 +19,7 @@ export const CustomerSchema = new EntitySchema<Customer>({
     name: { type: 'string' },
     createdAt: { ...timestamp },
     disabledAt: { ...timestamp, nullable: true },
+    tokensRevokedAt: { ...timestamp, nullable: true },
   },
 });
 

@@ -3,10 +3,20 @@
 import { ApiClientSchema, CustomerSchema } from '../entities';
 import type { Em } from '../orm';
 
-/** Whether the customer exists and is not disabled, as the database has it now. */
-export async function isCustomerActive(em: Em, customerId: string): Promise<boolean> {
-  const customer = await em.fork().findOne(CustomerSchema, { id: customerId }, { fields: ['disabledAt'] });
-  return customer !== null && customer.disabledAt === null;
+/** What decides whether a customer's token is admitted, as the database has it now. */
+export interface CustomerStanding {
+  disabled: boolean;
+  /** The last disable's moment (decision 0231); null if it was never disabled. */
+  tokensRevokedAt: Date | null;
+}
+
+/** The customer's standing; undefined when it does not exist. */
+export async function customerStanding(em: Em, customerId: string): Promise<CustomerStanding | undefined> {
+  const customer = await em
+    .fork()
+    .findOne(CustomerSchema, { id: customerId }, { fields: ['disabledAt', 'tokensRevokedAt'] });
+  if (!customer) return undefined;
+  return { disabled: customer.disabledAt != null, tokensRevokedAt: customer.tokensRevokedAt ?? null };
 }
 
 /**

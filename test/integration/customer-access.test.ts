@@ -57,7 +57,7 @@ describe('customer access', function () {
 
   it(
     '`cambio customer disable` stops the tokens (within the cache lag) and the token endpoint; enable ' +
-      'restores them',
+      'restores the endpoint, and a token issued before the disable stays refused',
     async () => {
       // An app of its own whose cache keeps a customer's status for 2 s (CUSTOMER_CACHE_SECONDS, 5 s by default):
       // the revocation lag is the cache's, and the shorter one is waited for twice below.
@@ -95,16 +95,25 @@ describe('customer access', function () {
 
       const enabled = JSON.parse((await cambio('customer', 'enable', c.customerId, '--json')).stdout);
       expect(enabled.disabledAt).to.equal(null);
-      expect(
-        (await http.post('/api/oauth/client/token').send({ clientId: c.clientId, clientSecret: c.clientSecret }))
-          .status,
-      ).to.equal(200);
+      const fresh = await http
+        .post('/api/oauth/client/token')
+        .send({ clientId: c.clientId, clientSecret: c.clientSecret });
+      expect(fresh.status).to.equal(200);
+      const freshAuth = { Authorization: `Bearer ${fresh.body.accessToken}` };
       await eventually(
-        () => http.get('/api/accounts').set(c.auth),
+        () => http.get('/api/accounts').set(freshAuth),
         (r) => r.status === 200,
         10000,
         200,
       );
+      // The token of before the disable (perhaps the reason for it) never works again, on this process or another
+      // whose cache never saw the disable (decision 0231).
+      const stale = await http.get('/api/accounts').set(c.auth);
+      expect(stale.status).to.equal(401);
+      expect(stale.body.code).to.equal('UNAUTHORIZED');
+      const elsewhere = supertest(createApp(services).callback());
+      expect((await elsewhere.get('/api/accounts').set(c.auth)).status).to.equal(401);
+      expect((await elsewhere.get('/api/accounts').set(freshAuth)).status).to.equal(200);
     },
   );
 

@@ -37,10 +37,11 @@ describe('verified-token cache', () => {
   it('answers a token it verified with the same customer, until the token expires', () => {
     let now = 1_000_000_000_000;
     const cache = new VerifiedTokens(10, () => now);
-    cache.remember('t', 'c1', now / 1000 + 60);
-    expect(cache.get('t')).to.equal('c1');
+    const c1 = { customerId: 'c1', issuedAt: now / 1000 };
+    cache.remember('t', c1, now / 1000 + 60);
+    expect(cache.get('t')).to.deep.equal(c1);
     now += 59_999;
-    expect(cache.get('t')).to.equal('c1');
+    expect(cache.get('t')).to.deep.equal(c1);
     now += 1; // exactly exp: jsonwebtoken calls this expired too
     expect(cache.get('t')).to.equal(undefined);
     expect(cache.size).to.equal(0);
@@ -48,23 +49,27 @@ describe('verified-token cache', () => {
 
   it('is bounded and drops the least recently used token first', () => {
     const cache = new VerifiedTokens(2, () => 0);
-    cache.remember('a', 'ca', 100);
-    cache.remember('b', 'cb', 100);
-    expect(cache.get('a')).to.equal('ca'); // a is now the most recently used
-    cache.remember('c', 'cc', 100);
+    const of = (customerId: string) => ({ customerId, issuedAt: 0 });
+    cache.remember('a', of('ca'), 100);
+    cache.remember('b', of('cb'), 100);
+    expect(cache.get('a')).to.deep.equal(of('ca')); // a is now the most recently used
+    cache.remember('c', of('cc'), 100);
     expect(cache.size).to.equal(2);
     expect(cache.get('b')).to.equal(undefined);
-    expect(cache.get('a')).to.equal('ca');
-    expect(cache.get('c')).to.equal('cc');
+    expect(cache.get('a')).to.deep.equal(of('ca'));
+    expect(cache.get('c')).to.deep.equal(of('cc'));
   });
 
   it('verifyToken caches only what verified, and an expired cached token is verified again (and refused)', () => {
     const cache = new VerifiedTokens();
     const sub = randomUUID();
     const good = sign(sub);
-    expect(verifyToken(config, key, good, cache)).to.equal(sub);
+    const issuedAt = (jwt.decode(good) as jwt.JwtPayload).iat;
+    expect(verifyToken(config, key, good, cache)).to.deep.equal({ customerId: sub, issuedAt });
     expect(cache.size).to.equal(1);
-    expect(verifyToken(config, key, good, cache)).to.equal(sub);
+    expect(verifyToken(config, key, good, cache)).to.deep.equal({ customerId: sub, issuedAt });
+    // A token without `iat` is issued at 0: any revocation covers it (decision 0231).
+    expect(verifyToken(config, key, sign(sub, { noTimestamp: true }))).to.deep.equal({ customerId: sub, issuedAt: 0 });
 
     // Another key, issuer or audience, or a tampered payload: refused and never remembered.
     const other = pair();
@@ -80,7 +85,7 @@ describe('verified-token cache', () => {
 
     // A token remembered with an exp already past is not served from the cache: jwt.verify refuses it.
     const expired = sign(sub, { expiresIn: -10 });
-    cache.remember(expired, sub, Math.floor(Date.now() / 1000) - 10);
+    cache.remember(expired, { customerId: sub, issuedAt: 0 }, Math.floor(Date.now() / 1000) - 10);
     expect(rejected(() => verifyToken(config, key, expired, cache))).to.equal('access token expired');
   });
 });
