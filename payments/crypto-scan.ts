@@ -22,7 +22,7 @@ import {
 import type { CryptoRail } from '../rails/crypto';
 import { InexactAmountError, unitsToAmount } from '../rails/crypto/amounts';
 import type { ChainToken } from '../rails/crypto/chain';
-import { RailUnavailableError } from '../rails/errors';
+import { firstLine, RailUnavailableError } from '../rails/errors';
 import { AMOUNT_LIMIT, Dec } from '../domain/money';
 import { decideInboundPayment, type SettleContext } from './record-and-decide';
 
@@ -195,9 +195,7 @@ async function transfersToDeposits(
 const TOO_LARGE = /size limit|more than \d+ results|too many|limit exceeded|response size|query returned more/i;
 
 const unavailable = (err: unknown): RailUnavailableError =>
-  err instanceof RailUnavailableError
-    ? err
-    : new RailUnavailableError(`the EVM node failed a call: ${(err as Error).message.split('\n')[0]}`);
+  err instanceof RailUnavailableError ? err : new RailUnavailableError(`the EVM node failed a call: ${firstLine(err)}`);
 
 /** A node that cannot be reached is RailUnavailableError: the activity is retried, nothing was recorded. */
 async function chainCall<T>(call: () => Promise<T>): Promise<T> {

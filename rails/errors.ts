@@ -11,6 +11,9 @@ const COME_BACK_LATER = new Set([408, 425, 429]);
  */
 export const isTransientStatus = (status: number): boolean => status >= 500 || COME_BACK_LATER.has(status);
 
+/** The first line of a thrown error's message, for our own messages: a client's (viem's) runs to many lines. */
+export const firstLine = (err: unknown): string => (err as Error).message.split('\n')[0];
+
 /** Down, slow, answering 5xx or asking to come back later (408, 425, 429): retry. The API answers 503 with
  * Retry-After; an activity retries. */
 export class RailUnavailableError extends Error {

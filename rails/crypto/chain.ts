@@ -11,7 +11,7 @@ import {
   WebSocketRequestError,
   type PublicClient,
 } from 'viem';
-import { RailUnavailableError } from '../errors';
+import { firstLine, RailUnavailableError } from '../errors';
 import { CRYPTO_ASSETS, type CryptoAsset, type CryptoConfig } from './config';
 
 /** A public client of the configured node (reads only; signing is the hot wallet's, behind its signer). */
@@ -70,8 +70,7 @@ export async function checkChain(config: CryptoConfig, client = evmPublicClient(
         throw new RailUnavailableError(`the EVM node did not answer ${asset}'s decimals(): ${firstLine(err)}`);
       }
       throw new ChainMismatchError(
-        `EVM_TOKEN_${asset}=${address} answers no ERC-20 decimals() on chain ${chainId}: ` +
-          `${(err as Error).message.split('\n')[0]}`,
+        `EVM_TOKEN_${asset}=${address} answers no ERC-20 decimals() on chain ${chainId}: ${firstLine(err)}`,
       );
     }
     tokens.push({ asset, address, decimals });
@@ -84,5 +83,3 @@ const notAnswered = (err: unknown): boolean =>
   err instanceof BaseError &&
   err.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError || e instanceof WebSocketRequestError) !==
     null;
-
-const firstLine = (err: unknown): string => (err as Error).message.split('\n')[0];

@@ -4,7 +4,7 @@
 // the deposit scanner (activities/crypto-scan.ts), not by notices: a chain has no one to notify us.
 import type { PublicClient } from 'viem';
 import { CambioError } from '../../domain/errors';
-import { RailRejectedError, RailUnavailableError } from '../errors';
+import { firstLine, RailRejectedError, RailUnavailableError } from '../errors';
 import type { ChargeCapability, ChargeCreated, ChargeRequest, RailConnector, RailStores } from '../rail';
 import { depositAddress, parseDepositXpub } from './addresses';
 import { amountToUnits, InexactAmountError } from './amounts';
@@ -92,7 +92,7 @@ export class CryptoRail implements RailConnector, ChargeCapability {
     try {
       await this.client.getBlockNumber({ cacheTime: 0 });
     } catch (err) {
-      throw new RailUnavailableError(`the EVM node does not answer: ${(err as Error).message.split('\n')[0]}`);
+      throw new RailUnavailableError(`the EVM node does not answer: ${firstLine(err)}`);
     }
     // The quote's amount in token units, exactly (a 2-decimal token cannot be asked for 1.000001).
     try {

@@ -20,7 +20,7 @@ import {
 import { privateKeyToAccount } from 'viem/accounts';
 import { CambioError } from '../../domain/errors';
 import { parseAmountValue } from '../../domain/money';
-import { RailUnavailableError } from '../errors';
+import { firstLine, RailUnavailableError } from '../errors';
 import type { SandboxPaid, SandboxPayerCapability, SandboxPaymentRequest } from '../rail';
 import { amountToUnits, InexactAmountError } from './amounts';
 import type { ChainInfo, ChainToken } from './chain';
@@ -185,7 +185,7 @@ export class CryptoSandboxPayer implements SandboxPayerCapability<SandboxTransfe
       return await call();
     } catch (err) {
       if (err instanceof CambioError || err instanceof RailUnavailableError) throw err;
-      throw new RailUnavailableError(`the sandbox chain did not answer: ${(err as Error).message.split('\n')[0]}`);
+      throw new RailUnavailableError(`the sandbox chain did not answer: ${firstLine(err)}`);
     }
   }
 }
