@@ -101,9 +101,7 @@ export async function cryptoStack(options: {
       }),
     async openDeposit(c, value, asset = 'USDC') {
       const account = await activeAccount(c, [asset] as never);
-      const q = await quote(c, { accountId: account.id, sourceAsset: asset, targetAsset: asset, sourceAmount: value });
-      const body = { accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'CRYPTO' } };
-      const res = await api.post('/api/operations/deposit').set(c.auth).set(idem()).send(body);
+      const res = await postCryptoDeposit(api, c, account.id, value, asset);
       if (res.status !== 201) throw new Error(`deposit: ${res.status} ${JSON.stringify(res.body)}`);
       const walletAddress = res.body.intent.fundingInstruction.walletAddress as `0x${string}`;
       return { id: res.body.id as string, accountId: account.id, walletAddress };
@@ -121,6 +119,22 @@ export async function cryptoStack(options: {
     },
   };
   return self;
+}
+
+/**
+ * POST /api/operations/deposit by CRYPTO of `value` in `asset` (a same-asset quote first) through `api`, under a new
+ * key: the answer as it came, whatever its status.
+ */
+export async function postCryptoDeposit(
+  api: ReturnType<typeof supertest>,
+  c: TestCustomer,
+  accountId: string,
+  value: string,
+  asset = 'USDC',
+) {
+  const q = await quote(c, { accountId, sourceAsset: asset, targetAsset: asset, sourceAmount: value });
+  const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'CRYPTO' } };
+  return api.post('/api/operations/deposit').set(c.auth).set(idem()).send(body);
 }
 
 /**

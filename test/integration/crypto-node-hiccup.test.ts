@@ -6,10 +6,9 @@ import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startChain, type TestChain } from '../helpers/chain';
-import { cryptoApi } from '../helpers/crypto-stack';
+import { cryptoApi, postCryptoDeposit } from '../helpers/crypto-stack';
 import { activeAccount } from '../helpers/fixtures';
-import { quote } from '../helpers/money';
-import { idem, newCustomer, stack } from '../helpers/stack';
+import { newCustomer, stack } from '../helpers/stack';
 
 /** A JSON-RPC front of the chain that answers 503 to every eth_call while `failing` is set. */
 async function flakyNode(chain: TestChain) {
@@ -45,16 +44,7 @@ describe('A CRYPTO node that fails a call while the chain is first read', functi
       const { api } = cryptoApi(st, chain.env({ EVM_CONFIRMATIONS: '1', SANDBOX: 'true', EVM_RPC_URL: node.url }));
       const c = await newCustomer('Node Hiccup Ltda');
       const account = await activeAccount(c, ['USDC']);
-      const deposit = async () => {
-        const q = await quote(c, {
-          accountId: account.id,
-          sourceAsset: 'USDC',
-          targetAsset: 'USDC',
-          sourceAmount: '10.00',
-        });
-        const body = { accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'CRYPTO' } };
-        return api.post('/api/operations/deposit').set(c.auth).set(idem()).send(body);
-      };
+      const deposit = () => postCryptoDeposit(api, c, account.id, '10.00');
 
       node.state.failing = true;
       const refused = await deposit();
