@@ -2,11 +2,15 @@ import net from 'node:net';
 
 /**
  * A TCP proxy in front of a dependency (Postgres, Temporal) that a test cuts (every connection dropped, port closed)
- * and opens again. Until `open()` nothing listens on its port: a dependency that is down.
+ * and opens again, or stalls (connections stay open and carry nothing, as from a frozen host) and resumes. Until
+ * `open()` nothing listens on its port: a dependency that is down.
  */
 export class TcpProxy {
   private server?: net.Server;
   private readonly sockets = new Set<net.Socket>();
+  // Each connection's two ends, piped both ways unless stalled.
+  private readonly pairs = new Set<[net.Socket, net.Socket]>();
+  private stalled = false;
   constructor(
     readonly port: number,
     private readonly target = { host: '127.0.0.1', port: 5432 },
@@ -15,17 +19,41 @@ export class TcpProxy {
   async open(): Promise<void> {
     const server = net.createServer((client) => {
       const upstream = net.connect(this.target.port, this.target.host);
-      for (const s of [client, upstream]) {
+      const pair: [net.Socket, net.Socket] = [client, upstream];
+      for (const s of pair) {
         this.sockets.add(s);
         s.on('close', () => this.sockets.delete(s));
         s.on('error', () => undefined);
       }
-      client.pipe(upstream).pipe(client);
+      this.pairs.add(pair);
+      if (this.stalled) for (const s of pair) s.pause();
+      else connect(pair);
       client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
+      upstream.on('close', () => {
+        client.destroy();
+        this.pairs.delete(pair);
+      });
     });
     await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
     this.server = server;
+  }
+
+  /** Connections stay open, and what either end sends waits (read no further) until `resume()`. */
+  stall(): void {
+    this.stalled = true;
+    for (const [client, upstream] of this.pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.pause();
+      upstream.pause();
+    }
+  }
+
+  /** What waited is delivered, and the connections carry again. */
+  resume(): void {
+    if (!this.stalled) return;
+    this.stalled = false;
+    for (const pair of this.pairs) connect(pair);
   }
 
   async cut(): Promise<void> {
@@ -35,3 +63,5 @@ export class TcpProxy {
     await new Promise((r) => server?.close(r) ?? r(undefined));
   }
 }
+
+const connect = ([client, upstream]: [net.Socket, net.Socket]) => client.pipe(upstream).pipe(client);
