@@ -16,8 +16,9 @@ export interface SessionSettings {
   acquireTimeoutMs: number;
 }
 
-// TCP keepalives: a peer gone without a FIN (a partition, a host that died) is noticed in about
-// 10 s + 3 probes, on both ends (the server has its own tcp_keepalives_* for the session side).
+// TCP keepalives: a peer gone without a FIN (a partition, a host that died) is probed after 10 s idle, on both ends
+// (the server has its own tcp_keepalives_* for the session side). Node 20 sets only the idle time: the probes' interval
+// and count are the host's (net.ipv4.tcp_keepalive_intvl and _probes; Linux's defaults give up after 11 minutes).
 const KEEPALIVE_IDLE_MS = 10_000;
 // How long past statement_timeout the client gives up on an answer (decision 0228): the server's own cancel first.
 const QUERY_TIMEOUT_MARGIN_MS = 1_000;

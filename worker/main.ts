@@ -83,6 +83,7 @@ export async function runWorker() {
         temporal,
         taskQueue,
         databaseUrl: config.databaseUrl,
+        session: sessionSettingsOf(config),
         eager: true,
         maxStartedPerCustomer: relayWindow(role, config),
         onError: (err) =>

@@ -10,6 +10,7 @@ import {
   listenForStarts,
 } from '../db/repositories/outbox';
 import { addClaimSignals } from '../db/repositories/workflow-decisions';
+import { pgClientOptions, SessionSettings } from '../db/session-settings';
 import { startRequestOf, startWorkflow } from '../workflows/start';
 import { sendClaimedSignals } from './workflow-signal-relay';
 import { RELAY_BATCH, RELAY_LEASE_MS, START_DEADLINE_MS } from './relay-limits';
@@ -115,6 +116,12 @@ export interface WorkflowStartRelayOptions {
   taskQueue: string;
   /** Where to listen for wake-ups: a connection of its own, outside the pool (it stays open and idle). */
   databaseUrl: string;
+  /**
+   * The listening connection's connect timeout and keepalive, as every other connection's: without them a connect to
+   * an unreachable Postgres, or a connection that died without a FIN, waits for the kernel's defaults (minutes, two
+   * hours), and wake-ups fall back to the sweep all that time.
+   */
+  session?: SessionSettings;
   /** Eager start: `temporal` shares the native connection of a worker of `taskQueue` in this process. */
   eager: boolean;
   /** How often it looks without a wake-up (SWEEP_INTERVAL_MS). */
@@ -192,9 +199,10 @@ export function startWorkflowStartRelay(opts: WorkflowStartRelayOptions): Workfl
   const listen = () => {
     if (stopped) return;
     // Named after its queue (Postgres keeps 63 characters), so an operator can tell the relays apart.
+    const applicationName = `cambio-relay ${opts.taskQueue}`.slice(0, 63);
     const client = new PgClient({
       connectionString: opts.databaseUrl,
-      application_name: `cambio-relay ${opts.taskQueue}`.slice(0, 63),
+      ...(opts.session ? pgClientOptions(opts.session, applicationName) : { application_name: applicationName }),
       keepAlive: true,
     });
     let lost = false;
