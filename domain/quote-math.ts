@@ -75,7 +75,7 @@ export function computeQuote(input: QuoteInput): QuoteResult {
   const { rates, sourceAsset, targetAsset } = input;
   const oneOf = (): CambioError => {
     const message = 'exactly one of sourceAmount or targetAmount must be provided';
-    return new CambioError('VALIDATION_ERROR', message, { errors: [{ path: 'sourceAmount', message }] });
+    return new CambioError('VALIDATION_ERROR', message, { errors: [{ path: '/sourceAmount', message }] });
   };
   if ((input.sourceAmount === undefined) === (input.targetAmount === undefined)) throw oneOf();
 
@@ -95,17 +95,17 @@ export function computeQuote(input: QuoteInput): QuoteResult {
   let sourceAmount: Dec;
   let targetAmount: Dec;
   if (input.sourceAmount !== undefined) {
-    sourceAmount = checkAmount(input.sourceAmount, sourceAsset, 'sourceAmount');
+    sourceAmount = checkAmount(input.sourceAmount, sourceAsset, '/sourceAmount');
     targetAmount = mulDown(sourceAmount, effective).toDecimalPlaces(assetDecimals(targetAsset), Dec.ROUND_DOWN);
     if (targetAmount.isZero()) {
       throw new CambioError(
         'INVALID_AMOUNT',
         `sourceAmount ${sourceAmount.toFixed()} ${sourceAsset} is too small to buy any ${targetAsset}`,
-        { path: 'sourceAmount', asset: sourceAsset },
+        { path: '/sourceAmount', asset: sourceAsset },
       );
     }
   } else if (input.targetAmount !== undefined) {
-    targetAmount = checkAmount(input.targetAmount, targetAsset, 'targetAmount');
+    targetAmount = checkAmount(input.targetAmount, targetAsset, '/targetAmount');
     // Positive target ÷ positive rate rounded up can never be zero.
     sourceAmount = divUp(targetAmount, effective).toDecimalPlaces(assetDecimals(sourceAsset), Dec.ROUND_UP);
   } else {

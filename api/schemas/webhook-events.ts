@@ -65,7 +65,11 @@ const OperationEvent = {
           type: { type: 'string', enum: ['PERCENTAGE', 'ABSOLUTE'] },
           amount: component('Amount'),
           source: { type: 'string' },
-          percentage: { type: 'string', description: 'Decimal string, for PERCENTAGE fees' },
+          percentage: {
+            type: 'string',
+            description:
+              'Decimal string, for PERCENTAGE fees: a fraction of the source amount ("0.005" for a 50 bps spread)',
+          },
         },
         ['type', 'amount', 'source'],
       ),

@@ -153,6 +153,9 @@ describe('domain/quote-math computeQuote errors', () => {
     expect(codeOf(() => quote('PHP', 'USD', { sourceAmount: d('0.01') }))).to.equal('INVALID_AMOUNT');
     expect(codeOf(() => quote('USDC', 'USD', { sourceAmount: d('0.009999') }))).to.equal('INVALID_AMOUNT');
     expect(() => quote('PHP', 'USD', { sourceAmount: d('0.01') })).to.throw(/too small/);
+    // The field as every other amount error names it (a JSON pointer), so a client maps it to the same form field.
+    const err = cambioErrorOf(() => quote('PHP', 'USD', { sourceAmount: d('0.01') }));
+    expect(err.details).to.include({ path: '/sourceAmount' });
   });
 
   it('a rate that rounds to zero at 10 decimals is 503 RATES_UNAVAILABLE for the pair, not a crash', () => {
