@@ -13,8 +13,17 @@ export const instant = (v: string | undefined, name: string): Date | undefined =
 
 export const int = (v: string | undefined, fallback: number, name: string) => {
   if (v === undefined || v === '') return fallback;
-  if (!/^\d+$/.test(v)) throw new Error(`${name} must be a whole number, got "${v}"`);
+  // Past 2^53 a number is no longer exact: "99999999999999999999" would become a time no Date can hold.
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)))
+    throw new Error(`${name} must be a whole number, got "${v}"`);
   return Number.parseInt(v, 10);
+};
+
+/** `int` within [min, max]: a value outside would make the setting meaningless (a quote expired as it is made). */
+export const intWithin = (v: string | undefined, fallback: number, name: string, min: number, max: number) => {
+  const n = int(v, fallback, name);
+  if (n < min || n > max) throw new Error(`${name} must be between ${min} and ${max}, got "${v}"`);
+  return n;
 };
 
 /** `1`, `true`, `yes` or `on` (any case); unset or empty: the fallback. */

@@ -3,7 +3,10 @@
 // Defaults follow ../shared/spec/decisions.md and the decisions in docs/decisions/.
 import { parseStatementInterval } from '../domain/statement-interval';
 import { readRailConfigs, type RailConfigs } from '../rails/settings';
-import { bool, int } from './env-values';
+import { bool, int, intWithin } from './env-values';
+
+// A quote's life is at most a day: a rate locked longer is no quote, and 0 would expire every quote as it is made.
+const QUOTE_TTL_MAX_SECONDS = 86_400;
 
 /** Each rail's settings are `config.<key>` of rails/settings.ts (`config.pix`, read by rails/pix/config.ts). */
 export interface Config extends RailConfigs {
@@ -149,7 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authUrl: env.AUTH_URL || `http://127.0.0.1:${port}`,
     // The customer approves its own reviews and reports its own deposits paid: never a silent default.
     sandbox: bool(env.SANDBOX, false),
-    quoteTtlSeconds: int(env.QUOTE_TTL_SECONDS, 30, 'QUOTE_TTL_SECONDS'),
+    quoteTtlSeconds: intWithin(env.QUOTE_TTL_SECONDS, 30, 'QUOTE_TTL_SECONDS', 1, QUOTE_TTL_MAX_SECONDS),
     depositWindowSeconds: int(env.DEPOSIT_WINDOW_SECONDS, 86400, 'DEPOSIT_WINDOW_SECONDS'),
     replayWindowSeconds: int(env.REPLAY_WINDOW_SECONDS, 604800, 'REPLAY_WINDOW_SECONDS'),
     // Checked here: `NaN` or `Infinity` would let every withdrawal past review; `10,000` would fail every one.
