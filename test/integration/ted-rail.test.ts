@@ -145,6 +145,34 @@ describe('TED: credits read from the collection account', function () {
     expect([refused.status, refused.body.code]).to.deep.equal([422, 'RAIL_NOT_CONFIGURED']);
   });
 
+  it("shows a collection holder's alphanumeric CNPJ with its letters; a value that is no CNPJ stops it", async () => {
+    const { c, accountId } = await owner();
+    const holder = validAlphanumericCnpj();
+    const at = (from: number, to?: number) => holder.slice(from, to);
+    const formatted = `${at(0, 2)}.${at(2, 5)}.${at(5, 8)}/${at(8, 12)}-${at(12)}`;
+    const env = {
+      TED_ACCOUNTS_URL: `${st.psp.url}/open-finance`,
+      TED_ACCOUNT_ID: 'cambio-collection',
+      TED_ACCOUNT_BANK_CODE: '341',
+      TED_ACCOUNT_BRANCH: '0001',
+      TED_ACCOUNT_NUMBER: '12345678',
+      TED_ACCOUNT_DIGIT: '9',
+      TED_ACCOUNT_HOLDER_NAME: 'Cambio Pagamentos Ltda',
+    };
+    const settings = readTedConfig({ ...env, TED_ACCOUNT_HOLDER_TAX_ID: formatted.toLowerCase() });
+    const production = { ...config, sandbox: false, ted: { ...config.ted, ...settings } };
+    const live = supertest(createApp({ ...st.services, config: production }).callback());
+    const res = await tedDeposit(c, accountId, '10.00', live);
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    expect(res.body.intent.fundingInstruction.holderTaxId).to.equal(holder);
+
+    const wrong = `${holder.slice(0, 13)}${(Number(holder[13]) + 1) % 10}`;
+    for (const taxId of [wrong, '11222333', 'not a cnpj']) {
+      const read = () => readTedConfig({ ...env, TED_ACCOUNT_HOLDER_TAX_ID: taxId });
+      expect(read).to.throw(/TED_ACCOUNT_HOLDER_TAX_ID/);
+    }
+  });
+
   it("completes the oldest open deposit with a same-owner TED for exactly the quote's amount", async () => {
     const { c, accountId, cnpj } = await owner();
     const older = (await tedDeposit(c, accountId, '100.00')).body;
