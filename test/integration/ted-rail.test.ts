@@ -425,13 +425,13 @@ describe('TED: credits read from the collection account', function () {
     await untilStatus(c, deposit.id, 'COMPLETED');
     expect((await balance(c, account.id, 'BRL')).available).to.equal('41.00');
 
-    // The sandbox route's TED from the owner's own CNPJ completes the next one.
+    // The sandbox route's TED from the owner's own CNPJ, named as the owner writes it, completes the next one.
     const next = (await tedDeposit(c, account.id, '42.00')).body;
     const sent = await http
       .post(`/api/sandbox/operations/${next.id}/inbound-payment`)
       .set(c.auth)
       .set(idem())
-      .send({ amount: { value: '42.00', asset: 'BRL' } });
+      .send({ amount: { value: '42.00', asset: 'BRL' }, payerTaxId: written });
     expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
     expect(sent.body).to.deep.include({ status: 'MATCHED', operationId: next.id });
     await untilStatus(c, next.id, 'COMPLETED');
