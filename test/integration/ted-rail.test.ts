@@ -489,6 +489,19 @@ describe('TED: credits read from the collection account', function () {
     expect(unreadable.failed).to.include(cents.transactionId);
     expect(await payment(cents.transactionId)).to.equal(null);
     expect(await reconciledSpan(em, RAIL)).to.deep.equal(before);
+
+    // The name a run gives such a credit is no transactionId: a payment an operator records under those words from
+    // the run's result does not make the next nameless credit "known", skipped and the cursor moved past it.
+    const named = await newCustomer('Ted Sem Id Ltda');
+    const [reference] = unreadable.failed.filter((f) => f !== cents.transactionId);
+    await cambio(
+      ...['payment', 'record', '--rail', RAIL, '--customer', named.customerId, '--amount', '77.00'],
+      ...['--asset', 'BRL', '--reference', reference],
+    );
+    const another = ted({ transactionId: undefined, transactionAmount: { amount: '501.00', currency: 'BRL' } });
+    const again = await reconcileRail(settle, listed([another]));
+    expect(again).to.deep.include({ listed: 1, known: 0, failed: [reference] });
+    expect(await reconciledSpan(em, RAIL)).to.deep.equal(before);
   });
 
   it('closes the books: cambio books check', async () => {
