@@ -28,7 +28,8 @@ export async function recordPayerReceipt(
   p: ReceivedPayment,
 ): Promise<{ payment: InboundPayment; created: boolean }> {
   const em = systemEm(s.orm);
-  const known = await findPaymentByReference(em, rail, p.endToEndId);
+  // A stand-in reference names no payment, whatever an operator recorded under its words (decision 0236).
+  const known = p.unnamed ? undefined : await findPaymentByReference(em, rail, p.endToEndId);
   if (known) return { payment: known, created: false };
   requireProviderAmount(rail, p);
   const payer = p.payerAccount;

@@ -46,7 +46,8 @@ export async function recordReceipt(s: SettleContext, rail: string, p: ReceivedP
   // A rail whose payments name no charge of ours (TED) finds the deposit by its payer and amount.
   if (railEntry(rail)?.matchBy === 'payer') return recordPayerReceipt(s, rail, p);
   const em = systemEm(s.orm);
-  const known = await findPaymentByReference(em, rail, p.endToEndId);
+  // A stand-in reference names no payment, whatever an operator recorded under its words (decision 0236).
+  const known = p.unnamed ? undefined : await findPaymentByReference(em, rail, p.endToEndId);
   if (known) return { payment: known, created: false };
   requireProviderAmount(rail, p);
   const field = chargeField(rail) as ChargeField;

@@ -69,6 +69,11 @@ export interface ReceivedPayment {
    * refuses it, the run's failure for that payment alone, so the run's window stays and the next lists it again.
    */
   unreadable?: string;
+  /**
+   * The provider named no reference (TED: no transactionId): `endToEndId` is a stand-in for logs and the run's result
+   * that names no payment, not even one an operator recorded under the same words (decision 0236).
+   */
+  unnamed?: boolean;
   returns: ReturnState[];
 }
 

@@ -77,7 +77,8 @@ export const inboundPaymentBody = {
     endToEndId: { type: 'string', minLength: 1, maxLength: 64, pattern: END_TO_END_ID_PATTERN },
     payerTaxId: {
       type: 'string',
-      pattern: '^[0-9./-]{11,18}$',
+      // Letters too: an alphanumeric CNPJ (IN RFB 2.229/2024) is its owner's tax id as much as a numeric one.
+      pattern: '^[0-9A-Za-z./-]{11,18}$',
       description:
         "TED with a bank: the CNPJ or CPF the TED comes from, the owner of one of the customer's own accounts " +
         "(another is 400 VALIDATION_ERROR; default: the deposit's `payerTaxId`)",

@@ -382,6 +382,7 @@ function listed(p: PixItem): ReceivedPayment {
     receivedAt: '',
     returns: [],
     unreadable: e2e ? `its horario ${JSON.stringify(p.horario)} is no instant` : 'it has no endToEndId',
+    ...(e2e ? {} : { unnamed: true }),
   };
 }
 

@@ -2,6 +2,7 @@
 // deposit's funding instruction shows) and the bank's Open Finance Brasil Accounts API v2 that lists its credits
 // (docs/configuration.md lists every variable).
 import { bool, int } from '../../config/env-values';
+import { bareTaxId, isValidCnpj } from '../../domain/tax-id';
 import type { RailSettings } from '../../config/rail-settings';
 
 /** The account customers send TEDs to: the bank's COMPE code, branch, number, check digit and holder. */
@@ -11,7 +12,7 @@ export interface TedCollectionAccount {
   accountNumber: string;
   accountDigit: string;
   holderName: string;
-  /** The holder's CNPJ, digits only. */
+  /** The holder's CNPJ, bare: digits, and the letters of an alphanumeric CNPJ (upper case). */
   holderTaxId: string;
 }
 
@@ -70,11 +71,23 @@ function collectionAccount(env: NodeJS.ProcessEnv, sandbox: boolean): TedCollect
     accountNumber: env.TED_ACCOUNT_NUMBER,
     accountDigit: env.TED_ACCOUNT_DIGIT,
     holderName: env.TED_ACCOUNT_HOLDER_NAME,
-    holderTaxId: env.TED_ACCOUNT_HOLDER_TAX_ID?.replace(/\D/g, ''),
+    holderTaxId: holderTaxId(env.TED_ACCOUNT_HOLDER_TAX_ID),
   };
   if (Object.values(given).every((v) => !!v)) return given as TedCollectionAccount;
   // Outside sandbox a deposit never shows an account nobody configured (RAIL_NOT_CONFIGURED instead).
   return sandbox ? { ...SANDBOX_TED_ACCOUNT, ...pickSet(given) } : undefined;
+}
+
+/**
+ * The holder's CNPJ as a payer's bank asks for it: the alphanumeric CNPJ keeps its letters, and one that is no valid
+ * CNPJ stops the start. A TED whose beneficiary's tax id does not match the account's is sent back by the receiving
+ * bank, so every deposit would show instructions nobody can pay (decision 0235).
+ */
+function holderTaxId(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  const bare = bareTaxId(value);
+  if (!isValidCnpj(bare)) throw new Error(`TED_ACCOUNT_HOLDER_TAX_ID must be a valid CNPJ, got "${value}"`);
+  return bare;
 }
 
 const pickSet = (o: Record<string, string | undefined>) =>

@@ -59,7 +59,7 @@ export const tedRail: RailEntry = {
       accountNumber: text('TED: the account number, without its check digit'),
       accountDigit: text("TED: the account number's check digit"),
       holderName: text('TED: the collection account holder'),
-      holderTaxId: text("TED: the collection account holder's CNPJ (digits)"),
+      holderTaxId: text("TED: the collection account holder's CNPJ (digits, and an alphanumeric CNPJ's letters)"),
       payerTaxId: text(
         "TED: the CNPJ (digits) the TED must come from, the account owner's: a TED from anyone else, or for another " +
           'amount, completes no deposit and is held for an operator',

@@ -127,6 +127,7 @@ export function receivedTed(t: AccountTransaction): ReceivedPayment {
     receivedAt: t.transactionDateTime ?? new Date().toISOString(),
     ...(payerAccount ? { payerAccount } : {}),
     ...(problem ? { unreadable: problem } : {}),
+    ...(t.transactionId ? {} : { unnamed: true }),
     returns: [],
   };
 }

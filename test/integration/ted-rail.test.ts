@@ -145,6 +145,34 @@ describe('TED: credits read from the collection account', function () {
     expect([refused.status, refused.body.code]).to.deep.equal([422, 'RAIL_NOT_CONFIGURED']);
   });
 
+  it("shows a collection holder's alphanumeric CNPJ with its letters; a value that is no CNPJ stops it", async () => {
+    const { c, accountId } = await owner();
+    const holder = validAlphanumericCnpj();
+    const at = (from: number, to?: number) => holder.slice(from, to);
+    const formatted = `${at(0, 2)}.${at(2, 5)}.${at(5, 8)}/${at(8, 12)}-${at(12)}`;
+    const env = {
+      TED_ACCOUNTS_URL: `${st.psp.url}/open-finance`,
+      TED_ACCOUNT_ID: 'cambio-collection',
+      TED_ACCOUNT_BANK_CODE: '341',
+      TED_ACCOUNT_BRANCH: '0001',
+      TED_ACCOUNT_NUMBER: '12345678',
+      TED_ACCOUNT_DIGIT: '9',
+      TED_ACCOUNT_HOLDER_NAME: 'Cambio Pagamentos Ltda',
+    };
+    const settings = readTedConfig({ ...env, TED_ACCOUNT_HOLDER_TAX_ID: formatted.toLowerCase() });
+    const production = { ...config, sandbox: false, ted: { ...config.ted, ...settings } };
+    const live = supertest(createApp({ ...st.services, config: production }).callback());
+    const res = await tedDeposit(c, accountId, '10.00', live);
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    expect(res.body.intent.fundingInstruction.holderTaxId).to.equal(holder);
+
+    const wrong = `${holder.slice(0, 13)}${(Number(holder[13]) + 1) % 10}`;
+    for (const taxId of [wrong, '11222333', 'not a cnpj']) {
+      const read = () => readTedConfig({ ...env, TED_ACCOUNT_HOLDER_TAX_ID: taxId });
+      expect(read).to.throw(/TED_ACCOUNT_HOLDER_TAX_ID/);
+    }
+  });
+
   it("completes the oldest open deposit with a same-owner TED for exactly the quote's amount", async () => {
     const { c, accountId, cnpj } = await owner();
     const older = (await tedDeposit(c, accountId, '100.00')).body;
@@ -397,13 +425,13 @@ describe('TED: credits read from the collection account', function () {
     await untilStatus(c, deposit.id, 'COMPLETED');
     expect((await balance(c, account.id, 'BRL')).available).to.equal('41.00');
 
-    // The sandbox route's TED from the owner's own CNPJ completes the next one.
+    // The sandbox route's TED from the owner's own CNPJ, named as the owner writes it, completes the next one.
     const next = (await tedDeposit(c, account.id, '42.00')).body;
     const sent = await http
       .post(`/api/sandbox/operations/${next.id}/inbound-payment`)
       .set(c.auth)
       .set(idem())
-      .send({ amount: { value: '42.00', asset: 'BRL' } });
+      .send({ amount: { value: '42.00', asset: 'BRL' }, payerTaxId: written });
     expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
     expect(sent.body).to.deep.include({ status: 'MATCHED', operationId: next.id });
     await untilStatus(c, next.id, 'COMPLETED');
@@ -460,6 +488,19 @@ describe('TED: credits read from the collection account', function () {
     expect(unreadable.failed).to.have.length(2);
     expect(unreadable.failed).to.include(cents.transactionId);
     expect(await payment(cents.transactionId)).to.equal(null);
+    expect(await reconciledSpan(em, RAIL)).to.deep.equal(before);
+
+    // The name a run gives such a credit is no transactionId: a payment an operator records under those words from
+    // the run's result does not make the next nameless credit "known", skipped and the cursor moved past it.
+    const named = await newCustomer('Ted Sem Id Ltda');
+    const [reference] = unreadable.failed.filter((f) => f !== cents.transactionId);
+    await cambio(
+      ...['payment', 'record', '--rail', RAIL, '--customer', named.customerId, '--amount', '77.00'],
+      ...['--asset', 'BRL', '--reference', reference],
+    );
+    const another = ted({ transactionId: undefined, transactionAmount: { amount: '501.00', currency: 'BRL' } });
+    const again = await reconcileRail(settle, listed([another]));
+    expect(again).to.deep.include({ listed: 1, known: 0, failed: [reference] });
     expect(await reconciledSpan(em, RAIL)).to.deep.equal(before);
   });
 
