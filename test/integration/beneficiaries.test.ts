@@ -245,6 +245,23 @@ describe('beneficiaries', () => {
       expect(dup.body).to.deep.include({ code: 'INVALID_STATE' });
       expect(dup.body.details.instructionId).to.equal(created.paymentInstructions[0].id);
     });
+
+    it('answers 409 for the same EVP or e-mail key written in other letter case', async () => {
+      const evp = randomUUID();
+      const created = (await create(c, beneficiaryBody(pixInstruction('EVP', evp)))).body;
+      const first = created.paymentInstructions[0].id;
+      for (const key of [pixInstruction('EVP', evp.toUpperCase()), pixInstruction('EVP', evp)]) {
+        const dup = await addInstruction(c, created.id, key);
+        expect(dup.status, key.dictKey).to.equal(409);
+        expect(dup.body.details.instructionId).to.equal(first);
+      }
+      const email = await addInstruction(c, created.id, pixInstruction('EMAIL', 'Case.Dup@Example.com'));
+      expect(email.status).to.equal(201);
+      const again = await addInstruction(c, created.id, pixInstruction('EMAIL', 'case.dup@example.COM'));
+      expect(again.status).to.equal(409);
+      expect(again.body.details.instructionId).to.equal(email.body.paymentInstructions[1].id);
+      expect((await get(c, `/api/beneficiaries/${created.id}`)).body.paymentInstructions).to.have.length(2);
+    });
   });
 
   describe('GET /api/beneficiaries', () => {
