@@ -100,7 +100,7 @@ const validKeys = () => ({
 const invalidKeys: Record<string, string[]> = {
   CPF: ['12345678900', '123.456.789-09', '1234567890'],
   CNPJ: ['11222333000180', '1122233300018', '11.222.333/0001-81'],
-  EMAIL: ['not-an-email', 'maria@example', 'a b@example.com'],
+  EMAIL: ['not-an-email', 'maria@example', 'a b@example.com', 'maria..silva@example.com', 'maria@-example.com'],
   PHONE: ['11987654321', '+5510987654321', '+14155552671'],
   EVP: ['not-a-uuid', '123e4567-e89b-12d3-a456-42661417400'],
 };
