@@ -8,7 +8,7 @@
 //   the same receiver (bench/ceiling-workflow.ts), BENCH_OPS started by 20 clients, on a worker inside this
 //   process; completions/s from the first start to the last POST received.
 // - First-attempt latency below saturation: BENCH_PACED_OPS deposits paced at BENCH_PACED_RATE with the
-//   subscription active; event commit (events.created_at, written just before COMMIT: a slight overstatement) to
+//   subscription active; event commit (events.created_at, stamped at COMMIT by the database, decision 0238) to
 //   the receiver's arrival time.
 // Targets: deliveries/s >= 0.85x ceiling; first-attempt latency p50 < 200 ms below saturation; worker RSS < 400 MB.
 // Knobs: BENCH_CONCURRENCY (20), BENCH_OPS (500), BENCH_PACED_OPS (100), BENCH_PACED_RATE (per second; default

@@ -7,10 +7,11 @@ export type DictKeyType = 'CPF' | 'CNPJ' | 'EMAIL' | 'PHONE' | 'EVP';
 
 // DICT limit for e-mail keys.
 const EMAIL_MAX_LENGTH = 77;
-// Local part: the RFC 5322 "atext" characters plus dots, which is also what the DICT allows.
-const EMAIL_LOCAL = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+$/;
-// One DNS label: letters, digits, hyphens, never empty.
-const DOMAIN_LABEL = /^[A-Za-z0-9-]+$/;
+// Local part: an RFC 5322 dot-atom, runs of "atext" characters joined by single dots (no dot at either end, no two
+// in a row: no mailbox has that address, so a payout to it could only fail).
+const EMAIL_LOCAL = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
+// One DNS label: letters, digits and hyphens, never empty, no hyphen at either end (RFC 1123).
+const DOMAIN_LABEL = /^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?$/;
 // E.164 with Brazil's country code: 2-digit area code, then an 8-digit landline or 9-digit mobile.
 const PHONE = /^\+55[1-9][0-9]\d{8,9}$/;
 

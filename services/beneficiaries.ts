@@ -77,13 +77,13 @@ export async function addPaymentInstruction(s: ServiceContext, em: Em, beneficia
     // The same key twice would be two reviews of one payee; once rejected, it may be submitted again. Per asset: a
     // withdrawal pays an instruction in its own asset, so one wallet address paid in USDC and USDT is two of them
     // (decision 0176); a PIX key is always BRL.
-    const same = await tx.findOne(PaymentInstructionSchema, {
+    const live = await tx.find(PaymentInstructionSchema, {
       beneficiaryId,
       asset: input.asset,
       dictKeyType: input.dictKeyType,
-      dictKey: input.dictKey,
       status: { $ne: 'REJECTED' },
     });
+    const same = live.find((pi) => sameKey(pi.dictKeyType, pi.dictKey, input.dictKey));
     if (same) {
       const what = input.rail === PIX_RAIL ? 'DICT key' : 'address';
       throw new CambioError(
@@ -99,6 +99,15 @@ export async function addPaymentInstruction(s: ServiceContext, em: Em, beneficia
     await newInstruction(tx, s.config, b, input, now);
   });
   return getBeneficiary(em, beneficiaryId);
+}
+
+// An EVP is a UUID, whose hex digits mean the same in either case, and an e-mail key reaches one mailbox however its
+// letters are written (a domain is caseless, and no mail provider tells a local part's case apart): stored as sent,
+// compared without case (decision 0239). The other keys are digits, an E.164 number or a checksummed address.
+const CASELESS_KEYS = new Set(['EVP', 'EMAIL']);
+
+function sameKey(keyType: string, a: string, b: string): boolean {
+  return CASELESS_KEYS.has(keyType) ? a.toLowerCase() === b.toLowerCase() : a === b;
 }
 
 /** A beneficiary with its payment instructions in creation order (the first is the one it was created with). */

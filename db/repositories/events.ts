@@ -74,6 +74,7 @@ const EVENT_WITH_DELIVERIES = `with event as (
  * the workflows, a rollback sends nothing, and a subscription created later never sees this event.
  */
 export function addEvent(batch: SqlBatch, queues: DeliveryQueues, e: NewEvent): void {
+  // The event's own created_at is provisional: a trigger stamps it at COMMIT, in commit order (decision 0238).
   const event: DomainEvent = { id: randomUUID(), ...e, createdAt: new Date() };
   const payload = JSON.stringify(event.payload);
   batch.add(EVENT_WITH_DELIVERIES, [

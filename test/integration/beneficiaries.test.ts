@@ -100,7 +100,7 @@ const validKeys = () => ({
 const invalidKeys: Record<string, string[]> = {
   CPF: ['12345678900', '123.456.789-09', '1234567890'],
   CNPJ: ['11222333000180', '1122233300018', '11.222.333/0001-81'],
-  EMAIL: ['not-an-email', 'maria@example', 'a b@example.com'],
+  EMAIL: ['not-an-email', 'maria@example', 'a b@example.com', 'maria..silva@example.com', 'maria@-example.com'],
   PHONE: ['11987654321', '+5510987654321', '+14155552671'],
   EVP: ['not-a-uuid', '123e4567-e89b-12d3-a456-42661417400'],
 };
@@ -244,6 +244,23 @@ describe('beneficiaries', () => {
       expect(dup.status).to.equal(409);
       expect(dup.body).to.deep.include({ code: 'INVALID_STATE' });
       expect(dup.body.details.instructionId).to.equal(created.paymentInstructions[0].id);
+    });
+
+    it('answers 409 for the same EVP or e-mail key written in other letter case', async () => {
+      const evp = randomUUID();
+      const created = (await create(c, beneficiaryBody(pixInstruction('EVP', evp)))).body;
+      const first = created.paymentInstructions[0].id;
+      for (const key of [pixInstruction('EVP', evp.toUpperCase()), pixInstruction('EVP', evp)]) {
+        const dup = await addInstruction(c, created.id, key);
+        expect(dup.status, key.dictKey).to.equal(409);
+        expect(dup.body.details.instructionId).to.equal(first);
+      }
+      const email = await addInstruction(c, created.id, pixInstruction('EMAIL', 'Case.Dup@Example.com'));
+      expect(email.status).to.equal(201);
+      const again = await addInstruction(c, created.id, pixInstruction('EMAIL', 'case.dup@example.COM'));
+      expect(again.status).to.equal(409);
+      expect(again.body.details.instructionId).to.equal(email.body.paymentInstructions[1].id);
+      expect((await get(c, `/api/beneficiaries/${created.id}`)).body.paymentInstructions).to.have.length(2);
     });
   });
 

@@ -71,6 +71,11 @@ describe('dict-key', () => {
         'fulano@example.',
         'fulano@example..com',
         'fulano@exa_mple.com',
+        '.fulano@example.com',
+        'fulano.@example.com',
+        'ful..ano@example.com',
+        'fulano@-example.com',
+        'fulano@example-.com',
       ];
       for (const key of bad) expect(isValidDictKey('EMAIL', key), key).to.equal(false);
     });
