@@ -98,6 +98,11 @@ export interface PayoutRequest {
   key: string;
   /** The asset paid, for a rail that pays in several (CRYPTO: the stablecoin). */
   asset?: string;
+  /**
+   * The chain the beneficiary's instruction was reviewed for (CRYPTO's WALLET); absent for a rail without networks and
+   * in orders recorded before it was sent (decision 0241).
+   */
+  network?: string;
 }
 
 /** PENDING: the provider has it and may still pay; COMPLETED: money left; FAILED: it never will. */

@@ -45,8 +45,9 @@ export function createWithdrawalActivities(deps: ActivityDeps) {
         const op = await lockOperation(em, input.operationId);
         const recorded = op.transactions.find((t) => t.direction === 'DEBIT');
         if (recorded) return { recorded: { ok: recorded.status === 'COMPLETED', endToEnd: recorded.endToEnd } };
-        const instruction = (op.intent.beneficiary as { paymentInstruction: { rail: string; key: string } })
-          .paymentInstruction;
+        const instruction = (
+          op.intent.beneficiary as { paymentInstruction: { rail: string; key: string; network?: string } }
+        ).paymentInstruction;
         return {
           taskQueue: deps.config.railsTaskQueue,
           rail: instruction.rail,
@@ -56,6 +57,8 @@ export function createWithdrawalActivities(deps: ActivityDeps) {
             key: instruction.key,
             // CRYPTO pays in several stablecoins: the connector needs which (decision 0134).
             asset: op.targetAsset,
+            // A WALLET is paid on the chain it was reviewed for or not at all (decisions 0210, 0241).
+            ...(instruction.network ? { network: instruction.network } : {}),
           },
         };
       });

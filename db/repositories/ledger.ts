@@ -64,6 +64,7 @@ export function addPosting(batch: SqlBatch, write: LedgerWrite): () => boolean {
     const owner = m.accountId === PLATFORM_SUSPENSE ? null : write.customerId;
     addBalanceMove(batch, ifPosted, owner, m, (err) => insufficientFunds(err, sorted));
   }
+  if (sorted.length > 1) addOneInstant(batch, ifPosted, sorted);
   // After the moves: each customer entry copies its balance row as the move left it (seq, booking instant, available
   // and held after), the history a past balance is read from. The row is locked by the update above, so no other
   // posting moves it in between.
@@ -115,6 +116,22 @@ function addBalanceMove(
      where account_id = ? and asset = ? and ${ifPosted}`,
     [m.available.toFixed(), m.held.toFixed(), m.accountId, m.asset],
     onCheck,
+  );
+}
+
+/**
+ * Each move stamped its row with the clock as it took it, microseconds apart: a read at an instant between them saw
+ * the posting half done (a swap's source gone, its target not yet there). All of the posting's rows take the latest
+ * of those instants, so it books at one instant. They are locked by the moves, and the latest is no earlier than
+ * any row's own, so each row's instants still only grow.
+ */
+function addOneInstant(batch: SqlBatch, ifPosted: string, rows: Array<{ accountId: string; asset: string }>) {
+  const keys = rows.map(() => '(?::uuid, ?)').join(', ');
+  const params = rows.flatMap((r) => [r.accountId, r.asset]);
+  batch.add(
+    `update balances set booked_at = (select max(booked_at) from balances where (account_id, asset) in (${keys}))
+     where (account_id, asset) in (${keys}) and ${ifPosted}`,
+    [...params, ...params],
   );
 }
 

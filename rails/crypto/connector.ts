@@ -44,6 +44,7 @@ export class CryptoRail implements RailConnector, ChargeCapability {
         token: (asset: string) => this.token(asset),
         tokens: async () => (await this.chain()).tokens,
         chainId,
+        network: config.network,
       };
       const receipt = (hash: `0x${string}`) => this.client.getTransactionReceipt({ hash });
       this.payouts = this.returns = new CryptoPayouts(book, transfers, receipt);

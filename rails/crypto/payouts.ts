@@ -2,6 +2,7 @@
 // the return of an unmatched transfer are both an ERC-20 `transfer` from the hot wallet (./transfers.ts), named by
 // our id, so a retried or replayed activity follows the same transaction instead of sending another.
 import { decodeEventLog, erc20Abi, getAddress, zeroAddress } from 'viem';
+import { CambioError } from '../../domain/errors';
 import { RailRejectedError } from '../errors';
 import type {
   PayoutCapability,
@@ -22,6 +23,8 @@ export interface TokenBook {
   tokens(): Promise<ChainToken[]>;
   /** The chain's id, as checked at start. */
   chainId(): Promise<number>;
+  /** The network this deployment pays on (CRYPTO_NETWORK). */
+  network: string;
 }
 
 // Nothing was sent and the same request would be refused again (RAIL_REJECTED in the activity), on any attempt: the
@@ -68,6 +71,16 @@ export class CryptoPayouts implements PayoutCapability, ReturnCapability {
     if (!request.asset) throw refused(`payout ${request.payoutId} names no asset`);
     const ordered = await this.transfers.status(payoutTx(request.payoutId));
     if (ordered) return payoutState(request.payoutId, ordered);
+    // Accepted while the deployment paid on another chain (or held ON_HOLD across the change): the address was
+    // reviewed there, and here it may be nobody's or someone else's. Nothing was ordered: RAIL_NOT_CONFIGURED, as a
+    // token without a contract (decisions 0209, 0241).
+    if (request.network && request.network !== this.tokens.network) {
+      throw new CambioError(
+        'RAIL_NOT_CONFIGURED',
+        `this deployment pays on ${this.tokens.network}; the WALLET was approved on ${request.network}`,
+        { rail: 'CRYPTO', network: request.network, payingNetwork: this.tokens.network },
+      );
+    }
     const token = await this.tokens.token(request.asset);
     const order = {
       id: payoutTx(request.payoutId),

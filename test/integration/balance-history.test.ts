@@ -7,8 +7,8 @@ import { Dec } from '../../domain/money';
 import { systemEm, type Em } from '../../db/orm';
 import { BACKFILL_BALANCE_HISTORY_SQL } from '../../db/migrations/Migration20261126200000BalanceHistory';
 import { activeAccount } from '../helpers/fixtures';
-import { fund } from '../helpers/money';
-import { newCustomer, stack } from '../helpers/stack';
+import { fund, quote, untilStatus } from '../helpers/money';
+import { idem, newCustomer, stack } from '../helpers/stack';
 
 const balancesAt = async (auth: Record<string, string>, accountId: string, asOf?: string) => {
   const req = (await stack()).http.get(`/api/accounts/${accountId}/balances`).set(auth);
@@ -42,6 +42,36 @@ describe('Balances at an instant (asOf)', function () {
     const justAfter = new Date(Date.parse(first.at.slice(0, 23) + 'Z') + 1).toISOString();
     expect(totalOf((await balancesAt(c.auth, account.id, first.at)).body, 'BRL')).to.equal('0.00');
     expect(totalOf((await balancesAt(c.auth, account.id, justAfter)).body, 'BRL')).to.equal('100.00');
+  });
+
+  it('shows a swap whole or not at all at every instant, the instants of its own entries included', async () => {
+    const c = await newCustomer();
+    const account = await activeAccount(c, ['BRL', 'USD']);
+    await fund(c, account.id, 'BRL', '100.00');
+    const { http, services } = await stack();
+    const q = await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '50.00' });
+    const res = await http
+      .post('/api/operations/swap')
+      .set(c.auth)
+      .set(idem())
+      .send({ accountId: account.id, quoteId: q.id });
+    expect(res.status).to.equal(201);
+    await untilStatus(c, res.body.id, 'COMPLETED');
+    const micros = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
+    const instants = (await systemEm(services.orm).execute(
+      `select distinct to_char(e.booked_at at time zone 'UTC', ${micros}) as at,
+         to_char((e.booked_at + interval '1 microsecond') at time zone 'UTC', ${micros}) as after
+       from ledger_entries e join ledger_transactions t on t.id = e.transaction_id
+       where t.key = ? and e.account_id = ?`,
+      [`${res.body.id}:settle`, account.id],
+    )) as Array<{ at: string; after: string }>;
+    const before = { BRL: '100.00', USD: '0.00' };
+    const after = { BRL: '50.00', USD: q.targetAmount.value };
+    for (const instant of instants.flatMap((i) => [i.at, i.after])) {
+      const body = (await balancesAt(c.auth, account.id, instant)).body;
+      const seen = { BRL: totalOf(body, 'BRL'), USD: totalOf(body, 'USD') };
+      expect([before, after], `the balances at ${instant}`).to.deep.include(seen);
+    }
   });
 
   it('refuses a future or malformed instant with 400 VALIDATION_ERROR, and another customer gets 404', async () => {

@@ -253,6 +253,40 @@ describe('CRYPTO payouts from the hot wallet', function () {
     expect(await balance(c, accountId, 'USDC')).to.deep.equal(before);
   });
 
+  it('a WALLET withdrawal accepted before the network changed fails before any transfer, hold released', async () => {
+    // Accepted while the deployment paid on POLYGON (its API's CRYPTO_NETWORK), paid by a worker on ETHEREUM now, as a
+    // withdrawal ON_HOLD across the change would be once approved: the address was reviewed for POLYGON alone.
+    const { services, config } = await stack();
+    const crypto = loadConfig({ ...process.env, ...workerEnv, SANDBOX: 'true', CRYPTO_NETWORK: 'POLYGON' }).crypto;
+    const polygon = supertest(createApp({ ...services, config: { ...config, taskQueue, crypto } }).callback());
+    const to = freshAddress();
+    const instruction = { type: 'WALLET', asset: 'USDC', network: 'POLYGON', address: to };
+    const created = await polygon.post('/api/beneficiaries').set(c.auth).set(idem()).send(beneficiaryBody(instruction));
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    const instructionId: string = created.body.paymentInstructions[0].id;
+    const reviewed = await polygon
+      .post(`/api/sandbox/payment-instructions/${instructionId}/review`)
+      .set(c.auth)
+      .set(idem())
+      .send({ decision: 'APPROVE' });
+    expect(reviewed.status, JSON.stringify(reviewed.body)).to.equal(200);
+    const before = await balance(c, accountId, 'USDC');
+    const hotNonce = await chain.clients.public.getTransactionCount({ address: chain.hotWallet.address });
+    const q = await quote(c, { accountId, sourceAsset: 'USDC', targetAsset: 'USDC', sourceAmount: '1.000000' });
+    const res = await polygon
+      .post('/api/operations/withdrawal')
+      .set(c.auth)
+      .set(idem())
+      .send({ accountId, quoteId: q.id, beneficiary: referenceBeneficiary(created.body.id, instructionId) });
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    const done = await untilSettled(res.body.id);
+    expect(done.currentState.status).to.equal('FAILED');
+    expect(done.currentState.reason.code).to.equal('RAIL_NOT_CONFIGURED');
+    expect(await balance(c, accountId, 'USDC')).to.deep.equal(before);
+    expect(await tokenBalance('USDC', to)).to.equal(0n);
+    expect(await chain.clients.public.getTransactionCount({ address: chain.hotWallet.address })).to.equal(hotNonce);
+  });
+
   it('completes with the transaction hash as endToEnd; the recipient gets the tokens exactly once', async () => {
     const to = freshAddress();
     const before = await balance(c, accountId, 'USDC');

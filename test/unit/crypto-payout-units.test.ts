@@ -7,7 +7,12 @@ import type { HotWalletTransfers, TransferOrder } from '../../rails/crypto/trans
 // any transfer is ordered (the withdrawal FAILED, its hold released), never rounded.
 describe('CRYPTO payouts in a token of other decimals', () => {
   const token = { asset: 'USDC' as const, address: '0x00000000000000000000000000000000000000aa' as const, decimals: 2 };
-  const tokens = { token: async () => token, tokens: async () => [token], chainId: async () => 31337 };
+  const tokens = {
+    token: async () => token,
+    tokens: async () => [token],
+    chainId: async () => 31337,
+    network: 'ETHEREUM',
+  };
   const payout = (amount: string) => ({
     payoutId: 'p1',
     amount,
