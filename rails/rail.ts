@@ -152,6 +152,12 @@ export interface ChargeCapability {
    * stay payable past the window otherwise; a charge paid, cancelled or gone already is left as it is.
    */
   cancelCharge?(chargeId: string, reason: string): Promise<string>;
+  /**
+   * The id the provider's charge will carry for our `chargeId` (ChargeCreated.chargeId, what `cancelCharge` names),
+   * known before the call, when it is not our id itself: a charge that stays payable is guarded by its cancel before
+   * it is asked for (payments/charge-cancel.ts, `guardCharge`).
+   */
+  chargeIdFor?(chargeId: string): string;
 }
 
 /** Notices the provider POSTs to `/rails/{rail}/{token}/...` (api/rail-notices.ts). */

@@ -19,6 +19,7 @@ import { RailUnavailableError } from '../rails/errors';
 import type { SandboxPaid, SandboxPayerCapability } from '../rails/rail';
 import { railEntry } from '../rails/registry';
 import type { ServiceContext } from './context';
+import { SEND_DEADLINE_MS } from './decisions';
 import { getInboundPayment, type InboundPaymentReport } from './reported-payments';
 
 /** The route's answer while the provider's payment has not reached Cambio yet: the client retries with its key. */
@@ -169,7 +170,9 @@ function referenceInUse(rail: string, reference: string): CambioError {
 async function triggerReconciliation(s: ServiceContext, rail: string): Promise<void> {
   const id = `${s.config.taskQueue}-${railEntry(rail)?.slug ?? rail.toLowerCase()}-reconciliation`;
   try {
-    await s.temporal.schedule.getHandle(id).trigger();
+    // Bounded as a decision's send is (decision 0215): a Temporal that stalls under the API is this request's 503,
+    // not a request that waits on the client's keepalives for minutes (decision 0244).
+    await s.temporal.withDeadline(Date.now() + SEND_DEADLINE_MS, () => s.temporal.schedule.getHandle(id).trigger());
   } catch (err) {
     if (err instanceof ScheduleNotFoundError) throw sandboxUnavailable(`no worker has created the Schedule ${id} yet`);
     throw sandboxUnavailable(`the Schedule ${id} could not be triggered (${(err as Error).message})`);

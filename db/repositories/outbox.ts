@@ -80,6 +80,46 @@ export async function recordWorkflowStart(em: Em, taskQueue: string, req: Workfl
   await batch.run(em);
 }
 
+/**
+ * A start the relay must not take before `at`, written now in the caller's transaction: a guard that the transaction
+ * which makes it pointless deletes (`dropWorkflowStart`). Written again for the same workflow, the earlier instant
+ * stands. Its `created_at` is `at` as well: the outbox's age gauge counts a start from when it is due, not from when
+ * it was set aside.
+ */
+export async function recordWorkflowStartAt(
+  em: Em,
+  taskQueue: string,
+  req: WorkflowStartRequest,
+  at: Date,
+): Promise<void> {
+  await em.execute(
+    `insert into workflow_starts
+       (workflow_id, workflow_type, task_queue, args, search_attributes, summary, created_at, next_attempt_at)
+     values (?, ?, ?, ?::jsonb, ?::jsonb, ?, ?::timestamptz, ?::timestamptz)
+     on conflict (workflow_id) do update set
+       next_attempt_at = least(workflow_starts.next_attempt_at, excluded.next_attempt_at),
+       created_at = least(workflow_starts.created_at, excluded.created_at)`,
+    [
+      req.workflowId,
+      req.workflowType,
+      taskQueue,
+      JSON.stringify(req.args),
+      JSON.stringify(req.searchAttributes),
+      req.summary ?? null,
+      at,
+      at,
+    ],
+  );
+}
+
+/** Deletes the outbox row of `workflowId` in the caller's transaction (a guard made pointless); whether one was. */
+export async function dropWorkflowStart(em: Em, workflowId: string): Promise<boolean> {
+  const rows = await em.execute('delete from workflow_starts where workflow_id = ? returning workflow_id', [
+    workflowId,
+  ]);
+  return rows.length > 0;
+}
+
 export interface PendingStart {
   workflow_id: string;
   workflow_type: string;

@@ -72,6 +72,11 @@ export class BoletoRail implements RailConnector, ChargeCapability, NoticeCapabi
     return this.options.now?.() ?? new Date();
   }
 
+  /** The seuNumero a boleto registered for our charge id carries: what its cancel names. */
+  chargeIdFor(chargeId: string): string {
+    return seuNumeroFor(chargeId);
+  }
+
   /**
    * Registers the deposit's boleto under its seuNumero (or finds the one an earlier try registered: the bank refuses
    * a repeated seuNumero, or a try died before it read the answer), reads its codes, and checks them against the

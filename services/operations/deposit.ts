@@ -1,6 +1,6 @@
 import { AccountSchema, QuoteSchema, type Account } from '../../db/entities';
 import { systemEm, type Em } from '../../db/orm';
-import { addUnusedChargeCancel } from '../../payments/charge-cancel';
+import { addUnusedChargeCancel, dropChargeGuard, guardCharge } from '../../payments/charge-cancel';
 import type { AssetCode } from '../../domain/assets';
 import { CambioError } from '../../domain/errors';
 import { bareTaxId } from '../../domain/tax-id';
@@ -32,7 +32,7 @@ export function createDeposit(s: ServiceContext, em: Em, body: DepositBody, char
     type: 'DEPOSIT',
     accountId: body.accountId,
     quoteId: body.quoteId,
-    async plan(_tx, account, quote, operationId) {
+    async plan(tx, account, quote, operationId) {
       if (!railAccepts(rail, quote.sourceAsset)) {
         throw new CambioError('RAIL_ASSET_MISMATCH', `${rail} does not pay in ${quote.sourceAsset}`, {
           rail,
@@ -46,6 +46,8 @@ export function createDeposit(s: ServiceContext, em: Em, body: DepositBody, char
       // The checks before the charge found nothing wrong, these did (an account or asset changed in between): the
       // client's retry charges again (same txid) and meets the same checks here. Not stored with the key.
       if (charged && !charge) throw chargeUnavailable('the deposit changed while its charge was created', 1);
+      // The deposit carries its charge: the guard's cancel goes with this COMMIT (rolled back with it otherwise).
+      if (charge) await dropChargeGuard(tx, rail, charge.chargeId);
       return {
         intent: {
           type: 'DEPOSIT',
@@ -142,6 +144,10 @@ export async function chargeForDeposit(
     ...(charges.numbered ? { sequence: await nextDepositAddressIndex(read) } : {}),
     ...(debtorOf(account) ? { debtor: debtorOf(account) } : {}),
   };
+  // A charge that stays payable is guarded first: its cancel, due once no request can carry it any more. A request that
+  // dies, or answers 503 and is never retried, after the provider registered it leaves it to be cancelled (0243).
+  const guarded = { rail, chargeId: charges.chargeIdFor?.(request.chargeId) ?? request.chargeId, customerId };
+  await guardCharge(systemEm(s.orm), s.config, guarded, quote.expiresAt);
   // The rail's bound of a provider call the client waits for (its notices' read-back bound: PIX_CHARGE_TIMEOUT_MS).
   const timeoutMs = railEntry(rail)?.notices?.timeoutMs(s.config) ?? s.config.pix.chargeTimeoutMs;
   let timer: NodeJS.Timeout | undefined;

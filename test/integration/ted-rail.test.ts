@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import supertest from 'supertest';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../../config';
 import { createActivities } from '../../activities';
 import { createApp } from '../../api/app';
@@ -22,6 +23,8 @@ import { readTedConfig, SANDBOX_TED_ACCOUNT } from '../../rails/ted/config';
 import { ensureSchedules, periodicJobs } from '../../worker/schedules';
 import { queueWorkerOptions } from '../../worker/queues';
 import { cambio } from '../helpers/cli';
+import { GrpcStallProxy } from '../helpers/grpc-stall';
+import { freePort } from '../helpers/processes';
 import { accountBody, activeAccount, validAlphanumericCnpj, validCnpj } from '../helpers/fixtures';
 import { balance, getOp, quote, untilStatus } from '../helpers/money';
 import { idem, newCustomer, stack, type Stack, type TestCustomer } from '../helpers/stack';
@@ -502,6 +505,40 @@ describe('TED: credits read from the collection account', function () {
     const again = await reconcileRail(settle, listed([another]));
     expect(again).to.deep.include({ listed: 1, known: 0, failed: [reference] });
     expect(await reconciledSpan(em, RAIL)).to.deep.equal(before);
+  });
+
+  it('a sandbox TED while Temporal stalls under the API is 503 within seconds, not a request that hangs', async () => {
+    const { c, accountId } = await owner();
+    const deposit = (await tedDeposit(c, accountId, '61.00')).body;
+    // The API's Temporal takes its connection's first call, then nothing more (packets dropped, a frozen frontend).
+    const [host, port] = config.temporalAddress.split(':');
+    const proxy = new GrpcStallProxy(await freePort(), { host, port: Number(port) }, 1);
+    await proxy.open();
+    const connection = await Connection.connect({ address: `127.0.0.1:${proxy.port}` });
+    try {
+      const temporal = new Client({ connection, namespace: config.temporalNamespace });
+      const services = { ...st.services, config, rails: new Rails(RAIL_ENTRIES, [...st.services.rails!.all(), ted]) };
+      const stalled = supertest(createApp({ ...services, temporal }).callback());
+      const started = Date.now();
+      // The route triggers the TED poll's Schedule while it waits for the payment to be recorded.
+      const res = await stalled
+        .post(`/api/sandbox/operations/${deposit.id}/inbound-payment`)
+        .set(c.auth)
+        .set(idem())
+        .send({ amount: { value: '61.00', asset: 'BRL' } })
+        .timeout(30_000)
+        .catch((err: Error) => err);
+      expect(res, 'an answer, not a request the client gave up on').to.not.be.instanceOf(Error);
+      const answer = res as supertest.Response;
+      expect([answer.status, answer.body.code], JSON.stringify(answer.body)).to.deep.equal([
+        503,
+        'SERVICE_UNAVAILABLE',
+      ]);
+      expect(Date.now() - started, 'within the wait for a TED to be recorded (15 s)').to.be.lessThan(16_000);
+    } finally {
+      await connection.close().catch(() => undefined);
+      await proxy.close();
+    }
   });
 
   it('closes the books: cambio books check', async () => {
