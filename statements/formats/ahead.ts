@@ -19,3 +19,22 @@ export async function* readAhead<T>(items: AsyncIterable<T>): AsyncGenerator<T> 
     await it.return?.();
   }
 }
+
+/**
+ * The same items with the first one already read: a failure to read it (Postgres gone or a lock past its timeout after
+ * the statement's header was read) is thrown to the caller while the response can still be a 503. Read as the body
+ * streams, it came after the 200 was committed to and the client saw only a dropped connection (decision 0247).
+ */
+export async function primed<T>(items: AsyncIterable<T>): Promise<AsyncIterable<T>> {
+  const it = items[Symbol.asyncIterator]();
+  const first = await it.next();
+  return (async function* () {
+    try {
+      if (first.done) return;
+      yield first.value;
+      for (let next = await it.next(); !next.done; next = await it.next()) yield next.value;
+    } finally {
+      await it.return?.();
+    }
+  })();
+}
