@@ -243,8 +243,9 @@ describe('overload protection', function () {
       await Promise.all(flood);
 
       expect(during.map((r) => r.status)).to.deep.equal(during.map(() => 200));
-      // Generous for a loaded 2-core machine; before decision 0248 it was seconds, 40 times its time alone.
-      expect(median(during.map((r) => r.ms))).to.be.below(Math.max(5 * median(alone), 500));
+      // Generous for a loaded 2-core machine (the flood's clients share this process): before decision 0248 every one
+      // of these was 429 (with 8 addresses, 2 s where it took 45 ms alone).
+      expect(median(during.map((r) => r.ms))).to.be.below(Math.max(10 * median(alone), 1500));
     });
   });
 
