@@ -11,6 +11,7 @@ import { CambioError } from '../domain/errors';
 import type { KeyPair } from './signing-keys';
 import { boundedSecretWork } from './secret-work';
 import type { VerifiedToken, VerifiedTokens } from './verified-tokens';
+import { VerifiedSecrets } from './verified-secrets';
 
 const scrypt = promisify(scryptCb) as (secret: string, salt: Buffer, keylen: number) => Promise<Buffer>;
 
@@ -22,12 +23,18 @@ async function hashSecret(secret: string): Promise<string> {
   return `scrypt$${salt.toString('base64')}$${hash.toString('base64')}`;
 }
 
+// Secrets this process checked right recently: a repeat costs an HMAC, not a scrypt (decision 0248).
+const verifiedSecrets = new VerifiedSecrets();
+
 async function secretMatches(secret: string, stored: string): Promise<boolean> {
   const [scheme, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;
+  if (verifiedSecrets.has(stored, secret)) return true;
   const expected = Buffer.from(hash, 'base64');
   const actual = await boundedSecretWork(() => scrypt(secret, Buffer.from(salt, 'base64'), expected.length));
-  return timingSafeEqual(actual, expected);
+  const matches = timingSafeEqual(actual, expected);
+  if (matches) verifiedSecrets.remember(stored, secret);
+  return matches;
 }
 
 // Checked against when no client has the id: an unknown client then costs the scrypt a known one does, so the

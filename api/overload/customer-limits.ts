@@ -1,3 +1,4 @@
+import { Stream } from 'node:stream';
 import type Koa from 'koa';
 import { CambioError } from '../../domain/errors';
 import { countRejection } from '../../services/metrics';
@@ -124,12 +125,23 @@ export function customerGate(
     if (!ctx.path.startsWith('/api/') || isPublic(ctx)) return next();
     await authenticate(ctx);
     const release = await admission.admit(ctx.state.customerId);
+    let streamed = false;
     try {
       await next();
+      streamed = ctx.body instanceof Stream;
     } finally {
-      release();
+      // A streamed body (a statement) is written after every middleware has returned: its slot stays taken until
+      // the response ends or its connection closes, or one customer's unread statements would each hold pages of
+      // text in this process, unbounded by its in-flight limit, until the process ran out of memory (decision 0246).
+      if (streamed) whenResponseEnds(ctx, release);
+      else release();
     }
   };
+}
+
+function whenResponseEnds(ctx: Koa.Context, done: () => void): void {
+  if (ctx.res.writableFinished || ctx.res.destroyed) return done();
+  ctx.res.once('close', done);
 }
 
 /**

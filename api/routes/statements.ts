@@ -15,6 +15,7 @@ import { statementCsv } from '../../statements/formats/csv';
 import { assertCamt053Asset, statementCamt053 } from '../../statements/formats/camt053';
 import { statementPdf } from '../../statements/formats/pdf';
 import { statementDocument, type StatementDocument } from '../../statements/formats/document';
+import { primed } from '../../statements/formats/ahead';
 import type { Em } from '../../db/orm';
 
 export const STATEMENT_FORMATS = ['json', 'csv', 'camt053', 'pdf'] as const;
@@ -151,6 +152,7 @@ export async function sendStatement(
   em: Em,
   source: StatementSource,
   format: StatementFormat,
+  storedJson?: () => AsyncIterable<string>,
 ): Promise<void> {
   const h = source.header;
   if (format === 'camt053') assertCamt053Asset(h.asset);
@@ -163,7 +165,11 @@ export async function sendStatement(
   ctx.set('X-Statement-Id', h.id);
   ctx.set('X-Statement-Opening-Balance', h.openingBalance.value);
   ctx.set('X-Statement-Closing-Balance', h.closingBalance.value);
-  ctx.body = render(source, format, doc);
+  // The first read of the body happens here, not once it streams: a database that fails on it is a 503 (decision 0247).
+  ctx.body =
+    format === 'json' && storedJson
+      ? Readable.from(await primed(storedJson()))
+      : render({ header: h, pages: await primed(source.pages) }, format, doc);
 }
 
 function render(source: StatementSource, format: StatementFormat, doc: StatementDocument | null): Readable {
@@ -265,8 +271,8 @@ function issuedStatementRoutes(table: RouteTable, s: ServiceContext): void {
     async handler(ctx) {
       const format = chosenFormat(ctx, (ctx.state.query as { format?: string }).format);
       const issued = await getIssuedStatement(ctx.state.em, ctx.params.statementId);
-      await sendStatement(ctx, ctx.state.em, issued.source, format);
-      if (format === 'json') ctx.body = Readable.from(issued.json());
+      // Its JSON form is the stored text itself, byte for byte.
+      await sendStatement(ctx, ctx.state.em, issued.source, format, issued.json);
     },
   });
 }

@@ -2,7 +2,7 @@
 // opening and closing balances travel in response headers (api/routes/statements.ts); each row's balanceAfter
 // carries the running balance.
 import type { StatementEntry, StatementSource } from '../statement';
-import { readAhead } from './ahead';
+import { readAhead, turnEvery } from './ahead';
 
 export const STATEMENT_CSV_HEADER =
   'id,bookedAt,operationId,operationType,direction,amount,asset,balanceAfter,description,endToEnd';
@@ -31,8 +31,12 @@ export const csvRow = (e: StatementEntry): string =>
 
 export async function* statementCsv(s: StatementSource): AsyncGenerator<string> {
   let out = `${STATEMENT_CSV_HEADER}\r\n`;
+  let written = 0;
   for await (const page of readAhead(s.pages)) {
-    for (const e of page) out += csvRow(e);
+    for (const e of page) {
+      out += csvRow(e);
+      await turnEvery(++written);
+    }
     if (out.length >= FLUSH_CHARS) {
       yield out;
       out = '';

@@ -3,6 +3,7 @@
 // statement's SHA-256 is reproducible. Each chunk it yields ends on an entry boundary (statements/issued-body.ts
 // relies on it to read a stored statement back piece by piece).
 import { StatementTotals, type StatementSource } from '../statement';
+import { turnEvery } from './ahead';
 
 const FLUSH_CHARS = 64 * 1024;
 
@@ -23,11 +24,13 @@ export async function* statementJson(s: StatementSource): AsyncGenerator<string>
   };
   let out = `${JSON.stringify(head).slice(0, -1)}${ENTRIES_OPEN}`;
   let first = true;
+  let written = 0;
   for await (const page of s.pages) {
     for (const e of page) {
       totals.add(e);
       out += (first ? '' : ',') + JSON.stringify(e);
       first = false;
+      await turnEvery(++written);
     }
     if (out.length >= FLUSH_CHARS) {
       yield out;

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { Client as PgClient } from 'pg';
 import { systemEm } from '../../db/orm';
 import { Dec } from '../../domain/money';
 import { activeAccount } from '../helpers/fixtures';
@@ -272,6 +273,40 @@ describe('Statements', function () {
     expect(png.status).to.equal(200);
     expect(png.headers['content-type']).to.match(/^application\/json/);
     expect((png.body as StatementBody).entries.length).to.be.greaterThan(0);
+  });
+
+  it('a database that fails on the first page of entries is 503 with Retry-After, not a dropped socket', async () => {
+    const { http, config } = await stack();
+    const c = await newCustomer('Pagina Bloqueada Ltda');
+    const account = (await activeAccount(c, ['BRL'])).id;
+    await fund(c, account, 'BRL', '10.00');
+    // The statement's header (account, balances) reads other tables; its pages join ledger_transactions, held here
+    // past the lock timeout as a migration or a stalled session would hold it (decision 0247).
+    const locker = new PgClient({ connectionString: config.databaseUrl });
+    await locker.connect();
+    try {
+      await locker.query('begin');
+      await locker.query('lock table ledger_transactions in access exclusive mode');
+      for (const format of ['json', 'csv']) {
+        const res = await http
+          .get(`/api/accounts/${account}/statement`)
+          .query({ asset: 'BRL', periodStart: '2020-01-01T00:00:00Z', periodEnd: '2100-01-01T00:00:00Z', format })
+          .set(c.auth)
+          .catch((err: Error) => ({ status: 0, body: { code: err.message }, headers: {} as Record<string, string> }));
+        expect(res.status, `${format}: ${JSON.stringify(res.body)}`).to.equal(503);
+        expect(res.body.code).to.equal('SERVICE_UNAVAILABLE');
+        expect(Number(res.headers['retry-after'])).to.be.at.least(1);
+      }
+    } finally {
+      await locker.query('rollback').catch(() => undefined);
+      await locker.end();
+    }
+    const after = await getStatement(c, account, {
+      asset: 'BRL',
+      periodStart: '2020-01-01T00:00:00Z',
+      periodEnd: '2100-01-01T00:00:00Z',
+    });
+    expect((after.body as StatementBody).entries.length).to.equal(1);
   });
 
   it('cambio statement prints the statement the API answers, in JSON and CSV; an unknown account fails', async () => {
