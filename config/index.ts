@@ -61,6 +61,9 @@ export interface Config extends RailConfigs {
   rateLimitBurst: number;
   rateLimitInFlight: number;
   rateLimitQueue: number;
+  /** Statements one API process writes at once, every customer together, and one customer's share (decision 0251). */
+  statementStreamsMax: number;
+  statementStreamsPerCustomer: number;
   /** Operations of one customer accepted but not yet started past which its new ones get 429 (fair share). */
   maxPendingOperationsPerCustomer: number;
   /** A customer's operations started in Temporal and not yet run, at most; 0: no window (decision 0099). */
@@ -196,6 +199,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitBurst: int(env.RATE_LIMIT_BURST, 500, 'RATE_LIMIT_BURST'),
     rateLimitInFlight: int(env.RATE_LIMIT_IN_FLIGHT, 8, 'RATE_LIMIT_IN_FLIGHT'),
     rateLimitQueue: int(env.RATE_LIMIT_QUEUE, 64, 'RATE_LIMIT_QUEUE'),
+    // A paused statement holds a page or two of entries in the API's heap (128 MB): forty of them ran it out of memory.
+    statementStreamsMax: intWithin(env.STATEMENT_STREAMS_MAX, 16, 'STATEMENT_STREAMS_MAX', 1, 10_000),
+    statementStreamsPerCustomer: intWithin(
+      env.STATEMENT_STREAMS_PER_CUSTOMER,
+      4,
+      'STATEMENT_STREAMS_PER_CUSTOMER',
+      1,
+      10_000,
+    ),
     // A customer's backlog of accepted operations the engine has not started: past it the customer is answered
     // 429 with an honest Retry-After instead of a 201 that takes minutes (decisions 0072, 0092).
     maxPendingOperationsPerCustomer: Math.max(

@@ -2,6 +2,7 @@ import { Stream } from 'node:stream';
 import type Koa from 'koa';
 import { CambioError } from '../../domain/errors';
 import { countRejection } from '../../services/metrics';
+import { whenResponseEnds } from './response-end';
 import { TokenBuckets } from './token-bucket';
 
 export interface CustomerLimits {
@@ -137,11 +138,6 @@ export function customerGate(
       else release();
     }
   };
-}
-
-function whenResponseEnds(ctx: Koa.Context, done: () => void): void {
-  if (ctx.res.writableFinished || ctx.res.destroyed) return done();
-  ctx.res.once('close', done);
 }
 
 /**

@@ -16,6 +16,11 @@ import { assertCamt053Asset, statementCamt053 } from '../../statements/formats/c
 import { statementPdf } from '../../statements/formats/pdf';
 import { statementDocument, type StatementDocument } from '../../statements/formats/document';
 import { primed } from '../../statements/formats/ahead';
+import { StreamSlots } from '../overload/stream-slots';
+import { whenResponseEnds } from '../overload/response-end';
+
+// How long a statement waits for a slot before it is refused: the customers' in-flight queue's wait.
+const STREAM_SLOT_WAIT_MS = 10_000;
 import type { Em } from '../../db/orm';
 
 export const STATEMENT_FORMATS = ['json', 'csv', 'camt053', 'pdf'] as const;
@@ -150,12 +155,32 @@ export function chosenFormat(ctx: Koa.Context, format: unknown): StatementFormat
 export async function sendStatement(
   ctx: Koa.Context,
   em: Em,
+  slots: StreamSlots,
   source: StatementSource,
   format: StatementFormat,
   storedJson?: () => AsyncIterable<string>,
 ): Promise<void> {
   const h = source.header;
   if (format === 'camt053') assertCamt053Asset(h.asset);
+  // Before a page is read: a paused stream holds its pages in this process until its client reads (decision 0251).
+  const release = await slots.take(ctx.state.customerId);
+  try {
+    await startStatement(ctx, em, source, format, storedJson);
+  } catch (err) {
+    release();
+    throw err;
+  }
+  whenResponseEnds(ctx, release);
+}
+
+async function startStatement(
+  ctx: Koa.Context,
+  em: Em,
+  source: StatementSource,
+  format: StatementFormat,
+  storedJson?: () => AsyncIterable<string>,
+): Promise<void> {
+  const h = source.header;
   const doc = format === 'camt053' || format === 'pdf' ? await statementDocument(em, h) : null;
   const media = MEDIA[format];
   ctx.type = media.type;
@@ -203,6 +228,12 @@ const issuedStatement = {
 } as const;
 
 export function statementRoutes(table: RouteTable, s: ServiceContext): void {
+  // This process's statements being written, for every customer together (decision 0251).
+  const slots = new StreamSlots({
+    max: s.config.statementStreamsMax,
+    perCustomer: s.config.statementStreamsPerCustomer,
+    waitMs: STREAM_SLOT_WAIT_MS,
+  });
   table.add({
     method: 'get',
     path: '/api/accounts/:accountId/statement',
@@ -226,14 +257,14 @@ export function statementRoutes(table: RouteTable, s: ServiceContext): void {
       // Refused before the period or the account is read: a stablecoin never has a camt.053 form.
       if (format === 'camt053') assertCamt053Asset(q.asset);
       const source = await openStatement(ctx.state.em, { accountId: ctx.params.accountId, ...q });
-      await sendStatement(ctx, ctx.state.em, source, format);
+      await sendStatement(ctx, ctx.state.em, slots, source, format);
     },
   });
-  issuedStatementRoutes(table, s);
+  issuedStatementRoutes(table, s, slots);
 }
 
 /** Issued statements: what the statement schedule stored, read back byte for byte. */
-function issuedStatementRoutes(table: RouteTable, s: ServiceContext): void {
+function issuedStatementRoutes(table: RouteTable, s: ServiceContext, slots: StreamSlots): void {
   table.add({
     method: 'get',
     path: '/api/statements',
@@ -272,7 +303,7 @@ function issuedStatementRoutes(table: RouteTable, s: ServiceContext): void {
       const format = chosenFormat(ctx, (ctx.state.query as { format?: string }).format);
       const issued = await getIssuedStatement(ctx.state.em, ctx.params.statementId);
       // Its JSON form is the stored text itself, byte for byte.
-      await sendStatement(ctx, ctx.state.em, issued.source, format, issued.json);
+      await sendStatement(ctx, ctx.state.em, slots, issued.source, format, issued.json);
     },
   });
 }

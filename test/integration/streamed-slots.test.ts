@@ -105,4 +105,73 @@ describe('Streamed responses and the customer in-flight bound', function () {
       await em.execute(`delete from ledger_transactions where key like 'unread:%'`);
     }
   });
+
+  it('bounds the statements several customers leave unread together; the API keeps serving the others', async () => {
+    const { services } = await stack();
+    const em = systemEm(services.orm);
+    const readers: Array<{ c: TestCustomer; account: string }> = [];
+    for (let i = 0; i < READERS; i++) {
+      const c = await newCustomer(`Leitor ${i} Ltda`);
+      const account = (await activeAccount(c, ['BRL'])).id;
+      await em.execute(`update accounts set created_at = now() - interval '2 days' where id = ?`, [account]);
+      await em.execute(SEED_SQL, [POSTINGS, account]);
+      readers.push({ c, account });
+    }
+    const b = await newCustomer('Vizinho Ltda');
+    const sockets: net.Socket[] = [];
+    try {
+      const api = await spawnApi('api-unread-many', 'unread-statements-many');
+      const port = Number(new URL(api.url).port);
+      const timeB = async () => {
+        const started = Date.now();
+        const res = await fetch(`${api.url}/api/accounts`, { headers: b.auth }).catch(() => undefined);
+        await res?.arrayBuffer();
+        return { status: res?.status ?? 0, ms: Date.now() - started };
+      };
+      const alone: number[] = [];
+      for (let i = 0; i < 5; i++) alone.push((await timeB()).ms);
+      // Each reader keeps its whole in-flight share (8) on statements it never reads: forty of them at once.
+      const unread = readers.flatMap(({ c, account }) =>
+        Array.from({ length: 8 }, () => unreadGet(port, statementPath(account), c)),
+      );
+      sockets.push(...unread.map((u) => u.socket));
+      const during: Array<{ status: number; ms: number }> = [];
+      const until12s = Date.now() + 12_000;
+      while (Date.now() < until12s) {
+        during.push(await timeB());
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      const heads = await Promise.all(unread.map((u) => u.head));
+
+      expect(api.alive(), `the API process is still running: ${api.output().slice(-2000)}`).to.equal(true);
+      expect(during.map((r) => r.status)).to.deep.equal(during.map(() => 200));
+      const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+      expect(median(during.map((r) => r.ms))).to.be.below(Math.max(10 * median(alone), 500));
+      // Past the process's statements (16) and each reader's share (4), the rest waited their 10 s and were refused.
+      const started = heads.filter((h) => /^HTTP\/1\.1 200/.test(h));
+      expect(started.length, 'statements written at once').to.be.at.most(16);
+      const refused = heads.filter((h) => /^HTTP\/1\.1 (429|503)/.test(h));
+      expect(refused.length, 'statements refused').to.be.greaterThan(0);
+      for (const h of refused) expect(h).to.match(/\r\nRetry-After: \d+/i);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await em.execute(
+        `delete from ledger_entries
+         where transaction_id in (select id from ledger_transactions where key like 'unread:%')`,
+      );
+      await em.execute(`delete from ledger_transactions where key like 'unread:%'`);
+    }
+  });
 });
+
+// Customers that each leave a whole in-flight share of statements unread in the second test: before decision 0251,
+// five of them (forty statements) ran the API out of heap.
+const READERS = 5;
+
+function statementPath(account: string): string {
+  const since = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
+  const until = new Date(Date.now() + 1000).toISOString().slice(0, 19);
+  return (
+    `/api/accounts/${account}/statement?asset=BRL&periodStart=${since}T00:00:00Z` + `&periodEnd=${until}Z&format=json`
+  );
+}

@@ -1,0 +1,49 @@
+// The statement stream slots (api/overload/stream-slots.ts, decision 0251): a process-wide bound and a per-customer
+// share, with a wait before a refusal, and a freed slot going to the oldest waiter whose customer has room.
+import { expect } from 'chai';
+import { StreamSlots } from '../../api/overload/stream-slots';
+import { CambioError } from '../../domain/errors';
+
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (err: CambioError) => ({ code: err.code, retryAfterSeconds: err.details?.retryAfterSeconds }),
+  );
+
+describe('statement stream slots', () => {
+  it("past a customer's share waits, then is 429 with Retry-After; other customers still get slots", async () => {
+    const slots = new StreamSlots({ max: 4, perCustomer: 2, waitMs: 50 });
+    await slots.take('a');
+    await slots.take('a');
+    const third = refusal(slots.take('a'));
+    await slots.take('b');
+    expect(slots.active).to.equal(3);
+    expect(await third).to.deep.equal({ code: 'RATE_LIMITED', retryAfterSeconds: 1 });
+  });
+
+  it("past the process's bound waits, then is 503 with Retry-After", async () => {
+    const slots = new StreamSlots({ max: 2, perCustomer: 2, waitMs: 50 });
+    await slots.take('a');
+    await slots.take('b');
+    expect(await refusal(slots.take('c'))).to.deep.equal({ code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: 2 });
+  });
+
+  it('a freed slot goes to the oldest waiter whose customer has room, and no newcomer takes it first', async () => {
+    const slots = new StreamSlots({ max: 2, perCustomer: 1, waitMs: 1_000 });
+    const releaseA = await slots.take('a');
+    await slots.take('b');
+    const order: string[] = [];
+    const taken = (name: string) => (release: () => void) => (order.push(name), release);
+    const a2 = slots.take('a').then(taken('a2'));
+    const c = slots.take('c').then(taken('c'));
+    releaseA();
+    // Arrived after the release, before the woken waiter ran: the slot is a2's already.
+    const d = slots.take('d').then(taken('d'));
+    (await a2)();
+    releaseA(); // a second release of the same slot frees nothing
+    (await c)();
+    await d;
+    expect(order).to.deep.equal(['a2', 'c', 'd']);
+    expect(slots.active).to.equal(2);
+  });
+});
