@@ -20,6 +20,8 @@ const { startDevServer, dynamicConfigValues, DYNAMIC_CONFIG_FILE } = require('..
 
 interface Service {
   image?: string;
+  command?: string[];
+  healthcheck?: { test: string[] };
   profiles?: string[];
   environment?: Record<string, string>;
   volumes?: string[];
@@ -134,6 +136,15 @@ describe('docker-compose.yml', () => {
       expect(services[service].environment?.PIX_SANDBOX_PSP_URL, service).to.equal(url);
       expect(services[service].profiles, `${service} runs in every profile`).to.equal(undefined);
     }
+  });
+
+  it('calls Postgres healthy once it accepts TCP connections, not during the socket-only init of a new volume', () => {
+    // On a new volume the image's entrypoint runs a temporary server with listen_addresses='' (Unix socket only),
+    // then restarts it: a pg_isready over the socket answers "accepting connections" in between, and the migration
+    // and Temporal's schema step, which connect to postgres:5432 once, failed with ECONNREFUSED.
+    const test = services.postgres.healthcheck?.test.join(' ') ?? '';
+    expect(test).to.match(/pg_isready/);
+    expect(test).to.match(/ -h (127\.0\.0\.1|localhost)\b/);
   });
 
   it('the checks can fail: a compose file without the dynamic config or a secret does not pass', () => {
