@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
+import { loadConfig } from '../../config';
 import { requiredSecrets } from '../../config/production';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -29,6 +30,30 @@ interface Service {
 }
 const compose = (text = read('docker-compose.yml')) =>
   YAML.parse(text, { merge: true }) as { services: Record<string, Service> };
+
+/** Every `env.NAME` in the files that read the API's and the worker's settings (config/, each rail's, the keys). */
+function settingsRead(): Set<string> {
+  const rails = fs.readdirSync(path.join(ROOT, 'rails')).map((d) => `rails/${d}/config.ts`);
+  const files = [
+    'config/index.ts',
+    ...rails.filter((f) => fs.existsSync(path.join(ROOT, f))),
+    'services/signing-keys.ts',
+  ];
+  return new Set(files.flatMap((f) => [...read(f).matchAll(/\benv\.([A-Z][A-Z0-9_]*)\b/g)].map((m) => m[1])));
+}
+
+// Settings compose does not take from the shell or .env, and why; every other one reaches the API and the worker.
+const NOT_PASSED: Record<string, string> = {
+  HOST: 'the containers listen on every interface',
+  PORT: "the API's port inside its container, where nginx sends requests: compose sets it on the api service",
+  WORKFLOW_BUNDLE_PATH: 'the image sets it to the bundle it built from the same code',
+  CRYPTO_HOT_WALLET_KEY: 'refused outside sandbox mode; CRYPTO_HOT_WALLET_KEY_FILE names a mounted file instead',
+  EVM_SANDBOX_PAYER_KEY: "the sandbox chain's payer; compose runs no chain",
+};
+
+// Names that end like a secret's and hold none: payers see the Pix key, and METRICS_TOKEN is optional (unset,
+// /metrics answers loopback clients only: decision 0114).
+const NOT_SECRETS = new Set(['PIX_RECEIVING_KEY', 'METRICS_TOKEN']);
 
 /** `${NAME:?message}`: compose refuses to start while NAME is unset or empty. */
 const required = (name: string) => new RegExp(`^\\$\\{${name}:\\?[^}]+\\}$`);
@@ -108,10 +133,10 @@ describe('docker-compose.yml', () => {
 
   it('writes every secret it needs as a required variable, with no password of its own', () => {
     const text = read('docker-compose.yml');
-    for (const m of text.matchAll(/\$\{(POSTGRES_PASSWORD|[A-Z_]*(?:SECRET|TOKEN|KEY|PASSWORD)[A-Z_]*)([^}]*)\}/g))
-      // A *_FILE names where a key is mounted in the container (mTLS keys, the hot wallet's), and an EVM_TOKEN_* is
-      // a token's contract address: no secrets.
-      if (!m[1].endsWith('_FILE') && !m[1].startsWith('EVM_TOKEN_'))
+    for (const m of text.matchAll(/\$\{([A-Z][A-Z0-9_]*)([^}]*)\}/g))
+      // A name ending in one of these words holds a secret; one that only contains it does not: a *_FILE names where
+      // a key is mounted (mTLS keys, the hot wallet's), an EVM_TOKEN_* is a contract address, JWT_KEY_ID a kid.
+      if (/(SECRET|TOKEN|KEY|PASSWORD)$/.test(m[1]) && !NOT_SECRETS.has(m[1]))
         expect(m[2], `\${${m[1]}${m[2]}}`).to.match(/^:\?./);
     expect(services.postgres.environment?.POSTGRES_PASSWORD).to.match(required('POSTGRES_PASSWORD'));
     expect(text).to.not.match(/postgres:postgres@|PASSWORD: postgres|PWD: postgres/);
@@ -145,6 +170,39 @@ describe('docker-compose.yml', () => {
     const test = services.postgres.healthcheck?.test.join(' ') ?? '';
     expect(test).to.match(/pg_isready/);
     expect(test).to.match(/ -h (127\.0\.0\.1|localhost)\b/);
+  });
+
+  it('passes every setting the API and the worker read to both, from the shell or .env', () => {
+    // A setting left out never reached the containers: RATES_SOURCES (every quote between currencies 503
+    // RATES_UNAVAILABLE outside sandbox mode), PIX_RECEIVING_KEY (the PSP's charges and webhook on a published key).
+    const names = settingsRead();
+    expect([...names]).to.include.members(['RATES_SOURCES', 'PIX_RECEIVING_KEY', 'TED_ACCOUNT_ID', 'JWT_KEY_ID']);
+    for (const name of Object.keys(NOT_PASSED)) expect(names.has(name), `NOT_PASSED ${name}`).to.equal(true);
+    for (const service of ['api', 'worker']) {
+      const env = services[service].environment ?? {};
+      const missing = [...names].filter((n) => !(n in env) && !(n in NOT_PASSED)).sort();
+      expect(missing, `${service} lacks`).to.deep.equal([]);
+      for (const name of Object.keys(NOT_PASSED))
+        if (name !== 'PORT' || service !== 'api') expect(env, service).to.not.have.property(name);
+    }
+  });
+
+  it("an empty value it passes reads as unset, and a default it writes is the code's own", () => {
+    const base = loadConfig({});
+    // Its own on purpose: the PSP's notices reach the API through the load balancer.
+    const ownDefaults = new Set(['PUBLIC_BASE_URL']);
+    let checked = 0;
+    for (const [name, value] of Object.entries(services.api.environment ?? {})) {
+      const m = /^\$\{([A-Z][A-Z0-9_]*)(:?-)(.*)\}$/.exec(value);
+      if (!m || ownDefaults.has(name)) continue;
+      expect(m[1], `${name} reads its own variable`).to.equal(name);
+      // `:-`: the value when the variable is unset or empty; `-`: only when unset (an empty value is passed).
+      const passed = m[3];
+      expect(loadConfig({ [name]: passed }), `${name}=${JSON.stringify(passed)}`).to.deep.equal(base);
+      if (m[2] === '-') expect(loadConfig({ [name]: '' }), `${name} empty`).to.not.deep.equal(base);
+      checked++;
+    }
+    expect(checked).to.be.greaterThan(40);
   });
 
   it('the checks can fail: a compose file without the dynamic config or a secret does not pass', () => {
