@@ -21,6 +21,7 @@ const { startDevServer, dynamicConfigValues, DYNAMIC_CONFIG_FILE } = require('..
 
 interface Service {
   image?: string;
+  ports?: string[];
   command?: string[];
   healthcheck?: { test: string[] };
   profiles?: string[];
@@ -203,6 +204,17 @@ describe('docker-compose.yml', () => {
       checked++;
     }
     expect(checked).to.be.greaterThan(40);
+  });
+
+  it("the API reads each client's address from its nginx, the only way in, not nginx's own for all", () => {
+    // Without TRUST_PROXY every client had nginx's address: 30 failed token requests a minute from anyone made
+    // every customer's token request 429 (decision 0053), and forged PIX notices spent the PSP's own budget.
+    expect(services.api.environment?.TRUST_PROXY).to.equal('true');
+    expect(services.api).to.not.have.property('ports');
+    const nginx = read('deploy/nginx.conf');
+    // The last X-Forwarded-For entry (the one Cambio reads) is the peer nginx saw.
+    expect(nginx).to.match(/proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;/);
+    expect(nginx).to.match(/proxy_set_header X-Forwarded-Host \$http_host;/);
   });
 
   it('the checks can fail: a compose file without the dynamic config or a secret does not pass', () => {
