@@ -217,6 +217,19 @@ describe('docker-compose.yml', () => {
     expect(nginx).to.match(/proxy_set_header X-Forwarded-Host \$http_host;/);
   });
 
+  it("gives Postgres the connections its Cambio processes and Temporal's services may open together", () => {
+    // docs/operations.md, "Scale-out": each API or worker process opens up to 22, plus one process for migrations
+    // and the CLI. Temporal's server runs four services, each with its own pools (SQL_MAX_CONNS 20, visibility 10).
+    const perProcess = 22;
+    const temporalServer = 4 * (20 + 10);
+    const header = /--scale api=(\d+) --scale worker=(\d+)/.exec(read('docker-compose.yml'));
+    expect(header, "the header's scale-out example").to.not.equal(null);
+    const processes = Number(header![1]) + Number(header![2]) + 1;
+    const command = (services.postgres.command ?? []).join(' ');
+    const max = Number(/max_connections=(\d+)/.exec(command)?.[1] ?? 100);
+    expect(max, `postgres ${command}`).to.be.at.least(processes * perProcess + temporalServer);
+  });
+
   it('the checks can fail: a compose file without the dynamic config or a secret does not pass', () => {
     const text = read('docker-compose.yml')
       .replace(/\n {6}DYNAMIC_CONFIG_FILE_PATH: .*/, '')
