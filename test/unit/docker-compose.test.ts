@@ -230,6 +230,23 @@ describe('docker-compose.yml', () => {
     expect(max, `postgres ${command}`).to.be.at.least(processes * perProcess + temporalServer);
   });
 
+  it("runs the API and the worker as a login of cambio_app, and only the migration as the tables' owner", () => {
+    // As Postgres' superuser, a compromised API or worker could drop a trigger or rewrite the append-only audit log
+    // (decision 0070); the migration makes DATABASE_URL's login a member of cambio_app when it is given both URLs.
+    const userOf = (url: string) => decodeURIComponent(new URL(url.replace(/\$\{[^}]*\}/g, 'x')).username);
+    for (const service of ['api', 'worker']) {
+      const env = services[service].environment ?? {};
+      expect(userOf(env.DATABASE_URL), `${service} DATABASE_URL`).to.not.equal('postgres');
+      expect(env.DATABASE_URL, service).to.match(
+        /^postgres:\/\/[a-z_]+:\$\{CAMBIO_DB_PASSWORD:\?[^}]+\}@postgres:5432\//,
+      );
+      expect(env, service).to.not.have.property('MIGRATION_DATABASE_URL');
+    }
+    const migrate = services.migrate.environment ?? {};
+    expect(userOf(migrate.MIGRATION_DATABASE_URL ?? ''), 'migrate MIGRATION_DATABASE_URL').to.equal('postgres');
+    expect(migrate.DATABASE_URL).to.equal(services.api.environment?.DATABASE_URL);
+  });
+
   it('the checks can fail: a compose file without the dynamic config or a secret does not pass', () => {
     const text = read('docker-compose.yml')
       .replace(/\n {6}DYNAMIC_CONFIG_FILE_PATH: .*/, '')
