@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
+import { loadConfig } from '../../config';
 import { requiredSecrets } from '../../config/production';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -20,6 +21,9 @@ const { startDevServer, dynamicConfigValues, DYNAMIC_CONFIG_FILE } = require('..
 
 interface Service {
   image?: string;
+  ports?: string[];
+  command?: string[];
+  healthcheck?: { test: string[] };
   profiles?: string[];
   environment?: Record<string, string>;
   volumes?: string[];
@@ -27,6 +31,30 @@ interface Service {
 }
 const compose = (text = read('docker-compose.yml')) =>
   YAML.parse(text, { merge: true }) as { services: Record<string, Service> };
+
+/** Every `env.NAME` in the files that read the API's and the worker's settings (config/, each rail's, the keys). */
+function settingsRead(): Set<string> {
+  const rails = fs.readdirSync(path.join(ROOT, 'rails')).map((d) => `rails/${d}/config.ts`);
+  const files = [
+    'config/index.ts',
+    ...rails.filter((f) => fs.existsSync(path.join(ROOT, f))),
+    'services/signing-keys.ts',
+  ];
+  return new Set(files.flatMap((f) => [...read(f).matchAll(/\benv\.([A-Z][A-Z0-9_]*)\b/g)].map((m) => m[1])));
+}
+
+// Settings compose does not take from the shell or .env, and why; every other one reaches the API and the worker.
+const NOT_PASSED: Record<string, string> = {
+  HOST: 'the containers listen on every interface',
+  PORT: "the API's port inside its container, where nginx sends requests: compose sets it on the api service",
+  WORKFLOW_BUNDLE_PATH: 'the image sets it to the bundle it built from the same code',
+  CRYPTO_HOT_WALLET_KEY: 'refused outside sandbox mode; CRYPTO_HOT_WALLET_KEY_FILE names a mounted file instead',
+  EVM_SANDBOX_PAYER_KEY: "the sandbox chain's payer; compose runs no chain",
+};
+
+// Names that end like a secret's and hold none: payers see the Pix key, and METRICS_TOKEN is optional (unset,
+// /metrics answers loopback clients only: decision 0114).
+const NOT_SECRETS = new Set(['PIX_RECEIVING_KEY', 'METRICS_TOKEN']);
 
 /** `${NAME:?message}`: compose refuses to start while NAME is unset or empty. */
 const required = (name: string) => new RegExp(`^\\$\\{${name}:\\?[^}]+\\}$`);
@@ -106,10 +134,10 @@ describe('docker-compose.yml', () => {
 
   it('writes every secret it needs as a required variable, with no password of its own', () => {
     const text = read('docker-compose.yml');
-    for (const m of text.matchAll(/\$\{(POSTGRES_PASSWORD|[A-Z_]*(?:SECRET|TOKEN|KEY|PASSWORD)[A-Z_]*)([^}]*)\}/g))
-      // A *_FILE names where a key is mounted in the container (mTLS keys, the hot wallet's), and an EVM_TOKEN_* is
-      // a token's contract address: no secrets.
-      if (!m[1].endsWith('_FILE') && !m[1].startsWith('EVM_TOKEN_'))
+    for (const m of text.matchAll(/\$\{([A-Z][A-Z0-9_]*)([^}]*)\}/g))
+      // A name ending in one of these words holds a secret; one that only contains it does not: a *_FILE names where
+      // a key is mounted (mTLS keys, the hot wallet's), an EVM_TOKEN_* is a contract address, JWT_KEY_ID a kid.
+      if (/(SECRET|TOKEN|KEY|PASSWORD)$/.test(m[1]) && !NOT_SECRETS.has(m[1]))
         expect(m[2], `\${${m[1]}${m[2]}}`).to.match(/^:\?./);
     expect(services.postgres.environment?.POSTGRES_PASSWORD).to.match(required('POSTGRES_PASSWORD'));
     expect(text).to.not.match(/postgres:postgres@|PASSWORD: postgres|PWD: postgres/);
@@ -134,6 +162,89 @@ describe('docker-compose.yml', () => {
       expect(services[service].environment?.PIX_SANDBOX_PSP_URL, service).to.equal(url);
       expect(services[service].profiles, `${service} runs in every profile`).to.equal(undefined);
     }
+  });
+
+  it('calls Postgres healthy once it accepts TCP connections, not during the socket-only init of a new volume', () => {
+    // On a new volume the image's entrypoint runs a temporary server with listen_addresses='' (Unix socket only),
+    // then restarts it: a pg_isready over the socket answers "accepting connections" in between, and the migration
+    // and Temporal's schema step, which connect to postgres:5432 once, failed with ECONNREFUSED.
+    const test = services.postgres.healthcheck?.test.join(' ') ?? '';
+    expect(test).to.match(/pg_isready/);
+    expect(test).to.match(/ -h (127\.0\.0\.1|localhost)\b/);
+  });
+
+  it('passes every setting the API and the worker read to both, from the shell or .env', () => {
+    // A setting left out never reached the containers: RATES_SOURCES (every quote between currencies 503
+    // RATES_UNAVAILABLE outside sandbox mode), PIX_RECEIVING_KEY (the PSP's charges and webhook on a published key).
+    const names = settingsRead();
+    expect([...names]).to.include.members(['RATES_SOURCES', 'PIX_RECEIVING_KEY', 'TED_ACCOUNT_ID', 'JWT_KEY_ID']);
+    for (const name of Object.keys(NOT_PASSED)) expect(names.has(name), `NOT_PASSED ${name}`).to.equal(true);
+    for (const service of ['api', 'worker']) {
+      const env = services[service].environment ?? {};
+      const missing = [...names].filter((n) => !(n in env) && !(n in NOT_PASSED)).sort();
+      expect(missing, `${service} lacks`).to.deep.equal([]);
+      for (const name of Object.keys(NOT_PASSED))
+        if (name !== 'PORT' || service !== 'api') expect(env, service).to.not.have.property(name);
+    }
+  });
+
+  it("an empty value it passes reads as unset, and a default it writes is the code's own", () => {
+    const base = loadConfig({});
+    // Its own on purpose: the PSP's notices reach the API through the load balancer.
+    const ownDefaults = new Set(['PUBLIC_BASE_URL']);
+    let checked = 0;
+    for (const [name, value] of Object.entries(services.api.environment ?? {})) {
+      const m = /^\$\{([A-Z][A-Z0-9_]*)(:?-)(.*)\}$/.exec(value);
+      if (!m || ownDefaults.has(name)) continue;
+      expect(m[1], `${name} reads its own variable`).to.equal(name);
+      // `:-`: the value when the variable is unset or empty; `-`: only when unset (an empty value is passed).
+      const passed = m[3];
+      expect(loadConfig({ [name]: passed }), `${name}=${JSON.stringify(passed)}`).to.deep.equal(base);
+      if (m[2] === '-') expect(loadConfig({ [name]: '' }), `${name} empty`).to.not.deep.equal(base);
+      checked++;
+    }
+    expect(checked).to.be.greaterThan(40);
+  });
+
+  it("the API reads each client's address from its nginx, the only way in, not nginx's own for all", () => {
+    // Without TRUST_PROXY every client had nginx's address: 30 failed token requests a minute from anyone made
+    // every customer's token request 429 (decision 0053), and forged PIX notices spent the PSP's own budget.
+    expect(services.api.environment?.TRUST_PROXY).to.equal('true');
+    expect(services.api).to.not.have.property('ports');
+    const nginx = read('deploy/nginx.conf');
+    // The last X-Forwarded-For entry (the one Cambio reads) is the peer nginx saw.
+    expect(nginx).to.match(/proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;/);
+    expect(nginx).to.match(/proxy_set_header X-Forwarded-Host \$http_host;/);
+  });
+
+  it("gives Postgres the connections its Cambio processes and Temporal's services may open together", () => {
+    // docs/operations.md, "Scale-out": each API or worker process opens up to 22, plus one process for migrations
+    // and the CLI. Temporal's server runs four services, each with its own pools (SQL_MAX_CONNS 20, visibility 10).
+    const perProcess = 22;
+    const temporalServer = 4 * (20 + 10);
+    const header = /--scale api=(\d+) --scale worker=(\d+)/.exec(read('docker-compose.yml'));
+    expect(header, "the header's scale-out example").to.not.equal(null);
+    const processes = Number(header![1]) + Number(header![2]) + 1;
+    const command = (services.postgres.command ?? []).join(' ');
+    const max = Number(/max_connections=(\d+)/.exec(command)?.[1] ?? 100);
+    expect(max, `postgres ${command}`).to.be.at.least(processes * perProcess + temporalServer);
+  });
+
+  it("runs the API and the worker as a login of cambio_app, and only the migration as the tables' owner", () => {
+    // As Postgres' superuser, a compromised API or worker could drop a trigger or rewrite the append-only audit log
+    // (decision 0070); the migration makes DATABASE_URL's login a member of cambio_app when it is given both URLs.
+    const userOf = (url: string) => decodeURIComponent(new URL(url.replace(/\$\{[^}]*\}/g, 'x')).username);
+    for (const service of ['api', 'worker']) {
+      const env = services[service].environment ?? {};
+      expect(userOf(env.DATABASE_URL), `${service} DATABASE_URL`).to.not.equal('postgres');
+      expect(env.DATABASE_URL, service).to.match(
+        /^postgres:\/\/[a-z_]+:\$\{CAMBIO_DB_PASSWORD:\?[^}]+\}@postgres:5432\//,
+      );
+      expect(env, service).to.not.have.property('MIGRATION_DATABASE_URL');
+    }
+    const migrate = services.migrate.environment ?? {};
+    expect(userOf(migrate.MIGRATION_DATABASE_URL ?? ''), 'migrate MIGRATION_DATABASE_URL').to.equal('postgres');
+    expect(migrate.DATABASE_URL).to.equal(services.api.environment?.DATABASE_URL);
   });
 
   it('the checks can fail: a compose file without the dynamic config or a secret does not pass', () => {
