@@ -2,7 +2,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { railStatus } from '../rails';
 import { jwks } from '../services/signing-keys';
-import { bearerAuth } from './middleware/auth';
+import { bearerAuth, stillAdmitted } from './middleware/auth';
 import { CustomerAccess } from '../services/customer-access';
 import { jsonBody, DEFAULT_BODY_LIMIT } from './middleware/json-body';
 import { requestContext } from './middleware/request-context';
@@ -51,7 +51,14 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
   app.on('error', (err) => services.log.debug({ err }, 'connection ended before the response'));
   const { config } = services;
   const access = new CustomerAccess(services.orm, config.customerCacheSeconds);
-  const authenticate = authenticateOnce(bearerAuth(config, services.orm, services.signingKey, access));
+  // The gate authenticates when the headers arrive; a route asks for the customer's standing again once the request
+  // had its slot and its body (it may have waited seconds for both), so a disable in between refuses it.
+  const authenticateHeaders = authenticateOnce(bearerAuth(config, services.orm, services.signingKey, access));
+  const admittedStill = stillAdmitted(access);
+  const authenticate = async (ctx: Koa.Context): Promise<void> => {
+    await authenticateHeaders(ctx);
+    await admittedStill(ctx);
+  };
   const { middleware: versioned, tables, routers } = versionDispatcher(services, authenticate);
   // The rate is the deployment's (one counter in Postgres shared by every API process) when the deps carry the
   // store; the in-flight bound protects this process and stays per process.
@@ -134,7 +141,7 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
   app.use(selectVersion);
   app.use(canonicalIds);
   // Authentication and the customer's limits come before a byte of the body is read.
-  app.use(customerGate(authenticate, (ctx) => publicPaths.has(ctx.path), admission));
+  app.use(customerGate(authenticateHeaders, (ctx) => publicPaths.has(ctx.path), admission));
   // The PSP's notices: their own rate and the path's token, before the body is read too.
   app.use(railNoticeGate(services, takeNotice));
   app.use(jsonBody(bodyLimit(services)));

@@ -26,13 +26,29 @@ export function bearerAuth(
     const { customerId, issuedAt } = verifyToken(config, key, match[1], verified);
     // A valid signature is not enough: the customer must still exist, not be disabled, and not have been disabled
     // since the token was issued (decision 0231).
-    if (!(await access.admits(customerId, issuedAt)))
-      throw new CambioError(
-        'UNAUTHORIZED',
-        'access token revoked: the customer is disabled, was disabled after this token was issued, or no longer exists',
-      );
+    if (!(await access.admits(customerId, issuedAt))) throw revoked();
     ctx.state.customerId = customerId;
+    ctx.state.tokenIssuedAt = issuedAt;
     ctx.state.em = tenantEm(orm, customerId);
     afterAuth(ctx);
   };
+}
+
+/**
+ * The customer's standing asked again for a request `bearerAuth` let in: the gate checks a token when the headers
+ * arrive, and the request may then wait seconds for its customer's slot and for its body (up to
+ * HTTP_REQUEST_TIMEOUT_MS). The route asks once both are in, so a disable in between refuses it like any later
+ * request (within CUSTOMER_CACHE_SECONDS), instead of acting for a customer disabled on every process.
+ */
+export function stillAdmitted(access: CustomerAccess) {
+  return async (ctx: Koa.Context): Promise<void> => {
+    if (!(await access.admits(ctx.state.customerId, ctx.state.tokenIssuedAt))) throw revoked();
+  };
+}
+
+function revoked(): CambioError {
+  return new CambioError(
+    'UNAUTHORIZED',
+    'access token revoked: the customer is disabled, was disabled after this token was issued, or no longer exists',
+  );
 }

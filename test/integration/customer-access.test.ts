@@ -8,6 +8,8 @@ import { createApp } from '../../api/app';
 import { setCustomerDisabled } from '../../services/customers';
 import { eventually, newCustomer, stack } from '../helpers/stack';
 import { cambio, cambioFails } from '../helpers/cli';
+import { accountBody } from '../helpers/fixtures';
+import { listen, rawRequest, statusOf } from '../helpers/raw-http';
 
 async function sql<T = Record<string, unknown>>(query: string, params: unknown[] = []): Promise<T[]> {
   const { services } = await stack();
@@ -126,6 +128,37 @@ describe('customer access', function () {
     expect((await http.get('/api/accounts').set(c.auth)).status).to.equal(200);
     await setCustomerDisabled(services.orm, c.customerId, true);
     expect((await http.get('/api/accounts').set(c.auth)).status).to.equal(401);
+  });
+
+  it('refuses a request whose body ends after a disable, on the API that let its headers in before it', async () => {
+    // The request's token is checked when its headers arrive (before its body is read, and before it waits for a
+    // slot of its customer's); a body that ends after a disable must not act for the disabled customer, however
+    // long it took: the disable is in force on every process, and this one checks on every request.
+    const { services } = await stack();
+    const own = await listen(createApp({ ...services, config: { ...services.config, customerCacheSeconds: 0 } }));
+    const elsewhere = supertest(createApp(services).callback());
+    try {
+      const c = await newCustomer();
+      const body = JSON.stringify(accountBody());
+      const head =
+        'POST /api/accounts HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n' +
+        `Authorization: ${c.auth.Authorization}\r\nX-Idempotency-Key: ${randomUUID()}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+      const exchange = rawRequest(own.port, head + body.slice(0, 1), 20000);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await cambio('customer', 'disable', c.customerId);
+      // In force on another API process at once: a request there is 401.
+      expect((await elsewhere.get('/api/accounts').set(c.auth)).status).to.equal(401);
+      exchange.socket.write(body.slice(1));
+      const { text } = await exchange.closed;
+      expect(statusOf(text)).to.equal(401);
+      const [{ n }] = await sql<{ n: number }>('select count(*)::int as n from accounts where customer_id = ?', [
+        c.customerId,
+      ]);
+      expect(n).to.equal(0);
+    } finally {
+      await own.close();
+    }
   });
 
   it('`cambio customer disable` of an unknown customer exits 1 with NOT_FOUND', async () => {
