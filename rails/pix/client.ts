@@ -1,15 +1,23 @@
 import { OAuth2Session, type BearerRequest, type OAuth2ClientSettings, type ProviderResponse } from '../oauth2-session';
 
-// The PSP's HTTP API as the BCB's API Pix defines it: OAuth2 client credentials (HTTP Basic at `POST /oauth/token`)
-// and, in production, mTLS. This module knows the protocol (paths, the token request, what its errors say) and no
-// business rule; connector.ts translates. The token, the connection pool and what a failure is are
-// rails/oauth2-session.ts's.
+// The PSP's HTTP API as the BCB's API Pix defines it: OAuth2 client credentials (HTTP Basic at `POST /oauth/token`,
+// or PIX_TOKEN_URL) and, in production, mTLS. This module knows the protocol (paths, the token request, what its
+// errors say) and no business rule; connector.ts translates. The token, the connection pool and what a failure is
+// are rails/oauth2-session.ts's.
 
 export interface PixClientOptions extends OAuth2ClientSettings {
   /** PIX_PSP_URL: the PSP's base URL, without a trailing slash. */
   baseUrl: string;
   /** PEM files for mTLS (PIX_CERT_FILE, PIX_KEY_FILE, PIX_CA_FILE); the BCB's security manual requires them. */
   certFile?: string;
+  /**
+   * PIX_TOKEN_URL: the token endpoint. Unset: `{baseUrl}/oauth/token`, and when that is 404, the spec's place,
+   * `/oauth/token` at the base URL's origin (openapi.yaml serves the API at `https://pix.example.com/api/` and the
+   * token at `https://pix.example.com/oauth/token`).
+   */
+  tokenUrl?: string;
+  /** PIX_SCOPE: the scopes asked for with the token (API Pix's `cob.write cob.read pix.write ...`); none when unset. */
+  scope?: string;
 }
 
 export type PixResponse = ProviderResponse;
@@ -25,7 +33,13 @@ export class PixClient {
   constructor(private readonly options: PixClientOptions) {
     this.session = new OAuth2Session(
       options,
-      { url: `${options.baseUrl}/oauth/token`, credentials: 'basic', defaultTtlSeconds: 300 },
+      {
+        url: options.tokenUrl ?? `${options.baseUrl}/oauth/token`,
+        ...(options.tokenUrl ? {} : { fallbackUrl: `${new URL(options.baseUrl).origin}/oauth/token` }),
+        ...(options.scope ? { scope: options.scope } : {}),
+        credentials: 'basic',
+        defaultTtlSeconds: 300,
+      },
       {
         unreachable: (where, err) => `PSP unreachable: ${where}: ${describe(err)}`,
         answered: (status, where) => `PSP answered ${status} to ${where}`,
