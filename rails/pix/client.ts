@@ -1,3 +1,4 @@
+import { RailUnavailableError } from '../errors';
 import { OAuth2Session, type BearerRequest, type OAuth2ClientSettings, type ProviderResponse } from '../oauth2-session';
 
 // The PSP's HTTP API as the BCB's API Pix defines it: OAuth2 client credentials (HTTP Basic at `POST /oauth/token`,
@@ -61,10 +62,20 @@ export class PixClient {
   /**
    * One call with a bearer token. A 401 means the PSP no longer takes the cached token (revoked, or its clock
    * ran ahead): a new one is fetched and the call sent once more. Answers below 500 are returned for the caller to
-   * read; 5xx, 408, 425, 429, a timeout or a refused connection is RailUnavailableError.
+   * read; 403, 5xx, 408, 425, 429, a timeout or a refused connection is RailUnavailableError.
    */
-  request(method: string, path: string, options: RequestOptions = {}): Promise<PixResponse> {
-    return this.session.request(method, `${this.options.baseUrl}${path}`, options);
+  async request(method: string, path: string, options: RequestOptions = {}): Promise<PixResponse> {
+    const res = await this.session.request(method, `${this.options.baseUrl}${path}`, options);
+    // API Pix's 403 AcessoNegado: our client lacks a scope or a permission, which an operator fixes. It says nothing
+    // of the charge, payout or return asked, so it is "not now" (a deposit's 503, a payout left pending), never
+    // a refusal that fails the customer's request or releases a payout's hold.
+    if (res.status === 403) {
+      throw new RailUnavailableError(
+        `the PSP denies PIX_CLIENT_ID access to ${method} ${path} (403): check its scopes`,
+        60,
+      );
+    }
+    return res;
   }
 }
 
