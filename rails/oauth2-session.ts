@@ -39,6 +39,11 @@ export interface TokenEndpoint {
    * client_id and client_secret in the form body (Inter's way).
    */
   credentials: 'basic' | 'form';
+  /**
+   * Asked when `url` answers 404 (and from then on, once it gives a token): where the provider's standard puts the
+   * token when the operator's base URL was not where it lives (API Pix: `/oauth/token` beside `/api/`).
+   */
+  fallbackUrl?: string;
   /** Scopes asked for, space-separated; none when absent. */
   scope?: string;
   /** The token's life when the provider announces none. */
@@ -76,12 +81,15 @@ export class OAuth2Session {
   readonly dispatcher: Dispatcher;
   /** Tokens fetched since start: tests check that they are cached. */
   tokensFetched = 0;
+  /** Where tokens are asked for: the endpoint's url, or its fallbackUrl once that gave one. */
+  private tokenUrl: string;
 
   constructor(
     private readonly settings: OAuth2ClientSettings,
     private readonly endpoint: TokenEndpoint,
     private readonly wording: FailureWording,
   ) {
+    this.tokenUrl = endpoint.url;
     const tls =
       settings.certFile && settings.keyFile
         ? {
@@ -141,6 +149,23 @@ export class OAuth2Session {
   }
 
   private async fetchToken(timeoutMs: number): Promise<string> {
+    const { fallbackUrl } = this.endpoint;
+    let res = await this.askToken(this.tokenUrl, timeoutMs);
+    if (res.status === 404 && fallbackUrl && this.tokenUrl !== fallbackUrl) {
+      res = await this.askToken(fallbackUrl, timeoutMs);
+      if (res.status === 200) this.tokenUrl = fallbackUrl;
+    }
+    const body = res.body as { access_token?: unknown; expires_in?: unknown };
+    if (res.status !== 200 || typeof body?.access_token !== 'string') {
+      throw new RailUnavailableError(this.wording.noToken(res.status), 60);
+    }
+    this.tokensFetched++;
+    const ttlMs = (typeof body.expires_in === 'number' ? body.expires_in : this.endpoint.defaultTtlSeconds) * 1000;
+    this.token = { value: body.access_token, expiresAt: Date.now() + Math.max(ttlMs - TOKEN_MARGIN_MS, ttlMs / 2) };
+    return body.access_token;
+  }
+
+  private askToken(url: string, timeoutMs: number): Promise<ProviderResponse> {
     const { clientId, clientSecret } = this.settings;
     const basic = Buffer.from(`${clientId}:${clientSecret}`).toString('base64');
     const headers: Record<string, string> = {
@@ -154,15 +179,7 @@ export class OAuth2Session {
     }
     form.set('grant_type', 'client_credentials');
     if (this.endpoint.scope) form.set('scope', this.endpoint.scope);
-    const res = await this.call(this.endpoint.url, timeoutMs, { method: 'POST', headers, body: form.toString() });
-    const body = res.body as { access_token?: unknown; expires_in?: unknown };
-    if (res.status !== 200 || typeof body?.access_token !== 'string') {
-      throw new RailUnavailableError(this.wording.noToken(res.status), 60);
-    }
-    this.tokensFetched++;
-    const ttlMs = (typeof body.expires_in === 'number' ? body.expires_in : this.endpoint.defaultTtlSeconds) * 1000;
-    this.token = { value: body.access_token, expiresAt: Date.now() + Math.max(ttlMs - TOKEN_MARGIN_MS, ttlMs / 2) };
-    return body.access_token;
+    return this.call(url, timeoutMs, { method: 'POST', headers, body: form.toString() });
   }
 
   /** One HTTP exchange through the pool: a JSON body parsed, any other kept as text; "not now" thrown. */

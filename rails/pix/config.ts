@@ -9,6 +9,10 @@ export interface PixConfig {
   pspUrl: string | undefined;
   clientId: string;
   clientSecret: string;
+  /** PIX_TOKEN_URL: the token endpoint, when neither `{PIX_PSP_URL}/oauth/token` nor `/oauth/token` at its origin. */
+  tokenUrl: string | undefined;
+  /** PIX_SCOPE: scopes asked for with the token, space-separated (a PSP that grants none unasked needs them). */
+  scope: string | undefined;
   certFile: string | undefined;
   keyFile: string | undefined;
   caFile: string | undefined;
@@ -35,6 +39,8 @@ export function readPixConfig(env: NodeJS.ProcessEnv): PixConfig {
     pspUrl: pixPspUrl(env),
     clientId: env.PIX_CLIENT_ID || 'cambio',
     clientSecret: env.PIX_CLIENT_SECRET || 'cambio-dev-pix-secret',
+    tokenUrl: env.PIX_TOKEN_URL || undefined,
+    scope: env.PIX_SCOPE?.trim() || undefined,
     certFile: env.PIX_CERT_FILE || undefined,
     keyFile: env.PIX_KEY_FILE || undefined,
     caFile: env.PIX_CA_FILE || undefined,

@@ -15,6 +15,8 @@ export function pixRailFromConfig(config: Config): PixRail | undefined {
     baseUrl: pix.pspUrl.replace(/\/+$/, ''),
     clientId: pix.clientId,
     clientSecret: pix.clientSecret,
+    tokenUrl: pix.tokenUrl,
+    scope: pix.scope,
     certFile: pix.certFile,
     keyFile: pix.keyFile,
     caFile: pix.caFile,
