@@ -160,6 +160,34 @@ describe('Periodic jobs as Temporal Schedules', function () {
     expect(filtered.body.data).to.deep.equal([]);
   });
 
+  it('a changed STATEMENT_INTERVAL reaches the existing schedule at a worker start; paused stays paused', async () => {
+    // A queue of its own: the schedule never fires within the test (month, then day) and is deleted after.
+    const config = { taskQueue: `${(await stack()).config.taskQueue}-interval-change`, statementInterval: 'month' };
+    const monthly = periodicJobs(config).filter((j) => j.workflowType === 'issueStatementsWorkflow');
+    const handle = client.schedule.getHandle(monthly[0].id);
+    try {
+      await ensureSchedules(client, config, monthly);
+      await handle.pause('test: operator hold');
+      // The operator sets STATEMENT_INTERVAL=day and restarts the workers.
+      const daily = { ...config, statementInterval: 'day' };
+      await ensureSchedules(
+        client,
+        daily,
+        periodicJobs(daily).filter((j) => j.workflowType === 'issueStatementsWorkflow'),
+      );
+      const d = await handle.describe();
+      // Daily statements from now on, each run issuing a day: not a month's run a month from now.
+      const [first, second] = d.info.nextActionTimes;
+      expect(second.getTime() - first.getTime()).to.equal(24 * 3600_000);
+      expect(d.action.type === 'startWorkflow' && d.action.args).to.deep.equal(['day']);
+      // The operator's pause and its reason are kept.
+      expect(d.state.paused).to.equal(true);
+      expect(d.state.note).to.equal('test: operator hold');
+    } finally {
+      await handle.delete().catch(() => undefined);
+    }
+  });
+
   it('a paused schedule issues nothing; a trigger runs it once', async () => {
     const [job] = await statementsJob();
     await ensureSchedules(client, await cfg(), [job]);
