@@ -19,6 +19,11 @@ export interface PeriodicJob {
    * rates' poll: a deployment or a restart has fresh rates before its first quotes, not up to an interval later).
    */
   runAtStart?: boolean;
+  /**
+   * A run due while one is still going: SKIP unless set. The statements' is BUFFER_ALL: each run issues its own
+   * period, so one skipped was a period never issued (decision 0255).
+   */
+  overlap?: ScheduleOverlapPolicy;
 }
 
 export const scheduleId = (config: Pick<Config, 'taskQueue'>, job: string) => `${config.taskQueue}-${job}`;
@@ -105,13 +110,17 @@ export function periodicJobs(config: SchedulesConfig): PeriodicJob[] {
       args: [config.statementInterval],
       spec: statementSpec(config.statementInterval),
       note: `Issues the statements of each closed period (STATEMENT_INTERVAL=${config.statementInterval})`,
+      overlap: ScheduleOverlapPolicy.BUFFER_ALL,
     },
     ...railJobs(config),
     ...rateJobs(config),
   ];
 }
 
-const POLICIES = { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 day' as const };
+const policies = (job: PeriodicJob) => ({
+  overlap: job.overlap ?? ScheduleOverlapPolicy.SKIP,
+  catchupWindow: '1 day' as const,
+});
 
 const action = (config: SchedulesConfig, job: PeriodicJob) => ({
   type: 'startWorkflow' as const,
@@ -122,9 +131,9 @@ const action = (config: SchedulesConfig, job: PeriodicJob) => ({
 });
 
 /**
- * Creates each schedule unless it exists; one that exists gets this config's spec and action. Runs never overlap (a
- * run still going when the next is due makes that one skip), and a run missed while the cluster was down is caught
- * up within a day.
+ * Creates each schedule unless it exists; one that exists gets this config's spec and action. Runs never overlap: a
+ * run due while one is still going is skipped (the statements': waits its turn), and a run missed while the cluster
+ * was down is caught up within a day.
  */
 export async function ensureSchedules(
   client: Client,
@@ -138,7 +147,7 @@ export async function ensureSchedules(
         scheduleId: job.id,
         spec: job.spec,
         action: action(config, job),
-        policies: POLICIES,
+        policies: policies(job),
         state: { note: job.note },
       });
     } catch (err) {
@@ -158,7 +167,7 @@ async function applyConfig(client: Client, config: SchedulesConfig, job: Periodi
   await client.schedule.getHandle(job.id).update((previous) => ({
     spec: job.spec,
     action: action(config, job),
-    policies: POLICIES,
+    policies: policies(job),
     state: { paused: previous.state.paused, note: previous.state.paused ? previous.state.note : job.note },
   }));
 }
