@@ -1,7 +1,7 @@
 // Every periodic job is a Temporal Schedule (decision 0073): visible on the Temporal UI's Schedules page, run once per
 // deployment whatever the number of workers, paused and triggered by an operator there or with
 // `cambio schedule list|pause|trigger`. Each worker that serves the main queue creates them at start; a schedule that
-// exists already (another worker, an earlier start) is left as it is, paused or not.
+// exists already (another worker, an earlier start) gets this worker's spec and action, its paused state kept.
 import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy, type ScheduleSpec } from '@temporalio/client';
 import type { Config } from '../config';
 import { parseStatementInterval } from '../domain/statement-interval';
@@ -19,6 +19,11 @@ export interface PeriodicJob {
    * rates' poll: a deployment or a restart has fresh rates before its first quotes, not up to an interval later).
    */
   runAtStart?: boolean;
+  /**
+   * A run due while one is still going: SKIP unless set. The statements' is BUFFER_ALL: each run issues its own
+   * period, so one skipped was a period never issued (decision 0255).
+   */
+  overlap?: ScheduleOverlapPolicy;
 }
 
 export const scheduleId = (config: Pick<Config, 'taskQueue'>, job: string) => `${config.taskQueue}-${job}`;
@@ -105,15 +110,30 @@ export function periodicJobs(config: SchedulesConfig): PeriodicJob[] {
       args: [config.statementInterval],
       spec: statementSpec(config.statementInterval),
       note: `Issues the statements of each closed period (STATEMENT_INTERVAL=${config.statementInterval})`,
+      overlap: ScheduleOverlapPolicy.BUFFER_ALL,
     },
     ...railJobs(config),
     ...rateJobs(config),
   ];
 }
 
+const policies = (job: PeriodicJob) => ({
+  overlap: job.overlap ?? ScheduleOverlapPolicy.SKIP,
+  catchupWindow: '1 day' as const,
+});
+
+const action = (config: SchedulesConfig, job: PeriodicJob) => ({
+  type: 'startWorkflow' as const,
+  workflowType: job.workflowType,
+  args: job.args,
+  taskQueue: config.taskQueue,
+  workflowId: job.id,
+});
+
 /**
- * Creates each schedule unless it exists. Runs never overlap (a run still going when the next is due makes that one
- * skip), and a run missed while the cluster was down is caught up within a day.
+ * Creates each schedule unless it exists; one that exists gets this config's spec and action. Runs never overlap: a
+ * run due while one is still going is skipped (the statements': waits its turn), and a run missed while the cluster
+ * was down is caught up within a day.
  */
 export async function ensureSchedules(
   client: Client,
@@ -126,21 +146,30 @@ export async function ensureSchedules(
       await client.schedule.create({
         scheduleId: job.id,
         spec: job.spec,
-        action: {
-          type: 'startWorkflow',
-          workflowType: job.workflowType,
-          args: job.args,
-          taskQueue: config.taskQueue,
-          workflowId: job.id,
-        },
-        policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 day' },
+        action: action(config, job),
+        policies: policies(job),
         state: { note: job.note },
       });
     } catch (err) {
       if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+      await applyConfig(client, config, job);
     }
     if (job.runAtStart) await runNow(client, job).catch((err: unknown) => onRunAtStartError(job, err));
   }
+}
+
+/**
+ * Gives an existing schedule this config's spec and action (decision 0254): a changed STATEMENT_INTERVAL,
+ * RATES_POLL_SECONDS, reconciliation interval or rails' queue takes effect at the next worker start, not never. The
+ * state is the operator's: paused stays paused with its reason; a running one shows this config's note.
+ */
+async function applyConfig(client: Client, config: SchedulesConfig, job: PeriodicJob): Promise<void> {
+  await client.schedule.getHandle(job.id).update((previous) => ({
+    spec: job.spec,
+    action: action(config, job),
+    policies: policies(job),
+    state: { paused: previous.state.paused, note: previous.state.paused ? previous.state.note : job.note },
+  }));
 }
 
 /** One run of `job` now, unless an operator paused it; skipped if a run is still going. */

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import { Client as PgClient } from 'pg';
 import type { Client, ScheduleDescription } from '@temporalio/client';
 import { systemEm } from '../../db/orm';
 import { createActivities } from '../../activities';
@@ -158,6 +159,76 @@ describe('Periodic jobs as Temporal Schedules', function () {
       .query({ filters: `periodStart[gte]=${new Date(Date.now() + 60_000).toISOString()}` })
       .set(c.auth);
     expect(filtered.body.data).to.deep.equal([]);
+  });
+
+  it('a changed STATEMENT_INTERVAL reaches the existing schedule at a worker start; paused stays paused', async () => {
+    // A queue of its own: the schedule never fires within the test (month, then day) and is deleted after.
+    const config = { taskQueue: `${(await stack()).config.taskQueue}-interval-change`, statementInterval: 'month' };
+    const monthly = periodicJobs(config).filter((j) => j.workflowType === 'issueStatementsWorkflow');
+    const handle = client.schedule.getHandle(monthly[0].id);
+    try {
+      await ensureSchedules(client, config, monthly);
+      await handle.pause('test: operator hold');
+      // The operator sets STATEMENT_INTERVAL=day and restarts the workers.
+      const daily = { ...config, statementInterval: 'day' };
+      await ensureSchedules(
+        client,
+        daily,
+        periodicJobs(daily).filter((j) => j.workflowType === 'issueStatementsWorkflow'),
+      );
+      const d = await handle.describe();
+      // Daily statements from now on, each run issuing a day: not a month's run a month from now.
+      const [first, second] = d.info.nextActionTimes;
+      expect(second.getTime() - first.getTime()).to.equal(24 * 3600_000);
+      expect(d.action.type === 'startWorkflow' && d.action.args).to.deep.equal(['day']);
+      // The operator's pause and its reason are kept.
+      expect(d.state.paused).to.equal(true);
+      expect(d.state.note).to.equal('test: operator hold');
+    } finally {
+      await handle.delete().catch(() => undefined);
+    }
+  });
+
+  it('a run held past its next period leaves no period without its statements', async () => {
+    const c = await newCustomer('Held Periods Ltda');
+    const account = await activeAccount(c, ['BRL']);
+    await fund(c, account.id, 'BRL', '7.00');
+    const [job] = await statementsJob();
+    await ensureSchedules(client, await cfg(), [job]);
+    const handle = client.schedule.getHandle(job.id);
+    if ((await handle.describe()).state.paused) await handle.unpause('test: held periods');
+    // A transaction that stays open holds each run (it could still book into the period: decision 0112), as a slow
+    // posting or a Postgres outage would, for three periods.
+    const pg = new PgClient({ connectionString: (await stack()).config.databaseUrl });
+    await pg.connect();
+    try {
+      await new Promise((r) => setTimeout(r, INTERVAL_MS));
+      await pg.query('begin');
+      await pg.query('select txid_current()');
+      await new Promise((r) => setTimeout(r, 3 * INTERVAL_MS));
+      await pg.query('rollback');
+    } finally {
+      await pg.end();
+    }
+    await new Promise((r) => setTimeout(r, 3 * INTERVAL_MS));
+    await handle.pause('test: reading back');
+    await eventually(
+      () => handle.describe(),
+      (d) => d.info.runningActions.length === 0,
+      120_000,
+      250,
+    );
+    const em = systemEm((await stack()).services.orm);
+    const rows = (await em.execute(
+      'select period_start, period_end from statements where account_id = ? order by period_start',
+      [account.id],
+    )) as Array<{ period_start: Date; period_end: Date }>;
+    expect(rows.length).to.be.greaterThan(3);
+    // Every period from the first issued to the last issued has its statement: none was skipped.
+    const gaps = rows
+      .slice(1)
+      .filter((r, i) => new Date(r.period_start).getTime() !== new Date(rows[i].period_end).getTime());
+    expect(gaps.map((g) => new Date(g.period_start).toISOString())).to.deep.equal([]);
   });
 
   it('a paused schedule issues nothing; a trigger runs it once', async () => {

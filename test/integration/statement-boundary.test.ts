@@ -17,7 +17,8 @@ import { fund } from '../helpers/money';
 import { eventually, newCustomer, stack, type TestCustomer } from '../helpers/stack';
 import { getStatement, type StatementBody } from '../helpers/statements';
 
-// Short enough for a test, long enough that the run held at one boundary ends before the next fires (overlap SKIP).
+// Short enough for a test, long enough that the run held at one boundary ends before the next fires (one due meanwhile
+// would wait its turn: overlap BUFFER_ALL).
 const INTERVAL = 'PT8S';
 const PERIOD_MS = 8000;
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
