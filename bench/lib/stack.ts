@@ -238,8 +238,6 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     stack.temporalMetricsUrl = temporal.metricsUrl;
     if (temporal.child) watch(temporal.child);
 
-    const port = await freePort();
-    stack.apiUrl = `http://127.0.0.1:${port}`;
     // The PSP's OAuth2 client, the same on both sides (the simulator accepts it, the rail presents it).
     const pspClient = { PIX_CLIENT_ID: 'cambio-bench', PIX_CLIENT_SECRET: 'cambio-bench-pix-secret' };
     if (opts.psp) {
@@ -256,6 +254,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       watch(stack.psp);
       await waitFor200(`${stack.pspUrl}/healthz`, 30000, () => unexpected);
     }
+    // Picked once the simulator listens: a port freed and picked again at once can be the simulator's own (the kernel
+    // hands a just-released port out again), and the API then failed to start with EADDRINUSE.
+    const port = await freePort();
+    stack.apiUrl = `http://127.0.0.1:${port}`;
     const env: Record<string, string> = {
       ...(process.env as Record<string, string>),
       DATABASE_URL: databaseUrl,
