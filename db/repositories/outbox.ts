@@ -31,6 +31,8 @@ export interface OutboxRowSql {
   searchAttributes: string;
   summary: string;
   createdAt: string;
+  /** When the relay may take it; the column's default (now) when absent. */
+  nextAttemptAt?: string;
 }
 
 /**
@@ -39,10 +41,11 @@ export interface OutboxRowSql {
  * the relay of the row's task queue (a trigger, Migration20261124000000WorkflowStartWakeUp).
  */
 export function outboxInsert(row: OutboxRowSql, from?: string): string {
+  const due = row.nextAttemptAt ? [', next_attempt_at', `, ${row.nextAttemptAt}`] : ['', ''];
   return `insert into workflow_starts
-       (workflow_id, workflow_type, task_queue, args, search_attributes, summary, created_at)
+       (workflow_id, workflow_type, task_queue, args, search_attributes, summary, created_at${due[0]})
      select ${row.workflowId}, ${row.workflowType}, ${row.taskQueue}, ${row.args}, ${row.searchAttributes},
-       ${row.summary}, ${row.createdAt}${from ? `\n     from ${from}` : ''}`;
+       ${row.summary}, ${row.createdAt}${due[1]}${from ? `\n     from ${from}` : ''}`;
 }
 
 const ONE_ROW: OutboxRowSql = {
@@ -55,6 +58,22 @@ const ONE_ROW: OutboxRowSql = {
   createdAt: '?::timestamptz',
 };
 const INSERT_ONE = outboxInsert(ONE_ROW);
+// One row due at a given instant; written again for the same workflow, the earlier instant stands.
+const INSERT_ONE_DUE = `${outboxInsert({ ...ONE_ROW, nextAttemptAt: '?::timestamptz' })}
+     on conflict (workflow_id) do update set
+       next_attempt_at = least(workflow_starts.next_attempt_at, excluded.next_attempt_at),
+       created_at = least(workflow_starts.created_at, excluded.created_at)`;
+
+/** INSERT_ONE's parameters, in order. */
+const oneRow = (taskQueue: string, req: WorkflowStartRequest, createdAt: Date): unknown[] => [
+  req.workflowId,
+  req.workflowType,
+  taskQueue,
+  JSON.stringify(req.args),
+  JSON.stringify(req.searchAttributes),
+  req.summary ?? null,
+  createdAt,
+];
 
 /**
  * The outbox write as a statement of the caller's batch: inside the business transaction, record that a workflow
@@ -62,15 +81,7 @@ const INSERT_ONE = outboxInsert(ONE_ROW);
  * left to do, and the relay (worker/workflow-start-relay.ts) starts the workflow and deletes the row.
  */
 export function addWorkflowStart(batch: SqlBatch, taskQueue: string, req: WorkflowStartRequest): void {
-  batch.add(INSERT_ONE, [
-    req.workflowId,
-    req.workflowType,
-    taskQueue,
-    JSON.stringify(req.args),
-    JSON.stringify(req.searchAttributes),
-    req.summary ?? null,
-    new Date(),
-  ]);
+  batch.add(INSERT_ONE, oneRow(taskQueue, req, new Date()));
 }
 
 /** `addWorkflowStart` on its own, now, in the caller's transaction (a service that writes through the ORM). */
@@ -92,24 +103,7 @@ export async function recordWorkflowStartAt(
   req: WorkflowStartRequest,
   at: Date,
 ): Promise<void> {
-  await em.execute(
-    `insert into workflow_starts
-       (workflow_id, workflow_type, task_queue, args, search_attributes, summary, created_at, next_attempt_at)
-     values (?, ?, ?, ?::jsonb, ?::jsonb, ?, ?::timestamptz, ?::timestamptz)
-     on conflict (workflow_id) do update set
-       next_attempt_at = least(workflow_starts.next_attempt_at, excluded.next_attempt_at),
-       created_at = least(workflow_starts.created_at, excluded.created_at)`,
-    [
-      req.workflowId,
-      req.workflowType,
-      taskQueue,
-      JSON.stringify(req.args),
-      JSON.stringify(req.searchAttributes),
-      req.summary ?? null,
-      at,
-      at,
-    ],
-  );
+  await em.execute(INSERT_ONE_DUE, [...oneRow(taskQueue, req, at), at]);
 }
 
 /** Deletes the outbox row of `workflowId` in the caller's transaction (a guard made pointless); whether one was. */
