@@ -165,36 +165,25 @@ export async function sendStatement(
   // Before a page is read: a paused stream holds its pages in this process until its client reads (decision 0251).
   const release = await slots.take(ctx.state.customerId);
   try {
-    await startStatement(ctx, em, source, format, storedJson);
+    const doc = format === 'camt053' || format === 'pdf' ? await statementDocument(em, h) : null;
+    const media = MEDIA[format];
+    ctx.type = media.type;
+    const stamp = (iso: string) => iso.replace(/\.000Z$/, 'Z').replace(/[-:]/g, '');
+    const name = `statement-${h.asset}-${stamp(h.periodStart)}-${stamp(h.periodEnd)}.${media.ext}`;
+    ctx.set('Content-Disposition', `attachment; filename="${name}"`);
+    ctx.set('X-Statement-Id', h.id);
+    ctx.set('X-Statement-Opening-Balance', h.openingBalance.value);
+    ctx.set('X-Statement-Closing-Balance', h.closingBalance.value);
+    // The first read of the body happens here, not once it streams: a database that fails on it is a 503 (0247).
+    ctx.body =
+      format === 'json' && storedJson
+        ? Readable.from(await primed(storedJson()))
+        : render({ header: h, pages: await primed(source.pages) }, format, doc);
   } catch (err) {
     release();
     throw err;
   }
   whenResponseEnds(ctx, release);
-}
-
-async function startStatement(
-  ctx: Koa.Context,
-  em: Em,
-  source: StatementSource,
-  format: StatementFormat,
-  storedJson?: () => AsyncIterable<string>,
-): Promise<void> {
-  const h = source.header;
-  const doc = format === 'camt053' || format === 'pdf' ? await statementDocument(em, h) : null;
-  const media = MEDIA[format];
-  ctx.type = media.type;
-  const stamp = (iso: string) => iso.replace(/\.000Z$/, 'Z').replace(/[-:]/g, '');
-  const name = `statement-${h.asset}-${stamp(h.periodStart)}-${stamp(h.periodEnd)}.${media.ext}`;
-  ctx.set('Content-Disposition', `attachment; filename="${name}"`);
-  ctx.set('X-Statement-Id', h.id);
-  ctx.set('X-Statement-Opening-Balance', h.openingBalance.value);
-  ctx.set('X-Statement-Closing-Balance', h.closingBalance.value);
-  // The first read of the body happens here, not once it streams: a database that fails on it is a 503 (decision 0247).
-  ctx.body =
-    format === 'json' && storedJson
-      ? Readable.from(await primed(storedJson()))
-      : render({ header: h, pages: await primed(source.pages) }, format, doc);
 }
 
 function render(source: StatementSource, format: StatementFormat, doc: StatementDocument | null): Readable {
