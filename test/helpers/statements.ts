@@ -1,4 +1,5 @@
 import { XMLParser } from 'fast-xml-parser';
+import type { Em } from '../../db/orm';
 import { stack, TestCustomer } from './stack';
 import { assertValidCamt053 } from './statement-documents';
 
@@ -92,3 +93,39 @@ export const parseXml = (text: string) =>
     parseTagValue: false,
     isArray: (name) => ['Ntry', 'Bal'].includes(name),
   }).parse(text);
+
+// Postings of one account the day before today, one a second from 04:00 UTC, each with the balance after it (as
+// bench/statements.ts seeds them). Their transactions' keys start with `${prefix}:`.
+const SEED_POSTINGS_SQL = `
+with p as (
+  select g, gen_random_uuid() as tx, 2.00 as amount,
+    date_trunc('day', now() at time zone 'UTC') at time zone 'UTC' - interval '20 hours' + g * interval '1 second' as at
+  from generate_series(1, ?::int) g
+), t as (
+  insert into ledger_transactions (id, key, operation_id, description, created_at)
+  select tx, ?::text || ':' || tx, null, 'seeded posting', at from p
+)
+insert into ledger_entries (id, transaction_id, account_id, book, asset, amount, created_at, balance_seq, booked_at,
+  available_after, held_after)
+select gen_random_uuid(), tx, ?::uuid, 'available', 'BRL', amount, at, g, at,
+  sum(amount) over (order by g rows between unbounded preceding and current row), 0
+from p`;
+
+/**
+ * `count` BRL credits of 2.00 on `accountId` yesterday, for a long statement: the account is dated two days back so
+ * that they fall inside its life. They have no other side: `removeSeededPostings` takes them away again, so the
+ * ledger balances (the suite checks it after each test).
+ */
+export async function seedPostings(em: Em, accountId: string, count: number, prefix: string): Promise<void> {
+  await em.execute(`update accounts set created_at = now() - interval '2 days' where id = ?`, [accountId]);
+  await em.execute(SEED_POSTINGS_SQL, [count, prefix, accountId]);
+}
+
+export async function removeSeededPostings(em: Em, prefix: string): Promise<void> {
+  const keys = `${prefix}:%`;
+  await em.execute(
+    `delete from ledger_entries where transaction_id in (select id from ledger_transactions where key like ?)`,
+    [keys],
+  );
+  await em.execute('delete from ledger_transactions where key like ?', [keys]);
+}

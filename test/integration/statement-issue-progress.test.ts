@@ -6,25 +6,10 @@ import { systemEm } from '../../db/orm';
 import { issueStatements } from '../../statements/issue';
 import { activeAccount } from '../helpers/fixtures';
 import { newCustomer, stack } from '../helpers/stack';
+import { removeSeededPostings, seedPostings } from '../helpers/statements';
 
 // Enough postings for a JSON body of several 1 MiB pieces (an entry is about 300 characters).
 const POSTINGS = 12_000;
-
-// Yesterday's postings of one account, one a second, each with the balance after it (as bench/statements.ts seeds).
-const SEED_SQL = `
-with p as (
-  select g, gen_random_uuid() as tx, 2.00 as amount,
-    date_trunc('day', now() at time zone 'UTC') at time zone 'UTC' - interval '20 hours' + g * interval '1 second' as at
-  from generate_series(1, ?::int) g
-), t as (
-  insert into ledger_transactions (id, key, operation_id, description, created_at)
-  select tx, 'progress:' || tx, null, 'seeded posting', at from p
-)
-insert into ledger_entries (id, transaction_id, account_id, book, asset, amount, created_at, balance_seq, booked_at,
-  available_after, held_after)
-select gen_random_uuid(), tx, ?::uuid, 'available', 'BRL', amount, at, g, at,
-  sum(amount) over (order by g rows between unbounded preceding and current row), 0
-from p`;
 
 describe('Issuing a long statement', function () {
   this.timeout(300000);
@@ -34,8 +19,7 @@ describe('Issuing a long statement', function () {
     const c = await newCustomer('Conta Movimentada Ltda');
     const account = (await activeAccount(c, ['BRL'])).id;
     const em = systemEm(services.orm);
-    await em.execute(`update accounts set created_at = now() - interval '2 days' where id = ?`, [account]);
-    await em.execute(SEED_SQL, [POSTINGS, account]);
+    await seedPostings(em, account, POSTINGS, 'progress');
     try {
       let progress = 0;
       const issuing = { statementInterval: 'day', webhookTaskQueue: config.webhookTaskQueue };
@@ -50,12 +34,7 @@ describe('Issuing a long statement', function () {
       expect(pieces, 'a body of several pieces').to.be.at.least(3);
       expect(progress, 'progress reports while the statement was written').to.be.at.least(pieces);
     } finally {
-      // The seeded postings have no other side: gone, the ledger balances again (the suite checks it after each test).
-      await em.execute(
-        `delete from ledger_entries
-         where transaction_id in (select id from ledger_transactions where key like 'progress:%')`,
-      );
-      await em.execute(`delete from ledger_transactions where key like 'progress:%'`);
+      await removeSeededPostings(em, 'progress');
     }
   });
 });
