@@ -1,9 +1,10 @@
-// JSON and CSV statements are written on the API's one thread: they let other requests run while they write
-// (decision 0169, amended). Counted, not timed: how often the event loop turned while one page (2,000 entries) was
-// turned into text.
+// Statements are written on the API's one thread: every format lets other requests run while it writes (decision
+// 0169, amended for JSON and CSV). Counted, not timed: how often the event loop turned while one page of the source
+// (2,000 entries) was written.
 import { expect } from 'chai';
 import { statementJson } from '../../statements/formats/json';
 import { statementCsv } from '../../statements/formats/csv';
+import { statementPdf } from '../../statements/formats/pdf';
 import { ENTRIES_PER_TURN } from '../../statements/formats/ahead';
 import type { StatementEntry, StatementHeader, StatementSource } from '../../statements/statement';
 
@@ -31,10 +32,16 @@ const header: StatementHeader = {
   closingBalance: { value: '0.00', asset: 'BRL', decimals: 2 },
 };
 
-async function turnsWhileWriting(format: (s: StatementSource) => AsyncGenerator<string>): Promise<number> {
+/** The statement of one page of `entries`. */
+function source(): StatementSource {
   async function* pages() {
     yield entries;
   }
+  return { header, pages: pages() };
+}
+
+/** How often the event loop turned while `write` ran. */
+async function turnsWhile(write: () => Promise<void>): Promise<number> {
   let turns = 0;
   let writing = true;
   const tick = () => {
@@ -42,12 +49,27 @@ async function turnsWhileWriting(format: (s: StatementSource) => AsyncGenerator<
     if (writing) setImmediate(tick);
   };
   setImmediate(tick);
-  let text = '';
-  for await (const chunk of format({ header, pages: pages() })) text += chunk;
+  await write();
   writing = false;
-  expect(text).to.include('entry-1999');
   return turns;
 }
+
+describe('PDF statement drawing', function () {
+  this.timeout(60000);
+
+  it('lets the event loop turn while it draws a page of 2,000 entries', async () => {
+    const document = { holderName: 'Holder Ltda', sequence: 1, renderedAt: new Date('2027-02-01'), messageId: 'm1' };
+    const chunks: Buffer[] = [];
+    const turns = await turnsWhile(async () => {
+      const out = statementPdf(source(), document);
+      out.on('data', (c: Buffer) => chunks.push(c));
+      await new Promise((resolve, reject) => out.on('end', resolve).on('error', reject));
+    });
+    expect(Buffer.concat(chunks).subarray(0, 5).toString()).to.equal('%PDF-');
+    // At least a turn per 25 entries drawn; drawn in one go it was one or two.
+    expect(turns).to.be.at.least(ENTRIES / 25);
+  });
+});
 
 describe('JSON and CSV statement writing', () => {
   for (const [name, format] of [
@@ -55,8 +77,13 @@ describe('JSON and CSV statement writing', () => {
     ['CSV', statementCsv],
   ] as const) {
     it(`${name} lets the event loop turn while it writes a page of 2,000 entries`, async () => {
+      let text = '';
+      const turns = await turnsWhile(async () => {
+        for await (const chunk of format(source())) text += chunk;
+      });
+      expect(text).to.include('entry-1999');
       // At least a turn per ENTRIES_PER_TURN entries; written in one go it was one or two.
-      expect(await turnsWhileWriting(format)).to.be.at.least(ENTRIES / ENTRIES_PER_TURN);
+      expect(turns).to.be.at.least(ENTRIES / ENTRIES_PER_TURN);
     });
   }
 });
