@@ -1,11 +1,7 @@
 import { expect } from 'chai';
-import { createServer } from 'node:http';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { BrCodeError, brCodeLocation, crc16, decodeBrCode, encodeBrCode } from '../../rails/pix/br-code';
-import { PixClient } from '../../rails/pix/client';
-import { PixRail } from '../../rails/pix/connector';
 import { RailRejectedError } from '../../rails/errors';
+import { pixRailAgainst } from '../helpers/pix-stub';
 
 describe('BR Code (Pix Copia e Cola)', () => {
   it('CRC16-CCITT-FALSE gives the standard check value and the BCB manual example', () => {
@@ -99,7 +95,7 @@ describe('BR Code: the merchant name and the location', () => {
 
   it('a PSP whose charge location is too long: the connector refuses the charge (RailRejectedError)', async () => {
     const long = `psp.example/qr/v2/${'x'.repeat(70)}`;
-    const server = createServer((req, res) => {
+    const { rail, close } = await pixRailAgainst((req, res) => {
       res.setHeader('content-type', 'application/json');
       if (req.url === '/oauth/token') return res.end(JSON.stringify({ access_token: 't', expires_in: 300 }));
       const txid = req.url!.split('/').pop();
@@ -114,22 +110,6 @@ describe('BR Code: the merchant name and the location', () => {
         }),
       );
     });
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const { port } = server.address() as AddressInfo;
-    const client = new PixClient({
-      baseUrl: `http://127.0.0.1:${port}`,
-      clientId: 'c',
-      clientSecret: 's',
-      timeoutMs: 5000,
-    });
-    const rail = new PixRail(client, {
-      receivingKey: 'key@example.com',
-      receivingKeyType: 'EMAIL',
-      webhookToken: 'token',
-      merchantName: 'Cambio',
-      merchantCity: 'Sao Paulo',
-    });
     try {
       const charge = rail.createCharge({ chargeId: 'a'.repeat(30), amount: '10.00', expiresInSeconds: 600 });
       await charge.then(
@@ -140,8 +120,7 @@ describe('BR Code: the merchant name and the location', () => {
         },
       );
     } finally {
-      await rail.close();
-      server.close();
+      await close();
     }
   });
 });

@@ -1,17 +1,13 @@
 import { expect } from 'chai';
-import { createServer } from 'node:http';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
-import { PixClient } from '../../rails/pix/client';
-import { PixRail } from '../../rails/pix/connector';
 import { RailUnavailableError } from '../../rails/errors';
+import { pixRailAgainst } from '../helpers/pix-stub';
 
 // API Pix answers 403 AcessoNegado to an authenticated client its rules do not admit (a scope or a certificate the
 // operator has to fix): it says nothing of the customer's request nor of the payout, so it is "not now", not "no".
 
 describe('PIX connector: a 403 AcessoNegado of a spec-faithful PSP', () => {
   it('a charge, a payout and a return the PSP denies access to are RailUnavailableError, never a refusal', async () => {
-    const server = createServer((req, res) => {
+    const { rail, close } = await pixRailAgainst((req, res) => {
       req.resume();
       req.on('end', () => {
         if (req.url === '/oauth/token') {
@@ -30,22 +26,6 @@ describe('PIX connector: a 403 AcessoNegado of a spec-faithful PSP', () => {
           }),
         );
       });
-    });
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const { port } = server.address() as AddressInfo;
-    const client = new PixClient({
-      baseUrl: `http://127.0.0.1:${port}`,
-      clientId: 'c',
-      clientSecret: 's',
-      timeoutMs: 5000,
-    });
-    const rail = new PixRail(client, {
-      receivingKey: 'key@example.com',
-      receivingKeyType: 'EMAIL',
-      webhookToken: 'token',
-      merchantName: 'Cambio',
-      merchantCity: 'Sao Paulo',
     });
     const outcome = (p: Promise<unknown>) =>
       p.then(
@@ -70,8 +50,7 @@ describe('PIX connector: a 403 AcessoNegado of a spec-faithful PSP', () => {
       );
       expect(ret).to.be.instanceOf(RailUnavailableError);
     } finally {
-      await client.close();
-      server.close();
+      await close();
     }
   });
 });
