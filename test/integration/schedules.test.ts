@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { Client as PgClient } from 'pg';
-import type { Client, ScheduleDescription } from '@temporalio/client';
+import type { Client, ScheduleDescription, ScheduleHandle } from '@temporalio/client';
 import { systemEm } from '../../db/orm';
 import { createActivities } from '../../activities';
 import { ensureSchedules, periodicJobs, scheduleId } from '../../worker/schedules';
@@ -19,6 +19,17 @@ import { workflowBundle } from '../helpers/workflow-bundle';
 const INTERVAL = 'PT2S';
 const INTERVAL_MS = 2000;
 const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
+
+/** Pauses the schedule for the reads that follow, and waits until no run of it is still going. */
+async function pauseAndSettle(handle: ScheduleHandle): Promise<void> {
+  await handle.pause('test: reading back');
+  await eventually(
+    () => handle.describe(),
+    (d) => d.info.runningActions.length === 0,
+    120_000,
+    250,
+  );
+}
 
 describe('Periodic jobs as Temporal Schedules', function () {
   this.timeout(180000);
@@ -89,13 +100,7 @@ describe('Periodic jobs as Temporal Schedules', function () {
     const runs = described.info.recentActions.map((a) => a.action.workflow.workflowId);
     expect(new Set(runs).size).to.equal(runs.length);
     // Held still from here on (a run every period would add statements between the reads below).
-    await handle.pause('test: reading back');
-    await eventually(
-      () => handle.describe(),
-      (d) => d.info.runningActions.length === 0,
-      120_000,
-      250,
-    );
+    await pauseAndSettle(handle);
     const em = systemEm((await stack()).services.orm);
     const rows = (await em.execute(
       `select id, period_start, period_end from statements where account_id = ? order by period_start`,
@@ -211,13 +216,7 @@ describe('Periodic jobs as Temporal Schedules', function () {
       await pg.end();
     }
     await new Promise((r) => setTimeout(r, 3 * INTERVAL_MS));
-    await handle.pause('test: reading back');
-    await eventually(
-      () => handle.describe(),
-      (d) => d.info.runningActions.length === 0,
-      120_000,
-      250,
-    );
+    await pauseAndSettle(handle);
     const em = systemEm((await stack()).services.orm);
     const rows = (await em.execute(
       'select period_start, period_end from statements where account_id = ? order by period_start',
