@@ -155,6 +155,8 @@ describe('PIX connector contract (against the simulated PSP)', function () {
     expect(err).to.be.instanceOf(RailRejectedError);
     expect(err.status).to.equal(400);
     expect((err.body as any).violacoes[0].propriedade).to.equal('valor.original');
+    // The operator's log and the activity's failure name what the PSP refused and why, not only "invalid body".
+    expect(err.message).to.match(/valor\.original: \S/);
     const short = (await charge('10.00', 'tooShort').catch((e: unknown) => e)) as RailRejectedError;
     expect(short.status).to.equal(400);
   });
