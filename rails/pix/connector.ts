@@ -117,6 +117,11 @@ export class PixRail
     // A 2xx whose charge cannot be read says nothing final: the client's retry (same txid) asks again (decision 0196).
     if (took)
       throw new RailUnavailableError(`the PSP answered PUT ${path} with a charge that is not ${request.chargeId}`);
+    // A 404 to a create names nothing of the charge (a key the PSP does not know is a 400): the PSP has no such
+    // route, as when PIX_PSP_URL lacks its API's base (`.../api`). The operator's to fix, so "not now" (decision 0262).
+    if (res.status === 404) {
+      throw new RailUnavailableError(`the PSP has no PUT ${path} (404): check PIX_PSP_URL, the base of its API`, 60);
+    }
     throw rejected(`PUT ${path}`, res, chargeRefusalForCustomer(res.body));
   }
 

@@ -269,6 +269,12 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
     });
     const plain = (await postDeposit('9.00')).res as { status: number; body: any };
     expect([plain.status, plain.body.message]).to.deep.equal([422, "the PSP refused the deposit's charge"]);
+    // A 404 to the charge's PUT names no data of the customer's (a key the PSP does not know is 400): the PSP has
+    // no such route, PIX_PSP_URL missing its API's base (`.../api`). The operator's to fix: 503, not a refusal.
+    await psp.control('POST', '/faults', { method: 'PUT', status: 404, pathPrefix: '/cob/', count: 1 });
+    const lost = (await postDeposit('9.00')).res as { status: number; body: any; headers: Record<string, string> };
+    expect([lost.status, lost.body.code], JSON.stringify(lost.body)).to.deep.equal([503, 'SERVICE_UNAVAILABLE']);
+    expect(lost.headers['retry-after']).to.match(/^\d+$/);
     await psp.control('POST', '/faults', { status: 429, pathPrefix: '/cob/', count: 1 });
     const later = (await postDeposit('9.00')).res as { status: number; headers: Record<string, string> };
     expect(later.status).to.equal(503);
