@@ -53,8 +53,9 @@ export class Simulator implements SimulatorHandle {
     });
     app.use(async (ctx, next) => {
       if (ctx.path.startsWith('/sim/')) return next();
-      // A fault names the API's path as the client writes it after PIX_PSP_URL (`/cob/`), or a provider's own.
-      const fault = this.takeFault(ctx.method, underApi(ctx.path) ?? ctx.path);
+      // A fault names the API's path as the client writes it after PIX_PSP_URL (`/cob/`), or the path as it is (a
+      // provider's own, OXR's `/api/latest.json` among them).
+      const fault = this.takeFault(ctx.method, [ctx.path, underApi(ctx.path)]);
       if (!fault) return next();
       if (fault.afterHandling) {
         await this.withBody(ctx, next);
@@ -125,11 +126,13 @@ export class Simulator implements SimulatorHandle {
     };
   }
 
-  private takeFault(method: string, path: string): Fault | undefined {
+  /** The first live fault for the method and any of `paths` (a path and, under the API's base, the path below). */
+  private takeFault(method: string, paths: (string | undefined)[]): Fault | undefined {
     const now = Date.now();
     this.faults = this.faults.filter((f) => f.remaining > 0 && f.until > now);
+    const prefixed = (prefix: string) => paths.some((path) => path?.startsWith(prefix));
     const fault = this.faults.find(
-      (f) => (!f.method || f.method === method) && (!f.pathPrefix || path.startsWith(f.pathPrefix)),
+      (f) => (!f.method || f.method === method) && (!f.pathPrefix || prefixed(f.pathPrefix)),
     );
     if (fault) fault.remaining--;
     return fault;
