@@ -8,14 +8,14 @@ import { countRejection } from '../services/metrics';
 import { clientAddress } from './overload/token-throttle';
 import type { ServiceContext } from '../services/context';
 
-// A provider's notices (decisions 0078, 0107, 0118): outside
-// /api, no customer and no token of ours; the secret is the path's token (PIX: PIX_WEBHOOK_TOKEN). One route for
-// every rail, `/rails/{rail}/{token}{suffix}` (rail in lower case, the suffix the provider appends: PIX's
-// `/pix`), whose connector the registry (rails/registry.ts) gives. A notice is a claim: the gate below limits the
-// rate and checks the token before a byte of the body is read, the connector checks every item's format and reads
-// it back from the provider, and only what the provider's own record confirms is recorded, in its words. The
-// answer is 200 only once every item is recorded, so a provider that got anything else sends the notice again,
-// and a record per end-to-end id makes that harmless (decision 0107).
+// A provider's notices (decisions 0078, 0107, 0118): outside /api, no customer and no token of ours; the secret is
+// the path's token (PIX: PIX_WEBHOOK_TOKEN). One route for every rail, `/rails/{rail}/{token}{suffix}` (rail in
+// lower case, the suffix the provider appends: PIX's `/pix`) and the same without the suffix (decision 0261), whose
+// connector the registry (rails/registry.ts) gives. A notice is a claim: the gate below limits the rate and checks
+// the token before a byte of the body is read, the connector checks every item's format and reads it back from the
+// provider, and only what the provider's own record confirms is recorded, in its words. The answer is 200 only once
+// every item is recorded, so a provider that got anything else sends the notice again, and a record per end-to-end
+// id makes that harmless (decision 0107).
 
 /** Any path under /rails/{rail}/{token}: the rail's slug, the token, and what follows it. */
 export const RAIL_NOTICE_PATH = /^\/rails\/([a-z0-9-]+)\/([^/?#]+)(\/[^?#]*)?$/;
@@ -26,12 +26,18 @@ interface NoticeTarget {
   notices?: NoticeCapability;
 }
 
-/** The rail a POST is a notice of: a registered rail that takes notices, at its suffix. */
+/**
+ * What may follow the token: the rail's suffix (PIX's `/pix`, which the PSP appends to its notices), or nothing,
+ * the URL as registered, where a PSP POSTs its test of it (Efí, decision 0261) and some PSPs their notices.
+ */
+const noticeSuffixes = (suffix: string): string[] => (suffix ? [suffix, ''] : ['']);
+
+/** The rail a POST is a notice of: a registered rail that takes notices, at its suffix or at the registered URL. */
 function noticeTarget(s: ServiceContext, ctx: Koa.Context): NoticeTarget | undefined {
   if (ctx.method !== 'POST') return undefined;
   const m = RAIL_NOTICE_PATH.exec(ctx.path);
   const entry = m ? s.rails?.bySlug(m[1]) : undefined;
-  if (!m || !entry?.notices || (m[3] ?? '') !== entry.notices.suffix) return undefined;
+  if (!m || !entry?.notices || !noticeSuffixes(entry.notices.suffix).includes(m[3] ?? '')) return undefined;
   return { entry, notices: s.rails?.connector(entry.rail)?.notices };
 }
 
@@ -70,8 +76,8 @@ export function railNoticeGate(s: ServiceContext, take: (address: string) => num
 
 export function railNoticeRoutes(router: Router, s: ServiceContext): void {
   for (const entry of s.rails?.entries ?? []) {
-    if (entry.notices)
-      router.post(`/rails/${entry.slug}/:token${entry.notices.suffix}`, (ctx) => notice(s, entry, ctx));
+    for (const suffix of entry.notices ? noticeSuffixes(entry.notices.suffix) : [])
+      router.post(`/rails/${entry.slug}/:token${suffix}`, (ctx) => notice(s, entry, ctx));
   }
 }
 
@@ -104,6 +110,13 @@ async function notice(s: ServiceContext, entry: RailEntry, ctx: Koa.Context): Pr
     }
     for (const refused of verdict.refused) {
       s.log.warn({ requestId, ...refused }, `${name} notice item the PSP does not confirm: refused, nothing recorded`);
+    }
+    if (!verdict.confirmed.length && !verdict.refused.length) {
+      // No Pix claimed: a PSP testing the URL (decision 0261). 200, so it registers it; nothing to record.
+      s.log.info({ requestId }, `${name} notice with no payment (a provider's test of the URL): answered 200`);
+      ctx.status = 200;
+      ctx.body = { received: 0 };
+      return;
     }
     const recorded = await recordNotice(s, entry.rail, verdict.confirmed);
     if (verdict.refused.length) {

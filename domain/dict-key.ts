@@ -1,9 +1,12 @@
 // PIX DICT key validation. DICT keys are looked up verbatim, so every type must arrive in its
-// canonical form: no masks, no surrounding whitespace, no case folding done for the caller.
+// canonical form: no masks, no surrounding whitespace. Only the letter case of an EVP or an e-mail key, which means
+// nothing, is folded for the caller (dictKeyAsHeld).
 import { isValidCnpj, isValidCpf } from './tax-id';
 import { isUuid } from './uuid';
 
 export type DictKeyType = 'CPF' | 'CNPJ' | 'EMAIL' | 'PHONE' | 'EVP';
+
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 // DICT limit for e-mail keys.
 const EMAIL_MAX_LENGTH = 77;
@@ -44,11 +47,20 @@ export function isValidDictKey(type: DictKeyType, key: string): boolean {
     case 'PHONE':
       return isValidPhoneKey(key);
     case 'EVP':
-      return isUuid(key);
+      // DICT draws an EVP at random: never the nil UUID, which a client sends for "none" and a payout could only fail.
+      return isUuid(key) && key !== NIL_UUID;
     default:
       // Unreachable for typed callers; untyped input (e.g. parsed JSON) must not get `undefined`.
       return false;
   }
+}
+
+/**
+ * A valid key as DICT holds it, for a new instruction (decision 0263): an EVP or an e-mail key in lower case (the
+ * letter case of either means nothing, and the form the PSP looks up is DICT's), the others as they are.
+ */
+export function dictKeyAsHeld(type: DictKeyType, key: string): string {
+  return type === 'EVP' || type === 'EMAIL' ? key.toLowerCase() : key;
 }
 
 /** A WALLET instruction's type, stored where a PIX key's type is (decision 0134). */

@@ -11,12 +11,16 @@ import { payoutRoutes } from './routes-payouts';
 import { controlRoutes } from './routes-control';
 import type { MountedProvider } from './provider';
 import { SIMULATED_PROVIDERS } from './providers';
+import { underApi } from './api-pix/layout';
 
 // A PSP that speaks API Pix, for the sandbox and the tests: OAuth2 client credentials, charges, received Pix,
 // returns, webhook registration and payouts, with its own durable state (store.ts), notices sent with retries
 // (settlement.ts), and control routes under /sim (routes-control.ts) that play the payer and the faults. Beside it,
 // in the same process, every other simulated provider of providers.ts (a bank of boletos, a bank's accounts API,
 // the exchange-rate sources), each with its own paths, tokens and state.
+// The API is served under api-pix/layout.ts's API_BASE, the token, /healthz and the control routes at the origin
+// (decision 0256 reads the token there); nothing of the API answers at the root, so a client that drops the base
+// path fails here as it would at a PSP laid out as the spec is.
 
 export class Simulator implements SimulatorHandle {
   readonly store: Store;
@@ -49,7 +53,9 @@ export class Simulator implements SimulatorHandle {
     });
     app.use(async (ctx, next) => {
       if (ctx.path.startsWith('/sim/')) return next();
-      const fault = this.takeFault(ctx.method, ctx.path);
+      // A fault names the API's path as the client writes it after PIX_PSP_URL (`/cob/`), or the path as it is (a
+      // provider's own, OXR's `/api/latest.json` among them).
+      const fault = this.takeFault(ctx.method, [ctx.path, underApi(ctx.path)]);
       if (!fault) return next();
       if (fault.afterHandling) {
         await this.withBody(ctx, next);
@@ -69,6 +75,12 @@ export class Simulator implements SimulatorHandle {
       if (ctx.path === '/oauth/token' && ctx.method === 'POST') return this.issueToken(ctx);
       if (ctx.path === '/healthz') return void (ctx.body = { ok: true });
       if (ctx.path.startsWith('/sim/')) return next();
+      const path = underApi(ctx.path);
+      // The token is beside the API, not in it: under the base it is 404, as at a PSP laid out as the spec is.
+      if (path === undefined || path === '/oauth/token') {
+        return problem(ctx, 404, 'NaoEncontrado', `${ctx.method} ${ctx.path}`);
+      }
+      ctx.path = path;
       const bearer = /^Bearer (.+)$/.exec(ctx.get('authorization'))?.[1];
       const expires = bearer ? this.tokens.get(bearer) : undefined;
       if (!expires || expires < Date.now()) return problem(ctx, 401, 'AcessoNegado', 'invalid or expired token');
@@ -114,11 +126,13 @@ export class Simulator implements SimulatorHandle {
     };
   }
 
-  private takeFault(method: string, path: string): Fault | undefined {
+  /** The first live fault for the method and any of `paths` (a path and, under the API's base, the path below). */
+  private takeFault(method: string, paths: (string | undefined)[]): Fault | undefined {
     const now = Date.now();
     this.faults = this.faults.filter((f) => f.remaining > 0 && f.until > now);
+    const prefixed = (prefix: string) => paths.some((path) => path?.startsWith(prefix));
     const fault = this.faults.find(
-      (f) => (!f.method || f.method === method) && (!f.pathPrefix || path.startsWith(f.pathPrefix)),
+      (f) => (!f.method || f.method === method) && (!f.pathPrefix || prefixed(f.pathPrefix)),
     );
     if (fault) fault.remaining--;
     return fault;

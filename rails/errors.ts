@@ -38,6 +38,11 @@ export class RailRejectedError extends Error {
      * whatever an earlier attempt did. A provider's refusal may answer a repeat of a call it took (decision 0159).
      */
     readonly beforeAnyCall = false,
+    /**
+     * What the customer may be told of the refusal (which of its own data the provider refused), when the connector
+     * can tell; the message is the operator's, in the provider's words (decision 0262).
+     */
+    readonly forCustomer?: string,
   ) {
     super(message);
   }

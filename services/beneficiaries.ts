@@ -5,7 +5,7 @@ import type { Em } from '../db/orm';
 import { Beneficiary, BeneficiarySchema, PaymentInstruction, PaymentInstructionSchema } from '../db/entities';
 import { BENEFICIARY_LIST, instructionCounts, newBeneficiary } from '../db/repositories/beneficiaries';
 import { recordEvent } from '../db/repositories/events';
-import { DictKeyType, isValidDictKey } from '../domain/dict-key';
+import { DictKeyType, dictKeyAsHeld, isValidDictKey } from '../domain/dict-key';
 import { initialStates } from '../domain/states';
 import { isValidTaxId, normalizeTaxId } from '../domain/tax-id';
 import { CambioError, notFound, validationError } from '../domain/errors';
@@ -102,8 +102,9 @@ export async function addPaymentInstruction(s: ServiceContext, em: Em, beneficia
 }
 
 // An EVP is a UUID, whose hex digits mean the same in either case, and an e-mail key reaches one mailbox however its
-// letters are written (a domain is caseless, and no mail provider tells a local part's case apart): stored as sent,
-// compared without case (decision 0239). The other keys are digits, an E.164 number or a checksummed address.
+// letters are written (a domain is caseless, and no mail provider tells a local part's case apart): compared without
+// case (decision 0239), for the rows stored as sent before new ones were stored in lower case (decision 0263). The
+// other keys are digits, an E.164 number or a checksummed address.
 const CASELESS_KEYS = new Set(['EVP', 'EMAIL']);
 
 function sameKey(keyType: string, a: string, b: string): boolean {
@@ -235,7 +236,8 @@ function checkInstruction(config: Config, input: InstructionInput, path: string)
       allowedAssets: [PIX_ASSET],
     });
   }
-  return { asset: input.asset, rail: PIX_RAIL, dictKeyType: input.dictKeyType, dictKey: input.dictKey };
+  const dictKey = dictKeyAsHeld(input.dictKeyType, input.dictKey);
+  return { asset: input.asset, rail: PIX_RAIL, dictKeyType: input.dictKeyType, dictKey };
 }
 
 /**

@@ -17,6 +17,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { CpuMeter, postgresPids, type PidSource } from './proc';
+import { API_BASE } from '../../psp-simulator/api-pix/layout';
 
 const {
   ensurePostgres,
@@ -276,7 +277,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       ...(process.env.BENCH_RATE_LIMIT === 'default'
         ? {}
         : { RATE_LIMIT_PER_SECOND: '1000000', RATE_LIMIT_BURST: '1000000', RATE_LIMIT_IN_FLIGHT: '1000000' }),
-      ...(stack.pspUrl ? { ...pspClient, PIX_PSP_URL: stack.pspUrl, PUBLIC_BASE_URL: stack.apiUrl } : {}),
+      // The PSP's API is under the simulator's origin, as API Pix lays it out (its token and /sim at the origin).
+      ...(stack.pspUrl
+        ? { ...pspClient, PIX_PSP_URL: `${stack.pspUrl}${API_BASE}`, PUBLIC_BASE_URL: stack.apiUrl }
+        : {}),
       ...(stack.pspUrl && opts.liveRates
         ? {
             RATES_SOURCES: 'oxr,ptax,ecb',

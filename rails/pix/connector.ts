@@ -24,6 +24,7 @@ import type {
 import { BrCodeError, brCodeLocation, encodeBrCode } from './br-code';
 import type { PixClient, PixResponse } from './client';
 import { parseNoticeItems, pixItemProblems, unconfirmed, type PixItem } from './notices';
+import { chargeRefusalForCustomer, describeProblem } from './problem';
 
 // The PIX connector: Cambio's rail boundary spoken as API Pix (charges, received Pix, returns, webhook) and the
 // PSP payout shape most Brazilian PSPs deploy (Efí's "envio de Pix"). Every call carries our id; a PSP that
@@ -116,7 +117,12 @@ export class PixRail
     // A 2xx whose charge cannot be read says nothing final: the client's retry (same txid) asks again (decision 0196).
     if (took)
       throw new RailUnavailableError(`the PSP answered PUT ${path} with a charge that is not ${request.chargeId}`);
-    throw rejected(`PUT ${path}`, res);
+    // A 404 to a create names nothing of the charge (a key the PSP does not know is a 400): the PSP has no such
+    // route, as when PIX_PSP_URL lacks its API's base (`.../api`). The operator's to fix, so "not now" (decision 0262).
+    if (res.status === 404) {
+      throw new RailUnavailableError(`the PSP has no PUT ${path} (404): check PIX_PSP_URL, the base of its API`, 60);
+    }
+    throw rejected(`PUT ${path}`, res, chargeRefusalForCustomer(res.body));
   }
 
   /**
@@ -535,8 +541,12 @@ function acknowledgedThenRefused(err: unknown, what: string): unknown {
   );
 }
 
-function rejected(call: string, res: PixResponse): RailRejectedError {
-  const problem = res.body as { title?: string; detail?: string } | undefined;
-  const why = problem?.detail ?? problem?.title ?? '';
-  return new RailRejectedError(`PSP refused ${call}: HTTP ${res.status} ${why}`.trim(), res.status, res.body);
+/**
+ * A PSP's refusal, in its words for the operator (its detail and every `violacoes` field and reason, decision 0262);
+ * `forCustomer`, what the customer may be told of it.
+ */
+function rejected(call: string, res: PixResponse, forCustomer?: string): RailRejectedError {
+  const why = describeProblem(res.body);
+  const message = `PSP refused ${call}: HTTP ${res.status} ${why}`.trim();
+  return new RailRejectedError(message, res.status, res.body, false, forCustomer);
 }

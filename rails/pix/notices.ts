@@ -64,11 +64,16 @@ export function pixItemProblems(item: unknown): NoticeProblem[] {
 
 /**
  * The items of a notice body `{"pix": [...]}`, every one well formed; otherwise NoticeRejectedError 400 naming
- * every bad field (`/pix/2/valor`), so nothing of a notice with one bad item is recorded.
+ * every bad field (`/pix/2/valor`), so nothing of a notice with one bad item is recorded. A body that claims no Pix
+ * (none, or an object without `pix`: Efí's `{"evento": "teste_webhook"}`) is a PSP testing the URL it is asked to
+ * register, which it registers only once answered 2xx (decision 0261): no items.
  */
 export function parseNoticeItems(body: unknown): PixItem[] {
-  const items = (body as { pix?: unknown } | undefined)?.pix;
-  if (typeof body !== 'object' || body === null || !Array.isArray(items)) {
+  if (body === undefined) return [];
+  const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
+  if (isObject && !('pix' in body)) return [];
+  const items = isObject ? (body as { pix?: unknown }).pix : undefined;
+  if (!Array.isArray(items)) {
     throw new NoticeRejectedError('a notice is {"pix": [{endToEndId, valor, horario, txid?}]}', 400, [
       { path: '/pix', message: 'must be an array of received Pix' },
     ]);

@@ -47,7 +47,8 @@ export class PixSandboxPayer implements SandboxPayerCapability<SandboxPix> {
 
   /** Has the simulator pay; an end-to-end id it already received is the same payment (a retry). */
   async pay(pix: SandboxPix): Promise<SandboxPaid> {
-    const res = await fetch(`${this.pspUrl.replace(/\/+$/, '')}/sim/pix`, {
+    // The simulator's control routes are at its origin, beside the API's base (`/api`) as its token is.
+    const res = await fetch(`${new URL(this.pspUrl).origin}/sim/pix`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(pix),

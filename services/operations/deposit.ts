@@ -172,11 +172,12 @@ export async function chargeForDeposit(
       throw new CambioError('IDEMPOTENCY_KEY_REUSED', 'this X-Idempotency-Key was used for a different request');
     }
     if (err instanceof RailRejectedError) {
-      // The PSP refused the charge itself (say, the account owner's tax id): no operation, nothing held.
+      // The PSP refused the charge itself (say, the account owner's tax id): no operation, nothing held. The
+      // operator's log has the PSP's words; the customer is told only which of its data was refused, when the
+      // connector can tell (decision 0262), never the PSP's text, paths or the values it echoes.
       s.log.warn({ err: err.message, txid: request.chargeId }, `${rail} charge refused by the provider`);
-      throw new CambioError('RAIL_REJECTED', `the PSP refused the deposit's charge: ${err.message}`, {
-        rail,
-      });
+      const told = err.forCustomer ? `: ${err.forCustomer}` : '';
+      throw new CambioError('RAIL_REJECTED', `the PSP refused the deposit's charge${told}`, { rail });
     }
     throw err;
   } finally {

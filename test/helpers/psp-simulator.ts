@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { API_BASE } from '../../psp-simulator/api-pix/layout';
 import { entryArgs } from './entries';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -12,7 +13,10 @@ const ROOT = path.resolve(__dirname, '../..');
 export const SIM_CLIENT = { id: 'cambio-test', secret: randomBytes(24).toString('hex') };
 
 export interface SimulatorProc {
+  /** Its origin: the token, /healthz and the /sim control routes. */
   url: string;
+  /** Its API Pix base, under the origin as the spec's servers are (`/api`): PIX_PSP_URL. */
+  apiUrl: string;
   child: ChildProcess;
   stateFile: string;
   /** POST/GET/DELETE on a /sim control route; the parsed JSON answer (or undefined) and the status. */
@@ -58,6 +62,7 @@ export async function startSimulator(env: Record<string, string> = {}): Promise<
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     url,
+    apiUrl: `${url}${API_BASE}`,
     child,
     stateFile,
     async control(method, route, body) {

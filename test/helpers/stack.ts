@@ -74,7 +74,7 @@ async function build(): Promise<Stack> {
   // The sandbox pays out (and, with the rails, charges) through a simulated PSP of its own, as `npm start` does.
   const psp = await startSimulator();
   pspEnv = {
-    PIX_PSP_URL: psp.url,
+    PIX_PSP_URL: psp.apiUrl,
     PIX_CLIENT_ID: SIM_CLIENT.id,
     PIX_CLIENT_SECRET: SIM_CLIENT.secret,
     // The simulated bank of boletos is served by the same process (psp-simulator/bank-boleto/).

@@ -262,6 +262,18 @@ describe('beneficiaries', () => {
       expect(again.body.details.instructionId).to.equal(email.body.paymentInstructions[1].id);
       expect((await get(c, `/api/beneficiaries/${created.id}`)).body.paymentInstructions).to.have.length(2);
     });
+
+    it('stores a new EVP or e-mail key in lower case, as DICT holds it; refuses the nil UUID as an EVP', async () => {
+      const evp = randomUUID();
+      const created = (await create(c, beneficiaryBody(pixInstruction('EVP', evp.toUpperCase())))).body;
+      expect(created.paymentInstructions[0].address.dictKey).to.equal(evp);
+      const email = await addInstruction(c, created.id, pixInstruction('EMAIL', 'Lower.Me@Example.COM'));
+      expect(email.status, JSON.stringify(email.body)).to.equal(201);
+      expect(email.body.paymentInstructions[1].address.dictKey).to.equal('lower.me@example.com');
+      const nil = await addInstruction(c, created.id, pixInstruction('EVP', '00000000-0000-0000-0000-000000000000'));
+      expect([nil.status, nil.body.code]).to.deep.equal([400, 'VALIDATION_ERROR']);
+      expect(nil.body.details.errors[0].path).to.equal('/dictKey');
+    });
   });
 
   describe('GET /api/beneficiaries', () => {

@@ -71,7 +71,12 @@ describe('PIX connector contract (against the simulated PSP)', function () {
   let receiver: NoticeReceiver;
 
   const connect = (timeoutMs = 5000) => {
-    const c = new PixClient({ baseUrl: sim.url, clientId: SIM_CLIENT.id, clientSecret: SIM_CLIENT.secret, timeoutMs });
+    const c = new PixClient({
+      baseUrl: sim.apiUrl,
+      clientId: SIM_CLIENT.id,
+      clientSecret: SIM_CLIENT.secret,
+      timeoutMs,
+    });
     const r = new PixRail(c, {
       receivingKey: KEY,
       receivingKeyType: 'EMAIL',
@@ -155,6 +160,8 @@ describe('PIX connector contract (against the simulated PSP)', function () {
     expect(err).to.be.instanceOf(RailRejectedError);
     expect(err.status).to.equal(400);
     expect((err.body as any).violacoes[0].propriedade).to.equal('valor.original');
+    // The operator's log and the activity's failure name what the PSP refused and why, not only "invalid body".
+    expect(err.message).to.match(/valor\.original: \S/);
     const short = (await charge('10.00', 'tooShort').catch((e: unknown) => e)) as RailRejectedError;
     expect(short.status).to.equal(400);
   });
@@ -503,6 +510,25 @@ describe('PIX connector contract (against the simulated PSP)', function () {
     }
   });
 
+  it("is laid out as API Pix's servers: the API under /api, the token at the origin, nothing at the root", async () => {
+    const basic = Buffer.from(`${SIM_CLIENT.id}:${SIM_CLIENT.secret}`).toString('base64');
+    const askToken = (url: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'grant_type=client_credentials',
+      });
+    expect((await askToken(`${sim.apiUrl}/oauth/token`)).status, 'no token under the API').to.equal(404);
+    const given = await askToken(`${sim.url}/oauth/token`);
+    expect(given.status).to.equal(200);
+    const bearer = { authorization: `Bearer ${((await given.json()) as { access_token: string }).access_token}` };
+    const window = `inicio=${new Date(Date.now() - 60_000).toISOString()}&fim=${new Date().toISOString()}`;
+    expect((await fetch(`${sim.apiUrl}/pix?${window}`, { headers: bearer })).status).to.equal(200);
+    expect((await fetch(`${sim.url}/pix?${window}`, { headers: bearer })).status, 'nothing at the root').to.equal(404);
+    // Cambio's client, given the API's base alone, finds the token at the origin (decision 0256).
+    expect(client.tokensFetched).to.be.greaterThan(0);
+  });
+
   it('OAuth2: one token for many calls, fetched again once after a 401', async () => {
     const fresh = connect();
     try {
@@ -511,7 +537,12 @@ describe('PIX connector contract (against the simulated PSP)', function () {
       await sim.control('POST', '/tokens/revoke');
       await fresh.rail.listReceived({ from: new Date(Date.now() - 1000), to: new Date() });
       expect(fresh.client.tokensFetched).to.equal(2);
-      const wrong = new PixClient({ baseUrl: sim.url, clientId: SIM_CLIENT.id, clientSecret: 'nope', timeoutMs: 2000 });
+      const wrong = new PixClient({
+        baseUrl: sim.apiUrl,
+        clientId: SIM_CLIENT.id,
+        clientSecret: 'nope',
+        timeoutMs: 2000,
+      });
       const err = await wrong.request('GET', '/pix').catch((e: unknown) => e);
       expect(err).to.be.instanceOf(RailUnavailableError);
       await wrong.close();

@@ -241,6 +241,40 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
     const refused = (await postDeposit('9.00')).res as { status: number; body: any };
     expect(refused.status, JSON.stringify(refused.body)).to.equal(422);
     expect(refused.body.code).to.equal('RAIL_REJECTED');
+    // An API Pix 400 is an RFC 7807 problem: the customer is told which of its data the PSP refused (the account
+    // owner's tax id, as the charge's debtor), never the PSP's words, its paths or the value it echoes.
+    const problem = {
+      type: 'https://pix.bcb.gov.br/api/v2/error/CobOperacaoInvalida',
+      title: 'Cobrança inválida.',
+      status: 400,
+      detail: 'A requisição que busca alterar ou criar uma cobrança não respeita o schema.',
+      violacoes: [
+        { razao: 'CPF com dígito verificador inválido', propriedade: 'cob.devedor.cpf', valor: '12345678900' },
+      ],
+    };
+    await psp.control('POST', '/faults', { method: 'PUT', status: 400, body: problem, pathPrefix: '/cob/', count: 1 });
+    const told = (await postDeposit('9.00')).res as { status: number; body: any };
+    expect([told.status, told.body.code], JSON.stringify(told.body)).to.deep.equal([422, 'RAIL_REJECTED']);
+    expect(told.body.message).to.match(/account owner/);
+    for (const internal of ['Cobrança inválida', 'não respeita', 'dígito', '12345678900', '/cob/', 'HTTP 400']) {
+      expect(JSON.stringify(told.body), internal).to.not.contain(internal);
+    }
+    const unexplained = { ...problem, violacoes: [{ razao: 'expirada', propriedade: 'cob.calendario.expiracao' }] };
+    await psp.control('POST', '/faults', {
+      method: 'PUT',
+      status: 400,
+      body: unexplained,
+      pathPrefix: '/cob/',
+      count: 1,
+    });
+    const plain = (await postDeposit('9.00')).res as { status: number; body: any };
+    expect([plain.status, plain.body.message]).to.deep.equal([422, "the PSP refused the deposit's charge"]);
+    // A 404 to the charge's PUT names no data of the customer's (a key the PSP does not know is 400): the PSP has
+    // no such route, PIX_PSP_URL missing its API's base (`.../api`). The operator's to fix: 503, not a refusal.
+    await psp.control('POST', '/faults', { method: 'PUT', status: 404, pathPrefix: '/cob/', count: 1 });
+    const lost = (await postDeposit('9.00')).res as { status: number; body: any; headers: Record<string, string> };
+    expect([lost.status, lost.body.code], JSON.stringify(lost.body)).to.deep.equal([503, 'SERVICE_UNAVAILABLE']);
+    expect(lost.headers['retry-after']).to.match(/^\d+$/);
     await psp.control('POST', '/faults', { status: 429, pathPrefix: '/cob/', count: 1 });
     const later = (await postDeposit('9.00')).res as { status: number; headers: Record<string, string> };
     expect(later.status).to.equal(503);

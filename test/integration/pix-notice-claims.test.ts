@@ -153,6 +153,35 @@ describe('PIX notices are claims: read back from the PSP before they are money',
     }
   });
 
+  it("a PSP's test POST (Efí's teste_webhook, at the registered URL or /pix) is 200, credits nothing", async () => {
+    const { noticeBaseUrl, config } = await stack();
+    const before = await balance(c, accountId, 'BRL');
+    const dep = await openPixDeposit('7.00');
+    const token = config.pix.webhookToken;
+    // Efí POSTs its test to the URL as registered (`/pix` is appended only to real notices) and refuses the
+    // registration without a 2xx; other PSPs test with an empty body or an empty list.
+    const post = (path: string, body?: unknown, tok = token) =>
+      fetch(`${noticeBaseUrl}/rails/pix/${tok}${path}`, {
+        method: 'POST',
+        ...(body === undefined ? {} : { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }),
+      });
+    for (const path of ['', '/pix']) {
+      for (const body of [{ evento: 'teste_webhook' }, {}, undefined, { pix: [] }]) {
+        const res = await post(path, body);
+        expect([res.status, await res.json()], `${path} ${JSON.stringify(body)}`).to.deep.equal([200, { received: 0 }]);
+      }
+      // The test is authenticated as a notice is: a wrong token is 401 at either path.
+      expect((await post(path, { evento: 'teste_webhook' }, 'not-the-token')).status, path).to.equal(401);
+    }
+    // A claim at the registered URL is a claim still: a forged one is refused, and a body that names `pix`
+    // wrongly is 400, as at /pix.
+    const forged = await post('', { pix: [item(forgedE2e(), '7.00', dep.txid)] });
+    expect(forged.status).to.equal(422);
+    expect((await post('', { pix: 'x', evento: 'teste_webhook' })).status).to.equal(400);
+    expect((await untilStatus(c, dep.id, 'REQUESTED')).transactions).to.deep.equal([]);
+    expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
+  });
+
   it('the sandbox route pays through the PSP only with an end-to-end id a notice can carry', async () => {
     const { http } = await stack();
     const dep = await openPixDeposit('8.00');

@@ -35,7 +35,7 @@ describe('reconciliation: a new deployment starts at its own origin', function (
     await migrate(url);
     const orm = await openOrm(url, { poolMax: 2 });
     const { services } = await stack();
-    const pspEnv = { PIX_PSP_URL: psp.url, PIX_CLIENT_ID: SIM_CLIENT.id, PIX_CLIENT_SECRET: SIM_CLIENT.secret };
+    const pspEnv = { PIX_PSP_URL: psp.apiUrl, PIX_CLIENT_ID: SIM_CLIENT.id, PIX_CLIENT_SECRET: SIM_CLIENT.secret };
     const config: Config = { ...loadConfig({ ...process.env, ...pspEnv, ...env }), databaseUrl: url };
     const rail = pixRailFromConfig(config)!;
     opened.push({ orm, url, rail });

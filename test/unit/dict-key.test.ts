@@ -142,6 +142,8 @@ describe('dict-key', () => {
         '123e4567-e89b-12d3-a456-42661417400',
         '123e4567-e89b-12d3-a4560-42661417400',
         ' 123e4567-e89b-12d3-a456-426614174000',
+        // The nil UUID: DICT draws an EVP at random, never this one; a payout to it could only fail.
+        '00000000-0000-0000-0000-000000000000',
       ];
       for (const key of bad) expect(isValidDictKey('EVP', key), key).to.equal(false);
     });

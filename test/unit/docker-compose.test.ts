@@ -159,7 +159,8 @@ describe('docker-compose.yml', () => {
     expect(sim.profiles).to.deep.equal(['sandbox']);
     const url = `http://psp-simulator:${sim.environment?.PSP_SIM_PORT}`;
     for (const service of ['api', 'worker']) {
-      expect(services[service].environment?.PIX_SANDBOX_PSP_URL, service).to.equal(url);
+      // API Pix under /api, its token at the origin (psp-simulator/api-pix/layout.ts).
+      expect(services[service].environment?.PIX_SANDBOX_PSP_URL, service).to.equal(`${url}/api`);
       expect(services[service].profiles, `${service} runs in every profile`).to.equal(undefined);
     }
   });

@@ -88,15 +88,19 @@ describe('PIX notice items', () => {
     expect(problemsOf({ txid: null }).map((p) => p.path)).to.deep.equal(['/txid']);
   });
 
-  it('a notice with one bad item is a 400 naming every bad field; a body that is not {pix: []} too', () => {
+  it('a notice with one bad item is a 400 naming every bad field; a `pix` that is not a list too', () => {
     const err = rejection({ pix: [good, { ...good, valor: '-5.001', horario: 'soon' }] });
     expect(err.status).to.equal(400);
     expect(err.problems.map((p) => p.path)).to.deep.equal(['/pix/1/valor', '/pix/1/horario']);
     expect(err.message).to.contain('/pix/1/valor');
-    for (const body of [undefined, null, 'pix', [], { pix: {} }, { pix: [null] }, { pix: ['x'] }]) {
+    for (const body of [null, 'pix', [], { pix: {} }, { pix: null }, { pix: [null] }, { pix: ['x'] }]) {
       expect(rejection(body).status, JSON.stringify(body)).to.equal(400);
     }
     expect(parseNoticeItems({ pix: [] })).to.deep.equal([]);
+    // A PSP testing the URL (decision 0261): no body, or one that names no `pix`, claims nothing.
+    for (const body of [undefined, {}, { evento: 'teste_webhook' }]) {
+      expect(parseNoticeItems(body), JSON.stringify(body)).to.deep.equal([]);
+    }
     expect(parseNoticeItems({ pix: [good] })).to.deep.equal([good]);
   });
 
