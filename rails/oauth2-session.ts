@@ -40,7 +40,8 @@ export interface TokenEndpoint {
    */
   credentials: 'basic' | 'form';
   /**
-   * Asked when `url` answers 404 (and from then on, once it gives a token): where the provider's standard puts the
+   * Asked when `url` refuses (404, or 401/403/405 from a gateway in front of the API; from then on, once it gives a
+   * token): where the provider's standard puts the
    * token when the operator's base URL was not where it lives (API Pix: `/oauth/token` beside `/api/`).
    */
   fallbackUrl?: string;
@@ -151,7 +152,9 @@ export class OAuth2Session {
   private async fetchToken(timeoutMs: number): Promise<string> {
     const { fallbackUrl } = this.endpoint;
     let res = await this.askToken(this.tokenUrl, timeoutMs);
-    if (res.status === 404 && fallbackUrl && this.tokenUrl !== fallbackUrl) {
+    // Any refusal, not only a 404: a gateway guarding the API's base answers a token asked there 401, 403 or 405.
+    // Wrong credentials are refused at both, and the second refusal is the one reported.
+    if (res.status !== 200 && fallbackUrl && this.tokenUrl !== fallbackUrl) {
       res = await this.askToken(fallbackUrl, timeoutMs);
       if (res.status === 200) this.tokenUrl = fallbackUrl;
     }

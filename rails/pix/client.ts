@@ -12,7 +12,7 @@ export interface PixClientOptions extends OAuth2ClientSettings {
   /** PEM files for mTLS (PIX_CERT_FILE, PIX_KEY_FILE, PIX_CA_FILE); the BCB's security manual requires them. */
   certFile?: string;
   /**
-   * PIX_TOKEN_URL: the token endpoint. Unset: `{baseUrl}/oauth/token`, and when that is 404, the spec's place,
+   * PIX_TOKEN_URL: the token endpoint. Unset: `{baseUrl}/oauth/token`, and when that refuses, the spec's place,
    * `/oauth/token` at the base URL's origin (openapi.yaml serves the API at `https://pix.example.com/api/` and the
    * token at `https://pix.example.com/oauth/token`).
    */

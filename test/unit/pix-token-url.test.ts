@@ -14,7 +14,7 @@ interface Seen {
   body: string;
 }
 
-async function specPsp(seen: Seen[]) {
+async function specPsp(seen: Seen[], underApi = 404) {
   const server = createServer((req: IncomingMessage, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
@@ -27,7 +27,8 @@ async function specPsp(seen: Seen[]) {
       if (req.url?.startsWith('/api/pix/') && req.headers.authorization === 'Bearer tok') {
         return res.end(JSON.stringify({ endToEndId: req.url.split('/').pop() }));
       }
-      res.statusCode = req.url?.startsWith('/api/') && req.url !== '/api/oauth/token' ? 401 : 404;
+      if (req.url === '/api/oauth/token') res.statusCode = underApi;
+      else res.statusCode = req.url?.startsWith('/api/') ? 401 : 404;
       res.setHeader('content-type', 'application/problem+json');
       res.end(JSON.stringify({ type: 'https://pix.bcb.gov.br/api/v2/error/NaoEncontrado', title: 'Não Encontrado' }));
     });
@@ -57,6 +58,25 @@ describe('PIX client: the OAuth2 token where the BCB spec puts it', () => {
       server.close();
     }
   });
+
+  // A gateway in front of the API may guard everything under /api: the token asked there is 401, 403 or 405, not 404.
+  for (const status of [401, 403, 405]) {
+    it(`a PSP whose API base answers ${status} to a token request gives its token at the origin`, async () => {
+      const seen: Seen[] = [];
+      const { server, origin } = await specPsp(seen, status);
+      const client = new PixClient({ baseUrl: `${origin}/api`, clientId: 'c', clientSecret: 's', timeoutMs: 5000 });
+      try {
+        expect((await client.request('GET', '/pix/E12345678202612050000abcdefghijk')).status).to.equal(200);
+        expect(seen.filter((s) => s.method === 'POST').map((s) => s.url)).to.deep.equal([
+          '/api/oauth/token',
+          '/oauth/token',
+        ]);
+      } finally {
+        await client.close();
+        server.close();
+      }
+    });
+  }
 
   it('PIX_TOKEN_URL names the token endpoint, and PIX_SCOPE the scopes asked for', async () => {
     const seen: Seen[] = [];
