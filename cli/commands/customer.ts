@@ -26,7 +26,7 @@ export function customerCommands(program: Command): void {
       const named = (id: string, resumed: boolean) => auditNote({ target: id, details: resumed ? { resumed } : {} });
       const { resumed, ...created } = await withServices((s) => onboardCustomer(s.orm, opts.name, customerId, named));
       // The earlier run's secret no longer works: said where the operator reads it, outside the JSON of the spec.
-      const earlier = `customer ${created.customerId} was created by an earlier run; the secret it printed no longer works`;
+      const earlier = `customer ${created.customerId} was created by an earlier run; its secret no longer works`;
       if (resumed && opts.json) console.error(earlier);
       output(
         !!opts.json,

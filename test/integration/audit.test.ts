@@ -212,7 +212,7 @@ describe('operator audit log and secret rotation', function () {
     expect((await token(next.clientSecret)).status).to.equal(200);
   });
 
-  it('customer create run again after a crash gives one customer and a new secret; a name in use is refused', async () => {
+  it('customer create run again after a crash is one customer, a new secret; a name in use is refused', async () => {
     const { http, services } = await stack();
     const name = `Retried Ltda ${randomUUID().slice(0, 8)}`;
     const customersNamed = async () => {
