@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { CambioError } from '../domain/errors';
 import { customerCommands } from './commands/customer';
 import { accountCommands } from './commands/account';
@@ -24,8 +24,23 @@ function unavailable(err: unknown): CambioError | undefined {
   return new CambioError('SERVICE_UNAVAILABLE', message, failure.details);
 }
 
+/**
+ * A command line commander cannot parse (an unknown option or command, a missing argument or value) in the error
+ * shape every other refusal has, so a script reading stderr's last line reads this one too (decision 0269).
+ */
+const usageError = (err: CommanderError) =>
+  new CambioError('VALIDATION_ERROR', err.message.replace(/^error: /, ''), {
+    errors: [{ path: 'command line', message: err.message.replace(/^error: /, '') }],
+  });
+
+// Help and version (commander's codes with exit code 0, or 1 for help shown because no command was given).
+const HELP_CODES = new Set(['commander.helpDisplayed', 'commander.help', 'commander.version']);
+
 const program = new Command();
 program.name('cambio').description('Cambio operator CLI: acts through the same services and workflows as the API');
+// Before the commands are added, which inherit both: commander throws instead of exiting, and prints no error of its
+// own (the catch below prints it in the error shape); help is still written as commander writes it.
+program.exitOverride().configureOutput({ outputError: () => {} });
 customerCommands(program);
 accountCommands(program);
 instructionCommands(program);
@@ -41,6 +56,8 @@ auditLogCommands(program);
 auditCommands(program);
 
 program.parseAsync(takeOperator(process.argv)).catch(async (thrown) => {
+  if (thrown instanceof CommanderError && HELP_CODES.has(thrown.code)) process.exit(thrown.exitCode);
+  if (thrown instanceof CommanderError) thrown = usageError(thrown);
   // Postgres or Temporal down is the API's 503 (services/errors.ts), one JSON line a script can read, not a stack.
   const err = thrown instanceof CambioError ? thrown : (unavailable(thrown) ?? thrown);
   await auditFailure(err).catch((e) => console.error(`audit log not written: ${e instanceof Error ? e.message : e}`));

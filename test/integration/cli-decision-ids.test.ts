@@ -84,4 +84,26 @@ describe('operator CLI: arguments it refuses before acting', function () {
     const named = JSON.parse((await cambio('customer', 'create', '--name', 'y'.repeat(255), '--json')).stdout);
     expect(named.customerId).to.match(/^[0-9a-f-]{36}$/);
   });
+
+  it('answers a command line it cannot parse with VALIDATION_ERROR, the error line a script reads', async () => {
+    const id = '3fa85f64-5717-4562-b3fc-2c963f66afa6';
+    const refusals = [
+      { args: ['account', 'approve'], message: /missing required argument 'accountId'/ },
+      { args: ['account', 'approve', id, '--bogus'], message: /unknown option '--bogus'/ },
+      { args: ['account', 'reject', id], message: /required option '--reason <reason>' not specified/ },
+      { args: ['customer', 'create', '--name'], message: /option '--name <name>' argument missing/ },
+      { args: ['nonsense'], message: /unknown command 'nonsense'/ },
+      { args: ['operation', 'list'], message: /one of --stuck or --held/ },
+      { args: ['operation', 'list', '--stuck', '--held'], message: /one of --stuck or --held/ },
+    ];
+    for (const { args, message } of refusals) {
+      const { exitCode, body } = await cambioFails(...args);
+      expect(exitCode, args.join(' ')).to.equal(1);
+      expect(body.code, args.join(' ')).to.equal('VALIDATION_ERROR');
+      expect(body.message, args.join(' ')).to.match(message);
+    }
+    // Help is no failure: it is printed on stdout and the command ends with 0.
+    const help = await cambio('account', '--help');
+    expect(help.stdout).to.contain('approve');
+  });
 });
