@@ -133,6 +133,9 @@ export function auditInTransactions(orm: Orm): void {
   orm.em.getEventManager().registerSubscriber(subscriber);
 }
 
+/** Whether the running command's action has committed (its audit row with it): a failure after that left it done. */
+export const actionCommitted = (): boolean => !!pending?.committed;
+
 /**
  * A refused or failed action is recorded too, with the error code it ended with, in a transaction of its own:
  * nothing of it committed (else its row is already there and this adds nothing).
