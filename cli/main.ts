@@ -62,16 +62,19 @@ booksCommands(program);
 auditLogCommands(program);
 auditCommands(program);
 
-program.parseAsync(takeOperator(process.argv)).catch(async (thrown) => {
-  if (thrown instanceof CommanderError && HELP_CODES.has(thrown.code)) process.exit(thrown.exitCode);
-  if (thrown instanceof CommanderError) thrown = usageError(thrown);
-  // Postgres or Temporal down is the API's 503 (services/errors.ts), one JSON line a script can read, not a stack.
-  const err = thrown instanceof CambioError ? thrown : (unavailable(thrown, actionCommitted()) ?? thrown);
-  await auditFailure(err).catch((e) => console.error(`audit log not written: ${e instanceof Error ? e.message : e}`));
-  if (err instanceof CambioError) {
-    console.error(JSON.stringify({ code: err.code, message: err.message, details: err.details }));
-  } else {
-    console.error(err instanceof Error ? err.message : err);
-  }
-  process.exit(1);
-});
+// takeOperator inside the chain: a refused --operator ends as every refusal does, not as an uncaught throw.
+Promise.resolve()
+  .then(() => program.parseAsync(takeOperator(process.argv)))
+  .catch(async (thrown) => {
+    if (thrown instanceof CommanderError && HELP_CODES.has(thrown.code)) process.exit(thrown.exitCode);
+    if (thrown instanceof CommanderError) thrown = usageError(thrown);
+    // Postgres or Temporal down is the API's 503 (services/errors.ts), one JSON line a script can read, not a stack.
+    const err = thrown instanceof CambioError ? thrown : (unavailable(thrown, actionCommitted()) ?? thrown);
+    await auditFailure(err).catch((e) => console.error(`audit log not written: ${e instanceof Error ? e.message : e}`));
+    if (err instanceof CambioError) {
+      console.error(JSON.stringify({ code: err.code, message: err.message, details: err.details }));
+    } else {
+      console.error(err instanceof Error ? err.message : err);
+    }
+    process.exit(1);
+  });

@@ -155,6 +155,10 @@ describe('operator CLI: arguments it refuses before acting', function () {
       { args: ['nonsense'], message: /unknown command 'nonsense'/ },
       { args: ['operation', 'list'], message: /one of --stuck or --held/ },
       { args: ['operation', 'list', '--stuck', '--held'], message: /one of --stuck or --held/ },
+      // Who acts is what the audit row keeps: a missing name is refused, not replaced by the OS user or a flag.
+      { args: ['account', 'approve', id, '--operator'], message: /--operator needs a name/ },
+      { args: ['account', 'approve', id, '--operator', '--json'], message: /--operator needs a name/ },
+      { args: ['account', 'approve', id, '--operator='], message: /--operator needs a name/ },
     ];
     for (const { args, message } of refusals) {
       const { exitCode, body } = await cambioFails(...args);
