@@ -36,7 +36,7 @@ export async function onboardCustomer(
       return { customerId, clientId, clientSecret, resumed: false };
     }
     const [customer] = existing;
-    named(customer.id, true);
+    named(customer.id, false);
     const clients = await em.find(
       ApiClientSchema,
       { customerId: customer.id },
@@ -55,6 +55,7 @@ export async function onboardCustomer(
         existing.map((c) => c.id),
       );
     client.secretHash = secretHash;
+    named(customer.id, true);
     return { customerId: customer.id, clientId: client.clientId, clientSecret, resumed: true };
   });
 }

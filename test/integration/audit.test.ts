@@ -241,8 +241,20 @@ describe('operator audit log and secret rotation', function () {
     expect(again.body.message).to.contain(`cambio customer rotate-secret ${createdId}`);
     expect(await customersNamed()).to.deep.equal([createdId]);
     expect((await token(rerun)).status, 'the refusal changed nothing').to.equal(200);
+    // Two runs at once (a retry while the first still runs): the name's lock queues them, one customer, and the
+    // secret of the run that came second is the one that works.
+    const racing = `${name} bis`;
+    const both = await Promise.all([
+      json('customer', 'create', '--name', racing),
+      json('customer', 'create', '--name', racing),
+    ]);
+    expect(both[0].customerId).to.equal(both[1].customerId);
+    const working = await Promise.all(both.map(async (c) => (await token(c)).status));
+    expect(working.sort()).to.deep.equal([200, 401]);
     const audited: AuditRow[] = await json('audit', 'list', '--action', 'customer.create');
-    const outcomes = audited.filter((row) => row.target === createdId).map((row) => row.details.outcome);
-    expect(outcomes.sort()).to.deep.equal(['CUSTOMER_EXISTS', 'OK', 'OK']);
+    // The crashed run's row, the rerun's (resumed), the refusal's: each naming the customer.
+    const rows = audited.filter((row) => row.target === createdId);
+    const outcomes = rows.map((row) => `${row.details.outcome}${row.details.resumed ? ' resumed' : ''}`);
+    expect(outcomes.sort()).to.deep.equal(['CUSTOMER_EXISTS', 'OK', 'OK resumed']);
   });
 });
