@@ -55,12 +55,24 @@ export function takeOperator(argv: string[]): string[] {
   const rest: string[] = [];
   let named: string | undefined;
   for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--operator') named = argv[++i];
-    else if (argv[i].startsWith('--operator=')) named = argv[i].slice('--operator='.length);
+    if (argv[i] === '--operator') named = operatorName(argv[++i]);
+    else if (argv[i].startsWith('--operator=')) named = operatorName(argv[i].slice('--operator='.length));
     else rest.push(argv[i]);
   }
   operator = named || process.env.CAMBIO_OPERATOR || os.userInfo().username;
   return rest;
+}
+
+/**
+ * The name after `--operator`: given, and no option. A missing one is refused (decision 0269) rather than read as
+ * the OS user, or the next option taken for a name, in the audit row that says who acted.
+ */
+function operatorName(value: string | undefined): string {
+  if (!value?.trim() || value.startsWith('-')) {
+    const errors = [{ path: '--operator', message: 'needs a name' }];
+    throw new CambioError('VALIDATION_ERROR', '--operator needs a name (or leave it out: CAMBIO_OPERATOR)', { errors });
+  }
+  return value.trim();
 }
 
 /** Who acts, as a workflow decision records it. */
@@ -132,6 +144,9 @@ export function auditInTransactions(orm: Orm): void {
   };
   orm.em.getEventManager().registerSubscriber(subscriber);
 }
+
+/** Whether the running command's action has committed (its audit row with it): a failure after that left it done. */
+export const actionCommitted = (): boolean => !!pending?.committed;
 
 /**
  * A refused or failed action is recorded too, with the error code it ended with, in a transaction of its own:

@@ -47,9 +47,7 @@ async function temporalAnswers(temporal: Client, address: string): Promise<void>
     throw new CambioError(
       'SERVICE_UNAVAILABLE',
       `Temporal at ${address} cannot be reached (${cause}): nothing was done`,
-      {
-        temporalAddress: address,
-      },
+      { temporalAddress: address, recorded: false },
     );
   }
 }

@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { CambioError } from '../domain/errors';
 import { customerCommands } from './commands/customer';
 import { accountCommands } from './commands/account';
@@ -12,20 +12,42 @@ import { ratesCommands } from './commands/rates';
 import { statementCommands } from './commands/statement';
 import { booksCommands } from './commands/books';
 import { auditCommands as auditLogCommands } from './commands/audit';
-import { auditCommands, auditFailure, takeOperator } from './audit';
+import { actionCommitted, auditCommands, auditFailure, takeOperator } from './audit';
 import { dependencyFailure } from '../services/errors';
 
-/** The dependency failure in the CLI's words: no idempotency key here, the operator runs the command again. */
-function unavailable(err: unknown): CambioError | undefined {
+/**
+ * The dependency failure in the CLI's words: no idempotency key here. Before the action committed nothing was done
+ * and the operator runs the command again; after it (a decision whose signal Temporal did not take, decision 0269)
+ * the action stands, the worker's relay carries it out, and a rerun would be refused: `recorded` says which.
+ */
+function unavailable(err: unknown, recorded: boolean): CambioError | undefined {
   const failure = dependencyFailure(err);
   if (!failure) return undefined;
   const cause = err instanceof Error ? err.message : String(err);
-  const message = `a service the command needs (Postgres or Temporal) is unavailable (${cause}); run it again later`;
-  return new CambioError('SERVICE_UNAVAILABLE', message, failure.details);
+  const message = recorded
+    ? `the action was recorded, then a service it needs (Postgres or Temporal) did not answer (${cause}): it ` +
+      'stands and the worker carries it out once Temporal answers; do not run it again (`cambio audit list` shows it)'
+    : `a service the command needs (Postgres or Temporal) is unavailable (${cause}); run it again later`;
+  return new CambioError('SERVICE_UNAVAILABLE', message, { ...failure.details, recorded });
 }
+
+/**
+ * A command line commander cannot parse (an unknown option or command, a missing argument or value) in the error
+ * shape every other refusal has, so a script reading stderr's last line reads this one too (decision 0269).
+ */
+const usageError = (err: CommanderError) =>
+  new CambioError('VALIDATION_ERROR', err.message.replace(/^error: /, ''), {
+    errors: [{ path: 'command line', message: err.message.replace(/^error: /, '') }],
+  });
+
+// Help and version (commander's codes with exit code 0, or 1 for help shown because no command was given).
+const HELP_CODES = new Set(['commander.helpDisplayed', 'commander.help', 'commander.version']);
 
 const program = new Command();
 program.name('cambio').description('Cambio operator CLI: acts through the same services and workflows as the API');
+// Before the commands are added, which inherit both: commander throws instead of exiting, and prints no error of its
+// own (the catch below prints it in the error shape); help is still written as commander writes it.
+program.exitOverride().configureOutput({ outputError: () => {} });
 customerCommands(program);
 accountCommands(program);
 instructionCommands(program);
@@ -40,14 +62,19 @@ booksCommands(program);
 auditLogCommands(program);
 auditCommands(program);
 
-program.parseAsync(takeOperator(process.argv)).catch(async (thrown) => {
-  // Postgres or Temporal down is the API's 503 (services/errors.ts), one JSON line a script can read, not a stack.
-  const err = thrown instanceof CambioError ? thrown : (unavailable(thrown) ?? thrown);
-  await auditFailure(err).catch((e) => console.error(`audit log not written: ${e instanceof Error ? e.message : e}`));
-  if (err instanceof CambioError) {
-    console.error(JSON.stringify({ code: err.code, message: err.message, details: err.details }));
-  } else {
-    console.error(err instanceof Error ? err.message : err);
-  }
-  process.exit(1);
-});
+// takeOperator inside the chain: a refused --operator ends as every refusal does, not as an uncaught throw.
+Promise.resolve()
+  .then(() => program.parseAsync(takeOperator(process.argv)))
+  .catch(async (thrown) => {
+    if (thrown instanceof CommanderError && HELP_CODES.has(thrown.code)) process.exit(thrown.exitCode);
+    if (thrown instanceof CommanderError) thrown = usageError(thrown);
+    // Postgres or Temporal down is the API's 503 (services/errors.ts), one JSON line a script can read, not a stack.
+    const err = thrown instanceof CambioError ? thrown : (unavailable(thrown, actionCommitted()) ?? thrown);
+    await auditFailure(err).catch((e) => console.error(`audit log not written: ${e instanceof Error ? e.message : e}`));
+    if (err instanceof CambioError) {
+      console.error(JSON.stringify({ code: err.code, message: err.message, details: err.details }));
+    } else {
+      console.error(err instanceof Error ? err.message : err);
+    }
+    process.exit(1);
+  });

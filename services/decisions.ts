@@ -46,10 +46,12 @@ export async function recordDecision(
   await lockDecisions(tx, target.toLowerCase());
   if (await decisionById(tx, id)) return;
   const req = await check();
-  if (req.kind !== 'DEPOSIT_REPLAY' && (await decisionsFor(tx, req.workflowId, req.kind)).length) {
-    throw new CambioError('INVALID_STATE', 'a decision is already recorded for this review; it is being applied', {
-      status: 'DECIDED',
-    });
+  const [recorded] = req.kind === 'DEPOSIT_REPLAY' ? [] : await decisionsFor(tx, req.workflowId, req.kind);
+  if (recorded) {
+    // Which one, so that the reviewer who lost a race knows whether the outcome is theirs; not who took it (the
+    // sandbox route answers customers, who do not learn operators' names).
+    const message = `a decision is already recorded for this review (${recorded.decision}); it is being applied`;
+    throw new CambioError('INVALID_STATE', message, { status: 'DECIDED', decision: recorded.decision });
   }
   const row: DecisionRow = {
     id,

@@ -8,7 +8,7 @@ import { notFound } from '../../domain/errors';
 import type { ServiceContext } from '../../services/context';
 import { decideHold, replayDeposit } from '../../services/operations/signals';
 import { reportInboundPayment } from '../../services/reported-payments';
-import { stuckPayouts } from '../../db/repositories/operations';
+import { heldWithdrawals, stuckPayouts } from '../../db/repositories/operations';
 import type { AssetCode } from '../../domain/assets';
 import { CambioError } from '../../domain/errors';
 import { formatAmount } from '../../domain/money';
@@ -68,11 +68,22 @@ export function operationCommands(program: Command): void {
   const operation = program.command('operation').description('operations across customers');
   operation
     .command('list')
-    .description('list operations that need an operator; --stuck: withdrawals whose payout the PSP has not settled')
-    .requiredOption('--stuck', 'withdrawals PROCESSING (money held, payout not settled) for longer than --older-than')
-    .option('--older-than <seconds>', 'unchanged for at least this long (default: STUCK_PAYOUT_AFTER_SECONDS, 300)')
+    .description(
+      'list operations that need an operator, oldest first: --held, withdrawals ON_HOLD for a review decision; ' +
+        '--stuck, withdrawals whose payout the PSP has not settled',
+    )
+    .option('--held', 'withdrawals ON_HOLD, waiting for `cambio withdrawal approve|reject`')
+    .option('--stuck', 'withdrawals PROCESSING (money held, payout not settled) for longer than --older-than')
+    .option(
+      '--older-than <seconds>',
+      'unchanged for at least this long (default: --stuck, STUCK_PAYOUT_AFTER_SECONDS, 300; --held, 0)',
+    )
     .option('--json', 'print JSON')
-    .action(async (opts: { olderThan?: string; json?: boolean }) => {
+    .action(async (opts: { held?: boolean; stuck?: boolean; olderThan?: string; json?: boolean }) => {
+      if (!!opts.held === !!opts.stuck) {
+        const errors = [{ path: '--held|--stuck', message: 'exactly one is required' }];
+        throw new CambioError('VALIDATION_ERROR', 'operation list takes one of --stuck or --held', { errors });
+      }
       // Whole seconds, up to ten years: a larger figure is no date a payout could be older than.
       if (opts.olderThan !== undefined && !(/^\d+$/.test(opts.olderThan) && Number(opts.olderThan) <= TEN_YEARS)) {
         const errors = [{ path: '--older-than', message: `must be whole seconds, at most ${TEN_YEARS}` }];
@@ -80,12 +91,14 @@ export function operationCommands(program: Command): void {
           errors,
         });
       }
-      // The same age as the cambio_payouts_stuck gauge unless told otherwise (decision 0120).
-      const stuck = await withServices((s) => {
-        const seconds = opts.olderThan === undefined ? s.config.stuckPayoutAfterSeconds : Number(opts.olderThan);
-        return stuckPayouts(systemEm(s.orm), new Date(Date.now() - seconds * 1000));
+      // Stuck: the same age as the cambio_payouts_stuck gauge unless told otherwise (decision 0120). Held: every one.
+      const listed = await withServices((s) => {
+        const fallback = opts.held ? 0 : s.config.stuckPayoutAfterSeconds;
+        const seconds = opts.olderThan === undefined ? fallback : Number(opts.olderThan);
+        const before = new Date(Date.now() - seconds * 1000);
+        return opts.held ? heldWithdrawals(systemEm(s.orm), before) : stuckPayouts(systemEm(s.orm), before);
       });
-      const rows = stuck.map((op) => ({
+      const rows = listed.map((op) => ({
         id: op.id,
         customerId: op.customerId,
         status: op.status,
@@ -93,7 +106,7 @@ export function operationCommands(program: Command): void {
         since: op.updatedAt.toISOString(),
       }));
       const text = rows.map((r) => `${r.id} ${r.status} ${r.amount.value} ${r.amount.asset} since ${r.since}`);
-      output(!!opts.json, rows, text.join('\n') || 'no stuck payouts');
+      output(!!opts.json, rows, text.join('\n') || (opts.held ? 'no held withdrawals' : 'no stuck payouts'));
     });
 
   const withdrawal = program.command('withdrawal').description('withdrawals held for review');

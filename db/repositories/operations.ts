@@ -176,3 +176,15 @@ export async function stuckPayouts(em: Em, before: Date, limit = 1000): Promise<
     { orderBy: { updatedAt: 'asc' }, limit },
   );
 }
+
+/**
+ * Withdrawals ON_HOLD (above the review threshold) since before `before`, oldest first: what `cambio operation list
+ * --held` shows operators to approve or reject. Across customers: operators see every tenant.
+ */
+export async function heldWithdrawals(em: Em, before: Date, limit = 1000): Promise<Operation[]> {
+  return em.find(
+    OperationSchema,
+    { type: 'WITHDRAWAL', status: 'ON_HOLD', updatedAt: { $lte: before } },
+    { orderBy: { updatedAt: 'asc', id: 'asc' }, limit },
+  );
+}

@@ -36,6 +36,7 @@ describe('operator CLI while Temporal is down', function () {
     expect(failure.exitCode).to.equal(1);
     expect(failure.body.code).to.equal('SERVICE_UNAVAILABLE');
     expect(failure.body.message).to.contain(down.TEMPORAL_ADDRESS);
+    expect(failure.body.details.recorded).to.equal(false);
     const decisions = await systemEm(services.orm).execute('select id from workflow_decisions where target = ?', [
       account.id,
     ]);
@@ -65,6 +66,9 @@ describe('operator CLI while Temporal is down', function () {
       expect(ran.exitCode).to.equal(1);
       expect(ran.body?.code).to.equal('SERVICE_UNAVAILABLE');
       expect(ran.seconds).to.be.below(20);
+      // Recorded before Temporal stalled: the operator is told it stands, not to run it again (a rerun is refused).
+      expect(ran.body?.details.recorded).to.equal(true);
+      expect(ran.body?.message).to.contain('was recorded').and.contain('do not run it again');
     } finally {
       await proxy.close();
     }
@@ -90,7 +94,8 @@ describe('operator CLI while Temporal is down', function () {
       const failure = await cambioFailsWith(down, ...args);
       expect(failure.exitCode, args.join(' ')).to.equal(1);
       expect(failure.body.code, args.join(' ')).to.equal('SERVICE_UNAVAILABLE');
-      expect(failure.body.message).to.contain('ECONNREFUSED');
+      expect(failure.body.message).to.contain('ECONNREFUSED').and.contain('run it again later');
+      expect(failure.body.details.recorded, 'nothing was recorded').to.equal(false);
     }
   });
 });

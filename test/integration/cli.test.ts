@@ -151,9 +151,18 @@ describe('operator CLI: tags and held withdrawals', function () {
     expect(listed.body.data.map((o: { id: string }) => o.id)).to.deep.equal([dep.body.id]);
   });
 
-  it('approves a withdrawal held for review', async () => {
-    const id = await heldWithdrawal(await newCustomer(), 'big@example.com');
+  it('lists the withdrawals held for review, oldest first, and approves one: it leaves the list', async () => {
+    const c = await newCustomer();
+    const id = await heldWithdrawal(c, 'big@example.com');
+    const held = async () => JSON.parse((await cambio('operation', 'list', '--held', '--json')).stdout);
+    const listed = (await held()).find((row: { id: string }) => row.id === id);
+    expect(listed).to.deep.include({ customerId: c.customerId, status: 'ON_HOLD' });
+    expect(listed.amount).to.deep.equal({ value: '55000.00', asset: 'BRL' });
+    expect(listed.since).to.match(/^\d{4}-\d\d-\d\dT.*Z$/);
+    const text = (await cambio('operation', 'list', '--held')).stdout;
+    expect(text).to.contain(`${id} ON_HOLD 55000.00 BRL since ${listed.since}`);
     const approved = await cambio('withdrawal', 'approve', id);
     expect(approved.stdout.trim()).to.equal(`operation ${id} is COMPLETED`);
+    expect((await held()).map((row: { id: string }) => row.id)).to.not.include(id);
   });
 });

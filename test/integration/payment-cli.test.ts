@@ -75,6 +75,10 @@ describe('operator CLI: inbound payments', function () {
 
     const refused = await cambioFails('payment', 'return', matched.body.id, '--reason', 'no', ...outside);
     expect([refused.exitCode, refused.body.code]).to.deep.equal([1, 'INVALID_STATE']);
+    // Another customer's account is no account of the payment's customer: as unknown, and nothing moves.
+    const stranger = await activeAccount(await newCustomer('Stranger Ltda'), ['BRL']);
+    const elsewhere = await cambioFails('payment', 'credit', extra2.body.id, '--account', stranger.id);
+    expect([elsewhere.exitCode, elsewhere.body.code]).to.deep.equal([1, 'NOT_FOUND']);
     const notEnabled = await cambioFails('payment', 'credit', extra2.body.id, '--account', usdOnly.id);
     expect(notEnabled.body.code).to.equal('ASSET_NOT_ENABLED');
     const unknown = await cambioFails('payment', 'credit', randomUUID(), '--account', account.id);
