@@ -47,8 +47,6 @@ const STATUS: Record<ErrorCode, number> = {
   SUBSCRIPTION_DISABLED: 409,
   // Another customer's payment already has this rail reference; whose is not said.
   RAIL_REFERENCE_IN_USE: 409,
-  // Only `cambio customer create` says it (decision 0267); no route creates customers.
-  CUSTOMER_EXISTS: 409,
   // Postgres or Temporal could not be reached or gave up (see `dependencyFailure`): retry with the same key.
   SERVICE_UNAVAILABLE: 503,
   // No fresh market rate for a leg of a new quote (decision 0116): retry after the poll.

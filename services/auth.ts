@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import jwt from 'jsonwebtoken';
 import { LockMode } from '@mikro-orm/core';
 import type { Config } from '../config';
-import type { Em, Orm } from '../db/orm';
+import type { Orm } from '../db/orm';
 import { ApiClient, ApiClientSchema, CustomerSchema } from '../db/entities';
 import { markSecretUsed } from '../db/repositories/customers';
 import { CambioError } from '../domain/errors';
@@ -49,8 +49,8 @@ export interface CreatedCustomer {
 
 const CUSTOMER_NAME_MAX_LENGTH = 255;
 
-/** A customer's name as stored: trimmed, not empty, within the column's bound; else VALIDATION_ERROR. */
-export function customerName(name: string): string {
+/** Operator action: a customer and its first credentials. The secret is returned once and stored hashed. */
+export async function createCustomer(orm: Orm, name: string, customerId = randomUUID()): Promise<CreatedCustomer> {
   if (!name.trim())
     throw new CambioError('VALIDATION_ERROR', 'name must not be empty', {
       errors: [{ path: '/name', message: 'must not be empty' }],
@@ -60,35 +60,15 @@ export function customerName(name: string): string {
     throw new CambioError('VALIDATION_ERROR', `name must be at most ${CUSTOMER_NAME_MAX_LENGTH} characters`, {
       errors: [{ path: '/name', message: `must be at most ${CUSTOMER_NAME_MAX_LENGTH} characters` }],
     });
-  return name.trim();
-}
-
-/** A new client secret, and the hash that alone is stored. */
-export async function newClientSecret(): Promise<{ clientSecret: string; secretHash: string }> {
-  const clientSecret = `sec_${randomBytes(24).toString('base64url')}`;
-  return { clientSecret, secretHash: await hashSecret(clientSecret) };
-}
-
-/**
- * A customer and its first credentials, in `em`'s transaction. The customer is flushed before its API client: the
- * client row references it (foreign key), and the unit of work does not know that order.
- */
-export async function insertCustomer(em: Em, name: string, customerId: string, secretHash: string): Promise<string> {
   const clientId = `cli_${randomBytes(12).toString('hex')}`;
-  em.create(CustomerSchema, { id: customerId, name, createdAt: new Date() });
-  await em.flush();
-  em.create(ApiClientSchema, { clientId, customerId, secretHash, createdAt: new Date() });
-  return clientId;
-}
-
-/**
- * A customer and its first credentials, whatever its name (tests and benches; operators go through
- * `onboardCustomer`, which keeps one customer per name). The secret is returned once and stored hashed.
- */
-export async function createCustomer(orm: Orm, name: string, customerId = randomUUID()): Promise<CreatedCustomer> {
-  const stored = customerName(name);
-  const { clientSecret, secretHash } = await newClientSecret();
-  const clientId = await inTransaction(orm.em.fork(), (em) => insertCustomer(em, stored, customerId, secretHash));
+  const clientSecret = `sec_${randomBytes(24).toString('base64url')}`;
+  const secretHash = await hashSecret(clientSecret);
+  await inTransaction(orm.em.fork(), async (em) => {
+    em.create(CustomerSchema, { id: customerId, name: name.trim(), createdAt: new Date() });
+    // The client row references the customer (foreign key); the unit of work does not know that order.
+    await em.flush();
+    em.create(ApiClientSchema, { clientId, customerId, secretHash, createdAt: new Date() });
+  });
   return { customerId, clientId, clientSecret };
 }
 

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
-import { rotateClientSecret, type RotatedSecret } from '../../services/auth';
-import { onboardCustomer } from '../../services/customer-onboarding';
+import { createCustomer, rotateClientSecret, type RotatedSecret } from '../../services/auth';
 import { auditNote } from '../audit';
 import type { ServiceContext } from '../../services/context';
 import { setCustomerDisabled } from '../../services/customers';
@@ -12,27 +11,19 @@ export function customerCommands(program: Command): void {
   const customer = program.command('customer').description('customers and their API credentials');
   customer
     .command('create')
-    .description(
-      'create a customer with client credentials (the secret is shown once); run again after a failure, it is the ' +
-        'same customer with a new secret, until that customer is used: then a name in use is refused',
-    )
-    .requiredOption('--name <name>', 'customer name, one customer per name (trimmed, in any case)')
+    .description('create a customer with client credentials (the secret is shown once)')
+    .requiredOption('--name <name>', 'customer name')
     .option('--json', 'print JSON')
     .action(async (opts: { name: string; json?: boolean }) => {
       // Named before it is created: the audit row commits with the customer, so it must know its target by then.
       const customerId = randomUUID();
       auditNote({ target: customerId });
-      // The customer an earlier run created is the target too, whether it is resumed or refused (decision 0267).
-      const named = (id: string, resumed: boolean) => auditNote({ target: id, details: resumed ? { resumed } : {} });
-      const { resumed, ...created } = await withServices((s) => onboardCustomer(s.orm, opts.name, customerId, named));
-      // The earlier run's secret no longer works: said where the operator reads it, outside the JSON of the spec.
-      const earlier = `customer ${created.customerId} was created by an earlier run; its secret no longer works`;
-      if (resumed && opts.json) console.error(earlier);
+      const created = await withServices((s) => createCustomer(s.orm, opts.name, customerId));
       output(
         !!opts.json,
         created,
-        `${resumed ? `${earlier}\n` : ''}customer ${created.customerId}\nclientId ${created.clientId}\n` +
-          `clientSecret ${created.clientSecret} (shown once)`,
+        `customer ${created.customerId}\nclientId ${created.clientId}\nclientSecret ${created.clientSecret} ` +
+          `(shown once)`,
       );
     });
   customer

@@ -28,29 +28,3 @@ export async function markSecretUsed(em: Em, clientId: string, secretHash: strin
     .fork()
     .nativeUpdate(ApiClientSchema, { clientId, secretHash, secretUsedAt: null }, { secretUsedAt: new Date() });
 }
-
-/** The customers a name names, as `cambio customer create` compares names: trimmed, in any case (decision 0267). */
-export interface NamedCustomer {
-  id: string;
-  disabled: boolean;
-}
-
-/**
- * Holds, until the transaction ends, the right to create a customer of this name: a second `customer create` of the
- * same name waits here, then finds the first one's customer committed (each statement reads anew under READ
- * COMMITTED), so two runs at once never make two customers.
- */
-export async function lockCustomerName(tx: Em, name: string): Promise<void> {
-  await tx.execute(`select pg_advisory_xact_lock(hashtextextended('cambio:customer-name:' || lower(btrim(?)), 0))`, [
-    name,
-  ]);
-}
-
-/** Every customer of this name, oldest first (names were never unique before decision 0267: there may be several). */
-export async function customersNamed(tx: Em, name: string): Promise<NamedCustomer[]> {
-  const rows = (await tx.execute(
-    `select id, disabled_at from customers where lower(btrim(name)) = lower(btrim(?)) order by created_at, id`,
-    [name],
-  )) as { id: string; disabled_at: Date | null }[];
-  return rows.map((r) => ({ id: r.id, disabled: r.disabled_at != null }));
-}

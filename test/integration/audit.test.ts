@@ -7,7 +7,7 @@ import { createAccount, uploadAllDocuments, submitReview, activeAccount } from '
 import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
 import { openDeposit, pay } from '../helpers/inbound-payments';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
-import { cambio, cambioFails, cambioKilledAt, cambioWith } from '../helpers/cli';
+import { cambio, cambioFails, cambioWith } from '../helpers/cli';
 import type { AuditEntry } from '../../db/repositories/audit-log';
 
 // The row as `cambio audit list --json` prints it.
@@ -210,51 +210,5 @@ describe('operator audit log and secret rotation', function () {
     expect([old.status, old.body.code]).to.deep.equal([401, 'INVALID_CLIENT']);
     expect((await token(rerun.clientSecret)).status).to.equal(200);
     expect((await token(next.clientSecret)).status).to.equal(200);
-  });
-
-  it('customer create run again after a crash is one customer, a new secret; a name in use is refused', async () => {
-    const { http, services } = await stack();
-    const name = `Retried Ltda ${randomUUID().slice(0, 8)}`;
-    const customersNamed = async () => {
-      const rows = (await systemEm(services.orm).execute('select id from customers where name = ?', [name])) as {
-        id: string;
-      }[];
-      return rows.map((r) => r.id);
-    };
-    const token = (c: { clientId: string; clientSecret: string }) =>
-      http.post('/api/oauth/client/token').send({ clientId: c.clientId, clientSecret: c.clientSecret });
-    // Killed before its COMMIT: nothing was created, the rerun creates the customer.
-    await cambioKilledAt('before-commit', 'customer', 'create', '--name', name);
-    expect(await customersNamed()).to.deep.equal([]);
-    // Killed after its COMMIT, before it printed anything: the secret is lost; the rerun finds the customer.
-    await cambioKilledAt('after-commit', 'customer', 'create', '--name', name);
-    const [createdId] = await customersNamed();
-    const rerun = await json('customer', 'create', '--name', name);
-    expect(await customersNamed(), 'one customer').to.deep.equal([createdId]);
-    expect(rerun.customerId).to.equal(createdId);
-    expect((await token(rerun)).status, 'the rerun prints credentials that work').to.equal(200);
-    // A customer whose credentials are in use is never given a second one by `create`: the operator is told why.
-    const again = await cambioFails('customer', 'create', '--name', `  ${name.toUpperCase()} `);
-    expect(again.exitCode).to.equal(1);
-    expect(again.body.code).to.equal('CUSTOMER_EXISTS');
-    expect(again.body.details).to.deep.include({ customerId: createdId });
-    expect(again.body.message).to.contain(`cambio customer rotate-secret ${createdId}`);
-    expect(await customersNamed()).to.deep.equal([createdId]);
-    expect((await token(rerun)).status, 'the refusal changed nothing').to.equal(200);
-    // Two runs at once (a retry while the first still runs): the name's lock queues them, one customer, and the
-    // secret of the run that came second is the one that works.
-    const racing = `${name} bis`;
-    const both = await Promise.all([
-      json('customer', 'create', '--name', racing),
-      json('customer', 'create', '--name', racing),
-    ]);
-    expect(both[0].customerId).to.equal(both[1].customerId);
-    const working = await Promise.all(both.map(async (c) => (await token(c)).status));
-    expect(working.sort()).to.deep.equal([200, 401]);
-    const audited: AuditRow[] = await json('audit', 'list', '--action', 'customer.create');
-    // The crashed run's row, the rerun's (resumed), the refusal's: each naming the customer.
-    const rows = audited.filter((row) => row.target === createdId);
-    const outcomes = rows.map((row) => `${row.details.outcome}${row.details.resumed ? ' resumed' : ''}`);
-    expect(outcomes.sort()).to.deep.equal(['CUSTOMER_EXISTS', 'OK', 'OK resumed']);
   });
 });
