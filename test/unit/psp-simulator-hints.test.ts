@@ -9,5 +9,7 @@ describe('npm start hints for the CLI', () => {
     const hint = ratesProvider.hint?.(sources);
     expect(hint, 'a hint for the rates provider').to.be.a('string');
     expect(hint).to.include('cambio rates').and.include(`RATES_SOURCES=${sources}`);
+    // Without an app id the CLI counts oxr as not configured and shows the sandbox table again.
+    expect(hint).to.include('OXR_APP_ID').and.include(ratesProvider.settings('http://127.0.0.1:4010').OXR_APP_ID);
   });
 });
