@@ -2,12 +2,15 @@
 // state file per deployment, like the simulated PSP's), deploys the four test stablecoins and funds the payers and
 // the hot wallet on a fresh chain, and the sandbox payer (decision 0140) on any, then prints one line `sandbox chain
 // ready {json}` with the settings Cambio needs (EVM_*, CRYPTO_DEPOSIT_XPUB, CRYPTO_HOT_WALLET_KEY, and the payer's
-// EVM_SANDBOX_PAYER_KEY: the sandbox route's transfers come from it) and stays up until it is stopped.
-// Environment: SANDBOX_CHAIN_PORT (default 8545), EVM_CHAIN_ID (default 31337), SANDBOX_CHAIN_STATE_FILE.
+// EVM_SANDBOX_PAYER_KEY: the sandbox route's transfers come from it) and stays up until it is stopped, confirming
+// each transaction it mines with EVM_CONFIRMATIONS blocks (confirm-blocks.ts).
+// Environment: SANDBOX_CHAIN_PORT (default 8545), EVM_CHAIN_ID (default 31337), SANDBOX_CHAIN_STATE_FILE,
+// EVM_CONFIRMATIONS (default 12, as Cambio's).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { sandboxDepositXpub, sandboxHotWalletKey, sandboxPayerKey } from './accounts';
 import { startAnvil } from './anvil';
+import { confirmEachTransaction } from './confirm-blocks';
 import { chainClients, chainEnv, deploySandboxTokens, fundSandboxPayer, type SandboxTokens } from './tokens';
 
 async function main(): Promise<void> {
@@ -47,6 +50,7 @@ async function main(): Promise<void> {
     EVM_SANDBOX_PAYER_KEY: sandboxPayerKey(),
   };
   console.log(`sandbox chain ready ${JSON.stringify(settings)}`);
+  confirmEachTransaction(anvil.url, clients.public, Number(process.env.EVM_CONFIRMATIONS || 12));
 }
 
 main().catch((err) => {

@@ -51,6 +51,8 @@ export function reportRoutes(table: RouteTable): void {
       '(asset,direction,sum,count)',
     tag: 'Reports',
     query: reportQuery,
+    // Its query has no cursor, so the list codes are not implied: a bad period and a bad filter are its own.
+    errors: ['INVALID_PERIOD', 'INVALID_FILTER'],
     response: {
       status: 200,
       schema: reportResponse,

@@ -44,6 +44,7 @@ export function subscriptionRoutes(table: RouteTable, s: ServiceContext): void {
     tag,
     body: createSubscriptionBody,
     bodyRequired: true,
+    errors: ['INVALID_WEBHOOK_URL'],
     response: {
       status: 201,
       schema: createdSubscriptionResponse,
@@ -88,6 +89,7 @@ export function subscriptionRoutes(table: RouteTable, s: ServiceContext): void {
     params: subscriptionParams,
     body: updateSubscriptionBody,
     bodyRequired: true,
+    errors: ['INVALID_WEBHOOK_URL'],
     response: { status: 200, schema: subscriptionResponse },
     async handler(ctx) {
       ctx.body = await updateSubscription(

@@ -187,28 +187,43 @@ const Quote = object({
   expiresAt: timestamp,
 });
 
+/**
+ * The intent fields of a DEPOSIT, TRANSFER and SWAP, the same on the operation and in its events (a WITHDRAWAL's
+ * `beneficiary` differs between the two).
+ */
+export const OPERATION_INTENT_PROPERTIES = {
+  fundingInstruction: {
+    type: 'object',
+    required: ['rail'],
+    // Each rail's fields are its folder's (rails/registry.ts).
+    description: `Where and how the payer pays. ${RAIL_ENTRIES.map((e) => e.instruction.summary).join('; ')}.`,
+    properties: Object.assign(
+      { rail: { type: 'string', enum: [...RAILS] } },
+      ...RAIL_ENTRIES.map((e) => e.instruction.properties),
+    ) as Record<string, object>,
+  },
+  inboundPaymentId: {
+    type: 'string',
+    format: 'uuid',
+    description:
+      'A DEPOSIT an operator credited from an unmatched inbound payment (`cambio payment credit`): that payment',
+  },
+  targetAccount: { $ref: '#/components/schemas/AccountReference' },
+  sourceAsset: { type: 'string' },
+  targetAsset: { type: 'string' },
+};
+
 const intent = {
   type: 'object',
   required: ['type'],
   description:
-    'Discriminated by `type`: DEPOSIT carries `fundingInstruction`, WITHDRAWAL `beneficiary`, TRANSFER ' +
-    '`targetAccount`, SWAP `sourceAsset` and `targetAsset`.',
+    'Discriminated by `type`: DEPOSIT carries `fundingInstruction` (and `inboundPaymentId` when an operator ' +
+    'credited it from a payment), WITHDRAWAL `beneficiary`, TRANSFER `targetAccount`, SWAP `sourceAsset` and ' +
+    '`targetAsset`.',
   properties: {
     type: { type: 'string', enum: ['DEPOSIT', 'WITHDRAWAL', 'SWAP', 'TRANSFER'] },
-    fundingInstruction: {
-      type: 'object',
-      required: ['rail'],
-      // Each rail's fields are its folder's (rails/registry.ts).
-      description: `Where and how the payer pays. ${RAIL_ENTRIES.map((e) => e.instruction.summary).join('; ')}.`,
-      properties: Object.assign(
-        { rail: { type: 'string', enum: [...RAILS] } },
-        ...RAIL_ENTRIES.map((e) => e.instruction.properties),
-      ) as Record<string, object>,
-    },
+    ...OPERATION_INTENT_PROPERTIES,
     beneficiary: { type: 'object' },
-    targetAccount: { $ref: '#/components/schemas/AccountReference' },
-    sourceAsset: { type: 'string' },
-    targetAsset: { type: 'string' },
   },
 };
 

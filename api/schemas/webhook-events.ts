@@ -3,6 +3,7 @@
 // events API's shapes. test/integration/webhook-catalog.test.ts validates real delivery bodies against them.
 import { ASSETS } from '../../domain/assets';
 import { EVENT_TYPES, EVENT_TYPES_BY_RESOURCE, EventResource, EventType } from '../../webhooks/event-types';
+import { OPERATION_INTENT_PROPERTIES } from './responses';
 
 const uuid = { type: 'string', format: 'uuid' } as const;
 const timestamp = { type: 'string', format: 'date-time' } as const;
@@ -51,6 +52,7 @@ const OperationEvent = {
         '`network`, `address`); the others as on the operation.',
       properties: {
         type: { type: 'string', enum: ['DEPOSIT', 'WITHDRAWAL', 'SWAP', 'TRANSFER'] },
+        ...OPERATION_INTENT_PROPERTIES,
         beneficiary: object({
           id: uuid,
           holder: object({ name: { type: 'string' }, taxId: { type: 'string' }, address: component('Address') }),

@@ -18,5 +18,10 @@ export const ratesProvider: SimulatedProvider = {
   }),
   startLine: (base) =>
     `Exchange rates: oxr, ptax and ecb simulated at ${base} (RATES_SOURCES=table for the fixed table)`,
+  // The CLI runs in another terminal without the sources the API and the worker were given: without them
+  // `cambio rates` shows the sandbox table, not the rates quotes use (decision 0270).
+  hint: (sources) =>
+    `\`cambio rates\` shows the rates quotes use when the CLI has RATES_SOURCES=${sources}` +
+    (sources.split(',').includes('oxr') ? ' and the OXR_APP_ID of the API (the simulator takes sandbox).' : '.'),
   mount: () => ({ middleware: rateSourceRoutes() }),
 };

@@ -42,6 +42,10 @@ describe('/openapi.json', () => {
       if (name === 'Idempotent-Replayed' || name === 'Retry-After') continue; // only on replays / 429s
       expect(res.headers[name.toLowerCase()], `${method} ${path} ${res.status}: header ${name}`).to.be.a('string');
     }
+    // An error's code is one the document names for that status: a client switches on it.
+    const code = (res.body as { code?: unknown } | null)?.code;
+    if (res.status >= 400 && typeof code === 'string')
+      expect(declared.description, `${method} ${path} ${res.status}: names ${code}`).to.include(`\`${code}\``);
     const pathToken = path.replace(/~/g, '~0').replace(/\//g, '~1');
     const pointer =
       `openapi.json#/paths/${pathToken}/${method}/responses/${res.status}` + '/content/application~1json/schema';
@@ -246,6 +250,37 @@ describe('/openapi.json', () => {
       expect(reused.status).to.equal(422);
       const review = await http.post(`/api/accounts/${account.body.id}/review`).set(customer.auth).set(idem());
       expectConforms('post', '/api/accounts/{accountId}/review', review);
+    });
+
+    it('errors of reports and subscriptions carry codes the document names', async () => {
+      const { http } = await stack();
+      const reversed = await http
+        .get('/api/reports?periodStart=2026-02-01T00:00:00Z&periodEnd=2026-01-01T00:00:00Z')
+        .set(customer.auth);
+      expect(reversed.body.code).to.equal('INVALID_PERIOD');
+      expectConforms('get', '/api/reports', reversed);
+      const badFilter = await http
+        .get(`/api/reports?periodStart=2026-01-01T00:00:00Z&periodEnd=2026-02-01T00:00:00Z&filters=asset[ne]=BRL`)
+        .set(customer.auth);
+      expect(badFilter.body.code).to.equal('INVALID_FILTER');
+      expectConforms('get', '/api/reports', badFilter);
+      const badUrl = { url: 'ftp://hooks.example.com/', includeAll: true };
+      const created = await http.post('/api/subscriptions').set(customer.auth).set(idem()).send(badUrl);
+      expect(created.body.code).to.equal('INVALID_WEBHOOK_URL');
+      expectConforms('post', '/api/subscriptions', created);
+      const sub = await http
+        .post('/api/subscriptions')
+        .set(customer.auth)
+        .set(idem())
+        .send({ url: 'http://127.0.0.1:9/', includeAll: true });
+      expect(sub.status).to.equal(201);
+      const patched = await http
+        .patch(`/api/subscriptions/${sub.body.id}`)
+        .set(customer.auth)
+        .set(idem())
+        .send({ url: 'ftp://hooks.example.com/' });
+      expect(patched.body.code).to.equal('INVALID_WEBHOOK_URL');
+      expectConforms('patch', '/api/subscriptions/{subscriptionId}', patched);
     });
   });
 });

@@ -2,9 +2,9 @@
 // process (set -e), against an API and a worker started here with the settings the README tells a newcomer to use
 // (sandbox on, local webhook URLs allowed). The blocks run in the environment of a newcomer's second terminal: no
 // SANDBOX and no AUDIT_KEY (the test run sets both for its own processes), so a CLI command that needs either must
-// say so itself. BASE, RECEIVER_PORT and WEBHOOK_LOG point the blocks at this run; the
-// answers are then checked through the API: a token, an ACTIVE account, a quote, a COMPLETED deposit with its USD
-// credited, and an OPERATION_COMPLETED delivery the README's receiver verified and logged.
+// say so itself. BASE and RECEIVER_PORT (shell variables, not exported) and WEBHOOK_LOG point the blocks at this
+// run; the answers are then checked through the API: a token, an ACTIVE account, a quote, a COMPLETED deposit with
+// its USD credited, and an OPERATION_COMPLETED delivery the README's receiver verified and logged.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -102,11 +102,11 @@ describe('README quickstart', function () {
     // What the blocks left in their variables, for the checks below.
     const names = ['CLIENT_ID', 'TOKEN', 'ACCOUNT', 'QUOTE', 'DEPOSIT_ID'];
     const report = names.map((n) => `echo "QUICKSTART ${n}=$${n}"`).join('\n');
+    // BASE and RECEIVER_PORT as a newcomer sets them, in the shell (not exported): the blocks carry them on.
+    const shellVars = `BASE=${api.url}\nRECEIVER_PORT=${await freePort()}\n`;
     const run = await runBash(
-      `${blocks.join('\n')}\n${report}\n`,
+      `${shellVars}${blocks.join('\n')}\n${report}\n`,
       {
-        BASE: api.url,
-        RECEIVER_PORT: String(await freePort()),
         WEBHOOK_LOG: log,
         TEMPORAL_TASK_QUEUE: taskQueue,
         TEMPORAL_WEBHOOK_TASK_QUEUE: `${taskQueue}-webhooks`,

@@ -107,6 +107,10 @@ describe('webhook event catalogue (/openapi.json webhooks)', function () {
       expect(validate({}), `${type}: the schema refuses {}`).to.equal(false);
       const body = JSON.parse(r.received[i].body);
       expect(validate(body), `${type}: ${ajv.errorsText(validate.errors)}\n${r.received[i].body}`).to.equal(true);
+      // An operation event's intent is described field by field, not only "as on the operation".
+      const declaredIntent = doc.components.schemas.OperationEvent.properties.intent.properties;
+      for (const field of Object.keys(body.intent ?? {}))
+        expect(declaredIntent, `${type}: intent.${field} (${body.intent.type}) is declared`).to.have.property(field);
       expect(r.received[i].headers['webhook-id']).to.equal(r.received[i].headers['x-message-id']);
       expect(r.received[i].headers['webhook-timestamp']).to.match(/^\d+$/);
       // The events API returns the same body, key order included.
