@@ -44,6 +44,7 @@ export function subscriptionRoutes(table: RouteTable, s: ServiceContext): void {
     tag,
     body: createSubscriptionBody,
     bodyRequired: true,
+    errors: ['SUBSCRIPTION_LIMIT_REACHED'],
     response: {
       status: 201,
       schema: createdSubscriptionResponse,
