@@ -395,6 +395,89 @@ describe('webhook recovery: disable, recover, events API', function () {
     });
   });
 
+  describe('a delivery whose workflow was terminated', () => {
+    it('is redeliverable and recovered once its workflows have ended, and 409 while one runs', async () => {
+      const { services, config } = await stack();
+      const saved = config.webhookRetryScheduleSeconds;
+      config.webhookRetryScheduleSeconds = [60];
+      const c = await newCustomer();
+      const r = await receiver(500);
+      const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY, allowRetry: true });
+      try {
+        await createBeneficiary(c);
+        await createBeneficiary(c);
+        const [first, second] = await untilLogs(c, sub.id, failedCount(2));
+        // Their workflows sleep until the retry: a redelivery or a recover now would race them.
+        const running = await redeliver(c, sub.id, first.id);
+        expect([running.status, running.body.code]).to.deep.equal([409, 'DELIVERY_IN_PROGRESS']);
+        expect((await recover(c, sub.id, { since: first.createdAt })).body).to.deep.equal({ count: 0 });
+
+        // An operator terminates them by hand (`temporal workflow terminate`): the retries they scheduled never come.
+        for (const log of [first, second])
+          await services.temporal.workflow.getHandle(`webhook-delivery-${log.id}`).terminate('by hand');
+        r.fallback = { status: 200 };
+        await withoutRelay(async () => {
+          const res = await redeliver(c, sub.id, first.id);
+          expect([res.status, res.body.id], JSON.stringify(res.body)).to.deep.equal([202, first.id]);
+          // Its attempt is queued, not started: a second redelivery must not queue another beside it.
+          expect((await redeliver(c, sub.id, first.id)).status).to.equal(409);
+          expect((await recover(c, sub.id, { since: first.createdAt })).body).to.deep.equal({ count: 1 });
+        });
+        const done = await untilLogs(c, sub.id, (ls) => ls.every((l) => l.status === 'SUCCESS'));
+        expect(done.map((l) => l.retryAttempts)).to.deep.equal([1, 1]);
+        const sent = r.received.map((x) => x.headers['webhook-id']).sort();
+        expect(sent).to.deep.equal([first.messageId, first.messageId, second.messageId, second.messageId].sort());
+      } finally {
+        config.webhookRetryScheduleSeconds = saved;
+      }
+    });
+  });
+
+  describe('a delivery whose workflow was terminated mid-attempt', () => {
+    it('stays 409 while the terminated attempt may still be sending: never two at once', async () => {
+      const { services, config } = await stack();
+      const saved = config.webhookTimeoutSeconds;
+      config.webhookTimeoutSeconds = 10;
+      const c = await newCustomer();
+      const r = await receiver(500);
+      const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY });
+      try {
+        await createBeneficiary(c);
+        const [failed] = await untilLogs(c, sub.id, failedCount(1));
+        // The redelivered attempt reaches a receiver that takes 8 s to answer; its workflow is terminated meanwhile.
+        r.script = [{ status: 200, delayMs: 8000 }];
+        expect((await redeliver(c, sub.id, failed.id)).status).to.equal(202);
+        await eventually(
+          async () => r.received.length,
+          (n) => n === 2,
+          30000,
+        );
+        const sql = 'select queued_workflow_id from execution_logs where id = ?';
+        const [{ queued_workflow_id: queued }] = await systemEm(services.orm).execute(sql, [failed.id]);
+        await services.temporal.workflow.getHandle(queued).terminate('by hand');
+        const res = await redeliver(c, sub.id, failed.id);
+        expect([res.status, res.body.code]).to.deep.equal([409, 'DELIVERY_IN_PROGRESS']);
+        // Once the terminated attempt has let go of its request, the delivery is sent again, after it.
+        r.fallback = { status: 200 };
+        const again = await eventually(
+          () => redeliver(c, sub.id, failed.id),
+          (x) => x.status === 202,
+          30000,
+        );
+        expect(again.body.id).to.equal(failed.id);
+        await eventually(
+          async () => r.received.length,
+          (n) => n === 3,
+          30000,
+        );
+        expect(r.received[1].closedAt, 'the terminated attempt was still open').to.be.a('number');
+        expect(r.received[2].at).to.be.at.least(r.received[1].closedAt!);
+      } finally {
+        config.webhookTimeoutSeconds = saved;
+      }
+    });
+  });
+
   describe('events API', () => {
     it('lists every event of the customer (subscribed or not) by the list conventions, with filters', async () => {
       const { http } = await stack();
