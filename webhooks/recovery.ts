@@ -1,6 +1,6 @@
 import type { Em } from '../db/orm';
 import { inTransaction } from '../db/transaction';
-import { markedDeliveries, queueRecovery } from '../db/repositories/webhook-recovery';
+import { queueRecovery, skippedDeliveries } from '../db/repositories/webhook-recovery';
 import { findLiveSubscription } from '../db/repositories/webhook-subscriptions';
 import { CambioError, notFound } from '../domain/errors';
 import { parseInstant } from '../domain/report-period';
@@ -10,9 +10,9 @@ import { releaseStrandedDelivery } from './stranded-deliveries';
 /** How far back a recover may reach (Svix's limit): older deliveries are better caught up through GET /api/events. */
 export const RECOVER_MAX_AGE_DAYS = 14;
 
-// Deliveries marked in progress that one recover asks Temporal about (two describes each, ~1-3 ms apiece): a customer
-// whose endpoint is down with retries scheduled has every delivery marked, and the request must stay short. The
-// oldest are looked at; a narrower window reaches the others.
+// Deliveries marked in progress or pending that one recover asks Temporal about (two describes each, ~1-3 ms
+// apiece): a customer whose endpoint is down with retries scheduled has every delivery marked, and the request must
+// stay short. The oldest are looked at; a narrower window reaches the others.
 const STRANDED_CHECKS_PER_RECOVER = 100;
 
 export interface RecoverInput {
@@ -53,11 +53,11 @@ export async function recoverDeliveries(s: WebhookContext, em: Em, subscriptionI
       throw new CambioError('SUBSCRIPTION_DISABLED', message, { subscriptionId });
     }
     const queued = await queueRecovery(tx, s.config.webhookTaskQueue, sub.id, input.since, until);
-    // Those it skipped as in progress whose workflows have all ended (terminated by hand) are taken back and queued
-    // too; a bounded number per request, as each asks Temporal about its workflows.
-    const marked = await markedDeliveries(tx, sub.id, input.since, until, STRANDED_CHECKS_PER_RECOVER);
+    // Those it skipped as in progress or pending whose workflows have all ended (terminated by hand) are taken back
+    // and queued too; a bounded number per request, as each asks Temporal about its workflows.
+    const skipped = await skippedDeliveries(tx, sub.id, input.since, until, STRANDED_CHECKS_PER_RECOVER);
     let released = 0;
-    for (const id of marked) if (await releaseStrandedDelivery(s, tx, id)) released += 1;
+    for (const id of skipped) if (await releaseStrandedDelivery(s, tx, id)) released += 1;
     if (released === 0) return queued;
     return queued + (await queueRecovery(tx, s.config.webhookTaskQueue, sub.id, input.since, until));
   });

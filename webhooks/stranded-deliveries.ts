@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Em } from '../db/orm';
-import { lockDeliveryMark, releaseDeliveryMark } from '../db/repositories/webhook-recovery';
+import { closeStoppedDelivery, lockDeliveryMark, releaseDeliveryMark } from '../db/repositories/webhook-recovery';
 import { webhookDeliveryWorkflowId } from '../workflows/ids';
 import type { WebhookContext } from './context';
 
@@ -22,21 +22,25 @@ async function running(s: WebhookContext, workflowId: string): Promise<boolean> 
 
 /**
  * A delivery marked in progress (`next_attempt`) whose workflows have all ended, terminated by hand or failed, is
- * stranded: nothing will ever clear its marker. In the caller's transaction, under the delivery's row lock, this
- * takes the marker back when no start of it is queued, no attempt of it may still be in flight, and neither its own
- * workflow nor the one recover or redelivery last queued for it is running; then the caller may queue an attempt.
- * True when the delivery has no marker now. Workflows never run again once ended (their ids are not reused: a queued
- * attempt's has a random part), so one seen ended cannot send beside the attempt queued after (decision 0259).
+ * stranded: nothing will ever clear its marker. So is one still PENDING (its first attempt never ended) whose own
+ * workflow ended: it would never be listed nor recovered. In the caller's transaction, under the delivery's row lock,
+ * this takes the marker back, or closes the PENDING one FAILED `DELIVERY_STOPPED` (decision 0260), when no start of
+ * it is queued, no attempt of it may still be in flight, and neither its own workflow nor the one recover or
+ * redelivery last queued for it is running; then the caller may queue an attempt. True when the delivery is settled
+ * with no marker now. Workflows never run again once ended (their ids are not reused: a queued attempt's has a
+ * random part), so one seen ended cannot send beside the attempt queued after (decision 0259).
  */
 export async function releaseStrandedDelivery(s: WebhookContext, tx: Em, executionLogId: string): Promise<boolean> {
   const openWithin = s.config.webhookTimeoutSeconds + ATTEMPT_OPEN_MARGIN_SECONDS;
   const mark = await lockDeliveryMark(tx, executionLogId, openWithin);
   if (!mark) return false;
-  if (mark.nextAttempt === null) return true;
+  const pending = mark.status === 'PENDING';
+  if (!pending && mark.nextAttempt === null) return true;
   // The outbox first: a start not yet made has no workflow to ask about, and once made its row is gone.
   if (mark.startQueued || mark.attemptOpen) return false;
   const workflows = [webhookDeliveryWorkflowId(executionLogId), mark.queuedWorkflowId];
   for (const id of workflows) if (id && (await running(s, id))) return false;
-  await releaseDeliveryMark(tx, executionLogId, mark.nextAttempt);
+  if (pending) await closeStoppedDelivery(tx, executionLogId);
+  if (mark.nextAttempt !== null) await releaseDeliveryMark(tx, executionLogId, mark.nextAttempt);
   return true;
 }

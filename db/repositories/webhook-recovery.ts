@@ -219,10 +219,11 @@ export async function queueRedelivery(
 }
 
 /**
- * The customer's FAILED deliveries of the subscription created in [since, until) that are marked in progress, oldest
- * first, at most `limit`: those recover skips, of which some may be stranded (their workflows all ended).
+ * The customer's deliveries of the subscription created in [since, until) that recover skips, oldest first, at most
+ * `limit`: FAILED ones marked in progress, and PENDING ones (first attempt not ended). Some may be stranded: their
+ * workflows all ended.
  */
-export async function markedDeliveries(
+export async function skippedDeliveries(
   em: Em,
   subscriptionId: string,
   since: string,
@@ -231,7 +232,8 @@ export async function markedDeliveries(
 ): Promise<string[]> {
   const rows = (await em.execute(
     `select l.id from execution_logs l
-     where l.customer_id = ? and l.subscription_id = ? and l.status = 'FAILED' and l.next_attempt is not null
+     where l.customer_id = ? and l.subscription_id = ?
+       and (l.status = 'FAILED' and l.next_attempt is not null or l.status = 'PENDING')
        and l.created_at >= ?::timestamptz and l.created_at < ?::timestamptz
      order by l.created_at, l.id limit ?`,
     [tenantOf(em), subscriptionId, since, until, limit],
@@ -241,6 +243,8 @@ export async function markedDeliveries(
 
 /** A delivery's marker (`next_attempt`) and what may still act on it, read under the log's row lock. */
 export interface DeliveryMark {
+  /** PENDING until its first attempt ends (or it is closed without one). */
+  status: string;
   nextAttempt: number | null;
   /** The workflow recover or redelivery last queued for it (null: none); the delivery's own is named by its id. */
   queuedWorkflowId: string | null;
@@ -262,13 +266,14 @@ export async function lockDeliveryMark(
   openWithinSeconds: number,
 ): Promise<DeliveryMark | null> {
   const rows = (await em.execute(
-    `select l.next_attempt, l.queued_workflow_id,
+    `select l.status, l.next_attempt, l.queued_workflow_id,
        exists (select 1 from workflow_starts w where starts_with(w.workflow_id, ? || l.id::text)) as start_queued,
        exists (select 1 from webhook_attempts a where a.execution_log_id = l.id and a.finished_at is null
                and a.created_at > now() - make_interval(secs => ?)) as attempt_open
      from execution_logs l where l.customer_id = ? and l.id = ? for update of l`,
     [webhookDeliveryWorkflowId(''), openWithinSeconds, tenantOf(em), executionLogId],
   )) as Array<{
+    status: string;
     next_attempt: number | null;
     queued_workflow_id: string | null;
     start_queued: boolean;
@@ -277,6 +282,7 @@ export async function lockDeliveryMark(
   const row = rows[0];
   if (!row) return null;
   return {
+    status: row.status,
     nextAttempt: row.next_attempt,
     queuedWorkflowId: row.queued_workflow_id,
     startQueued: row.start_queued,
@@ -293,6 +299,19 @@ export async function releaseDeliveryMark(em: Em, executionLogId: string, nextAt
   await em.execute(
     'update execution_logs set next_attempt = null where customer_id = ? and id = ? and next_attempt = ?',
     [tenantOf(em), executionLogId, nextAttempt],
+  );
+}
+
+/**
+ * Closes a delivery whose workflow ended before its first attempt did (decision 0260): FAILED `DELIVERY_STOPPED`,
+ * `httpStatus` 0, as a delivery closed without an attempt is, so it is listed and recover queues it. In the caller's
+ * transaction, under the lock `lockDeliveryMark` took; only while it is still PENDING.
+ */
+export async function closeStoppedDelivery(em: Em, executionLogId: string): Promise<void> {
+  await em.execute(
+    `update execution_logs set status = 'FAILED', error = 'DELIVERY_STOPPED', http_status = 0, updated_at = now()
+     where customer_id = ? and id = ? and status = 'PENDING'`,
+    [tenantOf(em), executionLogId],
   );
 }
 

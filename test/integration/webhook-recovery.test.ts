@@ -433,6 +433,48 @@ describe('webhook recovery: disable, recover, events API', function () {
     });
   });
 
+  describe('a delivery whose workflow was terminated before its first attempt', () => {
+    it('is closed FAILED DELIVERY_STOPPED and sent by recover, not left unlisted for ever', async () => {
+      const { services, config } = await stack();
+      const saved = config.webhookTimeoutSeconds;
+      config.webhookTimeoutSeconds = 10;
+      const c = await newCustomer();
+      const r = await receiver(200);
+      const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY });
+      try {
+        // Four deliveries hold the endpoint's four permits (WEBHOOK_ENDPOINT_CONCURRENCY) for 6 s; the fifth waits
+        // its turn on a timer, with no attempt begun, and an operator terminates its workflow then.
+        r.script = Array.from({ length: 4 }, () => ({ status: 200, delayMs: 6000 }));
+        for (let i = 0; i < 5; i++) await createBeneficiary(c);
+        const waiting = `select l.id, l.created_at from execution_logs l where l.subscription_id = ? and not exists
+          (select 1 from webhook_attempts a where a.execution_log_id = l.id)`;
+        const rows = await eventually(
+          async () => {
+            const found = await systemEm(services.orm).execute(waiting, [sub.id]);
+            return r.received.length === 4 ? found : [];
+          },
+          (found) => found.length === 1,
+          30000,
+        );
+        await services.temporal.workflow.getHandle(`webhook-delivery-${rows[0].id}`).terminate('by hand');
+        const done = await untilLogs(c, sub.id, (ls) => ls.length === 4 && ls.every((l) => l.status === 'SUCCESS'));
+        expect(done).to.have.length(4);
+
+        const since = new Date(new Date(rows[0].created_at).getTime() - 60_000).toISOString();
+        await withoutRelay(async () => {
+          expect((await recover(c, sub.id, { since })).body).to.deep.equal({ count: 1 });
+          const stopped = (await logs(c, sub.id)).find((l) => l.id === rows[0].id);
+          expect(stopped).to.include({ status: 'FAILED', error: 'DELIVERY_STOPPED', httpStatus: 0 });
+        });
+        const all = await untilLogs(c, sub.id, (ls) => ls.length === 5 && ls.every((l) => l.status === 'SUCCESS'));
+        expect(all.map((l) => l.id)).to.include(rows[0].id);
+        expect(r.received).to.have.length(5);
+      } finally {
+        config.webhookTimeoutSeconds = saved;
+      }
+    });
+  });
+
   describe('a delivery whose workflow was terminated mid-attempt', () => {
     it('stays 409 while the terminated attempt may still be sending: never two at once', async () => {
       const { services, config } = await stack();
