@@ -8,8 +8,9 @@ import type { WebhookContext } from './context';
 // (WEBHOOK_TIMEOUT_SECONDS) or until a heartbeat tells it the workflow is gone, after the URL check's DNS lookups.
 // Half a minute past the timeout covers both with room.
 const ATTEMPT_OPEN_MARGIN_SECONDS = 30;
-// Temporal is asked while the delivery's row is locked: a Temporal that does not answer is a 503, not a wait.
-const DESCRIBE_DEADLINE_MS = 5_000;
+// Temporal is asked while the delivery's row is locked, the transaction idle meanwhile: a Temporal that does not
+// answer is a 503 well before Postgres ends an idle transaction (DB_IDLE_IN_TRANSACTION_TIMEOUT_MS, 5 s).
+const DESCRIBE_DEADLINE_MS = 2_000;
 
 /** Whether the workflow runs now; a workflow Temporal does not know (never started, or purged) does not. */
 async function running(s: WebhookContext, workflowId: string): Promise<boolean> {
