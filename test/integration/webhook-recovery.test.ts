@@ -437,14 +437,14 @@ describe('webhook recovery: disable, recover, events API', function () {
     it('is closed FAILED DELIVERY_STOPPED and sent by recover, not left unlisted for ever', async () => {
       const { services, config } = await stack();
       const saved = config.webhookTimeoutSeconds;
-      config.webhookTimeoutSeconds = 10;
+      config.webhookTimeoutSeconds = 20;
       const c = await newCustomer();
       const r = await receiver(200);
       const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY });
       try {
-        // Four deliveries hold the endpoint's four permits (WEBHOOK_ENDPOINT_CONCURRENCY) for 6 s; the fifth waits
+        // Four deliveries hold the endpoint's four permits (WEBHOOK_ENDPOINT_CONCURRENCY) for 12 s; the fifth waits
         // its turn on a timer, with no attempt begun, and an operator terminates its workflow then.
-        r.script = Array.from({ length: 4 }, () => ({ status: 200, delayMs: 6000 }));
+        r.script = Array.from({ length: 4 }, () => ({ status: 200, delayMs: 12000 }));
         for (let i = 0; i < 5; i++) await createBeneficiary(c);
         const waiting = `select l.id, l.created_at from execution_logs l where l.subscription_id = ? and not exists
           (select 1 from webhook_attempts a where a.execution_log_id = l.id)`;
@@ -456,7 +456,10 @@ describe('webhook recovery: disable, recover, events API', function () {
           (found) => found.length === 1,
           30000,
         );
-        await services.temporal.workflow.getHandle(`webhook-delivery-${rows[0].id}`).terminate('by hand');
+        // Started (the relay may be slow on a busy host), then terminated while it waits.
+        const stopped = services.temporal.workflow.getHandle(`webhook-delivery-${rows[0].id}`);
+        await untilStarted(stopped);
+        await stopped.terminate('by hand');
         const done = await untilLogs(c, sub.id, (ls) => ls.length === 4 && ls.every((l) => l.status === 'SUCCESS'));
         expect(done).to.have.length(4);
 
