@@ -9,6 +9,7 @@ import { CambioError, notFound } from '../domain/errors';
 import { ListQuery, runList } from '../lists/run-list';
 import { presentAttempt, presentExecutionLog } from './presenters';
 import type { WebhookContext } from './context';
+import { releaseStrandedDelivery } from './stranded-deliveries';
 
 /** The caller's subscription, deleted ones included: their logs stay readable. */
 async function subscriptionOf(em: Em, subscriptionId: string) {
@@ -42,7 +43,8 @@ export async function getExecutionLog(em: Em, subscriptionId: string, executionL
  * transaction, its workflow `webhook-delivery-<logId>-attempt-<n>-<queue>` started after COMMIT), behind the same
  * lock on the log's `next_attempt`: while an attempt is pending (retries scheduled, a recover or another redelivery
  * queued) the answer is 409 DELIVERY_IN_PROGRESS, so two attempts of one delivery never overlap, and a transaction
- * that rolls back has sent nothing.
+ * that rolls back has sent nothing. A marker left by workflows that have all ended (terminated by hand) is taken back
+ * first (stranded-deliveries.ts), so such a delivery is redeliverable.
  */
 export async function redeliver(s: WebhookContext, em: Em, subscriptionId: string, executionLogId: string) {
   return inTransaction(em, async (tx) => {
@@ -56,7 +58,10 @@ export async function redeliver(s: WebhookContext, em: Em, subscriptionId: strin
       const message = 'the subscription is DISABLED; PATCH its status to ACTIVE first';
       throw new CambioError('SUBSCRIPTION_DISABLED', message, { subscriptionId });
     }
-    const queued = await queueRedelivery(tx, s.config.webhookTaskQueue, subscriptionId, log.id);
+    const queue = () => queueRedelivery(tx, s.config.webhookTaskQueue, subscriptionId, log.id);
+    let queued = await queue();
+    // Marked in progress by workflows that have all ended (terminated by hand): the marker is taken back.
+    if (queued === null && (await releaseStrandedDelivery(s, tx, log.id))) queued = await queue();
     if (queued === null) {
       throw new CambioError(
         'DELIVERY_IN_PROGRESS',

@@ -4,6 +4,7 @@ import { inTransaction } from '../db/transaction';
 import { SubscriptionStatus, WebhookSubscription } from '../db/entities';
 import {
   addSubscription,
+  countLiveSubscriptionsLocked,
   findLiveSubscription,
   lockLiveSubscription,
   SUBSCRIPTION_LIST,
@@ -13,7 +14,7 @@ import { allResources, EVENT_TYPES_BY_RESOURCE, ResourceEvents } from './event-t
 import { newWebhookSecret, ROTATION_OVERLAP_MS, sealSecret } from './secrets';
 import { checkWebhookUrl, dnsResolve } from './url-policy';
 import { ListQuery, runList } from '../lists/run-list';
-import { notFound, validationError } from '../domain/errors';
+import { CambioError, notFound, validationError } from '../domain/errors';
 import { presentSubscription } from './presenters';
 import type { WebhookContext } from './context';
 
@@ -70,15 +71,24 @@ async function lockLive(em: Em, id: string): Promise<WebhookSubscription> {
   return sub;
 }
 
-/** 201 with the subscription and its signing secret, the only time the secret is shown. */
+/**
+ * 201 with the subscription and its signing secret, the only time the secret is shown. A customer with
+ * WEBHOOK_SUBSCRIPTIONS_MAX live subscriptions (paused ones count: their deliveries are still logged) gets 422
+ * SUBSCRIPTION_LIMIT_REACHED: every event fans out to each of them, and that work must slow only their customer.
+ */
 export async function createSubscription(s: WebhookContext, em: Em, input: SubscriptionInput) {
   const includeAll = input.includeAll ?? false;
   const resources = resolveResources(includeAll, input.resources);
   await checkWebhookUrl(input.url, urlPolicy(s));
   const secret = newWebhookSecret();
   const now = new Date();
-  const sub = await inTransaction(em, async (tx) =>
-    addSubscription(tx, {
+  const limit = s.config.webhookSubscriptionsMax;
+  const sub = await inTransaction(em, async (tx) => {
+    if ((await countLiveSubscriptionsLocked(tx)) >= limit) {
+      const message = `a customer may have at most ${limit} subscriptions; delete one first`;
+      throw new CambioError('SUBSCRIPTION_LIMIT_REACHED', message, { limit });
+    }
+    return addSubscription(tx, {
       id: randomUUID(),
       url: input.url,
       includeAll,
@@ -92,8 +102,8 @@ export async function createSubscription(s: WebhookContext, em: Em, input: Subsc
       ...HEALTH_RESET,
       createdAt: now,
       updatedAt: now,
-    }),
-  );
+    });
+  });
   return { ...presentSubscription(sub), secret };
 }
 

@@ -44,7 +44,7 @@ export function subscriptionRoutes(table: RouteTable, s: ServiceContext): void {
     tag,
     body: createSubscriptionBody,
     bodyRequired: true,
-    errors: ['INVALID_WEBHOOK_URL'],
+    errors: ['INVALID_WEBHOOK_URL', 'SUBSCRIPTION_LIMIT_REACHED'],
     response: {
       status: 201,
       schema: createdSubscriptionResponse,

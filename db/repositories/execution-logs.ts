@@ -16,7 +16,8 @@ import { entityFromRow } from '../rows';
 import type { ListResource } from './lists';
 
 // A log becomes visible once it is settled: its first attempt ended, or it was closed without one (FAILED
-// SUBSCRIPTION_DISABLED or ENDPOINT_BUSY), so a delivery that was due is never hidden.
+// SUBSCRIPTION_DISABLED or ENDPOINT_BUSY, or DELIVERY_STOPPED by recover when its workflow ended before that:
+// webhook-recovery.ts), so a delivery that was due is never hidden.
 const SETTLED = { status: { $ne: 'PENDING' } } as const;
 
 /** A log of the subscription visible to its customer. */

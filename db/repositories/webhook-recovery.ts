@@ -119,15 +119,20 @@ export async function afterAttempt<R extends { delivered: boolean; nextDelaySeco
   return { ...result, nextDelaySeconds: null };
 }
 
+// The workflow id of a queued attempt, set with the marker (`queued_workflow_id`, returned to the outbox insert) in
+// the statement that picks the delivery: it names the attempt and this queue of it (a random suffix). An attempt
+// closed without being made (the subscription DISABLED, the endpoint busy) keeps its number, and the next recover
+// must start a workflow of its own for it, not find the closed one's id and start nothing (decision 0205). Kept on
+// the log, so that a marker whose workflows have all ended can be told from one still held (decision 0259).
+const QUEUED_WORKFLOW_ID =
+  "? || l.id || '-attempt-' || (l.attempts + 1) || '-' || left(md5(gen_random_uuid()::text), 12)";
+
 // One outbox row per picked delivery, through the one outbox insert. `next_attempt` lets one queue attempt n at a
-// time; the row is started once (the relay's REJECT_DUPLICATE), and the attempt number keys the send. The workflow
-// id names the attempt and this queue of it (a random suffix): an attempt closed without being made (the
-// subscription DISABLED, the endpoint busy) keeps its number, and the next recover must start a workflow of its
-// own for it, not find the closed one's id and start nothing (decision 0205).
+// time; the row is started once (the relay's REJECT_DUPLICATE), and the attempt number keys the send.
 const attemptStarts = (trigger: 'RECOVERY' | 'REDELIVERY', label: string) =>
   outboxInsert(
     {
-      workflowId: "? || p.id || '-attempt-' || p.next_attempt || '-' || left(md5(gen_random_uuid()::text), 12)",
+      workflowId: 'p.queued_workflow_id',
       workflowType: "'webhookDeliveryWorkflow'",
       taskQueue: '?',
       args:
@@ -162,10 +167,10 @@ export async function queueRecovery(
   const customerId = tenantOf(em);
   const rows = (await em.execute(
     `with picked as (
-       update execution_logs l set next_attempt = l.attempts + 1
+       update execution_logs l set next_attempt = l.attempts + 1, queued_workflow_id = ${QUEUED_WORKFLOW_ID}
        where l.customer_id = ? and l.subscription_id = ? and l.status = 'FAILED'
          and l.next_attempt is null and l.created_at >= ?::timestamptz and l.created_at < ?::timestamptz
-       returning l.id, l.next_attempt, l.event_type, l.url
+       returning l.id, l.next_attempt, l.queued_workflow_id, l.event_type, l.url
      ),
      queued as (
        ${RECOVERY_STARTS}
@@ -173,8 +178,8 @@ export async function queueRecovery(
      )
      select count(*)::int as count from picked`,
     [
-      ...[customerId, subscriptionId, since, until],
-      ...[webhookDeliveryWorkflowId(''), taskQueue, JSON.stringify({ CustomerId: customerId })],
+      ...[webhookDeliveryWorkflowId(''), customerId, subscriptionId, since, until],
+      ...[taskQueue, JSON.stringify({ CustomerId: customerId })],
     ],
   )) as Array<{ count: number }>;
   return rows[0].count;
@@ -195,10 +200,10 @@ export async function queueRedelivery(
   const customerId = tenantOf(em);
   const rows = (await em.execute(
     `with picked as (
-       update execution_logs l set next_attempt = l.attempts + 1
+       update execution_logs l set next_attempt = l.attempts + 1, queued_workflow_id = ${QUEUED_WORKFLOW_ID}
        where l.customer_id = ? and l.subscription_id = ? and l.id = ? and l.status <> 'PENDING'
          and l.next_attempt is null
-       returning l.id, l.next_attempt, l.event_type, l.url
+       returning l.id, l.next_attempt, l.queued_workflow_id, l.event_type, l.url
      ),
      queued as (
        ${REDELIVERY_STARTS}
@@ -206,11 +211,108 @@ export async function queueRedelivery(
      )
      select next_attempt from picked`,
     [
-      ...[customerId, subscriptionId, executionLogId],
-      ...[webhookDeliveryWorkflowId(''), taskQueue, JSON.stringify({ CustomerId: customerId })],
+      ...[webhookDeliveryWorkflowId(''), customerId, subscriptionId, executionLogId],
+      ...[taskQueue, JSON.stringify({ CustomerId: customerId })],
     ],
   )) as Array<{ next_attempt: number }>;
   return rows[0]?.next_attempt ?? null;
+}
+
+/**
+ * The customer's deliveries of the subscription created in [since, until) that recover skips, oldest first, at most
+ * `limit`: FAILED ones marked in progress, and PENDING ones (first attempt not ended). Some may be stranded: their
+ * workflows all ended.
+ */
+export async function skippedDeliveries(
+  em: Em,
+  subscriptionId: string,
+  since: string,
+  until: string,
+  limit: number,
+): Promise<string[]> {
+  const rows = (await em.execute(
+    `select l.id from execution_logs l
+     where l.customer_id = ? and l.subscription_id = ?
+       and (l.status = 'FAILED' and l.next_attempt is not null or l.status = 'PENDING')
+       and l.created_at >= ?::timestamptz and l.created_at < ?::timestamptz
+     order by l.created_at, l.id limit ?`,
+    [tenantOf(em), subscriptionId, since, until, limit],
+  )) as Array<{ id: string }>;
+  return rows.map((r) => r.id);
+}
+
+/** A delivery's marker (`next_attempt`) and what may still act on it, read under the log's row lock. */
+export interface DeliveryMark {
+  /** PENDING until its first attempt ends (or it is closed without one). */
+  status: string;
+  nextAttempt: number | null;
+  /** The workflow recover or redelivery last queued for it (null: none); the delivery's own is named by its id. */
+  queuedWorkflowId: string | null;
+  /** An outbox row of one of its workflows is not started yet. */
+  startQueued: boolean;
+  /** One of its attempts began within the window and has not finished: its POST may still be in flight. */
+  attemptOpen: boolean;
+}
+
+/**
+ * In the caller's transaction: locks the customer's delivery row until the transaction ends (the attempt's
+ * bookkeeping and every queue of an attempt wait on it) and reads its marker with what may still act on it. An
+ * attempt begun `openWithinSeconds` ago or less and not finished counts as in flight: a terminated workflow's attempt
+ * runs on until its POST's timeout or its next heartbeat. Null when the log is not the customer's.
+ */
+export async function lockDeliveryMark(
+  em: Em,
+  executionLogId: string,
+  openWithinSeconds: number,
+): Promise<DeliveryMark | null> {
+  const rows = (await em.execute(
+    `select l.status, l.next_attempt, l.queued_workflow_id,
+       exists (select 1 from workflow_starts w where starts_with(w.workflow_id, ? || l.id::text)) as start_queued,
+       exists (select 1 from webhook_attempts a where a.execution_log_id = l.id and a.finished_at is null
+               and a.created_at > now() - make_interval(secs => ?)) as attempt_open
+     from execution_logs l where l.customer_id = ? and l.id = ? for update of l`,
+    [webhookDeliveryWorkflowId(''), openWithinSeconds, tenantOf(em), executionLogId],
+  )) as Array<{
+    status: string;
+    next_attempt: number | null;
+    queued_workflow_id: string | null;
+    start_queued: boolean;
+    attempt_open: boolean;
+  }>;
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    status: row.status,
+    nextAttempt: row.next_attempt,
+    queuedWorkflowId: row.queued_workflow_id,
+    startQueued: row.start_queued,
+    attemptOpen: row.attempt_open,
+  };
+}
+
+/**
+ * Takes back a marker no workflow will act on (every workflow of the delivery has ended: decision 0259), in the
+ * caller's transaction, under the lock `lockDeliveryMark` took; only the marker that was read, so nothing queued
+ * since is lost.
+ */
+export async function releaseDeliveryMark(em: Em, executionLogId: string, nextAttempt: number): Promise<void> {
+  await em.execute(
+    'update execution_logs set next_attempt = null where customer_id = ? and id = ? and next_attempt = ?',
+    [tenantOf(em), executionLogId, nextAttempt],
+  );
+}
+
+/**
+ * Closes a delivery whose workflow ended before its first attempt did (decision 0260): FAILED `DELIVERY_STOPPED`,
+ * `httpStatus` 0, as a delivery closed without an attempt is, so it is listed and recover queues it. In the caller's
+ * transaction, under the lock `lockDeliveryMark` took; only while it is still PENDING.
+ */
+export async function closeStoppedDelivery(em: Em, executionLogId: string): Promise<void> {
+  await em.execute(
+    `update execution_logs set status = 'FAILED', error = 'DELIVERY_STOPPED', http_status = 0, updated_at = now()
+     where customer_id = ? and id = ? and status = 'PENDING'`,
+    [tenantOf(em), executionLogId],
+  );
 }
 
 /** Re-enabling starts the failure tracking afresh (a paused subscription keeps none). */

@@ -14,6 +14,19 @@ import type { ListResource } from './lists';
 /** Everything of a new subscription but its customer, which is the EntityManager's. */
 export type NewSubscription = Omit<WebhookSubscription, 'customerId'>;
 
+/**
+ * How many live (not deleted) subscriptions the EntityManager's customer has, counted under a lock on the customer's
+ * subscriptions that its transaction holds until it ends: a create that counts, then adds, cannot race another
+ * create of the same customer past the cap (decision 0258). Two statements on purpose: under READ COMMITTED a
+ * statement sees what was committed when it began, so a count in the statement that waits for the lock would miss
+ * the row the lock's previous holder committed. Other customers' creates take other locks.
+ */
+export async function countLiveSubscriptionsLocked(em: Em): Promise<number> {
+  const customerId = tenantOf(em);
+  await em.execute(`select pg_advisory_xact_lock(hashtextextended('cambio:subscriptions:' || ?, 0))`, [customerId]);
+  return em.count(WebhookSubscriptionSchema, { deletedAt: null });
+}
+
 /** Persists at the caller's flush (its transaction), for the customer the EntityManager is scoped to. */
 export function addSubscription(em: Em, fields: NewSubscription): WebhookSubscription {
   return em.create(WebhookSubscriptionSchema, { ...fields, customerId: tenantOf(em) });

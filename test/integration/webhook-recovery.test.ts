@@ -395,6 +395,134 @@ describe('webhook recovery: disable, recover, events API', function () {
     });
   });
 
+  describe('a delivery whose workflow was terminated', () => {
+    it('is redeliverable and recovered once its workflows have ended, and 409 while one runs', async () => {
+      const { services, config } = await stack();
+      const saved = config.webhookRetryScheduleSeconds;
+      config.webhookRetryScheduleSeconds = [60];
+      const c = await newCustomer();
+      const r = await receiver(500);
+      const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY, allowRetry: true });
+      try {
+        await createBeneficiary(c);
+        await createBeneficiary(c);
+        const [first, second] = await untilLogs(c, sub.id, failedCount(2));
+        // Their workflows sleep until the retry: a redelivery or a recover now would race them.
+        const running = await redeliver(c, sub.id, first.id);
+        expect([running.status, running.body.code]).to.deep.equal([409, 'DELIVERY_IN_PROGRESS']);
+        expect((await recover(c, sub.id, { since: first.createdAt })).body).to.deep.equal({ count: 0 });
+
+        // An operator terminates them by hand (`temporal workflow terminate`): the retries they scheduled never come.
+        for (const log of [first, second])
+          await services.temporal.workflow.getHandle(`webhook-delivery-${log.id}`).terminate('by hand');
+        r.fallback = { status: 200 };
+        await withoutRelay(async () => {
+          const res = await redeliver(c, sub.id, first.id);
+          expect([res.status, res.body.id], JSON.stringify(res.body)).to.deep.equal([202, first.id]);
+          // Its attempt is queued, not started: a second redelivery must not queue another beside it.
+          expect((await redeliver(c, sub.id, first.id)).status).to.equal(409);
+          expect((await recover(c, sub.id, { since: first.createdAt })).body).to.deep.equal({ count: 1 });
+        });
+        const done = await untilLogs(c, sub.id, (ls) => ls.every((l) => l.status === 'SUCCESS'));
+        expect(done.map((l) => l.retryAttempts)).to.deep.equal([1, 1]);
+        const sent = r.received.map((x) => x.headers['webhook-id']).sort();
+        expect(sent).to.deep.equal([first.messageId, first.messageId, second.messageId, second.messageId].sort());
+      } finally {
+        config.webhookRetryScheduleSeconds = saved;
+      }
+    });
+  });
+
+  describe('a delivery whose workflow was terminated before its first attempt', () => {
+    it('is closed FAILED DELIVERY_STOPPED and sent by recover, not left unlisted for ever', async () => {
+      const { services, config } = await stack();
+      const saved = config.webhookTimeoutSeconds;
+      config.webhookTimeoutSeconds = 20;
+      const c = await newCustomer();
+      const r = await receiver(200);
+      const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY });
+      try {
+        // Four deliveries hold the endpoint's four permits (WEBHOOK_ENDPOINT_CONCURRENCY) for 12 s; the fifth waits
+        // its turn on a timer, with no attempt begun, and an operator terminates its workflow then.
+        r.script = Array.from({ length: 4 }, () => ({ status: 200, delayMs: 12000 }));
+        for (let i = 0; i < 5; i++) await createBeneficiary(c);
+        const waiting = `select l.id, l.created_at from execution_logs l where l.subscription_id = ? and not exists
+          (select 1 from webhook_attempts a where a.execution_log_id = l.id)`;
+        const rows = await eventually(
+          async () => {
+            const found = await systemEm(services.orm).execute(waiting, [sub.id]);
+            return r.received.length === 4 ? found : [];
+          },
+          (found) => found.length === 1,
+          30000,
+        );
+        // Started (the relay may be slow on a busy host), then terminated while it waits.
+        const stopped = services.temporal.workflow.getHandle(`webhook-delivery-${rows[0].id}`);
+        await untilStarted(stopped);
+        await stopped.terminate('by hand');
+        const done = await untilLogs(c, sub.id, (ls) => ls.length === 4 && ls.every((l) => l.status === 'SUCCESS'));
+        expect(done).to.have.length(4);
+
+        const since = new Date(new Date(rows[0].created_at).getTime() - 60_000).toISOString();
+        await withoutRelay(async () => {
+          expect((await recover(c, sub.id, { since })).body).to.deep.equal({ count: 1 });
+          const stopped = (await logs(c, sub.id)).find((l) => l.id === rows[0].id);
+          expect(stopped).to.include({ status: 'FAILED', error: 'DELIVERY_STOPPED', httpStatus: 0 });
+        });
+        const all = await untilLogs(c, sub.id, (ls) => ls.length === 5 && ls.every((l) => l.status === 'SUCCESS'));
+        expect(all.map((l) => l.id)).to.include(rows[0].id);
+        expect(r.received).to.have.length(5);
+      } finally {
+        config.webhookTimeoutSeconds = saved;
+      }
+    });
+  });
+
+  describe('a delivery whose workflow was terminated mid-attempt', () => {
+    it('stays 409 while the terminated attempt may still be sending: never two at once', async () => {
+      const { services, config } = await stack();
+      const saved = config.webhookTimeoutSeconds;
+      config.webhookTimeoutSeconds = 10;
+      const c = await newCustomer();
+      const r = await receiver(500);
+      const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY });
+      try {
+        await createBeneficiary(c);
+        const [failed] = await untilLogs(c, sub.id, failedCount(1));
+        // The redelivered attempt reaches a receiver that takes 8 s to answer; its workflow is terminated meanwhile.
+        r.script = [{ status: 200, delayMs: 8000 }];
+        expect((await redeliver(c, sub.id, failed.id)).status).to.equal(202);
+        await eventually(
+          async () => r.received.length,
+          (n) => n === 2,
+          30000,
+        );
+        const sql = 'select queued_workflow_id from execution_logs where id = ?';
+        const [{ queued_workflow_id: queued }] = await systemEm(services.orm).execute(sql, [failed.id]);
+        await services.temporal.workflow.getHandle(queued).terminate('by hand');
+        const res = await redeliver(c, sub.id, failed.id);
+        expect([res.status, res.body.code]).to.deep.equal([409, 'DELIVERY_IN_PROGRESS']);
+        // Once the terminated attempt has let go of its request, the delivery is sent again, after it.
+        r.fallback = { status: 200 };
+        const again = await eventually(
+          () => redeliver(c, sub.id, failed.id),
+          (x) => x.status === 202,
+          30000,
+        );
+        expect(again.body.id).to.equal(failed.id);
+        await eventually(
+          async () => r.received.length,
+          (n) => n === 3,
+          30000,
+        );
+        expect(r.received[1].closedAt, 'the terminated attempt was still open').to.be.a('number');
+        expect(r.received[2].at).to.be.at.least(r.received[1].closedAt!);
+      } finally {
+        config.webhookTimeoutSeconds = saved;
+      }
+    });
+  });
+
   describe('events API', () => {
     it('lists every event of the customer (subscribed or not) by the list conventions, with filters', async () => {
       const { http } = await stack();
