@@ -227,28 +227,35 @@ describe('webhooks', function () {
     });
 
     it('caps live subscriptions per customer: racing POSTs at the cap minus one give one 201, others 422', async () => {
-      const { http } = await stack();
-      const CAP = 16; // WEBHOOK_SUBSCRIPTIONS_MAX's default, which the test stack keeps
-      const c = await newCustomer();
-      const other = await newCustomer();
-      const body = (i: number) => ({ url: `https://example.com/hooks/${i}`, resources: BENEFICIARY_ONLY });
-      const created = [];
-      for (let i = 1; i < CAP; i++) created.push(await subscribe(c, body(i)));
-      // A paused subscription still counts (its deliveries are still logged); a deleted one no longer does.
-      await http.patch(`/api/subscriptions/${created[0].id}`).set(c.auth).set(idem()).send({ status: 'DISABLED' });
-      const post = (i: number) => http.post('/api/subscriptions').set(c.auth).set(idem()).send(body(i));
-      const raced = await Promise.all(Array.from({ length: 8 }, (_, i) => post(100 + i)));
-      const outcomes = raced.map((r) => `${r.status} ${r.body.code ?? ''}`.trim()).sort();
-      expect(outcomes).to.deep.equal(['201', ...Array(7).fill('422 SUBSCRIPTION_LIMIT_REACHED')]);
-      const refused = raced.find((r) => r.status === 422)!;
-      expect(refused.body.details).to.deep.equal({ limit: CAP });
-      expect((await http.get('/api/subscriptions').set(c.auth)).body.meta.total).to.equal(CAP);
-      // Another customer is not counted against it.
-      await subscribe(other, body(1));
-      expect((await http.delete(`/api/subscriptions/${created[1].id}`).set(c.auth)).status).to.equal(204);
-      await subscribe(c, body(200));
-      const again = await http.post('/api/subscriptions').set(c.auth).set(idem()).send(body(201));
-      expect([again.status, again.body.code]).to.deep.equal([422, 'SUBSCRIPTION_LIMIT_REACHED']);
+      const { http, config } = await stack();
+      // A deployment's WEBHOOK_SUBSCRIPTIONS_MAX of 16 (the default is 100); the stack's config is read at each create.
+      const CAP = 16;
+      const before = config.webhookSubscriptionsMax;
+      config.webhookSubscriptionsMax = CAP;
+      try {
+        const c = await newCustomer();
+        const other = await newCustomer();
+        const body = (i: number) => ({ url: `https://example.com/hooks/${i}`, resources: BENEFICIARY_ONLY });
+        const created = [];
+        for (let i = 1; i < CAP; i++) created.push(await subscribe(c, body(i)));
+        // A paused subscription still counts (its deliveries are still logged); a deleted one no longer does.
+        await http.patch(`/api/subscriptions/${created[0].id}`).set(c.auth).set(idem()).send({ status: 'DISABLED' });
+        const post = (i: number) => http.post('/api/subscriptions').set(c.auth).set(idem()).send(body(i));
+        const raced = await Promise.all(Array.from({ length: 8 }, (_, i) => post(100 + i)));
+        const outcomes = raced.map((r) => `${r.status} ${r.body.code ?? ''}`.trim()).sort();
+        expect(outcomes).to.deep.equal(['201', ...Array(7).fill('422 SUBSCRIPTION_LIMIT_REACHED')]);
+        const refused = raced.find((r) => r.status === 422)!;
+        expect(refused.body.details).to.deep.equal({ limit: CAP });
+        expect((await http.get('/api/subscriptions').set(c.auth)).body.meta.total).to.equal(CAP);
+        // Another customer is not counted against it.
+        await subscribe(other, body(1));
+        expect((await http.delete(`/api/subscriptions/${created[1].id}`).set(c.auth)).status).to.equal(204);
+        await subscribe(c, body(200));
+        const again = await http.post('/api/subscriptions').set(c.auth).set(idem()).send(body(201));
+        expect([again.status, again.body.code]).to.deep.equal([422, 'SUBSCRIPTION_LIMIT_REACHED']);
+      } finally {
+        config.webhookSubscriptionsMax = before;
+      }
     });
   });
 
