@@ -39,6 +39,39 @@ describe('input hygiene at the schema', () => {
     expect(filter.body.details.errors[0].path).to.equal('/query/filters');
   });
 
+  it('refuses a body that is not UTF-8 instead of storing U+FFFD in its place (decision 0265)', async () => {
+    const { http } = await stack();
+    const body = accountBody({ legalName: 'Comércio Exterior Ltda' });
+    const before = (await http.get('/api/accounts').set(customer.auth)).body.meta.total;
+    // A client that wrote its body in Latin-1: é is the single byte 0xE9, which no UTF-8 text holds.
+    for (const type of ['application/json; charset=iso-8859-1', 'application/json']) {
+      const latin1 = await http
+        .post('/api/accounts')
+        .set(customer.auth)
+        .set(idem())
+        .set('Content-Type', type)
+        // As bytes: superagent would otherwise write a Buffer as JSON.
+        .serialize((raw) => raw)
+        .send(Buffer.from(JSON.stringify(body), 'latin1'));
+      expect([latin1.status, latin1.body.code], JSON.stringify(latin1.body)).to.deep.equal([400, 'VALIDATION_ERROR']);
+      expect(latin1.body.message).to.equal('request body is not valid UTF-8');
+      expect(latin1.body.details.errors).to.deep.equal([{ path: '', message: 'is not valid UTF-8' }]);
+    }
+    expect((await http.get('/api/accounts').set(customer.auth)).body.meta.total).to.equal(before);
+    // The same body in UTF-8 is taken as written, and so is one that starts with a byte order mark (RFC 8259 8.1).
+    for (const prefix of ['', '\ufeff']) {
+      const utf8 = await http
+        .post('/api/accounts')
+        .set(customer.auth)
+        .set(idem())
+        .set('Content-Type', 'application/json; charset=utf-8')
+        .serialize((raw) => raw)
+        .send(Buffer.from(prefix + JSON.stringify(body), 'utf8'));
+      expect(utf8.status, JSON.stringify(utf8.body)).to.equal(201);
+      expect(utf8.body.owner.legalName).to.equal('Comércio Exterior Ltda');
+    }
+  });
+
   it('refuses an amount past 15 integer digits with INVALID_AMOUNT, requested or derived', async () => {
     const { http } = await stack();
     const huge = await http
