@@ -2,12 +2,16 @@ import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
 import { CambioError } from '../../domain/errors';
 import { lowerCaseBodyIds } from './canonical-ids';
+import { firstRepeatedName } from './repeated-names';
 
 // Decision 0015: JSON-only bodies, 1 MiB at most (documents carry base64 up to 5 MiB decoded, so the
 // documents route raises its own limit).
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
-/** Reads a JSON body: 415 for another media type, 413 past the limit, 400 for malformed JSON or bytes not UTF-8. */
+/**
+ * Reads a JSON body: 415 for another media type, 413 past the limit, 400 for malformed JSON, bytes not UTF-8 or a
+ * property named twice in one object.
+ */
 export function jsonBody(limitFor: (ctx: Koa.Context) => number = () => DEFAULT_BODY_LIMIT): Koa.Middleware {
   return async (ctx, next) => {
     if (!['POST', 'PUT', 'PATCH'].includes(ctx.method)) return next();
@@ -28,6 +32,12 @@ export function jsonBody(limitFor: (ctx: Koa.Context) => number = () => DEFAULT_
     } catch {
       throw new CambioError('VALIDATION_ERROR', 'request body is not valid JSON', {
         errors: [{ path: '', message: 'is not valid JSON' }],
+      });
+    }
+    const repeated = firstRepeatedName(text);
+    if (repeated !== undefined) {
+      throw new CambioError('VALIDATION_ERROR', `${repeated} is given more than once`, {
+        errors: [{ path: repeated, message: 'is given more than once' }],
       });
     }
     lowerCaseBodyIds(ctx.request.body);

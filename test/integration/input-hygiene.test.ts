@@ -2,7 +2,8 @@
 // 400 with the path at fault, never a 500 from Postgres.
 import { expect } from 'chai';
 import { idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
-import { accountBody, createAccount } from '../helpers/fixtures';
+import { accountBody, activeAccount, createAccount } from '../helpers/fixtures';
+import { balance, fund } from '../helpers/money';
 import { beneficiaryBody, individualHolder } from '../helpers/beneficiary-fixtures';
 
 describe('input hygiene at the schema', () => {
@@ -70,6 +71,61 @@ describe('input hygiene at the schema', () => {
       expect(utf8.status, JSON.stringify(utf8.body)).to.equal(201);
       expect(utf8.body.owner.legalName).to.equal('Comércio Exterior Ltda');
     }
+  });
+
+  it('refuses a body that names a property twice, with the path of the second (decision 0266)', async () => {
+    const { http } = await stack();
+    const [from, to] = [await activeAccount(customer, ['BRL']), await activeAccount(customer, ['BRL'])];
+    await fund(customer, from.id, 'BRL', '100.00');
+    // Read first-wins (a gateway, a log, the client's own library) this moves 1.00; read last-wins, 50.00.
+    const amounts = [
+      `{"value":"1.00","asset":"BRL","value":"50.00"}`,
+      // The same name written with an escape is the same name.
+      `{"value":"1.00","asset":"BRL","\\u0076alue":"50.00"}`,
+    ];
+    for (const amount of amounts) {
+      const transfer = await http
+        .post('/api/operations/transfer')
+        .set(customer.auth)
+        .set(idem())
+        .set('Content-Type', 'application/json')
+        .send(`{"sourceAccountId":"${from.id}","targetAccountId":"${to.id}","amount":${amount}}`);
+      expect([transfer.status, transfer.body.code], JSON.stringify(transfer.body)).to.deep.equal([
+        400,
+        'VALIDATION_ERROR',
+      ]);
+      expect(transfer.body.details.errors).to.deep.equal([
+        { path: '/amount/value', message: 'is given more than once' },
+      ]);
+    }
+    const quoted = await http
+      .post('/api/quotes')
+      .set(customer.auth)
+      .set(idem())
+      .set('Content-Type', 'application/json')
+      .send(
+        `{"sourceAmount":"9.00","accountId":"${from.id}","sourceAsset":"BRL","targetAsset":"BRL",` +
+          `"sourceAmount":"1.00"}`,
+      );
+    expect([quoted.status, quoted.body.details?.errors], JSON.stringify(quoted.body)).to.deep.equal([
+      400,
+      [{ path: '/sourceAmount', message: 'is given more than once' }],
+    ]);
+    expect(await balance(customer, from.id, 'BRL')).to.deep.equal({
+      available: '100.00',
+      held: '0.00',
+      total: '100.00',
+    });
+    // Each name once, in any order and spacing: the transfer goes through.
+    const fine = await http
+      .post('/api/operations/transfer')
+      .set(customer.auth)
+      .set(idem())
+      .set('Content-Type', 'application/json')
+      .send(
+        `{ "amount": {"asset":"BRL", "value":"1.00"}, "targetAccountId":"${to.id}", "sourceAccountId":"${from.id}" }`,
+      );
+    expect(fine.status, JSON.stringify(fine.body)).to.equal(201);
   });
 
   it('refuses an amount past 15 integer digits with INVALID_AMOUNT, requested or derived', async () => {
