@@ -73,6 +73,26 @@ describe('input hygiene at the schema', () => {
     }
   });
 
+  it('refuses a query value whose percent-encoding is not UTF-8 instead of searching for U+FFFD (0265)', async () => {
+    const { http } = await stack();
+    await createAccount(customer, { legalName: 'Comércio Exterior Ltda' });
+    // `é` percent-encoded from Latin-1 (%E9), an overlong `/` (%C0%AF), a lone surrogate (%ED%A0%80), a bare `%`.
+    for (const value of ['Com%E9rcio', '%C0%AF', 'x%ED%A0%80', '100%', '%zz']) {
+      const res = await http.get(`/api/accounts?filters=owner.legalName[eq]=${value}`).set(customer.auth);
+      expect([res.status, res.body.code], `${value}: ${JSON.stringify(res.body)}`).to.deep.equal([
+        400,
+        'VALIDATION_ERROR',
+      ]);
+      expect(res.body.details.errors, value).to.deep.equal([
+        { path: '/query/filters', message: 'is not valid percent-encoded UTF-8' },
+      ]);
+    }
+    const utf8 = await http
+      .get(`/api/accounts?filters=owner.legalName[eq]=${encodeURIComponent('Comércio Exterior Ltda')}`)
+      .set(customer.auth);
+    expect([utf8.status, utf8.body.data?.[0]?.owner.legalName]).to.deep.equal([200, 'Comércio Exterior Ltda']);
+  });
+
   it('refuses a body that names a property twice, with the path of the second (decision 0266)', async () => {
     const { http } = await stack();
     const [from, to] = [await activeAccount(customer, ['BRL']), await activeAccount(customer, ['BRL'])];
