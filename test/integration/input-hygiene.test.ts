@@ -148,6 +148,45 @@ describe('input hygiene at the schema', () => {
     expect(fine.status, JSON.stringify(fine.body)).to.equal(201);
   });
 
+  it("explains what a body lacks in the API's words, never in the schema's (oneOf, else, constant)", async () => {
+    const { http } = await stack();
+    const quote = (amounts: object) =>
+      http
+        .post('/api/quotes')
+        .set(customer.auth)
+        .set(idem())
+        .send({ accountId, sourceAsset: 'BRL', targetAsset: 'USD', ...amounts });
+    const rule = { path: '', message: 'must have exactly one of sourceAmount, targetAmount' };
+    const both = await quote({ sourceAmount: '1.00', targetAmount: '1.00' });
+    expect([both.body.message, both.body.details.errors]).to.deep.equal([`body ${rule.message}`, [rule]]);
+    const neither = await quote({});
+    expect([neither.body.message, neither.body.details.errors]).to.deep.equal([`body ${rule.message}`, [rule]]);
+    const withdrawal = await http
+      .post('/api/operations/withdrawal')
+      .set(customer.auth)
+      .set(idem())
+      .send({ accountId, quoteId: accountId, beneficiary: { type: 'REFERENCE', id: accountId } });
+    expect(withdrawal.body.details.errors).to.deep.equal([
+      { path: '/beneficiary/paymentInstruction', message: 'is required' },
+    ]);
+    const wrongType = await http
+      .post('/api/operations/withdrawal')
+      .set(customer.auth)
+      .set(idem())
+      .send({
+        accountId,
+        quoteId: accountId,
+        beneficiary: { type: 'REFERENCE', id: accountId, paymentInstruction: { type: 'INLINE', id: accountId } },
+      });
+    expect(wrongType.body.details.errors).to.deep.equal([
+      { path: '/beneficiary/paymentInstruction/type', message: 'must be REFERENCE' },
+    ]);
+    for (const res of [both, neither, withdrawal, wrongType]) {
+      expect(res.status).to.equal(400);
+      expect(JSON.stringify(res.body)).to.not.match(/schema|oneOf|constant/);
+    }
+  });
+
   it('refuses an amount past 15 integer digits with INVALID_AMOUNT, requested or derived', async () => {
     const { http } = await stack();
     const huge = await http
