@@ -128,8 +128,13 @@ export function validateWith(kind: 'body' | 'query' | 'params', schema: object, 
     });
   }
   const fn = compile(kind === 'body' ? bodyAjv : queryAjv, schema);
+  // Ajv coerces a query's strings in place; what the client wrote is kept to check how it wrote its numbers.
+  const written = kind !== 'body' && data && typeof data === 'object' ? { ...data } : {};
   if (fn(data)) {
-    if (kind !== 'body') refuseCoercedInfinity(data, prefix);
+    if (kind !== 'body') {
+      refuseCoercedInfinity(data, prefix);
+      refuseLooseNumbers(written, data, prefix);
+    }
     return;
   }
   const errors = describe(fn.errors, prefix);
@@ -154,6 +159,26 @@ function refuseCoercedInfinity(data: unknown, prefix: string): void {
     const path = `${prefix}/${name}`;
     throw new CambioError('VALIDATION_ERROR', `${path} must be a finite number`, {
       errors: [{ path, message: 'must be a finite number' }],
+    });
+  }
+}
+
+// How a query number is written: digits, an optional sign and fraction, as an AmountValue is (api/schemas/common.ts).
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+
+/**
+ * Ajv coerces a query string to a number with Number(), which reads `0x10` as 16, `1e1` as 10 and ` 1` as 1: a page
+ * of 16 for a client that wrote `limit=0x10` by mistake. A number the schema took is refused unless the client
+ * wrote it in decimal digits.
+ */
+function refuseLooseNumbers(written: object, data: unknown, prefix: string): void {
+  if (!data || typeof data !== 'object') return;
+  for (const [name, value] of Object.entries(data)) {
+    const text = (written as Record<string, unknown>)[name];
+    if (typeof value !== 'number' || typeof text !== 'string' || DECIMAL.test(text)) continue;
+    const path = `${prefix}/${name}`;
+    throw new CambioError('VALIDATION_ERROR', `${path} must be written in decimal digits`, {
+      errors: [{ path, message: 'must be written in decimal digits' }],
     });
   }
 }
