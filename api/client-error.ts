@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
+import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { ErrorCode } from '../domain/errors';
@@ -25,6 +25,13 @@ const ANSWERS: Record<string, Answer> = {
     message: 'the request was not received in time',
   },
 };
+// CONNECT with a host and port (a proxy's tunnel) or any other target that is not a path: Node lets only CONNECT
+// through with one, and the app has no path to route it by.
+const TUNNEL: Answer = {
+  reason: 'Bad Request',
+  code: 'MALFORMED_REQUEST',
+  message: 'this server is not a proxy: a CONNECT request must name a path it serves',
+};
 const MALFORMED: Answer = {
   reason: 'Bad Request',
   code: 'MALFORMED_REQUEST',
@@ -33,7 +40,10 @@ const MALFORMED: Answer = {
 
 /** The raw response for a request the HTTP parser refused (exported for tests). */
 export function clientErrorResponse(errorCode: string | undefined, requestId: string): string {
-  const answer = (errorCode && ANSWERS[errorCode]) || MALFORMED;
+  return rawErrorResponse((errorCode && ANSWERS[errorCode]) || MALFORMED, requestId);
+}
+
+function rawErrorResponse(answer: Answer, requestId: string): string {
   const body = JSON.stringify({ code: answer.code, message: answer.message, details: { requestId } });
   return [
     `HTTP/1.1 ${statusOf(answer.code)} ${answer.reason}`,
@@ -60,4 +70,26 @@ export function answerClientErrors(server: Server, log: Logger): void {
     log.info({ requestId, code: err.code }, 'refused a malformed request');
     socket.end(clientErrorResponse(err.code, requestId));
   });
+  server.on('connect', (req: IncomingMessage, socket: Socket) => answerConnect(server, req, socket));
+}
+
+/**
+ * A CONNECT request is handed to the server's 'connect' listeners, and without one Node drops the connection: the
+ * client saw a reset where any other method we do not serve gets its 401, 404 or 405 in the error shape. It goes to
+ * the app like those, on a response of its own that closes the connection once written (no tunnel is ever opened).
+ */
+function answerConnect(server: Server, req: IncomingMessage, socket: Socket): void {
+  socket.on('error', () => socket.destroy());
+  if (!/^(\/|https?:\/\/)/i.test(req.url ?? '')) {
+    socket.end(rawErrorResponse(TUNNEL, randomUUID()));
+    return;
+  }
+  const res = new ServerResponse(req);
+  res.shouldKeepAlive = false;
+  res.assignSocket(socket);
+  res.on('finish', () => {
+    res.detachSocket(socket);
+    socket.destroySoon();
+  });
+  server.emit('request', req, res);
 }

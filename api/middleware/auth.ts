@@ -7,6 +7,10 @@ import type { CustomerAccess } from '../../services/customer-access';
 import type { KeyPair } from '../../services/signing-keys';
 import { VerifiedTokens } from '../../services/verified-tokens';
 
+// RFC 9110 11.1: the scheme is case-insensitive and one or more spaces may follow it; client libraries write
+// `bearer` as often as `Bearer` (decision 0264). The token itself is one token68, as RFC 6750 2.1 writes it.
+const BEARER = /^Bearer +([A-Za-z0-9._~+/=-]+)$/i;
+
 /**
  * Bearer auth. On success the request gets its customer id and an EntityManager scoped to that customer
  * by the tenant filter: handlers cannot forget isolation because they never hold another scope.
@@ -21,7 +25,7 @@ export function bearerAuth(
   // Verified once per token string until its exp (decision 0034); activeness is checked every time.
   const verified = new VerifiedTokens();
   return async (ctx: Koa.Context): Promise<void> => {
-    const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(ctx.get('Authorization'));
+    const match = BEARER.exec(ctx.get('Authorization'));
     if (!match) throw new CambioError('UNAUTHORIZED', 'missing or malformed Authorization: Bearer header');
     const { customerId, issuedAt } = verifyToken(config, key, match[1], verified);
     // A valid signature is not enough: the customer must still exist, not be disabled, and not have been disabled

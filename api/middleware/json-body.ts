@@ -2,12 +2,16 @@ import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
 import { CambioError } from '../../domain/errors';
 import { lowerCaseBodyIds } from './canonical-ids';
+import { firstRepeatedName } from './repeated-names';
 
 // Decision 0015: JSON-only bodies, 1 MiB at most (documents carry base64 up to 5 MiB decoded, so the
 // documents route raises its own limit).
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
-/** Reads a JSON body: 415 for another media type, 413 past the limit, 400 for malformed JSON. */
+/**
+ * Reads a JSON body: 415 for another media type, 413 past the limit, 400 for malformed JSON, bytes not UTF-8 or a
+ * property named twice in one object.
+ */
 export function jsonBody(limitFor: (ctx: Koa.Context) => number = () => DEFAULT_BODY_LIMIT): Koa.Middleware {
   return async (ctx, next) => {
     if (!['POST', 'PUT', 'PATCH'].includes(ctx.method)) return next();
@@ -22,12 +26,18 @@ export function jsonBody(limitFor: (ctx: Koa.Context) => number = () => DEFAULT_
     }
     const limit = limitFor(ctx);
     if (length !== undefined && length > limit) throw tooLarge(limit);
-    const text = (await readBody(ctx.req, limit)).toString('utf8');
+    const text = utf8Text(await readBody(ctx.req, limit));
     try {
       ctx.request.body = text.trim() === '' ? undefined : JSON.parse(text);
     } catch {
       throw new CambioError('VALIDATION_ERROR', 'request body is not valid JSON', {
         errors: [{ path: '', message: 'is not valid JSON' }],
+      });
+    }
+    const repeated = firstRepeatedName(text);
+    if (repeated !== undefined) {
+      throw new CambioError('VALIDATION_ERROR', `${repeated} is given more than once`, {
+        errors: [{ path: repeated, message: 'is given more than once' }],
       });
     }
     lowerCaseBodyIds(ctx.request.body);
@@ -72,6 +82,21 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     };
     req.on('data', onData).on('end', onEnd).on('error', onEndedEarly).on('close', onClose);
   });
+}
+
+// Fatal: a byte sequence that is not UTF-8 is refused rather than read as U+FFFD, which would be stored in place of
+// what the client meant (a Latin-1 `é`). A byte order mark is dropped, as RFC 8259 8.1 lets a parser do. Whatever
+// `charset` the Content-Type names, JSON is UTF-8 (RFC 8259 8.1, 11): decision 0265.
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+function utf8Text(bytes: Buffer): string {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    throw new CambioError('VALIDATION_ERROR', 'request body is not valid UTF-8', {
+      errors: [{ path: '', message: 'is not valid UTF-8' }],
+    });
+  }
 }
 
 const tooLarge = (limit: number) =>

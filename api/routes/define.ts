@@ -2,6 +2,7 @@ import type Koa from 'koa';
 import type Router from '@koa/router';
 import { AnswerSecrets, answeredBefore, idempotent, requireIdempotencyKey } from '../middleware/idempotency';
 import { validateWith } from '../schemas/ajv';
+import { refuseUndecodableQuery } from '../middleware/query-encoding';
 import type { ErrorCode } from '../../domain/errors';
 
 /** Sets `ctx.state.customerId` and the tenant-scoped `ctx.state.em`, or throws UNAUTHORIZED. */
@@ -91,6 +92,7 @@ function compose(spec: RouteSpec, authenticate: Authenticate): Koa.Middleware {
     const key = mutating && !spec.public ? requireIdempotencyKey(ctx) : undefined;
     if (spec.params) validateWith('params', spec.params, ctx.params);
     if (spec.query) {
+      refuseUndecodableQuery(ctx.querystring);
       const query = { ...ctx.query };
       validateWith('query', spec.query, query);
       ctx.state.query = query;

@@ -7,11 +7,26 @@ import { UUID_RE } from '../../domain/uuid';
 
 // Bodies are validated strictly (no coercion, no unknown properties); query strings arrive as strings, so
 // their validator coerces `limit=10` to a number and nothing else.
+// `verbose` puts the failing schema on each error, so `describe` can say what a oneOf asks for in the API's words.
 const bodyAjv = withCambioFormats(
-  new Ajv({ strict: true, strictRequired: false, allErrors: true, coerceTypes: false, useDefaults: false }),
+  new Ajv({
+    strict: true,
+    strictRequired: false,
+    allErrors: true,
+    verbose: true,
+    coerceTypes: false,
+    useDefaults: false,
+  }),
 );
 const queryAjv = withCambioFormats(
-  new Ajv({ strict: true, strictRequired: false, allErrors: true, coerceTypes: true, useDefaults: true }),
+  new Ajv({
+    strict: true,
+    strictRequired: false,
+    allErrors: true,
+    verbose: true,
+    coerceTypes: true,
+    useDefaults: true,
+  }),
 );
 
 /**
@@ -42,8 +57,38 @@ function compile(ajv: Ajv, schema: object): ValidateFunction {
 const isAmountError = (e: ErrorObject) =>
   e.keyword === 'format' && (e.params as { format?: string }).format === 'amount';
 
+/** The names a oneOf of `{ required: [name] }` branches asks exactly one of (the quote's amounts), if it is one. */
+function exactlyOneOf(e: ErrorObject): string[] | undefined {
+  if (e.keyword !== 'oneOf' || !Array.isArray(e.schema)) return undefined;
+  const names = (e.schema as Array<{ required?: unknown }>).map((branch) =>
+    Object.keys(branch).length === 1 && Array.isArray(branch.required) && branch.required.length === 1
+      ? String(branch.required[0])
+      : undefined,
+  );
+  return names.every((n) => n !== undefined) ? (names as string[]) : undefined;
+}
+
+/**
+ * Ajv's errors in the API's words. Its combinators report themselves as well as what failed inside them (`must match
+ * "else" schema`, `must match exactly one schema in oneOf`, `must be equal to constant`): a client cannot act on the
+ * schema's structure, so the wrapper of an if/then/else goes (the branch's own errors are listed), a oneOf of
+ * required names becomes the rule it stands for, and a const names its value.
+ */
 function describe(errors: ErrorObject[] | null | undefined, prefix: string) {
-  return (errors ?? []).map((e) => {
+  const all = errors ?? [];
+  const rules = all.filter((e) => exactlyOneOf(e));
+  // A branch's `is required` for a name its oneOf already covers repeats the rule in worse words.
+  const coveredByRule = (e: ErrorObject) =>
+    e.keyword === 'required' &&
+    rules.some(
+      (rule) =>
+        rule.instancePath === e.instancePath &&
+        exactlyOneOf(rule)!.includes((e.params as { missingProperty: string }).missingProperty),
+    );
+  const kept = all.filter((e) => e.keyword !== 'if' && !coveredByRule(e));
+  // The rule first: it is what the client most needs to read in the message.
+  kept.sort((x, y) => Number(rules.includes(y)) - Number(rules.includes(x)));
+  return kept.map((e) => {
     let path = `${prefix}${e.instancePath}`;
     let message = e.message ?? 'is invalid';
     if (e.keyword === 'additionalProperties') {
@@ -54,6 +99,13 @@ function describe(errors: ErrorObject[] | null | undefined, prefix: string) {
       message = 'is required';
     } else if (e.keyword === 'enum') {
       message = `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+    } else if (e.keyword === 'const') {
+      message = `must be ${String((e.params as { allowedValue: unknown }).allowedValue)}`;
+    } else if (e.keyword === 'oneOf' || e.keyword === 'anyOf') {
+      const names = exactlyOneOf(e);
+      message = names
+        ? `must have exactly one of ${names.join(', ')}`
+        : `must match ${e.keyword === 'oneOf' ? 'exactly one' : 'at least one'} of the documented forms`;
     } else if (isAmountError(e)) {
       message = 'is out of range: at most 15 digits before the decimal point and 64 characters';
     }
@@ -76,8 +128,13 @@ export function validateWith(kind: 'body' | 'query' | 'params', schema: object, 
     });
   }
   const fn = compile(kind === 'body' ? bodyAjv : queryAjv, schema);
+  // Ajv coerces a query's strings in place; what the client wrote is kept to check how it wrote its numbers.
+  const written = kind !== 'body' && data && typeof data === 'object' ? { ...data } : {};
   if (fn(data)) {
-    if (kind !== 'body') refuseCoercedInfinity(data, prefix);
+    if (kind !== 'body') {
+      refuseCoercedInfinity(data, prefix);
+      refuseLooseNumbers(written, data, prefix);
+    }
     return;
   }
   const errors = describe(fn.errors, prefix);
@@ -102,6 +159,26 @@ function refuseCoercedInfinity(data: unknown, prefix: string): void {
     const path = `${prefix}/${name}`;
     throw new CambioError('VALIDATION_ERROR', `${path} must be a finite number`, {
       errors: [{ path, message: 'must be a finite number' }],
+    });
+  }
+}
+
+// How a query number is written: digits, an optional sign and fraction, as an AmountValue is (api/schemas/common.ts).
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+
+/**
+ * Ajv coerces a query string to a number with Number(), which reads `0x10` as 16, `1e1` as 10 and ` 1` as 1: a page
+ * of 16 for a client that wrote `limit=0x10` by mistake. A number the schema took is refused unless the client
+ * wrote it in decimal digits.
+ */
+function refuseLooseNumbers(written: object, data: unknown, prefix: string): void {
+  if (!data || typeof data !== 'object') return;
+  for (const [name, value] of Object.entries(data)) {
+    const text = (written as Record<string, unknown>)[name];
+    if (typeof value !== 'number' || typeof text !== 'string' || DECIMAL.test(text)) continue;
+    const path = `${prefix}/${name}`;
+    throw new CambioError('VALIDATION_ERROR', `${path} must be written in decimal digits`, {
+      errors: [{ path, message: 'must be written in decimal digits' }],
     });
   }
 }

@@ -22,7 +22,8 @@ export interface UnsafeText {
 }
 
 // The path is echoed in the error body, so an offending key is shown with U+FFFD in place of what it held.
-const escape = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1').replace(UNSAFE_ALL, '\ufffd');
+export const safePointerPart = (key: string) =>
+  key.replace(/~/g, '~0').replace(/\//g, '~1').replace(UNSAFE_ALL, '\ufffd');
 
 function problem(s: string): string | null {
   const m = UNSAFE.exec(s);
@@ -43,7 +44,7 @@ export function findUnsafeText(data: unknown): UnsafeText | null {
     if (value === null || typeof value !== 'object') continue;
     if (depth >= MAX_DEPTH) return { path, message: `is nested too deeply (at most ${MAX_DEPTH} levels)` };
     for (const [key, child] of Object.entries(value)) {
-      const childPath = Array.isArray(value) ? `${path}/${key}` : `${path}/${escape(key)}`;
+      const childPath = Array.isArray(value) ? `${path}/${key}` : `${path}/${safePointerPart(key)}`;
       const keyMessage = problem(key);
       if (keyMessage) return { path: childPath, message: `property name ${keyMessage}` };
       stack.push({ value: child, path: childPath, depth: depth + 1 });

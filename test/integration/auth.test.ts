@@ -70,6 +70,20 @@ describe('authentication', () => {
     expect(() => jwt.verify(c.token, pub, { algorithms: ['RS256'] })).not.to.throw();
   });
 
+  it('takes the Bearer scheme in any case and after more than one space (RFC 9110 11.1, decision 0264)', async () => {
+    const { http } = await stack();
+    const c = await newCustomer();
+    for (const header of [`bearer ${c.token}`, `BEARER ${c.token}`, `bEaReR ${c.token}`, `Bearer   ${c.token}`]) {
+      const res = await http.get('/api/accounts').set('Authorization', header);
+      expect([res.status, res.body.code], header.slice(0, 12)).to.deep.equal([200, undefined]);
+    }
+    // A scheme is still a whole word, and the token still one token: these stay malformed.
+    for (const header of [`Bearer${c.token}`, `Bearer\t${c.token}`, `Bearers ${c.token}`, `Bearer ${c.token} x`]) {
+      const res = await http.get('/api/accounts').set('Authorization', header);
+      expect([res.status, res.body.code], JSON.stringify(header.slice(0, 12))).to.deep.equal([401, 'UNAUTHORIZED']);
+    }
+  });
+
   describe('rejects with 401 UNAUTHORIZED', () => {
     const cases: Array<[string, (token: string, sub: string) => string | undefined]> = [
       ['a missing token', () => undefined],

@@ -2,7 +2,8 @@
 // 400 with the path at fault, never a 500 from Postgres.
 import { expect } from 'chai';
 import { idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
-import { accountBody, createAccount } from '../helpers/fixtures';
+import { accountBody, activeAccount, createAccount } from '../helpers/fixtures';
+import { balance, fund } from '../helpers/money';
 import { beneficiaryBody, individualHolder } from '../helpers/beneficiary-fixtures';
 
 describe('input hygiene at the schema', () => {
@@ -37,6 +38,153 @@ describe('input hygiene at the schema', () => {
     const filter = await http.get('/api/accounts').query({ filters: 'owner.legalName[eq]=a\u0000' }).set(customer.auth);
     expect(filter.status).to.equal(400);
     expect(filter.body.details.errors[0].path).to.equal('/query/filters');
+  });
+
+  it('refuses a body that is not UTF-8 instead of storing U+FFFD in its place (decision 0265)', async () => {
+    const { http } = await stack();
+    const body = accountBody({ legalName: 'Comércio Exterior Ltda' });
+    const before = (await http.get('/api/accounts').set(customer.auth)).body.meta.total;
+    // A client that wrote its body in Latin-1: é is the single byte 0xE9, which no UTF-8 text holds.
+    for (const type of ['application/json; charset=iso-8859-1', 'application/json']) {
+      const latin1 = await http
+        .post('/api/accounts')
+        .set(customer.auth)
+        .set(idem())
+        .set('Content-Type', type)
+        // As bytes: superagent would otherwise write a Buffer as JSON.
+        .serialize((raw) => raw)
+        .send(Buffer.from(JSON.stringify(body), 'latin1'));
+      expect([latin1.status, latin1.body.code], JSON.stringify(latin1.body)).to.deep.equal([400, 'VALIDATION_ERROR']);
+      expect(latin1.body.message).to.equal('request body is not valid UTF-8');
+      expect(latin1.body.details.errors).to.deep.equal([{ path: '', message: 'is not valid UTF-8' }]);
+    }
+    expect((await http.get('/api/accounts').set(customer.auth)).body.meta.total).to.equal(before);
+    // The same body in UTF-8 is taken as written, and so is one that starts with a byte order mark (RFC 8259 8.1).
+    for (const prefix of ['', '\ufeff']) {
+      const utf8 = await http
+        .post('/api/accounts')
+        .set(customer.auth)
+        .set(idem())
+        .set('Content-Type', 'application/json; charset=utf-8')
+        .serialize((raw) => raw)
+        .send(Buffer.from(prefix + JSON.stringify(body), 'utf8'));
+      expect(utf8.status, JSON.stringify(utf8.body)).to.equal(201);
+      expect(utf8.body.owner.legalName).to.equal('Comércio Exterior Ltda');
+    }
+  });
+
+  it('refuses a query value whose percent-encoding is not UTF-8 instead of searching for U+FFFD (0265)', async () => {
+    const { http } = await stack();
+    await createAccount(customer, { legalName: 'Comércio Exterior Ltda' });
+    // `é` percent-encoded from Latin-1 (%E9), an overlong `/` (%C0%AF), a lone surrogate (%ED%A0%80), a bare `%`.
+    for (const value of ['Com%E9rcio', '%C0%AF', 'x%ED%A0%80', '100%', '%zz']) {
+      const res = await http.get(`/api/accounts?filters=owner.legalName[eq]=${value}`).set(customer.auth);
+      expect([res.status, res.body.code], `${value}: ${JSON.stringify(res.body)}`).to.deep.equal([
+        400,
+        'VALIDATION_ERROR',
+      ]);
+      expect(res.body.details.errors, value).to.deep.equal([
+        { path: '/query/filters', message: 'is not valid percent-encoded UTF-8' },
+      ]);
+    }
+    const utf8 = await http
+      .get(`/api/accounts?filters=owner.legalName[eq]=${encodeURIComponent('Comércio Exterior Ltda')}`)
+      .set(customer.auth);
+    expect([utf8.status, utf8.body.data?.[0]?.owner.legalName]).to.deep.equal([200, 'Comércio Exterior Ltda']);
+  });
+
+  it('refuses a body that names a property twice, with the path of the second (decision 0266)', async () => {
+    const { http } = await stack();
+    const [from, to] = [await activeAccount(customer, ['BRL']), await activeAccount(customer, ['BRL'])];
+    await fund(customer, from.id, 'BRL', '100.00');
+    // Read first-wins (a gateway, a log, the client's own library) this moves 1.00; read last-wins, 50.00.
+    const amounts = [
+      `{"value":"1.00","asset":"BRL","value":"50.00"}`,
+      // The same name written with an escape is the same name.
+      `{"value":"1.00","asset":"BRL","\\u0076alue":"50.00"}`,
+    ];
+    for (const amount of amounts) {
+      const transfer = await http
+        .post('/api/operations/transfer')
+        .set(customer.auth)
+        .set(idem())
+        .set('Content-Type', 'application/json')
+        .send(`{"sourceAccountId":"${from.id}","targetAccountId":"${to.id}","amount":${amount}}`);
+      expect([transfer.status, transfer.body.code], JSON.stringify(transfer.body)).to.deep.equal([
+        400,
+        'VALIDATION_ERROR',
+      ]);
+      expect(transfer.body.details.errors).to.deep.equal([
+        { path: '/amount/value', message: 'is given more than once' },
+      ]);
+    }
+    const quoted = await http
+      .post('/api/quotes')
+      .set(customer.auth)
+      .set(idem())
+      .set('Content-Type', 'application/json')
+      .send(
+        `{"sourceAmount":"9.00","accountId":"${from.id}","sourceAsset":"BRL","targetAsset":"BRL",` +
+          `"sourceAmount":"1.00"}`,
+      );
+    expect([quoted.status, quoted.body.details?.errors], JSON.stringify(quoted.body)).to.deep.equal([
+      400,
+      [{ path: '/sourceAmount', message: 'is given more than once' }],
+    ]);
+    expect(await balance(customer, from.id, 'BRL')).to.deep.equal({
+      available: '100.00',
+      held: '0.00',
+      total: '100.00',
+    });
+    // Each name once, in any order and spacing: the transfer goes through.
+    const fine = await http
+      .post('/api/operations/transfer')
+      .set(customer.auth)
+      .set(idem())
+      .set('Content-Type', 'application/json')
+      .send(
+        `{ "amount": {"asset":"BRL", "value":"1.00"}, "targetAccountId":"${to.id}", "sourceAccountId":"${from.id}" }`,
+      );
+    expect(fine.status, JSON.stringify(fine.body)).to.equal(201);
+  });
+
+  it("explains what a body lacks in the API's words, never in the schema's (oneOf, else, constant)", async () => {
+    const { http } = await stack();
+    const quote = (amounts: object) =>
+      http
+        .post('/api/quotes')
+        .set(customer.auth)
+        .set(idem())
+        .send({ accountId, sourceAsset: 'BRL', targetAsset: 'USD', ...amounts });
+    const rule = { path: '', message: 'must have exactly one of sourceAmount, targetAmount' };
+    const both = await quote({ sourceAmount: '1.00', targetAmount: '1.00' });
+    expect([both.body.message, both.body.details.errors]).to.deep.equal([`body ${rule.message}`, [rule]]);
+    const neither = await quote({});
+    expect([neither.body.message, neither.body.details.errors]).to.deep.equal([`body ${rule.message}`, [rule]]);
+    const withdrawal = await http
+      .post('/api/operations/withdrawal')
+      .set(customer.auth)
+      .set(idem())
+      .send({ accountId, quoteId: accountId, beneficiary: { type: 'REFERENCE', id: accountId } });
+    expect(withdrawal.body.details.errors).to.deep.equal([
+      { path: '/beneficiary/paymentInstruction', message: 'is required' },
+    ]);
+    const wrongType = await http
+      .post('/api/operations/withdrawal')
+      .set(customer.auth)
+      .set(idem())
+      .send({
+        accountId,
+        quoteId: accountId,
+        beneficiary: { type: 'REFERENCE', id: accountId, paymentInstruction: { type: 'INLINE', id: accountId } },
+      });
+    expect(wrongType.body.details.errors).to.deep.equal([
+      { path: '/beneficiary/paymentInstruction/type', message: 'must be REFERENCE' },
+    ]);
+    for (const res of [both, neither, withdrawal, wrongType]) {
+      expect(res.status).to.equal(400);
+      expect(JSON.stringify(res.body)).to.not.match(/schema|oneOf|constant/);
+    }
   });
 
   it('refuses an amount past 15 integer digits with INVALID_AMOUNT, requested or derived', async () => {

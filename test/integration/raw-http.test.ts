@@ -111,6 +111,25 @@ describe('raw HTTP: errors before any route', () => {
     expect(res.headers['x-service-version']).to.equal('1');
   });
 
+  it('answers CONNECT like any method the API does not serve, instead of dropping the connection', async () => {
+    const { token } = await newCustomer();
+    const known = await rawRequest(
+      port,
+      `CONNECT /api/quotes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+    );
+    expectErrorShape(known, 405, 'METHOD_NOT_ALLOWED');
+    expect(known.headers.allow).to.equal('POST');
+    expect(known.headers['x-service-version']).to.equal('1');
+    expect(known.headers.connection).to.equal('close');
+    // Without a token an /api path says who may come in first, as for any other method (decision 0015).
+    expectErrorShape(await rawRequest(port, 'CONNECT /api/quotes HTTP/1.1\r\nHost: x\r\n\r\n'), 401, 'UNAUTHORIZED');
+    // A proxy's tunnel request names a host, not a path: the error Node gives any other method with such a target.
+    const tunnel = await rawRequest(port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    expectErrorShape(tunnel, 400, 'MALFORMED_REQUEST');
+    expect(JSON.parse(tunnel.body).message).to.match(/not a proxy/);
+    expectErrorShape(await rawRequest(port, 'CONNECT mailto:x HTTP/1.1\r\nHost: x\r\n\r\n'), 400, 'MALFORMED_REQUEST');
+  });
+
   it('keeps serving on the same server after refusing requests', async () => {
     const res = await rawRequest(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expect(res.status).to.equal(200);

@@ -50,6 +50,27 @@ describe('input hygiene', () => {
     expect(query.limit).to.equal(100);
   });
 
+  it('refuses a query number not written in decimal digits, which Ajv would read as another number', () => {
+    const schema = { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 100 } } };
+    // Ajv coerces with Number(): 0x10 is 16, 1e1 is 10, ' 1' is 1; a client that wrote them meant something else.
+    for (const limit of ['0x10', '1e1', ' 1', '1 ', '0b11', '0o7', '+5', '\t2']) {
+      const err = cambioErrorOf(() => validateWith('query', schema, { limit }));
+      expect([err.code, err.details.errors], JSON.stringify(limit)).to.deep.equal([
+        'VALIDATION_ERROR',
+        [{ path: '/query/limit', message: 'must be written in decimal digits' }],
+      ]);
+    }
+    for (const [limit, read] of [
+      ['7', 7],
+      ['007', 7],
+      ['10.0', 10],
+    ] as const) {
+      const query: Record<string, unknown> = { limit };
+      validateWith('query', schema, query);
+      expect(query.limit, limit).to.equal(read);
+    }
+  });
+
   it('answers unsafe text through validateWith as VALIDATION_ERROR before the schema runs', () => {
     const err = cambioErrorOf(() => validateWith('query', { type: 'object' }, { filters: 'a[eq]=\u0000' }));
     expect(err.code).to.equal('VALIDATION_ERROR');
