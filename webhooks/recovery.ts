@@ -11,9 +11,10 @@ import { releaseStrandedDelivery } from './stranded-deliveries';
 export const RECOVER_MAX_AGE_DAYS = 14;
 
 // Deliveries marked in progress or pending that one recover asks Temporal about (two describes each, ~1-3 ms
-// apiece): a customer whose endpoint is down with retries scheduled has every delivery marked, and the request must
-// stay short. The oldest are looked at; a narrower window reaches the others.
-const STRANDED_CHECKS_PER_RECOVER = 100;
+// apiece): a customer whose endpoint is down with retries scheduled has every delivery marked, so each recover would
+// ask about all of them. Temporal's CPU is every customer's: ten bound one request to about twenty describes, a few
+// reads' worth, however often a customer calls it. The oldest are looked at; a narrower window reaches the others.
+const STRANDED_CHECKS_PER_RECOVER = 10;
 
 export interface RecoverInput {
   since: string;
