@@ -187,8 +187,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // served by recover once the endpoint is back than by a delivery that waits for days.
     webhookMaxBusyWaitSeconds: int(env.WEBHOOK_MAX_BUSY_WAIT_SECONDS, 3600, 'WEBHOOK_MAX_BUSY_WAIT_SECONDS'),
     // Every event fans out to each of its customer's subscriptions, in the worker's CPU: 1,000 of one customer's took
-    // another customer's deliveries from ~100 ms to 2-3 s on a 2-core host. 100 keeps it a tenth of that and leaves room
-    // for an integration's fixtures; a deployment may lower it (decision 0258).
+    // another customer's deliveries from ~100 ms to 2-3 s on a 2-core host. 100 keeps it a tenth of that and leaves
+    // room for an integration's fixtures; a deployment may lower it (decision 0258).
     webhookSubscriptionsMax: intWithin(env.WEBHOOK_SUBSCRIPTIONS_MAX, 100, 'WEBHOOK_SUBSCRIPTIONS_MAX', 1, 1000),
     eventRetentionDays: int(env.EVENT_RETENTION_DAYS, 30, 'EVENT_RETENTION_DAYS'),
     statementInterval: parseStatementInterval(env.STATEMENT_INTERVAL || 'month') && (env.STATEMENT_INTERVAL || 'month'),
