@@ -228,6 +228,26 @@ describe('input hygiene at the schema', () => {
     expect(fine.status, JSON.stringify(fine.body)).to.equal(201);
   });
 
+  it('names a query parameter given more than once, whatever its type (decision 0276)', async () => {
+    const { http } = await stack();
+    for (const [query, path] of [
+      ['limit=10&limit=20', '/query/limit'],
+      ['sortOrder=ASCENDING&sortOrder=DESCENDING', '/query/sortOrder'],
+      ['filters=owner.legalName[eq]=A&limit=5&filters=owner.legalName[eq]=B', '/query/filters'],
+      ['limit=10&limit=10', '/query/limit'],
+    ]) {
+      const res = await http.get(`/api/accounts?${query}`).set(customer.auth);
+      expect([res.status, res.body.code, res.body.message, res.body.details?.errors], query).to.deep.equal([
+        400,
+        'VALIDATION_ERROR',
+        `${path} is given more than once`,
+        [{ path, message: 'is given more than once' }],
+      ]);
+    }
+    const once = await http.get('/api/accounts?limit=1&sortOrder=ASCENDING').set(customer.auth);
+    expect([once.status, once.body.data?.length]).to.deep.equal([200, 1]);
+  });
+
   it("explains what a body lacks in the API's words, never in the schema's (oneOf, else, constant)", async () => {
     const { http } = await stack();
     const quote = (amounts: object) =>
