@@ -19,6 +19,8 @@ export interface CursorPosition {
   createdAt: string;
   id: string;
   sortOrder: SortOrder;
+  /** The fingerprint of the filters it was issued with (decision 0275); absent on cursors issued before. */
+  filters?: string;
 }
 
 export type FieldSpec =

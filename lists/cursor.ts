@@ -1,10 +1,11 @@
 // Opaque, tamper-evident pagination cursors.
 //
 // Format: `<payload>.<signature>`, both base64url without padding, where payload is the JSON
-// `{ t: createdAt, i: id, o: 'ASC' | 'DESC' }` and signature is HMAC-SHA256(secret, scope + "\n" + payload), or
-// HMAC-SHA256(secret, payload) without a scope. The scope names the list the cursor was issued for (its customer,
-// its table, its parent: db/repositories/lists.ts `listScope`), so a cursor of another customer's list, of another
-// list, or of another subscription's logs does not verify there (decision 0182).
+// `{ t: createdAt, i: id, o: 'ASC' | 'DESC', f: filters }` (f: lists/filter-fingerprint.ts, since decision 0275) and
+// signature is HMAC-SHA256(secret, scope + "\n" + payload), or HMAC-SHA256(secret, payload) without a scope. The
+// scope names the list the cursor was issued for (its customer, its table, its parent: db/repositories/lists.ts
+// `listScope`), so a cursor of another customer's list, of another list, or of another subscription's logs does not
+// verify there (decision 0182).
 // Signing is what lets db/lists/keyset.ts put `t` and `i` into SQL parameters without re-checking that
 // the client did not forge a position; the contents are still validated after verification so a
 // secret shared with an older encoder cannot smuggle in a malformed timestamp.
@@ -24,6 +25,7 @@ interface Payload {
   t: string;
   i: string;
   o: 'ASC' | 'DESC';
+  f?: string;
 }
 
 // Real cursors are ~200 characters; refusing anything much larger bounds the work done on junk.
@@ -36,6 +38,7 @@ export function encodeCursor(pos: CursorPosition, secret: CursorSecret, scope = 
   const problem = positionProblem(pos.createdAt, pos.id, pos.sortOrder);
   if (problem !== null) throw new Error(`cannot encode cursor: ${problem}`);
   const payload: Payload = { t: pos.createdAt, i: pos.id, o: pos.sortOrder === 'ASCENDING' ? 'ASC' : 'DESC' };
+  if (pos.filters !== undefined) payload.f = pos.filters;
   const body = Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
   return `${body}.${sign(body, secret, scope)}`;
 }
@@ -67,14 +70,16 @@ export function decodeCursor(cursor: string, secret: CursorSecret, scope = ''): 
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
     invalid('cursor payload is not an object');
   }
-  const { t, i, o } = payload as Record<string, unknown>;
+  const { t, i, o, f } = payload as Record<string, unknown>;
   if (typeof t !== 'string' || typeof i !== 'string' || (o !== 'ASC' && o !== 'DESC')) {
     invalid('cursor payload has missing or mistyped fields');
   }
+  if (f !== undefined && typeof f !== 'string') invalid('cursor payload has missing or mistyped fields');
   const sortOrder: SortOrder = o === 'ASC' ? 'ASCENDING' : 'DESCENDING';
   const problem = positionProblem(t, i, sortOrder);
   if (problem !== null) invalid(`cursor payload is invalid: ${problem}`);
-  return { createdAt: t, id: i, sortOrder };
+  // A cursor signed before decision 0275 carries no filters: it keeps the meaning it was issued with.
+  return f === undefined ? { createdAt: t, id: i, sortOrder } : { createdAt: t, id: i, sortOrder, filters: f };
 }
 
 function sign(body: string, secret: CursorSecret, scope: string): string {

@@ -13,6 +13,8 @@ export interface PageCursorOptions<R> {
   /** The list the cursors are for (db/repositories/lists.ts `listScope`): they page no other. */
   scope?: string;
   sortOrder: SortOrder;
+  /** The fingerprint of the page's filters (lists/filter-fingerprint.ts): the cursors page no other filters. */
+  filters: string;
   /** createdAt with full database precision (microseconds), as an ISO string. */
   getCreatedAt: (row: R) => string;
   getId: (row: R) => string;
@@ -26,7 +28,7 @@ export function pageCursors<R>(
   if (rows.length === 0) return { previousCursor: null, nextCursor: null };
   const at = (row: R): string =>
     encodeCursor(
-      { createdAt: opts.getCreatedAt(row), id: opts.getId(row), sortOrder: opts.sortOrder },
+      { createdAt: opts.getCreatedAt(row), id: opts.getId(row), sortOrder: opts.sortOrder, filters: opts.filters },
       opts.secret,
       opts.scope,
     );

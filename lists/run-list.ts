@@ -3,6 +3,8 @@ import { ListResource, listScope, readListPage } from '../db/repositories/lists'
 import { decodeCursor, SortOrder } from './cursor';
 import { validateFilters } from '../domain/list-filters';
 import { parseFilters } from './filter-parser';
+import { filterFingerprint } from './filter-fingerprint';
+import { CambioError } from '../domain/errors';
 import { pageCursors, PageDirection } from './page-cursors';
 
 /** The paging half of the list conventions: alone, the query of a list without filters. */
@@ -54,6 +56,14 @@ export async function runList<T extends object>(
   // A cursor pages the list that issued it only: another customer's, another list's, another parent's is 400.
   const scope = listScope(em, resource);
   const cursor = query.cursor ? decodeCursor(query.cursor, cursorSecret, scope) : undefined;
+  // ... and with the filters it was issued for: from the same position another filter pages another set.
+  const filters = filterFingerprint(filter);
+  if (cursor?.filters !== undefined && cursor.filters !== filters) {
+    throw new CambioError(
+      'INVALID_CURSOR',
+      'Invalid cursor: it was issued for other filters; page with the filters the first page was asked with',
+    );
+  }
   const { limit, direction, sortOrder } = query;
   const page = await readListPage(em, resource, { filter, cursor, limit, direction, sortOrder });
   const cursors = pageCursors(page.rows, {
@@ -63,6 +73,7 @@ export async function runList<T extends object>(
     secret: cursorSecret,
     scope,
     sortOrder,
+    filters,
     getCreatedAt: (e) => (e as { createdAt: Date }).createdAt.toISOString(),
     getId: (e) => (e as { id: string }).id,
   });

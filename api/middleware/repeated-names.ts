@@ -1,7 +1,9 @@
 // A JSON object that names a property twice (`{"value":"1.00","value":"50.00"}`) means one thing to JSON.parse (the
 // last) and another to a gateway, a log or a client library that keeps the first: a payment of 1.00 to one reader is
 // 50.00 to the other. RFC 8259 4 leaves such a body's meaning unpredictable, so the API refuses it (decision 0266).
+// A query string can name a parameter twice as well; that is refused here too (decision 0276).
 
+import { CambioError } from '../../domain/errors';
 import { safePointerPart } from '../schemas/hygiene';
 
 const [QUOTE, COMMA, OPEN_OBJECT, CLOSE_OBJECT, OPEN_ARRAY, CLOSE_ARRAY] = [...'",{}[]'].map((c) => c.charCodeAt(0));
@@ -59,4 +61,19 @@ function closingQuote(text: string, open: number): number {
 function pointerOf(frames: Frame[], name: string): string {
   const parts = frames.map((f) => ('names' in f ? (f.name ?? '') : String(f.index)));
   return [...parts, name].map((p) => `/${safePointerPart(p)}`).join('');
+}
+
+/**
+ * A query parameter given twice (`?limit=10&limit=20`) is the same ambiguity in a query string: Koa reads it as an
+ * array, which no parameter of ours is, and the schema's `must be integer` sent the client looking at a value that
+ * was fine. It is named instead (decision 0276), before the route's query schema runs.
+ */
+export function refuseRepeatedQueryParameters(query: Record<string, unknown>): void {
+  for (const [name, value] of Object.entries(query)) {
+    if (!Array.isArray(value)) continue;
+    const path = `/query/${safePointerPart(name)}`;
+    throw new CambioError('VALIDATION_ERROR', `${path} is given more than once`, {
+      errors: [{ path, message: 'is given more than once' }],
+    });
+  }
 }

@@ -3,6 +3,7 @@ import type Router from '@koa/router';
 import { AnswerSecrets, answeredBefore, idempotent, requireIdempotencyKey } from '../middleware/idempotency';
 import { validateWith } from '../schemas/ajv';
 import { refuseUndecodableQuery } from '../middleware/query-encoding';
+import { refuseRepeatedQueryParameters } from '../middleware/repeated-names';
 import type { ErrorCode } from '../../domain/errors';
 
 /** Sets `ctx.state.customerId` and the tenant-scoped `ctx.state.em`, or throws UNAUTHORIZED. */
@@ -94,6 +95,7 @@ function compose(spec: RouteSpec, authenticate: Authenticate): Koa.Middleware {
     if (spec.query) {
       refuseUndecodableQuery(ctx.querystring);
       const query = { ...ctx.query };
+      refuseRepeatedQueryParameters(query);
       validateWith('query', spec.query, query);
       ctx.state.query = query;
     }

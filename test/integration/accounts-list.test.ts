@@ -17,7 +17,7 @@ describe('GET /api/accounts', () => {
 
   async function list(
     query: Record<string, string | number>,
-  ): Promise<{ status: number; body: ListBody & { code?: string } }> {
+  ): Promise<{ status: number; body: ListBody & { code?: string; message?: string } }> {
     const { http } = await stack();
     return http.get('/api/accounts').query(query).set(c.auth);
   }
@@ -133,6 +133,31 @@ describe('GET /api/accounts', () => {
     expect([...ids(first.body), ...ids(second.body)]).to.deep.equal(want.slice(0, 6));
   });
 
+  it('refuses a cursor with filters other than those it was issued for, takes them again (decision 0275)', async () => {
+    const beta = 'owner.legalName[eq]=Beta';
+    const first = await list({ limit: 3, filters: beta });
+    const cursor = first.body.meta.nextCursor!;
+    // Another filter, none, or a filter on a list paged without one: each would page another set from that position.
+    for (const [filters, from] of [
+      ['owner.legalName[eq]=Gamma', cursor],
+      [undefined, cursor],
+      [beta, (await list({ limit: 3 })).body.meta.nextCursor!],
+    ] as const) {
+      const res = await list({ limit: 3, cursor: from, ...(filters === undefined ? {} : { filters }) });
+      expect([res.status, res.body.code, res.body.message], String(filters)).to.deep.equal([
+        400,
+        'INVALID_CURSOR',
+        'Invalid cursor: it was issued for other filters; page with the filters the first page was asked with',
+      ]);
+    }
+    // The same filters, written again as the client first wrote them or in another spelling of the same condition.
+    const want = all.filter((a) => a.owner.legalName === 'Beta').map((a) => a.id);
+    for (const again of [beta, 'owner.legalName[eq]="Beta"']) {
+      const second = await list({ limit: 3, filters: again, cursor });
+      expect([second.status, ...ids(second.body)], again).to.deep.equal([200, ...want.slice(3, 6)]);
+    }
+  });
+
   it('refuses unknown fields, bad values and malformed filters with 400 INVALID_FILTER', async () => {
     for (const filters of [
       'owner.taxId[eq]=1',
@@ -172,13 +197,20 @@ describe('GET /api/accounts', () => {
   });
 
   it('gives the total on a page past the end, which has no row to carry it', async () => {
-    // The page after the 24th newest holds only the oldest account, an Alpha: filtered on Beta it is empty.
-    const first = await list({ limit: 24 });
-    expect(all[24].owner.legalName).to.equal('Alpha');
-    const beyond = await list({ limit: 5, cursor: first.body.meta.nextCursor!, filters: 'owner.legalName[eq]=Beta' });
+    // The two oldest accounts are tagged; the page after the first is the oldest, until its tag changes. (A cursor
+    // pages only the filters it was issued for, decision 0275: the set empties under the same filters.)
+    const { services } = await stack();
+    const em = tenantEm(services.orm, c.customerId);
+    for (const account of all.slice(23))
+      await tagAccount(em.fork(), account.id, { key: 'page', value: 'end', propagate: false });
+    const filters = 'tags.value[eq]=end';
+    const first = await list({ limit: 1, filters });
+    expect(ids(first.body)).to.deep.equal([all[23].id]);
+    await tagAccount(em.fork(), all[24].id, { key: 'page', value: 'moved', propagate: false });
+    const beyond = await list({ limit: 5, cursor: first.body.meta.nextCursor!, filters });
     expect(beyond.status).to.equal(200);
     expect(beyond.body.data).to.deep.equal([]);
-    expect(beyond.body.meta.total).to.equal(8);
+    expect(beyond.body.meta.total).to.equal(1);
     const none = await list({ filters: 'owner.legalName[eq]=Nobody' });
     expect([none.body.data.length, none.body.meta.total]).to.deep.equal([0, 0]);
   });

@@ -2,7 +2,7 @@
 // 400 with the path at fault, never a 500 from Postgres.
 import { expect } from 'chai';
 import { idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
-import { accountBody, activeAccount, createAccount } from '../helpers/fixtures';
+import { accountBody, activeAccount, createAccount, uboBody } from '../helpers/fixtures';
 import { balance, fund } from '../helpers/money';
 import { beneficiaryBody, individualHolder } from '../helpers/beneficiary-fixtures';
 
@@ -38,6 +38,86 @@ describe('input hygiene at the schema', () => {
     const filter = await http.get('/api/accounts').query({ filters: 'owner.legalName[eq]=a\u0000' }).set(customer.auth);
     expect(filter.status).to.equal(400);
     expect(filter.body.details.errors[0].path).to.equal('/query/filters');
+  });
+
+  it('refuses controls, bidi and invisible characters in names and text, keeps every script (0274)', async () => {
+    const { http } = await stack();
+    const pendingAccountId = (await createAccount(customer)).id;
+    // Each bad character, in each place a customer names someone: the owner, a UBO, a beneficiary, a filter.
+    const refused: Array<[string, string, string]> = [
+      ['BEL', 'Acme\u0007 Ltda', 'must not contain control characters (U+0007)'],
+      ['CR LF (a forged log line)', 'Acme\r\nINFO approved', 'must not contain control characters (U+000D)'],
+      ['TAB (a shifted CSV column)', 'Acme\tLtda', 'must not contain control characters (U+0009)'],
+      ['ESC (a terminal escape)', '\u001b[2JAcme', 'must not contain control characters (U+001B)'],
+      ['DEL', 'Acme\u007f', 'must not contain control characters (U+007F)'],
+      ['C1 NEL', 'Acme\u0085Ltda', 'must not contain control characters (U+0085)'],
+      ['line separator', 'Acme\u2028Ltda', 'must not contain control characters (U+2028)'],
+      ['right-to-left override', 'Acme \u202eadtL', 'must not contain bidirectional formatting characters (U+202E)'],
+      ['right-to-left isolate', '\u2067Acme\u2069', 'must not contain bidirectional formatting characters (U+2067)'],
+      ['right-to-left mark', 'Acme\u200f', 'must not contain bidirectional formatting characters (U+200F)'],
+      ['zero-width space', 'Ac\u200bme', 'must not contain invisible characters (U+200B)'],
+      ['word joiner', 'Ac\u2060me', 'must not contain invisible characters (U+2060)'],
+      ['byte order mark inside', 'Ac\ufeffme', 'must not contain invisible characters (U+FEFF)'],
+    ];
+    for (const [what, name, message] of refused) {
+      const attempts = [
+        {
+          path: '/owner/legalName',
+          res: await http
+            .post('/api/accounts')
+            .set(customer.auth)
+            .set(idem())
+            .send(accountBody({ legalName: name })),
+        },
+        {
+          path: '/name',
+          res: await http
+            .post(`/api/accounts/${pendingAccountId}/ubos`)
+            .set(customer.auth)
+            .set(idem())
+            .send(uboBody({ name })),
+        },
+        {
+          path: '/holder/firstName',
+          res: await http
+            .post('/api/beneficiaries')
+            .set(customer.auth)
+            .set(idem())
+            .send(beneficiaryBody(undefined, { holder: individualHolder({ firstName: name }) })),
+        },
+        {
+          path: '/query/filters',
+          res: await http
+            .get('/api/accounts')
+            .query({ filters: `owner.legalName[eq]=${name}` })
+            .set(customer.auth),
+        },
+      ];
+      for (const { path, res } of attempts) {
+        expect([res.status, res.body.code, res.body.details?.errors], `${what} at ${path}`).to.deep.equal([
+          400,
+          'VALIDATION_ERROR',
+          [{ path, message }],
+        ]);
+        expect(res.body.message, `${what} at ${path}`).to.equal(`${path} ${message}`);
+      }
+    }
+    // Names in any script, with the joiners Persian, Indic scripts and emoji sequences need, are stored as written.
+    const taken = [
+      'Comércio Exterior Ltda',
+      'Ñandú Ação Crème Brûlée',
+      '北京贸易有限公司',
+      'Família 👨\u200d👩\u200d👧 Ltda',
+      'می\u200cخواهم',
+      'क्\u200dष',
+      'שלום עולם',
+      'شركة التجارة',
+      "O'Brien & Søn — Zoë",
+    ];
+    for (const legalName of taken) {
+      const res = await http.post('/api/accounts').set(customer.auth).set(idem()).send(accountBody({ legalName }));
+      expect([res.status, res.body.owner?.legalName], JSON.stringify(res.body)).to.deep.equal([201, legalName]);
+    }
   });
 
   it('refuses a body that is not UTF-8 instead of storing U+FFFD in its place (decision 0265)', async () => {
@@ -146,6 +226,26 @@ describe('input hygiene at the schema', () => {
         `{ "amount": {"asset":"BRL", "value":"1.00"}, "targetAccountId":"${to.id}", "sourceAccountId":"${from.id}" }`,
       );
     expect(fine.status, JSON.stringify(fine.body)).to.equal(201);
+  });
+
+  it('names a query parameter given more than once, whatever its type (decision 0276)', async () => {
+    const { http } = await stack();
+    for (const [query, path] of [
+      ['limit=10&limit=20', '/query/limit'],
+      ['sortOrder=ASCENDING&sortOrder=DESCENDING', '/query/sortOrder'],
+      ['filters=owner.legalName[eq]=A&limit=5&filters=owner.legalName[eq]=B', '/query/filters'],
+      ['limit=10&limit=10', '/query/limit'],
+    ]) {
+      const res = await http.get(`/api/accounts?${query}`).set(customer.auth);
+      expect([res.status, res.body.code, res.body.message, res.body.details?.errors], query).to.deep.equal([
+        400,
+        'VALIDATION_ERROR',
+        `${path} is given more than once`,
+        [{ path, message: 'is given more than once' }],
+      ]);
+    }
+    const once = await http.get('/api/accounts?limit=1&sortOrder=ASCENDING').set(customer.auth);
+    expect([once.status, once.body.data?.length]).to.deep.equal([200, 1]);
   });
 
   it("explains what a body lacks in the API's words, never in the schema's (oneOf, else, constant)", async () => {

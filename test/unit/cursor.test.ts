@@ -5,6 +5,7 @@ import { CambioError } from '../../domain/errors';
 import { CursorPosition, decodeCursor, encodeCursor } from '../../lists/cursor';
 import { keysetPage, trimPage } from '../../db/lists/keyset';
 import { pageCursors } from '../../lists/page-cursors';
+import { filterFingerprint } from '../../lists/filter-fingerprint';
 
 const SECRET = 'test-secret-0123456789';
 const ID = '3f2b8c1e-5d4a-4e6f-9a7b-1c2d3e4f5a6b';
@@ -66,6 +67,14 @@ describe('cursor', () => {
       expect(() => decodeCursor(c, SECRET, scope)).to.throw(CambioError, /list that issued it/);
     }
     expect(() => decodeCursor(encodeCursor(pos, SECRET), SECRET, 'customer-a\noperations o')).to.throw(CambioError);
+  });
+
+  it('carries the fingerprint of its filters; one issued before it had none reads without (decision 0275)', () => {
+    const filters = filterFingerprint({ kind: 'cond', field: 'owner.legalName', op: 'eq', values: ['Beta'] });
+    expect(filters).to.not.equal(filterFingerprint(null));
+    expect(decodeCursor(encodeCursor({ ...pos, filters }, SECRET), SECRET)).to.deep.equal({ ...pos, filters });
+    expect(decodeCursor(signed({ t: pos.createdAt, i: ID, o: 'DESC' }), SECRET)).to.deep.equal(pos);
+    expectInvalidCursor(signed({ t: pos.createdAt, i: ID, o: 'DESC', f: 7 }));
   });
 
   it('rejects undecodable input', () => {
@@ -210,6 +219,7 @@ describe('pagination over an in-memory table', () => {
       hasMoreInFetchDirection,
       direction,
       hadCursor: c !== undefined,
+      filters: filterFingerprint(null),
       secret: SECRET,
       sortOrder,
     });
