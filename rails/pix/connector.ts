@@ -24,7 +24,7 @@ import type {
 import { BrCodeError, brCodeLocation, encodeBrCode } from './br-code';
 import type { PixClient, PixResponse } from './client';
 import { parseNoticeItems, pixItemProblems, unconfirmed, type PixItem } from './notices';
-import { chargeRefusalForCustomer, describeProblem } from './problem';
+import { chargeRefusalForCustomer, describeProblem, returnRefusalForCustomer } from './problem';
 
 // The PIX connector: Cambio's rail boundary spoken as API Pix (charges, received Pix, returns, webhook) and the
 // PSP payout shape most Brazilian PSPs deploy (Efí's "envio de Pix"). Every call carries our id; a PSP that
@@ -320,7 +320,7 @@ export class PixRail
       ...(request.description ? { descricao: request.description.slice(0, 140) } : {}),
     });
     return finalAnswer(
-      { answer, path, shows: 'return under that id' },
+      { answer, path, shows: 'return under that id', forCustomer: returnRefusalForCustomer },
       (body) => returnAnswer(request, body),
       () => this.findReturn(request),
     );
@@ -523,7 +523,13 @@ const isRefusal = (status: number): boolean => status >= 400 && status < 500 && 
  * that answers a repeated id NAO_REALIZADO while the first PUT is paying shows that one under it (decision 0186).
  */
 async function finalAnswer<S extends { status: string }>(
-  put: { answer: { res?: PixResponse; said: string }; path: string; shows: string },
+  put: {
+    answer: { res?: PixResponse; said: string };
+    path: string;
+    shows: string;
+    /** What the customer may be told of a refusal (decision 0262); undefined: nothing beyond "refused". */
+    forCustomer?: (body: unknown) => string | undefined;
+  },
   parse: (body: unknown) => S | undefined,
   readBack: () => Promise<S | undefined>,
 ): Promise<S> {
@@ -534,7 +540,9 @@ async function finalAnswer<S extends { status: string }>(
   const held = await readBack();
   if (held) return held;
   if (said) return said;
-  if (answer.res && isRefusal(answer.res.status)) throw rejected(`PUT ${path}`, answer.res);
+  if (answer.res && isRefusal(answer.res.status)) {
+    throw rejected(`PUT ${path}`, answer.res, put.forCustomer?.(answer.res.body));
+  }
   throw new RailUnavailableError(
     `the PSP answered ${answer.said} to PUT ${path} and shows no ${put.shows}: it is sent again`,
   );

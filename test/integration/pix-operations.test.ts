@@ -209,6 +209,46 @@ describe('PIX operations: reconciliation and returns through the PSP', function 
     await assertLedgerBalanced();
   });
 
+  it("a return the PSP refuses: UNMATCHED, its failure names the refused field, never the PSP's words", async () => {
+    const { psp, config, services } = await stack();
+    const res = await psp.control('POST', '/pix', { valor: '7.00', chave: config.pix.receivingKey });
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    const e2e: string = res.body.endToEndId;
+    const payment = await eventually(
+      () => record(e2e),
+      (p) => p?.status === 'UNMATCHED',
+      30000,
+      100,
+    );
+    // An API Pix 400 with its violacoes, nothing taken (the read-back under our id finds nothing): a final refusal.
+    const problem = {
+      type: 'https://pix.bcb.gov.br/api/v2/error/PixDevolucaoInvalida',
+      title: 'Devolução inválida.',
+      status: 400,
+      detail: 'A requisição de devolução não respeita o schema ou as regras do PSP.',
+      violacoes: [{ razao: 'Valor excede o saldo da conta transacional', propriedade: 'valor', valor: '7.00' }],
+    };
+    const fault = { method: 'PUT', pathPrefix: `/pix/${e2e}/devolucao/`, status: 400, body: problem, count: 1 };
+    expect((await psp.control('POST', '/faults', fault)).status).to.equal(204);
+    expect(await returnPayment(services, payment!.id, 'sent back')).to.deep.include({ status: 'RETURNING' });
+    const refused = await eventually(
+      async () => presentInboundPayment((await record(e2e))!),
+      (p) => p.status !== 'RETURNING',
+      30000,
+      250,
+    );
+    expect(refused.status).to.equal('UNMATCHED');
+    expect(refused.returned).to.deep.equal({
+      endToEndId: null,
+      reason: 'sent back',
+      failure: 'the PSP refused the return: the PSP refused the amount',
+    });
+    for (const internal of ['saldo', 'schema', 'Devolução', '/devolucao/', 'HTTP 400', e2e]) {
+      expect(JSON.stringify(refused.returned), internal).to.not.contain(internal);
+    }
+    expect((await returnsAtPsp(e2e)) ?? [], 'nothing returned at the PSP').to.deep.equal([]);
+  });
+
   it("a PSP list with one item it wrote wrongly: the others are recorded, that one is the run's failure", async () => {
     const { services, psp, config } = await stack();
     const c = await newCustomer('Listed Ltda');
