@@ -202,6 +202,10 @@ export function createRailActivities(deps: ActivityDeps) {
             error: err instanceof Error ? err.message : String(err),
           }),
       });
+      // A window the provider refused: listed shorter, the rest left to the next runs (decision 0279).
+      if (result.narrowedFrom) {
+        ctx.log.warn('the provider refused the reconciliation window; a shorter one was listed', { ...result });
+      }
       // Late only where notices exist: a rail that only lists (TED) records everything this way.
       if (result.late > 0 && railEntry(rail)?.notices) {
         ctx.log.warn('reconciliation found payments no notice brought', { ...result });

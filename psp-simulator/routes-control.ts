@@ -139,6 +139,13 @@ export function controlRoutes(sim: Simulator) {
     ctx.status = 204;
   });
 
+  /** Bounds `GET /pix`: `{maxSeconds}` the longest inicio-fim span it lists (a 400 beyond); none or 0: unbounded. */
+  router.post('/pix-list-window', async (ctx) => {
+    const max = body(ctx).maxSeconds;
+    sim.maxListWindowMs = typeof max === 'number' && max > 0 ? max * 1000 : undefined;
+    ctx.status = 204;
+  });
+
   /**
    * Faults on the API Pix routes: `{status?, body?, hangMs?, afterHandling?, method?, pathPrefix?, count?, forMs?}`.
    * `afterHandling`: the request is handled (and stored), then the answer hangs: the caller's timeout fires

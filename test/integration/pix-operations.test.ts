@@ -10,6 +10,7 @@ import { returnPayment } from '../../services/inbound-payment-resolution';
 import type { CambioError } from '../../domain/errors';
 import { ensureSchedules, periodicJobs, scheduleId } from '../../worker/schedules';
 import { reconcileRail, type ReconcileResult } from '../../payments/reconciliation';
+import type { TimeWindow } from '../../rails/rail';
 import { cambioWith } from '../helpers/cli';
 import { activeAccount } from '../helpers/fixtures';
 import { openDeposit, spiEndToEndId } from '../helpers/inbound-payments';
@@ -274,6 +275,37 @@ describe('PIX operations: reconciliation and returns through the PSP', function 
     await untilStatus(c, deposit.id, 'COMPLETED');
     expect((await balance(c, account.id, 'BRL')).available).to.equal('31.00');
     expect(await record(garbled.endToEndId), 'never recorded as it stands').to.equal(null);
+  });
+
+  it('a window longer than the PSP lists (400) is listed shorter; the runs after catch the backlog up', async () => {
+    const { services, psp, config } = await stack();
+    const listing = services.rails!.connector('PIX_KEY')!.listing!;
+    const settle = { orm: services.orm, temporal: services.temporal, config };
+    // A rail name of its own, and days before any Pix of this run: its runs move no other test's window.
+    const source = { rail: 'PIX_WINDOW_TEST', listReceived: (w: TimeWindow) => listing.listReceived(w) };
+    const day = 24 * 3600 * 1000;
+    const now = new Date(Date.now() - 2 * day);
+    const span = (r: ReconcileResult) => Date.parse(r.windowEnd) - Date.parse(r.windowStart);
+    expect((await psp.control('POST', '/pix-list-window', { maxSeconds: 86400 })).status).to.equal(204);
+    try {
+      const first = await reconcileRail(settle, source, { now, firstFrom: new Date(now.getTime() - 3 * day) });
+      expect(first.narrowedFrom).to.equal(now.toISOString());
+      expect(first.refusal).to.match(/HTTP 400/);
+      expect(span(first)).to.be.at.most(day);
+      const runs = [first];
+      while (runs.length < 6 && runs[runs.length - 1].windowEnd !== now.toISOString()) {
+        runs.push(await reconcileRail(settle, source, { now }));
+      }
+      const last = runs[runs.length - 1];
+      expect(last.windowEnd, 'caught up').to.equal(now.toISOString());
+      for (const [i, run] of runs.entries()) {
+        expect(span(run), `run ${i}`).to.be.at.most(day);
+        if (i > 0)
+          expect(Date.parse(run.windowEnd), `run ${i} moves on`).to.be.above(Date.parse(runs[i - 1].windowEnd));
+      }
+    } finally {
+      await psp.control('POST', '/pix-list-window', {});
+    }
   });
 
   /** A triggered run of the schedule, and its result. */
