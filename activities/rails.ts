@@ -27,6 +27,11 @@ export const RAIL_NOT_CONFIGURED = 'RAIL_NOT_CONFIGURED';
 const SETTLE_READS_MS = [100, 200, 400];
 const SETTLE_READS_BUDGET_MS = 2000;
 
+/** The details of a RAIL_REJECTED failure: what the customer may be told of the refusal, when the rail can tell. */
+export interface RefusalForCustomer {
+  forCustomer?: string;
+}
+
 export type RailCall<T> = T & {
   /** The rail as operations name it (`PIX_KEY`): its connector is the registry's. */
   rail: string;
@@ -57,9 +62,15 @@ export function createRailActivities(deps: ActivityDeps) {
     }
     throw ApplicationFailure.retryable(`${message}; an earlier call may have reached a PSP`, RAIL_NOT_CONFIGURED);
   };
-  /** A provider's final refusal (nothing was created) is RAIL_REJECTED, which no retry would change. */
+  /**
+   * A provider's final refusal (nothing was created) is RAIL_REJECTED, which no retry would change. Its message is
+   * the operator's (the provider's words); its details, what the customer may be told (decision 0278).
+   */
   const finalRefusal = (err: unknown): never => {
-    if (err instanceof RailRejectedError) throw ApplicationFailure.nonRetryable(err.message, RAIL_REJECTED);
+    if (err instanceof RailRejectedError) {
+      const told: RefusalForCustomer = err.forCustomer ? { forCustomer: err.forCustomer } : {};
+      throw ApplicationFailure.nonRetryable(err.message, RAIL_REJECTED, told);
+    }
     throw err;
   };
   /**
@@ -191,6 +202,10 @@ export function createRailActivities(deps: ActivityDeps) {
             error: err instanceof Error ? err.message : String(err),
           }),
       });
+      // A window the provider refused: listed shorter, the rest left to the next runs (decision 0279).
+      if (result.narrowedFrom) {
+        ctx.log.warn('the provider refused the reconciliation window; a shorter one was listed', { ...result });
+      }
       // Late only where notices exist: a rail that only lists (TED) records everything this way.
       if (result.late > 0 && railEntry(rail)?.notices) {
         ctx.log.warn('reconciliation found payments no notice brought', { ...result });

@@ -7,6 +7,7 @@
 // deployment's payments (a PSP account, or the sandbox's simulator, shared by several databases).
 import { systemEm, type Orm } from '../db/orm';
 import { addReconciliationRun, railOrigin, reconciledSpan } from '../db/repositories/rail-reconciliations';
+import { RailRejectedError } from '../rails/errors';
 import type { ListingCapability } from '../rails/rail';
 import { railEntry } from '../rails/registry';
 import type { SettleContext } from './record-and-decide';
@@ -37,6 +38,31 @@ export interface ReconcileResult {
   known: number;
   /** References whose recording failed (logged); the next run lists them again. */
   failed: string[];
+  /** Set when the provider refused the window asked (a 400): the end asked, `windowEnd` being what it listed. */
+  narrowedFrom?: string;
+  /** The provider's refusal of the longer window, for the operator's log. */
+  refusal?: string;
+}
+
+/**
+ * The provider's list over [from, to], or, when it refuses the window (a 400: a PSP bounds `inicio`-`fim`, which API
+ * Pix leaves to it), over its first half, and so on down to `shortest` (twice the overlap, so the next run still
+ * moves on). A backlog longer than the PSP lists at once is caught up over runs instead of failing each of them for
+ * ever (decision 0279). A refusal of the shortest window is not the window's: it is thrown.
+ */
+async function listNarrowing(rail: ListingCapability, from: Date, to: Date, shortest: number) {
+  let end = to;
+  let refusal: string | undefined;
+  for (;;) {
+    try {
+      return { received: await rail.listReceived({ from, to: end }), listedTo: end, refusal };
+    } catch (err) {
+      const half = Math.floor((end.getTime() - from.getTime()) / 2);
+      if (!(err instanceof RailRejectedError) || err.status !== 400 || half < shortest) throw err;
+      refusal ??= err.message;
+      end = new Date(from.getTime() + half);
+    }
+  }
 }
 
 /**
@@ -65,11 +91,12 @@ export async function reconcileRail(
       ? Math.max(lastEnd.getTime() - reach, firstStart.getTime())
       : (opts.firstFrom ?? (await railOrigin(em, rail.rail))).getTime();
   const from = new Date(Math.min(start, to.getTime()));
-  const received = await rail.listReceived({ from, to });
+  const { received, listedTo, refusal } = await listNarrowing(rail, from, to, 2 * reach);
   const result: ReconcileResult = {
     rail: rail.rail,
     windowStart: from.toISOString(),
-    windowEnd: to.toISOString(),
+    windowEnd: listedTo.toISOString(),
+    ...(refusal ? { narrowedFrom: to.toISOString(), refusal } : {}),
     listed: received.length,
     late: 0,
     known: 0,
@@ -90,7 +117,7 @@ export async function reconcileRail(
     await addReconciliationRun(systemEm(s.orm), {
       rail: rail.rail,
       windowStart: from,
-      windowEnd: to,
+      windowEnd: listedTo,
       listed: result.listed,
       late: result.late,
     });

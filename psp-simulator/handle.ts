@@ -38,4 +38,6 @@ export interface SimulatorHandle {
   readonly tokens: Map<string, number>;
   tokensIssued: number;
   faults: Fault[];
+  /** The longest `inicio`-`fim` span `GET /pix` lists, as a real PSP bounds it; undefined: any span. */
+  maxListWindowMs?: number;
 }

@@ -124,6 +124,29 @@ export function controlRoutes(sim: Simulator) {
   });
 
   /**
+   * Removes a charge: `{by: PSP | USUARIO_RECEBEDOR}` (PSP when absent). Its status becomes API Pix's
+   * REMOVIDA_PELO_PSP or REMOVIDA_PELO_USUARIO_RECEBEDOR, as a PSP's own removal or the receiver's PATCH leaves it.
+   */
+  router.post('/cob/:txid/remove', async (ctx) => {
+    const b = body(ctx);
+    const charge = sim.store.state.charges[ctx.params.txid];
+    if (!charge) return problem(ctx, 404, 'NaoEncontrado', 'no charge with this txid');
+    if (b.by !== undefined && b.by !== 'PSP' && b.by !== 'USUARIO_RECEBEDOR') {
+      return problem(ctx, 400, 'Invalido', 'by is PSP or USUARIO_RECEBEDOR');
+    }
+    const status = b.by === 'USUARIO_RECEBEDOR' ? 'REMOVIDA_PELO_USUARIO_RECEBEDOR' : 'REMOVIDA_PELO_PSP';
+    await sim.store.change(() => void (charge.status = status));
+    ctx.status = 204;
+  });
+
+  /** Bounds `GET /pix`: `{maxSeconds}` the longest inicio-fim span it lists (a 400 beyond); none or 0: unbounded. */
+  router.post('/pix-list-window', async (ctx) => {
+    const max = body(ctx).maxSeconds;
+    sim.maxListWindowMs = typeof max === 'number' && max > 0 ? max * 1000 : undefined;
+    ctx.status = 204;
+  });
+
+  /**
    * Faults on the API Pix routes: `{status?, body?, hangMs?, afterHandling?, method?, pathPrefix?, count?, forMs?}`.
    * `afterHandling`: the request is handled (and stored), then the answer hangs: the caller's timeout fires
    * after the PSP took the request; with `status` it is then answered `status` and `body` (202 and no body, 201

@@ -102,6 +102,10 @@ export function pixRoutes(sim: Simulator) {
       bad.push({ razao: `itensPorPagina must be 1-${MAX_PAGE}`, propriedade: 'paginacao.itensPorPagina' });
     }
     if (!bad.length && fim < inicio) bad.push({ razao: 'fim is before inicio', propriedade: 'fim' });
+    const max = sim.maxListWindowMs;
+    if (!bad.length && max !== undefined && fim - inicio > max) {
+      bad.push({ razao: `the span from inicio to fim exceeds ${max / 1000} s`, propriedade: 'fim' });
+    }
     if (bad.length) return problem(ctx, 400, 'ConsultaInvalida', 'invalid query', bad);
     const all = Object.values(state().received)
       .filter((p) => Date.parse(p.horario) >= inicio && Date.parse(p.horario) <= fim)

@@ -27,6 +27,7 @@ export class Simulator implements SimulatorHandle {
   readonly tokens = new Map<string, number>();
   tokensIssued = 0;
   faults: Fault[] = [];
+  maxListWindowMs?: number;
   private server: Server | undefined;
   private ticker: NodeJS.Timeout | undefined;
   private ticking = false;

@@ -16,7 +16,8 @@ export interface Charge {
   devedor?: Record<string, string>;
   solicitacaoPagador?: string;
   location: string;
-  status: 'ATIVA' | 'CONCLUIDA';
+  /** API Pix's statuses of a cob: taking payments, paid, or removed by the receiving user or by the PSP. */
+  status: 'ATIVA' | 'CONCLUIDA' | 'REMOVIDA_PELO_USUARIO_RECEBEDOR' | 'REMOVIDA_PELO_PSP';
 }
 
 export interface Devolucao {

@@ -12,6 +12,7 @@ import {
   railCalls,
   railNotConfigured,
   railRejection,
+  refusalForCustomer,
   statusReadPause,
   statusReadPauses,
   timeToContinueAsNew,
@@ -51,7 +52,7 @@ export async function paymentReturnWorkflow(input: PaymentReturnInput): Promise<
       const refused = railRejection(err);
       if (!refused) throw err;
       // Refused outright (no such Pix, more than it holds): nothing was sent back.
-      return refusedWith(refused.message);
+      return refusedWith(returnFailure(refused, paymentId, returnId));
     }
     const pause = statusReadPauses();
     while (sent.status === 'PENDING') {
@@ -79,11 +80,24 @@ export async function paymentReturnWorkflow(input: PaymentReturnInput): Promise<
   } catch (err) {
     // Refused with nothing under our id (no such Pix, more than it holds), or no PSP on the worker that took the
     // first call: nothing was sent back.
-    const refused = railRejection(err) ?? railNotConfigured(err);
-    if (!refused) throw err;
-    return refusedWith(refused.message);
+    const rejected = railRejection(err);
+    if (rejected) return refusedWith(returnFailure(rejected, paymentId, returnId));
+    const notConfigured = railNotConfigured(err);
+    if (!notConfigured) throw err;
+    return refusedWith(notConfigured.message);
   }
   return settle(paymentId, returnId, state);
+}
+
+/**
+ * The failure a refused return shows on its payment (`returned.failure`): what the rail says the customer may be told
+ * (PIX: that the PSP refused it and which of the return's shown fields, never its words, decision 0278), or the
+ * refusal's message for a rail whose refusals are Cambio's own words (CRYPTO's checks). The provider's words are
+ * the operator's: this log line and the activity's failure in the workflow's history.
+ */
+function returnFailure(refused: wf.ApplicationFailure, paymentId: string, returnId: string): string {
+  wf.log.warn('the provider refused the return', { paymentId, returnId, refusal: refused.message });
+  return refusalForCustomer(refused) ?? refused.message;
 }
 
 /** The PSP's final answer, applied to the payment (RETURNED, or UNMATCHED again with the reason). */

@@ -4,7 +4,7 @@
 // every call while it runs (worker/rail-heartbeats.ts): a worker lost during one is noticed after the heartbeat
 // timeout, and the call retried elsewhere under the same id, instead of after the 30 s start-to-close timeout.
 import * as wf from '@temporalio/workflow';
-import type { RailActivities } from '../activities/rails';
+import type { RailActivities, RefusalForCustomer } from '../activities/rails';
 import type { PayoutRequest, ReturnRequest } from '../rails/rail';
 
 export const railActivities = (taskQueue: string) =>
@@ -49,6 +49,12 @@ export function railCalls(taskQueue: string, rail: string | undefined) {
 /** The provider refused the call outright (RAIL_REJECTED): nothing was sent. Null for any other failure. */
 export function railRejection(err: unknown): wf.ApplicationFailure | null {
   return railFailure(err, 'RAIL_REJECTED');
+}
+
+/** What the customer may be told of a RAIL_REJECTED refusal (decision 0278); undefined when the rail cannot tell. */
+export function refusalForCustomer(refused: wf.ApplicationFailure): string | undefined {
+  const told = refused.details?.[0] as RefusalForCustomer | undefined;
+  return typeof told?.forCustomer === 'string' ? told.forCustomer : undefined;
 }
 
 /**

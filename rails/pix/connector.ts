@@ -24,7 +24,7 @@ import type {
 import { BrCodeError, brCodeLocation, encodeBrCode } from './br-code';
 import type { PixClient, PixResponse } from './client';
 import { parseNoticeItems, pixItemProblems, unconfirmed, type PixItem } from './notices';
-import { chargeRefusalForCustomer, describeProblem } from './problem';
+import { chargeRefusalForCustomer, describeProblem, returnRefusalForCustomer } from './problem';
 
 // The PIX connector: Cambio's rail boundary spoken as API Pix (charges, received Pix, returns, webhook) and the
 // PSP payout shape most Brazilian PSPs deploy (Efí's "envio de Pix"). Every call carries our id; a PSP that
@@ -62,6 +62,7 @@ const RETURN_STATUS: Record<string, ReturnStatus> = {
 
 interface Cob {
   txid: string;
+  status?: string;
   calendario: { criacao: string; expiracao: number };
   location?: string;
   loc?: { location?: string };
@@ -109,11 +110,15 @@ export class PixRail
     };
     const res = await this.client.request('PUT', path, { body, timeoutMs });
     const took = res.status === 200 || res.status === 201;
-    if (took && this.isCharge(res.body, request)) return this.funding(res.body);
+    if (took && this.isCharge(res.body, request) && payable(res.body)) return this.funding(res.body);
     // The txid is taken (ours from an earlier try when it is the same charge, else a real refusal), or the PSP took
-    // the PUT but answered something that is not this charge: what it holds under the txid is read back.
+    // the PUT but answered something that is not this charge (or not one that takes payments): what it holds under
+    // the txid is read back.
     const again = await this.client.request('GET', path, { timeoutMs });
-    if (again.status === 200 && this.isCharge(again.body, request)) return this.funding(again.body);
+    if (again.status === 200 && this.isCharge(again.body, request)) {
+      if (payable(again.body)) return this.funding(again.body);
+      throw unpayable(request.chargeId, again.body);
+    }
     // A 2xx whose charge cannot be read says nothing final: the client's retry (same txid) asks again (decision 0196).
     if (took)
       throw new RailUnavailableError(`the PSP answered PUT ${path} with a charge that is not ${request.chargeId}`);
@@ -315,7 +320,7 @@ export class PixRail
       ...(request.description ? { descricao: request.description.slice(0, 140) } : {}),
     });
     return finalAnswer(
-      { answer, path, shows: 'return under that id' },
+      { answer, path, shows: 'return under that id', forCustomer: returnRefusalForCustomer },
       (body) => returnAnswer(request, body),
       () => this.findReturn(request),
     );
@@ -359,6 +364,32 @@ export class PixRail
       return { said: `nothing final (${err.message})` };
     }
   }
+}
+
+/**
+ * Whether a charge the PSP holds takes payments: API Pix's ATIVA. A charge the PSP or its receiver removed
+ * (REMOVIDA_PELO_PSP, REMOVIDA_PELO_USUARIO_RECEBEDOR) takes none, and one already CONCLUIDA took its one Pix before
+ * any deposit carried it. A body without a status (the spec requires one) says nothing of removal: it is taken, as
+ * before (decision 0277).
+ */
+function payable(cob: Cob): boolean {
+  return cob.status === undefined || cob.status === 'ATIVA';
+}
+
+/**
+ * The charge under the deposit's txid can never be paid: no deposit is opened on it, for good (the txid is the
+ * key's, so every retry finds the same charge), and the customer asks again with a new key. 410, not 409: it is
+ * this request's charge, not another's (decision 0277).
+ */
+function unpayable(txid: string, cob: Cob): RailRejectedError {
+  return new RailRejectedError(
+    `the PSP holds charge ${txid} as ${String(cob.status)}: it takes no payment, so no deposit is opened on it` +
+      (cob.status === 'CONCLUIDA' ? ' (its Pix, if recorded, waits in suspense)' : ''),
+    410,
+    cob,
+    false,
+    'its charge for this request can no longer be paid; ask again with a new X-Idempotency-Key',
+  );
 }
 
 function debtor(d: NonNullable<ChargeRequest['debtor']>) {
@@ -492,7 +523,13 @@ const isRefusal = (status: number): boolean => status >= 400 && status < 500 && 
  * that answers a repeated id NAO_REALIZADO while the first PUT is paying shows that one under it (decision 0186).
  */
 async function finalAnswer<S extends { status: string }>(
-  put: { answer: { res?: PixResponse; said: string }; path: string; shows: string },
+  put: {
+    answer: { res?: PixResponse; said: string };
+    path: string;
+    shows: string;
+    /** What the customer may be told of a refusal (decision 0262); undefined: nothing beyond "refused". */
+    forCustomer?: (body: unknown) => string | undefined;
+  },
   parse: (body: unknown) => S | undefined,
   readBack: () => Promise<S | undefined>,
 ): Promise<S> {
@@ -503,7 +540,9 @@ async function finalAnswer<S extends { status: string }>(
   const held = await readBack();
   if (held) return held;
   if (said) return said;
-  if (answer.res && isRefusal(answer.res.status)) throw rejected(`PUT ${path}`, answer.res);
+  if (answer.res && isRefusal(answer.res.status)) {
+    throw rejected(`PUT ${path}`, answer.res, put.forCustomer?.(answer.res.body));
+  }
   throw new RailUnavailableError(
     `the PSP answered ${answer.said} to PUT ${path} and shows no ${put.shows}: it is sent again`,
   );

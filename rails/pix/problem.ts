@@ -47,12 +47,29 @@ const CHARGE_FIELDS: [RegExp, string][] = [
   [/^solicitacaoPagador$/, 'the description'],
 ];
 
+// The fields of a return (`PUT /pix/{e2eid}/devolucao/{id}`) the payment's record shows: its amount and the reason
+// given for the return. `natureza` and the ids are Cambio's (decision 0278).
+const RETURN_FIELDS: [RegExp, string][] = [
+  [/^valor$/, 'the amount'],
+  [/^descricao$/, 'the reason'],
+];
+
 /** Which of the customer's data the PSP refused in a charge, in the customer's words; undefined when none. */
 export function chargeRefusalForCustomer(body: unknown): string | undefined {
+  return refusedFields(body, /^cob\./, CHARGE_FIELDS);
+}
+
+/** A refused return as its payment shows it: refused, and which of its shown fields when the PSP named them. */
+export function returnRefusalForCustomer(body: unknown): string {
+  const named = refusedFields(body, /^devolucao\./, RETURN_FIELDS);
+  return `the PSP refused the return${named ? `: ${named}` : ''}`;
+}
+
+function refusedFields(body: unknown, prefix: RegExp, fields: [RegExp, string][]): string | undefined {
   const named = new Set<string>();
   for (const v of violationsOf(body)) {
-    const field = v.propriedade.replace(/^cob\./, '');
-    const words = CHARGE_FIELDS.find(([pattern]) => pattern.test(field))?.[1];
+    const field = v.propriedade.replace(prefix, '');
+    const words = fields.find(([pattern]) => pattern.test(field))?.[1];
     if (words) named.add(words);
   }
   return named.size ? `the PSP refused ${[...named].join(' and ')}` : undefined;

@@ -354,6 +354,45 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
     expect(await depositsOf(accountId)).to.have.length(depositsBefore + 2);
   });
 
+  it('a retry whose charge the PSP shows removed or paid is 422, no deposit; a new key, a new charge', async () => {
+    const { psp } = await stack();
+    let deposits = (await depositsOf(accountId)).length;
+    const ends: [string, (txid: string) => Promise<unknown>][] = [
+      ['removed by the PSP', (txid) => psp.control('POST', `/cob/${txid}/remove`, { by: 'PSP' })],
+      ['removed by us', (txid) => psp.control('POST', `/cob/${txid}/remove`, { by: 'USUARIO_RECEBEDOR' })],
+      ['paid before any deposit', (txid) => payCharge({ txid })],
+    ];
+    for (const [what, end] of ends) {
+      // The PSP creates the charge but its answer is lost: 503, and the charge under the key's txid ends meanwhile.
+      await psp.control('POST', '/faults', {
+        method: 'PUT',
+        status: 503,
+        afterHandling: true,
+        pathPrefix: '/cob/',
+        count: 1,
+      });
+      const { res, key, body, q } = await postDeposit('27.00');
+      expect((res as { status: number }).status, what).to.equal(503);
+      const txid = txidFor(c.customerId, key, q.id);
+      await end(txid);
+      const retried = (await sendDeposit(body, key)) as { status: number; body: any };
+      expect([retried.status, retried.body.code], `${what}: ${JSON.stringify(retried.body)}`).to.deep.equal([
+        422,
+        'RAIL_REJECTED',
+      ]);
+      expect(retried.body.message, what).to.match(/new X-Idempotency-Key/);
+      for (const internal of ['REMOVIDA', 'CONCLUIDA', txid, '/cob/']) {
+        expect(JSON.stringify(retried.body), `${what}: ${internal}`).to.not.contain(internal);
+      }
+      expect(await depositsOf(accountId), what).to.have.length(deposits);
+      // Asked again with a new key, the quote (never consumed) gets a charge of its own that can be paid.
+      const fresh = (await sendDeposit(body, randomUUID())) as { status: number; body: any };
+      expect(fresh.status, `${what}: ${JSON.stringify(fresh.body)}`).to.equal(201);
+      expect(fresh.body.intent.fundingInstruction.txid).to.not.equal(txid);
+      expect(await depositsOf(accountId), what).to.have.length(++deposits);
+    }
+  });
+
   it('the sandbox route pays the charge at the simulated PSP and answers with the record its notice made', async () => {
     const { http } = await stack();
     const { res, key, q } = await postDeposit('15.00');

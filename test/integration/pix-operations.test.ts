@@ -10,6 +10,7 @@ import { returnPayment } from '../../services/inbound-payment-resolution';
 import type { CambioError } from '../../domain/errors';
 import { ensureSchedules, periodicJobs, scheduleId } from '../../worker/schedules';
 import { reconcileRail, type ReconcileResult } from '../../payments/reconciliation';
+import type { TimeWindow } from '../../rails/rail';
 import { cambioWith } from '../helpers/cli';
 import { activeAccount } from '../helpers/fixtures';
 import { openDeposit, spiEndToEndId } from '../helpers/inbound-payments';
@@ -209,6 +210,46 @@ describe('PIX operations: reconciliation and returns through the PSP', function 
     await assertLedgerBalanced();
   });
 
+  it("a return the PSP refuses: UNMATCHED, its failure names the refused field, never the PSP's words", async () => {
+    const { psp, config, services } = await stack();
+    const res = await psp.control('POST', '/pix', { valor: '7.00', chave: config.pix.receivingKey });
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    const e2e: string = res.body.endToEndId;
+    const payment = await eventually(
+      () => record(e2e),
+      (p) => p?.status === 'UNMATCHED',
+      30000,
+      100,
+    );
+    // An API Pix 400 with its violacoes, nothing taken (the read-back under our id finds nothing): a final refusal.
+    const problem = {
+      type: 'https://pix.bcb.gov.br/api/v2/error/PixDevolucaoInvalida',
+      title: 'Devolução inválida.',
+      status: 400,
+      detail: 'A requisição de devolução não respeita o schema ou as regras do PSP.',
+      violacoes: [{ razao: 'Valor excede o saldo da conta transacional', propriedade: 'valor', valor: '7.00' }],
+    };
+    const fault = { method: 'PUT', pathPrefix: `/pix/${e2e}/devolucao/`, status: 400, body: problem, count: 1 };
+    expect((await psp.control('POST', '/faults', fault)).status).to.equal(204);
+    expect(await returnPayment(services, payment!.id, 'sent back')).to.deep.include({ status: 'RETURNING' });
+    const refused = await eventually(
+      async () => presentInboundPayment((await record(e2e))!),
+      (p) => p.status !== 'RETURNING',
+      30000,
+      250,
+    );
+    expect(refused.status).to.equal('UNMATCHED');
+    expect(refused.returned).to.deep.equal({
+      endToEndId: null,
+      reason: 'sent back',
+      failure: 'the PSP refused the return: the PSP refused the amount',
+    });
+    for (const internal of ['saldo', 'schema', 'Devolução', '/devolucao/', 'HTTP 400', e2e]) {
+      expect(JSON.stringify(refused.returned), internal).to.not.contain(internal);
+    }
+    expect((await returnsAtPsp(e2e)) ?? [], 'nothing returned at the PSP').to.deep.equal([]);
+  });
+
   it("a PSP list with one item it wrote wrongly: the others are recorded, that one is the run's failure", async () => {
     const { services, psp, config } = await stack();
     const c = await newCustomer('Listed Ltda');
@@ -234,6 +275,37 @@ describe('PIX operations: reconciliation and returns through the PSP', function 
     await untilStatus(c, deposit.id, 'COMPLETED');
     expect((await balance(c, account.id, 'BRL')).available).to.equal('31.00');
     expect(await record(garbled.endToEndId), 'never recorded as it stands').to.equal(null);
+  });
+
+  it('a window longer than the PSP lists (400) is listed shorter; the runs after catch the backlog up', async () => {
+    const { services, psp, config } = await stack();
+    const listing = services.rails!.connector('PIX_KEY')!.listing!;
+    const settle = { orm: services.orm, temporal: services.temporal, config };
+    // A rail name of its own, and days before any Pix of this run: its runs move no other test's window.
+    const source = { rail: 'PIX_WINDOW_TEST', listReceived: (w: TimeWindow) => listing.listReceived(w) };
+    const day = 24 * 3600 * 1000;
+    const now = new Date(Date.now() - 2 * day);
+    const span = (r: ReconcileResult) => Date.parse(r.windowEnd) - Date.parse(r.windowStart);
+    expect((await psp.control('POST', '/pix-list-window', { maxSeconds: 86400 })).status).to.equal(204);
+    try {
+      const first = await reconcileRail(settle, source, { now, firstFrom: new Date(now.getTime() - 3 * day) });
+      expect(first.narrowedFrom).to.equal(now.toISOString());
+      expect(first.refusal).to.match(/HTTP 400/);
+      expect(span(first)).to.be.at.most(day);
+      const runs = [first];
+      while (runs.length < 6 && runs[runs.length - 1].windowEnd !== now.toISOString()) {
+        runs.push(await reconcileRail(settle, source, { now }));
+      }
+      const last = runs[runs.length - 1];
+      expect(last.windowEnd, 'caught up').to.equal(now.toISOString());
+      for (const [i, run] of runs.entries()) {
+        expect(span(run), `run ${i}`).to.be.at.most(day);
+        if (i > 0)
+          expect(Date.parse(run.windowEnd), `run ${i} moves on`).to.be.above(Date.parse(runs[i - 1].windowEnd));
+      }
+    } finally {
+      await psp.control('POST', '/pix-list-window', {});
+    }
   });
 
   /** A triggered run of the schedule, and its result. */
