@@ -73,9 +73,11 @@ async function othersServedWhileUnread(
 
   expect(api.alive(), `the API process is still running: ${api.output().slice(-2000)}`).to.equal(true);
   expect(during.map((r) => r.status)).to.deep.equal(during.map(() => 200));
-  // Generous for a loaded 2-core machine: B's median within 10 times its own, or half a second.
+  // Generous for a loaded 2-core machine (687 ms once, with the suite's other shard and three builds beside it): B's
+  // median within 10 times its own, or 1.5 s. The writers' turns are measured exactly in statement-turns.test.ts;
+  // what this bound catches is an API that stops serving others while statements sit unread.
   const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
-  expect(median(during.map((r) => r.ms))).to.be.below(Math.max(10 * median(alone), 500));
+  expect(median(during.map((r) => r.ms))).to.be.below(Math.max(10 * median(alone), 1500));
   return heads;
 }
 
