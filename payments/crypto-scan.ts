@@ -3,8 +3,8 @@
 // records each transfer to a deposit's address PENDING (rail reference `{chainId}:{txHash}:{logIndex}`), and then
 // looks at the pending ones: EVM_CONFIRMATIONS deep with their block's hash unchanged, they become RECEIVED and are
 // decided as any received payment (matched as a PIX is); their block gone, DROPPED. Every run also reads the last
-// EVM_CONFIRMATIONS blocks again, and every block from the oldest pending transfer's: a reorganisation that put a
-// transfer in another block is seen there (decision 0220).
+// EVM_CONFIRMATIONS blocks again, and every block from EVM_CONFIRMATIONS below the oldest pending transfer's: a
+// reorganisation that put a transfer in another block, later or earlier, is seen there (decisions 0220, 0291).
 import { parseAbiItem, size, type Log } from 'viem';
 import { systemEm } from '../db/orm';
 import { inTransaction } from '../db/transaction';
@@ -65,10 +65,13 @@ export async function scanCryptoDeposits(
   // none of its business, and its first deposits cannot be older than its first start.
   const cursor = (await scanCursor(em, info.chainId)) ?? max(0n, head - range + 1n);
   const tail = max(0n, head - depth + 1n);
-  // From the oldest pending transfer's block as well: a reorganisation may have moved it to a later block that the
+  // From the oldest pending transfer's block as well: a reorganisation may have moved it to another block that the
   // cursor has passed, and that block is out of the tail when no run read the chain for EVM_CONFIRMATIONS blocks (a
   // worker or node outage). Its old block is about to be found changed, and DROPPED it would never be read again.
-  const pending = (await oldestPendingBlock(em, rail.rail, info.chainId)) ?? tail;
+  // The new block may be an earlier one (the new chain mined it right after the fork): a reorganisation no deeper
+  // than EVM_CONFIRMATIONS forks at most that many blocks below the pending block (docs/decisions/0291).
+  const oldest = await oldestPendingBlock(em, rail.rail, info.chainId);
+  const pending = oldest === null ? tail : max(0n, oldest - depth + 1n);
   const start = min(min(cursor, tail), pending);
   const result: ScanResult = {
     chainId: info.chainId,
