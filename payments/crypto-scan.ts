@@ -61,8 +61,8 @@ export async function scanCryptoDeposits(
   const em = systemEm(s.orm);
   const range = BigInt(config.maxBlockRange);
   const depth = BigInt(config.confirmations);
-  // A deployment's first scan starts one range back from the head: a chain's history before the deployment is
-  // none of its business, and its first deposits cannot be older than its first start.
+  // A chain's first scan starts where the API handed out its first deposit address (the cursor it set, decision
+  // 0292); with no deposit yet, one range back from the head: the chain's history before is none of our business.
   const cursor = (await scanCursor(em, info.chainId)) ?? max(0n, head - range + 1n);
   const tail = max(0n, head - depth + 1n);
   // From the oldest pending transfer's block as well: a reorganisation may have moved it to another block that the

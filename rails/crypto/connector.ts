@@ -90,8 +90,9 @@ export class CryptoRail implements RailConnector, ChargeCapability {
     }
     const token = await this.token(request.asset ?? '');
     // The node must answer now: a deposit whose payments could not be seen is not opened.
+    let head: bigint;
     try {
-      await this.client.getBlockNumber({ cacheTime: 0 });
+      head = await this.client.getBlockNumber({ cacheTime: 0 });
     } catch (err) {
       throw new RailUnavailableError(`the EVM node does not answer: ${firstLine(err)}`);
     }
@@ -108,8 +109,12 @@ export class CryptoRail implements RailConnector, ChargeCapability {
     }
     const walletAddress = depositAddress(parseDepositXpub(this.config.depositXpub), request.sequence);
     const expiresAt = new Date(Date.now() + request.expiresInSeconds * 1000).toISOString();
+    // Paid only once shown, so after this head; EVM_CONFIRMATIONS below it leaves room for a node behind another.
+    const depth = BigInt(this.config.confirmations);
+    const { chainId } = await this.chain();
     return {
       chargeId: walletAddress,
+      scanFrom: { chainId, block: String(head > depth ? head - depth : 0n) },
       expiresAt,
       fundingInstruction: {
         rail: CRYPTO_RAIL,

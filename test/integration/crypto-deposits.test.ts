@@ -132,6 +132,25 @@ describe('CRYPTO deposits on a real chain', function () {
     await assertLedgerBalanced();
   });
 
+  it("credits a deposit paid long before the deployment's first scan ran", async () => {
+    // A chain no scan of this deployment has read yet (its first start, or a move to another chain): the API hands
+    // out deposit addresses while the worker's scans fail or have not started.
+    const first = await cryptoScanner({ chainIdBase: 30_000, confirmations: CONFIRMATIONS, maxBlockRange: 5 });
+    try {
+      const c = await newCustomer();
+      const { op, account, address } = await first.deposit(c, '12.00');
+      await first.chain.transfer({ token: 'USDC', to: address, amount: '12' });
+      // More blocks than one range of the scan go by before its first run.
+      await first.chain.mine(20);
+      await first.scan();
+      await untilStatus(c, op.id, 'COMPLETED');
+      expect((await balance(c, account.id, 'USDC')).total).to.equal('12.000000');
+      await assertLedgerBalanced();
+    } finally {
+      await first.chain.stop();
+    }
+  });
+
   it('leaves a short payment failing the deposit, and dust or another token in the suspense', async () => {
     const c = await newCustomer();
     const short = await cryptoDeposit(c, '5.00');
