@@ -2,7 +2,7 @@
 // "charge" is a fresh address (./addresses.ts) at which the payer sends exactly the quoted amount of the token; the
 // node is asked first, so a deposit is never opened while the chain cannot be read (503). What arrives is found by
 // the deposit scanner (activities/crypto-scan.ts), not by notices: a chain has no one to notify us.
-import type { PublicClient } from 'viem';
+import { decodeEventLog, erc20Abi, type PublicClient } from 'viem';
 import { CambioError } from '../../domain/errors';
 import { firstLine, RailRejectedError, RailUnavailableError } from '../errors';
 import type { ChargeCapability, ChargeCreated, ChargeRequest, RailConnector, RailStores } from '../rail';
@@ -127,6 +127,34 @@ export class CryptoRail implements RailConnector, ChargeCapability {
       },
     };
   }
+
+  /**
+   * The address the transfer `endToEndId` (in the scanner's form) paid, as this chain shows it; undefined when it is
+   * not of that form, names another chain, a transaction the node has no receipt of, or a log that is not a listed
+   * token's ERC-20 Transfer. RailUnavailableError when the node does not answer.
+   */
+  async transferRecipient(endToEndId: string): Promise<`0x${string}` | undefined> {
+    const ref = TRANSFER_REFERENCE.exec(endToEndId);
+    if (!ref) return undefined;
+    const { chainId, tokens } = await this.chain();
+    if (Number(ref[1]) !== chainId) return undefined;
+    const hash = ref[2] as `0x${string}`;
+    const receipt = await this.client.getTransactionReceipt({ hash }).catch((err: Error) => {
+      if (err.name === 'TransactionReceiptNotFoundError') return undefined;
+      throw new RailUnavailableError(`the EVM node does not answer: ${firstLine(err)}`);
+    });
+    const log = receipt?.logs.find((l) => l.logIndex === Number(ref[3]));
+    if (!log || !tokens.some((t) => t.address.toLowerCase() === log.address.toLowerCase())) return undefined;
+    try {
+      const event = decodeEventLog({ abi: erc20Abi, data: log.data, topics: log.topics, strict: true });
+      return event.eventName === 'Transfer' && log.topics.length === 3 ? event.args.to : undefined;
+    } catch {
+      return undefined;
+    }
+  }
 }
+
+/** A rail reference in the scanner's form (./reference.ts): `{chainId}:{txHash}:{logIndex}`. */
+const TRANSFER_REFERENCE = /^(\d+):(0x[0-9a-f]{64}):(\d+)$/;
 
 export const isCryptoAsset = (asset: string): asset is CryptoAsset => ['USDC', 'USDT', 'EURC', 'BRLT'].includes(asset);
