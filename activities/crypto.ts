@@ -23,6 +23,11 @@ export function createCryptoActivities(deps: ActivityDeps) {
           transfers: result.unholdable,
         });
       }
+      if (result.misshapen.length) {
+        ctx.log.warn("crypto scan: logs of a listed token with Transfer's topic in another shape, not recorded", {
+          logs: result.misshapen,
+        });
+      }
       if (result.seen || result.confirmed || result.dropped) ctx.log.info('crypto scan', { ...result });
       return result;
     },

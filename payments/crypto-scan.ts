@@ -3,9 +3,9 @@
 // records each transfer to a deposit's address PENDING (rail reference `{chainId}:{txHash}:{logIndex}`), and then
 // looks at the pending ones: EVM_CONFIRMATIONS deep with their block's hash unchanged, they become RECEIVED and are
 // decided as any received payment (matched as a PIX is); their block gone, DROPPED. Every run also reads the last
-// EVM_CONFIRMATIONS blocks again, and every block from the oldest pending transfer's: a reorganisation that put a
-// transfer in another block is seen there (decision 0220).
-import { parseAbiItem, type Log } from 'viem';
+// EVM_CONFIRMATIONS blocks again, and every block from EVM_CONFIRMATIONS below the oldest pending transfer's: a
+// reorganisation that put a transfer in another block, later or earlier, is seen there (decisions 0220, 0291).
+import { parseAbiItem, size, type Log } from 'viem';
 import { systemEm } from '../db/orm';
 import { inTransaction } from '../db/transaction';
 import {
@@ -45,6 +45,8 @@ export interface ScanResult {
   empty: number;
   /** Transfers to deposit addresses too large for any balance (at least AMOUNT_LIMIT): by reference, unrecorded. */
   unholdable: string[];
+  /** Logs of a listed token with Transfer's topic in another shape than ERC-20's: by reference, unrecorded. */
+  misshapen: string[];
 }
 
 /** One scan: new blocks (and the unconfirmed tail) read, then the pending transfers confirmed or dropped. */
@@ -59,14 +61,17 @@ export async function scanCryptoDeposits(
   const em = systemEm(s.orm);
   const range = BigInt(config.maxBlockRange);
   const depth = BigInt(config.confirmations);
-  // A deployment's first scan starts one range back from the head: a chain's history before the deployment is
-  // none of its business, and its first deposits cannot be older than its first start.
+  // A chain's first scan starts where the API handed out its first deposit address (the cursor it set, decision
+  // 0292); with no deposit yet, one range back from the head: the chain's history before is none of our business.
   const cursor = (await scanCursor(em, info.chainId)) ?? max(0n, head - range + 1n);
   const tail = max(0n, head - depth + 1n);
-  // From the oldest pending transfer's block as well: a reorganisation may have moved it to a later block that the
+  // From the oldest pending transfer's block as well: a reorganisation may have moved it to another block that the
   // cursor has passed, and that block is out of the tail when no run read the chain for EVM_CONFIRMATIONS blocks (a
   // worker or node outage). Its old block is about to be found changed, and DROPPED it would never be read again.
-  const pending = (await oldestPendingBlock(em, rail.rail, info.chainId)) ?? tail;
+  // The new block may be an earlier one (the new chain mined it right after the fork): a reorganisation no deeper
+  // than EVM_CONFIRMATIONS forks at most that many blocks below the pending block (docs/decisions/0291).
+  const oldest = await oldestPendingBlock(em, rail.rail, info.chainId);
+  const pending = oldest === null ? tail : max(0n, oldest - depth + 1n);
   const start = min(min(cursor, tail), pending);
   const result: ScanResult = {
     chainId: info.chainId,
@@ -78,6 +83,7 @@ export async function scanCryptoDeposits(
     dropped: 0,
     empty: 0,
     unholdable: [],
+    misshapen: [],
   };
   const byAddress = new Map(info.tokens.map((t) => [t.address.toLowerCase(), t]));
   // A range whose answer is too large for the node or the client (busy blocks) is read in halves until it fits.
@@ -139,8 +145,14 @@ async function transfersToDeposits(
   logs: TransferLog[],
   tokens: Map<string, ChainToken>,
   head: bigint,
-  result: Pick<ScanResult, 'empty' | 'unholdable'>,
+  result: Pick<ScanResult, 'empty' | 'unholdable' | 'misshapen'>,
 ): Promise<SeenTransfer[]> {
+  // The node gives every log of a listed token whose first topic is Transfer's, whatever its shape, and viem decodes
+  // what it can of it: a log without the value (ERC-721's shape, data cut short) had no amount, failed the range and
+  // stopped the scanner on it for good. Only ERC-20's own shape says who was paid how much (docs/decisions/0290).
+  const misshapen = logs.filter((l) => !erc20Shaped(l));
+  for (const log of misshapen) result.misshapen.push(`${chainId}:${log.transactionHash}:${log.logIndex}`);
+  logs = logs.filter(erc20Shaped);
   const addresses = [...new Set(logs.map((l) => l.args.to!.toLowerCase()))];
   const deposits = await depositsByWallet(em, railName, addresses);
   const out: SeenTransfer[] = [];
@@ -190,6 +202,10 @@ async function transfersToDeposits(
   }
   return out;
 }
+
+/** ERC-20's Transfer as logged: the signature, `from` and `to` as topics, the value as 32 bytes of data. */
+const erc20Shaped = (log: TransferLog): boolean =>
+  log.topics.length === 3 && size(log.data) === 32 && typeof log.args.value === 'bigint' && Boolean(log.args.to);
 
 // What nodes and viem answer when a log query returns too much: the response size, or the node's own result cap.
 const TOO_LARGE = /size limit|more than \d+ results|too many|limit exceeded|response size|query returned more/i;

@@ -39,6 +39,11 @@ export interface ChargeCreated {
   expiresAt: string;
   /** The instruction the customer pays, in the rail's words (`rail` included). */
   fundingInstruction: Record<string, string>;
+  /**
+   * A chain's charge (CRYPTO): no payment to it is in a block of `chainId` below `block`. A chain no scan has read
+   * yet is first read from there (docs/decisions/0292).
+   */
+  scanFrom?: { chainId: number; block: string };
 }
 
 export type ReturnStatus = 'PENDING' | 'RETURNED' | 'FAILED';

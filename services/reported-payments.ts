@@ -13,6 +13,7 @@ import {
   type PaymentDecisionRoute,
 } from '../payments/record-and-decide';
 import { crashPoint } from './crash-point';
+import { requireTransferOwner } from './recorded-transfer-owner';
 import { notFound } from '../domain/errors';
 import { ListQuery, Page, runList } from '../lists/run-list';
 import type { ServiceContext } from './context';
@@ -125,17 +126,22 @@ export async function recordManualPayment(s: ServiceContext, input: ManualPaymen
   const endToEndId = railReference(input.rail, input.reference.trim());
   const report = { endToEndId, amount, asset: input.asset, rail: input.rail };
   let em: Em;
+  let customerId: string;
   if (input.operationId) {
     const op = await systemEm(s.orm).findOne(OperationSchema, { id: input.operationId });
     if (!op) throw notFound('operation');
     const rail = (op.intent.fundingInstruction as { rail?: string } | undefined)?.rail;
     if (op.type === 'DEPOSIT' && rail !== input.rail) throw invalid('--rail', `is not the deposit's rail (${rail})`);
     em = tenantEm(s.orm, op.customerId);
+    customerId = op.customerId;
   } else {
     const customer = await systemEm(s.orm).findOne(CustomerSchema, { id: input.customerId! });
     if (!customer) throw notFound('customer');
     em = tenantEm(s.orm, customer.id);
+    customerId = customer.id;
   }
+  // A transfer the chain shows to another customer's deposit address is theirs (decision 0293).
+  await requireTransferOwner(s, input.rail, endToEndId, customerId);
   // With its decision row in the record's COMMIT, as every reporter: a CLI that dies before deciding leaves the
   // signal to the relay, not to the sweep.
   const payment = await record(

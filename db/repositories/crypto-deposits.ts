@@ -63,6 +63,18 @@ export async function scanCursor(em: Em, chainId: number): Promise<bigint | null
   return row ? BigInt(row.next) : null;
 }
 
+/**
+ * Makes the first read of `chainId` start at `block` at the latest (decimal string): a deposit's address was handed
+ * out there, before any scan of that chain ran. A chain read already keeps its cursor: its scans go on from it.
+ */
+export async function startScanCursor(em: Em, chainId: number, block: string): Promise<void> {
+  await em.execute(
+    `insert into chain_scan_cursors (chain_id, next_block, updated_at) values (?, ?, now())
+     on conflict (chain_id) do nothing`,
+    [chainId, block],
+  );
+}
+
 /** A transfer to a deposit address, as the chain shows it. */
 export interface SeenTransfer {
   endToEndId: string;

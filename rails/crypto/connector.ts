@@ -2,7 +2,7 @@
 // "charge" is a fresh address (./addresses.ts) at which the payer sends exactly the quoted amount of the token; the
 // node is asked first, so a deposit is never opened while the chain cannot be read (503). What arrives is found by
 // the deposit scanner (activities/crypto-scan.ts), not by notices: a chain has no one to notify us.
-import type { PublicClient } from 'viem';
+import { decodeEventLog, erc20Abi, type PublicClient } from 'viem';
 import { CambioError } from '../../domain/errors';
 import { firstLine, RailRejectedError, RailUnavailableError } from '../errors';
 import type { ChargeCapability, ChargeCreated, ChargeRequest, RailConnector, RailStores } from '../rail';
@@ -90,8 +90,9 @@ export class CryptoRail implements RailConnector, ChargeCapability {
     }
     const token = await this.token(request.asset ?? '');
     // The node must answer now: a deposit whose payments could not be seen is not opened.
+    let head: bigint;
     try {
-      await this.client.getBlockNumber({ cacheTime: 0 });
+      head = await this.client.getBlockNumber({ cacheTime: 0 });
     } catch (err) {
       throw new RailUnavailableError(`the EVM node does not answer: ${firstLine(err)}`);
     }
@@ -108,8 +109,12 @@ export class CryptoRail implements RailConnector, ChargeCapability {
     }
     const walletAddress = depositAddress(parseDepositXpub(this.config.depositXpub), request.sequence);
     const expiresAt = new Date(Date.now() + request.expiresInSeconds * 1000).toISOString();
+    // Paid only once shown, so after this head; EVM_CONFIRMATIONS below it leaves room for a node behind another.
+    const depth = BigInt(this.config.confirmations);
+    const { chainId } = await this.chain();
     return {
       chargeId: walletAddress,
+      scanFrom: { chainId, block: String(head > depth ? head - depth : 0n) },
       expiresAt,
       fundingInstruction: {
         rail: CRYPTO_RAIL,
@@ -122,6 +127,34 @@ export class CryptoRail implements RailConnector, ChargeCapability {
       },
     };
   }
+
+  /**
+   * The address the transfer `endToEndId` (in the scanner's form) paid, as this chain shows it; undefined when it is
+   * not of that form, names another chain, a transaction the node has no receipt of, or a log that is not a listed
+   * token's ERC-20 Transfer. RailUnavailableError when the node does not answer.
+   */
+  async transferRecipient(endToEndId: string): Promise<`0x${string}` | undefined> {
+    const ref = TRANSFER_REFERENCE.exec(endToEndId);
+    if (!ref) return undefined;
+    const { chainId, tokens } = await this.chain();
+    if (Number(ref[1]) !== chainId) return undefined;
+    const hash = ref[2] as `0x${string}`;
+    const receipt = await this.client.getTransactionReceipt({ hash }).catch((err: Error) => {
+      if (err.name === 'TransactionReceiptNotFoundError') return undefined;
+      throw new RailUnavailableError(`the EVM node does not answer: ${firstLine(err)}`);
+    });
+    const log = receipt?.logs.find((l) => l.logIndex === Number(ref[3]));
+    if (!log || !tokens.some((t) => t.address.toLowerCase() === log.address.toLowerCase())) return undefined;
+    try {
+      const event = decodeEventLog({ abi: erc20Abi, data: log.data, topics: log.topics, strict: true });
+      return event.eventName === 'Transfer' && log.topics.length === 3 ? event.args.to : undefined;
+    } catch {
+      return undefined;
+    }
+  }
 }
+
+/** A rail reference in the scanner's form (./reference.ts): `{chainId}:{txHash}:{logIndex}`. */
+const TRANSFER_REFERENCE = /^(\d+):(0x[0-9a-f]{64}):(\d+)$/;
 
 export const isCryptoAsset = (asset: string): asset is CryptoAsset => ['USDC', 'USDT', 'EURC', 'BRLT'].includes(asset);

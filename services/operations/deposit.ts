@@ -9,7 +9,7 @@ import { railEntry } from '../../rails/registry';
 import { formatAmount } from '../../domain/money';
 import { RailRejectedError, RailUnavailableError } from '../../rails/errors';
 import { txidFor } from '../../rails/pix/ids';
-import { nextDepositAddressIndex } from '../../db/repositories/crypto-deposits';
+import { nextDepositAddressIndex, startScanCursor } from '../../db/repositories/crypto-deposits';
 import type { ChargeCreated, ChargeRequest } from '../../rails/rail';
 import type { ServiceContext } from '../context';
 import { ACCOUNT_AND_QUOTE_REFUSALS, requireAssetEnabled, requireRailConfigured } from './checks';
@@ -158,7 +158,11 @@ export async function chargeForDeposit(
   const creating = charges.createCharge(request, timeoutMs);
   creating.catch(() => undefined); // its own timeout ends it after the deadline answered
   try {
-    return await Promise.race([creating, deadline]);
+    const created = await Promise.race([creating, deadline]);
+    // A chain's address (CRYPTO): a chain no scan has read yet is first read from this charge's block, not from
+    // one range below the head the first scan meets, which may be long after the payment (decision 0292).
+    if (created.scanFrom) await startScanCursor(systemEm(s.orm), created.scanFrom.chainId, created.scanFrom.block);
+    return created;
   } catch (err) {
     if (err instanceof RailUnavailableError) {
       s.log.warn(

@@ -108,6 +108,49 @@ describe('CRYPTO deposits on a real chain', function () {
     await assertLedgerBalanced();
   });
 
+  it('credits a transfer a reorg moved to an earlier block while no scan ran for longer than the tail', async () => {
+    const c = await newCustomer();
+    const { op, account, address } = await cryptoDeposit(c, '11.00');
+    await chain.mine(1);
+    const hash = await chain.transfer({ token: 'USDC', to: address, amount: '11' });
+    const seen = await chain.clients.public.getTransactionReceipt({ hash });
+    await scan();
+    expect((await paymentsOf(c, `operationId[eq]=${op.id}`))[0]).to.include({ status: 'PENDING' });
+    // The block before the transfer's and the transfer's own are replaced (a reorg shallower than the confirmations);
+    // the new chain mines the same transaction in the first of them, one block earlier than it was seen.
+    await chain.reorg(2, [{ hash, offset: 0 }]);
+    const moved = await chain.clients.public.getTransactionReceipt({ hash });
+    expect(moved.blockNumber).to.equal(seen.blockNumber - 1n);
+    // The scanner is down while the chain goes past its rescanned tail.
+    await chain.mine(CONFIRMATIONS + 3);
+    await scan();
+    await untilStatus(c, op.id, 'COMPLETED');
+    const [paid] = await paymentsOf(c, `operationId[eq]=${op.id}`);
+    expect(paid).to.include({ status: 'MATCHED' });
+    expect((paid as any).chain.blockNumber).to.equal(String(moved.blockNumber));
+    expect((await balance(c, account.id, 'USDC')).total).to.equal('11.000000');
+    await assertLedgerBalanced();
+  });
+
+  it("credits a deposit paid long before the deployment's first scan ran", async () => {
+    // A chain no scan of this deployment has read yet (its first start, or a move to another chain): the API hands
+    // out deposit addresses while the worker's scans fail or have not started.
+    const first = await cryptoScanner({ chainIdBase: 30_000, confirmations: CONFIRMATIONS, maxBlockRange: 5 });
+    try {
+      const c = await newCustomer();
+      const { op, account, address } = await first.deposit(c, '12.00');
+      await first.chain.transfer({ token: 'USDC', to: address, amount: '12' });
+      // More blocks than one range of the scan go by before its first run.
+      await first.chain.mine(20);
+      await first.scan();
+      await untilStatus(c, op.id, 'COMPLETED');
+      expect((await balance(c, account.id, 'USDC')).total).to.equal('12.000000');
+      await assertLedgerBalanced();
+    } finally {
+      await first.chain.stop();
+    }
+  });
+
   it('leaves a short payment failing the deposit, and dust or another token in the suspense', async () => {
     const c = await newCustomer();
     const short = await cryptoDeposit(c, '5.00');

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { maxUint256 } from 'viem';
+import { concatHex, maxUint256, numberToHex, pad, toEventSelector, type Hex } from 'viem';
 import { CryptoRail } from '../../rails/crypto';
 import { mint, SANDBOX_TOKEN_ABI } from '../../sandbox-chain/tokens';
 import type { TestChain } from '../helpers/chain';
@@ -86,6 +86,33 @@ describe('CRYPTO deposits: hostile Transfer logs', function () {
     await assertLedgerBalanced();
   });
 
+  it("a listed token's Transfer log in another shape is recorded nowhere and does not stop the scanner", async () => {
+    const c = await newCustomer();
+    const odd = await cryptoDeposit(c, '3.00');
+    // The USDC contract's own address emits, for a moment, Transfer logs of other shapes than ERC-20's (3 topics, a
+    // 32-byte value): no value at all (ERC-721's shape, or the data left empty), or a value cut short.
+    const selector = toEventSelector('Transfer(address,address,uint256)');
+    const word = (a: Hex) => pad(a, { size: 32 });
+    const from = word(chain.payers[0]);
+    const to = word(odd.address);
+    await emitFromToken(chain.tokens.USDC, [
+      { topics: [selector, from, to, word('0x07')], data: '0x' },
+      { topics: [selector, from, to], data: '0x' },
+      { topics: [selector, from, to], data: numberToHex(3_000_000n, { size: 16 }) },
+    ]);
+    const honest = await cryptoDeposit(c, '2.00');
+    await chain.transfer({ token: 'USDC', to: honest.address, amount: '2' });
+    await chain.mine(CONFIRMATIONS);
+    const result = await scan();
+    expect(result).to.have.property('misshapen').with.length(3);
+    await untilStatus(c, honest.op.id, 'COMPLETED');
+    expect((await balance(c, honest.account.id, 'USDC')).total).to.equal('2.000000');
+    expect(await paymentsOf(c, `operationId[eq]=${odd.op.id}`)).to.have.length(0);
+    expect(await paymentsOf(c, 'status[eq]=UNMATCHED')).to.have.length(0);
+    expect((await getOp(c, odd.op.id)).currentState.status).to.equal('REQUESTED');
+    await assertLedgerBalanced();
+  });
+
   it("a node that does not show the transfer's block yet (a lagging backend) leaves it PENDING", async () => {
     // A JSON-RPC proxy in front of the chain that answers null for the `hidden` block (as a load-balanced
     // node does when the backend asked is behind the one that gave the head).
@@ -127,4 +154,40 @@ describe('CRYPTO deposits: hostile Transfer logs', function () {
       proxy.close();
     }
   });
+  /**
+   * Puts, for the time of a few transactions, code at `token` that emits one log per call (each word of the call's
+   * data up to `topics.length` a topic, the rest its data), then the token's own code back (its storage untouched).
+   */
+  async function emitFromToken(token: `0x${string}`, logs: { topics: Hex[]; data: Hex }[]): Promise<void> {
+    const code = await chain.clients.public.getCode({ address: token });
+    const { public: node, wallet, deployer } = chain.clients;
+    try {
+      for (const { topics, data } of logs) {
+        await node.request({ method: 'anvil_setCode', params: [token, emitterCode(topics.length)] } as never);
+        const hash = await wallet.sendTransaction({
+          account: deployer,
+          chain: wallet.chain,
+          to: token,
+          data: concatHex([...topics, data]),
+          gas: 200_000n,
+        });
+        await node.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+      }
+    } finally {
+      await node.request({ method: 'anvil_setCode', params: [token, code] } as never);
+    }
+  }
 });
+
+/** Runtime code: copies the call's data to memory and emits LOG{n} of its first n words and the rest as data. */
+function emitterCode(n: number): Hex {
+  // CALLDATASIZE PUSH1 0 PUSH1 0 CALLDATACOPY
+  let code = '3660006000' + '37';
+  // The topics, last first (LOGn takes offset, size, topic0, ..., topic n-1 from the top of the stack).
+  for (let i = n - 1; i >= 0; i--) code += '60' + (i * 32).toString(16).padStart(2, '0') + '51'; // PUSH1 i*32 MLOAD
+  const dataAt = (n * 32).toString(16).padStart(2, '0');
+  code += '60' + dataAt + '36' + '03'; // PUSH1 n*32 CALLDATASIZE SUB: the data's size
+  code += '60' + dataAt; // PUSH1 n*32: the data's offset
+  code += (0xa0 + n).toString(16) + '00'; // LOGn STOP
+  return `0x${code}`;
+}

@@ -148,6 +148,32 @@ describe('cambio payment return of a CRYPTO payment: back to the address it came
     await assertLedgerBalanced();
   });
 
+  it("refuses to record for one customer a transfer to another's deposit address: 409, the owner is paid", async () => {
+    const owner = await newCustomer('Crypto Owner Ltda');
+    const claimant = await newCustomer('Crypto Claimant Ltda');
+    const deposit = await cs.openDeposit(owner, '4.00');
+    const hash = await cs.chain.transfer({ token: 'USDC', to: deposit.walletAddress, amount: '4', from: 1 });
+    const { logs } = await cs.chain.clients.public.getTransactionReceipt({ hash });
+    // The claimant shows an operator the owner's transfer as his own, before the scanner has recorded it.
+    const reference = `${cs.chain.chainId}:${hash}:${logs[0].logIndex}`;
+    const args = ['--rail', 'CRYPTO', '--customer', claimant.customerId, '--amount', '4.00', '--asset', 'USDC'];
+    const refused = await cambioFailsWith(cs.cliEnv(), 'payment', 'record', ...args, '--reference', reference);
+    expect(refused.body.code, JSON.stringify(refused.body)).to.equal('RAIL_REFERENCE_IN_USE');
+    expect(await paymentsOf(claimant, 'status[eq]=UNMATCHED')).to.have.length(0);
+    await cs.chain.mine(CONFIRMATIONS);
+    await eventually(
+      async () => {
+        await cs.triggerScan();
+        return (await getOp(owner, deposit.id)).currentState.status;
+      },
+      (status) => status === 'COMPLETED',
+      30_000,
+      500,
+    );
+    expect((await balance(owner, deposit.accountId, 'USDC')).total).to.equal('4.000000');
+    await assertLedgerBalanced();
+  });
+
   it("returns a transfer that came after the deposit's window, from the address that sent it", async () => {
     const c = await newCustomer('Crypto Late Ltda');
     const deposit = await cs.openDeposit(c, '2.00');

@@ -1,0 +1,38 @@
+// A CRYPTO transfer an operator records (`cambio payment record --rail CRYPTO`) is read on the chain first when the
+// rail has a node (decision 0293): a transfer to a deposit's address is that deposit's customer's money, which the
+// scanner records for them, and no other customer's to be credited with.
+import { systemEm } from '../db/orm';
+import { depositsByWallet } from '../db/repositories/crypto-deposits';
+import { CambioError } from '../domain/errors';
+import { CryptoRail } from '../rails/crypto';
+import { RailUnavailableError } from '../rails/errors';
+import type { ServiceContext } from './context';
+
+/**
+ * Refuses (409 RAIL_REFERENCE_IN_USE) to record `endToEndId` for `customerId` when the chain shows it paid a deposit
+ * address of another customer; 503 while the node does not answer (nothing recorded). A reference the chain does
+ * not show as a listed token's transfer, or a deployment without a node, is recorded as typed.
+ */
+export async function requireTransferOwner(
+  s: ServiceContext,
+  rail: string,
+  endToEndId: string,
+  customerId: string,
+): Promise<void> {
+  const connector = s.rails?.connector(rail);
+  if (!(connector instanceof CryptoRail)) return;
+  let to: string | undefined;
+  try {
+    to = (await connector.transferRecipient(endToEndId))?.toLowerCase();
+  } catch (err) {
+    if (!(err instanceof RailUnavailableError)) throw err;
+    throw new CambioError('SERVICE_UNAVAILABLE', `${err.message}: nothing was recorded`, {
+      retryAfterSeconds: err.retryAfterSeconds,
+    });
+  }
+  if (!to) return;
+  const deposit = (await depositsByWallet(systemEm(s.orm), rail, [to])).get(to);
+  if (!deposit || deposit.customerId === customerId) return;
+  const message = `${rail} transfer ${endToEndId} paid another customer's deposit address: it is theirs`;
+  throw new CambioError('RAIL_REFERENCE_IN_USE', message, { rail, endToEndId });
+}
