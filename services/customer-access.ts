@@ -15,8 +15,8 @@ interface Standing {
 /**
  * Whether a customer's token may act: the customer exists, is not disabled, and did not revoke the token by a
  * disable after it was issued. Every authenticated request asks, so the answer is kept in process for
- * `cacheSeconds` (the revocation lag: a disable takes effect on every API process within it) and concurrent
- * requests of one customer share a single lookup. The one place this rule lives.
+ * `cacheSeconds` from its read's start (the revocation lag: a disable takes effect on every API process within it)
+ * and concurrent requests of one customer share a single lookup. The one place this rule lives.
  */
 export class CustomerAccess {
   private readonly known = new Map<string, Standing & { until: number }>();
@@ -25,6 +25,7 @@ export class CustomerAccess {
   constructor(
     private readonly orm: Orm,
     private readonly cacheSeconds: number,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** `issuedAt`: the token's `iat`, in seconds. */
@@ -38,7 +39,7 @@ export class CustomerAccess {
 
   private standing(customerId: string): Promise<Standing> {
     const hit = this.known.get(customerId);
-    if (hit && hit.until > Date.now()) return Promise.resolve(hit);
+    if (hit && hit.until > this.now()) return Promise.resolve(hit);
     let lookup = this.pending.get(customerId);
     if (!lookup) {
       lookup = this.lookup(customerId).finally(() => this.pending.delete(customerId));
@@ -48,15 +49,20 @@ export class CustomerAccess {
   }
 
   private async lookup(customerId: string): Promise<Standing> {
+    // The answer is as old as the read's start, not its end: a read that took long (a stalled connection, a frozen
+    // process) may bring back a standing from before a disable, and it must not be trusted for a whole lifetime
+    // more. So the lag stays CUSTOMER_CACHE_SECONDS however long reads take.
+    const readAt = this.now();
     const found = await customerStanding(this.orm.em.fork(), customerId);
     const standing = {
       active: found !== undefined && !found.disabled,
       revokedUntil: found?.tokensRevokedAt ? Math.floor(found.tokensRevokedAt.getTime() / 1000) : 0,
     };
-    if (this.cacheSeconds > 0) {
+    const until = readAt + this.cacheSeconds * 1000;
+    if (until > this.now()) {
       this.known.delete(customerId);
       if (this.known.size >= MAX_CACHED_CUSTOMERS) this.known.delete(this.known.keys().next().value!);
-      this.known.set(customerId, { ...standing, until: Date.now() + this.cacheSeconds * 1000 });
+      this.known.set(customerId, { ...standing, until });
     }
     return standing;
   }
