@@ -20,7 +20,7 @@ interface Standing {
  */
 export class CustomerAccess {
   private readonly known = new Map<string, Standing & { until: number }>();
-  private readonly pending = new Map<string, Promise<Standing>>();
+  private readonly pending = new Map<string, { lookup: Promise<Standing>; readAt: number }>();
 
   constructor(
     private readonly orm: Orm,
@@ -40,19 +40,27 @@ export class CustomerAccess {
   private standing(customerId: string): Promise<Standing> {
     const hit = this.known.get(customerId);
     if (hit && hit.until > this.now()) return Promise.resolve(hit);
-    let lookup = this.pending.get(customerId);
-    if (!lookup) {
-      lookup = this.lookup(customerId).finally(() => this.pending.delete(customerId));
-      this.pending.set(customerId, lookup);
-    }
-    return lookup;
+    // A read under way answers this request too, if it began within the cache's lifetime: the same age a cached
+    // answer may have. With CUSTOMER_CACHE_SECONDS=0 every request reads for itself, as the setting promises.
+    const shared = this.pending.get(customerId);
+    if (shared && shared.readAt + this.cacheSeconds * 1000 > this.now()) return shared.lookup;
+    const readAt = this.now();
+    const pending = {
+      lookup: this.lookup(customerId, readAt).finally(() => {
+        if (this.pending.get(customerId) === pending) this.pending.delete(customerId);
+      }),
+      readAt,
+    };
+    this.pending.set(customerId, pending);
+    return pending.lookup;
   }
 
-  private async lookup(customerId: string): Promise<Standing> {
-    // The answer is as old as the read's start, not its end: a read that took long (a stalled connection, a frozen
-    // process) may bring back a standing from before a disable, and it must not be trusted for a whole lifetime
-    // more. So the lag stays CUSTOMER_CACHE_SECONDS however long reads take.
-    const readAt = this.now();
+  /**
+   * The answer is as old as the read's start (`readAt`), not its end: a read that took long (a stalled connection, a
+   * frozen process) may bring back a standing from before a disable, and it must not be trusted for a whole lifetime
+   * more. So the lag stays CUSTOMER_CACHE_SECONDS however long reads take.
+   */
+  private async lookup(customerId: string, readAt: number): Promise<Standing> {
     const found = await customerStanding(this.orm.em.fork(), customerId);
     const standing = {
       active: found !== undefined && !found.disabled,

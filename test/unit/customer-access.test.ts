@@ -6,7 +6,7 @@ const CUSTOMER = '5f0c6f7e-3c1a-4a57-9d6e-2b7f1c0a9e11';
 
 /** An ORM whose customers table is `row`, and whose reads answer only when the test lets them (`release`). */
 function slowOrm(row: { disabledAt: Date | null; tokensRevokedAt: Date | null }) {
-  let release: () => void = () => {};
+  const waiting: Array<() => void> = [];
   let reads = 0;
   const em = {
     fork: () => em,
@@ -14,11 +14,12 @@ function slowOrm(row: { disabledAt: Date | null; tokensRevokedAt: Date | null })
       reads += 1;
       // The read's snapshot is taken now; its answer comes back when the test says.
       const seen = { ...row };
-      await new Promise<void>((resolve) => (release = resolve));
+      await new Promise<void>((resolve) => waiting.push(resolve));
       return seen;
     },
   };
-  return { orm: { em } as unknown as Orm, release: () => release(), reads: () => reads };
+  const release = () => waiting.splice(0).forEach((resolve) => resolve());
+  return { orm: { em } as unknown as Orm, release, reads: () => reads };
 }
 
 describe('CustomerAccess (decisions 0024, 0231)', () => {
@@ -41,6 +42,23 @@ describe('CustomerAccess (decisions 0024, 0231)', () => {
     await Promise.resolve();
     db.release();
     expect(await second).to.equal(false);
+    expect(db.reads()).to.equal(2);
+  });
+
+  it('with CUSTOMER_CACHE_SECONDS=0 reads for every request, never sharing a read begun before it came', async () => {
+    const row = { disabledAt: null as Date | null, tokensRevokedAt: null as Date | null };
+    const db = slowOrm(row);
+    const now = 0;
+    const access = new CustomerAccess(db.orm, 0, () => now);
+    const before = access.admits(CUSTOMER, 1);
+    // Disabled while that read is on its way back; a request that comes now must see it.
+    row.disabledAt = new Date(0);
+    row.tokensRevokedAt = new Date(0);
+    const after = access.admits(CUSTOMER, 1);
+    await Promise.resolve();
+    db.release();
+    expect(await before).to.equal(true);
+    expect(await after).to.equal(false);
     expect(db.reads()).to.equal(2);
   });
 
