@@ -67,8 +67,8 @@ describe('two API processes over one database', function () {
         100,
       );
     }
-    // The cache's bound, and 2 s for a busy host.
-    expect(Date.now() - started).to.be.below(CACHE_SECONDS * 1000 + 2000);
+    // The cache's bound, and 3 s for a busy host (as customer-access.test.ts).
+    expect(Date.now() - started).to.be.below(CACHE_SECONDS * 1000 + 3000);
   });
 
   it('shows an account created through one process on the next list page of the other', async () => {
