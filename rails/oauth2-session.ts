@@ -113,9 +113,14 @@ export class OAuth2Session {
     return this.pendingToken;
   }
 
-  /** The provider no longer takes the cached token (revoked, or its clock ran ahead): the next bearer() asks anew. */
-  invalidate(): void {
-    this.token = undefined;
+  /**
+   * The provider no longer takes `rejected` (revoked, or its clock ran ahead): the next bearer() asks anew, unless
+   * the cached token is already another one. Calls in flight with the old token get their 401s back one by one, and
+   * one that comes back after a new token was fetched must not throw that one away: each would fetch yet another
+   * (and a provider that keeps one token per client would revoke the one the others are using).
+   */
+  invalidate(rejected: string): void {
+    if (this.token?.value === rejected) this.token = undefined;
   }
 
   /**
@@ -126,9 +131,10 @@ export class OAuth2Session {
    */
   async request(method: string, url: string, options: BearerRequest = {}): Promise<ProviderResponse> {
     const timeoutMs = options.timeoutMs ?? this.settings.timeoutMs;
-    const first = await this.send(method, url, options, await this.bearer(timeoutMs), timeoutMs);
+    const token = await this.bearer(timeoutMs);
+    const first = await this.send(method, url, options, token, timeoutMs);
     if (first.status !== 401) return first;
-    this.invalidate();
+    this.invalidate(token);
     const second = await this.send(method, url, options, await this.bearer(timeoutMs), timeoutMs);
     if (second.status === 401) throw new RailUnavailableError(this.wording.refused, 60);
     return second;

@@ -30,7 +30,7 @@ export class DeploymentRate {
         local.left -= 1;
         return 0;
       }
-      // One request per key refills the share; the others wait for it and look again.
+      // One request per key refills the share, and is admitted on it; the others wait for it and look again.
       const refill = this.pending.get(key);
       if (refill) {
         const wait = await refill;
@@ -39,26 +39,31 @@ export class DeploymentRate {
       }
       const next = this.refill(key).finally(() => this.pending.delete(key));
       this.pending.set(key, next);
-      const wait = await next;
-      if (wait > 0) return wait;
+      return next;
     }
   }
 
   /**
-   * Takes a share from the shared counter. The store adds what is asked even when that passes the limit, so a
-   * refused share may still hold the last few points of the window: those are granted, the rest of the window is
-   * refused (the counter is past the limit anyway).
+   * Takes a share from the shared counter, one point of it for the caller (0: admitted). The store adds what is
+   * asked even when that passes the limit, so a refused share may still hold the last few points of the window:
+   * those are granted, the rest of the window is refused (the counter is past the limit anyway). The store's window
+   * is timed from the moment it was asked, not from its answer: a late answer (a stalled connection) must not let
+   * the rest of a share be spent after its window ended, in a window that never counted it.
    */
   private async refill(key: string): Promise<number> {
+    const asked = this.now();
+    let share: { left: number; until: number };
     try {
       const res = await this.limiter.consume(key, this.share);
-      this.shares.set(key, { left: this.share, until: this.now() + res.msBeforeNext });
+      share = { left: this.share, until: asked + res.msBeforeNext };
     } catch (rejected) {
       if (!isRateLimiterRes(rejected)) throw rejected;
       const granted = Math.max(0, this.points - (rejected.consumedPoints - this.share));
       if (granted === 0) return Math.max(1, Math.ceil(rejected.msBeforeNext / 1000));
-      this.shares.set(key, { left: granted, until: this.now() + rejected.msBeforeNext });
+      share = { left: granted, until: asked + rejected.msBeforeNext };
     }
+    share.left -= 1;
+    if (share.until > this.now()) this.shares.set(key, share);
     this.forgetExpired();
     return 0;
   }

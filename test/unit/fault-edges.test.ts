@@ -1,6 +1,7 @@
 // Edges of the token throttle found in issue 19: its memory per made-up client id, and whether Retry-After is the
 // real wait before the right secret is accepted.
 import { expect } from 'chai';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { TokenThrottle } from '../../api/overload/token-throttle';
 import { CambioError } from '../../domain/errors';
 
@@ -69,6 +70,27 @@ describe('DeploymentRate', () => {
     const admitted = waits.filter((w) => w === 0).length;
     expect(admitted).to.be.within(27, 30);
     expect(waits.filter((w) => w > 0).every((w) => w >= 1 && w <= 5)).to.equal(true);
+  });
+
+  it("spends a share only within the window it was taken from, however late the store's answer came", async () => {
+    const { DeploymentRate } = await import('../../api/overload/deployment-rate');
+    let now = 0;
+    let asked = 0;
+    // The store counts the share in a window that ends 1 s after it was asked; its answer comes back 1.5 s later
+    // (a stalled connection): by then that window is over, and what is left of the share belongs to none.
+    const slowStore = {
+      async consume() {
+        asked += 1;
+        const msBeforeNext = 1000;
+        now += 1500;
+        return { msBeforeNext, consumedPoints: 10, remainingPoints: 90, isFirstInDuration: true };
+      },
+    };
+    const rate = new DeploymentRate(slowStore as unknown as RateLimiterAbstract, 100, () => now);
+    expect(await rate.take('customer-1')).to.equal(0);
+    expect(await rate.take('customer-1')).to.equal(0);
+    // The second request is in the next window: it asks the store again.
+    expect(asked).to.equal(2);
   });
 });
 

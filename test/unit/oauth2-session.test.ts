@@ -31,6 +31,8 @@ class Provider {
   tokenScript: { status: number; headers?: Record<string, string>; body: string }[] = [];
   readonly refused = new Set<string>();
   refuseAll = false;
+  /** How long the next requests for data wait for their answers, in order of arrival (then none). */
+  dataDelaysMs: number[] = [];
   private issued = 0;
   private server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -59,7 +61,9 @@ class Provider {
       });
       const token = req.headers.authorization?.replace(/^Bearer /, '') ?? '';
       const taken = !this.refuseAll && !this.refused.has(token) && /^t\d+$/.test(token);
-      res.writeHead(taken ? 200 : 401, { 'content-type': 'application/json' }).end(JSON.stringify({ token }));
+      const answer = () =>
+        res.writeHead(taken ? 200 : 401, { 'content-type': 'application/json' }).end(JSON.stringify({ token }));
+      setTimeout(answer, this.dataDelaysMs.shift() ?? 0);
     });
   });
 
@@ -174,6 +178,17 @@ describe('OAuth2 client-credentials session (rails/oauth2-session.ts)', () => {
     expect(res).to.deep.equal({ status: 200, body: { token: 't2' } });
     expect(provider.tokenRequests).to.have.length(2);
     expect(provider.dataRequests).to.have.length(3);
+  });
+
+  it('keeps the new token when a 401 for the token it replaced comes back late', async () => {
+    await getData();
+    provider.refused.add('t1');
+    // Two calls in flight with t1 when the provider stops taking it; the second's 401 comes back once the first has
+    // fetched t2 and been answered with it.
+    provider.dataDelaysMs = [0, 300];
+    const answers = await Promise.all([getData(), getData()]);
+    expect(answers.map((a) => a.body)).to.deep.equal([{ token: 't2' }, { token: 't2' }]);
+    expect(provider.tokenRequests).to.have.length(2);
   });
 
   it('takes a second 401 as credentials refused: unavailable for a minute, no third try', async () => {
