@@ -504,6 +504,28 @@ describe('CRYPTO payouts from the hot wallet', function () {
       expect((await balance(c, accountId, 'USDC')).total).to.equal((Number(before.total) - 6).toFixed(6));
       expect((await balance(c, accountId, 'USDC')).held).to.equal(before.held);
     });
+
+    it('a replacement paying the recipient another amount: PROCESSING with the reason, the hold kept', async () => {
+      const to = freshAddress();
+      const usdc = chain.tokens.USDC as `0x${string}`;
+      const { id } = await replaced(to, '8.000000', () => ({
+        to: usdc,
+        gas: 120_000n,
+        data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, 2_000_000n] }),
+      }));
+      const held = await balance(c, accountId, 'USDC');
+      await anvil('evm_setAutomine', [true]);
+      await chain.mine(CONFIRMATIONS + 1);
+      // Neither answer is true (2 of the 8 left): the payout waits for an operator, visible with its reason.
+      const answers = await eventually(
+        () => payoutAnswers(id),
+        (all) => all.some((a) => a.reason?.includes('an operator')),
+        30000,
+      );
+      expect(answers.at(-1)?.status).to.equal('PENDING');
+      expect((await getOp(c, id)).currentState.status).to.equal('PROCESSING');
+      expect(await balance(c, accountId, 'USDC')).to.deep.equal(held);
+    });
   });
 
   it('a burst of concurrent withdrawals goes out on consecutive nonces, each paid once', async () => {
