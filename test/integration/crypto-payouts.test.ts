@@ -486,6 +486,25 @@ describe('CRYPTO payouts from the hot wallet', function () {
       );
     });
 
+    it('a worker killed with the cancel mined: a restarted one fails it once, the hold released', async () => {
+      const to = freshAddress();
+      const before = await balance(c, accountId, 'USDC');
+      const { id } = await replaced(to, '5.000000', () => ({ to: chain.hotWallet.address, value: 0n }));
+      // Nothing of the answer lives in the worker: the new one reads it from the chain, and the operation takes
+      // the payout's first final answer only.
+      await kill(worker);
+      await anvil('evm_setAutomine', [true]);
+      await chain.mine(CONFIRMATIONS + 1);
+      worker = await spawnWorker('crypto-payouts-worker-3', taskQueue, { env: workerEnv });
+      const failed = await untilSettled(id, 90000);
+      expect(failed.currentState.status).to.equal('FAILED');
+      expect(failed.currentState.reason.code).to.equal('PAYOUT_REJECTED');
+      await chain.mine(3);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await balance(c, accountId, 'USDC')).to.deep.equal(before);
+      expect(await tokenBalance('USDC', to)).to.equal(0n);
+    });
+
     it('a speed-up paying the same recipient the same amount: COMPLETED with its hash, paid once', async () => {
       const to = freshAddress();
       const before = await balance(c, accountId, 'USDC');
