@@ -12,11 +12,14 @@
 // COMPLETED once the receipt's block has EVM_CONFIRMATIONS and is still the chain's block at that height; a
 // reverted receipt is FAILED (the nonce is spent, nothing moved) under the same two rules, PENDING until then
 // (docs/decisions/0160): a reorg that drops its block can mine the same bytes again, and there they may succeed.
+// Bytes the node refuses whose nonce another transaction used EVM_CONFIRMATIONS deep (an operator's cancel or
+// speed-up) are never mined: that transaction's effect is the answer (./taken-nonce.ts, docs/decisions/0294).
 import { encodeFunctionData, erc20Abi, getAddress, keccak256, type Hex } from 'viem';
 import type { CryptoConfig } from './config';
 import type { ChainToken } from './chain';
 import { type NonceWriter, type WalletFunds, WalletShortError } from './nonce-writer';
 import type { OutgoingTx, OutgoingTxStore } from './outgoing-store';
+import { takenNonceState } from './taken-nonce';
 import type { TransactionSigner } from './signer';
 import type { PublicClient } from 'viem';
 
@@ -101,7 +104,12 @@ export class HotWalletTransfers {
     });
     if (!receipt) {
       const sent = await this.broadcast(row.raw as Hex);
-      return { status: 'PENDING', hash, nonce: row.nonce, ...(sent ? {} : { reason: 'the node did not take it yet' }) };
+      if (sent) return { status: 'PENDING', hash, nonce: row.nonce };
+      // Refused: the nonce may be used by a transaction not ours (an operator's cancel or speed-up, decision 0294).
+      const taken = await takenNonceState(this.client, row, this.config.confirmations);
+      if (!taken) return { status: 'PENDING', hash, nonce: row.nonce, reason: 'the node did not take it yet' };
+      if (taken.status !== 'PENDING') await this.store.markFinal(row.id);
+      return taken;
     }
     // A revert is final under the rules of a success (above), since FAILED releases the payout's hold: it hung on
     // the chain's state (the wallet's balance, the order in the block), and the same bytes re-mined may succeed.
@@ -140,16 +148,16 @@ export class HotWalletTransfers {
   }
 
   /**
-   * Sends the stored bytes. A node that says it has them already, or that the nonce is used (this very transaction
-   * mined meanwhile), is fine; any other refusal is not final either: the next read sends them again.
+   * Sends the stored bytes: true when the node took them or says it has them already. A refusal is not final: the
+   * next read sends them again. "Nonce too low" is one too: this very transaction mined meanwhile (its receipt comes
+   * on the next read), or another transaction on its nonce (the caller looks, decision 0294).
    */
   private async broadcast(raw: Hex): Promise<boolean> {
     try {
       await this.client.sendRawTransaction({ serializedTransaction: raw });
       return true;
     } catch (err) {
-      const message = (err as Error).message.toLowerCase();
-      return message.includes('already known') || message.includes('nonce too low');
+      return (err as Error).message.toLowerCase().includes('already known');
     }
   }
 

@@ -10,7 +10,8 @@ import { type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/clie
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { expect } from 'chai';
 import supertest from 'supertest';
-import { encodeAbiParameters, erc20Abi, getAddress, keccak256, zeroAddress } from 'viem';
+import { encodeAbiParameters, encodeFunctionData, erc20Abi, getAddress, keccak256, zeroAddress } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { createApp } from '../../api/app';
 import { loadConfig } from '../../config';
 import { OperationSchema } from '../../db/entities';
@@ -421,6 +422,129 @@ describe('CRYPTO payouts from the hot wallet', function () {
       await anvil('evm_setAutomine', [true]);
       await setTokenBalance(usdc, hot, stock);
     }
+  });
+
+  // An operator may replace a hot wallet transfer stuck in the pool with another one on the same nonce (decision
+  // 0135 leaves a fee too low to them): a cancel, or a speed-up paying the same. Our bytes can then never be mined.
+  describe('a transfer whose nonce another transaction took (decision 0294)', () => {
+    /**
+     * Withdraws `value` USDC to `to` with the chain holding blocks back, and once its transfer is in the node's pool
+     * sends `replacement(nonce)` from the hot wallet's key on the same nonce at twice the fee, then mines one block.
+     */
+    async function replaced(to: `0x${string}`, value: string, replacement: (tx: { nonce: number }) => object) {
+      await anvil('evm_setAutomine', [false]);
+      const id = await withdraw(to, value);
+      const { services } = await stack();
+      const rowId = `payout:${payoutIdFor(id)}`;
+      const ours = await eventually(
+        async () =>
+          (await systemEm(services.orm).execute(`select hash from crypto_outgoing_txs where id = ?`, [rowId]))[0]?.hash,
+        (h) => !!h,
+        20000,
+      );
+      const pooled = await eventually(
+        () => chain.clients.public.getTransaction({ hash: ours }).catch(() => undefined),
+        (tx) => !!tx,
+        20000,
+      );
+      const other = await chain.clients.wallet.sendTransaction({
+        account: privateKeyToAccount(chain.hotWallet.key),
+        chain: chain.clients.wallet.chain,
+        nonce: pooled!.nonce,
+        maxFeePerGas: pooled!.maxFeePerGas! * 2n,
+        maxPriorityFeePerGas: pooled!.maxPriorityFeePerGas! * 2n + 1n,
+        ...replacement({ nonce: pooled!.nonce }),
+      } as never);
+      await chain.mine(1);
+      const receipt = await chain.clients.public.getTransactionReceipt({ hash: other });
+      expect(receipt.status).to.equal('success');
+      return { id, ours: ours as `0x${string}`, other };
+    }
+
+    afterEach(() => anvil('evm_setAutomine', [true]));
+
+    it('a cancel on its nonce, once confirmed: FAILED PAYOUT_REJECTED, the hold released once', async () => {
+      const to = freshAddress();
+      const before = await balance(c, accountId, 'USDC');
+      const { id, ours } = await replaced(to, '4.000000', () => ({ to: chain.hotWallet.address, value: 0n }));
+      // One block deep of CONFIRMATIONS: the cancel could still be reorganised away and ours mined. The workflow
+      // reads the payout again meanwhile (its pauses start at 250 ms); the hold stays.
+      await new Promise((r) => setTimeout(r, 1500));
+      expect((await getOp(c, id)).currentState.status, 'not final before its confirmations').to.equal('PROCESSING');
+      expect((await balance(c, accountId, 'USDC')).held).to.not.equal(before.held);
+      await anvil('evm_setAutomine', [true]);
+      const failed = await untilSettled(id);
+      expect(failed.currentState.status).to.equal('FAILED');
+      expect(failed.currentState.reason.code).to.equal('PAYOUT_REJECTED');
+      expect(await balance(c, accountId, 'USDC')).to.deep.equal(before);
+      await chain.mine(3);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await balance(c, accountId, 'USDC'), 'released once').to.deep.equal(before);
+      expect(await tokenBalance('USDC', to)).to.equal(0n);
+      expect(await chain.clients.public.getTransactionReceipt({ hash: ours }).catch(() => undefined)).to.equal(
+        undefined,
+      );
+    });
+
+    it('a worker killed with the cancel mined: a restarted one fails it once, the hold released', async () => {
+      const to = freshAddress();
+      const before = await balance(c, accountId, 'USDC');
+      const { id } = await replaced(to, '5.000000', () => ({ to: chain.hotWallet.address, value: 0n }));
+      // Nothing of the answer lives in the worker: the new one reads it from the chain, and the operation takes
+      // the payout's first final answer only.
+      await kill(worker);
+      await anvil('evm_setAutomine', [true]);
+      await chain.mine(CONFIRMATIONS + 1);
+      worker = await spawnWorker('crypto-payouts-worker-3', taskQueue, { env: workerEnv });
+      const failed = await untilSettled(id, 90000);
+      expect(failed.currentState.status).to.equal('FAILED');
+      expect(failed.currentState.reason.code).to.equal('PAYOUT_REJECTED');
+      await chain.mine(3);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await balance(c, accountId, 'USDC')).to.deep.equal(before);
+      expect(await tokenBalance('USDC', to)).to.equal(0n);
+    });
+
+    it('a speed-up paying the same recipient the same amount: COMPLETED with its hash, paid once', async () => {
+      const to = freshAddress();
+      const before = await balance(c, accountId, 'USDC');
+      const usdc = chain.tokens.USDC as `0x${string}`;
+      const { id, other } = await replaced(to, '6.000000', () => ({
+        to: usdc,
+        gas: 120_000n,
+        data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, 6_000_000n] }),
+      }));
+      await anvil('evm_setAutomine', [true]);
+      const done = await untilSettled(id);
+      expect(done.currentState.status).to.equal('COMPLETED');
+      expect(await endToEnd(id)).to.equal(other);
+      await chain.mine(3);
+      expect(await tokenBalance('USDC', to)).to.equal(6_000_000n);
+      expect((await balance(c, accountId, 'USDC')).total).to.equal((Number(before.total) - 6).toFixed(6));
+      expect((await balance(c, accountId, 'USDC')).held).to.equal(before.held);
+    });
+
+    it('a replacement paying the recipient another amount: PROCESSING with the reason, the hold kept', async () => {
+      const to = freshAddress();
+      const usdc = chain.tokens.USDC as `0x${string}`;
+      const { id } = await replaced(to, '8.000000', () => ({
+        to: usdc,
+        gas: 120_000n,
+        data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to, 2_000_000n] }),
+      }));
+      const held = await balance(c, accountId, 'USDC');
+      await anvil('evm_setAutomine', [true]);
+      await chain.mine(CONFIRMATIONS + 1);
+      // Neither answer is true (2 of the 8 left): the payout waits for an operator, visible with its reason.
+      const answers = await eventually(
+        () => payoutAnswers(id),
+        (all) => all.some((a) => a.reason?.includes('an operator')),
+        30000,
+      );
+      expect(answers.at(-1)?.status).to.equal('PENDING');
+      expect((await getOp(c, id)).currentState.status).to.equal('PROCESSING');
+      expect(await balance(c, accountId, 'USDC')).to.deep.equal(held);
+    });
   });
 
   it('a burst of concurrent withdrawals goes out on consecutive nonces, each paid once', async () => {
