@@ -1,0 +1,261 @@
+// Every operation of the served /openapi.json, sent to one API process whose Postgres or Temporal sits behind a
+// proxy the test cuts (connection refused), stalls (open, silent) and opens again (decisions 0051, 0228): each answer
+// is a 503 SERVICE_UNAVAILABLE with Retry-After in the error shape, or the route's own answer when it does not need
+// that dependency, and comes within a bound, never a 500 or a hang. Routes are read from the document, so a route
+// added later is swept without touching this file; requests go out side by side to stay well under a minute.
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import supertest, { Response } from 'supertest';
+import { accountBody, activeAccount, documentBody, uboBody } from '../helpers/fixtures';
+import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
+import { fund, quote } from '../helpers/money';
+import { OpenApiDocument, OpenApiOperation, operationsOf, sampleOf } from '../helpers/openapi';
+import { postgresDown, temporalDown } from '../helpers/outages';
+import { ApiProc, killAll, spawnApi } from '../helpers/processes';
+import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { TcpProxy } from '../helpers/tcp-proxy';
+
+// A short statement bound, so a stalled Postgres costs each request about 3 s (decision 0228).
+const STATEMENT_TIMEOUT_MS = 2000;
+// What any request may take while a dependency is down: the pool's acquire bound (decision 0052) with some slack.
+const ANSWER_WITHIN_MS = 12_000;
+const SIDE_BY_SIDE = 8;
+
+interface Answer {
+  op: string;
+  res?: Response;
+  ms: number;
+  error?: string;
+}
+
+describe('every route of /openapi.json while a dependency is down', function () {
+  this.timeout(180_000);
+  after(killAll);
+
+  let api: ApiProc;
+  let postgres: TcpProxy;
+  let temporal: TcpProxy;
+  let customer: TestCustomer;
+  let doc: OpenApiDocument;
+  let ids: Record<string, string>;
+  let bodies: Record<string, () => Promise<unknown>>;
+
+  before(async () => {
+    const { config, http } = await stack();
+    const pg = await postgresDown();
+    const tp = await temporalDown();
+    [postgres, temporal] = [pg.proxy, tp.proxy];
+    await postgres.open();
+    await temporal.open();
+    api = await spawnApi('api-outage-sweep', config.taskQueue, {
+      DATABASE_URL: pg.databaseUrl,
+      TEMPORAL_ADDRESS: tp.address,
+      DB_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS),
+      TEMPORAL_WEBHOOK_TASK_QUEUE: config.webhookTaskQueue,
+      TEMPORAL_RAILS_TASK_QUEUE: config.railsTaskQueue,
+    });
+    customer = await newCustomer('Outage Sweep Ltda');
+    const source = await activeAccount(customer, ['BRL', 'USD'], { withUbo: true });
+    const target = await activeAccount(customer, ['BRL', 'USD']);
+    await fund(customer, source.id, 'BRL', '100.00');
+    const pending = await http.post('/api/accounts').set(customer.auth).set(idem()).send(accountBody());
+    const ubo = await http.post(`/api/accounts/${pending.body.id}/ubos`).set(customer.auth).set(idem()).send(uboBody());
+    const beneficiary = await http.post('/api/beneficiaries').set(customer.auth).set(idem()).send(beneficiaryBody());
+    const depositQuote = await quote(customer, {
+      accountId: source.id,
+      sourceAsset: 'BRL',
+      targetAsset: 'BRL',
+      sourceAmount: '10.00',
+    });
+    const deposit = await http
+      .post('/api/operations/deposit')
+      .set(customer.auth)
+      .set(idem())
+      .send({ accountId: source.id, quoteId: depositQuote.id, fundingInstruction: { rail: 'PIX_KEY' } });
+    expect(deposit.status, JSON.stringify(deposit.body)).to.equal(201);
+    ids = {
+      accountId: source.id,
+      pendingAccountId: pending.body.id,
+      uboId: ubo.body.id,
+      beneficiaryId: beneficiary.body.id,
+      instructionId: beneficiary.body.paymentInstructions[0].id,
+      operationId: deposit.body.id,
+    };
+    const freshQuote = async (body: Record<string, unknown>) =>
+      (await quote(customer, { accountId: source.id, ...body })).id;
+    // Bodies that get past validation, so each request goes as deep as its dependency lets it.
+    bodies = {
+      'POST /api/oauth/client/token': async () => ({
+        clientId: customer.clientId,
+        clientSecret: customer.clientSecret,
+      }),
+      'POST /api/accounts': async () => accountBody(),
+      'POST /api/accounts/{accountId}/ubos': async () => uboBody(),
+      'PATCH /api/accounts/{accountId}/ubos/{uboId}': async () => ({ name: 'Maria Souza' }),
+      'POST /api/accounts/{accountId}/documents': async () => documentBody('CERTIFICATE_OF_INCORPORATION'),
+      'POST /api/quotes': async () => ({
+        accountId: source.id,
+        sourceAsset: 'BRL',
+        targetAsset: 'USD',
+        sourceAmount: '1.00',
+      }),
+      'POST /api/operations/deposit': async () => ({
+        accountId: source.id,
+        quoteId: await freshQuote({ sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '5.00' }),
+        fundingInstruction: { rail: 'PIX_KEY' },
+      }),
+      'POST /api/operations/swap': async () => ({
+        accountId: source.id,
+        quoteId: await freshQuote({ sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '1.00' }),
+      }),
+      'POST /api/operations/transfer': async () => ({
+        sourceAccountId: source.id,
+        targetAccountId: target.id,
+        amount: { value: '0.01', asset: 'BRL' },
+      }),
+      'POST /api/operations/withdrawal': async () => ({
+        accountId: source.id,
+        quoteId: await freshQuote({ sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '1.00' }),
+        beneficiary: {
+          type: 'REFERENCE',
+          id: ids.beneficiaryId,
+          paymentInstruction: { type: 'REFERENCE', id: ids.instructionId },
+        },
+      }),
+      'POST /api/beneficiaries': async () => beneficiaryBody(),
+      'POST /api/beneficiaries/{beneficiaryId}/payment-instructions': async () =>
+        pixInstruction('EMAIL', `${randomUUID()}@example.com`),
+      'POST /api/sandbox/operations/{operationId}/inbound-payment': async () => ({
+        amount: { value: '1.00', asset: 'BRL' },
+      }),
+    };
+    doc = (await supertest(api.url).get('/openapi.json')).body;
+  });
+
+  after(async () => {
+    postgres?.resume();
+    await postgres?.cut();
+    await temporal?.cut();
+  });
+
+  const pathOf = (op: OpenApiOperation): string =>
+    op.path.replace(/\{([A-Za-z]+)\}/g, (_, name: string) =>
+      name === 'accountId' && op.path.includes('/ubos') ? ids.pendingAccountId : (ids[name] ?? randomUUID()),
+    );
+
+  /** One request of `op`, its body made through the stack (which reaches Postgres directly), bounded in time. */
+  async function send(op: OpenApiOperation): Promise<Answer> {
+    const key = `${op.method.toUpperCase()} ${op.path}`;
+    const schema = op.requestBody?.content['application/json']?.schema;
+    const body = bodies[key] ? await bodies[key]() : schema ? sampleOf(doc, schema) : undefined;
+    const query = Object.fromEntries(
+      op.parameters
+        .filter((p) => p.in === 'query' && p.required)
+        .map((p) => [p.name, String(sampleOf(doc, p.schema, p.name))]),
+    );
+    const method = op.method as 'get' | 'post' | 'patch' | 'put' | 'delete';
+    const started = Date.now();
+    try {
+      let req = supertest(api.url)[method](pathOf(op)).query(query).set(customer.auth).set(idem());
+      req = req.timeout(ANSWER_WITHIN_MS + 10_000);
+      const res = body === undefined ? await req : await req.send(body as object);
+      return { op: key, res, ms: Date.now() - started };
+    } catch (err) {
+      return { op: key, ms: Date.now() - started, error: String(err) };
+    }
+  }
+
+  /** Every operation once, SIDE_BY_SIDE at a time. */
+  async function sweep(): Promise<Answer[]> {
+    const queue = operationsOf(doc);
+    const answers: Answer[] = [];
+    const lane = async () => {
+      for (let op = queue.shift(); op; op = queue.shift()) answers.push(await send(op));
+    };
+    await Promise.all(Array.from({ length: SIDE_BY_SIDE }, lane));
+    return answers;
+  }
+
+  /** What is wrong with an answer given while a dependency is down, or undefined. */
+  function fault(a: Answer, mayServe: (op: string) => boolean): string | undefined {
+    if (!a.res) return `${a.op}: no answer after ${a.ms} ms (${a.error})`;
+    const { status, body, headers } = a.res;
+    const seen = `${a.op}: ${status} in ${a.ms} ms ${JSON.stringify(body).slice(0, 200)}`;
+    if (a.ms > ANSWER_WITHIN_MS) return `${seen}: too slow`;
+    if (status === 503) {
+      if (body?.code !== 'SERVICE_UNAVAILABLE') return `${seen}: code`;
+      if (typeof body.message !== 'string' || typeof body.details !== 'object') return `${seen}: error shape`;
+      if (headers['retry-after'] !== String(body.details.retryAfterSeconds)) return `${seen}: Retry-After`;
+      return undefined;
+    }
+    if (status >= 500) return seen;
+    if (!mayServe(a.op)) return `${seen}: served without its dependency`;
+    return undefined;
+  }
+
+  const report = (answers: Answer[], mayServe: (op: string) => boolean) => {
+    // SWEEP_PRINT=1 shows every answer, to see what a route does without its dependency.
+    if (process.env.SWEEP_PRINT) console.log(answers.map((a) => `${a.op} ${a.res?.status} ${a.ms} ms`).join('\n'));
+    return answers.map((a) => fault(a, mayServe)).filter((f): f is string => f !== undefined);
+  };
+
+  /**
+   * The routes outside the document, for an orchestrator and for clients: liveness touches nothing, readiness names
+   * what is down within 1 s (decision 0020), the document and the signing keys are the process's own.
+   */
+  async function expectPlatformAnswers(down: 'postgres' | 'temporal'): Promise<void> {
+    const http = supertest(api.url);
+    const started = Date.now();
+    const ready = await http.get('/readyz').timeout(5_000);
+    expect(Date.now() - started, '/readyz answers within 1 s').to.be.below(1_500);
+    expect(ready.status, JSON.stringify(ready.body)).to.equal(503);
+    expect(ready.body.checks[down]).to.equal('unavailable');
+    expect((await http.get('/healthz').timeout(1_000)).status).to.equal(200);
+    expect((await http.get('/openapi.json').timeout(2_000)).status).to.equal(200);
+    expect((await http.get('/.well-known/jwks.json').timeout(2_000)).status).to.equal(200);
+  }
+
+  const untilReady = () =>
+    eventually(
+      () => supertest(api.url).get('/readyz'),
+      (r) => r.status === 200,
+      60_000,
+      250,
+    );
+
+  it('Postgres refused: every route is 503 with Retry-After, within the bound', async () => {
+    await postgres.cut();
+    try {
+      const faults = report(await sweep(), () => false);
+      expect(faults, faults.join('\n')).to.deep.equal([]);
+      await expectPlatformAnswers('postgres');
+    } finally {
+      await postgres.open();
+      await untilReady();
+    }
+  });
+
+  it('Postgres stalled: every route is 503 with Retry-After, within the bound', async () => {
+    postgres.stall();
+    try {
+      const faults = report(await sweep(), () => false);
+      expect(faults, faults.join('\n')).to.deep.equal([]);
+      await expectPlatformAnswers('postgres');
+    } finally {
+      postgres.resume();
+      await untilReady();
+    }
+  });
+
+  it('Temporal refused: every route answers, a 503 with Retry-After where it needs Temporal', async () => {
+    await temporal.cut();
+    try {
+      const faults = report(await sweep(), () => true);
+      expect(faults, faults.join('\n')).to.deep.equal([]);
+      await expectPlatformAnswers('temporal');
+    } finally {
+      await temporal.open();
+      await untilReady();
+    }
+  });
+});
