@@ -1,5 +1,6 @@
 // A worker whose Postgres is cut (refused) or stalls (open, silent) in the middle of settling withdrawals and
-// transfers: the PSP has taken the payouts, the worker has not recorded them. Once Postgres answers again every
+// transfers: the PSP has taken the payouts, the worker has not recorded them, and the API accepts one more transfer
+// into the outbox meanwhile. Once Postgres answers again every
 // operation completes exactly once: one payout per withdrawal at the PSP, one settle posting each, balances exact and
 // the ledger balanced (decisions 0051, 0228). The API that accepted them reaches Postgres directly; only the worker
 // sits behind the proxy.
@@ -93,7 +94,13 @@ describe('a worker whose Postgres goes away in the middle of settlements', funct
     for (const res of [...withdrawals, ...transfers]) expect(res.status, JSON.stringify(res.body)).to.equal(201);
     ids.withdrawals = withdrawals.map((r) => r.body.id as string);
     ids.transfers = transfers.map((r) => r.body.id as string);
-    return { source, target, ...ids };
+    // One more while the worker cannot reach Postgres: the API, which can, accepts it into the outbox.
+    const acceptOneMore = async () => {
+      const res = await post('/api/operations/transfer', transfer);
+      expect(res.status, JSON.stringify(res.body)).to.equal(201);
+      ids.transfers.push(res.body.id);
+    };
+    return { source, target, ...ids, acceptOneMore };
   }
 
   async function expectSettledOnce(c: TestCustomer, accepted: Awaited<ReturnType<typeof accept>>) {
@@ -110,9 +117,10 @@ describe('a worker whose Postgres goes away in the middle of settlements', funct
     for (const id of [...accepted.withdrawals, ...accepted.transfers]) {
       expect(await count('select count(*) as n from events where dedupe_key = ?', [`${id}:COMPLETED`])).to.equal(1);
     }
-    const spent = (100 - WITHDRAWALS * 10 - TRANSFERS * 5).toFixed(2);
-    expect(await balance(c, accepted.source.id, 'BRL')).to.deep.include({ total: spent, held: '0.00' });
-    expect(await balance(c, accepted.target.id, 'BRL')).to.deep.include({ total: (TRANSFERS * 5).toFixed(2) });
+    const [w, t] = [accepted.withdrawals.length, accepted.transfers.length];
+    const left = (100 - w * 10 - t * 5).toFixed(2);
+    expect(await balance(c, accepted.source.id, 'BRL')).to.deep.include({ total: left, held: '0.00' });
+    expect(await balance(c, accepted.target.id, 'BRL')).to.deep.include({ total: (t * 5).toFixed(2) });
     await assertLedgerBalanced();
   }
 
@@ -143,6 +151,7 @@ describe('a worker whose Postgres goes away in the middle of settlements', funct
     await untilPayoutSent(accepted.withdrawals);
     await proxy.cut();
     await expectUnsettled(c, accepted.withdrawals);
+    await accepted.acceptOneMore();
     await new Promise((r) => setTimeout(r, OUTAGE_MS));
     await proxy.open();
     await expectSettledOnce(c, accepted);
@@ -154,6 +163,7 @@ describe('a worker whose Postgres goes away in the middle of settlements', funct
     await untilPayoutSent(accepted.withdrawals);
     proxy.stall();
     await expectUnsettled(c, accepted.withdrawals);
+    await accepted.acceptOneMore();
     await new Promise((r) => setTimeout(r, OUTAGE_MS));
     proxy.resume();
     await expectSettledOnce(c, accepted);
