@@ -187,7 +187,7 @@ describe('every route of /openapi.json while a dependency is down', function () 
   }
 
   /** What is wrong with an answer given while a dependency is down, or undefined. */
-  function fault(a: Answer, mayServe: (op: string) => boolean): string | undefined {
+  function fault(a: Answer, mayServe: boolean): string | undefined {
     if (!a.res) return `${a.op}: no answer after ${a.ms} ms (${a.error})`;
     const { status, body, headers } = a.res;
     const seen = `${a.op}: ${status} in ${a.ms} ms ${JSON.stringify(body).slice(0, 200)}`;
@@ -199,11 +199,13 @@ describe('every route of /openapi.json while a dependency is down', function () 
       return undefined;
     }
     if (status >= 500) return seen;
-    if (!mayServe(a.op)) return `${seen}: served without its dependency`;
-    return undefined;
+    if (!mayServe) return `${seen}: served without its dependency`;
+    const shaped =
+      typeof body?.code === 'string' && typeof body.message === 'string' && typeof body.details === 'object';
+    return status >= 400 && !shaped ? `${seen}: error shape` : undefined;
   }
 
-  const report = (answers: Answer[], mayServe: (op: string) => boolean) => {
+  const report = (answers: Answer[], mayServe: boolean) => {
     // SWEEP_PRINT=1 shows every answer, to see what a route does without its dependency.
     if (process.env.SWEEP_PRINT) console.log(answers.map((a) => `${a.op} ${a.res?.status} ${a.ms} ms`).join('\n'));
     return answers.map((a) => fault(a, mayServe)).filter((f): f is string => f !== undefined);
@@ -231,7 +233,7 @@ describe('every route of /openapi.json while a dependency is down', function () 
     expect((await http.get('/healthz').timeout(1_000)).status).to.equal(200);
     expect((await http.get('/openapi.json').timeout(2_000)).status).to.equal(200);
     expect((await http.get('/.well-known/jwks.json').timeout(2_000)).status).to.equal(200);
-    // The gauges it cannot read now are left as they were (cambio_metrics_database_errors_total counts it): still a scrape.
+    // Gauges it cannot read now keep their last values (cambio_metrics_database_errors_total counts it): a scrape.
     const started = Date.now();
     const metrics = await http.get('/metrics').timeout(15_000);
     expect(metrics.status, metrics.text?.slice(0, 200)).to.equal(200);
@@ -249,7 +251,7 @@ describe('every route of /openapi.json while a dependency is down', function () 
   it('Postgres refused: every route is 503 with Retry-After, within the bound', async () => {
     await postgres.cut();
     try {
-      const faults = report(await sweep(), () => false);
+      const faults = report(await sweep(), false);
       expect(faults, faults.join('\n')).to.deep.equal([]);
       await expectPlatformAnswers('postgres');
     } finally {
@@ -261,7 +263,7 @@ describe('every route of /openapi.json while a dependency is down', function () 
   it('Postgres stalled: every route is 503 with Retry-After, within the bound', async () => {
     postgres.stall();
     try {
-      const faults = report(await sweep(), () => false);
+      const faults = report(await sweep(), false);
       expect(faults, faults.join('\n')).to.deep.equal([]);
       await expectPlatformAnswers('postgres');
     } finally {
@@ -273,7 +275,7 @@ describe('every route of /openapi.json while a dependency is down', function () 
   it('Temporal refused: every route answers, a 503 with Retry-After where it needs Temporal', async () => {
     await temporal.cut();
     try {
-      const faults = report(await sweep(), () => true);
+      const faults = report(await sweep(), true);
       expect(faults, faults.join('\n')).to.deep.equal([]);
       await expectPlatformAnswers('temporal');
     } finally {
@@ -357,7 +359,7 @@ describe('every route of /openapi.json while a dependency is down', function () 
   it('Temporal stalled: every route answers within the bound, a 503 with Retry-After where it needs it', async () => {
     temporal.stall();
     try {
-      const faults = report(await sweep(), () => true);
+      const faults = report(await sweep(), true);
       expect(faults, faults.join('\n')).to.deep.equal([]);
       await expectPlatformAnswers('temporal');
     } finally {
