@@ -286,6 +286,24 @@ describe('every route of /openapi.json while a dependency is down', function () 
     }
   });
 
+  it('Postgres stalled: a route that needs no Postgres does not wait on the shared rate counter', async () => {
+    await knownCustomer();
+    postgres.stall();
+    try {
+      // The deployment's rate counter lives in Postgres; while it does not answer, the process's own counter decides
+      // (decision 0285), after a short bound of the counter's own, not after a whole statement bound. The share this
+      // process took of the counter lasts the rate's window (RATE_LIMIT_BURST / RATE_LIMIT_PER_SECOND, 2 s): past it.
+      await new Promise((r) => setTimeout(r, 2_500));
+      const started = Date.now();
+      const rates = await supertest(api.url).get('/api/rates').set(customer.auth).timeout(20_000);
+      expect(rates.status, JSON.stringify(rates.body)).to.equal(200);
+      expect(Date.now() - started, 'GET /api/rates within the counter bound').to.be.below(STATEMENT_TIMEOUT_MS);
+    } finally {
+      postgres.resume();
+      await untilReady();
+    }
+  });
+
   it('Temporal refused: every route answers, a 503 with Retry-After where it needs Temporal', async () => {
     await temporal.cut();
     try {
