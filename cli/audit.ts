@@ -2,7 +2,8 @@ import os from 'node:os';
 import type { Command } from 'commander';
 import type { EventSubscriber, TransactionEventArgs } from '@mikro-orm/core';
 import { loadConfig } from '../config';
-import { openOrm, type Orm } from '../db/orm';
+import type { Orm } from '../db/orm';
+import { openCliOrm } from './orm';
 import { appendAudit, appendAuditWith, AuditKey } from '../db/repositories/audit-log';
 import { CambioError } from '../domain/errors';
 import { auditKey } from './audit-key';
@@ -160,7 +161,7 @@ export async function auditFailure(err: unknown): Promise<void> {
 }
 
 async function appendOwnRow(entry: Pending, outcome: string): Promise<void> {
-  const orm = await openOrm(loadConfig().databaseUrl, { poolMax: 1 });
+  const orm = await openCliOrm();
   try {
     const { action, target, reason } = entry;
     const row = { operator, action, target, reason, details: { ...entry.details, outcome } };

@@ -35,8 +35,9 @@ const MESSAGE_UNAVAILABLE = new RegExp(
     'Client has encountered a connection error',
     'Connection ended unexpectedly',
     'terminating connection',
-    // node-postgres: no answer within query_timeout (db/session-settings.ts), a Postgres that stopped answering.
-    '^Query read timeout$',
+    // node-postgres: no answer within query_timeout (db/session-settings.ts), a Postgres that stopped answering;
+    // knex puts the statement in front (`select ... - Query read timeout`), and MikroORM keeps that message.
+    '(^| - )Query read timeout$',
   ].join('|'),
   'i',
 );

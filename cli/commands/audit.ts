@@ -1,13 +1,14 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config';
-import { openOrm } from '../../db/orm';
+import type { Orm } from '../../db/orm';
+import { openCliOrm } from '../orm';
 import { checkChain, listAudit } from '../../db/repositories/audit-log';
 import { CambioError } from '../../domain/errors';
 import { output } from '../context';
 import { auditKey, isSandboxKey } from '../audit-key';
 
-async function withOrm<T>(fn: (orm: Awaited<ReturnType<typeof openOrm>>) => Promise<T>): Promise<T> {
-  const orm = await openOrm(loadConfig().databaseUrl, { poolMax: 1 });
+async function withOrm<T>(fn: (orm: Orm) => Promise<T>): Promise<T> {
+  const orm = await openCliOrm();
   try {
     return await fn(orm);
   } finally {

@@ -1,13 +1,21 @@
 // The per-customer rate limit's shared counters (table `rate_limits`), kept by rate-limiter-flexible's Postgres
-// store on a small pg Pool of its own with the application's session settings: one upsert per consume, written
-// by the library (its SQL, not ours). Keys are `<customer id>` only: a customer's counter is its own row. The PSP
-// notice route's limit (decision 0107) keeps its counters here too, keyed by client address under its own prefix.
+// store on a small pg Pool of its own with the application's session settings, its bounds shorter: one upsert per
+// consume, written by the library (its SQL, not ours). Keys are `<customer id>` only: a customer's counter is its
+// own row. The PSP notice route's limit (decision 0107) keeps its counters here too, keyed by client address under
+// its own prefix.
 import { Pool } from 'pg';
 import { RateLimiterMemory, RateLimiterPostgres } from 'rate-limiter-flexible';
 import { pgClientOptions, SessionSettings } from '../session-settings';
 
 // Consumes are one short statement each; 2 connections keep up with a process's whole request rate (bench:api).
 const POOL_SIZE = 2;
+// A consume is one upsert of one row: it answers in milliseconds, or Postgres is not answering and the insurance
+// limiter decides. So the counter's pool has bounds of its own, shorter than the application's (decision 0285):
+// with the application's, a request past its share waited a whole statement bound (DB_STATEMENT_TIMEOUT_MS + 1 s,
+// 31 s by default) on a stalled Postgres before it was admitted, a route that needs no Postgres included.
+const COUNTER_STATEMENT_TIMEOUT_MS = 500;
+const COUNTER_CONNECT_TIMEOUT_MS = 1_000;
+const atMost = (configured: number, max: number) => (configured > 0 ? Math.min(configured, max) : max);
 
 export interface RateLimitStore {
   /**
@@ -26,7 +34,14 @@ export function openRateLimitStore(databaseUrl: string, session: SessionSettings
   const pool = new Pool({
     connectionString: databaseUrl,
     max: POOL_SIZE,
-    ...pgClientOptions(session, 'cambio-api rate-limits'),
+    ...pgClientOptions(
+      {
+        ...session,
+        statementTimeoutMs: atMost(session.statementTimeoutMs, COUNTER_STATEMENT_TIMEOUT_MS),
+        connectTimeoutMs: atMost(session.connectTimeoutMs, COUNTER_CONNECT_TIMEOUT_MS),
+      },
+      'cambio-api rate-limits',
+    ),
   });
   pool.on('error', () => undefined); // an idle connection that broke: the pool replaces it
   return {

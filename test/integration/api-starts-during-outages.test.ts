@@ -1,7 +1,8 @@
 // An API process started during an outage (decision 0103) answers as an API whose dependency went down under it,
 // and serves without a restart once the dependency answers. Temporal down: /readyz 503 naming Temporal, operations
 // accepted into the outbox (the stack's worker, which reaches Temporal, starts and settles them). Postgres down: 503
-// with Retry-After on every request, liveness 200. Each dependency sits behind a TCP proxy that opens later.
+// with Retry-After on every request, liveness 200, and the same on a Postgres that accepts connections and stalls
+// them. Each dependency sits behind a TCP proxy that opens later (or resumes).
 import { expect } from 'chai';
 import supertest from 'supertest';
 import { postgresDown, temporalDown, transferSettlesThrough } from '../helpers/outages';
@@ -74,6 +75,32 @@ describe('an API started during an outage', function () {
       expect(served.status, JSON.stringify(served.body)).to.equal(200);
       expect(api.alive(), 'the same process, never restarted').to.equal(true);
     } finally {
+      await postgres.cut();
+    }
+  });
+
+  it('Postgres stalled: answers 503 with Retry-After at once, then serves once Postgres answers', async () => {
+    // Connections open and carry nothing, as to a frozen host: the start must not wait on them for ever.
+    const { proxy: postgres, databaseUrl } = await postgresDown();
+    await postgres.open();
+    postgres.stall();
+    try {
+      const api = await apiStartedWithout('api-postgres-stalled', { DATABASE_URL: databaseUrl });
+      const c = await newCustomer('Started On A Stalled Postgres');
+      expect((await supertest(api.url).get('/healthz').timeout(1_000)).status).to.equal(200);
+      const started = Date.now();
+      const refused = await supertest(api.url).get('/api/accounts').set(c.auth).timeout(10_000);
+      expect(Date.now() - started).to.be.below(2_000);
+      expect(refused.status).to.equal(503);
+      expect(refused.headers['retry-after']).to.equal('2');
+
+      postgres.resume();
+      await untilReady(api.url);
+      const served = await supertest(api.url).get('/api/accounts').set(c.auth);
+      expect(served.status, JSON.stringify(served.body)).to.equal(200);
+      expect(api.alive(), 'the same process, never restarted').to.equal(true);
+    } finally {
+      postgres.resume();
       await postgres.cut();
     }
   });

@@ -1,6 +1,6 @@
 // A worker process started during an outage (decision 0105) waits in place, and polls its task queues as soon as
 // the dependency answers: the same process, never restarted, with no supervisor back-off to wait out. Each
-// dependency sits behind a TCP proxy that opens later.
+// dependency sits behind a TCP proxy that opens later (or, for a Postgres that stalls, resumes).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { postgresDown, temporalDown, transferSettlesThrough } from '../helpers/outages';
@@ -9,10 +9,15 @@ import type { TcpProxy } from '../helpers/tcp-proxy';
 import { eventually } from '../helpers/stack';
 
 /**
- * A worker on a queue of its own, started with `env` (one dependency behind `proxy`, closed): it says what it waits
- * for and stays alive; once the proxy opens, the same process polls its queue.
+ * A worker on a queue of its own, started with `env` (one dependency behind `proxy`, closed or stalled): it says what
+ * it waits for and stays alive; once the proxy opens (`answer`), the same process polls its queue.
  */
-async function waitsThenPolls(missing: 'Temporal' | 'Postgres', proxy: TcpProxy, env: Record<string, string>) {
+async function waitsThenPolls(
+  missing: 'Temporal' | 'Postgres',
+  proxy: TcpProxy,
+  env: Record<string, string>,
+  answer = () => proxy.open(),
+) {
   const queue = `outage-worker-${randomUUID()}`;
   const worker = await spawnWorker(`worker-without-${missing}`, queue, { pollers: 0, env });
   await eventually(
@@ -22,7 +27,7 @@ async function waitsThenPolls(missing: 'Temporal' | 'Postgres', proxy: TcpProxy,
     200,
   );
   expect(worker.alive(), worker.output()).to.equal(true);
-  await proxy.open();
+  await answer();
   await waitForPollers(queue, 1, () => (worker.alive() ? undefined : `worker exited: ${worker.output()}`));
   expect(worker.alive(), 'the same process, never restarted').to.equal(true);
   return { queue, worker };
@@ -50,6 +55,18 @@ describe('a worker started during an outage', function () {
     try {
       await waitsThenPolls('Postgres', proxy, { DATABASE_URL: databaseUrl });
     } finally {
+      await proxy.cut();
+    }
+  });
+
+  it('Postgres stalled (connections open, nothing answers): waits, then polls once Postgres answers', async () => {
+    const { proxy, databaseUrl } = await postgresDown();
+    await proxy.open();
+    proxy.stall();
+    try {
+      await waitsThenPolls('Postgres', proxy, { DATABASE_URL: databaseUrl }, async () => proxy.resume());
+    } finally {
+      proxy.resume();
       await proxy.cut();
     }
   });

@@ -114,6 +114,8 @@ describe('dependencyFailure', () => {
         Object.assign(new Error('timeout expired'), { name: 'DriverException' }),
         // node-postgres when a query gets no answer within query_timeout (a Postgres that stalls, decision 0228).
         new Error('Query read timeout'),
+        // The same through knex (the statement in front) and MikroORM, as a stalled connection's query meets it.
+        Object.assign(new Error('select 1 - Query read timeout'), { name: 'DriverException' }),
         Object.assign(new Error('wrapped by MikroORM'), { cause: pg('57P01') }),
         Object.assign(new Error('14 UNAVAILABLE: No connection established'), {
           code: 14,
