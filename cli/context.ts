@@ -19,13 +19,15 @@ export async function withServices<T>(
   const config = loadConfig();
   // Logs go to stderr: stdout is the command's answer, which `--json` makes a document a script parses whole.
   const log = pino({ level: 'warn' }, pino.destination(2));
-  const deps = await createDeps(config, { log, poolMax: 2, applicationName: 'cambio-cli' });
+  // Temporal's client and the rails' connectors built on first read: most commands never load them (decision 0295).
+  const deps = await createDeps(config, { log, poolMax: 2, applicationName: 'cambio-cli', onFirstUse: true });
   try {
     if (opts.temporal) await temporalAnswers(deps.temporal, config.temporalAddress);
     const signingKey = await loadSigningKey(deps.orm);
     // From here on, the action's own transaction carries its audit row (not the set-up's reads above).
     auditInTransactions(deps.orm);
-    return await fn({ ...deps, signingKey });
+    // Assigned, not spread: a spread would read, and so build, the deps' `temporal` and `rails`.
+    return await fn(Object.assign(deps, { signingKey }));
   } finally {
     await deps.close();
   }

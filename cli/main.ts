@@ -1,17 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { CambioError } from '../domain/errors';
-import { customerCommands } from './commands/customer';
-import { accountCommands } from './commands/account';
-import { instructionCommands } from './commands/instruction';
-import { operationCommands } from './commands/operation';
-import { webhookCommands } from './commands/webhook';
-import { reportCommands } from './commands/report';
-import { paymentCommands } from './commands/payment';
-import { scheduleCommands } from './commands/schedule';
-import { ratesCommands } from './commands/rates';
-import { statementCommands } from './commands/statement';
-import { booksCommands } from './commands/books';
-import { auditCommands as auditLogCommands } from './commands/audit';
+import { addCommandGroups } from './command-groups';
 import { actionCommitted, auditCommands, auditFailure, takeOperator } from './audit';
 import { dependencyFailure } from '../services/errors';
 
@@ -48,23 +37,16 @@ program.name('cambio').description('Cambio operator CLI: acts through the same s
 // Before the commands are added, which inherit both: commander throws instead of exiting, and prints no error of its
 // own (the catch below prints it in the error shape); help is still written as commander writes it.
 program.exitOverride().configureOutput({ outputError: () => {} });
-customerCommands(program);
-accountCommands(program);
-instructionCommands(program);
-operationCommands(program);
-webhookCommands(program);
-reportCommands(program);
-paymentCommands(program);
-scheduleCommands(program);
-ratesCommands(program);
-statementCommands(program);
-booksCommands(program);
-auditLogCommands(program);
 auditCommands(program);
 
 // takeOperator inside the chain: a refused --operator ends as every refusal does, not as an uncaught throw.
 Promise.resolve()
-  .then(() => program.parseAsync(takeOperator(process.argv)))
+  .then(async () => {
+    const argv = takeOperator(process.argv);
+    // Only the group the command line names is loaded, with only its use cases (decision 0295).
+    await addCommandGroups(program, argv);
+    return program.parseAsync(argv);
+  })
   .catch(async (thrown) => {
     if (thrown instanceof CommanderError && HELP_CODES.has(thrown.code)) process.exit(thrown.exitCode);
     if (thrown instanceof CommanderError) thrown = usageError(thrown);

@@ -1,4 +1,5 @@
-import { Client, Connection } from '@temporalio/client';
+import type * as TemporalClientModule from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { Config } from '../config';
 import { openOrm, Orm } from '../db/orm';
@@ -8,7 +9,8 @@ import type { RateBook } from '../domain/rates';
 import { rateBookFromConfig } from '../rates';
 import { noteRatesDeviation } from './metrics';
 import type { ResolveHost } from '../webhooks/url-policy';
-import { railsFromConfig, type Rails } from '../rails';
+import type * as RailsModule from '../rails';
+import type { Rails } from '../rails';
 
 /** Everything a service needs from the outside world, built once per process (API, CLI, tests). */
 export interface Deps {
@@ -34,7 +36,26 @@ export interface DepsOptions {
   log: Logger;
   poolMax?: number;
   applicationName?: string;
+  /**
+   * Build the Temporal client and the rails' connectors on their first read instead of here, loading their modules
+   * then: the CLI's, whose commands mostly need neither (about 0.25 s of its start, decision 0295). The API and the
+   * tests build them here, as a process serving requests should.
+   */
+  onFirstUse?: boolean;
 }
+
+/** A value built once, when first asked for; `built` tells whether it was, for closing only what exists. */
+function once<T>(build: () => T): { get: () => T; built: () => T | undefined } {
+  let value: T | undefined;
+  return { get: () => (value ??= build()), built: () => value };
+}
+
+// Required, not imported, so that a process that never reads `temporal` or `rails` never loads them: @temporalio/client
+// (protobufjs) and the rails' registry (viem, the boleto client, undici) are most of the CLI's start (decision 0295).
+/* eslint-disable @typescript-eslint/no-require-imports -- a synchronous load on first read, typed by `import type` */
+const temporalClientModule = () => require('@temporalio/client') as typeof TemporalClientModule;
+const railsModule = () => require('../rails') as typeof RailsModule;
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 export async function createDeps(config: Config, opts: DepsOptions): Promise<Deps> {
   const orm = await openOrm(config.databaseUrl, {
@@ -45,26 +66,38 @@ export async function createDeps(config: Config, opts: DepsOptions): Promise<Dep
   // Connected on first use, not checked here: a process started while Temporal is down still starts. The API then
   // answers as it does when Temporal goes down under it (operations accepted into the outbox, 503 where a request
   // needs Temporal, /readyz 503) and needs no restart once it answers; the CLI runs its commands that never call it.
-  const connection = Connection.lazy({ address: config.temporalAddress });
-  const temporal = new Client({ connection, namespace: config.temporalNamespace });
+  const temporal = once(() => {
+    const { Client, Connection } = temporalClientModule();
+    const connection = Connection.lazy({ address: config.temporalAddress });
+    return new Client({ connection, namespace: config.temporalNamespace });
+  });
   const rateLimits =
     config.rateLimitScope === 'deployment'
       ? openRateLimitStore(config.databaseUrl, sessionSettingsOf(config))
       : undefined;
-  const rails = railsFromConfig(config);
+  const rails = once(() => railsModule().railsFromConfig(config));
+  if (!opts.onFirstUse) {
+    temporal.get();
+    rails.get();
+  }
   const rates = rateBookFromConfig(config, orm, opts.log, { onDeviation: noteRatesDeviation });
   return {
     config,
     orm,
-    temporal,
+    // Getters, so that spreading the deps (`{ ...deps, signingKey }`) builds them: only the CLI keeps them unread.
+    get temporal() {
+      return temporal.get();
+    },
     rates: rates.book,
     ratesWarning: rates.warning,
     log: opts.log,
     rateLimits,
-    rails,
+    get rails() {
+      return rails.get();
+    },
     async close() {
-      await rails.close();
-      await connection.close();
+      await rails.built()?.close();
+      await temporal.built()?.connection.close();
       await rateLimits?.close();
       await orm.close(true);
     },
