@@ -12,7 +12,7 @@
 import { decodeEventLog, erc20Abi, getAddress, type PublicClient } from 'viem';
 import { firstLine } from '../errors';
 import type { OutgoingTx } from './outgoing-store';
-import type { TransferState } from './transfers';
+import type { TransferState } from './transfer-state';
 
 /**
  * What the chain says of `row`'s nonce, our bytes having no receipt and the node refusing them: undefined when the

@@ -20,21 +20,15 @@ import type { ChainToken } from './chain';
 import { type NonceWriter, type WalletFunds, WalletShortError } from './nonce-writer';
 import type { OutgoingTx, OutgoingTxStore } from './outgoing-store';
 import { takenNonceState } from './taken-nonce';
+import type { TransferState } from './transfer-state';
 import type { TransactionSigner } from './signer';
 import type { PublicClient } from 'viem';
 
 /** What an ERC-20 `transfer` may burn at most: about twice what common stablecoins take (USDT: ~63k). */
 export const TRANSFER_GAS_LIMIT = 120_000n;
 
-export type TransferStatus = 'PENDING' | 'COMPLETED' | 'FAILED';
-
-export interface TransferState {
-  status: TransferStatus;
-  /** The transaction's hash, once signed. */
-  hash?: `0x${string}`;
-  nonce?: number;
-  reason?: string;
-}
+// In a file of its own, so that ./taken-nonce.ts, which this file calls, can name it without importing this one.
+export type { TransferState, TransferStatus } from './transfer-state';
 
 export interface TransferOrder {
   id: string;
