@@ -7,6 +7,10 @@ import type { ServiceContext } from '../services/context';
 import { loadSigningKey } from '../services/signing-keys';
 import { auditInTransactions } from './audit';
 
+// A Temporal that accepts no connection in this long is down for an operator's command: it says so then, instead of
+// after the client's default 10 s (decision 0296). A reachable server, even a busy one, connects in milliseconds.
+const TEMPORAL_CONNECT_TIMEOUT_MS = 3_000;
+
 /**
  * The CLI builds the same service context as the API: one code path for operators and customers. Temporal is
  * reached only when a command uses it, so a command that never does (customers, account tags, reports, statements,
@@ -20,7 +24,13 @@ export async function withServices<T>(
   // Logs go to stderr: stdout is the command's answer, which `--json` makes a document a script parses whole.
   const log = pino({ level: 'warn' }, pino.destination(2));
   // Temporal's client and the rails' connectors built on first read: most commands never load them (decision 0295).
-  const deps = await createDeps(config, { log, poolMax: 2, applicationName: 'cambio-cli', onFirstUse: true });
+  const deps = await createDeps(config, {
+    log,
+    poolMax: 2,
+    applicationName: 'cambio-cli',
+    onFirstUse: true,
+    temporalConnectTimeoutMs: TEMPORAL_CONNECT_TIMEOUT_MS,
+  });
   try {
     if (opts.temporal) await temporalAnswers(deps.temporal, config.temporalAddress);
     const signingKey = await loadSigningKey(deps.orm);

@@ -42,6 +42,11 @@ export interface DepsOptions {
    * tests build them here, as a process serving requests should.
    */
   onFirstUse?: boolean;
+  /**
+   * How long the Temporal client tries to connect before a call fails (the SDK's default, 10 s, when unset): the CLI
+   * sets less, so an operator learns that Temporal is down in seconds, not ten (decision 0296).
+   */
+  temporalConnectTimeoutMs?: number;
 }
 
 /** A value built once, when first asked for; `built` tells whether it was, for closing only what exists. */
@@ -68,7 +73,10 @@ export async function createDeps(config: Config, opts: DepsOptions): Promise<Dep
   // needs Temporal, /readyz 503) and needs no restart once it answers; the CLI runs its commands that never call it.
   const temporal = once(() => {
     const { Client, Connection } = temporalClientModule();
-    const connection = Connection.lazy({ address: config.temporalAddress });
+    const connection = Connection.lazy({
+      address: config.temporalAddress,
+      ...(opts.temporalConnectTimeoutMs ? { connectTimeout: opts.temporalConnectTimeoutMs } : {}),
+    });
     return new Client({ connection, namespace: config.temporalNamespace });
   });
   const rateLimits =
