@@ -2,7 +2,6 @@
 // 2xx or a 4xx in the documented error shape, never a 5xx. Routes are read from the running app's document,
 // so a route added later is fuzzed without touching this file; fixed seed and bounded runs keep it repeatable
 // and well under a minute.
-import { randomUUID } from 'node:crypto';
 import { createServer, Server } from 'node:http';
 import { expect } from 'chai';
 import fc from 'fast-check';
@@ -20,9 +19,7 @@ import {
 } from '../helpers/hostile';
 import { answerClientErrors } from '../../api/client-error';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
-import { accountBody, activeAccount, documentBody, uboBody } from '../helpers/fixtures';
-import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
-import { fund, quote } from '../helpers/money';
+import { routeSamples, samplePath } from '../helpers/route-samples';
 import { OpenApiDocument, OpenApiOperation, operationsOf, sampleOf } from '../helpers/openapi';
 
 // FUZZ_SEED and FUZZ_RUNS explore further by hand (`FUZZ_RUNS=500 npm test -- test/integration/fuzz.test.ts`).
@@ -34,7 +31,7 @@ describe('fuzzing every route of /openapi.json with hostile input', function () 
   let customer: TestCustomer;
   let doc: OpenApiDocument;
   let ids: Record<string, string>;
-  let baselines: Record<string, () => Promise<unknown> | unknown>;
+  let baselines: Record<string, () => Promise<unknown>>;
   let server: Server;
   // The app behind a real HTTP server with the API's clientError handler, as api/main.ts runs it: a hostile
   // header of 70 kB must be answered in the error shape too.
@@ -49,76 +46,7 @@ describe('fuzzing every route of /openapi.json with hostile input', function () 
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     http = supertest(server);
     customer = await newCustomer('Fuzz Ltda');
-    const source = await activeAccount(customer, ['BRL', 'USD'], { withUbo: true });
-    const target = await activeAccount(customer, ['BRL', 'USD']);
-    await fund(customer, source.id, 'BRL', '1000.00');
-    const pending = await http.post('/api/accounts').set(customer.auth).set(idem()).send(accountBody());
-    const ubo = await http.post(`/api/accounts/${pending.body.id}/ubos`).set(customer.auth).set(idem()).send(uboBody());
-    const beneficiary = await http.post('/api/beneficiaries').set(customer.auth).set(idem()).send(beneficiaryBody());
-    const depositQuote = await quote(customer, {
-      accountId: source.id,
-      sourceAsset: 'BRL',
-      targetAsset: 'BRL',
-      sourceAmount: '10.00',
-    });
-    const deposit = await http
-      .post('/api/operations/deposit')
-      .set(customer.auth)
-      .set(idem())
-      .send({ accountId: source.id, quoteId: depositQuote.id, fundingInstruction: { rail: 'PIX_KEY' } });
-    expect(deposit.status, JSON.stringify(deposit.body)).to.equal(201);
-    ids = {
-      accountId: source.id,
-      sourceAccountId: source.id,
-      targetAccountId: target.id,
-      pendingAccountId: pending.body.id,
-      uboId: ubo.body.id,
-      beneficiaryId: beneficiary.body.id,
-      instructionId: beneficiary.body.paymentInstructions[0].id,
-      operationId: deposit.body.id,
-    };
-    const freshQuote = async (body: Record<string, unknown>) =>
-      (await quote(customer, { accountId: source.id, ...body })).id;
-    baselines = {
-      'POST /api/oauth/client/token': () => ({ clientId: customer.clientId, clientSecret: customer.clientSecret }),
-      'POST /api/accounts': () => accountBody(),
-      'POST /api/accounts/{accountId}/ubos': () => uboBody(),
-      'PATCH /api/accounts/{accountId}/ubos/{uboId}': () => ({ name: 'Maria Souza' }),
-      'POST /api/accounts/{accountId}/documents': () => documentBody('CERTIFICATE_OF_INCORPORATION'),
-      'POST /api/quotes': () => ({
-        accountId: source.id,
-        sourceAsset: 'BRL',
-        targetAsset: 'USD',
-        sourceAmount: '100.00',
-      }),
-      'POST /api/operations/deposit': async () => ({
-        accountId: source.id,
-        quoteId: await freshQuote({ sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '5.00' }),
-        fundingInstruction: { rail: 'PIX_KEY' },
-      }),
-      'POST /api/operations/swap': async () => ({
-        accountId: source.id,
-        quoteId: await freshQuote({ sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '1.00' }),
-      }),
-      'POST /api/operations/transfer': () => ({
-        sourceAccountId: source.id,
-        targetAccountId: target.id,
-        amount: { value: '0.01', asset: 'BRL' },
-      }),
-      'POST /api/operations/withdrawal': async () => ({
-        accountId: source.id,
-        quoteId: await freshQuote({ sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '1.00' }),
-        beneficiary: {
-          type: 'REFERENCE',
-          id: ids.beneficiaryId,
-          paymentInstruction: { type: 'REFERENCE', id: ids.instructionId },
-        },
-      }),
-      'POST /api/beneficiaries': () => beneficiaryBody(),
-      'POST /api/beneficiaries/{beneficiaryId}/payment-instructions': () =>
-        pixInstruction('EMAIL', `${randomUUID()}@example.com`),
-      'POST /api/sandbox/operations/{operationId}/inbound-payment': () => ({ amount: { value: '1.00', asset: 'BRL' } }),
-    };
+    ({ ids, bodies: baselines } = await routeSamples(http, customer));
     doc = (await http.get('/openapi.json')).body;
   });
 
@@ -139,11 +67,7 @@ describe('fuzzing every route of /openapi.json with hostile input', function () 
 
   /** Path parameters a route needs, real where we have them (so requests get past the lookups). */
   const pathFor = (op: OpenApiOperation, hostileParam?: string, value?: unknown): string =>
-    op.path.replace(/\{([A-Za-z]+)\}/g, (_, name: string) => {
-      if (name === hostileParam) return percentEncode(asText(value));
-      if (name === 'accountId' && op.path.includes('/ubos')) return ids.pendingAccountId;
-      return ids[name] ?? randomUUID();
-    });
+    samplePath(op, ids, hostileParam ? { name: hostileParam, value: percentEncode(asText(value)) } : undefined);
 
   async function send(op: OpenApiOperation, loc: Location, value: unknown): Promise<Response> {
     const key = `${op.method.toUpperCase()} ${op.path}`;

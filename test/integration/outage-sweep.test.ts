@@ -6,19 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import supertest, { Response } from 'supertest';
-import {
-  accountBody,
-  activeAccount,
-  createAccount,
-  documentBody,
-  getAccount,
-  submitReview,
-  uboBody,
-  uploadAllDocuments,
-} from '../helpers/fixtures';
+import { createAccount, getAccount, submitReview, uploadAllDocuments } from '../helpers/fixtures';
 import { systemEm } from '../../db/orm';
-import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
-import { fund, quote, untilStatus } from '../helpers/money';
+import { beneficiaryBody } from '../helpers/beneficiary-fixtures';
+import { depositBody, routeSamples, samplePath } from '../helpers/route-samples';
+import { untilStatus } from '../helpers/money';
 import { OpenApiDocument, OpenApiOperation, operationsOf, sampleOf } from '../helpers/openapi';
 import { postgresDown, temporalDown } from '../helpers/outages';
 import { ApiProc, killAll, spawnApi } from '../helpers/processes';
@@ -71,80 +63,8 @@ describe('every route of /openapi.json while a dependency is down', function () 
       TEMPORAL_RAILS_TASK_QUEUE: config.railsTaskQueue,
     });
     customer = await newCustomer('Outage Sweep Ltda');
-    const source = await activeAccount(customer, ['BRL', 'USD'], { withUbo: true });
-    const target = await activeAccount(customer, ['BRL', 'USD']);
-    await fund(customer, source.id, 'BRL', '100.00');
-    const pending = await http.post('/api/accounts').set(customer.auth).set(idem()).send(accountBody());
-    const ubo = await http.post(`/api/accounts/${pending.body.id}/ubos`).set(customer.auth).set(idem()).send(uboBody());
-    const beneficiary = await http.post('/api/beneficiaries').set(customer.auth).set(idem()).send(beneficiaryBody());
-    const depositQuote = await quote(customer, {
-      accountId: source.id,
-      sourceAsset: 'BRL',
-      targetAsset: 'BRL',
-      sourceAmount: '10.00',
-    });
-    const deposit = await http
-      .post('/api/operations/deposit')
-      .set(customer.auth)
-      .set(idem())
-      .send({ accountId: source.id, quoteId: depositQuote.id, fundingInstruction: { rail: 'PIX_KEY' } });
-    expect(deposit.status, JSON.stringify(deposit.body)).to.equal(201);
-    ids = {
-      accountId: source.id,
-      pendingAccountId: pending.body.id,
-      uboId: ubo.body.id,
-      beneficiaryId: beneficiary.body.id,
-      instructionId: beneficiary.body.paymentInstructions[0].id,
-      operationId: deposit.body.id,
-    };
-    const freshQuote = async (body: Record<string, unknown>) =>
-      (await quote(customer, { accountId: source.id, ...body })).id;
     // Bodies that get past validation, so each request goes as deep as its dependency lets it.
-    bodies = {
-      'POST /api/oauth/client/token': async () => ({
-        clientId: customer.clientId,
-        clientSecret: customer.clientSecret,
-      }),
-      'POST /api/accounts': async () => accountBody(),
-      'POST /api/accounts/{accountId}/ubos': async () => uboBody(),
-      'PATCH /api/accounts/{accountId}/ubos/{uboId}': async () => ({ name: 'Maria Souza' }),
-      'POST /api/accounts/{accountId}/documents': async () => documentBody('CERTIFICATE_OF_INCORPORATION'),
-      'POST /api/quotes': async () => ({
-        accountId: source.id,
-        sourceAsset: 'BRL',
-        targetAsset: 'USD',
-        sourceAmount: '1.00',
-      }),
-      'POST /api/operations/deposit': async () => ({
-        accountId: source.id,
-        quoteId: await freshQuote({ sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '5.00' }),
-        fundingInstruction: { rail: 'PIX_KEY' },
-      }),
-      'POST /api/operations/swap': async () => ({
-        accountId: source.id,
-        quoteId: await freshQuote({ sourceAsset: 'BRL', targetAsset: 'USD', sourceAmount: '1.00' }),
-      }),
-      'POST /api/operations/transfer': async () => ({
-        sourceAccountId: source.id,
-        targetAccountId: target.id,
-        amount: { value: '0.01', asset: 'BRL' },
-      }),
-      'POST /api/operations/withdrawal': async () => ({
-        accountId: source.id,
-        quoteId: await freshQuote({ sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '1.00' }),
-        beneficiary: {
-          type: 'REFERENCE',
-          id: ids.beneficiaryId,
-          paymentInstruction: { type: 'REFERENCE', id: ids.instructionId },
-        },
-      }),
-      'POST /api/beneficiaries': async () => beneficiaryBody(),
-      'POST /api/beneficiaries/{beneficiaryId}/payment-instructions': async () =>
-        pixInstruction('EMAIL', `${randomUUID()}@example.com`),
-      'POST /api/sandbox/operations/{operationId}/inbound-payment': async () => ({
-        amount: { value: '1.00', asset: 'BRL' },
-      }),
-    };
+    ({ ids, bodies } = await routeSamples(http, customer));
     doc = (await supertest(api.url).get('/openapi.json')).body;
   });
 
@@ -154,10 +74,7 @@ describe('every route of /openapi.json while a dependency is down', function () 
     await temporal?.cut();
   });
 
-  const pathOf = (op: OpenApiOperation): string =>
-    op.path.replace(/\{([A-Za-z]+)\}/g, (_, name: string) =>
-      name === 'accountId' && op.path.includes('/ubos') ? ids.pendingAccountId : (ids[name] ?? randomUUID()),
-    );
+  const pathOf = (op: OpenApiOperation): string => samplePath(op, ids);
 
   /** One request of `op`, its body made through the stack (which reaches Postgres directly), bounded in time. */
   async function send(op: OpenApiOperation): Promise<Answer> {
@@ -326,17 +243,11 @@ describe('every route of /openapi.json while a dependency is down', function () 
     const beneficiary = await http.post('/api/beneficiaries').set(c.auth).set(idem()).send(beneficiaryBody());
     const instructionId = beneficiary.body.paymentInstructions[0].id;
     // A deposit of the sweep customer's funded account, waiting for its payment.
-    const depositQuote = await quote(customer, {
-      accountId: ids.accountId,
-      sourceAsset: 'BRL',
-      targetAsset: 'BRL',
-      sourceAmount: '10.00',
-    });
     const deposit = await http
       .post('/api/operations/deposit')
       .set(customer.auth)
       .set(idem())
-      .send({ accountId: ids.accountId, quoteId: depositQuote.id, fundingInstruction: { rail: 'PIX_KEY' } });
+      .send(await depositBody(customer, ids.accountId));
     expect(deposit.status, JSON.stringify(deposit.body)).to.equal(201);
     const paid = { amount: { value: '10.00', asset: 'BRL' } };
     const decisions = [
