@@ -5,7 +5,7 @@ import { createApp } from '../../api/app';
 import { createCustomer } from '../../services/auth';
 import type { Config } from '../../config';
 import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
-import { dribble, listen, Listening, rawRequest, statusOf } from '../helpers/raw-http';
+import { dribble, listen, Listening, RawExchange, rawRequest, statusOf } from '../helpers/raw-http';
 
 /** The shared stack's services behind an app with these limits, on a real HTTP server. */
 async function appWith(overrides: Partial<Config>, timeouts = {}): Promise<Listening> {
@@ -102,8 +102,17 @@ describe('overload protection', function () {
           '',
           '{"assets":',
         ].join('\r\n');
-        const holders = [rawRequest(api.port, head), rawRequest(api.port, head)];
+        // The three requests race for the two slots: a probe admitted before a holder makes that holder the one
+        // refused (its answer ends it), so a holder that was answered is sent again until both hold.
+        const answered = new Set<RawExchange>();
+        const hold = () => {
+          const holder = rawRequest(api.port, head);
+          void holder.firstByte.then(() => answered.add(holder));
+          return holder;
+        };
+        let holders = [hold(), hold()];
         const limited = await waitFor(async () => {
+          holders = holders.map((h) => (answered.has(h) ? hold() : h));
           const res = await get(`${api.url}/api/accounts`, busy);
           return res.status === 429 ? res : undefined;
         });
