@@ -5,7 +5,7 @@ import { createApp } from '../../api/app';
 import { createCustomer } from '../../services/auth';
 import type { Config } from '../../config';
 import { eventually, newCustomer, stack, TestCustomer } from '../helpers/stack';
-import { dribble, listen, Listening, RawExchange, rawRequest, statusOf } from '../helpers/raw-http';
+import { dribble, listen, Listening, rawRequest, statusOf } from '../helpers/raw-http';
 
 /** The shared stack's services behind an app with these limits, on a real HTTP server. */
 async function appWith(overrides: Partial<Config>, timeouts = {}): Promise<Listening> {
@@ -91,7 +91,9 @@ describe('overload protection', function () {
         open.push(api);
         const busy = await newCustomer('Busy Ltda');
         const other = await newCustomer('Other Ltda');
-        // Two requests whose bodies never finish hold the customer's two slots (admission comes before the body).
+        // Requests whose bodies never finish hold a slot once admitted (admission comes before the body). Three at
+        // once for two slots: whichever is admitted third, in whatever order they arrive, is refused at once and its
+        // connection closed; the other two hold both slots.
         const head = [
           'POST /api/accounts HTTP/1.1',
           'Host: 127.0.0.1',
@@ -102,24 +104,19 @@ describe('overload protection', function () {
           '',
           '{"assets":',
         ].join('\r\n');
-        // The three requests race for the two slots: a probe admitted before a holder makes that holder the one
-        // refused (its answer ends it), so a holder that was answered is sent again until both hold.
-        const answered = new Set<RawExchange>();
-        const hold = () => {
-          const holder = rawRequest(api.port, head);
-          void holder.firstByte.then(() => answered.add(holder));
-          return holder;
-        };
-        let holders = [hold(), hold()];
-        const limited = await waitFor(async () => {
-          holders = holders.map((h) => (answered.has(h) ? hold() : h));
-          const res = await get(`${api.url}/api/accounts`, busy);
-          return res.status === 429 ? res : undefined;
-        });
-        expect(limited.body.code).to.equal('RATE_LIMITED');
-        expect(limited.body.message).to.match(/at most 2 run concurrently/);
-        expect(Number(limited.retryAfter)).to.be.at.least(1);
-        expect(limited.ms).to.be.below(1000);
+        const holders = [0, 1, 2].map(() => rawRequest(api.port, head));
+        const ended = new Set<number>();
+        holders.forEach((h, i) => void h.closed.then(() => ended.add(i)));
+        const refused = await Promise.race(holders.map((h) => h.closed));
+        expect(statusOf(refused.text)).to.equal(429);
+        const body = JSON.parse(refused.text.slice(refused.text.indexOf('\r\n\r\n') + 4));
+        expect(body.code).to.equal('RATE_LIMITED');
+        expect(body.message).to.match(/at most 2 run concurrently/);
+        expect(Number(/\r\nRetry-After: (\d+)/i.exec(refused.text)?.[1])).to.be.at.least(1);
+        // At once: not after the 10 s a queued request may wait for a slot.
+        expect(refused.ms).to.be.below(2000);
+        await new Promise((r) => setTimeout(r, 300));
+        expect(ended.size, 'the other two still hold their slots').to.equal(1);
         expect((await get(`${api.url}/api/accounts`, other)).status).to.equal(200);
 
         for (const h of holders) h.socket.destroy();
