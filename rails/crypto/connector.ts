@@ -11,6 +11,7 @@ import { amountToUnits, InexactAmountError } from './amounts';
 import { type ChainInfo, type ChainToken, checkChain, evmPublicClient } from './chain';
 import { type CryptoAsset, type CryptoConfig } from './config';
 import { CryptoPayouts } from './payouts';
+import { transferReferenceParts } from './reference';
 import { CryptoSandboxPayer } from './sandbox-payer';
 import { hotWalletSigner } from './signer';
 import { HotWalletTransfers } from './transfers';
@@ -134,16 +135,15 @@ export class CryptoRail implements RailConnector, ChargeCapability {
    * token's ERC-20 Transfer. RailUnavailableError when the node does not answer.
    */
   async transferRecipient(endToEndId: string): Promise<`0x${string}` | undefined> {
-    const ref = TRANSFER_REFERENCE.exec(endToEndId);
+    const ref = transferReferenceParts(endToEndId);
     if (!ref) return undefined;
     const { chainId, tokens } = await this.chain();
-    if (Number(ref[1]) !== chainId) return undefined;
-    const hash = ref[2] as `0x${string}`;
-    const receipt = await this.client.getTransactionReceipt({ hash }).catch((err: Error) => {
+    if (ref.chainId !== chainId) return undefined;
+    const receipt = await this.client.getTransactionReceipt({ hash: ref.hash }).catch((err: Error) => {
       if (err.name === 'TransactionReceiptNotFoundError') return undefined;
       throw new RailUnavailableError(`the EVM node does not answer: ${firstLine(err)}`);
     });
-    const log = receipt?.logs.find((l) => l.logIndex === Number(ref[3]));
+    const log = receipt?.logs.find((l) => l.logIndex === ref.logIndex);
     if (!log || !tokens.some((t) => t.address.toLowerCase() === log.address.toLowerCase())) return undefined;
     try {
       const event = decodeEventLog({ abi: erc20Abi, data: log.data, topics: log.topics, strict: true });
@@ -153,8 +153,5 @@ export class CryptoRail implements RailConnector, ChargeCapability {
     }
   }
 }
-
-/** A rail reference in the scanner's form (./reference.ts): `{chainId}:{txHash}:{logIndex}`. */
-const TRANSFER_REFERENCE = /^(\d+):(0x[0-9a-f]{64}):(\d+)$/;
 
 export const isCryptoAsset = (asset: string): asset is CryptoAsset => ['USDC', 'USDT', 'EURC', 'BRLT'].includes(asset);

@@ -15,6 +15,7 @@ import type {
 } from '../rail';
 import { amountToUnits, InexactAmountError } from './amounts';
 import type { ChainToken } from './chain';
+import { transferReferenceParts } from './reference';
 import type { HotWalletTransfers, TransferState } from './transfers';
 
 /** What the payouts need of the connector: its tokens as the chain showed them at start. */
@@ -49,9 +50,9 @@ const returnTx = (returnId: string) => `return:${returnId}`;
 
 /** A received transfer's rail reference, `{chainId}:{txHash}:{logIndex}` (the deposit scanner's endToEndId). */
 export function parseTransferReference(endToEndId: string): { chainId: number; hash: `0x${string}`; logIndex: number } {
-  const match = /^(\d+):(0x[0-9a-fA-F]{64}):(\d+)$/.exec(endToEndId);
-  if (!match) throw refused(`${endToEndId} is not a CRYPTO transfer reference (chainId:txHash:logIndex)`);
-  return { chainId: Number(match[1]), hash: match[2] as `0x${string}`, logIndex: Number(match[3]) };
+  const parts = transferReferenceParts(endToEndId);
+  if (!parts) throw refused(`${endToEndId} is not a CRYPTO transfer reference (chainId:txHash:logIndex)`);
+  return parts;
 }
 
 export class CryptoPayouts implements PayoutCapability, ReturnCapability {

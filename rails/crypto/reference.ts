@@ -11,3 +11,12 @@ export function canonicalTransferReference(typed: string): string {
   if (!match) return typed;
   return `${BigInt(match[1])}:0x${match[2].toLowerCase()}:${BigInt(match[3])}`;
 }
+
+/** The parts of a transfer reference (any case), or undefined when `reference` is not one. */
+export function transferReferenceParts(
+  reference: string,
+): { chainId: number; hash: `0x${string}`; logIndex: number } | undefined {
+  const match = REFERENCE.exec(reference);
+  if (!match) return undefined;
+  return { chainId: Number(match[1]), hash: `0x${match[2]}`, logIndex: Number(match[3]) };
+}
