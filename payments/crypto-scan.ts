@@ -5,7 +5,7 @@
 // decided as any received payment (matched as a PIX is); their block gone, DROPPED. Every run also reads the last
 // EVM_CONFIRMATIONS blocks again, and every block from EVM_CONFIRMATIONS below the oldest pending transfer's: a
 // reorganisation that put a transfer in another block, later or earlier, is seen there (decisions 0220, 0291).
-import { parseAbiItem, size, type Log } from 'viem';
+import { parseAbiItem, type Log } from 'viem';
 import { systemEm } from '../db/orm';
 import { inTransaction } from '../db/transaction';
 import {
@@ -22,6 +22,7 @@ import {
 import type { CryptoRail } from '../rails/crypto';
 import { InexactAmountError, unitsToAmount } from '../rails/crypto/amounts';
 import type { ChainToken } from '../rails/crypto/chain';
+import { erc20Transfer, type Erc20Transfer } from '../rails/crypto/erc20-transfer';
 import { firstLine, RailUnavailableError } from '../rails/errors';
 import { AMOUNT_LIMIT, Dec } from '../domain/money';
 import { decideInboundPayment, type SettleContext } from './record-and-decide';
@@ -149,18 +150,21 @@ async function transfersToDeposits(
 ): Promise<SeenTransfer[]> {
   // The node gives every log of a listed token whose first topic is Transfer's, whatever its shape, and viem decodes
   // what it can of it: a log without the value (ERC-721's shape, data cut short) had no amount, failed the range and
-  // stopped the scanner on it for good. Only ERC-20's own shape says who was paid how much (docs/decisions/0290).
-  const misshapen = logs.filter((l) => !erc20Shaped(l));
-  for (const log of misshapen) result.misshapen.push(`${chainId}:${log.transactionHash}:${log.logIndex}`);
-  logs = logs.filter(erc20Shaped);
-  const addresses = [...new Set(logs.map((l) => l.args.to!.toLowerCase()))];
+  // stopped the scanner on it for good. Only ERC-20's own shape says who was paid how much (docs/decisions/0290,
+  // read by erc20Transfer: 0308).
+  const read = logs.map((log) => ({ log, transfer: erc20Transfer(log) }));
+  for (const { log } of read.filter((r) => !r.transfer)) {
+    result.misshapen.push(`${chainId}:${log.transactionHash}:${log.logIndex}`);
+  }
+  const transfers = read.filter((r): r is { log: TransferLog; transfer: Erc20Transfer } => Boolean(r.transfer));
+  const addresses = [...new Set(transfers.map((r) => r.transfer.to.toLowerCase()))];
   const deposits = await depositsByWallet(em, railName, addresses);
   const out: SeenTransfer[] = [];
-  for (const log of logs) {
-    const deposit = deposits.get(log.args.to!.toLowerCase());
+  for (const { log, transfer } of transfers) {
+    const deposit = deposits.get(transfer.to.toLowerCase());
     const token = tokens.get(log.address.toLowerCase());
     if (!deposit || !token || log.blockNumber === null || !log.blockHash || !log.transactionHash) continue;
-    const units = log.args.value!;
+    const units = transfer.value;
     let amount: string;
     let exact = true;
     try {
@@ -202,10 +206,6 @@ async function transfersToDeposits(
   }
   return out;
 }
-
-/** ERC-20's Transfer as logged: the signature, `from` and `to` as topics, the value as 32 bytes of data. */
-const erc20Shaped = (log: TransferLog): boolean =>
-  log.topics.length === 3 && size(log.data) === 32 && typeof log.args.value === 'bigint' && Boolean(log.args.to);
 
 // What nodes and viem answer when a log query returns too much: the response size, or the node's own result cap.
 const TOO_LARGE = /size limit|more than \d+ results|too many|limit exceeded|response size|query returned more/i;

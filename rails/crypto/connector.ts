@@ -2,7 +2,7 @@
 // "charge" is a fresh address (./addresses.ts) at which the payer sends exactly the quoted amount of the token; the
 // node is asked first, so a deposit is never opened while the chain cannot be read (503). What arrives is found by
 // the deposit scanner (activities/crypto-scan.ts), not by notices: a chain has no one to notify us.
-import { decodeEventLog, erc20Abi, type PublicClient } from 'viem';
+import { type PublicClient } from 'viem';
 import { CambioError } from '../../domain/errors';
 import { firstLine, RailRejectedError, RailUnavailableError } from '../errors';
 import type { ChargeCapability, ChargeCreated, ChargeRequest, RailConnector, RailStores } from '../rail';
@@ -10,6 +10,7 @@ import { depositAddress, parseDepositXpub } from './addresses';
 import { amountToUnits, InexactAmountError } from './amounts';
 import { type ChainInfo, type ChainToken, checkChain, evmPublicClient } from './chain';
 import { type CryptoAsset, type CryptoConfig } from './config';
+import { erc20Transfer } from './erc20-transfer';
 import { CryptoPayouts } from './payouts';
 import { transferReferenceParts } from './reference';
 import { CryptoSandboxPayer } from './sandbox-payer';
@@ -145,12 +146,7 @@ export class CryptoRail implements RailConnector, ChargeCapability {
     });
     const log = receipt?.logs.find((l) => l.logIndex === ref.logIndex);
     if (!log || !tokens.some((t) => t.address.toLowerCase() === log.address.toLowerCase())) return undefined;
-    try {
-      const event = decodeEventLog({ abi: erc20Abi, data: log.data, topics: log.topics, strict: true });
-      return event.eventName === 'Transfer' && log.topics.length === 3 ? event.args.to : undefined;
-    } catch {
-      return undefined;
-    }
+    return erc20Transfer(log)?.to;
   }
 }
 

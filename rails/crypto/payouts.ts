@@ -1,7 +1,7 @@
 // The CRYPTO connector's payouts and returns (docs/decisions/0134, 0142): a withdrawal to a WALLET instruction and
 // the return of an unmatched transfer are both an ERC-20 `transfer` from the hot wallet (./transfers.ts), named by
 // our id, so a retried or replayed activity follows the same transaction instead of sending another.
-import { decodeEventLog, erc20Abi, getAddress, zeroAddress } from 'viem';
+import { getAddress, zeroAddress } from 'viem';
 import { CambioError } from '../../domain/errors';
 import { RailRejectedError } from '../errors';
 import type {
@@ -14,6 +14,7 @@ import type {
   ReturnStatus,
 } from '../rail';
 import { amountToUnits, InexactAmountError } from './amounts';
+import { erc20Transfer } from './erc20-transfer';
 import type { ChainToken } from './chain';
 import { transferReferenceParts } from './reference';
 import type { HotWalletTransfers, TransferState } from './transfers';
@@ -140,10 +141,10 @@ export class CryptoPayouts implements PayoutCapability, ReturnCapability {
     if (!log) throw refused(`no log ${ref.logIndex} in transaction ${ref.hash}`);
     const token = (await this.tokens.tokens()).find((t) => t.address.toLowerCase() === log.address.toLowerCase());
     if (!token) throw refused(`log ${request.endToEndId} is not a transfer of a configured token`);
-    const event = decodeEventLog({ abi: erc20Abi, data: log.data, topics: log.topics as never });
-    if (event.eventName !== 'Transfer') throw refused(`log ${request.endToEndId} is not a Transfer`);
-    const order = { id, token, to: getAddress(event.args.from), units: exactUnits(request.amount, token) };
-    if (order.units > event.args.value) {
+    const transfer = erc20Transfer(log);
+    if (!transfer) throw refused(`log ${request.endToEndId} is not an ERC-20 Transfer`);
+    const order = { id, token, to: transfer.from, units: exactUnits(request.amount, token) };
+    if (order.units > transfer.value) {
       throw refused(`${request.amount} ${token.asset} is more than transfer ${request.endToEndId} carried`);
     }
     // A mint's Transfer comes from the zero address: there is no sender to send it back to (an operator returns it

@@ -9,8 +9,9 @@
 //   - it moved some other amount of it to our recipient: PENDING with the reason, an operator's to settle (neither
 //     answer is true: FAILED would give back a hold that partly left, COMPLETED would book what was not paid).
 // Until it is that deep (a reorg could still drop it and mine our bytes) the transfer stays PENDING.
-import { decodeEventLog, erc20Abi, getAddress, type PublicClient } from 'viem';
+import { getAddress, type PublicClient } from 'viem';
 import { firstLine } from '../errors';
+import { erc20Transfer } from './erc20-transfer';
 import type { OutgoingTx } from './outgoing-store';
 import type { TransferState } from './transfer-state';
 
@@ -80,16 +81,9 @@ function paidTo(
   let paid = 0n;
   for (const log of logs) {
     if (getAddress(log.address) !== getAddress(row.token)) continue;
-    let event;
-    try {
-      event = decodeEventLog({ abi: erc20Abi, data: log.data, topics: log.topics as never });
-    } catch {
-      continue; // an event the ERC-20 ABI does not know moves nothing of ours
-    }
-    if (event.eventName !== 'Transfer') continue;
-    if (getAddress(event.args.from) === wallet && getAddress(event.args.to) === getAddress(row.recipient)) {
-      paid += event.args.value;
-    }
+    // Another event, or a Transfer in another shape, moves nothing of ours (decision 0308).
+    const transfer = erc20Transfer(log);
+    if (transfer?.from === wallet && transfer.to === getAddress(row.recipient)) paid += transfer.value;
   }
   return paid;
 }
