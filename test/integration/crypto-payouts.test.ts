@@ -167,7 +167,12 @@ describe('CRYPTO payouts from the hot wallet', function () {
     const id = await withdraw(usdc, '2.000000');
     const done = await untilSettled(id);
     expect(done.currentState.status).to.equal('FAILED');
-    expect(done.currentState.reason.code).to.equal('PAYOUT_REJECTED');
+    // The customer's words name no other rail (a WALLET payout read "rejected the PIX payout").
+    expect(done.currentState.reason).to.deep.equal({
+      code: 'PAYOUT_REJECTED',
+      message: 'the payout was rejected: nothing was paid and the hold is released',
+      details: {},
+    });
     expect(await balance(c, accountId, 'USDC')).to.deep.equal(before);
     expect(await tokenBalance('USDC', usdc)).to.equal(stock);
     expect(await chain.clients.public.getTransactionCount({ address: chain.hotWallet.address })).to.equal(hotNonce);

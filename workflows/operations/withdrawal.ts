@@ -23,7 +23,12 @@ const PAYOUT_THROUGH_RAILS = 'payout-through-rails';
 // withdrawal took about a quarter less CPU and Temporal's share nearly halved: decision 0098).
 const WITHDRAWAL_STEPS_IN_TASK = 'withdrawal-database-steps-in-workflow-task';
 
-const PAYOUT_REJECTED = { code: 'PAYOUT_REJECTED', message: 'the receiving institution rejected the PIX payout' };
+// Rail-neutral: a WALLET's or a TED's refusal is as final as a PIX's (and a running history's old words are only an
+// activity's input, which a replay does not compare).
+const PAYOUT_REJECTED = {
+  code: 'PAYOUT_REJECTED',
+  message: 'the payout was rejected: nothing was paid and the hold is released',
+};
 
 /** A withdrawal, from REQUESTED to COMPLETED or FAILED. `rowsOnly`: it takes hold decisions only as recorded rows. */
 export async function withdrawalOperation(
