@@ -113,8 +113,11 @@ export async function scanCryptoDeposits(
     result.seen += await inTransaction(em, (tx) => recordSeenTransfers(tx, rail.rail, info.chainId, transfers, next));
     opts.onProgress?.();
   }
-  await countConfirmations(em, rail.rail, head);
-  for (const p of await pendingTransfers(em, rail.rail)) {
+  // Only this chain's: a block height and hash mean something on their own chain alone. Read against another
+  // chain's (the deployment moved to it, or two deployments share a database), a transfer was DROPPED for a reorg
+  // that never happened, and never seen again by its own chain's scan (docs/decisions/0309).
+  await countConfirmations(em, rail.rail, info.chainId, head);
+  for (const p of await pendingTransfers(em, rail.rail, info.chainId)) {
     const confirmations = Number(head - BigInt(p.blockNumber!) + 1n);
     if (confirmations < config.confirmations) continue;
     const block = await chainCall(() => client.getBlock({ blockNumber: BigInt(p.blockNumber!) }).catch(notFound));

@@ -140,11 +140,11 @@ export async function recordSeenTransfers(
 }
 
 /** The CRYPTO payments still PENDING, oldest block first. */
-export async function pendingTransfers(em: Em, rail: string, limit = 1000): Promise<InboundPayment[]> {
+export async function pendingTransfers(em: Em, rail: string, chainId: number, limit = 1000): Promise<InboundPayment[]> {
   const rows = await em.execute(
     `select ${columns(em)} from inbound_payments p
-     where p.status = 'PENDING' and p.rail = ? order by p.block_number, p.id limit ?`,
-    [rail, limit],
+     where p.status = 'PENDING' and p.rail = ? and p.end_to_end_id like ? order by p.block_number, p.id limit ?`,
+    [rail, `${chainId}:%`, limit],
   );
   return rows.map((r: Record<string, unknown>) => toEntity(em, r));
 }
@@ -163,12 +163,12 @@ export async function oldestPendingBlock(em: Em, rail: string, chainId: number):
 }
 
 /** Counts the pending transfers' confirmations at `head` (what the API shows while they wait). */
-export async function countConfirmations(em: Em, rail: string, head: bigint): Promise<void> {
+export async function countConfirmations(em: Em, rail: string, chainId: number, head: bigint): Promise<void> {
   await em.execute(
     `update inbound_payments set confirmations = greatest(0, ?::bigint - block_number + 1)::int, updated_at = now()
-     where status = 'PENDING' and rail = ?
+     where status = 'PENDING' and rail = ? and end_to_end_id like ?
        and confirmations is distinct from greatest(0, ?::bigint - block_number + 1)::int`,
-    [head.toString(), rail, head.toString()],
+    [head.toString(), rail, `${chainId}:%`, head.toString()],
   );
 }
 

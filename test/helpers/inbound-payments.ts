@@ -19,6 +19,8 @@ export interface PaymentView {
   matchedAmount: { value: string } | null;
   remainderOf: string | null;
   endToEndId: string;
+  /** CRYPTO: the chain's facts about the transfer. */
+  chain: { confirmations: number; blockNumber: string; blockHash: string; tokenUnits: string } | null;
 }
 
 export interface PayOptions {

@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { concatHex, maxUint256, numberToHex, pad, toEventSelector, type Hex } from 'viem';
 import { CryptoRail } from '../../rails/crypto';
 import { mint, SANDBOX_TOKEN_ABI } from '../../sandbox-chain/tokens';
-import type { TestChain } from '../helpers/chain';
+import { loadConfig } from '../../config';
+import { startChain, type TestChain } from '../helpers/chain';
 import { cryptoScanner, type CryptoScanner } from '../helpers/crypto-scanner';
 import { assertLedgerBalanced, balance, getOp, untilStatus } from '../helpers/money';
 import { paymentsOf } from '../helpers/inbound-payments';
@@ -154,6 +155,33 @@ describe('CRYPTO deposits: hostile Transfer logs', function () {
       proxy.close();
     }
   });
+  it("another chain's scan (the deployment moved, another file's) leaves this chain's pending transfers", async () => {
+    const c = await newCustomer();
+    const { op, account, address } = await cryptoDeposit(c, '9.00');
+    await chain.transfer({ token: 'USDC', to: address, amount: '9' });
+    await scan(); // seen one block deep of two: PENDING
+    const [waiting] = await paymentsOf(c, `operationId[eq]=${op.id}`);
+    expect(waiting).to.include({ status: 'PENDING' });
+    expect(waiting.chain).to.include({ confirmations: 1 });
+    // Another chain, taller than this one: its block at the transfer's height has another hash.
+    const other = await startChain({ chainId: scanner.chainId + 1 });
+    try {
+      await other.mine(Number(await chain.clients.public.getBlockNumber()) + 5);
+      const settings = { EVM_CONFIRMATIONS: String(CONFIRMATIONS), SANDBOX: 'true' };
+      await scan(new CryptoRail(loadConfig({ ...process.env, ...other.env(settings) }).crypto));
+    } finally {
+      await other.stop();
+    }
+    const [after] = await paymentsOf(c, `operationId[eq]=${op.id}`);
+    expect(after).to.include({ status: 'PENDING' });
+    expect(after.chain).to.deep.equal(waiting.chain);
+    // This chain's own scan confirms it: the deposit is paid.
+    await chain.mine(CONFIRMATIONS);
+    await scan();
+    await untilStatus(c, op.id, 'COMPLETED');
+    expect((await balance(c, account.id, 'USDC')).total).to.equal('9.000000');
+  });
+
   /**
    * Puts, for the time of a few transactions, code at `token` that emits one log per call (each word of the call's
    * data up to `topics.length` a topic, the rest its data), then the token's own code back (its storage untouched).
