@@ -33,3 +33,31 @@ export function closedPeriodBefore(interval: StatementInterval, at: Date): { sta
     }
   }
 }
+
+/** At most this many missed periods of one account-asset are issued in one run: a month of days, years of months. */
+export const CATCH_UP_PERIODS = 31;
+
+/**
+ * The periods of `interval` a run missed, oldest first: closed after `lastEnd` (the end of the account-asset's last
+ * issued statement) and before `current` (the period the run issues) started, at most `max` of them, the latest.
+ * A run is missed while the schedule is paused or Temporal is down past its catch-up window (decision 0314). None
+ * when nothing was issued before (the first statement is the period just closed, as it always was), or for an ISO
+ * duration (the tests' intervals, seconds apart: a paused schedule would owe hundreds of them).
+ */
+export function missedPeriods(
+  interval: StatementInterval,
+  lastEnd: Date | undefined,
+  current: { start: Date; end: Date },
+  max = CATCH_UP_PERIODS,
+): Array<{ start: Date; end: Date }> {
+  if (!lastEnd || interval.kind === 'every') return [];
+  const missed: Array<{ start: Date; end: Date }> = [];
+  for (
+    let p = closedPeriodBefore(interval, current.start);
+    p.start >= lastEnd && missed.length < max;
+    p = closedPeriodBefore(interval, p.start)
+  ) {
+    missed.unshift(p);
+  }
+  return missed;
+}

@@ -1,5 +1,6 @@
 // Issuing statements (decision 0073): for the period that closed last before the scheduled instant, one statement per
-// account and enabled asset, stored with the SHA-256 of its JSON form and announced by STATEMENT_ISSUED. A closed
+// account and enabled asset (and first those of the periods a paused schedule missed since the account-asset's last
+// statement: decision 0314), stored with the SHA-256 of its JSON form and announced by STATEMENT_ISSUED. A closed
 // period never changes, so a statement issued again is the same bytes; one already stored is skipped, which makes the
 // whole pass idempotent (a retried activity, a triggered run). A statement is never whole in memory: its JSON form is
 // hashed and stored a piece at a time as its entries stream. A period is issued only once no transaction that can still
@@ -10,15 +11,17 @@ import type { Config } from '../config';
 import { systemEm, tenantEm, type Em, type Orm } from '../db/orm';
 import {
   accountsToIssue,
+  type AccountToIssue,
   dropStatementBody,
   isIssued,
+  lastIssuedPeriodEnds,
   purgeOrphanStatementBodies,
   storeIssuedStatement,
   storeStatementPiece,
 } from '../db/repositories/issued-statements';
 import { untilBookedBefore } from '../services/booked-before';
 import { isoMicros } from '../domain/report-period';
-import { closedPeriodBefore, parseStatementInterval } from '../domain/statement-interval';
+import { closedPeriodBefore, missedPeriods, parseStatementInterval } from '../domain/statement-interval';
 import { openStatement, statementId, type StatementSource } from './statement';
 import { statementJson } from './formats/json';
 import { statementIssuedPayload } from '../webhooks/statement-event';
@@ -40,6 +43,8 @@ export interface IssueResult {
   periodEnd: string;
   issued: number;
   skipped: number;
+  /** Statements of earlier periods a paused or unreachable schedule missed, issued first by this run (0314). */
+  caughtUp: number;
   /** How long the run waited for the database's clock and the transactions that could still book into the period. */
   waitedMs: number;
 }
@@ -88,52 +93,36 @@ async function writeBody(
 }
 
 export async function issueStatements(deps: IssueDeps, at: Date, progress?: Progress): Promise<IssueResult> {
-  const period = closedPeriodBefore(parseStatementInterval(deps.config.statementInterval), at);
-  const periodStart = period.start.toISOString();
-  const periodEnd = period.end.toISOString();
+  const interval = parseStatementInterval(deps.config.statementInterval);
+  const period = closedPeriodBefore(interval, at);
   const sys = systemEm(deps.orm);
   const waitedMs = await untilPeriodSettled(sys, period.end, progress);
-  const result: IssueResult = { periodStart, periodEnd, issued: 0, skipped: 0, waitedMs };
+  const result: IssueResult = {
+    periodStart: period.start.toISOString(),
+    periodEnd: period.end.toISOString(),
+    issued: 0,
+    skipped: 0,
+    caughtUp: 0,
+    waitedMs,
+  };
   await purgeOrphanStatementBodies(sys, new Date(Date.now() - ORPHAN_AGE_MS));
   let after: string | null = null;
   for (;;) {
     const accounts = await accountsToIssue(sys, period.end, after, ACCOUNTS_PAGE);
+    const lastEnds = await lastIssuedPeriodEnds(
+      sys,
+      accounts.map((a) => a.id),
+    );
     const jobs = accounts.flatMap((a) => a.assets.map((asset) => ({ account: a, asset })));
     for (let i = 0; i < jobs.length; i += CONCURRENCY) {
       await Promise.all(
         jobs.slice(i, i + CONCURRENCY).map(async ({ account, asset }) => {
-          const id = statementId(account.id, asset, periodStart, periodEnd);
-          if (await isIssued(sys, id)) return void result.skipped++;
-          const em = tenantEm(deps.orm, account.customerId);
-          const source = await openStatement(em, { accountId: account.id, asset, periodStart, periodEnd });
-          const { bodyId, sha256: hash } = await writeBody(deps, source, progress);
-          const stored = await storeIssuedStatement(
-            sys,
-            deps.config,
-            {
-              id,
-              customerId: account.customerId,
-              accountId: account.id,
-              asset,
-              periodStart: period.start,
-              periodEnd: period.end,
-              sha256: hash,
-              bodyId,
-            },
-            {
-              customerId: account.customerId,
-              type: 'STATEMENT_ISSUED',
-              resourceType: 'STATEMENT',
-              resourceId: id,
-              dedupeKey: `${id}:STATEMENT_ISSUED`,
-              payload: statementIssuedPayload({ ...source.header, customerId: account.customerId, sha256: hash }),
-              atTime: new Date(),
-            },
-          );
-          if (stored) return void result.issued++;
-          // Another issuing stored the same statement meanwhile: this body is nobody's.
-          await dropStatementBody(sys, bodyId);
-          result.skipped++;
+          // The periods a paused or unreachable schedule missed first, oldest first, so that an account-asset's
+          // issued periods still follow one another and their sequence numbers never change (decision 0314).
+          for (const missed of missedPeriods(interval, lastEnds.get(`${account.id}:${asset}`), period)) {
+            if ((await issueOne(deps, account, asset, missed, progress)) === 'issued') result.caughtUp++;
+          }
+          result[await issueOne(deps, account, asset, period, progress)]++;
         }),
       );
       progress?.();
@@ -141,4 +130,49 @@ export async function issueStatements(deps: IssueDeps, at: Date, progress?: Prog
     if (accounts.length < ACCOUNTS_PAGE) return result;
     after = accounts[accounts.length - 1].id;
   }
+}
+
+/** Issues one account-asset's statement of `period`: 'skipped' when it was issued already (now or meanwhile). */
+async function issueOne(
+  deps: IssueDeps,
+  account: AccountToIssue,
+  asset: string,
+  period: { start: Date; end: Date },
+  progress?: Progress,
+): Promise<'issued' | 'skipped'> {
+  const sys = systemEm(deps.orm);
+  const periodStart = period.start.toISOString();
+  const periodEnd = period.end.toISOString();
+  const id = statementId(account.id, asset, periodStart, periodEnd);
+  if (await isIssued(sys, id)) return 'skipped';
+  const em = tenantEm(deps.orm, account.customerId);
+  const source = await openStatement(em, { accountId: account.id, asset, periodStart, periodEnd });
+  const { bodyId, sha256: hash } = await writeBody(deps, source, progress);
+  const stored = await storeIssuedStatement(
+    sys,
+    deps.config,
+    {
+      id,
+      customerId: account.customerId,
+      accountId: account.id,
+      asset,
+      periodStart: period.start,
+      periodEnd: period.end,
+      sha256: hash,
+      bodyId,
+    },
+    {
+      customerId: account.customerId,
+      type: 'STATEMENT_ISSUED',
+      resourceType: 'STATEMENT',
+      resourceId: id,
+      dedupeKey: `${id}:STATEMENT_ISSUED`,
+      payload: statementIssuedPayload({ ...source.header, customerId: account.customerId, sha256: hash }),
+      atTime: new Date(),
+    },
+  );
+  if (stored) return 'issued';
+  // Another issuing stored the same statement meanwhile: this body is nobody's.
+  await dropStatementBody(sys, bodyId);
+  return 'skipped';
 }

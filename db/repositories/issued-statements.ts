@@ -116,6 +116,19 @@ export async function accountsToIssue(
   }));
 }
 
+/**
+ * The end of the last period issued for each account-asset of `accountIds` (key `{accountId}:{asset}`); an
+ * account-asset never issued has no entry. One read of the account index per page of accounts.
+ */
+export async function lastIssuedPeriodEnds(em: Em, accountIds: string[]): Promise<Map<string, Date>> {
+  const rows = (await em.execute(
+    `select distinct on (account_id, asset) account_id, asset, period_end from statements
+     where account_id = any(string_to_array(?, ',')::uuid[]) order by account_id, asset, period_start desc`,
+    [accountIds.join(',')],
+  )) as Array<{ account_id: string; asset: string; period_end: Date | string }>;
+  return new Map(rows.map((r) => [`${r.account_id}:${r.asset}`, new Date(r.period_end)]));
+}
+
 /** Whether the statement was issued already (a second issuing skips building it). */
 export async function isIssued(em: Em, id: string): Promise<boolean> {
   return (await em.execute('select 1 from statements where id = ?', [id])).length > 0;
