@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { Client as PgClient } from 'pg';
-import type { Client, ScheduleDescription, ScheduleHandle } from '@temporalio/client';
+import { Client, Connection, type ScheduleDescription, type ScheduleHandle } from '@temporalio/client';
 import { systemEm } from '../../db/orm';
 import { createActivities } from '../../activities';
 import { ensureSchedules, periodicJobs, scheduleId } from '../../worker/schedules';
@@ -13,6 +13,8 @@ import { eventually, newCustomer, stack } from '../helpers/stack';
 import { getStatement } from '../helpers/statements';
 import { cambio } from '../helpers/cli';
 import { workflowBundle } from '../helpers/workflow-bundle';
+import { GrpcStallProxy } from '../helpers/grpc-stall';
+import { freePort } from '../helpers/processes';
 
 // The test's own STATEMENT_INTERVAL (the product's default is a month): short, so that two runs and two idle periods
 // take seconds. Runs never overlap (SKIP): a run slower than a period delays the next one, it does not double it.
@@ -191,6 +193,43 @@ describe('Periodic jobs as Temporal Schedules', function () {
       expect(d.state.note).to.equal('test: operator hold');
     } finally {
       await handle.delete().catch(() => undefined);
+    }
+  });
+
+  it("a worker's start that reads a schedule, then an operator's pause, then its update: the pause stays", async () => {
+    const { config: stackConfig } = await stack();
+    const config = { taskQueue: `${stackConfig.taskQueue}-pause-race`, statementInterval: 'month' };
+    const monthly = periodicJobs(config).filter((j) => j.workflowType === 'issueStatementsWorkflow');
+    const handle = client.schedule.getHandle(monthly[0].id);
+    // A worker that starts with STATEMENT_INTERVAL=day reaches Temporal through a proxy that holds its update (its
+    // fourth call: the connection's check, the create refused, the describe, the update) until the operator paused.
+    const [host, port] = stackConfig.temporalAddress.split(':');
+    const proxy = new GrpcStallProxy(await freePort(), { host, port: Number(port) }, 3, 'hold');
+    await proxy.open();
+    const connection = await Connection.connect({ address: `127.0.0.1:${proxy.port}` });
+    const worker = new Client({ connection, namespace: stackConfig.temporalNamespace });
+    try {
+      await ensureSchedules(client, config, monthly);
+      const daily = { ...config, statementInterval: 'day' };
+      const starting = ensureSchedules(
+        worker,
+        daily,
+        periodicJobs(daily).filter((j) => j.workflowType === 'issueStatementsWorkflow'),
+      );
+      await proxy.held;
+      await handle.pause('operator: bank holiday');
+      proxy.release();
+      await starting;
+      const d = await handle.describe();
+      // The operator's pause and its reason are kept...
+      expect(d.state.paused).to.equal(true);
+      expect(d.state.note).to.equal('operator: bank holiday');
+      // ...and the worker's config is applied all the same.
+      expect(d.action.type === 'startWorkflow' && d.action.args).to.deep.equal(['day']);
+    } finally {
+      await handle.delete().catch(() => undefined);
+      await connection.close();
+      await proxy.close();
     }
   });
 
