@@ -3,6 +3,8 @@ import { ScheduleNotFoundError } from '@temporalio/client';
 import { loadConfig } from '../../config';
 import { CambioError } from '../../domain/errors';
 import { withTemporalServices, output } from '../context';
+import { auditRequest } from '../audit';
+import { dependencyFailure } from '../../services/errors';
 import { periodicJobs, scheduleId } from '../../worker/schedules';
 import type { ServiceContext } from '../../services/context';
 import { SEND_DEADLINE_MS } from '../../services/decisions';
@@ -10,6 +12,35 @@ import { SEND_DEADLINE_MS } from '../../services/decisions';
 /** A Temporal call bounded as a decision's send is (decision 0215): Temporal cut under the command ends it. */
 const withinDeadline = <T>(s: ServiceContext, call: () => Promise<T>): Promise<T> =>
   s.temporal.withDeadline(Date.now() + SEND_DEADLINE_MS, call);
+
+/** A job of ours whose schedule no worker has created yet: nothing to act on (`schedule list` says the same). */
+const notCreated = (id: string) =>
+  new CambioError('NOT_FOUND', `schedule ${id} not created yet: a worker creates it when it starts`, {
+    scheduleId: id,
+  });
+
+const DONE = { pause: 'paused', unpause: 'unpaused', trigger: 'triggered' } as const;
+
+/**
+ * Temporal failing the action after its request was audited (decision 0305): the request may have reached Temporal
+ * and taken effect (a lost answer) or not. The CLI says that, not "nothing was done": `recorded` is true, the
+ * schedule's state tells, and whether a rerun is harmless (a pause, an unpause) or runs the job again (a trigger).
+ */
+function afterRequest(id: string, name: keyof typeof DONE, err: unknown): unknown {
+  if (err instanceof ScheduleNotFoundError) return notCreated(id); // deleted meanwhile: nothing was done
+  const failure = dependencyFailure(err);
+  if (!failure) return err;
+  const e = err as { message?: string; cause?: { message?: string } };
+  const cause = [e.message, e.cause?.message].filter(Boolean).join(': ');
+  const rerun =
+    name === 'trigger'
+      ? 'its last run there says whether it ran; a second trigger runs it again'
+      : 'running it again is harmless';
+  const message =
+    `${id} may have been ${DONE[name]}: the request is in the audit log, then Temporal did not answer (${cause}); ` +
+    `\`cambio schedule list\` shows the schedule's state, and ${rerun}`;
+  return new CambioError('SERVICE_UNAVAILABLE', message, { ...failure.details, recorded: true, scheduleId: id });
+}
 
 /**
  * `cambio schedule list|pause|unpause|trigger`: the periodic jobs' Temporal Schedules (worker/schedules.ts), by their
@@ -83,9 +114,20 @@ export function scheduleCommands(program: Command): void {
         await withTemporalServices(async (s) => {
           const handle = s.temporal.schedule.getHandle(id);
           const note = opts.reason ?? `${name} by cambio schedule`;
-          if (name === 'pause') await withinDeadline(s, () => handle.pause(note));
-          else if (name === 'unpause') await withinDeadline(s, () => handle.unpause(note));
-          else await withinDeadline(s, () => handle.trigger());
+          // A schedule not created yet is refused before anything is audited as requested.
+          await withinDeadline(s, () => handle.describe()).catch((err: unknown) => {
+            throw err instanceof ScheduleNotFoundError ? notCreated(id) : err;
+          });
+          // Audited before Temporal is asked (decision 0305): the action is Temporal's alone, and a row written after
+          // it was lost with Postgres, the schedule paused or triggered all the same.
+          await auditRequest();
+          try {
+            if (name === 'pause') await withinDeadline(s, () => handle.pause(note));
+            else if (name === 'unpause') await withinDeadline(s, () => handle.unpause(note));
+            else await withinDeadline(s, () => handle.trigger());
+          } catch (err) {
+            throw afterRequest(id, name, err);
+          }
         });
         output(Boolean(opts.json), { id, action: name }, `${id}: ${name} done`);
       });

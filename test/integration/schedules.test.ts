@@ -11,7 +11,7 @@ import { activeAccount } from '../helpers/fixtures';
 import { fund } from '../helpers/money';
 import { eventually, newCustomer, stack } from '../helpers/stack';
 import { getStatement } from '../helpers/statements';
-import { cambio } from '../helpers/cli';
+import { cambio, cambioFails } from '../helpers/cli';
 import { workflowBundle } from '../helpers/workflow-bundle';
 import { GrpcStallProxy } from '../helpers/grpc-stall';
 import { freePort } from '../helpers/processes';
@@ -324,6 +324,10 @@ describe('Periodic jobs as Temporal Schedules', function () {
       const none = JSON.parse((await cambio('schedule', 'list', '--json')).stdout) as Array<Record<string, unknown>>;
       expect(none.map((r) => [r.id, r.created])).to.deep.equal(jobs.map((j) => [j.id, false]));
       expect((await cambio('schedule', 'list')).stdout).to.match(/not created yet/);
+      // Nothing to pause yet: a refusal in the error shape (before: Temporal's bare "schedule not found", no JSON).
+      const early = await cambioFails('schedule', 'pause', 'event-purge', '--json');
+      expect(early.body.code).to.equal('NOT_FOUND');
+      expect(early.body.message).to.match(/not created yet/);
       await ensureSchedules(client, config, jobs);
       const listed = JSON.parse((await cambio('schedule', 'list', '--json')).stdout) as Array<Record<string, unknown>>;
       expect(listed.map((r) => [r.id, r.workflowType, r.paused])).to.deep.equal(
@@ -352,14 +356,17 @@ describe('Periodic jobs as Temporal Schedules', function () {
       );
 
       const audited = (await em.execute(
-        `select action, target, reason, operator from audit_log
+        `select action, target, reason, operator, details->>'outcome' as outcome from audit_log
          where seq > ? and action like 'schedule.%' and target in (?, ?) order by seq`,
         [last, 'event-purge', purge.scheduleId],
       )) as Array<Record<string, string | null>>;
+      // Each request audited before Temporal was asked (decision 0305); the refused one with its code.
+      const operator = 'test-operator';
       expect(audited).to.deep.equal([
-        { action: 'schedule.pause', target: 'event-purge', reason: 'disk maintenance', operator: 'test-operator' },
-        { action: 'schedule.unpause', target: purge.scheduleId, reason: null, operator: 'test-operator' },
-        { action: 'schedule.trigger', target: 'event-purge', reason: null, operator: 'test-operator' },
+        { action: 'schedule.pause', target: 'event-purge', reason: null, operator, outcome: 'NOT_FOUND' },
+        { action: 'schedule.pause', target: 'event-purge', reason: 'disk maintenance', operator, outcome: 'REQUESTED' },
+        { action: 'schedule.unpause', target: purge.scheduleId, reason: null, operator, outcome: 'REQUESTED' },
+        { action: 'schedule.trigger', target: 'event-purge', reason: null, operator, outcome: 'REQUESTED' },
       ]);
     } finally {
       await drop();
