@@ -49,16 +49,19 @@ function afterRequest(id: string, name: keyof typeof DONE, err: unknown): unknow
  */
 export function scheduleCommands(program: Command): void {
   const schedule = program.command('schedule').description("the periodic jobs' Temporal Schedules");
-  // A name that is no job of ours is refused before Temporal is asked: it would otherwise reach Temporal as a
-  // schedule id and come back as a bare "schedule not found".
-  const idOf = (name: string) => {
+  // A job of this config, by its short name or full id; or a schedule of this deployment (its task queue's prefix)
+  // that the config no longer has: a rail's provider or the polled rate sources removed leave theirs running, for the
+  // operator to pause (decisions 0254, 0307). Which one it is, Temporal says (the action's describe): a name that is
+  // neither is refused then, as a name, not as Temporal's bare "schedule not found".
+  const targetOf = (name: string) => {
     const config = loadConfig();
     const ids = periodicJobs(config).map((j) => j.id);
-    const id = ids.includes(name) ? name : scheduleId(config, name);
-    if (ids.includes(id)) return id;
-    const names = ids.map((known) => known.slice(scheduleId(config, '').length)).join(', ');
+    const prefix = scheduleId(config, '');
+    const id = name.startsWith(prefix) ? name : scheduleId(config, name);
+    const names = ids.map((known) => known.slice(prefix.length)).join(', ');
     const errors = [{ path: 'schedule', message: `must be one of ${names}` }];
-    throw new CambioError('VALIDATION_ERROR', `no schedule "${name}": one of ${names}`, { errors });
+    const unknown = () => new CambioError('VALIDATION_ERROR', `no schedule "${name}": one of ${names}`, { errors });
+    return { id, configured: ids.includes(id), unknown };
   };
 
   schedule
@@ -110,13 +113,15 @@ export function scheduleCommands(program: Command): void {
       .option('--reason <reason>', 'why (kept as the schedule note and in the audit log)')
       .option('--json', 'print JSON')
       .action(async (target: string, opts: { reason?: string; json?: boolean }) => {
-        const id = idOf(target);
+        const { id, configured, unknown } = targetOf(target);
         await withTemporalServices(async (s) => {
           const handle = s.temporal.schedule.getHandle(id);
           const note = opts.reason ?? `${name} by cambio schedule`;
-          // A schedule not created yet is refused before anything is audited as requested.
+          // A job's schedule not created yet, or no schedule of ours, is refused before anything is audited as
+          // requested.
           await withinDeadline(s, () => handle.describe()).catch((err: unknown) => {
-            throw err instanceof ScheduleNotFoundError ? notCreated(id) : err;
+            if (!(err instanceof ScheduleNotFoundError)) throw err;
+            throw configured ? notCreated(id) : unknown();
           });
           // Audited before Temporal is asked (decision 0305): the action is Temporal's alone, and a row written after
           // it was lost with Postgres, the schedule paused or triggered all the same.

@@ -372,4 +372,28 @@ describe('Periodic jobs as Temporal Schedules', function () {
       await drop();
     }
   });
+  it('cambio schedule pauses a schedule its config no longer has, which the worker left running', async () => {
+    // A deployment that polled rates, then had its polled sources removed: the worker leaves the poll's schedule
+    // (decision 0254) for the operator to pause. The CLI's configuration has no rates-poll job.
+    const config = { taskQueue: (await stack()).config.taskQueue, statementInterval: 'month' };
+    expect(periodicJobs(config).map((j) => j.id)).to.not.include(scheduleId(config, 'rates-poll'));
+    const id = scheduleId(config, 'rates-poll');
+    const handle = await client.schedule.create({
+      scheduleId: id,
+      spec: { intervals: [{ every: '1 hour' }] },
+      action: { type: 'startWorkflow', workflowType: 'ratesPollWorkflow', args: [], taskQueue: 'gone', workflowId: id },
+    });
+    try {
+      // Before: VALIDATION_ERROR "no schedule", the one remedy decision 0254 names refused.
+      const paused = await cambio('schedule', 'pause', 'rates-poll', '--reason', 'rate sources removed');
+      expect(paused.stdout.trim()).to.equal(`${id}: pause done`);
+      expect((await handle.describe()).state).to.deep.include({ paused: true, note: 'rate sources removed' });
+      // A name that is no schedule at all is still refused as a name.
+      const none = await cambioFails('schedule', 'pause', 'rates-pol');
+      expect(none.body.code).to.equal('VALIDATION_ERROR');
+      expect(none.body.message).to.match(/no schedule "rates-pol": one of event-purge/);
+    } finally {
+      await handle.delete().catch(() => undefined);
+    }
+  });
 });
