@@ -378,6 +378,11 @@ describe('Periodic jobs as Temporal Schedules', function () {
     const config = { taskQueue: (await stack()).config.taskQueue, statementInterval: 'month' };
     expect(periodicJobs(config).map((j) => j.id)).to.not.include(scheduleId(config, 'rates-poll'));
     const id = scheduleId(config, 'rates-poll');
+    // One another file left (live-rates creates it on this task queue, and deletes it) would refuse the create.
+    await client.schedule
+      .getHandle(id)
+      .delete()
+      .catch(() => undefined);
     const handle = await client.schedule.create({
       scheduleId: id,
       spec: { intervals: [{ every: '1 hour' }] },
