@@ -43,6 +43,8 @@ interface Pending {
   /** The transaction whose COMMIT carries the row (set before it commits, kept once it did). */
   carrier?: unknown;
   committed: boolean;
+  /** Its row was written before the action, as REQUESTED (auditRequest): success adds nothing, a failure its code. */
+  requested?: boolean;
 }
 
 let pending: Pending | undefined;
@@ -108,8 +110,21 @@ export function auditCommands(program: Command): void {
   program.hook('postAction', async () => {
     const entry = pending;
     pending = undefined;
-    if (entry && !entry.committed) await appendOwnRow(entry, 'OK');
+    if (entry && !entry.committed && !entry.requested) await appendOwnRow(entry, 'OK');
   });
+}
+
+/**
+ * For an action that commits nothing of ours (a schedule's pause, unpause or trigger: Temporal's state alone), the
+ * row is written before the action, on its own, with outcome REQUESTED (decision 0305): written after it, a Postgres
+ * gone in between left an action done and never audited. The action then succeeds with that row alone; a failure
+ * adds a second row with its code (auditFailure). Postgres failing here ends the command before the action.
+ */
+export async function auditRequest(): Promise<void> {
+  const entry = pending;
+  if (!entry || entry.committed || entry.requested) return;
+  await appendOwnRow(entry, 'REQUESTED');
+  entry.requested = true;
 }
 
 /**
@@ -151,7 +166,8 @@ export const actionCommitted = (): boolean => !!pending?.committed;
 
 /**
  * A refused or failed action is recorded too, with the error code it ended with, in a transaction of its own:
- * nothing of it committed (else its row is already there and this adds nothing).
+ * nothing of it committed (else its row is already there and this adds nothing). After a REQUESTED row it is the
+ * second row of that request: how it ended.
  */
 export async function auditFailure(err: unknown): Promise<void> {
   const entry = pending;

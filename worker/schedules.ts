@@ -2,7 +2,23 @@
 // deployment whatever the number of workers, paused and triggered by an operator there or with
 // `cambio schedule list|pause|trigger`. Each worker that serves the main queue creates them at start; a schedule that
 // exists already (another worker, an earlier start) gets this worker's spec and action, its paused state kept.
-import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy, type ScheduleSpec } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import {
+  Client,
+  ScheduleAlreadyRunning,
+  ScheduleOverlapPolicy,
+  type ScheduleDescription,
+  type ScheduleSpec,
+  type ScheduleUpdateOptions,
+} from '@temporalio/client';
+// The SDK's own encoding of a schedule, for the update it makes without a conflict token (applyConfig).
+import {
+  compileUpdatedScheduleOptions,
+  encodeScheduleAction,
+  encodeSchedulePolicies,
+  encodeScheduleSpec,
+  encodeScheduleState,
+} from '@temporalio/client/lib/schedule-helpers';
 import type { Config } from '../config';
 import { parseStatementInterval } from '../domain/statement-interval';
 import { RAIL_ENTRIES } from '../rails/registry';
@@ -162,14 +178,65 @@ export async function ensureSchedules(
  * Gives an existing schedule this config's spec and action (decision 0254): a changed STATEMENT_INTERVAL,
  * RATES_POLL_SECONDS, reconciliation interval or rails' queue takes effect at the next worker start, not never. The
  * state is the operator's: paused stays paused with its reason; a running one shows this config's note.
+ *
+ * An update replaces the whole schedule, its paused state included, so it carries the conflict token of the describe
+ * it was computed from (decision 0306): a pause, an unpause or another worker's update that reached Temporal between
+ * the two makes Temporal drop this update (silently: it answers OK), and it is computed again from what is there now.
+ * Without the token an operator's pause made in that gap was undone, and the job ran on. The SDK's handle.update()
+ * sends no token, hence the request made here as the SDK makes it.
  */
 async function applyConfig(client: Client, config: SchedulesConfig, job: PeriodicJob): Promise<void> {
-  await client.schedule.getHandle(job.id).update((previous) => ({
-    spec: job.spec,
-    action: action(config, job),
-    policies: policies(job),
-    state: { paused: previous.state.paused, note: previous.state.paused ? previous.state.note : job.note },
-  }));
+  const handle = client.schedule.getHandle(job.id);
+  for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
+    const previous = await handle.describe();
+    const state = { paused: previous.state.paused, note: previous.state.paused ? previous.state.note : job.note };
+    await updateUnlessChanged(client, job.id, previous, {
+      spec: job.spec,
+      action: action(config, job),
+      policies: policies(job),
+      state,
+    });
+    // Applied: the token moved by one (this update) and the state is the one written. Anything else reached it
+    // first, or right after; a second pass reads it and writes this config over it, keeping its state.
+    const after = await handle.describe();
+    const applied = token(after) === token(previous) + 1n;
+    if (applied && after.state.paused === state.paused && (after.state.note ?? '') === (state.note ?? '')) return;
+  }
+  // Changed under each of the attempts (workers starting together, each writing its config): the last writer's
+  // stands, as in a rolling change of the config (decision 0254); the next start applies this one again.
+}
+
+/** Describes, then updates in a tight loop only when many workers start together: a bound, not a wait. */
+const UPDATE_ATTEMPTS = 5;
+
+const token = (d: ScheduleDescription): bigint => {
+  const raw = d.raw.conflictToken;
+  return raw && raw.length === 8 ? Buffer.from(raw).readBigInt64BE() : -1n;
+};
+
+/** handle.update()'s request (the SDK's own encoding, the action's headers kept), with `previous`'s conflict token. */
+async function updateUnlessChanged(
+  client: Client,
+  scheduleId: string,
+  previous: ScheduleDescription,
+  updated: ScheduleUpdateOptions,
+): Promise<void> {
+  const compiled = compileUpdatedScheduleOptions(scheduleId, updated);
+  const { namespace, loadedDataConverter, identity } = client.options;
+  const headers = previous.raw.schedule?.action?.startWorkflow?.header?.fields ?? {};
+  await client.workflowService.updateSchedule({
+    namespace,
+    scheduleId,
+    schedule: {
+      spec: encodeScheduleSpec(compiled.spec),
+      action: await encodeScheduleAction(loadedDataConverter, namespace, compiled.action, headers),
+      policies: encodeSchedulePolicies(compiled.policies),
+      state: encodeScheduleState(compiled.state),
+    },
+    conflictToken: previous.raw.conflictToken,
+    identity,
+    requestId: randomUUID(),
+  });
 }
 
 /** One run of `job` now, unless an operator paused it; skipped if a run is still going. */

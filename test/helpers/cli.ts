@@ -39,14 +39,15 @@ async function runCambio(extra: Record<string, string>, args: string[], timeout:
 export async function cambioWithin(timeoutMs: number, extra: Record<string, string>, ...args: string[]) {
   const started = Date.now();
   const ended = await runCambio(extra, args, timeoutMs).then(
-    (r) => ({ code: 0, signal: null, stderr: r.stderr }),
-    (e: { code: number | null; signal: NodeJS.Signals | null; stderr: string }) => e,
+    (r) => ({ code: 0, signal: null, stdout: r.stdout, stderr: r.stderr }),
+    (e: { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }) => e,
   );
   const last = ended.stderr.trim().split('\n').pop() ?? '';
   return {
     exitCode: ended.code,
     signal: ended.signal,
     seconds: (Date.now() - started) / 1000,
+    stdout: ended.stdout,
     body: last.startsWith('{') ? JSON.parse(last) : undefined,
   };
 }

@@ -15,12 +15,31 @@ export class GrpcStallProxy {
   private readonly sockets = new Set<net.Socket>();
   private callsSeen = 0;
   private stalled = false;
+  // Hold mode: the call one too many and what follows it wait here (not dropped) until `release()`.
+  private holding = false;
+  private readonly heldWrites: Array<() => void> = [];
+  private onHeld: () => void = () => undefined;
+  /** Resolves once a call is held (hold mode): the client has sent it, Temporal has not seen it. */
+  readonly held = new Promise<void>((resolve) => (this.onHeld = resolve));
 
+  /**
+   * `hold`: instead of stalling for good, the call one too many and everything after it is kept back until
+   * `release()`, then delivered in order and the proxy carries everything: a call delayed at an exact point, so that
+   * something else reaches Temporal first.
+   */
   constructor(
     readonly port: number,
     private readonly target: { host: string; port: number },
-    private readonly calls: number,
+    private calls: number,
+    private readonly mode: 'stall' | 'hold' = 'stall',
   ) {}
+
+  /** Hold mode: what was kept back reaches Temporal, and from now on every call goes through. */
+  release(): void {
+    this.calls = Infinity;
+    this.holding = false;
+    for (const write of this.heldWrites.splice(0)) write();
+  }
 
   async open(): Promise<void> {
     const server = net.createServer((client) => this.connect(client));
@@ -47,7 +66,10 @@ export class GrpcStallProxy {
     let prefaceLeft = PREFACE_LENGTH;
     client.on('data', (chunk: Buffer) => {
       if (this.stalled) return;
+      // Released: carried as it comes (what was held may have ended inside a frame: no parsing from here on).
+      if (this.calls === Infinity && pending.length === 0) return void upstream.write(chunk);
       pending = Buffer.concat([pending, chunk]);
+      if (this.holding) return; // kept back whole: delivered by release()
       const skip = Math.min(prefaceLeft, pending.length);
       prefaceLeft -= skip;
       let at = skip;
@@ -56,13 +78,21 @@ export class GrpcStallProxy {
         const length = pending.readUIntBE(at, 3);
         if (pending.length - at < FRAME_HEADER_LENGTH + length) break;
         if (pending[at + 3] === HEADERS && ++this.callsSeen > this.calls) {
-          this.stalled = true;
+          if (this.mode === 'stall') this.stalled = true;
+          else this.holding = true;
           break;
         }
         at += FRAME_HEADER_LENGTH + length;
       }
       upstream.write(pending.subarray(0, at));
       pending = pending.subarray(at);
+      if (this.holding) {
+        this.heldWrites.push(() => {
+          upstream.write(pending);
+          pending = Buffer.alloc(0);
+        });
+        this.onHeld();
+      }
     });
   }
 

@@ -11,9 +11,14 @@ export class TcpProxy {
   // Each connection's two ends, piped both ways unless stalled.
   private readonly pairs = new Set<[net.Socket, net.Socket]>();
   private stalled = false;
+  /**
+   * `replyDelayMs`: what the dependency sends reaches the client that much later (each chunk, in order), while what
+   * the client sends goes through at once: a request has taken effect a while before its caller learns it did.
+   */
   constructor(
     readonly port: number,
     private readonly target = { host: '127.0.0.1', port: 5432 },
+    private readonly replyDelayMs = 0,
   ) {}
 
   async open(): Promise<void> {
@@ -26,7 +31,10 @@ export class TcpProxy {
         s.on('error', () => undefined);
       }
       this.pairs.add(pair);
-      if (this.stalled) for (const s of pair) s.pause();
+      if (this.replyDelayMs > 0) {
+        client.pipe(upstream);
+        upstream.on('data', (chunk: Buffer) => setTimeout(() => client.write(chunk), this.replyDelayMs));
+      } else if (this.stalled) for (const s of pair) s.pause();
       else connect(pair);
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { Client as PgClient } from 'pg';
-import type { Client, ScheduleDescription, ScheduleHandle } from '@temporalio/client';
+import { Client, Connection, type ScheduleDescription, type ScheduleHandle } from '@temporalio/client';
 import { systemEm } from '../../db/orm';
 import { createActivities } from '../../activities';
 import { ensureSchedules, periodicJobs, scheduleId } from '../../worker/schedules';
@@ -11,8 +11,10 @@ import { activeAccount } from '../helpers/fixtures';
 import { fund } from '../helpers/money';
 import { eventually, newCustomer, stack } from '../helpers/stack';
 import { getStatement } from '../helpers/statements';
-import { cambio } from '../helpers/cli';
+import { cambio, cambioFails } from '../helpers/cli';
 import { workflowBundle } from '../helpers/workflow-bundle';
+import { GrpcStallProxy } from '../helpers/grpc-stall';
+import { freePort } from '../helpers/processes';
 
 // The test's own STATEMENT_INTERVAL (the product's default is a month): short, so that two runs and two idle periods
 // take seconds. Runs never overlap (SKIP): a run slower than a period delays the next one, it does not double it.
@@ -194,6 +196,43 @@ describe('Periodic jobs as Temporal Schedules', function () {
     }
   });
 
+  it("a worker's start that reads a schedule, then an operator's pause, then its update: the pause stays", async () => {
+    const { config: stackConfig } = await stack();
+    const config = { taskQueue: `${stackConfig.taskQueue}-pause-race`, statementInterval: 'month' };
+    const monthly = periodicJobs(config).filter((j) => j.workflowType === 'issueStatementsWorkflow');
+    const handle = client.schedule.getHandle(monthly[0].id);
+    // A worker that starts with STATEMENT_INTERVAL=day reaches Temporal through a proxy that holds its update (its
+    // fourth call: the connection's check, the create refused, the describe, the update) until the operator paused.
+    const [host, port] = stackConfig.temporalAddress.split(':');
+    const proxy = new GrpcStallProxy(await freePort(), { host, port: Number(port) }, 3, 'hold');
+    await proxy.open();
+    const connection = await Connection.connect({ address: `127.0.0.1:${proxy.port}` });
+    const worker = new Client({ connection, namespace: stackConfig.temporalNamespace });
+    try {
+      await ensureSchedules(client, config, monthly);
+      const daily = { ...config, statementInterval: 'day' };
+      const starting = ensureSchedules(
+        worker,
+        daily,
+        periodicJobs(daily).filter((j) => j.workflowType === 'issueStatementsWorkflow'),
+      );
+      await proxy.held;
+      await handle.pause('operator: bank holiday');
+      proxy.release();
+      await starting;
+      const d = await handle.describe();
+      // The operator's pause and its reason are kept...
+      expect(d.state.paused).to.equal(true);
+      expect(d.state.note).to.equal('operator: bank holiday');
+      // ...and the worker's config is applied all the same.
+      expect(d.action.type === 'startWorkflow' && d.action.args).to.deep.equal(['day']);
+    } finally {
+      await handle.delete().catch(() => undefined);
+      await connection.close();
+      await proxy.close();
+    }
+  });
+
   it('a run held past its next period leaves no period without its statements', async () => {
     const c = await newCustomer('Held Periods Ltda');
     const account = await activeAccount(c, ['BRL']);
@@ -285,6 +324,10 @@ describe('Periodic jobs as Temporal Schedules', function () {
       const none = JSON.parse((await cambio('schedule', 'list', '--json')).stdout) as Array<Record<string, unknown>>;
       expect(none.map((r) => [r.id, r.created])).to.deep.equal(jobs.map((j) => [j.id, false]));
       expect((await cambio('schedule', 'list')).stdout).to.match(/not created yet/);
+      // Nothing to pause yet: a refusal in the error shape (before: Temporal's bare "schedule not found", no JSON).
+      const early = await cambioFails('schedule', 'pause', 'event-purge', '--json');
+      expect(early.body.code).to.equal('NOT_FOUND');
+      expect(early.body.message).to.match(/not created yet/);
       await ensureSchedules(client, config, jobs);
       const listed = JSON.parse((await cambio('schedule', 'list', '--json')).stdout) as Array<Record<string, unknown>>;
       expect(listed.map((r) => [r.id, r.workflowType, r.paused])).to.deep.equal(
@@ -313,17 +356,49 @@ describe('Periodic jobs as Temporal Schedules', function () {
       );
 
       const audited = (await em.execute(
-        `select action, target, reason, operator from audit_log
+        `select action, target, reason, operator, details->>'outcome' as outcome from audit_log
          where seq > ? and action like 'schedule.%' and target in (?, ?) order by seq`,
         [last, 'event-purge', purge.scheduleId],
       )) as Array<Record<string, string | null>>;
+      // Each request audited before Temporal was asked (decision 0305); the refused one with its code.
+      const operator = 'test-operator';
       expect(audited).to.deep.equal([
-        { action: 'schedule.pause', target: 'event-purge', reason: 'disk maintenance', operator: 'test-operator' },
-        { action: 'schedule.unpause', target: purge.scheduleId, reason: null, operator: 'test-operator' },
-        { action: 'schedule.trigger', target: 'event-purge', reason: null, operator: 'test-operator' },
+        { action: 'schedule.pause', target: 'event-purge', reason: null, operator, outcome: 'NOT_FOUND' },
+        { action: 'schedule.pause', target: 'event-purge', reason: 'disk maintenance', operator, outcome: 'REQUESTED' },
+        { action: 'schedule.unpause', target: purge.scheduleId, reason: null, operator, outcome: 'REQUESTED' },
+        { action: 'schedule.trigger', target: 'event-purge', reason: null, operator, outcome: 'REQUESTED' },
       ]);
     } finally {
       await drop();
+    }
+  });
+  it('cambio schedule pauses a schedule its config no longer has, which the worker left running', async () => {
+    // A deployment that polled rates, then had its polled sources removed: the worker leaves the poll's schedule
+    // (decision 0254) for the operator to pause. The CLI's configuration has no rates-poll job.
+    const config = { taskQueue: (await stack()).config.taskQueue, statementInterval: 'month' };
+    expect(periodicJobs(config).map((j) => j.id)).to.not.include(scheduleId(config, 'rates-poll'));
+    const id = scheduleId(config, 'rates-poll');
+    // One another file left (live-rates creates it on this task queue, and deletes it) would refuse the create.
+    await client.schedule
+      .getHandle(id)
+      .delete()
+      .catch(() => undefined);
+    const handle = await client.schedule.create({
+      scheduleId: id,
+      spec: { intervals: [{ every: '1 hour' }] },
+      action: { type: 'startWorkflow', workflowType: 'ratesPollWorkflow', args: [], taskQueue: 'gone', workflowId: id },
+    });
+    try {
+      // Before: VALIDATION_ERROR "no schedule", the one remedy decision 0254 names refused.
+      const paused = await cambio('schedule', 'pause', 'rates-poll', '--reason', 'rate sources removed');
+      expect(paused.stdout.trim()).to.equal(`${id}: pause done`);
+      expect((await handle.describe()).state).to.deep.include({ paused: true, note: 'rate sources removed' });
+      // A name that is no schedule at all is still refused as a name.
+      const none = await cambioFails('schedule', 'pause', 'rates-pol');
+      expect(none.body.code).to.equal('VALIDATION_ERROR');
+      expect(none.body.message).to.match(/no schedule "rates-pol": one of event-purge/);
+    } finally {
+      await handle.delete().catch(() => undefined);
     }
   });
 });
