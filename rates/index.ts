@@ -42,6 +42,8 @@ export function rateBookFromConfig(
   orm: Orm,
   log: Logger,
   events: BookEvents = {},
+  /** This process's clock (a test gives one that is off, as a host's may be). */
+  now: () => number = Date.now,
 ): { book: RateBook; warning?: string } {
   const [primary, ...references] = config.rates.sources;
   const retryAfterSeconds = config.rates.pollSeconds;
@@ -70,11 +72,13 @@ export function rateBookFromConfig(
       primary: connector.name,
       references: refs,
       maxAgeSeconds: config.rates.maxAgeSeconds,
+      maxSourceAgeSeconds: connector.maxSourceAgeSeconds,
       maxDeviationPct: config.rates.maxDeviationPct,
       retryAfterSeconds,
     },
     log,
     events,
+    now,
   );
   return { book };
 }

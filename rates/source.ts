@@ -25,6 +25,11 @@ export interface RateConnector {
   name: 'oxr' | 'ptax' | 'ecb';
   /** The currencies this source is a reference for (the deviation breaker); the primary's role ignores it. */
   covers: readonly string[];
+  /**
+   * How old the source's own instant may be while it prices quotes as the primary: its longest gap between two
+   * publications, with room. An older one is a feed that stopped moving though it still answers (decision 0297).
+   */
+  maxSourceAgeSeconds: number;
   /** One read of the source's latest rates; `signal` ends it at the poll's timeout. */
   fetchLatest(now: Date, signal: AbortSignal): Promise<FetchedRates>;
 }

@@ -116,12 +116,16 @@ describe('live exchange rates (local sources in the documented shapes)', functio
   }
 
   /** An API process of this deployment (its own rates cache), on the stack's database. */
-  async function api(overrides: Partial<RatesConfig> = {}, more: Partial<Config> = {}) {
+  async function api(overrides: Partial<RatesConfig> = {}, more: Partial<Config> = {}, clock?: () => number) {
     const { services } = await stack();
     const cfg = { ...config, ...more, rates: { ...config.rates, ...overrides } };
-    const { book } = rateBookFromConfig(cfg, services.orm, pino({ level: 'silent' }), {
-      onDeviation: noteRatesDeviation,
-    });
+    const { book } = rateBookFromConfig(
+      cfg,
+      services.orm,
+      pino({ level: 'silent' }),
+      { onDeviation: noteRatesDeviation },
+      clock,
+    );
     return supertest(createApp({ ...services, config: cfg, rates: book }).callback());
   }
 
@@ -279,6 +283,7 @@ describe('live exchange rates (local sources in the documented shapes)', functio
     const overflowing: RateConnector = {
       name: 'oxr',
       covers: [],
+      maxSourceAgeSeconds: 3 * 3600,
       fetchLatest: () =>
         Promise.resolve({
           base: 'USD',
@@ -339,6 +344,7 @@ describe('live exchange rates (local sources in the documented shapes)', functio
     const stamped = (aheadMs: number): RateConnector => ({
       name: 'oxr',
       covers: [],
+      maxSourceAgeSeconds: 3 * 3600,
       fetchLatest: () =>
         Promise.resolve({
           base: 'USD',
@@ -436,6 +442,39 @@ describe('live exchange rates (local sources in the documented shapes)', functio
       fake.oxr.body = oxrLatest(t1 + 540, oxrRates());
       await poll();
     }
+  });
+
+  it('a primary that keeps answering one old instant (a frozen feed) stops new quotes, pegs still quote', async () => {
+    const { services } = await stack();
+    // Only the frozen answer's rows, as on a deployment whose source froze before its first poll: OXR's instant is 4
+    // hours old (it moves at least hourly) and every poll receives it again, so its received_at stays fresh.
+    await systemEm(services.orm).execute(`delete from exchange_rates where source = 'oxr'`);
+    const frozen = seconds(new Date()) - 4 * 3600;
+    fake.oxr.body = oxrLatest(frozen, oxrRates());
+    try {
+      expect((await poll())[0].error).to.equal(undefined);
+      expect((await poll())[0].error).to.equal(undefined);
+      const app = await api();
+      for (const [from, to] of [
+        ['USD', 'EUR'],
+        ['BRL', 'GBP'],
+      ]) {
+        const res = await quoteOn(app, from, to);
+        expect(res.status, `${from}→${to} ${JSON.stringify(res.body)}`).to.equal(503);
+        expect(res.body.code).to.equal('RATES_UNAVAILABLE');
+        expect(res.body.details.reason).to.match(
+          /^oxr's latest rate is stamped \S+Z, over 3 hours \(10800 s\) old for oxr$/,
+        );
+        expect(res.headers['retry-after']).to.equal('30');
+      }
+      expect((await quoteOn(app, 'USD', 'USDC')).status).to.equal(201);
+      const view = await app.get('/api/rates?base=USD').set(c.auth);
+      expect(view.body.rates.find((r: { asset: string }) => r.asset === 'EUR')).to.include({ mid: null });
+    } finally {
+      fake.oxr.body = oxrLatest(t1 + 600, oxrRates());
+      await poll();
+    }
+    expect((await quoteOn(await api(), 'USD', 'EUR')).status).to.equal(201);
   });
 
   it('never waits on a source that hangs; a stale primary stops new quotes, locked ones execute', async () => {
