@@ -10,6 +10,12 @@ import { Dec } from '../domain/money';
 import { type RateBook, type RateLeg, type RateSource, ratesUnavailable } from '../domain/rates';
 import type { ExchangeRateRow } from '../db/repositories/exchange-rates';
 
+/** The latest rows, and the database's clock as the read ended (the clock every age is measured by: 0298). */
+export interface RatesRead {
+  rows: ExchangeRateRow[];
+  databaseNow: Date;
+}
+
 /** How long a snapshot of the rows answers quotes before the next one reads them again. */
 export const SNAPSHOT_MS = 1000;
 
@@ -185,7 +191,7 @@ export class LiveRateBook implements RateBook {
   private open = new Map<string, DeviationDetail>();
 
   constructor(
-    private readonly read: () => Promise<ExchangeRateRow[]>,
+    private readonly read: () => Promise<RatesRead>,
     readonly settings: BookSettings,
     private readonly log: Logger,
     private readonly events: BookEvents = {},
@@ -204,7 +210,11 @@ export class LiveRateBook implements RateBook {
   private async load(): Promise<LiveRates> {
     // The snapshot's age counts from the read's start: its rows are of that instant, however long the read took.
     const at = this.now();
-    const rates = snapshotOf(this.settings, await this.read(), this.now);
+    const { rows, databaseNow } = await this.read();
+    // Ages are the database's: the rows were received by its clock (rates/poll.ts), and this host's may be minutes
+    // off (0298). The offset is taken as the read returns, its clock read last: right within a few milliseconds.
+    const offset = databaseNow.getTime() - this.now();
+    const rates = snapshotOf(this.settings, rows, () => this.now() + offset);
     this.snapshot = { at, rates };
     this.noteDeviations(rates.deviating);
     return rates;

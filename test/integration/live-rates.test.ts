@@ -477,6 +477,19 @@ describe('live exchange rates (local sources in the documented shapes)', functio
     expect((await quoteOn(await api(), 'USD', 'EUR')).status).to.equal(201);
   });
 
+  it("judges a rate's age by the database's clock, not by an API host's clock off by minutes", async () => {
+    fake.oxr.body = oxrLatest(t1 + 630, oxrRates());
+    await poll();
+    // A host 3 minutes ahead of the worker and the database: the rows just received are not 3 minutes old.
+    const ahead = await quoteOn(await api({}, {}, () => Date.now() + 180_000), 'USD', 'EUR');
+    expect(ahead.status, JSON.stringify(ahead.body)).to.equal(201);
+    // A host 10 minutes behind: rows received over a second ago are over RATES_MAX_AGE_SECONDS=1 all the same.
+    await new Promise((r) => setTimeout(r, 1100));
+    const behind = await quoteOn(await api({ maxAgeSeconds: 1 }, {}, () => Date.now() - 600_000), 'USD', 'EUR');
+    expect(behind.status, JSON.stringify(behind.body)).to.equal(503);
+    expect(behind.body.details.reason).to.match(/over RATES_MAX_AGE_SECONDS=1/);
+  });
+
   it('never waits on a source that hangs; a stale primary stops new quotes, locked ones execute', async () => {
     const app = await api();
     const locked = await quoteOn(app, 'BRL', 'USD', '50.00');

@@ -269,7 +269,7 @@ describe('rates/book', () => {
         reads++;
         const rows = [row('oxr', 'USD', 'BRL', reads === 1 ? '5.4' : '5.5')];
         now += 900; // a slow read: the rows are of its start
-        return rows;
+        return { rows, databaseNow: new Date(now) };
       },
       settings,
       pino({ level: 'silent' }),
@@ -288,7 +288,7 @@ describe('rates/book', () => {
     const book = new LiveRateBook(
       async () => {
         reads++;
-        return [row('oxr', 'USD', 'BRL', '5.4')];
+        return { rows: [row('oxr', 'USD', 'BRL', '5.4')], databaseNow: new Date(now) };
       },
       settings,
       pino({ level: 'silent' }),
