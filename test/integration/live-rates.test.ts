@@ -490,6 +490,30 @@ describe('live exchange rates (local sources in the documented shapes)', functio
     expect(behind.body.details.reason).to.match(/over RATES_MAX_AGE_SECONDS=1/);
   });
 
+  it('refuses an answer over 1 MiB, declared or streamed: none of it stored, the rows before still price', async () => {
+    const { services } = await stack();
+    // A valid answer padded to 2 MiB, as a misdirected URL or a broken proxy may send a body of any size: read whole,
+    // it all sat in the rails worker's memory, however large, until the poll's timeout.
+    const at = t1 + 690;
+    fake.oxr.body = oxrLatest(at, oxrRates({ EUR: '0.9' })).replace('{', '{' + ' '.repeat(2 * 1024 * 1024));
+    try {
+      for (const chunked of [false, true]) {
+        fake.oxr.chunked = chunked;
+        const [oxr] = await poll();
+        expect(oxr.error, `chunked: ${chunked}`).to.equal('oxr: the answer is over 1048576 bytes');
+      }
+      const rows = await latestExchangeRates(systemEm(services.orm), ['oxr'], ASSETS);
+      expect(rows.filter((r) => r.sourceTime.getTime() === at * 1000)).to.deep.equal([]);
+    } finally {
+      fake.oxr.chunked = false;
+      fake.oxr.body = oxrLatest(t1 + 720, oxrRates());
+      await poll();
+    }
+    const eur = await quoteOn(await api(), 'USD', 'EUR');
+    expect(eur.status, JSON.stringify(eur.body)).to.equal(201);
+    expect(eur.body.effectiveRate.sourceTime).to.equal(new Date((t1 + 720) * 1000).toISOString());
+  });
+
   it('never waits on a source that hangs; a stale primary stops new quotes, locked ones execute', async () => {
     const app = await api();
     const locked = await quoteOn(app, 'BRL', 'USD', '50.00');
