@@ -316,7 +316,7 @@ const decimal = (v: string | undefined, fallback: string, name: string): string 
 const trimmedUrl = (v: string | undefined, fallback: string) => (v || fallback).replace(/\/+$/, '');
 
 function loadRatesConfig(env: NodeJS.ProcessEnv): RatesConfig {
-  return {
+  const rates: RatesConfig = {
     sources: rateSources(env.RATES_SOURCES),
     pollSeconds: Math.max(1, int(env.RATES_POLL_SECONDS, 30, 'RATES_POLL_SECONDS')),
     maxAgeSeconds: int(env.RATES_MAX_AGE_SECONDS, 120, 'RATES_MAX_AGE_SECONDS'),
@@ -327,5 +327,18 @@ function loadRatesConfig(env: NodeJS.ProcessEnv): RatesConfig {
     ptax: { url: trimmedUrl(env.PTAX_URL, 'https://olinda.bcb.gov.br') },
     ecb: { url: env.ECB_URL || 'https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml' },
   };
+  checkRatesMaxAge(rates);
+  return rates;
+}
+
+// A poll receives a source's rows once an interval, the last of them up to RATES_TIMEOUT_MS into it: a limit no longer
+// than that refuses every cross-currency quote for part of every interval, though every poll is on time (0300).
+function checkRatesMaxAge({ sources, pollSeconds, maxAgeSeconds, timeoutMs }: RatesConfig): void {
+  if (!sources.some((s) => s !== 'table')) return;
+  if (maxAgeSeconds * 1000 > pollSeconds * 1000 + timeoutMs) return;
+  throw new Error(
+    `RATES_MAX_AGE_SECONDS (${maxAgeSeconds}) must be more than RATES_POLL_SECONDS (${pollSeconds}) plus ` +
+      `RATES_TIMEOUT_MS (${timeoutMs}): a rate received on one poll would be too old before the next one`,
+  );
 }
 // ---- end of live exchange rates ----------------------------------------------------------------------------------

@@ -10,6 +10,12 @@ import { Dec } from '../domain/money';
 import { type RateBook, type RateLeg, type RateSource, ratesUnavailable } from '../domain/rates';
 import type { ExchangeRateRow } from '../db/repositories/exchange-rates';
 
+/** The latest rows, and the database's clock as the read ended (the clock every age is measured by: 0298). */
+export interface RatesRead {
+  rows: ExchangeRateRow[];
+  databaseNow: Date;
+}
+
 /** How long a snapshot of the rows answers quotes before the next one reads them again. */
 export const SNAPSHOT_MS = 1000;
 
@@ -19,6 +25,8 @@ export interface BookSettings {
   /** The other sources, with the currencies each is the reference for. */
   references: { name: string; covers: readonly string[] }[];
   maxAgeSeconds: number;
+  /** How old the primary's own instant may be (its connector's `maxSourceAgeSeconds`, decision 0297). */
+  maxSourceAgeSeconds: number;
   maxDeviationPct: string;
   /** The Retry-After of a refused leg: about when the next poll may bring a usable rate. */
   retryAfterSeconds: number;
@@ -75,6 +83,12 @@ export function perUsd(rows: ExchangeRateRow[]): Map<string, Leg> {
   return legs;
 }
 
+/** `10800` as `3 hours`, `518400` as `6 days`: a bound of whole hours or days as an operator reads it. */
+function inWords(seconds: number): string {
+  const [n, unit] = seconds % 86_400 === 0 ? [seconds / 86_400, 'day'] : [seconds / 3600, 'hour'];
+  return `${n} ${unit}${n === 1 ? '' : 's'}`;
+}
+
 /** A snapshot of the rows, priced leg by leg as of the moment each quote asks. */
 export class LiveRates implements RateSource {
   constructor(
@@ -90,7 +104,7 @@ export class LiveRates implements RateSource {
   }
 
   legOf(asset: AssetCode): RateLeg {
-    const { primary, maxAgeSeconds, retryAfterSeconds } = this.settings;
+    const { primary, maxAgeSeconds, maxSourceAgeSeconds, retryAfterSeconds } = this.settings;
     const peg = pegOf(asset);
     // A stablecoin prices at its peg unless the primary quotes it (then its own row, however old: a stale quote is
     // refused below, never replaced by the peg, which the market may no longer hold it to).
@@ -101,6 +115,16 @@ export class LiveRates implements RateSource {
       throw ratesUnavailable(
         asset,
         `${primary} last answered at ${leg.receivedAt.toISOString()}, over RATES_MAX_AGE_SECONDS=${maxAgeSeconds}`,
+        retryAfterSeconds,
+      );
+    }
+    // Received is not new: a source that keeps answering one instant (a frozen feed, a stale mirror) is received on
+    // every poll, and its rate would price quotes for ever (decision 0297).
+    if (leg.sourceTime && this.now() - leg.sourceTime.getTime() > maxSourceAgeSeconds * 1000) {
+      throw ratesUnavailable(
+        asset,
+        `${primary}'s latest rate is stamped ${leg.sourceTime.toISOString()}, over ${inWords(maxSourceAgeSeconds)} ` +
+          `(${maxSourceAgeSeconds} s) old for ${primary}`,
         retryAfterSeconds,
       );
     }
@@ -167,7 +191,7 @@ export class LiveRateBook implements RateBook {
   private open = new Map<string, DeviationDetail>();
 
   constructor(
-    private readonly read: () => Promise<ExchangeRateRow[]>,
+    private readonly read: () => Promise<RatesRead>,
     readonly settings: BookSettings,
     private readonly log: Logger,
     private readonly events: BookEvents = {},
@@ -186,7 +210,11 @@ export class LiveRateBook implements RateBook {
   private async load(): Promise<LiveRates> {
     // The snapshot's age counts from the read's start: its rows are of that instant, however long the read took.
     const at = this.now();
-    const rates = snapshotOf(this.settings, await this.read(), this.now);
+    const { rows, databaseNow } = await this.read();
+    // Ages are the database's: the rows were received by its clock (rates/poll.ts), and this host's may be minutes
+    // off (0298). The offset is taken as the read returns, its clock read last: right within a few milliseconds.
+    const offset = databaseNow.getTime() - this.now();
+    const rates = snapshotOf(this.settings, rows, () => this.now() + offset);
     this.snapshot = { at, rates };
     this.noteDeviations(rates.deviating);
     return rates;

@@ -4,7 +4,7 @@ import type { Config, RateSourceName } from '../config';
 import { ASSETS } from '../domain/assets';
 import { DEFAULT_MID_RATES, type RateBook, TableRateSource } from '../domain/rates';
 import type { Orm } from '../db/orm';
-import { latestExchangeRates } from '../db/repositories/exchange-rates';
+import { latestExchangeRates, ratesClock } from '../db/repositories/exchange-rates';
 import { systemEm } from '../db/orm';
 import { type BookEvents, LiveRateBook, NoRates } from './book';
 import { ecbConnector } from './ecb';
@@ -42,6 +42,8 @@ export function rateBookFromConfig(
   orm: Orm,
   log: Logger,
   events: BookEvents = {},
+  /** This process's clock (a test gives one that is off, as a host's may be). */
+  now: () => number = Date.now,
 ): { book: RateBook; warning?: string } {
   const [primary, ...references] = config.rates.sources;
   const retryAfterSeconds = config.rates.pollSeconds;
@@ -65,16 +67,22 @@ export function rateBookFromConfig(
     .map((c) => ({ name: c.name, covers: c.covers }));
   const sources = [connector.name, ...refs.map((r) => r.name)];
   const book = new LiveRateBook(
-    () => latestExchangeRates(systemEm(orm), sources, ASSETS),
+    async () => {
+      const em = systemEm(orm);
+      const rows = await latestExchangeRates(em, sources, ASSETS);
+      return { rows, databaseNow: await ratesClock(em) };
+    },
     {
       primary: connector.name,
       references: refs,
       maxAgeSeconds: config.rates.maxAgeSeconds,
+      maxSourceAgeSeconds: connector.maxSourceAgeSeconds,
       maxDeviationPct: config.rates.maxDeviationPct,
       retryAfterSeconds,
     },
     log,
     events,
+    now,
   );
   return { book };
 }

@@ -1,9 +1,9 @@
 // One poll of one source: read it within the timeout, log what it refused, store what it gave (unless stamped ahead of
-// our clock). Shared by the poll activity (activities/rates.ts) and the tests that drive a connector against a local
-// server.
+// the database's clock). Shared by the poll activity (activities/rates.ts) and the tests that drive a connector against
+// a local server.
 import type { Orm } from '../db/orm';
 import { systemEm } from '../db/orm';
-import { addExchangeRates } from '../db/repositories/exchange-rates';
+import { addExchangeRates, ratesClock } from '../db/repositories/exchange-rates';
 import type { RateConnector } from './source';
 
 // How far past the poll's clock a source's instant may be: clocks disagree by seconds, and the ECB's instant is ours,
@@ -50,7 +50,13 @@ export async function pollRateSource(
   for (const r of fetched.refused) {
     log.warn('rates: value refused from source, not used', { source: connector.name, ...r });
   }
-  const receivedAt = new Date();
+  // Received by the database's clock, which the API judges ages by: the worker's own may be minutes off (0298).
+  let receivedAt: Date;
+  try {
+    receivedAt = await ratesClock(systemEm(orm));
+  } catch (err) {
+    return notStored(connector.name, fetched.refused, err, log);
+  }
   const ahead = fetched.rates.find(
     (r) => r.sourceTime.getTime() > receivedAt.getTime() + MAX_SOURCE_TIME_AHEAD_SECONDS * 1000,
   );
@@ -67,10 +73,14 @@ export async function pollRateSource(
       fetched.rates.map((r) => ({ source: connector.name, base: fetched.base, receivedAt, ...r })),
     );
   } catch (err) {
-    // This source's rows only: the others of the run are stored apart, and the next run tries again.
-    const error = `not stored: ${err instanceof Error ? err.message : String(err)}`;
-    log.warn('rates: answer not stored', { source: connector.name, error });
-    return { source: connector.name, stored: 0, refused: fetched.refused, error };
+    return notStored(connector.name, fetched.refused, err, log);
   }
   return { source: connector.name, stored: fetched.rates.length, refused: fetched.refused };
+}
+
+// This source's rows only: the others of the run are stored apart, and the next run tries again.
+function notStored(source: string, refused: PollResult['refused'], err: unknown, log: PollLog): PollResult {
+  const error = `not stored: ${err instanceof Error ? err.message : String(err)}`;
+  log.warn('rates: answer not stored', { source, error });
+  return { source, stored: 0, refused, error };
 }

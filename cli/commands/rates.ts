@@ -3,7 +3,7 @@ import { withServices, output } from '../context';
 import { ASSETS, type AssetCode, isAssetCode } from '../../domain/assets';
 import { CambioError } from '../../domain/errors';
 import { systemEm } from '../../db/orm';
-import { latestExchangeRates } from '../../db/repositories/exchange-rates';
+import { latestExchangeRates, ratesClock } from '../../db/repositories/exchange-rates';
 import { currentRates } from '../../services/rates';
 
 const ageOf = (at: Date | null, now: number) => (at ? Math.max(0, Math.round((now - at.getTime()) / 1000)) : null);
@@ -25,9 +25,11 @@ export function ratesCommands(program: Command): void {
       }
       const base: AssetCode = opts.base;
       const result = await withServices(async (s) => {
-        const now = Date.now();
         const polled = s.config.rates.sources.filter((n) => n !== 'table');
-        const rows = await latestExchangeRates(systemEm(s.orm), polled, ASSETS);
+        const em = systemEm(s.orm);
+        const rows = await latestExchangeRates(em, polled, ASSETS);
+        // Ages by the database's clock, as the API judges them (0298): an operator's laptop may be minutes off.
+        const now = (await ratesClock(em)).getTime();
         const sources = polled.map((name) => {
           const own = rows.filter((r) => r.source === name);
           const latest = (pick: (r: (typeof own)[number]) => Date) =>

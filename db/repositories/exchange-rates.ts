@@ -75,3 +75,13 @@ export async function latestExchangeRates(
     receivedAt: new Date(r.received_at as string),
   }));
 }
+
+/**
+ * The database's clock: the one clock a rate's `received_at` is written by (rates/poll.ts) and its age is judged by
+ * (rates/book.ts, `cambio rates`), so a worker's or an API host's clock off by minutes neither refuses every fresh
+ * rate nor prices from stale ones (decision 0298).
+ */
+export async function ratesClock(em: Em): Promise<Date> {
+  const [row] = await em.execute('select clock_timestamp() as now');
+  return new Date(row.now as string);
+}

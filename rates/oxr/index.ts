@@ -11,6 +11,8 @@ export function oxrConnector(config: RatesConfig): RateConnector | undefined {
   return {
     name: 'oxr',
     covers: [],
+    // Every plan moves `timestamp` at least hourly, weekends included: two missed updates and the next one's delay.
+    maxSourceAgeSeconds: 3 * 3600,
     async fetchLatest(_now, signal) {
       return translateLatest(await fetchLatestJson({ url: config.oxr.url, appId }, signal));
     },

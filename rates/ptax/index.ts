@@ -21,6 +21,8 @@ export function ptaxConnector(config: RatesConfig): RateConnector {
   return {
     name: 'ptax',
     covers: ['BRL'],
+    // Business days only: Carnival leaves Friday's closing bulletin the latest until Wednesday afternoon, 5 days.
+    maxSourceAgeSeconds: 6 * 86_400,
     async fetchLatest(now, signal): Promise<FetchedRates> {
       let day = brasiliaDay(now);
       for (let i = 0; i <= MAX_DAYS_BACK; i++) {

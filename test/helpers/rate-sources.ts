@@ -11,6 +11,8 @@ export interface FakeSource {
   body?: string;
   status?: number;
   hangMs?: number;
+  /** Sent in chunks without a Content-Length, as a stream whose size is known only at its end. */
+  chunked?: boolean;
 }
 
 export interface FakeRateSources {
@@ -74,8 +76,17 @@ export async function startFakeRateSources(): Promise<FakeRateSources> {
   const answer = async (res: http.ServerResponse, s: FakeSource, type: string) => {
     if (s.hangMs) await new Promise((r) => setTimeout(r, s.hangMs));
     if (res.destroyed) return;
-    res.writeHead(s.status ?? (s.body === undefined ? 404 : 200), { 'content-type': type });
-    res.end(s.body ?? '');
+    const status = s.status ?? (s.body === undefined ? 404 : 200);
+    if (!s.chunked) {
+      res.writeHead(status, { 'content-type': type });
+      return void res.end(s.body ?? '');
+    }
+    res.writeHead(status, { 'content-type': type, 'transfer-encoding': 'chunked' });
+    const body = s.body ?? '';
+    for (let at = 0; at < body.length && !res.destroyed; at += 65_536) {
+      if (!res.write(body.slice(at, at + 65_536))) await new Promise((r) => res.once('drain', r));
+    }
+    res.end();
   };
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');

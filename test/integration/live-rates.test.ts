@@ -116,12 +116,16 @@ describe('live exchange rates (local sources in the documented shapes)', functio
   }
 
   /** An API process of this deployment (its own rates cache), on the stack's database. */
-  async function api(overrides: Partial<RatesConfig> = {}, more: Partial<Config> = {}) {
+  async function api(overrides: Partial<RatesConfig> = {}, more: Partial<Config> = {}, clock?: () => number) {
     const { services } = await stack();
     const cfg = { ...config, ...more, rates: { ...config.rates, ...overrides } };
-    const { book } = rateBookFromConfig(cfg, services.orm, pino({ level: 'silent' }), {
-      onDeviation: noteRatesDeviation,
-    });
+    const { book } = rateBookFromConfig(
+      cfg,
+      services.orm,
+      pino({ level: 'silent' }),
+      { onDeviation: noteRatesDeviation },
+      clock,
+    );
     return supertest(createApp({ ...services, config: cfg, rates: book }).callback());
   }
 
@@ -279,6 +283,7 @@ describe('live exchange rates (local sources in the documented shapes)', functio
     const overflowing: RateConnector = {
       name: 'oxr',
       covers: [],
+      maxSourceAgeSeconds: 3 * 3600,
       fetchLatest: () =>
         Promise.resolve({
           base: 'USD',
@@ -339,6 +344,7 @@ describe('live exchange rates (local sources in the documented shapes)', functio
     const stamped = (aheadMs: number): RateConnector => ({
       name: 'oxr',
       covers: [],
+      maxSourceAgeSeconds: 3 * 3600,
       fetchLatest: () =>
         Promise.resolve({
           base: 'USD',
@@ -436,6 +442,76 @@ describe('live exchange rates (local sources in the documented shapes)', functio
       fake.oxr.body = oxrLatest(t1 + 540, oxrRates());
       await poll();
     }
+  });
+
+  it('a primary that keeps answering one old instant (a frozen feed) stops new quotes, pegs still quote', async () => {
+    const { services } = await stack();
+    // Only the frozen answer's rows, as on a deployment whose source froze before its first poll: OXR's instant is 4
+    // hours old (it moves at least hourly) and every poll receives it again, so its received_at stays fresh.
+    await systemEm(services.orm).execute(`delete from exchange_rates where source = 'oxr'`);
+    const frozen = seconds(new Date()) - 4 * 3600;
+    fake.oxr.body = oxrLatest(frozen, oxrRates());
+    try {
+      expect((await poll())[0].error).to.equal(undefined);
+      expect((await poll())[0].error).to.equal(undefined);
+      const app = await api();
+      for (const [from, to] of [
+        ['USD', 'EUR'],
+        ['BRL', 'GBP'],
+      ]) {
+        const res = await quoteOn(app, from, to);
+        expect(res.status, `${from}→${to} ${JSON.stringify(res.body)}`).to.equal(503);
+        expect(res.body.code).to.equal('RATES_UNAVAILABLE');
+        expect(res.body.details.reason).to.match(
+          /^oxr's latest rate is stamped \S+Z, over 3 hours \(10800 s\) old for oxr$/,
+        );
+        expect(res.headers['retry-after']).to.equal('30');
+      }
+      expect((await quoteOn(app, 'USD', 'USDC')).status).to.equal(201);
+      const view = await app.get('/api/rates?base=USD').set(c.auth);
+      expect(view.body.rates.find((r: { asset: string }) => r.asset === 'EUR')).to.include({ mid: null });
+    } finally {
+      fake.oxr.body = oxrLatest(t1 + 600, oxrRates());
+      await poll();
+    }
+    expect((await quoteOn(await api(), 'USD', 'EUR')).status).to.equal(201);
+  });
+
+  it("judges a rate's age by the database's clock, not by an API host's clock off by minutes", async () => {
+    fake.oxr.body = oxrLatest(t1 + 630, oxrRates());
+    await poll();
+    // A host 3 minutes ahead of the worker and the database: the rows just received are not 3 minutes old.
+    const ahead = await quoteOn(await api({}, {}, () => Date.now() + 180_000), 'USD', 'EUR');
+    expect(ahead.status, JSON.stringify(ahead.body)).to.equal(201);
+    // A host 10 minutes behind: rows received over a second ago are over RATES_MAX_AGE_SECONDS=1 all the same.
+    await new Promise((r) => setTimeout(r, 1100));
+    const behind = await quoteOn(await api({ maxAgeSeconds: 1 }, {}, () => Date.now() - 600_000), 'USD', 'EUR');
+    expect(behind.status, JSON.stringify(behind.body)).to.equal(503);
+    expect(behind.body.details.reason).to.match(/over RATES_MAX_AGE_SECONDS=1/);
+  });
+
+  it('refuses an answer over 1 MiB, declared or streamed: none of it stored, the rows before still price', async () => {
+    const { services } = await stack();
+    // A valid answer padded to 2 MiB, as a misdirected URL or a broken proxy may send a body of any size: read whole,
+    // it all sat in the rails worker's memory, however large, until the poll's timeout.
+    const at = t1 + 690;
+    fake.oxr.body = oxrLatest(at, oxrRates({ EUR: '0.9' })).replace('{', '{' + ' '.repeat(2 * 1024 * 1024));
+    try {
+      for (const chunked of [false, true]) {
+        fake.oxr.chunked = chunked;
+        const [oxr] = await poll();
+        expect(oxr.error, `chunked: ${chunked}`).to.equal('oxr: the answer is over 1048576 bytes');
+      }
+      const rows = await latestExchangeRates(systemEm(services.orm), ['oxr'], ASSETS);
+      expect(rows.filter((r) => r.sourceTime.getTime() === at * 1000)).to.deep.equal([]);
+    } finally {
+      fake.oxr.chunked = false;
+      fake.oxr.body = oxrLatest(t1 + 720, oxrRates());
+      await poll();
+    }
+    const eur = await quoteOn(await api(), 'USD', 'EUR');
+    expect(eur.status, JSON.stringify(eur.body)).to.equal(201);
+    expect(eur.body.effectiveRate.sourceTime).to.equal(new Date((t1 + 720) * 1000).toISOString());
   });
 
   it('never waits on a source that hangs; a stale primary stops new quotes, locked ones execute', async () => {

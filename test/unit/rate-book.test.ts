@@ -28,6 +28,7 @@ const settings: BookSettings = {
     { name: 'ecb', covers: ['EUR'] },
   ],
   maxAgeSeconds: 120,
+  maxSourceAgeSeconds: 3 * 3600,
   maxDeviationPct: '3',
   retryAfterSeconds: 30,
 };
@@ -73,6 +74,31 @@ describe('rates/book', () => {
     expect(refusal(() => snapshotOf(settings, rows, () => T0 + 120_001).legOf('BRLT')).code).to.equal(
       'RATES_UNAVAILABLE',
     );
+  });
+
+  it("refuses a leg whose source instant is over the primary's bound, however recently it was received", () => {
+    // OXR answering one instant poll after poll (a frozen feed): received just now, stamped hours ago.
+    const at = (ageMs: number) =>
+      snapshotOf(settings, [{ ...row('oxr', 'USD', 'BRL', '5.4'), sourceTime: new Date(T0 - ageMs) }], () => T0);
+    expect(
+      at(3 * 3600_000)
+        .legOf('BRL')
+        .mid.toFixed(),
+    ).to.equal('5.4');
+    const err = refusal(() => at(3 * 3600_000 + 1).legOf('BRL'));
+    expect(err.code).to.equal('RATES_UNAVAILABLE');
+    expect(err.details).to.deep.include({
+      asset: 'BRL',
+      reason: "oxr's latest rate is stamped 2026-12-01T08:59:59.999Z, over 3 hours (10800 s) old for oxr",
+      retryAfterSeconds: 30,
+    });
+    expect(refusal(() => at(3 * 3600_000 + 1).legOf('BRLT')).code).to.equal('RATES_UNAVAILABLE');
+    // USD has no row of OXR's, and needs none.
+    expect(
+      at(3 * 3600_000 + 1)
+        .legOf('USDC')
+        .mid.toFixed(),
+    ).to.equal('1');
   });
 
   it('opens a deviation breaker strictly above the limit, for the covered leg only', () => {
@@ -243,7 +269,7 @@ describe('rates/book', () => {
         reads++;
         const rows = [row('oxr', 'USD', 'BRL', reads === 1 ? '5.4' : '5.5')];
         now += 900; // a slow read: the rows are of its start
-        return rows;
+        return { rows, databaseNow: new Date(now) };
       },
       settings,
       pino({ level: 'silent' }),
@@ -262,7 +288,7 @@ describe('rates/book', () => {
     const book = new LiveRateBook(
       async () => {
         reads++;
-        return [row('oxr', 'USD', 'BRL', '5.4')];
+        return { rows: [row('oxr', 'USD', 'BRL', '5.4')], databaseNow: new Date(now) };
       },
       settings,
       pino({ level: 'silent' }),
