@@ -11,8 +11,10 @@ export function oxrConnector(config: RatesConfig): RateConnector | undefined {
   return {
     name: 'oxr',
     covers: [],
-    // Every plan moves `timestamp` at least hourly, weekends included: two missed updates and the next one's delay.
-    maxSourceAgeSeconds: 3 * 3600,
+    // Hourly on every plan, but the FX market closes from Friday to Sunday evening (UTC), and whether OXR's instant
+    // moves then is not written anywhere we could check: a weekend's 48 hours and some, so that a quiet weekend never
+    // stops every quote, while a feed frozen for good is refused within about two days (decision 0297).
+    maxSourceAgeSeconds: 54 * 3600,
     async fetchLatest(_now, signal) {
       return translateLatest(await fetchLatestJson({ url: config.oxr.url, appId }, signal));
     },

@@ -446,10 +446,10 @@ describe('live exchange rates (local sources in the documented shapes)', functio
 
   it('a primary that keeps answering one old instant (a frozen feed) stops new quotes, pegs still quote', async () => {
     const { services } = await stack();
-    // Only the frozen answer's rows, as on a deployment whose source froze before its first poll: OXR's instant is 4
-    // hours old (it moves at least hourly) and every poll receives it again, so its received_at stays fresh.
+    // Only the frozen answer's rows, as on a deployment whose source froze before its first poll: OXR's instant is 3
+    // days old (past a weekend's) and every poll receives it again, so its received_at stays fresh.
     await systemEm(services.orm).execute(`delete from exchange_rates where source = 'oxr'`);
-    const frozen = seconds(new Date()) - 4 * 3600;
+    const frozen = seconds(new Date()) - 3 * 86_400;
     fake.oxr.body = oxrLatest(frozen, oxrRates());
     try {
       expect((await poll())[0].error).to.equal(undefined);
@@ -463,7 +463,7 @@ describe('live exchange rates (local sources in the documented shapes)', functio
         expect(res.status, `${from}→${to} ${JSON.stringify(res.body)}`).to.equal(503);
         expect(res.body.code).to.equal('RATES_UNAVAILABLE');
         expect(res.body.details.reason).to.match(
-          /^oxr's latest rate is stamped \S+Z, over 3 hours \(10800 s\) old for oxr$/,
+          /^oxr's latest rate is stamped \S+Z, over 54 hours \(194400 s\) old for oxr$/,
         );
         expect(res.headers['retry-after']).to.equal('30');
       }
