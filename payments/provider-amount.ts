@@ -1,6 +1,9 @@
-// The amount a provider's own record gives a payment it received, checked before it becomes one of ours.
+// The amount a provider's own record gives a payment it received, checked before it becomes one of ours, and
+// compared with ours when the payment was recorded already.
+import type { InboundPayment } from '../db/entities';
 import { Dec } from '../domain/money';
 import type { ReceivedPayment } from '../rails/rail';
+import { railAsset } from '../rails/registry';
 
 const DECIMAL = /^\d+(\.\d+)?$/;
 
@@ -19,4 +22,29 @@ export function requireProviderAmount(rail: string, p: ReceivedPayment): void {
     `${rail} shows ${p.endToEndId} received with the amount ${JSON.stringify(p.amount)}, which is not one: ` +
       'not recorded (record it by hand from the statement, or wait for the provider to correct it)',
   );
+}
+
+/** A payment found recorded under the provider's reference, and what it says otherwise than the provider. */
+export interface KnownReceipt {
+  payment: InboundPayment;
+  created: false;
+  /** Recorded with another amount or asset than the provider's: what differs (decision 0303). */
+  disagrees?: string;
+}
+
+/**
+ * The record already under the provider's reference, with what it says otherwise than the provider (amount or
+ * asset), unless they agree or the provider's amount cannot be read. The first record stands (a reference is one
+ * payment), but one an operator typed with another amount would leave the difference at the provider and in no
+ * record, unseen: it is said (decision 0303).
+ */
+export function knownReceipt(rail: string, recorded: InboundPayment, p: ReceivedPayment): KnownReceipt {
+  const asset = p.asset ?? railAsset(rail) ?? recorded.asset;
+  const readable = !p.unreadable && DECIMAL.test(p.amount);
+  if (!readable || (recorded.amount.eq(p.amount) && recorded.asset === asset))
+    return { payment: recorded, created: false };
+  const theirs = `${new Dec(p.amount).toFixed()} ${asset}`;
+  const ours = `${recorded.amount.toFixed()} ${recorded.asset}`;
+  const disagrees = `${p.endToEndId} is recorded as ${ours}; ${rail} shows ${theirs}`;
+  return { payment: recorded, created: false, disagrees };
 }

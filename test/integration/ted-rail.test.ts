@@ -633,6 +633,33 @@ describe('TED: credits read from the collection account', function () {
     expect(await reconciledSpan(em, RAIL)).to.deep.equal(before);
   });
 
+  it("names in the poll's result a TED an operator recorded for another amount than the bank lists", async () => {
+    // The bank's API was down; the operator recorded the credit from the statement and typed 38.00 for 380.00. The
+    // first record stands, but the 342.00 at the bank is in no record: the run says so (decision 0303).
+    const { c, cnpj } = await owner();
+    const id = `TED${randomUUID().replace(/-/g, '').toUpperCase()}`;
+    await cambio(
+      ...['payment', 'record', '--rail', RAIL, '--customer', c.customerId, '--amount', '38.00'],
+      ...['--asset', 'BRL', '--reference', id],
+    );
+    const res = await fetch(`${st.psp.url}/sim/bank-accounts/credits`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ transactionId: id, payerTaxId: cnpj, amount: '380.00', accountId: config.ted.accountId }),
+    });
+    expect(res.status).to.equal(201);
+    const settle = { orm: st.services.orm, temporal: st.services.temporal, config };
+    const told: string[] = [];
+    const run = await reconcileRail(settle, ted, { onDisagreement: (_, what) => told.push(what) });
+    expect(run.disagreeing).to.deep.equal([id]);
+    expect(told).to.deep.equal([`${id} is recorded as 38 BRL; ${RAIL} shows 380 BRL`]);
+    expect(run.failed).to.deep.equal([]);
+    expect((await payment(id))!.amount).to.deep.include({ value: '38.00' });
+    // Every run says it again (no run changes it); the credits recorded with the bank's amounts are not named.
+    const again = await reconcileRail(settle, ted);
+    expect(again.disagreeing).to.deep.equal([id]);
+  });
+
   it('closes the books: cambio books check', async () => {
     const ran = await cambio('books', 'check', '--asset', 'BRL', '--json');
     expect(JSON.parse(ran.stdout).ok, ran.stdout).to.equal(true);
