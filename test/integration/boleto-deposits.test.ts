@@ -331,6 +331,20 @@ describe('BOLETO deposits through the bank: registration, notices, reconciliatio
     }
   });
 
+  it('no rail records a payment in fractions of its asset’s unit: the books check still runs', async () => {
+    // The last guard before a provider's payment becomes one of ours (payments/provider-amount.ts): a PSP's list
+    // with a Pix of 10.005 BRL (a connector that let it through) is refused for it alone, never in the ledger.
+    const { services, config } = await stack();
+    const endToEndId = `E${randomUUID().replace(/-/g, '')}`;
+    const pix = { endToEndId, amount: '10.005', asset: 'BRL', receivedAt: new Date().toISOString(), returns: [] };
+    const settle = { orm: services.orm, temporal: services.temporal, config };
+    const run = await reconcileRail(settle, { rail: 'PIX_KEY', listReceived: async () => [pix] });
+    expect(run.failed).to.deep.equal([endToEndId]);
+    expect(await sql('select 1 from inbound_payments where end_to_end_id = ?', [endToEndId])).to.deep.equal([]);
+    // Recorded, 10.005 BRL made the books check throw for the whole asset.
+    expect(await checkBooks(systemEm(services.orm), 'BRL')).to.have.property('ok');
+  });
+
   it('an unpaid window cancels the boleto at the bank; a payment that lands anyway is UNMATCHED', async () => {
     const dep = await openDeposit(c, accountId, '70.00', { deposit: 1, replay: 1 }, { rail: 'BOLETO', asset: 'BRL' });
     const op = await untilStatus(c, dep.id, 'FAILED');
