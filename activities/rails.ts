@@ -201,6 +201,12 @@ export function createRailActivities(deps: ActivityDeps) {
             endToEndId,
             error: err instanceof Error ? err.message : String(err),
           }),
+        // The first record stands; the difference is at the provider and in no record (decision 0303).
+        onDisagreement: (endToEndId, disagrees) =>
+          ctx.log.error('a payment is recorded with another amount than its provider lists; an operator settles it', {
+            endToEndId,
+            disagrees,
+          }),
       });
       // A window the provider refused: listed shorter, the rest left to the next runs (decision 0279).
       if (result.narrowedFrom) {

@@ -13,7 +13,7 @@ import { CambioError } from '../domain/errors';
 import { Dec } from '../domain/money';
 import type { ReceivedPayment } from '../rails/rail';
 import { railAsset } from '../rails/registry';
-import { requireProviderAmount } from './provider-amount';
+import { knownReceipt, requireProviderAmount } from './provider-amount';
 import { recordInboundPaymentOnce, type SettleContext } from './record-and-decide';
 
 /**
@@ -26,11 +26,11 @@ export async function recordPayerReceipt(
   s: SettleContext,
   rail: string,
   p: ReceivedPayment,
-): Promise<{ payment: InboundPayment; created: boolean }> {
+): Promise<{ payment: InboundPayment; created: boolean; disagrees?: string }> {
   const em = systemEm(s.orm);
   // A stand-in reference names no payment, whatever an operator recorded under its words (decision 0236).
   const known = p.unnamed ? undefined : await findPaymentByReference(em, rail, p.endToEndId);
-  if (known) return { payment: known, created: false };
+  if (known) return knownReceipt(rail, known, p);
   requireProviderAmount(rail, p);
   const payer = p.payerAccount;
   const asset = p.asset ?? railAsset(rail)!;
@@ -39,7 +39,7 @@ export async function recordPayerReceipt(
       if (payer) await lockPayerMatching(tx, rail, payer.taxId);
       // Recorded by a poll that held the lock before us: the same credit, once.
       const recorded = await findPaymentByReference(tx, rail, p.endToEndId);
-      if (recorded) return { payment: recorded, created: false };
+      if (recorded) return knownReceipt(rail, recorded, p);
       // Only the one customer owning the CNPJ may be paid by it: with two owners, the older deposit could be the one
       // a customer opened under another's CNPJ, and the TED would credit it with the other's money.
       const customerId = payer ? await customerOfTaxId(tx, payer.taxId) : undefined;
@@ -59,6 +59,6 @@ export async function recordPayerReceipt(
   } catch (err) {
     // Recorded meanwhile by an operator from the bank statement, for another customer: the first record stands.
     if (!(err instanceof CambioError && err.code === 'RAIL_REFERENCE_IN_USE')) throw err;
-    return { payment: (await findPaymentByReference(em, rail, p.endToEndId))!, created: false };
+    return knownReceipt(rail, (await findPaymentByReference(em, rail, p.endToEndId))!, p);
   }
 }

@@ -15,7 +15,7 @@ import type { ReceivedPayment } from '../rails/rail';
 import { chargeField, railAsset, railEntry } from '../rails/registry';
 import type { ChargeField } from '../db/repositories/operations';
 import { recordPayerReceipt } from './payer-matching';
-import { requireProviderAmount } from './provider-amount';
+import { knownReceipt, requireProviderAmount } from './provider-amount';
 import {
   DECISION_DEADLINE_MS,
   decideInboundPayment,
@@ -34,6 +34,8 @@ export interface RecordedReceipt {
   payment: InboundPayment;
   /** False: a notice (or an earlier run) had recorded it already. */
   created: boolean;
+  /** Recorded already with another amount or asset than the provider's: what differs (decision 0303). */
+  disagrees?: string;
 }
 
 /**
@@ -48,7 +50,7 @@ export async function recordReceipt(s: SettleContext, rail: string, p: ReceivedP
   const em = systemEm(s.orm);
   // A stand-in reference names no payment, whatever an operator recorded under its words (decision 0236).
   const known = p.unnamed ? undefined : await findPaymentByReference(em, rail, p.endToEndId);
-  if (known) return { payment: known, created: false };
+  if (known) return knownReceipt(rail, known, p);
   requireProviderAmount(rail, p);
   const field = chargeField(rail) as ChargeField;
   const deposit = p.chargeId ? await depositOfCharge(em, p.chargeId, field) : undefined;
@@ -66,7 +68,7 @@ export async function recordReceipt(s: SettleContext, rail: string, p: ReceivedP
     // Recorded meanwhile by another reporter that attributed it otherwise (an operator's `deposit pay` with this
     // reference): the first record stands.
     if (!(err instanceof CambioError && err.code === 'RAIL_REFERENCE_IN_USE')) throw err;
-    return { payment: (await findPaymentByReference(em, rail, p.endToEndId))!, created: false };
+    return knownReceipt(rail, (await findPaymentByReference(em, rail, p.endToEndId))!, p);
   }
 }
 

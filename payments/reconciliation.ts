@@ -38,6 +38,11 @@ export interface ReconcileResult {
   known: number;
   /** References whose recording failed (logged); the next run lists them again. */
   failed: string[];
+  /**
+   * References recorded already with another amount or asset than the provider lists (an operator's typo, say): the
+   * first record stands, and the difference is for an operator (decision 0303). Not failures: no run changes them.
+   */
+  disagreeing: string[];
   /** Set when the provider refused the window asked (a 400): the end asked, `windowEnd` being what it listed. */
   narrowedFrom?: string;
   /** The provider's refusal of the longer window, for the operator's log. */
@@ -78,6 +83,8 @@ export async function reconcileRail(
     /** The first run's start when set (PIX_RECONCILE_FROM), instead of the deployment's recorded origin. */
     firstFrom?: Date;
     onFailure?: (endToEndId: string, err: unknown) => void;
+    /** Told of each payment recorded already that the provider lists otherwise (what differs). */
+    onDisagreement?: (endToEndId: string, disagrees: string) => void;
     onProgress?: () => void;
   } = {},
 ): Promise<ReconcileResult> {
@@ -101,11 +108,16 @@ export async function reconcileRail(
     late: 0,
     known: 0,
     failed: [],
+    disagreeing: [],
   };
   for (const p of received) {
     try {
-      const { created } = await recordReceived(s, rail.rail, p);
+      const { created, disagrees } = await recordReceived(s, rail.rail, p);
       result[created ? 'late' : 'known']++;
+      if (disagrees) {
+        result.disagreeing.push(p.endToEndId);
+        opts.onDisagreement?.(p.endToEndId, disagrees);
+      }
     } catch (err) {
       result.failed.push(p.endToEndId);
       opts.onFailure?.(p.endToEndId, err);

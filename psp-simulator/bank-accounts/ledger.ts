@@ -19,6 +19,11 @@ export interface BookedCredit {
   partieNumber: string;
   partieCheckDigit: string;
   listings: number;
+  /**
+   * Fields the bank lists differently from a plain TED effected (`type`, `completedAuthorisedPaymentType`, a payer's
+   * tax id as a JSON number...): merged over the entry it lists, so a test plays a bank's other answers.
+   */
+  listedAs?: Record<string, unknown>;
 }
 
 export class BankLedger {
@@ -44,6 +49,12 @@ export class BankLedger {
 
   repeat(credit: BookedCredit): void {
     credit.listings++;
+    this.save();
+  }
+
+  /** The bank now lists the credit with these fields (say, effected: `completedAuthorisedPaymentType`). */
+  relist(credit: BookedCredit, listedAs: Record<string, unknown>): void {
+    credit.listedAs = { ...credit.listedAs, ...listedAs };
     this.save();
   }
 

@@ -6,7 +6,8 @@ import { BankLedger, type BookedCredit } from './ledger';
 // credentials at `{base}/token`, `GET {base}/accounts/v2/accounts/{accountId}/transactions` with booking dates,
 // `creditDebitIndicator`, `page` and `page-size`, answering `{data, links, meta}`. `{base}` is `/open-finance` on the
 // simulator's address. Control routes under /sim/bank-accounts play the payers and the faults: book a TED (payer's
-// CNPJ/CPF, amount, bank details), list one booked credit twice, answer 5xx for the next requests.
+// CNPJ/CPF, amount, bank details), list one booked credit twice or with other fields (`listedAs`: another `type`, not
+// effected yet), answer 5xx for the next requests.
 
 export const BANK_ACCOUNTS_BASE = '/open-finance';
 const TRANSACTIONS = /^\/open-finance\/accounts\/v2\/accounts\/([^/]+)\/transactions$/;
@@ -133,6 +134,7 @@ export function bankAccountsRoutes(options: BankAccountsOptions): Koa.Middleware
       partieNumber: str(b.accountNumber) ?? '987654',
       partieCheckDigit: str(b.accountDigit) ?? '3',
       listings: 1,
+      ...(isObject(b.listedAs) ? { listedAs: b.listedAs } : {}),
     };
     ledger.add(credit);
     ctx.status = 201;
@@ -148,6 +150,16 @@ export function bankAccountsRoutes(options: BankAccountsOptions): Koa.Middleware
       const credit = ledger.find(decodeURIComponent(repeat[1]));
       if (!credit) return ((ctx.status = 404), (ctx.body = { error: 'no such credit' }), true);
       ledger.repeat(credit);
+      return ((ctx.body = credit), true);
+    }
+    const relist = /^\/credits\/([^/]+)\/listed-as$/.exec(path);
+    if (ctx.method === 'POST' && relist) {
+      const credit = ledger.find(decodeURIComponent(relist[1]));
+      if (!credit) return ((ctx.status = 404), (ctx.body = { error: 'no such credit' }), true);
+      const body = ctx.state.body as unknown;
+      if (!isObject(body))
+        return ((ctx.status = 400), (ctx.body = { error: 'the fields to list, as an object' }), true);
+      ledger.relist(credit, body);
       return ((ctx.body = credit), true);
     }
     if (ctx.method === 'POST' && path === '/outage') {
@@ -189,5 +201,8 @@ function entry(c: BookedCredit) {
     partieBranchCode: c.partieBranchCode,
     partieNumber: c.partieNumber,
     partieCheckDigit: c.partieCheckDigit,
+    ...c.listedAs,
   };
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -282,12 +282,17 @@ function received(record: BoletoRecord): ReceivedPayment {
   const at = c.dataSituacao
     ? Date.parse(c.dataSituacao.length === 10 ? `${c.dataSituacao}T12:00:00-03:00` : c.dataSituacao)
     : NaN;
+  const amount = bankAmount(c.valorTotalRecebido);
   return {
     endToEndId: c.codigoSolicitacao,
     ...(c.seuNumero ? { chargeId: c.seuNumero } : {}),
-    // Unreadable, it is passed on as the bank wrote it, and recording refuses it (payments/provider-amount.ts):
-    // never 0.00, which would keep the reference from its real amount for good.
-    amount: bankAmount(c.valorTotalRecebido) ?? String(c.valorTotalRecebido ?? ''),
+    // Unreadable, it is passed on as the bank wrote it, marked so, and recording refuses it (payments/
+    // provider-amount.ts): never 0.00, which would keep the reference from its real amount for good, nor fractions of
+    // a cent (100.995), which the ledger cannot show in BRL (decisions 0172, 0188).
+    amount: amount ?? String(c.valorTotalRecebido ?? ''),
+    ...(amount
+      ? {}
+      : { unreadable: `valorTotalRecebido ${JSON.stringify(c.valorTotalRecebido)} is no amount in cents` }),
     asset: BOLETO_ASSET,
     // Inter dates a payment by its day only: noon of it in Brasília, never later than now.
     receivedAt: new Date(Number.isNaN(at) ? Date.now() : Math.min(at, Date.now())).toISOString(),

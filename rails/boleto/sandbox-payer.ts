@@ -2,12 +2,15 @@
 // (`POST /sim/boleto/pay`) pays the deposit's boleto, and Cambio learns of it the production way (the bank's notice,
 // read back).
 import { CambioError } from '../../domain/errors';
-import { formatAmount, parseAmountValue } from '../../domain/money';
+import { Dec, formatAmount, parseAmountValue } from '../../domain/money';
 import { isTransientStatus, RailUnavailableError } from '../errors';
 import type { SandboxPaid, SandboxPayerCapability, SandboxPaymentRequest } from '../rail';
 import { BOLETO_ASSET, BOLETO_RAIL } from './connector';
 
 const CALL_TIMEOUT_MS = 10_000;
+// The most a boleto's received amount is written with (records.ts: 13 digits before the point): paid for more at the
+// simulated bank, its notice is refused and no reconciliation run can record it.
+const BOLETO_MAX_VALOR = new Dec('9999999999999.99');
 
 export interface SandboxBoleto {
   seuNumero: string;
@@ -24,6 +27,10 @@ export class BoletoSandboxPayer implements SandboxPayerCapability<SandboxBoleto>
     const seuNumero = request.fundingInstruction.seuNumero;
     if (request.asset !== BOLETO_ASSET || typeof seuNumero !== 'string') return undefined;
     const amount = parseAmountValue(request.amount, 'BRL', { path: '/amount/value' });
+    if (amount.gt(BOLETO_MAX_VALOR)) {
+      const message = `/amount/value is more than a boleto carries (${BOLETO_MAX_VALOR.toFixed(2)} BRL)`;
+      throw new CambioError('INVALID_AMOUNT', message, { path: '/amount/value' });
+    }
     const record = (await this.call('GET', `/sim/boleto/boletos/${encodeURIComponent(seuNumero)}`)) as {
       cobranca: { codigoSolicitacao: string };
     };

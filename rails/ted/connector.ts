@@ -59,10 +59,10 @@ export class TedRail implements RailConnector, ListingCapability {
     for (const entry of entries.filter(isTedCredit)) {
       const problem = creditProblem(entry);
       if (problem) {
-        // Passed on all the same: its recording fails, and the run keeps its window (decision 0188).
+        // Passed on all the same: its recording fails, and the run keeps its window (decisions 0188, 0301).
         const warn = this.options.warn ?? ((m, d) => console.warn(m, d));
-        warn('a TED the bank lists cannot be read; it is not recorded', {
-          transactionId: entry.transactionId,
+        warn('a credit the bank lists is not recorded (yet)', {
+          transactionId: (entry as { transactionId?: unknown } | null)?.transactionId,
           problem,
         });
       }

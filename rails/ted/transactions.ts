@@ -8,11 +8,14 @@ import type { PayerAccount, ReceivedPayment, TimeWindow } from '../rail';
 /** One entry of `data` as the Accounts API v2 writes it (fields Cambio reads). */
 export interface AccountTransaction {
   transactionId?: string;
+  /** TRANSACAO_EFETIVADA (made), TRANSACAO_PROCESSANDO (may still not be) or LANCAMENTO_FUTURO (scheduled). */
+  completedAuthorisedPaymentType?: string;
   type?: string;
   creditDebitType?: string;
   transactionAmount?: { amount?: string; currency?: string };
   transactionDateTime?: string;
-  partieCnpjCpf?: string;
+  /** Text; a bank that writes it as a JSON number is read by its digits. */
+  partieCnpjCpf?: string | number;
   partiePersonType?: string;
   partieCompeCode?: string;
   partieBranchCode?: string;
@@ -73,18 +76,47 @@ const AMOUNT = /^\d{1,15}\.\d{2,4}$/;
  * Why an entry that is a TED received cannot be recorded as it stands, or null. It is still passed on
  * (`unreadable`): recording refuses it, which is the run's failure for that credit alone, so the cursor stays and the
  * next run lists it again (decision 0188). A TED whose payer the bank does not name is readable: money all the same.
+ * One the bank has not effected yet (TRANSACAO_PROCESSANDO, LANCAMENTO_FUTURO) is not money yet, and is listed again
+ * until it is (decision 0301). Nothing here throws, whatever the bank wrote: one odd entry never stops a poll.
  */
-export function creditProblem(t: AccountTransaction): string | null {
-  if (!t.transactionId) return 'no transactionId';
-  const amount = t.transactionAmount?.amount ?? '';
+export function creditProblem(t: unknown): string | null {
+  if (!isEntry(t)) return 'the entry is not an object';
+  if (typeof t.transactionId !== 'string' || !t.transactionId) return 'no transactionId';
+  const status = t.completedAuthorisedPaymentType;
+  if (status != null && status !== EFFECTED) return `not effected yet (completedAuthorisedPaymentType ${status})`;
+  const amount = String(t.transactionAmount?.amount ?? '');
   if (!AMOUNT.test(amount)) return `amount "${amount}" is not a decimal of 2 to 4 places`;
   if (new Dec(amount).decimalPlaces() > 2 || new Dec(amount).lte(0)) return `amount ${amount} is not whole cents`;
   if ((t.transactionAmount?.currency ?? 'BRL') !== 'BRL') return `currency ${t.transactionAmount?.currency}`;
+  if (payerText(t) === undefined) return `partieCnpjCpf ${JSON.stringify(t.partieCnpjCpf)} is no tax id`;
   return null;
 }
 
-/** A TED the account received: `type` TED and `creditDebitType` CREDITO (anything else is not ours to record). */
-export const isTedCredit = (t: AccountTransaction): boolean => t.type === 'TED' && t.creditDebitType === 'CREDITO';
+// The one completedAuthorisedPaymentType that is money in the account.
+const EFFECTED = 'TRANSACAO_EFETIVADA';
+
+// The credits a payer makes from an account of its own to the collection account: a TED, a transfer within the
+// collection bank (what a TED between two accounts of one bank is booked as), a Pix to the account's details, a DOC.
+// Any of them is the owner's money sent as the instruction asks (decision 0302); other credits (an investment
+// redeemed, a loan, interest) are not a payer's.
+const PAYER_TRANSFERS = new Set(['TED', 'TRANSFERENCIA_MESMA_INSTITUICAO', 'PIX', 'DOC']);
+
+const isEntry = (t: unknown): t is AccountTransaction => typeof t === 'object' && t !== null && !Array.isArray(t);
+
+/**
+ * A credit a payer sent to the account (`creditDebitType` CREDITO, `type` one of PAYER_TRANSFERS), or an entry Cambio
+ * cannot tell anything of (not an object): passed on to fail as unreadable, never skipped (decision 0188).
+ */
+export const isTedCredit = (t: unknown): boolean =>
+  !isEntry(t) || (PAYER_TRANSFERS.has(t.type ?? '') && t.creditDebitType === 'CREDITO');
+
+/** The payer's tax id as the bank wrote it, as text: a JSON number by its digits; undefined when it is neither. */
+function payerText(t: AccountTransaction): string | undefined {
+  const v = t.partieCnpjCpf;
+  if (v === undefined || v === null) return '';
+  if (typeof v === 'string') return v;
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? String(v) : undefined;
+}
 
 /**
  * The payer's tax id as Cambio compares it (`bareTaxId`: digits and letters, upper case; the alphanumeric CNPJ keeps
@@ -92,7 +124,7 @@ export const isTedCredit = (t: AccountTransaction): boolean => t.type === 'TED' 
  * natural person's 11, and 12 or 13 digits can only be a CNPJ.
  */
 export function payerTaxIdOf(t: AccountTransaction): string {
-  const bare = bareTaxId(t.partieCnpjCpf ?? '');
+  const bare = bareTaxId(payerText(t) ?? '');
   if (!/^\d+$/.test(bare)) return bare;
   const natural = t.partiePersonType === 'PESSOA_NATURAL';
   const legal = t.partiePersonType === 'PESSOA_JURIDICA' || bare.length > 11;
@@ -106,8 +138,9 @@ export function payerTaxIdOf(t: AccountTransaction): string {
  * the bank names one (`partieCnpjCpf` is conditional in the Accounts API: without it the TED is the platform's, for
  * an operator). An entry with a `creditProblem` carries it as `unreadable`.
  */
-export function receivedTed(t: AccountTransaction): ReceivedPayment {
-  const problem = creditProblem(t);
+export function receivedTed(entry: unknown): ReceivedPayment {
+  const problem = creditProblem(entry);
+  const t: AccountTransaction = isEntry(entry) ? entry : {};
   const taxId = payerTaxIdOf(t);
   const payerAccount: PayerAccount | undefined = taxId
     ? {
@@ -119,15 +152,16 @@ export function receivedTed(t: AccountTransaction): ReceivedPayment {
         ...(t.partieCheckDigit ? { accountDigit: t.partieCheckDigit } : {}),
       }
     : undefined;
-  const amount = t.transactionAmount?.amount ?? '';
+  const amount = String(t.transactionAmount?.amount ?? '');
+  const named = typeof t.transactionId === 'string' && t.transactionId ? t.transactionId : undefined;
   return {
-    endToEndId: t.transactionId || UNNAMED,
+    endToEndId: named ?? UNNAMED,
     amount: problem ? amount : new Dec(amount).toFixed(2),
     asset: 'BRL',
-    receivedAt: t.transactionDateTime ?? new Date().toISOString(),
+    receivedAt: typeof t.transactionDateTime === 'string' ? t.transactionDateTime : new Date().toISOString(),
     ...(payerAccount ? { payerAccount } : {}),
     ...(problem ? { unreadable: problem } : {}),
-    ...(t.transactionId ? {} : { unnamed: true }),
+    ...(named ? {} : { unnamed: true }),
     returns: [],
   };
 }

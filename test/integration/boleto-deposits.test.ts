@@ -132,6 +132,17 @@ describe('BOLETO deposits through the bank: registration, notices, reconciliatio
     expect(done.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal(['1234.56']);
   });
 
+  it('a sandbox payment of more than a boleto carries is 400 INVALID_AMOUNT, and the bank is not asked', async () => {
+    // The bank's amounts have at most 13 digits before the point: paid at the simulated bank, its notice is refused
+    // and no run can record it, so it would be a 503 for good and a reconciliation failure at every run.
+    const { res } = await postDeposit('70.00');
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    const paid = await pay(c, res.body.id, '12345678901234.00');
+    expect(paid.status, JSON.stringify(paid.body)).to.equal(400);
+    expect(paid.body.code).to.equal('INVALID_AMOUNT');
+    expect((await atBank(res.body.intent.fundingInstruction.seuNumero)).cobranca.situacao).to.equal('A_RECEBER');
+  });
+
   it('a bank that is down is 503 with Retry-After and no operation', async () => {
     const { psp } = await stack();
     const before = (await depositsOf(accountId)).length;
@@ -310,6 +321,28 @@ describe('BOLETO deposits through the bank: registration, notices, reconciliatio
       expect(run.failed, String(valor)).to.deep.equal([codigo]);
       expect(await paymentsWith(codigo), 'never recorded as 0.00').to.deep.equal([]);
     }
+    // Fractions of a cent, or more digits than the bank's amounts have: no real, never money in the ledger as they
+    // stand (a notice with them is 400); the same rule as a TED's (decision 0188).
+    for (const valor of ['100.995', '0.001', '12345678901234.00']) {
+      const rail = listing(valor);
+      const run = await reconcileRail(settle, { rail: 'BOLETO', listReceived: (w) => rail.listReceived(w) });
+      expect(run.failed, valor).to.deep.equal([codigo]);
+      expect(await paymentsWith(codigo), `never recorded as ${valor}`).to.deep.equal([]);
+    }
+  });
+
+  it('no rail records a payment in fractions of its asset’s unit: the books check still runs', async () => {
+    // The last guard before a provider's payment becomes one of ours (payments/provider-amount.ts): a PSP's list
+    // with a Pix of 10.005 BRL (a connector that let it through) is refused for it alone, never in the ledger.
+    const { services, config } = await stack();
+    const endToEndId = `E${randomUUID().replace(/-/g, '')}`;
+    const pix = { endToEndId, amount: '10.005', asset: 'BRL', receivedAt: new Date().toISOString(), returns: [] };
+    const settle = { orm: services.orm, temporal: services.temporal, config };
+    const run = await reconcileRail(settle, { rail: 'PIX_KEY', listReceived: async () => [pix] });
+    expect(run.failed).to.deep.equal([endToEndId]);
+    expect(await sql('select 1 from inbound_payments where end_to_end_id = ?', [endToEndId])).to.deep.equal([]);
+    // Recorded, 10.005 BRL made the books check throw for the whole asset.
+    expect(await checkBooks(systemEm(services.orm), 'BRL')).to.have.property('ok');
   });
 
   it('an unpaid window cancels the boleto at the bank; a payment that lands anyway is UNMATCHED', async () => {

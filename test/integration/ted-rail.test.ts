@@ -88,12 +88,13 @@ describe('TED: credits read from the collection account', function () {
       args: [railsQueue, RAIL],
     }) as Promise<{ listed: number; late: number; known: number; failed: string[] }>;
 
-  /** A TED the simulated bank books to the collection account. */
-  async function sendTed(payerTaxId: string, amount: string): Promise<string> {
+  /** A TED the simulated bank books to the collection account (`listedAs`: fields its entry lists otherwise). */
+  async function sendTed(payerTaxId: string, amount: string, listedAs?: Record<string, unknown>): Promise<string> {
+    const booking = { payerTaxId, amount, accountId: config.ted.accountId, bankCode: '237', branchCode: '042' };
     const res = await fetch(`${st.psp.url}/sim/bank-accounts/credits`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ payerTaxId, amount, accountId: config.ted.accountId, bankCode: '237', branchCode: '042' }),
+      body: JSON.stringify({ ...booking, ...(listedAs ? { listedAs } : {}) }),
     });
     expect(res.status).to.equal(201);
     return ((await res.json()) as { transactionId: string }).transactionId;
@@ -539,6 +540,124 @@ describe('TED: credits read from the collection account', function () {
       await connection.close().catch(() => undefined);
       await proxy.close();
     }
+  });
+
+  it('credits nothing the bank lists as processing or scheduled; the deposit once the bank effects it', async () => {
+    // The Accounts API's completedAuthorisedPaymentType: a TED still TRANSACAO_PROCESSANDO may never be effected, and
+    // a LANCAMENTO_FUTURO is one scheduled, not made. Neither is money yet (decision 0301).
+    const { c, accountId, cnpj } = await owner();
+    const first = (await tedDeposit(c, accountId, '31.00')).body;
+    const second = (await tedDeposit(c, accountId, '32.00')).body;
+    const processing = await sendTed(cnpj, '31.00', { completedAuthorisedPaymentType: 'TRANSACAO_PROCESSANDO' });
+    const scheduled = await sendTed(cnpj, '32.00', { completedAuthorisedPaymentType: 'LANCAMENTO_FUTURO' });
+    const settle = { orm: st.services.orm, temporal: st.services.temporal, config };
+    const em = systemEm(st.services.orm);
+    const before = await reconciledSpan(em, RAIL);
+    const run = await reconcileRail(settle, ted);
+    expect(await payment(processing)).to.equal(null);
+    expect(await payment(scheduled)).to.equal(null);
+    // Not dropped either: the run keeps its window, so the next one lists them again.
+    expect(run.failed).to.include.members([processing, scheduled]);
+    expect(await reconciledSpan(em, RAIL)).to.deep.equal(before);
+    expect((await getOp(c, first.id)).currentState.status).to.equal('REQUESTED');
+    expect((await balance(c, accountId, 'BRL')).available).to.equal('0.00');
+
+    for (const id of [processing, scheduled]) {
+      await bank(`/credits/${id}/listed-as`, { completedAuthorisedPaymentType: 'TRANSACAO_EFETIVADA' });
+    }
+    await poll();
+    expect(await payment(processing)).to.deep.include({ status: 'MATCHED', operationId: first.id });
+    expect(await payment(scheduled)).to.deep.include({ status: 'MATCHED', operationId: second.id });
+    await untilStatus(c, first.id, 'COMPLETED');
+    await untilStatus(c, second.id, 'COMPLETED');
+    expect((await balance(c, accountId, 'BRL')).available).to.equal('63.00');
+  });
+
+  it('completes a deposit paid by a same-bank transfer or a Pix to the account, as a TED is', async () => {
+    // A payer whose account is at the collection bank cannot send it a TED: the bank books an internal transfer. A
+    // payer may also send a Pix to the account's details. Either is the owner's money in the collection account
+    // (decision 0302); a credit that is no transfer (an investment's redemption) is not a payment.
+    const { c, accountId, cnpj } = await owner();
+    const internal = (await tedDeposit(c, accountId, '33.00')).body;
+    const pix = (await tedDeposit(c, accountId, '34.00')).body;
+    const sameBank = await sendTed(cnpj, '33.00', { type: 'TRANSFERENCIA_MESMA_INSTITUICAO' });
+    const byPix = await sendTed(cnpj, '34.00', { type: 'PIX' });
+    const redemption = await sendTed(cnpj, '35.00', { type: 'RESGATE_APLIC_FINANCEIRA' });
+    await poll();
+    expect(await payment(sameBank)).to.deep.include({ status: 'MATCHED', operationId: internal.id });
+    expect(await payment(byPix)).to.deep.include({ status: 'MATCHED', operationId: pix.id });
+    expect(await payment(redemption)).to.equal(null);
+    await untilStatus(c, internal.id, 'COMPLETED');
+    await untilStatus(c, pix.id, 'COMPLETED');
+    expect((await balance(c, accountId, 'BRL')).available).to.equal('67.00');
+  });
+
+  it('one odd entry stops no poll: a payer written as a number is read, a null entry is that run’s', async () => {
+    const { c, accountId, cnpj } = await owner();
+    const deposit = (await tedDeposit(c, accountId, '36.00')).body;
+    const settle = { orm: st.services.orm, temporal: st.services.temporal, config };
+    // Its tax id as a JSON number (a CNPJ with a leading zero loses it: read as the padded digits).
+    const numeric = await sendTed(cnpj, '36.00', { partieCnpjCpf: Number(cnpj) });
+    const run = await reconcileRail(settle, ted);
+    expect(run.failed).to.deep.equal([]);
+    expect(await payment(numeric)).to.deep.include({ status: 'MATCHED', operationId: deposit.id });
+    await untilStatus(c, deposit.id, 'COMPLETED');
+
+    // An entry that is no object, and one whose payer is neither text nor a number, among a readable one: that one is
+    // recorded, the two are the run's failures and it keeps its window.
+    const listed = (entries: unknown[]) =>
+      new TedRail(
+        {
+          get: async () => ({ status: 200, body: { data: entries, links: {}, meta: { totalPages: 1 } } }),
+          close: async () => {},
+        } as never,
+        { accountId: 'cambio-collection', pageSize: 100, warn: () => {} },
+      );
+    const entry = (over: Record<string, unknown>) => ({
+      transactionId: `TED${randomUUID().replace(/-/g, '').toUpperCase()}`,
+      type: 'TED',
+      creditDebitType: 'CREDITO',
+      transactionAmount: { amount: '37.00', currency: 'BRL' },
+      transactionDateTime: new Date().toISOString(),
+      ...over,
+    });
+    const oddPayer = entry({ partieCnpjCpf: { digits: cnpj } });
+    const good = entry({});
+    const em = systemEm(st.services.orm);
+    const before = await reconciledSpan(em, RAIL);
+    const odd = await reconcileRail(settle, listed([null, oddPayer, good]));
+    expect(odd.failed).to.have.length(2);
+    expect(odd.failed).to.include(oddPayer.transactionId);
+    expect(await payment(oddPayer.transactionId)).to.equal(null);
+    expect(await payment(good.transactionId)).to.deep.include({ status: 'UNMATCHED', customerId: null });
+    expect(await reconciledSpan(em, RAIL)).to.deep.equal(before);
+  });
+
+  it("names in the poll's result a TED an operator recorded for another amount than the bank lists", async () => {
+    // The bank's API was down; the operator recorded the credit from the statement and typed 38.00 for 380.00. The
+    // first record stands, but the 342.00 at the bank is in no record: the run says so (decision 0303).
+    const { c, cnpj } = await owner();
+    const id = `TED${randomUUID().replace(/-/g, '').toUpperCase()}`;
+    await cambio(
+      ...['payment', 'record', '--rail', RAIL, '--customer', c.customerId, '--amount', '38.00'],
+      ...['--asset', 'BRL', '--reference', id],
+    );
+    const res = await fetch(`${st.psp.url}/sim/bank-accounts/credits`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ transactionId: id, payerTaxId: cnpj, amount: '380.00', accountId: config.ted.accountId }),
+    });
+    expect(res.status).to.equal(201);
+    const settle = { orm: st.services.orm, temporal: st.services.temporal, config };
+    const told: string[] = [];
+    const run = await reconcileRail(settle, ted, { onDisagreement: (_, what) => told.push(what) });
+    expect(run.disagreeing).to.deep.equal([id]);
+    expect(told).to.deep.equal([`${id} is recorded as 38 BRL; ${RAIL} shows 380 BRL`]);
+    expect(run.failed).to.deep.equal([]);
+    expect((await payment(id))!.amount).to.deep.include({ value: '38.00' });
+    // Every run says it again (no run changes it); the credits recorded with the bank's amounts are not named.
+    const again = await reconcileRail(settle, ted);
+    expect(again.disagreeing).to.deep.equal([id]);
   });
 
   it('closes the books: cambio books check', async () => {

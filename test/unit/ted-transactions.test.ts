@@ -80,10 +80,30 @@ describe('TED poll: page following', () => {
 });
 
 describe('TED poll: what counts as a TED received', () => {
-  it('takes TED credits only', () => {
+  it('takes the credits a payer sends from an account (TED, same-bank transfer, Pix, DOC) only (decision 0302)', () => {
     expect(isTedCredit(credit())).to.equal(true);
     expect(isTedCredit(credit({ creditDebitType: 'DEBITO' }))).to.equal(false);
-    expect(isTedCredit(credit({ type: 'PIX' }))).to.equal(false);
+    for (const type of ['TRANSFERENCIA_MESMA_INSTITUICAO', 'PIX', 'DOC'])
+      expect(isTedCredit(credit({ type }))).to.equal(true);
+    for (const type of ['RESGATE_APLIC_FINANCEIRA', 'OPERACAO_CREDITO', 'OUTROS', undefined])
+      expect(isTedCredit(credit({ type }))).to.equal(false);
+    // An entry that is no object tells nothing: passed on, and refused as unreadable, never skipped.
+    expect(isTedCredit(null)).to.equal(true);
+    expect(receivedTed(null)).to.deep.include({ unreadable: 'the entry is not an object', unnamed: true });
+  });
+
+  it('holds a credit the bank has not effected yet (decision 0301)', () => {
+    expect(creditProblem(credit({ completedAuthorisedPaymentType: 'TRANSACAO_EFETIVADA' }))).to.equal(null);
+    expect(creditProblem(credit({ completedAuthorisedPaymentType: 'TRANSACAO_PROCESSANDO' }))).to.match(/effected/);
+    expect(creditProblem(credit({ completedAuthorisedPaymentType: 'LANCAMENTO_FUTURO' }))).to.match(/effected/);
+  });
+
+  it('reads a payer written as a number by its digits, and refuses one that is neither', () => {
+    expect(receivedTed(credit({ partieCnpjCpf: 1222333000181 as never })).payerAccount?.taxId).to.equal(
+      '01222333000181',
+    );
+    expect(creditProblem(credit({ partieCnpjCpf: { digits: '1' } as never }))).to.match(/partieCnpjCpf/);
+    expect(creditProblem(credit({ transactionId: 42 as never }))).to.match(/transactionId/);
   });
 
   it('translates one into a payment of whole cents keyed by transactionId, with its payer', () => {
