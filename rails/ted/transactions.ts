@@ -96,10 +96,11 @@ export function creditProblem(t: unknown): string | null {
 const EFFECTED = 'TRANSACAO_EFETIVADA';
 
 // The credits a payer makes from an account of its own to the collection account: a TED, a transfer within the
-// collection bank (what a TED between two accounts of one bank is booked as), a Pix to the account's details, a DOC.
-// Any of them is the owner's money sent as the instruction asks (decision 0302); other credits (an investment
-// redeemed, a loan, interest) are not a payer's.
-const PAYER_TRANSFERS = new Set(['TED', 'TRANSFERENCIA_MESMA_INSTITUICAO', 'PIX', 'DOC']);
+// collection bank (what a TED between two accounts of one bank is booked as), a DOC. Any of them is the owner's money
+// sent as the instruction asks (decision 0302); other credits (an investment redeemed, a loan, interest) are not a
+// payer's. Nor is a Pix: the PIX rail's PSP account may be this very account, and a Pix into it is then a PIX
+// payment the PIX rail records under its end-to-end id; read here too it would be a second record of one money.
+const PAYER_TRANSFERS = new Set(['TED', 'TRANSFERENCIA_MESMA_INSTITUICAO', 'DOC']);
 
 const isEntry = (t: unknown): t is AccountTransaction => typeof t === 'object' && t !== null && !Array.isArray(t);
 

@@ -80,12 +80,11 @@ describe('TED poll: page following', () => {
 });
 
 describe('TED poll: what counts as a TED received', () => {
-  it('takes the credits a payer sends from an account (TED, same-bank transfer, Pix, DOC) only (decision 0302)', () => {
+  it('takes the credits a payer sends from an account (TED, same-bank transfer, DOC), not a Pix (0302)', () => {
     expect(isTedCredit(credit())).to.equal(true);
     expect(isTedCredit(credit({ creditDebitType: 'DEBITO' }))).to.equal(false);
-    for (const type of ['TRANSFERENCIA_MESMA_INSTITUICAO', 'PIX', 'DOC'])
-      expect(isTedCredit(credit({ type }))).to.equal(true);
-    for (const type of ['RESGATE_APLIC_FINANCEIRA', 'OPERACAO_CREDITO', 'OUTROS', undefined])
+    for (const type of ['TRANSFERENCIA_MESMA_INSTITUICAO', 'DOC']) expect(isTedCredit(credit({ type }))).to.equal(true);
+    for (const type of ['PIX', 'RESGATE_APLIC_FINANCEIRA', 'OPERACAO_CREDITO', 'OUTROS', undefined])
       expect(isTedCredit(credit({ type }))).to.equal(false);
     // An entry that is no object tells nothing: passed on, and refused as unreadable, never skipped.
     expect(isTedCredit(null)).to.equal(true);
