@@ -25,9 +25,13 @@ export function operationSummary(op: SummarizedOperation): string {
       return `DEPOSIT ${source} via ${(op.intent.fundingInstruction as { rail: string }).rail} to ${op.accountOwner}`;
     case 'WITHDRAWAL': {
       type Holder = { name?: string; legalName?: string; firstName?: string; lastName?: string };
-      const holder = (op.intent.beneficiary as { holder?: Holder } | undefined)?.holder;
+      type Beneficiary = { holder?: Holder; paymentInstruction?: { rail?: string } };
+      const beneficiary = op.intent.beneficiary as Beneficiary | undefined;
+      const holder = beneficiary?.holder;
       const name = holder?.legalName ?? holder?.name ?? [holder?.firstName, holder?.lastName].filter(Boolean).join(' ');
-      return `WITHDRAWAL ${target} via PIX from ${op.accountOwner}${name ? ` to ${name}` : ''}`;
+      // The instruction's own rail, as a deposit names its own: a WALLET pays on CRYPTO, never "via PIX".
+      const rail = beneficiary?.paymentInstruction?.rail ?? 'PIX_KEY';
+      return `WITHDRAWAL ${target} via ${rail} from ${op.accountOwner}${name ? ` to ${name}` : ''}`;
     }
     case 'SWAP':
       return `SWAP ${source} to ${target} on ${op.accountOwner}`;
