@@ -77,10 +77,13 @@ describe('PIX payouts through the PSP', function () {
     });
     // Operators see it: a payout whose money is held and may still leave.
     const stuck = JSON.parse((await cambio('operation', 'list', '--stuck', '--older-than', '0', '--json')).stdout);
-    expect(stuck.find((op: any) => op.id === res.body.id)).to.deep.include({
+    const listed = stuck.find((op: any) => op.id === res.body.id);
+    expect(listed).to.deep.include({
       status: 'PROCESSING',
       amount: { value: '10.00', asset: 'BRL' },
     });
+    // And the key the payout was sent to (decision 0310).
+    expect(listed.payee.paymentInstruction).to.deep.include({ rail: 'PIX_KEY', keyType: 'EMAIL', key });
     expect((await psp.control('POST', `/payouts/${idEnvio}/settle`, { status: 'REALIZADO' })).status).to.equal(204);
     await untilStatus(c, res.body.id, 'COMPLETED', 90000);
     const after = JSON.parse((await cambio('operation', 'list', '--stuck', '--older-than', '0', '--json')).stdout);
