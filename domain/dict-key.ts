@@ -65,3 +65,25 @@ export function dictKeyAsHeld(type: DictKeyType, key: string): string {
 
 /** A WALLET instruction's type, stored where a PIX key's type is (decision 0134). */
 export const WALLET = 'WALLET';
+
+// An EVP is a UUID, whose hex digits mean the same in either case, and an e-mail key reaches one mailbox however its
+// letters are written: compared without case (decision 0239), for rows stored as sent before new ones were stored in
+// lower case (decision 0263). The other keys are digits, an E.164 number or a checksummed address.
+const CASELESS_KEYS = new Set(['EVP', 'EMAIL']);
+
+/** Whether two keys of type `keyType` are the same key (a WALLET's checksummed addresses compare as they are). */
+export function sameDictKey(keyType: string, a: string, b: string): boolean {
+  return CASELESS_KEYS.has(keyType) ? a.toLowerCase() === b.toLowerCase() : a === b;
+}
+
+/**
+ * Whether a payee's key is the deployment's own receiving key (PIX_RECEIVING_KEY, the key every PIX deposit is paid
+ * to and every payout is sent from): no payee, since a payout to it only goes round Cambio's own account (0312).
+ */
+export function isReceivingKey(
+  keyType: string,
+  key: string,
+  receiving: { receivingKey: string; receivingKeyType: string },
+): boolean {
+  return keyType === receiving.receivingKeyType && sameDictKey(keyType, key, receiving.receivingKey);
+}

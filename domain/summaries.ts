@@ -1,5 +1,6 @@
 import type { AssetCode } from './assets';
 import { Dec, formatAmount } from './money';
+import { holderName } from './payee';
 
 /** What a summary reads of an operation (the operation entity has these fields). */
 export interface SummarizedOperation {
@@ -24,10 +25,12 @@ export function operationSummary(op: SummarizedOperation): string {
     case 'DEPOSIT':
       return `DEPOSIT ${source} via ${(op.intent.fundingInstruction as { rail: string }).rail} to ${op.accountOwner}`;
     case 'WITHDRAWAL': {
-      type Holder = { name?: string; legalName?: string; firstName?: string; lastName?: string };
-      const holder = (op.intent.beneficiary as { holder?: Holder } | undefined)?.holder;
-      const name = holder?.legalName ?? holder?.name ?? [holder?.firstName, holder?.lastName].filter(Boolean).join(' ');
-      return `WITHDRAWAL ${target} via PIX from ${op.accountOwner}${name ? ` to ${name}` : ''}`;
+      type Beneficiary = { holder?: Parameters<typeof holderName>[0]; paymentInstruction?: { rail?: string } };
+      const beneficiary = op.intent.beneficiary as Beneficiary | undefined;
+      const name = holderName(beneficiary?.holder);
+      // The instruction's own rail, as a deposit names its own: a WALLET pays on CRYPTO, never "via PIX".
+      const rail = beneficiary?.paymentInstruction?.rail ?? 'PIX_KEY';
+      return `WITHDRAWAL ${target} via ${rail} from ${op.accountOwner}${name ? ` to ${name}` : ''}`;
     }
     case 'SWAP':
       return `SWAP ${source} to ${target} on ${op.accountOwner}`;

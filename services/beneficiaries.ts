@@ -5,7 +5,7 @@ import type { Em } from '../db/orm';
 import { Beneficiary, BeneficiarySchema, PaymentInstruction, PaymentInstructionSchema } from '../db/entities';
 import { BENEFICIARY_LIST, instructionCounts, newBeneficiary } from '../db/repositories/beneficiaries';
 import { recordEvent } from '../db/repositories/events';
-import { DictKeyType, dictKeyAsHeld, isValidDictKey } from '../domain/dict-key';
+import { DictKeyType, dictKeyAsHeld, isReceivingKey, isValidDictKey, sameDictKey } from '../domain/dict-key';
 import { initialStates } from '../domain/states';
 import { isValidTaxId, normalizeTaxId } from '../domain/tax-id';
 import { CambioError, notFound, validationError } from '../domain/errors';
@@ -83,7 +83,7 @@ export async function addPaymentInstruction(s: ServiceContext, em: Em, beneficia
       dictKeyType: input.dictKeyType,
       status: { $ne: 'REJECTED' },
     });
-    const same = live.find((pi) => sameKey(pi.dictKeyType, pi.dictKey, input.dictKey));
+    const same = live.find((pi) => sameDictKey(pi.dictKeyType, pi.dictKey, input.dictKey));
     if (same) {
       const what = input.rail === PIX_RAIL ? 'DICT key' : 'address';
       throw new CambioError(
@@ -99,16 +99,6 @@ export async function addPaymentInstruction(s: ServiceContext, em: Em, beneficia
     await newInstruction(tx, s.config, b, input, now);
   });
   return getBeneficiary(em, beneficiaryId);
-}
-
-// An EVP is a UUID, whose hex digits mean the same in either case, and an e-mail key reaches one mailbox however its
-// letters are written (a domain is caseless, and no mail provider tells a local part's case apart): compared without
-// case (decision 0239), for the rows stored as sent before new ones were stored in lower case (decision 0263). The
-// other keys are digits, an E.164 number or a checksummed address.
-const CASELESS_KEYS = new Set(['EVP', 'EMAIL']);
-
-function sameKey(keyType: string, a: string, b: string): boolean {
-  return CASELESS_KEYS.has(keyType) ? a.toLowerCase() === b.toLowerCase() : a === b;
 }
 
 /** A beneficiary with its payment instructions in creation order (the first is the one it was created with). */
@@ -237,6 +227,11 @@ function checkInstruction(config: Config, input: InstructionInput, path: string)
     });
   }
   const dictKey = dictKeyAsHeld(input.dictKeyType, input.dictKey);
+  // Every PIX deposit shows this key: a customer may take it for an account of its own. A payout to it would leave
+  // Cambio's account for Cambio's account, the customer debited for money nobody received (decision 0312).
+  if (isReceivingKey(input.dictKeyType, dictKey, config.pix)) {
+    throw validationError(`${path}/dictKey`, "is Cambio's own PIX receiving key, to which nothing is paid out");
+  }
   return { asset: input.asset, rail: PIX_RAIL, dictKeyType: input.dictKeyType, dictKey };
 }
 

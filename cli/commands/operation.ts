@@ -12,6 +12,7 @@ import { heldWithdrawals, stuckPayouts } from '../../db/repositories/operations'
 import type { AssetCode } from '../../domain/assets';
 import { CambioError } from '../../domain/errors';
 import { formatAmount } from '../../domain/money';
+import { payeeOf, type Payee } from '../../domain/payee';
 import { output, withServices, withTemporalServices } from '../context';
 import { operatorActor } from '../audit';
 import { targetId } from '../ids';
@@ -29,6 +30,13 @@ const print = (json: boolean | undefined) => (op: Operation) => {
 };
 
 const TEN_YEARS = 10 * 366 * 24 * 3600;
+
+/** ` to <holder> by <rail> <key type> <key> [on <network>]`, or nothing for a row that pays nobody. */
+function to(payee: Payee | undefined): string {
+  if (!payee) return '';
+  const { rail, keyType, key, network } = payee.paymentInstruction;
+  return ` to ${payee.name} by ${rail} ${keyType} ${key}${network ? ` on ${network}` : ''}`;
+}
 
 export function operationCommands(program: Command): void {
   const deposit = program.command('deposit').description('deposits');
@@ -98,14 +106,21 @@ export function operationCommands(program: Command): void {
         const before = new Date(Date.now() - seconds * 1000);
         return opts.held ? heldWithdrawals(systemEm(s.orm), before) : stuckPayouts(systemEm(s.orm), before);
       });
-      const rows = listed.map((op) => ({
-        id: op.id,
-        customerId: op.customerId,
-        status: op.status,
-        amount: { value: formatAmount(op.targetAmount, op.targetAsset as AssetCode), asset: op.targetAsset },
-        since: op.updatedAt.toISOString(),
-      }));
-      const text = rows.map((r) => `${r.id} ${r.status} ${r.amount.value} ${r.amount.asset} since ${r.since}`);
+      const rows = listed.map((op) => {
+        const payee = payeeOf(op.intent);
+        return {
+          id: op.id,
+          customerId: op.customerId,
+          status: op.status,
+          amount: { value: formatAmount(op.targetAmount, op.targetAsset as AssetCode), asset: op.targetAsset },
+          since: op.updatedAt.toISOString(),
+          // Where the money goes, as the payout will send it: a hold is a review of that too (decision 0310).
+          ...(payee ? { payee } : {}),
+        };
+      });
+      const text = rows.map(
+        (r) => `${r.id} ${r.status} ${r.amount.value} ${r.amount.asset} since ${r.since}${to(r.payee)}`,
+      );
       output(!!opts.json, rows, text.join('\n') || (opts.held ? 'no held withdrawals' : 'no stuck payouts'));
     });
 

@@ -3,7 +3,13 @@
 // (db/repositories/lists.ts). Tenant: the ORM's tenant filter; a new beneficiary takes the customer from the
 // EntityManager's scope (`tenantOf`), here only.
 import { raw } from '@mikro-orm/core';
-import { Beneficiary, BeneficiarySchema, PaymentInstructionSchema, RELATIONSHIP_TYPES } from '../entities';
+import {
+  Beneficiary,
+  BeneficiarySchema,
+  PaymentInstruction,
+  PaymentInstructionSchema,
+  RELATIONSHIP_TYPES,
+} from '../entities';
 import type { FieldCatalogue } from '../../domain/list-filters';
 import { tenantOf, type Em } from '../orm';
 import type { ListResource } from './lists';
@@ -46,4 +52,30 @@ export async function instructionStatus(em: Em, instructionId: string): Promise<
   const fresh = em.fork({ keepTransactionContext: true });
   const found = await fresh.findOne(PaymentInstructionSchema, { id: instructionId }, { fields: ['status'] });
   return found?.status ?? null;
+}
+
+/** An instruction waiting for review with its beneficiary: what `cambio instruction list` shows operators. */
+export interface PendingInstruction {
+  instruction: PaymentInstruction;
+  beneficiary: Beneficiary;
+}
+
+/**
+ * The instructions PENDING_REVIEW of every customer, oldest first (operators act across tenants: a system-scope
+ * `em`), with their beneficiaries; at most `limit`. A partial index holds only those waiting
+ * (`Migration20261205310000PendingInstructionIndex`), so the read never scans every instruction ever approved.
+ */
+export async function pendingInstructions(em: Em, limit = 1000): Promise<PendingInstruction[]> {
+  const instructions = await em.find(
+    PaymentInstructionSchema,
+    { status: 'PENDING_REVIEW' },
+    { orderBy: { createdAt: 'asc', id: 'asc' }, limit },
+  );
+  const ids = [...new Set(instructions.map((pi) => pi.beneficiaryId))];
+  const beneficiaries = ids.length > 0 ? await em.find(BeneficiarySchema, { id: { $in: ids } }) : [];
+  const byId = new Map(beneficiaries.map((b) => [b.id, b]));
+  return instructions.flatMap((pi) => {
+    const beneficiary = byId.get(pi.beneficiaryId);
+    return beneficiary ? [{ instruction: pi, beneficiary }] : [];
+  });
 }

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Dec } from '../../domain/money';
+import { sameDictKey } from '../../domain/dict-key';
 import { NoticeRejectedError, RailRejectedError, RailUnavailableError } from '../errors';
 import type {
   ChargeCreated,
@@ -263,6 +264,10 @@ export class PixRail
    */
   async sendPayout(request: PayoutRequest): Promise<PayoutState> {
     const path = `/v3/gn/pix/${request.payoutId}`;
+    // The order carries no key type; keys of different types never look alike (an e-mail, a UUID, +55 and digits).
+    if (sameDictKey(this.options.receivingKeyType, request.key, this.options.receivingKey)) {
+      return this.refuseOwnKey(request);
+    }
     const answer = await this.answerOf('PUT', path, {
       valor: request.amount,
       pagador: { chave: this.options.receivingKey },
@@ -273,6 +278,19 @@ export class PixRail
       (body) => payoutAnswer(request.payoutId, body),
       () => this.findPayout(request.payoutId),
     );
+  }
+
+  /**
+   * A payout to our own receiving key (an instruction approved before decision 0312, or under another
+   * PIX_RECEIVING_KEY) is refused before its PUT: it would only go round our own account, the customer debited for
+   * it. One the PSP already holds under its idEnvio (sent before this rule) is followed as it is. The refusal is the
+   * first attempt's final answer (FAILED, hold released); on a retried attempt it is not final (decision 0159).
+   */
+  private async refuseOwnKey(request: PayoutRequest): Promise<PayoutState> {
+    const held = await this.findPayout(request.payoutId);
+    if (held) return held;
+    const message = `payout ${request.payoutId} is not sent: its key is our own receiving key (PIX_RECEIVING_KEY)`;
+    throw new RailRejectedError(message, 400, undefined, false, "the payee's PIX key is Cambio's own receiving key");
   }
 
   /**

@@ -455,6 +455,37 @@ describe('beneficiaries', () => {
       expect(failed.exitCode).to.equal(1);
       expect(failed.body).to.include({ code: 'INVALID_STATE' });
     });
+
+    // A review is of a payee: the operator finds the instructions waiting and sees each key and its holder before
+    // deciding, with the CLI alone (decision 0311); decided ones leave the list.
+    it('lists the instructions waiting for review across customers, each with its key and holder', async () => {
+      const cli = (...args: string[]) => cambio('instruction', ...args);
+      const key = `review-list-${randomUUID().slice(0, 8)}@example.com`;
+      const created = (await create(c, beneficiaryBody(pixInstruction('EMAIL', key)))).body;
+      const pending = created.paymentInstructions[0];
+      const rows = JSON.parse((await cli('list', '--json')).stdout);
+      const row = rows.find((r: { id: string }) => r.id === pending.id);
+      expect(row).to.deep.include({
+        customerId: c.customerId,
+        beneficiaryId: created.id,
+        status: 'PENDING_REVIEW',
+        asset: 'BRL',
+        rail: 'PIX_KEY',
+        keyType: 'EMAIL',
+        key,
+        relationshipType: 'THIRD_PARTY',
+      });
+      expect(row.holder).to.deep.equal({ name: 'Maria Silva', taxId: created.holder.taxId });
+      expect(row.since).to.equal(pending.createdAt);
+      const text = (await cli('list')).stdout;
+      expect(text.split('\n')).to.include(
+        `${pending.id} PENDING_REVIEW PIX_KEY EMAIL ${key} (BRL) for Maria Silva CPF ${created.holder.taxId.value} ` +
+          `THIRD_PARTY of customer ${c.customerId} since ${pending.createdAt}`,
+      );
+      await cli('approve', pending.id);
+      const after = JSON.parse((await cli('list', '--json')).stdout);
+      expect(after.map((r: { id: string }) => r.id)).to.not.include(pending.id);
+    });
   });
 
   it('answers the sandbox review with 404 NOT_FOUND when sandbox mode is off', async () => {

@@ -165,4 +165,25 @@ describe('operator CLI: tags and held withdrawals', function () {
     expect(approved.stdout.trim()).to.equal(`operation ${id} is COMPLETED`);
     expect((await held()).map((row: { id: string }) => row.id)).to.not.include(id);
   });
+
+  // The hold is a review of where the money goes: the list shows the payee the withdrawal pays, as it will be paid
+  // (the operation's own snapshot of the approved instruction), so an operator never approves one blind (0310).
+  it('shows where each held withdrawal pays: the holder and the rail, key type and key', async () => {
+    const c = await newCustomer();
+    const id = await heldWithdrawal(c, 'payee-shown@example.com');
+    const rows = JSON.parse((await cambio('operation', 'list', '--held', '--json')).stdout);
+    const listed = rows.find((row: { id: string }) => row.id === id);
+    expect(listed.payee).to.deep.include({ name: 'Maria Silva' });
+    expect(listed.payee.paymentInstruction).to.deep.include({
+      rail: 'PIX_KEY',
+      keyType: 'EMAIL',
+      key: 'payee-shown@example.com',
+    });
+    expect(listed.payee.beneficiaryId).to.match(/^[0-9a-f-]{36}$/);
+    const text = (await cambio('operation', 'list', '--held')).stdout;
+    const line = text.split('\n').find((l) => l.startsWith(id));
+    expect(line).to.equal(
+      `${id} ON_HOLD 55000.00 BRL since ${listed.since} to Maria Silva by PIX_KEY EMAIL payee-shown@example.com`,
+    );
+  });
 });

@@ -435,6 +435,47 @@ describe('operations', function () {
       expect([again.status, again.body.code]).to.deep.equal([409, 'INVALID_STATE']);
     });
 
+    // Ids of another customer's payee name nothing here: the same 404 as an id that exists nowhere, no hold, and the
+    // quote stays usable (nothing of the refused request is kept).
+    it("refuses another customer's beneficiary or instruction: 404 as an unknown id, nothing held", async () => {
+      const { c, account } = await setup();
+      await fund(c, account.id, 'BRL', '100.00');
+      const stranger = await newCustomer();
+      const theirs = await approvedInstruction(stranger, { dictKeyType: 'EMAIL', dictKey: 'theirs@example.com' });
+      const mine = await approvedInstruction(c, { dictKeyType: 'EMAIL', dictKey: 'mine@example.com' });
+      const q = await quote(c, {
+        accountId: account.id,
+        sourceAsset: 'BRL',
+        targetAsset: 'BRL',
+        sourceAmount: '10.00',
+      });
+      const withdrawTo = (beneficiaryId: string, instructionId: string) =>
+        post(c, 'withdrawal', {
+          accountId: account.id,
+          quoteId: q.id,
+          beneficiary: {
+            type: 'REFERENCE',
+            id: beneficiaryId,
+            paymentInstruction: { type: 'REFERENCE', id: instructionId },
+          },
+        });
+      const answers = [
+        await withdrawTo(theirs.beneficiaryId, theirs.instructionId),
+        await withdrawTo(randomUUID(), randomUUID()),
+        await withdrawTo(mine.beneficiaryId, theirs.instructionId),
+        await withdrawTo(mine.beneficiaryId, randomUUID()),
+      ];
+      expect(answers.map((r) => [r.status, r.body.code, r.body.message])).to.deep.equal([
+        [404, 'NOT_FOUND', answers[1].body.message],
+        [404, 'NOT_FOUND', answers[1].body.message],
+        [404, 'NOT_FOUND', answers[3].body.message],
+        [404, 'NOT_FOUND', answers[3].body.message],
+      ]);
+      expect(await balance(c, account.id, 'BRL')).to.deep.equal({ available: '100.00', held: '0.00', total: '100.00' });
+      const paid = await withdrawTo(mine.beneficiaryId, mine.instructionId);
+      expect(paid.status).to.equal(201);
+    });
+
     it('refuses INLINE beneficiaries (400) and instructions not yet approved (422)', async () => {
       const { c, account } = await setup();
       await fund(c, account.id, 'BRL', '100.00');

@@ -77,10 +77,13 @@ describe('PIX payouts through the PSP', function () {
     });
     // Operators see it: a payout whose money is held and may still leave.
     const stuck = JSON.parse((await cambio('operation', 'list', '--stuck', '--older-than', '0', '--json')).stdout);
-    expect(stuck.find((op: any) => op.id === res.body.id)).to.deep.include({
+    const listed = stuck.find((op: any) => op.id === res.body.id);
+    expect(listed).to.deep.include({
       status: 'PROCESSING',
       amount: { value: '10.00', asset: 'BRL' },
     });
+    // And the key the payout was sent to (decision 0310).
+    expect(listed.payee.paymentInstruction).to.deep.include({ rail: 'PIX_KEY', keyType: 'EMAIL', key });
     expect((await psp.control('POST', `/payouts/${idEnvio}/settle`, { status: 'REALIZADO' })).status).to.equal(204);
     await untilStatus(c, res.body.id, 'COMPLETED', 90000);
     const after = JSON.parse((await cambio('operation', 'list', '--stuck', '--older-than', '0', '--json')).stdout);
@@ -224,6 +227,56 @@ describe('PIX payouts through the PSP', function () {
     expect(scheduled[0]).to.equal('pixSendPayout');
     expect(scheduled.filter((t) => t === 'pixPayoutStatus').length).to.be.at.least(2);
     await replayOnCurrentCode(history, 'before-0108');
+  });
+
+  // The deployment's own receiving key (PIX_RECEIVING_KEY, shown in every PIX deposit's funding instruction) is no
+  // payee: a payout to it leaves Cambio's account for Cambio's account, the customer's balance is debited for money
+  // nobody received, and what arrives is a Pix no deposit is owed (decision 0312; the hot wallet's rule, 0183).
+  it("refuses Cambio's own receiving key as a payee: 400 for the instruction, in any letter case", async () => {
+    const { http, services } = await stack();
+    const own = services.config.pix.receivingKey;
+    const { beneficiaryBody, pixInstruction } = await import('../helpers/beneficiary-fixtures');
+    const res = await http
+      .post('/api/beneficiaries')
+      .set(c.auth)
+      .set(idem())
+      .send(beneficiaryBody(pixInstruction(services.config.pix.receivingKeyType as never, own.toUpperCase())));
+    expect([res.status, res.body.code]).to.deep.equal([400, 'VALIDATION_ERROR']);
+    expect(res.body.details.errors[0].path).to.equal('/paymentInstruction/dictKey');
+  });
+
+  it('a payout to the receiving key approved before: FAILED, nothing sent, the hold released', async () => {
+    const { services } = await stack();
+    const own = services.config.pix.receivingKey;
+    // An API that knew another receiving key took the instruction, as one did before this rule or before a key change.
+    const config = { ...services.config, pix: { ...services.config.pix, receivingKey: 'earlier-key@example.com' } };
+    const earlier = supertest(createApp({ ...services, config }).callback());
+    const { beneficiaryBody, pixInstruction, referenceBeneficiary } = await import('../helpers/beneficiary-fixtures');
+    const created = await earlier
+      .post('/api/beneficiaries')
+      .set(c.auth)
+      .set(idem())
+      .send(beneficiaryBody(pixInstruction(services.config.pix.receivingKeyType as never, own)));
+    expect(created.status).to.equal(201);
+    const instructionId = created.body.paymentInstructions[0].id;
+    const review = await earlier
+      .post(`/api/sandbox/payment-instructions/${instructionId}/review`)
+      .set(c.auth)
+      .set(idem())
+      .send({ decision: 'APPROVE' });
+    expect(review.status).to.equal(200);
+    const before = await balance(c, accountId, 'BRL');
+    const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '7.00' });
+    const res = await earlier
+      .post('/api/operations/withdrawal')
+      .set(c.auth)
+      .set(idem())
+      .send({ accountId, quoteId: q.id, beneficiary: referenceBeneficiary(created.body.id, instructionId) });
+    expect(res.status).to.equal(201);
+    const failed = await untilStatus(c, res.body.id, 'FAILED');
+    expect(failed.currentState.reason.code).to.equal('PAYOUT_REJECTED');
+    expect(await payoutsAtPsp(payoutIdFor(res.body.id))).to.have.length(0);
+    expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
   });
 
   it('SANDBOX on and no PSP: a PIX withdrawal is 422 RAIL_NOT_CONFIGURED, nothing held', async () => {

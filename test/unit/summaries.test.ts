@@ -36,3 +36,32 @@ describe('domain/summaries: a workflow summary a Temporal server takes', () => {
     expect([...emoji].slice(0, -1).every((c) => c === '😀')).to.equal(true);
   });
 });
+
+describe('domain/summaries: a withdrawal names the rail it pays through', () => {
+  const withdrawal = (rail: string, keyType: string, key: string, asset: string, value: string) =>
+    operationSummary({
+      type: 'WITHDRAWAL',
+      intent: {
+        beneficiary: {
+          holder: { type: 'INDIVIDUAL', firstName: 'Maria', lastName: 'Silva' },
+          paymentInstruction: { rail, keyType, key },
+        },
+      },
+      accountOwner: 'Acme Ltda',
+      sourceAsset: asset,
+      sourceAmount: new Dec(value),
+      targetAsset: asset,
+      targetAmount: new Dec(value),
+    });
+
+  // An operator reading the Temporal UI's list was told a WALLET payout of USDC left "via PIX".
+  it('says CRYPTO for a WALLET payout and PIX_KEY for a DICT key, as a deposit names its rail', () => {
+    const address = '0x52908400098527886E0F7030069857D2E4169EE7';
+    expect(withdrawal('CRYPTO', 'WALLET', address, 'USDC', '100')).to.equal(
+      'WITHDRAWAL 100.000000 USDC via CRYPTO from Acme Ltda to Maria Silva',
+    );
+    expect(withdrawal('PIX_KEY', 'EMAIL', 'maria@example.com', 'BRL', '100')).to.equal(
+      'WITHDRAWAL 100.00 BRL via PIX_KEY from Acme Ltda to Maria Silva',
+    );
+  });
+});
