@@ -254,13 +254,16 @@ describe('Periodic jobs as Temporal Schedules', function () {
     } finally {
       await pg.end();
     }
-    await new Promise((r) => setTimeout(r, 3 * INTERVAL_MS));
-    await pauseAndSettle(handle);
+    // The held runs, then more: each run issues every account of the shard's database, seconds apart on a loaded
+    // machine, so the test waits for them rather than for a fixed time.
     const em = systemEm((await stack()).services.orm);
-    const rows = (await em.execute(
-      'select period_start, period_end from statements where account_id = ? order by period_start',
-      [account.id],
-    )) as Array<{ period_start: Date; period_end: Date }>;
+    const issued = async () =>
+      (await em.execute('select period_start, period_end from statements where account_id = ? order by period_start', [
+        account.id,
+      ])) as Array<{ period_start: Date; period_end: Date }>;
+    await eventually(issued, (r) => r.length > 3, 90_000, 500);
+    await pauseAndSettle(handle);
+    const rows = await issued();
     expect(rows.length).to.be.greaterThan(3);
     // Every period from the first issued to the last issued has its statement: none was skipped.
     const gaps = rows
