@@ -135,7 +135,11 @@ describe('TED: credits read from the collection account', function () {
     const { c, accountId, cnpj } = await owner();
     const res = await tedDeposit(c, accountId, '10.00');
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
-    expect(res.body.intent.fundingInstruction).to.deep.equal({ rail: RAIL, ...SANDBOX_TED_ACCOUNT, payerTaxId: cnpj });
+    const { expiresAt, ...shown } = res.body.intent.fundingInstruction;
+    expect(shown).to.deep.equal({ rail: RAIL, ...SANDBOX_TED_ACCOUNT, payerTaxId: cnpj });
+    // The deposit window's end (decision 0318): a TED the bank receives after it completes no deposit.
+    const windowMs = Date.parse(expiresAt) - Date.parse(res.body.createdAt);
+    expect(windowMs).to.be.within(config.depositWindowSeconds * 1000, config.depositWindowSeconds * 1000 + 5000);
     const openapi = JSON.stringify((await http.get('/openapi.json')).body);
     expect(openapi).to.include('payerTaxId').and.to.include('holderTaxId');
 
