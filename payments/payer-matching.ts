@@ -1,8 +1,9 @@
 // The second way a provider's payment finds its deposit (rails/rail.ts `matchBy: 'payer'`; TED, ../shared/spec/
 // decisions.md "TED from the customer's own bank account"): no charge of ours names the deposit, so the payer does.
 // The payer's tax id first names its customer: the one customer owning accounts under it (decision 0161). A credit
-// completes that customer's oldest open deposit on its rail whose account owner's tax id is the payer's and whose
-// quote is exactly the amount received; anything else is UNMATCHED, that customer's, or the platform's when no
+// completes that customer's oldest deposit on its rail open when the credit was received (REQUESTED, its window not
+// ended then: decision 0318) whose account owner's tax id is the payer's and whose quote is exactly the amount
+// received; anything else is UNMATCHED, that customer's, or the platform's when no
 // customer or several own the tax id: then no deposit completes, whoever's it is (decision 0127).
 import { systemEm } from '../db/orm';
 import type { InboundPayment } from '../db/entities';
@@ -45,7 +46,14 @@ export async function recordPayerReceipt(
       const customerId = payer ? await customerOfTaxId(tx, payer.taxId) : undefined;
       const deposit =
         payer && customerId
-          ? await oldestOpenDepositOfPayer(tx, { rail, customerId, taxId: payer.taxId, amount: p.amount, asset })
+          ? await oldestOpenDepositOfPayer(tx, {
+              rail,
+              customerId,
+              taxId: payer.taxId,
+              amount: p.amount,
+              asset,
+              receivedAt: receivedInstant(p),
+            })
           : undefined;
       const report = {
         endToEndId: p.endToEndId,
@@ -61,4 +69,13 @@ export async function recordPayerReceipt(
     if (!(err instanceof CambioError && err.code === 'RAIL_REFERENCE_IN_USE')) throw err;
     return knownReceipt(rail, (await findPaymentByReference(em, rail, p.endToEndId))!, p);
   }
+}
+
+/**
+ * When the provider received the payment: its own instant, or now when it gave none Cambio can read (then the
+ * credit is taken as received when it was read, which never makes a deposit whose window had ended open again).
+ */
+function receivedInstant(p: ReceivedPayment): Date {
+  const at = Date.parse(p.receivedAt);
+  return Number.isNaN(at) ? new Date() : new Date(at);
 }

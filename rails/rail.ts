@@ -117,7 +117,10 @@ export interface PayoutState {
   payoutId: string;
   status: PayoutStatus;
   endToEndId?: string;
+  /** The provider's own words (PIX: `motivo`): the operator's, never shown to the customer. */
   reason?: string;
+  /** FAILED: why, in words the customer may be told, when the connector can tell (decision 0319). */
+  forCustomer?: string;
 }
 
 export interface ReturnRequest {

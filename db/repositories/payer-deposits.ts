@@ -16,13 +16,16 @@ export async function lockPayerMatching(em: Em, rail: string, taxId: string): Pr
 /**
  * The oldest deposit of `customerId` on `rail` still waiting for its money (REQUESTED) whose funding instruction
  * names `taxId` as its payer and whose quote's source is exactly `amount` `asset`, and that no payment counts toward
- * yet (a record RECEIVED or MATCHED for it: the next credit goes to the next deposit). Over the partial index
- * `operations_open_ted_deposit_payer_index`. `customerId` is the one customer owning `taxId` (`customerOfTaxId`):
- * another customer's deposit naming the same CNPJ is never taken (decision 0161).
+ * yet (a record RECEIVED or MATCHED for it: the next credit goes to the next deposit), and whose window had not
+ * ended at `receivedAt`, the instant the bank received the credit (decision 0318): a deposit the worker has not expired
+ * yet (down, behind) is still REQUESTED after its window, and a TED sent later is not its money. A deposit opened
+ * before its instruction carried `expiresAt` has no known end and is open while REQUESTED, as before. Over the
+ * partial index `operations_open_ted_deposit_payer_index`. `customerId` is the one customer owning `taxId`
+ * (`customerOfTaxId`): another customer's deposit naming the same CNPJ is never taken (decision 0161).
  */
 export async function oldestOpenDepositOfPayer(
   em: Em,
-  p: { rail: string; customerId: string; taxId: string; amount: string; asset: string },
+  p: { rail: string; customerId: string; taxId: string; amount: string; asset: string; receivedAt: Date },
 ): Promise<{ id: string; customerId: string } | undefined> {
   const [row] = await em.execute<{ id: string; customer_id: string }[]>(
     `select o.id, o.customer_id from operations o
@@ -31,11 +34,12 @@ export async function oldestOpenDepositOfPayer(
        and (o.intent -> 'fundingInstruction' ->> 'payerTaxId') = ?
        and o.customer_id = ?
        and o.source_asset = ? and o.source_amount = ?::numeric
+       and coalesce((o.intent -> 'fundingInstruction' ->> 'expiresAt')::timestamptz, 'infinity') > ?
        and not exists (select 1 from inbound_payments p
                        where p.operation_id = o.id and p.status in ('RECEIVED', 'MATCHED'))
      order by o.created_at, o.id
      limit 1`,
-    [p.rail, p.taxId, p.customerId, p.asset, p.amount],
+    [p.rail, p.taxId, p.customerId, p.asset, p.amount, p.receivedAt],
   );
   return row ? { id: row.id, customerId: row.customer_id } : undefined;
 }

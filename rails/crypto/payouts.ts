@@ -30,8 +30,10 @@ export interface TokenBook {
 }
 
 // Nothing was sent and the same request would be refused again (RAIL_REJECTED in the activity), on any attempt: the
-// checks come before the transfer's row, so no earlier attempt can have sent one.
-const refused = (message: string) => new RailRejectedError(message, 400, undefined, true);
+// checks come before the transfer's row, so no earlier attempt can have sent one. `forCustomer`: why, in the
+// customer's words, when the refusal is of the customer's own data (decision 0319).
+const refused = (message: string, forCustomer?: string) =>
+  new RailRejectedError(message, 400, undefined, true, forCustomer);
 
 /**
  * `amount` in `token`'s units, exactly: a token of fewer decimals than Cambio's 6 cannot carry every amount, and one
@@ -90,7 +92,7 @@ export class CryptoPayouts implements PayoutCapability, ReturnCapability {
       to: getAddress(request.key),
       units: exactUnits(request.amount, token),
     };
-    await this.refuseUnspendable(order.id, order.to);
+    await this.refuseUnspendable(order.id, order.to, "the payee's address");
     return payoutState(request.payoutId, await this.transfers.send(order));
   }
 
@@ -98,15 +100,22 @@ export class CryptoPayouts implements PayoutCapability, ReturnCapability {
    * Refuses, before the first transfer under `id`, a recipient whose tokens nobody would ever spend (decision 0183):
    * the zero address (no key; a token burns or refuses what it is sent), a configured token's contract (an ERC-20
    * keeps what is sent to it), the hot wallet itself (the tokens never leave, the books say they did). A transfer
-   * ordered already is followed whatever its recipient: its bytes may be on the chain.
+   * ordered already is followed whatever its recipient: its bytes may be on the chain. `whose`: the address as the
+   * customer knows it ("the payee's address"), when the refusal is told to the customer (a payout's, decision 0319;
+   * a return's failure keeps Cambio's own words, decision 0278).
    */
-  private async refuseUnspendable(id: string, to: `0x${string}`): Promise<void> {
+  private async refuseUnspendable(id: string, to: `0x${string}`, whose?: string): Promise<void> {
     const tokens = await this.tokens.tokens();
-    let why: string | undefined;
-    if (to === zeroAddress) why = 'the zero address, which nobody can spend from';
-    else if (tokens.some((t) => getAddress(t.address) === to)) why = "a token's own contract, which keeps it for good";
-    else if (to === getAddress(this.transfers.wallet)) why = 'the hot wallet itself';
-    if (why && !(await this.transfers.ordered(id))) throw refused(`nothing is sent to ${to}: ${why}`);
+    // Why, for the operator, and what the address is, for the customer.
+    let why: [string, string] | undefined;
+    if (to === zeroAddress)
+      why = ['the zero address, which nobody can spend from', 'the zero address, which nobody can spend from'];
+    else if (tokens.some((t) => getAddress(t.address) === to))
+      why = ["a token's own contract, which keeps it for good", "a token's own contract, which would keep it for good"];
+    else if (to === getAddress(this.transfers.wallet)) why = ['the hot wallet itself', "Cambio's own hot wallet"];
+    if (why && !(await this.transfers.ordered(id))) {
+      throw refused(`nothing is sent to ${to}: ${why[0]}`, whose && `${whose} is ${why[1]}`);
+    }
   }
 
   /** A payout pending (or waiting for funds) read again; the same call as sending it, by its id. */

@@ -25,7 +25,12 @@ import type {
 import { BrCodeError, brCodeLocation, encodeBrCode } from './br-code';
 import type { PixClient, PixResponse } from './client';
 import { parseNoticeItems, pixItemProblems, unconfirmed, type PixItem } from './notices';
-import { chargeRefusalForCustomer, describeProblem, returnRefusalForCustomer } from './problem';
+import {
+  chargeRefusalForCustomer,
+  describeProblem,
+  payoutRefusalForCustomer,
+  returnRefusalForCustomer,
+} from './problem';
 
 // The PIX connector: Cambio's rail boundary spoken as API Pix (charges, received Pix, returns, webhook) and the
 // PSP payout shape most Brazilian PSPs deploy (Efí's "envio de Pix"). Every call carries our id; a PSP that
@@ -55,6 +60,8 @@ const PAYOUT_STATUS: Record<string, PayoutStatus> = {
   REALIZADO: 'COMPLETED',
   NAO_REALIZADO: 'FAILED',
 };
+// What the customer is told of a payout the PSP ended NAO_REALIZADO (decision 0319); its `motivo` is the operator's.
+const NOT_MADE_FOR_CUSTOMER = "the PSP did not make the Pix to the payee's PIX key";
 const RETURN_STATUS: Record<string, ReturnStatus> = {
   EM_PROCESSAMENTO: 'PENDING',
   DEVOLVIDO: 'RETURNED',
@@ -274,7 +281,7 @@ export class PixRail
       favorecido: { chave: request.key },
     });
     return finalAnswer(
-      { answer, path, shows: 'payout under that idEnvio' },
+      { answer, path, shows: 'payout under that idEnvio', forCustomer: payoutRefusalForCustomer },
       (body) => payoutAnswer(request.payoutId, body),
       () => this.findPayout(request.payoutId),
     );
@@ -501,6 +508,8 @@ function payoutAnswer(payoutId: string, body: unknown): PayoutState | undefined 
     status,
     ...(endToEndId ? { endToEndId } : {}),
     ...(p.motivo ? { reason: p.motivo } : {}),
+    // The PSP's `motivo` is free text in its words (decision 0319): the customer is told only that it was not made.
+    ...(status === 'FAILED' ? { forCustomer: NOT_MADE_FOR_CUSTOMER } : {}),
   };
 }
 

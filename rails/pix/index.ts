@@ -67,7 +67,12 @@ export const pixRail: RailEntry = {
         type: 'string',
         description: 'PIX_KEY: the dynamic BR Code (EMV QRCPS-MPM), "Pix Copia e Cola"',
       },
-      expiresAt: { type: 'string', format: 'date-time', description: 'PIX_KEY: the charge takes no payment after' },
+      expiresAt: {
+        type: 'string',
+        format: 'date-time',
+        // The TED rail shows it too (rails/ted/index.ts): one property, described for both.
+        description: 'PIX_KEY: the charge takes no payment after; TED: a TED received after it completes no deposit',
+      },
     },
   },
   // Without a PSP's charge (sandbox without one): an EVP (random) key dedicated to this deposit lets

@@ -54,6 +54,19 @@ const RETURN_FIELDS: [RegExp, string][] = [
   [/^descricao$/, 'the reason'],
 ];
 
+// The fields of a payout (`PUT /v3/gn/pix/{idEnvio}`) that are the customer's: the payee's key and the amount. The
+// payer's key is Cambio's own (decision 0319).
+const PAYOUT_FIELDS: [RegExp, string][] = [
+  [/^favorecido(\.|$)/, "the payee's PIX key"],
+  [/^valor$/, 'the amount'],
+];
+
+/** Which of the customer's data the PSP refused in a payout, in the customer's words; undefined when none. */
+export function payoutRefusalForCustomer(body: unknown): string | undefined {
+  // The payout's fields are at the top of its body: no prefix to drop.
+  return refusedFields(body, /^$/, PAYOUT_FIELDS);
+}
+
 /** Which of the customer's data the PSP refused in a charge, in the customer's words; undefined when none. */
 export function chargeRefusalForCustomer(body: unknown): string | undefined {
   return refusedFields(body, /^cob\./, CHARGE_FIELDS);

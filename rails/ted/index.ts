@@ -52,7 +52,7 @@ export const tedRail: RailEntry = {
     summary:
       "TED to Cambio's collection account (`bankCode`, `branchCode`, `accountNumber`, `accountDigit`, `holderName`, " +
       "`holderTaxId`), from an account whose owner is `payerTaxId` (the account owner's CNPJ), for exactly the " +
-      "quote's source amount",
+      "quote's source amount, received by the bank before `expiresAt` (the deposit window's end)",
     properties: {
       bankCode: text("TED: the collection bank's COMPE code (3 digits)"),
       branchCode: text('TED: the branch ("agência")'),
@@ -66,14 +66,16 @@ export const tedRail: RailEntry = {
       ),
     },
   },
-  fundingInstruction: (_operationId, _asset, _dueDate, deposit) => {
+  fundingInstruction: (_operationId, _asset, dueDate, deposit) => {
     // A sandbox whose SANDBOX came from elsewhere than the environment (a test's config), or a caller with no
     // deployment's settings at all (the registry's shape), is shown the sandbox's account.
     const sandbox = !deposit || deposit.config.sandbox;
     const account = deposit?.config.ted?.account ?? (sandbox ? SANDBOX_TED_ACCOUNT : undefined);
     // requireRailConfigured refused the deposit before (RAIL_NOT_CONFIGURED); this is the last guard.
     if (!account) throw new Error('TED_ACCOUNT_* is not configured');
-    return { rail: TED_RAIL, ...account, payerTaxId: deposit?.ownerTaxId ?? '' };
+    // The window's end, so a TED the bank received after it completes no deposit of a worker late to expire it
+    // (payments/payer-matching.ts, decision 0318).
+    return { rail: TED_RAIL, ...account, payerTaxId: deposit?.ownerTaxId ?? '', expiresAt: dueDate.toISOString() };
   },
   // Outside sandbox a TED deposit needs the collection account and its bank (else 422 RAIL_NOT_CONFIGURED).
   hasProvider: tedHasProvider,

@@ -167,10 +167,13 @@ describe('CRYPTO payouts from the hot wallet', function () {
     const id = await withdraw(usdc, '2.000000');
     const done = await untilSettled(id);
     expect(done.currentState.status).to.equal('FAILED');
-    // The customer's words name no other rail (a WALLET payout read "rejected the PIX payout").
+    // The customer's words name no other rail (a WALLET payout read "rejected the PIX payout"), and say why
+    // (decision 0319).
     expect(done.currentState.reason).to.deep.equal({
       code: 'PAYOUT_REJECTED',
-      message: 'the payout was rejected: nothing was paid and the hold is released',
+      message:
+        "the payout was rejected: the payee's address is a token's own contract, which would keep it for good; " +
+        'nothing was paid and the hold is released',
       details: {},
     });
     expect(await balance(c, accountId, 'USDC')).to.deep.equal(before);

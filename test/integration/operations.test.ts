@@ -551,7 +551,16 @@ describe('operations', function () {
           BOLETO: ['BRL', ['barcode', 'digitableLine', 'dueDate', 'pixCopiaECola', 'seuNumero']],
           TED: [
             'BRL',
-            ['bankCode', 'branchCode', 'accountNumber', 'accountDigit', 'holderName', 'holderTaxId', 'payerTaxId'],
+            [
+              'bankCode',
+              'branchCode',
+              'accountNumber',
+              'accountDigit',
+              'holderName',
+              'holderTaxId',
+              'payerTaxId',
+              'expiresAt',
+            ],
           ],
           CRYPTO: ['USDC', ['network', 'walletAddress']],
         };

@@ -101,11 +101,16 @@ describe('PIX payouts through the PSP', function () {
     expect(await payoutsAtPsp(payoutIdFor(res.body.id))).to.have.length(1);
   });
 
-  it('NAO_REALIZADO: FAILED PAYOUT_REJECTED and the hold released', async () => {
+  it("NAO_REALIZADO: FAILED PAYOUT_REJECTED saying why, not in the PSP's words, and the hold released", async () => {
     const before = await balance(c, accountId, 'BRL');
     const res = await withdrawToNewKey(c, accountId, 'payout-fails@example.com', '12.00');
     const failed = await untilStatus(c, res.body.id, 'FAILED');
     expect(failed.currentState.reason.code).to.equal('PAYOUT_REJECTED');
+    // The PSP's motivo ("Chave do favorecido recusada pela instituicao") is the operator's (decision 0319).
+    expect(failed.currentState.reason.message).to.equal(
+      "the payout was rejected: the PSP did not make the Pix to the payee's PIX key; " +
+        'nothing was paid and the hold is released',
+    );
     expect((await payoutsAtPsp(payoutIdFor(res.body.id)))[0].status).to.equal('NAO_REALIZADO');
     expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
   });
@@ -171,12 +176,23 @@ describe('PIX payouts through the PSP', function () {
 
   it('a 4xx to the PUT and nothing under the idEnvio: FAILED PAYOUT_REJECTED, the hold released', async () => {
     const { psp } = await stack();
-    const fault = { method: 'PUT', pathPrefix: '/v3/gn/pix/', status: 422, count: 1 };
+    // The PSP names the payee's key among its violations: the customer is told which of its data, not the PSP's words.
+    const body = {
+      type: 'https://pix.bcb.gov.br/api/v2/error/EnvioInvalido',
+      title: 'Envio inválido',
+      status: 422,
+      detail: 'A requisição não respeita o schema',
+      violacoes: [{ razao: 'Chave DICT inexistente no diretorio interno 77', propriedade: 'favorecido.chave' }],
+    };
+    const fault = { method: 'PUT', pathPrefix: '/v3/gn/pix/', status: 422, count: 1, body };
     expect((await psp.control('POST', '/faults', fault)).status).to.equal(204);
     const before = await balance(c, accountId, 'BRL');
     const res = await withdrawToNewKey(c, accountId, `refused-${Date.now()}@example.com`, '3.00');
     const failed = await untilStatus(c, res.body.id, 'FAILED');
     expect(failed.currentState.reason.code).to.equal('PAYOUT_REJECTED');
+    expect(failed.currentState.reason.message).to.equal(
+      "the payout was rejected: the PSP refused the payee's PIX key; nothing was paid and the hold is released",
+    );
     expect(await payoutsAtPsp(payoutIdFor(res.body.id))).to.deep.equal([]);
     expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
   });
@@ -275,6 +291,10 @@ describe('PIX payouts through the PSP', function () {
     expect(res.status).to.equal(201);
     const failed = await untilStatus(c, res.body.id, 'FAILED');
     expect(failed.currentState.reason.code).to.equal('PAYOUT_REJECTED');
+    expect(failed.currentState.reason.message).to.equal(
+      "the payout was rejected: the payee's PIX key is Cambio's own receiving key; " +
+        'nothing was paid and the hold is released',
+    );
     expect(await payoutsAtPsp(payoutIdFor(res.body.id))).to.have.length(0);
     expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
   });

@@ -135,7 +135,11 @@ describe('TED: credits read from the collection account', function () {
     const { c, accountId, cnpj } = await owner();
     const res = await tedDeposit(c, accountId, '10.00');
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
-    expect(res.body.intent.fundingInstruction).to.deep.equal({ rail: RAIL, ...SANDBOX_TED_ACCOUNT, payerTaxId: cnpj });
+    const { expiresAt, ...shown } = res.body.intent.fundingInstruction;
+    expect(shown).to.deep.equal({ rail: RAIL, ...SANDBOX_TED_ACCOUNT, payerTaxId: cnpj });
+    // The deposit window's end (decision 0318): a TED the bank receives after it completes no deposit.
+    const windowMs = Date.parse(expiresAt) - Date.parse(res.body.createdAt);
+    expect(windowMs).to.be.within(config.depositWindowSeconds * 1000, config.depositWindowSeconds * 1000 + 5000);
     const openapi = JSON.stringify((await http.get('/openapi.json')).body);
     expect(openapi).to.include('payerTaxId').and.to.include('holderTaxId');
 
@@ -204,6 +208,23 @@ describe('TED: credits read from the collection account', function () {
     expect(await payment(second)).to.deep.include({ status: 'MATCHED', operationId: newer.id });
     await untilStatus(c, newer.id, 'COMPLETED');
     expect((await balance(c, accountId, 'BRL')).available).to.equal('200.00');
+  });
+
+  it('completes the open deposit, not an older one whose window had ended when the TED was received', async () => {
+    const { c, accountId, cnpj } = await owner();
+    const ended = (await tedDeposit(c, accountId, '101.00')).body;
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const open = (await tedDeposit(c, accountId, '101.00')).body;
+    // The bank lists the TED as received after the older deposit's window (a day) and within the newer's. The older
+    // one is still REQUESTED, as when the worker that expires it is down or behind: its workflow waits its day.
+    const windowMs = config.depositWindowSeconds * 1000;
+    const receivedAt = new Date(Date.parse(ended.createdAt) + windowMs + 750).toISOString();
+    const late = await sendTed(cnpj, '101.00', { transactionDateTime: receivedAt });
+    await poll();
+    expect(await payment(late)).to.deep.include({ status: 'MATCHED', operationId: open.id });
+    await untilStatus(c, open.id, 'COMPLETED');
+    expect((await getOp(c, ended.id)).currentState.status).to.equal('REQUESTED');
+    expect((await balance(c, accountId, 'BRL')).available).to.equal('101.00');
   });
 
   it('leaves a TED from another CNPJ, or a cent off, UNMATCHED with its payer shown to operators', async () => {

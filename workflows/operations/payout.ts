@@ -9,6 +9,7 @@ import {
   railCalls,
   railNotConfigured,
   railRejection,
+  refusalForCustomer,
   statusReadPause,
   statusReadPauses,
   timeToContinueAsNew,
@@ -21,7 +22,12 @@ import type { PendingPayout } from './contract';
 // new once the history is long.
 const PAYOUT_FINAL_ANSWERS = 'payout-ends-on-final-answer';
 
-export type PayoutOutcome = { ok: boolean; endToEnd: string } | { ok: false; code: string; message: string };
+/**
+ * A payout's end. `told`: why a refused payout was refused, in the customer's words, when its rail said (decision
+ * 0319): taken from the rail's answer in this history, so a history recorded before replays to the same commands.
+ */
+export type PayoutOutcome =
+  { ok: boolean; endToEnd: string; told?: string } | { ok: false; code: string; message: string };
 
 /** The withdrawal's database steps the payout takes, scheduled or in the workflow task as the history recorded. */
 type PayoutSteps = wf.ActivityInterfaceFor<Pick<WithdrawalActivities, 'payoutOrder' | 'recordPayout'>>;
@@ -50,7 +56,7 @@ export async function payThroughRails(
     } catch (err) {
       const refused = railRejection(err);
       if (!refused) throw err;
-      return steps.recordPayout({ operationId, status: 'FAILED', reason: refused.message });
+      return withTold(await steps.recordPayout({ operationId, status: 'FAILED', reason: refused.message }), refused);
     }
     const pause = statusReadPauses();
     while (state.status === 'PENDING') {
@@ -58,7 +64,7 @@ export async function payThroughRails(
       await pause();
       state = await rails.payoutStatus({ payoutId: order.request.payoutId });
     }
-    return steps.recordPayout({ operationId, status: state.status, endToEnd: state.endToEndId, reason: state.reason });
+    return recordAnswer(steps, operationId, state);
   }
   let state: PayoutState = { payoutId: order.request.payoutId, status: 'PENDING' };
   try {
@@ -71,10 +77,30 @@ export async function payThroughRails(
     }
   } catch (err) {
     const refused = railRejection(err);
-    if (refused) return steps.recordPayout({ operationId, status: 'FAILED', reason: refused.message });
+    if (refused) {
+      return withTold(await steps.recordPayout({ operationId, status: 'FAILED', reason: refused.message }), refused);
+    }
     const unconfigured = railNotConfigured(err);
     if (!unconfigured) throw err;
     return { ok: false, code: 'RAIL_NOT_CONFIGURED', message: unconfigured.message };
   }
-  return steps.recordPayout({ operationId, status: state.status, endToEnd: state.endToEndId, reason: state.reason });
+  return recordAnswer(steps, operationId, state);
+}
+
+/** The provider's final answer recorded; a FAILED one carries what the customer may be told of it. */
+async function recordAnswer(steps: PayoutSteps, operationId: string, state: PayoutState): Promise<PayoutOutcome> {
+  const { status, endToEndId: endToEnd, reason } = state;
+  const recorded = await steps.recordPayout({
+    operationId,
+    status: status as 'COMPLETED' | 'FAILED',
+    endToEnd,
+    reason,
+  });
+  return !recorded.ok && state.forCustomer ? { ...recorded, told: state.forCustomer } : recorded;
+}
+
+/** A refusal's record, with what the customer may be told of it (decision 0278's details of RAIL_REJECTED). */
+function withTold(recorded: { ok: boolean; endToEnd: string }, refused: wf.ApplicationFailure): PayoutOutcome {
+  const told = refusalForCustomer(refused);
+  return !recorded.ok && told ? { ...recorded, told } : recorded;
 }

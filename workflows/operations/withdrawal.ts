@@ -6,7 +6,7 @@ import type { WithdrawalActivities } from '../../activities/operations/withdrawa
 import type { OperationWorkflowInput, PendingPayout } from './contract';
 import { SCHEDULED_STEP, STEP_IN_WORKFLOW_TASK, type TrackedStatus } from './database-steps';
 import { takeHoldDecisions } from './hold-decisions';
-import { payThroughRails } from './payout';
+import { payThroughRails, type PayoutOutcome } from './payout';
 
 /** What a withdrawal's workflow runs: its status steps and its payout's order and record (provider calls apart). */
 type WithdrawalSteps = OperationStatusActivities & WithdrawalActivities;
@@ -24,11 +24,12 @@ const PAYOUT_THROUGH_RAILS = 'payout-through-rails';
 const WITHDRAWAL_STEPS_IN_TASK = 'withdrawal-database-steps-in-workflow-task';
 
 // Rail-neutral: a WALLET's or a TED's refusal is as final as a PIX's (and a running history's old words are only an
-// activity's input, which a replay does not compare).
-const PAYOUT_REJECTED = {
+// activity's input, which a replay does not compare). `told`: why, in the customer's words, when the rail said
+// (decision 0319); never the provider's own.
+const payoutRejected = (told?: string) => ({
   code: 'PAYOUT_REJECTED',
-  message: 'the payout was rejected: nothing was paid and the hold is released',
-};
+  message: `the payout was rejected: ${told ? `${told}; ` : ''}nothing was paid and the hold is released`,
+});
 
 /** A withdrawal, from REQUESTED to COMPLETED or FAILED. `rowsOnly`: it takes hold decisions only as recorded rows. */
 export async function withdrawalOperation(
@@ -65,12 +66,12 @@ export async function withdrawalOperation(
     }
     op.track(await withdrawalSteps.setOperationStatus({ operationId, status: 'PROCESSING' }));
   }
-  const payout =
+  const payout: PayoutOutcome =
     resumed || wf.patched(PAYOUT_THROUGH_RAILS)
       ? await payThroughRails(operationId, withdrawalSteps, continueAsNew, resumed)
       : await acts.executePayout({ operationId });
   if (!payout.ok) {
-    const failure = 'code' in payout ? payout : PAYOUT_REJECTED;
+    const failure = 'code' in payout ? payout : payoutRejected(payout.told);
     await op.fail(withdrawalSteps, failure.code, failure.message);
     return op.status;
   }
