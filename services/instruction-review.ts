@@ -33,8 +33,9 @@ export async function recordInstructionDecision(
     );
     if (!pi) throw notFound('payment instruction');
     if (pi.status !== 'PENDING_REVIEW') throw alreadyDecided(pi.status);
-    // With its start: the review's own outbox row may not have been relayed yet (no worker up, or not yet).
-    const start = instructionReviewStart(pi.id, pi.customerId);
+    // With its start: the review's own outbox row may not have been relayed yet (no worker up, or not yet); and a
+    // review closed by hand (terminated) before any decision runs again to take this one (decision 0315).
+    const start = { ...instructionReviewStart(pi.id, pi.customerId), rerunIfStopped: true };
     return {
       kind: 'INSTRUCTION_REVIEW',
       workflowId: start.workflowId,

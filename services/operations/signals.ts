@@ -7,6 +7,8 @@ import type { Operation } from '../../db/entities';
 import { CambioError } from '../../domain/errors';
 import { checkReason, currentState, MAX_DECISION_REASON_LENGTH } from '../../domain/states';
 import { inTransaction } from '../../db/transaction';
+import type { WorkflowStartRequest } from '../../db/repositories/outbox';
+import { operationSummary } from '../../domain/summaries';
 import { operationWorkflowId } from '../../workflows/ids';
 import type { HoldDecision } from '../../workflows/operation';
 import { pollUntil } from '../poll';
@@ -77,9 +79,24 @@ export async function recordHoldDecision(
       customerId: op.customerId,
       decision: decision.decision,
       reason: decision.reason,
+      start: heldWithdrawalStart(op),
     };
   });
 }
+
+/**
+ * The workflow of a held withdrawal as its creation started it (services/operations/create.ts): what the decision's
+ * signal starts again if an operator closed it by hand while it waited (decision 0315). The new run finds the
+ * withdrawal ON_HOLD (or stops if it is not: workflows/operations/withdrawal.ts), and takes this decision.
+ */
+const heldWithdrawalStart = (op: Operation): WorkflowStartRequest => ({
+  workflowId: operationWorkflowId(op.id),
+  workflowType: 'operationWorkflow',
+  args: [{ operationId: op.id, type: 'WITHDRAWAL', requiresReview: true }],
+  searchAttributes: { CustomerId: op.customerId, OperationType: 'WITHDRAWAL', OperationStatus: 'ON_HOLD' },
+  summary: operationSummary(op),
+  rerunIfStopped: true,
+});
 
 /** After COMMIT: the signal naming the decision, then the wait until the withdrawal left ON_HOLD. */
 export async function applyHoldDecision(
