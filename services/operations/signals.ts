@@ -60,16 +60,19 @@ export async function replayDeposit(s: ServiceContext, em: Em, operationId: stri
   return waitFor(em, operationId, (o) => o.status === 'COMPLETED' || o.updatedAt.getTime() > before);
 }
 
-/** Records a decision on a withdrawal ON_HOLD (else 409 INVALID_STATE) in `tx`, for its workflow to read. */
+/**
+ * Records a decision on a withdrawal ON_HOLD (else 409 INVALID_STATE) in `tx`, for its workflow to read; the id of the
+ * decision to send (services/decisions.ts: the one recorded before, when this one takes it again).
+ */
 export async function recordHoldDecision(
   s: Pick<ServiceContext, 'config'>,
   tx: Em,
   operationId: string,
   decision: HoldDecision,
   who: { decisionId: string; actor: string },
-): Promise<void> {
+): Promise<string> {
   checkReason(decision.reason, MAX_DECISION_REASON_LENGTH);
-  await recordDecision(s, tx, who.decisionId, operationId, who.actor, async () => {
+  return recordDecision(s, tx, who.decisionId, operationId, who.actor, async () => {
     const op = await load(tx, operationId);
     if (op.type !== 'WITHDRAWAL' || op.status !== 'ON_HOLD') throw invalidState(op, 'a WITHDRAWAL ON_HOLD');
     return {
@@ -117,8 +120,8 @@ export async function decideHold(
   decision: HoldDecision,
   actor: string,
 ) {
-  const decisionId = randomUUID();
-  await inTransaction(em, (tx) => recordHoldDecision(s, tx, operationId, decision, { decisionId, actor }));
+  const who = { decisionId: randomUUID(), actor };
+  const decisionId = await inTransaction(em, (tx) => recordHoldDecision(s, tx, operationId, decision, who));
   await applyHoldDecision(s, em, operationId, decisionId);
   return load(em, operationId);
 }

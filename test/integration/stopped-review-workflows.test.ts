@@ -6,8 +6,12 @@ import { heldWithdrawal } from '../helpers/held-withdrawal';
 import { cambio, cambioFails } from '../helpers/cli';
 import { assertLedgerBalanced, balance, getOp } from '../helpers/money';
 import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
-import { eventually, idem, newCustomer, stack, untilStarted } from '../helpers/stack';
+import { eventually, idem, newCustomer, stack, untilStarted, withoutRelay } from '../helpers/stack';
 import { instructionReviewWorkflowId, operationWorkflowId } from '../../workflows/ids';
+import { randomUUID } from 'node:crypto';
+import { systemEm } from '../../db/orm';
+import { addDecision } from '../../db/repositories/workflow-decisions';
+import { sendDecisionNow } from '../../workflows/send-signal';
 
 /** Terminates a running workflow as an operator would, and waits until Temporal shows it closed. */
 async function terminateByHand(workflowId: string): Promise<void> {
@@ -61,6 +65,53 @@ describe('a review whose workflow was closed by hand', function () {
       runs.push(w.status.name);
     expect(runs.sort()).to.deep.equal(['COMPLETED', 'TERMINATED']);
     expect(await balance(c, accountId, 'BRL')).to.include({ available: '5000.00', held: '0.00' });
+    await assertLedgerBalanced();
+  });
+
+  it('a decision its closed workflow dropped is applied when the same decision is taken again', async () => {
+    const { services, config } = await stack();
+    const c = await newCustomer();
+    const id = await heldWithdrawal(c, 'dropped-decision@example.com');
+    const accountId: string = (await getOp(c, id)).account.id;
+    await terminateByHand(operationWorkflowId(id));
+    // As a decision was recorded before its signal carried a start: its signal finds the workflow closed, and is
+    // dropped. The withdrawal stays ON_HOLD with a decision recorded.
+    const decisionId = randomUUID();
+    const dropped = await withoutRelay(async () => {
+      await systemEm(services.orm).transactional((tx) =>
+        addDecision(
+          tx,
+          {
+            id: decisionId,
+            workflowId: operationWorkflowId(id),
+            kind: 'HOLD',
+            customerId: c.customerId,
+            target: id,
+            decision: 'REJECT',
+            reason: 'dropped',
+            actor: 'operator:first',
+          },
+          { taskQueue: config.taskQueue },
+        ),
+      );
+      return sendDecisionNow(services.orm, services.temporal, decisionId);
+    });
+    expect(dropped).to.equal('closed');
+    expect((await getOp(c, id)).currentState.status).to.equal('ON_HOLD');
+
+    // Another decision is refused, naming the one recorded; the same one again applies it.
+    const other = await cambioFails('withdrawal', 'approve', id);
+    expect([other.body.code, other.body.details]).to.deep.equal([
+      'INVALID_STATE',
+      { status: 'DECIDED', decision: 'REJECT' },
+    ]);
+    const rejected = await cambio('withdrawal', 'reject', id);
+    expect(rejected.stdout.trim()).to.equal(`operation ${id} is FAILED`);
+    expect((await getOp(c, id)).currentState.reason?.message).to.equal('dropped');
+    expect(await balance(c, accountId, 'BRL')).to.include({ available: '60000.00', held: '0.00' });
+    const again = await cambioFails('withdrawal', 'reject', id);
+    expect(again.body.message).to.equal(`operation is WITHDRAWAL in FAILED; this needs a WITHDRAWAL ON_HOLD`);
+    expect(await balance(c, accountId, 'BRL')).to.include({ available: '60000.00', held: '0.00' });
     await assertLedgerBalanced();
   });
 
