@@ -47,6 +47,8 @@ const STATUS: Record<ErrorCode, number> = {
   SUBSCRIPTION_DISABLED: 409,
   // The customer has WEBHOOK_SUBSCRIPTIONS_MAX live subscriptions (decision 0258): delete one first.
   SUBSCRIPTION_LIMIT_REACHED: 422,
+  // The customer has PAYMENT_INSTRUCTIONS_PENDING_MAX instructions waiting for review (decision 0316).
+  PAYMENT_INSTRUCTION_LIMIT_REACHED: 422,
   // Another customer's payment already has this rail reference; whose is not said.
   RAIL_REFERENCE_IN_USE: 409,
   // Postgres or Temporal could not be reached or gave up (see `dependencyFailure`): retry with the same key.

@@ -47,6 +47,8 @@ export interface Config extends RailConfigs {
   webhookMaxBusyWaitSeconds: number;
   /** Live (not deleted) subscriptions one customer may have; past it a create is 422 SUBSCRIPTION_LIMIT_REACHED. */
   webhookSubscriptionsMax: number;
+  /** Instructions one customer may have PENDING_REVIEW; past it a new one is 422 PAYMENT_INSTRUCTION_LIMIT_REACHED. */
+  paymentInstructionsPendingMax: number;
   /** Events are kept this many days for the events API, then purged by the worker. */
   eventRetentionDays: number;
   /**
@@ -190,6 +192,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // another customer's deliveries from ~100 ms to 2-3 s on a 2-core host. 100 keeps it a tenth of that and leaves
     // room for an integration's fixtures; a deployment may lower it (decision 0258).
     webhookSubscriptionsMax: intWithin(env.WEBHOOK_SUBSCRIPTIONS_MAX, 100, 'WEBHOOK_SUBSCRIPTIONS_MAX', 1, 1000),
+    // Each instruction waits for a person's review in an open workflow of its own, with no deadline: 500 leaves room
+    // for a customer importing its payees and stops a leaked key from opening them without end (decision 0316).
+    paymentInstructionsPendingMax: intWithin(
+      env.PAYMENT_INSTRUCTIONS_PENDING_MAX,
+      500,
+      'PAYMENT_INSTRUCTIONS_PENDING_MAX',
+      1,
+      10_000,
+    ),
     eventRetentionDays: int(env.EVENT_RETENTION_DAYS, 30, 'EVENT_RETENTION_DAYS'),
     statementInterval: parseStatementInterval(env.STATEMENT_INTERVAL || 'month') && (env.STATEMENT_INTERVAL || 'month'),
     logLevel: env.LOG_LEVEL || 'info',

@@ -3,7 +3,12 @@ import { LockMode } from '@mikro-orm/core';
 import type { Config } from '../config';
 import type { Em } from '../db/orm';
 import { Beneficiary, BeneficiarySchema, PaymentInstruction, PaymentInstructionSchema } from '../db/entities';
-import { BENEFICIARY_LIST, instructionCounts, newBeneficiary } from '../db/repositories/beneficiaries';
+import {
+  BENEFICIARY_LIST,
+  countPendingInstructionsLocked,
+  instructionCounts,
+  newBeneficiary,
+} from '../db/repositories/beneficiaries';
 import { recordEvent } from '../db/repositories/events';
 import { DictKeyType, dictKeyAsHeld, isReceivingKey, isValidDictKey, sameDictKey } from '../domain/dict-key';
 import { initialStates } from '../domain/states';
@@ -143,15 +148,23 @@ export async function listBeneficiaries(
 
 /**
  * Inserts the instruction, its CREATED event (with its webhook deliveries) and its review workflow's outbox
- * row in the caller's transaction; the workers of their task queues start the workflows once it commits.
+ * row in the caller's transaction; the workers of their task queues start the workflows once it commits. 422
+ * PAYMENT_INSTRUCTION_LIMIT_REACHED when the customer already has PAYMENT_INSTRUCTIONS_PENDING_MAX waiting.
  */
 async function newInstruction(
   tx: Em,
-  queues: Pick<Config, 'taskQueue' | 'webhookTaskQueue'>,
+  queues: Pick<Config, 'taskQueue' | 'webhookTaskQueue' | 'paymentInstructionsPendingMax'>,
   b: Beneficiary,
   input: CheckedInstruction,
   now: Date,
 ): Promise<void> {
+  // Each one waits for a person's review in an open workflow with no deadline: a customer (or a leaked key) has a
+  // bounded number waiting, counted under the customer's lock so that racing creates cannot pass it (decision 0316).
+  const limit = queues.paymentInstructionsPendingMax;
+  if ((await countPendingInstructionsLocked(tx)) >= limit) {
+    const message = `a customer may have at most ${limit} payment instructions waiting for review`;
+    throw new CambioError('PAYMENT_INSTRUCTION_LIMIT_REACHED', `${message}; wait for their review first`, { limit });
+  }
   const pi: PaymentInstruction = tx.create(PaymentInstructionSchema, {
     id: randomUUID(),
     beneficiaryId: b.id,

@@ -11,6 +11,7 @@ import {
   DecisionKind,
   DecisionRow,
   lockDecisions,
+  requeueDecision,
 } from '../db/repositories/workflow-decisions';
 import { CambioError } from '../domain/errors';
 import { sendDecisionNow } from '../workflows/send-signal';
@@ -32,7 +33,9 @@ export interface DecisionRequest {
  * Records decision `id` about `target` in `tx`. `check` reads the target's state (throwing when it cannot be
  * decided) and says what to record. Running it again with the same id finds the first run's row and records
  * nothing: the retry of a request that died after its COMMIT. A review or hold takes one decision; a second is
- * 409 INVALID_STATE, so it is never recorded only to be ignored.
+ * 409 INVALID_STATE, so it is never recorded only to be ignored. Returns the id of the decision whose signal the
+ * caller sends after COMMIT: `id`, or the one recorded before when it is taken again on a review that is still
+ * undecided and whose workflow may run again (decision 0317).
  */
 export async function recordDecision(
   s: Pick<DecisionServices, 'config'>,
@@ -41,12 +44,20 @@ export async function recordDecision(
   target: string,
   actor: string,
   check: () => Promise<DecisionRequest>,
-): Promise<void> {
+): Promise<string> {
   // The lock's key is text: one spelling per target, or two callers spelling it differently would both record.
   await lockDecisions(tx, target.toLowerCase());
-  if (await decisionById(tx, id)) return;
+  if (await decisionById(tx, id)) return id;
   const req = await check();
   const [recorded] = req.kind === 'DEPOSIT_REPLAY' ? [] : await decisionsFor(tx, req.workflowId, req.kind);
+  if (recorded && req.start?.rerunIfStopped && recorded.decision === req.decision) {
+    // The target is still undecided (`check` passed) though the decision was recorded: its signal may have been
+    // dropped by a workflow closed by hand before its start went with it (decision 0315). The same decision again
+    // sends that one again, with the start: a running workflow reads each decision once, a stopped one runs again
+    // to take it, a completed one is never run again (decision 0317). Nothing new is recorded.
+    await requeueDecision(tx, recorded, { taskQueue: s.config.taskQueue, start: req.start });
+    return recorded.id;
+  }
   if (recorded) {
     // Which one, so that the reviewer who lost a race knows whether the outcome is theirs; not who took it (the
     // sandbox route answers customers, who do not learn operators' names).
@@ -64,6 +75,7 @@ export async function recordDecision(
     actor,
   };
   await addDecision(tx, row, { taskQueue: s.config.taskQueue, start: req.start });
+  return id;
 }
 
 // One send's bound, as the relay's (worker/workflow-signal-relay.ts): Temporal cut under a sender (packets dropped, a

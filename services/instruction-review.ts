@@ -14,8 +14,9 @@ import { recordDecision, sendDecision } from './decisions';
 
 /**
  * Records a decision on an instruction that is PENDING_REVIEW (else 409 INVALID_STATE) in `tx`, as a row its
- * review workflow will read (services/decisions.ts). Shared by the sandbox route (tenant `tx`) and the operator
- * CLI (a tenant `tx` of the instruction's customer).
+ * review workflow will read (services/decisions.ts); the id of the decision to send (the one recorded before, when
+ * this one takes it again). Shared by the sandbox route (tenant `tx`) and the operator CLI (a tenant `tx` of the
+ * instruction's customer).
  */
 export async function recordInstructionDecision(
   s: Pick<ServiceContext, 'config'>,
@@ -23,9 +24,9 @@ export async function recordInstructionDecision(
   instructionId: string,
   request: { decision: InstructionDecision; reason?: string },
   who: { decisionId: string; actor: string },
-): Promise<void> {
+): Promise<string> {
   checkReason(request.reason, MAX_DECISION_REASON_LENGTH);
-  await recordDecision(s, tx, who.decisionId, instructionId, who.actor, async () => {
+  return recordDecision(s, tx, who.decisionId, instructionId, who.actor, async () => {
     const pi = await tx.findOne(
       PaymentInstructionSchema,
       { id: instructionId },
@@ -33,8 +34,9 @@ export async function recordInstructionDecision(
     );
     if (!pi) throw notFound('payment instruction');
     if (pi.status !== 'PENDING_REVIEW') throw alreadyDecided(pi.status);
-    // With its start: the review's own outbox row may not have been relayed yet (no worker up, or not yet).
-    const start = instructionReviewStart(pi.id, pi.customerId);
+    // With its start: the review's own outbox row may not have been relayed yet (no worker up, or not yet); and a
+    // review closed by hand (terminated) before any decision runs again to take this one (decision 0315).
+    const start = { ...instructionReviewStart(pi.id, pi.customerId), rerunIfStopped: true };
     return {
       kind: 'INSTRUCTION_REVIEW',
       workflowId: start.workflowId,
@@ -75,8 +77,8 @@ export async function decideInstruction(
   request: { decision: InstructionDecision; reason?: string },
   actor: string,
 ) {
-  const decisionId = randomUUID();
-  await inTransaction(em, (tx) => recordInstructionDecision(s, tx, instructionId, request, { decisionId, actor }));
+  const who = { decisionId: randomUUID(), actor };
+  const decisionId = await inTransaction(em, (tx) => recordInstructionDecision(s, tx, instructionId, request, who));
   await applyInstructionDecision(s, em, instructionId, decisionId);
   return beneficiaryOfInstruction(em, instructionId);
 }

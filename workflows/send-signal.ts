@@ -25,7 +25,8 @@ export type SendOutcome = 'sent' | 'closed';
  * Sends the signal of one row; safe to run twice (the workflow reads each decision once). A row with a start
  * request starts its workflow if it is not running yet (signalWithStart): the one answer to "not started yet".
  * Resolves once the row is done with: delivered, or never deliverable because its workflow has closed (the
- * decision came too late and the workflow's own outcome stands; for an inbound payment, it is left UNMATCHED).
+ * decision came too late and the workflow's own outcome stands; for an inbound payment, it is left UNMATCHED). A
+ * start marked `rerunIfStopped` runs its workflow again if it was closed without completing (decision 0315).
  */
 export async function sendSignal(temporal: Client, row: PendingSignal): Promise<SendOutcome> {
   const signalArgs: [DecisionRef] = [{ decisionId: row.decision_id }];
@@ -42,8 +43,12 @@ export async function sendSignal(temporal: Client, row: PendingSignal): Promise<
       signal: DECISION_SIGNAL,
       signalArgs,
       staticSummary: start.summary ? clampSummary(start.summary) : undefined,
-      // A closed workflow is never run again: the outcome it reached stands.
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      // A workflow that completed is never run again: the outcome it reached stands. A review's may run again if it
+      // was closed by hand before it took a decision, or the decision would never be applied (decision 0315): its
+      // target is still undecided (the decision was recorded only so), and the new run applies the decision once.
+      workflowIdReusePolicy: start.rerunIfStopped
+        ? WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY
+        : WorkflowIdReusePolicy.REJECT_DUPLICATE,
       priority: customerPriority(start.searchAttributes.CustomerId),
       typedSearchAttributes: new TypedSearchAttributes(
         Object.entries(start.searchAttributes).map(([name, value]) => ({

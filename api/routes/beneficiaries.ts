@@ -35,6 +35,7 @@ export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
     body: createBeneficiaryBody,
     bodyRequired: true,
     response: { status: 201, schema: ref('Beneficiary'), description: 'The Beneficiary' },
+    errors: ['PAYMENT_INSTRUCTION_LIMIT_REACHED'],
     async handler(ctx) {
       ctx.body = presentBeneficiaryRecord(
         await createBeneficiary(s, ctx.state.em, ctx.request.body as CreateBeneficiary),
@@ -52,7 +53,7 @@ export function beneficiaryRoutes(table: RouteTable, s: ServiceContext): void {
     body: paymentInstructionBody,
     bodyRequired: true,
     response: { status: 201, schema: ref('Beneficiary'), description: 'The full Beneficiary' },
-    errors: ['INVALID_STATE'],
+    errors: ['INVALID_STATE', 'PAYMENT_INSTRUCTION_LIMIT_REACHED'],
     async handler(ctx) {
       ctx.body = presentBeneficiaryRecord(
         await addPaymentInstruction(s, ctx.state.em, ctx.params.beneficiaryId, ctx.request.body as InstructionInput),

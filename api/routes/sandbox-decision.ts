@@ -17,7 +17,7 @@ export interface SandboxDecider {
  */
 export async function sandboxDecision(
   ctx: Koa.Context,
-  record: (tx: Em, who: SandboxDecider) => Promise<void>,
+  record: (tx: Em, who: SandboxDecider) => Promise<string | void>,
   apply: (em: Em, decisionId: string) => Promise<unknown>,
   answer: (em: Em) => Promise<unknown>,
 ): Promise<void> {
@@ -25,10 +25,8 @@ export async function sandboxDecision(
   const requestEm: Em = ctx.state.em;
   await idempotentAroundEffect(
     ctx,
-    async (tx) => {
-      await record(tx, who);
-      return who.decisionId;
-    },
+    // The decision to send: this request's, or one recorded before that it takes again (decision 0317).
+    async (tx) => (await record(tx, who)) ?? who.decisionId,
     async (decisionId) => {
       await apply(requestEm, decisionId);
     },

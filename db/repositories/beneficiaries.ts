@@ -30,6 +30,19 @@ export function newBeneficiary(em: Em, fields: Omit<Beneficiary, 'customerId'>):
   return em.create(BeneficiarySchema, { ...fields, customerId: tenantOf(em) });
 }
 
+/**
+ * How many instructions of the EntityManager's customer are PENDING_REVIEW, counted under a lock on the customer's
+ * new instructions that its transaction holds until it ends: a create that counts, then adds, cannot race another
+ * create of the same customer past the cap (decision 0316). Two statements on purpose, as for subscriptions (0258):
+ * under READ COMMITTED a statement sees what was committed when it began, so a count in the statement that waits for
+ * the lock would miss the row the lock's previous holder committed. Other customers' creates take other locks.
+ */
+export async function countPendingInstructionsLocked(em: Em): Promise<number> {
+  const customerId = tenantOf(em);
+  await em.execute(`select pg_advisory_xact_lock(hashtextextended('cambio:instructions:' || ?, 0))`, [customerId]);
+  return em.count(PaymentInstructionSchema, { status: 'PENDING_REVIEW' });
+}
+
 /** How many payment instructions each of these beneficiaries (of the EntityManager's customer) has. */
 export async function instructionCounts(em: Em, beneficiaryIds: string[]): Promise<Map<string, number>> {
   if (beneficiaryIds.length === 0) return new Map();

@@ -20,6 +20,12 @@ export interface WorkflowStartRequest {
   searchAttributes: Record<string, string>;
   /** One line for the Temporal UI's list (`staticSummary`), e.g. `DEPOSIT 100.00 BRL via PIX_KEY to Acme Ltda`. */
   summary?: string | null;
+  /**
+   * Only for a decision's start (workflow_signals.start): a workflow of this id that was closed by hand (terminated,
+   * or failed or timed out) runs again to take the decision, where one that completed keeps its outcome (decision
+   * 0315). The outbox of starts never reads it.
+   */
+  rerunIfStopped?: boolean;
 }
 
 /** The values of an outbox row as SQL: placeholders for one row, or expressions over a row source. */

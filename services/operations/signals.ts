@@ -7,6 +7,8 @@ import type { Operation } from '../../db/entities';
 import { CambioError } from '../../domain/errors';
 import { checkReason, currentState, MAX_DECISION_REASON_LENGTH } from '../../domain/states';
 import { inTransaction } from '../../db/transaction';
+import type { WorkflowStartRequest } from '../../db/repositories/outbox';
+import { operationSummary } from '../../domain/summaries';
 import { operationWorkflowId } from '../../workflows/ids';
 import type { HoldDecision } from '../../workflows/operation';
 import { pollUntil } from '../poll';
@@ -58,16 +60,19 @@ export async function replayDeposit(s: ServiceContext, em: Em, operationId: stri
   return waitFor(em, operationId, (o) => o.status === 'COMPLETED' || o.updatedAt.getTime() > before);
 }
 
-/** Records a decision on a withdrawal ON_HOLD (else 409 INVALID_STATE) in `tx`, for its workflow to read. */
+/**
+ * Records a decision on a withdrawal ON_HOLD (else 409 INVALID_STATE) in `tx`, for its workflow to read; the id of the
+ * decision to send (services/decisions.ts: the one recorded before, when this one takes it again).
+ */
 export async function recordHoldDecision(
   s: Pick<ServiceContext, 'config'>,
   tx: Em,
   operationId: string,
   decision: HoldDecision,
   who: { decisionId: string; actor: string },
-): Promise<void> {
+): Promise<string> {
   checkReason(decision.reason, MAX_DECISION_REASON_LENGTH);
-  await recordDecision(s, tx, who.decisionId, operationId, who.actor, async () => {
+  return recordDecision(s, tx, who.decisionId, operationId, who.actor, async () => {
     const op = await load(tx, operationId);
     if (op.type !== 'WITHDRAWAL' || op.status !== 'ON_HOLD') throw invalidState(op, 'a WITHDRAWAL ON_HOLD');
     return {
@@ -77,9 +82,24 @@ export async function recordHoldDecision(
       customerId: op.customerId,
       decision: decision.decision,
       reason: decision.reason,
+      start: heldWithdrawalStart(op),
     };
   });
 }
+
+/**
+ * The workflow of a held withdrawal as its creation started it (services/operations/create.ts): what the decision's
+ * signal starts again if an operator closed it by hand while it waited (decision 0315). The new run finds the
+ * withdrawal ON_HOLD (or stops if it is not: workflows/operations/withdrawal.ts), and takes this decision.
+ */
+const heldWithdrawalStart = (op: Operation): WorkflowStartRequest => ({
+  workflowId: operationWorkflowId(op.id),
+  workflowType: 'operationWorkflow',
+  args: [{ operationId: op.id, type: 'WITHDRAWAL', requiresReview: true }],
+  searchAttributes: { CustomerId: op.customerId, OperationType: 'WITHDRAWAL', OperationStatus: 'ON_HOLD' },
+  summary: operationSummary(op),
+  rerunIfStopped: true,
+});
 
 /** After COMMIT: the signal naming the decision, then the wait until the withdrawal left ON_HOLD. */
 export async function applyHoldDecision(
@@ -100,8 +120,8 @@ export async function decideHold(
   decision: HoldDecision,
   actor: string,
 ) {
-  const decisionId = randomUUID();
-  await inTransaction(em, (tx) => recordHoldDecision(s, tx, operationId, decision, { decisionId, actor }));
+  const who = { decisionId: randomUUID(), actor };
+  const decisionId = await inTransaction(em, (tx) => recordHoldDecision(s, tx, operationId, decision, who));
   await applyHoldDecision(s, em, operationId, decisionId);
   return load(em, operationId);
 }

@@ -23,6 +23,9 @@ const PAYOUT_THROUGH_RAILS = 'payout-through-rails';
 // withdrawal took about a quarter less CPU and Temporal's share nearly halved: decision 0098).
 const WITHDRAWAL_STEPS_IN_TASK = 'withdrawal-database-steps-in-workflow-task';
 
+// A run that finds its withdrawal already past ON_HOLD ends there: it is a run started again (decision 0315).
+const RERUN_STOPS_PAST_REVIEW = 'withdrawal-rerun-stops-past-review';
+
 // Rail-neutral: a WALLET's or a TED's refusal is as final as a PIX's (and a running history's old words are only an
 // activity's input, which a replay does not compare). `told`: why, in the customer's words, when the rail said
 // (decision 0319); never the provider's own.
@@ -57,6 +60,9 @@ export async function withdrawalOperation(
   } else {
     if (input.requiresReview) {
       op.track(await withdrawalSteps.setOperationStatus({ operationId, status: 'ON_HOLD' }));
+      // A run started again by a hold decision after the first was closed by hand (decision 0315) finds the
+      // withdrawal ON_HOLD; one that finds it past its review (a run started twice) must not decide or pay again.
+      if (op.status !== 'ON_HOLD' && wf.patched(RERUN_STOPS_PAST_REVIEW)) return op.status;
       await wf.condition(() => decision() !== undefined);
       const taken = decision()!;
       if (taken.decision === 'REJECT') {
