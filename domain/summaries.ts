@@ -28,9 +28,10 @@ export function operationSummary(op: SummarizedOperation): string {
       type Beneficiary = { holder?: Parameters<typeof holderName>[0]; paymentInstruction?: { rail?: string } };
       const beneficiary = op.intent.beneficiary as Beneficiary | undefined;
       const name = holderName(beneficiary?.holder);
-      // The instruction's own rail, as a deposit names its own: a WALLET pays on CRYPTO, never "via PIX".
-      const rail = beneficiary?.paymentInstruction?.rail ?? 'PIX_KEY';
-      return `WITHDRAWAL ${target} via ${rail} from ${op.accountOwner}${name ? ` to ${name}` : ''}`;
+      // The instruction's own rail, as a deposit names its own: a WALLET pays on CRYPTO, never "via PIX". None
+      // named (a snapshot without it), none said: this file names no rail of its own (the registry does).
+      const rail = beneficiary?.paymentInstruction?.rail;
+      return `WITHDRAWAL ${target}${rail ? ` via ${rail}` : ''} from ${op.accountOwner}${name ? ` to ${name}` : ''}`;
     }
     case 'SWAP':
       return `SWAP ${source} to ${target} on ${op.accountOwner}`;

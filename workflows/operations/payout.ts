@@ -64,7 +64,13 @@ export async function payThroughRails(
       await pause();
       state = await rails.payoutStatus({ payoutId: order.request.payoutId });
     }
-    return recordAnswer(steps, operationId, state);
+    const recorded = await steps.recordPayout({
+      operationId,
+      status: state.status,
+      endToEnd: state.endToEndId,
+      reason: state.reason,
+    });
+    return withAnswer(recorded, state);
   }
   let state: PayoutState = { payoutId: order.request.payoutId, status: 'PENDING' };
   try {
@@ -84,18 +90,17 @@ export async function payThroughRails(
     if (!unconfigured) throw err;
     return { ok: false, code: 'RAIL_NOT_CONFIGURED', message: unconfigured.message };
   }
-  return recordAnswer(steps, operationId, state);
-}
-
-/** The provider's final answer recorded; a FAILED one carries what the customer may be told of it. */
-async function recordAnswer(steps: PayoutSteps, operationId: string, state: PayoutState): Promise<PayoutOutcome> {
-  const { status, endToEndId: endToEnd, reason } = state;
   const recorded = await steps.recordPayout({
     operationId,
-    status: status as 'COMPLETED' | 'FAILED',
-    endToEnd,
-    reason,
+    status: state.status,
+    endToEnd: state.endToEndId,
+    reason: state.reason,
   });
+  return withAnswer(recorded, state);
+}
+
+/** The provider's final answer as recorded; a FAILED one with what the customer may be told of it (0319). */
+function withAnswer(recorded: { ok: boolean; endToEnd: string }, state: PayoutState): PayoutOutcome {
   return !recorded.ok && state.forCustomer ? { ...recorded, told: state.forCustomer } : recorded;
 }
 
