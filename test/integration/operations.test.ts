@@ -3,7 +3,7 @@ import { presentOperation } from '../../presenters/operation';
 import { randomUUID } from 'node:crypto';
 import { systemEm } from '../../db/orm';
 import { activeAccount } from '../helpers/fixtures';
-import { approvedInstruction } from '../helpers/beneficiary-fixtures';
+import { approvedInstruction, referenceBeneficiary } from '../helpers/beneficiary-fixtures';
 import { balance, fund, getOp, quote, untilStatus } from '../helpers/money';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
 import { pay } from '../helpers/inbound-payments';
@@ -453,11 +453,7 @@ describe('operations', function () {
         post(c, 'withdrawal', {
           accountId: account.id,
           quoteId: q.id,
-          beneficiary: {
-            type: 'REFERENCE',
-            id: beneficiaryId,
-            paymentInstruction: { type: 'REFERENCE', id: instructionId },
-          },
+          beneficiary: referenceBeneficiary(beneficiaryId, instructionId),
         });
       const answers = [
         await withdrawTo(theirs.beneficiaryId, theirs.instructionId),

@@ -31,6 +31,26 @@ import { idem, newCustomer, stack, type Stack, type TestCustomer } from '../help
 
 const RAIL = RAIL_ENTRIES.find((e) => e.slug === 'ted')!.rail;
 
+/** A TED rail whose bank lists exactly `entries` on one page (what a listing of odd entries makes of them). */
+const listed = (entries: unknown[]) =>
+  new TedRail(
+    {
+      get: async () => ({ status: 200, body: { data: entries, links: {}, meta: { totalPages: 1 } } }),
+      close: async () => {},
+    } as never,
+    { accountId: 'cambio-collection', pageSize: 100, warn: () => {} },
+  );
+
+/** One TED credit of `amount` as the bank lists it, with `over`'s fields over it. */
+const listedTed = (amount: string, over: Record<string, unknown>) => ({
+  transactionId: `TED${randomUUID().replace(/-/g, '').toUpperCase()}`,
+  type: 'TED',
+  creditDebitType: 'CREDITO',
+  transactionAmount: { amount, currency: 'BRL' },
+  transactionDateTime: new Date().toISOString(),
+  ...over,
+});
+
 describe('TED: credits read from the collection account', function () {
   this.timeout(120000);
   let st: Stack;
@@ -474,22 +494,7 @@ describe('TED: credits read from the collection account', function () {
   });
 
   it("records a TED naming no payer in the platform's suspense; one it cannot read keeps the window", async () => {
-    const listed = (entries: unknown[]) =>
-      new TedRail(
-        {
-          get: async () => ({ status: 200, body: { data: entries, links: {}, meta: { totalPages: 1 } } }),
-          close: async () => {},
-        } as never,
-        { accountId: 'cambio-collection', pageSize: 100, warn: () => {} },
-      );
-    const ted = (over: Record<string, unknown>) => ({
-      transactionId: `TED${randomUUID().replace(/-/g, '').toUpperCase()}`,
-      type: 'TED',
-      creditDebitType: 'CREDITO',
-      transactionAmount: { amount: '77.0000', currency: 'BRL' },
-      transactionDateTime: new Date().toISOString(),
-      ...over,
-    });
+    const ted = (over: Record<string, unknown>) => listedTed('77.0000', over);
     const settle = { orm: st.services.orm, temporal: st.services.temporal, config };
     const em = systemEm(st.services.orm);
 
@@ -627,22 +632,7 @@ describe('TED: credits read from the collection account', function () {
 
     // An entry that is no object, and one whose payer is neither text nor a number, among a readable one: that one is
     // recorded, the two are the run's failures and it keeps its window.
-    const listed = (entries: unknown[]) =>
-      new TedRail(
-        {
-          get: async () => ({ status: 200, body: { data: entries, links: {}, meta: { totalPages: 1 } } }),
-          close: async () => {},
-        } as never,
-        { accountId: 'cambio-collection', pageSize: 100, warn: () => {} },
-      );
-    const entry = (over: Record<string, unknown>) => ({
-      transactionId: `TED${randomUUID().replace(/-/g, '').toUpperCase()}`,
-      type: 'TED',
-      creditDebitType: 'CREDITO',
-      transactionAmount: { amount: '37.00', currency: 'BRL' },
-      transactionDateTime: new Date().toISOString(),
-      ...over,
-    });
+    const entry = (over: Record<string, unknown>) => listedTed('37.00', over);
     const oddPayer = entry({ partieCnpjCpf: { digits: cnpj } });
     const good = entry({});
     const em = systemEm(st.services.orm);
