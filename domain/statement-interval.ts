@@ -34,6 +34,9 @@ export function closedPeriodBefore(interval: StatementInterval, at: Date): { sta
   }
 }
 
+/** Whether runs of `interval` make up missed periods: `month` and `day`, not an ISO duration (decision 0314). */
+export const catchesUp = (interval: StatementInterval): boolean => interval.kind !== 'every';
+
 /** At most this many missed periods of one account-asset are issued in one run: a month of days, years of months. */
 export const CATCH_UP_PERIODS = 31;
 
@@ -50,7 +53,7 @@ export function missedPeriods(
   current: { start: Date; end: Date },
   max = CATCH_UP_PERIODS,
 ): Array<{ start: Date; end: Date }> {
-  if (!lastEnd || interval.kind === 'every') return [];
+  if (!lastEnd || !catchesUp(interval)) return [];
   const missed: Array<{ start: Date; end: Date }> = [];
   for (
     let p = closedPeriodBefore(interval, current.start);

@@ -21,7 +21,7 @@ import {
 } from '../db/repositories/issued-statements';
 import { untilBookedBefore } from '../services/booked-before';
 import { isoMicros } from '../domain/report-period';
-import { closedPeriodBefore, missedPeriods, parseStatementInterval } from '../domain/statement-interval';
+import { catchesUp, closedPeriodBefore, missedPeriods, parseStatementInterval } from '../domain/statement-interval';
 import { openStatement, statementId, type StatementSource } from './statement';
 import { statementJson } from './formats/json';
 import { statementIssuedPayload } from '../webhooks/statement-event';
@@ -109,10 +109,9 @@ export async function issueStatements(deps: IssueDeps, at: Date, progress?: Prog
   let after: string | null = null;
   for (;;) {
     const accounts = await accountsToIssue(sys, period.end, after, ACCOUNTS_PAGE);
-    const lastEnds = await lastIssuedPeriodEnds(
-      sys,
-      accounts.map((a) => a.id),
-    );
+    // Read only where a run makes up missed periods: an ISO duration's runs never do.
+    const ids = accounts.map((a) => a.id);
+    const lastEnds = catchesUp(interval) ? await lastIssuedPeriodEnds(sys, ids) : new Map<string, Date>();
     const jobs = accounts.flatMap((a) => a.assets.map((asset) => ({ account: a, asset })));
     for (let i = 0; i < jobs.length; i += CONCURRENCY) {
       await Promise.all(
