@@ -332,11 +332,13 @@ export interface RailEntry {
    */
   reference?(typed: string): string;
   /**
-   * For a rail whose charges stop taking payments at the provider when the deposit's window ends (PIX: the cob's
-   * `expiracao`): how long the deposit still waits after its window for a payment the provider took in time, whose
-   * notice or reconciliation run comes late (decision 0191).
+   * For a rail on which nothing paid after the deposit's window can reach the deposit (PIX: the charge stops taking
+   * payments at the provider, the cob's `expiracao`; TED: a credit matches only a deposit whose window had not ended
+   * when the bank received it): how long the deposit still waits after its window for a payment made in time whose
+   * notice or reconciliation run comes late (decisions 0191, 0321). `charged`: the deposit carries a provider's
+   * charge.
    */
-  lateArrivalSeconds?(config: Config): number;
+  lateArrivalSeconds?(config: Config, deposit: { charged: boolean }): number;
   /** Whether a deposit that expires unpaid has its charge cancelled at the provider (payments/charge-cancel.ts). */
   readonly cancelsUnpaidCharges?: boolean;
   /** The funding instruction's field that names the deposit's charge (default `txid`): notices match by it. */

@@ -49,7 +49,8 @@ export const pixRail: RailEntry = {
   // The PSP refuses a Pix after the cob's expiracao (the deposit window, from the charge's creation, which is before
   // the deposit's workflow starts). One it took just before can reach us only by a retried notice or the next
   // reconciliation run: two runs' worth covers one run that fails.
-  lateArrivalSeconds: (config) => 2 * config.pix.reconcileEverySeconds,
+  // Without a charge (sandbox without a PSP) nothing expires at a provider, and nothing arrives late.
+  lateArrivalSeconds: (config, { charged }) => (charged ? 2 * config.pix.reconcileEverySeconds : 0),
   instruction: {
     summary:
       "PIX_KEY through a PSP: the receiving key, the charge's `txid` and `location`, `pixCopiaECola` (the dynamic " +

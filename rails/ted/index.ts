@@ -79,6 +79,10 @@ export const tedRail: RailEntry = {
   },
   // Outside sandbox a TED deposit needs the collection account and its bank (else 422 RAIL_NOT_CONFIGURED).
   hasProvider: tedHasProvider,
+  // A TED the bank received in the window is listed by the next poll, perhaps after the window: two polls' worth
+  // covers one that fails. A credit received after the window matches no deposit of it (payer-matching.ts), so the
+  // wait takes nothing paid late (decision 0321). Without a bank nobody's TED is read, and nothing arrives late.
+  lateArrivalSeconds: (config) => (tedHasProvider(config) ? 2 * config.ted.pollSeconds : 0),
   reconciliation: {
     everySeconds: (config) => config.ted.pollSeconds,
     from: () => undefined,

@@ -97,11 +97,12 @@ export async function createDepositOrCancelCharge(
 }
 
 /**
- * How long a deposit whose charge expires at its provider waits after its window (decision 0191): the rail's bound,
- * at most a quarter of the window, so that a short window (a test's, a deployment's of an hour) stays short.
+ * How long a deposit waits after its window for a payment made within it that Cambio learns of late (decisions 0191,
+ * 0321): the rail's bound, at most a quarter of the window, so that a short window (a test's, a deployment's of an
+ * hour) stays short.
  */
 function lateArrival(s: ServiceContext, rail: Rail, charged: boolean): { lateArrivalSeconds?: number } {
-  const late = charged ? railEntry(rail)?.lateArrivalSeconds?.(s.config) : undefined;
+  const late = railEntry(rail)?.lateArrivalSeconds?.(s.config, { charged });
   const seconds = Math.min(late ?? 0, Math.floor(s.config.depositWindowSeconds / 4));
   return seconds > 0 ? { lateArrivalSeconds: seconds } : {};
 }

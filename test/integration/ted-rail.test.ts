@@ -57,6 +57,7 @@ describe('TED: credits read from the collection account', function () {
   let config: Config;
   let ted: TedRail;
   let http: ReturnType<typeof supertest>;
+  let services: Stack['services'];
   let connection: NativeConnection;
   let worker: Worker;
   let running: Promise<void>;
@@ -70,7 +71,7 @@ describe('TED: credits read from the collection account', function () {
     config = { ...st.config, railsTaskQueue: railsQueue, ted: { ...settings, pageSize: 2, pollSeconds: 3600 } };
     ted = tedRailFromConfig(config)!;
     const rails = new Rails(RAIL_ENTRIES, [...st.services.rails!.all(), ted]);
-    const services = { ...st.services, config, rails };
+    services = { ...st.services, config, rails };
     http = supertest(createApp(services).callback());
     connection = await NativeConnection.connect({ address: config.temporalAddress });
     const { orm, rates, temporal } = st.services;
@@ -245,6 +246,31 @@ describe('TED: credits read from the collection account', function () {
     await untilStatus(c, open.id, 'COMPLETED');
     expect((await getOp(c, ended.id)).currentState.status).to.equal('REQUESTED');
     expect((await balance(c, accountId, 'BRL')).available).to.equal('101.00');
+  });
+
+  it('waits after the window for a TED received within it, and takes none received after it', async () => {
+    // A window of 12 s: the deposits wait a quarter of it (3 s) after their window for a poll late to list a TED
+    // received within it (twice TED_POLL_SECONDS, capped at a quarter of the window: decision 0321).
+    const shortWindow = supertest(
+      createApp({ ...services, config: { ...config, depositWindowSeconds: 12 } }).callback(),
+    );
+    const { c, accountId, cnpj } = await owner();
+    const paid = (await tedDeposit(c, accountId, '102.00', shortWindow)).body;
+    const unpaid = (await tedDeposit(c, accountId, '103.00', shortWindow)).body;
+    const windowEnd = Date.parse(paid.intent.fundingInstruction.expiresAt);
+    const inTime = await sendTed(cnpj, '102.00', { transactionDateTime: new Date(windowEnd - 1000).toISOString() });
+    // Received by the bank after both windows ended, while the deposits wait.
+    const tooLate = new Date(Date.parse(unpaid.intent.fundingInstruction.expiresAt) + 100).toISOString();
+    const late = await sendTed(cnpj, '103.00', { transactionDateTime: tooLate });
+    // The poll runs half a second after the windows' end, as the Schedule's next run would.
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(tooLate) + 400 - Date.now()));
+    await poll();
+    expect(await payment(inTime)).to.deep.include({ status: 'MATCHED', operationId: paid.id });
+    expect(await payment(late)).to.deep.include({ status: 'UNMATCHED', operationId: null });
+    await untilStatus(c, paid.id, 'COMPLETED');
+    await untilStatus(c, unpaid.id, 'FAILED');
+    expect((await getOp(c, unpaid.id)).currentState.reason).to.include({ code: 'DEPOSIT_EXPIRED' });
+    expect((await balance(c, accountId, 'BRL')).available).to.equal('102.00');
   });
 
   it('leaves a TED from another CNPJ, or a cent off, UNMATCHED with its payer shown to operators', async () => {
