@@ -339,6 +339,13 @@ export interface RailEntry {
    * charge.
    */
   lateArrivalSeconds?(config: Config, deposit: { charged: boolean }): number;
+  /**
+   * For a rail on which only Cambio's own record says when a payment arrived (CRYPTO: the scanner's first sight of a
+   * transfer): whether `payment` arrived after its deposit's window ended. A deposit still waiting for its money
+   * (REQUESTED: in its late wait, or with a worker late to expire it) does not take such a payment (decision 0322).
+   * Unset: the provider or the matching vouches for the instant (PIX's charge, TED's bank instant).
+   */
+  paidAfterWindow?(payment: { createdAt: Date }, windowEnd: Date): boolean;
   /** Whether a deposit that expires unpaid has its charge cancelled at the provider (payments/charge-cancel.ts). */
   readonly cancelsUnpaidCharges?: boolean;
   /** The funding instruction's field that names the deposit's charge (default `txid`): notices match by it. */

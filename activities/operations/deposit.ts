@@ -7,12 +7,13 @@ import { amount } from '../../domain/amount';
 import type { AssetCode } from '../../domain/assets';
 import { Dec, formatAmount } from '../../domain/money';
 import { Reason, transition } from '../../domain/states';
-import { railTransactionType } from '../../rails/registry';
+import { railEntry, railTransactionType } from '../../rails/registry';
 import type { ActivityDeps } from '../deps';
 import { inActivityTransaction } from '../failures';
 import { completeInBatch, emitOperationEvent, lockOperation, saveOperation } from './locked-operation';
 
-export type ReconcileOutcome = 'COMPLETED' | 'FAILED';
+/** REQUESTED: nothing counts toward the deposit yet (only a payment that arrived after its window: decision 0322). */
+export type ReconcileOutcome = 'COMPLETED' | 'FAILED' | 'REQUESTED';
 
 /** `open`: the deposit still takes payments (waiting, or FAILED and replayable). */
 export interface DecideInput {
@@ -50,7 +51,8 @@ export function createDepositActivities(deps: ActivityDeps) {
       throw ApplicationFailure.nonRetryable(message, 'PAYMENT_NOT_OF_DEPOSIT');
     }
     if (payment.status !== 'RECEIVED') return payment.status;
-    const counts = input.open && op.status !== 'COMPLETED' && payment.asset === op.sourceAsset;
+    const counts =
+      input.open && op.status !== 'COMPLETED' && payment.asset === op.sourceAsset && !arrivedLate(op, payment);
     const status = counts ? 'MATCHED' : 'UNMATCHED';
     const batch = new SqlBatch();
     addDecision(batch, payment.id, { status });
@@ -64,11 +66,17 @@ export function createDepositActivities(deps: ActivityDeps) {
     const payments = await paymentsOfDeposit(em, op.id);
     const batch = new SqlBatch();
     for (const p of payments.filter((x) => x.status === 'RECEIVED')) {
-      p.status = p.asset === op.sourceAsset ? 'MATCHED' : 'UNMATCHED';
+      p.status = p.asset === op.sourceAsset && !arrivedLate(op, p) ? 'MATCHED' : 'UNMATCHED';
       addDecision(batch, p.id, { status: p.status });
     }
     const matched = payments.filter((p) => p.status === 'MATCHED');
     const wrongAsset = payments.find((p) => p.asset !== op.sourceAsset && !p.remainderOf);
+    // A deposit still waiting whose payments all came after its window has nothing to reconcile: short of nothing, it
+    // waits on for its own money until its window (and its wait) ends (decision 0322).
+    if (op.status === 'REQUESTED' && matched.length === 0 && !wrongAsset) {
+      await batch.run(em);
+      return 'REQUESTED';
+    }
     const received = matched.reduce((sum, p) => sum.plus(p.amount), new Dec(0));
     const rail = (op.intent.fundingInstruction as { rail: string }).rail;
     const credit = (p: InboundPayment, value: Dec, status: string) => ({
@@ -182,4 +190,16 @@ export function createDepositActivities(deps: ActivityDeps) {
       });
     },
   };
+}
+
+/**
+ * A payment a deposit still waiting for its money does not take: its rail knows it arrived after the deposit's window
+ * (decision 0322). Once the deposit has taken a payment and failed short, a top-up after the window is taken as ever
+ * (the product decisions: "replayable after a top-up").
+ */
+function arrivedLate(op: Operation, payment: InboundPayment): boolean {
+  if (op.status !== 'REQUESTED') return false;
+  const instruction = op.intent.fundingInstruction as { rail: string; expiresAt?: string };
+  const paidAfter = railEntry(instruction.rail)?.paidAfterWindow;
+  return !!paidAfter && !!instruction.expiresAt && paidAfter(payment, new Date(instruction.expiresAt));
 }

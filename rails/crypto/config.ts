@@ -23,6 +23,11 @@ export interface CryptoConfig {
   maxBlockRange: number;
   /** EVM_CONFIRMATIONS: blocks (the transfer's own included) before a transfer is money. */
   confirmations: number;
+  /**
+   * EVM_BLOCK_SECONDS: the chain's time between blocks (Ethereum's 12 by default): how long a transfer mined in a
+   * deposit's window may take to be confirmed after it (decision 0322).
+   */
+  blockSeconds: number;
   /** CRYPTO_DEPOSIT_XPUB: the BIP-32 extended public key deposit addresses derive from (`0/i` below it). */
   depositXpub: string | undefined;
   /** CRYPTO_HOT_WALLET_KEY_FILE: a file holding the hot wallet's 32-byte hex key (payouts and returns). */
@@ -82,6 +87,7 @@ export function readCryptoConfig(env: NodeJS.ProcessEnv): CryptoConfig {
     scanEverySeconds: Math.max(1, int(env.EVM_SCAN_EVERY_SECONDS, 5, 'EVM_SCAN_EVERY_SECONDS')),
     maxBlockRange: Math.max(1, int(env.EVM_MAX_BLOCK_RANGE, 1000, 'EVM_MAX_BLOCK_RANGE')),
     confirmations: Math.max(1, int(env.EVM_CONFIRMATIONS, 12, 'EVM_CONFIRMATIONS')),
+    blockSeconds: Math.max(1, int(env.EVM_BLOCK_SECONDS, 12, 'EVM_BLOCK_SECONDS')),
     depositXpub: env.CRYPTO_DEPOSIT_XPUB?.trim() || undefined,
     hotWalletKeyFile: env.CRYPTO_HOT_WALLET_KEY_FILE || undefined,
     hotWalletKey,

@@ -55,6 +55,16 @@ export const cryptoRail: RailEntry = {
     walletAddress: getAddress(`0x${createHash('sha256').update(`${operationId}:wallet`).digest('hex').slice(0, 40)}`),
   }),
   hasProvider: (config) => !!config.crypto.rpcUrl,
+  // A transfer mined in the window is seen by a scan and confirmed EVM_CONFIRMATIONS blocks later, perhaps after the
+  // window: the deposit waits that long, and two scans more for one that fails. A transfer first seen after the
+  // window takes nothing of it (`paidAfterWindow`), so the wait takes nothing paid late (decision 0322). Without a
+  // node, no transfer is seen at all, and nothing arrives late.
+  lateArrivalSeconds: ({ crypto }) =>
+    crypto.rpcUrl ? crypto.confirmations * crypto.blockSeconds + 2 * crypto.scanEverySeconds : 0,
+  // The scanner records a transfer when it first sees it, never before it was mined: one recorded before the window's
+  // end was paid within it. One recorded after may have been mined just before the end and seen late; it is
+  // UNMATCHED all the same, as before this rule: the record is the only instant Cambio holds (decision 0322).
+  paidAfterWindow: (payment, windowEnd) => payment.createdAt > windowEnd,
   // Not a listing of a provider's: the deposit scanner reads the chain itself (payments/crypto-scan.ts).
   reconciliation: {
     everySeconds: (config) => config.crypto.scanEverySeconds,

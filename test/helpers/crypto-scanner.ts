@@ -30,8 +30,8 @@ export interface CryptoScanner {
   services: ServiceContext;
   /** One scan, through `via` (a rail on another node URL) or the file's rail. */
   scan(via?: CryptoRail): ReturnType<typeof scanCryptoDeposits>;
-  /** A USDC → USDC CRYPTO deposit of `value` on a new account of `c`. */
-  deposit(c: TestCustomer, value: string): Promise<ScannerDeposit>;
+  /** A USDC → USDC CRYPTO deposit of `value` on a new account of `c` (`windowSeconds`: its deposit window). */
+  deposit(c: TestCustomer, value: string, windowSeconds?: number): Promise<ScannerDeposit>;
 }
 
 export async function cryptoScanner(opts: {
@@ -62,12 +62,15 @@ export async function cryptoScanner(opts: {
     services,
     scan: (via = rail) =>
       scanCryptoDeposits({ orm: services.orm, temporal: services.temporal, config: services.config }, via),
-    async deposit(c, value) {
+    async deposit(c, value, windowSeconds) {
       const account = await activeAccount(c, ['USDC']);
       const pair = { sourceAsset: 'USDC', targetAsset: 'USDC' };
       const q = await quote(c, { accountId: account.id, ...pair, sourceAmount: value });
       const body = { accountId: account.id, quoteId: q.id, fundingInstruction: { rail: 'CRYPTO' } };
-      const op = await openDeposit(services, tenantEm(services.orm, c.customerId), body, randomUUID());
+      const opener = windowSeconds
+        ? { ...services, config: { ...services.config, depositWindowSeconds: windowSeconds } }
+        : services;
+      const op = await openDeposit(opener, tenantEm(services.orm, c.customerId), body, randomUUID());
       const instruction = op.intent.fundingInstruction as Record<string, string>;
       return { op, account, instruction, address: instruction.walletAddress as `0x${string}` };
     },

@@ -151,6 +151,30 @@ describe('CRYPTO deposits on a real chain', function () {
     }
   });
 
+  it('waits after the window for a transfer seen within it to confirm, and takes none first seen after it', async () => {
+    const c = await newCustomer();
+    // A window of 16 s: the deposits wait a quarter of it (4 s) after their window, the rail's wait capped (0322).
+    const paid = await scanner.deposit(c, '13.00', 16);
+    const unpaid = await scanner.deposit(c, '14.00', 16);
+    await chain.transfer({ token: 'USDC', to: paid.address, amount: '13' });
+    await scan();
+    expect((await paymentsOf(c, `operationId[eq]=${paid.op.id}`))[0]).to.include({ status: 'PENDING' });
+    const windowEnd = Date.parse(unpaid.instruction.expiresAt);
+    await new Promise((resolve) => setTimeout(resolve, windowEnd + 300 - Date.now()));
+    // After both windows: the first transfer confirms, a transfer to the second deposit is first seen.
+    await chain.transfer({ token: 'USDC', to: unpaid.address, amount: '14' });
+    await chain.mine(CONFIRMATIONS);
+    await scan();
+    await untilStatus(c, paid.op.id, 'COMPLETED');
+    expect((await paymentsOf(c, `operationId[eq]=${paid.op.id}`))[0]).to.include({ status: 'MATCHED' });
+    expect((await paymentsOf(c, `operationId[eq]=${unpaid.op.id}`))[0]).to.include({ status: 'UNMATCHED' });
+    const failed = await untilStatus(c, unpaid.op.id, 'FAILED');
+    expect(failed.currentState.reason).to.include({ code: 'DEPOSIT_EXPIRED' });
+    expect((await balance(c, paid.account.id, 'USDC')).total).to.equal('13.000000');
+    // The late transfer waits in the customer's suspense, on no account.
+    expect((await balance(c, unpaid.account.id, 'USDC')).total).to.equal('0.000000');
+  });
+
   it('leaves a short payment failing the deposit, and dust or another token in the suspense', async () => {
     const c = await newCustomer();
     const short = await cryptoDeposit(c, '5.00');
