@@ -151,7 +151,7 @@ describe('CRYPTO deposits on a real chain', function () {
     }
   });
 
-  it('waits after the window for a transfer seen within it to confirm, and takes none first seen after it', async () => {
+  it('waits for a transfer seen in the window to confirm after it, and takes none first seen after it', async () => {
     const c = await newCustomer();
     // A window of 16 s: the deposits wait a quarter of it (4 s) after their window, the rail's wait capped (0322).
     const paid = await scanner.deposit(c, '13.00', 16);
