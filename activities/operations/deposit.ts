@@ -70,7 +70,7 @@ export function createDepositActivities(deps: ActivityDeps) {
       addDecision(batch, p.id, { status: p.status });
     }
     const matched = payments.filter((p) => p.status === 'MATCHED');
-    const wrongAsset = payments.find((p) => p.asset !== op.sourceAsset && !p.remainderOf);
+    const wrongAsset = payments.find((p) => p.asset !== op.sourceAsset && !p.remainderOf && !arrivedLate(op, p));
     // A deposit still waiting whose payments all came after its window has nothing to reconcile: short of nothing, it
     // waits on for its own money until its window (and its wait) ends (decision 0322).
     if (op.status === 'REQUESTED' && matched.length === 0 && !wrongAsset) {
