@@ -334,9 +334,9 @@ export interface RailEntry {
   /**
    * For a rail on which nothing paid after the deposit's window can reach the deposit (PIX: the charge stops taking
    * payments at the provider, the cob's `expiracao`; TED: a credit matches only a deposit whose window had not ended
-   * when the bank received it): how long the deposit still waits after its window for a payment made in time whose
-   * notice or reconciliation run comes late (decisions 0191, 0321). `charged`: the deposit carries a provider's
-   * charge.
+   * when the bank received it; CRYPTO: `paidAfterWindow` below): how long the deposit still waits after its window
+   * for a payment made in time whose notice, poll or confirmation comes late (decisions 0191, 0321, 0322).
+   * `charged`: the deposit carries a provider's charge.
    */
   lateArrivalSeconds?(config: Config, deposit: { charged: boolean }): number;
   /**
