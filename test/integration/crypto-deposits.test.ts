@@ -153,9 +153,9 @@ describe('CRYPTO deposits on a real chain', function () {
 
   it('waits for a transfer seen in the window to confirm after it, and takes none first seen after it', async () => {
     const c = await newCustomer();
-    // A window of 16 s: the deposits wait a quarter of it (4 s) after their window, the rail's wait capped (0322).
-    const paid = await scanner.deposit(c, '13.00', 16);
-    const unpaid = await scanner.deposit(c, '14.00', 16);
+    // A window of 12 s: the deposits wait a quarter of it (3 s) after their window, the rail's wait capped (0322).
+    const paid = await scanner.deposit(c, '13.00', 12);
+    const unpaid = await scanner.deposit(c, '14.00', 12);
     await chain.transfer({ token: 'USDC', to: paid.address, amount: '13' });
     await scan();
     expect((await paymentsOf(c, `operationId[eq]=${paid.op.id}`))[0]).to.include({ status: 'PENDING' });
