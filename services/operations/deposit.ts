@@ -98,8 +98,8 @@ export async function createDepositOrCancelCharge(
 
 /**
  * How long a deposit waits after its window for a payment made within it that Cambio learns of late (decisions 0191,
- * 0321, 0322): the rail's bound, at most a quarter of the window, so that a short window (a test's, a deployment's of an
- * hour) stays short.
+ * 0321, 0322): the rail's bound, at most a quarter of the window, so that a short window (a test's, a deployment's
+ * of an hour) stays short.
  */
 function lateArrival(s: ServiceContext, rail: Rail, charged: boolean): { lateArrivalSeconds?: number } {
   const late = railEntry(rail)?.lateArrivalSeconds?.(s.config, { charged });
