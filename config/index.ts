@@ -91,6 +91,11 @@ export interface Config extends RailConfigs {
   listCacheBytes: number;
   shutdownGraceSeconds: number;
   shutdownDelaySeconds: number;
+  /**
+   * How long a workflow's next task waits on the sticky queue of the worker that has it cached before Temporal hands
+   * it to any worker of the task queue: what a worker's crash costs each of its workflows (decision 0324).
+   */
+  workerStickyTimeoutSeconds: number;
   /** Take the client address from X-Forwarded-For (last entry): only behind a proxy that sets it. */
   trustProxy: boolean;
   /** Bearer token that GET /metrics requires; unset: /metrics answers loopback clients only. */
@@ -258,6 +263,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // SIGTERM: how long the API keeps accepting with /readyz at 503 before it closes its port, so a load balancer
     // that polls readiness stops routing to it first. 0 for a single process (npm start).
     shutdownDelaySeconds: int(env.SHUTDOWN_DELAY_SECONDS, 0, 'SHUTDOWN_DELAY_SECONDS'),
+    // The SDK's default. Lower, a crashed worker's workflows move on sooner, but a busy live worker's cached
+    // workflows are more often replayed elsewhere (their task outwaited the sticky poller) (decision 0324).
+    workerStickyTimeoutSeconds: intWithin(
+      env.WORKER_STICKY_TIMEOUT_SECONDS,
+      10,
+      'WORKER_STICKY_TIMEOUT_SECONDS',
+      1,
+      600,
+    ),
     // Off: without a proxy in front, X-Forwarded-For is whatever the client wrote (decision 0053).
     trustProxy: bool(env.TRUST_PROXY, false),
     metricsToken: env.METRICS_TOKEN || undefined,

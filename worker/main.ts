@@ -68,6 +68,7 @@ export async function runWorker() {
         // bounded by WEBHOOK_TIMEOUT_SECONDS), then they are cancelled and retried elsewhere, which their
         // idempotency keys make safe.
         shutdownGraceTime: `${config.shutdownGraceSeconds}s`,
+        stickyQueueScheduleToStartTimeout: `${config.workerStickyTimeoutSeconds}s`,
         ...queueWorkerOptions(role),
       }),
     ),

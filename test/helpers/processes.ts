@@ -151,6 +151,12 @@ const queuesOf = (taskQueue: string) => ({
 });
 
 /**
+ * For a worker a test kills: its workflows' next tasks wait 2 s, not Temporal's 10, for it on its sticky queue before
+ * a restarted worker gets them from the task queue. Only the wait after the crash is shorter (decision 0324).
+ */
+export const KILLED_WORKER_ENV = { WORKER_STICKY_TIMEOUT_SECONDS: '2' };
+
+/**
  * A worker process on `taskQueue` and its webhook queue (webhookQueueOf); resolves once Temporal sees `pollers`
  * distinct pollers on the main queue (this one included; 0: at once, without waiting).
  */

@@ -30,7 +30,7 @@ import { activityEnds, historyEvents } from '../helpers/histories';
 import { replayOnCurrentCode } from '../helpers/workflow-bundle';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, fund, getOp, quote } from '../helpers/money';
-import { kill, killAll, type Proc, spawnWorker } from '../helpers/processes';
+import { kill, KILLED_WORKER_ENV, killAll, type Proc, spawnWorker } from '../helpers/processes';
 import { eventually, idem, newCustomer, stack, type TestCustomer } from '../helpers/stack';
 
 const CONFIRMATIONS = 2;
@@ -49,7 +49,7 @@ describe('CRYPTO payouts from the hot wallet', function () {
   before(async () => {
     const { services, config } = await stack();
     chain = await startChain();
-    const env = chain.env({ EVM_CONFIRMATIONS: String(CONFIRMATIONS) });
+    const env = { ...chain.env({ EVM_CONFIRMATIONS: String(CONFIRMATIONS) }), ...KILLED_WORKER_ENV };
     workerEnv = env;
     taskQueue = `cambio-crypto-payouts-${randomUUID()}`;
     // The API that creates the withdrawals knows the chain (a WALLET payout needs it) and starts them on the queue

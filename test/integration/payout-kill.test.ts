@@ -9,7 +9,7 @@ import { payoutIdFor } from '../../rails/pix/ids';
 import { approvedInstruction } from '../helpers/beneficiary-fixtures';
 import { activeAccount } from '../helpers/fixtures';
 import { assertLedgerBalanced, balance, fund, getOp, quote, untilStatus } from '../helpers/money';
-import { kill, killAll, spawnWorker } from '../helpers/processes';
+import { kill, killAll, KILLED_WORKER_ENV, spawnWorker } from '../helpers/processes';
 import { eventually, newCustomer, stack } from '../helpers/stack';
 
 const count = async (query: string, params: unknown[]) => {
@@ -53,7 +53,7 @@ describe('a worker killed between the payout PUT and its status read', function 
     const fault = { method: 'PUT', pathPrefix: `/v3/gn/pix/${idEnvio}`, afterHandling: true, hangMs: 120000, count: 1 };
     expect((await psp.control('POST', '/faults', fault)).status).to.equal(204);
 
-    const first = await spawnWorker('payout-worker-1', taskQueue);
+    const first = await spawnWorker('payout-worker-1', taskQueue, { env: KILLED_WORKER_ENV });
     await eventually(payouts, (p) => p.length === 1, 90000, 50);
     await kill(first);
     const meanwhile = await getOp(c, op.id);
