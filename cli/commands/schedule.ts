@@ -114,15 +114,19 @@ export function scheduleCommands(program: Command): void {
       .option('--json', 'print JSON')
       .action(async (target: string, opts: { reason?: string; json?: boolean }) => {
         const { id, configured, unknown } = targetOf(target);
+        // The schedule's state once the action is done: a trigger runs the job once and leaves a paused schedule
+        // paused (Temporal's rule), which an operator who triggers a paused job to test it may not expect.
+        let paused = false;
         await withTemporalServices(async (s) => {
           const handle = s.temporal.schedule.getHandle(id);
           const note = opts.reason ?? `${name} by cambio schedule`;
           // A job's schedule not created yet, or no schedule of ours, is refused before anything is audited as
           // requested.
-          await withinDeadline(s, () => handle.describe()).catch((err: unknown) => {
+          const described = await withinDeadline(s, () => handle.describe()).catch((err: unknown) => {
             if (!(err instanceof ScheduleNotFoundError)) throw err;
             throw configured ? notCreated(id) : unknown();
           });
+          paused = name === 'pause' || (name === 'trigger' && described.state.paused);
           // Audited before Temporal is asked (decision 0305): the action is Temporal's alone, and a row written after
           // it was lost with Postgres, the schedule paused or triggered all the same.
           await auditRequest();
@@ -134,7 +138,9 @@ export function scheduleCommands(program: Command): void {
             throw afterRequest(id, name, err);
           }
         });
-        output(Boolean(opts.json), { id, action: name }, `${id}: ${name} done`);
+        const stays =
+          name === 'trigger' && paused ? '; the schedule stays paused (`cambio schedule unpause` resumes it)' : '';
+        output(Boolean(opts.json), { id, action: name, paused }, `${id}: ${name} done${stays}`);
       });
   }
 }

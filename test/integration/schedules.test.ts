@@ -343,17 +343,24 @@ describe('Periodic jobs as Temporal Schedules', function () {
       expect((await purge.describe()).state).to.deep.include({ paused: true, note: 'disk maintenance' });
       const human = (await cambio('schedule', 'list')).stdout.split('\n');
       expect(human.find((l) => l.startsWith(`${purge.scheduleId} `))).to.match(/ PAUSED /);
+      // A trigger runs a paused schedule's job once (Temporal's rule); the operator is told it stays paused.
+      const pausedRun = await cambio('schedule', 'trigger', 'event-purge');
+      expect(pausedRun.stdout.trim()).to.equal(
+        `${purge.scheduleId}: trigger done; the schedule stays paused (\`cambio schedule unpause\` resumes it)`,
+      );
+      expect((await purge.describe()).state.paused).to.equal(true);
 
-      await cambio('schedule', 'unpause', purge.scheduleId);
+      const unpaused = JSON.parse((await cambio('schedule', 'unpause', purge.scheduleId, '--json')).stdout);
+      expect(unpaused).to.deep.equal({ id: purge.scheduleId, action: 'unpause', paused: false });
       expect((await purge.describe()).state.paused).to.equal(false);
       const triggered = JSON.parse((await cambio('schedule', 'trigger', 'event-purge', '--json')).stdout);
-      expect(triggered).to.deep.equal({ id: purge.scheduleId, action: 'trigger' });
-      // The triggered run: the one action off the hourly grid (a test that crosses an hour also sees the tick).
+      expect(triggered).to.deep.equal({ id: purge.scheduleId, action: 'trigger', paused: false });
+      // The triggered runs: the actions off the hourly grid (a test that crosses an hour also sees the tick).
       const offGrid = (d: ScheduleDescription) =>
         d.info.recentActions.filter((a) => a.scheduledAt.getTime() % 3_600_000 !== 0);
       await eventually(
         () => purge.describe(),
-        (d) => offGrid(d).length === 1,
+        (d) => offGrid(d).length === 2,
         20000,
         250,
       );
@@ -368,6 +375,7 @@ describe('Periodic jobs as Temporal Schedules', function () {
       expect(audited).to.deep.equal([
         { action: 'schedule.pause', target: 'event-purge', reason: null, operator, outcome: 'NOT_FOUND' },
         { action: 'schedule.pause', target: 'event-purge', reason: 'disk maintenance', operator, outcome: 'REQUESTED' },
+        { action: 'schedule.trigger', target: 'event-purge', reason: null, operator, outcome: 'REQUESTED' },
         { action: 'schedule.unpause', target: purge.scheduleId, reason: null, operator, outcome: 'REQUESTED' },
         { action: 'schedule.trigger', target: 'event-purge', reason: null, operator, outcome: 'REQUESTED' },
       ]);
