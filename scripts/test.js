@@ -165,7 +165,7 @@ function mochaArgs(extra, specs = DEFAULT_SPECS) {
 
 /**
  * One mocha process. `live`: its output streams to ours as it comes; otherwise it is held and printed whole when it
- * ends, so that two shards' lines do not interleave. Resolves with its exit code and its closing counts.
+ * ends, so that the shards' lines do not interleave. Resolves with its exit code and its closing counts.
  */
 function runMocha(args, env, { live = true } = {}) {
   return new Promise((resolve) => {
@@ -280,8 +280,9 @@ function recordTimes(results, files, extra) {
 
 async function main() {
   const extra = process.argv.slice(2);
-  // Two shards side by side for the whole suite (decision 0149); one for named files, or as CAMBIO_TEST_SHARDS says.
-  const shardCount = namesSpecs(extra) ? 1 : Math.max(1, Number(process.env.CAMBIO_TEST_SHARDS || 2));
+  // Three shards side by side for the whole suite (decisions 0149, 0325); one for named files, or as
+  // CAMBIO_TEST_SHARDS says.
+  const shardCount = namesSpecs(extra) ? 1 : Math.max(1, Number(process.env.CAMBIO_TEST_SHARDS || 3));
   const checked = checks(extra);
   const built = build();
   const baseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
