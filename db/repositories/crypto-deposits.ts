@@ -94,7 +94,10 @@ export interface SeenTransfer {
  * Records `transfers` PENDING and moves the cursor to `nextBlock`, in one transaction (the caller's `tx`): a scan
  * killed before the COMMIT leaves both as they were and reads the range again. A transfer recorded already is the
  * same payment; one PENDING or DROPPED seen in another block (a reorganisation put it back) takes that block, PENDING
- * again. Returns how many were new.
+ * again, and what that block's log at its index says: a log's index counts its whole block's logs, so a transaction
+ * mined again after another has its logs shifted, and another of its logs (another deposit, another amount) may sit
+ * at a recorded index. A PENDING or DROPPED record is in no balance, so it takes the log it now names; the log it
+ * named before has an index of its own in the new block (docs/decisions/0326). Returns how many were new.
  */
 export async function recordSeenTransfers(
   tx: Em,
@@ -111,7 +114,9 @@ export async function recordSeenTransfers(
        values (?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?, ?, ?, now(), now())
        on conflict (rail, end_to_end_id) where remainder_of is null do update
          set status = 'PENDING', block_number = excluded.block_number, block_hash = excluded.block_hash,
-           confirmations = excluded.confirmations, updated_at = now()
+           confirmations = excluded.confirmations, operation_id = excluded.operation_id,
+           customer_id = excluded.customer_id, account_id = excluded.account_id, amount = excluded.amount,
+           asset = excluded.asset, token_units = excluded.token_units, updated_at = now()
          where p.status in ('PENDING', 'DROPPED') and p.block_hash is distinct from excluded.block_hash
        returning (xmax = 0) as inserted`,
       [

@@ -1,15 +1,17 @@
 // CRYPTO deposits on a real chain (anvil): a fresh address per deposit, transfers found by the scanner, PENDING until
 // EVM_CONFIRMATIONS, then credited exactly as a PIX is, or DROPPED when a reorganisation took their block away.
 import { expect } from 'chai';
-import { randomUUID } from 'node:crypto';
-import { tenantEm } from '../../db/orm';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { systemEm, tenantEm } from '../../db/orm';
+import { recordSeenTransfers } from '../../db/repositories/crypto-deposits';
+import { inTransaction } from '../../db/transaction';
 import { openDeposit } from '../../services/operations/deposit';
 import type { ServiceContext } from '../../services/context';
 import { CryptoRail } from '../../rails/crypto';
 import { Rails } from '../../rails/registry';
 import { RAIL_ENTRIES } from '../../rails/registry';
 import type { TestChain } from '../helpers/chain';
-import { cryptoScanner, type CryptoScanner } from '../helpers/crypto-scanner';
+import { cryptoScanner, type CryptoScanner, type ScannerDeposit } from '../helpers/crypto-scanner';
 import { activeAccount } from '../helpers/fixtures';
 import { assertLedgerBalanced, balance, quote, untilStatus } from '../helpers/money';
 import { paymentsOf } from '../helpers/inbound-payments';
@@ -130,6 +132,47 @@ describe('CRYPTO deposits on a real chain', function () {
     expect((paid as any).chain.blockNumber).to.equal(String(moved.blockNumber));
     expect((await balance(c, account.id, 'USDC')).total).to.equal('11.000000');
     await assertLedgerBalanced();
+  });
+
+  // A log's index counts the logs of its whole block: a reorganisation that mines a transaction again after another
+  // shifts its logs, and one of its other logs can land on an index recorded already. The sandbox token moves one log
+  // per transaction, so the scanner's records are written here as a scan of such a transaction writes them, on a
+  // chain id no scan of this file reads.
+  it('a reorg that puts another log of the transaction on a recorded index: the record becomes that log', async () => {
+    const a = await newCustomer();
+    const b = await newCustomer();
+    const depA = await cryptoDeposit(a, '100.00');
+    const depB = await cryptoDeposit(b, '50.00');
+    const elsewhere = 900_000_000 + Math.floor(Math.random() * 1_000_000);
+    const tx = `0x${randomBytes(32).toString('hex')}`;
+    const seen = (dep: ScannerDeposit, amount: string, logIndex: number, block: bigint, blockHash: string) => ({
+      endToEndId: `${elsewhere}:${tx}:${logIndex}`,
+      operationId: dep.op.id,
+      customerId: dep.op.customerId,
+      accountId: dep.account.id,
+      asset: 'USDC',
+      amount,
+      tokenUnits: String(Number(amount) * 1_000_000),
+      blockNumber: block,
+      blockHash,
+      confirmations: 1,
+    });
+    const record = (transfers: ReturnType<typeof seen>[], next: bigint) =>
+      inTransaction(systemEm(s.orm), (em) => recordSeenTransfers(em, 'CRYPTO', elsewhere, transfers, next));
+    const first = `0x${randomBytes(32).toString('hex')}`;
+    const second = `0x${randomBytes(32).toString('hex')}`;
+    // Logs 5 (100 to A) and 6 (50 to B); then, re-mined in another block after one more log, 6 and 7.
+    await record([seen(depA, '100.00', 5, 40n, first), seen(depB, '50.00', 6, 40n, first)], 41n);
+    await record([seen(depA, '100.00', 6, 41n, second), seen(depB, '50.00', 7, 41n, second)], 42n);
+    const shown = async (c: TestCustomer, dep: ScannerDeposit) =>
+      (await paymentsOf(c, `operationId[eq]=${dep.op.id}`))
+        .map((p) => [p.endToEndId.split(':')[2], p.amount.value, p.chain?.blockHash])
+        .sort();
+    expect(await shown(a, depA)).to.deep.equal([
+      ['5', '100.000000', first],
+      ['6', '100.000000', second],
+    ]);
+    expect(await shown(b, depB), "B's 50 once, at its new index").to.deep.equal([['7', '50.000000', second]]);
   });
 
   it("credits a deposit paid long before the deployment's first scan ran", async () => {

@@ -228,7 +228,15 @@ describe('inbound payments', function () {
     const dep = await openDeposit(c, accountId, '4.00');
     const paid = await pay(c, dep.id, '4.00');
     const em = systemEm(services.orm);
-    for (const change of ['amount = amount + 1', 'operation_id = null', "end_to_end_id = 'E0'", "rail = 'TED'"]) {
+    // Only a chain record in no balance, seen in another block, takes a new log's facts (decision 0326): never this.
+    const inAnotherBlock = "block_hash = '0x01', status = 'PENDING', amount = amount + 1";
+    for (const change of [
+      'amount = amount + 1',
+      'operation_id = null',
+      "end_to_end_id = 'E0'",
+      "rail = 'TED'",
+      inAnotherBlock,
+    ]) {
       const refused = await em.execute(`update inbound_payments set ${change} where id = ?`, [paid.body.id]).then(
         () => undefined,
         (err: Error) => err,
