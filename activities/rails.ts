@@ -100,6 +100,22 @@ export function createRailActivities(deps: ActivityDeps) {
     return finalRefusal(err);
   };
 
+  /**
+   * "Not made" of a first send, on a later attempt, is final only when the provider shows it under our id (decision
+   * 0327): an earlier attempt's call may have reached the provider (its answer lost), and a provider that answers the
+   * repeated id "not made" while its read side does not show the first yet may still pay it, as with a refusal
+   * (sendRefusal). `read` is the provider's state under the id; one it does not give now leaves the call pending.
+   */
+  const notMadeOnRetry = async <S extends { status: string }>(state: S, read: () => Promise<S>): Promise<S> => {
+    if (state.status !== 'FAILED' || Context.current().info.attempt === 1) return state;
+    const shown = await read().catch(() => undefined);
+    if (shown) return shown;
+    throw new RailUnavailableError(
+      'an earlier attempt may have reached the provider, which answers this one "not made" and shows nothing under ' +
+        'its id: it stays pending',
+    );
+  };
+
   const generic = {
     /**
      * Sends the payout, then reads its status a few times within 700 ms (SETTLE_READS_MS): a PSP settles most payouts
@@ -109,8 +125,10 @@ export function createRailActivities(deps: ActivityDeps) {
      */
     async railSendPayout({ rail, ...request }: RailCall<PayoutRequest>): Promise<PayoutState> {
       const started = Date.now();
-      let state = await connector(rail, 'payouts', true)
+      const payouts = connector(rail, 'payouts', true);
+      let state = await payouts
         .sendPayout(request)
+        .then((sent) => notMadeOnRetry(sent, () => payouts.payoutStatus(request.payoutId)))
         .catch(sendRefusal)
         .catch(payoutNotConfigured);
       for (const wait of SETTLE_READS_MS) {
@@ -145,7 +163,11 @@ export function createRailActivities(deps: ActivityDeps) {
 
     /** Asks the PSP to send a payment back, under our return id (a retry reads the same return back). */
     async railReturnPayment({ rail, ...request }: RailCall<ReturnRequest>): Promise<ReturnState> {
-      return connector(rail, 'returns', true).returnPayment(request).catch(sendRefusal);
+      const returns = connector(rail, 'returns', true);
+      return returns
+        .returnPayment(request)
+        .then((sent) => notMadeOnRetry(sent, () => returns.returnStatus(request.endToEndId, request.returnId)))
+        .catch(sendRefusal);
     },
 
     /** Returns started before decision 0108: retried whatever the PSP answers. */

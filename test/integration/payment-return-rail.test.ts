@@ -161,56 +161,61 @@ describe('cambio payment return: through the rail the payment came in on', funct
     await assertLedgerBalanced();
   });
 
-  it('a 4xx to a retried return, after one the PSP took: RETURNING, then RETURNED once', async () => {
-    const { psp, services } = await stack();
-    const { c, payment } = await unmatchedPix('Return Retried Ltda');
-    // The PSP keeps the return pending (no notice settles it) until the test settles it.
-    await psp.control('POST', '/return-rules', { endToEndId: payment.endToEndId, status: 'EM_PROCESSAMENTO' });
-    // The return's first attempt: the PSP takes the PUT but answers 503, and its read side does not show it yet
-    // (404), so the activity is retried. Its second: the PSP refuses the repeated id (422), still showing nothing.
-    // That refusal is no final answer (decision 0159): the first PUT may send the money back.
-    const pathPrefix = `/pix/${payment.endToEndId}/devolucao`;
-    for (const fault of [
-      { method: 'PUT', pathPrefix, afterHandling: true, status: 503, count: 1 },
-      { method: 'GET', pathPrefix, status: 404, count: 2 },
-      { method: 'PUT', pathPrefix, status: 422, count: 1 },
-    ]) {
-      expect((await psp.control('POST', '/faults', fault)).status).to.equal(204);
-    }
-    const asked = JSON.parse(
-      (await cambioWith(simulatorEnv(), 'payment', 'return', payment.id, '--reason', 'paid twice', '--json')).stdout,
-    );
-    expect(asked).to.deep.include({ id: payment.id, status: 'RETURNING' });
-    const [taken] = await eventually(
-      () => returnsAtPsp(payment.endToEndId),
-      (returns) => returns.length === 1,
-      30000,
-    );
-    const handle = services.temporal.workflow.getHandle(paymentReturnWorkflowId(taken.id));
-    const send = await eventually(
-      () => activityEnded(handle, 'railReturnPayment'),
-      (ended) => ended !== undefined,
-      30000,
-    );
-    expect(send, 'the refusal of the retried PUT is retried, not final').to.equal('COMPLETED');
-    expect(await seen(c, payment.id)).to.deep.include({ status: 'RETURNING' });
-    expect(await suspense(c.customerId), 'still in the suspense').to.equal('10.00');
+  // The second answer: a refusal (decision 0159), or a 200 "not made" (decision 0327).
+  for (const [answered, second] of [
+    ['a 4xx', { status: 422 }],
+    ['NAO_REALIZADO', { status: 200, body: { status: 'NAO_REALIZADO', motivo: 'recusada' } }],
+  ] as const)
+    it(`${answered} to a retried return, after one the PSP took: RETURNING, then RETURNED once`, async () => {
+      const { psp, services } = await stack();
+      const { c, payment } = await unmatchedPix('Return Retried Ltda');
+      // The PSP keeps the return pending (no notice settles it) until the test settles it.
+      await psp.control('POST', '/return-rules', { endToEndId: payment.endToEndId, status: 'EM_PROCESSAMENTO' });
+      // The return's first attempt: the PSP takes the PUT but answers 503, and its read side does not show it yet
+      // (404), so the activity is retried. Its second: the PSP refuses the repeated id (422) or answers it "not made",
+      // still showing nothing. Neither is a final answer: the first PUT may send the money back.
+      const pathPrefix = `/pix/${payment.endToEndId}/devolucao`;
+      for (const fault of [
+        { method: 'PUT', pathPrefix, afterHandling: true, status: 503, count: 1 },
+        { method: 'GET', pathPrefix, status: 404, count: 2 },
+        { method: 'PUT', pathPrefix, ...second, count: 1 },
+      ]) {
+        expect((await psp.control('POST', '/faults', fault)).status).to.equal(204);
+      }
+      const asked = JSON.parse(
+        (await cambioWith(simulatorEnv(), 'payment', 'return', payment.id, '--reason', 'paid twice', '--json')).stdout,
+      );
+      expect(asked).to.deep.include({ id: payment.id, status: 'RETURNING' });
+      const [taken] = await eventually(
+        () => returnsAtPsp(payment.endToEndId),
+        (returns) => returns.length === 1,
+        30000,
+      );
+      const handle = services.temporal.workflow.getHandle(paymentReturnWorkflowId(taken.id));
+      const send = await eventually(
+        () => activityEnded(handle, 'railReturnPayment'),
+        (ended) => ended !== undefined,
+        30000,
+      );
+      expect(send, 'the refusal of the retried PUT is retried, not final').to.equal('COMPLETED');
+      expect(await seen(c, payment.id)).to.deep.include({ status: 'RETURNING' });
+      expect(await suspense(c.customerId), 'still in the suspense').to.equal('10.00');
 
-    const settled = await psp.control('POST', `/pix/${payment.endToEndId}/devolucao/${taken.id}/settle`, {
-      status: 'DEVOLVIDO',
+      const settled = await psp.control('POST', `/pix/${payment.endToEndId}/devolucao/${taken.id}/settle`, {
+        status: 'DEVOLVIDO',
+      });
+      expect(settled.status).to.equal(204);
+      const done = await eventually(
+        () => seen(c, payment.id),
+        (p) => p.status !== 'RETURNING',
+        90000,
+        250,
+      );
+      const devolucoes = await returnsAtPsp(payment.endToEndId);
+      expect(devolucoes.map((d) => d.status)).to.deep.equal(['DEVOLVIDO']);
+      expect(done).to.deep.include({ status: 'RETURNED' });
+      expect(done.returned).to.deep.equal({ endToEndId: devolucoes[0].rtrId, reason: 'paid twice', failure: null });
+      expect(await suspense(c.customerId)).to.equal('0.00');
+      await assertLedgerBalanced();
     });
-    expect(settled.status).to.equal(204);
-    const done = await eventually(
-      () => seen(c, payment.id),
-      (p) => p.status !== 'RETURNING',
-      90000,
-      250,
-    );
-    const devolucoes = await returnsAtPsp(payment.endToEndId);
-    expect(devolucoes.map((d) => d.status)).to.deep.equal(['DEVOLVIDO']);
-    expect(done).to.deep.include({ status: 'RETURNED' });
-    expect(done.returned).to.deep.equal({ endToEndId: devolucoes[0].rtrId, reason: 'paid twice', failure: null });
-    expect(await suspense(c.customerId)).to.equal('0.00');
-    await assertLedgerBalanced();
-  });
 });

@@ -197,44 +197,49 @@ describe('PIX payouts through the PSP', function () {
     expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
   });
 
-  it('a 4xx to a retried PUT, after one the PSP took: PROCESSING and held, then one payout, COMPLETED', async () => {
-    const { psp, services } = await stack();
-    const key = `retried-${Date.now()}@example.com`;
-    await psp.control('POST', '/payout-rules', { chave: key, status: 'EM_PROCESSAMENTO' });
-    // The send's first attempt: the PSP takes the PUT but answers 503, and its read side does not show it yet (404),
-    // so the activity is retried. Its second attempt: the PSP refuses the repeated idEnvio (422), still showing
-    // nothing. That refusal is no final answer (decision 0159): the first PUT may pay.
-    for (const fault of [
-      { method: 'PUT', pathPrefix: '/v3/gn/pix/', afterHandling: true, status: 503, count: 1 },
-      { method: 'GET', pathPrefix: '/v2/gn/pix/enviados/id-envio/', status: 404, count: 2 },
-      { method: 'PUT', pathPrefix: '/v3/gn/pix/', status: 422, count: 1 },
-    ]) {
-      expect((await psp.control('POST', '/faults', fault)).status).to.equal(204);
-    }
-    const before = await balance(c, accountId, 'BRL');
-    const res = await withdrawToNewKey(c, accountId, key, '6.00');
-    expect(res.status).to.equal(201);
-    // Until the send has its answer: a result (its third attempt reads the payout back), or a failure.
-    const handle = services.temporal.workflow.getHandle(operationWorkflowId(res.body.id));
-    const send = await eventually(
-      () => activityEnded(handle, 'railSendPayout'),
-      (ended) => ended !== undefined,
-      30000,
-    );
-    expect(send, 'the refusal of the retried PUT is retried, not final').to.equal('COMPLETED');
-    const waiting = await getOp(c, res.body.id);
-    expect(waiting.currentState.status).to.equal('PROCESSING');
-    expect(await balance(c, accountId, 'BRL')).to.deep.equal({
-      available: minus(before.available, '6.00'),
-      held: plus(before.held, '6.00'),
-      total: before.total,
+  // The second answer: a refusal (decision 0159), or a 200 "not made" (decision 0327).
+  for (const [answered, second] of [
+    ['a 4xx', { status: 422 }],
+    ['NAO_REALIZADO', { status: 200, body: { status: 'NAO_REALIZADO', motivo: 'Chave invalida' } }],
+  ] as const)
+    it(`${answered} to a retried PUT, after one the PSP took: PROCESSING and held, then one payout, COMPLETED`, async () => {
+      const { psp, services } = await stack();
+      const key = `retried-${Date.now()}@example.com`;
+      await psp.control('POST', '/payout-rules', { chave: key, status: 'EM_PROCESSAMENTO' });
+      // The send's first attempt: the PSP takes the PUT but answers 503, and its read side does not show it yet (404),
+      // so the activity is retried. Its second attempt: the PSP refuses the repeated idEnvio (422) or answers it "not
+      // made", still showing nothing. Neither is a final answer: the first PUT may pay.
+      for (const fault of [
+        { method: 'PUT', pathPrefix: '/v3/gn/pix/', afterHandling: true, status: 503, count: 1 },
+        { method: 'GET', pathPrefix: '/v2/gn/pix/enviados/id-envio/', status: 404, count: 2 },
+        { method: 'PUT', pathPrefix: '/v3/gn/pix/', ...second, count: 1 },
+      ]) {
+        expect((await psp.control('POST', '/faults', fault)).status).to.equal(204);
+      }
+      const before = await balance(c, accountId, 'BRL');
+      const res = await withdrawToNewKey(c, accountId, key, '6.00');
+      expect(res.status).to.equal(201);
+      // Until the send has its answer: a result (its third attempt reads the payout back), or a failure.
+      const handle = services.temporal.workflow.getHandle(operationWorkflowId(res.body.id));
+      const send = await eventually(
+        () => activityEnded(handle, 'railSendPayout'),
+        (ended) => ended !== undefined,
+        30000,
+      );
+      expect(send, 'the refusal of the retried PUT is retried, not final').to.equal('COMPLETED');
+      const waiting = await getOp(c, res.body.id);
+      expect(waiting.currentState.status).to.equal('PROCESSING');
+      expect(await balance(c, accountId, 'BRL')).to.deep.equal({
+        available: minus(before.available, '6.00'),
+        held: plus(before.held, '6.00'),
+        total: before.total,
+      });
+      const idEnvio = payoutIdFor(res.body.id);
+      expect((await psp.control('POST', `/payouts/${idEnvio}/settle`, { status: 'REALIZADO' })).status).to.equal(204);
+      await untilStatus(c, res.body.id, 'COMPLETED', 60000);
+      expect(await payoutsAtPsp(idEnvio)).to.have.length(1);
+      expect((await balance(c, accountId, 'BRL')).total).to.equal(minus(before.total, '6.00'));
     });
-    const idEnvio = payoutIdFor(res.body.id);
-    expect((await psp.control('POST', `/payouts/${idEnvio}/settle`, { status: 'REALIZADO' })).status).to.equal(204);
-    await untilStatus(c, res.body.id, 'COMPLETED', 60000);
-    expect(await payoutsAtPsp(idEnvio)).to.have.length(1);
-    expect((await balance(c, accountId, 'BRL')).total).to.equal(minus(before.total, '6.00'));
-  });
 
   it('replays a withdrawal recorded before decision 0108: sent, read by pixPayoutStatus, then paid', async () => {
     await stack(); // installs the SDK runtime with its quiet logger before the replay worker
