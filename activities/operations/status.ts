@@ -9,6 +9,15 @@ import { inActivityTransaction } from '../failures';
 import { completeInBatch, emitOperationEvent, FINAL, lockOperation, saveOperation } from './locked-operation';
 import { addUnpaidChargeCancel } from '../../payments/charge-cancel';
 
+/**
+ * An operation only moves forward: a withdrawal's run started again (decision 0315) that asks ON_HOLD of one already
+ * PROCESSING is answered PROCESSING, and never moves it back under review (decision 0327).
+ */
+const MOVES_FROM: Record<'PROCESSING' | 'ON_HOLD', OperationStatus[]> = {
+  ON_HOLD: ['REQUESTED'],
+  PROCESSING: ['REQUESTED', 'ON_HOLD'],
+};
+
 /** The status steps every kind of operation takes: its status changes, its completion and its failure. */
 export type OperationStatusActivities = ReturnType<typeof createOperationStatusActivities>;
 
@@ -27,7 +36,7 @@ export function createOperationStatusActivities(deps: ActivityDeps) {
     }): Promise<OperationStatus> {
       return inTx(async (em) => {
         const op = await lockOperation(em, input.operationId);
-        if (!FINAL.includes(op.status) && transition(op, input.status, new Date())) {
+        if (MOVES_FROM[input.status].includes(op.status) && transition(op, input.status, new Date())) {
           const batch = new SqlBatch();
           saveOperation(batch, op);
           await batch.run(em);

@@ -8,6 +8,7 @@ import { assertLedgerBalanced, balance, getOp } from '../helpers/money';
 import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
 import { eventually, idem, newCustomer, stack, untilStarted, withoutRelay } from '../helpers/stack';
 import { instructionReviewWorkflowId, operationWorkflowId } from '../../workflows/ids';
+import { payoutIdFor } from '../../rails/pix/ids';
 import { randomUUID } from 'node:crypto';
 import { systemEm } from '../../db/orm';
 import { addDecision } from '../../db/repositories/workflow-decisions';
@@ -65,6 +66,59 @@ describe('a review whose workflow was closed by hand', function () {
       runs.push(w.status.name);
     expect(runs.sort()).to.deep.equal(['COMPLETED', 'TERMINATED']);
     expect(await balance(c, accountId, 'BRL')).to.include({ available: '5000.00', held: '0.00' });
+    await assertLedgerBalanced();
+  });
+
+  // A held withdrawal approved, its payout sent, then its run closed by hand: a run its decision's signal starts again
+  // (the relay's resend of a send whose answer was lost) finds it PROCESSING. It follows the payout the first run
+  // ordered, never moves it back to ON_HOLD, and never sends it as a first send, whose refusal would be final while
+  // the first PUT may pay (decision 0327).
+  it('a withdrawal whose paying run was closed by hand: a run started again follows its payout', async () => {
+    const { psp, services, config } = await stack();
+    const key = `terminated-paying-${Date.now()}@example.com`;
+    await psp.control('POST', '/payout-rules', { chave: key, status: 'EM_PROCESSAMENTO' });
+    const c = await newCustomer();
+    const id = await heldWithdrawal(c, key);
+    const accountId: string = (await getOp(c, id)).account.id;
+    await cambio('withdrawal', 'approve', id);
+    const idEnvio = payoutIdFor(id);
+    const atPsp = async () =>
+      Object.values((await psp.control('GET', '/state')).body.payouts as Record<string, { idEnvio: string }>).filter(
+        (p) => p.idEnvio === idEnvio,
+      );
+    await eventually(atPsp, (payouts) => payouts.length === 1, 30000);
+    await terminateByHand(operationWorkflowId(id));
+    // From here the PSP's read side lags (404) and it refuses the repeated idEnvio (422).
+    for (const fault of [
+      { method: 'GET', pathPrefix: '/v2/gn/pix/enviados/id-envio/', status: 404, count: 2 },
+      { method: 'PUT', pathPrefix: '/v3/gn/pix/', status: 422, count: 1 },
+    ]) {
+      expect((await psp.control('POST', '/faults', fault)).status).to.equal(204);
+    }
+    // The run the decision's signal starts again: the withdrawal's workflow, as its creation started it.
+    const again = await services.temporal.workflow.start('operationWorkflow', {
+      workflowId: operationWorkflowId(id),
+      taskQueue: config.taskQueue,
+      args: [{ operationId: id, type: 'WITHDRAWAL', requiresReview: true }],
+    });
+    const shown = await getOp(c, id);
+    expect(shown.states.map((st: { status: string }) => st.status)).to.deep.equal([
+      'REQUESTED',
+      'ON_HOLD',
+      'PROCESSING',
+    ]);
+    expect(await balance(c, accountId, 'BRL')).to.include({ available: '5000.00', held: '55000.00' });
+    expect((await psp.control('POST', `/payouts/${idEnvio}/settle`, { status: 'REALIZADO' })).status).to.equal(204);
+    expect(await again.result()).to.equal('COMPLETED');
+    const done = await getOp(c, id);
+    expect(done.states.map((st: { status: string }) => st.status)).to.deep.equal([
+      'REQUESTED',
+      'ON_HOLD',
+      'PROCESSING',
+      'COMPLETED',
+    ]);
+    expect(await atPsp()).to.have.length(1);
+    expect(await balance(c, accountId, 'BRL')).to.include({ available: '5000.00', held: '0.00', total: '5000.00' });
     await assertLedgerBalanced();
   });
 

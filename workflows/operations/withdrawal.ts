@@ -7,6 +7,7 @@ import type { OperationWorkflowInput, PendingPayout } from './contract';
 import { SCHEDULED_STEP, STEP_IN_WORKFLOW_TASK, type TrackedStatus } from './database-steps';
 import { takeHoldDecisions } from './hold-decisions';
 import { payThroughRails, type PayoutOutcome } from './payout';
+import { FIRST_STATUS_READ_MS } from '../rail-calls';
 
 /** What a withdrawal's workflow runs: its status steps and its payout's order and record (provider calls apart). */
 type WithdrawalSteps = OperationStatusActivities & WithdrawalActivities;
@@ -25,6 +26,9 @@ const WITHDRAWAL_STEPS_IN_TASK = 'withdrawal-database-steps-in-workflow-task';
 
 // A run that finds its withdrawal already past ON_HOLD ends there: it is a run started again (decision 0315).
 const RERUN_STOPS_PAST_REVIEW = 'withdrawal-rerun-stops-past-review';
+// One that finds it PROCESSING (the run that paid was closed by hand) follows the payout its first run ordered: never
+// a first send of it, whose refusal would be final while the first PUT may pay (decision 0327).
+const RERUN_FOLLOWS_PAYOUT = 'withdrawal-rerun-follows-payout';
 
 // Rail-neutral: a WALLET's or a TED's refusal is as final as a PIX's (and a running history's old words are only an
 // activity's input, which a replay does not compare). `told`: why, in the customer's words, when the rail said
@@ -53,7 +57,7 @@ export async function withdrawalOperation(
       typedSearchAttributes: wf.workflowInfo().typedSearchAttributes,
     })({ ...input, pendingPayout });
   };
-  const resumed = input.pendingPayout;
+  let resumed = input.pendingPayout;
   if (resumed) {
     // A run continued as new: reviewed, PROCESSING and sent before; only the payout's answer is left.
     op.status = 'PROCESSING';
@@ -62,15 +66,20 @@ export async function withdrawalOperation(
       op.track(await withdrawalSteps.setOperationStatus({ operationId, status: 'ON_HOLD' }));
       // A run started again by a hold decision after the first was closed by hand (decision 0315) finds the
       // withdrawal ON_HOLD; one that finds it past its review (a run started twice) must not decide or pay again.
-      if (op.status !== 'ON_HOLD' && wf.patched(RERUN_STOPS_PAST_REVIEW)) return op.status;
-      await wf.condition(() => decision() !== undefined);
-      const taken = decision()!;
-      if (taken.decision === 'REJECT') {
-        await op.fail(withdrawalSteps, 'HOLD_REJECTED', taken.reason ?? 'the withdrawal was rejected in review');
+      if (op.status === 'PROCESSING' && wf.patched(RERUN_FOLLOWS_PAYOUT)) {
+        resumed = { waitMs: FIRST_STATUS_READ_MS };
+      } else if (op.status !== 'ON_HOLD' && wf.patched(RERUN_STOPS_PAST_REVIEW)) {
         return op.status;
+      } else {
+        await wf.condition(() => decision() !== undefined);
+        const taken = decision()!;
+        if (taken.decision === 'REJECT') {
+          await op.fail(withdrawalSteps, 'HOLD_REJECTED', taken.reason ?? 'the withdrawal was rejected in review');
+          return op.status;
+        }
       }
     }
-    op.track(await withdrawalSteps.setOperationStatus({ operationId, status: 'PROCESSING' }));
+    if (!resumed) op.track(await withdrawalSteps.setOperationStatus({ operationId, status: 'PROCESSING' }));
   }
   const payout: PayoutOutcome =
     resumed || wf.patched(PAYOUT_THROUGH_RAILS)
