@@ -10,8 +10,10 @@ import type { ServiceContext } from './context';
 
 /**
  * Refuses (409 RAIL_REFERENCE_IN_USE) to record `endToEndId` for `customerId` when the chain shows it paid a deposit
- * address of another customer; 503 while the node does not answer (nothing recorded). A reference the chain does
- * not show as a listed token's transfer, or a deployment without a node, is recorded as typed.
+ * address of another customer, and (409 INVALID_STATE) while it is fewer than EVM_CONFIRMATIONS blocks deep: until
+ * then it is in no balance (the scanner's PENDING), and a reorganisation may still take it away (decision 0328);
+ * 503 while the node does not answer (nothing recorded). A reference the chain does not show as a listed token's
+ * transfer, or a deployment without a node, is recorded as typed.
  */
 export async function requireTransferOwner(
   s: ServiceContext,
@@ -21,18 +23,33 @@ export async function requireTransferOwner(
 ): Promise<void> {
   const connector = s.rails?.connector(rail);
   if (!(connector instanceof CryptoRail)) return;
-  let to: string | undefined;
+  let seen: Awaited<ReturnType<CryptoRail['transferOnChain']>>;
   try {
-    to = (await connector.transferRecipient(endToEndId))?.toLowerCase();
+    seen = await connector.transferOnChain(endToEndId);
   } catch (err) {
     if (!(err instanceof RailUnavailableError)) throw err;
     throw new CambioError('SERVICE_UNAVAILABLE', `${err.message}: nothing was recorded`, {
       retryAfterSeconds: err.retryAfterSeconds,
     });
   }
-  if (!to) return;
+  if (!seen) return;
+  const to = seen.to.toLowerCase();
   const deposit = (await depositsByWallet(systemEm(s.orm), rail, [to])).get(to);
-  if (!deposit || deposit.customerId === customerId) return;
-  const message = `${rail} transfer ${endToEndId} paid another customer's deposit address: it is theirs`;
-  throw new CambioError('RAIL_REFERENCE_IN_USE', message, { rail, endToEndId });
+  if (deposit && deposit.customerId !== customerId) {
+    const message = `${rail} transfer ${endToEndId} paid another customer's deposit address: it is theirs`;
+    throw new CambioError('RAIL_REFERENCE_IN_USE', message, { rail, endToEndId });
+  }
+  const required = s.config.crypto.confirmations;
+  if (seen.confirmations < required) {
+    const message =
+      `${rail} transfer ${endToEndId} is ${seen.confirmations} of ${required} blocks deep (EVM_CONFIRMATIONS): ` +
+      'it is money only once confirmed; nothing was recorded (the scanner records a transfer to a deposit address ' +
+      'by itself once it is)';
+    throw new CambioError('INVALID_STATE', message, {
+      rail,
+      endToEndId,
+      confirmations: seen.confirmations,
+      required,
+    });
+  }
 }

@@ -131,11 +131,12 @@ export class CryptoRail implements RailConnector, ChargeCapability {
   }
 
   /**
-   * The address the transfer `endToEndId` (in the scanner's form) paid, as this chain shows it; undefined when it is
-   * not of that form, names another chain, a transaction the node has no receipt of, or a log that is not a listed
-   * token's ERC-20 Transfer. RailUnavailableError when the node does not answer.
+   * The address the transfer `endToEndId` (in the scanner's form) paid, as this chain shows it, and how many blocks
+   * deep it is (its own counted); undefined when it is not of that form, names another chain, a transaction the node
+   * has no receipt of, or a log that is not a listed token's ERC-20 Transfer. RailUnavailableError when the node does
+   * not answer.
    */
-  async transferRecipient(endToEndId: string): Promise<`0x${string}` | undefined> {
+  async transferOnChain(endToEndId: string): Promise<{ to: `0x${string}`; confirmations: number } | undefined> {
     const ref = transferReferenceParts(endToEndId);
     if (!ref) return undefined;
     const { chainId, tokens } = await this.chain();
@@ -146,7 +147,12 @@ export class CryptoRail implements RailConnector, ChargeCapability {
     });
     const log = receipt?.logs.find((l) => l.logIndex === ref.logIndex);
     if (!log || !tokens.some((t) => t.address.toLowerCase() === log.address.toLowerCase())) return undefined;
-    return erc20Transfer(log)?.to;
+    const to = erc20Transfer(log)?.to;
+    if (!to) return undefined;
+    const head = await this.client.getBlockNumber({ cacheTime: 0 }).catch((err: Error) => {
+      throw new RailUnavailableError(`the EVM node does not answer: ${firstLine(err)}`);
+    });
+    return { to, confirmations: Math.max(0, Number(head - receipt!.blockNumber + 1n)) };
   }
 }
 

@@ -9,7 +9,7 @@ import { getAddress, parseAbiItem, zeroAddress } from 'viem';
 import { mint } from '../../sandbox-chain/tokens';
 import { cambioFailsWith, cambioWith } from '../helpers/cli';
 import { cryptoStack, type CryptoStack } from '../helpers/crypto-stack';
-import { assertLedgerBalanced, balance, getOp } from '../helpers/money';
+import { assertLedgerBalanced, balance, getOp, untilStatus } from '../helpers/money';
 import { paymentsOf } from '../helpers/inbound-payments';
 import { killAll } from '../helpers/processes';
 import { eventually, newCustomer, stack, type TestCustomer } from '../helpers/stack';
@@ -174,6 +174,29 @@ describe('cambio payment return of a CRYPTO payment: back to the address it came
     await assertLedgerBalanced();
   });
 
+  it('refuses to record a transfer fewer than EVM_CONFIRMATIONS blocks deep: 409, recorded once it is', async () => {
+    const c = await newCustomer('Crypto Shallow Ltda');
+    const deposit = await cs.openDeposit(c, '3.00');
+    const hash = await cs.chain.transfer({ token: 'USDC', to: deposit.walletAddress, amount: '3', from: 1 });
+    const { logs } = await cs.chain.clients.public.getTransactionReceipt({ hash });
+    const reference = `${cs.chain.chainId}:${hash}:${logs[0].logIndex}`;
+    // The customer shows an operator its transfer one block deep: a reorganisation may still take it away.
+    const args = ['--rail', 'CRYPTO', '--operation', deposit.id, '--amount', '3.00', '--asset', 'USDC'];
+    args.push('--reference', reference);
+    const early = await cambioFailsWith(cs.cliEnv(), 'payment', 'record', ...args);
+    expect(early.body.code, JSON.stringify(early.body)).to.equal('INVALID_STATE');
+    expect(early.body.details).to.deep.include({ confirmations: 1, required: CONFIRMATIONS });
+    expect((await getOp(c, deposit.id)).currentState.status).to.equal('REQUESTED');
+    expect(await paymentsOf(c, `operationId[eq]=${deposit.id}`)).to.have.length(0);
+    await cs.chain.mine(CONFIRMATIONS);
+    await cambioWith(cs.cliEnv(), 'payment', 'record', ...args);
+    await untilStatus(c, deposit.id, 'COMPLETED');
+    await cs.triggerScan();
+    expect(await paymentsOf(c, `operationId[eq]=${deposit.id}`)).to.have.length(1);
+    expect((await balance(c, deposit.accountId, 'USDC')).total).to.equal('3.000000');
+    await assertLedgerBalanced();
+  });
+
   it("returns a transfer that came after the deposit's window, from the address that sent it", async () => {
     const c = await newCustomer('Crypto Late Ltda');
     const deposit = await cs.openDeposit(c, '2.00');
@@ -245,6 +268,7 @@ describe('cambio payment return of a CRYPTO payment: back to the address it came
     const hash = await cs.chain.transfer({ token: 'USDT', to: cs.chain.payers[2], amount: '3', from: 1 });
     const receipt = await cs.chain.clients.public.getTransactionReceipt({ hash });
     const reference = `${cs.chain.chainId}:${hash}:${receipt.logs[0].logIndex}`;
+    await cs.chain.mine(CONFIRMATIONS); // an operator records a confirmed transfer only (decision 0328)
     const args = ['--rail', 'CRYPTO', '--customer', c.customerId, '--amount', '30.00', '--asset', 'USDT'];
     const recorded = JSON.parse(
       (await cambioWith(cs.cliEnv(), 'payment', 'record', ...args, '--reference', reference, '--json')).stdout,
