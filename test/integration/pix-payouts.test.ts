@@ -202,7 +202,7 @@ describe('PIX payouts through the PSP', function () {
     ['a 4xx', { status: 422 }],
     ['NAO_REALIZADO', { status: 200, body: { status: 'NAO_REALIZADO', motivo: 'Chave invalida' } }],
   ] as const)
-    it(`${answered} to a retried PUT, after one the PSP took: PROCESSING and held, then one payout, COMPLETED`, async () => {
+    it(`${answered} to a retried PUT the PSP took before: PROCESSING and held, then COMPLETED once`, async () => {
       const { psp, services } = await stack();
       const key = `retried-${Date.now()}@example.com`;
       await psp.control('POST', '/payout-rules', { chave: key, status: 'EM_PROCESSAMENTO' });
