@@ -111,10 +111,18 @@ export class BoletoRail implements RailConnector, ChargeCapability, NoticeCapabi
     }
     const record = await this.read(codigo, timeoutMs);
     if (!record) throw new RailUnavailableError(`the bank does not show boleto ${codigo} it just registered`);
-    return this.funding(record, request.amount);
+    const shownAs = record.cobranca.seuNumero;
+    if (shownAs !== undefined && shownAs !== seuNumero) {
+      throw new RailUnavailableError(`the bank shows boleto ${codigo} under seuNumero ${shownAs}, not ${seuNumero}`);
+    }
+    // Read back by a retry, it may be paid already (the owner's bank lists it to the owner) or cancelled: it takes no
+    // payment, so no deposit is opened on it, for good (the seuNumero is the key's), as a PIX charge (decision 0329).
+    const situation = record.cobranca.situacao;
+    if (CLOSED.has(situation) || PAID.has(situation)) throw unpayable(seuNumero, record);
+    return this.funding(record, seuNumero, request.amount);
   }
 
-  private funding(record: BoletoRecord, amount: string): ChargeCreated {
+  private funding(record: BoletoRecord, seuNumero: string, amount: string): ChargeCreated {
     const { cobranca, boleto, pix } = record;
     const barcode = boleto?.codigoBarras ?? '';
     const digitableLine = boleto?.linhaDigitavel ?? '';
@@ -132,7 +140,6 @@ export class BoletoRail implements RailConnector, ChargeCapability, NoticeCapabi
         `the bank's codes of boleto ${cobranca.codigoSolicitacao}: ${problems.join('; ')}`,
       );
     }
-    const seuNumero = cobranca.seuNumero ?? '';
     return {
       chargeId: seuNumero,
       expiresAt: `${dueDate}T23:59:59-03:00`,
@@ -307,4 +314,21 @@ function rejected(call: string, res: BankResponse): RailRejectedError {
   const problem = res.body as { title?: string; detail?: string } | undefined;
   const why = problem?.detail ?? problem?.title ?? '';
   return new RailRejectedError(`bank refused ${call}: HTTP ${res.status} ${why}`.trim(), res.status, res.body);
+}
+
+/**
+ * The boleto under the deposit's seuNumero takes no payment (paid or closed): no deposit is opened on it, for good,
+ * and the customer asks again with a new X-Idempotency-Key. 410, not 409: it is this request's boleto, not another's
+ * (decision 0329, as 0277 for a PIX charge).
+ */
+function unpayable(seuNumero: string, record: BoletoRecord): RailRejectedError {
+  const situation = record.cobranca.situacao;
+  return new RailRejectedError(
+    `the bank holds boleto ${seuNumero} as ${situation}: it takes no payment, so no deposit is opened on it` +
+      (PAID.has(situation) ? ' (its payment, if recorded, waits in suspense)' : ''),
+    410,
+    record,
+    false,
+    'its boleto for this request can no longer be paid; ask again with a new X-Idempotency-Key',
+  );
 }

@@ -190,6 +190,30 @@ describe('BOLETO deposits through the bank: registration, notices, reconciliatio
     expect(await boletosUnder(last.body.intent.fundingInstruction.seuNumero)).to.equal(1);
   });
 
+  // The boleto is in the owner's name, so its bank lists it to the owner (DDA), who may pay it before the client's
+  // retry reads it back: that boleto takes no more payment, and no deposit is opened on it (decision 0329).
+  it('a retry whose boleto the bank shows paid is 422, no deposit; a new key, a new boleto', async () => {
+    const { psp } = await stack();
+    const before = (await depositsOf(accountId)).length;
+    await bankRegistersThenAnswers({ status: 503 });
+    const { res, send } = await postDeposit('27.13');
+    expect(res.status, JSON.stringify(res.body)).to.equal(503);
+    const state = (await psp.control('GET', '/boleto/state')).body as {
+      boletos: { seuNumero: string; valorNominal: string }[];
+    };
+    const registered = state.boletos.filter((b) => Number(b.valorNominal) === 27.13);
+    expect(registered).to.have.length(1);
+    expect(
+      (await psp.control('POST', '/boleto/pay', { seuNumero: registered[0].seuNumero, notices: 0 })).status,
+    ).to.equal(200);
+    const retry = await send();
+    expect([retry.status, retry.body.code], JSON.stringify(retry.body)).to.deep.equal([422, 'RAIL_REJECTED']);
+    expect(await depositsOf(accountId)).to.have.length(before);
+    const fresh = await postDeposit('27.13');
+    expect(fresh.res.status, JSON.stringify(fresh.res.body)).to.equal(201);
+    expect(fresh.res.body.intent.fundingInstruction.seuNumero).to.not.equal(registered[0].seuNumero);
+  });
+
   it('two deposits on one quote: the refused one’s boleto is cancelled, the other stays payable', async () => {
     const { http, psp } = await stack();
     const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '27.00' });
