@@ -103,13 +103,17 @@ export async function rotateClientSecret(
     const newest = { orderBy: { createdAt: 'desc' }, limit: 1, lockMode: LockMode.PESSIMISTIC_WRITE } as const;
     const [client] = await em.find(ApiClientSchema, { customerId }, newest);
     if (!client) throw new CambioError('NOT_FOUND', 'customer not found', { customerId });
-    const expiresAt = new Date(Date.now() + graceSeconds * 1000);
+    // A disabled customer's rotation keeps no secret it replaced: the disable may be for a leaked one, which would get
+    // tokens again after the enable (decision 0330). Read after the client's lock, which a disable's update waits on.
+    const disabled = !!(await em.findOne(CustomerSchema, { id: customerId }))?.disabledAt;
+    const expiresAt = new Date(Date.now() + (disabled ? 0 : graceSeconds * 1000));
     // The secret the customer runs on is kept for the grace period: the current one, unless nobody has used it and
     // the one it replaced still works (a rotation whose secret was never printed, run again): then that one stays,
     // and the unused secret is the one replaced (decision 0229).
     const unusedRotation =
       !client.secretUsedAt && !!client.previousSecretHash && (client.previousSecretExpiresAt ?? 0) > new Date();
-    if (!unusedRotation) client.previousSecretHash = client.secretHash;
+    if (disabled) client.previousSecretHash = null;
+    else if (!unusedRotation) client.previousSecretHash = client.secretHash;
     client.previousSecretExpiresAt = expiresAt;
     client.secretHash = secretHash;
     client.secretUsedAt = null;

@@ -1,6 +1,6 @@
 import { inTransaction } from '../db/transaction';
 import type { Orm } from '../db/orm';
-import { CustomerSchema } from '../db/entities';
+import { ApiClientSchema, CustomerSchema } from '../db/entities';
 import { CambioError } from '../domain/errors';
 import { isUuid } from '../domain/uuid';
 
@@ -26,6 +26,15 @@ export async function setCustomerDisabled(orm: Orm, customerId: string, disabled
       customer.disabledAt = new Date();
       customer.tokensRevokedAt = customer.disabledAt;
     } else if (!disabled) customer.disabledAt = null;
+    // A disable also ends the grace of a secret a rotation replaced: a customer is disabled because its credentials
+    // may have leaked, and a replaced secret would get tokens again after the enable (decision 0330).
+    if (disabled) {
+      await em.nativeUpdate(
+        ApiClientSchema,
+        { customerId },
+        { previousSecretHash: null, previousSecretExpiresAt: null },
+      );
+    }
     return {
       customerId: customer.id,
       name: customer.name,

@@ -119,6 +119,29 @@ describe('customer access', function () {
     },
   );
 
+  // An operator whose customer's secret leaked disables it, rotates the secret and enables it, in either order: the
+  // leaked secret must not get a token again during the rotation's grace period (decision 0330).
+  it('a secret rotated around a disable gets no token after the enable; the new one does', async () => {
+    const { http } = await stack();
+    for (const order of [
+      ['disable', 'rotate-secret'],
+      ['rotate-secret', 'disable'],
+    ]) {
+      const c = await newCustomer();
+      let rotated = '';
+      for (const step of order) {
+        const out = JSON.parse((await cambio('customer', step, c.customerId, '--json')).stdout);
+        if (step === 'rotate-secret') rotated = out.clientSecret;
+      }
+      await cambio('customer', 'enable', c.customerId, '--json');
+      const token = (clientSecret: string) =>
+        http.post('/api/oauth/client/token').send({ clientId: c.clientId, clientSecret });
+      const leaked = await token(c.clientSecret);
+      expect([leaked.status, leaked.body.code], order.join(', then ')).to.deep.equal([401, 'INVALID_CLIENT']);
+      expect((await token(rotated)).status, order.join(', then ')).to.equal(200);
+    }
+  });
+
   it('without a cache the disable takes effect on the next request', async () => {
     const { services } = await stack();
     const http = supertest(
