@@ -324,8 +324,13 @@ export interface RailEntry {
    * (`cambio payment record`) while this deployment has no provider for it (BOLETO without a bank).
    */
   readonly operatorWithoutProvider?: boolean;
-  /** Who sends a received payment back: its provider (default for a connector rail) or an operator at the bank. */
-  readonly returnedBy?: 'provider' | 'operator';
+  /**
+   * Who sends a received payment back: its provider (default for a connector rail), an operator at the bank
+   * (`operator`: the return is recorded with an end-to-end id of its own), or an operator at the bank who must say
+   * so (`outside`: `cambio payment return --outside --reference`, else RAIL_NOT_CONFIGURED; TED, whose provider only
+   * reads: decisions 0129, 0331).
+   */
+  readonly returnedBy?: 'provider' | 'operator' | 'outside';
   /**
    * A reference an operator typed, in the form the rail's own records carry it (CRYPTO: the hash in lower case), so
    * that the same payment typed otherwise is the same record (decision 0222). Unset: as typed.

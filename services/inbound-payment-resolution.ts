@@ -54,19 +54,23 @@ export async function listPayments(s: ServiceContext, filter: { customerId?: str
   return listPaymentsForOperators(systemEm(s.orm), filter);
 }
 
+/** Who sends a payment of `rail` back (RailEntry.returnedBy; a connector rail's provider by default). */
+const returnedBy = (rail: string): 'provider' | 'operator' | 'outside' => {
+  const entry = railEntry(rail);
+  return entry?.returnedBy ?? (entry?.recordedBy === 'connector' ? 'provider' : 'operator');
+};
+
 /** A return of a payment on `rail` goes through its provider (a connector sends it), else the operator does it. */
 export const returnsThroughProvider = (config: ServiceContext['config'], rail: string): boolean =>
-  hasConnector(rail) && !!railEntry(rail)?.hasProvider(config);
+  returnedBy(rail) === 'provider' && !!railEntry(rail)?.hasProvider(config);
 
 /**
- * The rails whose connector sends a payment back (rails/): a payment that came in on one leaves through it, never
- * through an operator's say-so by default (docs/decisions/0110): PIX, and CRYPTO, whose payments the scanner records
- * but whose returns leave from the hot wallet (decision 0136). The others (BOLETO, TED) are returned at the bank.
+ * The rails whose payments go back only as the operator states (`--outside --reference`) when no provider sends
+ * them: those whose connector sends a payment back (docs/decisions/0110: PIX, and CRYPTO from the hot wallet,
+ * decision 0136) while this deployment has no provider for them, and TED, whose provider only reads (decisions 0129,
+ * 0331). BOLETO is returned at the bank with an end-to-end id of its own.
  */
-const hasConnector = (rail: string): boolean => {
-  const entry = railEntry(rail);
-  return (entry?.returnedBy ?? (entry?.recordedBy === 'connector' ? 'provider' : 'operator')) === 'provider';
-};
+const hasConnector = (rail: string): boolean => returnedBy(rail) !== 'operator';
 
 /** `cambio payment return --outside --reference REF`: the operator states the money went back outside Cambio. */
 export interface OutsideReturn {
@@ -85,6 +89,14 @@ function checkReference(reference: string): void {
 }
 
 function railNotConfigured(rail: string): CambioError {
+  if (returnedBy(rail) === 'outside') {
+    return new CambioError(
+      'RAIL_NOT_CONFIGURED',
+      `a ${rail} payment is returned at the bank, not through Cambio: nothing was sent; send it back there and say ` +
+        'so with --outside --reference REF',
+      { rail },
+    );
+  }
   const setting = railEntry(rail)?.providerSetting ?? 'PIX_PSP_URL';
   return new CambioError(
     'RAIL_NOT_CONFIGURED',

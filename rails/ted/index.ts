@@ -47,6 +47,8 @@ export const tedRail: RailEntry = {
   // bank's API is down, and the next poll finds it recorded (decision 0129).
   operatorMayRecord: true,
   matchBy: 'payer',
+  // The bank's API only reads: a TED goes back by a TED the operator sends at the bank, recorded with --outside.
+  returnedBy: 'outside',
   providerSetting: 'TED_ACCOUNTS_URL',
   instruction: {
     summary:

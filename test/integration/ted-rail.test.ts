@@ -22,7 +22,7 @@ import { cnpjCheckDigits } from '../../domain/tax-id';
 import { readTedConfig, SANDBOX_TED_ACCOUNT } from '../../rails/ted/config';
 import { ensureSchedules, periodicJobs } from '../../worker/schedules';
 import { queueWorkerOptions } from '../../worker/queues';
-import { cambio } from '../helpers/cli';
+import { cambio, cambioFailsWith, cambioWith } from '../helpers/cli';
 import { GrpcStallProxy } from '../helpers/grpc-stall';
 import { freePort } from '../helpers/processes';
 import { accountBody, activeAccount, validAlphanumericCnpj, validCnpj } from '../helpers/fixtures';
@@ -298,6 +298,25 @@ describe('TED: credits read from the collection account', function () {
       accountDigit: '3',
     });
     expect((await balance(c, accountId, 'BRL')).available).to.equal('0.00');
+  });
+
+  // TED has no return call (decision 0129): with the bank configured, a return is still the operator's, at the bank,
+  // recorded with --outside; never a return workflow no provider can answer (decision 0331).
+  it('refuses a TED return without --outside though the bank is configured; records one with it', async () => {
+    const { c, accountId } = await owner();
+    await tedDeposit(c, accountId, '60.00');
+    const stray = await sendTed(validCnpj(), '60.00');
+    await poll();
+    const found = (await payment(stray))!;
+    expect(found.status).to.equal('UNMATCHED');
+    const withBank = { SANDBOX: 'true', TED_ACCOUNTS_URL: `${st.psp.url}/open-finance` };
+    const refused = await cambioFailsWith(withBank, 'payment', 'return', found.id, '--reason', 'unknown payer');
+    expect(refused.body.code, JSON.stringify(refused.body)).to.equal('RAIL_NOT_CONFIGURED');
+    expect(refused.body.message).to.match(/at the bank.*--outside --reference/);
+    expect((await payment(stray))!.status, 'nothing changed').to.equal('UNMATCHED');
+    const args = ['payment', 'return', found.id, '--reason', 'unknown payer', '--outside', '--reference', 'TED-BACK-1'];
+    const returned = JSON.parse((await cambioWith(withBank, ...args, '--json')).stdout);
+    expect(returned).to.deep.include({ id: found.id, status: 'RETURNED' });
   });
 
   it("leaves a TED from a CNPJ two customers' accounts share UNMATCHED in the platform's suspense", async () => {
