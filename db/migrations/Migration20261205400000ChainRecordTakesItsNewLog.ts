@@ -1,7 +1,9 @@
 import { Migration } from '@mikro-orm/migrations';
 
-const FACTS_FIXED_BEFORE = `create or replace function "inbound_payments_facts_fixed"() returns trigger language plpgsql as $$
-      begin
+/** The facts trigger (Migration20261202400000TedPayers), `exception` checked first: the one rule both versions share. */
+const factsFixed = (exception = '') => `create or replace function "inbound_payments_facts_fixed"()
+    returns trigger language plpgsql as $$
+      begin${exception}
         if (new.amount, new.asset, new.rail, new.end_to_end_id, new.operation_id, new.customer_id, new.account_id,
             new.remainder_of, new.created_at, new.payer) is distinct from (old.amount, old.asset, old.rail,
             old.end_to_end_id, old.operation_id, old.customer_id, old.account_id, old.remainder_of, old.created_at,
@@ -21,25 +23,18 @@ const FACTS_FIXED_BEFORE = `create or replace function "inbound_payments_facts_f
  */
 export class Migration20261205400000ChainRecordTakesItsNewLog extends Migration {
   override async up(): Promise<void> {
-    this.addSql(`create or replace function "inbound_payments_facts_fixed"() returns trigger language plpgsql as $$
-      begin
+    this.addSql(
+      factsFixed(`
         if old.block_hash is not null and new.block_hash is distinct from old.block_hash
             and old.status in ('PENDING', 'DROPPED') and new.status = 'PENDING'
             and (new.rail, new.end_to_end_id, new.remainder_of, new.created_at, new.payer)
               is not distinct from (old.rail, old.end_to_end_id, old.remainder_of, old.created_at, old.payer) then
           return new;
-        end if;
-        if (new.amount, new.asset, new.rail, new.end_to_end_id, new.operation_id, new.customer_id, new.account_id,
-            new.remainder_of, new.created_at, new.payer) is distinct from (old.amount, old.asset, old.rail,
-            old.end_to_end_id, old.operation_id, old.customer_id, old.account_id, old.remainder_of, old.created_at,
-            old.payer) then
-          raise exception 'the facts of inbound payment % never change (only its resolution does)', old.id;
-        end if;
-        return new;
-      end $$;`);
+        end if;`),
+    );
   }
 
   override async down(): Promise<void> {
-    this.addSql(FACTS_FIXED_BEFORE);
+    this.addSql(factsFixed());
   }
 }
