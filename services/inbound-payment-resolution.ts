@@ -70,7 +70,7 @@ export const returnsThroughProvider = (config: ServiceContext['config'], rail: s
  * decision 0136) while this deployment has no provider for them, and TED, whose provider only reads (decisions 0129,
  * 0331). BOLETO is returned at the bank with an end-to-end id of its own.
  */
-const hasConnector = (rail: string): boolean => returnedBy(rail) !== 'operator';
+const outsideUnlessProvider = (rail: string): boolean => returnedBy(rail) !== 'operator';
 
 /** `cambio payment return --outside --reference REF`: the operator states the money went back outside Cambio. */
 export interface OutsideReturn {
@@ -137,7 +137,7 @@ export async function startReturn(
         searchAttributes: payment.customerId ? { CustomerId: payment.customerId } : {},
         summary: `RETURN ${formatAmount(payment.amount, payment.asset as AssetCode)} ${payment.asset} via ${rail}`,
       });
-    } else if (!outside && hasConnector(payment.rail)) {
+    } else if (!outside && outsideUnlessProvider(payment.rail)) {
       throw railNotConfigured(payment.rail);
     } else {
       addDecision(batch, id, {
@@ -204,7 +204,7 @@ export async function returnPayment(
     return found.status === 'RETURNING' ? found : startReturn(s, id, reason, beforeCommit);
   }
   if (found.status !== 'RETURNING') await startReturn(s, id, reason, beforeCommit, outside);
-  else if (hasConnector(found.rail) && !outside) throw railNotConfigured(found.rail);
+  else if (outsideUnlessProvider(found.rail) && !outside) throw railNotConfigured(found.rail);
   else if (outside && found.returnEndToEndId !== outside.reference) {
     throw new CambioError(
       'INVALID_STATE',
