@@ -149,20 +149,29 @@ export async function issueToken(
   if (!client || !(current || (await previousSecretMatches(clientSecret, client)))) {
     throw new CambioError('INVALID_CLIENT', 'unknown client or wrong secret');
   }
-  const customer = await em.findOne(CustomerSchema, { id: client.customerId });
-  if (!customer || customer.disabledAt)
-    throw new CambioError('INVALID_CLIENT', 'the customer of this client is disabled');
+  // The customer is read under a share lock, and the token's `iat` taken while it is held: a disable committing
+  // meanwhile is waited for (and refuses), and one that comes later takes its revocation moment after this token's
+  // `iat`, so the token is revoked with the others (decision 0332).
+  const accessToken = await inTransaction(em, async (tx) => {
+    const customer = await tx.findOne(
+      CustomerSchema,
+      { id: client.customerId },
+      { lockMode: LockMode.PESSIMISTIC_READ },
+    );
+    if (!customer || customer.disabledAt)
+      throw new CambioError('INVALID_CLIENT', 'the customer of this client is disabled');
+    return jwt.sign({ client_id: clientId, iat: Math.floor(Date.now() / 1000) }, key.privateKey, {
+      algorithm: 'RS256',
+      keyid: key.kid,
+      subject: client.customerId,
+      issuer: config.jwtIssuer,
+      audience: config.jwtAudience,
+      expiresIn: TOKEN_LIFETIME_SECONDS,
+      jwtid: randomUUID(),
+    });
+  });
   // The first token of a new secret tells a later rotation that the customer runs on it (decision 0229).
   if (current && !client.secretUsedAt) await markSecretUsed(em, clientId, client.secretHash);
-  const accessToken = jwt.sign({ client_id: clientId }, key.privateKey, {
-    algorithm: 'RS256',
-    keyid: key.kid,
-    subject: client.customerId,
-    issuer: config.jwtIssuer,
-    audience: config.jwtAudience,
-    expiresIn: TOKEN_LIFETIME_SECONDS,
-    jwtid: randomUUID(),
-  });
   return { accessToken, tokenType: 'Bearer', expiresIn: TOKEN_LIFETIME_SECONDS };
 }
 

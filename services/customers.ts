@@ -1,3 +1,4 @@
+import { LockMode } from '@mikro-orm/core';
 import { inTransaction } from '../db/transaction';
 import type { Orm } from '../db/orm';
 import { ApiClientSchema, CustomerSchema } from '../db/entities';
@@ -18,7 +19,9 @@ export interface CustomerStatus {
 export async function setCustomerDisabled(orm: Orm, customerId: string, disabled: boolean): Promise<CustomerStatus> {
   if (!isUuid(customerId)) throw new CambioError('NOT_FOUND', `customer ${customerId} not found`);
   return inTransaction(orm.em.fork(), async (em) => {
-    const customer = await em.findOne(CustomerSchema, { id: customerId });
+    // Locked before the moment is taken: a token being signed holds the row (FOR SHARE) until it is, so its `iat` is
+    // at or before the revocation's second, never after it (decision 0332).
+    const customer = await em.findOne(CustomerSchema, { id: customerId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!customer) throw new CambioError('NOT_FOUND', `customer ${customerId} not found`);
     // Disabling twice keeps the first moment; enabling clears it. The disable also revokes every token issued until
     // then, for good: an enable does not bring back a token that may be why the customer was disabled (0231).

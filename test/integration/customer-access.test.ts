@@ -142,6 +142,60 @@ describe('customer access', function () {
     }
   });
 
+  // A token asked for while a disable commits, and a disable while a token is being signed: neither order leaves a
+  // token that works after the enable (decision 0332).
+  describe('a token and a disable at the same moment', () => {
+    /** Holds the customer's row as `statement` leaves it until `release` is called. */
+    async function holdCustomerRow(statement: string, customerId: string) {
+      const { services } = await stack();
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let held!: () => void;
+      const holding = new Promise<void>((resolve) => (held = resolve));
+      const done = services.orm.em.fork().transactional(async (tx) => {
+        await tx.execute(statement, [customerId]);
+        held();
+        await released;
+      });
+      await holding;
+      return { release, done };
+    }
+
+    it('a token asked for while a disable commits waits for it and is refused', async () => {
+      const { http } = await stack();
+      const c = await newCustomer();
+      const disable = await holdCustomerRow(
+        'update customers set disabled_at = now(), tokens_revoked_at = now() where id = ?',
+        c.customerId,
+      );
+      const token = http.post('/api/oauth/client/token').send({ clientId: c.clientId, clientSecret: c.clientSecret });
+      const answered = token.then((res) => res);
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      disable.release();
+      await disable.done;
+      const res = await answered;
+      expect([res.status, res.body.code]).to.deep.equal([401, 'INVALID_CLIENT']);
+    });
+
+    it('a disable that waited for a token being signed revokes it', async () => {
+      const { services } = await stack();
+      const c = await newCustomer();
+      const signing = await holdCustomerRow('select id from customers where id = ? for share', c.customerId);
+      const disabled = setCustomerDisabled(services.orm, c.customerId, true);
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      const signedBy = Math.floor(Date.now() / 1000);
+      signing.release();
+      await signing.done;
+      await disabled;
+      const [{ revoked }] = await sql<{ revoked: string }>(
+        'select tokens_revoked_at as revoked from customers where id = ?',
+        [c.customerId],
+      );
+      // A token's `iat` taken while the row was held is at most `signedBy`, and `iat <= revocation` is revoked.
+      expect(Math.floor(new Date(revoked).getTime() / 1000)).to.be.at.least(signedBy);
+    });
+  });
+
   it('without a cache the disable takes effect on the next request', async () => {
     const { services } = await stack();
     const http = supertest(
