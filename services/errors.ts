@@ -9,9 +9,11 @@ export const keyReused = () =>
   new CambioError('IDEMPOTENCY_KEY_REUSED', 'this X-Idempotency-Key was used for a different request');
 
 // Postgres SQLSTATEs that say "not now" rather than "wrong": the server is shutting down or starting (57P01-57P03),
-// the connection failed (class 08), too many connections (53300), our own bounds fired (lock_timeout 55P03,
-// statement_timeout 57014, idle_in_transaction_session_timeout 25P03). A request that met one did not commit.
-const PG_UNAVAILABLE = /^(57P0[1-3]|08...|53300|55P03|57014|25P03)$/;
+// the connection failed (class 08), it is out of a resource (class 53: disk full, memory or the lock table, too
+// many connections), it is a standby after a failover (25006, read-only), our own bounds fired (lock_timeout
+// 55P03, statement_timeout 57014, idle_in_transaction_session_timeout 25P03), or a lock conflict outlived
+// `inTransaction`'s retries (40P01, 40001; decision 0333). A request that met one did not commit.
+const PG_UNAVAILABLE = /^(57P0[1-3]|08...|53...|25006|55P03|57014|25P03|40P01|40001)$/;
 // Socket errors of a dependency that went away or never answered.
 const NET_UNAVAILABLE = new Set([
   'ECONNREFUSED',

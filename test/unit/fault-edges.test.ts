@@ -106,6 +106,12 @@ describe('dependencyFailure', () => {
         pg('08006'), // connection failure
         pg('55P03'), // lock_timeout
         pg('25P03'), // idle_in_transaction_session_timeout
+        pg('53100'), // disk full
+        pg('53200'), // out of memory, or of shared memory for locks
+        pg('25006'), // read-only: a standby after a failover
+        // A lock conflict that outlived inTransaction's retries, as MikroORM throws it (decision 0333).
+        Object.assign(new Error('deadlock detected'), { name: 'DeadlockException', code: '40P01' }),
+        pg('40001'),
         Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
         Object.assign(new Error('Knex: Timeout acquiring a connection.'), { name: 'KnexTimeoutError' }),
         new Error('Connection terminated unexpectedly'),
@@ -131,7 +137,8 @@ describe('dependencyFailure', () => {
       }
       for (const err of [
         pg('23505'),
-        pg('40001'),
+        pg('23514'),
+        pg('22P02'),
         new TypeError('x is undefined'),
         new Error('boom'),
         Object.assign(new Error('grpc not found'), { code: 5, details: 'x' }),
