@@ -38,10 +38,11 @@ function decodeSegment(segment: string): string | undefined {
 }
 
 /**
- * The body's ids in lower case: every string under a key ending in `Id` (`accountId`, `targetAccountId`, `quoteId`,
- * ...) that is a UUID in any case. The services compare ids as text against the database's lower-case ones, and an
- * upper-case `accountId` was "account not found" for the caller's own account. Walked without recursion: a body may
- * nest deeper than the stack.
+ * The body's ids in lower case: every string under a key `id` or ending in `Id` (`accountId`, `quoteId`, a
+ * withdrawal's `beneficiary.id` and `paymentInstruction.id`, ...) that is a UUID in any case. The services compare
+ * ids as text against the database's lower-case ones, and an upper-case `accountId` was "account not found" for the
+ * caller's own account; the request's hash must read one spelling too, or a retry in the other case is 422
+ * `IDEMPOTENCY_KEY_REUSED` (decision 0170). Walked without recursion: a body may nest deeper than the stack.
  */
 export function lowerCaseBodyIds(body: unknown): void {
   const pending: unknown[] = [body];
@@ -55,7 +56,8 @@ export function lowerCaseBodyIds(body: unknown): void {
     const record = node as Record<string, unknown>;
     for (const [key, value] of Object.entries(record)) {
       if (typeof value === 'string') {
-        if (key.endsWith('Id') && isUuid(value) && value !== value.toLowerCase()) record[key] = value.toLowerCase();
+        if ((key === 'id' || key.endsWith('Id')) && isUuid(value) && value !== value.toLowerCase())
+          record[key] = value.toLowerCase();
       } else if (value !== null && typeof value === 'object') {
         pending.push(value);
       }

@@ -227,6 +227,42 @@ describe('ids in paths written in upper case', function () {
     expect(JSON.stringify(q.body)).to.include(from.id).and.not.include(from.id.toUpperCase());
   });
 
+  it("takes a withdrawal's beneficiary ids in upper case as the same request: its key replays", async () => {
+    const account = await activeAccount(c, ['BRL']);
+    await fund(c, account.id, 'BRL', '50.00');
+    const { beneficiaryId, instructionId } = await approvedInstruction(c, {
+      dictKeyType: 'PHONE',
+      dictKey: '+5511912345678',
+    });
+    const q = await quote(c, { accountId: account.id, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '5.00' });
+    const body = (ids: (id: string) => string) => ({
+      accountId: account.id,
+      quoteId: q.id,
+      beneficiary: {
+        type: 'REFERENCE',
+        id: ids(beneficiaryId),
+        paymentInstruction: { type: 'REFERENCE', id: ids(instructionId) },
+      },
+    });
+    const key = idem();
+    const first = await http
+      .post('/api/operations/withdrawal')
+      .set(c.auth)
+      .set(key)
+      .send(body((id) => id.toUpperCase()));
+    expect(first.status, JSON.stringify(first.body)).to.equal(201);
+    // A retry whose ids are written in lower case is the same request (decision 0170): the first answer again.
+    const again = await http
+      .post('/api/operations/withdrawal')
+      .set(c.auth)
+      .set(key)
+      .send(body((id) => id));
+    expect(
+      [again.status, again.headers['idempotent-replayed'], again.body.id],
+      JSON.stringify(again.body),
+    ).to.deep.equal([201, 'true', first.body.id]);
+  });
+
   it('takes a percent-encoded upper-case id as the same id', async () => {
     const account = await createAccount(c);
     const encoded = account.id.toUpperCase().replace(/[A-F]/g, (ch) => `%${ch.charCodeAt(0).toString(16)}`);
