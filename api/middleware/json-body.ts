@@ -9,8 +9,8 @@ import { firstRepeatedName } from './repeated-names';
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 /**
- * Reads a JSON body: 415 for another media type, 413 past the limit, 400 for malformed JSON, bytes not UTF-8 or a
- * property named twice in one object.
+ * Reads a JSON body: 415 for another media type or a content coding, 413 past the limit, 400 for malformed JSON,
+ * bytes not UTF-8 or a property named twice in one object.
  */
 export function jsonBody(limitFor: (ctx: Koa.Context) => number = () => DEFAULT_BODY_LIMIT): Koa.Middleware {
   return async (ctx, next) => {
@@ -20,6 +20,13 @@ export function jsonBody(limitFor: (ctx: Koa.Context) => number = () => DEFAULT_
     if (!hasBody) {
       ctx.request.body = undefined;
       return next();
+    }
+    // A compressed body would be read as its compressed bytes ("not valid UTF-8", or a body taken as plain that said
+    // it was not): a content coding is refused as RFC 9110 15.5.16 asks, naming the one we read (decision 0334).
+    const coding = ctx.get('Content-Encoding').trim().toLowerCase();
+    if (coding !== '' && coding !== 'identity') {
+      ctx.set('Accept-Encoding', 'identity');
+      throw new CambioError('UNSUPPORTED_MEDIA_TYPE', 'request bodies must not be content-coded (Content-Encoding)');
     }
     if (!ctx.is('application/json')) {
       throw new CambioError('UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
 import {
@@ -195,6 +196,22 @@ describe('accounts', () => {
         .send('hello');
       expect([text.status, text.body.code]).to.deep.equal([415, 'UNSUPPORTED_MEDIA_TYPE']);
       expect(text.headers['x-service-version'], 'errors carry the served version too').to.equal('1');
+      // A compressed body, and a plain one that says it is compressed: 415 naming the coding read (decision 0334).
+      const json = Buffer.from(JSON.stringify(accountBody()));
+      for (const body of [gzipSync(json), json]) {
+        const coded = await http
+          .post('/api/accounts')
+          .set(c.auth)
+          .set(idem())
+          .set('Content-Type', 'application/json')
+          .set('Content-Encoding', 'gzip')
+          .send(body);
+        expect([coded.status, coded.body.code, coded.headers['accept-encoding']]).to.deep.equal([
+          415,
+          'UNSUPPORTED_MEDIA_TYPE',
+          'identity',
+        ]);
+      }
       const big = { ...accountBody(), padding: 'x'.repeat(1024 * 1024 + 10) };
       const large = await http.post('/api/accounts').set(c.auth).set(idem()).send(big);
       expect([large.status, large.body.code]).to.deep.equal([413, 'PAYLOAD_TOO_LARGE']);
