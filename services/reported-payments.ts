@@ -13,7 +13,7 @@ import {
   type PaymentDecisionRoute,
 } from '../payments/record-and-decide';
 import { crashPoint } from './crash-point';
-import { requireTransferOwner } from './recorded-transfer-owner';
+import { requireTransferOnChain } from './recorded-transfer-on-chain';
 import { notFound } from '../domain/errors';
 import { ListQuery, Page, runList } from '../lists/run-list';
 import type { ServiceContext } from './context';
@@ -140,8 +140,9 @@ export async function recordManualPayment(s: ServiceContext, input: ManualPaymen
     em = tenantEm(s.orm, customer.id);
     customerId = customer.id;
   }
-  // A transfer the chain shows to another customer's deposit address is theirs (decision 0293).
-  await requireTransferOwner(s, input.rail, endToEndId, customerId);
+  // A transfer the chain shows to another customer's deposit address is theirs (decision 0293), and it is what the
+  // chain shows it is (0335).
+  await requireTransferOnChain(s, input.rail, endToEndId, customerId, { asset: input.asset, amount: amount.toFixed() });
   // With its decision row in the record's COMMIT, as every reporter: a CLI that dies before deciding leaves the
   // signal to the relay, not to the sweep.
   const payment = await record(

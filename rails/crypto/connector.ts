@@ -7,7 +7,7 @@ import { CambioError } from '../../domain/errors';
 import { firstLine, RailRejectedError, RailUnavailableError } from '../errors';
 import type { ChargeCapability, ChargeCreated, ChargeRequest, RailConnector, RailStores } from '../rail';
 import { depositAddress, parseDepositXpub } from './addresses';
-import { amountToUnits, InexactAmountError } from './amounts';
+import { amountToUnits, InexactAmountError, unitsToAmount } from './amounts';
 import { type ChainInfo, type ChainToken, checkChain, evmPublicClient } from './chain';
 import { type CryptoAsset, type CryptoConfig } from './config';
 import { erc20Transfer } from './erc20-transfer';
@@ -18,6 +18,15 @@ import { hotWalletSigner } from './signer';
 import { HotWalletTransfers } from './transfers';
 
 export const CRYPTO_RAIL = 'CRYPTO';
+
+/** A listed token's transfer as the chain shows it (`CryptoRail.transferOnChain`). */
+export interface TransferOnChain {
+  to: `0x${string}`;
+  asset: CryptoAsset;
+  /** At Cambio's scale; undefined when the transfer carries dust below it. */
+  amount: string | undefined;
+  confirmations: number;
+}
 
 export class CryptoRail implements RailConnector, ChargeCapability {
   readonly rail = CRYPTO_RAIL;
@@ -131,12 +140,12 @@ export class CryptoRail implements RailConnector, ChargeCapability {
   }
 
   /**
-   * The address the transfer `endToEndId` (in the scanner's form) paid, as this chain shows it, and how many blocks
-   * deep it is (its own counted); undefined when it is not of that form, names another chain, a transaction the node
-   * has no receipt of, or a log that is not a listed token's ERC-20 Transfer. RailUnavailableError when the node does
-   * not answer.
+   * The transfer `endToEndId` (in the scanner's form) as this chain shows it: the address it paid, its token's asset,
+   * its amount at Cambio's scale (undefined when it carries dust below it) and how many blocks deep it is (its own
+   * counted); undefined when it is not of that form, names another chain, a transaction the node has no receipt of,
+   * or a log that is not a listed token's ERC-20 Transfer. RailUnavailableError when the node does not answer.
    */
-  async transferOnChain(endToEndId: string): Promise<{ to: `0x${string}`; confirmations: number } | undefined> {
+  async transferOnChain(endToEndId: string): Promise<TransferOnChain | undefined> {
     const ref = transferReferenceParts(endToEndId);
     if (!ref) return undefined;
     const { chainId, tokens } = await this.chain();
@@ -146,13 +155,24 @@ export class CryptoRail implements RailConnector, ChargeCapability {
       throw new RailUnavailableError(`the EVM node does not answer: ${firstLine(err)}`);
     });
     const log = receipt?.logs.find((l) => l.logIndex === ref.logIndex);
-    if (!log || !tokens.some((t) => t.address.toLowerCase() === log.address.toLowerCase())) return undefined;
-    const to = erc20Transfer(log)?.to;
-    if (!to) return undefined;
+    const token = log && tokens.find((t) => t.address.toLowerCase() === log.address.toLowerCase());
+    const transfer = token && erc20Transfer(log);
+    if (!transfer) return undefined;
     const head = await this.client.getBlockNumber({ cacheTime: 0 }).catch((err: Error) => {
       throw new RailUnavailableError(`the EVM node does not answer: ${firstLine(err)}`);
     });
-    return { to, confirmations: Math.max(0, Number(head - receipt!.blockNumber + 1n)) };
+    let amount: string | undefined;
+    try {
+      amount = unitsToAmount(transfer.value, token.decimals);
+    } catch (err) {
+      if (!(err instanceof InexactAmountError)) throw err;
+    }
+    return {
+      to: transfer.to,
+      asset: token.asset,
+      amount,
+      confirmations: Math.max(0, Number(head - receipt!.blockNumber + 1n)),
+    };
   }
 }
 

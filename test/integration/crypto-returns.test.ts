@@ -259,19 +259,59 @@ describe('cambio payment return of a CRYPTO payment: back to the address it came
     await assertLedgerBalanced();
   });
 
+  it('refuses to record a transfer as an amount or token the chain does not show: 400, nothing recorded', async () => {
+    const c = await newCustomer('Crypto Typed Ltda');
+    // 3 USDT the chain shows; the operator types 30.00, then USDC, when recording it from the explorer.
+    const hash = await cs.chain.transfer({ token: 'USDT', to: cs.chain.payers[2], amount: '3', from: 1 });
+    const receipt = await cs.chain.clients.public.getTransactionReceipt({ hash });
+    const reference = `${cs.chain.chainId}:${hash}:${receipt.logs[0].logIndex}`;
+    await cs.chain.mine(CONFIRMATIONS);
+    const record = (amount: string, asset: string) =>
+      [
+        'payment',
+        'record',
+        '--rail',
+        'CRYPTO',
+        '--customer',
+        c.customerId,
+        '--amount',
+        amount,
+        '--asset',
+        asset,
+      ].concat('--reference', reference);
+    for (const [amount, asset, path] of [
+      ['30.00', 'USDT', '--amount'],
+      ['3.00', 'USDC', '--asset'],
+    ]) {
+      const refused = await cambioFailsWith(cs.cliEnv(), ...record(amount, asset));
+      expect(refused.body.code, JSON.stringify(refused.body)).to.equal('VALIDATION_ERROR');
+      expect(refused.body.details.errors.map((e: { path: string }) => e.path)).to.deep.equal([path]);
+      expect(refused.body.details.onChain).to.deep.equal({ asset: 'USDT', amount: '3.000000' });
+    }
+    expect(await paymentsOf(c, 'status[eq]=UNMATCHED'), 'nothing recorded').to.have.length(0);
+    const recorded = JSON.parse((await cambioWith(cs.cliEnv(), ...record('3', 'USDT'), '--json')).stdout) as Payment;
+    expect([recorded.status, recorded.amount], JSON.stringify(recorded)).to.deep.equal([
+      'UNMATCHED',
+      { value: '3.000000', asset: 'USDT', decimals: 6 },
+    ]);
+    await assertLedgerBalanced();
+  });
+
   it('refuses to send back more than the transfer an operator named carried: nothing sent, UNMATCHED', async () => {
     const c = await newCustomer('Crypto Typo Ltda');
     const sender = cs.chain.payers[1];
     const usdt = cs.chain.tokens.USDT as `0x${string}`;
     const start = await cs.chain.blockNumber();
-    // 3 USDT the chain shows; the operator types 30.00 when recording it from the explorer.
+    // 3 USDT the chain shows; the operator types 30.00 when recording it from the explorer, on a CLI without the
+    // chain's node, which records as typed (decision 0293); the return reads the chain and finds 3.
     const hash = await cs.chain.transfer({ token: 'USDT', to: cs.chain.payers[2], amount: '3', from: 1 });
     const receipt = await cs.chain.clients.public.getTransactionReceipt({ hash });
     const reference = `${cs.chain.chainId}:${hash}:${receipt.logs[0].logIndex}`;
-    await cs.chain.mine(CONFIRMATIONS); // an operator records a confirmed transfer only (decision 0328)
+    await cs.chain.mine(CONFIRMATIONS);
+    const withoutNode = Object.fromEntries(Object.entries(cs.cliEnv()).filter(([k]) => !k.startsWith('EVM_')));
     const args = ['--rail', 'CRYPTO', '--customer', c.customerId, '--amount', '30.00', '--asset', 'USDT'];
     const recorded = JSON.parse(
-      (await cambioWith(cs.cliEnv(), 'payment', 'record', ...args, '--reference', reference, '--json')).stdout,
+      (await cambioWith(withoutNode, 'payment', 'record', ...args, '--reference', reference, '--json')).stdout,
     );
     expect(recorded.status).to.equal('UNMATCHED');
     const hotNonce = await cs.chain.clients.public.getTransactionCount({ address: cs.chain.hotWallet.address });
