@@ -14,6 +14,7 @@ import {
 } from '../payments/record-and-decide';
 import { crashPoint } from './crash-point';
 import { requireTransferOnChain } from './recorded-transfer-on-chain';
+import { CryptoRail } from '../rails/crypto';
 import { notFound } from '../domain/errors';
 import { ListQuery, Page, runList } from '../lists/run-list';
 import type { ServiceContext } from './context';
@@ -63,12 +64,31 @@ export async function reportInboundPayment(
   body: InboundPaymentReport,
   actor: string,
 ) {
+  await refuseScannedRail(s, em, operationId);
   const via = { taskQueue: s.config.taskQueue, actor };
   const payment = await recordInboundPayment(em, operationId, body, { via });
   // The crash tests kill the process here: recorded with its decision's signal queued, not sent (the relay sends it).
   crashPoint('after-payment-record');
   await decideInboundPayment(s, payment, undefined, actor);
   return getInboundPayment(em, payment.id);
+}
+
+/**
+ * A CRYPTO deposit on a deployment with the chain's node is paid by a transfer the scanner records under its own
+ * reference (`{chainId}:{txHash}:{logIndex}`, which `deposit pay`'s pattern cannot carry): a payment reported under
+ * another reference would be the same money twice once the scanner records it. `payment record --rail CRYPTO` is
+ * the operator's way, checked on the chain (decisions 0293, 0328, 0335; this one 0336).
+ */
+async function refuseScannedRail(s: ServiceContext, em: Em, operationId: string): Promise<void> {
+  const op = await em.fork({ keepTransactionContext: true }).findOne(OperationSchema, { id: operationId });
+  const rail = (op?.intent.fundingInstruction as { rail?: string } | undefined)?.rail;
+  if (!rail || !(s.rails?.connector(rail) instanceof CryptoRail)) return;
+  const message =
+    `a ${rail} deposit is paid by a transfer the chain scanner records itself; to record one before it does, run ` +
+    `\`cambio payment record --rail ${rail} --operation ${operationId} --reference {chainId}:{txHash}:{logIndex}\` ` +
+    '(read on the chain first): nothing was recorded';
+  const errors = [{ path: '--end-to-end', message: `a ${rail} transfer is recorded with \`cambio payment record\`` }];
+  throw new CambioError('VALIDATION_ERROR', message, { errors });
 }
 
 /** One record of the EntityManager's customer; another customer's is 404. */

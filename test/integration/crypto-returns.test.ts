@@ -174,6 +174,32 @@ describe('cambio payment return of a CRYPTO payment: back to the address it came
     await assertLedgerBalanced();
   });
 
+  it('refuses `deposit pay` of a CRYPTO deposit, whose transfer the scanner records: nothing recorded', async () => {
+    const c = await newCustomer('Crypto Deposit Pay Ltda');
+    const deposit = await cs.openDeposit(c, '3.00');
+    const hash = await cs.chain.transfer({ token: 'USDC', to: deposit.walletAddress, amount: '3', from: 1 });
+    // The operator reports it by hand under the transaction's hash, without its 0x (the reference form cannot be
+    // typed here): the scanner would record the same transfer again under its own reference.
+    const args = ['deposit', 'pay', deposit.id, '--amount', '3.00', '--asset', 'USDC', '--end-to-end', hash.slice(2)];
+    const refused = await cambioFailsWith(cs.cliEnv(), ...args);
+    expect(refused.body.code, JSON.stringify(refused.body)).to.equal('VALIDATION_ERROR');
+    expect(refused.body.message).to.include('cambio payment record --rail CRYPTO');
+    expect(await paymentsOf(c, `operationId[eq]=${deposit.id}`)).to.have.length(0);
+    await cs.chain.mine(CONFIRMATIONS);
+    await eventually(
+      async () => {
+        await cs.triggerScan();
+        return (await getOp(c, deposit.id)).currentState.status;
+      },
+      (status) => status === 'COMPLETED',
+      30_000,
+      500,
+    );
+    expect(await paymentsOf(c, `operationId[eq]=${deposit.id}`)).to.have.length(1);
+    expect((await balance(c, deposit.accountId, 'USDC')).total).to.equal('3.000000');
+    await assertLedgerBalanced();
+  });
+
   it('refuses to record a transfer fewer than EVM_CONFIRMATIONS blocks deep: 409, recorded once it is', async () => {
     const c = await newCustomer('Crypto Shallow Ltda');
     const deposit = await cs.openDeposit(c, '3.00');
