@@ -1,7 +1,7 @@
-import { LockMode } from '@mikro-orm/core';
 import { inTransaction } from '../db/transaction';
 import type { Orm } from '../db/orm';
 import { ApiClientSchema, CustomerSchema } from '../db/entities';
+import { lockCustomerRow } from '../db/repositories/customers';
 import { CambioError } from '../domain/errors';
 import { isUuid } from '../domain/uuid';
 
@@ -21,7 +21,9 @@ export async function setCustomerDisabled(orm: Orm, customerId: string, disabled
   return inTransaction(orm.em.fork(), async (em) => {
     // Locked before the moment is taken: a token being signed holds the row (FOR SHARE) until it is, so its `iat` is
     // at or before the revocation's second, never after it (decision 0332).
-    const customer = await em.findOne(CustomerSchema, { id: customerId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    const customer = (await lockCustomerRow(em, customerId))
+      ? await em.findOne(CustomerSchema, { id: customerId })
+      : null;
     if (!customer) throw new CambioError('NOT_FOUND', `customer ${customerId} not found`);
     // Disabling twice keeps the first moment; enabling clears it. The disable also revokes every token issued until
     // then, for good: an enable does not bring back a token that may be why the customer was disabled (0231).

@@ -28,3 +28,13 @@ export async function markSecretUsed(em: Em, clientId: string, secretHash: strin
     .fork()
     .nativeUpdate(ApiClientSchema, { clientId, secretHash, secretUsedAt: null }, { secretUsedAt: new Date() });
 }
+
+/**
+ * Locks the customer's row as an update of its own columns does (FOR NO KEY UPDATE), inside `em`'s transaction: a
+ * token being signed (its FOR SHARE) is waited for, the rows that reference the customer (their foreign keys' FOR KEY
+ * SHARE: quotes, operations) are not. False when there is no such customer.
+ */
+export async function lockCustomerRow(em: Em, customerId: string): Promise<boolean> {
+  const rows: unknown[] = await em.execute('select 1 from customers where id = ? for no key update', [customerId]);
+  return rows.length > 0;
+}
