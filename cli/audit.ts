@@ -164,6 +164,13 @@ export function auditInTransactions(orm: Orm): void {
 /** Whether the running command's action has committed (its audit row with it): a failure after that left it done. */
 export const actionCommitted = (): boolean => !!pending?.committed;
 
+// Actions whose first commit may be followed by one the command makes itself, which a rerun of the same command
+// makes and nothing else does: a return outside any provider is started, then completed (decision 0337).
+const FINISHED_BY_RERUN = new Set(['payment.return']);
+
+/** Whether the running command, committed and then failed, is finished by running it again (not by the worker). */
+export const finishedByRerun = (): boolean => !!pending && FINISHED_BY_RERUN.has(pending.action);
+
 /**
  * A refused or failed action is recorded too, with the error code it ended with, in a transaction of its own:
  * nothing of it committed (else its row is already there and this adds nothing). After a REQUESTED row it is the

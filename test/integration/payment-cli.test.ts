@@ -10,7 +10,7 @@ import { activeAccount } from '../helpers/fixtures';
 import { assertLedgerBalanced, balance, getOp } from '../helpers/money';
 import { newCustomer, stack } from '../helpers/stack';
 import { openDeposit, pay } from '../helpers/inbound-payments';
-import { cambio, cambioFails } from '../helpers/cli';
+import { cambio, cambioFails, cambioFailsWith } from '../helpers/cli';
 import { decideInboundPayment, recordInboundPayment } from '../../payments/record-and-decide';
 import { failReturn, startReturn } from '../../services/inbound-payment-resolution';
 import { Dec } from '../../domain/money';
@@ -109,6 +109,45 @@ describe('operator CLI: inbound payments', function () {
     expect(report.body.totals).to.deep.equal([{ asset: 'BRL', inflows }]);
     const again = await cambioFails('payment', 'credit', extra2.body.id, '--account', account.id);
     expect(again.body.code).to.equal('INVALID_STATE');
+    await assertLedgerBalanced();
+  });
+
+  it('a return outside whose completion Postgres refused: told to run it again, which completes it once', async () => {
+    const { services } = await stack();
+    const c = await newCustomer('Return Rerun Ltda');
+    const account = await activeAccount(c, ['BRL']);
+    const dep = await openDeposit(c, account.id, '15.00');
+    await pay(c, dep.id, '15.00');
+    const extra = await pay(c, dep.id, '15.00');
+    expect(extra.body.status).to.equal('UNMATCHED');
+    const args = ['payment', 'return', extra.body.id, '--reason', 'paid twice', '--outside', '--reference', 'BANK-R1'];
+    // The suspense's balance row held elsewhere: the return's start commits, its completion (the posting) waits past
+    // the CLI's lock_timeout, as when Postgres goes away between the two commits.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    const hold = services.orm.em.fork().transactional(async (tx) => {
+      const sql = 'select 1 from balances where account_id = ? and asset = ? for update';
+      await tx.execute(sql, [suspenseAccountId(c.customerId), 'BRL']);
+      held();
+      await released;
+    });
+    await holding;
+    const failure = await cambioFailsWith({ DB_LOCK_TIMEOUT_MS: '1000' }, ...args).finally(release);
+    await hold;
+    expect(failure.body.code, JSON.stringify(failure.body)).to.equal('SERVICE_UNAVAILABLE');
+    expect(failure.body.details).to.deep.include({ recorded: true, rerun: true });
+    expect(failure.body.message).to.contain('run the same command again');
+    const json = async (...a: string[]) => JSON.parse((await cambio(...a, '--json')).stdout);
+    expect((await json('payment', 'show', extra.body.id)).status).to.equal('RETURNING');
+    expect(await suspense(c.customerId)).to.equal('15.00');
+
+    const returned = await json(...args);
+    expect(returned).to.deep.include({ id: extra.body.id, status: 'RETURNED' });
+    const again = await cambioFails(...args);
+    expect([again.body.code, again.body.details.status]).to.deep.equal(['INVALID_STATE', 'RETURNED']);
+    expect(await suspense(c.customerId), 'the money left the suspense once').to.equal('0.00');
     await assertLedgerBalanced();
   });
 });
