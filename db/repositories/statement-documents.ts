@@ -15,14 +15,17 @@ export async function accountHolderName(em: Em, accountId: string): Promise<stri
 }
 
 /**
- * The issued statement's place (1, 2, ...) among the issued statements of its account and asset, oldest period
- * first; null when no statement of the scope's customer has this id (a statement on demand over another period).
- * Consecutive by construction: the issued periods of an account-asset follow one another (statements/issue.ts).
+ * The issued statement's place (1, 2, ...) among the issued statements of its account and asset, in the order their
+ * periods end (then start); null when no statement of the scope's customer has this id (a statement on demand over
+ * another period). By the end, not the start: after STATEMENT_INTERVAL grows (day to month) the first longer period
+ * starts before the last shorter ones end, and a rank by start moved it among them and renumbered those already
+ * issued (decision 0113, amended). Issued periods end one after another, so a new one always ranks last.
  */
 export async function issuedStatementSequence(em: Em, statementId: string): Promise<number | null> {
   const rows = (await em.execute(
     `select (select count(*) from statements p
-             where p.account_id = s.account_id and p.asset = s.asset and p.period_start <= s.period_start)::int as n
+             where p.account_id = s.account_id and p.asset = s.asset
+               and (p.period_end, p.period_start) <= (s.period_end, s.period_start))::int as n
      from statements s where s.id = ? and s.customer_id = ?`,
     [statementId, tenantOf(em)],
   )) as Array<{ n: number }>;

@@ -159,6 +159,49 @@ describe('Statement formats', function () {
     }
   });
 
+  it('keeps issued ElctrncSeqNb numbers when STATEMENT_INTERVAL grows; the longer period is next', async () => {
+    const s = await stack();
+    const em = systemEm(s.services.orm);
+    const owner = await newCustomer('Sequência Mensal Ltda');
+    const acct = (await activeAccount(owner, ['BRL'])).id;
+    await fund(owner, acct, 'BRL', '2.00');
+    const issue = (statementInterval: string) =>
+      issueStatements(
+        { orm: s.services.orm, config: { statementInterval, webhookTaskQueue: s.config.webhookTaskQueue } },
+        new Date(),
+      );
+    const numbers = async () => {
+      const rows = (await em.execute(
+        `select id, extract(epoch from period_end) * 1000 as end_ms from statements
+         where account_id = ? and asset = 'BRL' order by period_end, period_start`,
+        [acct],
+      )) as Array<{ id: string; end_ms: string }>;
+      const seq: string[] = [];
+      for (const row of rows) {
+        const res = await s.http.get(`/api/statements/${row.id}`).query({ format: 'camt053' }).set(owner.auth);
+        seq.push(parseXml(res.text).Document.BkToCstmrStmt.Stmt.ElctrncSeqNb);
+      }
+      return { seq, lastEnd: Number(rows[rows.length - 1].end_ms) };
+    };
+    // Periods of two seconds, then the interval grows to six (as `day` to `month`): the first six-second period
+    // starts before the last two-second one ends.
+    for (let i = 0; i < 2; i++) {
+      await new Promise((r) => setTimeout(r, 2100));
+      await issue('PT2S');
+    }
+    const before = await numbers();
+    let end = Math.ceil(before.lastEnd / 6000) * 6000;
+    if (end === before.lastEnd) end += 6000;
+    await new Promise((r) => setTimeout(r, Math.max(0, end - Date.now()) + 100));
+    await issue('PT6S');
+    const after = await numbers();
+    expect(after.seq.length).to.equal(before.seq.length + 1);
+    expect(after.seq, 'the numbers given stay; the new statement is the next').to.deep.equal([
+      ...before.seq,
+      String(before.seq.length + 1),
+    ]);
+  });
+
   it('issued statements carry consecutive ElctrncSeqNb per account and asset; a stablecoin one is 422', async () => {
     const s = await stack();
     const em = systemEm(s.services.orm);
