@@ -1,6 +1,6 @@
 // docs/configuration.md cannot drift from the code: its first table lists exactly the variables config/index.ts
 // reads (itself, and through each rail's rails/*/config.ts), and every other variable the application or the npm
-// scripts read is listed somewhere on the page.
+// scripts read is listed somewhere on the page. The README's configuration table names the same variables.
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -31,7 +31,7 @@ function tableVariables(markdown: string, heading?: string): Set<string> {
   let text = markdown;
   if (heading) {
     const start = markdown.indexOf(`\n## ${heading}\n`);
-    expect(start, `docs/configuration.md has a "## ${heading}" section`).to.be.greaterThan(-1);
+    expect(start, `the page has a "## ${heading}" section`).to.be.greaterThan(-1);
     const end = markdown.indexOf('\n## ', start + 1);
     text = markdown.slice(start, end < 0 ? undefined : end);
   }
@@ -71,6 +71,14 @@ describe('docs/configuration.md', () => {
       .filter(([name]) => !SYSTEM.has(name) && !documented.has(name))
       .map(([name, where]) => `${name} (${[...new Set(where)].join(', ')})`);
     expect(missing, 'read by the code but missing from docs/configuration.md').to.deep.equal([]);
+  });
+
+  // decisions.md, Configuration: "The README lists them all".
+  it("is what the README's configuration table lists, name for name", () => {
+    const readme = read('README.md');
+    const inReadme = tableVariables(readme, 'Configuration');
+    const inDoc = tableVariables(doc, 'Read by config/index.ts');
+    expect([...inReadme].sort()).to.deep.equal([...inDoc].sort());
   });
 
   it('fails for a variable it does not list (the check can fail)', () => {
