@@ -293,6 +293,8 @@ export interface DepositContext {
   config: Config;
   /** The account owner's CNPJ (or CPF), digits only. */
   ownerTaxId?: string;
+  /** What the payer sends: the quote's source, written with its asset's decimals. */
+  amount?: string;
 }
 
 /**

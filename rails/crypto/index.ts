@@ -17,6 +17,10 @@ export { CryptoRail, CRYPTO_RAIL } from './connector';
 export const cryptoRailFromConfig = (config: Config, stores: RailStores = {}): CryptoRail | undefined =>
   config.crypto.rpcUrl ? new CryptoRail(config.crypto, stores) : undefined;
 
+/** A checksummed address derived from `seed`: the sandbox's stand-in where no chain gives one. */
+const standInAddress = (seed: string) =>
+  getAddress(`0x${createHash('sha256').update(seed).digest('hex').slice(0, 40)}`);
+
 export const cryptoRail: RailEntry = {
   rail: CRYPTO_RAIL,
   slug: 'crypto',
@@ -47,12 +51,17 @@ export const cryptoRail: RailEntry = {
       },
     },
   },
-  // Without a node (sandbox without a chain): a stand-in address, shown checksummed; only the sandbox route or an
+  // Without a node (sandbox without a chain): stand-in addresses, shown checksummed, in the shape the connector's
+  // instruction has (the configured network, the token's contract when configured); only the sandbox route or an
   // operator records payments then.
-  fundingInstruction: (operationId) => ({
+  fundingInstruction: (operationId, asset, dueDate, deposit) => ({
     rail: CRYPTO_RAIL,
-    network: 'ETHEREUM',
-    walletAddress: getAddress(`0x${createHash('sha256').update(`${operationId}:wallet`).digest('hex').slice(0, 40)}`),
+    network: deposit?.config.crypto.network ?? 'ETHEREUM',
+    asset,
+    walletAddress: standInAddress(`${operationId}:wallet`),
+    tokenContract: deposit?.config.crypto.tokens[asset as CryptoAsset] ?? standInAddress(`${asset}:token`),
+    ...(deposit?.amount ? { amount: deposit.amount } : {}),
+    expiresAt: dueDate.toISOString(),
   }),
   hasProvider: (config) => !!config.crypto.rpcUrl,
   // A transfer mined in the window is seen by a scan and confirmed EVM_CONFIRMATIONS blocks later, perhaps after the

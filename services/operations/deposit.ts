@@ -56,6 +56,7 @@ export function createDeposit(s: ServiceContext, em: Em, body: DepositBody, char
             : fundingInstruction(rail, operationId, quote.sourceAsset, due, {
                 config: s.config,
                 ownerTaxId: account.owner?.taxId?.value && bareTaxId(account.owner.taxId.value),
+                amount: formatAmount(quote.sourceAmount, quote.sourceAsset as AssetCode),
               }),
         },
         workflowInput: {

@@ -558,7 +558,8 @@ describe('operations', function () {
               'expiresAt',
             ],
           ],
-          CRYPTO: ['USDC', ['network', 'walletAddress']],
+          // The spec's CRYPTO instruction, stand-in addresses here (no node in this stack).
+          CRYPTO: ['USDC', ['network', 'asset', 'walletAddress', 'tokenContract', 'amount', 'expiresAt']],
         };
         for (const [rail, [asset, fields]] of Object.entries(expected)) {
           const q = await quote(c, {
