@@ -112,11 +112,11 @@ export async function openStatement(
   const period = parsePeriod(q.periodStart, q.periodEnd);
   if (!(await ownsAccount(em, q.accountId))) throw new CambioError('NOT_FOUND', 'account not found');
   // A period that has ended is read once every posting booked in it has committed (decision 0187); one that has not
-  // ended on the database's clock is interim, and read as it stands.
-  const settled = await untilBookedBefore(em, isoMicros(period.end.micros), {
-    pastOnly: true,
-    maxWaitMs: READ_MAX_WAIT_MS,
-  });
+  // ended on the database's clock is interim, and read as it stands, but its start, when past, is waited for all the
+  // same: its opening balance (camt.053's OPBD) is printed as final, and is the previous period's close.
+  const horizon = { pastOnly: true, maxWaitMs: READ_MAX_WAIT_MS };
+  const settled = await untilBookedBefore(em, isoMicros(period.end.micros), horizon);
+  if (!settled) await untilBookedBefore(em, isoMicros(period.start.micros), horizon);
   // One snapshot for both: read apart, a posting that committed between them could open the statement above its close.
   const {
     points: [opening, closing],

@@ -3,6 +3,7 @@
 // or a printed period. Its balances at those instants are read in one snapshot, so it closes on its entries whatever
 // commits while it is read.
 import { expect } from 'chai';
+import { Client as PgClient } from 'pg';
 import { activeAccount } from '../helpers/fixtures';
 import { fund } from '../helpers/money';
 import { newCustomer, stack } from '../helpers/stack';
@@ -95,6 +96,31 @@ describe('A statement read while a posting commits', function () {
 
 describe('A statement whose period ends between its read and its document', function () {
   this.timeout(120000);
+
+  it('waits for the transactions open before its start: its opening balance is final', async () => {
+    const c = await newCustomer('Interim Opening Ltda');
+    const a = (await activeAccount(c, ['BRL'])).id;
+    const { config, services } = await stack();
+    // A transaction that took its id before the period starts (as a posting booked at 23:59:59.998 that commits at
+    // 00:00:00.050 has) and is still open when the statement is asked for.
+    const open = new PgClient({ connectionString: config.databaseUrl });
+    await open.connect();
+    try {
+      await open.query('begin');
+      await open.query('select txid_current()');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const periodStart = new Date().toISOString();
+      const periodEnd = new Date(Date.now() + 3600_000).toISOString();
+      const em = tenantEm(services.orm, c.customerId);
+      const read = openStatement(em, { accountId: a, asset: 'BRL', periodStart, periodEnd }).then(() => Date.now());
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      const committedAt = Date.now();
+      await open.query('commit');
+      expect(await read, 'read once the transaction ended').to.be.at.least(committedAt);
+    } finally {
+      await open.end();
+    }
+  });
 
   it('is interim: a closing balance read before the period ended is never printed as closed', async () => {
     const c = await newCustomer('Interim Periods Ltda');
