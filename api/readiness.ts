@@ -42,7 +42,8 @@ export class Readiness {
       // The deadline also ends the client's own retries, which would otherwise outlive the probe.
       this.bounded('temporal', () =>
         temporal.connection.withDeadline(Date.now() + PROBE_TIMEOUT_MS, () =>
-          temporal.connection.workflowService.getSystemInfo({}),
+          // The namespace's description, not just the server's: a namespace that does not exist is not ready.
+          temporal.connection.workflowService.describeNamespace({ namespace: temporal.options.namespace }),
         ),
       ),
     ]);

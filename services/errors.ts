@@ -68,6 +68,9 @@ export function dependencyFailure(err: unknown): CambioError | undefined {
         GRPC_UNAVAILABLE.has(code) &&
         (e.name === 'ServiceError' || 'details' in e || 'metadata' in e)) ||
       e.name === 'KnexTimeoutError' ||
+      // A Temporal namespace that does not exist (TEMPORAL_NAMESPACE misspelt, or not created yet): not the request's
+      // fault, and gone once the deployment is mended; /readyz says so too (api/readiness.ts).
+      e.name === 'NamespaceNotFoundError' ||
       e.name === 'ConnectionException' ||
       (typeof e.message === 'string' && MESSAGE_UNAVAILABLE.test(e.message));
     if (hit) {

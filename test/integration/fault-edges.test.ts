@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { expect } from 'chai';
 import { MikroORM } from '@mikro-orm/postgresql';
+import { Client } from '@temporalio/client';
 import pino from 'pino';
 import { createApp } from '../../api/app';
 import { createDeps } from '../../services/deps';
@@ -281,6 +282,22 @@ describe('fault edges (issue 19)', function () {
         }
       },
     );
+
+    it('is not ready on a Temporal namespace that does not exist: /readyz 503 naming Temporal', async () => {
+      const { services } = await stack();
+      const temporal = new Client({ connection: services.temporal.connection, namespace: 'no-such-namespace' });
+      const api = await appWith({}, { ...services, temporal });
+      open.push(api);
+      const ready = await fetch(`${api.url}/readyz`);
+      expect([ready.status, ((await ready.json()) as { checks: unknown }).checks]).to.deep.equal([
+        503,
+        { postgres: 'ok', temporal: 'unavailable' },
+      ]);
+      // The namespace the stack runs on is ready, on the same connection.
+      const fine = await appWith({}, services);
+      open.push(fine);
+      expect((await fetch(`${fine.url}/readyz`)).status).to.equal(200);
+    });
   });
 
   it("serves a request whose key a frozen process's transaction holds once Postgres ends that session", async () => {

@@ -129,6 +129,7 @@ describe('dependencyFailure', () => {
           metadata: {},
         }),
         new AggregateError([pg('08001')], 'several'),
+        Object.assign(new Error("Namespace not found: 'cambio'"), { name: 'NamespaceNotFoundError' }),
       ];
       for (const err of unavailable) {
         const mapped = dependencyFailure(err);
