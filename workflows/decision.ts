@@ -50,9 +50,11 @@ export function onDecisions(
   kind: Kind,
   ignore: ReturnType<typeof ignoredSignals>,
   apply: (d: Found) => void | Promise<void>,
-): void {
+): { reading: () => number } {
   const seen = new Set<string>();
   const kinds = Array.isArray(kind) ? kind.join(' or ') : kind;
+  // Signals taken whose rows are still being read: `apply` has not been called for them yet.
+  let reading = 0;
   wf.setHandler(decisionSignal, async (ref) => {
     const decisionId = typeof ref?.decisionId === 'string' ? ref.decisionId : '';
     if (seen.has(decisionId)) return;
@@ -60,10 +62,17 @@ export function onDecisions(
     // Asked per signal, not at the start: a workflow that never takes a decision (a transfer) records no marker, and
     // one started before this reads its later decisions inside the task too.
     const read = wf.patched(DECISIONS_READ_IN_TASK) ? inWorkflowTask : scheduled;
-    const found = await read.readDecision({ decisionId, workflowId: wf.workflowInfo().workflowId, kind });
+    reading++;
+    let found: Found | null;
+    try {
+      found = await read.readDecision({ decisionId, workflowId: wf.workflowInfo().workflowId, kind });
+    } finally {
+      reading--;
+    }
     if (!found)
       return ignore('decision', `no ${kinds} decision ${decisionId || '(none)'} is recorded for it`, decisionId);
     const applying = apply(found);
     if (applying) await applying;
   });
+  return { reading: () => reading };
 }

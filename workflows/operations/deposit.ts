@@ -34,6 +34,9 @@ const PAYMENTS_ARE_ROWS = 'deposit-payments-are-rows';
 // Deposits started from here on decide a payment and reconcile with it in one step, and close in the step that
 // completes them (decision 0157).
 const PAYMENT_TAKEN_IN_ONE_STEP = 'deposit-payment-taken-in-one-step';
+// Deposits started from here on let a decision signal taken with a window's end reach its step before the window
+// closes the deposit (decision 0338).
+const DECISIONS_BEFORE_WINDOW_CLOSE = 'deposit-decisions-before-window-close';
 
 /**
  * A deposit, from REQUESTED to COMPLETED, or FAILED and closed. `rowsOnly`: it takes replays only as recorded rows
@@ -65,6 +68,8 @@ export async function depositOperation(
   const depositSteps = wf.patched(DEPOSIT_STEPS_IN_TASK) ? inWorkflowTask : acts;
   // Deposits started before decided, reconciled and closed in three steps, and replay so.
   const oneStep = wf.patched(PAYMENT_TAKEN_IN_ONE_STEP);
+  // Deposits started before closed at a window's end even with a decision's row still being read, and replay so.
+  const decisionsFirst = wf.patched(DECISIONS_BEFORE_WINDOW_CLOSE);
   const ignore = ignoredSignals();
   wf.setHandler(inboundPaymentSignal, async (signal) => {
     if (!legacy) return ignore('inboundPayment', 'payments reach a deposit through the inboundPaymentUpdate');
@@ -109,7 +114,7 @@ export async function depositOperation(
 
   // Every deposit takes payment rows, those started before too (a history records what an activity answered, not
   // what it was asked, so asking for both kinds replays). Results recorded before have no kind: replays.
-  onDecisions(['DEPOSIT_REPLAY', 'INBOUND_PAYMENT'], ignore, async (d) => {
+  const decisions = onDecisions(['DEPOSIT_REPLAY', 'INBOUND_PAYMENT'], ignore, async (d) => {
     if (d.kind === 'INBOUND_PAYMENT') {
       // The row names its payment; a payment that is not this deposit's fails for good, and changes nothing.
       await decidePayment(d.target ?? '').catch((err: unknown) => {
@@ -142,6 +147,15 @@ export async function depositOperation(
     },
   );
 
+  /**
+   * Before a window's end closes the deposit: a decision signal taken in the same workflow task as the window's timer
+   * is still reading its row (the handler runs first, up to that read), and the close would take the lock before
+   * it; the payment, recorded and signalled in time, would find the deposit closed. Its step goes first now.
+   */
+  const decisionsRead = async () => {
+    if (decisionsFirst) await wf.condition(() => decisions.reading() === 0);
+  };
+
   /** The deposit's life once payments are decided here: wait, reconcile on replays, close. */
   async function deposit(): Promise<void> {
     // The payment updates reconcile while it waits; the window ends it unless one of them did.
@@ -151,6 +165,7 @@ export async function depositOperation(
     if (op.status === 'REQUESTED' && input.lateArrivalSeconds) {
       await wf.condition(() => op.status !== 'REQUESTED', input.lateArrivalSeconds * 1000);
     }
+    await decisionsRead();
     await acquire();
     if (op.status === 'REQUESTED') {
       open = false;
@@ -163,9 +178,11 @@ export async function depositOperation(
     let handled = 0;
     while (op.status !== 'COMPLETED') {
       // Every replay sent is followed by a reconciliation that starts after it; a spare one changes nothing.
-      const replayed = await wf.condition(() => replays > handled, seconds(input.replayWindowSeconds));
+      const windowEnded = !(await wf.condition(() => replays > handled, seconds(input.replayWindowSeconds)));
+      await decisionsRead();
       await acquire();
-      if (!replayed) {
+      // A replay read just now, with the window's end, counts: it was recorded and signalled within the window.
+      if (windowEnded && !(decisionsFirst && replays > handled)) {
         open = false;
         await depositSteps.closeDeposit({ operationId });
         busy = false;

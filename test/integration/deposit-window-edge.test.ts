@@ -1,0 +1,71 @@
+// A payment recorded and signalled within its deposit's window, whose signal the workflow takes in the same task as
+// the window's timer (no worker was up between the two: a restart, a backlog): the deposit completes with it, not
+// DEPOSIT_EXPIRED with the payment left UNMATCHED (decision 0338). BOLETO, which has no late-arrival wait after its
+// window (decision 0191), so the window's end alone decides.
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { systemEm, tenantEm } from '../../db/orm';
+import { presentOperation } from '../../presenters/operation';
+import { openDeposit } from '../../services/operations/deposit';
+import { recordInboundPayment } from '../../services/reported-payments';
+import { sendPaymentDecision } from '../../payments/record-and-decide';
+import { operationWorkflowId } from '../../workflows/ids';
+import { activeAccount } from '../helpers/fixtures';
+import { assertLedgerBalanced, balance, getOp, quote } from '../helpers/money';
+import { kill, killAll, KILLED_WORKER_ENV, spawnWorker } from '../helpers/processes';
+import { eventually, newCustomer, stack } from '../helpers/stack';
+
+const WINDOW_SECONDS = 8;
+
+describe('a deposit window that ends with a payment signal in the same workflow task', function () {
+  this.timeout(120000);
+  after(killAll);
+
+  it('completes the deposit with the payment recorded in time: MATCHED, credited once', async () => {
+    const { services, config } = await stack();
+    const taskQueue = `cambio-window-edge-${randomUUID()}`;
+    const ctx = { ...services, config: { ...config, taskQueue, depositWindowSeconds: WINDOW_SECONDS } };
+    const c = await newCustomer('Window Edge Ltda');
+    const accountId = (await activeAccount(c, ['BRL'])).id;
+    const em = tenantEm(services.orm, c.customerId);
+    const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '30.00' });
+    const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'BOLETO' as const } };
+    const dep = presentOperation(await openDeposit(ctx, em, body, randomUUID()));
+    const opened = Date.now();
+    // Its workflow started (the worker's relay), waiting on the window's timer; then the worker dies.
+    const first = await spawnWorker('window-worker-1', taskQueue, { env: KILLED_WORKER_ENV });
+    const starts = () =>
+      systemEm(services.orm).execute('select count(*)::int as n from workflow_starts where workflow_id = ?', [
+        operationWorkflowId(dep.id),
+      ]) as Promise<Array<{ n: number }>>;
+    await eventually(starts, ([row]) => row.n === 0, 30000, 50);
+    await kill(first);
+    // Paid and signalled inside the window, with no worker to take the signal.
+    const payment = await recordInboundPayment(
+      em,
+      dep.id,
+      { amount: { value: '30.00', asset: 'BRL' }, endToEndId: `E${randomUUID().replace(/-/g, '').slice(0, 31)}` },
+      { via: { taskQueue, actor: 'operator:window-edge-test' } },
+    );
+    expect(Date.now() - opened, 'recorded within the window').to.be.below(WINDOW_SECONDS * 1000);
+    expect(await sendPaymentDecision(ctx, payment, Date.now() + 5000, 'operator:window-edge-test')).to.equal('SENT');
+    // The window's timer fires while no worker runs: its task holds the signal and the timer together.
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, opened + WINDOW_SECONDS * 1000 + 1500 - Date.now())),
+    );
+    await spawnWorker('window-worker-2', taskQueue);
+    const op = await eventually(
+      () => getOp(c, dep.id),
+      (o) => o.currentState.status !== 'REQUESTED',
+      60000,
+      200,
+    );
+    expect(op.states.map((s: { status: string }) => s.status)).to.deep.equal(['REQUESTED', 'PROCESSING', 'COMPLETED']);
+    const [{ status }] = (await systemEm(services.orm).execute('select status from inbound_payments where id = ?', [
+      payment.id,
+    ])) as Array<{ status: string }>;
+    expect(status).to.equal('MATCHED');
+    expect((await balance(c, accountId, 'BRL')).total).to.equal('30.00');
+    await assertLedgerBalanced();
+  });
+});
