@@ -61,6 +61,8 @@ export function createDeposit(s: ServiceContext, em: Em, body: DepositBody, char
         },
         workflowInput: {
           depositWindowSeconds: s.config.depositWindowSeconds,
+          // The window ends here whenever its workflow starts (decision 0339).
+          depositWindowEndsAt: due.toISOString(),
           replayWindowSeconds: s.config.replayWindowSeconds,
           ...lateArrival(s, rail, charged),
         },

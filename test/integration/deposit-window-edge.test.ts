@@ -1,7 +1,8 @@
-// A payment recorded and signalled within its deposit's window, whose signal the workflow takes in the same task as
-// the window's timer (no worker was up between the two: a restart, a backlog): the deposit completes with it, not
-// DEPOSIT_EXPIRED with the payment left UNMATCHED (decision 0338). BOLETO, which has no late-arrival wait after its
-// window (decision 0191), so the window's end alone decides.
+// A deposit's window at its edges, on a real Temporal with worker processes killed and started: a payment recorded
+// and signalled within the window, whose signal the workflow takes in the same task as the window's timer, completes
+// the deposit (decision 0338); a workflow started after its window's end (its start waited out an outage) expires at
+// once, not a whole window later (decision 0339). BOLETO, which has no late-arrival wait after its window (decision
+// 0191), so the window's end alone decides.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { systemEm, tenantEm } from '../../db/orm';
@@ -17,7 +18,7 @@ import { eventually, newCustomer, stack } from '../helpers/stack';
 
 const WINDOW_SECONDS = 8;
 
-describe('a deposit window that ends with a payment signal in the same workflow task', function () {
+describe("a deposit's window at its edges", function () {
   this.timeout(120000);
   after(killAll);
 
@@ -67,5 +68,31 @@ describe('a deposit window that ends with a payment signal in the same workflow 
     expect(status).to.equal('MATCHED');
     expect((await balance(c, accountId, 'BRL')).total).to.equal('30.00');
     await assertLedgerBalanced();
+  });
+
+  it("ends a deposit's window when its creation said, however late its workflow started", async () => {
+    const { services, config } = await stack();
+    const taskQueue = `cambio-window-late-${randomUUID()}`;
+    const ctx = { ...services, config: { ...config, taskQueue, depositWindowSeconds: WINDOW_SECONDS } };
+    const c = await newCustomer('Window Late Start Ltda');
+    const accountId = (await activeAccount(c, ['BRL'])).id;
+    const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '12.00' });
+    const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'BOLETO' as const } };
+    // Created while no worker serves its queue (as while Temporal is down): its start waits in the outbox.
+    const dep = presentOperation(await openDeposit(ctx, tenantEm(services.orm, c.customerId), body, randomUUID()));
+    const opened = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, WINDOW_SECONDS * 1000 + 500));
+    const started = Date.now();
+    await spawnWorker('window-late-worker', taskQueue);
+    const op = await eventually(
+      () => getOp(c, dep.id),
+      (o) => o.currentState.status !== 'REQUESTED',
+      60000,
+      100,
+    );
+    expect(started - opened, 'the worker came after the window').to.be.above(WINDOW_SECONDS * 1000);
+    expect([op.currentState.status, op.currentState.reason?.code]).to.deep.equal(['FAILED', 'DEPOSIT_EXPIRED']);
+    // Expired at once, not a whole window after its late start (when a payment of then would still complete it).
+    expect(Date.now() - started, 'expired without a second window').to.be.below(WINDOW_SECONDS * 1000 - 2000);
   });
 });

@@ -8,6 +8,11 @@ export interface OperationWorkflowInput {
   /** Deposit: how long to wait for a payment, and how long a failed reconciliation stays replayable. */
   depositWindowSeconds?: number;
   replayWindowSeconds?: number;
+  /**
+   * Deposit: when its window ends, counted from its creation (the instant its instruction names), not from its
+   * workflow's start, which an outage may delay (decision 0339). Deposits created before have none.
+   */
+  depositWindowEndsAt?: string;
   /** Deposit: how long after its window it still takes a payment its provider took in time (decision 0191). */
   lateArrivalSeconds?: number;
   /** Withdrawal: above the review threshold, an operator decides before the payout. */

@@ -37,6 +37,9 @@ const PAYMENT_TAKEN_IN_ONE_STEP = 'deposit-payment-taken-in-one-step';
 // Deposits started from here on let a decision signal taken with a window's end reach its step before the window
 // closes the deposit (decision 0338).
 const DECISIONS_BEFORE_WINDOW_CLOSE = 'deposit-decisions-before-window-close';
+// Deposits started from here on end their window when their creation said, however late their workflow started
+// (decision 0339).
+const WINDOW_FROM_CREATION = 'deposit-window-from-creation';
 
 /**
  * A deposit, from REQUESTED to COMPLETED, or FAILED and closed. `rowsOnly`: it takes replays only as recorded rows
@@ -70,6 +73,8 @@ export async function depositOperation(
   const oneStep = wf.patched(PAYMENT_TAKEN_IN_ONE_STEP);
   // Deposits started before closed at a window's end even with a decision's row still being read, and replay so.
   const decisionsFirst = wf.patched(DECISIONS_BEFORE_WINDOW_CLOSE);
+  // Deposits started before timed their window from their workflow's start, and replay so.
+  const windowFromCreation = wf.patched(WINDOW_FROM_CREATION);
   const ignore = ignoredSignals();
   wf.setHandler(inboundPaymentSignal, async (signal) => {
     if (!legacy) return ignore('inboundPayment', 'payments reach a deposit through the inboundPaymentUpdate');
@@ -158,8 +163,11 @@ export async function depositOperation(
 
   /** The deposit's life once payments are decided here: wait, reconcile on replays, close. */
   async function deposit(): Promise<void> {
-    // The payment updates reconcile while it waits; the window ends it unless one of them did.
-    await wf.condition(() => op.status !== 'REQUESTED', seconds(input.depositWindowSeconds));
+    // The payment updates reconcile while it waits; the window ends it unless one of them did. A workflow started
+    // after its window's end (an outage of Temporal past it) waits for nothing.
+    const endsAt = windowFromCreation && input.depositWindowEndsAt ? Date.parse(input.depositWindowEndsAt) : NaN;
+    const windowMs = Number.isFinite(endsAt) ? endsAt - Date.now() : seconds(input.depositWindowSeconds);
+    if (windowMs > 0) await wf.condition(() => op.status !== 'REQUESTED', windowMs);
     // A payment its provider took before the charge expired may still be on its way (decision 0191). Deposits
     // started before have no lateArrivalSeconds and replay the same commands.
     if (op.status === 'REQUESTED' && input.lateArrivalSeconds) {
