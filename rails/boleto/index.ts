@@ -5,6 +5,7 @@ import type { Config } from '../../config';
 import type { RailEntry } from '../rail';
 import { sandboxDigits } from '../sandbox-digits';
 import { BoletoClient } from './client';
+import { boletoDueDate } from './due-date';
 import { BOLETO_ASSET, BOLETO_RAIL, BoletoRail } from './connector';
 import { BoletoSandboxPayer } from './sandbox-payer';
 
@@ -78,10 +79,11 @@ export const boletoRail: RailEntry = {
     },
   },
   // Without a bank (sandbox): a deterministic stand-in that no bank takes; an operator or the sandbox route pays it.
-  fundingInstruction: (operationId, _asset, dueDate) => ({
+  // Its due date as a bank's boleto has it: a business day in Brasília (decision 0125), not the window's UTC day.
+  fundingInstruction: (operationId, _asset, windowEnd) => ({
     rail: BOLETO_RAIL,
     barcode: `23793${sandboxDigits(`${operationId}:boleto`, 42)}`,
-    dueDate: dueDate.toISOString().slice(0, 10),
+    dueDate: boletoDueDate(new Date(), windowEnd),
   }),
   hasProvider: (config) => !!config.boleto.bankUrl,
   reconciliation: {

@@ -170,6 +170,15 @@ describe('the rail registry', () => {
     expect(loggablePath('/rails/pix/s3cret/pix')).to.equal('/rails/pix/<token>/pix');
     expect(loggablePath('/rails/fake/s3cret/notices')).to.equal('/rails/fake/<token>/notices');
   });
+
+  it("gives a stand-in boleto a bank's due date: a business day in Brasília, not the window's UTC day", () => {
+    const boleto = RAIL_ENTRIES.find((e) => e.rail === 'BOLETO')!;
+    const dueDate = (windowEnd: string) => boleto.fundingInstruction('op', 'BRL', new Date(windowEnd)).dueDate;
+    // A window ending on a Saturday is due on the Monday; one ending at 01:00 UTC on a Tuesday ends on the Monday
+    // evening in Brasília.
+    expect(dueDate('2030-06-01T15:00:00Z')).to.equal('2030-06-03');
+    expect(dueDate('2030-06-04T01:00:00Z')).to.equal('2030-06-03');
+  });
 });
 
 describe('the generic notice route', () => {
