@@ -311,7 +311,9 @@ async function main() {
   }
   if (stopping) return;
 
-  const cliEnv = [];
+  // What the CLI needs to act on this service: outside sandbox mode an audited command also needs AUDIT_KEY, which
+  // the user set for this start and has in its shell already.
+  const cliEnv = sandbox ? ['SANDBOX=true'] : [];
   if (env.DATABASE_URL !== DEFAULT_DATABASE_URL) cliEnv.push(`DATABASE_URL=${env.DATABASE_URL}`);
   if (temporalAddress !== '127.0.0.1:7233') cliEnv.push(`TEMPORAL_ADDRESS=${temporalAddress}`);
   const lines = [

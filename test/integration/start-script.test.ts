@@ -2,7 +2,7 @@
 // port): it builds, migrates, starts worker and API, restarts the API after it is killed, and Ctrl-C (SIGINT)
 // stops everything with exit code 0.
 import { expect } from 'chai';
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, execSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { eventually, stack } from '../helpers/stack';
@@ -87,6 +87,14 @@ describe('npm start (scripts/start.js)', function () {
     stateFile = `.cambio/psp-simulator/${db.hostname}-${db.port || '5432'}-${db.pathname.slice(1)}.json`;
     expect(output).to.include(`(state: ${stateFile})`);
     expect(output).to.include('`cambio payment return` sends a PIX payment back through the PSP when the CLI has');
+    // The command it prints to create a customer works as printed, from a shell that set nothing (no SANDBOX).
+    const printed = /Create a customer[^\n]*\n\s+(.+)\n/.exec(output)?.[1] ?? '';
+    expect(printed).to.include('npx cambio customer create --name Acme --json');
+    const shell = Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => !['SANDBOX', 'AUDIT_KEY', 'DATABASE_URL'].includes(k)),
+    );
+    const created = execSync(printed, { cwd: ROOT, env: shell, encoding: 'utf8' });
+    expect(JSON.parse(created)).to.have.property('clientSecret').that.is.a('string');
 
     const [api] = childrenOf(start.pid!, 'dist/api/main.js');
     expect(api, 'the API runs compiled JavaScript').to.be.a('number');
