@@ -18,6 +18,7 @@ const { ensureTemporalBinaries, ROOT } = require('./lib/temporal-binary');
 const { ensurePostgres, createDatabase, dropDatabase, withDatabase, databaseName, redact } = require('./lib/postgres');
 const { temporalForRun } = require('./lib/temporal-server');
 const { splitIntoShards, takeShardTimes, writeFileTimes } = require('./lib/shards');
+const { namesSpecs: namesSpecsUnder } = require('./lib/named-specs');
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/cambio';
 const DEFAULT_SPECS = ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'];
@@ -73,8 +74,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   });
 }
 
-const namesSpecs = (extra) =>
-  extra.some((a) => !a.startsWith('-') && (a.includes('*') || fs.existsSync(path.resolve(ROOT, a))));
+const namesSpecs = (extra) => namesSpecsUnder(ROOT, extra);
 
 /**
  * A check run beside the rest, its output held back and printed whole when it ends, so that it does not interleave

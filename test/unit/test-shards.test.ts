@@ -99,3 +99,20 @@ describe('npm test shards', () => {
     ]);
   });
 });
+
+describe('npm test arguments', () => {
+  const { namesSpecs } = require('../../scripts/lib/named-specs') as {
+    namesSpecs(root: string, extra: string[]): boolean;
+  };
+  const root = path.resolve(__dirname, '../..');
+
+  it('names spec files by path or glob, never by the value of an option (`--grep webhooks`)', () => {
+    expect(namesSpecs(root, ['test/unit/money.test.ts'])).to.equal(true);
+    expect(namesSpecs(root, ['test/integration/*.test.ts'])).to.equal(true);
+    expect(namesSpecs(root, ['--spec', 'test/unit/money.test.ts'])).to.equal(true);
+    // webhooks/ and statements/ are folders of the repository: after --grep they are words to match.
+    expect(namesSpecs(root, ['--grep', 'webhooks'])).to.equal(false);
+    expect(namesSpecs(root, ['-g', 'statements', '--timeout', '5000'])).to.equal(false);
+    expect(namesSpecs(root, ['--grep=webhooks'])).to.equal(false);
+  });
+});
