@@ -20,7 +20,9 @@ const WINDOW_SECONDS = 8;
 
 describe("a deposit's window at its edges", function () {
   this.timeout(120000);
-  after(killAll);
+  // Each test's workers go with it: a worker holds up to 20 Postgres connections, and the other shards' tests run
+  // beside this file on the same server.
+  afterEach(killAll);
 
   it('completes the deposit with the payment recorded in time: MATCHED, credited once', async () => {
     const { services, config } = await stack();
