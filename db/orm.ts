@@ -9,6 +9,8 @@ export type Em = EntityManager;
 
 export interface OrmOptions {
   poolMax?: number;
+  /** How long a pooled connection may sit unused before it is closed (tarn's default, 30 s, when unset). */
+  poolIdleTimeoutMs?: number;
   /** Session settings of every pooled connection (db/session-settings.ts); none for migrations. */
   session?: SessionSettings;
   /** Shown in pg_stat_activity, so an operator can tell the processes apart. */
@@ -35,6 +37,7 @@ export function ormConfig(databaseUrl: string, opts: OrmOptions = {}) {
     pool: {
       min: 0,
       max: opts.poolMax ?? 20,
+      ...(opts.poolIdleTimeoutMs ? { idleTimeoutMillis: opts.poolIdleTimeoutMs } : {}),
       ...(opts.session
         ? { acquireTimeoutMillis: opts.session.acquireTimeoutMs, afterCreate: closeOnQueryTimeout }
         : {}),

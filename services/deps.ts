@@ -35,6 +35,8 @@ export interface DepsOptions {
   /** The process's logger: the API's (api/main.ts, from its first line), the CLI's, a test's. */
   log: Logger;
   poolMax?: number;
+  /** See OrmOptions: the test stack's, so three test runs on one Postgres do not hold each other's idle slots. */
+  poolIdleTimeoutMs?: number;
   applicationName?: string;
   /**
    * Build the Temporal client and the rails' connectors on their first read instead of here, loading their modules
@@ -65,6 +67,7 @@ const railsModule = () => require('../rails') as typeof RailsModule;
 export async function createDeps(config: Config, opts: DepsOptions): Promise<Deps> {
   const orm = await openOrm(config.databaseUrl, {
     poolMax: opts.poolMax,
+    poolIdleTimeoutMs: opts.poolIdleTimeoutMs,
     session: sessionSettingsOf(config),
     applicationName: opts.applicationName ?? 'cambio-api',
   });

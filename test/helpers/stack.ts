@@ -106,7 +106,12 @@ async function build(): Promise<Stack> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   // As the owner; the login the spawned API and worker processes use becomes a member of cambio_app.
   await migrate(config.databaseUrl, { applicationUrl: process.env.CAMBIO_TEST_APP_DATABASE_URL });
-  const deps = await createDeps(config, { log: pino({ level: process.env.LOG_LEVEL || 'silent' }) });
+  // Its pooled connections close after 2 s unused: `npm test` runs three files at once against one Postgres (100
+  // connections by default), and a burst of one file's must not keep slots another's spawned processes need.
+  const deps = await createDeps(config, {
+    log: pino({ level: process.env.LOG_LEVEL || 'silent' }),
+    poolIdleTimeoutMs: 2000,
+  });
   // The deployment's first start with its PSP, as the API and the worker record it (its reconciliation begins there).
   await recordRailStart(deps.orm, providerRails(config));
   const signingKey = await loadSigningKey(deps.orm);
