@@ -97,4 +97,40 @@ describe("a deposit's window at its edges", function () {
     // Expired at once, not a whole window after its late start (when a payment of then would still complete it).
     expect(Date.now() - started, 'expired without a second window').to.be.below(WINDOW_SECONDS * 1000 - 2000);
   });
+
+  it('still takes a payment recorded in the window when its workflow starts after the window', async () => {
+    const { services, config } = await stack();
+    const taskQueue = `cambio-window-late-paid-${randomUUID()}`;
+    const ctx = { ...services, config: { ...config, taskQueue, depositWindowSeconds: WINDOW_SECONDS } };
+    const c = await newCustomer('Window Late Paid Ltda');
+    const accountId = (await activeAccount(c, ['BRL'])).id;
+    const em = tenantEm(services.orm, c.customerId);
+    const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '15.00' });
+    const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'BOLETO' as const } };
+    // Created and paid while nothing serves its queue (as while Temporal is down): the start and the payment's
+    // decision wait in the outbox, for the relay.
+    const dep = presentOperation(await openDeposit(ctx, em, body, randomUUID()));
+    const opened = Date.now();
+    const payment = await recordInboundPayment(
+      em,
+      dep.id,
+      { amount: { value: '15.00', asset: 'BRL' }, endToEndId: `E${randomUUID().replace(/-/g, '').slice(0, 31)}` },
+      { via: { taskQueue, actor: 'operator:window-edge-test' } },
+    );
+    expect(Date.now() - opened, 'recorded within the window').to.be.below(WINDOW_SECONDS * 1000);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, opened + WINDOW_SECONDS * 1000 + 500 - Date.now())));
+    await spawnWorker('window-late-paid-worker', taskQueue);
+    const op = await eventually(
+      () => getOp(c, dep.id),
+      (o) => o.currentState.status !== 'REQUESTED',
+      60000,
+      100,
+    );
+    expect(op.states.map((s: { status: string }) => s.status)).to.deep.equal(['REQUESTED', 'PROCESSING', 'COMPLETED']);
+    const [{ status }] = (await systemEm(services.orm).execute('select status from inbound_payments where id = ?', [
+      payment.id,
+    ])) as Array<{ status: string }>;
+    expect(status).to.equal('MATCHED');
+    await assertLedgerBalanced();
+  });
 });

@@ -40,6 +40,8 @@ const DECISIONS_BEFORE_WINDOW_CLOSE = 'deposit-decisions-before-window-close';
 // Deposits started from here on end their window when their creation said, however late their workflow started
 // (decision 0339).
 const WINDOW_FROM_CREATION = 'deposit-window-from-creation';
+// How long a deposit whose workflow started after its window's end waits for the signals of payments recorded before.
+const LATE_START_GRACE_MS = 10_000;
 
 /**
  * A deposit, from REQUESTED to COMPLETED, or FAILED and closed. `rowsOnly`: it takes replays only as recorded rows
@@ -163,11 +165,14 @@ export async function depositOperation(
 
   /** The deposit's life once payments are decided here: wait, reconcile on replays, close. */
   async function deposit(): Promise<void> {
-    // The payment updates reconcile while it waits; the window ends it unless one of them did. A workflow started
-    // after its window's end (an outage of Temporal past it) waits for nothing.
+    // The payment updates reconcile while it waits; the window ends it unless one of them did. Its end is the one
+    // its creation named, however late the workflow started (an outage of Temporal past it).
     const endsAt = windowFromCreation && input.depositWindowEndsAt ? Date.parse(input.depositWindowEndsAt) : NaN;
     const windowMs = Number.isFinite(endsAt) ? endsAt - Date.now() : seconds(input.depositWindowSeconds);
-    if (windowMs > 0) await wf.condition(() => op.status !== 'REQUESTED', windowMs);
+    // Started after that end, it still waits a moment: the payments recorded while its start waited reach it by the
+    // relay's signals, sent right after the start, and a payment recorded in the window completes it (decision 0339).
+    const lateStartGraceMs = Math.min(LATE_START_GRACE_MS, seconds(input.depositWindowSeconds) / 4);
+    await wf.condition(() => op.status !== 'REQUESTED', windowMs > 0 ? windowMs : lateStartGraceMs);
     // A payment its provider took before the charge expired may still be on its way (decision 0191). Deposits
     // started before have no lateArrivalSeconds and replay the same commands.
     if (op.status === 'REQUESTED' && input.lateArrivalSeconds) {
