@@ -1,5 +1,5 @@
 import { systemEm, tenantEm, type Em } from '../db/orm';
-import { CustomerSchema, OperationSchema, type InboundPayment } from '../db/entities';
+import { CustomerSchema, OperationSchema, type InboundPayment, type Operation } from '../db/entities';
 import { manualRails, railAccepts, railReference } from '../rails/registry';
 import { isAssetCode } from '../domain/assets';
 import { findPayment, INBOUND_PAYMENT_LIST } from '../db/repositories/inbound-payments';
@@ -81,7 +81,7 @@ export async function reportInboundPayment(
  */
 async function refuseScannedRail(s: ServiceContext, em: Em, operationId: string): Promise<void> {
   const op = await em.fork({ keepTransactionContext: true }).findOne(OperationSchema, { id: operationId });
-  const rail = (op?.intent.fundingInstruction as { rail?: string } | undefined)?.rail;
+  const rail = op && depositRail(op);
   if (!rail || !(s.rails?.connector(rail) instanceof CryptoRail)) return;
   const message =
     `a ${rail} deposit is paid by a transfer the chain scanner records itself; to record one before it does, run ` +
@@ -90,6 +90,10 @@ async function refuseScannedRail(s: ServiceContext, em: Em, operationId: string)
   const errors = [{ path: '--end-to-end', message: `a ${rail} transfer is recorded with \`cambio payment record\`` }];
   throw new CambioError('VALIDATION_ERROR', message, { errors });
 }
+
+/** The rail a deposit's funding instruction names; undefined for another kind of operation. */
+const depositRail = (op: Operation): string | undefined =>
+  (op.intent.fundingInstruction as { rail?: string } | undefined)?.rail;
 
 /** One record of the EntityManager's customer; another customer's is 404. */
 export async function getInboundPayment(em: Em, id: string): Promise<InboundPayment> {
@@ -150,7 +154,7 @@ export async function recordManualPayment(s: ServiceContext, input: ManualPaymen
   if (input.operationId) {
     const op = await systemEm(s.orm).findOne(OperationSchema, { id: input.operationId });
     if (!op) throw notFound('operation');
-    const rail = (op.intent.fundingInstruction as { rail?: string } | undefined)?.rail;
+    const rail = depositRail(op);
     if (op.type === 'DEPOSIT' && rail !== input.rail) throw invalid('--rail', `is not the deposit's rail (${rail})`);
     em = tenantEm(s.orm, op.customerId);
     customerId = op.customerId;
