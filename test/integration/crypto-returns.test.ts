@@ -76,6 +76,26 @@ describe('cambio payment return of a CRYPTO payment: back to the address it came
       300,
     );
 
+  /** The scanner's reference of the (one-log) transfer `hash`: `{chainId}:{txHash}:{logIndex}`. */
+  const referenceOf = async (hash: `0x${string}`) => {
+    const { logs } = await cs.chain.clients.public.getTransactionReceipt({ hash });
+    return `${cs.chain.chainId}:${hash}:${logs[0].logIndex}`;
+  };
+
+  /** Mines the confirmations, then scans until the deposit is COMPLETED. */
+  const scannedUntilCompleted = async (c: TestCustomer, depositId: string) => {
+    await cs.chain.mine(CONFIRMATIONS);
+    await eventually(
+      async () => {
+        await cs.triggerScan();
+        return (await getOp(c, depositId)).currentState.status;
+      },
+      (status) => status === 'COMPLETED',
+      30_000,
+      500,
+    );
+  };
+
   /** The hot wallet's transfers of `token` to `to` since block `from`, as the chain has them. */
   const hotWalletTransfers = (token: `0x${string}`, to: `0x${string}`, from: bigint) =>
     cs.chain.clients.public.getLogs({
@@ -153,23 +173,13 @@ describe('cambio payment return of a CRYPTO payment: back to the address it came
     const claimant = await newCustomer('Crypto Claimant Ltda');
     const deposit = await cs.openDeposit(owner, '4.00');
     const hash = await cs.chain.transfer({ token: 'USDC', to: deposit.walletAddress, amount: '4', from: 1 });
-    const { logs } = await cs.chain.clients.public.getTransactionReceipt({ hash });
     // The claimant shows an operator the owner's transfer as his own, before the scanner has recorded it.
-    const reference = `${cs.chain.chainId}:${hash}:${logs[0].logIndex}`;
+    const reference = await referenceOf(hash);
     const args = ['--rail', 'CRYPTO', '--customer', claimant.customerId, '--amount', '4.00', '--asset', 'USDC'];
     const refused = await cambioFailsWith(cs.cliEnv(), 'payment', 'record', ...args, '--reference', reference);
     expect(refused.body.code, JSON.stringify(refused.body)).to.equal('RAIL_REFERENCE_IN_USE');
     expect(await paymentsOf(claimant, 'status[eq]=UNMATCHED')).to.have.length(0);
-    await cs.chain.mine(CONFIRMATIONS);
-    await eventually(
-      async () => {
-        await cs.triggerScan();
-        return (await getOp(owner, deposit.id)).currentState.status;
-      },
-      (status) => status === 'COMPLETED',
-      30_000,
-      500,
-    );
+    await scannedUntilCompleted(owner, deposit.id);
     expect((await balance(owner, deposit.accountId, 'USDC')).total).to.equal('4.000000');
     await assertLedgerBalanced();
   });
@@ -185,16 +195,7 @@ describe('cambio payment return of a CRYPTO payment: back to the address it came
     expect(refused.body.code, JSON.stringify(refused.body)).to.equal('VALIDATION_ERROR');
     expect(refused.body.message).to.include('cambio payment record --rail CRYPTO');
     expect(await paymentsOf(c, `operationId[eq]=${deposit.id}`)).to.have.length(0);
-    await cs.chain.mine(CONFIRMATIONS);
-    await eventually(
-      async () => {
-        await cs.triggerScan();
-        return (await getOp(c, deposit.id)).currentState.status;
-      },
-      (status) => status === 'COMPLETED',
-      30_000,
-      500,
-    );
+    await scannedUntilCompleted(c, deposit.id);
     expect(await paymentsOf(c, `operationId[eq]=${deposit.id}`)).to.have.length(1);
     expect((await balance(c, deposit.accountId, 'USDC')).total).to.equal('3.000000');
     await assertLedgerBalanced();
@@ -204,8 +205,7 @@ describe('cambio payment return of a CRYPTO payment: back to the address it came
     const c = await newCustomer('Crypto Shallow Ltda');
     const deposit = await cs.openDeposit(c, '3.00');
     const hash = await cs.chain.transfer({ token: 'USDC', to: deposit.walletAddress, amount: '3', from: 1 });
-    const { logs } = await cs.chain.clients.public.getTransactionReceipt({ hash });
-    const reference = `${cs.chain.chainId}:${hash}:${logs[0].logIndex}`;
+    const reference = await referenceOf(hash);
     // The customer shows an operator its transfer one block deep: a reorganisation may still take it away.
     const args = ['--rail', 'CRYPTO', '--operation', deposit.id, '--amount', '3.00', '--asset', 'USDC'];
     args.push('--reference', reference);
@@ -228,16 +228,7 @@ describe('cambio payment return of a CRYPTO payment: back to the address it came
     const deposit = await cs.openDeposit(c, '2.00');
     // Paid in full, then paid again: the second transfer finds the deposit COMPLETED and is nobody's.
     await cs.chain.transfer({ token: 'USDC', to: deposit.walletAddress, amount: '2', from: 2 });
-    await cs.chain.mine(CONFIRMATIONS);
-    await eventually(
-      async () => {
-        await cs.triggerScan();
-        return (await getOp(c, deposit.id)).currentState.status;
-      },
-      (status) => status === 'COMPLETED',
-      30_000,
-      500,
-    );
+    await scannedUntilCompleted(c, deposit.id);
     const sender = cs.chain.payers[3];
     const before = await cs.tokenBalance('USDC', sender);
     const usdc = cs.chain.tokens.USDC as `0x${string}`;
@@ -289,8 +280,7 @@ describe('cambio payment return of a CRYPTO payment: back to the address it came
     const c = await newCustomer('Crypto Typed Ltda');
     // 3 USDT the chain shows; the operator types 30.00, then USDC, when recording it from the explorer.
     const hash = await cs.chain.transfer({ token: 'USDT', to: cs.chain.payers[2], amount: '3', from: 1 });
-    const receipt = await cs.chain.clients.public.getTransactionReceipt({ hash });
-    const reference = `${cs.chain.chainId}:${hash}:${receipt.logs[0].logIndex}`;
+    const reference = await referenceOf(hash);
     await cs.chain.mine(CONFIRMATIONS);
     const record = (amount: string, asset: string) =>
       [
@@ -331,8 +321,7 @@ describe('cambio payment return of a CRYPTO payment: back to the address it came
     // 3 USDT the chain shows; the operator types 30.00 when recording it from the explorer, on a CLI without the
     // chain's node, which records as typed (decision 0293); the return reads the chain and finds 3.
     const hash = await cs.chain.transfer({ token: 'USDT', to: cs.chain.payers[2], amount: '3', from: 1 });
-    const receipt = await cs.chain.clients.public.getTransactionReceipt({ hash });
-    const reference = `${cs.chain.chainId}:${hash}:${receipt.logs[0].logIndex}`;
+    const reference = await referenceOf(hash);
     await cs.chain.mine(CONFIRMATIONS);
     const withoutNode = Object.fromEntries(Object.entries(cs.cliEnv()).filter(([k]) => !k.startsWith('EVM_')));
     const args = ['--rail', 'CRYPTO', '--customer', c.customerId, '--amount', '30.00', '--asset', 'USDT'];
