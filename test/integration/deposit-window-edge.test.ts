@@ -18,6 +18,52 @@ import { eventually, newCustomer, stack } from '../helpers/stack';
 
 const WINDOW_SECONDS = 8;
 
+/**
+ * A BOLETO deposit of `value` BRL for a new customer, created through the service with a window of WINDOW_SECONDS on a
+ * task queue of its own that nothing serves yet: its workflow's start waits in the outbox for a worker's relay.
+ */
+async function boletoDeposit(name: string, value: string) {
+  const { services, config } = await stack();
+  const taskQueue = `cambio-window-${randomUUID()}`;
+  const ctx = { ...services, config: { ...config, taskQueue, depositWindowSeconds: WINDOW_SECONDS } };
+  const c = await newCustomer(name);
+  const accountId = (await activeAccount(c, ['BRL'])).id;
+  const em = tenantEm(services.orm, c.customerId);
+  const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: value });
+  const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'BOLETO' as const } };
+  const dep = presentOperation(await openDeposit(ctx, em, body, randomUUID()));
+  return { ctx, taskQueue, c, accountId, em, dep, opened: Date.now() };
+}
+
+/** A payment of the deposit recorded as an operator's, its decision queued with it for the relay (not sent). */
+const recordPayment = (d: Awaited<ReturnType<typeof boletoDeposit>>, value: string) =>
+  recordInboundPayment(
+    d.em,
+    d.dep.id,
+    { amount: { value, asset: 'BRL' }, endToEndId: `E${randomUUID().replace(/-/g, '').slice(0, 31)}` },
+    { via: { taskQueue: d.taskQueue, actor: 'operator:window-edge-test' } },
+  );
+
+/** Sleeps until `ms` after the deposit was opened. */
+const untilAfterOpened = (d: { opened: number }, ms: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.max(0, d.opened + ms - Date.now())));
+
+/** The deposit once it is no longer REQUESTED. */
+const decided = (d: Awaited<ReturnType<typeof boletoDeposit>>, pollMs: number) =>
+  eventually(
+    () => getOp(d.c, d.dep.id),
+    (o) => o.currentState.status !== 'REQUESTED',
+    60000,
+    pollMs,
+  );
+
+async function paymentStatus(paymentId: string): Promise<string> {
+  const { services } = await stack();
+  const sql = 'select status from inbound_payments where id = ?';
+  const [{ status }] = (await systemEm(services.orm).execute(sql, [paymentId])) as Array<{ status: string }>;
+  return status;
+}
+
 describe("a deposit's window at its edges", function () {
   this.timeout(120000);
   // Each test's workers go with it: a worker holds up to 20 Postgres connections, and the other shards' tests run
@@ -25,112 +71,54 @@ describe("a deposit's window at its edges", function () {
   afterEach(killAll);
 
   it('completes the deposit with the payment recorded in time: MATCHED, credited once', async () => {
-    const { services, config } = await stack();
-    const taskQueue = `cambio-window-edge-${randomUUID()}`;
-    const ctx = { ...services, config: { ...config, taskQueue, depositWindowSeconds: WINDOW_SECONDS } };
-    const c = await newCustomer('Window Edge Ltda');
-    const accountId = (await activeAccount(c, ['BRL'])).id;
-    const em = tenantEm(services.orm, c.customerId);
-    const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '30.00' });
-    const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'BOLETO' as const } };
-    const dep = presentOperation(await openDeposit(ctx, em, body, randomUUID()));
-    const opened = Date.now();
+    const { services } = await stack();
+    const d = await boletoDeposit('Window Edge Ltda', '30.00');
     // Its workflow started (the worker's relay), waiting on the window's timer; then the worker dies.
-    const first = await spawnWorker('window-worker-1', taskQueue, { env: KILLED_WORKER_ENV });
+    const first = await spawnWorker('window-worker-1', d.taskQueue, { env: KILLED_WORKER_ENV });
     const starts = () =>
       systemEm(services.orm).execute('select count(*)::int as n from workflow_starts where workflow_id = ?', [
-        operationWorkflowId(dep.id),
+        operationWorkflowId(d.dep.id),
       ]) as Promise<Array<{ n: number }>>;
     await eventually(starts, ([row]) => row.n === 0, 30000, 50);
     await kill(first);
     // Paid and signalled inside the window, with no worker to take the signal.
-    const payment = await recordInboundPayment(
-      em,
-      dep.id,
-      { amount: { value: '30.00', asset: 'BRL' }, endToEndId: `E${randomUUID().replace(/-/g, '').slice(0, 31)}` },
-      { via: { taskQueue, actor: 'operator:window-edge-test' } },
-    );
-    expect(Date.now() - opened, 'recorded within the window').to.be.below(WINDOW_SECONDS * 1000);
-    expect(await sendPaymentDecision(ctx, payment, Date.now() + 5000, 'operator:window-edge-test')).to.equal('SENT');
+    const payment = await recordPayment(d, '30.00');
+    expect(Date.now() - d.opened, 'recorded within the window').to.be.below(WINDOW_SECONDS * 1000);
+    expect(await sendPaymentDecision(d.ctx, payment, Date.now() + 5000, 'operator:window-edge-test')).to.equal('SENT');
     // The window's timer fires while no worker runs: its task holds the signal and the timer together.
-    await new Promise((resolve) =>
-      setTimeout(resolve, Math.max(0, opened + WINDOW_SECONDS * 1000 + 1500 - Date.now())),
-    );
-    await spawnWorker('window-worker-2', taskQueue);
-    const op = await eventually(
-      () => getOp(c, dep.id),
-      (o) => o.currentState.status !== 'REQUESTED',
-      60000,
-      200,
-    );
+    await untilAfterOpened(d, WINDOW_SECONDS * 1000 + 1500);
+    await spawnWorker('window-worker-2', d.taskQueue);
+    const op = await decided(d, 200);
     expect(op.states.map((s: { status: string }) => s.status)).to.deep.equal(['REQUESTED', 'PROCESSING', 'COMPLETED']);
-    const [{ status }] = (await systemEm(services.orm).execute('select status from inbound_payments where id = ?', [
-      payment.id,
-    ])) as Array<{ status: string }>;
-    expect(status).to.equal('MATCHED');
-    expect((await balance(c, accountId, 'BRL')).total).to.equal('30.00');
+    expect(await paymentStatus(payment.id)).to.equal('MATCHED');
+    expect((await balance(d.c, d.accountId, 'BRL')).total).to.equal('30.00');
     await assertLedgerBalanced();
   });
 
   it("ends a deposit's window when its creation said, however late its workflow started", async () => {
-    const { services, config } = await stack();
-    const taskQueue = `cambio-window-late-${randomUUID()}`;
-    const ctx = { ...services, config: { ...config, taskQueue, depositWindowSeconds: WINDOW_SECONDS } };
-    const c = await newCustomer('Window Late Start Ltda');
-    const accountId = (await activeAccount(c, ['BRL'])).id;
-    const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '12.00' });
-    const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'BOLETO' as const } };
     // Created while no worker serves its queue (as while Temporal is down): its start waits in the outbox.
-    const dep = presentOperation(await openDeposit(ctx, tenantEm(services.orm, c.customerId), body, randomUUID()));
-    const opened = Date.now();
-    await new Promise((resolve) => setTimeout(resolve, WINDOW_SECONDS * 1000 + 500));
+    const d = await boletoDeposit('Window Late Start Ltda', '12.00');
+    await untilAfterOpened(d, WINDOW_SECONDS * 1000 + 500);
     const started = Date.now();
-    await spawnWorker('window-late-worker', taskQueue);
-    const op = await eventually(
-      () => getOp(c, dep.id),
-      (o) => o.currentState.status !== 'REQUESTED',
-      60000,
-      100,
-    );
-    expect(started - opened, 'the worker came after the window').to.be.above(WINDOW_SECONDS * 1000);
+    await spawnWorker('window-late-worker', d.taskQueue);
+    const op = await decided(d, 100);
+    expect(started - d.opened, 'the worker came after the window').to.be.above(WINDOW_SECONDS * 1000);
     expect([op.currentState.status, op.currentState.reason?.code]).to.deep.equal(['FAILED', 'DEPOSIT_EXPIRED']);
     // Expired at once, not a whole window after its late start (when a payment of then would still complete it).
     expect(Date.now() - started, 'expired without a second window').to.be.below(WINDOW_SECONDS * 1000 - 2000);
   });
 
   it('still takes a payment recorded in the window when its workflow starts after the window', async () => {
-    const { services, config } = await stack();
-    const taskQueue = `cambio-window-late-paid-${randomUUID()}`;
-    const ctx = { ...services, config: { ...config, taskQueue, depositWindowSeconds: WINDOW_SECONDS } };
-    const c = await newCustomer('Window Late Paid Ltda');
-    const accountId = (await activeAccount(c, ['BRL'])).id;
-    const em = tenantEm(services.orm, c.customerId);
-    const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: '15.00' });
-    const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'BOLETO' as const } };
     // Created and paid while nothing serves its queue (as while Temporal is down): the start and the payment's
     // decision wait in the outbox, for the relay.
-    const dep = presentOperation(await openDeposit(ctx, em, body, randomUUID()));
-    const opened = Date.now();
-    const payment = await recordInboundPayment(
-      em,
-      dep.id,
-      { amount: { value: '15.00', asset: 'BRL' }, endToEndId: `E${randomUUID().replace(/-/g, '').slice(0, 31)}` },
-      { via: { taskQueue, actor: 'operator:window-edge-test' } },
-    );
-    expect(Date.now() - opened, 'recorded within the window').to.be.below(WINDOW_SECONDS * 1000);
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, opened + WINDOW_SECONDS * 1000 + 500 - Date.now())));
-    await spawnWorker('window-late-paid-worker', taskQueue);
-    const op = await eventually(
-      () => getOp(c, dep.id),
-      (o) => o.currentState.status !== 'REQUESTED',
-      60000,
-      100,
-    );
+    const d = await boletoDeposit('Window Late Paid Ltda', '15.00');
+    const payment = await recordPayment(d, '15.00');
+    expect(Date.now() - d.opened, 'recorded within the window').to.be.below(WINDOW_SECONDS * 1000);
+    await untilAfterOpened(d, WINDOW_SECONDS * 1000 + 500);
+    await spawnWorker('window-late-paid-worker', d.taskQueue);
+    const op = await decided(d, 100);
     expect(op.states.map((s: { status: string }) => s.status)).to.deep.equal(['REQUESTED', 'PROCESSING', 'COMPLETED']);
-    const [{ status }] = (await systemEm(services.orm).execute('select status from inbound_payments where id = ?', [
-      payment.id,
-    ])) as Array<{ status: string }>;
-    expect(status).to.equal('MATCHED');
+    expect(await paymentStatus(payment.id)).to.equal('MATCHED');
     await assertLedgerBalanced();
   });
 });
