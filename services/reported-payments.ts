@@ -1,6 +1,6 @@
 import { systemEm, tenantEm, type Em } from '../db/orm';
 import { CustomerSchema, OperationSchema, type InboundPayment, type Operation } from '../db/entities';
-import { manualRails, railAccepts, railReference } from '../rails/registry';
+import { chargeField, manualRails, railAccepts, railEntry, railReference } from '../rails/registry';
 import { isAssetCode } from '../domain/assets';
 import { findPayment, INBOUND_PAYMENT_LIST } from '../db/repositories/inbound-payments';
 import type { AssetCode } from '../domain/assets';
@@ -14,7 +14,6 @@ import {
 } from '../payments/record-and-decide';
 import { crashPoint } from './crash-point';
 import { requireTransferOnChain } from './recorded-transfer-on-chain';
-import { CryptoRail } from '../rails/crypto';
 import { notFound } from '../domain/errors';
 import { ListQuery, Page, runList } from '../lists/run-list';
 import type { ServiceContext } from './context';
@@ -64,7 +63,7 @@ export async function reportInboundPayment(
   body: InboundPaymentReport,
   actor: string,
 ) {
-  await refuseScannedRail(s, em, operationId);
+  await refuseProviderRail(s, em, operationId);
   const via = { taskQueue: s.config.taskQueue, actor };
   const payment = await recordInboundPayment(em, operationId, body, { via });
   // The crash tests kill the process here: recorded with its decision's signal queued, not sent (the relay sends it).
@@ -74,21 +73,35 @@ export async function reportInboundPayment(
 }
 
 /**
- * A CRYPTO deposit on a deployment with the chain's node is paid by a transfer the scanner records under its own
- * reference (`{chainId}:{txHash}:{logIndex}`, which `deposit pay`'s pattern cannot carry): a payment reported under
- * another reference would be the same money twice once the scanner records it. `payment record --rail CRYPTO` is
- * the operator's way, checked on the chain (decisions 0293, 0328, 0335; this one 0336).
+ * `deposit pay` records what a person reports, which is money only where no provider reports it (decisions.md, "A
+ * claim is not money": only the provider's own record moves money). A deposit charged at its rail's provider (PIX's
+ * `txid` at the PSP, BOLETO's `seuNumero` at the bank) is paid by what that provider records under its own reference
+ * (its notice, read back, or reconciliation), whatever this process's configuration; a CRYPTO deposit, on a process
+ * with the chain's node, by the transfer the scanner records under `{chainId}:{txHash}:{logIndex}`, which
+ * `deposit pay`'s pattern cannot carry. Reported under another reference it would be the same money twice once the
+ * provider's record arrives (a second record, UNMATCHED and creditable), and at another amount money nobody paid.
+ * TED's operators may always record (0303). Decisions 0336 (CRYPTO) and 0340.
  */
-async function refuseScannedRail(s: ServiceContext, em: Em, operationId: string): Promise<void> {
+async function refuseProviderRail(s: ServiceContext, em: Em, operationId: string): Promise<void> {
   const op = await em.fork({ keepTransactionContext: true }).findOne(OperationSchema, { id: operationId });
+  const instruction = op?.intent.fundingInstruction as Record<string, unknown> | undefined;
   const rail = op && depositRail(op);
-  if (!rail || !(s.rails?.connector(rail) instanceof CryptoRail)) return;
-  const message =
-    `a ${rail} deposit is paid by a transfer the chain scanner records itself; to record one before it does, run ` +
-    `\`cambio payment record --rail ${rail} --operation ${operationId} --reference {chainId}:{txHash}:{logIndex}\` ` +
-    '(read on the chain first): nothing was recorded';
-  const errors = [{ path: '--end-to-end', message: `a ${rail} transfer is recorded with \`cambio payment record\`` }];
-  throw new CambioError('VALIDATION_ERROR', message, { errors });
+  const entry = rail ? railEntry(rail) : undefined;
+  if (!rail || !entry || entry.operatorMayRecord) return;
+  const errors = (how: string) => [{ path: '--end-to-end', message: `a ${rail} payment ${how}` }];
+  if (entry.recordedBy === 'operator' && entry.hasProvider(s.config)) {
+    const message =
+      `a ${rail} deposit is paid by a transfer the chain scanner records itself; to record one before it does, run ` +
+      `\`cambio payment record --rail ${rail} --operation ${operationId} --reference {chainId}:{txHash}:{logIndex}\` ` +
+      '(read on the chain first): nothing was recorded';
+    throw new CambioError('VALIDATION_ERROR', message, { errors: errors('is recorded with `cambio payment record`') });
+  }
+  if (entry.recordedBy === 'connector' && instruction?.[chargeField(rail)] !== undefined) {
+    const message =
+      `a ${rail} deposit charged at its provider is paid by what that provider records (its notice, read back, ` +
+      'or the reconciliation): nothing was recorded';
+    throw new CambioError('VALIDATION_ERROR', message, { errors: errors('is recorded from its provider') });
+  }
 }
 
 /** The rail a deposit's funding instruction names; undefined for another kind of operation. */

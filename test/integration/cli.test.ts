@@ -57,7 +57,7 @@ describe('operator CLI', function () {
   it('records a payment and replays a failed deposit to COMPLETED', async () => {
     const c = await newCustomer();
     const account = await activeAccount(c, ['BRL']);
-    const dep = await brlDeposit(c, account.id, '75.00', 'PIX_KEY');
+    const dep = await brlDeposit(c, account.id, '75.00', 'TED');
     expect(dep.status).to.equal(201);
     const short = JSON.parse(
       (

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { systemEm } from '../../db/orm';
 import { suspenseAccountId } from '../../domain/postings';
 import { activeAccount } from '../helpers/fixtures';
-import { assertLedgerBalanced, balance, getOp } from '../helpers/money';
+import { assertLedgerBalanced, balance, getOp, untilStatus } from '../helpers/money';
 import { newCustomer, stack } from '../helpers/stack';
 import { openDeposit, pay } from '../helpers/inbound-payments';
 import { cambio, cambioFails, cambioFailsWith } from '../helpers/cli';
@@ -152,13 +152,54 @@ describe('operator CLI: inbound payments', function () {
   });
 });
 
+// `deposit pay` records what the bank statement shows: a TED here, whose operators may always record (0303).
+const BY_TED = { rail: 'TED', asset: 'BRL' } as const;
+
 describe('operator CLI: deposit pay', function () {
   this.timeout(120000);
+
+  // The stack has a PSP: a PIX deposit's payment is what the PSP records (its notice, read back, or reconciliation),
+  // never what a person reports; reported, it would be a second record of the same Pix once the PSP's arrives.
+  it("refuses a PIX deposit, whose payments its PSP records: nothing recorded; the PSP's payment completes it once", async () => {
+    const c = await newCustomer('Psp Recorded Ltda');
+    const account = await activeAccount(c, ['BRL']);
+    const dep = await openDeposit(c, account.id, '30.00');
+    const ref = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
+    const refused = await cambioFails(
+      'deposit',
+      'pay',
+      dep.id,
+      '--amount',
+      '30.00',
+      '--asset',
+      'BRL',
+      '--end-to-end',
+      ref,
+    );
+    expect(refused.exitCode).to.equal(1);
+    expect(refused.body.code).to.equal('VALIDATION_ERROR');
+    expect(refused.body.message).to.contain('charged at its provider');
+    expect(refused.body.details.errors[0].path).to.equal('--end-to-end');
+    expect(await suspense(c.customerId), 'nothing recorded').to.equal('0.00');
+    expect((await getOp(c, dep.id)).currentState.status).to.equal('REQUESTED');
+
+    const paid = await pay(c, dep.id, '30.00');
+    expect(paid.body.status, JSON.stringify(paid.body)).to.equal('MATCHED');
+    const { http } = await stack();
+    const list = await http
+      .get('/api/inbound-payments')
+      .query({ filters: `operationId[eq]=${dep.id}` })
+      .set(c.auth);
+    expect(list.body.data.map((p: { id: string }) => p.id)).to.deep.equal([paid.body.id]);
+    await untilStatus(c, dep.id, 'COMPLETED');
+    expect((await balance(c, account.id, 'BRL')).available).to.equal('30.00');
+    await assertLedgerBalanced();
+  });
 
   it('needs the rail reference, and run twice with it records the money once', async () => {
     const c = await newCustomer('Rerun Ltda');
     const account = await activeAccount(c, ['BRL']);
-    const dep = await openDeposit(c, account.id, '30.00');
+    const dep = await openDeposit(c, account.id, '30.00', undefined, BY_TED);
     const args = ['deposit', 'pay', dep.id, '--amount', '30.00', '--asset', 'BRL'];
     const noRef = await cambio(...args).then(
       () => undefined,
@@ -187,7 +228,7 @@ describe('operator CLI: deposit pay', function () {
   it('reads --end-to-end as the API reads endToEndId: the reference with a space or a slash is refused', async () => {
     const c = await newCustomer('Pasted Ref Ltda');
     const account = await activeAccount(c, ['BRL']);
-    const dep = await openDeposit(c, account.id, '30.00');
+    const dep = await openDeposit(c, account.id, '30.00', undefined, BY_TED);
     const args = ['deposit', 'pay', dep.id, '--amount', '30.00', '--asset', 'BRL', '--json'];
     const ref = `E${randomUUID().replace(/-/g, '').slice(0, 31)}`;
     const first = JSON.parse((await cambio(...args, '--end-to-end', ref)).stdout);

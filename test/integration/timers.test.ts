@@ -62,10 +62,13 @@ describe('deposit timers (time skipping)', () => {
   const count = async (query: string, params: unknown[]) =>
     Number(((await systemEm(ctx.orm).execute(query, params)) as Array<{ n: string }>)[0].n);
 
-  /** A BRL deposit of `value` through PIX, its workflow started on the test server. */
+  /**
+   * A BRL deposit of `value` by TED, its workflow started on the test server: its payments are reported as an operator
+   * records a TED from the bank statement (`deposit pay` refuses a rail whose provider records its own, decision 0340).
+   */
   async function openDeposit(value: string) {
     const q = await quote(c, { accountId, sourceAsset: 'BRL', targetAsset: 'BRL', sourceAmount: value });
-    const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'PIX_KEY' as const } };
+    const body = { accountId, quoteId: q.id, fundingInstruction: { rail: 'TED' as const } };
     const dep = presentOperation(await openDepositWithCharge(ctx, em(), body, randomUUID()));
     expect(dep.currentState.status).to.equal('REQUESTED');
     // The commit wakes this queue's relay (withWorker), which starts the workflow on the test server.

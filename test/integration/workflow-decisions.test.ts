@@ -87,6 +87,10 @@ async function heldWithdrawal(c: TestCustomer): Promise<string> {
   return res.body.id;
 }
 
+// What an operator reports with `deposit pay` is a TED from the bank statement: a rail whose provider records its own
+// payments is refused there (decision 0340).
+const BY_TED = { rail: 'TED', asset: 'BRL' } as const;
+
 describe('workflow decisions are committed rows', function () {
   this.timeout(180000);
   let c: TestCustomer;
@@ -281,7 +285,7 @@ describe('workflow decisions are committed rows', function () {
 
     // Not started yet: the deposit's start waits in the outbox; the payment's decision starts it (signalWithStart).
     const early = await withoutRelay(async () => {
-      const dep = await openDeposit(c, account.id, '5.00');
+      const dep = await openDeposit(c, account.id, '5.00', undefined, BY_TED);
       const payment = await reportInboundPayment(
         services,
         em(),
