@@ -353,6 +353,11 @@ export interface RailEntry {
    * Unset: the provider or the matching vouches for the instant (PIX's charge, TED's bank instant).
    */
   paidAfterWindow?(payment: { createdAt: Date }, windowEnd: Date): boolean;
+  /**
+   * The most one payment on it carries (BOLETO: the barcode's 10-digit amount field, `99999999.99`), in its first
+   * asset: a deposit above it is refused (RAIL_REJECTED) before any charge. Unset: no bound of the rail's own.
+   */
+  readonly maxAmount?: string;
   /** Whether a deposit that expires unpaid has its charge cancelled at the provider (payments/charge-cancel.ts). */
   readonly cancelsUnpaidCharges?: boolean;
   /** The funding instruction's field that names the deposit's charge (default `txid`): notices match by it. */

@@ -22,6 +22,28 @@ export function dueDateFactor(dueDate: string): string {
   return String(factor).padStart(4, '0');
 }
 
+/** The most a barcode's 10-digit amount field carries: R$ 99.999.999,99. */
+export const BARCODE_MAX_AMOUNT = '99999999.99';
+
+/** The barcode's general check digit (position 5) of its other 43 digits: mod 11, weights 2 to 9 from the right. */
+export function barcodeCheckDigit(others: string): string {
+  let sum = 0;
+  for (let i = others.length - 1, w = 2; i >= 0; i--, w = w === 9 ? 2 : w + 1) sum += Number(others[i]) * w;
+  const dv = 11 - (sum % 11);
+  return String(dv === 0 || dv === 10 || dv === 11 ? 1 : dv);
+}
+
+/**
+ * A 44-digit barcode of `bank` in reais: check digit, due-date factor, `amount` (`1234.50`, at most
+ * BARCODE_MAX_AMOUNT) and the 25-digit free field.
+ */
+export function barcodeOf(bank: string, dueDate: string, amount: string, freeField: string): string {
+  const cents = /^(\d+)\.(\d{2})$/.exec(amount);
+  if (!cents || cents[1].length > 8) throw new Error(`not an amount a barcode carries: ${amount}`);
+  const rest = dueDateFactor(dueDate) + (cents[1] + cents[2]).padStart(10, '0') + freeField;
+  return `${bank}9${barcodeCheckDigit(`${bank}9${rest}`)}${rest}`;
+}
+
 /**
  * The 44-digit barcode a 47-digit digitable line spells: bank and currency (line 1-4), general check digit
  * (line 33), factor and amount (line 34-47), then the free field (line 5-9, 11-20, 22-31).

@@ -1,25 +1,57 @@
-import { addBusinessDays, isBusinessDay } from '@brazilian-utils/brazilian-utils';
+import { isBusinessDay } from '@brazilian-utils/brazilian-utils';
 
 // A boleto's due date (docs/decisions/0125): the deposit window's end, as a calendar day in Brasília (UTC-3, no
 // daylight saving since 2019), and at least the next business day (national holidays included): a boleto due today
 // or on a Sunday cannot be paid at a branch or clear before it is late.
 
 const BRASILIA_OFFSET_MS = -3 * 3_600_000;
+const DAY_MS = 86_400_000;
 
 const dayOf = (d: Date): string => new Date(d.getTime() + BRASILIA_OFFSET_MS).toISOString().slice(0, 10);
 const noonUtc = (day: string): Date => new Date(`${day}T12:00:00Z`);
+const nextDay = (day: string): string => new Date(noonUtc(day).getTime() + DAY_MS).toISOString().slice(0, 10);
 
-/** The business day `n` days after `day` (YYYY-MM-DD); the library answers null only for an invalid date. */
-function businessDaysAfter(day: string, n: number): string {
-  const next = addBusinessDays(noonUtc(day), n);
-  if (!next) throw new Error(`not a date: ${day}`);
-  return dayOf(next);
+/** Easter Sunday of `year` (YYYY-MM-DD), the Gregorian computus (Meeus/Jones/Butcher). */
+function easter(year: number): string {
+  const a = year % 19;
+  const b = Math.floor(year / 100);
+  const c = year % 100;
+  const h =
+    (19 * a +
+      b -
+      Math.floor(b / 4) -
+      Math.floor((8 * b - Math.floor((b - Math.floor((b + 8) / 25) + 1) / 3)) / 25) +
+      15) %
+    30;
+  const l = (32 + 2 * (b % 4) + 2 * Math.floor(c / 4) - h - (c % 4)) % 7;
+  const m = Math.floor((a + 11 * h + 22 * l) / 451);
+  const month = Math.floor((h + l - 7 * m + 114) / 31);
+  const dayOfMonth = ((h + l - 7 * m + 114) % 31) + 1;
+  return `${year}-${String(month).padStart(2, '0')}-${String(dayOfMonth).padStart(2, '0')}`;
 }
 
-/** YYYY-MM-DD: the later of the window's end and the first business day after `now`, in Brasília. */
+/**
+ * Carnival Monday, 48 days before Easter: banks close on it as on the Tuesday (FEBRABAN's calendar), but the
+ * library's holidays have the Tuesday only.
+ */
+function isCarnivalMonday(day: string): boolean {
+  const monday = new Date(noonUtc(easter(Number(day.slice(0, 4)))).getTime() - 48 * DAY_MS);
+  return monday.toISOString().slice(0, 10) === day;
+}
+
+/** Whether banks open on `day` (YYYY-MM-DD): a weekday that is no national holiday, Carnival's two days included. */
+export const isBankDay = (day: string): boolean => isBusinessDay(noonUtc(day)) && !isCarnivalMonday(day);
+
+/** The first bank day after `day` (YYYY-MM-DD). */
+function bankDayAfter(day: string): string {
+  let next = nextDay(day);
+  while (!isBankDay(next)) next = nextDay(next);
+  return next;
+}
+
+/** YYYY-MM-DD: the later of the window's end and the first bank day after `now`, in Brasília. */
 export function boletoDueDate(now: Date, windowEnd: Date): string {
-  const nextBusiness = businessDaysAfter(dayOf(now), 1);
-  let due = dayOf(windowEnd) > nextBusiness ? dayOf(windowEnd) : nextBusiness;
-  while (!isBusinessDay(noonUtc(due))) due = businessDaysAfter(due, 1);
-  return due;
+  const nextBusiness = bankDayAfter(dayOf(now));
+  const due = dayOf(windowEnd) > nextBusiness ? dayOf(windowEnd) : nextBusiness;
+  return isBankDay(due) ? due : bankDayAfter(due);
 }

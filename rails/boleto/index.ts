@@ -5,6 +5,7 @@ import type { Config } from '../../config';
 import type { RailEntry } from '../rail';
 import { sandboxDigits } from '../sandbox-digits';
 import { BoletoClient } from './client';
+import { barcodeOf, BARCODE_MAX_AMOUNT } from './codes';
 import { boletoDueDate } from './due-date';
 import { BOLETO_ASSET, BOLETO_RAIL, BoletoRail } from './connector';
 import { BoletoSandboxPayer } from './sandbox-payer';
@@ -80,11 +81,19 @@ export const boletoRail: RailEntry = {
   },
   // Without a bank (sandbox): a deterministic stand-in that no bank takes; an operator or the sandbox route pays it.
   // Its due date as a bank's boleto has it: a business day in Brasília (decision 0125), not the window's UTC day.
-  fundingInstruction: (operationId, _asset, windowEnd) => ({
-    rail: BOLETO_RAIL,
-    barcode: `23793${sandboxDigits(`${operationId}:boleto`, 42)}`,
-    dueDate: boletoDueDate(new Date(), windowEnd),
-  }),
+  // A barcode's amount field: a deposit above it is refused before any charge (services/operations/deposit.ts).
+  maxAmount: BARCODE_MAX_AMOUNT,
+  // Its barcode has a bank's 44 digits: check digit, due-date factor, the deposit's amount, a free field of the
+  // operation's.
+  fundingInstruction: (operationId, _asset, windowEnd, deposit) => {
+    const dueDate = boletoDueDate(new Date(), windowEnd);
+    const amount = deposit?.amount ?? '0.00';
+    return {
+      rail: BOLETO_RAIL,
+      barcode: barcodeOf('237', dueDate, amount, sandboxDigits(`${operationId}:boleto`, 25)),
+      dueDate,
+    };
+  },
   hasProvider: (config) => !!config.boleto.bankUrl,
   reconciliation: {
     everySeconds: (config) => config.boleto.reconcileEverySeconds,

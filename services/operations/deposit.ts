@@ -6,7 +6,7 @@ import { CambioError } from '../../domain/errors';
 import { bareTaxId } from '../../domain/tax-id';
 import { fundingInstruction, Rail, railAccepts } from '../../rails/funding';
 import { railEntry } from '../../rails/registry';
-import { formatAmount } from '../../domain/money';
+import { type Dec, formatAmount } from '../../domain/money';
 import { RailRejectedError, RailUnavailableError } from '../../rails/errors';
 import { txidFor } from '../../rails/pix/ids';
 import { nextDepositAddressIndex, startScanCursor } from '../../db/repositories/crypto-deposits';
@@ -41,6 +41,7 @@ export function createDeposit(s: ServiceContext, em: Em, body: DepositBody, char
       }
       requireAssetEnabled(account, quote.targetAsset);
       requireRailConfigured(s.config, rail);
+      requireRailCarries(rail, quote.sourceAmount);
       const due = new Date(Date.now() + s.config.depositWindowSeconds * 1000);
       const charged = s.rails?.connector(rail)?.charges !== undefined;
       // The checks before the charge found nothing wrong, these did (an account or asset changed in between): the
@@ -99,6 +100,22 @@ export async function createDepositOrCancelCharge(
   }
 }
 
+/** Whether one payment on `rail` carries `amount` (its `maxAmount`: a boleto's barcode, decision 0341). */
+function railCarries(rail: Rail, amount: Dec): boolean {
+  const max = railEntry(rail)?.maxAmount;
+  return !max || amount.lte(max);
+}
+
+/** 422 RAIL_REJECTED for an amount no single payment on `rail` carries: no instruction anyone could pay. */
+function requireRailCarries(rail: Rail, amount: Dec): void {
+  if (railCarries(rail, amount)) return;
+  const max = railEntry(rail)!.maxAmount!;
+  throw new CambioError('RAIL_REJECTED', `a ${rail} payment carries at most ${max}: pay this deposit by another rail`, {
+    rail,
+    maxAmount: max,
+  });
+}
+
 /**
  * How long a deposit waits after its window for a payment made within it that Cambio learns of late (decisions 0191,
  * 0321, 0322): the rail's bound, at most a quarter of the window, so that a short window (a test's, a deployment's
@@ -139,6 +156,7 @@ export async function chargeForDeposit(
   if (quote.consumedBy || quote.expiresAt.getTime() <= Date.now() || !railAccepts(rail, quote.sourceAsset))
     return undefined;
   if (!account.assets.some((a) => a.asset === quote.targetAsset && a.status === 'ACTIVE')) return undefined;
+  if (!railCarries(rail, quote.sourceAmount)) return undefined;
   const request: ChargeRequest = {
     chargeId: txidFor(customerId, idempotencyKey, quote.id),
     amount: formatAmount(quote.sourceAmount, quote.sourceAsset as AssetCode),

@@ -132,6 +132,22 @@ describe('BOLETO deposits through the bank: registration, notices, reconciliatio
     expect(done.transactions.map((t: { amount: { value: string } }) => t.amount.value)).to.deep.equal(['1234.56']);
   });
 
+  it('a deposit above what a barcode carries (99999999.99) is 422 RAIL_REJECTED: no boleto, no operation', async () => {
+    const { psp } = await stack();
+    const boletos = async () => ((await psp.control('GET', '/boleto/state')).body as { boletos: unknown[] }).boletos;
+    const before = { deposits: (await depositsOf(accountId)).length, boletos: (await boletos()).length };
+    const { res } = await postDeposit('100000000.00');
+    expect(res.status, JSON.stringify(res.body)).to.equal(422);
+    expect(res.body.code).to.equal('RAIL_REJECTED');
+    expect(res.body.message).to.contain('99999999.99');
+    expect((await depositsOf(accountId)).length).to.equal(before.deposits);
+    expect((await boletos()).length, 'the bank was not asked').to.equal(before.boletos);
+    // The most a barcode carries is a boleto like any other.
+    const most = (await postDeposit('99999999.99')).res;
+    expect(most.status, JSON.stringify(most.body)).to.equal(201);
+    expect(most.body.intent.fundingInstruction.barcode.slice(9, 19)).to.equal('9999999999');
+  });
+
   it('a sandbox payment of more than a boleto carries is 400 INVALID_AMOUNT, and the bank is not asked', async () => {
     // The bank's amounts have at most 13 digits before the point: paid at the simulated bank, its notice is refused
     // and no run can record it, so it would be a 503 for good and a reconciliation failure at every run.

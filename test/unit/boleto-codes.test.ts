@@ -1,8 +1,16 @@
 // The boleto checks that are ours (rails/boleto/codes.ts): the due-date factor with its 2025-02-22 restart, and the
 // amount and factor of the codes against the deposit; the check digits are the library's, checked through it.
 import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
 import { boletoCodes } from '../../psp-simulator/bank-boleto/codes';
-import { barcodeOfLine, boletoCodeProblems, dueDateFactor } from '../../rails/boleto/codes';
+import {
+  barcodeCheckDigit,
+  barcodeOf,
+  barcodeOfLine,
+  boletoCodeProblems,
+  dueDateFactor,
+} from '../../rails/boleto/codes';
+import { boletoRail } from '../../rails/boleto';
 import { boletoDueDate } from '../../rails/boleto/due-date';
 
 describe('boleto codes', () => {
@@ -47,6 +55,18 @@ describe('boleto codes', () => {
     ]);
   });
 
+  it('writes a barcode with its mod-11 check digit, factor and amount: the published one, and the stand-in', () => {
+    const published = barcodeOfLine('00190000090114971860168524522114675860000102656');
+    expect(barcodeOf('001', '2018-07-15', '1026.56', published.slice(19))).to.equal(published);
+    expect(() => barcodeOf('001', '2018-07-15', '100000000.00', published.slice(19))).to.throw(/not an amount/);
+    // Without a bank (sandbox), a BOLETO deposit's stand-in is 44 digits like a bank's, for the deposit's amount.
+    const windowEnd = new Date(Date.now() + 86_400_000);
+    const standIn = boletoRail.fundingInstruction(randomUUID(), 'BRL', windowEnd, { amount: '1234.56' } as never);
+    expect(standIn.barcode).to.match(/^\d{44}$/);
+    expect(standIn.barcode[4]).to.equal(barcodeCheckDigit(standIn.barcode.slice(0, 4) + standIn.barcode.slice(5)));
+    expect(standIn.barcode.slice(5, 19)).to.equal(dueDateFactor(standIn.dueDate) + '0000123456');
+  });
+
   it('falls due at the window’s end, at least the next business day (weekends and national holidays skipped)', () => {
     // Friday 2026-12-04 10:00 in Brasília, a 30-minute window: due Monday 2026-12-07.
     expect(boletoDueDate(new Date('2026-12-04T13:00:00Z'), new Date('2026-12-04T13:30:00Z'))).to.equal('2026-12-07');
@@ -54,5 +74,14 @@ describe('boleto codes', () => {
     expect(boletoDueDate(new Date('2026-12-24T13:00:00Z'), new Date('2026-12-24T14:00:00Z'))).to.equal('2026-12-28');
     // A window ending later than that: its end (a business day).
     expect(boletoDueDate(new Date('2026-12-01T13:00:00Z'), new Date('2026-12-10T13:00:00Z'))).to.equal('2026-12-10');
+  });
+
+  it('skips both days of Carnival, the Monday as well as the Tuesday, and Good Friday', () => {
+    // Friday 2026-02-13: Monday 16 and Tuesday 17 are Carnival (Easter 2026-04-05): due Wednesday 18.
+    expect(boletoDueDate(new Date('2026-02-13T13:00:00Z'), new Date('2026-02-13T13:30:00Z'))).to.equal('2026-02-18');
+    // A window ending on Carnival Monday 2027-02-08 (Easter 2027-03-28): due Wednesday 2027-02-10.
+    expect(boletoDueDate(new Date('2027-02-01T13:00:00Z'), new Date('2027-02-08T13:00:00Z'))).to.equal('2027-02-10');
+    // Good Friday 2026-04-03, from the Thursday: due Monday 2026-04-06.
+    expect(boletoDueDate(new Date('2026-04-02T13:00:00Z'), new Date('2026-04-02T14:00:00Z'))).to.equal('2026-04-06');
   });
 });
