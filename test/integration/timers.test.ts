@@ -121,6 +121,37 @@ describe('deposit timers (time skipping)', () => {
     expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
   });
 
+  it('counts the 7-day replay window from the failure: a replay that fails again does not extend it', async () => {
+    const before = await balance(c, accountId, 'BRL');
+    await withWorker(async () => {
+      const dep = await openDeposit('100.00');
+      const short = await reportInboundPayment(
+        ctx,
+        em(),
+        dep.id,
+        { amount: { value: '60.00', asset: 'BRL' }, endToEndId: e2e() },
+        'operator:timers-test',
+      );
+      expect(short.status).to.equal('MATCHED');
+      expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
+      const failedAt = await skipping.env.currentTimeMs();
+
+      // Six days on, a replay with nothing more paid fails again.
+      await skipping.env.sleep('6 days');
+      const again = presentOperation(await replayDeposit(ctx, em(), dep.id, 'operator:test'));
+      expect(again.currentState.status).to.equal('FAILED');
+
+      // The window still ends 7 days after the failure (the old code closed it 13 days after).
+      expect(await workflow(dep.id).result()).to.equal('FAILED');
+      const closedAfter = (await skipping.env.currentTimeMs()) - failedAt;
+      expect(closedAfter).to.be.at.least(7 * DAY * 1000 - 60_000);
+      expect(closedAfter).to.be.below(7 * DAY * 1000 + 3_600_000);
+      const refused = await replayDeposit(ctx, em(), dep.id, 'operator:test').catch((e: unknown) => e);
+      expect(refused).to.have.property('code', 'INVALID_STATE');
+    });
+    expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
+  });
+
   it(
     'keeps a short-paid deposit replayable: 3 days later a top-up and a ' + 'replay complete it, credited once',
     async () => {

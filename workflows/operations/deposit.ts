@@ -40,6 +40,9 @@ const DECISIONS_BEFORE_WINDOW_CLOSE = 'deposit-decisions-before-window-close';
 // Deposits started from here on end their window when their creation said, however late their workflow started
 // (decision 0339).
 const WINDOW_FROM_CREATION = 'deposit-window-from-creation';
+// Deposits started from here on count their replay window from the failure, not again from each failed replay
+// (decision 0342).
+const REPLAY_WINDOW_FROM_FAILURE = 'deposit-replay-window-from-failure';
 // How long a deposit whose workflow started after its window's end waits for the signals of payments recorded before.
 const LATE_START_GRACE_MS = 10_000;
 
@@ -77,6 +80,8 @@ export async function depositOperation(
   const decisionsFirst = wf.patched(DECISIONS_BEFORE_WINDOW_CLOSE);
   // Deposits started before timed their window from their workflow's start, and replay so.
   const windowFromCreation = wf.patched(WINDOW_FROM_CREATION);
+  // Deposits started before gave each failed replay a whole replay window again, and replay so.
+  const replayFromFailure = wf.patched(REPLAY_WINDOW_FROM_FAILURE);
   const ignore = ignoredSignals();
   wf.setHandler(inboundPaymentSignal, async (signal) => {
     if (!legacy) return ignore('inboundPayment', 'payments reach a deposit through the inboundPaymentUpdate');
@@ -189,9 +194,13 @@ export async function depositOperation(
     }
     busy = false;
     let handled = 0;
+    // "Replayable for 7 days" from the failure: a replay that fails again (still short) does not open another window,
+    // which would keep the deposit taking payments at its quote's rate for as long as replays fail.
+    const replayEndsAt = Date.now() + seconds(input.replayWindowSeconds);
     while (op.status !== 'COMPLETED') {
       // Every replay sent is followed by a reconciliation that starts after it; a spare one changes nothing.
-      const windowEnded = !(await wf.condition(() => replays > handled, seconds(input.replayWindowSeconds)));
+      const waitMs = replayFromFailure ? replayEndsAt - Date.now() : seconds(input.replayWindowSeconds);
+      const windowEnded = waitMs > 0 ? !(await wf.condition(() => replays > handled, waitMs)) : !(replays > handled);
       await decisionsRead();
       await acquire();
       // A replay read just now, with the window's end, counts: it was recorded and signalled within the window.
