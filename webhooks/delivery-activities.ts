@@ -1,9 +1,9 @@
 import { Context } from '@temporalio/activity';
-import { systemEm } from '../db/orm';
+import { systemEm, type Em } from '../db/orm';
 import type { ExecutionLog, WebhookSubscription } from '../db/entities';
 import type { AttemptTrigger } from '../db/entities';
 import { failWithoutAttempt, readLogAndSubscription } from '../db/repositories/execution-logs';
-import { beginAttempt, finishAttempt } from '../db/repositories/webhook-attempts';
+import { beginAttempt, finishAttempt, openAttemptAgeMs } from '../db/repositories/webhook-attempts';
 import { afterAttempt, AttemptSent } from '../db/repositories/webhook-recovery';
 import { CambioError } from '../domain/errors';
 import { openSecret } from './secrets';
@@ -12,6 +12,7 @@ import { checkWebhookUrl, dnsResolve } from './url-policy';
 import { EndpointPermits, Permit } from './endpoint-permits';
 import type { ActivityDeps } from '../activities/deps';
 import { asActivity } from '../activities/failures';
+import { attemptMayBeOpenSeconds } from './attempt-bound';
 
 export interface DeliveryAttempt {
   executionLogId: string;
@@ -126,6 +127,20 @@ export function createWebhookActivities(deps: ActivityDeps) {
     });
   }
 
+  /**
+   * Returns once attempt n, begun by a try that was cut short and never finished, can no longer be in flight: the
+   * retry came after Temporal stopped hearing that try's heartbeats, which a worker cut off from Temporal, or stalled,
+   * does not notice, and its POST runs on until its own timeout (decision 0343). A dead worker's attempt costs the
+   * same wait; the delivery still goes on.
+   */
+  async function untilCutAttemptEnded(em: Em, executionLogId: string, n: number, ctx?: Context): Promise<void> {
+    const ageMs = await openAttemptAgeMs(em, executionLogId, n);
+    const waitMs = ageMs === null ? 0 : attemptMayBeOpenSeconds(deps.config) * 1000 - ageMs;
+    if (waitMs <= 0) return;
+    // A cancellation (the delivery stopped) ends the wait: the activity's sleep rejects with it.
+    await (ctx ? ctx.sleep(waitMs) : new Promise((resolve) => setTimeout(resolve, waitMs)));
+  }
+
   return {
     /**
      * One delivery attempt: check the URL rules, sign, POST, record the outcome in the attempt's row and the
@@ -198,6 +213,8 @@ export function createWebhookActivities(deps: ActivityDeps) {
             // is recorded as interrupted, not sent again, and the next number is made in its place.
             let fresh = await beginAttempt(em, first);
             while (!fresh) {
+              // The try that began it may still be sending (its heartbeats lost, not its process): not beside it.
+              await untilCutAttemptEnded(em, log.id, n, ctx);
               if (!(await finish(n, INTERRUPTED))) break; // finished meanwhile by the try that began it
               n += 1;
               fresh = await begin();

@@ -2,12 +2,9 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Em } from '../db/orm';
 import { closeStoppedDelivery, lockDeliveryMark, releaseDeliveryMark } from '../db/repositories/webhook-recovery';
 import { webhookDeliveryWorkflowId } from '../workflows/ids';
+import { attemptMayBeOpenSeconds } from './attempt-bound';
 import type { WebhookContext } from './context';
 
-// A terminated workflow's attempt is not stopped at once: its POST runs on until its own timeout
-// (WEBHOOK_TIMEOUT_SECONDS) or until a heartbeat tells it the workflow is gone, after the URL check's DNS lookups.
-// Half a minute past the timeout covers both with room.
-const ATTEMPT_OPEN_MARGIN_SECONDS = 30;
 // Temporal is asked while the delivery's row is locked, the transaction idle meanwhile: a Temporal that does not
 // answer is a 503 well before Postgres ends an idle transaction (DB_IDLE_IN_TRANSACTION_TIMEOUT_MS, 5 s).
 const DESCRIBE_DEADLINE_MS = 2_000;
@@ -32,7 +29,8 @@ async function running(s: WebhookContext, workflowId: string): Promise<boolean> 
  * random part), so one seen ended cannot send beside the attempt queued after (decision 0259).
  */
 export async function releaseStrandedDelivery(s: WebhookContext, tx: Em, executionLogId: string): Promise<boolean> {
-  const openWithin = s.config.webhookTimeoutSeconds + ATTEMPT_OPEN_MARGIN_SECONDS;
+  // A terminated workflow's attempt is not stopped at once either.
+  const openWithin = attemptMayBeOpenSeconds(s.config);
   const mark = await lockDeliveryMark(tx, executionLogId, openWithin);
   if (!mark) return false;
   const pending = mark.status === 'PENDING';

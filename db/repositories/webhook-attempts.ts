@@ -31,6 +31,18 @@ export async function beginAttempt(
   return rows.length === 1;
 }
 
+// How long ago attempt n began, on the database's clock (the row's `created_at` is), while it is open.
+const OPEN_ATTEMPT_AGE = numbered(`select (extract(epoch from now() - created_at) * 1000)::float8 as age_ms
+  from webhook_attempts where execution_log_id = ? and attempt = ? and finished_at is null`);
+
+/** Milliseconds since attempt n began, or null when it is finished (or was never begun). */
+export async function openAttemptAgeMs(em: Em, executionLogId: string, attempt: number): Promise<number | null> {
+  const [row] = await rawQuery<{ age_ms: number }>(em, OPEN_ATTEMPT_AGE, [executionLogId, attempt], {
+    prepared: 'cambio-delivery-attempt-open-age',
+  });
+  return row ? Number(row.age_ms) : null;
+}
+
 /** What attempt n did, as its row and the log record it. */
 export interface FinishedAttempt {
   attempt: number;

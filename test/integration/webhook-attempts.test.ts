@@ -9,6 +9,8 @@ import { settleAttempt } from '../../db/repositories/webhook-recovery';
 import { redeliver as redeliverService } from '../../webhooks/execution-logs';
 import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures';
 import { Receiver } from '../helpers/receiver';
+import { attemptMayBeOpenSeconds } from '../../webhooks/attempt-bound';
+import { createWebhookActivities } from '../../webhooks/delivery-activities';
 import { eventually, idem, newCustomer, stack, TestCustomer, withoutRelay } from '../helpers/stack';
 
 const BENEFICIARY_ONLY = [{ name: 'BENEFICIARY', events: ['BENEFICIARY_PAYMENT_INSTRUCTION_CREATED'] }];
@@ -367,5 +369,44 @@ describe('webhook attempts: nothing due lost, one attempt in flight, every attem
     await untilLogs(c, sub.id, (ls) => ls[0].retryAttempts === 1);
     await new Promise((res) => setTimeout(res, 1000));
     expect(sentTo(r, log.messageId)).to.have.length(2);
+  });
+  // The retry of an attempt whose try Temporal stopped hearing from (a worker cut off from it, or stalled) while its POST
+  // may still be open: the retry waits until that POST cannot be in flight before it sends the next attempt.
+  it('a retry finding its attempt begun waits until that POST cannot be in flight, then sends the next', async () => {
+    const { services, config } = await stack();
+    const c = await newCustomer('Cut Attempt Ltda');
+    const r = await receiver();
+    const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY });
+    // The delivery's log, with no workflow to deliver it: the test plays the activity's retry itself.
+    const db = systemEm(services.orm);
+    const logId = await withoutRelay(async () => {
+      await createBeneficiary(c);
+      const [id] = await eventually(
+        () => storedLogIds(sub.id),
+        (ids) => ids.length === 1,
+      );
+      await db.execute('delete from workflow_starts where workflow_id like ?', [`%${id}%`]);
+      return id;
+    });
+    // Attempt 1 was begun by a try whose POST may still be open: it began 3 s short of the bound.
+    const boundSeconds = attemptMayBeOpenSeconds(config);
+    await db.execute(
+      `insert into webhook_attempts (id, customer_id, execution_log_id, attempt, trigger, waited_ms, created_at)
+       select gen_random_uuid(), customer_id, id, 1, 'SCHEDULED', 0, now() - make_interval(secs => ?)
+       from execution_logs where id = ?`,
+      [boundSeconds - 3, logId],
+    );
+    const activities = createWebhookActivities({ ...services, config });
+    const started = Date.now();
+    const result = await activities.attemptWebhookDelivery({ executionLogId: logId, attempt: 1, capped: true });
+    expect(result).to.include({ delivered: true, attempt: 2 });
+    expect(r.received, 'one POST, attempt 2').to.have.length(1);
+    expect(r.received[0].at - started, 'sent once attempt 1 could no longer be open').to.be.at.least(2500);
+    const listed = await attempts(c, sub.id, logId);
+    expect(listed.map((a) => [a.attempt, a.httpStatus])).to.deep.equal([
+      [1, 0],
+      [2, 200],
+    ]);
+    expect(listed[0].error).to.match(/^interrupted/);
   });
 });
