@@ -370,8 +370,9 @@ describe('webhook attempts: nothing due lost, one attempt in flight, every attem
     await new Promise((res) => setTimeout(res, 1000));
     expect(sentTo(r, log.messageId)).to.have.length(2);
   });
-  // The retry of an attempt whose try Temporal stopped hearing from (a worker cut off from it, or stalled) while its POST
-  // may still be open: the retry waits until that POST cannot be in flight before it sends the next attempt.
+
+  // The retry of an attempt whose try Temporal stopped hearing from (a worker cut off from it, or stalled) while its
+  // POST may still be open: the retry waits until that POST cannot be in flight before it sends the next attempt.
   it('a retry finding its attempt begun waits until that POST cannot be in flight, then sends the next', async () => {
     const { services, config } = await stack();
     const c = await newCustomer('Cut Attempt Ltda');
