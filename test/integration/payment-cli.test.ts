@@ -160,7 +160,7 @@ describe('operator CLI: deposit pay', function () {
 
   // The stack has a PSP: a PIX deposit's payment is what the PSP records (its notice, read back, or reconciliation),
   // never what a person reports; reported, it would be a second record of the same Pix once the PSP's arrives.
-  it("refuses a PIX deposit, whose payments its PSP records: nothing recorded; the PSP's payment completes it once", async () => {
+  it("refuses a PIX deposit charged at the PSP: nothing recorded; the PSP's payment completes it once", async () => {
     const c = await newCustomer('Psp Recorded Ltda');
     const account = await activeAccount(c, ['BRL']);
     const dep = await openDeposit(c, account.id, '30.00');
