@@ -4,7 +4,13 @@
 import type { Client } from '@temporalio/client';
 import type { Orm } from '../db/orm';
 import { systemEm } from '../db/orm';
-import { findOutgoingTx, markOutgoingFinal, openOutgoing, storeSignedTx } from '../db/repositories/crypto-outgoing';
+import {
+  findOutgoingTx,
+  markOutgoingFinal,
+  openOutgoing,
+  refuseOutgoingUnordered,
+  storeSignedTx,
+} from '../db/repositories/crypto-outgoing';
 import type { RailStores } from '../rails/rail';
 import { type HotWalletQueues, temporalNonceWriter } from './hot-wallet-nonces';
 
@@ -16,6 +22,7 @@ export function railStores(orm: Orm, temporal: Client, queues: HotWalletQueues):
       find: (id) => findOutgoingTx(em(), id),
       storeSigned: (id, raw, hash) => storeSignedTx(em(), id, raw, hash),
       markFinal: (id) => markOutgoingFinal(em(), id),
+      refuseUnordered: (chainId, wallet, id, reason) => refuseOutgoingUnordered(em(), chainId, wallet, id, reason),
       open: (chainId, wallet, token) => openOutgoing(em(), chainId, wallet, token),
     },
   };

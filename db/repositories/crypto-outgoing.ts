@@ -89,6 +89,7 @@ export async function reserveOutgoingNonces(em: Em, requests: NonceRequest[]): P
   const other = requests.find((r) => r.tx.chainId !== chainId || r.tx.wallet !== wallet);
   if (other) throw new Error(`a batch of nonces is one wallet's: ${other.tx.id} is not ${wallet}'s on ${chainId}`);
   return inTransaction(em, async (t) => {
+    await lockWalletNonces(t, chainId, wallet);
     await t.execute(
       `insert into crypto_hot_wallets (chain_id, address, next_nonce) values (?, ?, ?) on conflict do nothing`,
       [chainId, wallet, requests[0].chainNonce],
@@ -104,6 +105,8 @@ export async function reserveOutgoingNonces(em: Em, requests: NonceRequest[]): P
         const got = await inTransaction<Given>(t, async (s) => {
           const existing = await findOutgoingTx(s, tx.id);
           if (existing) return { given: existing, fresh: false };
+          const refusal = await refusedBefore(s, tx.id);
+          if (refusal !== undefined) return { refusedBefore: refusal };
           // The funds check under the row lock, against every transfer given a nonce before this one (this batch's
           // too): checked outside it, two payouts that each fit the wallet would both pass, and the second revert.
           const short = funds && (await shortfall(s, tx, funds));
@@ -117,6 +120,10 @@ export async function reserveOutgoingNonces(em: Em, requests: NonceRequest[]): P
         });
         if ('short' in got) {
           outcomes.push({ short: got.short });
+          continue;
+        }
+        if ('refusedBefore' in got) {
+          outcomes.push({ refused: `${tx.id} was refused before it was given a nonce: ${got.refusedBefore}` });
           continue;
         }
         if (got.fresh) next += 1;
@@ -148,8 +155,47 @@ async function shortfall(em: Em, tx: NewOutgoingTx, funds: WalletFunds): Promise
   return undefined;
 }
 
-/** A request's row: given (or found given before), or not given for want of funds. */
-type Given = { given: OutgoingTxRow; fresh: boolean } | { short: string };
+/** A request's row: given (or found given before), or not given: for want of funds, or refused before. */
+type Given = { given: OutgoingTxRow; fresh: boolean } | { short: string } | { refusedBefore: string };
+
+/**
+ * The wallet's nonces are given, and a transfer refused before its nonce, one at a time: a transaction-scoped
+ * advisory lock per wallet (its row may not exist yet when the first transfer is refused, so its row lock cannot be
+ * the one).
+ */
+async function lockWalletNonces(em: Em, chainId: number, wallet: string): Promise<void> {
+  await em.execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`cambio:hot-wallet:${chainId}:${wallet}`]);
+}
+
+async function refusedBefore(em: Em, id: string): Promise<string | undefined> {
+  const [row] = await em.execute(`select reason from crypto_transfer_refusals where id = ?`, [id]);
+  return row ? String(row.reason) : undefined;
+}
+
+/**
+ * Records that the transfer `id` of the wallet is refused before any nonce (decision 0344), so that no request for it
+ * still waiting at the wallet's workflow is given one; under the lock the nonces are given under, so of the refusal
+ * and the nonce whichever comes first holds. Answers the transfer when it had been given a nonce first: it is then
+ * followed, not refused (its bytes may be on the chain).
+ */
+export async function refuseOutgoingUnordered(
+  em: Em,
+  chainId: number,
+  wallet: string,
+  id: string,
+  reason: string,
+): Promise<OutgoingTxRow | undefined> {
+  return inTransaction(em, async (t) => {
+    await lockWalletNonces(t, chainId, wallet);
+    const given = await findOutgoingTx(t, id);
+    if (given) return given;
+    await t.execute(`insert into crypto_transfer_refusals (id, reason) values (?, ?) on conflict do nothing`, [
+      id,
+      reason.slice(0, 1000),
+    ]);
+    return undefined;
+  });
+}
 
 /** Data exceptions (22) and integrity constraint violations (23): the row is wrong, not the database. */
 const REFUSED_ROW = /^2[23]/;

@@ -23,6 +23,11 @@ export interface OutgoingTxStore {
   /** Stores the signed bytes unless an earlier attempt did; answers what is stored. */
   storeSigned(id: string, raw: string, hash: string): Promise<OutgoingTx>;
   markFinal(id: string): Promise<void>;
+  /**
+   * Records that `id` is refused before any nonce, so that none is ever given it (a request still waiting at the
+   * nonce writer included); answers the transfer instead when it was given a nonce first (decision 0344).
+   */
+  refuseUnordered(chainId: number, wallet: string, id: string, reason: string): Promise<OutgoingTx | undefined>;
   /** Units of `token` and transfers of any token the wallet sent or will send that are not final yet. */
   open(chainId: number, wallet: string, token: string): Promise<{ units: string; transfers: number }>;
 }

@@ -17,7 +17,7 @@ import { amountToUnits, InexactAmountError } from './amounts';
 import { erc20Transfer } from './erc20-transfer';
 import type { ChainToken } from './chain';
 import { transferReferenceParts } from './reference';
-import type { HotWalletTransfers, TransferState } from './transfers';
+import type { HotWalletTransfers, TransferOrder, TransferState } from './transfers';
 
 /** What the payouts need of the connector: its tokens as the chain showed them at start. */
 export interface TokenBook {
@@ -73,8 +73,14 @@ export class CryptoPayouts implements PayoutCapability, ReturnCapability {
    */
   async sendPayout(request: PayoutRequest): Promise<PayoutState> {
     if (!request.asset) throw refused(`payout ${request.payoutId} names no asset`);
-    const ordered = await this.transfers.status(payoutTx(request.payoutId));
+    const id = payoutTx(request.payoutId);
+    const ordered = await this.transfers.status(id);
     if (ordered) return payoutState(request.payoutId, ordered);
+    const first = await this.firstOrder(id, () => this.payoutOrder(id, request, request.asset!));
+    return payoutState(request.payoutId, 'status' in first ? first : await this.transfers.send(first));
+  }
+
+  private async payoutOrder(id: string, request: PayoutRequest, asset: string): Promise<TransferOrder> {
     // Accepted while the deployment paid on another chain (or held ON_HOLD across the change): the address was
     // reviewed there, and here it may be nobody's or someone else's. Nothing was ordered: RAIL_NOT_CONFIGURED, as a
     // token without a contract (decisions 0209, 0241).
@@ -85,15 +91,30 @@ export class CryptoPayouts implements PayoutCapability, ReturnCapability {
         { rail: 'CRYPTO', network: request.network, payingNetwork: this.tokens.network },
       );
     }
-    const token = await this.tokens.token(request.asset);
-    const order = {
-      id: payoutTx(request.payoutId),
-      token,
-      to: getAddress(request.key),
-      units: exactUnits(request.amount, token),
-    };
+    const token = await this.tokens.token(asset);
+    const order = { id, token, to: getAddress(request.key), units: exactUnits(request.amount, token) };
     await this.refuseUnspendable(order.id, order.to, "the payee's address");
-    return payoutState(request.payoutId, await this.transfers.send(order));
+    return order;
+  }
+
+  /**
+   * A first send's order, or the state of the transfer an earlier attempt ordered meanwhile. A first send refused for
+   * good (a check of ours: nothing was ordered) is recorded first, so that a nonce request an earlier attempt left
+   * waiting at the wallet's workflow (that attempt timed out meanwhile) is never given a nonce nothing would send,
+   * which every later transfer of the wallet would wait behind; when that request was given its nonce first, the
+   * transfer is followed instead (decision 0344).
+   */
+  private async firstOrder(id: string, order: () => Promise<TransferOrder>): Promise<TransferOrder | TransferState> {
+    try {
+      return await order();
+    } catch (err) {
+      const final =
+        err instanceof RailRejectedError || (err instanceof CambioError && err.code === 'RAIL_NOT_CONFIGURED');
+      if (!final) throw err;
+      const given = await this.transfers.refuseUnlessOrdered(id, err.message);
+      if (given) return given;
+      throw err;
+    }
   }
 
   /**
@@ -138,6 +159,11 @@ export class CryptoPayouts implements PayoutCapability, ReturnCapability {
     const id = returnTx(request.returnId);
     const ordered = await this.transfers.status(id);
     if (ordered) return returnState(request, ordered);
+    const first = await this.firstOrder(id, () => this.returnOrder(id, request));
+    return returnState(request, 'status' in first ? first : await this.transfers.send(first));
+  }
+
+  private async returnOrder(id: string, request: ReturnRequest): Promise<TransferOrder> {
     const ref = parseTransferReference(request.endToEndId);
     const chainId = await this.tokens.chainId();
     if (ref.chainId !== chainId) throw refused(`${request.endToEndId} names chain ${ref.chainId}, not ${chainId}`);
@@ -159,7 +185,7 @@ export class CryptoPayouts implements PayoutCapability, ReturnCapability {
     // A mint's Transfer comes from the zero address: there is no sender to send it back to (an operator returns it
     // outside Cambio, to whoever had it minted).
     await this.refuseUnspendable(order.id, order.to);
-    return returnState(request, await this.transfers.send(order));
+    return order;
   }
 
   followReturn(request: ReturnRequest): Promise<ReturnState> {

@@ -78,6 +78,16 @@ export class HotWalletTransfers {
     return this.follow(row);
   }
 
+  /**
+   * A first send of `id` refused for good (`reason`): recorded so that no nonce is ever given it, a request of an
+   * earlier attempt still waiting at the nonce writer included (decision 0344). Undefined once recorded; the
+   * transfer's state when that request was given its nonce first (it is then followed, not refused).
+   */
+  async refuseUnlessOrdered(id: string, reason: string): Promise<TransferState | undefined> {
+    const given = await this.store.refuseUnordered(await this.chainId(), this.wallet, id, reason);
+    return given ? this.follow(given) : undefined;
+  }
+
   /** Whether a transfer was ever ordered under `id` (a nonce given): from then on it is followed, never refused. */
   async ordered(id: string): Promise<boolean> {
     return (await this.store.find(id)) !== undefined;

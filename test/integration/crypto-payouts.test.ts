@@ -16,7 +16,7 @@ import { createApp } from '../../api/app';
 import { loadConfig } from '../../config';
 import { OperationSchema } from '../../db/entities';
 import { systemEm } from '../../db/orm';
-import { outgoingNonces } from '../../db/repositories/crypto-outgoing';
+import { outgoingNonces, refuseOutgoingUnordered } from '../../db/repositories/crypto-outgoing';
 import { payoutIdFor } from '../../rails/pix/ids';
 import { temporalNonceWriter } from '../../activities/hot-wallet-nonces';
 import { railStores } from '../../activities/rail-stores';
@@ -294,6 +294,13 @@ describe('CRYPTO payouts from the hot wallet', function () {
     expect(await balance(c, accountId, 'USDC')).to.deep.equal(before);
     expect(await tokenBalance('USDC', to)).to.equal(0n);
     expect(await chain.clients.public.getTransactionCount({ address: chain.hotWallet.address })).to.equal(hotNonce);
+    // The refusal is recorded before the hold's release: no nonce request of an earlier attempt can take one now.
+    const refusal = await systemEm(services.orm).execute('select reason from crypto_transfer_refusals where id = ?', [
+      `payout:${payoutIdFor(res.body.id)}`,
+    ]);
+    expect(refusal.map((r) => r.reason)).to.deep.equal([
+      'this deployment pays on ETHEREUM; the WALLET was approved on POLYGON',
+    ]);
   });
 
   it('completes with the transaction hash as endToEnd; the recipient gets the tokens exactly once', async () => {
@@ -717,6 +724,38 @@ describe('CRYPTO payouts from the hot wallet', function () {
     });
     expect(batches.reduce((a, b) => a + b, 0)).to.equal(txs.length);
     expect(batches.length).to.be.below(txs.length);
+  });
+
+  // An attempt asked for its nonce and timed out while the request waited at the wallet's workflow; the retry's
+  // checks refused the transfer for good (a worker whose settings changed, a node that lost the receipt a return names)
+  // and its withdrawal or return failed. The waiting request must not take a nonce then: nothing would sign or send
+  // it, and every later transfer of the wallet would wait behind it on the chain (decision 0344).
+  it('a transfer refused before its nonce never gets one later; one given its nonce first is followed', async () => {
+    const { services } = await stack();
+    const em = systemEm(services.orm);
+    const wallet = freshAddress();
+    const writer = temporalNonceWriter(services.temporal, { taskQueue, railsTaskQueue: `${taskQueue}-rails` });
+    const tx = () => ({
+      id: `test:${randomUUID()}`,
+      chainId: chain.chainId,
+      wallet,
+      token: chain.tokens.USDC,
+      recipient: freshAddress(),
+      units: '1000000',
+    });
+    const [refusedFirst, next, givenFirst] = [tx(), tx(), tx()];
+    expect(await refuseOutgoingUnordered(em, chain.chainId, wallet, refusedFirst.id, 'not configured')).to.equal(
+      undefined,
+    );
+    const late = await writer.nonceFor(refusedFirst, 5).catch((e: unknown) => e);
+    expect(late).to.be.instanceOf(WorkflowUpdateFailedError);
+    expect((late as WorkflowUpdateFailedError).cause).to.include({ type: 'HOT_WALLET_NONCE_REFUSED' });
+    expect((await writer.nonceFor(next, 5)).nonce, 'the refused transfer took no nonce').to.equal(5);
+    const given = await writer.nonceFor(givenFirst, 5);
+    expect(given.nonce).to.equal(6);
+    const followed = await refuseOutgoingUnordered(em, chain.chainId, wallet, givenFirst.id, 'not configured');
+    expect(followed).to.deep.include({ id: givenFirst.id, nonce: 6 });
+    expect(await outgoingNonces(em, chain.chainId, wallet)).to.deep.equal([5, 6]);
   });
 
   /**
