@@ -11,7 +11,9 @@ import {
   DecisionKind,
   DecisionRow,
   lockDecisions,
+  noteRequeue,
   requeueDecision,
+  requeuedBy,
 } from '../db/repositories/workflow-decisions';
 import { CambioError } from '../domain/errors';
 import { sendDecisionNow } from '../workflows/send-signal';
@@ -48,6 +50,9 @@ export async function recordDecision(
   // The lock's key is text: one spelling per target, or two callers spelling it differently would both record.
   await lockDecisions(tx, target.toLowerCase());
   if (await decisionById(tx, id)) return id;
+  // The same request run again after it took an earlier decision again: that one, sent again (decision 0345).
+  const requeued = await requeuedBy(tx, id);
+  if (requeued) return requeued;
   const req = await check();
   const [recorded] = req.kind === 'DEPOSIT_REPLAY' ? [] : await decisionsFor(tx, req.workflowId, req.kind);
   if (recorded && req.start?.rerunIfStopped && recorded.decision === req.decision) {
@@ -56,6 +61,7 @@ export async function recordDecision(
     // sends that one again, with the start: a running workflow reads each decision once, a stopped one runs again
     // to take it, a completed one is never run again (decision 0317). Nothing new is recorded.
     await requeueDecision(tx, recorded, { taskQueue: s.config.taskQueue, start: req.start });
+    await noteRequeue(tx, id, recorded.id);
     return recorded.id;
   }
   if (recorded) {

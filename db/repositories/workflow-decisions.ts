@@ -83,6 +83,26 @@ export async function requeueDecision(
   );
 }
 
+/**
+ * Notes, in the caller's transaction, that the request whose decision id is `requestId` took decision `decisionId`
+ * again (recorded before, decision 0317) instead of recording its own: the same request run again finds it.
+ */
+export async function noteRequeue(em: Em, requestId: string, decisionId: string): Promise<void> {
+  await em.execute(
+    `insert into workflow_decision_requeues (request_id, decision_id) values (?, ?)
+     on conflict (request_id) do nothing`,
+    [requestId, decisionId],
+  );
+}
+
+/** The decision the request `requestId` took again, if it did (`noteRequeue`). */
+export async function requeuedBy(em: Em, requestId: string): Promise<string | undefined> {
+  const [row] = await em.execute(`select decision_id from workflow_decision_requeues where request_id = ?`, [
+    requestId,
+  ]);
+  return row ? String(row.decision_id) : undefined;
+}
+
 const COLUMNS = 'id, workflow_id, kind, customer_id, target, decision, reason, actor';
 
 const toDecision = (r: Record<string, unknown>): DecisionRow => ({

@@ -169,6 +169,62 @@ describe('a review whose workflow was closed by hand', function () {
     await assertLedgerBalanced();
   });
 
+  // The same decision taken again through the sandbox route (the customer's review) sends the one recorded; the same
+  // request retried after its COMMIT, its answer never stored (its API process died, or the retry reached another
+  // process first), is that request again: 200, not 409 for a review its own first try decided (decision 0345).
+  it('the same decision again, retried with its key after its answer was lost, answers 200 once more', async () => {
+    const { services, config, http } = await stack();
+    const c = await newCustomer();
+    const id = await heldWithdrawal(c, 'requeue-retry@example.com');
+    const accountId: string = (await getOp(c, id)).account.id;
+    await terminateByHand(operationWorkflowId(id));
+    const decisionId = randomUUID();
+    const dropped = await withoutRelay(async () => {
+      await systemEm(services.orm).transactional((tx) =>
+        addDecision(
+          tx,
+          {
+            id: decisionId,
+            workflowId: operationWorkflowId(id),
+            kind: 'HOLD',
+            customerId: c.customerId,
+            target: id,
+            decision: 'REJECT',
+            reason: 'dropped',
+            actor: 'operator:first',
+          },
+          { taskQueue: config.taskQueue },
+        ),
+      );
+      return sendDecisionNow(services.orm, services.temporal, decisionId);
+    });
+    expect(dropped).to.equal('closed');
+
+    const key = randomUUID();
+    const review = () =>
+      http
+        .post(`/api/sandbox/operations/${id}/hold-review`)
+        .set(c.auth)
+        .set('X-Idempotency-Key', key)
+        .send({ decision: 'REJECT' });
+    const first = await review();
+    expect(first.status, JSON.stringify(first.body)).to.equal(200);
+    expect(first.body.currentState.status).to.equal('FAILED');
+    // Its answer lost: as if the process died after the decision's COMMIT, before it stored the answer (the key's row
+    // as the request's start wrote it).
+    await systemEm(services.orm).execute(
+      `update idempotency_keys set state = 'STARTED', response_status = null, response_body = null
+       where customer_id = ? and key = ?`,
+      [c.customerId, key],
+    );
+    const retried = await review();
+    expect(retried.status, JSON.stringify(retried.body)).to.equal(200);
+    expect(retried.body).to.deep.include({ id });
+    expect(retried.body.currentState.status).to.equal('FAILED');
+    expect(await balance(c, accountId, 'BRL')).to.include({ available: '60000.00', held: '0.00' });
+    await assertLedgerBalanced();
+  });
+
   it('an instruction whose review workflow was terminated is approved, once', async () => {
     const { http } = await stack();
     const c = await newCustomer();
