@@ -11,19 +11,19 @@ const dayOf = (d: Date): string => new Date(d.getTime() + BRASILIA_OFFSET_MS).to
 const noonUtc = (day: string): Date => new Date(`${day}T12:00:00Z`);
 const nextDay = (day: string): string => new Date(noonUtc(day).getTime() + DAY_MS).toISOString().slice(0, 10);
 
-/** Easter Sunday of `year` (YYYY-MM-DD), the Gregorian computus (Meeus/Jones/Butcher). */
-function easter(year: number): string {
+/** Easter Sunday of `year` (YYYY-MM-DD), the Gregorian computus of Meeus, Jones and Butcher. */
+export function easter(year: number): string {
   const a = year % 19;
   const b = Math.floor(year / 100);
   const c = year % 100;
-  const h =
-    (19 * a +
-      b -
-      Math.floor(b / 4) -
-      Math.floor((8 * b - Math.floor((b - Math.floor((b + 8) / 25) + 1) / 3)) / 25) +
-      15) %
-    30;
-  const l = (32 + 2 * (b % 4) + 2 * Math.floor(c / 4) - h - (c % 4)) % 7;
+  const d = Math.floor(b / 4);
+  const e = b % 4;
+  const f = Math.floor((b + 8) / 25);
+  const g = Math.floor((b - f + 1) / 3);
+  const h = (19 * a + b - d - g + 15) % 30;
+  const i = Math.floor(c / 4);
+  const k = c % 4;
+  const l = (32 + 2 * e + 2 * i - h - k) % 7;
   const m = Math.floor((a + 11 * h + 22 * l) / 451);
   const month = Math.floor((h + l - 7 * m + 114) / 31);
   const dayOfMonth = ((h + l - 7 * m + 114) % 31) + 1;

@@ -11,7 +11,7 @@ import {
   dueDateFactor,
 } from '../../rails/boleto/codes';
 import { boletoRail } from '../../rails/boleto';
-import { boletoDueDate } from '../../rails/boleto/due-date';
+import { boletoDueDate, easter } from '../../rails/boleto/due-date';
 
 describe('boleto codes', () => {
   it('counts the due-date factor from 1997-10-07 and restarts it at 1000 on 2025-02-22', () => {
@@ -74,6 +74,23 @@ describe('boleto codes', () => {
     expect(boletoDueDate(new Date('2026-12-24T13:00:00Z'), new Date('2026-12-24T14:00:00Z'))).to.equal('2026-12-28');
     // A window ending later than that: its end (a business day).
     expect(boletoDueDate(new Date('2026-12-01T13:00:00Z'), new Date('2026-12-10T13:00:00Z'))).to.equal('2026-12-10');
+  });
+
+  it('finds Easter as the published tables give it, across centuries', () => {
+    const published = {
+      1900: '1900-04-15',
+      1961: '1961-04-02',
+      2000: '2000-04-23',
+      2019: '2019-04-21',
+      2024: '2024-03-31',
+      2026: '2026-04-05',
+      2027: '2027-03-28',
+      2038: '2038-04-25',
+      2106: '2106-04-18',
+      2114: '2114-04-22',
+      2285: '2285-03-22',
+    };
+    for (const [year, day] of Object.entries(published)) expect(easter(Number(year)), year).to.equal(day);
   });
 
   it('skips both days of Carnival, the Monday as well as the Tuesday, and Good Friday', () => {
