@@ -84,24 +84,37 @@ export async function reportInboundPayment(
  */
 async function refuseProviderRail(s: ServiceContext, em: Em, operationId: string): Promise<void> {
   const op = await em.fork({ keepTransactionContext: true }).findOne(OperationSchema, { id: operationId });
-  const instruction = op?.intent.fundingInstruction as Record<string, unknown> | undefined;
-  const rail = op && depositRail(op);
+  if (!op) return;
+  const rail = depositRail(op);
   const entry = rail ? railEntry(rail) : undefined;
-  if (!rail || !entry || entry.operatorMayRecord) return;
-  const errors = (how: string) => [{ path: '--end-to-end', message: `a ${rail} payment ${how}` }];
-  if (entry.recordedBy === 'operator' && entry.hasProvider(s.config)) {
+  if (entry?.recordedBy === 'operator' && !entry.operatorMayRecord && entry.hasProvider(s.config)) {
     const message =
       `a ${rail} deposit is paid by a transfer the chain scanner records itself; to record one before it does, run ` +
       `\`cambio payment record --rail ${rail} --operation ${operationId} --reference {chainId}:{txHash}:{logIndex}\` ` +
       '(read on the chain first): nothing was recorded';
-    throw new CambioError('VALIDATION_ERROR', message, { errors: errors('is recorded with `cambio payment record`') });
+    const errors = [{ path: '--end-to-end', message: `a ${rail} transfer is recorded with \`cambio payment record\`` }];
+    throw new CambioError('VALIDATION_ERROR', message, { errors });
   }
-  if (entry.recordedBy === 'connector' && instruction?.[chargeField(rail)] !== undefined) {
-    const message =
-      `a ${rail} deposit charged at its provider is paid by what that provider records (its notice, read back, ` +
-      'or the reconciliation): nothing was recorded';
-    throw new CambioError('VALIDATION_ERROR', message, { errors: errors('is recorded from its provider') });
-  }
+  refuseChargedDeposit(op, '--end-to-end');
+}
+
+/**
+ * A deposit charged at its rail's provider (its funding instruction carries the charge: PIX's `txid`, BOLETO's
+ * `seuNumero`) is paid by what that provider records, whatever this process's configuration: `deposit pay` and
+ * `payment record --operation` refuse it (`path`: the option named). Decision 0340.
+ */
+function refuseChargedDeposit(op: Operation, path: string): void {
+  const rail = depositRail(op);
+  const entry = rail ? railEntry(rail) : undefined;
+  if (!rail || !entry || entry.operatorMayRecord || entry.recordedBy !== 'connector') return;
+  const instruction = op.intent.fundingInstruction as Record<string, unknown> | undefined;
+  if (instruction?.[chargeField(rail)] === undefined) return;
+  const message =
+    `a ${rail} deposit charged at its provider is paid by what that provider records (its notice, read back, ` +
+    'or the reconciliation): nothing was recorded';
+  throw new CambioError('VALIDATION_ERROR', message, {
+    errors: [{ path, message: `a ${rail} payment is recorded from its provider` }],
+  });
 }
 
 /** The rail a deposit's funding instruction names; undefined for another kind of operation. */
@@ -169,6 +182,8 @@ export async function recordManualPayment(s: ServiceContext, input: ManualPaymen
     if (!op) throw notFound('operation');
     const rail = depositRail(op);
     if (op.type === 'DEPOSIT' && rail !== input.rail) throw invalid('--rail', `is not the deposit's rail (${rail})`);
+    // A CLI run without the bank's settings lists BOLETO as manual; a boleto the bank registered is still the bank's.
+    refuseChargedDeposit(op, '--operation');
     em = tenantEm(s.orm, op.customerId);
     customerId = op.customerId;
   } else {

@@ -321,6 +321,22 @@ describe("operator CLI: the platform's payments and a refused return", function 
 describe('operator CLI: payment record (rails without a connector)', function () {
   this.timeout(180000);
 
+  // The CLI run with only the database's settings lists BOLETO as a rail operators record (no bank here); a boleto the
+  // bank registered is still paid by what the bank records (decision 0340).
+  it('refuses a BOLETO deposit the bank registered, whatever the CLI process is configured with', async () => {
+    const c = await newCustomer('Registered Boleto Ltda');
+    const account = await activeAccount(c, ['BRL']);
+    const dep = await openDeposit(c, account.id, '30.00', undefined, { rail: 'BOLETO', asset: 'BRL' });
+    expect((await getOp(c, dep.id)).intent.fundingInstruction).to.have.property('seuNumero');
+    const args = ['--rail', 'BOLETO', '--operation', dep.id, '--amount', '30.00', '--asset', 'BRL'];
+    const refused = await cambioFails('payment', 'record', ...args, '--reference', `BOLETO-${randomUUID()}`);
+    expect(refused.body.code).to.equal('VALIDATION_ERROR');
+    expect(refused.body.message).to.contain('charged at its provider');
+    expect(refused.body.details.errors[0].path).to.equal('--operation');
+    expect(await suspense(c.customerId), 'nothing recorded').to.equal('0.00');
+    expect((await getOp(c, dep.id)).currentState.status).to.equal('REQUESTED');
+  });
+
   it('records for a deposit (matched) or a customer (unmatched), audited; one payment per reference', async () => {
     const { services } = await stack();
     const c = await newCustomer('Statement Ltda');
