@@ -9,6 +9,7 @@ import { requestContext } from './middleware/request-context';
 import { openApiDocument } from './openapi';
 import { registerDocs } from './docs';
 import { selectVersion, versionDispatcher } from './versions';
+import { requireHost } from './middleware/host-required';
 import { methodNotAllowed } from './middleware/method-not-allowed';
 import { canonicalIds } from './middleware/canonical-ids';
 import { authenticateOnce, customerGate, CustomerAdmission } from './overload/customer-limits';
@@ -139,6 +140,7 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
   app.use(requestContext(services.log));
   app.use(closeIfBodyUnread);
   app.use(selectVersion);
+  app.use(requireHost);
   app.use(canonicalIds);
   // Authentication and the customer's limits come before a byte of the body is read.
   app.use(customerGate(authenticateHeaders, (ctx) => publicPaths.has(ctx.path), admission));

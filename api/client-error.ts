@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { ErrorCode } from '../domain/errors';
 import { statusOf } from './errors';
+import { DEFAULT_VERSION } from './versions';
 
 // Requests Node refuses before Koa sees them (a request line or headers past --max-http-header-size, a
 // malformed request, a client too slow to send its headers) would get Node's bare status line, or nothing.
@@ -50,6 +51,8 @@ function rawErrorResponse(answer: Answer, requestId: string): string {
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(body)}`,
     `X-Request-Id: ${requestId}`,
+    // Every response names the version that served it (decisions.md, "Versioning"): none chose one, so the default.
+    `X-Service-Version: ${DEFAULT_VERSION}`,
     'Connection: close',
     '',
     body,

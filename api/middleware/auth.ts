@@ -25,6 +25,11 @@ export function bearerAuth(
   // Verified once per token string until its exp (decision 0034); activeness is checked every time.
   const verified = new VerifiedTokens();
   return async (ctx: Koa.Context): Promise<void> => {
+    // Node keeps the first of two Authorization headers and drops the other: which credential counts would be the
+    // order's accident, so two are refused.
+    if ((ctx.req.headersDistinct.authorization?.length ?? 0) > 1) {
+      throw new CambioError('UNAUTHORIZED', 'more than one Authorization header: send one');
+    }
     const match = BEARER.exec(ctx.get('Authorization'));
     if (!match) throw new CambioError('UNAUTHORIZED', 'missing or malformed Authorization: Bearer header');
     const { customerId, issuedAt } = verifyToken(config, key, match[1], verified);

@@ -17,6 +17,9 @@ export function createHttpServer(app: Koa, timeouts: HttpTimeouts): http.Server 
       headersTimeout: timeouts.httpHeadersTimeoutMs,
       requestTimeout: timeouts.httpRequestTimeoutMs,
       keepAliveTimeout: timeouts.httpKeepAliveTimeoutMs,
+      // Node answers an HTTP/1.1 request without Host with a bare 400 before the app sees it; the app answers it in
+      // the error shape, with its request id and version (api/middleware/host-required.ts).
+      requireHostHeader: false,
       // Check often enough that a timeout ends within a fraction of itself.
       connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(timeouts.httpHeadersTimeoutMs / 4))),
     },

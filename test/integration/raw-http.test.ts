@@ -1,12 +1,13 @@
 // What a client sees on the wire for requests that never reach a route: headers past Node's limit (431),
 // requests the HTTP parser refuses (400), unknown paths and methods (404). Raw sockets, because supertest
 // cannot send what a well-behaved client library would refuse to build.
-import { createServer, Server } from 'node:http';
+import type { Server } from 'node:http';
 import { connect, AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import pino from 'pino';
 import { newCustomer, stack } from '../helpers/stack';
 import { answerClientErrors } from '../../api/client-error';
+import { createHttpServer } from '../../api/overload/http-server';
 
 interface RawResponse {
   status: number;
@@ -52,10 +53,9 @@ describe('raw HTTP: errors before any route', () => {
   let port: number;
 
   before(async () => {
-    const { app } = await stack();
-    // Koa's handler answers its own errors; the promise it returns is not for the server to await.
-    // eslint-disable-next-line @typescript-eslint/no-misused-promises
-    server = createServer(app.callback());
+    const { app, config } = await stack();
+    // The API's own server (api/main.ts builds it so), with its timeouts and its Host rule.
+    server = createHttpServer(app, config);
     answerClientErrors(server, pino({ level: 'silent' }));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
@@ -70,6 +70,7 @@ describe('raw HTTP: errors before any route', () => {
     const res = await rawRequest(port, `GET /api/accounts?filters=${'a'.repeat(17_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
     const body = expectErrorShape(res, 431, 'HEADERS_TOO_LARGE');
     expect((body.details as { requestId: string }).requestId).to.equal(res.headers['x-request-id']);
+    expect(res.headers['x-service-version'], 'every response names its version').to.equal('1');
     expect(res.headers.connection).to.equal('close');
   });
 
@@ -81,6 +82,33 @@ describe('raw HTTP: errors before any route', () => {
   it('answers a request the HTTP parser refuses with 400 MALFORMED_REQUEST', async () => {
     const res = await rawRequest(port, 'THIS IS NOT HTTP\r\n\r\n');
     expectErrorShape(res, 400, 'MALFORMED_REQUEST');
+    expect(res.headers['x-service-version']).to.equal('1');
+  });
+
+  it('answers an HTTP/1.1 request without Host 400 MALFORMED_REQUEST in the error shape, not a bare line', async () => {
+    const res = await rawRequest(port, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n');
+    const body = expectErrorShape(res, 400, 'MALFORMED_REQUEST');
+    expect(body.message).to.match(/Host/);
+    expect(res.headers['x-service-version']).to.equal('1');
+    // HTTP/1.0 has no such rule.
+    const old = await rawRequest(port, 'GET /healthz HTTP/1.0\r\n\r\n');
+    expect(old.status).to.equal(200);
+  });
+
+  it('refuses two Authorization headers with 401, whichever comes first', async () => {
+    const { token } = await newCustomer();
+    for (const [first, second] of [
+      [`Bearer ${token}`, 'Bearer x'],
+      ['Bearer x', `Bearer ${token}`],
+    ]) {
+      const res = await rawRequest(
+        port,
+        `GET /api/accounts HTTP/1.1\r\nHost: x\r\nAuthorization: ${first}\r\nAuthorization: ${second}\r\n` +
+          'Connection: close\r\n\r\n',
+      );
+      const body = expectErrorShape(res, 401, 'UNAUTHORIZED');
+      expect(body.message).to.match(/more than one Authorization/);
+    }
   });
 
   it('answers an unknown path with 404 NOT_FOUND, X-Request-Id and X-Service-Version', async () => {
