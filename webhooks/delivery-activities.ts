@@ -53,6 +53,8 @@ export interface AttemptResult {
 const MAX_RETRY_AFTER_SECONDS = 24 * 60 * 60;
 // Well inside the workflow's 5 s heartbeat timeout.
 const HEARTBEAT_INTERVAL_MS = 1000;
+// What an attempt needs besides its POST's timeout: the URL check's bounded DNS lookups and its two statements.
+const POST_ROOM_SECONDS = 15;
 
 export function createWebhookActivities(deps: ActivityDeps) {
   const resolve = deps.resolveHost ?? dnsResolve;
@@ -135,7 +137,13 @@ export function createWebhookActivities(deps: ActivityDeps) {
    */
   async function untilCutAttemptEnded(em: Em, executionLogId: string, n: number, ctx?: Context): Promise<void> {
     const ageMs = await openAttemptAgeMs(em, executionLogId, n);
-    const waitMs = ageMs === null ? 0 : attemptMayBeOpenSeconds(deps.config) * 1000 - ageMs;
+    let waitMs = ageMs === null ? 0 : attemptMayBeOpenSeconds(deps.config) * 1000 - ageMs;
+    if (ctx && !ctx.info.isLocal) {
+      // Within this try's own start-to-close, with room left for its POST: a longer wait would time the retry out,
+      // and each retry after it would find its own attempt begun, without end.
+      const left = ctx.info.currentAttemptScheduledTimestampMs + ctx.info.startToCloseTimeoutMs - Date.now();
+      waitMs = Math.min(waitMs, left - (deps.config.webhookTimeoutSeconds + POST_ROOM_SECONDS) * 1000);
+    }
     if (waitMs <= 0) return;
     // A cancellation (the delivery stopped) ends the wait: the activity's sleep rejects with it.
     await (ctx ? ctx.sleep(waitMs) : new Promise((resolve) => setTimeout(resolve, waitMs)));
@@ -180,6 +188,9 @@ export function createWebhookActivities(deps: ActivityDeps) {
             await failWithoutAttempt(em, log.id, 'SUBSCRIPTION_DISABLED');
             return settle(null, over);
           }
+          // The try cut short may still be sending this attempt: wait it out before taking the endpoint's permits,
+          // which the subscription's and the customer's other deliveries need meanwhile.
+          await untilCutAttemptEnded(em, log.id, input.attempt, ctx);
           let held: Permit[] = [];
           if (input.capped) {
             const taken = await takePermits(sub);
