@@ -22,7 +22,7 @@ export function railStores(orm: Orm, temporal: Client, queues: HotWalletQueues):
       find: (id) => findOutgoingTx(em(), id),
       storeSigned: (id, raw, hash) => storeSignedTx(em(), id, raw, hash),
       markFinal: (id) => markOutgoingFinal(em(), id),
-      refuseUnordered: (chainId, wallet, id, reason) => refuseOutgoingUnordered(em(), chainId, wallet, id, reason),
+      refuseUnordered: (id, reason) => refuseOutgoingUnordered(em(), id, reason),
       open: (chainId, wallet, token) => openOutgoing(em(), chainId, wallet, token),
     },
   };

@@ -89,7 +89,6 @@ export async function reserveOutgoingNonces(em: Em, requests: NonceRequest[]): P
   const other = requests.find((r) => r.tx.chainId !== chainId || r.tx.wallet !== wallet);
   if (other) throw new Error(`a batch of nonces is one wallet's: ${other.tx.id} is not ${wallet}'s on ${chainId}`);
   return inTransaction(em, async (t) => {
-    await lockWalletNonces(t, chainId, wallet);
     await t.execute(
       `insert into crypto_hot_wallets (chain_id, address, next_nonce) values (?, ?, ?) on conflict do nothing`,
       [chainId, wallet, requests[0].chainNonce],
@@ -103,6 +102,7 @@ export async function reserveOutgoingNonces(em: Em, requests: NonceRequest[]): P
     for (const { tx, funds } of requests) {
       try {
         const got = await inTransaction<Given>(t, async (s) => {
+          await lockTransferId(s, tx.id);
           const existing = await findOutgoingTx(s, tx.id);
           if (existing) return { given: existing, fresh: false };
           const refusal = await refusedBefore(s, tx.id);
@@ -159,12 +159,12 @@ async function shortfall(em: Em, tx: NewOutgoingTx, funds: WalletFunds): Promise
 type Given = { given: OutgoingTxRow; fresh: boolean } | { short: string } | { refusedBefore: string };
 
 /**
- * The wallet's nonces are given, and a transfer refused before its nonce, one at a time: a transaction-scoped
- * advisory lock per wallet (its row may not exist yet when the first transfer is refused, so its row lock cannot be
- * the one).
+ * A transfer id's nonce and its refusal are written one at a time: a transaction-scoped advisory lock per id, held
+ * to the COMMIT, whichever wallet and chain each side names (a worker whose CRYPTO_NETWORK changed refuses on another
+ * chain than the request it left waiting).
  */
-async function lockWalletNonces(em: Em, chainId: number, wallet: string): Promise<void> {
-  await em.execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`cambio:hot-wallet:${chainId}:${wallet}`]);
+async function lockTransferId(em: Em, id: string): Promise<void> {
+  await em.execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`cambio:outgoing-tx:${id}`]);
 }
 
 async function refusedBefore(em: Em, id: string): Promise<string | undefined> {
@@ -173,20 +173,14 @@ async function refusedBefore(em: Em, id: string): Promise<string | undefined> {
 }
 
 /**
- * Records that the transfer `id` of the wallet is refused before any nonce (decision 0344), so that no request for it
- * still waiting at the wallet's workflow is given one; under the lock the nonces are given under, so of the refusal
- * and the nonce whichever comes first holds. Answers the transfer when it had been given a nonce first: it is then
+ * Records that the transfer `id` is refused before any nonce (decision 0344), so that no request for it still waiting
+ * at a wallet's workflow is given one; under the id's lock, which the nonce is given under too, so of the refusal and
+ * the nonce whichever comes first holds. Answers the transfer when it had been given a nonce first: it is then
  * followed, not refused (its bytes may be on the chain).
  */
-export async function refuseOutgoingUnordered(
-  em: Em,
-  chainId: number,
-  wallet: string,
-  id: string,
-  reason: string,
-): Promise<OutgoingTxRow | undefined> {
+export async function refuseOutgoingUnordered(em: Em, id: string, reason: string): Promise<OutgoingTxRow | undefined> {
   return inTransaction(em, async (t) => {
-    await lockWalletNonces(t, chainId, wallet);
+    await lockTransferId(t, id);
     const given = await findOutgoingTx(t, id);
     if (given) return given;
     await t.execute(`insert into crypto_transfer_refusals (id, reason) values (?, ?) on conflict do nothing`, [

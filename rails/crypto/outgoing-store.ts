@@ -27,7 +27,7 @@ export interface OutgoingTxStore {
    * Records that `id` is refused before any nonce, so that none is ever given it (a request still waiting at the
    * nonce writer included); answers the transfer instead when it was given a nonce first (decision 0344).
    */
-  refuseUnordered(chainId: number, wallet: string, id: string, reason: string): Promise<OutgoingTx | undefined>;
+  refuseUnordered(id: string, reason: string): Promise<OutgoingTx | undefined>;
   /** Units of `token` and transfers of any token the wallet sent or will send that are not final yet. */
   open(chainId: number, wallet: string, token: string): Promise<{ units: string; transfers: number }>;
 }

@@ -84,7 +84,7 @@ export class HotWalletTransfers {
    * transfer's state when that request was given its nonce first (it is then followed, not refused).
    */
   async refuseUnlessOrdered(id: string, reason: string): Promise<TransferState | undefined> {
-    const given = await this.store.refuseUnordered(await this.chainId(), this.wallet, id, reason);
+    const given = await this.store.refuseUnordered(id, reason);
     return given ? this.follow(given) : undefined;
   }
 

@@ -744,16 +744,14 @@ describe('CRYPTO payouts from the hot wallet', function () {
       units: '1000000',
     });
     const [refusedFirst, next, givenFirst] = [tx(), tx(), tx()];
-    expect(await refuseOutgoingUnordered(em, chain.chainId, wallet, refusedFirst.id, 'not configured')).to.equal(
-      undefined,
-    );
+    expect(await refuseOutgoingUnordered(em, refusedFirst.id, 'not configured')).to.equal(undefined);
     const late = await writer.nonceFor(refusedFirst, 5).catch((e: unknown) => e);
     expect(late).to.be.instanceOf(WorkflowUpdateFailedError);
     expect((late as WorkflowUpdateFailedError).cause).to.include({ type: 'HOT_WALLET_NONCE_REFUSED' });
     expect((await writer.nonceFor(next, 5)).nonce, 'the refused transfer took no nonce').to.equal(5);
     const given = await writer.nonceFor(givenFirst, 5);
     expect(given.nonce).to.equal(6);
-    const followed = await refuseOutgoingUnordered(em, chain.chainId, wallet, givenFirst.id, 'not configured');
+    const followed = await refuseOutgoingUnordered(em, givenFirst.id, 'not configured');
     expect(followed).to.deep.include({ id: givenFirst.id, nonce: 6 });
     expect(await outgoingNonces(em, chain.chainId, wallet)).to.deep.equal([5, 6]);
   });
