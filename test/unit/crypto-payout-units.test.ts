@@ -20,7 +20,7 @@ describe('CRYPTO payouts in a token of other decimals', () => {
     asset: 'USDC',
   });
 
-  function payoutsOrdering(orders: TransferOrder[]) {
+  function payoutsOrdering(orders: TransferOrder[], refused: string[] = []) {
     const transfers = {
       wallet: '0x00000000000000000000000000000000000000cc',
       // Nothing was ordered under a payout's id before: the connector goes on to a first send (decision 0209).
@@ -29,18 +29,25 @@ describe('CRYPTO payouts in a token of other decimals', () => {
         orders.push(order);
         return { status: 'PENDING' as const };
       },
+      // A refusal is recorded first, and no nonce was given meanwhile (decision 0344).
+      refuseUnlessOrdered: async (id: string) => {
+        refused.push(id);
+        return undefined;
+      },
     } as unknown as HotWalletTransfers;
     return new CryptoPayouts(tokens, transfers, async () => ({ logs: [] }));
   }
 
   it('refuses an amount the token cannot carry, and orders no transfer', async () => {
     const orders: TransferOrder[] = [];
-    const failure = await payoutsOrdering(orders)
+    const refused: string[] = [];
+    const failure = await payoutsOrdering(orders, refused)
       .sendPayout(payout('10.123456') as never)
       .catch((err: unknown) => err);
     expect(failure).to.be.instanceOf(RailRejectedError);
     expect((failure as Error).message).to.match(/USDC on this chain cannot carry 10\.123456/);
     expect(orders).to.have.length(0);
+    expect(refused, 'the refusal recorded under the transfer id').to.deep.equal(['payout:p1']);
   });
 
   it('pays an amount it can carry in its own units', async () => {
