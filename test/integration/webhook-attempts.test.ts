@@ -373,12 +373,13 @@ describe('webhook attempts: nothing due lost, one attempt in flight, every attem
 
   // The retry of an attempt whose try Temporal stopped hearing from (a worker cut off from it, or stalled) while its
   // POST may still be open: the retry waits until that POST cannot be in flight before it sends the next attempt.
-  it('a retry finding its attempt begun waits until that POST cannot be in flight, then sends the next', async () => {
+  /**
+   * A subscription's delivery with no workflow to deliver it (the test plays the activity's retry itself), and its
+   * attempt 1 begun by a try whose POST may still be open: it began 3 s short of the bound.
+   */
+  async function deliveryWithCutAttempt(c: TestCustomer, r: Receiver) {
     const { services, config } = await stack();
-    const c = await newCustomer('Cut Attempt Ltda');
-    const r = await receiver();
     const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY });
-    // The delivery's log, with no workflow to deliver it: the test plays the activity's retry itself.
     const db = systemEm(services.orm);
     const logId = await withoutRelay(async () => {
       await createBeneficiary(c);
@@ -389,15 +390,19 @@ describe('webhook attempts: nothing due lost, one attempt in flight, every attem
       await db.execute('delete from workflow_starts where workflow_id like ?', [`%${id}%`]);
       return id;
     });
-    // Attempt 1 was begun by a try whose POST may still be open: it began 3 s short of the bound.
-    const boundSeconds = attemptMayBeOpenSeconds(config);
     await db.execute(
       `insert into webhook_attempts (id, customer_id, execution_log_id, attempt, trigger, waited_ms, created_at)
        select gen_random_uuid(), customer_id, id, 1, 'SCHEDULED', 0, now() - make_interval(secs => ?)
        from execution_logs where id = ?`,
-      [boundSeconds - 3, logId],
+      [attemptMayBeOpenSeconds(config) - 3, logId],
     );
-    const activities = createWebhookActivities({ ...services, config });
+    return { sub, logId, activities: createWebhookActivities({ ...services, config }) };
+  }
+
+  it('a retry finding its attempt begun waits until that POST cannot be in flight, then sends the next', async () => {
+    const c = await newCustomer('Cut Attempt Ltda');
+    const r = await receiver();
+    const { sub, logId, activities } = await deliveryWithCutAttempt(c, r);
     const started = Date.now();
     const result = await activities.attemptWebhookDelivery({ executionLogId: logId, attempt: 1, capped: true });
     expect(result).to.include({ delivered: true, attempt: 2 });
@@ -409,5 +414,18 @@ describe('webhook attempts: nothing due lost, one attempt in flight, every attem
       [2, 200],
     ]);
     expect(listed[0].error).to.match(/^interrupted/);
+  });
+
+  it('a subscription paused while the retry waits gets no POST: the delivery is read after the wait', async () => {
+    const c = await newCustomer('Paused While Waiting Ltda');
+    const r = await receiver();
+    const { sub, logId, activities } = await deliveryWithCutAttempt(c, r);
+    const retry = activities.attemptWebhookDelivery({ executionLogId: logId, attempt: 1, capped: true });
+    const paused = await patchSub(c, sub.id, { status: 'DISABLED' });
+    expect(paused.status, JSON.stringify(paused.body)).to.equal(200);
+    expect(await retry).to.include({ delivered: false });
+    expect(r.received, 'nothing sent to a paused subscription').to.have.length(0);
+    const [log] = await logs(c, sub.id);
+    expect(log).to.include({ status: 'FAILED', error: 'SUBSCRIPTION_DISABLED' });
   });
 });
