@@ -104,6 +104,8 @@ export const httpMetrics: Koa.Middleware = async (ctx, next) => {
 /** Who may read /metrics: the bearer of METRICS_TOKEN or, without one, a loopback client not behind a proxy. */
 function mayScrape(ctx: Koa.Context, token: string | undefined): boolean {
   if (token) {
+    // Two Authorization headers are refused, as on the API (decision 0346): Node keeps only the first.
+    if ((ctx.req.headersDistinct.authorization?.length ?? 0) > 1) return false;
     const given = Buffer.from(ctx.get('Authorization'));
     const wanted = Buffer.from(`Bearer ${token}`);
     return given.length === wanted.length && timingSafeEqual(given, wanted);

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { expect } from 'chai';
+import { get } from 'node:http';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { Client } from '@temporalio/client';
 import pino from 'pino';
@@ -178,6 +179,17 @@ describe('fault edges (issue 19)', function () {
       const ok = await fetch(`${guarded.url}/metrics`, { headers: { Authorization: `Bearer ${token}` } });
       expect(ok.status).to.equal(200);
       expect(await ok.text()).to.contain('cambio_operations');
+      // Two Authorization headers, the token's first: refused, as on the API (decision 0346).
+      const twice = await new Promise<number>((resolve, reject) => {
+        // Given as a raw list, the headers are sent as written: Host too.
+        const host = new URL(guarded.url).host;
+        const headers = ['Host', host, 'Authorization', `Bearer ${token}`, 'Authorization', 'Bearer wrong'];
+        get(`${guarded.url}/metrics`, { headers }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        }).on('error', reject);
+      });
+      expect(twice, 'two Authorization headers').to.equal(401);
       const open1 = await appWith({});
       open.push(open1);
       expect((await fetch(`${open1.url}/metrics`)).status, 'loopback, no token configured').to.equal(200);
