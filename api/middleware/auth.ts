@@ -6,6 +6,7 @@ import { verifyToken } from '../../services/auth';
 import type { CustomerAccess } from '../../services/customer-access';
 import type { KeyPair } from '../../services/signing-keys';
 import { VerifiedTokens } from '../../services/verified-tokens';
+import { authorizationHeaders } from './authorization-headers';
 
 // RFC 9110 11.1: the scheme is case-insensitive and one or more spaces may follow it; client libraries write
 // `bearer` as often as `Bearer` (decision 0264). The token itself is one token68, as RFC 6750 2.1 writes it.
@@ -27,7 +28,7 @@ export function bearerAuth(
   return async (ctx: Koa.Context): Promise<void> => {
     // Node keeps the first of two Authorization headers and drops the other: which credential counts would be the
     // order's accident, so two are refused.
-    if ((ctx.req.headersDistinct.authorization?.length ?? 0) > 1) {
+    if (authorizationHeaders(ctx.req.rawHeaders) > 1) {
       throw new CambioError('UNAUTHORIZED', 'more than one Authorization header: send one');
     }
     const match = BEARER.exec(ctx.get('Authorization'));

@@ -1,4 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
+import { authorizationHeaders } from '../middleware/authorization-headers';
 import type Koa from 'koa';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Orm } from '../../db/orm';
@@ -105,7 +106,7 @@ export const httpMetrics: Koa.Middleware = async (ctx, next) => {
 function mayScrape(ctx: Koa.Context, token: string | undefined): boolean {
   if (token) {
     // Two Authorization headers are refused, as on the API (decision 0346): Node keeps only the first.
-    if ((ctx.req.headersDistinct.authorization?.length ?? 0) > 1) return false;
+    if (authorizationHeaders(ctx.req.rawHeaders) > 1) return false;
     const given = Buffer.from(ctx.get('Authorization'));
     const wanted = Buffer.from(`Bearer ${token}`);
     return given.length === wanted.length && timingSafeEqual(given, wanted);
