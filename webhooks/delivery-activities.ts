@@ -165,11 +165,11 @@ export function createWebhookActivities(deps: ActivityDeps) {
         const stopHeartbeat = keepHeartbeating(ctx);
         try {
           const em = systemEm(deps.orm);
-          // The try cut short may still be sending this attempt: wait it out first (before the endpoint's permits,
-          // which the subscription's and the customer's other deliveries need meanwhile), then read the delivery and
-          // its subscription as they are after the wait: paused, deleted or pointed elsewhere meanwhile, it is
-          // treated as such.
-          await untilCutAttemptEnded(em, input.executionLogId, input.attempt, ctx);
+          // A retry: the try cut short may still be sending this attempt. Wait it out first (before the endpoint's
+          // permits, which the subscription's and the customer's other deliveries need meanwhile), then read the
+          // delivery and its subscription as they are after the wait: paused, deleted or pointed elsewhere meanwhile,
+          // it is treated as such. A first try has no earlier one to wait for, and spends no statement on it.
+          if (!ctx || ctx.info.attempt > 1) await untilCutAttemptEnded(em, input.executionLogId, input.attempt, ctx);
           const { log, sub } = await readLogAndSubscription(em, input.executionLogId);
           // Subscription health and the next attempt (db/repositories/webhook-recovery.ts): may auto-disable.
           const settleAs = (n: number, sent: AttemptSent, r: AttemptResult) =>
