@@ -23,6 +23,35 @@ async function terminateByHand(workflowId: string): Promise<void> {
   expect((await handle.describe()).status.name).to.equal('TERMINATED');
 }
 
+/**
+ * A REJECT of held withdrawal `id` recorded as before its signal carried a start (its workflow closed by hand): the
+ * signal finds the workflow closed and is dropped, the withdrawal stays ON_HOLD with a decision recorded. What the
+ * send answered.
+ */
+async function dropRecordedReject(customerId: string, id: string) {
+  const { services, config } = await stack();
+  const decisionId = randomUUID();
+  return withoutRelay(async () => {
+    await systemEm(services.orm).transactional((tx) =>
+      addDecision(
+        tx,
+        {
+          id: decisionId,
+          workflowId: operationWorkflowId(id),
+          kind: 'HOLD',
+          customerId,
+          target: id,
+          decision: 'REJECT',
+          reason: 'dropped',
+          actor: 'operator:first',
+        },
+        { taskQueue: config.taskQueue },
+      ),
+    );
+    return sendDecisionNow(services.orm, services.temporal, decisionId);
+  });
+}
+
 describe('a review whose workflow was closed by hand', function () {
   this.timeout(120000);
 
@@ -123,34 +152,13 @@ describe('a review whose workflow was closed by hand', function () {
   });
 
   it('a decision its closed workflow dropped is applied when the same decision is taken again', async () => {
-    const { services, config } = await stack();
     const c = await newCustomer();
     const id = await heldWithdrawal(c, 'dropped-decision@example.com');
     const accountId: string = (await getOp(c, id)).account.id;
     await terminateByHand(operationWorkflowId(id));
     // As a decision was recorded before its signal carried a start: its signal finds the workflow closed, and is
     // dropped. The withdrawal stays ON_HOLD with a decision recorded.
-    const decisionId = randomUUID();
-    const dropped = await withoutRelay(async () => {
-      await systemEm(services.orm).transactional((tx) =>
-        addDecision(
-          tx,
-          {
-            id: decisionId,
-            workflowId: operationWorkflowId(id),
-            kind: 'HOLD',
-            customerId: c.customerId,
-            target: id,
-            decision: 'REJECT',
-            reason: 'dropped',
-            actor: 'operator:first',
-          },
-          { taskQueue: config.taskQueue },
-        ),
-      );
-      return sendDecisionNow(services.orm, services.temporal, decisionId);
-    });
-    expect(dropped).to.equal('closed');
+    expect(await dropRecordedReject(c.customerId, id)).to.equal('closed');
     expect((await getOp(c, id)).currentState.status).to.equal('ON_HOLD');
 
     // Another decision is refused, naming the one recorded; the same one again applies it.
@@ -173,32 +181,12 @@ describe('a review whose workflow was closed by hand', function () {
   // request retried after its COMMIT, its answer never stored (its API process died, or the retry reached another
   // process first), is that request again: 200, not 409 for a review its own first try decided (decision 0345).
   it('the same decision again, retried with its key after its answer was lost, answers 200 once more', async () => {
-    const { services, config, http } = await stack();
+    const { services, http } = await stack();
     const c = await newCustomer();
     const id = await heldWithdrawal(c, 'requeue-retry@example.com');
     const accountId: string = (await getOp(c, id)).account.id;
     await terminateByHand(operationWorkflowId(id));
-    const decisionId = randomUUID();
-    const dropped = await withoutRelay(async () => {
-      await systemEm(services.orm).transactional((tx) =>
-        addDecision(
-          tx,
-          {
-            id: decisionId,
-            workflowId: operationWorkflowId(id),
-            kind: 'HOLD',
-            customerId: c.customerId,
-            target: id,
-            decision: 'REJECT',
-            reason: 'dropped',
-            actor: 'operator:first',
-          },
-          { taskQueue: config.taskQueue },
-        ),
-      );
-      return sendDecisionNow(services.orm, services.temporal, decisionId);
-    });
-    expect(dropped).to.equal('closed');
+    expect(await dropRecordedReject(c.customerId, id)).to.equal('closed');
 
     const key = randomUUID();
     const review = () =>

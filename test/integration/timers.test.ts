@@ -56,6 +56,15 @@ describe('deposit timers (time skipping)', () => {
   const withWorker = <T>(fn: () => Promise<T>): Promise<T> => skipping.withWorker(ctx, fn);
 
   const em = () => tenantEm(ctx.orm, c.customerId);
+  /** A TED of `value` reais for the deposit, as an operator records it from the bank statement (`deposit pay`). */
+  const reportTed = (operationId: string, value: string) =>
+    reportInboundPayment(
+      ctx,
+      em(),
+      operationId,
+      { amount: { value, asset: 'BRL' }, endToEndId: e2e() },
+      'operator:timers-test',
+    );
   const workflow = (operationId: string) =>
     skipping.env.client.workflow.getHandle<() => Promise<string>>(operationWorkflowId(operationId));
   const statuses = (op: { states: Array<{ status: string }> }) => op.states.map((s) => s.status);
@@ -100,16 +109,7 @@ describe('deposit timers (time skipping)', () => {
       expect(await count(`select count(*) as n from ledger_transactions where operation_id = ?`, [dep.id])).to.equal(0);
 
       // A payment arriving after expiry is kept, UNMATCHED, in the customer's suspense: nothing credits it.
-      const late = await reportInboundPayment(
-        ctx,
-        em(),
-        dep.id,
-        {
-          amount: { value: '100.00', asset: 'BRL' },
-          endToEndId: e2e(),
-        },
-        'operator:timers-test',
-      );
+      const late = await reportTed(dep.id, '100.00');
       expect(late).to.deep.include({ status: 'UNMATCHED', operationId: dep.id, accountId });
       expect(
         await count(`select count(*) as n from inbound_payments where operation_id = ? and status = 'UNMATCHED'`, [
@@ -125,13 +125,7 @@ describe('deposit timers (time skipping)', () => {
     const before = await balance(c, accountId, 'BRL');
     await withWorker(async () => {
       const dep = await openDeposit('100.00');
-      const short = await reportInboundPayment(
-        ctx,
-        em(),
-        dep.id,
-        { amount: { value: '60.00', asset: 'BRL' }, endToEndId: e2e() },
-        'operator:timers-test',
-      );
+      const short = await reportTed(dep.id, '60.00');
       expect(short.status).to.equal('MATCHED');
       expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
       const failedAt = await skipping.env.currentTimeMs();
@@ -158,16 +152,7 @@ describe('deposit timers (time skipping)', () => {
       const before = await balance(c, accountId, 'BRL');
       await withWorker(async () => {
         const dep = await openDeposit('100.00');
-        const short = await reportInboundPayment(
-          ctx,
-          em(),
-          dep.id,
-          {
-            amount: { value: '60.00', asset: 'BRL' },
-            endToEndId: e2e(),
-          },
-          'operator:timers-test',
-        );
+        const short = await reportTed(dep.id, '60.00');
         expect(short.status).to.equal('MATCHED');
         const failed = await getOp(c, dep.id);
         expect(failed.currentState.status).to.equal('FAILED');
@@ -178,16 +163,7 @@ describe('deposit timers (time skipping)', () => {
         expect(await balance(c, accountId, 'BRL')).to.deep.equal(before);
 
         // Recorded after the failure, the top-up waits for an operator's replay.
-        const topUp = await reportInboundPayment(
-          ctx,
-          em(),
-          dep.id,
-          {
-            amount: { value: '40.00', asset: 'BRL' },
-            endToEndId: e2e(),
-          },
-          'operator:timers-test',
-        );
+        const topUp = await reportTed(dep.id, '40.00');
         expect(topUp.status).to.equal('MATCHED');
         expect((await getOp(c, dep.id)).currentState.status).to.equal('FAILED');
         const replayed = presentOperation(await replayDeposit(ctx, em(), dep.id, 'operator:test'));
@@ -218,20 +194,8 @@ describe('deposit timers (time skipping)', () => {
     const before = await balance(c, accountId, 'BRL');
     await withWorker(async () => {
       const dep = await openDeposit('100.00');
-      await reportInboundPayment(
-        ctx,
-        em(),
-        dep.id,
-        { amount: { value: '60.00', asset: 'BRL' }, endToEndId: e2e() },
-        'operator:timers-test',
-      );
-      await reportInboundPayment(
-        ctx,
-        em(),
-        dep.id,
-        { amount: { value: '40.00', asset: 'BRL' }, endToEndId: e2e() },
-        'operator:timers-test',
-      );
+      await reportTed(dep.id, '60.00');
+      await reportTed(dep.id, '40.00');
       const start = await skipping.env.currentTimeMs();
       // The workflow closes when the replay window's timer fires.
       expect(await workflow(dep.id).result()).to.equal('FAILED');
@@ -241,16 +205,7 @@ describe('deposit timers (time skipping)', () => {
       expect(refused).to.be.instanceOf(CambioError);
       expect(refused).to.have.property('code', 'INVALID_STATE');
       // The window closed: what counted toward the deposit is unmatched now, and so is a payment arriving later.
-      const late = await reportInboundPayment(
-        ctx,
-        em(),
-        dep.id,
-        {
-          amount: { value: '1.00', asset: 'BRL' },
-          endToEndId: e2e(),
-        },
-        'operator:timers-test',
-      );
+      const late = await reportTed(dep.id, '1.00');
       expect(late.status).to.equal('UNMATCHED');
       expect(
         await count(`select count(*) as n from inbound_payments where operation_id = ? and status = 'UNMATCHED'`, [
