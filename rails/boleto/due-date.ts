@@ -40,7 +40,7 @@ function isCarnivalMonday(day: string): boolean {
 }
 
 /** Whether banks open on `day` (YYYY-MM-DD): a weekday that is no national holiday, Carnival's two days included. */
-export const isBankDay = (day: string): boolean => isBusinessDay(noonUtc(day)) && !isCarnivalMonday(day);
+const isBankDay = (day: string): boolean => isBusinessDay(noonUtc(day)) && !isCarnivalMonday(day);
 
 /** The first bank day after `day` (YYYY-MM-DD). */
 function bankDayAfter(day: string): string {

@@ -100,16 +100,16 @@ export async function createDepositOrCancelCharge(
   }
 }
 
-/** Whether one payment on `rail` carries `amount` (its `maxAmount`: a boleto's barcode, decision 0341). */
-function railCarries(rail: Rail, amount: Dec): boolean {
+/** The most one payment on `rail` carries, when `amount` is above it (a boleto's barcode, decision 0341). */
+function railMaxBelow(rail: Rail, amount: Dec): string | undefined {
   const max = railEntry(rail)?.maxAmount;
-  return !max || amount.lte(max);
+  return max !== undefined && amount.gt(max) ? max : undefined;
 }
 
 /** 422 RAIL_REJECTED for an amount no single payment on `rail` carries: no instruction anyone could pay. */
 function requireRailCarries(rail: Rail, amount: Dec): void {
-  if (railCarries(rail, amount)) return;
-  const max = railEntry(rail)!.maxAmount!;
+  const max = railMaxBelow(rail, amount);
+  if (max === undefined) return;
   throw new CambioError('RAIL_REJECTED', `a ${rail} payment carries at most ${max}: pay this deposit by another rail`, {
     rail,
     maxAmount: max,
@@ -156,7 +156,7 @@ export async function chargeForDeposit(
   if (quote.consumedBy || quote.expiresAt.getTime() <= Date.now() || !railAccepts(rail, quote.sourceAsset))
     return undefined;
   if (!account.assets.some((a) => a.asset === quote.targetAsset && a.status === 'ACTIVE')) return undefined;
-  if (!railCarries(rail, quote.sourceAmount)) return undefined;
+  if (railMaxBelow(rail, quote.sourceAmount) !== undefined) return undefined;
   const request: ChargeRequest = {
     chargeId: txidFor(customerId, idempotencyKey, quote.id),
     amount: formatAmount(quote.sourceAmount, quote.sourceAsset as AssetCode),
