@@ -18,13 +18,15 @@ import { eventually, newCustomer, stack } from '../helpers/stack';
 
 const WINDOW_SECONDS = 8;
 
+/** A task queue of the test's own, which nothing serves until the test spawns a worker for it. */
+const ownQueue = () => `cambio-window-${randomUUID()}`;
+
 /**
- * A BOLETO deposit of `value` BRL for a new customer, created through the service with a window of WINDOW_SECONDS on a
- * task queue of its own that nothing serves yet: its workflow's start waits in the outbox for a worker's relay.
+ * A BOLETO deposit of `value` BRL for a new customer, created through the service with a window of WINDOW_SECONDS on
+ * `taskQueue`: while nothing serves it, its workflow's start waits in the outbox for a worker's relay.
  */
-async function boletoDeposit(name: string, value: string) {
+async function boletoDeposit(name: string, value: string, taskQueue = ownQueue()) {
   const { services, config } = await stack();
-  const taskQueue = `cambio-window-${randomUUID()}`;
   const ctx = { ...services, config: { ...config, taskQueue, depositWindowSeconds: WINDOW_SECONDS } };
   const c = await newCustomer(name);
   const accountId = (await activeAccount(c, ['BRL'])).id;
@@ -72,9 +74,11 @@ describe("a deposit's window at its edges", function () {
 
   it('completes the deposit with the payment recorded in time: MATCHED, credited once', async () => {
     const { services } = await stack();
-    const d = await boletoDeposit('Window Edge Ltda', '30.00');
+    // The worker polls before the deposit is opened: on a loaded machine its start-up alone can take the window.
+    const taskQueue = ownQueue();
+    const first = await spawnWorker('window-worker-1', taskQueue, { env: KILLED_WORKER_ENV });
+    const d = await boletoDeposit('Window Edge Ltda', '30.00', taskQueue);
     // Its workflow started (the worker's relay), waiting on the window's timer; then the worker dies.
-    const first = await spawnWorker('window-worker-1', d.taskQueue, { env: KILLED_WORKER_ENV });
     const starts = () =>
       systemEm(services.orm).execute('select count(*)::int as n from workflow_starts where workflow_id = ?', [
         operationWorkflowId(d.dep.id),
