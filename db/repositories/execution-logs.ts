@@ -17,7 +17,8 @@ import type { ListResource } from './lists';
 
 // A log becomes visible once it is settled: its first attempt ended, or it was closed without one (FAILED
 // SUBSCRIPTION_DISABLED or ENDPOINT_BUSY, or DELIVERY_STOPPED by recover when its workflow ended before that:
-// webhook-recovery.ts), so a delivery that was due is never hidden.
+// webhook-recovery.ts), so a delivery that was due is never hidden. A trigger stamps its created_at then, at COMMIT,
+// after every log of its subscription listed before it (decision 0347): the list's order is the order logs appeared.
 const SETTLED = { status: { $ne: 'PENDING' } } as const;
 
 /** A log of the subscription visible to its customer. */

@@ -132,6 +132,35 @@ describe('webhook attempts: nothing due lost, one attempt in flight, every attem
     expect(after.map((a) => [a.attempt, a.trigger, a.httpStatus])).to.deep.equal([[1, 'RECOVERY', 200]]);
   });
 
+  it('a delivery that settles after a newer one is listed above it: a reader from the top misses nothing', async () => {
+    const c = await newCustomer();
+    const r = await receiver();
+    // The first delivery's receiver takes 3 s to answer; the second's answers at once.
+    r.script = [{ status: 200, delayMs: 3000 }];
+    const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY });
+    await createBeneficiary(c);
+    await eventually(
+      async () => r.received.length,
+      (n) => n === 1,
+      30000,
+    );
+    await createBeneficiary(c);
+    const newestFirst = async () => {
+      const path = `/api/subscriptions/${sub.id}/executionLogs?limit=100`;
+      const res = await (await stack()).http.get(path).set(c.auth);
+      expect(res.status).to.equal(200);
+      return res.body.data as Log[];
+    };
+    // A reader of the list from the top (the default, newest first) sees the second delivery, settled first.
+    const [second] = await eventually(newestFirst, (ls) => ls.length === 1, 30000);
+    expect(second.messageId).to.equal(r.received[1].headers['webhook-id']);
+    // Then the first settles: it is listed above what the reader has seen, where a reader from the top finds it.
+    const both = await eventually(newestFirst, (ls) => ls.length === 2, 30000);
+    const sent = r.received.map((x) => x.headers['webhook-id']);
+    expect(both.map((l) => l.messageId)).to.deep.equal([sent[0], sent[1]]);
+    expect(Date.parse(both[0].createdAt)).to.be.above(Date.parse(second.createdAt));
+  });
+
   it('redelivery goes through the outbox: nothing is sent before COMMIT, and a rollback sends nothing', async () => {
     const { http, services } = await stack();
     const c = await newCustomer();
