@@ -1,16 +1,15 @@
 // What a statement's documents (statements/formats/) print beyond the statement itself: the account holder's name
-// (PDF) and the statement's electronic sequence number among the account-asset's issued statements (camt.053
-// ElctrncSeqNb). How it reaches Postgres: hand-written statements through em.execute, one index lookup each. Tenant:
+// (PDF, camt.053's account owner: the account's registered owner, as an operation's account reference names it) and
+// the statement's electronic sequence number among the account-asset's issued statements (camt.053 ElctrncSeqNb). How it reaches Postgres: hand-written statements through em.execute, one index lookup each. Tenant:
 // both name the scope's customer (`tenantOf`), so another customer's account or statement reads as absent.
 import { Em, tenantOf } from '../orm';
 
-/** The name of the scope's customer that holds the account; null when it holds no such account. */
+/** The registered owner's name of the scope's customer's account; null when it holds no such account. */
 export async function accountHolderName(em: Em, accountId: string): Promise<string | null> {
-  const rows = (await em.execute(
-    `select c.name from accounts a join customers c on c.id = a.customer_id
-     where a.id = ? and a.customer_id = ?`,
-    [accountId, tenantOf(em)],
-  )) as Array<{ name: string }>;
+  const rows = (await em.execute('select a.legal_name as name from accounts a where a.id = ? and a.customer_id = ?', [
+    accountId,
+    tenantOf(em),
+  ])) as Array<{ name: string }>;
   return rows[0]?.name ?? null;
 }
 

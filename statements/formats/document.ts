@@ -9,7 +9,7 @@ import { accountHolderName, issuedStatementSequence } from '../../db/repositorie
 import type { StatementHeader } from '../statement';
 
 export interface StatementDocument {
-  /** The account holder (the customer's name), on the PDF's first page and as camt.053's account owner. */
+  /** The account holder (its registered owner's name), on the PDF's first page and as camt.053's account owner. */
   holderName: string;
   /** ElctrncSeqNb: the statement's place among its account-asset's issued statements; null when not one of them. */
   sequence: number | null;

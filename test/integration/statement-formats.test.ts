@@ -42,8 +42,9 @@ describe('Statement formats', function () {
   let json: StatementBody;
 
   before(async () => {
-    c = await newCustomer(HOLDER);
-    a = (await activeAccount(c, ['BRL', 'USD'])).id;
+    // The holder is the account's registered owner, not the API customer that holds the account for it.
+    c = await newCustomer('Tesouraria Cliente da API');
+    a = (await activeAccount(c, ['BRL', 'USD'], { legalName: HOLDER })).id;
     b = (await activeAccount(c, ['BRL'])).id;
     periodStart = new Date(Date.now() - 1000).toISOString();
     for (let i = 0; i < 22; i++) await fund(c, a, 'BRL', `${10 + i}.${String(i).padStart(2, '0')}`);
