@@ -1,4 +1,4 @@
-import { pingDatabase } from '../db/repositories/readiness-and-metrics';
+import { READINESS_PROBE_TIMEOUT_MS } from '../db/repositories/readiness-and-metrics';
 import type { ServiceContext } from '../services/context';
 
 export type CheckResult = 'ok' | 'unavailable';
@@ -7,9 +7,8 @@ export interface ReadinessChecks {
   temporal: CheckResult;
 }
 
-// Each probe gets this long, so /readyz answers within 1 s whatever is down (an orchestrator's probe timeout is
-// typically 1 s).
-const PROBE_TIMEOUT_MS = 800;
+// Each probe gets this long (Postgres's bounds its own statement and connection by it too).
+const PROBE_TIMEOUT_MS = READINESS_PROBE_TIMEOUT_MS;
 
 /**
  * Readiness of the API's dependencies, probed at most once per `cacheMs` and shared by concurrent callers. A probe
@@ -23,7 +22,7 @@ export class Readiness {
   private temporalPending = false;
 
   constructor(
-    private readonly services: Pick<ServiceContext, 'orm' | 'temporal'>,
+    private readonly services: Pick<ServiceContext, 'databaseProbe' | 'temporal'>,
     private readonly cacheMs: number,
   ) {}
 
@@ -36,9 +35,9 @@ export class Readiness {
   }
 
   private async probe(): Promise<ReadinessChecks> {
-    const { orm, temporal } = this.services;
+    const { databaseProbe, temporal } = this.services;
     const [postgres, temporalResult] = await Promise.all([
-      this.bounded('postgres', () => pingDatabase(orm.em.fork())),
+      this.bounded('postgres', () => databaseProbe.ping()),
       // The deadline also ends the client's own retries, which would otherwise outlive the probe.
       this.bounded('temporal', () =>
         temporal.connection.withDeadline(Date.now() + PROBE_TIMEOUT_MS, () =>

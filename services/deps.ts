@@ -5,6 +5,7 @@ import { Config } from '../config';
 import { openOrm, Orm } from '../db/orm';
 import { sessionSettingsOf } from '../db/session-settings';
 import { openRateLimitStore, RateLimitStore } from '../db/repositories/rate-limits';
+import { DatabaseProbe, openDatabaseProbe } from '../db/repositories/readiness-and-metrics';
 import type { RateBook } from '../domain/rates';
 import { rateBookFromConfig } from '../rates';
 import { noteRatesDeviation } from './metrics';
@@ -28,6 +29,8 @@ export interface Deps {
   rateLimits?: RateLimitStore;
   /** The rails' connectors: the deposit POST creates its rail's charge through them before it answers. */
   rails?: Rails;
+  /** /readyz's Postgres probe, on a connection of its own (built on first read: only the API reads it). */
+  databaseProbe: DatabaseProbe;
   close(): Promise<void>;
 }
 
@@ -87,6 +90,7 @@ export async function createDeps(config: Config, opts: DepsOptions): Promise<Dep
       ? openRateLimitStore(config.databaseUrl, sessionSettingsOf(config))
       : undefined;
   const rails = once(() => railsModule().railsFromConfig(config));
+  const databaseProbe = once(() => openDatabaseProbe(config.databaseUrl, sessionSettingsOf(config)));
   if (!opts.onFirstUse) {
     temporal.get();
     rails.get();
@@ -106,7 +110,11 @@ export async function createDeps(config: Config, opts: DepsOptions): Promise<Dep
     get rails() {
       return rails.get();
     },
+    get databaseProbe() {
+      return databaseProbe.get();
+    },
     async close() {
+      await databaseProbe.built()?.close();
       await rails.built()?.close();
       await temporal.built()?.connection.close();
       await rateLimits?.close();

@@ -1,13 +1,43 @@
 // What the API's probes and gauges read (GET /readyz, GET /metrics): a `select 1` and whole-deployment counts,
 // hand-written through the EntityManager's connection (`em.execute`): they are aggregates over every customer,
 // which the ORM's entity reads are not for. Tenant: none on purpose; no figure names a customer.
+import { Pool } from 'pg';
 import { inTransaction } from '../transaction';
-import type { Em, Orm } from '../orm';
+import type { Orm } from '../orm';
+import { pgClientOptions, SessionSettings } from '../session-settings';
 import { backlogsByCustomer } from './operation-backlog';
 
-/** Resolves when Postgres answers a statement on a connection of the pool. */
-export async function pingDatabase(em: Em): Promise<void> {
-  await em.getConnection().execute('select 1');
+// A readiness probe's bound, so /readyz answers within 1 s whatever is down (an orchestrator's probe timeout is
+// typically 1 s): api/readiness.ts waits this long for each probe, and Postgres's bounds its statement and connection.
+export const READINESS_PROBE_TIMEOUT_MS = 800;
+
+/** Whether Postgres answers, asked on a connection of the probe's own. */
+export interface DatabaseProbe {
+  /** Resolves when Postgres answers `select 1` within READINESS_PROBE_TIMEOUT_MS. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * A probe with one connection of its own, outside the application's pool: on the pool, the probe queued behind every
+ * request (first come, first served), so a pool busy with slow requests read as "Postgres unavailable" and an
+ * orchestrator pulled a busy but healthy process (decision 0348). Connected on the first ping; a broken connection
+ * is replaced by the next. Its statement and connect bounds are the probe's own, so a stalled Postgres frees it.
+ */
+export function openDatabaseProbe(databaseUrl: string, session: SessionSettings): DatabaseProbe {
+  const bound = READINESS_PROBE_TIMEOUT_MS;
+  const pool = new Pool({
+    connectionString: databaseUrl,
+    max: 1,
+    ...pgClientOptions({ ...session, statementTimeoutMs: bound, connectTimeoutMs: bound }, 'cambio-api readiness'),
+  });
+  pool.on('error', () => undefined); // an idle connection that broke: the pool replaces it
+  return {
+    ping: async () => {
+      await pool.query('select 1');
+    },
+    close: () => pool.end(),
+  };
 }
 
 export interface DeploymentGauges {

@@ -1,7 +1,8 @@
 // What a statement's documents (statements/formats/) print beyond the statement itself: the account holder's name
 // (PDF, camt.053's account owner: the account's registered owner, as an operation's account reference names it) and
-// the statement's electronic sequence number among the account-asset's issued statements (camt.053 ElctrncSeqNb). How it reaches Postgres: hand-written statements through em.execute, one index lookup each. Tenant:
-// both name the scope's customer (`tenantOf`), so another customer's account or statement reads as absent.
+// the statement's electronic sequence number among the account-asset's issued statements (camt.053 ElctrncSeqNb).
+// How it reaches Postgres: hand-written statements through em.execute, one index lookup each. Tenant: both name the
+// scope's customer (`tenantOf`), so another customer's account or statement reads as absent.
 import { Em, tenantOf } from '../orm';
 
 /** The registered owner's name of the scope's customer's account; null when it holds no such account. */

@@ -5,7 +5,9 @@ import supertest from 'supertest';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { Client, Connection } from '@temporalio/client';
 import { createApp } from '../../api/app';
-import { ormConfig } from '../../db/orm';
+import { openOrm, ormConfig } from '../../db/orm';
+import { openDatabaseProbe } from '../../db/repositories/readiness-and-metrics';
+import { sessionSettingsOf } from '../../db/session-settings';
 import { kill, spawnWorker } from '../helpers/processes';
 import { eventually, idem, newCustomer, stack } from '../helpers/stack';
 import { activeAccount } from '../helpers/fixtures';
@@ -141,17 +143,34 @@ describe('observability', function () {
 
   describe('/readyz', () => {
     it('answers 503 when Postgres is unreachable', async () => {
-      const { services } = await stack();
-      const deadOrm = await MikroORM.init({
-        ...ormConfig(`postgres://postgres@127.0.0.1:${await closedPort()}/cambio`),
-        connect: false,
-      });
+      const { services, config } = await stack();
+      const deadUrl = `postgres://postgres@127.0.0.1:${await closedPort()}/cambio`;
+      const deadOrm = await MikroORM.init({ ...ormConfig(deadUrl), connect: false });
+      const databaseProbe = openDatabaseProbe(deadUrl, sessionSettingsOf(config));
       try {
-        const res = await supertest(createApp({ ...services, orm: deadOrm }).callback()).get('/readyz');
+        const res = await supertest(createApp({ ...services, orm: deadOrm, databaseProbe }).callback()).get('/readyz');
         expect(res.status).to.equal(503);
         expect(res.body).to.deep.include({ status: 'not ready', checks: { postgres: 'unavailable', temporal: 'ok' } });
       } finally {
+        await databaseProbe.close();
         await deadOrm.close(true);
+      }
+    });
+
+    it('answers 200 while every connection of the pool is busy: busy is not unavailable', async () => {
+      const { services, config } = await stack();
+      const busyOrm = await openOrm(config.databaseUrl, { poolMax: 1, session: sessionSettingsOf(config) });
+      // A slow request holds the pool's only connection (a long report, a statement waiting on a lock).
+      const slow = busyOrm.em.fork().getConnection().execute('select pg_sleep(3)');
+      try {
+        await new Promise((r) => setTimeout(r, 200));
+        const started = Date.now();
+        const res = await supertest(createApp({ ...services, orm: busyOrm }).callback()).get('/readyz');
+        expect([res.status, res.body.checks]).to.deep.equal([200, { postgres: 'ok', temporal: 'ok' }]);
+        expect(Date.now() - started, 'answered within 1 s').to.be.below(1000);
+      } finally {
+        await slow;
+        await busyOrm.close(true);
       }
     });
 
