@@ -79,6 +79,13 @@ async function previousSecretMatches(secret: string, client: ApiClient): Promise
   return secretMatches(secret, client.previousSecretHash);
 }
 
+/** Whether a secret of this hash still gets tokens: the client's current one, or the one replaced, in its grace. */
+function stillValid(client: ApiClient, hash: string): boolean {
+  if (client.secretHash === hash) return true;
+  const expiresAt = client.previousSecretExpiresAt;
+  return client.previousSecretHash === hash && !!expiresAt && expiresAt.getTime() > Date.now();
+}
+
 export interface RotatedSecret {
   customerId: string;
   clientId: string;
@@ -149,6 +156,9 @@ export async function issueToken(
   if (!client || !(current || (await previousSecretMatches(clientSecret, client)))) {
     throw new CambioError('INVALID_CLIENT', 'unknown client or wrong secret');
   }
+  // Taken before the transaction, whose read of the client again refreshes this entity.
+  const matched = current ? client.secretHash : client.previousSecretHash;
+  const firstUse = current && !client.secretUsedAt;
   // The customer is read under a share lock, and the token's `iat` taken while it is held: a disable committing
   // meanwhile is waited for (and refuses), and one that comes later takes its revocation moment after this token's
   // `iat`, so the token is revoked with the others (decision 0332).
@@ -160,6 +170,16 @@ export async function issueToken(
     );
     if (!customer || customer.disabledAt)
       throw new CambioError('INVALID_CLIENT', 'the customer of this client is disabled');
+    // The secret checked is checked again under the client's share lock, which a rotation's update waits on: the check
+    // above read the client before its scrypt (tens of ms, more in its queue), and a rotation, or a disable ending a
+    // replaced secret's grace, that committed meanwhile must not give that secret a token (decision 0349).
+    const fresh = await tx.findOne(
+      ApiClientSchema,
+      { clientId },
+      { lockMode: LockMode.PESSIMISTIC_READ, refresh: true },
+    );
+    if (!fresh || !matched || !stillValid(fresh, matched))
+      throw new CambioError('INVALID_CLIENT', 'unknown client or wrong secret');
     return jwt.sign({ client_id: clientId, iat: Math.floor(Date.now() / 1000) }, key.privateKey, {
       algorithm: 'RS256',
       keyid: key.kid,
@@ -171,7 +191,7 @@ export async function issueToken(
     });
   });
   // The first token of a new secret tells a later rotation that the customer runs on it (decision 0229).
-  if (current && !client.secretUsedAt) await markSecretUsed(em, clientId, client.secretHash);
+  if (firstUse && matched) await markSecretUsed(em, clientId, matched);
   return { accessToken, tokenType: 'Bearer', expiresIn: TOKEN_LIFETIME_SECONDS };
 }
 

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import supertest from 'supertest';
 import { createApp } from '../../api/app';
+import { rotateClientSecret } from '../../services/auth';
 import { setCustomerDisabled } from '../../services/customers';
 import { eventually, newCustomer, stack } from '../helpers/stack';
 import { cambio, cambioFails } from '../helpers/cli';
@@ -175,6 +176,24 @@ describe('customer access', function () {
       await disable.done;
       const res = await answered;
       expect([res.status, res.body.code]).to.deep.equal([401, 'INVALID_CLIENT']);
+    });
+
+    it('a token asked for with a secret rotated away while it waits is refused; the new secret gets one', async () => {
+      const { http, services } = await stack();
+      const c = await newCustomer();
+      // The request has read the client and checked the secret, and waits for the customer's row (a disable, a token
+      // being signed); meanwhile the operator rotates the leaked secret with no grace (decision 0349).
+      const signing = await holdCustomerRow('select id from customers where id = ? for no key update', c.customerId);
+      const token = (clientSecret: string) =>
+        http.post('/api/oauth/client/token').send({ clientId: c.clientId, clientSecret });
+      const answered = token(c.clientSecret).then((res) => res);
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      const rotated = await rotateClientSecret(services.orm, c.customerId, 0);
+      signing.release();
+      await signing.done;
+      const res = await answered;
+      expect([res.status, res.body.code]).to.deep.equal([401, 'INVALID_CLIENT']);
+      expect((await token(rotated.clientSecret)).status).to.equal(200);
     });
 
     it('a disable that waited for a token being signed revokes it', async () => {
