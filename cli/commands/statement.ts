@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AccountSchema } from '../../db/entities';
 import { systemEm, tenantEm } from '../../db/orm';
+import { ASSETS, isAssetCode } from '../../domain/assets';
 import { isUuid } from '../../domain/uuid';
 import { notFound, validationError } from '../../domain/errors';
 import { openStatement } from '../../statements/statement';
@@ -30,10 +31,11 @@ export function statementCommands(program: Command): void {
     .action(async (accountId: string, opts: { asset: string; from: string; to: string; format: string }) => {
       if (!isUuid(accountId)) throw validationError('accountId', 'must be a UUID');
       if (!FORMATS.includes(opts.format)) throw validationError('--format', `must be one of ${FORMATS.join(', ')}`);
+      const asset = opts.asset.toUpperCase();
+      if (!isAssetCode(asset)) throw validationError('--asset', `must be one of ${ASSETS.join(', ')}`);
       await withServices(async (s) => {
         const account = await systemEm(s.orm).findOne(AccountSchema, { id: accountId.toLowerCase() });
         if (!account) throw notFound('account');
-        const asset = opts.asset.toUpperCase();
         const camt053 = opts.format === 'camt053' ? await import('../../statements/formats/camt053') : null;
         camt053?.assertCamt053Asset(asset);
         const em = tenantEm(s.orm, account.customerId);

@@ -309,7 +309,7 @@ describe('Statements', function () {
     expect((after.body as StatementBody).entries.length).to.equal(1);
   });
 
-  it('cambio statement prints the statement the API answers, in JSON and CSV; an unknown account fails', async () => {
+  it('cambio statement prints what the API answers, in JSON and CSV; an unknown account or asset fails', async () => {
     const periodStart = new Date(Date.now() - 3600_000).toISOString();
     const periodEnd = new Date().toISOString();
     const query = { asset: 'BRL', periodStart, periodEnd };
@@ -322,5 +322,11 @@ describe('Statements', function () {
     const unknown = await cambioFails('statement', '00000000-0000-4000-8000-000000000000', ...args.slice(2));
     expect(unknown.exitCode).to.not.equal(0);
     expect(unknown.body.code).to.equal('NOT_FOUND');
+    // An asset Cambio does not know is the caller's mistake, named, as the API's 400 names it.
+    const badAsset = await cambioFails('statement', a, '--asset', 'XYZ', '--from', periodStart, '--to', periodEnd);
+    expect([badAsset.body.code, badAsset.body.details?.errors?.[0]?.path]).to.deep.equal([
+      'VALIDATION_ERROR',
+      '--asset',
+    ]);
   });
 });
