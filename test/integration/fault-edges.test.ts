@@ -16,6 +16,8 @@ import type { ServiceContext } from '../../services/context';
 import type { Config } from '../../config';
 import { ormConfig, systemEm, tenantEm } from '../../db/orm';
 import { advisoryLockId } from '../../db/repositories/idempotency';
+import { openDatabaseProbe } from '../../db/repositories/readiness-and-metrics';
+import { sessionSettingsOf } from '../../db/session-settings';
 import { activeAccount } from '../helpers/fixtures';
 import { fund, quote } from '../helpers/money';
 import { dribble, listen, Listening, rawRequest } from '../helpers/raw-http';
@@ -271,12 +273,11 @@ describe('fault edges (issue 19)', function () {
         const { services } = await stack();
         const c = await newCustomer('Outage Observer SA');
         const account = await activeAccount(c, ['BRL', 'USD']);
-        const deadOrm = await MikroORM.init({
-          ...ormConfig(`postgres://postgres@127.0.0.1:${await closedPort()}/cambio`),
-          connect: false,
-        });
+        const deadUrl = `postgres://postgres@127.0.0.1:${await closedPort()}/cambio`;
+        const deadOrm = await MikroORM.init({ ...ormConfig(deadUrl), connect: false });
+        const databaseProbe = openDatabaseProbe(deadUrl, sessionSettingsOf(services.config));
         try {
-          const api = await appWith({ customerCacheSeconds: 60 }, { ...services, orm: deadOrm });
+          const api = await appWith({ customerCacheSeconds: 60 }, { ...services, orm: deadOrm, databaseProbe });
           open.push(api);
           const res = await post(
             `${api.url}/api/quotes`,
@@ -290,6 +291,7 @@ describe('fault edges (issue 19)', function () {
           expect(ready.status).to.equal(503);
           expect(Date.now() - started).to.be.below(1000);
         } finally {
+          await databaseProbe.close();
           await deadOrm.close(true);
         }
       },
