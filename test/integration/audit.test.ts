@@ -35,6 +35,7 @@ describe('operator audit log and secret rotation', function () {
 
   it('records every operator action with who, what, target and reason; concurrent writers keep one chain', async () => {
     const since = new Date().toISOString();
+    const missingLog = randomUUID();
     const { services } = await stack();
     const created = await json('customer', 'create', '--name', 'Audited Ltda', '--operator', 'alice');
     const c = await newCustomer('Audited Ops');
@@ -82,7 +83,7 @@ describe('operator audit log and secret rotation', function () {
       cambio('customer', 'rotate-secret', created.customerId),
       cambioFails('withdrawal', 'approve', dep.id),
       cambioFails('withdrawal', 'reject', randomUUID()),
-      cambioFails('webhook', 'redeliver', randomUUID()),
+      cambioFails('webhook', 'redeliver', missingLog.toUpperCase()),
     ]);
     await cambio('deposit', 'replay', short.id);
 
@@ -111,6 +112,8 @@ describe('operator audit log and secret rotation', function () {
     expect(one('customer.disable')).to.deep.include({ operator: 'bob', target: created.customerId });
     expect(one('customer.enable').operator, 'CAMBIO_OPERATOR').to.equal('test-operator');
     expect(one('account.reject')).to.deep.include({ target: toReject, reason: 'blurry documents' });
+    // An id typed in upper case is named as every other, in lower case (cli/ids.ts).
+    expect(one('webhook.redeliver').target).to.equal(missingLog);
     expect(one('payment.return')).to.deep.include({ target: extra[0].id, reason: 'paid twice' });
     expect(one('payment.credit').details).to.deep.include({ account: account.id, outcome: 'OK' });
     // What an action learns as it runs is in its row, which commits in the action's own transaction.
