@@ -49,6 +49,8 @@ const STATUS: Record<ErrorCode, number> = {
   SUBSCRIPTION_LIMIT_REACHED: 422,
   // The customer has PAYMENT_INSTRUCTIONS_PENDING_MAX instructions waiting for review (decision 0316).
   PAYMENT_INSTRUCTION_LIMIT_REACHED: 422,
+  // The customer's documents would pass DOCUMENT_STORAGE_PER_CUSTOMER_MB (decision 0350).
+  DOCUMENT_STORAGE_LIMIT_REACHED: 422,
   // Another customer's payment already has this rail reference; whose is not said.
   RAIL_REFERENCE_IN_USE: 409,
   // Postgres or Temporal could not be reached or gave up (see `dependencyFailure`): retry with the same key.

@@ -49,6 +49,8 @@ export interface Config extends RailConfigs {
   webhookSubscriptionsMax: number;
   /** Instructions one customer may have PENDING_REVIEW; past it a new one is 422 PAYMENT_INSTRUCTION_LIMIT_REACHED. */
   paymentInstructionsPendingMax: number;
+  /** Bytes of onboarding documents one customer may store, in MiB (decision 0350). */
+  documentStoragePerCustomerMb: number;
   /** Events are kept this many days for the events API, then purged by the worker. */
   eventRetentionDays: number;
   /**
@@ -205,6 +207,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'PAYMENT_INSTRUCTIONS_PENDING_MAX',
       1,
       10_000,
+    ),
+    // Documents are kept (a superseded or rejected one is evidence too) and there is no delete: 1 GiB is about two
+    // hundred documents at the 5 MiB maximum, a thousand at a usual size, and stops one customer (or a leaked key)
+    // from filling the database every customer shares (decision 0350).
+    documentStoragePerCustomerMb: intWithin(
+      env.DOCUMENT_STORAGE_PER_CUSTOMER_MB,
+      1024,
+      'DOCUMENT_STORAGE_PER_CUSTOMER_MB',
+      5,
+      1_048_576,
     ),
     eventRetentionDays: int(env.EVENT_RETENTION_DAYS, 30, 'EVENT_RETENTION_DAYS'),
     statementInterval: parseStatementInterval(env.STATEMENT_INTERVAL || 'month') && (env.STATEMENT_INTERVAL || 'month'),

@@ -11,6 +11,8 @@ import { isRequired } from '../domain/requirements';
 import { initialStates } from '../domain/states';
 import { CambioError, notFound, validationError } from '../domain/errors';
 import type { DocumentSummary } from '../db/repositories/accounts';
+import { documentBytesLocked } from '../db/repositories/account-documents';
+import type { Config } from '../config';
 import { checkTaxId, findAccount, TaxIdInput } from './accounts';
 
 type Address = Record<string, string>;
@@ -157,15 +159,22 @@ function decodeContent(content: string): Buffer {
 
 /**
  * Stores a document for one of the account's requirements; the newest upload per requirement is the one that
- * counts, so a re-upload after a rejection moves the requirement from `errors` to `pendingVerification`.
+ * counts, so a re-upload after a rejection moves the requirement from `errors` to `pendingVerification`. 422
+ * DOCUMENT_STORAGE_LIMIT_REACHED when the customer's documents would pass its storage budget (decision 0350).
  */
-export async function uploadDocument(em: Em, accountId: string, input: DocumentInput): Promise<DocumentSummary> {
+export async function uploadDocument(
+  em: Em,
+  accountId: string,
+  input: DocumentInput,
+  limits: Pick<Config, 'documentStoragePerCustomerMb'>,
+): Promise<DocumentSummary> {
   const content = decodeContent(input.content);
   const uboId = input.uboId?.toLowerCase() ?? null;
   const doc = await inTransaction(em, async (tx) => {
     const account = await lockEditable(tx, accountId);
     const uboIds = (await tx.find(UboSchema, { accountId })).map((u) => u.id);
     if (!isRequired(uboIds, input.documentType, uboId)) throw requirementMismatch(input.documentType, uboId, uboIds);
+    await requireStorageFor(tx, content.length, limits.documentStoragePerCustomerMb);
     const now = new Date();
     const created = tx.create(AccountDocumentSchema, {
       id: randomUUID(),
@@ -185,6 +194,19 @@ export async function uploadDocument(em: Em, accountId: string, input: DocumentI
     return created;
   });
   return doc;
+}
+
+/** 422 DOCUMENT_STORAGE_LIMIT_REACHED unless `bytes` more fit the customer's budget, counted under its lock. */
+async function requireStorageFor(tx: Em, bytes: number, budgetMb: number): Promise<void> {
+  const limitBytes = budgetMb * 1024 * 1024;
+  const usedBytes = await documentBytesLocked(tx);
+  if (usedBytes + bytes > limitBytes) {
+    throw new CambioError(
+      'DOCUMENT_STORAGE_LIMIT_REACHED',
+      `the customer's documents take ${usedBytes} of its ${limitBytes} bytes; this one (${bytes}) does not fit`,
+      { limitBytes, usedBytes },
+    );
+  }
 }
 
 function requirementMismatch(documentType: string, uboId: string | null, uboIds: string[]): CambioError {

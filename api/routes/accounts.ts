@@ -110,9 +110,10 @@ export function accountRoutes(table: RouteTable, s: ServiceContext): void {
     body: uploadDocumentBody,
     bodyRequired: true,
     response: { status: 201, schema: ref('Document') },
-    errors: ['INVALID_STATE'],
+    errors: ['INVALID_STATE', 'DOCUMENT_STORAGE_LIMIT_REACHED'],
     async handler(ctx) {
-      ctx.body = presentDocument(await uploadDocument(em(ctx), ctx.params.accountId, body<DocumentInput>(ctx)));
+      const doc = await uploadDocument(em(ctx), ctx.params.accountId, body<DocumentInput>(ctx), s.config);
+      ctx.body = presentDocument(doc);
       ctx.status = 201;
     },
   });
