@@ -1,6 +1,6 @@
-// What the API's probes and gauges read (GET /readyz, GET /metrics): a `select 1` and whole-deployment counts,
-// hand-written through the EntityManager's connection (`em.execute`): they are aggregates over every customer,
-// which the ORM's entity reads are not for. Tenant: none on purpose; no figure names a customer.
+// What the API's probes and gauges read (GET /readyz, GET /metrics): a `select 1` on a connection of the probe's own,
+// and whole-deployment counts hand-written through the EntityManager's connection (`em.execute`): they are aggregates
+// over every customer, which the ORM's entity reads are not for. Tenant: none on purpose; no figure names a customer.
 import { Pool } from 'pg';
 import { inTransaction } from '../transaction';
 import type { Orm } from '../orm';
