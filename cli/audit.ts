@@ -19,6 +19,8 @@ const AUDITED: Record<string, string> = {
   'account approve': 'account.approve',
   'account reject': 'account.reject',
   'account tag': 'account.tag',
+  // Reading a company's or a person's identity document is recorded too (decision 0351).
+  'account document': 'account.document',
   'instruction approve': 'instruction.approve',
   'instruction reject': 'instruction.reject',
   'withdrawal approve': 'withdrawal.approve',

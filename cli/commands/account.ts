@@ -1,11 +1,13 @@
+import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { AccountSchema } from '../../db/entities/account';
 import { systemEm, tenantEm } from '../../db/orm';
 import type { Em } from '../../db/orm';
+import { accountsUnderReview, documentOfAnyCustomer } from '../../db/repositories/accounts';
 import { notFound } from '../../domain/errors';
 import type { ServiceContext } from '../../services/context';
-import { presentAccountRecord, type AccountView } from '../../presenters/account';
-import { tagAccount } from '../../services/accounts';
+import { presentAccountRecord, presentDocument, type AccountView } from '../../presenters/account';
+import { recordOf, tagAccount } from '../../services/accounts';
 import { decideAccountReview } from '../../services/account-review';
 import { output, withServices, withTemporalServices } from '../context';
 import { operatorActor } from '../audit';
@@ -23,8 +25,76 @@ async function accountScope(s: ServiceContext, accountId: string): Promise<Em> {
 
 const summary = (a: AccountView) => `account ${a.id} ${a.currentState.status}`;
 
+/**
+ * An account waiting for a decision as an operator weighs it (decision 0351): its owner, the UBOs the approval marks
+ * VERIFIED and the documents it marks ACCEPTED (those waiting for verification), each document's id for
+ * `cambio account document`.
+ */
+async function underReviewRow(s: ServiceContext, account: Parameters<typeof recordOf>[1]) {
+  const record = await recordOf(tenantEm(s.orm, account.customerId), account);
+  const view = presentAccountRecord(record);
+  return {
+    id: view.id,
+    customerId: view.customer.id,
+    owner: { legalName: view.owner.legalName, taxId: view.owner.taxId },
+    since: view.currentState.createdAt,
+    ubos: view.owner.ubos.map((u) => ({
+      id: u.id,
+      name: u.name,
+      taxId: u.taxId,
+      ownershipPercentage: u.ownershipPercentage,
+    })),
+    documents: record.documents.filter((d) => d.status === 'PENDING_VERIFICATION').map(presentDocument),
+  };
+}
+
+function underReviewLine(r: Awaited<ReturnType<typeof underReviewRow>>): string {
+  const who = (uboId: string | null) => (uboId ? ` of ${r.ubos.find((u) => u.id === uboId)?.name ?? uboId}` : '');
+  const docs = r.documents.map((d) => `${d.documentType}${who(d.uboId)} ${d.id}`).join(', ') || 'none';
+  return (
+    `${r.id} ${r.owner.legalName} (${r.owner.taxId.type} ${r.owner.taxId.value}) of customer ${r.customerId} ` +
+    `since ${r.since}: ${r.ubos.length} UBO(s); documents to verify: ${docs}`
+  );
+}
+
 export function accountCommands(program: Command): void {
   const account = program.command('account').description('account onboarding reviews and tags');
+
+  account
+    .command('list')
+    .description(
+      'list the accounts waiting for a review decision (UNDER_REVIEW) across customers, longest waiting first, ' +
+        'with their UBOs and the documents an approval accepts',
+    )
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const rows = await withServices(async (s) =>
+        Promise.all((await accountsUnderReview(systemEm(s.orm))).map((a) => underReviewRow(s, a))),
+      );
+      output(!!opts.json, rows, rows.map(underReviewLine).join('\n') || 'no accounts waiting for review');
+    });
+
+  account
+    .command('document <documentId>')
+    .description("an onboarding document's content, to read before a decision: to --out, else to stdout (audited)")
+    .option('--out <file>', 'write the content to this file')
+    .option('--json', "with --out: print the document's record (no content) as JSON")
+    .action(async (typed: string, opts: { out?: string; json?: boolean }) => {
+      const documentId = targetId(typed, 'document');
+      const doc = await withServices((s) => documentOfAnyCustomer(systemEm(s.orm), documentId));
+      if (!doc) throw notFound('document');
+      if (!opts.out) {
+        process.stdout.write(doc.content);
+        return;
+      }
+      await writeFile(opts.out, doc.content);
+      const record = { ...presentDocument(doc), accountId: doc.accountId, customerId: doc.customerId, file: opts.out };
+      output(
+        !!opts.json,
+        record,
+        `document ${doc.id} (${doc.fileName}, ${doc.sizeBytes} bytes) written to ${opts.out}`,
+      );
+    });
 
   account
     .command('approve <accountId>')

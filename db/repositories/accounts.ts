@@ -3,7 +3,8 @@
 // UBOs and documents as JSON columns (one small prepared statement beside the account's ORM read; db/raw.ts
 // `queryRows`), and the list's resource, whose page reads the same columns with its rows (db/repositories/lists.ts).
 // Tenant: a new account, the parts statement and the owner's tax id look-up take the customer from the
-// EntityManager's scope (`tenantOf`); the list adds it in lists.ts the same way.
+// EntityManager's scope (`tenantOf`); the list adds it in lists.ts the same way. The operators' reads across customers
+// (accounts under review, a document's content) take a system-scoped EntityManager and say so.
 import type { Account, AccountDocument, Ubo } from '../entities/account';
 import { ACCOUNT_STATUSES, AccountDocumentSchema, AccountSchema, UboSchema } from '../entities/account';
 import type { FieldCatalogue } from '../../domain/list-filters';
@@ -107,4 +108,23 @@ export async function ownsAccountOfTaxId(em: Em, taxId: string): Promise<boolean
     [tenantOf(em), taxId],
   );
   return rows.length > 0;
+}
+
+/**
+ * For operators (a system-scoped EntityManager): the accounts waiting for a review decision (UNDER_REVIEW), across
+ * customers, the longest-waiting first (by their last change, which for such an account is its submission or a tag),
+ * at most `limit` (decision 0351).
+ */
+export function accountsUnderReview(systemScoped: Em, limit = 1000): Promise<Account[]> {
+  return systemScoped.find(
+    AccountSchema,
+    { status: 'UNDER_REVIEW' },
+    { orderBy: { updatedAt: 'asc', id: 'asc' }, limit },
+  );
+}
+
+/** For operators (a system-scoped EntityManager): an onboarding document with its content, whichever its customer. */
+export function documentOfAnyCustomer(systemScoped: Em, documentId: string): Promise<AccountDocument | null> {
+  // The content is a lazy property: loaded only when named.
+  return systemScoped.findOne(AccountDocumentSchema, { id: documentId }, { populate: ['content'] });
 }
