@@ -3,7 +3,10 @@
 import { CambioError } from './errors';
 import { isIsoTimestamp } from './list-filters';
 
-/** An instant with microsecond precision (Postgres' own), so no client digit is silently dropped. */
+/**
+ * An instant with microsecond precision (Postgres' own), so no client digit is silently dropped (a report then reads
+ * its window to the millisecond above, which selects the same movements: `toMillisecondWindow`).
+ */
 export interface Instant {
   /** Microseconds since the Unix epoch. */
   micros: bigint;
@@ -57,6 +60,22 @@ export function parseInstant(name: string, value: unknown, path = `/query/${name
   const date = new Date(value as string);
   const subMillis = BigInt((m[2] ?? '').padEnd(6, '0').slice(3));
   return { micros: BigInt(date.getTime()) * 1000n + subMillis, echo: date.toISOString() };
+}
+
+/**
+ * The window a report reads: each bound rounded up to the millisecond. A movement's moment is stored to the millisecond
+ * (`movements.completed_at`), so a bound between two milliseconds selects exactly what the next millisecond selects,
+ * and the `period` the response echoes (`toISOString()`, milliseconds, as the spec says) is then the window read: a
+ * start of `.794001` read to the microsecond but echoed `.794` named a window its totals left `.794` out of
+ * (decision 0352).
+ */
+export function toMillisecondWindow(period: ReportPeriod): ReportPeriod {
+  const up = ({ micros }: Instant): Instant => {
+    const below = ((micros % 1000n) + 1000n) % 1000n; // microseconds past the millisecond below (before 1970 too)
+    const ms = (micros - below) / 1000n + (below === 0n ? 0n : 1n);
+    return { micros: ms * 1000n, echo: new Date(Number(ms)).toISOString() };
+  };
+  return { start: up(period.start), end: up(period.end) };
 }
 
 /** A half-open range of instants `[from, to)`, as timestamptz literals. */

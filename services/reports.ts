@@ -2,7 +2,7 @@ import type { Em } from '../db/orm';
 import { MOVEMENT_DIRECTIONS, MovementDirection } from '../db/entities/movement';
 import { reportTotals } from '../db/repositories/reports';
 import { Dec } from '../domain/money';
-import { parsePeriod, ReportPeriod } from '../domain/report-period';
+import { parsePeriod, ReportPeriod, toMillisecondWindow } from '../domain/report-period';
 import { parseFilters } from '../lists/filter-parser';
 
 export interface ReportQuery {
@@ -32,7 +32,7 @@ export interface Report {
  * movements. Sums are Postgres numeric: exact.
  */
 export async function getReport(em: Em, query: ReportQuery): Promise<Report> {
-  const period = parsePeriod(query.periodStart, query.periodEnd);
+  const period = toMillisecondWindow(parsePeriod(query.periodStart, query.periodEnd));
   const rows = await reportTotals(em, period, parseFilters(query.filters));
   const lines = rows
     .map((r) => ({ asset: r.asset, direction: r.direction, sum: new Dec(r.sum), count: Number(r.count) }))

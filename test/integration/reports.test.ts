@@ -219,6 +219,11 @@ describe('reports', function () {
       expect(res.status).to.equal(200);
       expect(res.body.totals, `[${start}, ${end})`).to.deep.equal(expected(legs, start, end));
     }
+    // A bound between two milliseconds reads from the next one, and the period says so (movements are stamped in ms).
+    const justAfterMid = mid.replace('Z', '001Z');
+    const next = iso(Date.parse(mid) + 1);
+    const between = await report(c, { periodStart: justAfterMid, periodEnd: to });
+    expect(between.body).to.deep.equal({ period: { start: next, end: to }, totals: expected(legs, next, to) });
     const empty = await report(c, { periodStart: iso(Date.parse(from) - 86_400_000), periodEnd: from });
     expect(empty.body).to.deep.equal({ period: { start: iso(Date.parse(from) - 86_400_000), end: from }, totals: [] });
   });

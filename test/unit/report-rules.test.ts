@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { CambioError } from '../../domain/errors';
 import { parseFilters } from '../../lists/filter-parser';
 import { compileFilters } from '../../db/lists/filter-sql';
-import { isoMicros, parsePeriod, splitPeriod } from '../../domain/report-period';
+import { isoMicros, parsePeriod, splitPeriod, toMillisecondWindow } from '../../domain/report-period';
 import { REPORT_FIELDS } from '../../db/repositories/reports';
 import { codeOf } from '../helpers/errors';
 
@@ -53,6 +53,17 @@ describe('report window', () => {
     expect(parsePeriod('2026-11-01T00:00:00.000001Z', '2026-11-01T00:00:00.000002Z').end.micros).to.equal(
       1793491200000002n,
     );
+  });
+
+  it("reads a report's window to the millisecond above each bound, and echoes that window (movements are ms)", () => {
+    const w = toMillisecondWindow(parsePeriod('2026-11-01T00:00:00.794001Z', '2026-11-01T00:00:01.000999Z'));
+    expect([w.start.echo, w.end.echo]).to.deep.equal(['2026-11-01T00:00:00.795Z', '2026-11-01T00:00:01.001Z']);
+    expect(w.start.micros).to.equal(1793491200795000n);
+    const whole = toMillisecondWindow(parsePeriod('2026-11-01T00:00:00.794Z', '2026-11-01T00:00:01Z'));
+    expect([whole.start.echo, whole.end.echo]).to.deep.equal(['2026-11-01T00:00:00.794Z', '2026-11-01T00:00:01.000Z']);
+    // Before the epoch too: up is towards the future.
+    const old = toMillisecondWindow(parsePeriod('1969-12-31T23:59:59.999001Z', '1970-01-01T00:00:00Z'));
+    expect(old.start.echo).to.equal('1970-01-01T00:00:00.000Z');
   });
 
   it('splits a window into whole UTC days and its partial edges', () => {
