@@ -6,10 +6,13 @@
 # TypeScript is compiled in the build stage; the image runs that JavaScript with production dependencies only
 # (Temporal's worker package brings webpack and swc, unused here: the workflow bundle is built in the build stage).
 
+# No dependency's install script runs (--ignore-scripts), as on a developer's machine: package.json's allowScripts
+# refuses each of them, but the npm of node:20 (10.x) does not read that field and would run them all, as root, one
+# of them a downloader (decision 0130).
 FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY . .
 RUN npm run build
 # The workflow bundle, made here from the same code: a worker reads it (WORKFLOW_BUNDLE_PATH) instead of bundling at
@@ -21,7 +24,7 @@ WORKDIR /app
 ENV NODE_ENV=production
 ENV WORKFLOW_BUNDLE_PATH=/app/dist/workflow-bundle.js
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 
 USER node
