@@ -128,7 +128,9 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
     ctx.body = jwks(services.signingKey);
   });
   platform.get('/openapi.json', (ctx) => {
-    ctx.body = openApiDocument(tables.get(ctx.state.version)!, ctx.state.version, `${ctx.protocol}://${ctx.host}`);
+    const here = `${ctx.protocol}://${ctx.host}`;
+    const tokenUrl = `${config.authUrl ?? here}/api/oauth/client/token`;
+    ctx.body = openApiDocument(tables.get(ctx.state.version)!, ctx.state.version, here, tokenUrl);
   });
   registerDocs(platform);
   // Exactly the path the notice gate checks (case and trailing slash included): no other spelling reaches the

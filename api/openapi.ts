@@ -100,7 +100,8 @@ function publishable<T>(schema: T): T {
 }
 
 /** OpenAPI 3.1 straight from the route table, so the document and Ajv never disagree. */
-export function openApiDocument(table: RouteTable, version: string, serverUrl: string) {
+/** `tokenUrl`: where clients get their bearer tokens (AUTH_URL's token endpoint, else this server's). */
+export function openApiDocument(table: RouteTable, version: string, serverUrl: string, tokenUrl: string) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of table.routes) {
     const path = r.path.replace(/:([A-Za-z]+)/g, '{$1}');
@@ -186,7 +187,14 @@ export function openApiDocument(table: RouteTable, version: string, serverUrl: s
     },
     servers: [{ url: serverUrl }],
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: `An access token from POST ${tokenUrl} with {"clientId", "clientSecret"}, valid for an hour`,
+        },
+      },
       schemas: { ...RESPONSE_SCHEMAS, ...EVENT_PAYLOAD_SCHEMAS },
       headers: HEADERS,
     },

@@ -24,7 +24,11 @@ export interface Config extends RailConfigs {
    * `rails` (railsTaskQueue).
    */
   workerQueues: WorkerQueue[];
-  authUrl: string;
+  /**
+   * AUTH_URL: the base address of the token endpoint when it is not this API's own (the spec's "unless AUTH_URL points
+   * elsewhere"); /openapi.json names it. Unset: the API's own address.
+   */
+  authUrl?: string;
   /** SANDBOX: the /api/sandbox routes exist (customers stand in for operators and rails). Off unless asked. */
   sandbox: boolean;
   quoteTtlSeconds: number;
@@ -163,7 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Deliveries have their own queue, workers and slots: a receiver that hangs can only hold delivery slots.
     webhookTaskQueue: env.TEMPORAL_WEBHOOK_TASK_QUEUE || 'cambio-webhooks',
     workerQueues: queues(env.WORKER_QUEUES),
-    authUrl: env.AUTH_URL || `http://127.0.0.1:${port}`,
+    authUrl: baseUrl(env.AUTH_URL, 'AUTH_URL'),
     // The customer approves its own reviews and reports its own deposits paid: never a silent default.
     sandbox: bool(env.SANDBOX, false),
     quoteTtlSeconds: intWithin(env.QUOTE_TTL_SECONDS, 30, 'QUOTE_TTL_SECONDS', 1, QUOTE_TTL_MAX_SECONDS),
@@ -379,3 +383,18 @@ function checkRatesMaxAge({ sources, pollSeconds, maxAgeSeconds, timeoutMs }: Ra
   );
 }
 // ---- end of live exchange rates ----------------------------------------------------------------------------------
+
+/** An http(s) base address without its trailing slash, or undefined when unset; anything else stops the process. */
+function baseUrl(value: string | undefined, name: string): string | undefined {
+  if (!value) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`${name} must be an http or https URL, got "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new Error(`${name} must be an http or https URL, got "${value}"`);
+  }
+  return value.replace(/\/+$/, '');
+}

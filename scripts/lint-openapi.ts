@@ -20,6 +20,7 @@ export function lintOpenApi(): { status: number; output: string } {
     VERSIONS.get(DEFAULT_VERSION)!.routes(services),
     DEFAULT_VERSION,
     'http://127.0.0.1:3000',
+    'http://127.0.0.1:3000/api/oauth/client/token',
   );
   const dir = mkdtempSync(path.join(tmpdir(), 'cambio-openapi-'));
   try {

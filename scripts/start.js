@@ -320,6 +320,7 @@ async function main() {
     '',
     'Cambio is ready.',
     `  API            ${base}`,
+    `  Token          ${(env.AUTH_URL || base).replace(/\/+$/, '')}/api/oauth/client/token`,
     `  OpenAPI        ${base}/openapi.json`,
     `  API reference  ${base}/docs`,
     `  Metrics        ${base}/metrics`,

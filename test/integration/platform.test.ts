@@ -35,6 +35,22 @@ describe('platform', () => {
     expect(res.body.paths['/api/oauth/client/token'].post.security).to.deep.equal([]);
   });
 
+  it("names where tokens come from: this server's token endpoint, or AUTH_URL's", async () => {
+    const { http, config } = await stack();
+    const description = async () =>
+      (await http.get('/openapi.json')).body.components.securitySchemes.bearer.description as string;
+    expect(await description()).to.match(
+      /^An access token from POST http:\/\/127\.0\.0\.1:\d+\/api\/oauth\/client\/token /,
+    );
+    const before = config.authUrl;
+    config.authUrl = 'https://auth.example.com';
+    try {
+      expect(await description()).to.contain('POST https://auth.example.com/api/oauth/client/token with');
+    } finally {
+      config.authUrl = before;
+    }
+  });
+
   it('answers an unknown route with 404 NOT_FOUND, a request id and the served version', async () => {
     const { http } = await stack();
     const c = await newCustomer();

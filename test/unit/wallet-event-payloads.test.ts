@@ -88,6 +88,7 @@ describe('WALLET instructions in webhook payloads (decision 0134, /openapi.json 
     VERSIONS.get(DEFAULT_VERSION)!.routes(services),
     DEFAULT_VERSION,
     'http://127.0.0.1:3000',
+    'http://127.0.0.1:3000/api/oauth/client/token',
   );
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
