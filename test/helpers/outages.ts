@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import supertest from 'supertest';
 import { activeAccount } from './fixtures';
 import { fund, untilStatus } from './money';
-import { freePort } from './processes';
+import { portForLater } from './processes';
 import { idem, newCustomer, stack } from './stack';
 import { TcpProxy } from './tcp-proxy';
 
@@ -12,14 +12,14 @@ import { TcpProxy } from './tcp-proxy';
 export async function temporalDown(): Promise<{ proxy: TcpProxy; address: string }> {
   const { config } = await stack();
   const [host, port] = config.temporalAddress.split(':');
-  const proxy = new TcpProxy(await freePort(), { host, port: Number(port) });
+  const proxy = new TcpProxy(await portForLater(), { host, port: Number(port) });
   return { proxy, address: `127.0.0.1:${proxy.port}` };
 }
 
 /** Postgres behind a closed proxy, as the application role (as every spawned process of the run, scripts/test.js). */
 export async function postgresDown(): Promise<{ proxy: TcpProxy; databaseUrl: string }> {
   const { config } = await stack();
-  const proxy = new TcpProxy(await freePort());
+  const proxy = new TcpProxy(await portForLater());
   const url = new URL(process.env.CAMBIO_TEST_APP_DATABASE_URL ?? config.databaseUrl);
   url.host = `127.0.0.1:${proxy.port}`;
   return { proxy, databaseUrl: url.toString() };

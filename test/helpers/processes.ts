@@ -3,6 +3,7 @@
 // reaches the application itself; and in its own process group, so a SIGKILL takes anything it started with it.
 import { ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import { eventually, simulatorEnv, stack, workflowBundleEnv } from './stack';
 import { entryArgs } from './entries';
@@ -13,6 +14,31 @@ const { WORKER_NODE_ARGS, API_NODE_ARGS } = require('../../scripts/lib/node-args
   API_NODE_ARGS: string[];
 };
 export { freePort };
+
+// Below Linux's ephemeral range (32768 to 60999 by default), where every outgoing connection takes its local port.
+const LATER_PORTS = { from: 20000, to: 32000 };
+
+/**
+ * A port free on 127.0.0.1 now, for a listener that opens later (a spawned API, a proxy that opens when its test
+ * says). Not from the ephemeral range, as `freePort`'s are: there, an outgoing connection of any process (the shards'
+ * hundreds to Postgres and Temporal) could take it meanwhile, and the later listen failed with EADDRINUSE.
+ */
+export async function portForLater(): Promise<number> {
+  for (let tries = 0; tries < 50; tries++) {
+    const port = LATER_PORTS.from + Math.floor(Math.random() * (LATER_PORTS.to - LATER_PORTS.from));
+    if (await isPortFree(port)) return port;
+  }
+  return freePort();
+}
+
+function isPortFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -118,7 +144,7 @@ export async function spawnApi(
   env: Record<string, string> = {},
   ready: (status: number) => boolean = (s) => s === 200,
 ): Promise<ApiProc> {
-  const port = await freePort();
+  const port = await portForLater();
   await stack(); // its simulated PSP is the one the process pays out through
   const queues = queuesOf(taskQueue);
   // With the API's production flags (scripts/lib/node-args.js).

@@ -8,7 +8,7 @@ import { systemEm } from '../../db/orm';
 import { ensureSchedules, periodicJobs, scheduleId } from '../../worker/schedules';
 import { cambioWithin } from '../helpers/cli';
 import { postgresDown } from '../helpers/outages';
-import { freePort } from '../helpers/processes';
+import { portForLater } from '../helpers/processes';
 import { eventually, stack } from '../helpers/stack';
 import { TcpProxy } from '../helpers/tcp-proxy';
 
@@ -33,7 +33,7 @@ describe('cambio schedule pause, a dependency cut after Temporal took the pause'
     const pg = await postgresDown();
     await pg.proxy.open();
     const [host, port] = config.temporalAddress.split(':');
-    const temporal = new TcpProxy(await freePort(), { host, port: Number(port) }, REPLY_DELAY_MS);
+    const temporal = new TcpProxy(await portForLater(), { host, port: Number(port) }, REPLY_DELAY_MS);
     await temporal.open();
     const reason = `disk swap ${randomUUID()}`;
     try {

@@ -15,7 +15,7 @@ import { cryptoScanner, type CryptoScanner, type ScannerDeposit } from '../helpe
 import { activeAccount } from '../helpers/fixtures';
 import { assertLedgerBalanced, balance, quote, untilStatus } from '../helpers/money';
 import { paymentsOf } from '../helpers/inbound-payments';
-import { exitWithin, spawnWorker } from '../helpers/processes';
+import { exitWithin, killAll, spawnWorker } from '../helpers/processes';
 import { newCustomer, stack, type TestCustomer } from '../helpers/stack';
 
 const CONFIRMATIONS = 3;
@@ -32,6 +32,8 @@ describe('CRYPTO deposits on a real chain', function () {
     scanner = await cryptoScanner({ chainIdBase: 31_000, confirmations: CONFIRMATIONS, maxBlockRange: 5 });
     ({ chain, rail, services: s, chainId } = scanner);
   });
+  // The wrong-chain worker exits by itself; if it hangs instead, it must not outlive this file.
+  after(killAll);
   after(async () => chain?.stop());
 
   const scan = (via?: CryptoRail) => scanner.scan(via);

@@ -104,6 +104,6 @@ describe('fairness keys', function () {
     // In arrival order B's would be the 301st. The test's dev server writes a task queue's tasks to one partition,
     // whose backlog fairness hands out round-robin across keys: B's comes among the first few (docs/decisions/0091;
     // written to four partitions it came after 3 to 177 of A's, decision 0077).
-    expect(ahead, `A's workflows done before B's: ${ahead}`).to.be.lessThan(10);
+    expect(ahead, `A's workflows done before B's: ${ahead}`).to.be.within(0, 9);
   });
 });

@@ -14,7 +14,7 @@ import { Connection } from '@temporalio/client';
 import { systemEm } from '../../db/orm';
 import { activeAccount } from '../helpers/fixtures';
 import { balance, fund } from '../helpers/money';
-import { ApiProc, freePort, killAll, Proc, spawnApi, spawnWorker } from '../helpers/processes';
+import { ApiProc, killAll, portForLater, Proc, spawnApi, spawnWorker } from '../helpers/processes';
 import { Receiver } from '../helpers/receiver';
 import { TcpProxy } from '../helpers/tcp-proxy';
 import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
@@ -119,7 +119,7 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
   it('answers no 500, readiness within 1 s, and settles every accepted operation exactly once', async () => {
     const { services, config, http } = await stack();
     const temporalBinary = ensureTemporalBinaries({ log: () => undefined }).temporal;
-    const temporalPort = await freePort();
+    const temporalPort = await portForLater();
     const startOnce = () =>
       startDevServer({
         temporal: temporalBinary,
@@ -141,7 +141,7 @@ describe('faults: Postgres cut, Temporal killed, an API frozen, under load', fun
       }
     };
     temporalServer = await startTemporal();
-    const proxy = new TcpProxy(await freePort());
+    const proxy = new TcpProxy(await portForLater());
     await proxy.open();
     // The application role, as every spawned process of the run (scripts/test.js), through the proxy.
     const dbUrl = new URL(process.env.CAMBIO_TEST_APP_DATABASE_URL ?? config.databaseUrl);

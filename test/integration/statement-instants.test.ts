@@ -135,7 +135,8 @@ describe('A statement whose period ends between its read and its document', func
     const a = (await activeAccount(c, ['BRL'])).id;
     await fund(c, a, 'BRL', '10.00');
     const periodStart = new Date(Date.now() - 60_000).toISOString();
-    const periodEnd = new Date(Date.now() + 5000).toISOString();
+    // Long enough for the read and a deposit's round trip on a loaded machine: both are booked inside it.
+    const periodEnd = new Date(Date.now() + 20_000).toISOString();
     const em = tenantEm((await stack()).services.orm, c.customerId);
     const source = await openStatement(em, { accountId: a, asset: 'BRL', periodStart, periodEnd });
     // Booked inside the period, after its balances were read; the document is written once the period has ended.

@@ -107,7 +107,14 @@ describe('webhook attempts: nothing due lost, one attempt in flight, every attem
     const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY });
     const since = new Date(Date.now() - 1000).toISOString();
     for (let i = 0; i < 12; i++) await createBeneficiary(c);
-    await new Promise((res) => setTimeout(res, 2000));
+    // The endpoint's cap (4) in flight, hanging: then the pause, well inside their 6 s (not a fixed sleep, which on a
+    // loaded machine let a second batch of attempts start first).
+    await eventually(
+      async () => r.received.length,
+      (n) => n >= 4,
+      30000,
+      20,
+    );
     expect((await patchSub(c, sub.id, { status: 'DISABLED' })).status).to.equal(200);
     // An event while paused is due as well.
     await createBeneficiary(c);

@@ -520,15 +520,20 @@ describe('webhooks', function () {
       r.fallback = { status: 500 };
       const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY, allowRetry: true });
       await createBeneficiary(c);
-      const first = await untilLog(c, sub.id, () => true);
+      // Deleted as soon as the first attempt reaches the receiver: the schedule ([1, 1] s) has two retries to come.
       await eventually(
         async () => r.received.length,
         (n) => n >= 1,
+        20000,
+        10,
       );
       expect((await http.delete(`/api/subscriptions/${sub.id}`).set(c.auth)).status).to.equal(204);
       const seen = r.received.length;
+      expect(seen, 'deleted before the last attempt').to.be.below(3);
+      const first = await untilLog(c, sub.id, () => true);
       // The next attempt finds the subscription gone and ends the delivery; one already under way may still land.
-      await deliveryEnded(first.id);
+      const ended = (await deliveryEnded(first.id)) as { delivered: boolean; attempts: number };
+      expect(ended.attempts).to.be.at.most(seen + 1);
       expect(r.received.length).to.be.at.most(seen + 1);
       const [log] = await logs(c, sub.id);
       expect(log.status).to.equal('FAILED');
