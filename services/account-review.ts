@@ -77,20 +77,22 @@ export async function submitReview(services: ReviewServices, em: Em, accountId: 
 /**
  * Records a reviewer's decision for the account's current review round in `tx` (db/repositories/workflow-decisions):
  * nothing reaches the workflow before it commits. `decisionId` names the row (fixed by the request for the sandbox
- * route, so its retry finds it).
+ * route, so its retry finds it). `round`, when given, is the round the reviewer read: a decision meant for it is
+ * refused once the customer has resubmitted (decision 0355).
  */
 export async function recordAccountDecision(
   services: Pick<ReviewServices, 'config'>,
   tx: Em,
   accountId: string,
   decision: AccountDecision,
-  who: { decisionId: string; actor: string },
+  who: { decisionId: string; actor: string; round?: number },
 ): Promise<void> {
   const { reason } = decision;
   checkReason(reason, MAX_REASON_LENGTH);
   await recordDecision(services, tx, who.decisionId, accountId, who.actor, async () => {
     const account = await findAccount(tx, accountId, true);
     assertUnderReview(account);
+    assertRound(account, who.round);
     const start = reviewWorkflowStart(account);
     return {
       kind: 'ACCOUNT_REVIEW',
@@ -109,17 +111,31 @@ export async function applyAccountDecision(services: ReviewServices, em: Em, acc
   return waitUntilDecided(em, accountId);
 }
 
-/** The operator CLI's decision: recorded in a transaction of its own, then sent. */
+/** The operator CLI's decision (for the round it names, if any): recorded in a transaction of its own, then sent. */
 export async function decideAccountReview(
   services: ReviewServices,
   em: Em,
   accountId: string,
   decision: AccountDecision,
   actor: string,
+  round?: number,
 ): Promise<AccountRecord> {
   const decisionId = randomUUID();
-  await inTransaction(em, (tx) => recordAccountDecision(services, tx, accountId, decision, { decisionId, actor }));
+  const who = { decisionId, actor, round };
+  await inTransaction(em, (tx) => recordAccountDecision(services, tx, accountId, decision, who));
   return applyAccountDecision(services, em, accountId, decisionId);
+}
+
+/** 409 INVALID_STATE when the reviewer read another round than the account is in (the customer resubmitted since). */
+function assertRound(account: Account, round: number | undefined): void {
+  const current = reviewRound(account);
+  if (round !== undefined && round !== current) {
+    throw new CambioError(
+      'INVALID_STATE',
+      `account is in review round ${current}, not ${round}: the customer resubmitted; read it again before deciding`,
+      { round: current },
+    );
+  }
 }
 
 function assertUnderReview(account: Account): void {

@@ -4,7 +4,8 @@ import { AccountSchema } from '../../db/entities/account';
 import { systemEm, tenantEm } from '../../db/orm';
 import type { Em } from '../../db/orm';
 import { accountsUnderReview, documentOfAnyCustomer } from '../../db/repositories/accounts';
-import { notFound } from '../../domain/errors';
+import { notFound, validationError } from '../../domain/errors';
+import { reviewRound } from '../../domain/states';
 import type { ServiceContext } from '../../services/context';
 import { presentAccountRecord, presentDocument, type AccountView } from '../../presenters/account';
 import { recordOf, tagAccount } from '../../services/accounts';
@@ -25,6 +26,14 @@ async function accountScope(s: ServiceContext, accountId: string): Promise<Em> {
 
 const summary = (a: AccountView) => `account ${a.id} ${a.currentState.status}`;
 
+const ROUND_HELP = 'the review round you read (cambio account list): refused if the customer has resubmitted since';
+
+/** `--round`: a whole number from 1. */
+function roundNumber(value: string): number {
+  if (!/^[1-9]\d{0,5}$/.test(value)) throw validationError('--round', 'must be a whole number from 1');
+  return Number(value);
+}
+
 /**
  * An account waiting for a decision as an operator weighs it (decision 0351): its owner, the UBOs the approval marks
  * VERIFIED and the documents it marks ACCEPTED (those waiting for verification), each document's id for
@@ -37,6 +46,8 @@ async function underReviewRow(s: ServiceContext, account: Parameters<typeof reco
     id: view.id,
     customerId: view.customer.id,
     owner: { legalName: view.owner.legalName, taxId: view.owner.taxId },
+    // What `approve --round` and `reject --round` name: a decision is then refused if the customer resubmitted.
+    round: reviewRound(account),
     since: view.currentState.createdAt,
     ubos: view.owner.ubos.map((u) => ({
       id: u.id,
@@ -52,8 +63,8 @@ function underReviewLine(r: Awaited<ReturnType<typeof underReviewRow>>): string 
   const who = (uboId: string | null) => (uboId ? ` of ${r.ubos.find((u) => u.id === uboId)?.name ?? uboId}` : '');
   const docs = r.documents.map((d) => `${d.documentType}${who(d.uboId)} ${d.id}`).join(', ') || 'none';
   return (
-    `${r.id} ${r.owner.legalName} (${r.owner.taxId.type} ${r.owner.taxId.value}) of customer ${r.customerId} ` +
-    `since ${r.since}: ${r.ubos.length} UBO(s); documents to verify: ${docs}`
+    `${r.id} round ${r.round} ${r.owner.legalName} (${r.owner.taxId.type} ${r.owner.taxId.value}) of customer ` +
+    `${r.customerId} since ${r.since}: ${r.ubos.length} UBO(s); documents to verify: ${docs}`
   );
 }
 
@@ -99,8 +110,9 @@ export function accountCommands(program: Command): void {
   account
     .command('approve <accountId>')
     .description('approve an account UNDER_REVIEW: it becomes ACTIVE with all its assets')
+    .option('--round <n>', ROUND_HELP, roundNumber)
     .option('--json', 'print JSON')
-    .action(async (typed: string, opts: { json?: boolean }) => {
+    .action(async (typed: string, opts: { round?: number; json?: boolean }) => {
       const accountId = targetId(typed, 'account');
       const view = await withTemporalServices(async (s) =>
         presentAccountRecord(
@@ -110,6 +122,7 @@ export function accountCommands(program: Command): void {
             accountId,
             { decision: 'APPROVE' },
             operatorActor(),
+            opts.round,
           ),
         ),
       );
@@ -120,8 +133,9 @@ export function accountCommands(program: Command): void {
     .command('reject <accountId>')
     .description('reject an account UNDER_REVIEW: it returns to ACTION_REQUIRED with the reason')
     .requiredOption('--reason <reason>', 'why, shown to the customer (at most 255 characters)')
+    .option('--round <n>', ROUND_HELP, roundNumber)
     .option('--json', 'print JSON')
-    .action(async (typed: string, opts: { reason: string; json?: boolean }) => {
+    .action(async (typed: string, opts: { reason: string; round?: number; json?: boolean }) => {
       const accountId = targetId(typed, 'account');
       const view = await withTemporalServices(async (s) =>
         presentAccountRecord(
@@ -131,6 +145,7 @@ export function accountCommands(program: Command): void {
             accountId,
             { decision: 'REJECT', reason: opts.reason },
             operatorActor(),
+            opts.round,
           ),
         ),
       );

@@ -12,7 +12,7 @@ import { cambio, cambioFails } from '../helpers/cli';
 
 const json = async (...args: string[]) => JSON.parse((await cambio(...args, '--json')).stdout);
 
-describe('operators read an account review before deciding it', function () {
+describe('operators read an account review before deciding it, and decide the round they read', function () {
   this.timeout(120000);
 
   it('lists the accounts UNDER_REVIEW with their UBOs and documents; a document reads back as uploaded', async () => {
@@ -39,7 +39,7 @@ describe('operators read an account review before deciding it', function () {
       ['PROOF_OF_ADDRESS', null, 'PENDING_VERIFICATION'],
     ]);
     const human = (await cambio('account', 'list')).stdout;
-    expect(human).to.include(`${account.id} Revisada Comércio Ltda`);
+    expect(human).to.include(`${account.id} round 1 Revisada Comércio Ltda`);
 
     // The content, to a file and to stdout, as uploaded (documentBody's bytes).
     const doc = row.documents.find((d) => d.documentType === 'ID_DOCUMENT')!;
@@ -50,6 +50,15 @@ describe('operators read an account review before deciding it', function () {
     expect((await cambio('account', 'document', doc.id)).stdout).to.equal('%PDF-1.4 test document');
     const missing = await cambioFails('account', 'document', randomUUID());
     expect(missing.body.code).to.equal('NOT_FOUND');
+
+    // A decision names the round the operator read: once the customer resubmitted, it is refused.
+    expect(row).to.deep.include({ round: 1 });
+    const stale = await cambioFails('account', 'approve', account.id, '--round', '2');
+    expect([stale.body.code, stale.body.details]).to.deep.equal(['INVALID_STATE', { round: 1 }]);
+    const badRound = await cambioFails('account', 'approve', account.id, '--round', 'first');
+    expect(badRound.body.code).to.equal('VALIDATION_ERROR');
+    const approved = await json('account', 'approve', account.id, '--round', '1');
+    expect(approved.currentState.status).to.equal('ACTIVE');
 
     // Each read is in the audit log, by the document's id.
     const audit: Array<{ action: string; target: string }> = await json('audit', 'list', '--since', since);
