@@ -99,8 +99,10 @@ function publishable<T>(schema: T): T {
   return out as T;
 }
 
-/** OpenAPI 3.1 straight from the route table, so the document and Ajv never disagree. */
-/** `tokenUrl`: where clients get their bearer tokens (AUTH_URL's token endpoint, else this server's). */
+/**
+ * OpenAPI 3.1 straight from the route table, so the document and Ajv never disagree. `tokenUrl`: where clients get
+ * their bearer tokens (AUTH_URL's token endpoint, else this server's).
+ */
 export function openApiDocument(table: RouteTable, version: string, serverUrl: string, tokenUrl: string) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of table.routes) {
