@@ -384,17 +384,20 @@ function checkRatesMaxAge({ sources, pollSeconds, maxAgeSeconds, timeoutMs }: Ra
 }
 // ---- end of live exchange rates ----------------------------------------------------------------------------------
 
-/** An http(s) base address without its trailing slash, or undefined when unset; anything else stops the process. */
+/**
+ * An http(s) base address (no query, no fragment), as the URL parser writes it, without its trailing slash; undefined
+ * when unset; anything else stops the process.
+ */
 function baseUrl(value: string | undefined, name: string): string | undefined {
   if (!value) return undefined;
-  let url: URL;
+  let url: URL | undefined;
   try {
-    url = new URL(value);
+    url = new URL(value.trim());
   } catch {
-    throw new Error(`${name} must be an http or https URL, got "${value}"`);
+    url = undefined;
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new Error(`${name} must be an http or https URL, got "${value}"`);
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash) {
+    throw new Error(`${name} must be an http or https base URL (no query or fragment), got "${value}"`);
   }
-  return value.replace(/\/+$/, '');
+  return url.href.replace(/\/+$/, '');
 }

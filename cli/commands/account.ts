@@ -11,7 +11,7 @@ import { presentAccountRecord, presentDocument, type AccountView } from '../../p
 import { recordOf, tagAccount } from '../../services/accounts';
 import { decideAccountReview } from '../../services/account-review';
 import { output, withServices, withTemporalServices } from '../context';
-import { operatorActor } from '../audit';
+import { auditRequest, operatorActor } from '../audit';
 import { targetId } from '../ids';
 
 /**
@@ -92,6 +92,11 @@ export function accountCommands(program: Command): void {
     .option('--json', "with --out: print the document's record (no content) as JSON")
     .action(async (typed: string, opts: { out?: string; json?: boolean }) => {
       const documentId = targetId(typed, 'document');
+      if (!opts.out && process.stdout.isTTY)
+        throw validationError('--out', 'is needed on a terminal: the content is binary');
+      // The read commits nothing that could carry its audit row: the row is written first (decision 0305), so no
+      // document is shown without one.
+      await auditRequest();
       const doc = await withServices((s) => documentOfAnyCustomer(systemEm(s.orm), documentId));
       if (!doc) throw notFound('document');
       if (!opts.out) {

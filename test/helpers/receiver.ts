@@ -14,6 +14,8 @@ export interface Reply {
   status?: number;
   headers?: Record<string, string>;
   delayMs?: number;
+  /** The answer waits for this too (then `delayMs`): the test says when the receiver answers. */
+  until?: Promise<unknown>;
   /** The answer's body ('ok' when absent). */
   body?: string;
 }
@@ -32,11 +34,17 @@ export class Receiver {
       const received: Received = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
       this.received.push(received);
       const reply = this.script.shift() ?? this.fallback;
-      const timer = setTimeout(() => {
-        res.writeHead(reply.status ?? 200, reply.headers ?? {});
-        res.end(reply.body ?? 'ok');
-      }, reply.delayMs ?? 0);
+      let timer: NodeJS.Timeout | undefined;
+      let closed = false;
+      void Promise.resolve(reply.until).then(() => {
+        if (closed) return;
+        timer = setTimeout(() => {
+          res.writeHead(reply.status ?? 200, reply.headers ?? {});
+          res.end(reply.body ?? 'ok');
+        }, reply.delayMs ?? 0);
+      });
       res.on('close', () => {
+        closed = true;
         received.closedAt = Date.now();
         clearTimeout(timer);
       });

@@ -140,10 +140,13 @@ describe('webhook attempts: nothing due lost, one attempt in flight, every attem
   });
 
   it('a delivery that settles after a newer one is listed above it: a reader from the top misses nothing', async () => {
+    const { config } = await stack();
+    config.webhookTimeoutSeconds = 30; // the first attempt waits for the test, not for the stack's 2 s timeout
     const c = await newCustomer();
     const r = await receiver();
-    // The first delivery's receiver takes 3 s to answer; the second's answers at once.
-    r.script = [{ status: 200, delayMs: 3000 }];
+    // The first delivery's receiver answers once the test has seen the second listed; the second's answers at once.
+    let answerFirst!: () => void;
+    r.script = [{ status: 200, until: new Promise<void>((resolve) => (answerFirst = resolve)) }];
     const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY });
     await createBeneficiary(c);
     await eventually(
@@ -161,6 +164,7 @@ describe('webhook attempts: nothing due lost, one attempt in flight, every attem
     // A reader of the list from the top (the default, newest first) sees the second delivery, settled first.
     const [second] = await eventually(newestFirst, (ls) => ls.length === 1, 30000);
     expect(second.messageId).to.equal(r.received[1].headers['webhook-id']);
+    answerFirst();
     // Then the first settles: it is listed above what the reader has seen, where a reader from the top finds it.
     const both = await eventually(newestFirst, (ls) => ls.length === 2, 30000);
     const sent = r.received.map((x) => x.headers['webhook-id']);

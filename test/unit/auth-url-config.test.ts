@@ -10,10 +10,11 @@ describe('AUTH_URL (config)', () => {
     expect(authUrl()).to.equal(undefined);
     expect(authUrl('https://auth.example.com/')).to.equal('https://auth.example.com');
     expect(authUrl('http://10.0.0.5:8443/identity')).to.equal('http://10.0.0.5:8443/identity');
+    expect(authUrl(' https://Auth.Example.com ')).to.equal('https://auth.example.com');
   });
 
-  it('refuses at start-up anything but an http or https URL', () => {
-    for (const v of ['auth.example.com', 'ftp://auth.example.com', 'https://'])
-      expect(() => authUrl(v), v).to.throw(/AUTH_URL must be an http or https URL/);
+  it('refuses at start-up anything but an http or https base URL', () => {
+    for (const v of ['auth.example.com', 'ftp://auth.example.com', 'https://', 'https://a.example?x=1', 'https://a#b'])
+      expect(() => authUrl(v), v).to.throw(/AUTH_URL must be an http or https base URL/);
   });
 });
