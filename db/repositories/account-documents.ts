@@ -2,6 +2,7 @@
 // documents themselves are written and read through the ORM (services/account-onboarding.ts). Tenant: the scope's
 // customer (`tenantOf`).
 import { Em, tenantOf } from '../orm';
+import { lockUntilTransactionEnds } from '../transaction-lock';
 
 /**
  * The bytes the scope's customer's documents take, under a transaction lock per customer held until the caller's
@@ -10,7 +11,7 @@ import { Em, tenantOf } from '../orm';
  */
 export async function documentBytesLocked(em: Em): Promise<number> {
   const customerId = tenantOf(em);
-  await em.execute(`select pg_advisory_xact_lock(hashtextextended('cambio:documents:' || ?, 0))`, [customerId]);
+  await lockUntilTransactionEnds(em, `cambio:documents:${customerId}`);
   const rows = (await em.execute(
     'select coalesce(sum(size_bytes), 0)::bigint::text as bytes from account_documents where customer_id = ?',
     [customerId],

@@ -13,6 +13,7 @@ import {
 import type { FieldCatalogue } from '../../domain/list-filters';
 import { tenantOf, type Em } from '../orm';
 import type { ListResource } from './lists';
+import { lockUntilTransactionEnds } from '../transaction-lock';
 
 /** GET /api/beneficiaries (../shared/spec/decisions.md, "Lists and filters": relationshipType and createdAt). */
 export const BENEFICIARY_LIST: ListResource<Beneficiary> = {
@@ -39,7 +40,7 @@ export function newBeneficiary(em: Em, fields: Omit<Beneficiary, 'customerId'>):
  */
 export async function countPendingInstructionsLocked(em: Em): Promise<number> {
   const customerId = tenantOf(em);
-  await em.execute(`select pg_advisory_xact_lock(hashtextextended('cambio:instructions:' || ?, 0))`, [customerId]);
+  await lockUntilTransactionEnds(em, `cambio:instructions:${customerId}`);
   return em.count(PaymentInstructionSchema, { status: 'PENDING_REVIEW' });
 }
 

@@ -6,6 +6,7 @@
 // Units are token base units, as decimal strings (numeric(78,0) holds any uint256).
 import type { Em } from '../orm';
 import { inTransaction } from '../transaction';
+import { lockUntilTransactionEnds } from '../transaction-lock';
 
 export interface OutgoingTxRow {
   id: string;
@@ -164,7 +165,7 @@ type Given = { given: OutgoingTxRow; fresh: boolean } | { short: string } | { re
  * chain than the request it left waiting).
  */
 async function lockTransferId(em: Em, id: string): Promise<void> {
-  await em.execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`cambio:outgoing-tx:${id}`]);
+  await lockUntilTransactionEnds(em, `cambio:outgoing-tx:${id}`);
 }
 
 async function refusedBefore(em: Em, id: string): Promise<string | undefined> {

@@ -4,13 +4,14 @@
 // only (decision 0161).
 import type { Em } from '../orm';
 import { ownerBareTaxId } from './accounts';
+import { lockUntilTransactionEnds } from '../transaction-lock';
 
 /**
  * Serialises the matching of payments from one payer (`taxId`) until the caller's transaction ends: two credits of
  * one CNPJ read in overlapping polls never both take the same deposit (the second sees the first's record).
  */
 export async function lockPayerMatching(em: Em, rail: string, taxId: string): Promise<void> {
-  await em.execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`payer-match:${rail}:${taxId}`]);
+  await lockUntilTransactionEnds(em, `payer-match:${rail}:${taxId}`);
 }
 
 /**

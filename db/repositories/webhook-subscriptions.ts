@@ -10,6 +10,7 @@ import { WebhookSubscription, WebhookSubscriptionSchema } from '../entities';
 import type { Em } from '../orm';
 import { tenantOf } from '../orm';
 import type { ListResource } from './lists';
+import { lockUntilTransactionEnds } from '../transaction-lock';
 
 /** Everything of a new subscription but its customer, which is the EntityManager's. */
 export type NewSubscription = Omit<WebhookSubscription, 'customerId'>;
@@ -23,7 +24,7 @@ export type NewSubscription = Omit<WebhookSubscription, 'customerId'>;
  */
 export async function countLiveSubscriptionsLocked(em: Em): Promise<number> {
   const customerId = tenantOf(em);
-  await em.execute(`select pg_advisory_xact_lock(hashtextextended('cambio:subscriptions:' || ?, 0))`, [customerId]);
+  await lockUntilTransactionEnds(em, `cambio:subscriptions:${customerId}`);
   return em.count(WebhookSubscriptionSchema, { deletedAt: null });
 }
 

@@ -5,6 +5,7 @@
 import type { Em } from '../orm';
 import type { SqlBatch } from '../batch';
 import type { WorkflowStartRequest } from './outbox';
+import { lockUntilTransactionEnds } from '../transaction-lock';
 
 export type DecisionKind = 'ACCOUNT_REVIEW' | 'INSTRUCTION_REVIEW' | 'HOLD' | 'DEPOSIT_REPLAY' | 'INBOUND_PAYMENT';
 
@@ -208,5 +209,5 @@ export async function paymentRecordedFor(em: Em, operationId: string, paymentId:
  * two reviewers deciding at once record one decision, and the second is told it was decided.
  */
 export async function lockDecisions(em: Em, target: string): Promise<void> {
-  await em.execute(`select pg_advisory_xact_lock(hashtextextended('cambio:decision:' || ?, 0))`, [target]);
+  await lockUntilTransactionEnds(em, `cambio:decision:${target}`);
 }
