@@ -1,6 +1,7 @@
 // What every application connection to Postgres is told at connect time (request transactions, activities, the
 // relay, the CLI), so that a stuck client cannot hold what others need for longer than a bound we chose
 // (decision 0052).
+import { Pool } from 'pg';
 import type { Config } from '../config';
 
 export interface SessionSettings {
@@ -48,4 +49,14 @@ export function pgClientOptions(s: SessionSettings, applicationName?: string): R
     keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
     ...(applicationName ? { application_name: applicationName } : {}),
   };
+}
+
+/**
+ * A small node-postgres pool beside the ORM's, for a job whose bounds are its own (the shared rate counters, /readyz's
+ * probe): connected on first use, with the settings `s`; an idle connection that breaks is replaced by the pool.
+ */
+export function sidePool(databaseUrl: string, max: number, s: SessionSettings, applicationName: string): Pool {
+  const pool = new Pool({ connectionString: databaseUrl, max, ...pgClientOptions(s, applicationName) });
+  pool.on('error', () => undefined); // an idle connection that broke: the pool replaces it
+  return pool;
 }

@@ -3,9 +3,8 @@
 // consume, written by the library (its SQL, not ours). Keys are `<customer id>` only: a customer's counter is its
 // own row. The PSP notice route's limit (decision 0107) keeps its counters here too, keyed by client address under
 // its own prefix.
-import { Pool } from 'pg';
 import { RateLimiterMemory, RateLimiterPostgres } from 'rate-limiter-flexible';
-import { pgClientOptions, SessionSettings } from '../session-settings';
+import { SessionSettings, sidePool } from '../session-settings';
 
 // Consumes are one short statement each; 2 connections keep up with a process's whole request rate (bench:api).
 const POOL_SIZE = 2;
@@ -31,19 +30,12 @@ export interface RateLimitStore {
  * window, in this process) decides instead, so a database outage does not turn into a rate-limit outage.
  */
 export function openRateLimitStore(databaseUrl: string, session: SessionSettings): RateLimitStore {
-  const pool = new Pool({
-    connectionString: databaseUrl,
-    max: POOL_SIZE,
-    ...pgClientOptions(
-      {
-        ...session,
-        statementTimeoutMs: atMost(session.statementTimeoutMs, COUNTER_STATEMENT_TIMEOUT_MS),
-        connectTimeoutMs: atMost(session.connectTimeoutMs, COUNTER_CONNECT_TIMEOUT_MS),
-      },
-      'cambio-api rate-limits',
-    ),
-  });
-  pool.on('error', () => undefined); // an idle connection that broke: the pool replaces it
+  const bounds = {
+    ...session,
+    statementTimeoutMs: atMost(session.statementTimeoutMs, COUNTER_STATEMENT_TIMEOUT_MS),
+    connectTimeoutMs: atMost(session.connectTimeoutMs, COUNTER_CONNECT_TIMEOUT_MS),
+  };
+  const pool = sidePool(databaseUrl, POOL_SIZE, bounds, 'cambio-api rate-limits');
   return {
     limiter: (points, windowSeconds, scope = 'customer') =>
       new RateLimiterPostgres({

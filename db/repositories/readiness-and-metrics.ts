@@ -1,10 +1,9 @@
 // What the API's probes and gauges read (GET /readyz, GET /metrics): a `select 1` on a connection of the probe's own,
 // and whole-deployment counts hand-written through the EntityManager's connection (`em.execute`): they are aggregates
 // over every customer, which the ORM's entity reads are not for. Tenant: none on purpose; no figure names a customer.
-import { Pool } from 'pg';
 import { inTransaction } from '../transaction';
 import type { Orm } from '../orm';
-import { pgClientOptions, SessionSettings } from '../session-settings';
+import { SessionSettings, sidePool } from '../session-settings';
 import { backlogsByCustomer } from './operation-backlog';
 
 // A readiness probe's bound, so /readyz answers within 1 s whatever is down (an orchestrator's probe timeout is
@@ -26,12 +25,12 @@ export interface DatabaseProbe {
  */
 export function openDatabaseProbe(databaseUrl: string, session: SessionSettings): DatabaseProbe {
   const bound = READINESS_PROBE_TIMEOUT_MS;
-  const pool = new Pool({
-    connectionString: databaseUrl,
-    max: 1,
-    ...pgClientOptions({ ...session, statementTimeoutMs: bound, connectTimeoutMs: bound }, 'cambio-api readiness'),
-  });
-  pool.on('error', () => undefined); // an idle connection that broke: the pool replaces it
+  const pool = sidePool(
+    databaseUrl,
+    1,
+    { ...session, statementTimeoutMs: bound, connectTimeoutMs: bound },
+    'cambio-api readiness',
+  );
   return {
     ping: async () => {
       await pool.query('select 1');
