@@ -7,13 +7,11 @@ export interface ReadinessChecks {
   temporal: CheckResult;
 }
 
-// Each probe gets this long (Postgres's bounds its own statement and connection by it too).
-const PROBE_TIMEOUT_MS = READINESS_PROBE_TIMEOUT_MS;
-
 /**
  * Readiness of the API's dependencies, probed at most once per `cacheMs` and shared by concurrent callers. A probe
- * that has not answered within PROBE_TIMEOUT_MS counts as unavailable, and a probe still hanging is not started
- * again (a dead Postgres would otherwise collect one pending pool acquire per scrape).
+ * that has not answered within READINESS_PROBE_TIMEOUT_MS (800 ms, so that /readyz answers within 1 s whatever is
+ * down) counts as unavailable, and a probe still hanging is not started again (a dead Postgres would otherwise
+ * collect one pending pool acquire per scrape).
  */
 export class Readiness {
   private last?: { at: number; checks: ReadinessChecks };
@@ -40,7 +38,7 @@ export class Readiness {
       this.bounded('postgres', () => databaseProbe.ping()),
       // The deadline also ends the client's own retries, which would otherwise outlive the probe.
       this.bounded('temporal', () =>
-        temporal.connection.withDeadline(Date.now() + PROBE_TIMEOUT_MS, () =>
+        temporal.connection.withDeadline(Date.now() + READINESS_PROBE_TIMEOUT_MS, () =>
           // The namespace's description, not just the server's: a namespace that does not exist is not ready.
           temporal.connection.workflowService.describeNamespace({ namespace: temporal.options.namespace }),
         ),
@@ -66,7 +64,7 @@ export class Readiness {
       });
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<CheckResult>((resolve) => {
-      timer = setTimeout(() => resolve('unavailable'), PROBE_TIMEOUT_MS);
+      timer = setTimeout(() => resolve('unavailable'), READINESS_PROBE_TIMEOUT_MS);
     });
     return Promise.race([running, timeout]).finally(() => clearTimeout(timer));
   }

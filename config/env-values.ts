@@ -36,3 +36,21 @@ export const bool = (v: string | undefined, fallback: boolean) =>
  */
 export const sandboxOnly = (env: NodeJS.ProcessEnv, value: string | undefined): string | undefined =>
   bool(env.SANDBOX, false) ? value || undefined : undefined;
+
+/**
+ * An http(s) base address (no query, no fragment), as the URL parser writes it, without its trailing slash; undefined
+ * when unset; anything else stops the process.
+ */
+export function httpBaseUrl(value: string | undefined, name: string): string | undefined {
+  if (!value) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash) {
+    throw new Error(`${name} must be an http or https base URL (no query or fragment), got "${value}"`);
+  }
+  return url.href.replace(/\/+$/, '');
+}

@@ -3,7 +3,7 @@
 // Defaults follow ../shared/spec/decisions.md and the decisions in docs/decisions/.
 import { parseStatementInterval } from '../domain/statement-interval';
 import { readRailConfigs, type RailConfigs } from '../rails/settings';
-import { bool, int, intWithin } from './env-values';
+import { bool, httpBaseUrl, int, intWithin } from './env-values';
 
 // A quote's life is at most a day: a rate locked longer is no quote, and 0 would expire every quote as it is made.
 const QUOTE_TTL_MAX_SECONDS = 86_400;
@@ -167,7 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Deliveries have their own queue, workers and slots: a receiver that hangs can only hold delivery slots.
     webhookTaskQueue: env.TEMPORAL_WEBHOOK_TASK_QUEUE || 'cambio-webhooks',
     workerQueues: queues(env.WORKER_QUEUES),
-    authUrl: baseUrl(env.AUTH_URL, 'AUTH_URL'),
+    authUrl: httpBaseUrl(env.AUTH_URL, 'AUTH_URL'),
     // The customer approves its own reviews and reports its own deposits paid: never a silent default.
     sandbox: bool(env.SANDBOX, false),
     quoteTtlSeconds: intWithin(env.QUOTE_TTL_SECONDS, 30, 'QUOTE_TTL_SECONDS', 1, QUOTE_TTL_MAX_SECONDS),
@@ -383,21 +383,3 @@ function checkRatesMaxAge({ sources, pollSeconds, maxAgeSeconds, timeoutMs }: Ra
   );
 }
 // ---- end of live exchange rates ----------------------------------------------------------------------------------
-
-/**
- * An http(s) base address (no query, no fragment), as the URL parser writes it, without its trailing slash; undefined
- * when unset; anything else stops the process.
- */
-function baseUrl(value: string | undefined, name: string): string | undefined {
-  if (!value) return undefined;
-  let url: URL | undefined;
-  try {
-    url = new URL(value.trim());
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash) {
-    throw new Error(`${name} must be an http or https base URL (no query or fragment), got "${value}"`);
-  }
-  return url.href.replace(/\/+$/, '');
-}
