@@ -223,9 +223,9 @@ export function createRailActivities(deps: ActivityDeps) {
             endToEndId,
             error: err instanceof Error ? err.message : String(err),
           }),
-        // The first record stands; the difference is at the provider and in no record (decision 0303).
+        // The first record stands; the difference is at the provider and in no record (decisions 0303, 0356).
         onDisagreement: (endToEndId, disagrees) =>
-          ctx.log.error('a payment is recorded with another amount than its provider lists; an operator settles it', {
+          ctx.log.error('a payment is recorded otherwise than its provider lists it; an operator settles it', {
             endToEndId,
             disagrees,
           }),

@@ -34,7 +34,10 @@ export interface RecordedReceipt {
   payment: InboundPayment;
   /** False: a notice (or an earlier run) had recorded it already. */
   created: boolean;
-  /** Recorded already with another amount or asset than the provider's: what differs (decision 0303). */
+  /**
+   * What differs from the provider's record: recorded already with another amount or asset (decision 0303), or money
+   * of it sent back by a return Cambio did not ask for (0356).
+   */
   disagrees?: string;
 }
 
@@ -54,12 +57,16 @@ export async function recordReceipt(s: SettleContext, rail: string, p: ReceivedP
   requireProviderAmount(rail, p);
   const field = chargeField(rail) as ChargeField;
   const deposit = p.chargeId ? await depositOfCharge(em, p.chargeId, field) : undefined;
+  // Seen for the first time with a return already listed: none of ours (a return needs our record first), so one the
+  // provider made itself (a MED return, its portal). Part or all of the money left again: it credits no deposit, and
+  // waits in the customer's suspense for an operator (decision 0356).
+  const credits = deposit && !returnedElsewhere(p);
   const report = {
     endToEndId: p.endToEndId,
     amount: new Dec(p.amount),
     // The provider's word on the asset, else the rail's (rails/registry.ts).
     asset: p.asset ?? railAsset(rail),
-    ...(deposit ? { operationId: deposit.id } : { customerId: null, rail }),
+    ...(credits ? { operationId: deposit.id } : { customerId: deposit?.customerId ?? null, rail }),
   };
   try {
     // Its decision row commits with the record: a reporter that dies next leaves the decision to the worker's relay.
@@ -72,6 +79,9 @@ export async function recordReceipt(s: SettleContext, rail: string, p: ReceivedP
   }
 }
 
+/** The provider lists a return of `p` that went, or may still go: not one it refused (NAO_REALIZADO). */
+const returnedElsewhere = (p: ReceivedPayment): boolean => p.returns.some((r) => r.status !== 'FAILED');
+
 /** One received payment recorded, then decided within `deadlineMs`, and the returns it lists settled. */
 export async function recordReceived(
   s: SettleContext,
@@ -81,8 +91,10 @@ export async function recordReceived(
 ): Promise<RecordedReceipt> {
   const recorded = await recordReceipt(s, rail, p);
   await decideInboundPayment(s, recorded.payment, deadlineMs, `rail:${rail}`);
-  await settleListedReturns(s, p);
-  return recorded;
+  const elsewhere = await settleListedReturns(s, p);
+  // The money the provider sent back without us is at the provider and in no record of ours (decision 0356).
+  const disagrees = [recorded.disagrees, ...elsewhere].filter(Boolean).join('; ');
+  return { ...recorded, ...(disagrees ? { disagrees } : {}) };
 }
 
 /**
@@ -104,7 +116,9 @@ export async function recordNotice(
     recorded.map(async (payment, i) => {
       try {
         await sendPaymentDecision(s, payment, Date.now() + deadlineMs, `rail:${rail}`);
-        await settleListedReturns(s, items[i]);
+        for (const disagrees of await settleListedReturns(s, items[i])) {
+          s.log.error({ paymentId: payment.id, status: payment.status, disagrees }, RETURNED_ELSEWHERE);
+        }
       } catch (err) {
         // The signal row waits for the relay (the sweep decides what stays RECEIVED); reconciliation lists returns.
         const what =
@@ -116,16 +130,32 @@ export async function recordNotice(
   return recorded;
 }
 
-/** Returns of ours the provider lists as final (DEVOLVIDO or NAO_REALIZADO) settle their payment, once. */
-export async function settleListedReturns(s: SettleContext, p: ReceivedPayment): Promise<void> {
+const RETURNED_ELSEWHERE = 'the provider sent back money of a payment without Cambio asking; an operator settles it';
+
+/**
+ * Returns of ours the provider lists as final (DEVOLVIDO or NAO_REALIZADO) settle their payment, once. Those it
+ * lists as made (DEVOLVIDO) that are not ours (a MED return, its portal) are answered, one line each: the money left,
+ * and whatever the payment's record says (credited to a deposit, in a suspense), only an operator can settle it.
+ */
+export async function settleListedReturns(s: SettleContext, p: ReceivedPayment): Promise<string[]> {
+  const elsewhere: string[] = [];
   for (const r of p.returns) {
     if (r.status === 'PENDING') continue;
     const payment = await paymentOfReturn(systemEm(s.orm), r.returnId);
-    if (!payment) continue; // a return asked by someone else (at the PSP's portal): not one of ours to settle
+    if (!payment) {
+      if (r.status === 'RETURNED') {
+        elsewhere.push(
+          `${p.endToEndId}: its provider shows ${r.amount} sent back by a return Cambio did not ask for` +
+            ` (${r.returnId}${r.endToEndId ? `, ${r.endToEndId}` : ''})`,
+        );
+      }
+      continue;
+    }
     await settleReturn(s.orm, payment.id, r.returnId, {
       status: r.status === 'RETURNED' ? 'RETURNED' : 'FAILED',
       ...(r.reason ? { reason: r.reason } : {}),
       ...(r.endToEndId ? { endToEndId: r.endToEndId } : {}),
     });
   }
+  return elsewhere;
 }

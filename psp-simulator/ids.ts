@@ -5,7 +5,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 
 const ISPB = '99999008';
 // The SPI allows [a-zA-Z0-9] in the tail; lower-case hex is a subset that reads well in logs.
-function tail(n: number) {
+export function tail(n: number) {
   return randomBytes(n).toString('hex').slice(0, n);
 }
 

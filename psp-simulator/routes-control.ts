@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { MALFORMED, problem } from './http';
-import { endToEndId } from './ids';
+import { endToEndId, returnId, tail } from './ids';
 import { arrive, presentPix } from './settlement';
 import type { SimulatorHandle as Simulator } from './handle';
 import type { PayoutStatus, ScheduledPayment } from './store';
@@ -104,6 +104,35 @@ export function controlRoutes(sim: Simulator) {
       (s) => (s.returnRules[e2e] = { outcome, ...(str(b.motivo) ? { motivo: str(b.motivo) } : {}) }),
     );
     ctx.status = 204;
+  });
+
+  /**
+   * A return the PSP makes itself, not asked through the API (a MED return after a fraud claim, one keyed in at its
+   * portal): `{valor?, natureza?}`, the whole Pix by default. It is DEVOLVIDO after the settle delay, and the Pix's
+   * notice goes out with it, as for any return.
+   */
+  router.post('/pix/:e2eid/med-return', async (ctx) => {
+    const b = body(ctx);
+    const pix = sim.store.state.received[ctx.params.e2eid];
+    if (!pix) return problem(ctx, 404, 'NaoEncontrado', 'no such Pix');
+    const valor = str(b.valor) ?? pix.valor;
+    if (!/^\d{1,10}\.\d{2}$/.test(valor)) return problem(ctx, 400, 'Invalido', 'valor as API Pix writes it');
+    const created = await sim.store.change(() => {
+      const d = {
+        id: `MED${tail(20)}`,
+        rtrId: returnId(),
+        valor,
+        natureza: str(b.natureza) ?? 'MED_OPERACIONAL',
+        horario: { solicitacao: new Date().toISOString() },
+        status: 'EM_PROCESSAMENTO' as const,
+        settleAt: Date.now() + sim.options.settleMs,
+        outcome: 'DEVOLVIDO' as const,
+      };
+      pix.devolucoes.push(d);
+      return d;
+    });
+    ctx.status = 201;
+    ctx.body = { id: created.id, rtrId: created.rtrId, valor: created.valor, natureza: created.natureza };
   });
 
   /** Ends a return that was left pending: `{status: DEVOLVIDO | NAO_REALIZADO, motivo?}`. */

@@ -10,6 +10,7 @@ import { Client as PgClient } from 'pg';
 import { systemEm } from '../../db/orm';
 import { decodeBrCode } from '../../rails/pix/br-code';
 import { txidFor } from '../../rails/pix/ids';
+import { recordReceived } from '../../payments/rail-payments';
 import { operationWorkflowId } from '../../workflows/ids';
 import { temporal as proto } from '@temporalio/proto';
 import { activeAccount } from '../helpers/fixtures';
@@ -156,6 +157,48 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
     expect(await paymentsWith(paid.body.endToEndId)).to.deep.equal([
       { status: 'MATCHED', customer_id: c.customerId, operation_id: dep.id, amount: '21.00' },
     ]);
+  });
+
+  it('a Pix its PSP sent back by a return of its own credits no deposit; one sent back later is said', async () => {
+    const { services, psp } = await stack();
+    const before = await balance(c, accountId, 'BRL');
+    const { res, key, q } = await postDeposit('31.00');
+    const dep = (res as { body: any }).body;
+    // The payer pays; no notice reaches Cambio (the API down, say) and, before reconciliation or a retried notice
+    // brings the Pix, the PSP returns it itself (a MED return after a fraud claim): the money left again.
+    const e2e = await payCharge({ txid: txidFor(c.customerId, key, q.id), notices: 0 });
+    const med = await psp.control('POST', `/pix/${e2e}/med-return`, {});
+    expect(med.status, JSON.stringify(med.body)).to.equal(201);
+    // The return's settlement sends the Pix's notice, with the return in it; Cambio reads the Pix back and records it.
+    const [payment] = await eventually(
+      () => paymentsWith(e2e),
+      (rows) => rows.length === 1 && rows[0].status !== 'RECEIVED',
+      15000,
+    );
+    expect(payment).to.deep.equal({
+      status: 'UNMATCHED',
+      customer_id: c.customerId,
+      operation_id: null,
+      amount: '31.00',
+    });
+    expect((await getOp(c, dep.id)).currentState.status).to.equal('REQUESTED');
+    expect((await balance(c, accountId, 'BRL')).available).to.equal(before.available);
+
+    // A return the PSP lists as made that Cambio never asked for is said whenever the Pix is listed again (by
+    // reconciliation): the record stands, an operator settles it.
+    const listed = {
+      endToEndId: e2e,
+      chargeId: txidFor(c.customerId, key, q.id),
+      amount: '31.00',
+      asset: 'BRL',
+      receivedAt: new Date().toISOString(),
+      returns: [{ returnId: med.body.id, amount: '31.00', status: 'RETURNED' as const, endToEndId: med.body.rtrId }],
+    };
+    const again = await recordReceived(services, 'PIX_KEY', listed);
+    expect(again.created).to.equal(false);
+    expect(again.disagrees).to.include(`return Cambio did not ask for (${med.body.id}, ${med.body.rtrId})`);
+    const ours = await recordReceived(services, 'PIX_KEY', { ...listed, returns: [] });
+    expect(ours.disagrees).to.equal(undefined);
   });
 
   it("a notice is answered once recorded, not once decided: a deposit held up, the PSP's 200 on time", async () => {
