@@ -7,6 +7,8 @@ export interface StreamLimits {
   perCustomer: number;
   /** How long a request waits for a slot before it is refused. */
   waitMs: number;
+  /** What the refusals name ("statements" when unset). */
+  label?: string;
 }
 
 interface Waiter {
@@ -20,7 +22,8 @@ interface Waiter {
  * customer's in-flight bound (customer-limits.ts) kept one customer's within reach, but a few customers together
  * could still run the process out of memory, and every customer's requests with it. Past its own share a request
  * waits, then is 429 (its customer's doing); past the process's, it waits, then is 503 with Retry-After.
- * Waiters are woken in arrival order, skipping any whose customer is at its share.
+ * A freed slot goes to the waiter whose customer has the fewest running (the oldest of those), skipping any whose
+ * customer is at its share.
  */
 export class StreamSlots {
   private running = 0;
@@ -46,6 +49,10 @@ export class StreamSlots {
     };
   }
 
+  private get label(): string {
+    return this.limits.label ?? 'statements';
+  }
+
   /** Streams written now (tests and metrics). */
   get active(): number {
     return this.running;
@@ -54,6 +61,10 @@ export class StreamSlots {
   private reserve(customerId: string): void {
     this.running += 1;
     this.byCustomer.set(customerId, (this.byCustomer.get(customerId) ?? 0) + 1);
+  }
+
+  private runningOf(customerId: string): number {
+    return this.byCustomer.get(customerId) ?? 0;
   }
 
   private free(customerId: string): boolean {
@@ -78,7 +89,14 @@ export class StreamSlots {
   }
 
   private wakeNext(): void {
-    const at = this.waiting.findIndex((w) => this.free(w.customerId));
+    // The waiter whose customer has the fewest streams running, the oldest of those: a customer that queued many
+    // before another asked for one does not keep it waiting behind them all (decision 0357).
+    let at = -1;
+    for (let i = 0; i < this.waiting.length; i++) {
+      const customerId = this.waiting[i].customerId;
+      if (!this.free(customerId)) continue;
+      if (at < 0 || this.runningOf(customerId) < this.runningOf(this.waiting[at].customerId)) at = i;
+    }
     if (at < 0) return;
     const [next] = this.waiting.splice(at, 1);
     this.reserve(next.customerId);
@@ -89,11 +107,11 @@ export class StreamSlots {
     if ((this.byCustomer.get(customerId) ?? 0) >= this.limits.perCustomer) {
       return new CambioError(
         'RATE_LIMITED',
-        `too many statements at once; at most ${this.limits.perCustomer} are written to one customer at a time`,
+        `too many ${this.label} at once; at most ${this.limits.perCustomer} are written to one customer at a time`,
         { retryAfterSeconds: 1 },
       );
     }
-    return new CambioError('SERVICE_UNAVAILABLE', 'this API process is writing as many statements as it can hold', {
+    return new CambioError('SERVICE_UNAVAILABLE', `this API process is writing as many ${this.label} as it can hold`, {
       retryAfterSeconds: 2,
     });
   }

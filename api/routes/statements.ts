@@ -16,7 +16,7 @@ import { assertCamt053Asset, statementCamt053 } from '../../statements/formats/c
 import { statementPdf } from '../../statements/formats/pdf';
 import { statementDocument, type StatementDocument } from '../../statements/formats/document';
 import { primed } from '../../statements/formats/ahead';
-import { StreamSlots } from '../overload/stream-slots';
+import { StatementSlots } from '../overload/statement-slots';
 import { whenResponseEnds } from '../overload/response-end';
 
 // How long a statement waits for a slot before it is refused: the customers' in-flight queue's wait.
@@ -155,7 +155,7 @@ export function chosenFormat(ctx: Koa.Context, format: unknown): StatementFormat
 export async function sendStatement(
   ctx: Koa.Context,
   em: Em,
-  slots: StreamSlots,
+  slots: StatementSlots,
   source: StatementSource,
   format: StatementFormat,
   storedJson?: () => AsyncIterable<string>,
@@ -163,7 +163,7 @@ export async function sendStatement(
   const h = source.header;
   if (format === 'camt053') assertCamt053Asset(h.asset);
   // Before a page is read: a paused stream holds its pages in this process until its client reads (decision 0251).
-  const release = await slots.take(ctx.state.customerId);
+  const release = await slots.take(ctx.state.customerId, { pdf: format === 'pdf' });
   try {
     const doc = format === 'camt053' || format === 'pdf' ? await statementDocument(em, h) : null;
     const media = MEDIA[format];
@@ -217,8 +217,7 @@ const issuedStatement = {
 } as const;
 
 export function statementRoutes(table: RouteTable, s: ServiceContext): void {
-  // This process's statements being written, for every customer together (decision 0251).
-  const slots = new StreamSlots({
+  const slots = new StatementSlots({
     max: s.config.statementStreamsMax,
     perCustomer: s.config.statementStreamsPerCustomer,
     waitMs: STREAM_SLOT_WAIT_MS,
@@ -253,7 +252,7 @@ export function statementRoutes(table: RouteTable, s: ServiceContext): void {
 }
 
 /** Issued statements: what the statement schedule stored, read back byte for byte. */
-function issuedStatementRoutes(table: RouteTable, s: ServiceContext, slots: StreamSlots): void {
+function issuedStatementRoutes(table: RouteTable, s: ServiceContext, slots: StatementSlots): void {
   table.add({
     method: 'get',
     path: '/api/statements',

@@ -34,10 +34,11 @@ function unreadGet(port: number, path: string, c: TestCustomer): { socket: net.S
   return { socket, head };
 }
 
-function statementPath(account: string): string {
+function statementPath(account: string, format = 'json'): string {
   const since = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
   const until = new Date(Date.now() + 1000).toISOString().slice(0, 19);
-  return `/api/accounts/${account}/statement?asset=BRL&periodStart=${since}T00:00:00Z&periodEnd=${until}Z&format=json`;
+  const period = `periodStart=${since}T00:00:00Z&periodEnd=${until}Z`;
+  return `/api/accounts/${account}/statement?asset=BRL&${period}&format=${format}`;
 }
 
 /**
@@ -91,11 +92,11 @@ describe('Streamed responses and the customer in-flight bound', function () {
   after(killAll);
 
   /** A customer of its own with a BRL account of POSTINGS entries yesterday. */
-  async function reader(name: string): Promise<{ c: TestCustomer; path: string }> {
+  async function reader(name: string, format = 'json'): Promise<{ c: TestCustomer; path: string }> {
     const c = await newCustomer(name);
     const account = (await activeAccount(c, ['BRL'])).id;
     await seedPostings(systemEm((await stack()).services.orm), account, POSTINGS, SEEDED);
-    return { c, path: statementPath(account) };
+    return { c, path: statementPath(account, format) };
   }
 
   it('holds a customer that reads none of its statements to its own slots; the API keeps serving others', async () => {
@@ -123,6 +124,22 @@ describe('Streamed responses and the customer in-flight bound', function () {
     expect(started.length, 'statements written at once').to.be.at.most(16);
     const refused = heads.filter((h) => /^HTTP\/1\.1 (429|503)/.test(h));
     expect(refused.length, 'statements refused').to.be.greaterThan(0);
+    for (const h of refused) expect(h).to.match(/\r\nRetry-After: \d+/i);
+  });
+
+  it('draws a few PDFs at once for every customer together; the API lives and keeps serving the others', async () => {
+    const readers = [];
+    for (let i = 0; i < 3; i++) readers.push(await reader(`Leitor PDF ${i} Ltda`, 'pdf'));
+    const b = await newCustomer('Vizinho Ltda');
+    const api = await spawnApi('api-pdfs', 'unread-pdfs');
+    // Three customers each ask for eight PDFs and read none: before decision 0357 twelve were drawn at once (each
+    // parsing its fonts), and the 128 MB heap ran out within seconds.
+    const unread = readers.flatMap((r) => Array(8).fill(r));
+    const heads = await othersServedWhileUnread(api, b, unread, sockets);
+    const started = heads.filter((h) => /^HTTP\/1\.1 200/.test(h));
+    expect(started.length, 'PDFs drawn at once').to.be.within(1, 4);
+    const refused = heads.filter((h) => /^HTTP\/1\.1 (429|503)/.test(h));
+    expect(refused.length + started.length, 'every request answered').to.equal(unread.length);
     for (const h of refused) expect(h).to.match(/\r\nRetry-After: \d+/i);
   });
 });

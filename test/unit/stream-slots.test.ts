@@ -1,5 +1,6 @@
 // The statement stream slots (api/overload/stream-slots.ts, decision 0251): a process-wide bound and a per-customer
-// share, with a wait before a refusal, and a freed slot going to the oldest waiter whose customer has room.
+// share, with a wait before a refusal, and a freed slot going to the waiter whose customer runs the fewest (the oldest
+// of those) among those whose customer has room.
 import { expect } from 'chai';
 import { StreamSlots } from '../../api/overload/stream-slots';
 import { CambioError } from '../../domain/errors';
@@ -45,5 +46,21 @@ describe('statement stream slots', () => {
     await d;
     expect(order).to.deep.equal(['a2', 'c', 'd']);
     expect(slots.active).to.equal(2);
+  });
+
+  it('a freed slot goes to a customer running fewer before an older waiter of one running more', async () => {
+    const slots = new StreamSlots({ max: 2, perCustomer: 2, waitMs: 1_000 });
+    const releaseA = await slots.take('a');
+    await slots.take('a');
+    const order: string[] = [];
+    const taken = (name: string) => (release: () => void) => (order.push(name), release);
+    const a3 = slots.take('a').then(taken('a3'));
+    const a4 = slots.take('a').then(taken('a4'));
+    const q = slots.take('q').then(taken('q'));
+    releaseA();
+    (await q)();
+    (await a3)();
+    await a4;
+    expect(order).to.deep.equal(['q', 'a3', 'a4']);
   });
 });
