@@ -5,16 +5,21 @@
 // ended then: decision 0318) whose account owner's tax id is the payer's and whose quote is exactly the amount
 // received; anything else is UNMATCHED, that customer's, or the platform's when no
 // customer or several own the tax id: then no deposit completes, whoever's it is (decision 0127).
-import { systemEm } from '../db/orm';
+import { type Em, systemEm } from '../db/orm';
 import type { InboundPayment } from '../db/entities';
 import { findPaymentByReference } from '../db/repositories/inbound-payments';
-import { customerOfTaxId, lockPayerMatching, oldestOpenDepositOfPayer } from '../db/repositories/payer-deposits';
+import {
+  customerOfTaxId,
+  lockPayerMatching,
+  oldestOpenDepositOfPayer,
+  payerOfDeposit,
+} from '../db/repositories/payer-deposits';
 import { inTransaction } from '../db/transaction';
 import { CambioError } from '../domain/errors';
 import { Dec } from '../domain/money';
 import type { ReceivedPayment } from '../rails/rail';
 import { railAsset } from '../rails/registry';
-import { knownReceipt, requireProviderAmount } from './provider-amount';
+import { knownReceipt, type KnownReceipt, requireProviderAmount } from './provider-amount';
 import { recordInboundPaymentOnce, type SettleContext } from './record-and-decide';
 
 /**
@@ -31,7 +36,7 @@ export async function recordPayerReceipt(
   const em = systemEm(s.orm);
   // A stand-in reference names no payment, whatever an operator recorded under its words (decision 0236).
   const known = p.unnamed ? undefined : await findPaymentByReference(em, rail, p.endToEndId);
-  if (known) return knownReceipt(rail, known, p);
+  if (known) return knownPayerReceipt(em, rail, known, p);
   requireProviderAmount(rail, p);
   const payer = p.payerAccount;
   const asset = p.asset ?? railAsset(rail)!;
@@ -40,7 +45,7 @@ export async function recordPayerReceipt(
       if (payer) await lockPayerMatching(tx, rail, payer.taxId);
       // Recorded by a poll that held the lock before us: the same credit, once.
       const recorded = await findPaymentByReference(tx, rail, p.endToEndId);
-      if (recorded) return knownReceipt(rail, recorded, p);
+      if (recorded) return knownPayerReceipt(tx, rail, recorded, p);
       // Only the one customer owning the CNPJ may be paid by it: with two owners, the older deposit could be the one
       // a customer opened under another's CNPJ, and the TED would credit it with the other's money.
       const customerId = payer ? await customerOfTaxId(tx, payer.taxId) : undefined;
@@ -67,7 +72,7 @@ export async function recordPayerReceipt(
   } catch (err) {
     // Recorded meanwhile by an operator from the bank statement, for another customer: the first record stands.
     if (!(err instanceof CambioError && err.code === 'RAIL_REFERENCE_IN_USE')) throw err;
-    return knownReceipt(rail, (await findPaymentByReference(em, rail, p.endToEndId))!, p);
+    return knownPayerReceipt(em, rail, (await findPaymentByReference(em, rail, p.endToEndId))!, p);
   }
 }
 
@@ -78,4 +83,32 @@ export async function recordPayerReceipt(
 function receivedInstant(p: ReceivedPayment): Date {
   const at = Date.parse(p.receivedAt);
   return Number.isNaN(at) ? new Date() : new Date(at);
+}
+
+/**
+ * The record already under the bank's reference, with what it says otherwise than the bank: its amount or asset
+ * (`knownReceipt`), or whom it credits. An operator's `payment record` from a statement names no payer, and a TED
+ * must come from the deposit owner's own account: one recorded for a deposit (or a customer) the bank's payer does
+ * not own has credited someone with another's money. The first record stands; the difference is said, for an
+ * operator to settle (decision 0358).
+ */
+async function knownPayerReceipt(em: Em, rail: string, recorded: InboundPayment, p: ReceivedPayment) {
+  const receipt: KnownReceipt = knownReceipt(rail, recorded, p);
+  const payer = p.payerAccount;
+  if (receipt.disagrees || !payer) return receipt;
+  const credited = recorded.payer
+    ? recorded.payer.taxId
+    : recorded.operationId
+      ? await payerOfDeposit(em, recorded.operationId)
+      : undefined;
+  const otherPayer = credited !== undefined && credited !== payer.taxId;
+  const otherCustomer =
+    credited === undefined &&
+    recorded.customerId !== null &&
+    recorded.customerId !== (await customerOfTaxId(em, payer.taxId));
+  if (!otherPayer && !otherCustomer) return receipt;
+  const whom = recorded.operationId ? `deposit ${recorded.operationId}` : `customer ${recorded.customerId}`;
+  const named = credited ? ` (payer ${credited})` : '';
+  const disagrees = `${p.endToEndId} is recorded for ${whom}${named}; ${rail} shows it paid by ${payer.taxId}`;
+  return { ...receipt, disagrees };
 }

@@ -61,3 +61,12 @@ export async function customerOfTaxId(em: Em, taxId: string): Promise<string | u
   );
   return rows.length === 1 ? rows[0].customer_id : undefined;
 }
+
+/** The payer a deposit on a payer-matched rail names (its funding instruction's `payerTaxId`), if any. */
+export async function payerOfDeposit(em: Em, operationId: string): Promise<string | undefined> {
+  const [row] = await em.execute<{ payer: string | null }[]>(
+    `select o.intent -> 'fundingInstruction' ->> 'payerTaxId' as payer from operations o where o.id = ?`,
+    [operationId],
+  );
+  return row?.payer ?? undefined;
+}
