@@ -1,7 +1,7 @@
 // One page of entries read ahead while the page before is written: the database query of page n+1 runs while page n
 // is turned into text and sent, where the writer and the reader used to wait on each other. At most two pages are
 // alive at once, so memory stays flat at any length.
-import { setImmediate } from 'node:timers/promises';
+import { nextTurn } from './turns';
 
 /** The same items in order, the next one always requested before the current one is handed on. */
 export async function* readAhead<T>(items: AsyncIterable<T>): AsyncGenerator<T> {
@@ -47,5 +47,5 @@ export const ENTRIES_PER_TURN = 200;
 
 /** Lets the event loop turn once every ENTRIES_PER_TURN entries written (`written` counts them). */
 export const turnEvery = async (written: number): Promise<void> => {
-  if (written % ENTRIES_PER_TURN === 0) await setImmediate();
+  if (written % ENTRIES_PER_TURN === 0) await nextTurn();
 };

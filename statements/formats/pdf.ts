@@ -20,9 +20,9 @@ import { readFileSync } from 'node:fs';
 import PDFDocument from 'pdfkit';
 import { PassThrough, type Readable } from 'node:stream';
 import { once } from 'node:events';
-import { setImmediate } from 'node:timers/promises';
 import { StatementTotals, type StatementEntry, type StatementHeader, type StatementSource } from '../statement';
 import { isInterim, type StatementDocument } from './document';
+import { nextTurn } from './turns';
 
 // The two faces parsed once per process and shared by every document (pdfkit takes a fontkit font as it takes a
 // file; each document still subsets its own glyphs). Parsed per document, a PDF cost about three times the heap and
@@ -186,7 +186,7 @@ export function statementPdf(s: StatementSource, statementDoc: StatementDocument
           page.entry(e);
           // Drawing is CPU on the API's one thread: a page of the source (2,000 entries) drawn at once held every
           // other request, every customer's, for seconds. Other work runs between turns (decision 0169).
-          if ((i + 1) % ENTRIES_PER_TURN === 0) await setImmediate();
+          if ((i + 1) % ENTRIES_PER_TURN === 0) await nextTurn();
           // The reader went away (Koa destroys the body when the client closes the connection): leaving the loop
           // closes the source, so no further page is read from the database or drawn into memory for nobody.
           if (out.destroyed) return;

@@ -6,6 +6,7 @@ import { statementJson } from '../../statements/formats/json';
 import { statementCsv } from '../../statements/formats/csv';
 import { statementPdf } from '../../statements/formats/pdf';
 import { ENTRIES_PER_TURN } from '../../statements/formats/ahead';
+import { nextTurn } from '../../statements/formats/turns';
 import type { StatementEntry, StatementHeader, StatementSource } from '../../statements/statement';
 
 const ENTRIES = 2000;
@@ -86,4 +87,30 @@ describe('JSON and CSV statement writing', () => {
       expect(turns).to.be.at.least(ENTRIES / ENTRIES_PER_TURN);
     });
   }
+});
+
+describe('statement writers together', () => {
+  it('run one turn between two turns of the event loop, whatever their number, each in its order', async () => {
+    let loopTurns = 0;
+    let counting = true;
+    const tick = () => {
+      loopTurns++;
+      if (counting) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const seen: Array<{ writer: number; loopTurn: number }> = [];
+    const writer = async (n: number) => {
+      for (let i = 0; i < 20; i++) {
+        await nextTurn();
+        seen.push({ writer: n, loopTurn: loopTurns });
+      }
+    };
+    await Promise.all([0, 1, 2, 3].map(writer));
+    counting = false;
+    // Each writer's own setImmediate gave all four a turn in every loop turn: four at each count.
+    const perLoopTurn = new Map<number, number>();
+    for (const s of seen) perLoopTurn.set(s.loopTurn, (perLoopTurn.get(s.loopTurn) ?? 0) + 1);
+    expect(Math.max(...perLoopTurn.values())).to.equal(1);
+    expect(seen.slice(0, 8).map((s) => s.writer)).to.deep.equal([0, 1, 2, 3, 0, 1, 2, 3]);
+  });
 });
