@@ -17,6 +17,7 @@ import { openOrm, tenantEm } from '../db/orm';
 import { historyPointsAround, statementRowsPage, type EntryPosition } from '../db/repositories/statement-entries';
 import { issueStatements } from '../statements/issue';
 import { explainAnalyze } from './lib/explain';
+import { seedPostings } from './lib/seed-postings';
 import { activeAccount, newCustomer } from './lib/cambio';
 import { cpuSecondsOf, rssOf } from './lib/proc';
 import { log, withStack } from './lib/stack';
@@ -24,23 +25,6 @@ import { log, withStack } from './lib/stack';
 const POSTINGS = Number(process.env.BENCH_POSTINGS || 1_000_000);
 const ASOF_RUNS = Number(process.env.BENCH_ASOF_RUNS || 1000);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS || 10_000);
-
-// One ledger transaction per posting, a credit of 2.00 or (every third) a debit of 1.00 on the account's available
-// book, one second apart, ending a minute ago; each entry carries the running balance after it.
-const SEED_SQL = `
-with p as (
-  select g, gen_random_uuid() as tx, case when g % 3 = 0 then -1.00 else 2.00 end as amount,
-    now() - interval '1 minute' - ($2::int - g) * interval '1 second' as at
-  from generate_series(1, $2::int) g
-), t as (
-  insert into ledger_transactions (id, key, operation_id, description, created_at)
-  select tx, 'bench:' || tx, null, 'bench posting', at from p
-)
-insert into ledger_entries (id, transaction_id, account_id, book, asset, amount, created_at, balance_seq, booked_at,
-  available_after, held_after)
-select gen_random_uuid(), tx, $1::uuid, 'available', 'BRL', amount, at, g, at,
-  sum(amount) over (order by g rows between unbounded preceding and current row), 0
-from p`;
 
 const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
@@ -50,15 +34,7 @@ void withStack({ database: 'cambio_bench_statements', worker: true, api: true },
   const c = await newCustomer(stack.databaseUrl, stack.apiUrl, 'Bench Statements Ltda');
   const accountId = await activeAccount(c, ['BRL']);
   let t = Date.now();
-  await db.query(SEED_SQL, [accountId, POSTINGS]);
-  await db.query(
-    `insert into balances (account_id, asset, customer_id, available, held, updated_at, seq, booked_at)
-     select $1, 'BRL', $2, available_after, 0, now(), balance_seq, booked_at from ledger_entries
-     where account_id = $1 order by balance_seq desc limit 1
-     on conflict (account_id, asset) do update set available = excluded.available, seq = excluded.seq,
-       booked_at = excluded.booked_at`,
-    [accountId, c.customerId],
-  );
+  await seedPostings(db, accountId, c.customerId, POSTINGS);
   await db.query(`update accounts set created_at = now() - interval '12 days' where id = $1`, [accountId]);
   await db.query('analyze ledger_entries; analyze ledger_transactions');
   log(`seeded ${POSTINGS} postings in ${((Date.now() - t) / 1000).toFixed(1)} s`);
