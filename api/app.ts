@@ -5,6 +5,7 @@ import { jwks } from '../services/signing-keys';
 import { bearerAuth, stillAdmitted } from './middleware/auth';
 import { CustomerAccess } from '../services/customer-access';
 import { jsonBody, DEFAULT_BODY_LIMIT } from './middleware/json-body';
+import { MAX_BODY_VALUES } from './middleware/body-shape';
 import { requestContext } from './middleware/request-context';
 import { openApiDocument } from './openapi';
 import { registerDocs } from './docs';
@@ -37,6 +38,10 @@ const bodyLimit = (services: ServiceContext) => (ctx: Koa.Context) =>
     : isDocumentUpload(ctx)
       ? DOCUMENT_BODY_LIMIT
       : DEFAULT_BODY_LIMIT;
+// A PSP's notice (token checked) may list thousands of payments within its megabyte; a customer's body holds a few
+// hundred values at most (decision 0360).
+const bodyValues = (services: ServiceContext) => (ctx: Koa.Context) =>
+  ctx.state.customerId === undefined && isRailNotice(services, ctx) ? Infinity : MAX_BODY_VALUES;
 
 export interface AppOptions {
   /** True once a graceful shutdown began: readiness answers 503 so load balancers stop sending traffic. */
@@ -148,7 +153,7 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
   app.use(customerGate(authenticateHeaders, (ctx) => publicPaths.has(ctx.path), admission));
   // The PSP's notices: their own rate and the path's token, before the body is read too.
   app.use(railNoticeGate(services, takeNotice));
-  app.use(jsonBody(bodyLimit(services)));
+  app.use(jsonBody(bodyLimit(services), bodyValues(services)));
   app.use(notices.routes());
   app.use(platform.routes());
   app.use(versioned);

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
 import { CambioError } from '../../domain/errors';
 import { lowerCaseBodyIds } from './canonical-ids';
+import { bodyShapeProblem, MAX_BODY_VALUES } from './body-shape';
 import { firstRepeatedName } from './repeated-names';
 
 // Decision 0015: JSON-only bodies, 1 MiB at most (documents carry base64 up to 5 MiB decoded, so the
@@ -10,9 +11,12 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 /**
  * Reads a JSON body: 415 for another media type or a content coding, 413 past the limit, 400 for malformed JSON,
- * bytes not UTF-8 or a property named twice in one object.
+ * bytes not UTF-8, a shape no route takes (too deep, too many values) or a property named twice in one object.
  */
-export function jsonBody(limitFor: (ctx: Koa.Context) => number = () => DEFAULT_BODY_LIMIT): Koa.Middleware {
+export function jsonBody(
+  limitFor: (ctx: Koa.Context) => number = () => DEFAULT_BODY_LIMIT,
+  valuesFor: (ctx: Koa.Context) => number = () => MAX_BODY_VALUES,
+): Koa.Middleware {
   return async (ctx, next) => {
     if (!['POST', 'PUT', 'PATCH'].includes(ctx.method)) return next();
     const length = ctx.request.length;
@@ -34,6 +38,8 @@ export function jsonBody(limitFor: (ctx: Koa.Context) => number = () => DEFAULT_
     const limit = limitFor(ctx);
     if (length !== undefined && length > limit) throw tooLarge(limit);
     const text = utf8Text(await readBody(ctx.req, limit));
+    const shape = bodyShapeProblem(text, valuesFor(ctx));
+    if (shape) throw new CambioError('VALIDATION_ERROR', `body ${shape}`, { errors: [{ path: '', message: shape }] });
     try {
       ctx.request.body = text.trim() === '' ? undefined : JSON.parse(text);
     } catch {

@@ -47,7 +47,7 @@ export function firstRepeatedName(text: string): string | undefined {
 }
 
 /** The index of the quote that closes the string opened at `open` (one not escaped by an odd run of backslashes). */
-function closingQuote(text: string, open: number): number {
+export function closingQuote(text: string, open: number): number {
   let at = text.indexOf('"', open + 1);
   while (at !== -1) {
     let backslashes = 0;

@@ -113,10 +113,13 @@ function describe(errors: ErrorObject[] | null | undefined, prefix: string) {
   });
 }
 
+// Problems listed in one VALIDATION_ERROR (decision 0360); a client fixes them and is told the next ones.
+const MAX_LISTED_ERRORS = 50;
+
 /**
  * Validates one part of a request. First the hygiene every part gets whatever its schema says (api/schemas/
  * hygiene.ts: no NUL, no lone surrogate, bounded nesting), then the route's schema. An amount out of range
- * alone is INVALID_AMOUNT; anything else (with or without it) is VALIDATION_ERROR listing every problem.
+ * alone is INVALID_AMOUNT; anything else (with or without it) is VALIDATION_ERROR listing the problems (50 at most).
  */
 export function validateWith(kind: 'body' | 'query' | 'params', schema: object, data: unknown): void {
   const prefix = kind === 'body' ? '' : `/${kind}`;
@@ -137,7 +140,8 @@ export function validateWith(kind: 'body' | 'query' | 'params', schema: object, 
     }
     return;
   }
-  const errors = describe(fn.errors, prefix);
+  // At most a page of them: a body of thousands of unknown properties was answered with a list of megabytes.
+  const errors = describe(fn.errors, prefix).slice(0, MAX_LISTED_ERRORS);
   const first = errors[0];
   const message = first ? `${first.path || 'body'} ${first.message}` : 'invalid request';
   if (fn.errors?.length && fn.errors.every(isAmountError)) {

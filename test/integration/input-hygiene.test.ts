@@ -228,6 +228,38 @@ describe('input hygiene at the schema', () => {
     expect(fine.status, JSON.stringify(fine.body)).to.equal(201);
   });
 
+  it('refuses a body of thousands of values or deep nesting at once, with a short answer (decision 0360)', async () => {
+    const { http } = await stack();
+    const many = JSON.stringify({
+      ...accountBody(),
+      ...Object.fromEntries(Array.from({ length: 60_000 }, (_, i) => [`k${i}`, i])),
+    });
+    const deep = `{"owner":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+    for (const [text, message] of [
+      [many, 'holds too many values (at most 5000)'],
+      [deep, 'is nested too deeply (at most 16 levels)'],
+    ]) {
+      const res = await http
+        .post('/api/accounts')
+        .set(customer.auth)
+        .set(idem())
+        .set('Content-Type', 'application/json')
+        .send(text);
+      expect([res.status, res.body.code], JSON.stringify(res.body).slice(0, 300)).to.deep.equal([
+        400,
+        'VALIDATION_ERROR',
+      ]);
+      expect(res.body.details.errors).to.deep.equal([{ path: '', message }]);
+      expect(res.text.length, 'a short answer').to.be.below(1000);
+    }
+    // A body of many unknown properties under the bound: its problems are listed, 50 at most.
+    const unknown = { ...accountBody(), ...Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`k${i}`, i])) };
+    const listed = await http.post('/api/accounts').set(customer.auth).set(idem()).send(unknown);
+    expect([listed.status, listed.body.code]).to.deep.equal([400, 'VALIDATION_ERROR']);
+    expect(listed.body.details.errors).to.have.length(50);
+    expect(listed.body.details.errors[0]).to.deep.equal({ path: '/k0', message: 'is not allowed' });
+  });
+
   it('names a query parameter given more than once, whatever its type (decision 0276)', async () => {
     const { http } = await stack();
     for (const [query, path] of [
