@@ -10,6 +10,7 @@ import type { InboundPayment } from '../db/entities';
 import { findPaymentByReference } from '../db/repositories/inbound-payments';
 import {
   customerOfTaxId,
+  customerOwnsTaxId,
   lockPayerMatching,
   oldestOpenDepositOfPayer,
   payerOfDeposit,
@@ -102,10 +103,11 @@ async function knownPayerReceipt(em: Em, rail: string, recorded: InboundPayment,
       ? await payerOfDeposit(em, recorded.operationId)
       : undefined;
   const otherPayer = credited !== undefined && credited !== payer.taxId;
+  // A record in a customer's suspense: theirs if any account of theirs is the payer's, whoever else owns one.
   const otherCustomer =
     credited === undefined &&
     recorded.customerId !== null &&
-    recorded.customerId !== (await customerOfTaxId(em, payer.taxId));
+    !(await customerOwnsTaxId(em, recorded.customerId, payer.taxId));
   if (!otherPayer && !otherCustomer) return receipt;
   const whom = recorded.operationId ? `deposit ${recorded.operationId}` : `customer ${recorded.customerId}`;
   const named = credited ? ` (payer ${credited})` : '';

@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import { systemEm } from '../db/orm';
 import type { InboundPayment } from '../db/entities';
-import { findPaymentByReference, paymentOfReturn } from '../db/repositories/inbound-payments';
+import { findPaymentByReference, paymentOfReturn, returnedOutsideAs } from '../db/repositories/inbound-payments';
 import { depositOfCharge } from '../db/repositories/operations';
 import { CambioError } from '../domain/errors';
 import { Dec } from '../domain/money';
@@ -91,7 +91,7 @@ export async function recordReceived(
 ): Promise<RecordedReceipt> {
   const recorded = await recordReceipt(s, rail, p);
   await decideInboundPayment(s, recorded.payment, deadlineMs, `rail:${rail}`);
-  const elsewhere = await settleListedReturns(s, p);
+  const elsewhere = await settleListedReturns(s, rail, p);
   // The money the provider sent back without us is at the provider and in no record of ours (decision 0356).
   const disagrees = [recorded.disagrees, ...elsewhere].filter(Boolean).join('; ');
   return { ...recorded, ...(disagrees ? { disagrees } : {}) };
@@ -116,7 +116,7 @@ export async function recordNotice(
     recorded.map(async (payment, i) => {
       try {
         await sendPaymentDecision(s, payment, Date.now() + deadlineMs, `rail:${rail}`);
-        for (const disagrees of await settleListedReturns(s, items[i])) {
+        for (const disagrees of await settleListedReturns(s, rail, items[i])) {
           s.log.error({ paymentId: payment.id, status: payment.status, disagrees }, RETURNED_ELSEWHERE);
         }
       } catch (err) {
@@ -134,16 +134,20 @@ const RETURNED_ELSEWHERE = 'the provider sent back money of a payment without Ca
 
 /**
  * Returns of ours the provider lists as final (DEVOLVIDO or NAO_REALIZADO) settle their payment, once. Those it
- * lists as made (DEVOLVIDO) that are not ours (a MED return, its portal) are answered, one line each: the money left,
- * and whatever the payment's record says (credited to a deposit, in a suspense), only an operator can settle it.
+ * lists as made (DEVOLVIDO) that are not ours (a MED return, its portal) are answered, one line each, until an
+ * operator records it as the payment's return: the money left, and whatever the payment's record says (credited to a
+ * deposit, in a suspense), only an operator can settle it.
  */
-export async function settleListedReturns(s: SettleContext, p: ReceivedPayment): Promise<string[]> {
+export async function settleListedReturns(s: SettleContext, rail: string, p: ReceivedPayment): Promise<string[]> {
   const elsewhere: string[] = [];
+  const em = systemEm(s.orm);
   for (const r of p.returns) {
     if (r.status === 'PENDING') continue;
-    const payment = await paymentOfReturn(systemEm(s.orm), r.returnId);
+    const payment = await paymentOfReturn(em, r.returnId);
     if (!payment) {
-      if (r.status === 'RETURNED') {
+      // Said until an operator recorded it as the payment's return (`--outside --reference` its end-to-end id).
+      const settled = r.endToEndId && (await returnedOutsideAs(em, rail, p.endToEndId, r.endToEndId));
+      if (r.status === 'RETURNED' && !settled) {
         elsewhere.push(
           `${p.endToEndId}: its provider shows ${r.amount} sent back by a return Cambio did not ask for` +
             ` (${r.returnId}${r.endToEndId ? `, ${r.endToEndId}` : ''})`,

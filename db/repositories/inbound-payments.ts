@@ -281,6 +281,24 @@ export async function listPaymentsForOperators(em: Em, filter: OperatorFilter): 
   return rows.map((r: Record<string, unknown>) => toEntity(em, r));
 }
 
+/**
+ * Whether the payment under (`rail`, `endToEndId`) went back as `returnEndToEndId` by an operator's word (`cambio
+ * payment return --outside --reference`): a return its provider made without us, settled by hand (decision 0356).
+ */
+export async function returnedOutsideAs(
+  em: Em,
+  rail: string,
+  endToEndId: string,
+  returnEndToEndId: string,
+): Promise<boolean> {
+  const rows = await em.execute(
+    `select 1 from inbound_payments p
+     where p.rail = ? and p.end_to_end_id = ? and p.status = 'RETURNED' and p.return_end_to_end_id = ?`,
+    [rail, endToEndId, returnEndToEndId],
+  );
+  return rows.length > 0;
+}
+
 /** The record a return id of ours belongs to (any customer), or null. */
 export async function paymentOfReturn(em: Em, returnId: string): Promise<InboundPayment | null> {
   const [row] = await em.execute(`select ${columns(em)} from inbound_payments p where p.return_id = ?`, [returnId]);

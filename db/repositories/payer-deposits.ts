@@ -70,3 +70,12 @@ export async function payerOfDeposit(em: Em, operationId: string): Promise<strin
   );
   return row?.payer ?? undefined;
 }
+
+/** Whether `customerId` holds an account, in any state, owned by `taxId` (digits, as `customerOfTaxId` compares). */
+export async function customerOwnsTaxId(em: Em, customerId: string, taxId: string): Promise<boolean> {
+  const rows = await em.execute(
+    `select 1 from accounts a where a.customer_id = ? and ${ownerBareTaxId('a')} = ? limit 1`,
+    [customerId, taxId],
+  );
+  return rows.length > 0;
+}

@@ -11,6 +11,8 @@ import { systemEm } from '../../db/orm';
 import { decodeBrCode } from '../../rails/pix/br-code';
 import { txidFor } from '../../rails/pix/ids';
 import { recordReceived } from '../../payments/rail-payments';
+import { findPaymentByReference } from '../../db/repositories/inbound-payments';
+import { cambio } from '../helpers/cli';
 import { operationWorkflowId } from '../../workflows/ids';
 import { temporal as proto } from '@temporalio/proto';
 import { activeAccount } from '../helpers/fixtures';
@@ -199,6 +201,14 @@ describe('PIX deposits through the PSP: charge, notice, settlement', function ()
     expect(again.disagrees).to.include(`return Cambio did not ask for (${med.body.id}, ${med.body.rtrId})`);
     const ours = await recordReceived(services, 'PIX_KEY', { ...listed, returns: [] });
     expect(ours.disagrees).to.equal(undefined);
+    // The operator records the PSP's return as the payment's: no longer said.
+    const recorded = (await findPaymentByReference(systemEm(services.orm), 'PIX_KEY', e2e))!;
+    await cambio(
+      ...['payment', 'return', recorded.id, '--reason', 'MED return by the PSP'],
+      ...['--outside', '--reference', med.body.rtrId],
+    );
+    expect((await paymentsWith(e2e))[0].status).to.equal('RETURNED');
+    expect((await recordReceived(services, 'PIX_KEY', listed)).disagrees).to.equal(undefined);
   });
 
   it("a notice is answered once recorded, not once decided: a deposit held up, the PSP's 200 on time", async () => {
