@@ -226,29 +226,32 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
         for (let i = 0; i < B_TRANSFERS; i++) alone.push((await timedTransfer(b, b1.id, b2.id)).ms);
 
         // The baseline: B while another customer creates deposits at A's rate for receivers that answer at once.
-        const calmFlood = floodOfDeposits(calm, calmAccount.id);
-        const besideVolume: number[] = [];
-        const besideIds: string[] = [];
-        try {
-          await eventually(
-            async () => calmFlood.deposits(),
-            (n) => n >= 3 * A_DEPOSITS_PER_SECOND,
-            30000,
-            20,
-          );
-          for (let i = 0; i < B_TRANSFERS; i++) {
-            const { ms, id } = await timedTransfer(b, b1.id, b2.id);
-            besideVolume.push(ms);
-            besideIds.push(id);
+        const besideHealthy = async () => {
+          const calmFlood = floodOfDeposits(calm, calmAccount.id);
+          const timed: Array<{ ms: number; id: string }> = [];
+          try {
+            await eventually(
+              async () => calmFlood.deposits(),
+              (n) => n >= 3 * A_DEPOSITS_PER_SECOND,
+              30000,
+              20,
+            );
+            for (let i = 0; i < B_TRANSFERS; i++) timed.push(await timedTransfer(b, b1.id, b2.id));
+          } finally {
+            await calmFlood.stop();
           }
-        } finally {
-          await calmFlood.stop();
-        }
+          return timed;
+        };
+        const before = await besideHealthy();
+        const besideVolume = before.map((t) => t.ms);
+        const besideIds = before.map((t) => t.id);
         // B's deliveries beside that volume: the baseline of B's first attempts during A's flood.
         const firstAttemptsBeside = await firstAttemptLatencies(besideIds);
 
         // A's flood: deposits at ~4/s, each delivered to three URLs that hold every request.
         const flood = floodOfDeposits(a, aAccount.id);
+        let duringP50 = Infinity;
+        let duringReport = '';
         try {
           // B is measured once A has flooded for 3 s (36 deliveries, more than settlement's 20 local-activity slots,
           // so attempts that shared them would starve it) and its attempts hold their share of delivery slots: every
@@ -277,13 +280,13 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
           // host, 10 of 12 at the end in an earlier one): half at least, so A's attempts keep coming back to its slow
           // receivers while B is timed.
           expect(averageOpen, report()).to.be.at.least((holdMs === undefined ? 0.75 : 0.5) * A_URLS * CAP);
-          // Within 2x the baseline, and under issue 20's 500 ms, which it asked for where B alone took 62 ms: eight
-          // times B alone on a slower host. A bound of 500 ms or the baseline, whichever was larger, failed on a
-          // slow 2-core host with the ratio well within 2x (601 ms against 435 beside the healthy volume and 188
-          // alone), because for a baseline between 250 and 500 ms it asked B for less than 2x.
-          expect(p50(during.map((d) => d.ms)), report())
-            .to.be.at.most(Math.max(2 * p50(besideVolume), 1))
-            .and.below(Math.max(500, 8 * p50(alone)));
+          // B's p50 is checked once A's flood is over (below): within 2x the baseline, and under issue 20's 500 ms,
+          // which it asked for where B alone took 62 ms: eight times B alone on a slower host. A bound of 500 ms or
+          // the baseline, whichever was larger, failed on a slow 2-core host with the ratio well within 2x (601 ms
+          // against 435 beside the healthy volume and 188 alone), because for a baseline between 250 and 500 ms it
+          // asked B for less than 2x.
+          duringReport = report();
+          duringP50 = p50(during.map((d) => d.ms));
           const firstAttempts = await firstAttemptLatencies(during.map((d) => d.id));
           if (process.env.WEBHOOK_ISOLATION_REPORT) process.stderr.write(`${kind}: ${report(firstAttempts)}\n`);
           // Under 1 s, or within 2x B's first attempts beside the healthy customer's volume when a slow host makes
@@ -300,6 +303,16 @@ describe('webhook isolation: a customer whose receivers hang cannot slow another
           const headers = { ...a.auth, 'X-Idempotency-Key': randomUUID() };
           await fetch(`${api.url}/api/subscriptions/${s.id}`, { method: 'DELETE', headers });
         }
+        // The baseline again, after A's flood: the suite's other shards load this host unevenly, and a baseline taken
+        // before alone once put 2x at 324 ms while the host's load climbed through the measurement (B's transfers
+        // during the flood rose from 97 to 633 ms). B during A's flood is held to 2x the healthy volume measured on
+        // either side of it.
+        const after = (await besideHealthy()).map((t) => t.ms);
+        const baseline = Math.max(p50(besideVolume), p50(after));
+        const said = `${duringReport}; beside the healthy customer's deposits again ${JSON.stringify(after)}`;
+        expect(duringP50, said)
+          .to.be.at.most(Math.max(2 * baseline, 1))
+          .and.below(Math.max(500, 8 * p50(alone)));
       } finally {
         await noisy.stop();
         await prompt.stop();
