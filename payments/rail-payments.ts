@@ -145,9 +145,11 @@ export async function settleListedReturns(s: SettleContext, rail: string, p: Rec
     if (r.status === 'PENDING') continue;
     const payment = await paymentOfReturn(em, r.returnId);
     if (!payment) {
-      // Said until an operator recorded it as the payment's return (`--outside --reference` its end-to-end id).
-      const settled = r.endToEndId && (await returnedOutsideAs(em, rail, p.endToEndId, r.endToEndId));
-      if (r.status === 'RETURNED' && !settled) {
+      // A return not ours that went is said, until an operator recorded it as the payment's return (`--outside
+      // --reference` its end-to-end id).
+      const said =
+        r.status === 'RETURNED' && !(r.endToEndId && (await returnedOutsideAs(em, rail, p.endToEndId, r.endToEndId)));
+      if (said) {
         elsewhere.push(
           `${p.endToEndId}: its provider shows ${r.amount} sent back by a return Cambio did not ask for` +
             ` (${r.returnId}${r.endToEndId ? `, ${r.endToEndId}` : ''})`,

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import { MALFORMED, problem } from './http';
 import { endToEndId, returnId, tail } from './ids';
-import { arrive, presentPix } from './settlement';
+import { arrive, fitsReturn, presentPix } from './settlement';
 import type { SimulatorHandle as Simulator } from './handle';
 import type { PayoutStatus, ScheduledPayment } from './store';
 
@@ -117,9 +117,7 @@ export function controlRoutes(sim: Simulator) {
     if (!pix) return problem(ctx, 404, 'NaoEncontrado', 'no such Pix');
     const valor = str(b.valor) ?? pix.valor;
     if (!/^\d{1,10}\.\d{2}$/.test(valor)) return problem(ctx, 400, 'Invalido', 'valor as API Pix writes it');
-    const cents = (v: string) => Math.round(Number(v) * 100);
-    const taken = pix.devolucoes.filter((d) => d.status !== 'NAO_REALIZADO').reduce((t, d) => t + cents(d.valor), 0);
-    if (cents(valor) === 0 || taken + cents(valor) > cents(pix.valor)) {
+    if (!fitsReturn(pix, valor)) {
       return problem(ctx, 400, 'Invalido', 'valor above what is left of the Pix to return');
     }
     const created = await sim.store.change(() => {

@@ -4,7 +4,7 @@ import type { ValidateFunction } from 'ajv';
 import { MALFORMED, problem } from './http';
 import { locationId, returnId } from './ids';
 import { E2E, ID_35, TXID, validate, violacoes } from './schemas';
-import { presentDevolucao, presentPix } from './settlement';
+import { fitsReturn, presentDevolucao, presentPix } from './settlement';
 import type { SimulatorHandle as Simulator } from './handle';
 import type { Charge } from './store';
 
@@ -147,9 +147,7 @@ export function pixRoutes(sim: Simulator) {
     if (pix.devolucoes.some((d) => d.id === id)) {
       return problem(ctx, 409, 'PixDevolucaoInvalida', `return id ${id} is already in use`);
     }
-    const cents = (v: string) => Math.round(Number(v) * 100);
-    const asked = pix.devolucoes.filter((d) => d.status !== 'NAO_REALIZADO').reduce((t, d) => t + cents(d.valor), 0);
-    if (asked + cents(body.valor) > cents(pix.valor) || cents(body.valor) === 0) {
+    if (!fitsReturn(pix, body.valor)) {
       return problem(ctx, 400, 'PixDevolucaoInvalida', 'the returns would exceed the Pix', [
         { razao: 'valor above what is left to return', propriedade: 'valor' },
       ]);

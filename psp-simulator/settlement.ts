@@ -28,6 +28,16 @@ export function presentDevolucao(d: Devolucao) {
   return shown;
 }
 
+/**
+ * Whether a return of `valor` fits what is left of `pix` to return (the returns not refused count), and is not zero:
+ * API Pix refuses the rest, whoever asks (Cambio through the API, the PSP itself for a MED return).
+ */
+export function fitsReturn(pix: ReceivedPix, valor: string): boolean {
+  const cents = (v: string) => Math.round(Number(v) * 100);
+  const taken = pix.devolucoes.filter((d) => d.status !== 'NAO_REALIZADO').reduce((t, d) => t + cents(d.valor), 0);
+  return cents(valor) > 0 && taken + cents(valor) <= cents(pix.valor);
+}
+
 export function enqueueNotice(state: State, pix: ReceivedPix, copies = 1) {
   const hook = state.webhooks[pix.chave];
   if (!hook) return;

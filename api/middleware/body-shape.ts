@@ -5,12 +5,10 @@
 // Counted here in one pass (a string skipped with indexOf), refused in about a millisecond.
 
 import { MAX_DEPTH } from '../schemas/hygiene';
-import { closingQuote } from './repeated-names';
+import { CLOSE_ARRAY, CLOSE_OBJECT, closingQuote, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './repeated-names';
 
 /** Most values a body may hold; the largest of ours (an account with its owners) holds a few hundred. */
 export const MAX_BODY_VALUES = 5000;
-
-const [QUOTE, COMMA, OPEN_OBJECT, CLOSE_OBJECT, OPEN_ARRAY, CLOSE_ARRAY] = [...'",{}[]'].map((c) => c.charCodeAt(0));
 
 /** What is wrong with the shape of the JSON `text` (nesting past MAX_DEPTH, more than `maxValues`), or null. */
 export function bodyShapeProblem(text: string, maxValues = MAX_BODY_VALUES): string | null {

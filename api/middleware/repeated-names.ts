@@ -6,7 +6,10 @@
 import { CambioError } from '../../domain/errors';
 import { safePointerPart } from '../schemas/hygiene';
 
-const [QUOTE, COMMA, OPEN_OBJECT, CLOSE_OBJECT, OPEN_ARRAY, CLOSE_ARRAY] = [...'",{}[]'].map((c) => c.charCodeAt(0));
+/** The JSON punctuation the text scans read (this one and api/middleware/body-shape.ts), as char codes. */
+export const [QUOTE, COMMA, OPEN_OBJECT, CLOSE_OBJECT, OPEN_ARRAY, CLOSE_ARRAY] = [...'",{}[]'].map((c) =>
+  c.charCodeAt(0),
+);
 
 type Frame = { names: Set<string>; name?: string; expectsName: boolean } | { index: number };
 

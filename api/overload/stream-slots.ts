@@ -68,7 +68,7 @@ export class StreamSlots {
   }
 
   private free(customerId: string): boolean {
-    return this.running < this.limits.max && (this.byCustomer.get(customerId) ?? 0) < this.limits.perCustomer;
+    return this.running < this.limits.max && this.runningOf(customerId) < this.limits.perCustomer;
   }
 
   private wait(customerId: string): Promise<void> {
@@ -104,7 +104,7 @@ export class StreamSlots {
   }
 
   private refusal(customerId: string): CambioError {
-    if ((this.byCustomer.get(customerId) ?? 0) >= this.limits.perCustomer) {
+    if (this.runningOf(customerId) >= this.limits.perCustomer) {
       return new CambioError(
         'RATE_LIMITED',
         `too many ${this.label} at once; at most ${this.limits.perCustomer} are written to one customer at a time`,

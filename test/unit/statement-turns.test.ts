@@ -41,18 +41,24 @@ function source(): StatementSource {
   return { header, pages: pages() };
 }
 
-/** How often the event loop turned while `write` ran. */
-async function turnsWhile(write: () => Promise<void>): Promise<number> {
+/** Counts the event loop's turns from now until `stop()`: `turns()` is the count so far. */
+function loopTurns(): { turns: () => number; stop: () => void } {
   let turns = 0;
-  let writing = true;
+  let counting = true;
   const tick = () => {
     turns++;
-    if (writing) setImmediate(tick);
+    if (counting) setImmediate(tick);
   };
   setImmediate(tick);
+  return { turns: () => turns, stop: () => (counting = false) };
+}
+
+/** How often the event loop turned while `write` ran. */
+async function turnsWhile(write: () => Promise<void>): Promise<number> {
+  const loop = loopTurns();
   await write();
-  writing = false;
-  return turns;
+  loop.stop();
+  return loop.turns();
 }
 
 describe('PDF statement drawing', function () {
@@ -91,22 +97,16 @@ describe('JSON and CSV statement writing', () => {
 
 describe('statement writers together', () => {
   it('run one turn between two turns of the event loop, whatever their number, each in its order', async () => {
-    let loopTurns = 0;
-    let counting = true;
-    const tick = () => {
-      loopTurns++;
-      if (counting) setImmediate(tick);
-    };
-    setImmediate(tick);
+    const loop = loopTurns();
     const seen: Array<{ writer: number; loopTurn: number }> = [];
     const writer = async (n: number) => {
       for (let i = 0; i < 20; i++) {
         await nextTurn();
-        seen.push({ writer: n, loopTurn: loopTurns });
+        seen.push({ writer: n, loopTurn: loop.turns() });
       }
     };
     await Promise.all([0, 1, 2, 3].map(writer));
-    counting = false;
+    loop.stop();
     // Each writer's own setImmediate gave all four a turn in every loop turn: four at each count.
     const perLoopTurn = new Map<number, number>();
     for (const s of seen) perLoopTurn.set(s.loopTurn, (perLoopTurn.get(s.loopTurn) ?? 0) + 1);

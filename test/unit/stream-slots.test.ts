@@ -11,6 +11,9 @@ const refusal = (p: Promise<unknown>) =>
     (err: CambioError) => ({ code: err.code, retryAfterSeconds: err.details?.retryAfterSeconds }),
   );
 
+/** Records, in `order`, the name of each take as its slot is given, and passes its release on. */
+const inOrder = (order: string[]) => (name: string) => (release: () => void) => (order.push(name), release);
+
 describe('statement stream slots', () => {
   it("past a customer's share waits, then is 429 with Retry-After; other customers still get slots", async () => {
     const slots = new StreamSlots({ max: 4, perCustomer: 2, waitMs: 50 });
@@ -34,7 +37,7 @@ describe('statement stream slots', () => {
     const releaseA = await slots.take('a');
     await slots.take('b');
     const order: string[] = [];
-    const taken = (name: string) => (release: () => void) => (order.push(name), release);
+    const taken = inOrder(order);
     const a2 = slots.take('a').then(taken('a2'));
     const c = slots.take('c').then(taken('c'));
     releaseA();
@@ -53,7 +56,7 @@ describe('statement stream slots', () => {
     const releaseA = await slots.take('a');
     await slots.take('a');
     const order: string[] = [];
-    const taken = (name: string) => (release: () => void) => (order.push(name), release);
+    const taken = inOrder(order);
     const a3 = slots.take('a').then(taken('a3'));
     const a4 = slots.take('a').then(taken('a4'));
     const q = slots.take('q').then(taken('q'));
