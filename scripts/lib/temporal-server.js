@@ -291,7 +291,7 @@ async function startDevServer(options) {
 }
 
 /** How many times `temporalForRun` starts its dev server when one exits while starting. */
-const DEV_SERVER_START_ATTEMPTS = 3;
+const DEV_SERVER_START_ATTEMPTS = 5;
 
 /**
  * Temporal for a run that must not touch anything else (tests, benchmarks): the server at TEMPORAL_ADDRESS,

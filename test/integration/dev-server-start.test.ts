@@ -77,7 +77,9 @@ describe('the dev server of a run, on a port taken before it binds', function ()
       run = await servers.temporalForRun({ temporal, namespace: 'default', log: (m: string) => logged.push(m) });
       expect(run.address).to.match(/^127\.0\.0\.1:\d+$/);
       expect(run.address).to.not.equal(`127.0.0.1:${held.port}`);
-      expect(asked).to.equal(2);
+      // At least the held port and one more: a dev server of another shard starting at the same moment can take a
+      // port of the second start too, and that one is started again in its turn.
+      expect(asked).to.be.at.least(2);
       expect(logged.some((m) => m.includes('exited while starting'))).to.equal(true);
     } finally {
       binaries.freePort = realFreePort;
