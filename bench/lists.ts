@@ -20,6 +20,7 @@ import { CpuMeter, postgresPids, rssOf, waitForQuiet } from './lib/proc';
 import { log, Stack, withStack } from './lib/stack';
 import { banner, cpuTable, fmt, ok, table } from './lib/report';
 import { explainAnalyze, numbered } from './lib/explain';
+import { seedAccounts } from './lib/seed-accounts';
 
 // This bench measures how a page's cost grows with its depth, so every request reads its page: the API's copies of
 // unchanged pages (LIST_CACHE_MB, db/lists/page-copies.ts) would answer the unfiltered repeats without a read.
@@ -31,44 +32,6 @@ const LIMIT = 10;
 const PAGE = 1000;
 const FILTER = 'currentState.status[eq]=ACTIVE';
 
-// One customer's accounts, physically in creation order as a live table would be. created_at advances 31.5 s
-// every 3 rows (so ties on created_at exist and the id tie-break is exercised); status is spread by a hash
-// of the row number: 50% ACTIVE, 30% ACTION_REQUIRED, 20% UNDER_REVIEW, with a states history to match.
-const SEED_SQL = `
-insert into accounts (id, customer_id, owner, legal_name, status, states, assets, tags, source_account_id,
-  created_at, updated_at)
-select gen_random_uuid(), $1::uuid,
-  jsonb_build_object('type', 'COMPANY', 'legalName', 'Bench Company ' || g || ' Ltda',
-    'taxId', jsonb_build_object('value', lpad(g::text, 14, '0'), 'type', 'CNPJ'), 'industry', 'TECHNOLOGY',
-    'incorporateDate', '2015-03-10',
-    'address', jsonb_build_object('addressLine1', 'Av. Paulista, ' || (g % 5000), 'city', 'São Paulo', 'state', 'SP',
-      'country', 'BR', 'postalCode', '01310-100')),
-  'Bench Company ' || g || ' Ltda',
-  st,
-  case st
-    when 'ACTION_REQUIRED' then jsonb_build_array(jsonb_build_object('status', 'ACTION_REQUIRED', 'createdAt', ts_text))
-    when 'UNDER_REVIEW' then jsonb_build_array(jsonb_build_object('status', 'ACTION_REQUIRED', 'createdAt', ts_text),
-      jsonb_build_object('status', 'UNDER_REVIEW', 'createdAt', ts_text))
-    else jsonb_build_array(jsonb_build_object('status', 'ACTION_REQUIRED', 'createdAt', ts_text),
-      jsonb_build_object('status', 'UNDER_REVIEW', 'createdAt', ts_text),
-        jsonb_build_object('status', 'ACTIVE', 'createdAt', ts_text))
-  end,
-  jsonb_build_array(
-    jsonb_build_object('asset', 'BRL', 'allowsVirtualAccounts', false,
-      'status', case when st = 'ACTIVE' then 'ACTIVE' else 'ONBOARDING' end),
-    jsonb_build_object('asset', 'USD', 'allowsVirtualAccounts', false,
-      'status', case when st = 'ACTIVE' then 'ACTIVE' else 'ONBOARDING' end)),
-  '[]'::jsonb, null, ts, ts
-from (
-  select g, ts, to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as ts_text,
-    case when h < 5 then 'ACTIVE' when h < 8 then 'ACTION_REQUIRED' else 'UNDER_REVIEW' end as st
-  from (
-    select g, timestamptz '2025-01-01 00:00:00+00' + ((g / 3) * interval '31.5 seconds') as ts,
-      abs(hashint4(g)) % 10 as h
-    from generate_series(1, $2::int) g
-  ) s0
-) s`;
-
 async function main(stack: Stack) {
   const secret = loadConfig().cursorSecret; // the API's: same environment (CURSOR_SECRET or the default)
   const customer = await newCustomer(stack.databaseUrl, stack.apiUrl, 'Bench Lists Ltda', 1);
@@ -78,7 +41,7 @@ async function main(stack: Stack) {
   try {
     log(`seeding ${ROWS.toLocaleString('en')} accounts for customer ${customer.customerId}`);
     let t0 = now();
-    await pg.query(SEED_SQL, [customer.customerId, ROWS]);
+    await seedAccounts(pg, customer.customerId, ROWS);
     const seedMs = now() - t0;
     t0 = now();
     await pg.query('vacuum analyze accounts');
