@@ -74,6 +74,9 @@ export interface Config extends RailConfigs {
   /** Statements one API process writes at once, every customer together, and one customer's share (decision 0251). */
   statementStreamsMax: number;
   statementStreamsPerCustomer: number;
+  /** Rows of list pages one API process presents at once (a page counts its `limit`), one customer's share (0361). */
+  listRowsMax: number;
+  listRowsPerCustomer: number;
   /** Operations of one customer accepted but not yet started past which its new ones get 429 (fair share). */
   maxPendingOperationsPerCustomer: number;
   /** A customer's operations started in Temporal and not yet run, at most; 0: no window (decision 0099). */
@@ -246,6 +249,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       1,
       10_000,
     ),
+    // A page of 100 accounts costs the API's one thread about 5 ms: eight of one customer's at once made another
+    // customer's cheap read wait behind all of them at each of its steps, 40 times its pace (decision 0361).
+    listRowsMax: intWithin(env.LIST_ROWS_MAX, 200, 'LIST_ROWS_MAX', 100, 100_000),
+    listRowsPerCustomer: intWithin(env.LIST_ROWS_PER_CUSTOMER, 100, 'LIST_ROWS_PER_CUSTOMER', 100, 100_000),
     // A customer's backlog of accepted operations the engine has not started: past it the customer is answered
     // 429 with an honest Retry-After instead of a 201 that takes minutes (decisions 0072, 0092).
     maxPendingOperationsPerCustomer: Math.max(

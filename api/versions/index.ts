@@ -2,6 +2,7 @@ import type Koa from 'koa';
 import Router from '@koa/router';
 import type { Authenticate, RouteTable } from '../routes/define';
 import type { ServiceContext } from '../../services/context';
+import { StreamSlots } from '../overload/stream-slots';
 import { v1 } from './v1';
 import type { ApiVersion } from './version';
 
@@ -23,6 +24,9 @@ export const selectVersion: Koa.Middleware = async (ctx, next) => {
   await next();
 };
 
+// A page waits this long for a slot, then is refused (429 at its customer's share, else 503), as a statement does.
+const LIST_PAGE_WAIT_MS = 10_000;
+
 export interface VersionedRoutes {
   /** Routes a request to the route table of the version `selectVersion` chose. */
   middleware: Koa.Middleware;
@@ -34,11 +38,18 @@ export function versionDispatcher(services: ServiceContext, authenticate: Authen
   const tables = new Map<string, RouteTable>();
   const routers = new Map<string, Router>();
   const middlewares = new Map<string, Koa.Middleware>();
+  // The rows of list pages this process presents at once, every version's together (decision 0361).
+  const pages = new StreamSlots({
+    max: services.config.listRowsMax,
+    perCustomer: services.config.listRowsPerCustomer,
+    waitMs: LIST_PAGE_WAIT_MS,
+    label: 'list rows',
+  });
   for (const [name, version] of VERSIONS) {
     const table = version.routes(services);
     // Case-sensitive: the customer gate admits by the path's `/api/` prefix, so `/API/...` must not reach a route.
     const router = new Router({ sensitive: true });
-    table.mount(router, authenticate);
+    table.mount(router, authenticate, pages);
     tables.set(name, table);
     routers.set(name, router);
     middlewares.set(name, router.routes() as unknown as Koa.Middleware);

@@ -1,6 +1,6 @@
 // The statement stream slots (api/overload/stream-slots.ts, decision 0251): a process-wide bound and a per-customer
-// share, with a wait before a refusal, and a freed slot going to the waiter whose customer runs the fewest (the oldest
-// of those) among those whose customer has room.
+// share, with a wait before a refusal, and a freed slot going to the waiter whose customer runs the fewest (then the
+// one whose customer's turn came longest ago) among those whose customer has room (decisions 0357, 0361).
 import { expect } from 'chai';
 import { StreamSlots } from '../../api/overload/stream-slots';
 import { CambioError } from '../../domain/errors';
@@ -32,7 +32,7 @@ describe('statement stream slots', () => {
     expect(await refusal(slots.take('c'))).to.deep.equal({ code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: 2 });
   });
 
-  it('a freed slot goes to the oldest waiter whose customer has room, and no newcomer takes it first', async () => {
+  it("a freed slot goes to the waiter whose customer's turn came longest ago; no newcomer takes it first", async () => {
     const slots = new StreamSlots({ max: 2, perCustomer: 1, waitMs: 1_000 });
     const releaseA = await slots.take('a');
     await slots.take('b');
@@ -41,14 +41,30 @@ describe('statement stream slots', () => {
     const a2 = slots.take('a').then(taken('a2'));
     const c = slots.take('c').then(taken('c'));
     releaseA();
-    // Arrived after the release, before the woken waiter ran: the slot is a2's already.
+    // Arrived after the release, before the woken waiter ran: the slot is c's already.
     const d = slots.take('d').then(taken('d'));
-    (await a2)();
     releaseA(); // a second release of the same slot frees nothing
     (await c)();
-    await d;
-    expect(order).to.deep.equal(['a2', 'c', 'd']);
+    (await d)();
+    await a2;
+    // a, whose turn came last, after both, though its request is the oldest.
+    expect(order).to.deep.equal(['c', 'd', 'a2']);
     expect(slots.active).to.equal(2);
+  });
+
+  it("a customer's own freed slot goes to another customer's waiter before its older ones", async () => {
+    const slots = new StreamSlots({ max: 1, perCustomer: 1, waitMs: 1_000 });
+    const releaseA = await slots.take('a');
+    const order: string[] = [];
+    const taken = inOrder(order);
+    const a2 = slots.take('a').then(taken('a2'));
+    const a3 = slots.take('a').then(taken('a3'));
+    const q = slots.take('q').then(taken('q'));
+    releaseA();
+    (await q)();
+    (await a2)();
+    await a3;
+    expect(order).to.deep.equal(['q', 'a2', 'a3']);
   });
 
   it('a freed slot goes to a customer running fewer before an older waiter of one running more', async () => {
