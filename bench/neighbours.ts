@@ -2,7 +2,8 @@
 // 0359, 0361). A dedicated database (cambio_bench_neighbours, dropped afterwards), the API with its production flags:
 // BENCH_FLOODERS (3) customers, each seeded with what its floods read, and a quiet customer. Each phase: the
 // flooders (one, then all; BENCH_CLIENTS (16) clients each) loop one kind of read, reading every byte, while the
-// quiet customer times BENCH_QUIET_REQUESTS (100) sequential `GET /api/accounts`. BENCH_FLOODS picks the kinds
+// quiet customer times BENCH_QUIET_REQUESTS (100) sequential `GET /api/accounts` (a page of its own, with
+// BENCH_QUIET=account `GET /api/accounts/{id}`: a read that is no page). BENCH_FLOODS picks the kinds
 // (statement-json,statement-pdf,account-list by default):
 // - statement-json, statement-pdf: the statement of an account with BENCH_ENTRIES (2,000) seeded postings;
 // - account-list: `GET /api/accounts?limit=100` filtered on ACTIVE over BENCH_ACCOUNTS (100,000) seeded accounts
@@ -26,6 +27,7 @@ const ENTRIES = Number(process.env.BENCH_ENTRIES || 2000);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS || 100_000);
 const CLIENTS = Number(process.env.BENCH_CLIENTS || 16);
 const QUIET_REQUESTS = Number(process.env.BENCH_QUIET_REQUESTS || 100);
+const QUIET_READS_ONE = process.env.BENCH_QUIET === 'account';
 const FLOODS = (process.env.BENCH_FLOODS || 'statement-json,statement-pdf,account-list').split(',');
 
 interface Flooder {
@@ -62,6 +64,7 @@ void withStack({ database: 'cambio_bench_neighbours', worker: true, api: true },
   await db.query('vacuum analyze accounts');
   await db.end();
   const quiet = await newCustomer(stack.databaseUrl, stack.apiUrl, 'Bench Quiet Ltda');
+  const quietPath = QUIET_READS_ONE ? `/api/accounts/${await activeAccount(quiet, ['BRL'])}` : '/api/accounts';
   const headers = (c: BenchCustomer) => ({ Authorization: `Bearer ${c.token}` });
   const meter = stackCpuMeter(stack);
 
@@ -92,7 +95,7 @@ void withStack({ database: 'cambio_bench_neighbours', worker: true, api: true },
     meter.start();
     for (let i = 0; i < QUIET_REQUESTS; i++) {
       const t0 = now();
-      const res = await fetch(`${stack.apiUrl}/api/accounts`, { headers: headers(quiet) }).catch(() => undefined);
+      const res = await fetch(`${stack.apiUrl}${quietPath}`, { headers: headers(quiet) }).catch(() => undefined);
       await res?.arrayBuffer().catch(() => undefined);
       times.push(now() - t0);
       if (res?.status !== 200) failed++;
