@@ -1,5 +1,8 @@
 import { CambioError } from '../../domain/errors';
 
+/** How long a statement or a list page waits for a slot before it is refused: the customers' in-flight queue's wait. */
+export const SLOT_WAIT_MS = 10_000;
+
 export interface StreamLimits {
   /** Streamed bodies this process writes at once, for every customer together. */
   max: number;
@@ -44,7 +47,8 @@ export class StreamSlots {
     const slots = Math.max(1, Math.min(weight, this.limits.perCustomer, this.limits.max));
     // A waiter's slots are reserved by the release that wakes it, so no newcomer takes them in between; nor does one
     // pass a waiter the process has no room for (a page of 100 behind pages of 10 would wait for ever).
-    if (this.fits(customerId, slots) && !this.waiting.some((w) => this.customerFits(w))) {
+    const fits = this.running + slots <= this.limits.max && this.customerFits({ customerId, slots });
+    if (fits && !this.waiting.some((w) => this.customerFits(w))) {
       this.reserve(customerId, slots);
     } else await this.wait(customerId, slots);
     let released = false;
@@ -85,12 +89,8 @@ export class StreamSlots {
     return this.byCustomer.get(customerId) ?? 0;
   }
 
-  private customerFits(w: Waiter): boolean {
+  private customerFits(w: Pick<Waiter, 'customerId' | 'slots'>): boolean {
     return this.runningOf(w.customerId) + w.slots <= this.limits.perCustomer;
-  }
-
-  private fits(customerId: string, slots: number): boolean {
-    return this.running + slots <= this.limits.max && this.runningOf(customerId) + slots <= this.limits.perCustomer;
   }
 
   private wait(customerId: string, slots: number): Promise<void> {

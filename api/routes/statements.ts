@@ -17,10 +17,8 @@ import { statementPdf } from '../../statements/formats/pdf';
 import { statementDocument, type StatementDocument } from '../../statements/formats/document';
 import { primed } from '../../statements/formats/ahead';
 import { StatementSlots } from '../overload/statement-slots';
+import { SLOT_WAIT_MS } from '../overload/stream-slots';
 import { whenResponseEnds } from '../overload/response-end';
-
-// How long a statement waits for a slot before it is refused: the customers' in-flight queue's wait.
-const STREAM_SLOT_WAIT_MS = 10_000;
 import type { Em } from '../../db/orm';
 
 export const STATEMENT_FORMATS = ['json', 'csv', 'camt053', 'pdf'] as const;
@@ -220,7 +218,7 @@ export function statementRoutes(table: RouteTable, s: ServiceContext): void {
   const slots = new StatementSlots({
     max: s.config.statementStreamsMax,
     perCustomer: s.config.statementStreamsPerCustomer,
-    waitMs: STREAM_SLOT_WAIT_MS,
+    waitMs: SLOT_WAIT_MS,
   });
   table.add({
     method: 'get',

@@ -2,7 +2,7 @@ import type Koa from 'koa';
 import Router from '@koa/router';
 import type { Authenticate, RouteTable } from '../routes/define';
 import type { ServiceContext } from '../../services/context';
-import { StreamSlots } from '../overload/stream-slots';
+import { SLOT_WAIT_MS, StreamSlots } from '../overload/stream-slots';
 import { v1 } from './v1';
 import type { ApiVersion } from './version';
 
@@ -24,9 +24,6 @@ export const selectVersion: Koa.Middleware = async (ctx, next) => {
   await next();
 };
 
-// A page waits this long for a slot, then is refused (429 at its customer's share, else 503), as a statement does.
-const LIST_PAGE_WAIT_MS = 10_000;
-
 export interface VersionedRoutes {
   /** Routes a request to the route table of the version `selectVersion` chose. */
   middleware: Koa.Middleware;
@@ -42,7 +39,7 @@ export function versionDispatcher(services: ServiceContext, authenticate: Authen
   const pages = new StreamSlots({
     max: services.config.listRowsMax,
     perCustomer: services.config.listRowsPerCustomer,
-    waitMs: LIST_PAGE_WAIT_MS,
+    waitMs: SLOT_WAIT_MS,
     label: 'list rows',
   });
   for (const [name, version] of VERSIONS) {
