@@ -1,16 +1,22 @@
-// npm run bench:neighbours — does a customer flooding one kind of read slow another's requests? (decisions 0357,
-// 0359, 0361). A dedicated database (cambio_bench_neighbours, dropped afterwards), the API with its production flags:
-// BENCH_FLOODERS (3) customers, each seeded with what its floods read, and a quiet customer. Each phase: the
-// flooders (one, then all; BENCH_CLIENTS (16) clients each) loop one kind of read, reading every byte, while the
-// quiet customer times BENCH_QUIET_REQUESTS (100) sequential `GET /api/accounts` (a page of its own, with
-// BENCH_QUIET=account `GET /api/accounts/{id}`: a read that is no page). BENCH_FLOODS picks the kinds
-// (statement-json,statement-pdf,account-list by default):
+// npm run bench:neighbours — does a customer flooding one kind of request slow another's requests? (decisions
+// 0357, 0359, 0361, 0362). A dedicated database (cambio_bench_neighbours, dropped afterwards), the API with its
+// production flags: BENCH_FLOODERS (3) customers, each seeded with what its floods read, and a quiet customer. Each
+// phase: the flooders (one, then all; BENCH_CLIENTS (16) clients each, on a thread of their own) loop one kind of
+// request, reading every byte, while the quiet customer times BENCH_QUIET_REQUESTS (100) sequential
+// `GET /api/accounts` (a page of its own, with BENCH_QUIET=account `GET /api/accounts/{id}`: a read that is no
+// page). BENCH_FLOODS picks the kinds (all by default):
 // - statement-json, statement-pdf: the statement of an account with BENCH_ENTRIES (2,000) seeded postings;
 // - account-list: `GET /api/accounts?limit=100` filtered on ACTIVE over BENCH_ACCOUNTS (100,000) seeded accounts
-//   (half of them ACTIVE), its `total` included as always.
+//   (half of them ACTIVE), its `total` included as always;
+// - body-json: `POST /api/quotes` with a body of about 1 MiB (the limit) that is valid JSON, one long string in an
+//   unknown property: read, decoded, scanned and parsed before the schema refuses it (400);
+// - body-malformed: the same body cut short, so not JSON (400);
+// - body-over-limit: 2 MiB without a Content-Length, read up to the limit, then 413 and the connection closed.
 // Printed per phase: the quiet customer's p50, p90, p99 and non-200s, its p50 as a ratio to the phase without
-// flooders (the ceiling, measured in the same run), and the flooders' reads answered per second and refusals
+// flooders (the ceiling, measured in the same run), and the flooders' requests answered per second and refusals
 // (429/503); the API's and Postgres's CPU while the quiet customer was timed, in % of one core.
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { Client } from 'pg';
 import { activeAccount, newCustomer, type BenchCustomer } from './lib/cambio';
 import { now, sleep, stats } from './lib/load';
@@ -28,25 +34,46 @@ const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS || 100_000);
 const CLIENTS = Number(process.env.BENCH_CLIENTS || 16);
 const QUIET_REQUESTS = Number(process.env.BENCH_QUIET_REQUESTS || 100);
 const QUIET_READS_ONE = process.env.BENCH_QUIET === 'account';
-const FLOODS = (process.env.BENCH_FLOODS || 'statement-json,statement-pdf,account-list').split(',');
 
 interface Flooder {
   c: BenchCustomer;
   accountId: string;
 }
 
-/** The path one flooding request reads, per kind. */
-const FLOOD_PATHS: Record<string, (f: Flooder) => string> = {
-  'statement-json': (f) => `/api/accounts/${f.accountId}/statement?asset=BRL&${lastTwoDays()}&format=json`,
-  'statement-pdf': (f) => `/api/accounts/${f.accountId}/statement?asset=BRL&${lastTwoDays()}&format=pdf`,
-  'account-list': () => `/api/accounts?limit=100&filters=${encodeURIComponent('currentState.status[eq]=ACTIVE')}`,
+interface Flood {
+  path: (f: Flooder) => string;
+  /** A POST's body (bench/lib/flood-worker.mjs makes it); a read's flood has none. */
+  body?: 'json' | 'malformed' | 'chunked';
+  /** The status a served flooding request gets; any other is counted as refused. */
+  served: number;
+}
+
+/** What one flooding request asks, per kind. */
+const FLOOD_KINDS: Record<string, Flood> = {
+  'statement-json': {
+    path: (f) => `/api/accounts/${f.accountId}/statement?asset=BRL&${lastTwoDays()}&format=json`,
+    served: 200,
+  },
+  'statement-pdf': {
+    path: (f) => `/api/accounts/${f.accountId}/statement?asset=BRL&${lastTwoDays()}&format=pdf`,
+    served: 200,
+  },
+  'account-list': {
+    path: () => `/api/accounts?limit=100&filters=${encodeURIComponent('currentState.status[eq]=ACTIVE')}`,
+    served: 200,
+  },
+  'body-json': { path: () => '/api/quotes', body: 'json', served: 400 },
+  'body-malformed': { path: () => '/api/quotes', body: 'malformed', served: 400 },
+  'body-over-limit': { path: () => '/api/quotes', body: 'chunked', served: 413 },
 };
+
+const FLOODS = (process.env.BENCH_FLOODS || Object.keys(FLOOD_KINDS).join(',')).split(',');
 
 function lastTwoDays(): string {
   return `periodStart=${new Date(Date.now() - 2 * 86_400_000).toISOString()}&periodEnd=${new Date().toISOString()}`;
 }
 
-const unknown = FLOODS.filter((kind) => !FLOOD_PATHS[kind]);
+const unknown = FLOODS.filter((kind) => !FLOOD_KINDS[kind]);
 if (unknown.length > 0) throw new Error(`BENCH_FLOODS: unknown ${unknown.join(', ')}`);
 
 void withStack({ database: 'cambio_bench_neighbours', worker: true, api: true }, async (stack) => {
@@ -70,25 +97,18 @@ void withStack({ database: 'cambio_bench_neighbours', worker: true, api: true },
 
   /** One phase: `flooding` customers loop reads of `kind` while the quiet customer times its own. */
   const phase = async (flooding: Flooder[], kind: string) => {
-    let running = true;
-    let answered = 0;
-    let refused = 0;
     const started = now();
-    const floods = flooding.flatMap((f) =>
-      Array.from({ length: CLIENTS }, async () => {
-        while (running) {
-          const res = await fetch(`${stack.apiUrl}${FLOOD_PATHS[kind](f)}`, { headers: headers(f.c) }).catch(
-            () => undefined,
-          );
-          await res?.arrayBuffer().catch(() => undefined);
-          if (res?.status === 200) answered++;
-          else {
-            refused++;
-            await sleep(Number(res?.headers.get('retry-after') ?? 1) * 1000);
-          }
-        }
-      }),
-    );
+    const flood = FLOOD_KINDS[kind];
+    // On a thread of its own: the flood's bytes must not hold the event loop that times the quiet customer.
+    const floods = new Worker(path.join(__dirname, 'lib', 'flood-worker.mjs'), {
+      workerData: {
+        requests: flooding.map((f) => ({ url: `${stack.apiUrl}${flood.path(f)}`, token: f.c.token })),
+        clients: CLIENTS,
+        method: flood.body ? 'POST' : 'GET',
+        body: flood.body,
+        served: flood.served,
+      },
+    });
     if (flooding.length > 0) await sleep(2000); // the flood at its pace before the quiet customer is timed
     const times: number[] = [];
     let failed = 0;
@@ -101,8 +121,11 @@ void withStack({ database: 'cambio_bench_neighbours', worker: true, api: true },
       if (res?.status !== 200) failed++;
     }
     const cpu = meter.stop();
-    running = false;
-    await Promise.all(floods);
+    const { answered, refused } = await new Promise<{ answered: number; refused: number }>((resolve) => {
+      floods.once('message', resolve);
+      floods.postMessage('stop');
+    });
+    await floods.terminate();
     stack.assertAlive();
     const pctOf = (name: string) => cpu.groups.find((g) => g.name === name)?.pctOfCore ?? NaN;
     return {
