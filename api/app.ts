@@ -15,6 +15,8 @@ import { methodNotAllowed } from './middleware/method-not-allowed';
 import { canonicalIds } from './middleware/canonical-ids';
 import { authenticateOnce, customerGate, CustomerAdmission } from './overload/customer-limits';
 import { closeIfBodyUnread } from './overload/unread-body';
+import { largeBodySlots } from './overload/large-bodies';
+import { SLOT_WAIT_MS, StreamSlots } from './overload/stream-slots';
 import { httpMetrics, metricsHandler } from './observability/metrics';
 import type { ServiceContext } from '../services/context';
 import { Readiness } from './readiness';
@@ -83,6 +85,13 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
     Date.now,
     deploymentRate && ((customerId) => deploymentRate.take(customerId)),
   );
+  // The KiB of customers' large bodies this process reads and handles at once (decision 0362).
+  const bodySlots = new StreamSlots({
+    max: config.bodyKibMax,
+    perCustomer: config.bodyKibPerCustomer,
+    waitMs: SLOT_WAIT_MS,
+    label: 'KiB of request bodies',
+  });
   // The PSP notice route's own rate per client address (decision 0107), shared by the deployment like the
   // customers' rate when the store is there, else a bucket per address in this process.
   const noticeWindow = rateWindow(config.pix.noticeRatePerSecond, config.pix.noticeRateBurst);
@@ -153,6 +162,7 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
   app.use(customerGate(authenticateHeaders, (ctx) => publicPaths.has(ctx.path), admission));
   // The PSP's notices: their own rate and the path's token, before the body is read too.
   app.use(railNoticeGate(services, takeNotice));
+  app.use(largeBodySlots(bodySlots, bodyLimit(services)));
   app.use(jsonBody(bodyLimit(services), bodyValues(services)));
   app.use(notices.routes());
   app.use(platform.routes());

@@ -77,6 +77,9 @@ export interface Config extends RailConfigs {
   /** Rows of list pages one API process presents at once (a page counts its `limit`), one customer's share (0361). */
   listRowsMax: number;
   listRowsPerCustomer: number;
+  /** KiB of large request bodies one API process reads at once, every customer together, and one customer's share. */
+  bodyKibMax: number;
+  bodyKibPerCustomer: number;
   /** Operations of one customer accepted but not yet started past which its new ones get 429 (fair share). */
   maxPendingOperationsPerCustomer: number;
   /** A customer's operations started in Temporal and not yet run, at most; 0: no window (decision 0099). */
@@ -253,6 +256,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // customer's cheap read wait behind all of them at each of its steps, 40 times its pace (decision 0361).
     listRowsMax: intWithin(env.LIST_ROWS_MAX, 200, 'LIST_ROWS_MAX', 100, 100_000),
     listRowsPerCustomer: intWithin(env.LIST_ROWS_PER_CUSTOMER, 100, 'LIST_ROWS_PER_CUSTOMER', 100, 100_000),
+    // A body of a megabyte costs the API's one thread about 9 ms to read, decode and parse: eight of one customer's at
+    // once made another customer's request take 30 to 140 times its pace (decision 0362). Two at the limit at once, one
+    // of them a customer's; at least one.
+    bodyKibMax: intWithin(env.BODY_KIB_MAX, 2048, 'BODY_KIB_MAX', 1024, 1_048_576),
+    bodyKibPerCustomer: intWithin(env.BODY_KIB_PER_CUSTOMER, 1024, 'BODY_KIB_PER_CUSTOMER', 1024, 1_048_576),
     // A customer's backlog of accepted operations the engine has not started: past it the customer is answered
     // 429 with an honest Retry-After instead of a 201 that takes minutes (decisions 0072, 0092).
     maxPendingOperationsPerCustomer: Math.max(

@@ -1,6 +1,6 @@
 import { CambioError } from '../../domain/errors';
 
-/** How long a statement or a list page waits for a slot before it is refused: the customers' in-flight queue's wait. */
+/** How long a statement, list page or large body waits for a slot before it is refused: the in-flight queue's wait. */
 export const SLOT_WAIT_MS = 10_000;
 
 export interface StreamLimits {
@@ -21,11 +21,12 @@ interface Waiter {
 }
 
 /**
- * Slots for long streamed bodies (statements), process-wide and per customer (decision 0251). A paused stream (a
- * client that reads slowly or not at all) holds its pages in this process's heap until its socket drains: each
- * customer's in-flight bound (customer-limits.ts) kept one customer's within reach, but a few customers together
- * could still run the process out of memory, and every customer's requests with it. Past its own share a request
- * waits, then is 429 (its customer's doing); past the process's, it waits, then is 503 with Retry-After.
+ * Slots for long streamed bodies (statements), process-wide and per customer (decision 0251); list pages take one per
+ * row (0361), large request bodies one per KiB (0362). A paused stream (a client that reads slowly or not at all)
+ * holds its pages in this process's heap until its socket drains: each customer's in-flight bound (customer-limits.ts)
+ * kept one customer's within reach, but a few customers together could still run the process out of memory, and every
+ * customer's requests with it. Past its own share a request waits, then is 429 (its customer's doing); past the
+ * process's, it waits, then is 503 with Retry-After.
  * A freed slot goes to the waiter whose customer has the fewest running, then the one whose customer's turn came
  * longest ago, skipping any whose customer is at its share.
  */
@@ -144,11 +145,11 @@ export class StreamSlots {
     if (this.runningOf(customerId) + slots > this.limits.perCustomer) {
       return new CambioError(
         'RATE_LIMITED',
-        `too many ${this.label} at once; at most ${this.limits.perCustomer} are written to one customer at a time`,
+        `too many ${this.label} at once; one customer has at most ${this.limits.perCustomer} at a time`,
         { retryAfterSeconds: 1 },
       );
     }
-    return new CambioError('SERVICE_UNAVAILABLE', `this API process is writing as many ${this.label} as it can hold`, {
+    return new CambioError('SERVICE_UNAVAILABLE', `this API process has as many ${this.label} in hand as it can hold`, {
       retryAfterSeconds: 2,
     });
   }
