@@ -257,8 +257,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     listRowsMax: intWithin(env.LIST_ROWS_MAX, 200, 'LIST_ROWS_MAX', 100, 100_000),
     listRowsPerCustomer: intWithin(env.LIST_ROWS_PER_CUSTOMER, 100, 'LIST_ROWS_PER_CUSTOMER', 100, 100_000),
     // A body of a megabyte costs the API's one thread about 9 ms to read, decode and parse: eight of one customer's at
-    // once made another customer's request take 30 to 140 times its pace (decision 0362). Two at the limit at once, one
-    // of them a customer's; at least one.
+    // once made another customer's request take 30 to 140 times its pace (decision 0362). Two bodies at the limit at
+    // once, at most one of them a customer's; never less than one.
     bodyKibMax: intWithin(env.BODY_KIB_MAX, 2048, 'BODY_KIB_MAX', 1024, 1_048_576),
     bodyKibPerCustomer: intWithin(env.BODY_KIB_PER_CUSTOMER, 1024, 'BODY_KIB_PER_CUSTOMER', 1024, 1_048_576),
     // A customer's backlog of accepted operations the engine has not started: past it the customer is answered
