@@ -11,7 +11,8 @@
 // - body-json: `POST /api/quotes` with a body of about 1 MiB (the limit) that is valid JSON, one long string in an
 //   unknown property: read, decoded, scanned and parsed before the schema refuses it (400);
 // - body-malformed: the same body cut short, so not JSON (400);
-// - body-over-limit: 2 MiB without a Content-Length, read up to the limit, then 413 and the connection closed.
+// - body-over-limit: 2 MiB without a Content-Length, read up to the limit, then 413 and the connection closed;
+// - body-64k: bodies of 64 KiB, the largest that take no slot of the process (decision 0362), refused by the schema.
 // Printed per phase: the quiet customer's p50, p90, p99 and non-200s, its p50 as a ratio to the phase without
 // flooders (the ceiling, measured in the same run), and the flooders' requests answered per second and refusals
 // (429/503); the API's and Postgres's CPU while the quiet customer was timed, in % of one core.
@@ -43,7 +44,7 @@ interface Flooder {
 interface Flood {
   path: (f: Flooder) => string;
   /** A POST's body (bench/lib/flood-worker.mjs makes it); a read's flood has none. */
-  body?: 'json' | 'malformed' | 'chunked';
+  body?: 'json' | 'malformed' | 'chunked' | 'json-64k';
   /** The status a served flooding request gets; any other is counted as refused. */
   served: number;
 }
@@ -65,6 +66,7 @@ const FLOOD_KINDS: Record<string, Flood> = {
   'body-json': { path: () => '/api/quotes', body: 'json', served: 400 },
   'body-malformed': { path: () => '/api/quotes', body: 'malformed', served: 400 },
   'body-over-limit': { path: () => '/api/quotes', body: 'chunked', served: 413 },
+  'body-64k': { path: () => '/api/quotes', body: 'json-64k', served: 400 },
 };
 
 const FLOODS = (process.env.BENCH_FLOODS || Object.keys(FLOOD_KINDS).join(',')).split(',');

@@ -1,7 +1,7 @@
 // A bench's flooding clients on a thread of their own (bench/neighbours.ts): the bytes they send and read would
 // otherwise hold the event loop of the thread that times the quiet customer, and the timings would be the bench's.
-// workerData: { requests: [{ url, token }], clients, method, body ('json' | 'malformed' | 'chunked' | undefined),
-// served }. Posts { answered, refused } when told 'stop'.
+// workerData: { requests: [{ url, token }], clients, method, served, and body: 'json', 'malformed', 'chunked',
+// 'json-64k' or undefined }. Posts { answered, refused } when told 'stop'.
 import { randomUUID } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
 
@@ -10,9 +10,13 @@ const MiB = 1024 * 1024;
 // The largest body the API reads (1 MiB), valid JSON: `{"padding":"aaa…"}`.
 const BIG_BODY = Buffer.from(`{"padding":"${'a'.repeat(MiB - 20)}"}`);
 
-/** The request's body, per kind: none, 1 MiB of JSON, the same cut short, or 2 MiB sent chunked. */
+// The largest body that takes no slot of the process (SMALL_BODY_BYTES, 64 KiB), valid JSON.
+const SMALL_BODY = Buffer.from(`{"padding":"${'a'.repeat(64 * 1024 - 14)}"}`);
+
+/** The request's body, per kind: none, 1 MiB of JSON, the same cut short, 2 MiB sent chunked, or 64 KiB of JSON. */
 function bodyOf() {
   if (body === 'json') return BIG_BODY;
+  if (body === 'json-64k') return SMALL_BODY;
   if (body === 'malformed') return BIG_BODY.subarray(0, BIG_BODY.length - 2);
   if (body === 'chunked') {
     const chunk = Buffer.alloc(64 * 1024, 'a');
