@@ -15,7 +15,7 @@ import { methodNotAllowed } from './middleware/method-not-allowed';
 import { canonicalIds } from './middleware/canonical-ids';
 import { authenticateOnce, customerGate, CustomerAdmission } from './overload/customer-limits';
 import { closeIfBodyUnread } from './overload/unread-body';
-import { largeBodySlots } from './overload/large-bodies';
+import { largeBodyTurns } from './overload/large-bodies';
 import { SLOT_WAIT_MS, StreamSlots } from './overload/stream-slots';
 import { httpMetrics, metricsHandler } from './observability/metrics';
 import type { ServiceContext } from '../services/context';
@@ -162,8 +162,7 @@ export function createApp(services: ServiceContext, opts: AppOptions = {}): Koa 
   app.use(customerGate(authenticateHeaders, (ctx) => publicPaths.has(ctx.path), admission));
   // The PSP's notices: their own rate and the path's token, before the body is read too.
   app.use(railNoticeGate(services, takeNotice));
-  app.use(largeBodySlots(bodySlots, bodyLimit(services)));
-  app.use(jsonBody(bodyLimit(services), bodyValues(services)));
+  app.use(jsonBody(bodyLimit(services), bodyValues(services), largeBodyTurns(bodySlots)));
   app.use(notices.routes());
   app.use(platform.routes());
   app.use(versioned);

@@ -4,6 +4,7 @@ import { CambioError } from '../../domain/errors';
 import { lowerCaseBodyIds } from './canonical-ids';
 import { bodyShapeProblem, MAX_BODY_VALUES } from './body-shape';
 import { firstRepeatedName } from './repeated-names';
+import type { BodyTurn } from '../overload/large-bodies';
 
 // Decision 0015: JSON-only bodies, 1 MiB at most (documents carry base64 up to 5 MiB decoded, so the
 // documents route raises its own limit).
@@ -16,6 +17,7 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 export function jsonBody(
   limitFor: (ctx: Koa.Context) => number = () => DEFAULT_BODY_LIMIT,
   valuesFor: (ctx: Koa.Context) => number = () => MAX_BODY_VALUES,
+  takeTurn: BodyTurn = () => undefined,
 ): Koa.Middleware {
   return async (ctx, next) => {
     if (!['POST', 'PUT', 'PATCH'].includes(ctx.method)) return next();
@@ -37,25 +39,44 @@ export function jsonBody(
     }
     const limit = limitFor(ctx);
     if (length !== undefined && length > limit) throw tooLarge(limit);
-    const text = utf8Text(await readBody(ctx.req, limit));
-    const shape = bodyShapeProblem(text, valuesFor(ctx));
-    if (shape) throw new CambioError('VALIDATION_ERROR', `body ${shape}`, { errors: [{ path: '', message: shape }] });
+    // A large body waits for its turn before a byte of it is read, and holds it until answered (decision 0362); one
+    // sent chunked counts as the limit.
+    const turn = takeTurn(ctx, length ?? limit);
+    if (turn === undefined) {
+      ctx.request.body = await readJson(ctx.req, limit, valuesFor(ctx));
+      return next();
+    }
+    const release = await turn;
     try {
-      ctx.request.body = text.trim() === '' ? undefined : JSON.parse(text);
-    } catch {
-      throw new CambioError('VALIDATION_ERROR', 'request body is not valid JSON', {
-        errors: [{ path: '', message: 'is not valid JSON' }],
-      });
+      ctx.request.body = await readJson(ctx.req, limit, valuesFor(ctx));
+      await next();
+    } finally {
+      release();
     }
-    const repeated = firstRepeatedName(text);
-    if (repeated !== undefined) {
-      throw new CambioError('VALIDATION_ERROR', `${repeated} is given more than once`, {
-        errors: [{ path: repeated, message: 'is given more than once' }],
-      });
-    }
-    lowerCaseBodyIds(ctx.request.body);
-    return next();
   };
+}
+
+/** The body's JSON, ids in lower case; 400 for bytes not UTF-8, a shape no route takes, bad JSON or a name twice. */
+async function readJson(req: IncomingMessage, limit: number, maxValues: number): Promise<unknown> {
+  const text = utf8Text(await readBody(req, limit));
+  const shape = bodyShapeProblem(text, maxValues);
+  if (shape) throw new CambioError('VALIDATION_ERROR', `body ${shape}`, { errors: [{ path: '', message: shape }] });
+  let body: unknown;
+  try {
+    body = text.trim() === '' ? undefined : JSON.parse(text);
+  } catch {
+    throw new CambioError('VALIDATION_ERROR', 'request body is not valid JSON', {
+      errors: [{ path: '', message: 'is not valid JSON' }],
+    });
+  }
+  const repeated = firstRepeatedName(text);
+  if (repeated !== undefined) {
+    throw new CambioError('VALIDATION_ERROR', `${repeated} is given more than once`, {
+      errors: [{ path: repeated, message: 'is given more than once' }],
+    });
+  }
+  lowerCaseBodyIds(body);
+  return body;
 }
 
 /**
