@@ -43,7 +43,8 @@ const UNKNOWN_DURATION_MS = 1000;
 const FORGET_IDLE_MS = 10 * 60 * 1000;
 // Weight of the newest attempt in the smoothed duration.
 const SMOOTHING = 0.3;
-// The longest a busy answer asks for: a delivery behind a long backlog asks again at least this often.
+// The longest wait a busy answer books, before its ±20 %: a delivery behind a long backlog asks again about this
+// often.
 export const MAX_WAIT_MS = 5 * 60 * 1000;
 const MIN_WAIT_MS = 50;
 
@@ -125,9 +126,10 @@ export class EndpointPermits {
 
   private book(ep: Endpoint, t: number): number {
     ep.lastTurnAt = Math.max(ep.lastTurnAt, t) + this.perAttempt(ep, t) / this.cap;
-    // ±20% so deliveries booked together do not all come back in the same instant.
-    const wait = (ep.lastTurnAt - t) * (0.8 + 0.4 * this.random());
-    return Math.round(Math.min(MAX_WAIT_MS, Math.max(MIN_WAIT_MS, wait)));
+    // ±20% so deliveries booked together do not all come back in the same instant: on the capped wait, or a backlog
+    // longer than the cap would ask again all at once, MAX_WAIT_MS after each burst that joined it.
+    const wait = Math.min(MAX_WAIT_MS, ep.lastTurnAt - t) * (0.8 + 0.4 * this.random());
+    return Math.round(Math.max(MIN_WAIT_MS, wait));
   }
 
   private grant(ep: Endpoint, startedAt: number): Permit {

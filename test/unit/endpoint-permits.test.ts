@@ -63,6 +63,18 @@ describe('per-subscription attempt permits', () => {
     expect(wait(p, 'hang')).to.equal(MAX_WAIT_MS);
   });
 
+  it('spreads the capped waits too: a long backlog does not ask again all in one instant', () => {
+    let r = 0;
+    const draws = [0, 0.25, 0.75, 1];
+    const p = new EndpointPermits(1, 10_000, clock, () => draws[r++ % draws.length]);
+    take(p, 'hang');
+    t += 4000;
+    for (let i = 0; i < 200; i++) p.tryAcquire('hang'); // a backlog 2,000 s long, past the cap
+    r = 0;
+    const waits = draws.map(() => wait(p, 'hang'));
+    expect(waits).to.deep.equal([0.8, 0.9, 1.1, 1.2].map((f) => f * MAX_WAIT_MS));
+  });
+
   it(
     'lets a delivery wait in the process for a fast endpoint, in order, and sends it away after a short ' + 'wait',
     async () => {
