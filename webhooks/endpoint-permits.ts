@@ -43,7 +43,7 @@ const UNKNOWN_DURATION_MS = 1000;
 const FORGET_IDLE_MS = 10 * 60 * 1000;
 // Weight of the newest attempt in the smoothed duration.
 const SMOOTHING = 0.3;
-// The longest wait a busy answer books, before its ±20 %: a delivery behind a long backlog asks again about this
+// The longest wait a busy answer books, before its ±20%: a delivery behind a long backlog asks again about this
 // often.
 export const MAX_WAIT_MS = 5 * 60 * 1000;
 const MIN_WAIT_MS = 50;
