@@ -15,11 +15,11 @@
 // deliveries answered per second; each phase's CPU per process.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client as PgClient } from 'pg';
 import { activeAccount, fund, newCustomer, type BenchCustomer } from './lib/cambio';
 import { expectStatus } from './lib/http';
-import { now, sleep, stats, type Stats } from './lib/load';
+import { now, paced, sleep, stats, type Stats } from './lib/load';
+import { listenLocally, type LocalServer } from './lib/local-server';
 import { type CpuReport, waitForQuiet } from './lib/proc';
 import { banner, cpuTable, fmt, table } from './lib/report';
 import { log, type Stack, stackCpuMeter, withStack } from './lib/stack';
@@ -41,12 +41,12 @@ const SLOW_MS = 5000;
  * One receiver for both customers, by path: `/quiet` answers at once and notes each message's first arrival;
  * `/prompt/*` answers at once, `/slow/*` after SLOW_MS, `/hang/*` never (the sender gives up at its timeout).
  */
-function startReceivers(): Promise<{
-  url(path: string): string;
-  firstSeen: Map<string, number>;
-  answered: Record<Mode, number>;
-  close(): Promise<void>;
-}> {
+async function startReceivers(): Promise<
+  LocalServer & {
+    firstSeen: Map<string, number>;
+    answered: Record<Mode, number>;
+  }
+> {
   const firstSeen = new Map<string, number>();
   const answered: Record<Mode, number> = { prompt: 0, slow: 0, hang: 0 };
   const server = http.createServer((req, res) => {
@@ -70,20 +70,7 @@ function startReceivers(): Promise<{
       res.on('close', () => clearTimeout(timer));
     } else answer();
   });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        url: (path) => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
-        firstSeen,
-        answered,
-        close: () =>
-          new Promise<void>((r) => {
-            server.closeAllConnections();
-            server.close(() => r());
-          }),
-      }),
-    ),
-  );
+  return { ...(await listenLocally(server)), firstSeen, answered };
 }
 
 interface Party {
@@ -120,17 +107,6 @@ async function unsubscribe(p: Party, ids: string[]): Promise<void> {
     const key = { 'x-idempotency-key': randomUUID() };
     expectStatus(await p.c.http.request('DELETE', `/api/subscriptions/${id}`, undefined, key), 204, 'delete');
   }
-}
-
-/** `n` calls of `task`, started at `rate` a second from now, whatever their answers take; their results. */
-async function paced<T>(n: number, rate: number, task: () => Promise<T>): Promise<T[]> {
-  const t0 = now();
-  return Promise.all(
-    Array.from({ length: n }, async (_, i) => {
-      await sleep(Math.max(0, t0 + (i * 1000) / rate - now()));
-      return task();
-    }),
-  );
 }
 
 interface Phase {

@@ -15,12 +15,12 @@
 // 40% of the delivery rate, at most 10).
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client as PgClient } from 'pg';
 import { Client, Connection } from '@temporalio/client';
 import { activeAccount, newCustomer, quote } from './lib/cambio';
 import { expectStatus } from './lib/http';
-import { closedLoop, now, sleep, stats } from './lib/load';
+import { closedLoop, paced, sleep, stats } from './lib/load';
+import { listenLocally } from './lib/local-server';
 import { CpuReport, rssOf, waitForQuiet } from './lib/proc';
 import { log, Stack, stackCpuMeter, withStack } from './lib/stack';
 import { startCeilingWorker } from './lib/ceiling';
@@ -38,7 +38,7 @@ const DELIVERY_TIMEOUT_MS = 120000;
  * The receiver: answers 200 at once and notes when each message id arrived (epoch ms), first and every time; a POST
  * without a message id is the ceiling's, noted apart.
  */
-function startReceiver(): Promise<{
+async function startReceiver(): Promise<{
   url: string;
   firstSeen: Map<string, number>;
   arrivals: Map<string, number[]>;
@@ -63,21 +63,8 @@ function startReceiver(): Promise<{
     req.on('end', () => res.writeHead(200).end());
   });
   server.keepAliveTimeout = 5000;
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
-        firstSeen,
-        arrivals,
-        ceilingArrivals,
-        close: () =>
-          new Promise<void>((r) => {
-            server.closeAllConnections();
-            server.close(() => r());
-          }),
-      }),
-    ),
-  );
+  const local = await listenLocally(server);
+  return { url: local.url('/hooks'), firstSeen, arrivals, ceilingArrivals, close: local.close };
 }
 
 interface DeliveryPhase {
@@ -200,21 +187,17 @@ async function main(stack: Stack) {
     };
   }
 
-  async function paced(rate: number): Promise<DeliveryPhase> {
+  async function pacedPhase(rate: number): Promise<DeliveryPhase> {
     stack.assertAlive();
     await waitForQuiet();
     const ids: string[] = [];
     let errors = 0;
     meter.start();
-    const t0 = now();
-    await Promise.all(
-      Array.from({ length: PACED_OPS }, async (_, i) => {
-        await sleep(Math.max(0, t0 + (i * 1000) / rate - now()));
-        await deposit().then(
-          (d) => ids.push(d.id),
-          () => errors++,
-        );
-      }),
+    await paced(PACED_OPS, rate, () =>
+      deposit().then(
+        (d) => ids.push(d.id),
+        () => errors++,
+      ),
     );
     const messages = await messagesOf(ids);
     const arrived = await arrivalsOf(messages.map((m) => m.messageId));
@@ -261,7 +244,7 @@ async function main(stack: Stack) {
   log(`ceiling: ${fmt(ceiling1.perSecond)} workflows/s`);
   const load = await deliveriesAlone();
   log(`${load.name}: ${fmt(load.perSecond)} deliveries/s`);
-  const slow = await paced(PACED_RATE_SETTING ?? Math.min(10, Math.max(0.5, 0.4 * load.perSecond)));
+  const slow = await pacedPhase(PACED_RATE_SETTING ?? Math.min(10, Math.max(0.5, 0.4 * load.perSecond)));
   log(`${slow.name}: latency p50 ${fmt(slow.latency.p50)} ms p99 ${fmt(slow.latency.p99)} ms`);
   const ceiling2 = await ceiling();
   log(`ceiling again: ${fmt(ceiling2.perSecond)} workflows/s`);

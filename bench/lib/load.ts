@@ -112,3 +112,14 @@ export async function closedLoop(opts: {
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** `n` calls of `task` started at `rate` a second from now, whatever their answers take (an open loop). */
+export async function paced<T>(n: number, rate: number, task: () => Promise<T>): Promise<T[]> {
+  const t0 = now();
+  return Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      await sleep(Math.max(0, t0 + (i * 1000) / rate - now()));
+      return task();
+    }),
+  );
+}
