@@ -104,6 +104,8 @@ describe('docker-compose.yml', () => {
     const values = dynamicConfigValues();
     expect(values).to.include.members(['matching.useNewMatcher=true', 'matching.enableFairness=true']);
     expect(values).to.include('matching.numTaskqueueWritePartitions=1');
+    // Pollers read only the partition tasks are written to: none is forwarded from an empty one (decision 0364).
+    expect(values).to.include('matching.numTaskqueueReadPartitions=1');
     expect(await devServerValues()).to.deep.equal(values);
     expect(read('scripts/start.js')).to.match(/startDevServer\(/);
     // No other list of values beside the file: the scripts pass only what it says.
