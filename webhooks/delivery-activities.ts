@@ -2,7 +2,11 @@ import { Context } from '@temporalio/activity';
 import { systemEm, type Em } from '../db/orm';
 import type { ExecutionLog, WebhookSubscription } from '../db/entities';
 import type { AttemptTrigger } from '../db/entities';
-import { failWithoutAttempt, readLogAndSubscription } from '../db/repositories/execution-logs';
+import {
+  closeForDeletedSubscription,
+  failWithoutAttempt,
+  readLogAndSubscription,
+} from '../db/repositories/execution-logs';
 import { beginAttempt, finishAttempt, openAttemptAgeMs } from '../db/repositories/webhook-attempts';
 import { afterAttempt, AttemptSent } from '../db/repositories/webhook-recovery';
 import { CambioError } from '../domain/errors';
@@ -186,8 +190,12 @@ export function createWebhookActivities(deps: ActivityDeps) {
           };
           if (log.attempts >= input.attempt) return stored();
           const over = { delivered: false, nextDelaySeconds: null };
-          // Deleting a subscription stops every future attempt; what was recorded stays readable.
-          if (sub.deletedAt) return settle(null, over);
+          // Deleting a subscription stops every future attempt; what was recorded stays readable, and a delivery
+          // never attempted is closed so that it is readable too (decision 0365).
+          if (sub.deletedAt) {
+            await closeForDeletedSubscription(em, log.id);
+            return settle(null, over);
+          }
           // Disabling one stops them too, but what was due is kept: FAILED SUBSCRIPTION_DISABLED, for recover.
           if (sub.status === 'DISABLED') {
             await failWithoutAttempt(em, log.id, 'SUBSCRIPTION_DISABLED');

@@ -16,9 +16,10 @@ import { entityFromRow } from '../rows';
 import type { ListResource } from './lists';
 
 // A log becomes visible once it is settled: its first attempt ended, or it was closed without one (FAILED
-// SUBSCRIPTION_DISABLED or ENDPOINT_BUSY, or DELIVERY_STOPPED by recover when its workflow ended before that:
-// webhook-recovery.ts), so a delivery that was due is never hidden. A trigger stamps its created_at then, at COMMIT,
-// after every log of its subscription listed before it (decision 0347): the list's order is the order logs appeared.
+// SUBSCRIPTION_DISABLED, ENDPOINT_BUSY or SUBSCRIPTION_DELETED, or DELIVERY_STOPPED by recover when its workflow
+// ended before that: webhook-recovery.ts), so a delivery that was due is never hidden. A trigger stamps its
+// created_at then, at COMMIT, after every log of its subscription listed before it (decision 0347): the list's order
+// is the order logs appeared.
 const SETTLED = { status: { $ne: 'PENDING' } } as const;
 
 /** A log of the subscription visible to its customer. */
@@ -86,4 +87,17 @@ export type UnattemptedReason = 'SUBSCRIPTION_DISABLED' | 'ENDPOINT_BUSY';
 /** Closes a due delivery FAILED without an attempt (decision 0071). */
 export async function failWithoutAttempt(em: Em, executionLogId: string, reason: UnattemptedReason): Promise<void> {
   await rawQuery(em, FAIL_WITHOUT_ATTEMPT, [reason, executionLogId], { prepared: 'cambio-delivery-unattempted' });
+}
+
+// A deleted subscription is sent nothing more, and recover refuses it: a delivery it never attempted ends FAILED
+// SUBSCRIPTION_DELETED, so that its log is readable as the subscription's others are and nothing waits on it. One it
+// attempted keeps its last attempt's outcome.
+const CLOSE_FOR_DELETED_SUBSCRIPTION = numbered(
+  `update execution_logs set status = 'FAILED', error = 'SUBSCRIPTION_DELETED', http_status = 0, updated_at = now()
+   where id = ? and status = 'PENDING'`,
+);
+
+/** Closes a delivery of a deleted subscription that was never attempted (decision 0365). */
+export async function closeForDeletedSubscription(em: Em, executionLogId: string): Promise<void> {
+  await rawQuery(em, CLOSE_FOR_DELETED_SUBSCRIPTION, [executionLogId], { prepared: 'cambio-delivery-deleted' });
 }

@@ -9,7 +9,7 @@ import { beneficiaryBody, pixInstruction } from '../helpers/beneficiary-fixtures
 import { activeAccount } from '../helpers/fixtures';
 import { fund, untilStatus } from '../helpers/money';
 import { closedPortUrl, Receiver } from '../helpers/receiver';
-import { eventually, idem, newCustomer, stack, TestCustomer } from '../helpers/stack';
+import { eventually, idem, newCustomer, stack, TestCustomer, withoutRelay } from '../helpers/stack';
 import { cambio, cambioFails } from '../helpers/cli';
 
 const BENEFICIARY_ONLY = [{ name: 'BENEFICIARY', events: ['BENEFICIARY_PAYMENT_INSTRUCTION_CREATED'] }];
@@ -537,6 +537,27 @@ describe('webhooks', function () {
       expect(r.received.length).to.be.at.most(seen + 1);
       const [log] = await logs(c, sub.id);
       expect(log.status).to.equal('FAILED');
+    });
+
+    it('a delivery whose subscription is deleted before its first attempt is FAILED SUBSCRIPTION_DELETED', async () => {
+      const { http } = await stack();
+      const c = await newCustomer();
+      const r = await receiver();
+      const sub = await subscribe(c, { url: r.url, resources: BENEFICIARY_ONLY });
+      // Every worker down: the event's delivery waits in the outbox while its subscription is deleted.
+      await withoutRelay(async () => {
+        await createBeneficiary(c);
+        expect((await http.delete(`/api/subscriptions/${sub.id}`).set(c.auth)).status).to.equal(204);
+      });
+      // Its workflow starts once a relay runs again, and finds nothing to send to: the log is closed, not left
+      // PENDING where no list shows it (decision 0365).
+      const log = await untilLog(c, sub.id, (l) => l.status === 'FAILED');
+      expect(log).to.include({ status: 'FAILED', error: 'SUBSCRIPTION_DELETED', httpStatus: 0, retryAttempts: 0 });
+      expect(await deliveryEnded(log.id)).to.include({ delivered: false });
+      expect(r.received).to.have.length(0);
+      const attempts = await http.get(`/api/subscriptions/${sub.id}/executionLogs/${log.id}/attempts`).set(c.auth);
+      expect(attempts.status).to.equal(200);
+      expect(attempts.body.data).to.deep.equal([]);
     });
 
     it(
