@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Client as PgClient } from 'pg';
-import { activeAccount, fund, newCustomer, type BenchCustomer } from './lib/cambio';
+import { activeAccount, eventually, fund, newCustomer, type BenchCustomer } from './lib/cambio';
 import { expectStatus } from './lib/http';
 import { now, paced, sleep, stats, type Stats } from './lib/load';
 import { listenLocally, type LocalServer } from './lib/local-server';
@@ -129,37 +129,31 @@ async function main(stack: Stack) {
   /** The quiet customer's transfers' first attempts: event committed to first arrival, ms. */
   async function firstAttempts(operationIds: string[]): Promise<number[]> {
     const deadline = Date.now() + ARRIVAL_TIMEOUT_MS;
-    let rows;
     // Each transfer's event is written when it settles: a moment after its POST.
-    for (;;) {
-      rows = await pg.query(
-        `select l.message_id, e.created_at from execution_logs l join events e on e.id = l.event_id
-         where e.resource_id = any($1::uuid[]) and e.type = 'OPERATION_COMPLETED'`,
-        [operationIds],
-      );
-      if (rows.rows.length === operationIds.length) break;
-      if (Date.now() > deadline) throw new Error(`${rows.rows.length} of ${operationIds.length} transfers settled`);
-      await sleep(50);
-    }
-    while (rows.rows.some((r) => !receivers.firstSeen.has(r.message_id))) {
-      if (Date.now() > deadline) throw new Error("the quiet customer's deliveries did not all arrive");
-      await sleep(50);
-    }
-    return rows.rows.map((r) => receivers.firstSeen.get(r.message_id)! - new Date(r.created_at).getTime());
+    const settled = () =>
+      pg
+        .query<{ message_id: string; created_at: Date }>(
+          `select l.message_id, e.created_at from execution_logs l join events e on e.id = l.event_id
+           where e.resource_id = any($1::uuid[]) and e.type = 'OPERATION_COMPLETED'`,
+          [operationIds],
+        )
+        .then((r) => r.rows);
+    const rows = await eventually(settled, (r) => r.length === operationIds.length, ARRIVAL_TIMEOUT_MS, 50);
+    const notArrived = async () => rows.filter((r) => !receivers.firstSeen.has(r.message_id)).length;
+    await eventually(notArrived, (n) => n === 0, deadline - Date.now(), 50);
+    return rows.map((r) => receivers.firstSeen.get(r.message_id)! - new Date(r.created_at).getTime());
   }
 
   /** Until none of the flooder's deliveries is PENDING (run after the healthy phase only, the first flood). */
   async function floodDelivered(): Promise<void> {
-    const deadline = Date.now() + ARRIVAL_TIMEOUT_MS;
-    for (;;) {
-      const { rows } = await pg.query(
-        `select count(*)::int as n from execution_logs where customer_id = $1 and status = 'PENDING'`,
-        [flooder.c.customerId],
-      );
-      if (rows[0].n === 0) return;
-      if (Date.now() > deadline) throw new Error(`${rows[0].n} of the flooder's deliveries still PENDING`);
-      await sleep(200);
-    }
+    const pending = () =>
+      pg
+        .query<{ n: number }>(
+          `select count(*)::int as n from execution_logs where customer_id = $1 and status = 'PENDING'`,
+          [flooder.c.customerId],
+        )
+        .then((r) => r.rows[0].n);
+    await eventually(pending, (n) => n === 0, ARRIVAL_TIMEOUT_MS, 200);
   }
 
   async function phase(mode: Mode | undefined): Promise<Phase> {
